@@ -1,0 +1,91 @@
+// Package config reads the service's settings from the environment (decisions.md §3) and checks
+// them once at start, naming the variable and the fix in every error.
+package config
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"strings"
+	"time"
+
+	"github.com/caarlos0/env/v11"
+	"github.com/sirupsen/logrus"
+)
+
+// Config is every setting of every subcommand.
+type Config struct {
+	DatabaseURL          string          `env:"DATABASE_URL"`
+	DataDir              string          `env:"WDS_DATA_DIR" envDefault:"./.wds"`
+	HTTPAddr             string          `env:"WDS_HTTP_ADDR" envDefault:":8080"`
+	MetricsAddr          string          `env:"WDS_METRICS_ADDR" envDefault:":9090"`
+	TemporalAddress      string          `env:"TEMPORAL_ADDRESS"`
+	TemporalNamespace    string          `env:"TEMPORAL_NAMESPACE" envDefault:"default"`
+	EncryptionKey        string          `env:"WDS_ENCRYPTION_KEY"`
+	TrustedProxies       []string        `env:"WDS_TRUSTED_PROXIES" envSeparator:","`
+	WebhookAllowPrivate  bool            `env:"WDS_WEBHOOK_ALLOW_PRIVATE" envDefault:"false"`
+	WebhookCAFile        string          `env:"WDS_WEBHOOK_CA_FILE"`
+	WebhookRetrySchedule []time.Duration `env:"WDS_WEBHOOK_RETRY_SCHEDULE" envDefault:"1m,5m,30m,2h,8h" envSeparator:","`
+	LogLevel             string          `env:"WDS_LOG_LEVEL" envDefault:"info"`
+	LogFormat            string          `env:"WDS_LOG_FORMAT" envDefault:"json"`
+}
+
+// DefaultTemporalAddress is used outside `wds dev` when TEMPORAL_ADDRESS is unset.
+const DefaultTemporalAddress = "localhost:7233"
+
+// Load parses and validates the environment.
+func Load() (*Config, error) {
+	c := &Config{}
+	if err := env.Parse(c); err != nil {
+		return nil, fmt.Errorf("configuration: %w", err)
+	}
+	if err := c.validate(); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+func (c *Config) validate() error {
+	var errs []error
+	if _, err := logrus.ParseLevel(c.LogLevel); err != nil {
+		errs = append(errs, fmt.Errorf("WDS_LOG_LEVEL=%q: use one of panic, fatal, error, warn, info, debug, trace", c.LogLevel))
+	}
+	if c.LogFormat != "json" && c.LogFormat != "text" {
+		errs = append(errs, fmt.Errorf("WDS_LOG_FORMAT=%q: use json or text", c.LogFormat))
+	}
+	for _, p := range c.TrustedProxies {
+		if _, _, err := net.ParseCIDR(strings.TrimSpace(p)); err != nil {
+			errs = append(errs, fmt.Errorf("WDS_TRUSTED_PROXIES: %q is not a CIDR range such as 10.0.0.0/8", p))
+		}
+	}
+	if len(c.WebhookRetrySchedule) == 0 {
+		errs = append(errs, errors.New("WDS_WEBHOOK_RETRY_SCHEDULE: give at least one delay, e.g. 1m,5m,30m,2h,8h"))
+	}
+	for i, d := range c.WebhookRetrySchedule {
+		if d <= 0 || (i > 0 && d < c.WebhookRetrySchedule[i-1]) {
+			errs = append(errs, errors.New("WDS_WEBHOOK_RETRY_SCHEDULE: delays are relative to the first attempt, so they must be positive and not decreasing"))
+			break
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// Logger builds the logrus logger the settings ask for.
+func (c *Config) Logger() *logrus.Logger {
+	l := logrus.New()
+	lvl, _ := logrus.ParseLevel(c.LogLevel)
+	l.SetLevel(lvl)
+	if c.LogFormat == "json" {
+		l.SetFormatter(&logrus.JSONFormatter{})
+	}
+	return l
+}
+
+// RequireEncryptionKey reports the missing key the way an operator can act on.
+func (c *Config) RequireEncryptionKey() error {
+	if c.EncryptionKey == "" {
+		return errors.New("WDS_ENCRYPTION_KEY is required: set it to the base64 of 32 random bytes " +
+			"(for example `openssl rand -base64 32`); `wds dev` generates one for you")
+	}
+	return nil
+}

@@ -1,0 +1,60 @@
+// Package database opens the PostgreSQL pool every command shares.
+package database
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/sirupsen/logrus"
+	"gorm.io/driver/postgres"
+	"gorm.io/gorm"
+	"gorm.io/gorm/logger"
+)
+
+// Open connects to url and checks the connection. Errors of GORM are translated so unique
+// violations surface as gorm.ErrDuplicatedKey.
+func Open(ctx context.Context, url string, log logrus.FieldLogger) (*gorm.DB, error) {
+	if log == nil {
+		log = logrus.StandardLogger()
+	}
+	db, err := gorm.Open(postgres.Open(url), &gorm.Config{
+		TranslateError:         true,
+		SkipDefaultTransaction: true,
+		Logger: logger.New(logWriter{log}, logger.Config{
+			SlowThreshold:             500 * time.Millisecond,
+			LogLevel:                  logger.Warn,
+			IgnoreRecordNotFoundError: true,
+			ParameterizedQueries:      true, // never put values (possibly secrets) in log lines
+		}),
+	})
+	if err != nil {
+		return nil, fmt.Errorf("open database: %w", err)
+	}
+	sqlDB, err := db.DB()
+	if err != nil {
+		return nil, fmt.Errorf("open database: %w", err)
+	}
+	sqlDB.SetMaxOpenConns(40)
+	sqlDB.SetMaxIdleConns(40)
+	sqlDB.SetConnMaxIdleTime(5 * time.Minute)
+	pingCtx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	if err := sqlDB.PingContext(pingCtx); err != nil {
+		return nil, fmt.Errorf("connect to database: %w", err)
+	}
+	return db, nil
+}
+
+type logWriter struct{ log logrus.FieldLogger }
+
+func (w logWriter) Printf(format string, args ...any) { w.log.Warnf(format, args...) }
+
+// Close releases the pool.
+func Close(db *gorm.DB) error {
+	sqlDB, err := db.DB()
+	if err != nil {
+		return fmt.Errorf("close database: %w", err)
+	}
+	return sqlDB.Close()
+}
