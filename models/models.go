@@ -56,14 +56,14 @@ type Membership struct {
 
 // AuditEntry records an operator action. Details never hold secrets.
 type AuditEntry struct {
-	ID         uuid.UUID         `json:"id"`
-	OrgID      uuid.UUID         `json:"org_id"`
-	ActorID    uuid.UUID         `json:"actor_id"`
-	Action     string            `json:"action"`
-	TargetType string            `json:"target_type"`
-	TargetID   uuid.UUID         `json:"target_id"`
+	ID         uuid.UUID      `json:"id"`
+	OrgID      uuid.UUID      `json:"org_id"`
+	ActorID    uuid.UUID      `json:"actor_id"`
+	Action     string         `json:"action"`
+	TargetType string         `json:"target_type"`
+	TargetID   uuid.UUID      `json:"target_id"`
 	Details    map[string]any `json:"details" gorm:"serializer:json"`
-	CreatedAt  time.Time         `json:"created_at" gorm:"default:clock_timestamp()"`
+	CreatedAt  time.Time      `json:"created_at" gorm:"default:clock_timestamp()"`
 }
 
 // TableName is the audit table's name.
@@ -156,7 +156,7 @@ type Event struct {
 	OrgID        uuid.UUID
 	StoreID      *uuid.UUID
 	Type         string
-	Body         []byte `gorm:"type:json"`
+	Body         []byte    `gorm:"type:json"`
 	CreatedAt    time.Time `gorm:"default:clock_timestamp()"`
 	DispatchedAt *time.Time
 }

@@ -1,0 +1,63 @@
+package api
+
+import (
+	"strings"
+
+	"github.com/gin-gonic/gin"
+
+	"wds/apikeys"
+	"wds/models"
+)
+
+// Context keys set by the authentication middleware.
+const (
+	ctxKeyID   = "wds.key_id"
+	ctxOrgID   = "wds.org_id"
+	ctxReadKey = "wds.read_key"
+)
+
+// bearer extracts the token of `Authorization: Bearer <token>`; anything else is missing_authorization.
+func bearer(c *gin.Context) (string, error) {
+	h := c.GetHeader("Authorization")
+	scheme, token, ok := strings.Cut(h, " ")
+	token = strings.TrimSpace(token)
+	if !ok || !strings.EqualFold(scheme, "Bearer") || token == "" || strings.ContainsAny(token, " \t") {
+		return "", models.ErrMissingAuthorization
+	}
+	return token, nil
+}
+
+// readAuth authenticates a pck_live_ key, applies its per-instance rate limit and checks scope.
+func (s *server) readAuth(scope string) gin.HandlerFunc {
+	return func(c *gin.Context) {
+		token, err := bearer(c)
+		if err != nil {
+			fail(c, err)
+			return
+		}
+		now := s.Now()
+		k, err := apikeys.AuthenticateRead(c.Request.Context(), s.DB, token, now)
+		if err != nil {
+			fail(c, err)
+			return
+		}
+		c.Set(ctxKeyID, k.ID)
+		c.Set(ctxOrgID, k.OrgID)
+		c.Set(ctxReadKey, k)
+		if !s.limiter.Allow("read:"+k.ID.String(), readRateLimit) {
+			fail(c, models.ErrRateLimited)
+			return
+		}
+		if scope == models.ScopeReadWrite && k.Scope != models.ScopeReadWrite {
+			fail(c, models.Fail(models.ErrInsufficientScope, "this endpoint needs a read_write key"))
+			return
+		}
+		if s.LastUsed != nil {
+			s.LastUsed.Touch(apikeys.ReadKeysTable, k.ID, now)
+		}
+		c.Next()
+	}
+}
+
+// readRateLimit is the Read API's per-key, per-instance budget per minute.
+const readRateLimit = 600

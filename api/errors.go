@@ -1,0 +1,78 @@
+package api
+
+import (
+	"errors"
+	"net/http"
+
+	"github.com/gin-gonic/gin"
+
+	"wds/models"
+	"wds/signing"
+)
+
+// errorRow maps a domain error to its HTTP answer. This table is the only place status codes for
+// domain errors are chosen (DESIGN.md rule 9).
+type errorRow struct {
+	err    error
+	status int
+	code   string
+}
+
+var errorTable = []errorRow{
+	{models.ErrInvalidJSON, http.StatusBadRequest, "invalid_json"},
+	{models.ErrWrongFormat, http.StatusBadRequest, "wrong_format"},
+	{models.ErrInvalidParameter, http.StatusBadRequest, "invalid_parameter"},
+	{models.ErrInvalidCursor, http.StatusBadRequest, "invalid_cursor"},
+	{models.ErrInvalidIdempotencyKey, http.StatusBadRequest, "invalid_idempotency_key"},
+	{models.ErrMissingAuthorization, http.StatusUnauthorized, "missing_authorization"},
+	{models.ErrInvalidAPIKey, http.StatusUnauthorized, "invalid_api_key"},
+	{models.ErrKeyRevoked, http.StatusUnauthorized, "integration_key_revoked"},
+	{models.ErrKeyExpired, http.StatusUnauthorized, "integration_key_expired"},
+	{models.ErrInvalidOperatorToken, http.StatusUnauthorized, "invalid_token"},
+	{signing.ErrSignatureMissing, http.StatusUnauthorized, "signature_missing"},
+	{signing.ErrSignatureMalformed, http.StatusUnauthorized, "signature_malformed"},
+	{signing.ErrSignatureExpired, http.StatusUnauthorized, "signature_expired"},
+	{signing.ErrSignatureInvalid, http.StatusUnauthorized, "signature_invalid"},
+	{models.ErrInsufficientScope, http.StatusForbidden, "insufficient_scope"},
+	{models.ErrIPNotAllowed, http.StatusForbidden, "ip_not_allowed"},
+	{models.ErrForbidden, http.StatusForbidden, "forbidden"},
+	{models.ErrNotFound, http.StatusNotFound, "not_found"},
+	{models.ErrConflict, http.StatusConflict, "conflict"},
+	{models.ErrIdempotencyConflict, http.StatusConflict, "idempotency_conflict"},
+	{models.ErrOrderNotPayable, http.StatusConflict, "order_not_payable"},
+	{models.ErrPayloadTooLarge, http.StatusRequestEntityTooLarge, "payload_too_large"},
+	{models.ErrValidation, http.StatusUnprocessableEntity, "validation_failed"},
+	{models.ErrExternalIDRequired, http.StatusUnprocessableEntity, "external_id_required"},
+	{models.ErrLinesRequired, http.StatusUnprocessableEntity, "lines_required"},
+	{models.ErrPartialRefund, http.StatusUnprocessableEntity, "partial_refund_not_supported"},
+	{models.ErrAmountExceedsBalance, http.StatusUnprocessableEntity, "amount_exceeds_balance"},
+	{models.ErrRateLimited, http.StatusTooManyRequests, "rate_limited"},
+}
+
+// errorBody is the failure shape of every API (decisions.md §4).
+type errorBody struct {
+	Error  string `json:"error"`
+	Detail string `json:"detail"`
+}
+
+// classify finds err's row; anything unknown is an internal error whose detail stays in the log.
+func classify(err error) (int, errorBody) {
+	for _, row := range errorTable {
+		if errors.Is(err, row.err) {
+			return row.status, errorBody{Error: row.code, Detail: models.Detail(err)}
+		}
+	}
+	return http.StatusInternalServerError, errorBody{Error: "internal_error", Detail: "internal error; it has been logged"}
+}
+
+// fail answers c with err in the error shape and stops the handler chain.
+func fail(c *gin.Context, err error) {
+	status, body := classify(err)
+	if status == http.StatusInternalServerError {
+		_ = c.Error(err) // the request logger reports it
+	}
+	if status == http.StatusTooManyRequests {
+		c.Header("Retry-After", "60")
+	}
+	c.AbortWithStatusJSON(status, body)
+}

@@ -1,0 +1,103 @@
+package api
+
+import (
+	"context"
+	"net/http"
+	"strconv"
+
+	"github.com/gin-gonic/gin"
+	"github.com/google/uuid"
+	"gorm.io/gorm"
+
+	"wds/models"
+	"wds/openapi"
+	"wds/views"
+)
+
+func (s *server) registerRead(r *gin.Engine) {
+	r.GET("/v1/health", health)
+	r.GET("/v1/openapi.json", serveDoc(openapi.ReadJSON, "application/json"))
+	r.GET("/api/openapi.yaml", serveDoc(openapi.ReadYAML, "application/yaml"))
+
+	v1 := r.Group("/v1", s.readAuth(models.ScopeReadOnly))
+	v1.GET("/orders", listHandler(s, views.ListOrders))
+	v1.GET("/orders/:id", getHandler(s, views.GetOrder))
+	v1.GET("/vendors", listHandler(s, views.ListVendors))
+	v1.GET("/vendors/:id", getHandler(s, views.GetVendor))
+	v1.GET("/clients", listHandler(s, views.ListClients))
+	v1.GET("/clients/:id", getHandler(s, views.GetClient))
+	v1.GET("/products", listHandler(s, views.ListProducts))
+	v1.GET("/products/:id", getHandler(s, views.GetProduct))
+}
+
+// health answers liveness without touching the database, so it stays fast when the database is not.
+func health(c *gin.Context) { c.JSON(http.StatusOK, gin.H{"ok": true}) }
+
+func serveDoc(doc func() []byte, contentType string) gin.HandlerFunc {
+	return func(c *gin.Context) { c.Data(http.StatusOK, contentType, doc()) }
+}
+
+type listFunc[T any] func(context.Context, *gorm.DB, views.ListQuery) (views.Page[T], error)
+type getFunc[T any] func(context.Context, *gorm.DB, views.Scope, uuid.UUID) (*T, error)
+
+func listHandler[T any](s *server, list listFunc[T]) gin.HandlerFunc {
+	return func(c *gin.Context) {
+		q, err := listQuery(c)
+		if err != nil {
+			fail(c, err)
+			return
+		}
+		p, err := list(c.Request.Context(), s.DB, q)
+		if err != nil {
+			fail(c, err)
+			return
+		}
+		c.JSON(http.StatusOK, p)
+	}
+}
+
+func getHandler[T any](s *server, get getFunc[T]) gin.HandlerFunc {
+	return func(c *gin.Context) {
+		// A path id that is not a UUID cannot name a row: 404 as for another org's row.
+		id, err := uuid.Parse(c.Param("id"))
+		if err != nil {
+			fail(c, models.Fail(models.ErrNotFound, "not found"))
+			return
+		}
+		row, err := get(c.Request.Context(), s.DB, views.Scope{OrgID: c.MustGet(ctxOrgID).(uuid.UUID)}, id)
+		if err != nil {
+			fail(c, err)
+			return
+		}
+		c.JSON(http.StatusOK, row)
+	}
+}
+
+// listQuery reads limit, the cursor pair and the optional store_id filter.
+func listQuery(c *gin.Context) (views.ListQuery, error) {
+	q := views.ListQuery{Scope: views.Scope{OrgID: c.MustGet(ctxOrgID).(uuid.UUID)}}
+	raw, given := c.GetQuery("limit")
+	n, err := strconv.Atoi(raw)
+	if given && err != nil {
+		// Digits too many for an int are still "above 100": clamp them like any other large value.
+		if numErr, ok := err.(*strconv.NumError); ok && numErr.Err == strconv.ErrRange && raw[0] != '-' {
+			n, err = models.MaxLimit, nil
+		} else {
+			return q, models.Fail(models.ErrInvalidParameter, "limit must be an integer from 1 to 100")
+		}
+	}
+	if q.Limit, err = models.ClampLimit(n, given); err != nil {
+		return q, err
+	}
+	if q.Cursor, err = models.ParseCursor(c.Query("cursor_at"), c.Query("cursor_id")); err != nil {
+		return q, err
+	}
+	if raw, ok := c.GetQuery("store_id"); ok {
+		id, err := uuid.Parse(raw)
+		if err != nil {
+			return q, models.Fail(models.ErrInvalidParameter, "store_id must be a UUID")
+		}
+		q.StoreID = &id
+	}
+	return q, nil
+}

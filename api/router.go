@@ -1,0 +1,100 @@
+// Package api is the HTTP surface: Gin handlers and middleware for the Read, Integration and
+// Operator APIs. Handlers parse, authenticate and render; the rules live in the operations packages.
+package api
+
+import (
+	"context"
+	"net/http"
+	"time"
+
+	"github.com/gin-gonic/gin"
+	"github.com/google/uuid"
+	"github.com/sirupsen/logrus"
+	"gorm.io/gorm"
+
+	"wds/apikeys"
+	"wds/models"
+	"wds/ratelimit"
+)
+
+// Deps is what the handlers need from the process.
+type Deps struct {
+	DB  *gorm.DB
+	Log logrus.FieldLogger
+	// TrustedProxies are CIDRs whose X-Forwarded-For is believed; empty means the TCP peer is the client.
+	TrustedProxies []string
+	// LastUsed batches last_used_at writes; nil writes nothing (tests of pure routing).
+	LastUsed *apikeys.LastUsed
+	// Now is the clock; nil is time.Now.
+	Now func() time.Time
+	// Events starts delivery of committed events at once (low latency); nil leaves them to the
+	// worker's outbox relay, which starts whatever is still undispatched.
+	Events EventStarter
+}
+
+// EventStarter starts webhook delivery for events already committed to the outbox. It must not fail
+// the request: an event it cannot start now is picked up by the relay.
+type EventStarter interface {
+	StartEvents(ctx context.Context, eventIDs []uuid.UUID)
+}
+
+// startEvents hands committed events to the starter, if any.
+func (s *server) startEvents(c *gin.Context, ids []uuid.UUID) {
+	if s.Events != nil && len(ids) > 0 {
+		s.Events.StartEvents(c.Request.Context(), ids)
+	}
+}
+
+// server carries the dependencies and per-instance state of one router.
+type server struct {
+	Deps
+	limiter *ratelimit.Limiter
+}
+
+// NewRouter builds the whole HTTP API.
+func NewRouter(d Deps) (*gin.Engine, error) {
+	if d.Now == nil {
+		d.Now = time.Now
+	}
+	s := &server{Deps: d, limiter: ratelimit.New(d.Now)}
+	gin.SetMode(gin.ReleaseMode)
+	r := gin.New()
+	// Gin trusts every proxy by default; believe X-Forwarded-For only from configured ones (rule 8).
+	if err := r.SetTrustedProxies(d.TrustedProxies); err != nil {
+		return nil, err
+	}
+	r.ContextWithFallback = true
+	r.Use(s.recover, s.requestLog)
+	r.NoRoute(func(c *gin.Context) { fail(c, models.Fail(models.ErrNotFound, "no such path")) })
+	r.NoMethod(func(c *gin.Context) { fail(c, models.Fail(models.ErrNotFound, "no such path")) })
+	r.HandleMethodNotAllowed = false
+	s.registerRead(r)
+	return r, nil
+}
+
+func (s *server) recover(c *gin.Context) {
+	defer func() {
+		if p := recover(); p != nil {
+			s.Log.WithField("panic", p).Error("handler panicked")
+			c.AbortWithStatusJSON(http.StatusInternalServerError, errorBody{Error: "internal_error", Detail: "internal error; it has been logged"})
+		}
+	}()
+	c.Next()
+}
+
+func (s *server) requestLog(c *gin.Context) {
+	start := time.Now()
+	c.Next()
+	entry := s.Log.WithFields(logrus.Fields{
+		"method": c.Request.Method, "route": c.FullPath(), "status": c.Writer.Status(),
+		"duration_ms": time.Since(start).Milliseconds(), "client_ip": c.ClientIP(),
+	})
+	if id, ok := c.Get(ctxKeyID); ok {
+		entry = entry.WithField("key_id", id)
+	}
+	if len(c.Errors) > 0 {
+		entry.WithError(c.Errors.Last().Err).Error("request failed")
+		return
+	}
+	entry.Debug("request")
+}

@@ -1,0 +1,111 @@
+// Package apikeys mints, revokes and authenticates API keys. Keys are random, shown once, and stored
+// only as SHA-256 hashes, so authentication is a lookup by hash (DESIGN.md rule 6).
+package apikeys
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+	"gorm.io/gorm"
+
+	"wds/models"
+	"wds/secrets"
+	"wds/workspace"
+)
+
+// ReadKeyPrefix marks Read API keys.
+const ReadKeyPrefix = "pck_live_"
+
+// hintLen is how much of a key is kept in clear so operators can tell keys apart.
+const hintLen = 12
+
+// NewReadKey is what minting a read key asks for.
+type NewReadKey struct {
+	OrgID     uuid.UUID
+	ActorID   uuid.UUID
+	Scope     string
+	Name      string
+	ExpiresAt *time.Time
+}
+
+// CreateReadKey mints a key (owners and admins only) and audits it. The plaintext is returned once.
+func CreateReadKey(ctx context.Context, db *gorm.DB, in NewReadKey) (*models.ReadKey, string, error) {
+	if in.Scope == "" {
+		in.Scope = models.ScopeReadOnly
+	}
+	if in.Scope != models.ScopeReadOnly && in.Scope != models.ScopeReadWrite {
+		return nil, "", models.Fail(models.ErrValidation, "scope must be read_only or read_write")
+	}
+	if err := workspace.RequireRole(ctx, db, in.OrgID, in.ActorID, workspace.Managers...); err != nil {
+		return nil, "", err
+	}
+	plain, hash, err := secrets.NewAPIKey(ReadKeyPrefix)
+	if err != nil {
+		return nil, "", err
+	}
+	k := &models.ReadKey{ID: uuid.New(), OrgID: in.OrgID, Name: in.Name, KeyHash: hash,
+		KeyHint: plain[:hintLen], Scope: in.Scope, CreatedBy: in.ActorID, ExpiresAt: in.ExpiresAt}
+	err = db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		if err := tx.Create(k).Error; err != nil {
+			return err
+		}
+		return workspace.Audit(ctx, tx, models.AuditEntry{OrgID: in.OrgID, ActorID: in.ActorID,
+			Action: "read_key.create", TargetType: "read_key", TargetID: k.ID,
+			Details: map[string]any{"scope": k.Scope, "name": k.Name, "hint": k.KeyHint, "expires_at": k.ExpiresAt}})
+	})
+	if err != nil {
+		return nil, "", fmt.Errorf("create read key: %w", err)
+	}
+	return k, plain, nil
+}
+
+// RevokeReadKey revokes a key (owners and admins of its org) and audits it. Revoking twice keeps the
+// first revocation time.
+func RevokeReadKey(ctx context.Context, db *gorm.DB, id, actorID uuid.UUID) (*models.ReadKey, error) {
+	var k models.ReadKey
+	err := db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		if err := tx.Where("id = ?", id).Take(&k).Error; err != nil {
+			if errors.Is(err, gorm.ErrRecordNotFound) {
+				return models.Fail(models.ErrNotFound, "read key %s not found", id)
+			}
+			return err
+		}
+		if err := workspace.RequireRole(ctx, tx, k.OrgID, actorID, workspace.Managers...); err != nil {
+			return err
+		}
+		if err := tx.Raw("UPDATE read_keys SET revoked_at = coalesce(revoked_at, now()) WHERE id = ? RETURNING revoked_at", id).
+			Scan(&k.RevokedAt).Error; err != nil {
+			return err
+		}
+		return workspace.Audit(ctx, tx, models.AuditEntry{OrgID: k.OrgID, ActorID: actorID,
+			Action: "read_key.revoke", TargetType: "read_key", TargetID: k.ID, Details: map[string]any{"hint": k.KeyHint}})
+	})
+	if err != nil {
+		return nil, fmt.Errorf("revoke read key: %w", err)
+	}
+	return &k, nil
+}
+
+// AuthenticateRead finds the active read key for a bearer value. Unknown, revoked, expired and
+// wrong-prefix keys are all ErrInvalidAPIKey (decisions.md §4): a caller learns nothing about which.
+func AuthenticateRead(ctx context.Context, db *gorm.DB, bearer string, now time.Time) (*models.ReadKey, error) {
+	if !strings.HasPrefix(bearer, ReadKeyPrefix) {
+		return nil, models.ErrInvalidAPIKey
+	}
+	var k models.ReadKey
+	err := db.WithContext(ctx).Where("key_hash = ?", secrets.HashAPIKey(bearer)).Take(&k).Error
+	if errors.Is(err, gorm.ErrRecordNotFound) {
+		return nil, models.ErrInvalidAPIKey
+	}
+	if err != nil {
+		return nil, fmt.Errorf("authenticate read key: %w", err)
+	}
+	if k.RevokedAt != nil || (k.ExpiresAt != nil && !now.Before(*k.ExpiresAt)) {
+		return nil, models.ErrInvalidAPIKey
+	}
+	return &k, nil
+}

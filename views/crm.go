@@ -1,0 +1,140 @@
+package views
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/lib/pq"
+	"gorm.io/gorm"
+)
+
+// Client is a CRM client row.
+type Client struct {
+	ID             uuid.UUID       `json:"id"`
+	StoreID        uuid.UUID       `json:"store_id"`
+	Email          *string         `json:"email"`
+	DisplayName    string          `json:"display_name"`
+	FirstName      string          `json:"first_name"`
+	LastName       string          `json:"last_name"`
+	Phone          string          `json:"phone"`
+	ClientType     string          `json:"client_type"`
+	Tags           []string        `json:"tags"`
+	BillingAddress json.RawMessage `json:"billing_address"`
+	Source         *ClientSource   `json:"source"`
+	CreatedAt      time.Time       `json:"created_at"`
+	UpdatedAt      time.Time       `json:"updated_at"`
+}
+
+// ClientSource is stamped on clients created from an integration.
+type ClientSource struct {
+	Label            *string    `json:"label"`
+	ExternalID       *string    `json:"external_id"`
+	IntegrationKeyID *uuid.UUID `json:"integration_key_id"`
+}
+
+type clientRow struct {
+	ID                     uuid.UUID
+	StoreID                uuid.UUID
+	Email                  *string
+	DisplayName            string
+	FirstName              string
+	LastName               string
+	Phone                  string
+	ClientType             string
+	Tags                   pq.StringArray
+	BillingAddress         []byte
+	SourceLabel            *string
+	SourceExternalID       *string
+	SourceIntegrationKeyID *uuid.UUID
+	CreatedAt              time.Time
+	UpdatedAt              time.Time
+}
+
+const clientSelect = `SELECT t.id, t.store_id, t.email, t.display_name, t.first_name, t.last_name, t.phone,
+	t.client_type, t.tags, t.billing_address, t.source_label, t.source_external_id,
+	t.source_integration_key_id, t.created_at, t.updated_at FROM clients t`
+
+func (r clientRow) view() Client {
+	c := Client{ID: r.ID, StoreID: r.StoreID, Email: r.Email, DisplayName: r.DisplayName, FirstName: r.FirstName,
+		LastName: r.LastName, Phone: r.Phone, ClientType: r.ClientType, Tags: []string(r.Tags),
+		BillingAddress: json.RawMessage(r.BillingAddress), CreatedAt: utc(r.CreatedAt), UpdatedAt: utc(r.UpdatedAt)}
+	if c.Tags == nil {
+		c.Tags = []string{}
+	}
+	if len(c.BillingAddress) == 0 {
+		c.BillingAddress = json.RawMessage("null")
+	}
+	if r.SourceLabel != nil || r.SourceIntegrationKeyID != nil {
+		c.Source = &ClientSource{Label: r.SourceLabel, ExternalID: r.SourceExternalID, IntegrationKeyID: r.SourceIntegrationKeyID}
+	}
+	return c
+}
+
+// GetClient loads one client within scope.
+func GetClient(ctx context.Context, db *gorm.DB, s Scope, id uuid.UUID) (*Client, error) {
+	cond, args := scopeFilter(s, "t.org_id", "t.store_id")
+	row, err := one[clientRow](ctx, db, "client", clientSelect+" WHERE t.id = ? AND "+cond, append([]any{id}, args...)...)
+	if err != nil {
+		return nil, err
+	}
+	c := row.view()
+	return &c, nil
+}
+
+// ListClients loads one page of clients.
+func ListClients(ctx context.Context, db *gorm.DB, q ListQuery) (Page[Client], error) {
+	tail, args := keyset(q, "t.org_id", "t.store_id")
+	var rows []clientRow
+	if err := db.WithContext(ctx).Raw(clientSelect+tail, args...).Scan(&rows).Error; err != nil {
+		return Page[Client]{}, fmt.Errorf("list clients: %w", err)
+	}
+	out := make([]Client, len(rows))
+	for i, r := range rows {
+		out[i] = r.view()
+	}
+	return page(out, q.Limit, func(c Client) (time.Time, uuid.UUID) { return c.UpdatedAt, c.ID }), nil
+}
+
+// Vendor is a supplier CRM row; vendors have no slug, the UUID is the only handle.
+type Vendor struct {
+	ID        uuid.UUID `json:"id"`
+	StoreID   uuid.UUID `json:"store_id"`
+	Name      string    `json:"name"`
+	Email     *string   `json:"email"`
+	CreatedAt time.Time `json:"created_at"`
+	UpdatedAt time.Time `json:"updated_at"`
+}
+
+const vendorSelect = `SELECT t.id, t.store_id, t.name, t.email, t.created_at, t.updated_at FROM vendors t`
+
+func (v Vendor) inUTC() Vendor {
+	v.CreatedAt, v.UpdatedAt = utc(v.CreatedAt), utc(v.UpdatedAt)
+	return v
+}
+
+// GetVendor loads one vendor within scope.
+func GetVendor(ctx context.Context, db *gorm.DB, s Scope, id uuid.UUID) (*Vendor, error) {
+	cond, args := scopeFilter(s, "t.org_id", "t.store_id")
+	v, err := one[Vendor](ctx, db, "vendor", vendorSelect+" WHERE t.id = ? AND "+cond, append([]any{id}, args...)...)
+	if err != nil {
+		return nil, err
+	}
+	u := v.inUTC()
+	return &u, nil
+}
+
+// ListVendors loads one page of vendors.
+func ListVendors(ctx context.Context, db *gorm.DB, q ListQuery) (Page[Vendor], error) {
+	tail, args := keyset(q, "t.org_id", "t.store_id")
+	var rows []Vendor
+	if err := db.WithContext(ctx).Raw(vendorSelect+tail, args...).Scan(&rows).Error; err != nil {
+		return Page[Vendor]{}, fmt.Errorf("list vendors: %w", err)
+	}
+	for i := range rows {
+		rows[i] = rows[i].inUTC()
+	}
+	return page(rows, q.Limit, func(v Vendor) (time.Time, uuid.UUID) { return v.UpdatedAt, v.ID }), nil
+}

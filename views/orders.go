@@ -1,0 +1,154 @@
+package views
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/google/uuid"
+	"gorm.io/gorm"
+)
+
+// Order is the order object of decisions.md §4.
+type Order struct {
+	ID              uuid.UUID       `json:"id"`
+	Number          string          `json:"number"`
+	Status          string          `json:"status"`
+	StoreID         uuid.UUID       `json:"store_id"`
+	ClientID        *uuid.UUID      `json:"client_id"`
+	ExternalID      *string         `json:"external_id"`
+	Currency        string          `json:"currency"`
+	SubtotalCents   int64           `json:"subtotal_cents"`
+	ShippingCents   int64           `json:"shipping_cents"`
+	TaxCents        int64           `json:"tax_cents"`
+	TotalCents      int64           `json:"total_cents"`
+	AmountPaidCents int64           `json:"amount_paid_cents"`
+	Lines           []Line          `json:"lines"`
+	Payments        []Payment       `json:"payments"`
+	Metadata        json.RawMessage `json:"metadata"`
+	Source          Source          `json:"source"`
+	CreatedAt       time.Time       `json:"created_at"`
+	UpdatedAt       time.Time       `json:"updated_at"`
+	CancelledAt     *time.Time      `json:"cancelled_at"`
+}
+
+// Line is an order line.
+type Line struct {
+	Description    string          `json:"description"`
+	Quantity       int64           `json:"quantity"`
+	UnitPriceCents int64           `json:"unit_price_cents"`
+	TotalCents     int64           `json:"total_cents"`
+	Metadata       json.RawMessage `json:"metadata"`
+}
+
+// Payment is a payment of an order.
+type Payment struct {
+	ID                uuid.UUID  `json:"id"`
+	OrderID           uuid.UUID  `json:"order_id"`
+	ExternalID        *string    `json:"external_id"`
+	AmountCents       int64      `json:"amount_cents"`
+	Method            string     `json:"method"`
+	Provider          string     `json:"provider"`
+	ProviderPaymentID string     `json:"provider_payment_id"`
+	PaidAt            time.Time  `json:"paid_at"`
+	Refunded          bool       `json:"refunded"`
+	RefundedAt        *time.Time `json:"refunded_at"`
+	CreatedAt         time.Time  `json:"created_at"`
+}
+
+// Source says where an order came from; kind integration is the UI's "imported" badge.
+type Source struct {
+	Kind             string     `json:"kind"`
+	IntegrationKeyID *uuid.UUID `json:"integration_key_id"`
+	Label            *string    `json:"label"`
+}
+
+// orderRow is what the query returns; lines and payments arrive as JSON arrays in the same row, so a
+// page of orders is one round trip.
+type orderRow struct {
+	ID                     uuid.UUID
+	Number                 int64
+	Status                 string
+	StoreID                uuid.UUID
+	ClientID               *uuid.UUID
+	ExternalID             *string
+	Currency               string
+	SubtotalCents          int64
+	ShippingCents          int64
+	TaxCents               int64
+	TotalCents             int64
+	AmountPaidCents        int64
+	Metadata               []byte
+	SourceKind             string
+	SourceIntegrationKeyID *uuid.UUID
+	SourceLabel            *string
+	CreatedAt              time.Time
+	UpdatedAt              time.Time
+	CancelledAt            *time.Time
+	Lines                  []byte
+	Payments               []byte
+}
+
+const orderSelect = `SELECT t.id, t.number, t.status, t.store_id, t.client_id, t.external_id, t.currency,
+	t.subtotal_cents, t.shipping_cents, t.tax_cents, t.total_cents, t.amount_paid_cents, t.metadata,
+	t.source_kind, t.source_integration_key_id, t.source_label, t.created_at, t.updated_at, t.cancelled_at,
+	(SELECT coalesce(json_agg(json_build_object('description', l.description, 'quantity', l.quantity,
+		'unit_price_cents', l.unit_price_cents, 'total_cents', l.quantity * l.unit_price_cents,
+		'metadata', l.metadata) ORDER BY l.position), '[]')
+		FROM order_lines l WHERE l.order_id = t.id) AS lines,
+	(SELECT coalesce(json_agg(json_build_object('id', p.id, 'order_id', p.order_id,
+		'external_id', p.external_id, 'amount_cents', p.amount_cents, 'method', p.method,
+		'provider', p.provider, 'provider_payment_id', p.provider_payment_id, 'paid_at', p.paid_at,
+		'refunded', p.refunded_at IS NOT NULL, 'refunded_at', p.refunded_at, 'created_at', p.created_at)
+		ORDER BY p.created_at, p.id), '[]')
+		FROM payments p WHERE p.order_id = t.id) AS payments
+	FROM orders t`
+
+// GetOrder loads one order within scope.
+func GetOrder(ctx context.Context, db *gorm.DB, s Scope, id uuid.UUID) (*Order, error) {
+	cond, args := scopeFilter(s, "t.org_id", "t.store_id")
+	row, err := one[orderRow](ctx, db, "order", orderSelect+" WHERE t.id = ? AND "+cond, append([]any{id}, args...)...)
+	if err != nil {
+		return nil, err
+	}
+	return row.view()
+}
+
+// ListOrders loads one page of orders.
+func ListOrders(ctx context.Context, db *gorm.DB, q ListQuery) (Page[Order], error) {
+	tail, args := keyset(q, "t.org_id", "t.store_id")
+	var rows []orderRow
+	if err := db.WithContext(ctx).Raw(orderSelect+tail, args...).Scan(&rows).Error; err != nil {
+		return Page[Order]{}, fmt.Errorf("list orders: %w", err)
+	}
+	out := make([]Order, 0, len(rows))
+	for i := range rows {
+		o, err := rows[i].view()
+		if err != nil {
+			return Page[Order]{}, err
+		}
+		out = append(out, *o)
+	}
+	return page(out, q.Limit, func(o Order) (time.Time, uuid.UUID) { return o.UpdatedAt, o.ID }), nil
+}
+
+func (r *orderRow) view() (*Order, error) {
+	o := &Order{ID: r.ID, Number: fmt.Sprint(r.Number), Status: r.Status, StoreID: r.StoreID,
+		ClientID: r.ClientID, ExternalID: r.ExternalID, Currency: r.Currency, SubtotalCents: r.SubtotalCents,
+		ShippingCents: r.ShippingCents, TaxCents: r.TaxCents, TotalCents: r.TotalCents,
+		AmountPaidCents: r.AmountPaidCents, Metadata: json.RawMessage(r.Metadata),
+		Source:    Source{Kind: r.SourceKind, IntegrationKeyID: r.SourceIntegrationKeyID, Label: r.SourceLabel},
+		CreatedAt: utc(r.CreatedAt), UpdatedAt: utc(r.UpdatedAt), CancelledAt: utcPtr(r.CancelledAt)}
+	if err := json.Unmarshal(r.Lines, &o.Lines); err != nil {
+		return nil, fmt.Errorf("decode order lines: %w", err)
+	}
+	if err := json.Unmarshal(r.Payments, &o.Payments); err != nil {
+		return nil, fmt.Errorf("decode order payments: %w", err)
+	}
+	for i := range o.Payments {
+		p := &o.Payments[i]
+		p.PaidAt, p.CreatedAt, p.RefundedAt = utc(p.PaidAt), utc(p.CreatedAt), utcPtr(p.RefundedAt)
+	}
+	return o, nil
+}

@@ -1,0 +1,178 @@
+// Package workspace creates orgs, stores and operators, checks an operator's role, and writes the
+// audit log. The CLI and the Operator API both call it; neither holds these rules itself.
+package workspace
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"regexp"
+	"strings"
+
+	"github.com/google/uuid"
+	"gorm.io/gorm"
+
+	"wds/models"
+	"wds/secrets"
+)
+
+// CreateOrg makes an org and its order-number sequence in one transaction.
+func CreateOrg(ctx context.Context, db *gorm.DB, name string) (*models.Org, error) {
+	name = strings.TrimSpace(name)
+	if name == "" {
+		return nil, models.Fail(models.ErrValidation, "name is required")
+	}
+	org := &models.Org{ID: uuid.New(), Name: name}
+	err := db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		if err := tx.Create(org).Error; err != nil {
+			return err
+		}
+		// Sequence names cannot be bound as parameters; the name derives from a UUID we generated.
+		return tx.Exec("CREATE SEQUENCE " + OrderNumberSequence(org.ID) + " START 1001").Error
+	})
+	if err != nil {
+		return nil, fmt.Errorf("create org: %w", err)
+	}
+	return org, nil
+}
+
+// OrderNumberSequence is the per-org sequence that numbers orders (see migrations/00001).
+func OrderNumberSequence(orgID uuid.UUID) string {
+	return "order_number_" + strings.ReplaceAll(orgID.String(), "-", "")
+}
+
+var currencyRE = regexp.MustCompile(`^[A-Za-z]{3}$`)
+
+// CreateStore adds a store to an org; currency defaults to USD.
+func CreateStore(ctx context.Context, db *gorm.DB, orgID uuid.UUID, name, currency string) (*models.Store, error) {
+	name = strings.TrimSpace(name)
+	if name == "" {
+		return nil, models.Fail(models.ErrValidation, "name is required")
+	}
+	if currency == "" {
+		currency = "USD"
+	}
+	if !currencyRE.MatchString(currency) {
+		return nil, models.Fail(models.ErrValidation, "currency must be three letters, e.g. USD")
+	}
+	if err := orgExists(ctx, db, orgID); err != nil {
+		return nil, err
+	}
+	s := &models.Store{ID: uuid.New(), OrgID: orgID, Name: name, Currency: strings.ToUpper(currency)}
+	if err := db.WithContext(ctx).Create(s).Error; err != nil {
+		return nil, fmt.Errorf("create store: %w", err)
+	}
+	return s, nil
+}
+
+// StoreOf loads a store and checks it belongs to orgID.
+func StoreOf(ctx context.Context, db *gorm.DB, orgID, storeID uuid.UUID) (*models.Store, error) {
+	var s models.Store
+	err := db.WithContext(ctx).Where("id = ? AND org_id = ?", storeID, orgID).Take(&s).Error
+	if errors.Is(err, gorm.ErrRecordNotFound) {
+		return nil, models.Fail(models.ErrNotFound, "store %s not found in org %s", storeID, orgID)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("load store: %w", err)
+	}
+	return &s, nil
+}
+
+func orgExists(ctx context.Context, db *gorm.DB, orgID uuid.UUID) error {
+	var n int64
+	if err := db.WithContext(ctx).Model(&models.Org{}).Where("id = ?", orgID).Count(&n).Error; err != nil {
+		return fmt.Errorf("load org: %w", err)
+	}
+	if n == 0 {
+		return models.Fail(models.ErrNotFound, "org %s not found", orgID)
+	}
+	return nil
+}
+
+// OperatorTokenPrefix marks operator tokens so they are never confused with API keys.
+const OperatorTokenPrefix = "wds_op_"
+
+// CreateUser makes an operator with a role in an org and returns the token, shown only here.
+func CreateUser(ctx context.Context, db *gorm.DB, orgID uuid.UUID, email string, role models.Role) (*models.User, string, error) {
+	email = strings.TrimSpace(email)
+	if !strings.Contains(email, "@") {
+		return nil, "", models.Fail(models.ErrValidation, "email must be an email address")
+	}
+	if !role.Valid() {
+		return nil, "", models.Fail(models.ErrValidation, "role must be owner, admin or member")
+	}
+	if err := orgExists(ctx, db, orgID); err != nil {
+		return nil, "", err
+	}
+	token, hash, err := secrets.NewAPIKey(OperatorTokenPrefix)
+	if err != nil {
+		return nil, "", err
+	}
+	u := &models.User{ID: uuid.New(), Email: email, TokenHash: hash}
+	err = db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		if err := tx.Create(u).Error; err != nil {
+			if errors.Is(err, gorm.ErrDuplicatedKey) {
+				return models.Fail(models.ErrConflict, "a user with email %s exists", email)
+			}
+			return err
+		}
+		return tx.Create(&models.Membership{OrgID: orgID, UserID: u.ID, Role: role}).Error
+	})
+	if err != nil {
+		return nil, "", fmt.Errorf("create user: %w", err)
+	}
+	return u, token, nil
+}
+
+// UserByToken authenticates an operator token.
+func UserByToken(ctx context.Context, db *gorm.DB, token string) (*models.User, error) {
+	if !strings.HasPrefix(token, OperatorTokenPrefix) {
+		return nil, models.ErrInvalidOperatorToken
+	}
+	var u models.User
+	err := db.WithContext(ctx).Where("token_hash = ?", secrets.HashAPIKey(token)).Take(&u).Error
+	if errors.Is(err, gorm.ErrRecordNotFound) {
+		return nil, models.ErrInvalidOperatorToken
+	}
+	if err != nil {
+		return nil, fmt.Errorf("authenticate operator: %w", err)
+	}
+	return &u, nil
+}
+
+// Managers may mint and revoke keys, manage endpoints and re-fire deliveries.
+var Managers = []models.Role{models.RoleOwner, models.RoleAdmin}
+
+// Anyone is every member of the org (listing).
+var Anyone = []models.Role{models.RoleOwner, models.RoleAdmin, models.RoleMember}
+
+// RequireRole checks that actor is a member of org with one of roles. A non-member gets ErrForbidden
+// too: an operator learns nothing about orgs they do not belong to.
+func RequireRole(ctx context.Context, db *gorm.DB, orgID, actorID uuid.UUID, roles ...models.Role) error {
+	var m models.Membership
+	err := db.WithContext(ctx).Where("org_id = ? AND user_id = ?", orgID, actorID).Take(&m).Error
+	if errors.Is(err, gorm.ErrRecordNotFound) {
+		return models.Fail(models.ErrForbidden, "user %s is not a member of org %s", actorID, orgID)
+	}
+	if err != nil {
+		return fmt.Errorf("check role: %w", err)
+	}
+	for _, r := range roles {
+		if m.Role == r {
+			return nil
+		}
+	}
+	return models.Fail(models.ErrForbidden, "role %s may not do this; owners and admins may", m.Role)
+}
+
+// Audit writes one audit row; call it inside the transaction of the action it records.
+func Audit(ctx context.Context, tx *gorm.DB, e models.AuditEntry) error {
+	e.ID = uuid.New()
+	if e.Details == nil {
+		e.Details = map[string]any{}
+	}
+	if err := tx.WithContext(ctx).Create(&e).Error; err != nil {
+		return fmt.Errorf("write audit log: %w", err)
+	}
+	return nil
+}
