@@ -40,12 +40,17 @@ var errorTable = []errorRow{
 	{models.ErrConflict, http.StatusConflict, "conflict"},
 	{models.ErrIdempotencyConflict, http.StatusConflict, "idempotency_conflict"},
 	{models.ErrOrderNotPayable, http.StatusConflict, "order_not_payable"},
+	{models.ErrEndpointLimit, http.StatusConflict, "endpoint_limit_reached"},
+	{models.ErrEndpointDisabled, http.StatusConflict, "endpoint_disabled"},
+	{models.ErrDeliveryNotDropped, http.StatusConflict, "delivery_not_dropped"},
 	{models.ErrPayloadTooLarge, http.StatusRequestEntityTooLarge, "payload_too_large"},
 	{models.ErrValidation, http.StatusUnprocessableEntity, "validation_failed"},
 	{models.ErrExternalIDRequired, http.StatusUnprocessableEntity, "external_id_required"},
 	{models.ErrLinesRequired, http.StatusUnprocessableEntity, "lines_required"},
 	{models.ErrPartialRefund, http.StatusUnprocessableEntity, "partial_refund_not_supported"},
 	{models.ErrAmountExceedsBalance, http.StatusUnprocessableEntity, "amount_exceeds_balance"},
+	{models.ErrHTTPSRequired, http.StatusUnprocessableEntity, "https_required"},
+	{models.ErrURLNotAllowed, http.StatusUnprocessableEntity, "url_not_allowed"},
 	{models.ErrRateLimited, http.StatusTooManyRequests, "rate_limited"},
 }
 
@@ -75,4 +80,14 @@ func fail(c *gin.Context, err error) {
 		c.Header("Retry-After", "60")
 	}
 	c.AbortWithStatusJSON(status, body)
+}
+
+// ErrorCode gives the snake_case code and detail the APIs would answer for err, so the CLI reports
+// failures with the same codes.
+func ErrorCode(err error) (code, detail string) {
+	_, body := classify(err)
+	if body.Error == "internal_error" {
+		return body.Error, err.Error()
+	}
+	return body.Error, body.Detail
 }

@@ -32,6 +32,11 @@ var (
 	ErrInvalidIdempotencyKey = errors.New("Idempotency-Key must be 1 to 255 characters")
 	ErrAmountExceedsBalance  = errors.New("amount exceeds the order's open balance")
 	ErrOrderNotPayable       = errors.New("order is cancelled or refunded")
+	ErrHTTPSRequired         = errors.New("webhook endpoint URLs must use https://")
+	ErrURLNotAllowed         = errors.New("webhook endpoint URL resolves to a non-public address")
+	ErrEndpointLimit         = errors.New("an org has at most 10 enabled webhook endpoints")
+	ErrEndpointDisabled      = errors.New("webhook endpoint is disabled")
+	ErrDeliveryNotDropped    = errors.New("only a dropped delivery can be re-fired")
 )
 
 // Error is a domain error with a caller-facing detail. Detail must never carry secret material.
