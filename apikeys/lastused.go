@@ -2,6 +2,7 @@ package apikeys
 
 import (
 	"context"
+	"strings"
 	"sync"
 	"time"
 
@@ -67,16 +68,16 @@ func (l *LastUsed) Flush(ctx context.Context) {
 	l.pending = map[string]map[uuid.UUID]time.Time{}
 	l.mu.Unlock()
 	for table, uses := range batch {
-		ids := make([]string, 0, len(uses))
-		ats := make([]time.Time, 0, len(uses))
+		values := make([]string, 0, len(uses))
+		args := make([]any, 0, 2*len(uses))
 		for id, at := range uses {
-			ids = append(ids, id.String())
-			ats = append(ats, at)
+			values = append(values, "(?::uuid, ?::timestamptz)")
+			args = append(args, id, at)
 		}
 		// table is one of two constants above, never outside input.
 		err := l.db.WithContext(ctx).Exec(`UPDATE `+table+` k SET last_used_at = u.at
-			FROM unnest(?::uuid[], ?::timestamptz[]) AS u(id, at)
-			WHERE k.id = u.id AND (k.last_used_at IS NULL OR k.last_used_at < u.at)`, ids, ats).Error
+			FROM (VALUES `+strings.Join(values, ", ")+`) AS u(id, at)
+			WHERE k.id = u.id AND (k.last_used_at IS NULL OR k.last_used_at < u.at)`, args...).Error
 		if err != nil {
 			l.log.WithError(err).Warn("could not record key last_used_at")
 		}

@@ -14,7 +14,7 @@ var (
 	ErrPayloadTooLarge       = errors.New("body exceeds 1 MiB")
 	ErrInvalidParameter      = errors.New("a query parameter is invalid")
 	ErrInvalidCursor         = errors.New("cursor_at and cursor_id must be given together as an RFC 3339 time and a UUID")
-	ErrMissingAuthorization  = errors.New("send Authorization: Bearer <API key>")
+	ErrMissingAuthorization  = errors.New("send the header Authorization: Bearer followed by your API key")
 	ErrInvalidAPIKey         = errors.New("unknown, revoked or expired API key")
 	ErrKeyRevoked            = errors.New("integration key revoked")
 	ErrKeyExpired            = errors.New("integration key expired")

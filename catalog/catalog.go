@@ -1,0 +1,112 @@
+// Package catalog adds vendors, marketplace sellers, their links to an org's stores, and products.
+package catalog
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/google/uuid"
+	"gorm.io/gorm"
+
+	"wds/models"
+	"wds/workspace"
+)
+
+// CreateVendor adds a supplier to a store's CRM.
+func CreateVendor(ctx context.Context, db *gorm.DB, orgID, storeID uuid.UUID, name, email string) (*models.Vendor, error) {
+	name = strings.TrimSpace(name)
+	if name == "" {
+		return nil, models.Fail(models.ErrValidation, "name is required")
+	}
+	if _, err := workspace.StoreOf(ctx, db, orgID, storeID); err != nil {
+		return nil, err
+	}
+	v := &models.Vendor{ID: uuid.New(), OrgID: orgID, StoreID: storeID, Name: name}
+	if email = strings.TrimSpace(email); email != "" {
+		v.Email = &email
+	}
+	if err := db.WithContext(ctx).Create(v).Error; err != nil {
+		return nil, fmt.Errorf("create vendor: %w", err)
+	}
+	return v, nil
+}
+
+// CreateSeller adds a marketplace seller.
+func CreateSeller(ctx context.Context, db *gorm.DB, name string) (*models.Seller, error) {
+	name = strings.TrimSpace(name)
+	if name == "" {
+		return nil, models.Fail(models.ErrValidation, "name is required")
+	}
+	s := &models.Seller{ID: uuid.New(), Name: name}
+	if err := db.WithContext(ctx).Create(s).Error; err != nil {
+		return nil, fmt.Errorf("create seller: %w", err)
+	}
+	return s, nil
+}
+
+// LinkSeller makes a seller's published products visible to an org through one of its stores. Linking
+// again moves the link to the given store.
+func LinkSeller(ctx context.Context, db *gorm.DB, orgID, storeID, sellerID uuid.UUID) (*models.SellerLink, error) {
+	if _, err := workspace.StoreOf(ctx, db, orgID, storeID); err != nil {
+		return nil, err
+	}
+	if err := exists(ctx, db, &models.Seller{}, sellerID, "seller"); err != nil {
+		return nil, err
+	}
+	l := &models.SellerLink{OrgID: orgID, SellerID: sellerID, StoreID: storeID}
+	err := db.WithContext(ctx).Exec(`INSERT INTO seller_links (org_id, seller_id, store_id) VALUES (?, ?, ?)
+		ON CONFLICT (org_id, seller_id) DO UPDATE SET store_id = EXCLUDED.store_id`, orgID, sellerID, storeID).Error
+	if err != nil {
+		return nil, fmt.Errorf("link seller: %w", err)
+	}
+	return l, nil
+}
+
+// NewProduct is what creating a product asks for.
+type NewProduct struct {
+	SellerID   uuid.UUID
+	Name       string
+	PriceCents int64
+	SKU        string
+	Currency   string
+	Published  bool
+}
+
+// CreateProduct adds a product to a seller's shop.
+func CreateProduct(ctx context.Context, db *gorm.DB, in NewProduct) (*models.Product, error) {
+	in.Name = strings.TrimSpace(in.Name)
+	switch {
+	case in.Name == "":
+		return nil, models.Fail(models.ErrValidation, "name is required")
+	case in.PriceCents < 0:
+		return nil, models.Fail(models.ErrValidation, "price_cents must be >= 0")
+	}
+	if in.Currency == "" {
+		in.Currency = "USD"
+	}
+	if err := exists(ctx, db, &models.Seller{}, in.SellerID, "seller"); err != nil {
+		return nil, err
+	}
+	p := &models.Product{ID: uuid.New(), SellerID: in.SellerID, Name: in.Name, PriceCents: in.PriceCents,
+		Currency: strings.ToUpper(in.Currency), Published: in.Published}
+	if in.SKU != "" {
+		p.SKU = &in.SKU
+	}
+	if err := db.WithContext(ctx).Create(p).Error; err != nil {
+		return nil, fmt.Errorf("create product: %w", err)
+	}
+	return p, nil
+}
+
+func exists(ctx context.Context, db *gorm.DB, model any, id uuid.UUID, what string) error {
+	err := db.WithContext(ctx).Model(model).Select("id").Where("id = ?", id).Take(&struct{ ID uuid.UUID }{}).Error
+	if errors.Is(err, gorm.ErrRecordNotFound) {
+		return models.Fail(models.ErrNotFound, "%s %s not found", what, id)
+	}
+	if err != nil {
+		return fmt.Errorf("load %s: %w", what, err)
+	}
+	return nil
+}

@@ -1,0 +1,86 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"gorm.io/gorm"
+
+	"wds/apikeys"
+	"wds/catalog"
+	"wds/models"
+	"wds/workspace"
+)
+
+// demoFile keeps the demo workspace's ids and secrets so later starts print the same ones. It is a
+// laptop convenience: production never stores a plaintext key.
+const demoFile = "demo.json"
+
+type demoData struct {
+	OrgID         string `json:"org_id"`
+	StoreID       string `json:"store_id"`
+	OwnerID       string `json:"owner_id"`
+	OperatorToken string `json:"operator_token"`
+	ReadKey       string `json:"read_key"`
+}
+
+// ensureDemo creates a demo org, store, owner, read_write key, vendor and published product on the
+// first start and reads them back on later ones.
+func ensureDemo(ctx context.Context, db *gorm.DB, dir string) (*demoData, error) {
+	file := filepath.Join(dir, demoFile)
+	if b, err := os.ReadFile(file); err == nil {
+		var d demoData
+		if err := json.Unmarshal(b, &d); err != nil {
+			return nil, fmt.Errorf("%s: %w", file, err)
+		}
+		return &d, nil
+	} else if !errors.Is(err, os.ErrNotExist) {
+		return nil, err
+	}
+	d, err := createDemo(ctx, db)
+	if err != nil {
+		return nil, fmt.Errorf("create demo workspace: %w", err)
+	}
+	b, _ := json.MarshalIndent(d, "", "  ")
+	if err := os.WriteFile(file, b, 0o600); err != nil {
+		return nil, fmt.Errorf("record demo workspace: %w", err)
+	}
+	return d, nil
+}
+
+func createDemo(ctx context.Context, db *gorm.DB) (*demoData, error) {
+	org, err := workspace.CreateOrg(ctx, db, "Demo Workspace")
+	if err != nil {
+		return nil, err
+	}
+	store, err := workspace.CreateStore(ctx, db, org.ID, "Demo Store", "USD")
+	if err != nil {
+		return nil, err
+	}
+	owner, token, err := workspace.CreateUser(ctx, db, org.ID, "owner+"+org.ID.String()[:8]+"@demo.example", models.RoleOwner)
+	if err != nil {
+		return nil, err
+	}
+	_, key, err := apikeys.CreateReadKey(ctx, db, apikeys.NewReadKey{OrgID: org.ID, ActorID: owner.ID, Scope: models.ScopeReadWrite, Name: "demo"})
+	if err != nil {
+		return nil, err
+	}
+	if _, err := catalog.CreateVendor(ctx, db, org.ID, store.ID, "Acme Supplies", "orders@acme.example"); err != nil {
+		return nil, err
+	}
+	seller, err := catalog.CreateSeller(ctx, db, "Demo Seller")
+	if err != nil {
+		return nil, err
+	}
+	if _, err := catalog.LinkSeller(ctx, db, org.ID, store.ID, seller.ID); err != nil {
+		return nil, err
+	}
+	if _, err := catalog.CreateProduct(ctx, db, catalog.NewProduct{SellerID: seller.ID, Name: "Demo Mug", PriceCents: 1250, SKU: "MUG-1", Published: true}); err != nil {
+		return nil, err
+	}
+	return &demoData{OrgID: org.ID.String(), StoreID: store.ID.String(), OwnerID: owner.ID.String(), OperatorToken: token, ReadKey: key}, nil
+}

@@ -1,0 +1,68 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"time"
+
+	"github.com/sirupsen/logrus"
+	"gorm.io/gorm"
+
+	"wds/api"
+	"wds/apikeys"
+	"wds/config"
+	"wds/database"
+)
+
+func init() { commands["serve"] = serveCmd }
+
+// serveCmd runs the HTTP API until SIGTERM.
+func serveCmd(ctx context.Context, _ []string) error {
+	cfg, err := config.Load()
+	if err != nil {
+		return err
+	}
+	log := cfg.Logger()
+	db, err := openCurrent(ctx, cfg, log)
+	if err != nil {
+		return err
+	}
+	defer database.Close(db)
+	return serveHTTP(ctx, cfg, db, log)
+}
+
+// shutdownGrace bounds how long in-flight requests may take to finish after SIGTERM.
+const shutdownGrace = 20 * time.Second
+
+// serveHTTP builds the API from cfg and serves it on WDS_HTTP_ADDR until ctx ends, then drains.
+func serveHTTP(ctx context.Context, cfg *config.Config, db *gorm.DB, log *logrus.Logger) error {
+	lastUsed := apikeys.NewLastUsed(db, log)
+	router, err := api.NewRouter(api.Deps{DB: db, Log: log, TrustedProxies: cfg.TrustedProxies, LastUsed: lastUsed})
+	if err != nil {
+		return fmt.Errorf("WDS_TRUSTED_PROXIES: %w", err)
+	}
+	srv := &http.Server{Addr: cfg.HTTPAddr, Handler: router, ReadHeaderTimeout: 10 * time.Second}
+	flushCtx, stopFlush := context.WithCancel(context.WithoutCancel(ctx))
+	flushed := make(chan struct{})
+	go func() { lastUsed.Run(flushCtx); close(flushed) }()
+
+	errc := make(chan error, 1)
+	go func() { errc <- srv.ListenAndServe() }()
+	log.WithField("addr", cfg.HTTPAddr).Info("HTTP API listening")
+	select {
+	case err = <-errc:
+	case <-ctx.Done():
+		log.Info("shutting down: draining in-flight requests")
+		sctx, cancel := context.WithTimeout(context.Background(), shutdownGrace)
+		err = srv.Shutdown(sctx)
+		cancel()
+	}
+	stopFlush()
+	<-flushed
+	if errors.Is(err, http.ErrServerClosed) {
+		err = nil
+	}
+	return err
+}

@@ -1,0 +1,76 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/sirupsen/logrus"
+	"gorm.io/gorm"
+
+	"wds/config"
+	"wds/database"
+	"wds/migrations"
+	"wds/secrets"
+)
+
+// devURLFile is where `wds dev` records its database URL so admin commands find it.
+const devURLFile = "database_url"
+
+// databaseURL is DATABASE_URL, or else the URL `wds dev` recorded in its data directory.
+func databaseURL(cfg *config.Config) (string, error) {
+	if cfg.DatabaseURL != "" {
+		return cfg.DatabaseURL, nil
+	}
+	b, err := os.ReadFile(filepath.Join(cfg.DataDir, devURLFile))
+	if err == nil {
+		return strings.TrimSpace(string(b)), nil
+	}
+	return "", errors.New("DATABASE_URL is not set and no `wds dev` database was found in WDS_DATA_DIR " +
+		"(" + cfg.DataDir + "): set DATABASE_URL=postgres://user:pass@host:5432/db or start `wds dev` first")
+}
+
+// openCurrent opens the database and refuses a schema older than this binary.
+func openCurrent(ctx context.Context, cfg *config.Config, log logrus.FieldLogger) (*gorm.DB, error) {
+	url, err := databaseURL(cfg)
+	if err != nil {
+		return nil, err
+	}
+	db, err := database.Open(ctx, url, log)
+	if err != nil {
+		return nil, err
+	}
+	sqlDB, _ := db.DB()
+	pending, err := migrations.Pending(ctx, sqlDB)
+	if err != nil {
+		return nil, err
+	}
+	if pending {
+		_ = sqlDB.Close()
+		return nil, errors.New("the database schema is older than this binary: run `wds migrate up` first")
+	}
+	return db, nil
+}
+
+// devKeyFile holds the encryption key `wds dev` generated.
+const devKeyFile = "encryption.key"
+
+// encryptionBox opens WDS_ENCRYPTION_KEY, or the key `wds dev` generated when that is unset.
+func encryptionBox(cfg *config.Config) (*secrets.Box, error) {
+	key := cfg.EncryptionKey
+	if key == "" {
+		b, err := os.ReadFile(filepath.Join(cfg.DataDir, devKeyFile))
+		if err != nil {
+			return nil, cfg.RequireEncryptionKey()
+		}
+		key = strings.TrimSpace(string(b))
+	}
+	box, err := secrets.NewBox(key)
+	if err != nil {
+		return nil, fmt.Errorf("WDS_ENCRYPTION_KEY: %w", err)
+	}
+	return box, nil
+}
