@@ -1,0 +1,144 @@
+// Package workflows holds the deterministic webhook delivery workflows: one per event fanning out to
+// the endpoints subscribed at event time, one per manual re-fire and one per test event. Each endpoint
+// gets a retry chain of durable timers anchored on its first attempt (DESIGN.md rule 3). Workflows
+// carry ids only; the delivery activity loads the body from PostgreSQL (rule 2).
+//
+// This file is the contract with the activities package: names, inputs and results. Activities import
+// it; this package imports nothing that touches the outside world.
+package workflows
+
+import (
+	"strconv"
+	"time"
+
+	"github.com/google/uuid"
+	"go.temporal.io/sdk/temporal"
+)
+
+// TaskQueue is where every webhook workflow and activity runs (decisions.md §1).
+const TaskQueue = "wds-webhooks"
+
+// Workflow type names, stable because running workflows are bound to them.
+const (
+	EventWorkflowName  = "WebhookEvent"
+	RefireWorkflowName = "WebhookRefire"
+	TestWorkflowName   = "WebhookTest"
+)
+
+// Activity names, registered under these names by the worker.
+const (
+	ActivityResolveTargets = "ResolveTargets"
+	ActivityDeliver        = "Deliver"
+	ActivityRecordLost     = "RecordLostAttempt"
+)
+
+// Search attributes (decisions.md §1) so operators filter deliveries in the Temporal UI.
+var (
+	AttrOrgID          = temporal.NewSearchAttributeKeyKeyword("WdsOrgId")
+	AttrEventID        = temporal.NewSearchAttributeKeyKeyword("WdsEventId")
+	AttrEventType      = temporal.NewSearchAttributeKeyKeyword("WdsEventType")
+	AttrDeliveryStatus = temporal.NewSearchAttributeKeyKeyword("WdsDeliveryStatus")
+	AttrEndpointIDs    = temporal.NewSearchAttributeKeyKeywordList("WdsEndpointIds")
+)
+
+// SearchAttributeKeys lists every custom search attribute, for registration on a server.
+func SearchAttributeKeys() []temporal.SearchAttributeKey {
+	return []temporal.SearchAttributeKey{AttrOrgID, AttrEventID, AttrEventType, AttrDeliveryStatus, AttrEndpointIDs}
+}
+
+// WdsDeliveryStatus values.
+const (
+	StatusDelivering       = "delivering"
+	StatusSucceeded        = "succeeded"
+	StatusDropped          = "dropped"
+	StatusPartiallyDropped = "partially_dropped"
+)
+
+// Outcomes of one attempt, equal to the delivery row's status.
+const (
+	OutcomeSucceeded = "succeeded"
+	OutcomeFailed    = "failed"
+	OutcomeDropped   = "dropped"
+)
+
+// Workflow ids (decisions.md §1).
+func EventWorkflowID(eventID uuid.UUID) string { return "webhook-event/" + eventID.String() }
+
+// RefireWorkflowID names the n-th manual re-fire of one event to one endpoint.
+func RefireWorkflowID(eventID, endpointID uuid.UUID, n int) string {
+	return "webhook-refire/" + eventID.String() + "/" + endpointID.String() + "/" + strconv.Itoa(n)
+}
+
+// TestWorkflowID names a synthetic test delivery.
+func TestWorkflowID(deliveryID uuid.UUID) string { return "webhook-test/" + deliveryID.String() }
+
+// EventParams starts the workflow of one event. Schedule is the retry ladder in force when the event
+// was started, so a configuration change never alters a running chain's history.
+type EventParams struct {
+	EventID   uuid.UUID
+	OrgID     uuid.UUID
+	EventType string
+	Schedule  []time.Duration
+}
+
+// RefireParams starts a fresh chain of one event to one endpoint.
+type RefireParams struct {
+	EventID    uuid.UUID
+	OrgID      uuid.UUID
+	EventType  string
+	EndpointID uuid.UUID
+	ChainID    uuid.UUID
+	Schedule   []time.Duration
+}
+
+// TestParams sends one synthetic webhook.test event; DeliveryID was announced to the caller.
+type TestParams struct {
+	EventID    uuid.UUID
+	OrgID      uuid.UUID
+	EndpointID uuid.UUID
+	ChainID    uuid.UUID
+	DeliveryID uuid.UUID
+}
+
+// ResolveInput asks for the delivery targets of an event: every subscribed endpoint, or just
+// EndpointID when set (re-fire, test).
+type ResolveInput struct {
+	EventID    uuid.UUID
+	EndpointID *uuid.UUID
+}
+
+// Target is one endpoint a chain delivers to.
+type Target struct {
+	EndpointID  uuid.UUID
+	URL         string
+	MaxAttempts int
+}
+
+// AttemptInput is one delivery attempt. DeliveryID is made by the workflow, so a retried activity
+// task writes the same row. NextAttemptAt is when the chain's next attempt is due should this one
+// fail; nil on the last attempt, whose failure drops the chain.
+type AttemptInput struct {
+	DeliveryID    uuid.UUID
+	EventID       uuid.UUID
+	EndpointID    uuid.UUID
+	ChainID       uuid.UUID
+	WorkflowID    string
+	Attempt       int
+	NextAttemptAt *time.Time
+	// Test marks the synthetic event: X-PC-Event-Id is the literal null.
+	Test bool
+}
+
+// AttemptResult is the outcome the attempt recorded: succeeded, failed, or dropped (last attempt
+// failed, or the endpoint was disabled or deleted, or the chain was dropped by the operator).
+type AttemptResult struct {
+	Outcome string
+	Error   string
+}
+
+// LostAttempt records an attempt whose Deliver activity failed without recording an outcome (the
+// worker died, the database was unreachable), so every attempt still has exactly one row.
+type LostAttempt struct {
+	Attempt AttemptInput
+	Error   string
+}

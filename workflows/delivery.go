@@ -1,0 +1,225 @@
+package workflows
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/google/uuid"
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/workflow"
+)
+
+// deliverTimeout covers the 10 s request plus loading the body and writing the row.
+const deliverTimeout = 30 * time.Second
+
+// EventWorkflow delivers one event to every endpoint subscribed when it fired, one chain per endpoint
+// in parallel.
+func EventWorkflow(ctx workflow.Context, p EventParams) error {
+	targets, err := resolve(ctx, ResolveInput{EventID: p.EventID})
+	if err != nil {
+		return err
+	}
+	chains := make([]chain, len(targets))
+	for i, t := range targets {
+		chains[i] = chain{target: t, eventID: p.EventID, schedule: p.Schedule}
+	}
+	return fanOut(ctx, chains)
+}
+
+// RefireWorkflow runs a fresh chain of one event to one endpoint, starting at attempt 1.
+func RefireWorkflow(ctx workflow.Context, p RefireParams) error {
+	targets, err := resolve(ctx, ResolveInput{EventID: p.EventID, EndpointID: &p.EndpointID})
+	if err != nil {
+		return err
+	}
+	chains := make([]chain, len(targets))
+	for i, t := range targets {
+		chains[i] = chain{target: t, eventID: p.EventID, schedule: p.Schedule, chainID: p.ChainID}
+	}
+	return fanOut(ctx, chains)
+}
+
+// TestWorkflow sends the synthetic webhook.test event once, under the delivery id already given to
+// the caller: it answers "does my receiver work now", so it has no retries.
+func TestWorkflow(ctx workflow.Context, p TestParams) error {
+	targets, err := resolve(ctx, ResolveInput{EventID: p.EventID, EndpointID: &p.EndpointID})
+	if err != nil {
+		return err
+	}
+	chains := make([]chain, len(targets))
+	for i, t := range targets {
+		t.MaxAttempts = 1
+		chains[i] = chain{target: t, eventID: p.EventID, chainID: p.ChainID, firstDeliveryID: p.DeliveryID, test: true}
+	}
+	return fanOut(ctx, chains)
+}
+
+func resolve(ctx workflow.Context, in ResolveInput) ([]Target, error) {
+	actx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
+		StartToCloseTimeout: 30 * time.Second,
+		RetryPolicy:         &temporal.RetryPolicy{MaximumInterval: time.Minute},
+		Summary:             "find subscribed endpoints",
+	})
+	var targets []Target
+	if err := workflow.ExecuteActivity(actx, ActivityResolveTargets, in).Get(ctx, &targets); err != nil {
+		return nil, fmt.Errorf("resolve endpoints: %w", err)
+	}
+	return targets, nil
+}
+
+// fanOut runs every chain in parallel and publishes the outcome as WdsDeliveryStatus.
+func fanOut(ctx workflow.Context, chains []chain) error {
+	ids := make([]string, len(chains))
+	for i, c := range chains {
+		ids[i] = c.target.EndpointID.String()
+	}
+	if err := workflow.UpsertTypedSearchAttributes(ctx, AttrEndpointIDs.ValueSet(ids), AttrDeliveryStatus.ValueSet(StatusDelivering)); err != nil {
+		return fmt.Errorf("search attributes: %w", err)
+	}
+	outcomes := make([]string, len(chains))
+	errs := make([]error, len(chains))
+	wg := workflow.NewWaitGroup(ctx)
+	for i := range chains {
+		wg.Add(1)
+		workflow.Go(ctx, func(gctx workflow.Context) {
+			defer wg.Done()
+			outcomes[i], errs[i] = chains[i].run(gctx)
+		})
+	}
+	wg.Wait(ctx)
+	for _, err := range errs {
+		if err != nil {
+			return err
+		}
+	}
+	return workflow.UpsertTypedSearchAttributes(ctx, AttrDeliveryStatus.ValueSet(summarize(outcomes)))
+}
+
+// summarize folds chain outcomes into WdsDeliveryStatus. No subscribers is a success: nothing was lost.
+func summarize(outcomes []string) string {
+	dropped := 0
+	for _, o := range outcomes {
+		if o == OutcomeDropped {
+			dropped++
+		}
+	}
+	switch {
+	case dropped == 0:
+		return StatusSucceeded
+	case dropped == len(outcomes):
+		return StatusDropped
+	default:
+		return StatusPartiallyDropped
+	}
+}
+
+// chain is one retry ladder of one event to one endpoint.
+type chain struct {
+	target   Target
+	eventID  uuid.UUID
+	schedule []time.Duration
+	// chainID is given for re-fires and tests, and made in the workflow otherwise.
+	chainID uuid.UUID
+	// firstDeliveryID is the announced id of a test delivery.
+	firstDeliveryID uuid.UUID
+	test            bool
+}
+
+// run makes attempts until one succeeds or the chain is dropped, and returns the final outcome.
+// Attempt n is due at first + Offset(n), whatever time the earlier attempts took.
+func (c chain) run(ctx workflow.Context) (string, error) {
+	if c.chainID == uuid.Nil {
+		c.chainID = newID(ctx)
+	}
+	first := workflow.Now(ctx)
+	max := c.target.MaxAttempts
+	for attempt := 1; attempt <= max; attempt++ {
+		if attempt > 1 {
+			if err := c.sleepUntil(ctx, first.Add(Offset(c.schedule, attempt)), attempt); err != nil {
+				return "", err
+			}
+		}
+		in := AttemptInput{
+			DeliveryID: c.deliveryID(ctx, attempt), EventID: c.eventID, EndpointID: c.target.EndpointID,
+			ChainID: c.chainID, WorkflowID: workflow.GetInfo(ctx).WorkflowExecution.ID, Attempt: attempt, Test: c.test,
+		}
+		if attempt < max {
+			next := first.Add(Offset(c.schedule, attempt+1))
+			in.NextAttemptAt = &next
+		}
+		res, err := c.attempt(ctx, in)
+		if err != nil {
+			return "", err
+		}
+		if res.Outcome != OutcomeFailed {
+			return res.Outcome, nil
+		}
+	}
+	// The last attempt's failure is recorded as dropped by the activity; reaching here means the
+	// activity reported failed on the last attempt, which it never does.
+	return OutcomeDropped, nil
+}
+
+func (c chain) deliveryID(ctx workflow.Context, attempt int) uuid.UUID {
+	if attempt == 1 && c.firstDeliveryID != uuid.Nil {
+		return c.firstDeliveryID
+	}
+	return newID(ctx)
+}
+
+func (c chain) sleepUntil(ctx workflow.Context, due time.Time, attempt int) error {
+	d := due.Sub(workflow.Now(ctx))
+	if d <= 0 {
+		return nil // the previous attempt took longer than the gap: go at once
+	}
+	summary := fmt.Sprintf("retry %d of %d to %s", attempt, c.target.MaxAttempts, c.target.URL)
+	if err := workflow.NewTimerWithOptions(ctx, d, workflow.TimerOptions{Summary: summary}).Get(ctx, nil); err != nil {
+		return fmt.Errorf("wait for attempt %d: %w", attempt, err)
+	}
+	return nil
+}
+
+// attempt runs the POST once (the ladder, not Temporal, decides about retries). When the activity
+// itself fails (worker lost, database down) the attempt is recorded as failed by an activity that
+// does retry, so the log never misses an attempt.
+func (c chain) attempt(ctx workflow.Context, in AttemptInput) (AttemptResult, error) {
+	actx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
+		StartToCloseTimeout: deliverTimeout,
+		RetryPolicy:         &temporal.RetryPolicy{MaximumAttempts: 1},
+		Summary:             fmt.Sprintf("attempt %d of %d to %s", in.Attempt, c.target.MaxAttempts, c.target.URL),
+	})
+	var res AttemptResult
+	err := workflow.ExecuteActivity(actx, ActivityDeliver, in).Get(ctx, &res)
+	if err == nil {
+		return res, nil
+	}
+	rctx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
+		StartToCloseTimeout: 30 * time.Second,
+		RetryPolicy:         &temporal.RetryPolicy{MaximumInterval: time.Minute},
+		Summary:             fmt.Sprintf("record lost attempt %d", in.Attempt),
+	})
+	lost := LostAttempt{Attempt: in, Error: "attempt_lost: " + err.Error()}
+	if err := workflow.ExecuteActivity(rctx, ActivityRecordLost, lost).Get(ctx, &res); err != nil {
+		return AttemptResult{}, fmt.Errorf("record attempt %d: %w", in.Attempt, err)
+	}
+	return res, nil
+}
+
+// newID makes a random UUID once and records it in history, so replays see the same id.
+func newID(ctx workflow.Context) uuid.UUID {
+	var id uuid.UUID
+	_ = workflow.SideEffect(ctx, func(workflow.Context) any { return uuid.New() }).Get(&id)
+	return id
+}
+
+// Offset is when attempt n (n >= 2) is due, relative to attempt 1: the n-1-th delay of the schedule,
+// and past the schedule its last delay again for each further attempt (decisions.md §6: with the
+// default 1m,5m,30m,2h,8h, attempt 7 comes 8 h after attempt 6).
+func Offset(schedule []time.Duration, n int) time.Duration {
+	i := n - 2
+	if i < len(schedule) {
+		return schedule[i]
+	}
+	last := schedule[len(schedule)-1]
+	return last + time.Duration(i-len(schedule)+1)*last
+}

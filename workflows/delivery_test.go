@@ -1,0 +1,313 @@
+package workflows
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/stretchr/testify/mock"
+	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/testsuite"
+	"go.temporal.io/sdk/workflow"
+)
+
+var defaultSchedule = []time.Duration{time.Minute, 5 * time.Minute, 30 * time.Minute, 2 * time.Hour, 8 * time.Hour}
+
+// receiver fakes the activities: it records every attempt with the workflow clock and answers with
+// the outcome decide picks.
+type receiver struct {
+	env     *testsuite.TestWorkflowEnvironment
+	targets []Target
+	decide  func(AttemptInput) AttemptResult
+	// lose makes Deliver fail as if the worker died, for the attempt numbers it holds.
+	lose []int
+
+	mu       sync.Mutex
+	attempts []recorded
+	lost     []LostAttempt
+}
+
+type recorded struct {
+	in AttemptInput
+	at time.Time
+}
+
+func (r *receiver) resolve(_ context.Context, in ResolveInput) ([]Target, error) {
+	if in.EndpointID == nil {
+		return r.targets, nil
+	}
+	for _, t := range r.targets {
+		if t.EndpointID == *in.EndpointID {
+			return []Target{t}, nil
+		}
+	}
+	return nil, nil
+}
+
+func (r *receiver) deliver(_ context.Context, in AttemptInput) (AttemptResult, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.attempts = append(r.attempts, recorded{in: in, at: r.env.Now()})
+	if slices.Contains(r.lose, in.Attempt) {
+		return AttemptResult{}, errors.New("worker lost")
+	}
+	return r.decide(in), nil
+}
+
+func (r *receiver) recordLost(_ context.Context, l LostAttempt) (AttemptResult, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.lost = append(r.lost, l)
+	if l.Attempt.NextAttemptAt == nil {
+		return AttemptResult{Outcome: OutcomeDropped, Error: l.Error}, nil
+	}
+	return AttemptResult{Outcome: OutcomeFailed, Error: l.Error}, nil
+}
+
+// alwaysFail is a receiver that answers 500 forever: failed, and dropped on the last attempt.
+func alwaysFail(in AttemptInput) AttemptResult {
+	if in.NextAttemptAt == nil {
+		return AttemptResult{Outcome: OutcomeDropped, Error: "HTTP 500"}
+	}
+	return AttemptResult{Outcome: OutcomeFailed, Error: "HTTP 500"}
+}
+
+func newEnv(t *testing.T, r *receiver) *testsuite.TestWorkflowEnvironment {
+	t.Helper()
+	var suite testsuite.WorkflowTestSuite
+	env := suite.NewTestWorkflowEnvironment()
+	r.env = env
+	env.RegisterWorkflowWithOptions(EventWorkflow, workflow.RegisterOptions{Name: EventWorkflowName})
+	env.RegisterWorkflowWithOptions(RefireWorkflow, workflow.RegisterOptions{Name: RefireWorkflowName})
+	env.RegisterWorkflowWithOptions(TestWorkflow, workflow.RegisterOptions{Name: TestWorkflowName})
+	env.RegisterActivityWithOptions(r.resolve, activity.RegisterOptions{Name: ActivityResolveTargets})
+	env.RegisterActivityWithOptions(r.deliver, activity.RegisterOptions{Name: ActivityDeliver})
+	env.RegisterActivityWithOptions(r.recordLost, activity.RegisterOptions{Name: ActivityRecordLost})
+	return env
+}
+
+func target(max int) Target {
+	return Target{EndpointID: uuid.New(), URL: "https://receiver.example/hook", MaxAttempts: max}
+}
+
+func runEvent(t *testing.T, r *receiver, schedule []time.Duration) (start time.Time) {
+	t.Helper()
+	env := newEnv(t, r)
+	start = env.Now()
+	env.ExecuteWorkflow(EventWorkflowName, EventParams{EventID: uuid.New(), OrgID: uuid.New(), EventType: "order.created", Schedule: schedule})
+	if !env.IsWorkflowCompleted() || env.GetWorkflowError() != nil {
+		t.Fatalf("workflow: completed=%v err=%v", env.IsWorkflowCompleted(), env.GetWorkflowError())
+	}
+	return start
+}
+
+func offsets(start time.Time, rs []recorded) []time.Duration {
+	out := make([]time.Duration, len(rs))
+	for i, r := range rs {
+		out[i] = r.at.Sub(start)
+	}
+	return out
+}
+
+func TestLadderDelaysAreExactAndAnchoredOnTheFirstAttempt(t *testing.T) {
+	const h, m = time.Hour, time.Minute
+	cases := map[int][]time.Duration{
+		1:  {0},
+		5:  {0, m, 5 * m, 30 * m, 2 * h},
+		6:  {0, m, 5 * m, 30 * m, 2 * h, 8 * h},
+		10: {0, m, 5 * m, 30 * m, 2 * h, 8 * h, 16 * h, 24 * h, 32 * h, 40 * h},
+	}
+	for max, want := range cases {
+		r := &receiver{targets: []Target{target(max)}, decide: alwaysFail}
+		start := runEvent(t, r, defaultSchedule)
+		if got := offsets(start, r.attempts); !slices.Equal(got, want) {
+			t.Errorf("max_attempts %d: attempts at %v, want %v", max, got, want)
+		}
+		for i, a := range r.attempts {
+			if a.in.Attempt != i+1 {
+				t.Errorf("max_attempts %d: attempt %d numbered %d", max, i+1, a.in.Attempt)
+			}
+			last := i == len(want)-1
+			if last != (a.in.NextAttemptAt == nil) {
+				t.Errorf("max_attempts %d: attempt %d next_attempt_at %v", max, i+1, a.in.NextAttemptAt)
+			}
+			if !last && !a.in.NextAttemptAt.Equal(start.Add(want[i+1])) {
+				t.Errorf("max_attempts %d: attempt %d announces next at %v, want %v", max, i+1, a.in.NextAttemptAt.Sub(start), want[i+1])
+			}
+		}
+		ids := map[uuid.UUID]bool{}
+		for _, a := range r.attempts {
+			ids[a.in.DeliveryID] = true
+			if a.in.ChainID != r.attempts[0].in.ChainID {
+				t.Errorf("max_attempts %d: chain id changed within a chain", max)
+			}
+		}
+		if len(ids) != len(want) {
+			t.Errorf("max_attempts %d: %d distinct delivery ids for %d attempts", max, len(ids), len(want))
+		}
+	}
+}
+
+func TestLadderStaysAnchoredWhenAttemptsAreSlow(t *testing.T) {
+	r := &receiver{targets: []Target{target(3)}, decide: alwaysFail}
+	env := newEnv(t, r)
+	// Each attempt takes 10 s (a receiver timing out): attempt 2 is still due at +1m, not +1m10s.
+	env.OnActivity(ActivityDeliver, mock.Anything, mock.Anything).After(10 * time.Second).Return(
+		func(ctx context.Context, in AttemptInput) (AttemptResult, error) { return r.deliver(ctx, in) })
+	start := env.Now()
+	env.ExecuteWorkflow(EventWorkflowName, EventParams{EventID: uuid.New(), Schedule: defaultSchedule})
+	if env.GetWorkflowError() != nil {
+		t.Fatal(env.GetWorkflowError())
+	}
+	want := []time.Duration{10 * time.Second, time.Minute + 10*time.Second, 5*time.Minute + 10*time.Second}
+	if got := offsets(start, r.attempts); !slices.Equal(got, want) {
+		t.Fatalf("attempts completed at %v, want %v", got, want)
+	}
+}
+
+func TestShortScheduleRepeatsItsLastDelay(t *testing.T) {
+	r := &receiver{targets: []Target{target(5)}, decide: alwaysFail}
+	start := runEvent(t, r, []time.Duration{time.Second, 2 * time.Second})
+	want := []time.Duration{0, time.Second, 2 * time.Second, 4 * time.Second, 6 * time.Second}
+	if got := offsets(start, r.attempts); !slices.Equal(got, want) {
+		t.Fatalf("attempts at %v, want %v", got, want)
+	}
+}
+
+func TestSuccessAtAttemptKStopsTheChain(t *testing.T) {
+	for k := 1; k <= 5; k++ {
+		r := &receiver{targets: []Target{target(5)}, decide: func(in AttemptInput) AttemptResult {
+			if in.Attempt == k {
+				return AttemptResult{Outcome: OutcomeSucceeded}
+			}
+			return alwaysFail(in)
+		}}
+		runEvent(t, r, defaultSchedule)
+		if len(r.attempts) != k {
+			t.Errorf("success at %d: %d attempts made", k, len(r.attempts))
+		}
+	}
+}
+
+func TestDroppedAfterTheLastAttempt(t *testing.T) {
+	r := &receiver{targets: []Target{target(3)}, decide: alwaysFail}
+	runEvent(t, r, defaultSchedule)
+	if len(r.attempts) != 3 || alwaysFail(r.attempts[2].in).Outcome != OutcomeDropped {
+		t.Fatalf("want 3 attempts ending dropped, got %d", len(r.attempts))
+	}
+}
+
+func TestDisableMidChainStopsIt(t *testing.T) {
+	// The activity finds the endpoint disabled before attempt 3 and reports the chain dropped.
+	r := &receiver{targets: []Target{target(5)}, decide: func(in AttemptInput) AttemptResult {
+		if in.Attempt == 3 {
+			return AttemptResult{Outcome: OutcomeDropped, Error: "endpoint_disabled"}
+		}
+		return alwaysFail(in)
+	}}
+	runEvent(t, r, defaultSchedule)
+	if len(r.attempts) != 3 {
+		t.Fatalf("%d attempts after the endpoint was disabled at attempt 3", len(r.attempts))
+	}
+}
+
+func TestEachSubscribedEndpointGetsItsOwnParallelChain(t *testing.T) {
+	ok, failing := target(2), target(2)
+	r := &receiver{targets: []Target{ok, failing}, decide: func(in AttemptInput) AttemptResult {
+		if in.EndpointID == ok.EndpointID {
+			return AttemptResult{Outcome: OutcomeSucceeded}
+		}
+		return alwaysFail(in)
+	}}
+	start := runEvent(t, r, defaultSchedule)
+	byEndpoint := map[uuid.UUID][]time.Duration{}
+	chains := map[uuid.UUID]uuid.UUID{}
+	for _, a := range r.attempts {
+		byEndpoint[a.in.EndpointID] = append(byEndpoint[a.in.EndpointID], a.at.Sub(start))
+		chains[a.in.EndpointID] = a.in.ChainID
+	}
+	if !slices.Equal(byEndpoint[ok.EndpointID], []time.Duration{0}) ||
+		!slices.Equal(byEndpoint[failing.EndpointID], []time.Duration{0, time.Minute}) {
+		t.Fatalf("attempts per endpoint: %v", byEndpoint)
+	}
+	if chains[ok.EndpointID] == chains[failing.EndpointID] {
+		t.Fatal("two endpoints share a chain id")
+	}
+}
+
+func TestRefireStartsAFreshChainAtAttemptOne(t *testing.T) {
+	tg := target(3)
+	r := &receiver{targets: []Target{tg}, decide: alwaysFail}
+	env := newEnv(t, r)
+	start := env.Now()
+	chainID := uuid.New()
+	env.ExecuteWorkflow(RefireWorkflowName, RefireParams{EventID: uuid.New(), EndpointID: tg.EndpointID, ChainID: chainID, Schedule: defaultSchedule})
+	if env.GetWorkflowError() != nil {
+		t.Fatal(env.GetWorkflowError())
+	}
+	if got := offsets(start, r.attempts); !slices.Equal(got, []time.Duration{0, time.Minute, 5 * time.Minute}) {
+		t.Fatalf("re-fire attempts at %v", got)
+	}
+	if r.attempts[0].in.Attempt != 1 || r.attempts[0].in.ChainID != chainID {
+		t.Fatalf("re-fire began with attempt %d of chain %s", r.attempts[0].in.Attempt, r.attempts[0].in.ChainID)
+	}
+}
+
+func TestTestEventIsOneAttemptUnderTheAnnouncedDeliveryID(t *testing.T) {
+	tg := target(5)
+	r := &receiver{targets: []Target{tg}, decide: alwaysFail}
+	env := newEnv(t, r)
+	deliveryID := uuid.New()
+	env.ExecuteWorkflow(TestWorkflowName, TestParams{EventID: uuid.New(), EndpointID: tg.EndpointID, ChainID: uuid.New(), DeliveryID: deliveryID})
+	if env.GetWorkflowError() != nil {
+		t.Fatal(env.GetWorkflowError())
+	}
+	if len(r.attempts) != 1 || r.attempts[0].in.DeliveryID != deliveryID || !r.attempts[0].in.Test || r.attempts[0].in.NextAttemptAt != nil {
+		t.Fatalf("test delivery attempts: %+v", r.attempts)
+	}
+}
+
+func TestALostAttemptIsRecordedAndTheLadderGoesOn(t *testing.T) {
+	r := &receiver{targets: []Target{target(3)}, decide: alwaysFail, lose: []int{1}}
+	runEvent(t, r, defaultSchedule)
+	if len(r.lost) != 1 || r.lost[0].Attempt.DeliveryID != r.attempts[0].in.DeliveryID {
+		t.Fatalf("lost attempts recorded: %+v", r.lost)
+	}
+	if len(r.attempts) != 3 {
+		t.Fatalf("%d attempts after losing the first, want 3", len(r.attempts))
+	}
+}
+
+func TestSummarize(t *testing.T) {
+	cases := []struct {
+		in   []string
+		want string
+	}{
+		{nil, StatusSucceeded},
+		{[]string{OutcomeSucceeded, OutcomeSucceeded}, StatusSucceeded},
+		{[]string{OutcomeDropped}, StatusDropped},
+		{[]string{OutcomeSucceeded, OutcomeDropped}, StatusPartiallyDropped},
+	}
+	for _, c := range cases {
+		if got := summarize(c.in); got != c.want {
+			t.Errorf("summarize(%v) = %s, want %s", c.in, got, c.want)
+		}
+	}
+}
+
+func TestWorkflowIDs(t *testing.T) {
+	ev, ep := uuid.MustParse("11111111-1111-1111-1111-111111111111"), uuid.MustParse("22222222-2222-2222-2222-222222222222")
+	if got := RefireWorkflowID(ev, ep, 12); got != "webhook-refire/"+ev.String()+"/"+ep.String()+"/12" {
+		t.Fatal(got)
+	}
+	if got := EventWorkflowID(ev); got != "webhook-event/"+ev.String() {
+		t.Fatal(got)
+	}
+	if got := TestWorkflowID(ep); got != "webhook-test/"+ep.String() {
+		t.Fatal(got)
+	}
+}
