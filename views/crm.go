@@ -44,7 +44,7 @@ type clientRow struct {
 	LastName               string
 	Phone                  string
 	ClientType             string
-	Tags                   pq.StringArray
+	Tags                   pq.StringArray `gorm:"type:text[]"`
 	BillingAddress         []byte
 	SourceLabel            *string
 	SourceExternalID       *string

@@ -1,0 +1,31 @@
+# The two commands a newcomer needs: `make run` (everything, locally) and `make test` (every test).
+GO ?= go
+export GOFLAGS ?= -buildvcs=false
+
+.PHONY: run test build vet fuzz
+
+build:
+	$(GO) build -o bin/wds ./cmd/wds
+
+# The Temporal CLI (dev server + UI) lives in its own module so its dependencies never mix with ours.
+bin/temporal: tools/temporal/go.mod tools/temporal/go.sum
+	cd tools/temporal && $(GO) build -o ../../bin/temporal github.com/temporalio/cli/cmd/temporal
+
+run: build bin/temporal
+	./bin/wds dev
+
+vet:
+	$(GO) vet ./...
+	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed: $$out"; exit 1; fi
+
+test: vet bin/temporal
+	$(GO) test -race -count=1 -timeout 45m ./...
+
+# A longer run of every fuzz target (not part of `make test`, whose seed corpora run as unit tests).
+FUZZTIME ?= 30s
+fuzz:
+	@for pkg in $$($(GO) list ./...); do \
+	  for f in $$($(GO) test -list '^Fuzz' $$pkg | grep '^Fuzz'); do \
+	    echo "== $$pkg $$f"; $(GO) test -run '^$$' -fuzz "^$$f$$" -fuzztime $(FUZZTIME) $$pkg || exit 1; \
+	  done; \
+	done

@@ -1,0 +1,213 @@
+package api_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/getkin/kin-openapi/openapi3"
+	"github.com/getkin/kin-openapi/openapi3filter"
+	"github.com/getkin/kin-openapi/routers"
+	"github.com/getkin/kin-openapi/routers/gorillamux"
+	"github.com/google/uuid"
+	"github.com/sirupsen/logrus"
+	"gorm.io/gorm"
+
+	"wds/api"
+	"wds/apikeys"
+	"wds/catalog"
+	"wds/models"
+	"wds/openapi"
+	"wds/pgtest"
+	"wds/workspace"
+)
+
+// readEnv is one org with a store, an owner and keys, served by the real router over real PostgreSQL.
+type readEnv struct {
+	t       *testing.T
+	db      *gorm.DB
+	srv     *httptest.Server
+	org     *models.Org
+	store   *models.Store
+	owner   *models.User
+	key     string // read_only
+	rwKey   string // read_write
+	clock   *testClock
+	docRout routers.Router
+}
+
+type testClock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+func (c *testClock) Now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.t }
+func (c *testClock) Add(d time.Duration) {
+	c.mu.Lock()
+	c.t = c.t.Add(d)
+	c.mu.Unlock()
+}
+
+func newReadEnv(t *testing.T) *readEnv {
+	t.Helper()
+	ctx := context.Background()
+	e := &readEnv{t: t, db: pgtest.New(t), clock: &testClock{t: time.Now()}}
+	e.org, e.store, e.owner = mustOrg(t, e.db, "Acme")
+	e.key = mustReadKey(t, e.db, e.org.ID, e.owner.ID, models.ScopeReadOnly, nil)
+	e.rwKey = mustReadKey(t, e.db, e.org.ID, e.owner.ID, models.ScopeReadWrite, nil)
+	log := logrus.New()
+	log.SetOutput(io.Discard)
+	r, err := api.NewRouter(api.Deps{DB: e.db, Log: log, Now: e.clock.Now, LastUsed: apikeys.NewLastUsed(e.db, log)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.srv = httptest.NewServer(r)
+	t.Cleanup(e.srv.Close)
+	e.docRout = readDocRouter(t)
+	_ = ctx
+	return e
+}
+
+func mustOrg(t *testing.T, db *gorm.DB, name string) (*models.Org, *models.Store, *models.User) {
+	t.Helper()
+	ctx := context.Background()
+	org, err := workspace.CreateOrg(ctx, db, name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	store, err := workspace.CreateStore(ctx, db, org.ID, name+" store", "EUR")
+	if err != nil {
+		t.Fatal(err)
+	}
+	owner, _, err := workspace.CreateUser(ctx, db, org.ID, uuid.NewString()+"@example.com", models.RoleOwner)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return org, store, owner
+}
+
+func mustReadKey(t *testing.T, db *gorm.DB, org, actor uuid.UUID, scope string, expires *time.Time) string {
+	t.Helper()
+	_, key := mustReadKeyWithID(t, db, org, actor, scope, expires)
+	return key
+}
+
+func mustReadKeyWithID(t *testing.T, db *gorm.DB, org, actor uuid.UUID, scope string, expires *time.Time) (uuid.UUID, string) {
+	t.Helper()
+	k, key, err := apikeys.CreateReadKey(context.Background(), db, apikeys.NewReadKey{OrgID: org, ActorID: actor, Scope: scope, ExpiresAt: expires})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return k.ID, key
+}
+
+func mustVendor(t *testing.T, db *gorm.DB, org, store uuid.UUID, name string) *models.Vendor {
+	t.Helper()
+	v, err := catalog.CreateVendor(context.Background(), db, org, store, name, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return v
+}
+
+var (
+	readDocOnce sync.Once
+	readDoc     *openapi3.T
+)
+
+func readDocRouter(t *testing.T) routers.Router {
+	t.Helper()
+	readDocOnce.Do(func() {
+		doc, err := openapi3.NewLoader().LoadFromData(openapi.ReadJSON())
+		if err != nil {
+			t.Fatalf("read API document does not load: %v", err)
+		}
+		readDoc = doc
+	})
+	r, err := gorillamux.NewRouter(readDoc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+// get calls the API and checks the response against the OpenAPI document, so the document and the
+// real answers cannot drift apart.
+func (e *readEnv) get(path, key string) (int, []byte) {
+	e.t.Helper()
+	return e.do(http.MethodGet, path, key, nil)
+}
+
+func (e *readEnv) do(method, path, key string, hdr http.Header) (int, []byte) {
+	e.t.Helper()
+	req, _ := http.NewRequest(method, e.srv.URL+path, nil)
+	for k, v := range hdr {
+		req.Header[k] = v
+	}
+	if key != "" {
+		req.Header.Set("Authorization", "Bearer "+key)
+	}
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	defer res.Body.Close()
+	body, _ := io.ReadAll(res.Body)
+	e.validate(req, res, body)
+	return res.StatusCode, body
+}
+
+func (e *readEnv) validate(req *http.Request, res *http.Response, body []byte) {
+	e.t.Helper()
+	route, params, err := e.docRout.FindRoute(req)
+	if err != nil {
+		return // paths outside the document (404 probes) have nothing to check
+	}
+	in := &openapi3filter.RequestValidationInput{Request: req, PathParams: params, Route: route,
+		Options: &openapi3filter.Options{AuthenticationFunc: openapi3filter.NoopAuthenticationFunc}}
+	out := &openapi3filter.ResponseValidationInput{RequestValidationInput: in, Status: res.StatusCode,
+		Header: res.Header, Body: io.NopCloser(bytes.NewReader(body)),
+		Options: &openapi3filter.Options{IncludeResponseStatus: true}}
+	if err := openapi3filter.ValidateResponse(context.Background(), out); err != nil {
+		e.t.Errorf("%s %s: response does not match the OpenAPI document: %v\n%s", req.Method, req.URL.Path, err, body)
+	}
+}
+
+func wantError(t *testing.T, status int, body []byte, wantStatus int, code string) {
+	t.Helper()
+	var b struct{ Error, Detail string }
+	if err := json.Unmarshal(body, &b); err != nil {
+		t.Fatalf("error body is not JSON: %s", body)
+	}
+	if status != wantStatus || b.Error != code || strings.TrimSpace(b.Detail) == "" {
+		t.Fatalf("got %d %s (%q), want %d %s", status, b.Error, b.Detail, wantStatus, code)
+	}
+}
+
+type page struct {
+	Rows []struct {
+		ID        uuid.UUID `json:"id"`
+		StoreID   uuid.UUID `json:"store_id"`
+		UpdatedAt time.Time `json:"updated_at"`
+	} `json:"rows"`
+	NextCursor *struct {
+		At string    `json:"at"`
+		ID uuid.UUID `json:"id"`
+	} `json:"next_cursor"`
+}
+
+func decodePage(t *testing.T, body []byte) page {
+	t.Helper()
+	var p page
+	if err := json.Unmarshal(body, &p); err != nil {
+		t.Fatalf("not a page: %v: %s", err, body)
+	}
+	return p
+}
