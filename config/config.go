@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"reflect"
 	"strings"
 	"time"
 
@@ -37,7 +38,7 @@ const DefaultTemporalAddress = "localhost:7233"
 func Load() (*Config, error) {
 	c := &Config{}
 	if err := env.Parse(c); err != nil {
-		return nil, fmt.Errorf("configuration: %w", err)
+		return nil, nameVariables(err)
 	}
 	if err := c.validate(); err != nil {
 		return nil, err
@@ -66,6 +67,25 @@ func (c *Config) validate() error {
 			errs = append(errs, errors.New("WDS_WEBHOOK_RETRY_SCHEDULE: delays are relative to the first attempt, so they must be positive and not decreasing"))
 			break
 		}
+	}
+	return errors.Join(errs...)
+}
+
+// nameVariables rewrites the library's field-named parse errors to name the environment variable.
+func nameVariables(err error) error {
+	var agg env.AggregateError
+	if !errors.As(err, &agg) {
+		return fmt.Errorf("configuration: %w", err)
+	}
+	var errs []error
+	for _, e := range agg.Errors {
+		var pe env.ParseError
+		if !errors.As(e, &pe) {
+			errs = append(errs, e)
+			continue
+		}
+		f, _ := reflect.TypeOf(Config{}).FieldByName(pe.Name)
+		errs = append(errs, fmt.Errorf("%s: cannot read it as %s: %w", f.Tag.Get("env"), pe.Type, pe.Err))
 	}
 	return errors.Join(errs...)
 }

@@ -76,6 +76,9 @@ func Start(ctx context.Context, o Options) (*Cluster, error) {
 	if err := c.chown(o.Dir); err != nil {
 		return nil, err
 	}
+	if err := c.reachable(ctx, o.Dir); err != nil {
+		return nil, err
+	}
 	if _, err := os.Stat(filepath.Join(c.dataDir, "PG_VERSION")); errors.Is(err, os.ErrNotExist) {
 		if err := c.run(ctx, "initdb", "-D", c.dataDir, "-U", "postgres", "-A", "trust", "-E", "UTF8", "--no-sync"); err != nil {
 			return nil, err
@@ -149,6 +152,19 @@ func (c *Cluster) run(ctx context.Context, prog string, args ...string) error {
 	out, err := cmd.CombinedOutput()
 	if err != nil {
 		return fmt.Errorf("pgcluster: %s: %w: %s", prog, err, strings.TrimSpace(string(out)))
+	}
+	return nil
+}
+
+// reachable checks that the server's user can enter dir: a parent directory private to root (such as
+// /root or a 0700 temporary directory) would otherwise fail deep inside initdb.
+func (c *Cluster) reachable(ctx context.Context, dir string) error {
+	if c.runAs == "" {
+		return nil
+	}
+	if err := exec.CommandContext(ctx, "runuser", "-u", c.runAs, "--", "test", "-x", dir).Run(); err != nil {
+		return fmt.Errorf("pgcluster: PostgreSQL runs as the %q user, which cannot enter %s: make its parent "+
+			"directories traversable (chmod o+x) or choose a data directory elsewhere (WDS_DATA_DIR)", c.runAs, dir)
 	}
 	return nil
 }

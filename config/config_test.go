@@ -1,0 +1,53 @@
+package config
+
+import (
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestDefaults(t *testing.T) {
+	t.Setenv("WDS_WEBHOOK_RETRY_SCHEDULE", "")
+	c, err := Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []time.Duration{time.Minute, 5 * time.Minute, 30 * time.Minute, 2 * time.Hour, 8 * time.Hour}
+	if len(c.WebhookRetrySchedule) != len(want) {
+		t.Fatalf("schedule %v", c.WebhookRetrySchedule)
+	}
+	for i := range want {
+		if c.WebhookRetrySchedule[i] != want[i] {
+			t.Fatalf("schedule %v", c.WebhookRetrySchedule)
+		}
+	}
+	if c.HTTPAddr != ":8080" || c.DataDir != "./.wds" || c.TemporalNamespace != "default" || c.LogFormat != "json" {
+		t.Fatalf("defaults: %+v", c)
+	}
+}
+
+func TestErrorsNameTheVariable(t *testing.T) {
+	cases := map[string][2]string{
+		"WDS_LOG_LEVEL":              {"loud", "WDS_LOG_LEVEL"},
+		"WDS_LOG_FORMAT":             {"xml", "WDS_LOG_FORMAT"},
+		"WDS_TRUSTED_PROXIES":        {"10.0.0.0/8,nonsense", "WDS_TRUSTED_PROXIES"},
+		"WDS_WEBHOOK_RETRY_SCHEDULE": {"5m,1m", "WDS_WEBHOOK_RETRY_SCHEDULE"},
+		"WDS_WEBHOOK_ALLOW_PRIVATE":  {"maybe", "WDS_WEBHOOK_ALLOW_PRIVATE"},
+	}
+	for name, c := range cases {
+		t.Run(name, func(t *testing.T) {
+			t.Setenv(name, c[0])
+			_, err := Load()
+			if err == nil || !strings.Contains(err.Error(), c[1]) {
+				t.Fatalf("err = %v, want it to name %s", err, c[1])
+			}
+		})
+	}
+}
+
+func TestEncryptionKeyMessage(t *testing.T) {
+	err := (&Config{}).RequireEncryptionKey()
+	if err == nil || !strings.Contains(err.Error(), "WDS_ENCRYPTION_KEY") {
+		t.Fatalf("err = %v", err)
+	}
+}
