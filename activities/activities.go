@@ -1,0 +1,163 @@
+// Package activities is everything the delivery workflows ask of the outside world: find the endpoints
+// an event goes to, make one signed POST and record it, record an attempt that was lost.
+package activities
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"time"
+
+	"github.com/google/uuid"
+	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/worker"
+	"gorm.io/gorm"
+
+	"wds/models"
+	"wds/secrets"
+	"wds/workflows"
+)
+
+// Activities holds what the activities share. HTTP must come from egress.NewClient.
+type Activities struct {
+	DB   *gorm.DB
+	Box  *secrets.Box
+	HTTP *http.Client
+	// Now is the clock; nil is time.Now.
+	Now func() time.Time
+}
+
+// Register adds the activities to a worker under the names the workflows schedule.
+func (a *Activities) Register(r worker.ActivityRegistry) {
+	r.RegisterActivityWithOptions(a.ResolveTargets, activity.RegisterOptions{Name: workflows.ActivityResolveTargets})
+	r.RegisterActivityWithOptions(a.Deliver, activity.RegisterOptions{Name: workflows.ActivityDeliver})
+	r.RegisterActivityWithOptions(a.RecordLostAttempt, activity.RegisterOptions{Name: workflows.ActivityRecordLost})
+}
+
+func (a *Activities) now() time.Time {
+	if a.Now != nil {
+		return a.Now().UTC()
+	}
+	return time.Now().UTC()
+}
+
+// ResolveTargets returns the endpoints an event goes to: those enabled, not deleted, subscribed to its
+// type and created no later than the event (subscribed at event time), oldest first. For a re-fire or
+// test (EndpointID set) it returns that endpoint whatever its state, so Deliver records why it stops.
+func (a *Activities) ResolveTargets(ctx context.Context, in workflows.ResolveInput) ([]workflows.Target, error) {
+	ev, err := a.event(ctx, in.EventID)
+	if err != nil {
+		return nil, err
+	}
+	q := a.DB.WithContext(ctx).Model(&models.Endpoint{}).Select("id AS endpoint_id, url, max_attempts").Where("org_id = ?", ev.OrgID)
+	if in.EndpointID != nil {
+		q = q.Where("id = ?", *in.EndpointID)
+	} else {
+		q = q.Where("enabled AND deleted_at IS NULL AND ? = ANY(event_types) AND created_at <= ?", ev.Type, ev.CreatedAt)
+	}
+	targets := []workflows.Target{}
+	if err := q.Order("created_at, id").Scan(&targets).Error; err != nil {
+		return nil, fmt.Errorf("resolve endpoints: %w", err)
+	}
+	return targets, nil
+}
+
+type eventMeta struct {
+	ID        uuid.UUID
+	OrgID     uuid.UUID
+	Type      string
+	CreatedAt time.Time
+	Size      int64
+}
+
+// event loads an event's metadata and body size, never its body.
+func (a *Activities) event(ctx context.Context, id uuid.UUID) (*eventMeta, error) {
+	var ev eventMeta
+	err := a.DB.WithContext(ctx).Raw(`SELECT id, org_id, type, created_at, octet_length(body::text) AS size FROM events WHERE id = ?`, id).Scan(&ev).Error
+	if err != nil {
+		return nil, fmt.Errorf("load event: %w", err)
+	}
+	if ev.ID == uuid.Nil {
+		// Events are never deleted; a missing one is a bug no retry can fix.
+		return nil, temporal.NewNonRetryableApplicationError("event "+id.String()+" not found", "event_not_found", nil)
+	}
+	return &ev, nil
+}
+
+// recorded returns the outcome of an attempt already in the log, if it is.
+func (a *Activities) recorded(ctx context.Context, deliveryID uuid.UUID) (*workflows.AttemptResult, error) {
+	var rows []models.Delivery
+	if err := a.DB.WithContext(ctx).Where("id = ?", deliveryID).Limit(1).Find(&rows).Error; err != nil {
+		return nil, fmt.Errorf("load delivery: %w", err)
+	}
+	if len(rows) == 0 {
+		return nil, nil
+	}
+	return &workflows.AttemptResult{Outcome: rows[0].Status, Error: rows[0].Error}, nil
+}
+
+// write inserts the attempt's row once: a retried task with the same delivery id, or a second
+// attempt number in the same chain, changes nothing. It returns the outcome the log holds.
+func (a *Activities) write(ctx context.Context, d *models.Delivery) (workflows.AttemptResult, error) {
+	err := a.DB.WithContext(ctx).Exec(`INSERT INTO webhook_deliveries (id, org_id, event_id, endpoint_id, event_type, chain_id,
+		workflow_id, attempt, status, response_status, response_excerpt, error, duration_ms, attempted_at, next_attempt_at)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`,
+		d.ID, d.OrgID, d.EventID, d.EndpointID, d.EventType, d.ChainID, d.WorkflowID, d.Attempt, d.Status,
+		d.ResponseStatus, d.ResponseExcerpt, d.Error, d.DurationMS, d.AttemptedAt, d.NextAttemptAt).Error
+	if err != nil {
+		return workflows.AttemptResult{}, fmt.Errorf("record delivery: %w", err)
+	}
+	got, err := a.recorded(ctx, d.ID)
+	if err != nil {
+		return workflows.AttemptResult{}, err
+	}
+	if got == nil {
+		// The chain already holds this attempt number under another id: that row is the attempt.
+		var res workflows.AttemptResult
+		err := a.DB.WithContext(ctx).Raw(`SELECT status AS outcome, error FROM webhook_deliveries WHERE chain_id = ? AND attempt = ?`,
+			d.ChainID, d.Attempt).Scan(&res).Error
+		if err != nil {
+			return workflows.AttemptResult{}, fmt.Errorf("load delivery: %w", err)
+		}
+		return res, nil
+	}
+	return *got, nil
+}
+
+// RecordLostAttempt writes the row of an attempt whose Deliver task failed without recording one.
+// If Deliver did record it before failing, that row stands.
+func (a *Activities) RecordLostAttempt(ctx context.Context, l workflows.LostAttempt) (workflows.AttemptResult, error) {
+	ev, err := a.event(ctx, l.Attempt.EventID)
+	if err != nil {
+		return workflows.AttemptResult{}, err
+	}
+	d := newRow(l.Attempt, ev, a.now())
+	d.Error = truncate(l.Error, 1000)
+	d.Status = failedOrDropped(l.Attempt)
+	if d.Status == models.DeliveryDropped {
+		d.NextAttemptAt = nil
+	}
+	return a.write(ctx, d)
+}
+
+func newRow(in workflows.AttemptInput, ev *eventMeta, at time.Time) *models.Delivery {
+	return &models.Delivery{ID: in.DeliveryID, OrgID: ev.OrgID, EventID: in.EventID, EndpointID: in.EndpointID,
+		EventType: ev.Type, ChainID: in.ChainID, WorkflowID: in.WorkflowID, Attempt: in.Attempt,
+		AttemptedAt: at, NextAttemptAt: in.NextAttemptAt}
+}
+
+// failedOrDropped is the status of a failed attempt: the last one drops the chain.
+func failedOrDropped(in workflows.AttemptInput) string {
+	if in.NextAttemptAt == nil {
+		return models.DeliveryDropped
+	}
+	return models.DeliveryFailed
+}
+
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n]
+}

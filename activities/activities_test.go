@@ -1,0 +1,456 @@
+package activities_test
+
+import (
+	"context"
+	"crypto/x509"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+	"gorm.io/gorm"
+
+	"wds/activities"
+	"wds/egress"
+	"wds/models"
+	"wds/outbox"
+	"wds/pgtest"
+	"wds/secrets"
+	"wds/signing"
+	"wds/webhooks"
+	"wds/workflows"
+	"wds/workspace"
+)
+
+func TestMain(m *testing.M) { pgtest.Main(m) }
+
+// hit is one request a receiver got.
+type hit struct {
+	header http.Header
+	body   []byte
+	path   string
+}
+
+// receiver is a real TLS server answering with handle and recording every request.
+type receiver struct {
+	srv    *httptest.Server
+	mu     sync.Mutex
+	hits   []hit
+	handle func(w http.ResponseWriter, r *http.Request)
+}
+
+func newReceiver(t *testing.T, handle func(w http.ResponseWriter, r *http.Request)) *receiver {
+	rc := &receiver{handle: handle}
+	rc.srv = httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		rc.mu.Lock()
+		rc.hits = append(rc.hits, hit{header: r.Header.Clone(), body: b, path: r.URL.Path})
+		rc.mu.Unlock()
+		if rc.handle != nil {
+			rc.handle(w, r)
+		}
+	}))
+	t.Cleanup(rc.srv.Close)
+	return rc
+}
+
+func (rc *receiver) got() []hit {
+	rc.mu.Lock()
+	defer rc.mu.Unlock()
+	return append([]hit(nil), rc.hits...)
+}
+
+func (rc *receiver) roots() *x509.CertPool {
+	return rc.srv.Client().Transport.(*http.Transport).TLSClientConfig.RootCAs
+}
+
+type fixture struct {
+	t     *testing.T
+	ctx   context.Context
+	db    *gorm.DB
+	box   *secrets.Box
+	svc   *webhooks.Service
+	org   uuid.UUID
+	owner uuid.UUID
+}
+
+func newFixture(t *testing.T) *fixture {
+	t.Helper()
+	ctx := context.Background()
+	db := pgtest.New(t)
+	box, err := secrets.NewBox(secrets.GenerateKey())
+	if err != nil {
+		t.Fatal(err)
+	}
+	org, err := workspace.CreateOrg(ctx, db, "Acme")
+	if err != nil {
+		t.Fatal(err)
+	}
+	owner, _, err := workspace.CreateUser(ctx, db, org.ID, "owner@acme.test", models.RoleOwner)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &fixture{t: t, ctx: ctx, db: db, box: box, svc: &webhooks.Service{DB: db, Box: box, AllowPrivate: true}, org: org.ID, owner: owner.ID}
+}
+
+func (f *fixture) endpoint(url string, types ...string) *webhooks.Created {
+	f.t.Helper()
+	if len(types) == 0 {
+		types = []string{outbox.OrderCreated}
+	}
+	ep, err := f.svc.Create(f.ctx, webhooks.CreateInput{OrgID: f.org, ActorID: f.owner, URL: url, EventTypes: types})
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	return ep
+}
+
+func (f *fixture) event(typ string, data any) uuid.UUID {
+	f.t.Helper()
+	id, err := outbox.Emit(f.ctx, f.db, f.org, nil, typ, data)
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	return id
+}
+
+func (f *fixture) acts(rc *receiver, allowPrivate bool) *activities.Activities {
+	f.t.Helper()
+	c, err := egress.NewClient(egress.Options{RootCAs: rc.roots(), AllowPrivate: allowPrivate})
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	return &activities.Activities{DB: f.db, Box: f.box, HTTP: c}
+}
+
+func (f *fixture) rows(chainID uuid.UUID) []models.Delivery {
+	f.t.Helper()
+	var rows []models.Delivery
+	if err := f.db.Where("chain_id = ?", chainID).Order("attempt").Find(&rows).Error; err != nil {
+		f.t.Fatal(err)
+	}
+	return rows
+}
+
+func attempt(ev, ep uuid.UUID, n int, next *time.Time) workflows.AttemptInput {
+	return workflows.AttemptInput{DeliveryID: uuid.New(), EventID: ev, EndpointID: ep, ChainID: uuid.New(),
+		WorkflowID: "webhook-event/" + ev.String(), Attempt: n, NextAttemptAt: next}
+}
+
+func later() *time.Time { t := time.Now().Add(time.Minute).UTC().Truncate(time.Microsecond); return &t }
+
+func TestDeliverSendsEveryHeaderAndAVerifiableSignature(t *testing.T) {
+	f := newFixture(t)
+	rc := newReceiver(t, func(w http.ResponseWriter, r *http.Request) { w.Write([]byte(`{"ok":true}`)) })
+	ep := f.endpoint(rc.srv.URL + "/hook")
+	ev := f.event(outbox.OrderCreated, map[string]any{"id": uuid.New(), "total_cents": 1250})
+	in := attempt(ev, ep.ID, 1, later())
+
+	res, err := f.acts(rc, true).Deliver(f.ctx, in)
+	if err != nil || res.Outcome != workflows.OutcomeSucceeded {
+		t.Fatalf("outcome %+v err %v", res, err)
+	}
+	hits := rc.got()
+	if len(hits) != 1 {
+		t.Fatalf("%d requests", len(hits))
+	}
+	h := hits[0].header
+	var stored string
+	f.db.Raw("SELECT body::text FROM events WHERE id = ?", ev).Scan(&stored)
+	if string(hits[0].body) != stored {
+		t.Fatalf("body differs from the stored event:\n%s\n%s", hits[0].body, stored)
+	}
+	want := map[string]string{
+		"Content-Type": "application/json", "User-Agent": "WDS-Webhook/1.0", "X-Pc-Event-Type": "order.created",
+		"X-Pc-Event-Id": ev.String(), "X-Pc-Delivery-Id": in.DeliveryID.String(),
+	}
+	for k, v := range want {
+		if h.Get(k) != v {
+			t.Errorf("%s = %q, want %q", k, h.Get(k), v)
+		}
+	}
+	ts, err := strconv.ParseInt(h.Get("X-PC-Timestamp"), 10, 64)
+	if err != nil || time.Since(time.Unix(ts, 0)).Abs() > 5*time.Second {
+		t.Fatalf("X-PC-Timestamp %q", h.Get("X-PC-Timestamp"))
+	}
+	if !strings.HasPrefix(h.Get("X-PC-Signature"), "t="+h.Get("X-PC-Timestamp")+",v1=") {
+		t.Fatalf("signature %q does not carry the timestamp", h.Get("X-PC-Signature"))
+	}
+	if err := signing.VerifyPC([]byte(ep.Secret), h.Get("X-PC-Signature"), hits[0].body, time.Now()); err != nil {
+		t.Fatalf("receiver cannot verify: %v", err)
+	}
+	if err := signing.VerifyPC([]byte("whsec_other"), h.Get("X-PC-Signature"), hits[0].body, time.Now()); err == nil {
+		t.Fatal("signature verifies with another secret")
+	}
+	rows := f.rows(in.ChainID)
+	if len(rows) != 1 || rows[0].ID != in.DeliveryID || rows[0].Status != "succeeded" || *rows[0].ResponseStatus != 200 ||
+		rows[0].ResponseExcerpt != `{"ok":true}` || rows[0].NextAttemptAt != nil || rows[0].EventType != "order.created" {
+		t.Fatalf("row %+v", rows)
+	}
+}
+
+func TestTestEventCarriesTheLiteralNullEventID(t *testing.T) {
+	f := newFixture(t)
+	rc := newReceiver(t, nil)
+	ep := f.endpoint(rc.srv.URL)
+	q, err := f.svc.SendTest(f.ctx, f.org, ep.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var disp models.Dispatch
+	f.db.Where("id = ?", q.DispatchID).Take(&disp)
+	in := workflows.AttemptInput{DeliveryID: q.DeliveryID, EventID: disp.EventID, EndpointID: ep.ID, ChainID: disp.ChainID, Attempt: 1, Test: true}
+	if res, err := f.acts(rc, true).Deliver(f.ctx, in); err != nil || res.Outcome != "succeeded" {
+		t.Fatalf("%+v %v", res, err)
+	}
+	h := rc.got()[0]
+	var body map[string]any
+	json.Unmarshal(h.body, &body)
+	if h.header.Get("X-PC-Event-Id") != "null" || h.header.Get("X-PC-Event-Type") != "webhook.test" || body["id"] != nil || body["type"] != "webhook.test" {
+		t.Fatalf("test event headers %v body %s", h.header, h.body)
+	}
+	if data := body["data"].(map[string]any); data["endpoint_id"] != ep.ID.String() || data["message"] == "" {
+		t.Fatalf("test data %v", data)
+	}
+}
+
+func TestARedirectIsAFailureAndIsNotFollowed(t *testing.T) {
+	f := newFixture(t)
+	rc := newReceiver(t, func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/hook" {
+			http.Redirect(w, r, "/elsewhere", http.StatusTemporaryRedirect)
+		}
+	})
+	ep := f.endpoint(rc.srv.URL + "/hook")
+	in := attempt(f.event(outbox.OrderCreated, nil), ep.ID, 1, later())
+	res, err := f.acts(rc, true).Deliver(f.ctx, in)
+	if err != nil || res.Outcome != "failed" || res.Error != "HTTP 307" {
+		t.Fatalf("%+v %v", res, err)
+	}
+	if hits := rc.got(); len(hits) != 1 {
+		t.Fatalf("redirect followed: %d requests", len(hits))
+	}
+	if r := f.rows(in.ChainID)[0]; r.NextAttemptAt == nil || !r.NextAttemptAt.Equal(*in.NextAttemptAt) {
+		t.Fatalf("failed row does not announce the next attempt: %+v", r)
+	}
+}
+
+func TestTheLastFailedAttemptDropsTheChain(t *testing.T) {
+	f := newFixture(t)
+	rc := newReceiver(t, func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusInternalServerError) })
+	ep := f.endpoint(rc.srv.URL)
+	in := attempt(f.event(outbox.OrderCreated, nil), ep.ID, 5, nil)
+	res, err := f.acts(rc, true).Deliver(f.ctx, in)
+	if err != nil || res.Outcome != "dropped" || res.Error != "HTTP 500" {
+		t.Fatalf("%+v %v", res, err)
+	}
+	if r := f.rows(in.ChainID)[0]; r.Status != "dropped" || *r.ResponseStatus != 500 || r.NextAttemptAt != nil {
+		t.Fatalf("%+v", r)
+	}
+}
+
+func TestASlowReceiverTimesOut(t *testing.T) {
+	f := newFixture(t)
+	release := make(chan struct{})
+	rc := newReceiver(t, func(w http.ResponseWriter, r *http.Request) { <-release })
+	defer close(release)
+	ep := f.endpoint(rc.srv.URL)
+	a := f.acts(rc, true)
+	if a.HTTP.Timeout != egress.Timeout || egress.Timeout != 10*time.Second {
+		t.Fatalf("client timeout %v, want 10s", a.HTTP.Timeout)
+	}
+	a.HTTP.Timeout = 300 * time.Millisecond // the same path as 10 s, without waiting 10 s
+	in := attempt(f.event(outbox.OrderCreated, nil), ep.ID, 1, later())
+	res, err := a.Deliver(f.ctx, in)
+	if err != nil || res.Outcome != "failed" || !strings.HasPrefix(res.Error, "timeout") {
+		t.Fatalf("%+v %v", res, err)
+	}
+}
+
+func TestResponseReadIsCappedAt64KiB(t *testing.T) {
+	f := newFixture(t)
+	rc := newReceiver(t, func(w http.ResponseWriter, r *http.Request) {
+		w.WriteHeader(http.StatusBadRequest)
+		w.Write([]byte(strings.Repeat("x", 1<<20)))
+	})
+	ep := f.endpoint(rc.srv.URL)
+	in := attempt(f.event(outbox.OrderCreated, nil), ep.ID, 1, later())
+	if _, err := f.acts(rc, true).Deliver(f.ctx, in); err != nil {
+		t.Fatal(err)
+	}
+	if r := f.rows(in.ChainID)[0]; len(r.ResponseExcerpt) != 64<<10 || r.Status != "failed" {
+		t.Fatalf("kept %d bytes of the response, status %s", len(r.ResponseExcerpt), r.Status)
+	}
+}
+
+func TestTheAddressGuardRefusesLoopbackUnlessAllowed(t *testing.T) {
+	f := newFixture(t)
+	rc := newReceiver(t, nil)
+	ep := f.endpoint(rc.srv.URL) // registered while private addresses were allowed
+	in := attempt(f.event(outbox.OrderCreated, nil), ep.ID, 1, later())
+	res, err := f.acts(rc, false).Deliver(f.ctx, in)
+	if err != nil || res.Outcome != "failed" || res.Error != "address_not_allowed" {
+		t.Fatalf("%+v %v", res, err)
+	}
+	if len(rc.got()) != 0 {
+		t.Fatal("the guarded client reached loopback")
+	}
+}
+
+func TestEventsOverTheCapAreSummarised(t *testing.T) {
+	f := newFixture(t)
+	rc := newReceiver(t, nil)
+	ep := f.endpoint(rc.srv.URL)
+	orderID := uuid.New()
+	ev := f.event(outbox.OrderCreated, map[string]any{"id": orderID, "notes": strings.Repeat("n", 6_100_000)})
+	in := attempt(ev, ep.ID, 1, later())
+	if res, err := f.acts(rc, true).Deliver(f.ctx, in); err != nil || res.Outcome != "succeeded" {
+		t.Fatalf("%+v %v", res, err)
+	}
+	h := rc.got()[0]
+	var body map[string]any
+	if err := json.Unmarshal(h.body, &body); err != nil {
+		t.Fatal(err)
+	}
+	if len(h.body) > 2000 || body["summarized"] != true || body["id"] != ev.String() || body["type"] != "order.created" ||
+		body["org_id"] != f.org.String() || body["data"].(map[string]any)["id"] != orderID.String() || body["detail"] == "" {
+		t.Fatalf("summary %s", h.body)
+	}
+	if err := signing.VerifyPC([]byte(ep.Secret), h.header.Get("X-PC-Signature"), h.body, time.Now()); err != nil {
+		t.Fatalf("summary signature: %v", err)
+	}
+}
+
+func TestARetriedAttemptNeverMakesASecondRowOrASecondPost(t *testing.T) {
+	f := newFixture(t)
+	rc := newReceiver(t, func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusServiceUnavailable) })
+	ep := f.endpoint(rc.srv.URL)
+	in := attempt(f.event(outbox.OrderCreated, nil), ep.ID, 2, later())
+	a := f.acts(rc, true)
+	first, err := a.Deliver(f.ctx, in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	again, err := a.Deliver(f.ctx, in)
+	if err != nil || again != first {
+		t.Fatalf("retried task: %+v %v, first %+v", again, err, first)
+	}
+	lost, err := a.RecordLostAttempt(f.ctx, workflows.LostAttempt{Attempt: in, Error: "attempt_lost: worker died"})
+	if err != nil || lost != first {
+		t.Fatalf("lost record over a recorded attempt: %+v %v", lost, err)
+	}
+	if n := len(rc.got()); n != 1 {
+		t.Fatalf("%d POSTs for one attempt", n)
+	}
+	if rows := f.rows(in.ChainID); len(rows) != 1 || rows[0].Error != "HTTP 503" {
+		t.Fatalf("rows %+v", rows)
+	}
+}
+
+func TestALostAttemptIsRecordedOnce(t *testing.T) {
+	f := newFixture(t)
+	rc := newReceiver(t, nil)
+	ep := f.endpoint(rc.srv.URL)
+	in := attempt(f.event(outbox.OrderCreated, nil), ep.ID, 1, later())
+	a := f.acts(rc, true)
+	for range 2 {
+		res, err := a.RecordLostAttempt(f.ctx, workflows.LostAttempt{Attempt: in, Error: "attempt_lost: worker died"})
+		if err != nil || res.Outcome != "failed" {
+			t.Fatalf("%+v %v", res, err)
+		}
+	}
+	if rows := f.rows(in.ChainID); len(rows) != 1 || rows[0].Status != "failed" || rows[0].ResponseStatus != nil {
+		t.Fatalf("rows %+v", rows)
+	}
+}
+
+func TestDisablingStopsAChainAndDropsItsLastRow(t *testing.T) {
+	for _, c := range []struct {
+		reason string
+		act    func(f *fixture, id uuid.UUID) error
+	}{
+		{"endpoint_disabled", func(f *fixture, id uuid.UUID) error { _, err := f.svc.Disable(f.ctx, id, f.owner); return err }},
+		{"endpoint_deleted", func(f *fixture, id uuid.UUID) error { _, err := f.svc.Delete(f.ctx, id, f.owner); return err }},
+	} {
+		t.Run(c.reason, func(t *testing.T) {
+			f := newFixture(t)
+			rc := newReceiver(t, func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusBadGateway) })
+			ep := f.endpoint(rc.srv.URL)
+			in := attempt(f.event(outbox.OrderCreated, nil), ep.ID, 1, later())
+			a := f.acts(rc, true)
+			if res, err := a.Deliver(f.ctx, in); err != nil || res.Outcome != "failed" {
+				t.Fatalf("%+v %v", res, err)
+			}
+			if err := c.act(f, ep.ID); err != nil {
+				t.Fatal(err)
+			}
+			rows := f.rows(in.ChainID)
+			if rows[0].Status != "dropped" || rows[0].Error != c.reason || rows[0].NextAttemptAt != nil {
+				t.Fatalf("after %s the last row is %+v", c.reason, rows[0])
+			}
+			next := in
+			next.DeliveryID, next.Attempt = uuid.New(), 2
+			res, err := a.Deliver(f.ctx, next)
+			if err != nil || res.Outcome != "dropped" || res.Error != c.reason {
+				t.Fatalf("attempt 2: %+v %v", res, err)
+			}
+			if len(rc.got()) != 1 || len(f.rows(in.ChainID)) != 1 {
+				t.Fatalf("stopped chain sent %d requests and has %d rows", len(rc.got()), len(f.rows(in.ChainID)))
+			}
+		})
+	}
+}
+
+func TestAChainDroppedByDisablingStaysStoppedAfterReEnabling(t *testing.T) {
+	f := newFixture(t)
+	rc := newReceiver(t, func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusBadGateway) })
+	ep := f.endpoint(rc.srv.URL)
+	in := attempt(f.event(outbox.OrderCreated, nil), ep.ID, 1, later())
+	a := f.acts(rc, true)
+	a.Deliver(f.ctx, in)
+	if _, err := f.svc.Disable(f.ctx, ep.ID, f.owner); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.svc.Enable(f.ctx, ep.ID, f.owner); err != nil {
+		t.Fatal(err)
+	}
+	next := in
+	next.DeliveryID, next.Attempt = uuid.New(), 2
+	if res, err := a.Deliver(f.ctx, next); err != nil || res.Outcome != "dropped" {
+		t.Fatalf("%+v %v", res, err)
+	}
+	if len(rc.got()) != 1 {
+		t.Fatal("a dropped chain sent again")
+	}
+}
+
+func TestResolveTargetsPicksTheEndpointsSubscribedAtEventTime(t *testing.T) {
+	f := newFixture(t)
+	rc := newReceiver(t, nil)
+	a := f.endpoint(rc.srv.URL+"/a", outbox.OrderCreated, outbox.PaymentRecorded)
+	b := f.endpoint(rc.srv.URL+"/b", outbox.OrderCreated)
+	f.endpoint(rc.srv.URL+"/c", outbox.ClientCreated)
+	off := f.endpoint(rc.srv.URL+"/off", outbox.OrderCreated)
+	if _, err := f.svc.Disable(f.ctx, off.ID, f.owner); err != nil {
+		t.Fatal(err)
+	}
+	ev := f.event(outbox.OrderCreated, nil)
+	f.endpoint(rc.srv.URL+"/late", outbox.OrderCreated)
+	got, err := f.acts(rc, true).ResolveTargets(f.ctx, workflows.ResolveInput{EventID: ev})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 2 || got[0].EndpointID != a.ID || got[1].EndpointID != b.ID || got[0].MaxAttempts != 5 || got[0].URL != rc.srv.URL+"/a" {
+		t.Fatalf("targets %+v", got)
+	}
+	one, err := f.acts(rc, true).ResolveTargets(f.ctx, workflows.ResolveInput{EventID: ev, EndpointID: &off.ID})
+	if err != nil || len(one) != 1 || one[0].EndpointID != off.ID {
+		t.Fatalf("single target %+v %v", one, err)
+	}
+}

@@ -1,0 +1,229 @@
+package activities
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+	"gorm.io/gorm"
+
+	"wds/egress"
+	"wds/models"
+	"wds/signing"
+	"wds/webhooks"
+	"wds/workflows"
+)
+
+// Delivery limits (service-spec.md Limits, decisions.md §6).
+const (
+	// MaxBody is the largest event delivered as is; larger ones are summarised.
+	MaxBody = 6_000_000
+	// MaxResponse is how much of a receiver's answer is read and kept.
+	MaxResponse = 64 << 10
+	// UserAgent names the sender (decisions.md §1).
+	UserAgent = "WDS-Webhook/1.0"
+)
+
+// Deliver makes one attempt: unless the chain must stop, it POSTs the event signed with the endpoint's
+// current secret and a fresh timestamp, and records the attempt under in.DeliveryID. A task run again
+// with the same id (a retried or duplicated task) returns the recorded outcome without sending again.
+func (a *Activities) Deliver(ctx context.Context, in workflows.AttemptInput) (workflows.AttemptResult, error) {
+	if got, err := a.recorded(ctx, in.DeliveryID); err != nil || got != nil {
+		if got == nil {
+			return workflows.AttemptResult{}, err
+		}
+		return *got, nil
+	}
+	ev, err := a.event(ctx, in.EventID)
+	if err != nil {
+		return workflows.AttemptResult{}, err
+	}
+	var ep models.Endpoint
+	if err := a.DB.WithContext(ctx).Where("id = ?", in.EndpointID).Take(&ep).Error; err != nil {
+		return workflows.AttemptResult{}, fmt.Errorf("load endpoint: %w", err)
+	}
+	if reason, err := a.stopReason(ctx, &ep, in.ChainID); err != nil || reason != "" {
+		if err != nil {
+			return workflows.AttemptResult{}, err
+		}
+		return a.stop(ctx, in, ev, reason)
+	}
+	body, err := a.body(ctx, ev)
+	if err != nil {
+		return workflows.AttemptResult{}, err
+	}
+	secret, err := a.Box.Open(ep.SecretSealed)
+	if err != nil {
+		return workflows.AttemptResult{}, fmt.Errorf("open endpoint secret: %w", err)
+	}
+	d := newRow(in, ev, a.now())
+	a.post(ctx, d, &ep, in, secret, body)
+	return a.write(ctx, d)
+}
+
+// stopReason says why the chain must not send: the endpoint is deleted or disabled, or an earlier
+// row of the chain was already dropped (by disabling, even if the endpoint was enabled again since).
+func (a *Activities) stopReason(ctx context.Context, ep *models.Endpoint, chainID uuid.UUID) (string, error) {
+	switch {
+	case ep.DeletedAt != nil:
+		return webhooks.ReasonEndpointDeleted, nil
+	case !ep.Enabled:
+		return webhooks.ReasonEndpointDisabled, nil
+	}
+	var reason string
+	err := a.DB.WithContext(ctx).Raw(`SELECT error FROM webhook_deliveries WHERE chain_id = ? AND status = 'dropped' LIMIT 1`, chainID).Scan(&reason).Error
+	if err != nil {
+		return "", fmt.Errorf("load chain: %w", err)
+	}
+	if reason == "" {
+		return "", nil
+	}
+	return reason, nil
+}
+
+// stop ends the chain without sending: its last row becomes dropped with the reason (the disable or
+// delete normally did that already; this covers an attempt that was in flight at that moment). A chain
+// with no row yet records this attempt as dropped, so the log says why nothing was sent.
+func (a *Activities) stop(ctx context.Context, in workflows.AttemptInput, ev *eventMeta, reason string) (workflows.AttemptResult, error) {
+	var rows int64
+	err := a.DB.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		res := tx.Exec(`UPDATE webhook_deliveries SET status = 'dropped', error = ?, next_attempt_at = NULL
+			WHERE chain_id = ? AND status = 'failed' AND next_attempt_at IS NOT NULL`, reason, in.ChainID)
+		if res.Error != nil {
+			return res.Error
+		}
+		return tx.Model(&models.Delivery{}).Where("chain_id = ?", in.ChainID).Count(&rows).Error
+	})
+	if err != nil {
+		return workflows.AttemptResult{}, fmt.Errorf("drop chain: %w", err)
+	}
+	if rows == 0 {
+		d := newRow(in, ev, a.now())
+		d.Status, d.Error, d.NextAttemptAt = models.DeliveryDropped, reason, nil
+		return a.write(ctx, d)
+	}
+	return workflows.AttemptResult{Outcome: workflows.OutcomeDropped, Error: reason}, nil
+}
+
+// body loads the exact bytes to deliver, or the summary of an event over MaxBody.
+func (a *Activities) body(ctx context.Context, ev *eventMeta) ([]byte, error) {
+	if ev.Size > MaxBody {
+		return a.summary(ctx, ev)
+	}
+	var raw string
+	if err := a.DB.WithContext(ctx).Raw(`SELECT body::text FROM events WHERE id = ?`, ev.ID).Scan(&raw).Error; err != nil {
+		return nil, fmt.Errorf("load event body: %w", err)
+	}
+	return []byte(raw), nil
+}
+
+// summaryBody is decisions.md §6's replacement for an event over the cap; fields keep their JSON.
+type summaryBody struct {
+	ID         json.RawMessage `json:"id"`
+	Type       json.RawMessage `json:"type"`
+	CreatedAt  json.RawMessage `json:"created_at"`
+	OrgID      json.RawMessage `json:"org_id"`
+	StoreID    json.RawMessage `json:"store_id"`
+	Summarized bool            `json:"summarized"`
+	Data       summaryData     `json:"data"`
+	Detail     string          `json:"detail"`
+}
+
+type summaryData struct {
+	ID json.RawMessage `json:"id"`
+}
+
+func (a *Activities) summary(ctx context.Context, ev *eventMeta) ([]byte, error) {
+	var row struct{ ID, Type, CreatedAt, OrgID, StoreID, DataID string }
+	err := a.DB.WithContext(ctx).Raw(`SELECT COALESCE(body->'id','null') AS id, COALESCE(body->'type','null') AS type,
+		COALESCE(body->'created_at','null') AS created_at, COALESCE(body->'org_id','null') AS org_id,
+		COALESCE(body->'store_id','null') AS store_id,
+		COALESCE(body->'data'->'id', body->'data'->'payment'->'id', body->'data'->'order'->'id', 'null') AS data_id
+		FROM events WHERE id = ?`, ev.ID).Scan(&row).Error
+	if err != nil {
+		return nil, fmt.Errorf("summarise event: %w", err)
+	}
+	out, err := json.Marshal(summaryBody{ID: json.RawMessage(row.ID), Type: json.RawMessage(row.Type),
+		CreatedAt: json.RawMessage(row.CreatedAt), OrgID: json.RawMessage(row.OrgID), StoreID: json.RawMessage(row.StoreID),
+		Summarized: true, Data: summaryData{ID: json.RawMessage(row.DataID)},
+		Detail: fmt.Sprintf("the event is %d bytes, over the %d-byte webhook payload cap; fetch the resource from the Read API", ev.Size, MaxBody)})
+	if err != nil {
+		return nil, fmt.Errorf("encode summary: %w", err)
+	}
+	return out, nil
+}
+
+// post sends the request and fills the row's outcome. Success is a 2xx within egress.Timeout;
+// anything else (3xx included: redirects are not followed) is a failure.
+func (a *Activities) post(ctx context.Context, d *models.Delivery, ep *models.Endpoint, in workflows.AttemptInput, secret, body []byte) {
+	start := time.Now()
+	ts := a.now().Unix()
+	eventID := in.EventID.String()
+	if in.Test {
+		eventID = "null"
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, ep.URL, bytes.NewReader(body))
+	if err != nil {
+		d.Status, d.Error = failedOrDropped(in), "invalid_url"
+		return
+	}
+	h := req.Header
+	h.Set("Content-Type", "application/json")
+	h.Set("User-Agent", UserAgent)
+	h.Set("X-PC-Event-Type", d.EventType)
+	h.Set("X-PC-Event-Id", eventID)
+	h.Set("X-PC-Delivery-Id", d.ID.String())
+	h.Set("X-PC-Timestamp", strconv.FormatInt(ts, 10))
+	h.Set("X-PC-Signature", signing.SignPC(secret, ts, body))
+	d.AttemptedAt = a.now()
+	resp, err := a.HTTP.Do(req)
+	if err != nil {
+		d.DurationMS = time.Since(start).Milliseconds()
+		d.Status, d.Error = failedOrDropped(in), describe(err)
+		return
+	}
+	defer resp.Body.Close()
+	excerpt, readErr := io.ReadAll(io.LimitReader(resp.Body, MaxResponse))
+	d.DurationMS = time.Since(start).Milliseconds()
+	d.ResponseStatus = &resp.StatusCode
+	d.ResponseExcerpt = printable(excerpt)
+	switch {
+	case readErr != nil:
+		d.Status, d.Error = failedOrDropped(in), "reading response: "+describe(readErr)
+	case resp.StatusCode >= 200 && resp.StatusCode < 300:
+		d.Status, d.NextAttemptAt = models.DeliverySucceeded, nil
+	default:
+		d.Status, d.Error = failedOrDropped(in), "HTTP "+strconv.Itoa(resp.StatusCode)
+	}
+}
+
+// describe turns a transport error into a short reason without the URL (it may carry a token).
+func describe(err error) string {
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		err = ue.Err
+	}
+	var ne net.Error
+	switch {
+	case errors.Is(err, egress.ErrAddressNotAllowed):
+		return egress.ErrAddressNotAllowed.Error()
+	case errors.Is(err, context.DeadlineExceeded) || (errors.As(err, &ne) && ne.Timeout()):
+		return "timeout: no complete 2xx answer within 10 s"
+	}
+	return truncate(err.Error(), 500)
+}
+
+// printable keeps a response excerpt storable as text: valid UTF-8 without NUL bytes.
+func printable(b []byte) string {
+	return strings.ReplaceAll(strings.ToValidUTF8(string(b), "\uFFFD"), "\x00", "\uFFFD")
+}

@@ -1,0 +1,202 @@
+package webhooks
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/google/uuid"
+	"gorm.io/gorm"
+	"gorm.io/gorm/clause"
+
+	"wds/models"
+	"wds/outbox"
+	"wds/workflows"
+	"wds/workspace"
+)
+
+// DeliveriesQuery is one page of an endpoint's delivery log, newest attempt first.
+type DeliveriesQuery struct {
+	EndpointID uuid.UUID
+	// ActorID nil is the database's own operator (`wds admin`); otherwise a member of the org.
+	ActorID *uuid.UUID
+	Limit   int
+	Cursor  *models.Cursor
+}
+
+// DeliveriesPage is the list envelope.
+type DeliveriesPage struct {
+	Rows       []models.Delivery `json:"rows"`
+	NextCursor *models.Cursor    `json:"next_cursor"`
+}
+
+// ListDeliveries pages through an endpoint's attempts by (attempted_at DESC, id DESC), the order of
+// the webhook_deliveries_keyset index. Deleted endpoints keep their log.
+func (s *Service) ListDeliveries(ctx context.Context, q DeliveriesQuery) (*DeliveriesPage, error) {
+	var ep models.Endpoint
+	err := s.DB.WithContext(ctx).Where("id = ?", q.EndpointID).Take(&ep).Error
+	if errors.Is(err, gorm.ErrRecordNotFound) {
+		return nil, models.Fail(models.ErrNotFound, "endpoint %s not found", q.EndpointID)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("load endpoint: %w", err)
+	}
+	if q.ActorID != nil {
+		if err := workspace.RequireRole(ctx, s.DB, ep.OrgID, *q.ActorID, workspace.Anyone...); err != nil {
+			return nil, err
+		}
+	}
+	if q.Limit == 0 {
+		q.Limit = models.DefaultLimit
+	}
+	tx := s.DB.WithContext(ctx).Where("endpoint_id = ?", q.EndpointID)
+	if q.Cursor != nil {
+		tx = tx.Where("(attempted_at, id) < (?, ?)", q.Cursor.At, q.Cursor.ID)
+	}
+	rows := []models.Delivery{}
+	if err := tx.Order("attempted_at DESC, id DESC").Limit(q.Limit + 1).Find(&rows).Error; err != nil {
+		return nil, fmt.Errorf("list deliveries: %w", err)
+	}
+	p := &DeliveriesPage{Rows: rows}
+	if len(rows) > q.Limit {
+		p.Rows = rows[:q.Limit]
+		last := p.Rows[q.Limit-1]
+		p.NextCursor = &models.Cursor{At: last.AttemptedAt, ID: last.ID}
+	}
+	return p, nil
+}
+
+// Refired names the new chain of a re-fire and the workflow that runs it.
+type Refired struct {
+	ChainID    uuid.UUID `json:"chain_id"`
+	WorkflowID string    `json:"workflow_id"`
+	// DispatchID is the queued start, for the caller that starts it at once.
+	DispatchID uuid.UUID `json:"-"`
+}
+
+// Refire queues a fresh chain (attempt 1 of max_attempts) of a dropped delivery's event to its
+// endpoint. The workflow is started after commit by the caller or, failing that, by the relay.
+func (s *Service) Refire(ctx context.Context, deliveryID, actorID uuid.UUID) (*Refired, error) {
+	var out Refired
+	err := s.DB.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		var d models.Delivery
+		err := tx.Where("id = ?", deliveryID).Take(&d).Error
+		if errors.Is(err, gorm.ErrRecordNotFound) {
+			return models.Fail(models.ErrNotFound, "delivery %s not found", deliveryID)
+		}
+		if err != nil {
+			return fmt.Errorf("load delivery: %w", err)
+		}
+		if err := workspace.RequireRole(ctx, tx, d.OrgID, actorID, workspace.Managers...); err != nil {
+			return err
+		}
+		if d.Status != models.DeliveryDropped {
+			return models.Fail(models.ErrDeliveryNotDropped, "delivery %s is %s; only dropped deliveries can be re-fired", d.ID, d.Status)
+		}
+		if d.EventType == outbox.WebhookTest {
+			return models.Fail(models.ErrValidation, "a test delivery cannot be re-fired; send a new test event")
+		}
+		if err := liveEnabled(ctx, tx, d.EndpointID, d.OrgID); err != nil {
+			return err
+		}
+		var n int
+		err = tx.Raw(`INSERT INTO webhook_refire_counters (event_id, endpoint_id, n) VALUES (?, ?, 1)
+			ON CONFLICT (event_id, endpoint_id) DO UPDATE SET n = webhook_refire_counters.n + 1 RETURNING n`,
+			d.EventID, d.EndpointID).Scan(&n).Error
+		if err != nil {
+			return fmt.Errorf("count re-fires: %w", err)
+		}
+		disp := models.Dispatch{ID: uuid.New(), OrgID: d.OrgID, Kind: models.DispatchRefire,
+			WorkflowID: workflows.RefireWorkflowID(d.EventID, d.EndpointID, n), EventID: d.EventID,
+			EndpointID: d.EndpointID, ChainID: uuid.New(), CreatedBy: &actorID}
+		if err := tx.Create(&disp).Error; err != nil {
+			return fmt.Errorf("queue re-fire: %w", err)
+		}
+		out = Refired{ChainID: disp.ChainID, WorkflowID: disp.WorkflowID, DispatchID: disp.ID}
+		return workspace.Audit(ctx, tx, models.AuditEntry{OrgID: d.OrgID, ActorID: actorID,
+			Action: "webhook_delivery.refire", TargetType: "webhook_delivery", TargetID: d.ID,
+			Details: map[string]any{"event_id": d.EventID, "endpoint_id": d.EndpointID, "chain_id": disp.ChainID, "workflow_id": disp.WorkflowID}})
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &out, nil
+}
+
+// liveEnabled checks that the endpoint exists in org, is not deleted and is enabled.
+func liveEnabled(ctx context.Context, tx *gorm.DB, endpointID, orgID uuid.UUID) error {
+	var ep models.Endpoint
+	err := tx.WithContext(ctx).Clauses(clause.Locking{Strength: "SHARE"}).
+		Where("id = ? AND org_id = ? AND deleted_at IS NULL", endpointID, orgID).Take(&ep).Error
+	if errors.Is(err, gorm.ErrRecordNotFound) {
+		return models.Fail(models.ErrNotFound, "endpoint %s not found", endpointID)
+	}
+	if err != nil {
+		return fmt.Errorf("load endpoint: %w", err)
+	}
+	if !ep.Enabled {
+		return models.Fail(models.ErrEndpointDisabled, "endpoint %s is disabled; enable it first", endpointID)
+	}
+	return nil
+}
+
+// TestQueued is the answer to a test event (decisions.md §4).
+type TestQueued struct {
+	DeliveryID uuid.UUID `json:"delivery_id"`
+	EndpointID uuid.UUID `json:"endpoint_id"`
+	EventType  string    `json:"event_type"`
+	Status     string    `json:"status"`
+	// DispatchID is the queued start, for the caller that starts it at once.
+	DispatchID uuid.UUID `json:"-"`
+}
+
+// testBody is the synthetic event: id null (X-PC-Event-Id: null), data {endpoint_id, message}.
+type testBody struct {
+	ID        *uuid.UUID `json:"id"`
+	Type      string     `json:"type"`
+	CreatedAt string     `json:"created_at"`
+	OrgID     uuid.UUID  `json:"org_id"`
+	StoreID   *uuid.UUID `json:"store_id"`
+	Data      testData   `json:"data"`
+}
+
+type testData struct {
+	EndpointID uuid.UUID `json:"endpoint_id"`
+	Message    string    `json:"message"`
+}
+
+// SendTest queues a webhook.test event for one endpoint of org. Its body is stored like every event
+// (the delivery activity loads bodies by id); the row is born dispatched because the test's own
+// queued start, not the event relay, delivers it, to this endpoint only.
+func (s *Service) SendTest(ctx context.Context, orgID, endpointID uuid.UUID) (*TestQueued, error) {
+	out := TestQueued{DeliveryID: uuid.New(), EndpointID: endpointID, EventType: outbox.WebhookTest, Status: "enqueued"}
+	err := s.DB.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		if err := liveEnabled(ctx, tx, endpointID, orgID); err != nil {
+			return err
+		}
+		now := time.Now().UTC()
+		raw, err := json.Marshal(testBody{Type: outbox.WebhookTest, CreatedAt: now.Format(time.RFC3339Nano), OrgID: orgID,
+			Data: testData{EndpointID: endpointID, Message: "This is a test event from Workspace Data Service."}})
+		if err != nil {
+			return fmt.Errorf("encode test event: %w", err)
+		}
+		ev := models.Event{ID: uuid.New(), OrgID: orgID, Type: outbox.WebhookTest, Body: raw, CreatedAt: now, DispatchedAt: &now}
+		if err := tx.Create(&ev).Error; err != nil {
+			return fmt.Errorf("write test event: %w", err)
+		}
+		disp := models.Dispatch{ID: uuid.New(), OrgID: orgID, Kind: models.DispatchTest,
+			WorkflowID: workflows.TestWorkflowID(out.DeliveryID), EventID: ev.ID, EndpointID: endpointID,
+			ChainID: uuid.New(), DeliveryID: &out.DeliveryID}
+		if err := tx.Create(&disp).Error; err != nil {
+			return fmt.Errorf("queue test event: %w", err)
+		}
+		out.DispatchID = disp.ID
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &out, nil
+}

@@ -1,0 +1,327 @@
+// Package webhooks is the one place that manages outbound webhook endpoints and deliveries: the Operator
+// API and `wds admin` both call it. It also starts delivery workflows for committed events and queued
+// re-fires and tests (the after-commit start of the API and the worker's relay share that code).
+package webhooks
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/url"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/lib/pq"
+	"gorm.io/gorm"
+	"gorm.io/gorm/clause"
+
+	"wds/egress"
+	"wds/models"
+	"wds/outbox"
+	"wds/secrets"
+	"wds/workspace"
+)
+
+// Limits of decisions.md §6.
+const (
+	MaxEnabledPerOrg   = 10
+	DefaultMaxAttempts = 5
+	maxURLLength       = 2048
+)
+
+// EventTypes is the catalog an endpoint may subscribe to (service-spec.md "Event catalog" plus the two
+// types inbound writes emit).
+var EventTypes = []string{
+	outbox.OrderCreated, "order.shipped", "order.delivered", outbox.OrderCancelled,
+	outbox.ClientCreated, outbox.ClientUpdated,
+	"vendor.created", "vendor.updated", "vendor.claimed",
+	outbox.PaymentRecorded, outbox.PaymentRefunded,
+	"shipment.tracking_added", outbox.WebhookTest,
+}
+
+// Service runs the endpoint and delivery operations.
+type Service struct {
+	DB  *gorm.DB
+	Box *secrets.Box
+	// AllowPrivate accepts endpoint URLs that resolve to non-public addresses (WDS_WEBHOOK_ALLOW_PRIVATE).
+	AllowPrivate bool
+	// Resolve checks that a host resolves only to public addresses; nil is egress.CheckHost.
+	Resolve func(ctx context.Context, host string) error
+}
+
+// CreateInput is an endpoint registration. MaxAttempts 0 means the default.
+type CreateInput struct {
+	OrgID       uuid.UUID
+	ActorID     uuid.UUID
+	URL         string
+	EventTypes  []string
+	MaxAttempts int
+}
+
+// Created is a new endpoint and its signing secret, shown only here.
+type Created struct {
+	models.Endpoint
+	Secret string `json:"secret"`
+}
+
+// Create registers an endpoint. The ten-enabled limit is settled under a lock on the org row, so
+// concurrent creates cannot both see nine.
+func (s *Service) Create(ctx context.Context, in CreateInput) (*Created, error) {
+	if in.MaxAttempts == 0 {
+		in.MaxAttempts = DefaultMaxAttempts
+	}
+	if in.MaxAttempts < 1 || in.MaxAttempts > 10 {
+		return nil, models.Fail(models.ErrValidation, "max_attempts must be from 1 to 10")
+	}
+	types, err := validTypes(in.EventTypes)
+	if err != nil {
+		return nil, err
+	}
+	u, err := s.checkURL(ctx, in.URL)
+	if err != nil {
+		return nil, err
+	}
+	if err := workspace.RequireRole(ctx, s.DB, in.OrgID, in.ActorID, workspace.Managers...); err != nil {
+		return nil, err
+	}
+	secret, err := secrets.NewSigningSecret()
+	if err != nil {
+		return nil, err
+	}
+	sealed, err := s.Box.Seal([]byte(secret))
+	if err != nil {
+		return nil, fmt.Errorf("seal endpoint secret: %w", err)
+	}
+	ep := models.Endpoint{ID: uuid.New(), OrgID: in.OrgID, URL: u, EventTypes: types, SecretSealed: sealed,
+		Enabled: true, MaxAttempts: in.MaxAttempts, CreatedBy: in.ActorID}
+	err = s.DB.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		if err := roomForOneMore(ctx, tx, in.OrgID, uuid.Nil); err != nil {
+			return err
+		}
+		if err := tx.Create(&ep).Error; err != nil {
+			return fmt.Errorf("create endpoint: %w", err)
+		}
+		return workspace.Audit(ctx, tx, models.AuditEntry{OrgID: in.OrgID, ActorID: in.ActorID,
+			Action: "webhook_endpoint.create", TargetType: "webhook_endpoint", TargetID: ep.ID,
+			Details: map[string]any{"url": ep.URL, "event_types": []string(types), "max_attempts": ep.MaxAttempts}})
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &Created{Endpoint: ep, Secret: secret}, nil
+}
+
+// roomForOneMore locks the org row, then counts its enabled endpoints other than except.
+func roomForOneMore(ctx context.Context, tx *gorm.DB, orgID, except uuid.UUID) error {
+	var org models.Org
+	err := tx.WithContext(ctx).Clauses(clause.Locking{Strength: "UPDATE"}).Where("id = ?", orgID).Take(&org).Error
+	if errors.Is(err, gorm.ErrRecordNotFound) {
+		return models.Fail(models.ErrNotFound, "org %s not found", orgID)
+	}
+	if err != nil {
+		return fmt.Errorf("lock org: %w", err)
+	}
+	var n int64
+	err = tx.WithContext(ctx).Model(&models.Endpoint{}).
+		Where("org_id = ? AND enabled AND deleted_at IS NULL AND id <> ?", orgID, except).Count(&n).Error
+	if err != nil {
+		return fmt.Errorf("count endpoints: %w", err)
+	}
+	if n >= MaxEnabledPerOrg {
+		return models.Fail(models.ErrEndpointLimit, "org already has %d enabled endpoints; disable or delete one first", n)
+	}
+	return nil
+}
+
+func validTypes(in []string) (pq.StringArray, error) {
+	if len(in) == 0 {
+		return nil, models.Fail(models.ErrValidation, "event_types must name at least one event type")
+	}
+	out := pq.StringArray{}
+	for _, t := range in {
+		t = strings.TrimSpace(t)
+		if !slices.Contains(EventTypes, t) {
+			return nil, models.Fail(models.ErrValidation, "event_types: unknown event type %q; known: %s", t, strings.Join(EventTypes, ", "))
+		}
+		if !slices.Contains(out, t) {
+			out = append(out, t)
+		}
+	}
+	return out, nil
+}
+
+// checkURL applies the address rules: https only, a host, no credentials, and (unless private
+// addresses are allowed) a host that resolves only to public addresses. The worker checks again at
+// every connection, because DNS answers change.
+func (s *Service) checkURL(ctx context.Context, raw string) (string, error) {
+	raw = strings.TrimSpace(raw)
+	if len(raw) > maxURLLength {
+		return "", models.Fail(models.ErrValidation, "url is longer than %d characters", maxURLLength)
+	}
+	u, err := url.Parse(raw)
+	if err != nil || u.Host == "" || u.Opaque != "" {
+		if u != nil && u.Scheme != "" && !strings.EqualFold(u.Scheme, "https") {
+			return "", models.Fail(models.ErrHTTPSRequired, "url must start with https://")
+		}
+		return "", models.Fail(models.ErrValidation, "url must be an absolute https:// URL")
+	}
+	if !strings.EqualFold(u.Scheme, "https") {
+		return "", models.Fail(models.ErrHTTPSRequired, "url must start with https://, not %s://", u.Scheme)
+	}
+	if u.User != nil {
+		return "", models.Fail(models.ErrValidation, "url must not carry credentials; authenticate deliveries with the signature")
+	}
+	u.Scheme = "https"
+	if u.Fragment != "" {
+		return "", models.Fail(models.ErrValidation, "url must not have a #fragment")
+	}
+	if s.AllowPrivate {
+		return u.String(), nil
+	}
+	resolve := s.Resolve
+	if resolve == nil {
+		resolve = egress.CheckHost
+	}
+	if err := resolve(ctx, u.Hostname()); err != nil {
+		if errors.Is(err, egress.ErrAddressNotAllowed) {
+			return "", models.Fail(models.ErrURLNotAllowed, "url host %s resolves to a non-public address", u.Hostname())
+		}
+		return "", models.Fail(models.ErrURLNotAllowed, "url host %s does not resolve", u.Hostname())
+	}
+	return u.String(), nil
+}
+
+// List returns the org's endpoints (not deleted), newest first. A nil actor is the database's own
+// operator (`wds admin`), who may read anything; an actor must be a member of the org.
+func (s *Service) List(ctx context.Context, orgID uuid.UUID, actorID *uuid.UUID) ([]models.Endpoint, error) {
+	if actorID != nil {
+		if err := workspace.RequireRole(ctx, s.DB, orgID, *actorID, workspace.Anyone...); err != nil {
+			return nil, err
+		}
+	}
+	rows := []models.Endpoint{}
+	err := s.DB.WithContext(ctx).Where("org_id = ? AND deleted_at IS NULL", orgID).
+		Order("created_at DESC, id DESC").Find(&rows).Error
+	if err != nil {
+		return nil, fmt.Errorf("list endpoints: %w", err)
+	}
+	return rows, nil
+}
+
+// Disable stops deliveries to an endpoint, including the pending chains of earlier events.
+func (s *Service) Disable(ctx context.Context, id, actorID uuid.UUID) (*models.Endpoint, error) {
+	return s.mutate(ctx, id, actorID, "webhook_endpoint.disable", func(tx *gorm.DB, ep *models.Endpoint) (map[string]any, error) {
+		if err := tx.Model(ep).Update("enabled", false).Error; err != nil {
+			return nil, fmt.Errorf("disable endpoint: %w", err)
+		}
+		ep.Enabled = false
+		return nil, DropPendingChains(ctx, tx, ep.ID, ReasonEndpointDisabled)
+	})
+}
+
+// Enable resumes deliveries for events fired from now on, within the ten-enabled limit.
+func (s *Service) Enable(ctx context.Context, id, actorID uuid.UUID) (*models.Endpoint, error) {
+	return s.mutate(ctx, id, actorID, "webhook_endpoint.enable", func(tx *gorm.DB, ep *models.Endpoint) (map[string]any, error) {
+		if ep.Enabled {
+			return nil, nil
+		}
+		if err := roomForOneMore(ctx, tx, ep.OrgID, ep.ID); err != nil {
+			return nil, err
+		}
+		if err := tx.Model(ep).Update("enabled", true).Error; err != nil {
+			return nil, fmt.Errorf("enable endpoint: %w", err)
+		}
+		ep.Enabled = true
+		return nil, nil
+	})
+}
+
+// Delete removes an endpoint (softly: its delivery log stays) and stops its pending chains.
+func (s *Service) Delete(ctx context.Context, id, actorID uuid.UUID) (*models.Endpoint, error) {
+	return s.mutate(ctx, id, actorID, "webhook_endpoint.delete", func(tx *gorm.DB, ep *models.Endpoint) (map[string]any, error) {
+		now := time.Now().UTC()
+		if err := tx.Model(ep).Updates(map[string]any{"enabled": false, "deleted_at": now}).Error; err != nil {
+			return nil, fmt.Errorf("delete endpoint: %w", err)
+		}
+		ep.Enabled, ep.DeletedAt = false, &now
+		return nil, DropPendingChains(ctx, tx, ep.ID, ReasonEndpointDeleted)
+	})
+}
+
+// Rotated is an endpoint's new secret, shown only here.
+type Rotated struct {
+	ID     uuid.UUID `json:"id"`
+	Secret string    `json:"secret"`
+}
+
+// RotateSecret replaces the signing secret; every attempt from now on, including retries of earlier
+// events, signs with the new one, so old signatures stop verifying at once.
+func (s *Service) RotateSecret(ctx context.Context, id, actorID uuid.UUID) (*Rotated, error) {
+	secret, err := secrets.NewSigningSecret()
+	if err != nil {
+		return nil, err
+	}
+	sealed, err := s.Box.Seal([]byte(secret))
+	if err != nil {
+		return nil, fmt.Errorf("seal endpoint secret: %w", err)
+	}
+	_, err = s.mutate(ctx, id, actorID, "webhook_endpoint.rotate_secret", func(tx *gorm.DB, ep *models.Endpoint) (map[string]any, error) {
+		if err := tx.Model(ep).Update("secret_sealed", sealed).Error; err != nil {
+			return nil, fmt.Errorf("rotate secret: %w", err)
+		}
+		return nil, nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &Rotated{ID: id, Secret: secret}, nil
+}
+
+// mutate loads a live endpoint under a row lock, checks the actor may manage its org, applies change
+// and writes the audit row, all in one transaction.
+func (s *Service) mutate(ctx context.Context, id, actorID uuid.UUID, action string,
+	change func(tx *gorm.DB, ep *models.Endpoint) (map[string]any, error)) (*models.Endpoint, error) {
+	var ep models.Endpoint
+	err := s.DB.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		err := tx.Clauses(clause.Locking{Strength: "UPDATE"}).Where("id = ? AND deleted_at IS NULL", id).Take(&ep).Error
+		if errors.Is(err, gorm.ErrRecordNotFound) {
+			return models.Fail(models.ErrNotFound, "endpoint %s not found", id)
+		}
+		if err != nil {
+			return fmt.Errorf("load endpoint: %w", err)
+		}
+		if err := workspace.RequireRole(ctx, tx, ep.OrgID, actorID, workspace.Managers...); err != nil {
+			return err
+		}
+		details, err := change(tx, &ep)
+		if err != nil {
+			return err
+		}
+		return workspace.Audit(ctx, tx, models.AuditEntry{OrgID: ep.OrgID, ActorID: actorID, Action: action,
+			TargetType: "webhook_endpoint", TargetID: ep.ID, Details: details})
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &ep, nil
+}
+
+// Reasons a chain is dropped early (the delivery row's error).
+const (
+	ReasonEndpointDisabled = "endpoint_disabled"
+	ReasonEndpointDeleted  = "endpoint_deleted"
+)
+
+// DropPendingChains marks the last row of every chain of the endpoint that still has an attempt to
+// come as dropped, so the delivery log is right the moment the endpoint is disabled. The workflows
+// see it at their next attempt and stop without sending.
+func DropPendingChains(ctx context.Context, tx *gorm.DB, endpointID uuid.UUID, reason string) error {
+	err := tx.WithContext(ctx).Exec(`UPDATE webhook_deliveries SET status = 'dropped', error = ?, next_attempt_at = NULL
+		WHERE endpoint_id = ? AND next_attempt_at IS NOT NULL AND status = 'failed'`, reason, endpointID).Error
+	if err != nil {
+		return fmt.Errorf("drop pending deliveries: %w", err)
+	}
+	return nil
+}

@@ -1,0 +1,184 @@
+package webhooks
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/sirupsen/logrus"
+	enumspb "go.temporal.io/api/enums/v1"
+	"go.temporal.io/api/serviceerror"
+	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/temporal"
+	"gorm.io/gorm"
+	"gorm.io/gorm/clause"
+
+	"wds/models"
+	"wds/workflows"
+)
+
+// WorkflowClient is the part of the Temporal client that starts workflows.
+type WorkflowClient interface {
+	ExecuteWorkflow(ctx context.Context, options client.StartWorkflowOptions, workflow any, args ...any) (client.WorkflowRun, error)
+}
+
+// Starter starts delivery workflows for committed events and queued re-fires and tests, then marks
+// them dispatched. Rows are claimed with FOR UPDATE SKIP LOCKED, so the API's after-commit start and
+// any number of relays never wait for each other; workflow ids derive from the row and duplicates are
+// rejected by Temporal, so a second start of the same row (a crash between start and mark) is harmless.
+type Starter struct {
+	DB       *gorm.DB
+	Temporal WorkflowClient
+	// Schedule is the retry ladder given to workflows started now.
+	Schedule []time.Duration
+	Log      logrus.FieldLogger
+}
+
+// startTimeout bounds one start call, so an unreachable Temporal fails fast and the relay retries.
+const startTimeout = 5 * time.Second
+
+// StartEvents tries to start the given committed events at once. Failures are left to the relay.
+func (s *Starter) StartEvents(ctx context.Context, eventIDs []uuid.UUID) {
+	if _, err := s.startEvents(ctx, eventIDs, len(eventIDs)); err != nil {
+		s.Log.WithError(err).Warn("webhook start deferred to the relay")
+	}
+}
+
+// StartDispatches tries to start the given queued re-fires and tests at once.
+func (s *Starter) StartDispatches(ctx context.Context, dispatchIDs ...uuid.UUID) {
+	if _, err := s.startDispatches(ctx, dispatchIDs, len(dispatchIDs)); err != nil {
+		s.Log.WithError(err).Warn("webhook start deferred to the relay")
+	}
+}
+
+// RelayOnce starts up to limit undispatched events and up to limit queued manual starts, oldest
+// first, and reports how many it started.
+func (s *Starter) RelayOnce(ctx context.Context, limit int) (int, error) {
+	n, err := s.startEvents(ctx, nil, limit)
+	if err != nil {
+		return n, err
+	}
+	m, err := s.startDispatches(ctx, nil, limit)
+	return n + m, err
+}
+
+type eventRow struct {
+	ID    uuid.UUID
+	OrgID uuid.UUID
+	Type  string
+}
+
+func (s *Starter) startEvents(ctx context.Context, only []uuid.UUID, limit int) (int, error) {
+	if only != nil && len(only) == 0 {
+		return 0, nil
+	}
+	started := []uuid.UUID{}
+	var startErr error
+	err := s.DB.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		var rows []eventRow
+		q := tx.Model(&models.Event{}).Select("id, org_id, type").Where("dispatched_at IS NULL")
+		if only != nil {
+			q = q.Where("id IN ?", only)
+		}
+		err := q.Order("created_at, id").Limit(limit).Clauses(clause.Locking{Strength: "UPDATE", Options: "SKIP LOCKED"}).Find(&rows).Error
+		if err != nil {
+			return fmt.Errorf("claim events: %w", err)
+		}
+		for _, r := range rows {
+			p := workflows.EventParams{EventID: r.ID, OrgID: r.OrgID, EventType: r.Type, Schedule: s.Schedule}
+			if startErr = s.start(ctx, workflows.EventWorkflowID(r.ID), workflows.EventWorkflowName, r.OrgID, r.ID, r.Type, p); startErr != nil {
+				break
+			}
+			started = append(started, r.ID)
+		}
+		if len(started) > 0 {
+			if err := tx.Exec("UPDATE events SET dispatched_at = clock_timestamp() WHERE id IN ?", started).Error; err != nil {
+				return fmt.Errorf("mark events dispatched: %w", err)
+			}
+		}
+		// A failed start ends the batch (Temporal is likely unreachable) but must not roll back the
+		// marks of what was started: it is reported after commit.
+		return nil
+	})
+	if err != nil {
+		return 0, err
+	}
+	return len(started), startErr
+}
+
+type dispatchRow struct {
+	models.Dispatch
+	EventType string
+}
+
+func (s *Starter) startDispatches(ctx context.Context, only []uuid.UUID, limit int) (int, error) {
+	if only != nil && len(only) == 0 {
+		return 0, nil
+	}
+	started := []uuid.UUID{}
+	var startErr error
+	err := s.DB.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		var rows []dispatchRow
+		q := tx.Table("webhook_dispatches d").Select("d.*, e.type AS event_type").
+			Joins("JOIN events e ON e.id = d.event_id").Where("d.dispatched_at IS NULL")
+		if only != nil {
+			q = q.Where("d.id IN ?", only)
+		}
+		err := q.Order("d.created_at, d.id").Limit(limit).Clauses(clause.Locking{Strength: "UPDATE", Table: clause.Table{Name: "d"}, Options: "SKIP LOCKED"}).Find(&rows).Error
+		if err != nil {
+			return fmt.Errorf("claim queued starts: %w", err)
+		}
+		for _, r := range rows {
+			if startErr = s.startDispatch(ctx, r); startErr != nil {
+				break
+			}
+			started = append(started, r.ID)
+		}
+		if len(started) > 0 {
+			if err := tx.Exec("UPDATE webhook_dispatches SET dispatched_at = clock_timestamp() WHERE id IN ?", started).Error; err != nil {
+				return fmt.Errorf("mark queued starts dispatched: %w", err)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return 0, err
+	}
+	return len(started), startErr
+}
+
+func (s *Starter) startDispatch(ctx context.Context, r dispatchRow) error {
+	if r.Kind == models.DispatchTest {
+		p := workflows.TestParams{EventID: r.EventID, OrgID: r.OrgID, EndpointID: r.EndpointID, ChainID: r.ChainID, DeliveryID: *r.DeliveryID}
+		return s.start(ctx, r.WorkflowID, workflows.TestWorkflowName, r.OrgID, r.EventID, r.EventType, p)
+	}
+	p := workflows.RefireParams{EventID: r.EventID, OrgID: r.OrgID, EventType: r.EventType, EndpointID: r.EndpointID, ChainID: r.ChainID, Schedule: s.Schedule}
+	return s.start(ctx, r.WorkflowID, workflows.RefireWorkflowName, r.OrgID, r.EventID, r.EventType, p)
+}
+
+// start starts one workflow; an id already used counts as started (a duplicate start is harmless).
+func (s *Starter) start(ctx context.Context, id, name string, orgID, eventID uuid.UUID, eventType string, params any) error {
+	ctx, cancel := context.WithTimeout(ctx, startTimeout)
+	defer cancel()
+	_, err := s.Temporal.ExecuteWorkflow(ctx, client.StartWorkflowOptions{
+		ID:                                       id,
+		TaskQueue:                                workflows.TaskQueue,
+		WorkflowIDReusePolicy:                    enumspb.WORKFLOW_ID_REUSE_POLICY_REJECT_DUPLICATE,
+		WorkflowIDConflictPolicy:                 enumspb.WORKFLOW_ID_CONFLICT_POLICY_FAIL,
+		WorkflowExecutionErrorWhenAlreadyStarted: true,
+		StaticSummary:                            eventType + " event " + eventID.String(),
+		TypedSearchAttributes: temporal.NewSearchAttributes(
+			workflows.AttrOrgID.ValueSet(orgID.String()),
+			workflows.AttrEventID.ValueSet(eventID.String()),
+			workflows.AttrEventType.ValueSet(eventType),
+			workflows.AttrDeliveryStatus.ValueSet(workflows.StatusDelivering),
+		),
+	}, name, params)
+	var already *serviceerror.WorkflowExecutionAlreadyStarted
+	if err != nil && !errors.As(err, &already) {
+		return fmt.Errorf("start workflow %s: %w", id, err)
+	}
+	return nil
+}
