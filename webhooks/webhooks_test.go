@@ -1,0 +1,420 @@
+package webhooks_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/sirupsen/logrus"
+	"go.temporal.io/api/serviceerror"
+	"go.temporal.io/sdk/client"
+	"gorm.io/gorm"
+
+	"wds/models"
+	"wds/outbox"
+	"wds/pgtest"
+	"wds/secrets"
+	"wds/webhooks"
+	"wds/workflows"
+	"wds/workspace"
+)
+
+func TestMain(m *testing.M) { pgtest.Main(m) }
+
+type fixture struct {
+	t      *testing.T
+	ctx    context.Context
+	db     *gorm.DB
+	box    *secrets.Box
+	svc    *webhooks.Service
+	org    uuid.UUID
+	owner  uuid.UUID
+	member uuid.UUID
+}
+
+func newFixture(t *testing.T) *fixture {
+	t.Helper()
+	ctx := context.Background()
+	db := pgtest.New(t)
+	box, _ := secrets.NewBox(secrets.GenerateKey())
+	org, err := workspace.CreateOrg(ctx, db, "Acme")
+	if err != nil {
+		t.Fatal(err)
+	}
+	owner, _, _ := workspace.CreateUser(ctx, db, org.ID, "owner@acme.test", models.RoleOwner)
+	member, _, _ := workspace.CreateUser(ctx, db, org.ID, "member@acme.test", models.RoleMember)
+	return &fixture{t: t, ctx: ctx, db: db, box: box, svc: &webhooks.Service{DB: db, Box: box, AllowPrivate: true},
+		org: org.ID, owner: owner.ID, member: member.ID}
+}
+
+func (f *fixture) create(url string) (*webhooks.Created, error) {
+	return f.svc.Create(f.ctx, webhooks.CreateInput{OrgID: f.org, ActorID: f.owner, URL: url, EventTypes: []string{outbox.OrderCreated}})
+}
+
+func TestCreateValidatesURLTypesAndAttempts(t *testing.T) {
+	f := newFixture(t)
+	strict := &webhooks.Service{DB: f.db, Box: f.box}
+	cases := []struct {
+		name string
+		svc  *webhooks.Service
+		in   webhooks.CreateInput
+		want error
+	}{
+		{"http refused", f.svc, webhooks.CreateInput{URL: "http://example.com/hook"}, models.ErrHTTPSRequired},
+		{"ftp refused", f.svc, webhooks.CreateInput{URL: "ftp://example.com/hook"}, models.ErrHTTPSRequired},
+		{"not a URL", f.svc, webhooks.CreateInput{URL: "hook"}, models.ErrValidation},
+		{"credentials", f.svc, webhooks.CreateInput{URL: "https://u:p@example.com/"}, models.ErrValidation},
+		{"loopback", strict, webhooks.CreateInput{URL: "https://127.0.0.1:8443/hook"}, models.ErrURLNotAllowed},
+		{"localhost", strict, webhooks.CreateInput{URL: "https://localhost/hook"}, models.ErrURLNotAllowed},
+		{"private", strict, webhooks.CreateInput{URL: "https://10.0.0.5/hook"}, models.ErrURLNotAllowed},
+		{"metadata", strict, webhooks.CreateInput{URL: "https://169.254.169.254/"}, models.ErrURLNotAllowed},
+		{"unknown type", f.svc, webhooks.CreateInput{URL: "https://example.com/", EventTypes: []string{"order.exploded"}}, models.ErrValidation},
+		{"no types", f.svc, webhooks.CreateInput{URL: "https://example.com/", EventTypes: []string{}}, models.ErrValidation},
+		{"max_attempts 11", f.svc, webhooks.CreateInput{URL: "https://example.com/", MaxAttempts: 11}, models.ErrValidation},
+		{"max_attempts -1", f.svc, webhooks.CreateInput{URL: "https://example.com/", MaxAttempts: -1}, models.ErrValidation},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			c.in.OrgID, c.in.ActorID = f.org, f.owner
+			if c.in.EventTypes == nil {
+				c.in.EventTypes = []string{outbox.OrderCreated}
+			}
+			if _, err := c.svc.Create(f.ctx, c.in); !errors.Is(err, c.want) {
+				t.Fatalf("err = %v, want %v", err, c.want)
+			}
+		})
+	}
+	// A public address passes the strict check (resolution is stubbed: tests do not need DNS).
+	strict.Resolve = func(context.Context, string) error { return nil }
+	ep, err := strict.Create(f.ctx, webhooks.CreateInput{OrgID: f.org, ActorID: f.owner, URL: "HTTPS://hooks.example.com/in",
+		EventTypes: []string{outbox.OrderCreated, outbox.OrderCreated, outbox.PaymentRecorded}, MaxAttempts: 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ep.URL != "https://hooks.example.com/in" || len(ep.EventTypes) != 2 || ep.MaxAttempts != 10 || !strings.HasPrefix(ep.Secret, "whsec_") {
+		t.Fatalf("%+v", ep)
+	}
+}
+
+func TestAtMostTenEnabledEndpointsEvenUnderConcurrentCreates(t *testing.T) {
+	f := newFixture(t)
+	var wg sync.WaitGroup
+	errs := make([]error, 15)
+	for i := range errs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			_, errs[i] = f.create(fmt.Sprintf("https://127.0.0.1/%d", i))
+		}()
+	}
+	wg.Wait()
+	ok, limited := 0, 0
+	for _, err := range errs {
+		switch {
+		case err == nil:
+			ok++
+		case errors.Is(err, models.ErrEndpointLimit):
+			limited++
+		default:
+			t.Fatalf("unexpected: %v", err)
+		}
+	}
+	if ok != 10 || limited != 5 {
+		t.Fatalf("%d created, %d refused; want 10 and 5", ok, limited)
+	}
+	// Disabling one makes room; enabling it again past the limit does not.
+	eps, _ := f.svc.List(f.ctx, f.org, nil)
+	if _, err := f.svc.Disable(f.ctx, eps[0].ID, f.owner); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.create("https://127.0.0.1/eleventh"); err != nil {
+		t.Fatalf("room after disabling: %v", err)
+	}
+	if _, err := f.svc.Enable(f.ctx, eps[0].ID, f.owner); !errors.Is(err, models.ErrEndpointLimit) {
+		t.Fatalf("enable past the limit: %v", err)
+	}
+}
+
+func TestMembersListButDoNotManageAndEveryActionIsAuditedWithoutSecrets(t *testing.T) {
+	f := newFixture(t)
+	if _, err := f.svc.Create(f.ctx, webhooks.CreateInput{OrgID: f.org, ActorID: f.member, URL: "https://127.0.0.1/", EventTypes: []string{outbox.OrderCreated}}); !errors.Is(err, models.ErrForbidden) {
+		t.Fatalf("member create: %v", err)
+	}
+	ep, err := f.create("https://127.0.0.1/hook")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rows, err := f.svc.List(f.ctx, f.org, &f.member); err != nil || len(rows) != 1 {
+		t.Fatalf("member list: %v %v", rows, err)
+	}
+	stranger := uuid.New()
+	if _, err := f.svc.List(f.ctx, f.org, &stranger); !errors.Is(err, models.ErrForbidden) {
+		t.Fatalf("stranger list: %v", err)
+	}
+	for _, op := range []func(uuid.UUID, uuid.UUID) error{
+		func(id, a uuid.UUID) error { _, err := f.svc.Disable(f.ctx, id, a); return err },
+		func(id, a uuid.UUID) error { _, err := f.svc.Enable(f.ctx, id, a); return err },
+		func(id, a uuid.UUID) error { _, err := f.svc.RotateSecret(f.ctx, id, a); return err },
+		func(id, a uuid.UUID) error { _, err := f.svc.Delete(f.ctx, id, a); return err },
+	} {
+		if err := op(ep.ID, f.member); !errors.Is(err, models.ErrForbidden) {
+			t.Fatalf("member mutation: %v", err)
+		}
+		if err := op(ep.ID, f.owner); err != nil {
+			t.Fatalf("owner mutation: %v", err)
+		}
+	}
+	if rows, _ := f.svc.List(f.ctx, f.org, nil); len(rows) != 0 {
+		t.Fatalf("deleted endpoint still listed: %v", rows)
+	}
+	if _, err := f.svc.Disable(f.ctx, ep.ID, f.owner); !errors.Is(err, models.ErrNotFound) {
+		t.Fatalf("mutating a deleted endpoint: %v", err)
+	}
+	var audit []models.AuditEntry
+	f.db.Where("org_id = ?", f.org).Order("created_at").Find(&audit)
+	var actions []string
+	for _, a := range audit {
+		actions = append(actions, a.Action)
+		if a.ActorID != f.owner || a.TargetID != ep.ID {
+			t.Errorf("audit row %+v", a)
+		}
+	}
+	want := "webhook_endpoint.create webhook_endpoint.disable webhook_endpoint.enable webhook_endpoint.rotate_secret webhook_endpoint.delete"
+	if strings.Join(actions, " ") != want {
+		t.Fatalf("audit actions %v", actions)
+	}
+	var raw string
+	f.db.Raw("SELECT string_agg(details::text, ' ') FROM audit_log").Scan(&raw)
+	if strings.Contains(raw, "whsec_") || strings.Contains(raw, ep.Secret) {
+		t.Fatalf("audit details hold a secret: %s", raw)
+	}
+}
+
+func TestRotateSecretReplacesTheSealedSecret(t *testing.T) {
+	f := newFixture(t)
+	ep, _ := f.create("https://127.0.0.1/hook")
+	rot, err := f.svc.RotateSecret(f.ctx, ep.ID, f.owner)
+	if err != nil || rot.Secret == ep.Secret {
+		t.Fatalf("%+v %v", rot, err)
+	}
+	var stored models.Endpoint
+	f.db.Where("id = ?", ep.ID).Take(&stored)
+	plain, err := f.box.Open(stored.SecretSealed)
+	if err != nil || string(plain) != rot.Secret {
+		t.Fatal("stored secret is not the rotated one")
+	}
+}
+
+// delivery writes a row as the activity would.
+func (f *fixture) delivery(ev, ep uuid.UUID, attempt int, status string, at time.Time) models.Delivery {
+	d := models.Delivery{ID: uuid.New(), OrgID: f.org, EventID: ev, EndpointID: ep, EventType: outbox.OrderCreated,
+		ChainID: uuid.New(), WorkflowID: workflows.EventWorkflowID(ev), Attempt: attempt, Status: status, AttemptedAt: at}
+	if err := f.db.Create(&d).Error; err != nil {
+		f.t.Fatal(err)
+	}
+	return d
+}
+
+func TestListDeliveriesPagesWithoutGapsOrRepeats(t *testing.T) {
+	f := newFixture(t)
+	ep, _ := f.create("https://127.0.0.1/hook")
+	ev, _ := outbox.Emit(f.ctx, f.db, f.org, nil, outbox.OrderCreated, nil)
+	at := time.Now().UTC().Truncate(time.Second)
+	want := map[uuid.UUID]bool{}
+	for i := range 7 {
+		// pairs share a timestamp, so the id breaks ties
+		want[f.delivery(ev, ep.ID, 1, "failed", at.Add(time.Duration(i/2)*time.Second)).ID] = true
+	}
+	seen := map[uuid.UUID]bool{}
+	var cur *models.Cursor
+	pages := 0
+	for {
+		p, err := f.svc.ListDeliveries(f.ctx, webhooks.DeliveriesQuery{EndpointID: ep.ID, Limit: 3, Cursor: cur, ActorID: &f.member})
+		if err != nil {
+			t.Fatal(err)
+		}
+		pages++
+		for _, r := range p.Rows {
+			if seen[r.ID] {
+				t.Fatalf("row %s repeated", r.ID)
+			}
+			seen[r.ID] = true
+		}
+		if p.NextCursor == nil {
+			break
+		}
+		cur = p.NextCursor
+	}
+	if pages != 3 || len(seen) != len(want) {
+		t.Fatalf("%d pages, %d rows", pages, len(seen))
+	}
+}
+
+func TestRefireQueuesAFreshChainOnlyForDroppedDeliveries(t *testing.T) {
+	f := newFixture(t)
+	ep, _ := f.create("https://127.0.0.1/hook")
+	ev, _ := outbox.Emit(f.ctx, f.db, f.org, nil, outbox.OrderCreated, nil)
+	failed := f.delivery(ev, ep.ID, 1, "failed", time.Now())
+	dropped := f.delivery(ev, ep.ID, 5, "dropped", time.Now())
+	if _, err := f.svc.Refire(f.ctx, failed.ID, f.owner); !errors.Is(err, models.ErrDeliveryNotDropped) {
+		t.Fatalf("re-fire of a failed delivery: %v", err)
+	}
+	if _, err := f.svc.Refire(f.ctx, dropped.ID, f.member); !errors.Is(err, models.ErrForbidden) {
+		t.Fatalf("member re-fire: %v", err)
+	}
+	if _, err := f.svc.Refire(f.ctx, uuid.New(), f.owner); !errors.Is(err, models.ErrNotFound) {
+		t.Fatalf("unknown delivery: %v", err)
+	}
+	for n := 1; n <= 2; n++ {
+		r, err := f.svc.Refire(f.ctx, dropped.ID, f.owner)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.WorkflowID != workflows.RefireWorkflowID(ev, ep.ID, n) || r.ChainID == dropped.ChainID {
+			t.Fatalf("re-fire %d: %+v", n, r)
+		}
+	}
+	if _, err := f.svc.Disable(f.ctx, ep.ID, f.owner); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.svc.Refire(f.ctx, dropped.ID, f.owner); !errors.Is(err, models.ErrEndpointDisabled) {
+		t.Fatalf("re-fire to a disabled endpoint: %v", err)
+	}
+}
+
+func TestSendTestNeedsAnEnabledEndpointOfTheOrg(t *testing.T) {
+	f := newFixture(t)
+	ep, _ := f.create("https://127.0.0.1/hook")
+	if _, err := f.svc.SendTest(f.ctx, uuid.New(), ep.ID); !errors.Is(err, models.ErrNotFound) {
+		t.Fatalf("other org: %v", err)
+	}
+	q, err := f.svc.SendTest(f.ctx, f.org, ep.ID)
+	if err != nil || q.Status != "enqueued" || q.EventType != "webhook.test" {
+		t.Fatalf("%+v %v", q, err)
+	}
+	f.svc.Disable(f.ctx, ep.ID, f.owner)
+	if _, err := f.svc.SendTest(f.ctx, f.org, ep.ID); !errors.Is(err, models.ErrEndpointDisabled) {
+		t.Fatalf("disabled: %v", err)
+	}
+}
+
+// fakeTemporal counts starts per workflow id and rejects duplicates as the server does.
+type fakeTemporal struct {
+	mu      sync.Mutex
+	starts  map[string]int
+	down    bool
+	options []client.StartWorkflowOptions
+}
+
+func (t *fakeTemporal) ExecuteWorkflow(_ context.Context, o client.StartWorkflowOptions, _ any, _ ...any) (client.WorkflowRun, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.down {
+		return nil, serviceerror.NewUnavailable("connection refused")
+	}
+	t.starts[o.ID]++
+	t.options = append(t.options, o)
+	if t.starts[o.ID] > 1 {
+		return nil, serviceerror.NewWorkflowExecutionAlreadyStarted("already started", "", "")
+	}
+	return nil, nil
+}
+
+func quiet() logrus.FieldLogger { l := logrus.New(); l.SetLevel(logrus.PanicLevel); return l }
+
+func TestStarterStartsEachEventOnceWhateverTheRaces(t *testing.T) {
+	f := newFixture(t)
+	tc := &fakeTemporal{starts: map[string]int{}, down: true}
+	st := &webhooks.Starter{DB: f.db, Temporal: tc, Schedule: []time.Duration{time.Second}, Log: quiet()}
+	var ids []uuid.UUID
+	for range 30 {
+		id, _ := outbox.Emit(f.ctx, f.db, f.org, nil, outbox.OrderCreated, nil)
+		ids = append(ids, id)
+	}
+	st.StartEvents(f.ctx, ids[:5]) // Temporal is down: nothing is marked
+	var undispatched int64
+	f.db.Model(&models.Event{}).Where("dispatched_at IS NULL").Count(&undispatched)
+	if undispatched != 30 {
+		t.Fatalf("%d undispatched after a failed start, want 30", undispatched)
+	}
+	tc.mu.Lock()
+	tc.down = false
+	tc.mu.Unlock()
+	var wg sync.WaitGroup
+	for range 4 { // four relays and the API's own starts race
+		wg.Add(2)
+		go func() {
+			defer wg.Done()
+			for {
+				n, err := st.RelayOnce(f.ctx, 4)
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				if n == 0 {
+					return
+				}
+			}
+		}()
+		go func() { defer wg.Done(); st.StartEvents(f.ctx, ids) }()
+	}
+	wg.Wait()
+	f.db.Model(&models.Event{}).Where("dispatched_at IS NULL").Count(&undispatched)
+	if undispatched != 0 {
+		t.Fatalf("%d events left undispatched", undispatched)
+	}
+	for _, id := range ids {
+		if n := tc.starts[workflows.EventWorkflowID(id)]; n != 1 {
+			t.Fatalf("event %s started %d times", id, n)
+		}
+	}
+	o := tc.options[0]
+	if o.TaskQueue != workflows.TaskQueue || o.WorkflowIDReusePolicy.String() != "RejectDuplicate" || !o.WorkflowExecutionErrorWhenAlreadyStarted {
+		t.Fatalf("start options %+v", o)
+	}
+}
+
+func TestAnAlreadyStartedWorkflowCountsAsDispatched(t *testing.T) {
+	f := newFixture(t)
+	ev, _ := outbox.Emit(f.ctx, f.db, f.org, nil, outbox.OrderCreated, nil)
+	tc := &fakeTemporal{starts: map[string]int{workflows.EventWorkflowID(ev): 1}}
+	st := &webhooks.Starter{DB: f.db, Temporal: tc, Schedule: []time.Duration{time.Second}, Log: quiet()}
+	if n, err := st.RelayOnce(f.ctx, 10); err != nil || n != 1 {
+		t.Fatalf("%d %v", n, err)
+	}
+	var e models.Event
+	f.db.Where("id = ?", ev).Take(&e)
+	if e.DispatchedAt == nil {
+		t.Fatal("event crashed between start and mark stays undispatched forever")
+	}
+}
+
+func TestQueuedRefiresAndTestsAreStartedByTheRelay(t *testing.T) {
+	f := newFixture(t)
+	ep, _ := f.create("https://127.0.0.1/hook")
+	q, _ := f.svc.SendTest(f.ctx, f.org, ep.ID)
+	ev, _ := outbox.Emit(f.ctx, f.db, f.org, nil, outbox.OrderCreated, nil)
+	d := f.delivery(ev, ep.ID, 5, "dropped", time.Now())
+	r, err := f.svc.Refire(f.ctx, d.ID, f.owner)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tc := &fakeTemporal{starts: map[string]int{}}
+	st := &webhooks.Starter{DB: f.db, Temporal: tc, Schedule: []time.Duration{time.Second}, Log: quiet()}
+	if n, err := st.RelayOnce(f.ctx, 10); err != nil || n != 3 {
+		t.Fatalf("relay started %d: %v", n, err)
+	}
+	for _, id := range []string{workflows.TestWorkflowID(q.DeliveryID), r.WorkflowID, workflows.EventWorkflowID(ev)} {
+		if tc.starts[id] != 1 {
+			t.Fatalf("%s started %d times (%v)", id, tc.starts[id], tc.starts)
+		}
+	}
+	if n, _ := st.RelayOnce(f.ctx, 10); n != 0 {
+		t.Fatalf("second relay pass started %d", n)
+	}
+}
