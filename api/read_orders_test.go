@@ -25,8 +25,8 @@ func insertOrder(t *testing.T, e *readEnv, orgID, storeID uuid.UUID) uuid.UUID {
 	id := uuid.New()
 	err := e.db.Exec(`INSERT INTO orders (id, org_id, store_id, number, currency, subtotal_cents, shipping_cents,
 		tax_cents, total_cents, amount_paid_cents, status, metadata)
-		VALUES (?, ?, ?, nextval(?), 'EUR', 2500, 500, 200, 3200, 1000, 'partially_paid', '{"channel":"web"}')`,
-		id, orgID, storeID, workspace.OrderNumberSequence(orgID)).Error
+		VALUES (?, ?, ?, nextval(wds_order_number_sequence(?)::regclass), 'EUR', 2500, 500, 200, 3200, 1000, 'partially_paid', '{"channel":"web"}')`,
+		id, orgID, storeID, orgID).Error
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -27,18 +27,18 @@ func CreateOrg(ctx context.Context, db *gorm.DB, name string) (*models.Org, erro
 		if err := tx.Create(org).Error; err != nil {
 			return err
 		}
-		// Sequence names cannot be bound as parameters; the name derives from a UUID we generated.
-		return tx.Exec("CREATE SEQUENCE " + OrderNumberSequence(org.ID) + " START 1001").Error
+		// The sequence's name comes from the same SQL function that inserts use (migrations/00001).
+		// Names cannot be bound as parameters; this one derives from a UUID we generated.
+		var seq string
+		if err := tx.Raw("SELECT wds_order_number_sequence(?)", org.ID).Scan(&seq).Error; err != nil {
+			return err
+		}
+		return tx.Exec("CREATE SEQUENCE " + seq + " START 1001").Error
 	})
 	if err != nil {
 		return nil, fmt.Errorf("create org: %w", err)
 	}
 	return org, nil
-}
-
-// OrderNumberSequence is the per-org sequence that numbers orders (see migrations/00001).
-func OrderNumberSequence(orgID uuid.UUID) string {
-	return "order_number_" + strings.ReplaceAll(orgID.String(), "-", "")
 }
 
 var currencyRE = regexp.MustCompile(`^[A-Za-z]{3}$`)
