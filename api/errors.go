@@ -33,6 +33,7 @@ var errorTable = []errorRow{
 	{signing.ErrSignatureMalformed, http.StatusUnauthorized, "signature_malformed"},
 	{signing.ErrSignatureExpired, http.StatusUnauthorized, "signature_expired"},
 	{signing.ErrSignatureInvalid, http.StatusUnauthorized, "signature_invalid"},
+	{models.ErrSignatureUnconfigured, http.StatusUnauthorized, "signature_unconfigured"},
 	{models.ErrInsufficientScope, http.StatusForbidden, "insufficient_scope"},
 	{models.ErrIPNotAllowed, http.StatusForbidden, "ip_not_allowed"},
 	{models.ErrForbidden, http.StatusForbidden, "forbidden"},

@@ -15,6 +15,7 @@ import (
 	"wds/apikeys"
 	"wds/models"
 	"wds/ratelimit"
+	"wds/secrets"
 )
 
 // Deps is what the handlers need from the process.
@@ -30,6 +31,8 @@ type Deps struct {
 	// Events starts delivery of committed events at once (low latency); nil leaves them to the
 	// worker's outbox relay, which starts whatever is still undispatched.
 	Events EventStarter
+	// Box opens integration keys' sealed signing secrets; nil rejects keys that require signatures.
+	Box *secrets.Box
 }
 
 // EventStarter starts webhook delivery for events already committed to the outbox. It must not fail
@@ -69,6 +72,7 @@ func NewRouter(d Deps) (*gin.Engine, error) {
 	r.NoMethod(func(c *gin.Context) { fail(c, models.Fail(models.ErrNotFound, "no such path")) })
 	r.HandleMethodNotAllowed = false
 	s.registerRead(r)
+	s.registerIntegration(r)
 	return r, nil
 }
 

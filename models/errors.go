@@ -37,6 +37,7 @@ var (
 	ErrEndpointLimit         = errors.New("an org has at most 10 enabled webhook endpoints")
 	ErrEndpointDisabled      = errors.New("webhook endpoint is disabled")
 	ErrDeliveryNotDropped    = errors.New("only a dropped delivery can be re-fired")
+	ErrSignatureUnconfigured = errors.New("the key requires a signature but has no signing secret on file")
 )
 
 // Error is a domain error with a caller-facing detail. Detail must never carry secret material.

@@ -1,0 +1,307 @@
+package api
+
+import (
+	"bytes"
+	"errors"
+	"io"
+	"net/http"
+
+	"github.com/gin-gonic/gin"
+	"github.com/google/uuid"
+
+	"wds/apikeys"
+	"wds/ingest"
+	"wds/models"
+	"wds/nativestore"
+	"wds/openapi"
+	"wds/signing"
+)
+
+// Context keys of the Integration API middleware.
+const (
+	ctxIntKey = "wds.integration_key"
+	ctxBody   = "wds.body"
+)
+
+// maxBody is the inbound body cap (decisions.md §4).
+const maxBody = 1 << 20
+
+// Signature headers of the two payload formats.
+const (
+	headerPCSignature    = "PC-Signature"
+	headerStoreSignature = "X-Store-Webhook-Signature"
+	headerIdempotencyKey = "Idempotency-Key"
+)
+
+// registerIntegration mounts /integrations/v1. Every authenticated route runs, in order: key
+// authentication, IP allowlist, the key's rate limit, the capped body read, signature verification
+// over the raw bytes, the route's payload format and scope, the Idempotency-Key layer, the operation.
+func (s *server) registerIntegration(r *gin.Engine) {
+	g := r.Group("/integrations/v1")
+	g.GET("/health", health)
+	g.GET("/openapi.json", serveDoc(openapi.IntegrationJSON, "application/json"))
+
+	a := g.Group("", s.intAuth, s.intAllowIP, s.intRateLimit, readBody, s.intVerifySignature)
+	generic := func(scope string, h gin.HandlerFunc) []gin.HandlerFunc {
+		return []gin.HandlerFunc{accept(ingest.FormatGeneric, scope), s.idempotent, h}
+	}
+	a.POST("/orders", generic(ingest.ScopeOrdersWrite, s.createOrder)...)
+	a.POST("/orders/:id/payments", generic(ingest.ScopePaymentsWrite, s.recordPayment)...)
+	a.POST("/orders/:id/cancel", generic(ingest.ScopeOrdersCancel, s.cancelOrder)...)
+	a.POST("/payments/:id/refund", generic(ingest.ScopePaymentsRefund, s.refundPayment)...)
+	a.POST("/clients", generic(ingest.ScopeClientsWrite, s.upsertClient)...)
+	a.POST("/webhook/nativestore", accept(ingest.FormatNativestore, ""), s.idempotent, s.receiveNativestore)
+	a.GET("/orders/by-external/:external_id", s.orderByExternal)
+}
+
+// intKey is the authenticated integration key of the request.
+func intKey(c *gin.Context) *models.IntegrationKey {
+	return c.MustGet(ctxIntKey).(*models.IntegrationKey)
+}
+
+// intAuth authenticates a pck_int_ key; revoked and expired keys are told so.
+func (s *server) intAuth(c *gin.Context) {
+	token, err := bearer(c)
+	if err != nil {
+		fail(c, err)
+		return
+	}
+	now := s.Now()
+	k, err := apikeys.AuthenticateIntegration(c.Request.Context(), s.DB, token, now)
+	if err != nil {
+		fail(c, err)
+		return
+	}
+	c.Set(ctxKeyID, k.ID)
+	c.Set(ctxOrgID, k.OrgID)
+	c.Set(ctxIntKey, k)
+	if s.LastUsed != nil {
+		s.LastUsed.Touch(apikeys.IntegrationKeysTable, k.ID, now)
+	}
+	c.Next()
+}
+
+// intAllowIP enforces the key's allowlist against the client address: the TCP peer, or the
+// X-Forwarded-For hop a configured trusted proxy reports (gin's ClientIP with our trusted proxies).
+func (s *server) intAllowIP(c *gin.Context) {
+	if !apikeys.AllowsIP(intKey(c), c.ClientIP()) {
+		fail(c, models.Fail(models.ErrIPNotAllowed, "source address %s is not in the key's allowlist", c.ClientIP()))
+		return
+	}
+	c.Next()
+}
+
+// intRateLimit applies the key's own per-minute limit over a sliding window.
+func (s *server) intRateLimit(c *gin.Context) {
+	k := intKey(c)
+	if !s.limiter.Allow("int:"+k.ID.String(), k.RateLimit) {
+		fail(c, models.Fail(models.ErrRateLimited, "this key allows %d requests per minute; retry after 60 seconds", k.RateLimit))
+		return
+	}
+	c.Next()
+}
+
+// readBody reads the whole body once, capped at 1 MiB, for the signature and the handlers.
+func readBody(c *gin.Context) {
+	body, err := io.ReadAll(http.MaxBytesReader(c.Writer, c.Request.Body, maxBody))
+	var tooLarge *http.MaxBytesError
+	if errors.As(err, &tooLarge) {
+		fail(c, models.Fail(models.ErrPayloadTooLarge, "the body exceeds %d bytes", maxBody))
+		return
+	}
+	if err != nil {
+		fail(c, models.Fail(models.ErrInvalidJSON, "the body could not be read"))
+		return
+	}
+	c.Set(ctxBody, body)
+	c.Request.Body = io.NopCloser(bytes.NewReader(body))
+	c.Next()
+}
+
+func body(c *gin.Context) []byte { return c.MustGet(ctxBody).([]byte) }
+
+// intVerifySignature checks the request signature over the raw bytes when the key requires one:
+// PC-Signature for generic keys, X-Store-Webhook-Signature for nativestore keys (which always do).
+func (s *server) intVerifySignature(c *gin.Context) {
+	k := intKey(c)
+	if !k.RequireSignature && k.PayloadFormat != ingest.FormatNativestore {
+		c.Next()
+		return
+	}
+	secret, err := apikeys.SigningSecret(s.Box, k)
+	if err != nil {
+		fail(c, err)
+		return
+	}
+	if k.PayloadFormat == ingest.FormatNativestore {
+		err = signing.VerifyNativestore(secret, c.GetHeader(headerStoreSignature), body(c))
+	} else {
+		err = signing.VerifyPC(secret, c.GetHeader(headerPCSignature), body(c), s.Now())
+	}
+	if err != nil {
+		fail(c, signatureError(err))
+		return
+	}
+	c.Next()
+}
+
+// signatureError gives a signing failure a caller-facing detail that says what to fix.
+func signatureError(err error) error {
+	switch {
+	case errors.Is(err, signing.ErrSignatureMissing):
+		return models.Fail(signing.ErrSignatureMissing, "this key requires a signed request")
+	case errors.Is(err, signing.ErrSignatureMalformed):
+		return models.Fail(signing.ErrSignatureMalformed, "%s", err.Error())
+	case errors.Is(err, signing.ErrSignatureExpired):
+		return models.Fail(signing.ErrSignatureExpired, "the signature timestamp is more than 300 seconds from the server clock")
+	case errors.Is(err, signing.ErrSignatureInvalid):
+		return models.Fail(signing.ErrSignatureInvalid, "the signature does not match the body")
+	}
+	return err
+}
+
+// accept admits keys of one payload format holding scope (empty: no scope beyond the format).
+func accept(format, scope string) gin.HandlerFunc {
+	return func(c *gin.Context) {
+		k := intKey(c)
+		if k.PayloadFormat != format {
+			fail(c, models.Fail(models.ErrWrongFormat, "this endpoint accepts %s keys; this key's payload_format is %s", format, k.PayloadFormat))
+			return
+		}
+		if scope != "" && !ingest.HasScope(k, scope) {
+			fail(c, models.Fail(models.ErrInsufficientScope, "this endpoint needs the %s scope", scope))
+			return
+		}
+		c.Next()
+	}
+}
+
+// pathID parses a path UUID; one that is not a UUID names no row: 404 like another store's row.
+func pathID(c *gin.Context, what string) (uuid.UUID, bool) {
+	id, err := uuid.Parse(c.Param("id"))
+	if err != nil {
+		fail(c, models.Fail(models.ErrNotFound, "%s %q not found", what, c.Param("id")))
+		return uuid.Nil, false
+	}
+	return id, true
+}
+
+// created is 201 for a new row and 200 for a duplicate or an update (decisions.md §4).
+func created(isNew bool) int {
+	if isNew {
+		return http.StatusCreated
+	}
+	return http.StatusOK
+}
+
+func (s *server) createOrder(c *gin.Context) {
+	in, err := decodeOrder(body(c))
+	if err != nil {
+		fail(c, err)
+		return
+	}
+	res, err := ingest.CreateOrder(c.Request.Context(), s.DB, intKey(c), in)
+	if err != nil {
+		fail(c, err)
+		return
+	}
+	s.startEvents(c, res.Events)
+	c.JSON(created(!res.Duplicate), res)
+}
+
+func (s *server) recordPayment(c *gin.Context) {
+	id, ok := pathID(c, "order")
+	if !ok {
+		return
+	}
+	var in ingest.Payment
+	if err := decodeObject(body(c), &in); err != nil {
+		fail(c, err)
+		return
+	}
+	res, err := ingest.RecordPayment(c.Request.Context(), s.DB, intKey(c), id, in)
+	if err != nil {
+		fail(c, err)
+		return
+	}
+	s.startEvents(c, res.Events)
+	c.JSON(created(!res.Duplicate), res)
+}
+
+func (s *server) cancelOrder(c *gin.Context) {
+	id, ok := pathID(c, "order")
+	if !ok {
+		return
+	}
+	res, err := ingest.CancelOrder(c.Request.Context(), s.DB, intKey(c), id)
+	if err != nil {
+		fail(c, err)
+		return
+	}
+	s.startEvents(c, res.Events)
+	c.JSON(http.StatusOK, res)
+}
+
+func (s *server) refundPayment(c *gin.Context) {
+	id, ok := pathID(c, "payment")
+	if !ok {
+		return
+	}
+	var in ingest.Refund
+	if err := decodeOptionalObject(body(c), &in); err != nil {
+		fail(c, err)
+		return
+	}
+	res, err := ingest.RefundPayment(c.Request.Context(), s.DB, intKey(c), id, in)
+	if err != nil {
+		fail(c, err)
+		return
+	}
+	s.startEvents(c, res.Events)
+	c.JSON(http.StatusOK, res)
+}
+
+func (s *server) upsertClient(c *gin.Context) {
+	var in ingest.Client
+	if err := decodeObject(body(c), &in); err != nil {
+		fail(c, err)
+		return
+	}
+	res, err := ingest.UpsertClient(c.Request.Context(), s.DB, intKey(c), in)
+	if err != nil {
+		fail(c, err)
+		return
+	}
+	s.startEvents(c, res.Events)
+	c.JSON(created(res.Created), res)
+}
+
+// receiveNativestore applies the platform's order webhook. A ping that is not an order is acknowledged
+// (its signature was verified already) so the platform keeps the webhook active.
+func (s *server) receiveNativestore(c *gin.Context) {
+	in, err := nativestore.Parse(body(c))
+	if errors.Is(err, nativestore.ErrNotAnOrder) {
+		c.JSON(http.StatusOK, gin.H{"ok": true, "ignored": true})
+		return
+	}
+	if err != nil {
+		fail(c, err)
+		return
+	}
+	res, err := ingest.ApplyStoreOrder(c.Request.Context(), s.DB, intKey(c), *in)
+	if err != nil {
+		fail(c, err)
+		return
+	}
+	s.startEvents(c, res.Events)
+	c.JSON(created(res.Created), res)
+}
+
+func (s *server) orderByExternal(c *gin.Context) {
+	o, err := ingest.OrderByExternal(c.Request.Context(), s.DB, intKey(c), c.Param("external_id"))
+	if err != nil {
+		fail(c, err)
+		return
+	}
+	c.JSON(http.StatusOK, o)
+}

@@ -1,0 +1,93 @@
+package api
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"reflect"
+	"strings"
+
+	"wds/ingest"
+	"wds/models"
+)
+
+// decodeObject decodes a JSON object body into dst (decisions.md §4): a body that is not JSON or not an
+// object is invalid_json; a known field of the wrong type is validation_failed naming the field;
+// unknown fields are ignored.
+func decodeObject(raw []byte, dst any) error {
+	trimmed := bytes.TrimSpace(raw)
+	if len(trimmed) == 0 || trimmed[0] != '{' {
+		return models.Fail(models.ErrInvalidJSON, "the body must be a JSON object")
+	}
+	err := json.Unmarshal(trimmed, dst)
+	if err == nil {
+		return nil
+	}
+	var te *json.UnmarshalTypeError
+	if errors.As(err, &te) && te.Field != "" {
+		return models.Fail(models.ErrValidation, "%s: must be %s", fieldPath(trimmed, te.Field), describe(te.Type))
+	}
+	return models.Fail(models.ErrInvalidJSON, "the body is not valid JSON: %v", err)
+}
+
+// decodeOrder decodes an order create body.
+func decodeOrder(raw []byte) (ingest.Order, error) {
+	var o ingest.Order
+	return o, decodeObject(raw, &o)
+}
+
+// decodeOptionalObject is decodeObject where an empty body means {} (refunds need no body).
+func decodeOptionalObject(raw []byte, dst any) error {
+	if len(bytes.TrimSpace(raw)) == 0 {
+		return nil
+	}
+	return decodeObject(raw, dst)
+}
+
+// fieldPath adds the array index json leaves out of a type error's path: "lines.quantity" becomes
+// "lines[2].quantity" by finding the first line that fails to decode on its own. Lines are the only
+// array of objects in the Integration API's bodies.
+func fieldPath(body []byte, field string) string {
+	rest, ok := strings.CutPrefix(field, "lines.")
+	if !ok {
+		return field
+	}
+	var probe struct {
+		Lines []json.RawMessage `json:"lines"`
+	}
+	if json.Unmarshal(body, &probe) != nil {
+		return field
+	}
+	for i, l := range probe.Lines {
+		var line ingest.Line
+		if json.Unmarshal(l, &line) != nil {
+			return fmt.Sprintf("lines[%d].%s", i, rest)
+		}
+	}
+	return field
+}
+
+// describe names a Go type the way an integrator reads the JSON.
+func describe(t reflect.Type) string {
+	if t == nil {
+		return "of another type"
+	}
+	if t == reflect.TypeFor[ingest.Time]() {
+		return "an RFC 3339 date-time"
+	}
+	switch t.Kind() {
+	case reflect.String:
+		return "a string"
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+		return "an integer within 64 bits"
+	case reflect.Bool:
+		return "true or false"
+	case reflect.Map, reflect.Struct, reflect.Pointer:
+		return "an object"
+	case reflect.Slice, reflect.Array:
+		return "an array"
+	default:
+		return "of another type"
+	}
+}

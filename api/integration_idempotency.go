@@ -1,0 +1,79 @@
+package api
+
+import (
+	"bytes"
+	"net/http"
+
+	"github.com/gin-gonic/gin"
+
+	"wds/ingest"
+)
+
+// idempotent is the Idempotency-Key layer (decisions.md §4): the first request with a key executes
+// and its answer is stored; for 24 hours the same key and body replay it, a different body is a
+// conflict, and a concurrent request waits for the first instead of executing.
+func (s *server) idempotent(c *gin.Context) {
+	values := c.Request.Header.Values(headerIdempotencyKey)
+	if len(values) == 0 {
+		c.Next()
+		return
+	}
+	key := values[0]
+	if err := ingest.CheckIdempotencyKey(key); err != nil {
+		fail(c, err)
+		return
+	}
+	ctx := c.Request.Context()
+	claim, replay, err := ingest.ClaimIdempotency(ctx, s.DB, intKey(c).ID, key, body(c), s.Now)
+	if err != nil {
+		fail(c, err)
+		return
+	}
+	if replay != nil {
+		c.Header("Idempotent-Replayed", "true")
+		c.Data(replay.Status, "application/json; charset=utf-8", replay.Body)
+		c.Abort()
+		return
+	}
+	rec := &recorder{ResponseWriter: c.Writer}
+	c.Writer = rec
+	finished := false
+	defer func() {
+		if !finished { // the handler panicked: let the next request with this key execute
+			_ = claim.Release(ctx)
+		}
+	}()
+	c.Next()
+	finished = true
+	if err := s.settle(c, claim, rec); err != nil {
+		s.Log.WithError(err).WithField("key_id", intKey(c).ID).Error("idempotency entry not settled")
+	}
+}
+
+// settle stores the answer, unless the request ended before executing (invalid JSON, auth, scope,
+// size and rate failures), which a retry with the same key must be free to redo.
+func (s *server) settle(c *gin.Context, claim *ingest.Claim, rec *recorder) error {
+	ctx := c.Request.Context()
+	switch rec.Status() {
+	case http.StatusBadRequest, http.StatusUnauthorized, http.StatusForbidden,
+		http.StatusRequestEntityTooLarge, http.StatusTooManyRequests:
+		return claim.Release(ctx)
+	}
+	return claim.Finish(ctx, rec.Status(), rec.body.Bytes())
+}
+
+// recorder keeps a copy of the response body for the idempotency cache.
+type recorder struct {
+	gin.ResponseWriter
+	body bytes.Buffer
+}
+
+func (r *recorder) Write(b []byte) (int, error) {
+	r.body.Write(b)
+	return r.ResponseWriter.Write(b)
+}
+
+func (r *recorder) WriteString(s string) (int, error) {
+	r.body.WriteString(s)
+	return r.ResponseWriter.WriteString(s)
+}

@@ -1,0 +1,320 @@
+package ingest
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/google/uuid"
+	"github.com/lib/pq"
+	"gorm.io/gorm"
+
+	"wds/models"
+	"wds/outbox"
+	"wds/views"
+)
+
+// ClientResult answers POST /clients (decisions.md §4).
+type ClientResult struct {
+	ID         uuid.UUID   `json:"id"`
+	ExternalID string      `json:"external_id"`
+	Created    bool        `json:"created"`
+	Updated    bool        `json:"updated"`
+	Events     []uuid.UUID `json:"-"`
+}
+
+// UpsertClient creates or updates a CRM client of the key's store by the three resolution rules.
+func UpsertClient(ctx context.Context, db *gorm.DB, key *models.IntegrationKey, in Client) (*ClientResult, error) {
+	if err := in.normalize("", true); err != nil {
+		return nil, err
+	}
+	var res *ClientResult
+	events, err := inTx(ctx, db, key, func(o *op) error {
+		c, err := o.resolveClient(in)
+		if err != nil {
+			return err
+		}
+		res = &ClientResult{ID: c.id, ExternalID: in.ExternalID, Created: c.created, Updated: c.updated}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("upsert client: %w", err)
+	}
+	res.Events = events
+	return res, nil
+}
+
+// resolved is the outcome of client resolution.
+type resolved struct {
+	id               uuid.UUID
+	created, updated bool
+}
+
+// resolveClient applies service-spec.md's client resolution and writes client.created or (when a
+// stored field changed) client.updated:
+//  1. an external_id this key sent before names its client;
+//  2. otherwise a client of the same store with the same email (case-insensitive) is adopted: it gets
+//     the external_id and, unless another integration already imported it, this key's source stamp;
+//  3. otherwise a new client is created with the source stamp.
+func (o *op) resolveClient(in Client) (resolved, error) {
+	if in.ExternalID != "" {
+		id, err := o.lookupRef(entityClient, in.ExternalID)
+		if err == nil {
+			return o.updateClient(id, in)
+		}
+		if !isNotFound(err) {
+			return resolved{}, err
+		}
+	}
+	if email := deref(in.Email); email != "" {
+		id, found, err := o.clientByEmail(email)
+		if err != nil {
+			return resolved{}, err
+		}
+		if found {
+			return o.adoptClient(id, in)
+		}
+	}
+	return o.createClient(in)
+}
+
+// clientByEmail finds the store's oldest client with this email. The transaction first takes a lock
+// on (store, email), held to commit, so two concurrent requests for one new email cannot both
+// miss and both create: the second waits and then finds the first one's client.
+func (o *op) clientByEmail(email string) (uuid.UUID, bool, error) {
+	lockKey := o.key.StoreID.String() + "/" + strings.ToLower(email)
+	if err := o.tx.Exec(`SELECT pg_advisory_xact_lock(hashtextextended(?, 0))`, lockKey).Error; err != nil {
+		return uuid.Nil, false, fmt.Errorf("lock client email: %w", err)
+	}
+	var ids []uuid.UUID
+	err := o.tx.Raw(`SELECT id FROM clients WHERE store_id = ? AND lower(email) = lower(?)
+		ORDER BY created_at, id LIMIT 1`, o.key.StoreID, email).Scan(&ids).Error
+	if err != nil {
+		return uuid.Nil, false, fmt.Errorf("match client by email: %w", err)
+	}
+	if len(ids) == 0 {
+		return uuid.Nil, false, nil
+	}
+	return ids[0], true, nil
+}
+
+// adoptClient attaches the external_id to an email-matched client (rule 2).
+func (o *op) adoptClient(id uuid.UUID, in Client) (resolved, error) {
+	if in.ExternalID != "" {
+		got, _, err := o.claimRef(entityClient, in.ExternalID, id)
+		if err != nil {
+			return resolved{}, err
+		}
+		id = got // a concurrent request may have attached this external_id first
+	}
+	return o.updateClient(id, in)
+}
+
+// createClient makes a new client (rule 3). Its external_id is claimed first: if a concurrent request
+// claimed it meanwhile, this one updates that client instead of making a second.
+func (o *op) createClient(in Client) (resolved, error) {
+	id := uuid.New()
+	if in.ExternalID != "" {
+		got, won, err := o.claimRef(entityClient, in.ExternalID, id)
+		if err != nil {
+			return resolved{}, err
+		}
+		if !won {
+			return o.updateClient(got, in)
+		}
+	}
+	var row clientRow
+	row.apply(in)
+	row.stamp(o.key, in.ExternalID)
+	if row.DisplayName == "" {
+		row.DisplayName = defaultDisplayName(row)
+	}
+	addr, err := row.addressJSON()
+	if err != nil {
+		return resolved{}, err
+	}
+	err = o.tx.Exec(`INSERT INTO clients (id, org_id, store_id, email, display_name, first_name, last_name,
+		phone, client_type, tags, billing_address, source_label, source_external_id, source_integration_key_id)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		id, o.key.OrgID, o.key.StoreID, row.Email, row.DisplayName, row.FirstName, row.LastName,
+		row.Phone, row.ClientType, row.Tags, addr, row.SourceLabel, row.SourceExternalID, row.SourceIntegrationKeyID).Error
+	if err != nil {
+		return resolved{}, fmt.Errorf("insert client: %w", err)
+	}
+	if err := o.emitClient(outbox.ClientCreated, id); err != nil {
+		return resolved{}, err
+	}
+	return resolved{id: id, created: true}, nil
+}
+
+// updateClient overwrites the fields the caller sent (and stamps the source if the client has none);
+// only a real change writes the row and emits client.updated.
+func (o *op) updateClient(id uuid.UUID, in Client) (resolved, error) {
+	var rows []clientRow
+	err := o.tx.Raw(`SELECT email, display_name, first_name, last_name, phone, client_type, tags,
+		billing_address, source_label, source_external_id, source_integration_key_id
+		FROM clients WHERE id = ? AND org_id = ? AND store_id = ? FOR UPDATE`, id, o.key.OrgID, o.key.StoreID).
+		Scan(&rows).Error
+	if err != nil {
+		return resolved{}, fmt.Errorf("load client: %w", err)
+	}
+	if len(rows) == 0 {
+		return resolved{}, notFound("client", id)
+	}
+	before := rows[0]
+	if err := before.decodeAddress(); err != nil {
+		return resolved{}, err
+	}
+	after := before
+	after.Tags = slices.Clone(before.Tags)
+	after.apply(in)
+	if after.SourceIntegrationKeyID == nil {
+		after.stamp(o.key, in.ExternalID)
+	}
+	if after.equal(before) {
+		return resolved{id: id}, nil
+	}
+	addr, err := after.addressJSON()
+	if err != nil {
+		return resolved{}, err
+	}
+	err = o.tx.Exec(`UPDATE clients SET email = ?, display_name = ?, first_name = ?, last_name = ?, phone = ?,
+		client_type = ?, tags = ?, billing_address = ?, source_label = ?, source_external_id = ?,
+		source_integration_key_id = ? WHERE id = ?`,
+		after.Email, after.DisplayName, after.FirstName, after.LastName, after.Phone, after.ClientType,
+		after.Tags, addr, after.SourceLabel, after.SourceExternalID, after.SourceIntegrationKeyID, id).Error
+	if err != nil {
+		return resolved{}, fmt.Errorf("update client: %w", err)
+	}
+	if err := o.emitClient(outbox.ClientUpdated, id); err != nil {
+		return resolved{}, err
+	}
+	return resolved{id: id, updated: true}, nil
+}
+
+func (o *op) emitClient(typ string, id uuid.UUID) error {
+	c, err := views.GetClient(o.ctx, o.tx, scope(o.key), id)
+	if err != nil {
+		return err
+	}
+	return o.emit(typ, c)
+}
+
+// clientRow is the stored state of a client that an upsert may change.
+type clientRow struct {
+	Email                  *string
+	DisplayName            string
+	FirstName              string
+	LastName               string
+	Phone                  string
+	ClientType             string
+	Tags                   pq.StringArray
+	BillingAddress         []byte
+	SourceLabel            *string
+	SourceExternalID       *string
+	SourceIntegrationKeyID *uuid.UUID
+
+	address *Address // BillingAddress decoded, for comparison
+}
+
+// apply overwrites the fields the caller sent.
+func (r *clientRow) apply(in Client) {
+	if in.Email != nil {
+		r.Email = nil
+		if *in.Email != "" {
+			e := *in.Email
+			r.Email = &e
+		}
+	}
+	setIf(&r.DisplayName, in.DisplayName)
+	setIf(&r.FirstName, in.FirstName)
+	setIf(&r.LastName, in.LastName)
+	setIf(&r.Phone, in.Phone)
+	setIf(&r.ClientType, in.ClientType)
+	if r.ClientType == "" {
+		r.ClientType = defaultClientType
+	}
+	if in.Tags != nil {
+		r.Tags = slices.Clone(in.Tags)
+	}
+	if r.Tags == nil {
+		r.Tags = pq.StringArray{}
+	}
+	if in.BillingAddress != nil {
+		a := *in.BillingAddress
+		r.address = &a
+	}
+}
+
+// stamp records which integration brought the client in (the UI's "imported" badge).
+func (r *clientRow) stamp(key *models.IntegrationKey, externalID string) {
+	label, kid := key.Label, key.ID
+	r.SourceLabel, r.SourceIntegrationKeyID = &label, &kid
+	r.SourceExternalID = nil
+	if externalID != "" {
+		ext := externalID
+		r.SourceExternalID = &ext
+	}
+}
+
+func (r *clientRow) decodeAddress() error {
+	if len(r.BillingAddress) == 0 {
+		return nil
+	}
+	var a Address
+	if err := json.Unmarshal(r.BillingAddress, &a); err != nil {
+		return fmt.Errorf("decode billing address: %w", err)
+	}
+	r.address = &a
+	return nil
+}
+
+func (r *clientRow) addressJSON() (*string, error) {
+	if r.address == nil {
+		return nil, nil
+	}
+	b, err := json.Marshal(r.address)
+	if err != nil {
+		return nil, fmt.Errorf("encode billing address: %w", err)
+	}
+	s := string(b)
+	return &s, nil
+}
+
+// equal compares what an update could change.
+func (r clientRow) equal(o clientRow) bool {
+	return ptrEqual(r.Email, o.Email) &&
+		r.DisplayName == o.DisplayName && r.FirstName == o.FirstName && r.LastName == o.LastName &&
+		r.Phone == o.Phone && r.ClientType == o.ClientType && slices.Equal(r.Tags, o.Tags) &&
+		ptrEqual(r.address, o.address) && ptrEqual(r.SourceLabel, o.SourceLabel) &&
+		ptrEqual(r.SourceExternalID, o.SourceExternalID) && ptrEqual(r.SourceIntegrationKeyID, o.SourceIntegrationKeyID)
+}
+
+func defaultDisplayName(r clientRow) string {
+	if n := strings.TrimSpace(r.FirstName + " " + r.LastName); n != "" {
+		return n
+	}
+	return deref(r.Email)
+}
+
+func setIf(dst *string, v *string) {
+	if v != nil {
+		*dst = *v
+	}
+}
+
+func deref(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
+}
+
+func ptrEqual[T comparable](a, b *T) bool {
+	if a == nil || b == nil {
+		return a == b
+	}
+	return *a == *b
+}

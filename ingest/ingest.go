@@ -1,0 +1,147 @@
+// Package ingest is the Integration API's operations: create an order (optionally with its client and
+// an inline payment), record a payment, cancel, refund, upsert a client, look an order up by its
+// external id, apply a store-native order, and the Idempotency-Key cache. Every rule of those
+// operations lives here; the HTTP layer only decodes, authenticates and renders.
+//
+// Each operation is one database transaction holding its business rows and its outbox events, so a
+// failure leaves nothing behind. Races are settled by PostgreSQL: external ids are claimed with
+// INSERT ... ON CONFLICT DO NOTHING on external_refs (whose primary key is the final word), and a
+// loser reads the winner's row instead of checking first in Go.
+package ingest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+
+	"github.com/google/uuid"
+	"gorm.io/gorm"
+
+	"wds/models"
+	"wds/outbox"
+	"wds/views"
+)
+
+// Integration key scopes (service-spec.md "Authentication" rule 6).
+const (
+	ScopeOrdersWrite    = "orders:write"
+	ScopeOrdersCancel   = "orders:cancel"
+	ScopePaymentsWrite  = "payments:write"
+	ScopePaymentsRefund = "payments:refund"
+	ScopeClientsWrite   = "clients:write"
+)
+
+// Scopes lists every integration scope.
+var Scopes = []string{ScopeOrdersWrite, ScopeOrdersCancel, ScopePaymentsWrite, ScopePaymentsRefund, ScopeClientsWrite}
+
+// Payload formats of an integration key.
+const (
+	FormatGeneric     = "generic"
+	FormatNativestore = "nativestore"
+)
+
+// Entity types of external_refs.
+const (
+	entityOrder   = "order"
+	entityPayment = "payment"
+	entityClient  = "client"
+)
+
+// HasScope reports whether key holds scope.
+func HasScope(key *models.IntegrationKey, scope string) bool {
+	return slices.Contains(key.Scopes, scope)
+}
+
+// scope is what an integration key may see: its own org and store, nothing else.
+func scope(key *models.IntegrationKey) views.Scope {
+	store := key.StoreID
+	return views.Scope{OrgID: key.OrgID, StoreID: &store}
+}
+
+// op carries one transaction and the ids of the events it wrote, which the caller starts after commit.
+type op struct {
+	ctx    context.Context
+	tx     *gorm.DB
+	key    *models.IntegrationKey
+	events []uuid.UUID
+}
+
+// inTx runs fn in one transaction and returns the event ids it emitted once committed.
+func inTx(ctx context.Context, db *gorm.DB, key *models.IntegrationKey, fn func(o *op) error) ([]uuid.UUID, error) {
+	var events []uuid.UUID
+	err := db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		o := &op{ctx: ctx, tx: tx, key: key}
+		if err := fn(o); err != nil {
+			return err
+		}
+		events = o.events
+		return nil
+	})
+	return events, err
+}
+
+// claimRef records externalID -> candidate for the key unless the external id is already known, and
+// returns the id it maps to and whether this call made the mapping. A concurrent claim of the same id
+// waits on the primary key until the first transaction ends, so exactly one caller wins and the
+// others read the winner's id.
+func (o *op) claimRef(entity, externalID string, candidate uuid.UUID) (uuid.UUID, bool, error) {
+	var won []uuid.UUID
+	err := o.tx.Raw(`INSERT INTO external_refs (integration_key_id, entity_type, external_id, internal_id)
+		VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING RETURNING internal_id`,
+		o.key.ID, entity, externalID, candidate).Scan(&won).Error
+	if err != nil {
+		return uuid.Nil, false, fmt.Errorf("claim %s external_id: %w", entity, err)
+	}
+	if len(won) == 1 {
+		return candidate, true, nil
+	}
+	id, err := o.lookupRef(entity, externalID)
+	if err != nil {
+		return uuid.Nil, false, err
+	}
+	return id, false, nil
+}
+
+// lookupRef reads the internal id of a known external id, or ErrNotFound.
+func (o *op) lookupRef(entity, externalID string) (uuid.UUID, error) {
+	return lookupRef(o.ctx, o.tx, o.key, entity, externalID)
+}
+
+func lookupRef(ctx context.Context, db *gorm.DB, key *models.IntegrationKey, entity, externalID string) (uuid.UUID, error) {
+	var ids []uuid.UUID
+	err := db.WithContext(ctx).Raw(`SELECT internal_id FROM external_refs
+		WHERE integration_key_id = ? AND entity_type = ? AND external_id = ?`, key.ID, entity, externalID).
+		Scan(&ids).Error
+	if err != nil {
+		return uuid.Nil, fmt.Errorf("look up %s external_id: %w", entity, err)
+	}
+	if len(ids) == 0 {
+		return uuid.Nil, models.Fail(models.ErrNotFound, "no %s with external_id %q", entity, externalID)
+	}
+	return ids[0], nil
+}
+
+// emit writes one outbox event in the transaction.
+func (o *op) emit(typ string, data any) error {
+	store := o.key.StoreID
+	id, err := outbox.Emit(o.ctx, o.tx, o.key.OrgID, &store, typ, data)
+	if err != nil {
+		return err
+	}
+	o.events = append(o.events, id)
+	return nil
+}
+
+// order loads the order as the APIs show it, inside the transaction so it reflects this op's writes.
+func (o *op) order(id uuid.UUID) (*views.Order, error) {
+	return views.GetOrder(o.ctx, o.tx, scope(o.key), id)
+}
+
+// notFound turns a missing row of the key's scope into the caller's 404.
+func notFound(what string, id uuid.UUID) error {
+	return models.Fail(models.ErrNotFound, "%s %s not found", what, id)
+}
+
+// isNotFound reports a views or lookup miss.
+func isNotFound(err error) bool { return errors.Is(err, models.ErrNotFound) }

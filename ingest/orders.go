@@ -1,0 +1,282 @@
+package ingest
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	"github.com/google/uuid"
+	"gorm.io/gorm"
+
+	"wds/models"
+	"wds/outbox"
+	"wds/views"
+)
+
+// Order statuses (service-spec.md "Order").
+const (
+	StatusInvoiced      = "invoiced"
+	StatusPartiallyPaid = "partially_paid"
+	StatusPaid          = "paid"
+	StatusCancelled     = "cancelled"
+	StatusRefunded      = "refunded"
+)
+
+// OrderResult is the create envelope (service-spec.md "Order create response envelope").
+type OrderResult struct {
+	ID              uuid.UUID  `json:"id"`
+	Number          string     `json:"number"`
+	Status          string     `json:"status"`
+	TotalCents      int64      `json:"total_cents"`
+	AmountPaidCents int64      `json:"amount_paid_cents"`
+	ClientID        *uuid.UUID `json:"client_id"`
+	ExternalID      string     `json:"external_id"`
+	PaymentID       *uuid.UUID `json:"payment_id,omitempty"`
+	Duplicate       bool       `json:"duplicate"`
+	// Events are the outbox rows this call wrote, to start after commit; never rendered.
+	Events []uuid.UUID `json:"-"`
+}
+
+// initialStatus is the order-status table's rows for a new integration order: integration orders skip
+// draft; with a payment the amount decides, without one a zero total is already paid.
+func initialStatus(total int64, payment *Payment) (string, error) {
+	if payment == nil {
+		if total == 0 {
+			return StatusPaid, nil
+		}
+		return StatusInvoiced, nil
+	}
+	return statusAfterPayment(total, 0, payment.AmountCents)
+}
+
+// statusAfterPayment applies one payment of amount to an order with paid already received. Payments
+// only move an order forward: invoiced, partially_paid, paid.
+func statusAfterPayment(total, paid, amount int64) (string, error) {
+	if amount > total-paid {
+		return "", models.Fail(models.ErrAmountExceedsBalance,
+			"amount_cents %d exceeds the open balance of %d", amount, total-paid)
+	}
+	if paid+amount == total {
+		return StatusPaid, nil
+	}
+	return StatusPartiallyPaid, nil
+}
+
+// CreateOrder creates an order with its lines, client and inline payment, or returns the original with
+// Duplicate set when the key already sent this external_id (no row change, no event).
+func CreateOrder(ctx context.Context, db *gorm.DB, key *models.IntegrationKey, in Order) (*OrderResult, error) {
+	if in.Payment != nil && !HasScope(key, ScopePaymentsWrite) {
+		return nil, models.Fail(models.ErrInsufficientScope, "a payment block needs the payments:write scope as well")
+	}
+	var res *OrderResult
+	events, err := inTx(ctx, db, key, func(o *op) error {
+		var err error
+		res, err = o.createOrder(in)
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("create order: %w", err)
+	}
+	res.Events = events
+	return res, nil
+}
+
+// createOrder is CreateOrder inside an existing transaction (the store-native receiver composes it).
+func (o *op) createOrder(in Order) (*OrderResult, error) {
+	t, err := in.normalize("")
+	if err != nil {
+		return nil, err
+	}
+	status, err := initialStatus(t.total, in.Payment)
+	if err != nil {
+		return nil, err
+	}
+	id, won, err := o.claimRef(entityOrder, in.ExternalID, uuid.New())
+	if err != nil {
+		return nil, err
+	}
+	if !won {
+		return o.existingOrder(id)
+	}
+	var clientID *uuid.UUID
+	if in.Client != nil {
+		c, err := o.resolveClient(*in.Client)
+		if err != nil {
+			return nil, err
+		}
+		clientID = &c.id
+	}
+	var paid int64
+	if in.Payment != nil {
+		paid = in.Payment.AmountCents
+	}
+	if err := o.insertOrder(id, clientID, in, t, status, paid); err != nil {
+		return nil, err
+	}
+	var paymentID *uuid.UUID
+	if in.Payment != nil {
+		pid, err := o.insertPayment(id, *in.Payment)
+		if err != nil {
+			return nil, err
+		}
+		paymentID = &pid
+	}
+	return o.announceOrder(id, paymentID)
+}
+
+// existingOrder answers a repeated external_id with the original record.
+func (o *op) existingOrder(id uuid.UUID) (*OrderResult, error) {
+	v, err := o.order(id)
+	if err != nil {
+		return nil, err
+	}
+	res := envelope(v, nil)
+	res.Duplicate = true
+	return res, nil
+}
+
+// announceOrder loads the new order once and writes order.created (and payment.recorded).
+func (o *op) announceOrder(id uuid.UUID, paymentID *uuid.UUID) (*OrderResult, error) {
+	v, err := o.order(id)
+	if err != nil {
+		return nil, err
+	}
+	if err := o.emit(outbox.OrderCreated, v); err != nil {
+		return nil, err
+	}
+	if paymentID != nil {
+		if err := o.emitPayment(outbox.PaymentRecorded, v, *paymentID); err != nil {
+			return nil, err
+		}
+	}
+	return envelope(v, paymentID), nil
+}
+
+// envelope renders an order as the create envelope; paymentID is the inline payment, if any.
+func envelope(v *views.Order, paymentID *uuid.UUID) *OrderResult {
+	res := &OrderResult{ID: v.ID, Number: v.Number, Status: v.Status, TotalCents: v.TotalCents,
+		AmountPaidCents: v.AmountPaidCents, ClientID: v.ClientID, PaymentID: paymentID}
+	if v.ExternalID != nil {
+		res.ExternalID = *v.ExternalID
+	}
+	if paymentID == nil && len(v.Payments) > 0 {
+		first := v.Payments[0].ID
+		res.PaymentID = &first
+	}
+	return res
+}
+
+// insertOrder writes the order and all its lines in two statements. The number comes from the org's
+// own sequence, which never waits for another transaction, so creates in one org do not serialize.
+// An empty currency takes the store's.
+func (o *op) insertOrder(id uuid.UUID, clientID *uuid.UUID, in Order, t totals, status string, paid int64) error {
+	meta, err := jsonObject(in.Metadata)
+	if err != nil {
+		return err
+	}
+	err = o.tx.Exec(`INSERT INTO orders (id, org_id, store_id, number, client_id, external_id, currency,
+		subtotal_cents, shipping_cents, tax_cents, total_cents, amount_paid_cents, status, metadata,
+		source_kind, source_integration_key_id, source_label)
+		VALUES (?, ?, ?, nextval(wds_order_number_sequence(?)::regclass), ?, ?,
+		coalesce(nullif(?, ''), (SELECT currency FROM stores WHERE id = ?)),
+		?, ?, ?, ?, ?, ?, ?, 'integration', ?, nullif(?, ''))`,
+		id, o.key.OrgID, o.key.StoreID, o.key.OrgID, clientID, in.ExternalID,
+		in.Currency, o.key.StoreID,
+		t.subtotal, in.ShippingCents, in.TaxCents, t.total, paid, status, meta,
+		o.key.ID, o.key.Label).Error
+	if err != nil {
+		return fmt.Errorf("insert order: %w", err)
+	}
+	rows := make([]lineRow, len(in.Lines))
+	for i, l := range in.Lines {
+		m, err := jsonObject(l.Metadata)
+		if err != nil {
+			return err
+		}
+		rows[i] = lineRow{OrderID: id, Position: i, Description: l.Description, Quantity: l.Quantity,
+			UnitPriceCents: l.UnitPriceCents, Metadata: m}
+	}
+	if err := o.tx.Create(&rows).Error; err != nil {
+		return fmt.Errorf("insert order lines: %w", err)
+	}
+	return nil
+}
+
+// lineRow is an order_lines row; a slice of them is inserted with one multi-row INSERT.
+type lineRow struct {
+	OrderID        uuid.UUID
+	Position       int
+	Description    string
+	Quantity       int64
+	UnitPriceCents int64
+	Metadata       string `gorm:"type:jsonb"`
+}
+
+func (lineRow) TableName() string { return "order_lines" }
+
+// jsonObject encodes a metadata object; absent is {}.
+func jsonObject(m map[string]any) (string, error) {
+	if m == nil {
+		return "{}", nil
+	}
+	b, err := json.Marshal(m)
+	if err != nil {
+		return "", fmt.Errorf("encode metadata: %w", err)
+	}
+	return string(b), nil
+}
+
+// OrderByExternal finds the key's order by the caller's external_id (external ids are per key).
+func OrderByExternal(ctx context.Context, db *gorm.DB, key *models.IntegrationKey, externalID string) (*views.Order, error) {
+	id, err := lookupRef(ctx, db, key, entityOrder, externalID)
+	if err != nil {
+		return nil, err
+	}
+	return views.GetOrder(ctx, db, scope(key), id)
+}
+
+// CancelResult answers POST /orders/{id}/cancel.
+type CancelResult struct {
+	ID               uuid.UUID   `json:"id"`
+	Status           string      `json:"status"`
+	AlreadyCancelled bool        `json:"already_cancelled"`
+	Events           []uuid.UUID `json:"-"`
+}
+
+// CancelOrder cancels an order of the key's store whatever its payment state; cancelling a cancelled
+// order changes nothing and says so.
+func CancelOrder(ctx context.Context, db *gorm.DB, key *models.IntegrationKey, orderID uuid.UUID) (*CancelResult, error) {
+	var res *CancelResult
+	events, err := inTx(ctx, db, key, func(o *op) error {
+		var err error
+		res, err = o.cancel(orderID)
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("cancel order: %w", err)
+	}
+	res.Events = events
+	return res, nil
+}
+
+func (o *op) cancel(orderID uuid.UUID) (*CancelResult, error) {
+	r := o.tx.Exec(`UPDATE orders SET status = 'cancelled', cancelled_at = clock_timestamp()
+		WHERE id = ? AND org_id = ? AND store_id = ? AND status <> 'cancelled'`, orderID, o.key.OrgID, o.key.StoreID)
+	if r.Error != nil {
+		return nil, fmt.Errorf("update order: %w", r.Error)
+	}
+	v, err := o.order(orderID)
+	if isNotFound(err) {
+		return nil, notFound("order", orderID)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if r.RowsAffected == 0 {
+		return &CancelResult{ID: orderID, Status: v.Status, AlreadyCancelled: true}, nil
+	}
+	if err := o.emit(outbox.OrderCancelled, v); err != nil {
+		return nil, err
+	}
+	return &CancelResult{ID: orderID, Status: v.Status}, nil
+}
