@@ -16,6 +16,7 @@ import (
 	"wds/models"
 	"wds/ratelimit"
 	"wds/secrets"
+	"wds/webhooks"
 )
 
 // Deps is what the handlers need from the process.
@@ -33,6 +34,11 @@ type Deps struct {
 	Events EventStarter
 	// Box opens integration keys' sealed signing secrets; nil rejects keys that require signatures.
 	Box *secrets.Box
+	// Webhooks runs the endpoint and delivery operations; nil leaves the Operator API and the test
+	// event unmounted (tests of the Read API alone).
+	Webhooks *webhooks.Service
+	// Dispatches starts queued re-fires and test events at once; nil leaves them to the relay.
+	Dispatches DispatchStarter
 }
 
 // EventStarter starts webhook delivery for events already committed to the outbox. It must not fail
@@ -72,6 +78,10 @@ func NewRouter(d Deps) (*gin.Engine, error) {
 	r.NoMethod(func(c *gin.Context) { fail(c, models.Fail(models.ErrNotFound, "no such path")) })
 	r.HandleMethodNotAllowed = false
 	s.registerRead(r)
+	if d.Webhooks != nil {
+		s.registerOperator(r)
+		s.registerWebhookTest(r)
+	}
 	s.registerIntegration(r)
 	return r, nil
 }

@@ -1,0 +1,247 @@
+package api
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"strings"
+
+	"github.com/gin-gonic/gin"
+	"github.com/google/uuid"
+
+	"wds/models"
+	"wds/webhooks"
+	"wds/workspace"
+)
+
+// DispatchStarter starts queued re-fires and test events at once after commit; what it cannot start
+// the worker's relay starts later.
+type DispatchStarter interface {
+	StartDispatches(ctx context.Context, dispatchIDs ...uuid.UUID)
+}
+
+const ctxOperator = "wds.operator"
+
+// maxOperatorBody caps an Operator API request body like every inbound body (decisions.md §4).
+const maxOperatorBody = 1 << 20
+
+// registerOperator mounts the Operator API: named operations called as POST /admin/v1/rpc/<operation>
+// with a JSON object of parameters, and the delivery re-fire.
+func (s *server) registerOperator(r *gin.Engine) {
+	g := r.Group("/admin/v1", s.operatorAuth)
+	g.POST("/rpc/:operation", s.rpc)
+	g.POST("/deliveries/:id/refire", s.refire)
+}
+
+// operatorAuth authenticates `Authorization: Bearer <operator token>`.
+func (s *server) operatorAuth(c *gin.Context) {
+	token, err := bearer(c)
+	if err != nil {
+		fail(c, err)
+		return
+	}
+	u, err := workspace.UserByToken(c.Request.Context(), s.DB, token)
+	if err != nil {
+		fail(c, err)
+		return
+	}
+	c.Set(ctxOperator, u.ID)
+	c.Next()
+}
+
+// rpcParams are the parameters of every operation; each operation reads the ones it needs.
+type rpcParams struct {
+	ID          *string  `json:"p_id"`
+	OrgID       *string  `json:"p_org_id"`
+	URL         string   `json:"p_url"`
+	EventTypes  []string `json:"p_event_types"`
+	MaxAttempts int      `json:"p_max_attempts"`
+	Limit       *int     `json:"p_limit"`
+	CursorAt    string   `json:"p_cursor_at"`
+	CursorID    string   `json:"p_cursor_id"`
+}
+
+type rpcFunc func(ctx context.Context, actor uuid.UUID, p rpcParams) (int, any, error)
+
+func (s *server) rpcOperations() map[string]rpcFunc {
+	return map[string]rpcFunc{
+		"outbound_webhook_create":          s.rpcCreate,
+		"outbound_webhook_list":            s.rpcList,
+		"outbound_webhook_disable":         s.rpcEndpoint(s.Webhooks.Disable),
+		"outbound_webhook_enable":          s.rpcEndpoint(s.Webhooks.Enable),
+		"outbound_webhook_delete":          s.rpcEndpoint(s.Webhooks.Delete),
+		"outbound_webhook_rotate_secret":   s.rpcRotate,
+		"outbound_webhook_list_deliveries": s.rpcDeliveries,
+	}
+}
+
+func (s *server) rpc(c *gin.Context) {
+	// The spec names the operations core.rpc_outbound_webhook_*; accept that spelling too.
+	name := strings.TrimPrefix(strings.TrimPrefix(c.Param("operation"), "core."), "rpc_")
+	op := s.rpcOperations()[name]
+	if op == nil {
+		fail(c, models.Fail(models.ErrNotFound, "no operation %q", c.Param("operation")))
+		return
+	}
+	p, err := decodeParams(c)
+	if err != nil {
+		fail(c, err)
+		return
+	}
+	status, out, err := op(c.Request.Context(), c.MustGet(ctxOperator).(uuid.UUID), p)
+	if err != nil {
+		fail(c, err)
+		return
+	}
+	c.JSON(status, out)
+}
+
+// decodeParams reads the JSON object of parameters; an empty body is no parameters.
+func decodeParams(c *gin.Context) (rpcParams, error) {
+	var p rpcParams
+	raw, err := io.ReadAll(http.MaxBytesReader(c.Writer, c.Request.Body, maxOperatorBody))
+	var tooLarge *http.MaxBytesError
+	if errors.As(err, &tooLarge) {
+		return p, models.Fail(models.ErrPayloadTooLarge, "body exceeds 1 MiB")
+	}
+	if err != nil {
+		return p, models.Fail(models.ErrInvalidJSON, "cannot read body")
+	}
+	if len(strings.TrimSpace(string(raw))) == 0 {
+		return p, nil
+	}
+	var obj map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &obj); err != nil || obj == nil {
+		return p, models.Fail(models.ErrInvalidJSON, "body must be a JSON object of parameters")
+	}
+	if err := json.Unmarshal(raw, &p); err != nil {
+		var te *json.UnmarshalTypeError
+		if errors.As(err, &te) {
+			return p, models.Fail(models.ErrValidation, "%s has the wrong type", te.Field)
+		}
+		return p, models.Fail(models.ErrInvalidJSON, "body must be a JSON object of parameters")
+	}
+	return p, nil
+}
+
+func paramUUID(name string, v *string) (uuid.UUID, error) {
+	if v == nil || *v == "" {
+		return uuid.Nil, models.Fail(models.ErrValidation, "%s is required", name)
+	}
+	id, err := uuid.Parse(*v)
+	if err != nil {
+		return uuid.Nil, models.Fail(models.ErrValidation, "%s must be a UUID", name)
+	}
+	return id, nil
+}
+
+// orgOf is p_org_id, or the actor's only org when it is omitted.
+func (s *server) orgOf(ctx context.Context, actor uuid.UUID, p rpcParams) (uuid.UUID, error) {
+	if p.OrgID != nil {
+		return paramUUID("p_org_id", p.OrgID)
+	}
+	var orgs []uuid.UUID
+	if err := s.DB.WithContext(ctx).Model(&models.Membership{}).Where("user_id = ?", actor).Limit(2).Pluck("org_id", &orgs).Error; err != nil {
+		return uuid.Nil, err
+	}
+	if len(orgs) != 1 {
+		return uuid.Nil, models.Fail(models.ErrValidation, "p_org_id is required")
+	}
+	return orgs[0], nil
+}
+
+func (s *server) rpcCreate(ctx context.Context, actor uuid.UUID, p rpcParams) (int, any, error) {
+	org, err := s.orgOf(ctx, actor, p)
+	if err != nil {
+		return 0, nil, err
+	}
+	if p.EventTypes == nil {
+		return 0, nil, models.Fail(models.ErrValidation, "p_event_types is required")
+	}
+	ep, err := s.Webhooks.Create(ctx, webhooks.CreateInput{OrgID: org, ActorID: actor, URL: p.URL, EventTypes: p.EventTypes, MaxAttempts: p.MaxAttempts})
+	if err != nil {
+		return 0, nil, err
+	}
+	return http.StatusCreated, ep, nil
+}
+
+func (s *server) rpcList(ctx context.Context, actor uuid.UUID, p rpcParams) (int, any, error) {
+	org, err := s.orgOf(ctx, actor, p)
+	if err != nil {
+		return 0, nil, err
+	}
+	rows, err := s.Webhooks.List(ctx, org, &actor)
+	if err != nil {
+		return 0, nil, err
+	}
+	return http.StatusOK, gin.H{"rows": rows}, nil
+}
+
+func (s *server) rpcEndpoint(op func(ctx context.Context, id, actor uuid.UUID) (*models.Endpoint, error)) rpcFunc {
+	return func(ctx context.Context, actor uuid.UUID, p rpcParams) (int, any, error) {
+		id, err := paramUUID("p_id", p.ID)
+		if err != nil {
+			return 0, nil, err
+		}
+		ep, err := op(ctx, id, actor)
+		if err != nil {
+			return 0, nil, err
+		}
+		return http.StatusOK, ep, nil
+	}
+}
+
+func (s *server) rpcRotate(ctx context.Context, actor uuid.UUID, p rpcParams) (int, any, error) {
+	id, err := paramUUID("p_id", p.ID)
+	if err != nil {
+		return 0, nil, err
+	}
+	out, err := s.Webhooks.RotateSecret(ctx, id, actor)
+	if err != nil {
+		return 0, nil, err
+	}
+	return http.StatusOK, out, nil
+}
+
+func (s *server) rpcDeliveries(ctx context.Context, actor uuid.UUID, p rpcParams) (int, any, error) {
+	id, err := paramUUID("p_id", p.ID)
+	if err != nil {
+		return 0, nil, err
+	}
+	limit := 0
+	if p.Limit != nil {
+		limit = *p.Limit
+	}
+	if limit, err = models.ClampLimit(limit, p.Limit != nil); err != nil {
+		return 0, nil, err
+	}
+	cur, err := models.ParseCursor(p.CursorAt, p.CursorID)
+	if err != nil {
+		return 0, nil, err
+	}
+	page, err := s.Webhooks.ListDeliveries(ctx, webhooks.DeliveriesQuery{EndpointID: id, ActorID: &actor, Limit: limit, Cursor: cur})
+	if err != nil {
+		return 0, nil, err
+	}
+	return http.StatusOK, page, nil
+}
+
+// refire queues a fresh chain for a dropped delivery and starts it at once when it can.
+func (s *server) refire(c *gin.Context) {
+	id, err := uuid.Parse(c.Param("id"))
+	if err != nil {
+		fail(c, models.Fail(models.ErrNotFound, "delivery not found"))
+		return
+	}
+	out, err := s.Webhooks.Refire(c.Request.Context(), id, c.MustGet(ctxOperator).(uuid.UUID))
+	if err != nil {
+		fail(c, err)
+		return
+	}
+	if s.Dispatches != nil {
+		s.Dispatches.StartDispatches(c.Request.Context(), out.DispatchID)
+	}
+	c.JSON(http.StatusOK, out)
+}

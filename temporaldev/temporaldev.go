@@ -1,0 +1,169 @@
+// Package temporaldev runs the Temporal CLI's dev server (server, SQLite and the Temporal UI) that
+// `make bin/temporal` builds, for `wds dev` and the end-to-end tests, with wds's search attributes
+// registered.
+package temporaldev
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+
+	"go.temporal.io/sdk/client"
+	sdklog "go.temporal.io/sdk/log"
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/testsuite"
+
+	"wds/workflows"
+)
+
+// Options configure a dev server. Zero ports pick free ones.
+type Options struct {
+	// Binary is the temporal executable; empty finds it with FindBinary.
+	Binary string
+	// DBFile persists the server's state; empty keeps it in memory.
+	DBFile    string
+	Port      int
+	UI        bool
+	UIPort    int
+	Namespace string
+	// Output receives the server's own log lines; nil discards them.
+	Output io.Writer
+}
+
+// Server is a running dev server.
+type Server struct {
+	dev     *testsuite.DevServer
+	Address string
+	UIURL   string
+}
+
+// Start launches the server and returns once its frontend answers.
+func Start(ctx context.Context, o Options) (*Server, error) {
+	bin := o.Binary
+	if bin == "" {
+		var err error
+		if bin, err = FindBinary(); err != nil {
+			return nil, err
+		}
+	}
+	if o.Namespace == "" {
+		o.Namespace = "default"
+	}
+	if o.Output == nil {
+		o.Output = io.Discard
+	}
+	port := o.Port
+	if port == 0 {
+		var err error
+		if port, err = freePort(); err != nil {
+			return nil, err
+		}
+	}
+	addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
+	opts := testsuite.DevServerOptions{
+		ExistingPath:     bin,
+		ClientOptions:    &client.Options{HostPort: addr, Namespace: o.Namespace, Logger: QuietLogger()},
+		DBFilename:       o.DBFile,
+		LogLevel:         "error",
+		SearchAttributes: searchAttributes(),
+		// WAL and relaxed fsync make SQLite several times faster; a dev server's data is disposable.
+		ExtraArgs: []string{"--sqlite-pragma", "journal_mode=wal", "--sqlite-pragma", "synchronous=normal"},
+		Stdout:    o.Output,
+		Stderr:    o.Output,
+	}
+	s := &Server{Address: addr}
+	if o.UI {
+		opts.EnableUI = true
+		uiPort := o.UIPort
+		if uiPort == 0 {
+			uiPort = port + 1000 // the CLI's own convention: 7233 -> 8233
+		}
+		opts.UIPort = strconv.Itoa(uiPort)
+		s.UIURL = "http://localhost:" + opts.UIPort
+	}
+	dev, err := testsuite.StartDevServer(ctx, opts)
+	if err != nil {
+		return nil, fmt.Errorf("start Temporal dev server (%s): %w", bin, err)
+	}
+	s.dev = dev
+	return s, nil
+}
+
+// Client is a client of the server's namespace, closed by Stop.
+func (s *Server) Client() client.Client { return s.dev.Client() }
+
+// Stop interrupts the server and waits for it to exit.
+func (s *Server) Stop() error { return s.dev.Stop() }
+
+func searchAttributes() temporal.SearchAttributes {
+	return temporal.NewSearchAttributes(
+		workflows.AttrOrgID.ValueSet(""), workflows.AttrEventID.ValueSet(""), workflows.AttrEventType.ValueSet(""),
+		workflows.AttrDeliveryStatus.ValueSet(""), workflows.AttrEndpointIDs.ValueSet(nil),
+	)
+}
+
+// ErrNoBinary says how to get the Temporal CLI.
+var ErrNoBinary = errors.New("the Temporal CLI is not built: run `make bin/temporal` in the repository " +
+	"(or set WDS_TEMPORAL_BIN, or TEMPORAL_ADDRESS to use a running server)")
+
+// FindBinary looks for the temporal executable: WDS_TEMPORAL_BIN, temporal beside the wds executable,
+// bin/temporal in the executable's directory, the working directory or any of their parents (tests
+// run in package directories), then PATH.
+func FindBinary() (string, error) {
+	if p := os.Getenv("WDS_TEMPORAL_BIN"); p != "" {
+		if isExecutable(p) {
+			return p, nil
+		}
+		return "", fmt.Errorf("WDS_TEMPORAL_BIN=%s is not an executable: %w", p, ErrNoBinary)
+	}
+	var starts []string
+	if exe, err := os.Executable(); err == nil {
+		if p := filepath.Join(filepath.Dir(exe), "temporal"); isExecutable(p) {
+			return p, nil
+		}
+		starts = append(starts, filepath.Dir(exe))
+	}
+	if wd, err := os.Getwd(); err == nil {
+		starts = append(starts, wd)
+	}
+	for _, dir := range starts {
+		for d := dir; ; d = filepath.Dir(d) {
+			if p := filepath.Join(d, "bin", "temporal"); isExecutable(p) {
+				return p, nil
+			}
+			if filepath.Dir(d) == d {
+				break
+			}
+		}
+	}
+	if p, err := exec.LookPath("temporal"); err == nil {
+		return p, nil
+	}
+	return "", ErrNoBinary
+}
+
+func isExecutable(p string) bool {
+	st, err := os.Stat(p)
+	return err == nil && st.Mode().IsRegular() && st.Mode()&0o111 != 0
+}
+
+func freePort() (int, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, fmt.Errorf("find a free port: %w", err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port, nil
+}
+
+// QuietLogger keeps the SDK's own logging to warnings and errors on stderr.
+func QuietLogger() sdklog.Logger {
+	return sdklog.NewStructuredLogger(slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})))
+}

@@ -1,0 +1,118 @@
+// Package worker runs the webhook engine of `wds worker` (and `wds dev`): the Temporal worker on task
+// queue wds-webhooks with the delivery workflows and activities, and the outbox relay that starts
+// workflows for whatever the API could not start at once (DESIGN.md rule 1).
+package worker
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/sirupsen/logrus"
+	enumspb "go.temporal.io/api/enums/v1"
+	"go.temporal.io/api/operatorservice/v1"
+	"go.temporal.io/sdk/client"
+	sdkworker "go.temporal.io/sdk/worker"
+	"go.temporal.io/sdk/workflow"
+
+	"wds/activities"
+	"wds/webhooks"
+	"wds/workflows"
+)
+
+// Options configure one worker process.
+type Options struct {
+	Temporal   client.Client
+	Activities *activities.Activities
+	Starter    *webhooks.Starter
+	Log        logrus.FieldLogger
+	// RelayInterval is how often the relay looks for undispatched rows when it found none.
+	RelayInterval time.Duration
+	// RelayBatch is how many rows one relay transaction claims.
+	RelayBatch int
+}
+
+// Run serves workflows and activities and runs the relay until ctx ends, then stops both: in-flight
+// activities finish (up to the worker's stop timeout) and the relay's transaction completes.
+func Run(ctx context.Context, o Options) error {
+	if o.RelayInterval == 0 {
+		o.RelayInterval = 500 * time.Millisecond
+	}
+	if o.RelayBatch == 0 {
+		o.RelayBatch = 100
+	}
+	w := sdkworker.New(o.Temporal, workflows.TaskQueue, sdkworker.Options{WorkerStopTimeout: 15 * time.Second})
+	Register(w, o.Activities)
+	if err := w.Start(); err != nil {
+		return fmt.Errorf("start Temporal worker: %w", err)
+	}
+	o.Log.WithField("task_queue", workflows.TaskQueue).Info("webhook worker started")
+	relay(ctx, o)
+	w.Stop()
+	o.Log.Info("webhook worker stopped")
+	return nil
+}
+
+// Register adds the delivery workflows and activities to a worker.
+func Register(w sdkworker.Registry, a *activities.Activities) {
+	w.RegisterWorkflowWithOptions(workflows.EventWorkflow, workflow.RegisterOptions{Name: workflows.EventWorkflowName})
+	w.RegisterWorkflowWithOptions(workflows.RefireWorkflow, workflow.RegisterOptions{Name: workflows.RefireWorkflowName})
+	w.RegisterWorkflowWithOptions(workflows.TestWorkflow, workflow.RegisterOptions{Name: workflows.TestWorkflowName})
+	a.Register(w)
+}
+
+// relay starts undispatched rows until ctx ends: full batches are followed at once by the next, an
+// empty pass waits RelayInterval, and a failure (Temporal or the database away) backs off up to 10 s.
+// Errors are logged when they begin and when they end, not on every pass.
+func relay(ctx context.Context, o Options) {
+	wait, failing := o.RelayInterval, false
+	for {
+		n, err := o.Starter.RelayOnce(ctx, o.RelayBatch)
+		switch {
+		case err != nil && ctx.Err() == nil:
+			if !failing {
+				o.Log.WithError(err).Warn("outbox relay cannot start workflows; retrying")
+			}
+			failing, wait = true, min(wait*2, 10*time.Second)
+		case err == nil:
+			if failing {
+				o.Log.Info("outbox relay recovered")
+			}
+			failing, wait = false, o.RelayInterval
+			if n > 0 {
+				o.Log.WithField("started", n).Debug("outbox relay started workflows")
+			}
+		}
+		if n >= o.RelayBatch && err == nil {
+			continue
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(wait):
+		}
+	}
+}
+
+// EnsureSearchAttributes registers the custom search attributes of decisions.md §1 in namespace when
+// they are missing, so `wds worker` against a fresh server needs no manual step.
+func EnsureSearchAttributes(ctx context.Context, c client.Client, namespace string) error {
+	have, err := c.OperatorService().ListSearchAttributes(ctx, &operatorservice.ListSearchAttributesRequest{Namespace: namespace})
+	if err != nil {
+		return fmt.Errorf("list search attributes: %w", err)
+	}
+	missing := map[string]enumspb.IndexedValueType{}
+	for _, k := range workflows.SearchAttributeKeys() {
+		if _, ok := have.GetCustomAttributes()[k.GetName()]; !ok {
+			missing[k.GetName()] = enumspb.IndexedValueType(k.GetValueType())
+		}
+	}
+	if len(missing) == 0 {
+		return nil
+	}
+	_, err = c.OperatorService().AddSearchAttributes(ctx, &operatorservice.AddSearchAttributesRequest{Namespace: namespace, SearchAttributes: missing})
+	if err != nil {
+		return fmt.Errorf("add search attributes: %w", err)
+	}
+	return nil
+}
