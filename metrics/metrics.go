@@ -1,0 +1,82 @@
+// Package metrics is the process's Prometheus surface: HTTP requests, rate-limit refusals, the
+// outbox backlog, webhook deliveries and the Temporal SDK's own metrics, served at /metrics on a
+// listener of its own (WDS_METRICS_ADDR) so scraping never competes with, or is exposed like, the API.
+package metrics
+
+import (
+	"strconv"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+)
+
+// Registry holds every collector of the process. It is ours rather than the global default so that
+// only what we register (and the Go and process collectors) is exposed, under names we chose.
+var Registry = prometheus.NewRegistry()
+
+// Label values used when the real one would be unbounded or absent.
+const (
+	// RouteUnmatched labels requests that matched no route, so scanners probing random paths cannot
+	// blow up the series count.
+	RouteUnmatched = "unmatched"
+)
+
+var (
+	httpRequests = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "wds_http_requests_total",
+		Help: "HTTP requests answered, by route pattern, method and status code.",
+	}, []string{"route", "method", "status"})
+
+	httpDuration = prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		Name:    "wds_http_request_duration_seconds",
+		Help:    "Time from receiving a request to the end of its handler, by route pattern, method and status code.",
+		Buckets: []float64{.005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30},
+	}, []string{"route", "method", "status"})
+
+	rateLimited = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "wds_rate_limited_total",
+		Help: "Requests refused with 429 rate_limited, by API (read, integration, operator).",
+	}, []string{"api"})
+
+	deliveries = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "wds_webhook_deliveries_total",
+		Help: "Webhook delivery attempts recorded, by outcome (succeeded, failed, dropped) and attempt number.",
+	}, []string{"outcome", "attempt"})
+
+	deliveryDuration = prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		Name: "wds_webhook_delivery_duration_seconds",
+		Help: "Time a delivery attempt took, from connecting to the receiver to reading its answer, by outcome.",
+		// Outbound requests time out at 10 s (DESIGN.md rule 7), so the last bucket catches those.
+		Buckets: []float64{.05, .1, .25, .5, 1, 2, 4, 8, 10, 15},
+	}, []string{"outcome"})
+)
+
+func init() {
+	Registry.MustRegister(
+		collectors.NewGoCollector(),
+		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
+		httpRequests, httpDuration, rateLimited, deliveries, deliveryDuration,
+	)
+}
+
+// ObserveRequest records one answered HTTP request.
+func ObserveRequest(route, method string, status int, d time.Duration) {
+	if route == "" {
+		route = RouteUnmatched
+	}
+	code := strconv.Itoa(status)
+	httpRequests.WithLabelValues(route, method, code).Inc()
+	httpDuration.WithLabelValues(route, method, code).Observe(d.Seconds())
+}
+
+// RateLimited counts one request refused by a rate limit of the named API.
+func RateLimited(api string) { rateLimited.WithLabelValues(api).Inc() }
+
+// DeliveryAttempt records one webhook delivery attempt: its outcome (the delivery row's status),
+// its attempt number within the chain and how long it took. The delivery activity calls it once per
+// attempt it records.
+func DeliveryAttempt(outcome string, attempt int, d time.Duration) {
+	deliveries.WithLabelValues(outcome, strconv.Itoa(attempt)).Inc()
+	deliveryDuration.WithLabelValues(outcome).Observe(d.Seconds())
+}
