@@ -56,8 +56,14 @@ func devCmd(ctx context.Context, _ []string) error {
 	if err != nil {
 		return err
 	}
+	hooks, err := startDevWebhooks(ctx, cfg, db, log)
+	if err != nil {
+		return err
+	}
+	defer hooks.stop()
 	printWelcome(cfg, demo)
-	return serveHTTP(ctx, cfg, db, log)
+	hooks.print()
+	return serveHTTP(ctx, cfg, db, log, hooks.wiring)
 }
 
 // startDevPostgres starts the private cluster and records its URL for `wds admin`.

@@ -30,16 +30,27 @@ func serveCmd(ctx context.Context, _ []string) error {
 		return err
 	}
 	defer database.Close(db)
-	return serveHTTP(ctx, cfg, db, log)
+	box, err := encryptionBox(cfg)
+	if err != nil {
+		return err
+	}
+	tc, err := lazyTemporal(cfg)
+	if err != nil {
+		return err
+	}
+	defer tc.Close()
+	return serveHTTP(ctx, cfg, db, log, newWebhookWiring(cfg, db, box, tc, log))
 }
 
 // shutdownGrace bounds how long in-flight requests may take to finish after SIGTERM.
 const shutdownGrace = 20 * time.Second
 
 // serveHTTP builds the API from cfg and serves it on WDS_HTTP_ADDR until ctx ends, then drains.
-func serveHTTP(ctx context.Context, cfg *config.Config, db *gorm.DB, log *logrus.Logger) error {
+func serveHTTP(ctx context.Context, cfg *config.Config, db *gorm.DB, log *logrus.Logger, hooks webhookWiring) error {
 	lastUsed := apikeys.NewLastUsed(db, log)
-	router, err := api.NewRouter(api.Deps{DB: db, Log: log, TrustedProxies: cfg.TrustedProxies, LastUsed: lastUsed})
+	deps := api.Deps{DB: db, Log: log, TrustedProxies: cfg.TrustedProxies, LastUsed: lastUsed}
+	hooks.apply(&deps)
+	router, err := api.NewRouter(deps)
 	if err != nil {
 		return fmt.Errorf("WDS_TRUSTED_PROXIES: %w", err)
 	}

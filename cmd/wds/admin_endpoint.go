@@ -1,0 +1,159 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"strings"
+
+	"github.com/google/uuid"
+
+	"wds/models"
+	"wds/webhooks"
+)
+
+func init() {
+	registerAdmin("endpoint create", endpointCreate)
+	registerAdmin("endpoint list", endpointList)
+	registerAdmin("endpoint disable", endpointMutation((*webhooks.Service).Disable))
+	registerAdmin("endpoint enable", endpointMutation((*webhooks.Service).Enable))
+	registerAdmin("endpoint delete", endpointMutation((*webhooks.Service).Delete))
+	registerAdmin("endpoint rotate-secret", endpointRotate)
+	registerAdmin("endpoint deliveries", endpointDeliveries)
+	registerAdmin("delivery refire", deliveryRefire)
+}
+
+// webhookService builds the operations; sealing needs the encryption key, reading does not.
+func webhookService(env *adminEnv, seals bool) (*webhooks.Service, error) {
+	s := &webhooks.Service{DB: env.db, AllowPrivate: env.cfg.WebhookAllowPrivate}
+	if seals {
+		box, err := env.box()
+		if err != nil {
+			return nil, err
+		}
+		s.Box = box
+	}
+	return s, nil
+}
+
+func endpointCreate(fs *flag.FlagSet) runFunc {
+	org, actor, url := fs.String("org", "", "org id"), fs.String("actor", "", "acting user id"), fs.String("url", "", "https:// URL")
+	events, maxAttempts := fs.String("events", "", "event types, comma separated"), fs.Int("max-attempts", webhooks.DefaultMaxAttempts, "1..10")
+	return func(ctx context.Context, env *adminEnv) (any, error) {
+		orgID, err := requireUUID("org", *org)
+		if err != nil {
+			return nil, err
+		}
+		actorID, err := requireUUID("actor", *actor)
+		if err != nil {
+			return nil, err
+		}
+		if err := requireString("url", *url); err != nil {
+			return nil, err
+		}
+		if err := requireString("events", *events); err != nil {
+			return nil, err
+		}
+		svc, err := webhookService(env, true)
+		if err != nil {
+			return nil, err
+		}
+		ep, err := svc.Create(ctx, webhooks.CreateInput{OrgID: orgID, ActorID: actorID, URL: *url,
+			EventTypes: strings.Split(*events, ","), MaxAttempts: *maxAttempts})
+		if err != nil {
+			return nil, err
+		}
+		return map[string]string{"id": ep.ID.String(), "secret": ep.Secret}, nil
+	}
+}
+
+func endpointList(fs *flag.FlagSet) runFunc {
+	org := fs.String("org", "", "org id")
+	return func(ctx context.Context, env *adminEnv) (any, error) {
+		orgID, err := requireUUID("org", *org)
+		if err != nil {
+			return nil, err
+		}
+		svc, _ := webhookService(env, false)
+		rows, err := svc.List(ctx, orgID, nil)
+		if err != nil {
+			return nil, err
+		}
+		return map[string]any{"rows": rows}, nil
+	}
+}
+
+// endpointMutation is disable, enable or delete: --id and --actor, answered with the endpoint.
+func endpointMutation(op func(*webhooks.Service, context.Context, uuid.UUID, uuid.UUID) (*models.Endpoint, error)) func(fs *flag.FlagSet) runFunc {
+	return func(fs *flag.FlagSet) runFunc {
+		id, actor := fs.String("id", "", "endpoint id"), fs.String("actor", "", "acting user id")
+		return func(ctx context.Context, env *adminEnv) (any, error) {
+			epID, err := requireUUID("id", *id)
+			if err != nil {
+				return nil, err
+			}
+			actorID, err := requireUUID("actor", *actor)
+			if err != nil {
+				return nil, err
+			}
+			svc, _ := webhookService(env, false)
+			return op(svc, ctx, epID, actorID)
+		}
+	}
+}
+
+func endpointRotate(fs *flag.FlagSet) runFunc {
+	id, actor := fs.String("id", "", "endpoint id"), fs.String("actor", "", "acting user id")
+	return func(ctx context.Context, env *adminEnv) (any, error) {
+		epID, err := requireUUID("id", *id)
+		if err != nil {
+			return nil, err
+		}
+		actorID, err := requireUUID("actor", *actor)
+		if err != nil {
+			return nil, err
+		}
+		svc, err := webhookService(env, true)
+		if err != nil {
+			return nil, err
+		}
+		return svc.RotateSecret(ctx, epID, actorID)
+	}
+}
+
+func endpointDeliveries(fs *flag.FlagSet) runFunc {
+	id, limit := fs.String("id", "", "endpoint id"), fs.Int("limit", models.DefaultLimit, "1..100")
+	cursorAt, cursorID := fs.String("cursor-at", "", "next_cursor.at"), fs.String("cursor-id", "", "next_cursor.id")
+	return func(ctx context.Context, env *adminEnv) (any, error) {
+		epID, err := requireUUID("id", *id)
+		if err != nil {
+			return nil, err
+		}
+		n, err := models.ClampLimit(*limit, true)
+		if err != nil {
+			return nil, err
+		}
+		cur, err := models.ParseCursor(*cursorAt, *cursorID)
+		if err != nil {
+			return nil, err
+		}
+		svc, _ := webhookService(env, false)
+		return svc.ListDeliveries(ctx, webhooks.DeliveriesQuery{EndpointID: epID, Limit: n, Cursor: cur})
+	}
+}
+
+// deliveryRefire queues the re-fire; the worker's relay starts its workflow within a second.
+func deliveryRefire(fs *flag.FlagSet) runFunc {
+	id, actor := fs.String("id", "", "delivery id"), fs.String("actor", "", "acting user id")
+	return func(ctx context.Context, env *adminEnv) (any, error) {
+		dID, err := requireUUID("id", *id)
+		if err != nil {
+			return nil, err
+		}
+		actorID, err := requireUUID("actor", *actor)
+		if err != nil {
+			return nil, err
+		}
+		svc, _ := webhookService(env, false)
+		return svc.Refire(ctx, dID, actorID)
+	}
+}

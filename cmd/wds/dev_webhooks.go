@@ -1,0 +1,110 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"strconv"
+
+	"github.com/sirupsen/logrus"
+	"go.temporal.io/sdk/client"
+	"gorm.io/gorm"
+
+	"wds/config"
+	"wds/temporaldev"
+	"wds/worker"
+)
+
+// devWebhooks is the webhook engine of `wds dev`: an embedded Temporal dev server (unless
+// TEMPORAL_ADDRESS names one) and the worker with its relay, running beside the API.
+type devWebhooks struct {
+	wiring  webhookWiring
+	address string
+	uiURL   string
+	stop    func()
+}
+
+// Preferred ports of the embedded server: the Temporal CLI's defaults, so its docs apply.
+const (
+	devTemporalPort   = 7233
+	devTemporalUIPort = 8233
+)
+
+func startDevWebhooks(ctx context.Context, cfg *config.Config, db *gorm.DB, log *logrus.Logger) (*devWebhooks, error) {
+	box, err := encryptionBox(cfg)
+	if err != nil {
+		return nil, err
+	}
+	d := &devWebhooks{address: cfg.TemporalAddress}
+	var c client.Client
+	var srv *temporaldev.Server
+	if cfg.TemporalAddress == "" {
+		if srv, err = startDevTemporal(ctx, cfg); err != nil {
+			return nil, err
+		}
+		c, d.address, d.uiURL = srv.Client(), srv.Address, srv.UIURL
+	} else {
+		if c, err = dialTemporal(ctx, cfg, log); err != nil {
+			return nil, err
+		}
+		if err := worker.EnsureSearchAttributes(ctx, c, cfg.TemporalNamespace); err != nil {
+			log.WithError(err).Warn("cannot register the Wds* search attributes")
+		}
+	}
+	d.wiring = newWebhookWiring(cfg, db, box, c, log)
+	wctx, cancel := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() { done <- runWorker(wctx, cfg, db, box, c, log) }()
+	d.stop = func() {
+		cancel()
+		if err := <-done; err != nil {
+			log.WithError(err).Error("webhook worker")
+		}
+		if srv != nil {
+			log.Info("stopping Temporal")
+			_ = srv.Stop() // Ctrl-C reaches it too; it may have exited already
+		} else {
+			c.Close()
+		}
+	}
+	return d, nil
+}
+
+// startDevTemporal runs the dev server with its state and log in WDS_DATA_DIR.
+func startDevTemporal(ctx context.Context, cfg *config.Config) (*temporaldev.Server, error) {
+	logFile, err := os.OpenFile(filepath.Join(cfg.DataDir, "temporal.log"), os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
+	if err != nil {
+		return nil, fmt.Errorf("Temporal log: %w", err)
+	}
+	return temporaldev.Start(ctx, temporaldev.Options{
+		DBFile:    filepath.Join(cfg.DataDir, "temporal.db"),
+		Port:      portOrFree(devTemporalPort),
+		UI:        true,
+		UIPort:    portOrFree(devTemporalUIPort),
+		Namespace: cfg.TemporalNamespace,
+		Output:    logFile,
+	})
+}
+
+// portOrFree is the preferred port when it is free, else 0 (any free port): a second `wds dev` or a
+// test next to a running one still starts.
+func portOrFree(p int) int {
+	l, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(p)))
+	if err != nil {
+		return 0
+	}
+	l.Close()
+	return p
+}
+
+// print adds the engine's addresses to the welcome text.
+func (d *devWebhooks) print() {
+	fmt.Printf("  Temporal     %s\n", d.address)
+	if d.uiURL != "" {
+		fmt.Printf("  Temporal UI  %s  (webhook deliveries: filter by WdsEventId, WdsEndpointIds, WdsDeliveryStatus)\n", d.uiURL)
+	}
+	fmt.Println("  webhooks     see docs/webhooks.md")
+	fmt.Println()
+}

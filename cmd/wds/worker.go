@@ -1,0 +1,125 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/sirupsen/logrus"
+	"go.temporal.io/sdk/client"
+	"gorm.io/gorm"
+
+	"wds/activities"
+	"wds/api"
+	"wds/config"
+	"wds/database"
+	"wds/egress"
+	"wds/secrets"
+	"wds/temporaldev"
+	"wds/webhooks"
+	"wds/worker"
+)
+
+func init() { commands["worker"] = workerCmd }
+
+// workerCmd runs the Temporal worker and the outbox relay until SIGTERM.
+func workerCmd(ctx context.Context, _ []string) error {
+	cfg, err := config.Load()
+	if err != nil {
+		return err
+	}
+	log := cfg.Logger()
+	db, err := openCurrent(ctx, cfg, log)
+	if err != nil {
+		return err
+	}
+	defer database.Close(db)
+	box, err := encryptionBox(cfg)
+	if err != nil {
+		return err
+	}
+	c, err := dialTemporal(ctx, cfg, log)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	if err := worker.EnsureSearchAttributes(ctx, c, cfg.TemporalNamespace); err != nil {
+		// Workflows still run; only the UI's filters would be missing, so say how to add them.
+		log.WithError(err).Warn("cannot register the Wds* search attributes; see docs/webhooks.md")
+	}
+	return runWorker(ctx, cfg, db, box, c, log)
+}
+
+// temporalAddress is TEMPORAL_ADDRESS or the default frontend.
+func temporalAddress(cfg *config.Config) string {
+	if cfg.TemporalAddress != "" {
+		return cfg.TemporalAddress
+	}
+	return config.DefaultTemporalAddress
+}
+
+// dialTemporal connects, waiting for a Temporal that is still starting (a worker often starts first).
+func dialTemporal(ctx context.Context, cfg *config.Config, log logrus.FieldLogger) (client.Client, error) {
+	opts := client.Options{HostPort: temporalAddress(cfg), Namespace: cfg.TemporalNamespace, Logger: temporaldev.QuietLogger()}
+	for wait := time.Second; ; wait = min(wait*2, 15*time.Second) {
+		c, err := client.DialContext(ctx, opts)
+		if err == nil {
+			return c, nil
+		}
+		log.WithError(err).WithField("address", opts.HostPort).Warn("Temporal is not reachable yet; retrying")
+		select {
+		case <-ctx.Done():
+			return nil, fmt.Errorf("connect to Temporal at %s: %w", opts.HostPort, err)
+		case <-time.After(wait):
+		}
+	}
+}
+
+// runWorker serves the delivery workflows and activities and runs the relay until ctx ends.
+func runWorker(ctx context.Context, cfg *config.Config, db *gorm.DB, box *secrets.Box, c client.Client, log logrus.FieldLogger) error {
+	httpc, err := egress.NewClient(egress.Options{AllowPrivate: cfg.WebhookAllowPrivate, CAFile: cfg.WebhookCAFile})
+	if err != nil {
+		return err
+	}
+	return worker.Run(ctx, worker.Options{
+		Temporal:   c,
+		Activities: &activities.Activities{DB: db, Box: box, HTTP: httpc},
+		Starter:    newStarter(cfg, db, c, log),
+		Log:        log,
+	})
+}
+
+func newStarter(cfg *config.Config, db *gorm.DB, c client.Client, log logrus.FieldLogger) *webhooks.Starter {
+	return &webhooks.Starter{DB: db, Temporal: c, Schedule: cfg.WebhookRetrySchedule, Log: log}
+}
+
+// webhookWiring is what the HTTP API needs from the webhook engine.
+type webhookWiring struct {
+	service *webhooks.Service
+	starter *webhooks.Starter
+}
+
+// newWebhookWiring builds the operations and, with a Temporal client, the after-commit starter.
+func newWebhookWiring(cfg *config.Config, db *gorm.DB, box *secrets.Box, c client.Client, log logrus.FieldLogger) webhookWiring {
+	return webhookWiring{
+		service: &webhooks.Service{DB: db, Box: box, AllowPrivate: cfg.WebhookAllowPrivate},
+		starter: newStarter(cfg, db, c, log),
+	}
+}
+
+// apply fills the API's dependencies.
+func (w webhookWiring) apply(d *api.Deps) {
+	d.Webhooks = w.service
+	d.Events = w.starter
+	d.Dispatches = w.starter
+}
+
+// lazyTemporal is a client that connects on first use, so `wds serve` starts while Temporal is away;
+// starts that fail meanwhile are left to the relay.
+func lazyTemporal(cfg *config.Config) (client.Client, error) {
+	c, err := client.NewLazyClient(client.Options{HostPort: temporalAddress(cfg), Namespace: cfg.TemporalNamespace, Logger: temporaldev.QuietLogger()})
+	if err != nil {
+		return nil, fmt.Errorf("TEMPORAL_ADDRESS: %w", err)
+	}
+	return c, nil
+}
