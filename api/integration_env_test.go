@@ -35,16 +35,16 @@ import (
 // helpers to mint integration keys and call the Integration API. Every answer is checked against the
 // Integration API's OpenAPI document.
 type intEnv struct {
-	t      *testing.T
-	db     *gorm.DB
-	srv    *httptest.Server
-	clock  *testClock
-	box    *secrets.Box
-	org    *models.Org
-	store  *models.Store
-	owner  *models.User
-	docRt  routers.Router
-	router http.Handler
+	t     *testing.T
+	db    *gorm.DB
+	srv   *httptest.Server
+	clock *testClock
+	box   *secrets.Box
+	org   *models.Org
+	store *models.Store
+	owner *models.User
+	docRt routers.Router
+	used  *apikeys.LastUsed
 }
 
 func newIntEnv(t *testing.T, trustedProxies ...string) *intEnv {
@@ -57,12 +57,11 @@ func newIntEnv(t *testing.T, trustedProxies ...string) *intEnv {
 	e.org, e.store, e.owner = mustOrg(t, e.db, "Acme")
 	log := logrus.New()
 	log.SetOutput(io.Discard)
-	r, err := api.NewRouter(api.Deps{DB: e.db, Log: log, Now: e.clock.Now, Box: box, TrustedProxies: trustedProxies,
-		LastUsed: apikeys.NewLastUsed(e.db, log)})
+	e.used = apikeys.NewLastUsed(e.db, log)
+	r, err := api.NewRouter(api.Deps{DB: e.db, Log: log, Now: e.clock.Now, Box: box, TrustedProxies: trustedProxies, LastUsed: e.used})
 	if err != nil {
 		t.Fatal(err)
 	}
-	e.router = r
 	e.srv = httptest.NewServer(r)
 	t.Cleanup(e.srv.Close)
 	e.docRt = integrationDocRouter(t)

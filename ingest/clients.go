@@ -210,13 +210,13 @@ type clientRow struct {
 	LastName               string
 	Phone                  string
 	ClientType             string
-	Tags                   pq.StringArray
+	Tags                   pq.StringArray `gorm:"type:text[]"`
 	BillingAddress         []byte
 	SourceLabel            *string
 	SourceExternalID       *string
 	SourceIntegrationKeyID *uuid.UUID
 
-	address *Address // BillingAddress decoded, for comparison
+	address *Address `gorm:"-"` // BillingAddress decoded, for comparison
 }
 
 // apply overwrites the fields the caller sent.

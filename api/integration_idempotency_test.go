@@ -1,0 +1,106 @@
+package api_test
+
+import (
+	"bytes"
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"wds/apikeys"
+	"wds/ingest"
+)
+
+func TestIdempotencyKeyReplaysAndConflicts(t *testing.T) {
+	e := newIntEnv(t)
+	k := e.mint(apikeys.NewIntegrationKey{})
+	body := orderBody("idem", 0, 0, nil, [2]int64{1, 100})
+	h := map[string]string{"Idempotency-Key": "key-1"}
+	first := e.call(http.MethodPost, "/integrations/v1/orders", k, body, h)
+	first.want(t, http.StatusCreated, "")
+	again := e.call(http.MethodPost, "/integrations/v1/orders", k, body, h)
+	if again.status != http.StatusCreated || !bytes.Equal(again.body, first.body) || again.header.Get("Idempotent-Replayed") != "true" {
+		t.Fatalf("replay %d %s, want %d %s", again.status, again.body, first.status, first.body)
+	}
+	e.call(http.MethodPost, "/integrations/v1/orders", k, body+" ", h).want(t, http.StatusConflict, "idempotency_conflict")
+	if n := e.count(`SELECT count(*) FROM events`); n != 1 {
+		t.Fatalf("%d events after a replay, want 1", n)
+	}
+	// Another integration key has its own Idempotency-Key space.
+	k2 := e.mint(apikeys.NewIntegrationKey{})
+	e.call(http.MethodPost, "/integrations/v1/orders", k2, body, h).want(t, http.StatusCreated, "")
+
+	// After 24 hours the key executes afresh: now the external_id layer answers duplicate.
+	e.clock.Add(ingest.IdempotencyTTL + time.Second)
+	later := e.call(http.MethodPost, "/integrations/v1/orders", k, body, h).want(t, http.StatusOK, "")
+	if later["duplicate"] != true {
+		t.Fatalf("after expiry %v", later)
+	}
+	// A new Idempotency-Key with a known external_id is a duplicate too.
+	e.call(http.MethodPost, "/integrations/v1/orders", k, body, map[string]string{"Idempotency-Key": "key-2"}).want(t, http.StatusOK, "")
+}
+
+func TestIdempotencyStoresFailuresAfterExecutionOnly(t *testing.T) {
+	e := newIntEnv(t)
+	k := e.mint(apikeys.NewIntegrationKey{})
+	h := map[string]string{"Idempotency-Key": "k"}
+	// 400 invalid_json ends before execution: not stored, so a corrected body with the key executes.
+	e.call(http.MethodPost, "/integrations/v1/orders", k, "not json", h).want(t, http.StatusBadRequest, "invalid_json")
+	bad := `{"external_id":"v","lines":[]}`
+	e.call(http.MethodPost, "/integrations/v1/orders", k, bad, h).want(t, http.StatusUnprocessableEntity, "lines_required")
+	// 422 is an answer of the execution: replayed.
+	r := e.call(http.MethodPost, "/integrations/v1/orders", k, bad, h)
+	r.want(t, http.StatusUnprocessableEntity, "lines_required")
+	if r.header.Get("Idempotent-Replayed") != "true" {
+		t.Fatal("the 422 was not replayed")
+	}
+	// 403 (payment block without payments:write) is not stored.
+	limited := e.mint(apikeys.NewIntegrationKey{Scopes: []string{ingest.ScopeOrdersWrite}})
+	withPay := orderBody("w", 0, 0, ptr[int64](100), [2]int64{1, 100})
+	e.call(http.MethodPost, "/integrations/v1/orders", limited, withPay, h).want(t, http.StatusForbidden, "insufficient_scope")
+	e.call(http.MethodPost, "/integrations/v1/orders", limited, orderBody("w", 0, 0, nil, [2]int64{1, 100}), h).want(t, http.StatusCreated, "")
+}
+
+func TestIdempotencyKeyLength(t *testing.T) {
+	e := newIntEnv(t)
+	k := e.mint(apikeys.NewIntegrationKey{})
+	long := strings.Repeat("é", 256)
+	e.call(http.MethodPost, "/integrations/v1/orders", k, minimalOrder, map[string]string{"Idempotency-Key": long}).
+		want(t, http.StatusBadRequest, "invalid_idempotency_key")
+	e.call(http.MethodPost, "/integrations/v1/orders", k, minimalOrder, map[string]string{"Idempotency-Key": long[:2*255]}).
+		want(t, http.StatusCreated, "")
+	if n := e.count(`SELECT count(*) FROM orders`); n != 1 {
+		t.Fatalf("%d orders", n)
+	}
+}
+
+// TestConcurrentIdempotencyKeyExecutesOnce sends 20 requests with one key at once: one executes, the
+// others wait for it and replay its answer.
+func TestConcurrentIdempotencyKeyExecutesOnce(t *testing.T) {
+	e := newIntEnv(t)
+	k := e.mint(apikeys.NewIntegrationKey{})
+	// Different external_ids per request would make a second execution visible as a second order;
+	// the body must be identical, so the idempotency layer alone must stop it.
+	body := orderBody("same", 0, 0, ptr[int64](100), [2]int64{1, 100})
+	const n = 20
+	results := make([]resp, n)
+	var wg sync.WaitGroup
+	start := make(chan struct{})
+	for i := range n {
+		wg.Go(func() {
+			<-start
+			results[i] = e.call(http.MethodPost, "/integrations/v1/orders", k, body, map[string]string{"Idempotency-Key": "race"})
+		})
+	}
+	close(start)
+	wg.Wait()
+	for i, r := range results {
+		if r.status != http.StatusCreated || !bytes.Equal(r.body, results[0].body) {
+			t.Fatalf("request %d: %d %s, want the first answer %s", i, r.status, r.body, results[0].body)
+		}
+	}
+	if o, ev := e.count(`SELECT count(*) FROM orders`), e.count(`SELECT count(*) FROM events`); o != 1 || ev != 2 {
+		t.Fatalf("%d orders and %d events, want 1 and 2", o, ev)
+	}
+}
