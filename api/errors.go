@@ -53,6 +53,7 @@ var errorTable = []errorRow{
 	{models.ErrHTTPSRequired, http.StatusUnprocessableEntity, "https_required"},
 	{models.ErrURLNotAllowed, http.StatusUnprocessableEntity, "url_not_allowed"},
 	{models.ErrRateLimited, http.StatusTooManyRequests, "rate_limited"},
+	{models.ErrNotReady, http.StatusServiceUnavailable, "not_ready"},
 }
 
 // errorBody is the failure shape of every API (decisions.md §4).

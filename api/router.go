@@ -13,6 +13,7 @@ import (
 	"gorm.io/gorm"
 
 	"wds/apikeys"
+	"wds/metrics"
 	"wds/models"
 	"wds/ratelimit"
 	"wds/secrets"
@@ -73,11 +74,14 @@ func NewRouter(d Deps) (*gin.Engine, error) {
 		return nil, err
 	}
 	r.ContextWithFallback = true
-	r.Use(s.recover, s.requestLog)
+	// Outermost first: the id exists before anything answers, and a panic recovered inside the
+	// log and metrics middleware is still logged and counted as the 500 it became.
+	r.Use(requestID, metrics.Middleware, s.requestLog, s.recover)
 	r.NoRoute(func(c *gin.Context) { fail(c, models.Fail(models.ErrNotFound, "no such path")) })
 	r.NoMethod(func(c *gin.Context) { fail(c, models.Fail(models.ErrNotFound, "no such path")) })
 	r.HandleMethodNotAllowed = false
 	s.registerRead(r)
+	r.GET("/v1/ready", s.ready)
 	if d.Webhooks != nil {
 		s.registerOperator(r)
 		s.registerWebhookTest(r)
@@ -89,26 +93,9 @@ func NewRouter(d Deps) (*gin.Engine, error) {
 func (s *server) recover(c *gin.Context) {
 	defer func() {
 		if p := recover(); p != nil {
-			s.Log.WithField("panic", p).Error("handler panicked")
+			s.Log.WithFields(logrus.Fields{"panic": p, "request_id": c.GetString(ctxRequestID)}).Error("handler panicked")
 			c.AbortWithStatusJSON(http.StatusInternalServerError, errorBody{Error: "internal_error", Detail: "internal error; it has been logged"})
 		}
 	}()
 	c.Next()
-}
-
-func (s *server) requestLog(c *gin.Context) {
-	start := time.Now()
-	c.Next()
-	entry := s.Log.WithFields(logrus.Fields{
-		"method": c.Request.Method, "route": c.FullPath(), "status": c.Writer.Status(),
-		"duration_ms": time.Since(start).Milliseconds(), "client_ip": c.ClientIP(),
-	})
-	if id, ok := c.Get(ctxKeyID); ok {
-		entry = entry.WithField("key_id", id)
-	}
-	if len(c.Errors) > 0 {
-		entry.WithError(c.Errors.Last().Err).Error("request failed")
-		return
-	}
-	entry.Debug("request")
 }

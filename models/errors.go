@@ -38,6 +38,7 @@ var (
 	ErrEndpointDisabled      = errors.New("webhook endpoint is disabled")
 	ErrDeliveryNotDropped    = errors.New("only a dropped delivery can be re-fired")
 	ErrSignatureUnconfigured = errors.New("the key requires a signature but has no signing secret on file")
+	ErrNotReady              = errors.New("the service cannot serve requests yet")
 )
 
 // Error is a domain error with a caller-facing detail. Detail must never carry secret material.

@@ -1,0 +1,59 @@
+package api
+
+import (
+	"context"
+	"net/http"
+	"time"
+
+	"github.com/gin-gonic/gin"
+
+	"wds/migrations"
+	"wds/models"
+)
+
+// readyTimeout bounds the readiness checks: a load balancer's probe must get an answer, and a
+// database slower than this is not one to send traffic to.
+const readyTimeout = 2 * time.Second
+
+// ready answers whether this instance can serve: the database answers and its schema is the one this
+// binary expects (a rolling deploy that ran ahead of `wds migrate up` reports not ready instead of
+// failing requests). Liveness stays /v1/health, which never touches the database, so a database
+// outage takes instances out of rotation without getting them restarted.
+func (s *server) ready(c *gin.Context) {
+	ctx, cancel := context.WithTimeout(c.Request.Context(), readyTimeout)
+	defer cancel()
+	if err := s.checkReady(ctx); err != nil {
+		_ = c.Error(err) // the cause goes to the request log; the answer names only what is wrong
+		fail(c, err)
+		return
+	}
+	c.JSON(http.StatusOK, gin.H{"ok": true})
+}
+
+func (s *server) checkReady(ctx context.Context) error {
+	sqlDB, err := s.DB.DB()
+	if err != nil {
+		return models.Fail(models.ErrNotReady, "database unavailable")
+	}
+	if err := sqlDB.PingContext(ctx); err != nil {
+		return &notReady{detail: "database unreachable", cause: err}
+	}
+	pending, err := migrations.Pending(ctx, sqlDB)
+	if err != nil {
+		return &notReady{detail: "cannot read the schema version", cause: err}
+	}
+	if pending {
+		return models.Fail(models.ErrNotReady, "database schema is older than this binary: run `wds migrate up`")
+	}
+	return nil
+}
+
+// notReady keeps the cause for the log while the caller sees only the detail (a driver error can
+// name hosts and users).
+type notReady struct {
+	detail string
+	cause  error
+}
+
+func (e *notReady) Error() string { return e.detail + ": " + e.cause.Error() }
+func (e *notReady) Unwrap() []error { return []error{models.Fail(models.ErrNotReady, "%s", e.detail), e.cause} }

@@ -1,0 +1,74 @@
+package api
+
+import (
+	"net/http"
+	"time"
+
+	"github.com/gin-gonic/gin"
+	"github.com/google/uuid"
+	"github.com/sirupsen/logrus"
+)
+
+// HeaderRequestID carries the request id: accepted from the caller (a proxy or client tracing its
+// own calls), generated otherwise, and always echoed so a support ticket can quote it.
+const HeaderRequestID = "X-Request-Id"
+
+// maxRequestIDLen bounds an accepted id; longer or odd ones are replaced, never truncated, so what
+// is logged is either the caller's exact id or ours.
+const maxRequestIDLen = 128
+
+const ctxRequestID = "wds.request_id"
+
+// requestID sets the request id before anything can answer, so even a refused request echoes it.
+func requestID(c *gin.Context) {
+	id := c.GetHeader(HeaderRequestID)
+	if !validRequestID(id) {
+		id = uuid.NewString()
+	}
+	c.Set(ctxRequestID, id)
+	c.Header(HeaderRequestID, id)
+	c.Next()
+}
+
+// validRequestID accepts 1..128 characters of letters, digits and . _ : - (UUIDs, ULIDs, trace ids),
+// which keeps log lines free of control characters and injected fields.
+func validRequestID(id string) bool {
+	if id == "" || len(id) > maxRequestIDLen {
+		return false
+	}
+	for _, r := range id {
+		ok := r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '.' || r == '_' || r == ':' || r == '-'
+		if !ok {
+			return false
+		}
+	}
+	return true
+}
+
+// requestLog writes one structured line per request: who called (key id, org or operator user, never
+// a key or token), what (route pattern and path without the query), the outcome and its duration.
+// Server errors are logged at error level with their cause; everything else at info.
+func (s *server) requestLog(c *gin.Context) {
+	start := time.Now()
+	c.Next()
+	fields := logrus.Fields{
+		"request_id": c.GetString(ctxRequestID),
+		"method":     c.Request.Method, "route": c.FullPath(), "path": c.Request.URL.Path,
+		"status": c.Writer.Status(), "duration_ms": float64(time.Since(start).Microseconds()) / 1000,
+		"client_ip": c.ClientIP(),
+	}
+	for field, key := range map[string]string{"key_id": ctxKeyID, "org_id": ctxOrgID, "operator_id": ctxOperator} {
+		if v, ok := c.Get(key); ok {
+			fields[field] = v
+		}
+	}
+	entry := s.Log.WithFields(fields)
+	if len(c.Errors) > 0 {
+		entry = entry.WithError(c.Errors.Last().Err)
+	}
+	if c.Writer.Status() >= http.StatusInternalServerError {
+		entry.Error("request failed")
+		return
+	}
+	entry.Info("request")
+}
