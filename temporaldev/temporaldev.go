@@ -14,6 +14,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"sync"
 
 	"go.temporal.io/sdk/client"
 	sdklog "go.temporal.io/sdk/log"
@@ -39,9 +40,11 @@ type Options struct {
 
 // Server is a running dev server.
 type Server struct {
-	dev     *testsuite.DevServer
-	Address string
-	UIURL   string
+	dev      *testsuite.DevServer
+	Address  string
+	UIURL    string
+	stopOnce sync.Once
+	stopErr  error
 }
 
 // Start launches the server and returns once its frontend answers.
@@ -99,8 +102,14 @@ func Start(ctx context.Context, o Options) (*Server, error) {
 // Client is a client of the server's namespace, closed by Stop.
 func (s *Server) Client() client.Client { return s.dev.Client() }
 
-// Stop interrupts the server and waits for it to exit.
-func (s *Server) Stop() error { return s.dev.Stop() }
+// Stop interrupts the server, waits for it to exit and closes the client; later calls do nothing.
+func (s *Server) Stop() error {
+	s.stopOnce.Do(func() {
+		s.stopErr = s.dev.Stop()
+		s.dev.Client().Close()
+	})
+	return s.stopErr
+}
 
 func searchAttributes() temporal.SearchAttributes {
 	return temporal.NewSearchAttributes(

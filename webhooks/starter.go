@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/google/uuid"
@@ -34,21 +35,51 @@ type Starter struct {
 	// Schedule is the retry ladder given to workflows started now.
 	Schedule []time.Duration
 	Log      logrus.FieldLogger
+
+	mu          sync.Mutex
+	pausedUntil time.Time
 }
 
 // startTimeout bounds one start call, so an unreachable Temporal fails fast and the relay retries.
 const startTimeout = 5 * time.Second
 
+// An after-commit start delays the caller's response, so it gets a shorter budget, and after a
+// failure such starts are skipped for a while: during a Temporal outage one request in each pause
+// waits, the others answer at once and leave their events to the relay.
+const (
+	immediateTimeout = 2 * time.Second
+	immediatePause   = 5 * time.Second
+)
+
 // StartEvents tries to start the given committed events at once. Failures are left to the relay.
 func (s *Starter) StartEvents(ctx context.Context, eventIDs []uuid.UUID) {
-	if _, err := s.startEvents(ctx, eventIDs, len(eventIDs)); err != nil {
-		s.Log.WithError(err).Warn("webhook start deferred to the relay")
-	}
+	s.immediately(ctx, func(ctx context.Context) error {
+		_, err := s.startEvents(ctx, eventIDs, len(eventIDs))
+		return err
+	})
 }
 
 // StartDispatches tries to start the given queued re-fires and tests at once.
 func (s *Starter) StartDispatches(ctx context.Context, dispatchIDs ...uuid.UUID) {
-	if _, err := s.startDispatches(ctx, dispatchIDs, len(dispatchIDs)); err != nil {
+	s.immediately(ctx, func(ctx context.Context) error {
+		_, err := s.startDispatches(ctx, dispatchIDs, len(dispatchIDs))
+		return err
+	})
+}
+
+func (s *Starter) immediately(ctx context.Context, start func(context.Context) error) {
+	s.mu.Lock()
+	paused := time.Now().Before(s.pausedUntil)
+	s.mu.Unlock()
+	if paused {
+		return
+	}
+	ctx, cancel := context.WithTimeout(ctx, immediateTimeout)
+	defer cancel()
+	if err := start(ctx); err != nil {
+		s.mu.Lock()
+		s.pausedUntil = time.Now().Add(immediatePause)
+		s.mu.Unlock()
 		s.Log.WithError(err).Warn("webhook start deferred to the relay")
 	}
 }

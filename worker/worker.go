@@ -67,9 +67,10 @@ func Register(w sdkworker.Registry, a *activities.Activities) {
 func relay(ctx context.Context, o Options) {
 	wait, failing := o.RelayInterval, false
 	for {
-		n, err := o.Starter.RelayOnce(ctx, o.RelayBatch)
+		// A pass is not cut short by shutdown: it finishes its transaction, then the loop ends.
+		n, err := o.Starter.RelayOnce(context.WithoutCancel(ctx), o.RelayBatch)
 		switch {
-		case err != nil && ctx.Err() == nil:
+		case err != nil:
 			if !failing {
 				o.Log.WithError(err).Warn("outbox relay cannot start workflows; retrying")
 			}

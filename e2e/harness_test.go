@@ -1,0 +1,187 @@
+// Package e2e drives the webhook engine end to end: a real Temporal dev server (bin/temporal), real
+// PostgreSQL, the real HTTP API and worker, and real TLS receivers, with a shortened retry schedule.
+package e2e
+
+import (
+	"context"
+	"encoding/pem"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/sirupsen/logrus"
+	"go.temporal.io/sdk/client"
+	"gorm.io/gorm"
+
+	"wds/activities"
+	"wds/api"
+	"wds/apikeys"
+	"wds/egress"
+	"wds/models"
+	"wds/pgtest"
+	"wds/secrets"
+	"wds/temporaldev"
+	"wds/webhooks"
+	"wds/worker"
+	"wds/workspace"
+)
+
+func TestMain(m *testing.M) { pgtest.Main(m) }
+
+// schedule is the shortened ladder: attempt 2 at +1 s, attempt 3 at +2 s, then every 2 s.
+var schedule = []time.Duration{time.Second, 2 * time.Second}
+
+// harness is one running system: database, Temporal, API, worker.
+type harness struct {
+	t        *testing.T
+	ctx      context.Context
+	db       *gorm.DB
+	box      *secrets.Box
+	temporal client.Client
+	starter  *webhooks.Starter
+	api      *httptest.Server
+	caFile   string
+	log      *logrus.Logger
+
+	mu      sync.Mutex
+	workers []func()
+
+	org, store, owner uuid.UUID
+	ownerToken        string
+	readWriteKey      string
+	integrationKey    string
+}
+
+func newHarness(t *testing.T, tc client.Client) *harness {
+	t.Helper()
+	ctx := context.Background()
+	log := logrus.New()
+	log.SetOutput(io.Discard)
+	h := &harness{t: t, ctx: ctx, db: pgtest.New(t), temporal: tc, log: log, caFile: receiverCAFile(t)}
+	h.box, _ = secrets.NewBox(secrets.GenerateKey())
+	h.starter = &webhooks.Starter{DB: h.db, Temporal: tc, Schedule: schedule, Log: log}
+	router, err := api.NewRouter(api.Deps{DB: h.db, Log: log, Box: h.box, Events: h.starter, Dispatches: h.starter,
+		Webhooks: &webhooks.Service{DB: h.db, Box: h.box, AllowPrivate: true}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.api = httptest.NewServer(router)
+	t.Cleanup(h.api.Close)
+	h.workspace()
+	return h
+}
+
+// workspace makes an org with a store, an owner with an operator token, and keys.
+func (h *harness) workspace() {
+	t := h.t
+	org, err := workspace.CreateOrg(h.ctx, h.db, "Acme")
+	if err != nil {
+		t.Fatal(err)
+	}
+	store, err := workspace.CreateStore(h.ctx, h.db, org.ID, "Main", "USD")
+	if err != nil {
+		t.Fatal(err)
+	}
+	owner, token, err := workspace.CreateUser(h.ctx, h.db, org.ID, "owner@acme.test", models.RoleOwner)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, rw, err := apikeys.CreateReadKey(h.ctx, h.db, apikeys.NewReadKey{OrgID: org.ID, ActorID: owner.ID, Scope: models.ScopeReadWrite})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ik, err := apikeys.CreateIntegrationKey(h.ctx, h.db, h.box, apikeys.NewIntegrationKey{OrgID: org.ID, StoreID: store.ID, ActorID: owner.ID,
+		Scopes: []string{"orders:write", "payments:write"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.org, h.store, h.owner, h.ownerToken, h.readWriteKey, h.integrationKey = org.ID, store.ID, owner.ID, token, rw, ik.Plaintext
+}
+
+// startWorker runs one more worker (Temporal worker and relay) until stop or the test's end.
+func (h *harness) startWorker() {
+	h.t.Helper()
+	httpc, err := egress.NewClient(egress.Options{AllowPrivate: true, CAFile: h.caFile})
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(h.ctx)
+	done := make(chan error, 1)
+	go func() {
+		done <- worker.Run(ctx, worker.Options{Temporal: h.temporal, Starter: h.starter, Log: h.log, RelayInterval: 100 * time.Millisecond,
+			Activities: &activities.Activities{DB: h.db, Box: h.box, HTTP: httpc}})
+	}()
+	t := h.t
+	h.mu.Lock()
+	h.workers = append(h.workers, func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Error(err)
+		}
+	})
+	h.mu.Unlock()
+	t.Cleanup(h.stop)
+}
+
+// stop stops every running worker, gracefully, as SIGTERM does.
+func (h *harness) stop() {
+	h.mu.Lock()
+	workers := h.workers
+	h.workers = nil
+	h.mu.Unlock()
+	for _, stop := range workers {
+		stop()
+	}
+}
+
+// receiverCAFile writes the httptest TLS certificate (the same for every httptest server) as the
+// extra CA bundle, the way WDS_WEBHOOK_CA_FILE trusts a staging receiver.
+func receiverCAFile(t *testing.T) string {
+	t.Helper()
+	srv := httptest.NewTLSServer(http.NotFoundHandler())
+	defer srv.Close()
+	file := filepath.Join(t.TempDir(), "receivers.pem")
+	pemBytes := pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: srv.Certificate().Raw})
+	if err := os.WriteFile(file, pemBytes, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return file
+}
+
+// startTemporal runs a dev server for one test.
+func startTemporal(t *testing.T, o temporaldev.Options) *temporaldev.Server {
+	t.Helper()
+	srv, err := temporaldev.Start(context.Background(), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = srv.Stop() })
+	return srv
+}
+
+// waitFor polls cond until it holds or the timeout passes.
+func waitFor(t *testing.T, timeout time.Duration, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out after %v waiting for %s", timeout, what)
+		}
+		time.Sleep(25 * time.Millisecond)
+	}
+}
+
+// deliveries returns the endpoint's log, oldest attempt first.
+func (h *harness) deliveries(endpointID uuid.UUID) []models.Delivery {
+	var rows []models.Delivery
+	if err := h.db.Where("endpoint_id = ?", endpointID).Order("attempted_at, attempt").Find(&rows).Error; err != nil {
+		h.t.Fatal(err)
+	}
+	return rows
+}
