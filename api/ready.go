@@ -56,4 +56,6 @@ type notReady struct {
 }
 
 func (e *notReady) Error() string { return e.detail + ": " + e.cause.Error() }
-func (e *notReady) Unwrap() []error { return []error{models.Fail(models.ErrNotReady, "%s", e.detail), e.cause} }
+func (e *notReady) Unwrap() []error {
+	return []error{models.Fail(models.ErrNotReady, "%s", e.detail), e.cause}
+}
