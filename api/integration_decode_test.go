@@ -1,0 +1,53 @@
+package api
+
+import (
+	"errors"
+	"net/http"
+	"testing"
+
+	"wds/ingest"
+	"wds/models"
+)
+
+// FuzzDecodeOrder: any body decodes, or fails as invalid_json or validation_failed; never a panic and
+// never an error the error table would answer with 500.
+func FuzzDecodeOrder(f *testing.F) {
+	for _, s := range []string{
+		`{"external_id":"a","lines":[{"quantity":1,"unit_price_cents":100}]}`,
+		`{"external_id":"a","lines":[{"quantity":1},{"quantity":"x"}],"payment":{"paid_at":"2026-01-01T00:00:00Z"}}`,
+		`{"client":{"tags":[1],"billing_address":{"city":2}}}`,
+		`[]`, `null`, `{"lines":{}}`, `{"payment":{"paid_at":5}}`, ``, `{`, `{"metadata":{"a":[1,{"b":null}]}}`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, body []byte) {
+		_, err := decodeOrder(body)
+		if err == nil {
+			return
+		}
+		if !errors.Is(err, models.ErrInvalidJSON) && !errors.Is(err, models.ErrValidation) {
+			t.Fatalf("unexpected error kind %v", err)
+		}
+		if status, _ := classify(err); status == http.StatusInternalServerError {
+			t.Fatalf("500 for %q", body)
+		}
+	})
+}
+
+func TestFieldPathNamesTheLine(t *testing.T) {
+	cases := map[string]string{
+		`{"lines":[{"quantity":1},{"quantity":1},{"quantity":"2"}]}`:      "lines[2].quantity: must be an integer within 64 bits",
+		`{"lines":[{"metadata":[]}]}`:                                     "lines[0].metadata: must be an object",
+		`{"payment":{"paid_at":"2026-13-01T00:00:00Z"}}`:                  "payment.paid_at: must be an RFC 3339 date-time",
+		`{"client":{"billing_address":{"postal_code":94103}}}`:            "client.billing_address.postal_code: must be a string",
+		`{"shipping_cents":1.5}`:                                          "shipping_cents: must be an integer within 64 bits",
+		`{"lines":[{"quantity":1}],"client":{"email":["a@example.com"]}}`: "client.email: must be a string",
+	}
+	for body, want := range cases {
+		var o ingest.Order
+		err := decodeObject([]byte(body), &o)
+		if !errors.Is(err, models.ErrValidation) || models.Detail(err) != want {
+			t.Errorf("%s: %v, want %q", body, err, want)
+		}
+	}
+}
