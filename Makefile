@@ -2,7 +2,7 @@
 GO ?= go
 export GOFLAGS ?= -buildvcs=false
 
-.PHONY: run test build vet fuzz
+.PHONY: run test build vet fuzz bench
 
 build:
 	$(GO) build -o bin/wds ./cmd/wds
@@ -29,3 +29,8 @@ fuzz:
 	    echo "== $$pkg $$f"; $(GO) test -run '^$$' -fuzz "^$$f$$" -fuzztime $(FUZZTIME) $$pkg || exit 1; \
 	  done; \
 	done
+
+# The benchmark against same-run baselines (docs/benchmarks.md): about 10 minutes, its own PostgreSQL,
+# Temporal dev server and wds processes. Not part of `make test`, which runs its smoke mode.
+bench: build bin/temporal
+	$(GO) run ./cmd/wdsbench -wds bin/wds

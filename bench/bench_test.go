@@ -1,0 +1,75 @@
+package bench
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestSmoke runs the whole benchmark program on tiny data: real PostgreSQL, a real `wds serve`,
+// pgbench, the results JSON and the rendered docs. It asserts that every part ran and produced sane
+// figures; how fast is for `make bench` to print, never for a test to judge.
+func TestSmoke(t *testing.T) {
+	o := Smoke()
+	o.Log = t.Output()
+	res, err := Run(context.Background(), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := res.Read
+	if r == nil {
+		t.Fatal("no read results")
+	}
+	for name, m := range map[string]Measure{"wds": r.WDS, "pgbench": r.PGBench, "first page": r.FirstPage, "last page": r.LastPage} {
+		if m.Ops == 0 || m.P50Ms <= 0 || m.P99Ms < m.P50Ms {
+			t.Errorf("%s: implausible measure %+v", name, m)
+		}
+	}
+	if r.WDS.Errors != 0 || r.PGBench.Errors != 0 {
+		t.Errorf("errors: wds %d (%s), pgbench %d", r.WDS.Errors, r.WDS.FirstError, r.PGBench.Errors)
+	}
+	if len(r.Curve) != len(o.CurveClients) {
+		t.Errorf("curve has %d points, want %d", len(r.Curve), len(o.CurveClients))
+	}
+	if res.Load.Orders != o.Orders || len(res.Memory) == 0 || res.Memory[0].PeakMB <= 0 {
+		t.Errorf("load %+v, memory %+v", res.Load, res.Memory)
+	}
+	checkRender(t, res)
+}
+
+// checkRender saves and reloads the results and renders them into a document and a chart.
+func checkRender(t *testing.T, res *Results) {
+	dir := t.TempDir()
+	jsonPath, doc, chart := filepath.Join(dir, "r.json"), filepath.Join(dir, "b.md"), filepath.Join(dir, "c.png")
+	if err := Save(jsonPath, res); err != nil {
+		t.Fatal(err)
+	}
+	loaded, err := LoadResults(jsonPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(doc, []byte("# B\n\nby hand\n\n"+beginMarker+"\nold\n"+endMarker+"\n\nafter\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := Render(loaded, doc, chart); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(doc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := string(b)
+	for _, want := range []string{"by hand", "Read list throughput", "](c.png)", "after"} {
+		if !strings.Contains(s, want) {
+			t.Errorf("rendered document lacks %q:\n%s", want, s)
+		}
+	}
+	if strings.Contains(s, "old") {
+		t.Errorf("rendered document kept the old results:\n%s", s)
+	}
+	if fi, err := os.Stat(chart); err != nil || fi.Size() == 0 {
+		t.Errorf("chart: %v", err)
+	}
+}

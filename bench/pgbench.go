@@ -1,0 +1,118 @@
+package bench
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// pgbenchSpec is one pgbench run on the run's cluster: the baselines the service is compared with.
+type pgbenchSpec struct {
+	db      string            // database name
+	name    string            // names the per-transaction log files
+	script  string            // a custom script file; empty runs the built-in TPC-B-like script
+	clients int               // concurrent connections
+	seconds int               // pgbench's -T takes whole seconds
+	defs    map[string]string // -D variables of the script
+}
+
+var (
+	tpsRE       = regexp.MustCompile(`tps = ([0-9.]+) \(without initial connection time\)`)
+	processedRE = regexp.MustCompile(`number of transactions actually processed: (\d+)`)
+	failedRE    = regexp.MustCompile(`number of failed transactions: (\d+)`)
+)
+
+// pgbench runs s with prepared statements (as the service's driver caches them) and the same number
+// of client connections as the service's measurement, and reads each transaction's latency from
+// pgbench's own log.
+func (e *env) pgbench(ctx context.Context, s pgbenchSpec) (Measure, error) {
+	prefix := filepath.Join(e.dir, s.name)
+	args := []string{"-n", "-M", "prepared", "-c", strconv.Itoa(s.clients), "-j", strconv.Itoa(min(s.clients, 2)),
+		"-T", strconv.Itoa(s.seconds), "-l", "--log-prefix=" + prefix,
+		"-h", "127.0.0.1", "-p", strconv.Itoa(e.cluster.Port()), "-U", "postgres"}
+	if s.script != "" {
+		args = append(args, "-f", s.script)
+	} else {
+		args = append(args, "-b", "tpcb-like")
+	}
+	keys := make([]string, 0, len(s.defs))
+	for k := range s.defs {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		args = append(args, "-D", k+"="+s.defs[k])
+	}
+	args = append(args, s.db)
+	cmd := exec.CommandContext(ctx, e.pgbenchBin, args...)
+	cmd.Dir = e.dir
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		return Measure{}, fmt.Errorf("bench: pgbench %s: %w: %s", s.name, err, out)
+	}
+	return parsePgbench(string(out), prefix, s.clients, s.seconds)
+}
+
+// parsePgbench reads pgbench's summary and its per-transaction logs (prefix.<pid>[.<thread>]).
+func parsePgbench(out, prefix string, clients, seconds int) (Measure, error) {
+	m := Measure{Clients: clients, Seconds: float64(seconds)}
+	tps := tpsRE.FindStringSubmatch(out)
+	processed := processedRE.FindStringSubmatch(out)
+	if tps == nil || processed == nil {
+		return m, fmt.Errorf("bench: cannot read pgbench's summary: %s", out)
+	}
+	m.PerSecond, _ = strconv.ParseFloat(tps[1], 64)
+	m.PerSecond = round1(m.PerSecond)
+	m.Ops, _ = strconv.Atoi(processed[1])
+	if f := failedRE.FindStringSubmatch(out); f != nil {
+		m.Errors, _ = strconv.Atoi(f[1])
+	}
+	files, _ := filepath.Glob(prefix + ".*")
+	var lat []time.Duration
+	for _, f := range files {
+		l, err := readPgbenchLog(f)
+		if err != nil {
+			return m, err
+		}
+		lat = append(lat, l...)
+		_ = os.Remove(f)
+	}
+	if len(lat) == 0 {
+		return m, fmt.Errorf("bench: pgbench wrote no transaction log at %s.*", prefix)
+	}
+	m.summarize(lat)
+	return m, nil
+}
+
+// readPgbenchLog reads the latency column (the third, in microseconds) of a pgbench log; failed
+// transactions say "failed" there and are counted by the summary instead.
+func readPgbenchLog(path string) ([]time.Duration, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("bench: %w", err)
+	}
+	defer f.Close()
+	var lat []time.Duration
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		fields := strings.Fields(sc.Text())
+		if len(fields) < 3 {
+			continue
+		}
+		if us, err := strconv.ParseInt(fields[2], 10, 64); err == nil {
+			lat = append(lat, time.Duration(us)*time.Microsecond)
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return nil, fmt.Errorf("bench: read %s: %w", path, err)
+	}
+	return lat, nil
+}

@@ -1,0 +1,59 @@
+// Command wdsbench is `make bench`: it measures the service against same-run baselines, prints the
+// figures, writes them as JSON and renders docs/benchmarks.md's results and chart from them.
+//
+//	wdsbench                 full run (a million orders, 16 clients, 20 s per measurement)
+//	wdsbench -smoke          a few seconds on tiny data
+//	wdsbench -render-only    re-render the docs from the saved JSON
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"wds/bench"
+)
+
+func main() {
+	if err := run(); err != nil {
+		fmt.Fprintln(os.Stderr, "wdsbench:", err)
+		os.Exit(1)
+	}
+}
+
+func run() error {
+	smoke := flag.Bool("smoke", false, "a few seconds on tiny data instead of the full run")
+	wds := flag.String("wds", "", "a built wds binary (default: build ./cmd/wds)")
+	keep := flag.Bool("keep", false, "keep the run's directory (cluster, process logs)")
+	out := flag.String("results", "docs/benchmarks/results.json", "where to write the results")
+	doc := flag.String("doc", "docs/benchmarks.md", "document whose results section is rendered (empty: none)")
+	chart := flag.String("chart", "docs/benchmarks/read-latency.png", "chart of latency against load")
+	renderOnly := flag.Bool("render-only", false, "render -doc and -chart from -results without measuring")
+	flag.Parse()
+
+	if !*renderOnly {
+		o := bench.Full()
+		if *smoke {
+			o = bench.Smoke()
+		}
+		o.WDSBinary, o.Keep = *wds, *keep
+		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+		defer stop()
+		res, err := bench.Run(ctx, o)
+		if err != nil {
+			return err
+		}
+		bench.PrintTable(os.Stdout, res)
+		if err := bench.Save(*out, res); err != nil {
+			return err
+		}
+	}
+	res, err := bench.LoadResults(*out)
+	if err != nil {
+		return err
+	}
+	return bench.Render(res, *doc, *chart)
+}
