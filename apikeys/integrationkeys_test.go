@@ -1,0 +1,237 @@
+package apikeys_test
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+	"gorm.io/gorm"
+
+	"wds/apikeys"
+	"wds/ingest"
+	"wds/models"
+	"wds/pgtest"
+	"wds/secrets"
+	"wds/workspace"
+)
+
+func TestMain(m *testing.M) { pgtest.Main(m) }
+
+type fixture struct {
+	db                   *gorm.DB
+	box                  *secrets.Box
+	org, store           uuid.UUID
+	owner, admin, member uuid.UUID
+}
+
+func newFixture(t *testing.T) *fixture {
+	t.Helper()
+	ctx := context.Background()
+	f := &fixture{db: pgtest.New(t)}
+	var err error
+	if f.box, err = secrets.NewBox(secrets.GenerateKey()); err != nil {
+		t.Fatal(err)
+	}
+	org, err := workspace.CreateOrg(ctx, f.db, "Acme")
+	if err != nil {
+		t.Fatal(err)
+	}
+	store, err := workspace.CreateStore(ctx, f.db, org.ID, "Shop", "USD")
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.org, f.store = org.ID, store.ID
+	for _, r := range []struct {
+		dst  *uuid.UUID
+		role models.Role
+	}{{&f.owner, models.RoleOwner}, {&f.admin, models.RoleAdmin}, {&f.member, models.RoleMember}} {
+		u, _, err := workspace.CreateUser(ctx, f.db, org.ID, uuid.NewString()+"@example.com", r.role)
+		if err != nil {
+			t.Fatal(err)
+		}
+		*r.dst = u.ID
+	}
+	return f
+}
+
+func (f *fixture) req(actor uuid.UUID) apikeys.NewIntegrationKey {
+	return apikeys.NewIntegrationKey{OrgID: f.org, StoreID: f.store, ActorID: actor, Scopes: []string{ingest.ScopeOrdersWrite}}
+}
+
+func TestCreateIntegrationKeyDefaultsAndSecrets(t *testing.T) {
+	f := newFixture(t)
+	ctx := context.Background()
+	in := f.req(f.admin)
+	in.RequireSignature = true
+	in.IPAllowlist = []string{"10.1.2.3/8", "2001:db8::1/32", "192.0.2.4"}
+	in.Label = "  Shopify  "
+	k, err := apikeys.CreateIntegrationKey(ctx, f.db, f.box, in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(k.Plaintext, apikeys.IntegrationKeyPrefix) || !strings.HasPrefix(k.SigningSecret, "whsec_") {
+		t.Fatalf("key %q secret %q", k.Plaintext, k.SigningSecret)
+	}
+	var stored models.IntegrationKey
+	f.db.Where("id = ?", k.Key.ID).Take(&stored)
+	if stored.PayloadFormat != "generic" || stored.RateLimit != 600 || stored.Label != "Shopify" ||
+		strings.Join(stored.IPAllowlist, ",") != "10.0.0.0/8,2001:db8::/32,192.0.2.4/32" {
+		t.Fatalf("stored %+v", stored)
+	}
+	if string(stored.KeyHash) != string(secrets.HashAPIKey(k.Plaintext)) {
+		t.Fatal("the key is not stored as its hash")
+	}
+	if strings.Contains(string(stored.SigningSecretSealed), k.SigningSecret) {
+		t.Fatal("the signing secret is stored in the clear")
+	}
+	opened, err := apikeys.SigningSecret(f.box, &stored)
+	if err != nil || string(opened) != k.SigningSecret {
+		t.Fatalf("sealed secret opens to %q, %v", opened, err)
+	}
+	var audit []string
+	f.db.Raw(`SELECT details::text FROM audit_log WHERE action = 'integration_key.create' AND target_id = ?`, k.Key.ID).Scan(&audit)
+	if len(audit) != 1 || strings.Contains(audit[0], k.Plaintext) || strings.Contains(audit[0], k.SigningSecret) {
+		t.Fatalf("audit %v", audit)
+	}
+}
+
+func TestNativestoreForcesSignature(t *testing.T) {
+	f := newFixture(t)
+	in := f.req(f.owner)
+	in.PayloadFormat = ingest.FormatNativestore
+	k, err := apikeys.CreateIntegrationKey(context.Background(), f.db, f.box, in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !k.Key.RequireSignature || k.SigningSecret == "" {
+		t.Fatal("a nativestore key must require signatures")
+	}
+	plain, err := apikeys.CreateIntegrationKey(context.Background(), f.db, f.box, f.req(f.owner))
+	if err != nil || plain.SigningSecret != "" || plain.Key.SigningSecretSealed != nil {
+		t.Fatalf("a key without signatures got a secret: %v", err)
+	}
+}
+
+func TestCreateIntegrationKeyValidation(t *testing.T) {
+	f := newFixture(t)
+	ctx := context.Background()
+	otherOrg, _ := workspace.CreateOrg(ctx, f.db, "Other")
+	otherStore, _ := workspace.CreateStore(ctx, f.db, otherOrg.ID, "S", "USD")
+	cases := []struct {
+		name   string
+		modify func(*apikeys.NewIntegrationKey)
+		want   error
+	}{
+		{"member", func(in *apikeys.NewIntegrationKey) { in.ActorID = f.member }, models.ErrForbidden},
+		{"stranger", func(in *apikeys.NewIntegrationKey) { in.ActorID = uuid.New() }, models.ErrForbidden},
+		{"store of another org", func(in *apikeys.NewIntegrationKey) { in.StoreID = otherStore.ID }, models.ErrNotFound},
+		{"unknown scope", func(in *apikeys.NewIntegrationKey) { in.Scopes = []string{"orders:delete"} }, models.ErrValidation},
+		{"bad format", func(in *apikeys.NewIntegrationKey) { in.PayloadFormat = "xml" }, models.ErrValidation},
+		{"bad cidr", func(in *apikeys.NewIntegrationKey) { in.IPAllowlist = []string{"10.0.0.0/33"} }, models.ErrValidation},
+		{"not an address", func(in *apikeys.NewIntegrationKey) { in.IPAllowlist = []string{"example.com"} }, models.ErrValidation},
+		{"rate limit high", func(in *apikeys.NewIntegrationKey) { in.RateLimit = 6001 }, models.ErrValidation},
+		{"rate limit negative", func(in *apikeys.NewIntegrationKey) { in.RateLimit = -1 }, models.ErrValidation},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			in := f.req(f.owner)
+			tc.modify(&in)
+			if _, err := apikeys.CreateIntegrationKey(ctx, f.db, f.box, in); !errors.Is(err, tc.want) {
+				t.Fatalf("got %v, want %v", err, tc.want)
+			}
+		})
+	}
+	in := f.req(f.owner)
+	in.RateLimit = 6000
+	if _, err := apikeys.CreateIntegrationKey(ctx, f.db, f.box, in); err != nil {
+		t.Fatalf("rate limit 6000: %v", err)
+	}
+	if n := countKeys(t, f.db); n != 1 {
+		t.Fatalf("%d keys after rejected creates", n)
+	}
+}
+
+func countKeys(t *testing.T, db *gorm.DB) int64 {
+	t.Helper()
+	var n int64
+	db.Raw(`SELECT count(*) FROM integration_keys`).Scan(&n)
+	return n
+}
+
+func TestAuthenticateAndRevokeIntegrationKey(t *testing.T) {
+	f := newFixture(t)
+	ctx := context.Background()
+	now := time.Now()
+	k, err := apikeys.CreateIntegrationKey(ctx, f.db, f.box, f.req(f.owner))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := apikeys.AuthenticateIntegration(ctx, f.db, k.Plaintext, now)
+	if err != nil || got.ID != k.Key.ID || got.StoreID != f.store {
+		t.Fatalf("authenticate: %v", err)
+	}
+	for _, bad := range []string{"pck_int_unknown", "pck_live_x", strings.TrimPrefix(k.Plaintext, "pck_int_")} {
+		if _, err := apikeys.AuthenticateIntegration(ctx, f.db, bad, now); !errors.Is(err, models.ErrInvalidAPIKey) {
+			t.Errorf("%q: %v", bad, err)
+		}
+	}
+	if _, err := apikeys.RevokeIntegrationKey(ctx, f.db, k.Key.ID, f.member); !errors.Is(err, models.ErrForbidden) {
+		t.Fatalf("member revoke: %v", err)
+	}
+	r1, err := apikeys.RevokeIntegrationKey(ctx, f.db, k.Key.ID, f.admin)
+	if err != nil || r1.RevokedAt == nil {
+		t.Fatalf("revoke: %v", err)
+	}
+	r2, _ := apikeys.RevokeIntegrationKey(ctx, f.db, k.Key.ID, f.owner)
+	if !r2.RevokedAt.Equal(*r1.RevokedAt) {
+		t.Fatal("a second revoke moved revoked_at")
+	}
+	if _, err := apikeys.AuthenticateIntegration(ctx, f.db, k.Plaintext, now); !errors.Is(err, models.ErrKeyRevoked) {
+		t.Fatalf("revoked key: %v", err)
+	}
+	if _, err := apikeys.RevokeIntegrationKey(ctx, f.db, uuid.New(), f.owner); !errors.Is(err, models.ErrNotFound) {
+		t.Fatalf("unknown key: %v", err)
+	}
+	var actions []string
+	f.db.Raw(`SELECT action FROM audit_log WHERE target_id = ? ORDER BY created_at`, k.Key.ID).Scan(&actions)
+	if strings.Join(actions, ",") != "integration_key.create,integration_key.revoke,integration_key.revoke" {
+		t.Fatalf("audit %v", actions)
+	}
+
+	in := f.req(f.owner)
+	exp := now.Add(time.Hour)
+	in.ExpiresAt = &exp
+	e, _ := apikeys.CreateIntegrationKey(ctx, f.db, f.box, in)
+	if _, err := apikeys.AuthenticateIntegration(ctx, f.db, e.Plaintext, now); err != nil {
+		t.Fatalf("before expiry: %v", err)
+	}
+	if _, err := apikeys.AuthenticateIntegration(ctx, f.db, e.Plaintext, exp); !errors.Is(err, models.ErrKeyExpired) {
+		t.Fatalf("at expiry: %v", err)
+	}
+}
+
+func TestAllowsIP(t *testing.T) {
+	k := &models.IntegrationKey{IPAllowlist: []string{"203.0.113.0/24", "2001:db8::/32"}}
+	cases := map[string]bool{
+		"203.0.113.9": true, "203.0.114.1": false, "::ffff:203.0.113.9": true,
+		"2001:db8:1::5": true, "2001:db9::1": false, "garbage": false, "": false,
+	}
+	for addr, want := range cases {
+		if got := apikeys.AllowsIP(k, addr); got != want {
+			t.Errorf("%q: %v, want %v", addr, got, want)
+		}
+	}
+	if !apikeys.AllowsIP(&models.IntegrationKey{}, "198.51.100.1") {
+		t.Fatal("an empty allowlist must allow every address")
+	}
+}
+
+func TestSigningSecretUnconfigured(t *testing.T) {
+	_, err := apikeys.SigningSecret(nil, &models.IntegrationKey{RequireSignature: true})
+	if !errors.Is(err, models.ErrSignatureUnconfigured) {
+		t.Fatalf("got %v", err)
+	}
+}
