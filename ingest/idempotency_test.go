@@ -1,0 +1,113 @@
+package ingest_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+	"gorm.io/gorm"
+
+	"wds/apikeys"
+	"wds/ingest"
+	"wds/models"
+	"wds/pgtest"
+	"wds/secrets"
+	"wds/workspace"
+)
+
+func TestMain(m *testing.M) { pgtest.Main(m) }
+
+func newKey(t *testing.T) (*gorm.DB, *models.IntegrationKey) {
+	t.Helper()
+	ctx := context.Background()
+	db := pgtest.New(t)
+	org, _ := workspace.CreateOrg(ctx, db, "Acme")
+	store, _ := workspace.CreateStore(ctx, db, org.ID, "Shop", "USD")
+	owner, _, _ := workspace.CreateUser(ctx, db, org.ID, uuid.NewString()+"@example.com", models.RoleOwner)
+	box, _ := secrets.NewBox(secrets.GenerateKey())
+	k, err := apikeys.CreateIntegrationKey(ctx, db, box, apikeys.NewIntegrationKey{OrgID: org.ID, StoreID: store.ID,
+		ActorID: owner.ID, Scopes: ingest.Scopes})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return db, k.Key
+}
+
+// TestAbandonedClaimIsTakenOver: a request that died mid-execution does not block its key for a day,
+// and its late Finish cannot overwrite the answer of the request that took over.
+func TestAbandonedClaimIsTakenOver(t *testing.T) {
+	db, k := newKey(t)
+	ctx := context.Background()
+	now := time.Now()
+	clock := func() time.Time { return now }
+	body := []byte(`{"a":1}`)
+	dead, replay, err := ingest.ClaimIdempotency(ctx, db, k.ID, "key", body, clock)
+	if err != nil || dead == nil || replay != nil {
+		t.Fatalf("first claim: %v %v %v", dead, replay, err)
+	}
+	now = now.Add(2 * time.Minute)
+	alive, _, err := ingest.ClaimIdempotency(ctx, db, k.ID, "key", body, clock)
+	if err != nil || alive == nil {
+		t.Fatalf("takeover: %v %v", alive, err)
+	}
+	if err := alive.Finish(ctx, 201, []byte(`{"winner":true}`)); err != nil {
+		t.Fatal(err)
+	}
+	if err := dead.Finish(ctx, 500, []byte(`{"late":true}`)); err != nil {
+		t.Fatal(err)
+	}
+	_, replay, err = ingest.ClaimIdempotency(ctx, db, k.ID, "key", body, clock)
+	if err != nil || replay == nil || replay.Status != 201 || string(replay.Body) != `{"winner":true}` {
+		t.Fatalf("replay %+v, %v", replay, err)
+	}
+	if _, _, err := ingest.ClaimIdempotency(ctx, db, k.ID, "key", []byte(`{}`), clock); !errors.Is(err, models.ErrIdempotencyConflict) {
+		t.Fatalf("different body: %v", err)
+	}
+}
+
+// TestInProgressClaimTimesOut: a second request waits for the first, then gives up with a conflict.
+func TestInProgressClaimTimesOut(t *testing.T) {
+	db, k := newKey(t)
+	ctx := context.Background()
+	start := time.Now()
+	calls := 0
+	// A clock that jumps 4 s per reading makes the 10 s wait end after a few polls.
+	clock := func() time.Time { calls++; return start.Add(time.Duration(calls) * 4 * time.Second) }
+	if c, _, err := ingest.ClaimIdempotency(ctx, db, k.ID, "busy", nil, func() time.Time { return start }); err != nil || c == nil {
+		t.Fatal(err)
+	}
+	_, _, err := ingest.ClaimIdempotency(ctx, db, k.ID, "busy", nil, clock)
+	if !errors.Is(err, models.ErrIdempotencyConflict) {
+		t.Fatalf("got %v, want idempotency_conflict (in progress)", err)
+	}
+}
+
+func TestReleasedClaimExecutesAgain(t *testing.T) {
+	db, k := newKey(t)
+	ctx := context.Background()
+	c, _, err := ingest.ClaimIdempotency(ctx, db, k.ID, "k", []byte("x"), time.Now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Release(ctx); err != nil {
+		t.Fatal(err)
+	}
+	again, replay, err := ingest.ClaimIdempotency(ctx, db, k.ID, "k", []byte("other body"), time.Now)
+	if err != nil || again == nil || replay != nil {
+		t.Fatalf("after release: %v %v %v", again, replay, err)
+	}
+}
+
+func TestCheckIdempotencyKey(t *testing.T) {
+	long := make([]rune, 256)
+	for i := range long {
+		long[i] = 'k'
+	}
+	for key, ok := range map[string]bool{"a": true, string(long[:255]): true, string(long): false, "": false} {
+		if err := ingest.CheckIdempotencyKey(key); (err == nil) != ok {
+			t.Errorf("%d characters: %v", len(key), err)
+		}
+	}
+}
