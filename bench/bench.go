@@ -16,8 +16,11 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/sirupsen/logrus"
+	"gorm.io/gorm"
 
 	"wds/database"
+	"wds/secrets"
+	"wds/temporaldev"
 )
 
 // Options size a run.
@@ -32,6 +35,10 @@ type Options struct {
 	CurveStep    time.Duration // length of each curve point
 	Walk         int           // pages a client follows before starting elsewhere
 	ReadKeys     int           // read keys minted (each serves at most 500 requests)
+	TPCBScale    int           // pgbench scale of the ingest baseline
+	RateStart    float64       // first rate of the webhook ladders, per second
+	RateMax      float64       // the ladders stop above this rate
+	RateStep     time.Duration // length of each ladder step
 	WDSBinary    string        // a built wds; empty builds this module's cmd/wds
 	Keep         bool          // keep the run's directory (cluster, logs) for inspection
 	Log          io.Writer     // progress and the results table
@@ -41,27 +48,28 @@ type Options struct {
 func Full() Options {
 	return Options{Mode: "full", Orders: 1_000_000, Clients: 16, Duration: 20 * time.Second, Warmup: 5 * time.Second,
 		PageCompare: 6 * time.Second, CurveClients: []int{1, 2, 4, 8, 16}, CurveStep: 5 * time.Second, Walk: 20,
-		ReadKeys: 1000, Log: os.Stderr}
+		ReadKeys: 1000, TPCBScale: 16, RateStart: 10, RateMax: 2000, RateStep: 8 * time.Second, Log: os.Stderr}
 }
 
 // Smoke is a few seconds on tiny data: it proves the whole program still runs, not how fast.
 func Smoke() Options {
 	return Options{Mode: "smoke", Orders: 2000, Clients: 4, Duration: 2 * time.Second, Warmup: 500 * time.Millisecond,
 		PageCompare: 500 * time.Millisecond, CurveClients: []int{1, 4}, CurveStep: time.Second, Walk: 5,
-		ReadKeys: 100, Log: os.Stderr}
+		ReadKeys: 100, TPCBScale: 1, RateStart: 5, RateMax: 8, RateStep: time.Second, Log: os.Stderr}
 }
 
 // Results is everything a run measured; cmd/wdsbench writes it as JSON and renders the docs from it.
 type Results struct {
-	Mode        string      `json:"mode"`
-	StartedAt   time.Time   `json:"started_at"`
-	Machine     Machine     `json:"machine"`
-	PostgreSQL  string      `json:"postgresql"`
-	Cluster     string      `json:"cluster"`
-	Load        LoadResult  `json:"load"`
-	Read        *ReadResult `json:"read"`
-	Memory      []Memory    `json:"memory"`
-	NotMeasured []string    `json:"not_measured,omitempty"`
+	Mode       string         `json:"mode"`
+	StartedAt  time.Time      `json:"started_at"`
+	Machine    Machine        `json:"machine"`
+	PostgreSQL string         `json:"postgresql"`
+	Cluster    string         `json:"cluster"`
+	Load       LoadResult     `json:"load"`
+	Read       *ReadResult    `json:"read"`
+	Ingest     *IngestResult  `json:"ingest"`
+	Webhooks   *WebhookResult `json:"webhooks"`
+	Memory     []Memory       `json:"memory"`
 }
 
 // Memory is a process's peak resident set over the whole run.
@@ -92,68 +100,157 @@ func Run(ctx context.Context, o Options) (*Results, error) {
 		return nil, err
 	}
 	defer e.close()
-	e.logf("cluster up on port %d; wds at %s", e.cluster.Port(), e.wdsBin)
+	s, err := e.startStack(ctx, o)
+	if err != nil {
+		return nil, err
+	}
+	e.logf("stack up: PostgreSQL on port %d, Temporal at %s, wds serve at %s", e.cluster.Port(), s.temporal.Address, s.base)
 	if res.PostgreSQL, err = e.serverVersion(ctx); err != nil {
 		return nil, err
 	}
-	dbURL, err := e.createDB(ctx, "wds")
+	r, err := e.prepareRead(ctx, o, s, res)
 	if err != nil {
 		return nil, err
 	}
-	if _, err := e.runWDS(ctx, e.wdsEnv(dbURL), "migrate", "up"); err != nil {
+	if res.Read, err = e.runRead(ctx, o, r, s.dbURL, "wds"); err != nil {
 		return nil, err
 	}
-	serve, base, err := e.startServe(ctx, dbURL)
-	if err != nil {
+	if res.Ingest, err = e.ingestPhase(ctx, o, s); err != nil {
 		return nil, err
 	}
-	r, err := e.prepareRead(ctx, o, dbURL, res)
-	if err != nil {
+	if res.Webhooks, err = e.webhookPhase(ctx, o, s); err != nil {
 		return nil, err
 	}
-	r.base = base
-	if res.Read, err = e.runRead(ctx, o, r, dbURL, "wds"); err != nil {
-		return nil, err
+	for _, p := range []*proc{s.serve, s.worker} {
+		if err := p.exited(); err != nil {
+			return nil, err
+		}
+		rss, err := p.peakRSS()
+		if err != nil {
+			return nil, err
+		}
+		res.Memory = append(res.Memory, Memory{Process: "wds " + p.name, PeakMB: round1(float64(rss) / (1 << 20))})
 	}
-	if err := serve.exited(); err != nil {
-		return nil, err
-	}
-	rss, err := serve.peakRSS()
-	if err != nil {
-		return nil, err
-	}
-	res.Memory = append(res.Memory, Memory{Process: "wds serve", PeakMB: round1(float64(rss) / (1 << 20))})
 	res.Machine.LoadEnd = loadavg()
 	return res, nil
 }
 
-// prepareRead makes the read benchmark's org, loads its orders and mints its keys.
-func (e *env) prepareRead(ctx context.Context, o Options, dbURL string, res *Results) (*reader, error) {
-	db, err := database.Open(ctx, dbURL, quietLog())
+// stack is what every measurement talks to: the database, Temporal, the receiver, wds serve and
+// wds worker, and an operator's handle on the database.
+type stack struct {
+	dbURL    string
+	db       *gorm.DB
+	box      *secrets.Box
+	temporal *temporaldev.Server
+	rcv      *receiver
+	serve    *proc
+	worker   *proc
+	base     string
+}
+
+// startStack migrates a fresh database and starts Temporal, the receiver, wds serve and wds worker as
+// a deployment would run them, configured by environment variables only.
+func (e *env) startStack(ctx context.Context, o Options) (*stack, error) {
+	s := &stack{}
+	var err error
+	if s.dbURL, err = e.createDB(ctx, "wds"); err != nil {
+		return nil, err
+	}
+	if _, err := e.runWDS(ctx, e.wdsEnv(s.dbURL), "migrate", "up"); err != nil {
+		return nil, err
+	}
+	if s.db, err = database.Open(ctx, s.dbURL, quietLog()); err != nil {
+		return nil, err
+	}
+	e.closers = append(e.closers, func() { _ = database.Close(s.db) })
+	if s.box, err = secrets.NewBox(e.encKey); err != nil {
+		return nil, fmt.Errorf("bench: %w", err)
+	}
+	if err := e.initTPCB(ctx, o.TPCBScale); err != nil {
+		return nil, err
+	}
+	// In memory, as the dev server runs by default: the benchmark keeps no workflow history.
+	if s.temporal, err = temporaldev.Start(ctx, temporaldev.Options{}); err != nil {
+		return nil, err
+	}
+	e.closers = append(e.closers, func() { _ = s.temporal.Stop() })
+	if s.rcv, err = newReceiver(e.dir); err != nil {
+		return nil, err
+	}
+	e.closers = append(e.closers, s.rcv.close)
+	environ := e.wdsEnv(s.dbURL, "TEMPORAL_ADDRESS="+s.temporal.Address, "WDS_WEBHOOK_ALLOW_PRIVATE=true",
+		"WDS_WEBHOOK_CA_FILE="+s.rcv.caFile)
+	if s.serve, s.base, err = e.startServe(ctx, environ); err != nil {
+		return nil, err
+	}
+	metrics, err := freeAddr()
 	if err != nil {
 		return nil, err
 	}
-	defer database.Close(db)
-	t, err := newTenant(ctx, db, "Read benchmark")
+	if s.worker, err = e.start("worker", append(environ, "WDS_METRICS_ADDR="+metrics), e.wdsBin, "worker"); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// ingestPhase creates the ingest org and measures order creation.
+func (e *env) ingestPhase(ctx context.Context, o Options, s *stack) (*IngestResult, error) {
+	t, err := newTenant(ctx, s.db, "Ingest benchmark")
+	if err != nil {
+		return nil, err
+	}
+	budget := int(2000 * (o.Warmup + o.Duration).Seconds()) // far above what two cores can create
+	g, err := newIngester(ctx, s.db, s.box, t, s.base, "ingest-", budget, true)
+	if err != nil {
+		return nil, err
+	}
+	return e.runIngest(ctx, o, g, s.dbURL, t)
+}
+
+// webhookPhase creates the webhook org with one endpoint at the receiver and measures delivery.
+func (e *env) webhookPhase(ctx context.Context, o Options, s *stack) (*WebhookResult, error) {
+	if err := s.worker.exited(); err != nil {
+		return nil, err
+	}
+	t, err := newTenant(ctx, s.db, "Webhook benchmark")
+	if err != nil {
+		return nil, err
+	}
+	environ := e.wdsEnv(s.dbURL, "WDS_WEBHOOK_ALLOW_PRIVATE=true")
+	if _, err := e.runWDS(ctx, environ, "admin", "endpoint", "create", "--org", t.orgID.String(), "--actor", t.ownerID.String(),
+		"--url", s.rcv.srv.URL+"/hook", "--events", "order.created"); err != nil {
+		return nil, err
+	}
+	budget := int(o.RateMax*o.RateStep.Seconds()*12 + o.RateMax*o.Duration.Seconds())
+	g, err := newIngester(ctx, s.db, s.box, t, s.base, "hook-", budget, false)
+	if err != nil {
+		return nil, err
+	}
+	return e.runWebhooks(ctx, o, g, s.temporal.Client(), s.rcv)
+}
+
+// prepareRead makes the read benchmark's org, loads its orders and mints its keys.
+func (e *env) prepareRead(ctx context.Context, o Options, s *stack, res *Results) (*reader, error) {
+	t, err := newTenant(ctx, s.db, "Read benchmark")
 	if err != nil {
 		return nil, err
 	}
 	data := &dataset{orgID: t.orgID, storeID: t.storeID, orders: o.Orders, t0: time.Now().UTC().Truncate(time.Millisecond)}
 	e.logf("loading %d orders", o.Orders)
-	if res.Load, err = load(ctx, dbURL, data, o.Log); err != nil {
+	if res.Load, err = load(ctx, s.dbURL, data, o.Log); err != nil {
 		return nil, err
 	}
 	e.logf("loaded %d rows in %.1f s (%.0f rows/s)", res.Load.Rows, res.Load.Seconds, res.Load.RowsPerSec)
-	keys, err := mintReadKeys(ctx, db, t, o.ReadKeys)
+	keys, err := mintReadKeys(ctx, s.db, t, o.ReadKeys)
 	if err != nil {
 		return nil, err
 	}
 	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 64}, Timeout: 30 * time.Second}
-	return &reader{client: client, keys: keys, data: data, walk: o.Walk}, nil
+	return &reader{base: s.base, client: client, keys: keys, data: data, walk: o.Walk}, nil
 }
 
 // startServe runs `wds serve` on a free loopback port and waits until it answers.
-func (e *env) startServe(ctx context.Context, dbURL string) (*proc, string, error) {
+func (e *env) startServe(ctx context.Context, environ []string) (*proc, string, error) {
 	addr, err := freeAddr()
 	if err != nil {
 		return nil, "", err
@@ -162,7 +259,7 @@ func (e *env) startServe(ctx context.Context, dbURL string) (*proc, string, erro
 	if err != nil {
 		return nil, "", err
 	}
-	p, err := e.start("serve", e.wdsEnv(dbURL, "WDS_HTTP_ADDR="+addr, "WDS_METRICS_ADDR="+metrics), e.wdsBin, "serve")
+	p, err := e.start("serve", append(environ, "WDS_HTTP_ADDR="+addr, "WDS_METRICS_ADDR="+metrics), e.wdsBin, "serve")
 	if err != nil {
 		return nil, "", err
 	}

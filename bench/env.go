@@ -31,6 +31,7 @@ type env struct {
 	wdsBin     string
 	encKey     string
 	procs      []*proc
+	closers    []func() // in-process pieces (receiver, Temporal, pools), closed in reverse order
 	keepDirs   bool
 	log        io.Writer
 }
@@ -263,6 +264,9 @@ func freeAddr() (string, error) {
 func (e *env) close() {
 	for i := len(e.procs) - 1; i >= 0; i-- {
 		e.procs[i].stop()
+	}
+	for i := len(e.closers) - 1; i >= 0; i-- {
+		e.closers[i]()
 	}
 	var errs []error
 	if e.cluster != nil {

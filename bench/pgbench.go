@@ -116,3 +116,14 @@ func readPgbenchLog(path string) ([]time.Duration, error) {
 	}
 	return lat, nil
 }
+
+// pgbenchInit creates pgbench's TPC-B tables at the given scale (100,000 accounts per unit).
+func (e *env) pgbenchInit(ctx context.Context, db string, scale int) error {
+	cmd := exec.CommandContext(ctx, e.pgbenchBin, "-i", "-q", "-s", strconv.Itoa(scale),
+		"-h", "127.0.0.1", "-p", strconv.Itoa(e.cluster.Port()), "-U", "postgres", db)
+	cmd.Dir = e.dir
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return fmt.Errorf("bench: pgbench -i: %w: %s", err, out)
+	}
+	return nil
+}

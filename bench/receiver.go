@@ -1,0 +1,105 @@
+package bench
+
+import (
+	"encoding/json"
+	"encoding/pem"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+)
+
+// receiver is the HTTPS endpoint both wds's deliveries and the bare baseline POST to. It notes when
+// each item first arrived (keyed by the order id for wds events, by the workflow's id for the
+// baseline) and deduplicates wds deliveries on X-PC-Event-Id, as a receiver following the spec does.
+type receiver struct {
+	srv    *httptest.Server
+	caFile string
+
+	mu       sync.Mutex
+	arrived  map[string]time.Time // first arrival per item
+	perEvent map[string]int       // wds deliveries per event id
+	bad      int                  // requests the receiver could not read
+}
+
+// newReceiver starts the HTTPS receiver on loopback and writes its certificate for the worker
+// (WDS_WEBHOOK_CA_FILE) to dir.
+func newReceiver(dir string) (*receiver, error) {
+	r := &receiver{arrived: map[string]time.Time{}, perEvent: map[string]int{}}
+	mux := http.NewServeMux()
+	mux.HandleFunc("POST /hook", r.wds)
+	mux.HandleFunc("POST /bare", r.bare)
+	r.srv = httptest.NewTLSServer(mux)
+	r.caFile = filepath.Join(dir, "receiver-ca.pem")
+	block := pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: r.srv.Certificate().Raw})
+	if err := os.WriteFile(r.caFile, block, 0o644); err != nil {
+		r.srv.Close()
+		return nil, fmt.Errorf("bench: receiver: %w", err)
+	}
+	return r, nil
+}
+
+// wds takes an order.created delivery: the order id is data.id of the event body.
+func (r *receiver) wds(w http.ResponseWriter, req *http.Request) {
+	now := time.Now()
+	var ev struct {
+		Data struct {
+			ID string `json:"id"`
+		} `json:"data"`
+	}
+	err := json.NewDecoder(req.Body).Decode(&ev)
+	eventID := req.Header.Get("X-PC-Event-Id")
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if err != nil || ev.Data.ID == "" || eventID == "" {
+		r.bad++
+		http.Error(w, "unreadable", http.StatusBadRequest)
+		return
+	}
+	r.perEvent[eventID]++
+	if _, seen := r.arrived[ev.Data.ID]; !seen {
+		r.arrived[ev.Data.ID] = now
+	}
+}
+
+// bare takes the baseline's POST; the item is named by the X-Bare-Id header.
+func (r *receiver) bare(w http.ResponseWriter, req *http.Request) {
+	now := time.Now()
+	_, _ = io.Copy(io.Discard, req.Body)
+	id := req.Header.Get("X-Bare-Id")
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if id == "" {
+		r.bad++
+		http.Error(w, "no id", http.StatusBadRequest)
+		return
+	}
+	if _, seen := r.arrived[id]; !seen {
+		r.arrived[id] = now
+	}
+}
+
+// arrivedAt reports when the item first arrived.
+func (r *receiver) arrivedAt(id string) (time.Time, bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	t, ok := r.arrived[id]
+	return t, ok
+}
+
+// dedupe summarizes wds deliveries: distinct events and deliveries beyond the first of each.
+func (r *receiver) dedupe() (events, duplicates, bad int) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, n := range r.perEvent {
+		events++
+		duplicates += n - 1
+	}
+	return events, duplicates, r.bad
+}
+
+func (r *receiver) close() { r.srv.Close() }

@@ -1,0 +1,232 @@
+package bench
+
+import (
+	"bytes"
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"fmt"
+	"io"
+	"math"
+	"net/http"
+	"sync"
+	"time"
+
+	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/temporal"
+	sdkworker "go.temporal.io/sdk/worker"
+	"go.temporal.io/sdk/workflow"
+)
+
+// WebhookResult is the delivery benchmark: the highest steady rate of orders whose order.created
+// reaches the receiver, beside a bare Temporal workflow with one HTTPS POST on the same server, and the
+// latency at half that rate.
+type WebhookResult struct {
+	WDSLadder     []RatePoint `json:"wds_ladder"`
+	BareLadder    []RatePoint `json:"bare_ladder"`
+	WDSMaxRate    float64     `json:"wds_max_steady_rate"`
+	BareMaxRate   float64     `json:"bare_max_steady_rate"`
+	RateRatio     float64     `json:"rate_ratio"`
+	HalfRate      RatePoint   `json:"half_rate"`
+	Events        int         `json:"events_received"`
+	Duplicates    int         `json:"duplicate_deliveries"`
+	Missing       int         `json:"missing_events"`
+	Unreadable    int         `json:"unreadable_deliveries"`
+	SteadyCeiling string      `json:"steady_criterion"`
+}
+
+// RatePoint is one paced phase: items started at a fixed rate and their arrival at the receiver.
+type RatePoint struct {
+	Rate      float64 `json:"rate"`
+	Sent      int     `json:"sent"`
+	Errors    int     `json:"errors"`
+	Behind    int     `json:"behind"`
+	Delivered int     `json:"delivered"`
+	P50Ms     float64 `json:"p50_ms"`
+	P99Ms     float64 `json:"p99_ms"`
+	MaxMs     float64 `json:"max_ms"`
+	Steady    bool    `json:"steady"`
+}
+
+// steadyP99 is the criterion of a steady rate: every item arrived, none failed, the generator never
+// fell behind its schedule, and the p99 from acknowledgement to arrival stayed under this. Past the
+// service's capacity a backlog grows through the phase and the p99 climbs far above it.
+const steadyP99 = time.Second
+
+// maxInFlight bounds the generator: an item that finds this many still unanswered counts as behind.
+const maxInFlight = 256
+
+// fire starts one item (creates an order, starts a workflow) and returns the id the receiver will see.
+type fire func(ctx context.Context) (string, error)
+
+// paced starts items at rate per second for d, waits for them to arrive, and measures each from its
+// acknowledgement (the API's answer, the workflow start's return) to its first arrival.
+func paced(ctx context.Context, rate float64, d time.Duration, rcv *receiver, f fire) RatePoint {
+	p := RatePoint{Rate: rate}
+	type sent struct {
+		id  string
+		ack time.Time
+	}
+	var (
+		mu    sync.Mutex
+		items []sent
+		wg    sync.WaitGroup
+		slots = make(chan struct{}, maxInFlight)
+	)
+	start := time.Now()
+	n := int(math.Round(rate * d.Seconds()))
+	for i := range n {
+		time.Sleep(time.Until(start.Add(time.Duration(float64(i) / rate * float64(time.Second)))))
+		select {
+		case slots <- struct{}{}:
+		default:
+			p.Behind++
+			continue
+		}
+		wg.Go(func() {
+			defer func() { <-slots }()
+			id, err := f(ctx)
+			ack := time.Now()
+			mu.Lock()
+			defer mu.Unlock()
+			if err != nil {
+				p.Errors++
+				return
+			}
+			items = append(items, sent{id, ack})
+		})
+	}
+	wg.Wait()
+	p.Sent = len(items)
+	var lat []time.Duration
+	deadline := time.Now().Add(steadyP99 + 10*time.Second)
+	for _, it := range items {
+		at, ok := waitArrival(ctx, rcv, it.id, deadline)
+		if !ok {
+			continue
+		}
+		p.Delivered++
+		// The after-commit start happens before the API answers, so a fast delivery can arrive before
+		// the client has read the answer: that is no delay at all.
+		lat = append(lat, max(0, at.Sub(it.ack)))
+	}
+	var m Measure
+	m.summarize(lat)
+	p.P50Ms, p.P99Ms, p.MaxMs = m.P50Ms, m.P99Ms, m.MaxMs
+	p.Steady = p.Errors == 0 && p.Behind == 0 && p.Sent > 0 && p.Delivered == p.Sent && m.P99Ms < ms(steadyP99)
+	return p
+}
+
+// waitArrival polls the receiver for id until deadline.
+func waitArrival(ctx context.Context, rcv *receiver, id string, deadline time.Time) (time.Time, bool) {
+	for {
+		if at, ok := rcv.arrivedAt(id); ok {
+			return at, true
+		}
+		if time.Now().After(deadline) || ctx.Err() != nil {
+			return time.Time{}, false
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// ladder raises the rate by half each step from start until a step is not steady or max is passed,
+// and returns every step and the highest steady rate.
+func ladder(ctx context.Context, e *env, what string, o Options, rcv *receiver, f fire) ([]RatePoint, float64) {
+	var steps []RatePoint
+	best := 0.0
+	for rate := o.RateStart; rate <= o.RateMax; rate = math.Round(rate*1.5*10) / 10 {
+		p := paced(ctx, rate, o.RateStep, rcv, f)
+		e.logf("webhooks: %s at %.1f/s: sent %d, delivered %d, errors %d, behind %d, p50 %.0f ms, p99 %.0f ms, steady %v",
+			what, rate, p.Sent, p.Delivered, p.Errors, p.Behind, p.P50Ms, p.P99Ms, p.Steady)
+		steps = append(steps, p)
+		if !p.Steady || ctx.Err() != nil {
+			break
+		}
+		best = rate
+	}
+	return steps, best
+}
+
+// bareQueue is the baseline's own task queue on the same Temporal server.
+const bareQueue = "wdsbench-bare"
+
+// bareBody is the size of a typical order.created delivery of the benchmark (about 1.5 kB).
+var bareBody = bytes.Repeat([]byte("x"), 1500)
+
+// bareWorker runs the baseline: a workflow that executes one activity, which POSTs to the receiver.
+func bareWorker(c client.Client, rcv *receiver) (sdkworker.Worker, error) {
+	roots := x509.NewCertPool()
+	roots.AddCert(rcv.srv.Certificate())
+	hc := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: roots},
+		MaxIdleConnsPerHost: 64}}
+	post := func(ctx context.Context, url, id string) error {
+		req, _ := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(bareBody))
+		req.Header.Set("X-Bare-Id", id)
+		req.Header.Set("Content-Type", "application/json")
+		resp, err := hc.Do(req)
+		if err != nil {
+			return err
+		}
+		defer resp.Body.Close()
+		_, _ = io.Copy(io.Discard, resp.Body)
+		if resp.StatusCode/100 != 2 {
+			return fmt.Errorf("receiver answered %d", resp.StatusCode)
+		}
+		return nil
+	}
+	w := sdkworker.New(c, bareQueue, sdkworker.Options{})
+	w.RegisterWorkflowWithOptions(bareWorkflow, workflow.RegisterOptions{Name: "BareDelivery"})
+	w.RegisterActivityWithOptions(post, activity.RegisterOptions{Name: "BarePost"})
+	if err := w.Start(); err != nil {
+		return nil, fmt.Errorf("bench: bare worker: %w", err)
+	}
+	return w, nil
+}
+
+// bareWorkflow is the least a webhook delivery on Temporal can be: one activity, one attempt.
+func bareWorkflow(ctx workflow.Context, url, id string) error {
+	ctx = workflow.WithActivityOptions(ctx, workflow.ActivityOptions{StartToCloseTimeout: 10 * time.Second,
+		RetryPolicy: &temporal.RetryPolicy{MaximumAttempts: 1}})
+	return workflow.ExecuteActivity(ctx, "BarePost", url, id).Get(ctx, nil)
+}
+
+// runWebhooks measures both ladders, then wds at half its highest steady rate, and checks the dedupe.
+func (e *env) runWebhooks(ctx context.Context, o Options, g *ingester, c client.Client, rcv *receiver) (*WebhookResult, error) {
+	res := &WebhookResult{SteadyCeiling: fmt.Sprintf("every item arrived, no errors, generator on schedule, p99 < %s", steadyP99)}
+	wdsFire := func(ctx context.Context) (string, error) { return g.create(ctx) }
+	res.WDSLadder, res.WDSMaxRate = ladder(ctx, e, "wds", o, rcv, wdsFire)
+	w, err := bareWorker(c, rcv)
+	if err != nil {
+		return nil, err
+	}
+	var seq int64
+	var seqMu sync.Mutex
+	bareFire := func(ctx context.Context) (string, error) {
+		seqMu.Lock()
+		seq++
+		id := fmt.Sprintf("bare-%d", seq)
+		seqMu.Unlock()
+		_, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: id, TaskQueue: bareQueue}, "BareDelivery",
+			rcv.srv.URL+"/bare", id)
+		return id, err
+	}
+	res.BareLadder, res.BareMaxRate = ladder(ctx, e, "bare Temporal", o, rcv, bareFire)
+	w.Stop()
+	res.RateRatio = ratio(res.WDSMaxRate, res.BareMaxRate)
+	if res.WDSMaxRate > 0 {
+		half := math.Round(res.WDSMaxRate/2*10) / 10
+		e.logf("webhooks: wds at half its highest steady rate, %.1f/s for %s", half, o.Duration)
+		res.HalfRate = paced(ctx, half, o.Duration, rcv, wdsFire)
+	}
+	// Steps past capacity may still be draining: give every created order's event time to arrive.
+	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
+		if events, _, _ := rcv.dedupe(); events >= int(g.created.Load()) {
+			break
+		}
+	}
+	res.Events, res.Duplicates, res.Unreadable = rcv.dedupe()
+	res.Missing = int(g.created.Load()) - res.Events
+	return res, nil
+}
