@@ -31,7 +31,7 @@ import (
 
 // readEnv is one org with a store, an owner and keys, served by the real router over real PostgreSQL.
 type readEnv struct {
-	t       *testing.T
+	t       testing.TB
 	db      *gorm.DB
 	srv     *httptest.Server
 	org     *models.Org
@@ -55,7 +55,7 @@ func (c *testClock) Add(d time.Duration) {
 	c.mu.Unlock()
 }
 
-func newReadEnv(t *testing.T) *readEnv {
+func newReadEnv(t testing.TB) *readEnv {
 	t.Helper()
 	ctx := context.Background()
 	e := &readEnv{t: t, db: pgtest.New(t), clock: &testClock{t: time.Now()}}
@@ -75,7 +75,7 @@ func newReadEnv(t *testing.T) *readEnv {
 	return e
 }
 
-func mustOrg(t *testing.T, db *gorm.DB, name string) (*models.Org, *models.Store, *models.User) {
+func mustOrg(t testing.TB, db *gorm.DB, name string) (*models.Org, *models.Store, *models.User) {
 	t.Helper()
 	ctx := context.Background()
 	org, err := workspace.CreateOrg(ctx, db, name)
@@ -93,13 +93,13 @@ func mustOrg(t *testing.T, db *gorm.DB, name string) (*models.Org, *models.Store
 	return org, store, owner
 }
 
-func mustReadKey(t *testing.T, db *gorm.DB, org, actor uuid.UUID, scope string, expires *time.Time) string {
+func mustReadKey(t testing.TB, db *gorm.DB, org, actor uuid.UUID, scope string, expires *time.Time) string {
 	t.Helper()
 	_, key := mustReadKeyWithID(t, db, org, actor, scope, expires)
 	return key
 }
 
-func mustReadKeyWithID(t *testing.T, db *gorm.DB, org, actor uuid.UUID, scope string, expires *time.Time) (uuid.UUID, string) {
+func mustReadKeyWithID(t testing.TB, db *gorm.DB, org, actor uuid.UUID, scope string, expires *time.Time) (uuid.UUID, string) {
 	t.Helper()
 	k, key, err := apikeys.CreateReadKey(context.Background(), db, apikeys.NewReadKey{OrgID: org, ActorID: actor, Scope: scope, ExpiresAt: expires})
 	if err != nil {
@@ -108,7 +108,7 @@ func mustReadKeyWithID(t *testing.T, db *gorm.DB, org, actor uuid.UUID, scope st
 	return k.ID, key
 }
 
-func mustVendor(t *testing.T, db *gorm.DB, org, store uuid.UUID, name string) *models.Vendor {
+func mustVendor(t testing.TB, db *gorm.DB, org, store uuid.UUID, name string) *models.Vendor {
 	t.Helper()
 	v, err := catalog.CreateVendor(context.Background(), db, org, store, name, "")
 	if err != nil {
@@ -122,7 +122,7 @@ var (
 	readDoc     *openapi3.T
 )
 
-func readDocRouter(t *testing.T) routers.Router {
+func readDocRouter(t testing.TB) routers.Router {
 	t.Helper()
 	readDocOnce.Do(func() {
 		doc, err := openapi3.NewLoader().LoadFromData(openapi.ReadJSON())
@@ -180,7 +180,7 @@ func (e *readEnv) validate(req *http.Request, res *http.Response, body []byte) {
 	}
 }
 
-func wantError(t *testing.T, status int, body []byte, wantStatus int, code string) {
+func wantError(t testing.TB, status int, body []byte, wantStatus int, code string) {
 	t.Helper()
 	var b struct{ Error, Detail string }
 	if err := json.Unmarshal(body, &b); err != nil {
@@ -203,7 +203,7 @@ type page struct {
 	} `json:"next_cursor"`
 }
 
-func decodePage(t *testing.T, body []byte) page {
+func decodePage(t testing.TB, body []byte) page {
 	t.Helper()
 	var p page
 	if err := json.Unmarshal(body, &p); err != nil {
