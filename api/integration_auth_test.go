@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/getkin/kin-openapi/openapi3"
 	"github.com/google/uuid"
 
 	"wds/apikeys"
@@ -24,8 +25,25 @@ func TestIntegrationHealthAndDocumentNeedNoKey(t *testing.T) {
 		t.Fatalf("health %d %s", r.status, r.body)
 	}
 	r = e.get("/integrations/v1/openapi.json", intKey{})
-	if r.status != http.StatusOK || r.json(t)["openapi"] != "3.0.3" {
+	if r.status != http.StatusOK {
 		t.Fatalf("openapi.json %d", r.status)
+	}
+	doc, err := openapi3.NewLoader().LoadFromData(r.body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := doc.Validate(context.Background()); err != nil {
+		t.Fatalf("document is not valid OpenAPI: %v", err)
+	}
+	if doc.OpenAPI != "3.0.3" {
+		t.Fatalf("openapi %s", doc.OpenAPI)
+	}
+	for _, p := range []string{"/integrations/v1/health", "/integrations/v1/openapi.json", "/integrations/v1/orders",
+		"/integrations/v1/orders/{id}/payments", "/integrations/v1/orders/{id}/cancel", "/integrations/v1/payments/{id}/refund",
+		"/integrations/v1/clients", "/integrations/v1/webhook/nativestore", "/integrations/v1/orders/by-external/{external_id}"} {
+		if doc.Paths.Find(p) == nil {
+			t.Errorf("document lacks %s", p)
+		}
 	}
 }
 

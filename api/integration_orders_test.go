@@ -168,6 +168,14 @@ func TestPaymentsMoveOrderForward(t *testing.T) {
 	}
 	inline := e.post("/integrations/v1/orders", k, orderBody("over", 0, 0, ptr[int64](2000), [2]int64{1, 1000}))
 	inline.want(t, http.StatusUnprocessableEntity, "amount_exceeds_balance")
+
+	// invoiced straight to paid with one payment of the whole total.
+	whole := e.post("/integrations/v1/orders", k, orderBody("whole", 0, 0, nil, [2]int64{1, 1000})).want(t, http.StatusCreated, "")
+	r := e.post("/integrations/v1/orders/"+whole["id"].(string)+"/payments", k, `{"external_id":"w1","amount_cents":1000}`).
+		want(t, http.StatusCreated, "")
+	if r["order_status"] != "paid" || r["amount_paid_cents"] != float64(1000) {
+		t.Fatalf("invoiced to paid: %v", r)
+	}
 }
 
 func TestCancelAndRefund(t *testing.T) {
