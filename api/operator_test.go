@@ -29,7 +29,7 @@ import (
 
 // opEnv serves the Operator API and the test event over real PostgreSQL.
 type opEnv struct {
-	t           *testing.T
+	t           testing.TB
 	db          *gorm.DB
 	srv         *httptest.Server
 	org         *models.Org
@@ -50,7 +50,7 @@ func (s *startedDispatches) StartDispatches(_ context.Context, ids ...uuid.UUID)
 	s.mu.Unlock()
 }
 
-func newOpEnv(t *testing.T, allowPrivate bool) *opEnv {
+func newOpEnv(t testing.TB, allowPrivate bool) *opEnv {
 	t.Helper()
 	db := pgtest.New(t)
 	e := &opEnv{t: t, db: db, started: &startedDispatches{}}
@@ -94,7 +94,10 @@ func (e *opEnv) post(token, path string, body any) (int, map[string]any) {
 		raw, _ := json.Marshal(b)
 		rd = bytes.NewReader(raw)
 	}
-	req, _ := http.NewRequest(http.MethodPost, e.srv.URL+path, rd)
+	req, err := http.NewRequest(http.MethodPost, e.srv.URL+path, rd)
+	if err != nil {
+		e.t.Fatal(err)
+	}
 	if token != "" {
 		req.Header.Set("Authorization", "Bearer "+token)
 	}

@@ -132,8 +132,8 @@ func (c chain) run(ctx workflow.Context) (string, error) {
 		c.chainID = newID(ctx)
 	}
 	first := workflow.Now(ctx)
-	max := c.target.MaxAttempts
-	for attempt := 1; attempt <= max; attempt++ {
+	last := c.target.MaxAttempts
+	for attempt := 1; attempt <= last; attempt++ {
 		if attempt > 1 {
 			if err := c.sleepUntil(ctx, first.Add(Offset(c.schedule, attempt)), attempt); err != nil {
 				return "", err
@@ -143,7 +143,7 @@ func (c chain) run(ctx workflow.Context) (string, error) {
 			DeliveryID: c.deliveryID(ctx, attempt), EventID: c.eventID, EndpointID: c.target.EndpointID,
 			ChainID: c.chainID, WorkflowID: workflow.GetInfo(ctx).WorkflowExecution.ID, Attempt: attempt, Test: c.test,
 		}
-		if attempt < max {
+		if attempt < last {
 			next := first.Add(Offset(c.schedule, attempt+1))
 			in.NextAttemptAt = &next
 		}
