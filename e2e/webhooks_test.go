@@ -16,14 +16,17 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"go.temporal.io/api/operatorservice/v1"
 	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/testsuite"
 
 	"wds/models"
 	"wds/outbox"
 	"wds/signing"
 	"wds/temporaldev"
 	"wds/webhooks"
+	"wds/worker"
 	"wds/workflows"
 )
 
@@ -156,6 +159,19 @@ func TestWebhooksEndToEnd(t *testing.T) {
 		if a.count() != 2 || b.count() != 1 || c.count() != 0 || len(h.events("order.created")) != 1 {
 			t.Fatalf("after the duplicate: A %d, B %d, C %d deliveries", a.count(), b.count(), c.count())
 		}
+
+		// Steady state: one order at a time, from the API call to the receipt at B.
+		var lat []time.Duration
+		for i := range 10 {
+			start := time.Now()
+			if status, out := h.order(fmt.Sprintf("ord-lat-%d", i)); status != http.StatusCreated {
+				t.Fatalf("order: %d %v", status, out)
+			}
+			waitFor(t, 10*time.Second, "delivery", func() bool { return b.count() == i+2 })
+			lat = append(lat, b.deliveries()[i+1].at.Sub(start))
+		}
+		slices.Sort(lat)
+		t.Logf("order create to receipt over 10 orders: median %v, max %v", lat[len(lat)/2].Round(time.Millisecond), lat[len(lat)-1].Round(time.Millisecond))
 	})
 
 	t.Run("500 then 200 logs failed then succeeded", func(t *testing.T) {
@@ -293,6 +309,39 @@ func TestWebhooksEndToEnd(t *testing.T) {
 			t.Fatalf("resumed row %+v", rows[1])
 		}
 	})
+}
+
+func TestWorkerRegistersMissingSearchAttributes(t *testing.T) {
+	bin, err := temporaldev.FindBinary()
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A bare dev server, as a production cluster starts: no custom search attributes.
+	srv, err := testsuite.StartDevServer(context.Background(), testsuite.DevServerOptions{ExistingPath: bin, LogLevel: "error",
+		ClientOptions: &client.Options{Logger: temporaldev.QuietLogger()},
+		ExtraArgs:     []string{"--sqlite-pragma", "journal_mode=wal", "--sqlite-pragma", "synchronous=normal"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Stop()
+	c := srv.Client()
+	defer c.Close()
+	for range 2 { // the second run finds them all and changes nothing
+		if err := worker.EnsureSearchAttributes(context.Background(), c, "default"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got, err := c.OperatorService().ListSearchAttributes(context.Background(), &operatorservice.ListSearchAttributesRequest{Namespace: "default"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{"WdsOrgId": "Keyword", "WdsEventId": "Keyword", "WdsEventType": "Keyword",
+		"WdsDeliveryStatus": "Keyword", "WdsEndpointIds": "KeywordList"}
+	for name, typ := range want {
+		if got.GetCustomAttributes()[name].String() != typ {
+			t.Errorf("%s registered as %v, want %s", name, got.GetCustomAttributes()[name], typ)
+		}
+	}
 }
 
 // countingTemporal records which workflow ids the starters actually started.
