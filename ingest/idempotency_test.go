@@ -19,7 +19,7 @@ import (
 
 func TestMain(m *testing.M) { pgtest.Main(m) }
 
-func newKey(t *testing.T) (*gorm.DB, *models.IntegrationKey) {
+func newKey(t testing.TB) (*gorm.DB, *models.IntegrationKey) {
 	t.Helper()
 	ctx := context.Background()
 	db := pgtest.New(t)
