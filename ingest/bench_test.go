@@ -30,7 +30,7 @@ func BenchmarkCreateOrder(b *testing.B) {
 				Lines: []ingest.Line{{Quantity: 1, UnitPriceCents: 1000}, {Quantity: 2, UnitPriceCents: 500},
 					{Quantity: 3, UnitPriceCents: 100}},
 				ShippingCents: 200, TaxCents: 100,
-				Payment:       &ingest.Payment{ExternalID: "p-" + id, AmountCents: 2600}})
+				Payment: &ingest.Payment{ExternalID: "p-" + id, AmountCents: 2600}})
 			if err != nil {
 				b.Fatal(err)
 			}
