@@ -43,6 +43,10 @@ func TestFieldPathNamesTheLine(t *testing.T) {
 		`{"shipping_cents":1.5}`:                                          "shipping_cents: must be an integer within 64 bits",
 		`{"lines":[{"quantity":1}],"client":{"email":["a@example.com"]}}`: "client.email: must be a string",
 	}
+	var o ingest.Order
+	if err := decodeObject([]byte(`{"payment":{"paid_at":null},"client":null,"lines":null}`), &o); err != nil || o.Payment.PaidAt != nil {
+		t.Fatalf("nulls: %v", err)
+	}
 	for body, want := range cases {
 		var o ingest.Order
 		err := decodeObject([]byte(body), &o)

@@ -2,6 +2,7 @@ package api
 
 import (
 	"bytes"
+	"context"
 	"net/http"
 
 	"github.com/gin-gonic/gin"
@@ -23,8 +24,7 @@ func (s *server) idempotent(c *gin.Context) {
 		fail(c, err)
 		return
 	}
-	ctx := c.Request.Context()
-	claim, replay, err := ingest.ClaimIdempotency(ctx, s.DB, intKey(c).ID, key, body(c), s.Now)
+	claim, replay, err := ingest.ClaimIdempotency(c.Request.Context(), s.DB, intKey(c).ID, key, body(c), s.Now)
 	if err != nil {
 		fail(c, err)
 		return
@@ -35,6 +35,8 @@ func (s *server) idempotent(c *gin.Context) {
 		c.Abort()
 		return
 	}
+	// Settling must happen even if the client has gone away: an unsettled claim blocks its key.
+	ctx := context.WithoutCancel(c.Request.Context())
 	rec := &recorder{ResponseWriter: c.Writer}
 	c.Writer = rec
 	finished := false
@@ -45,15 +47,14 @@ func (s *server) idempotent(c *gin.Context) {
 	}()
 	c.Next()
 	finished = true
-	if err := s.settle(c, claim, rec); err != nil {
+	if err := settle(ctx, claim, rec); err != nil {
 		s.Log.WithError(err).WithField("key_id", intKey(c).ID).Error("idempotency entry not settled")
 	}
 }
 
 // settle stores the answer, unless the request ended before executing (invalid JSON, auth, scope,
 // size and rate failures), which a retry with the same key must be free to redo.
-func (s *server) settle(c *gin.Context, claim *ingest.Claim, rec *recorder) error {
-	ctx := c.Request.Context()
+func settle(ctx context.Context, claim *ingest.Claim, rec *recorder) error {
 	switch rec.Status() {
 	case http.StatusBadRequest, http.StatusUnauthorized, http.StatusForbidden,
 		http.StatusRequestEntityTooLarge, http.StatusTooManyRequests:

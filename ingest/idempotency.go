@@ -33,7 +33,9 @@ type Replay struct {
 }
 
 // Claim is the right to execute a request under an Idempotency-Key. Exactly one of Replay and Claim
-// is set by ClaimIdempotency.
+// is set by ClaimIdempotency. While a claim executes, its row has no status and response_body holds
+// the claim's token; Finish and Release match on it, so a request that outlived abandonedAfter
+// cannot touch an entry another request took over.
 type Claim struct {
 	db    *gorm.DB
 	keyID uuid.UUID
@@ -116,9 +118,6 @@ func tryClaim(ctx context.Context, db *gorm.DB, keyID uuid.UUID, key string, sum
 		return nil, &Replay{Status: *rows[0].Status, Body: rows[0].ResponseBody}, nil
 	}
 }
-
-// While a claim executes, response_body holds its token (status is NULL); Finish and Release match on
-// it so a request that outlived abandonedAfter cannot touch the entry another request took over.
 
 // Finish stores the answer to replay for the rest of the entry's 24 hours.
 func (c *Claim) Finish(ctx context.Context, status int, body []byte) error {
