@@ -74,7 +74,8 @@ func (s *Starter) immediately(ctx context.Context, start func(context.Context) e
 	if paused {
 		return
 	}
-	ctx, cancel := context.WithTimeout(ctx, immediateTimeout)
+	// Not cut short by the caller going away: the rows are committed and worth starting now.
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), immediateTimeout)
 	defer cancel()
 	if err := start(ctx); err != nil {
 		s.mu.Lock()
