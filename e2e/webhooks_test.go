@@ -16,10 +16,13 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	enumspb "go.temporal.io/api/enums/v1"
+	historypb "go.temporal.io/api/history/v1"
 	"go.temporal.io/api/operatorservice/v1"
 	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/testsuite"
+	sdkworker "go.temporal.io/sdk/worker"
 
 	"wds/models"
 	"wds/outbox"
@@ -288,6 +291,35 @@ func TestWebhooksEndToEnd(t *testing.T) {
 		})
 		if rc.count() != 1 || len(h.deliveries(ep.id)) != 1 {
 			t.Fatalf("disabled endpoint got %d requests, %d rows", rc.count(), len(h.deliveries(ep.id)))
+		}
+	})
+
+	t.Run("every recorded history replays deterministically", func(t *testing.T) {
+		h.t = t
+		resp, err := h.temporal.ListWorkflow(h.ctx, &workflowservice.ListWorkflowExecutionsRequest{Query: "ExecutionStatus = 'Completed'"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		replayer := sdkworker.NewWorkflowReplayer()
+		worker.RegisterWorkflows(replayer)
+		names := map[string]int{}
+		for _, ex := range resp.GetExecutions() {
+			hist := &historypb.History{}
+			iter := h.temporal.GetWorkflowHistory(h.ctx, ex.GetExecution().GetWorkflowId(), ex.GetExecution().GetRunId(), false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
+			for iter.HasNext() {
+				ev, err := iter.Next()
+				if err != nil {
+					t.Fatal(err)
+				}
+				hist.Events = append(hist.Events, ev)
+			}
+			if err := replayer.ReplayWorkflowHistory(nil, hist); err != nil {
+				t.Errorf("%s does not replay: %v", ex.GetExecution().GetWorkflowId(), err)
+			}
+			names[ex.GetType().GetName()]++
+		}
+		if names[workflows.EventWorkflowName] == 0 || names[workflows.RefireWorkflowName] == 0 || names[workflows.TestWorkflowName] == 0 {
+			t.Fatalf("replayed %v; want every workflow type", names)
 		}
 	})
 

@@ -55,10 +55,15 @@ func Run(ctx context.Context, o Options) error {
 
 // Register adds the delivery workflows and activities to a worker.
 func Register(w sdkworker.Registry, a *activities.Activities) {
+	RegisterWorkflows(w)
+	a.Register(w)
+}
+
+// RegisterWorkflows adds the delivery workflows under their stable names (also to a replayer).
+func RegisterWorkflows(w sdkworker.WorkflowRegistry) {
 	w.RegisterWorkflowWithOptions(workflows.EventWorkflow, workflow.RegisterOptions{Name: workflows.EventWorkflowName})
 	w.RegisterWorkflowWithOptions(workflows.RefireWorkflow, workflow.RegisterOptions{Name: workflows.RefireWorkflowName})
 	w.RegisterWorkflowWithOptions(workflows.TestWorkflow, workflow.RegisterOptions{Name: workflows.TestWorkflowName})
-	a.Register(w)
 }
 
 // relay starts undispatched rows until ctx ends: full batches are followed at once by the next, an
