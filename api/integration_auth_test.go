@@ -293,3 +293,23 @@ func TestPathIDsThatAreNotUUIDsAre404(t *testing.T) {
 		t.Fatal("a payment to an unknown order kept its external_id claim")
 	}
 }
+
+// TestTextPostgreSQLCannotStore: NUL characters and invalid UTF-8 from bodies, headers and paths are
+// refused as bad input, never a 500 from the database.
+func TestTextPostgreSQLCannotStore(t *testing.T) {
+	e := newIntEnv(t)
+	k := e.mint(apikeys.NewIntegrationKey{})
+	for _, b := range []string{`{"external_id":"a\u0000b","lines":[{"quantity":1}]}`,
+		`{"external_id":"a","lines":[{"quantity":1,"metadata":{"x\u0000":"y"}}]}`} {
+		e.post("/integrations/v1/orders", k, b).want(t, http.StatusUnprocessableEntity, "validation_failed")
+	}
+	// An escaped backslash followed by u0000 is ordinary text.
+	e.post("/integrations/v1/orders", k, `{"external_id":"a\\u0000b","lines":[{"quantity":1}]}`).want(t, http.StatusCreated, "")
+	e.call(http.MethodPost, "/integrations/v1/orders", k, minimalOrder, map[string]string{"Idempotency-Key": "\xff\xfe"}).
+		want(t, http.StatusBadRequest, "invalid_idempotency_key")
+	e.get("/integrations/v1/orders/by-external/%FF", k).want(t, http.StatusNotFound, "not_found")
+	e.get("/integrations/v1/orders/by-external/a%00b", k).want(t, http.StatusNotFound, "not_found")
+	native := e.mint(apikeys.NewIntegrationKey{PayloadFormat: ingest.FormatNativestore})
+	e.post("/integrations/v1/webhook/nativestore", native, `{"id":1,"status":"pending","currency":"USD","number":"\u0000"}`).
+		want(t, http.StatusUnprocessableEntity, "validation_failed")
+}

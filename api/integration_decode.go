@@ -22,6 +22,9 @@ func decodeObject(raw []byte, dst any) error {
 	}
 	err := json.Unmarshal(trimmed, dst)
 	if err == nil {
+		if ingest.ContainsNUL(trimmed) {
+			return models.Fail(models.ErrValidation, "strings must not contain the NUL character (\\u0000)")
+		}
 		return nil
 	}
 	var te *json.UnmarshalTypeError

@@ -43,9 +43,9 @@ type Claim struct {
 	token uuid.UUID // identifies this claim so a late finisher cannot overwrite a takeover
 }
 
-// CheckIdempotencyKey validates the header value: 1 to 255 characters.
+// CheckIdempotencyKey validates the header value: 1 to 255 characters of UTF-8 text.
 func CheckIdempotencyKey(key string) error {
-	if key == "" || utf8.RuneCountInString(key) > MaxIdempotencyKeyLen {
+	if key == "" || !Storable(key) || utf8.RuneCountInString(key) > MaxIdempotencyKeyLen {
 		return models.Fail(models.ErrInvalidIdempotencyKey, "Idempotency-Key must be 1 to %d characters", MaxIdempotencyKeyLen)
 	}
 	return nil

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"wds/models"
 )
@@ -229,6 +230,28 @@ func (c *Client) normalize(path string, requireExternalID bool) error {
 		return invalid(join(path, "client_type"), "must be one of %s", strings.Join(clientTypes, ", "))
 	}
 	return nil
+}
+
+// ContainsNUL reports whether JSON text escapes U+0000 inside a string. PostgreSQL's text and jsonb
+// cannot store that character, so such a body is refused as invalid rather than failing at insert.
+// (A raw NUL byte is not valid JSON and never gets this far.)
+func ContainsNUL(raw []byte) bool {
+	for i := 0; i+1 < len(raw); i++ {
+		if raw[i] != '\\' {
+			continue
+		}
+		if raw[i+1] == 'u' && i+6 <= len(raw) && string(raw[i+2:i+6]) == "0000" {
+			return true
+		}
+		i++ // skip the escaped character, so an escaped backslash before "u0000" is not a NUL
+	}
+	return false
+}
+
+// Storable reports whether s can be stored in a PostgreSQL text column: valid UTF-8 without NUL.
+// Strings decoded from JSON always are valid UTF-8; headers and paths need the check.
+func Storable(s string) bool {
+	return utf8.ValidString(s) && !strings.ContainsRune(s, 0)
 }
 
 // join builds a field path; the top-level body has the empty path.

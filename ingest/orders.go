@@ -228,6 +228,9 @@ func jsonObject(m map[string]any) (string, error) {
 
 // OrderByExternal finds the key's order by the caller's external_id (external ids are per key).
 func OrderByExternal(ctx context.Context, db *gorm.DB, key *models.IntegrationKey, externalID string) (*views.Order, error) {
+	if !Storable(externalID) {
+		return nil, models.Fail(models.ErrNotFound, "no order with this external_id")
+	}
 	id, err := lookupRef(ctx, db, key, entityOrder, externalID)
 	if err != nil {
 		return nil, err

@@ -151,6 +151,9 @@ func decode(raw []byte) (*order, error) {
 	if err := json.Unmarshal(trimmed, &o); err != nil {
 		return nil, typeError(err)
 	}
+	if ingest.ContainsNUL(trimmed) {
+		return nil, models.Fail(models.ErrValidation, "strings must not contain the NUL character (\\u0000)")
+	}
 	return &o, nil
 }
 
