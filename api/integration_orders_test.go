@@ -300,3 +300,34 @@ func TestPaymentBlockNeedsPaymentsWrite(t *testing.T) {
 		t.Fatal("a payment was written without payments:write")
 	}
 }
+
+// TestLinesKeepTheirText: line text and metadata travel to PostgreSQL as arrays; quoting must not
+// alter them.
+func TestLinesKeepTheirText(t *testing.T) {
+	e := newIntEnv(t)
+	k := e.mint(apikeys.NewIntegrationKey{})
+	lines := []map[string]any{
+		{"description": `a "quoted", {braced} \ back\\slash`, "quantity": 1, "unit_price_cents": 1, "metadata": map[string]any{"sku": `x"y\z`, "n": []any{1.5, nil, "}"}}},
+		{"description": "NULL", "quantity": 2, "unit_price_cents": 2},
+		{"description": "", "quantity": 3, "unit_price_cents": 3, "metadata": map[string]any{}},
+		{"description": "héllo ✓ 日本", "quantity": 4, "unit_price_cents": 4},
+	}
+	body, _ := json.Marshal(map[string]any{"external_id": "text", "lines": lines})
+	e.post("/integrations/v1/orders", k, string(body)).want(t, http.StatusCreated, "")
+	o := e.get("/integrations/v1/orders/by-external/text", k).want(t, http.StatusOK, "")
+	got := o["lines"].([]any)
+	for i, want := range lines {
+		g := got[i].(map[string]any)
+		if g["description"] != want["description"] || g["quantity"] != float64(want["quantity"].(int)) {
+			t.Errorf("line %d: %v, want %v", i, g, want)
+		}
+		wm, _ := json.Marshal(want["metadata"])
+		if want["metadata"] == nil {
+			wm = []byte("{}")
+		}
+		gm, _ := json.Marshal(g["metadata"])
+		if string(gm) != string(wm) {
+			t.Errorf("line %d metadata %s, want %s", i, gm, wm)
+		}
+	}
+}

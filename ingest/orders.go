@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/google/uuid"
+	"github.com/lib/pq"
 	"gorm.io/gorm"
 
 	"wds/models"
@@ -166,53 +167,45 @@ func envelope(v *views.Order, paymentID *uuid.UUID) *OrderResult {
 	return res
 }
 
-// insertOrder writes the order and all its lines in two statements. The number comes from the org's
-// own sequence, which never waits for another transaction, so creates in one org do not serialize.
-// An empty currency takes the store's.
+// insertOrder writes the order and all its lines in one statement (the lines travel as arrays, so
+// their number does not add round trips). The number comes from the org's own sequence, which never
+// waits for another transaction, so creates in one org do not serialize. An empty currency takes the
+// store's.
 func (o *op) insertOrder(id uuid.UUID, clientID *uuid.UUID, in Order, t totals, status string, paid int64) error {
 	meta, err := jsonObject(in.Metadata)
 	if err != nil {
 		return err
 	}
-	err = o.tx.Exec(`INSERT INTO orders (id, org_id, store_id, number, client_id, external_id, currency,
-		subtotal_cents, shipping_cents, tax_cents, total_cents, amount_paid_cents, status, metadata,
-		source_kind, source_integration_key_id, source_label)
+	n := len(in.Lines)
+	desc, qty, price, lineMeta := make(pq.StringArray, n), make(pq.Int64Array, n), make(pq.Int64Array, n), make(pq.StringArray, n)
+	for i, l := range in.Lines {
+		if lineMeta[i], err = jsonObject(l.Metadata); err != nil {
+			return err
+		}
+		desc[i], qty[i], price[i] = l.Description, l.Quantity, l.UnitPriceCents
+	}
+	err = o.tx.Exec(`WITH o AS (
+		INSERT INTO orders (id, org_id, store_id, number, client_id, external_id, currency,
+			subtotal_cents, shipping_cents, tax_cents, total_cents, amount_paid_cents, status, metadata,
+			source_kind, source_integration_key_id, source_label)
 		VALUES (?, ?, ?, nextval(wds_order_number_sequence(?)::regclass), ?, ?,
-		coalesce(nullif(?, ''), (SELECT currency FROM stores WHERE id = ?)),
-		?, ?, ?, ?, ?, ?, ?, 'integration', ?, nullif(?, ''))`,
+			coalesce(nullif(?, ''), (SELECT currency FROM stores WHERE id = ?)),
+			?, ?, ?, ?, ?, ?, ?, 'integration', ?, nullif(?, ''))
+		RETURNING id)
+		INSERT INTO order_lines (order_id, position, description, quantity, unit_price_cents, metadata)
+		SELECT o.id, l.ord - 1, l.description, l.quantity, l.unit_price_cents, l.metadata
+		FROM o, unnest(?::text[], ?::bigint[], ?::bigint[], ?::jsonb[])
+			WITH ORDINALITY AS l(description, quantity, unit_price_cents, metadata, ord)`,
 		id, o.key.OrgID, o.key.StoreID, o.key.OrgID, clientID, in.ExternalID,
 		in.Currency, o.key.StoreID,
 		t.subtotal, in.ShippingCents, in.TaxCents, t.total, paid, status, meta,
-		o.key.ID, o.key.Label).Error
+		o.key.ID, o.key.Label,
+		desc, qty, price, lineMeta).Error
 	if err != nil {
 		return fmt.Errorf("insert order: %w", err)
 	}
-	rows := make([]lineRow, len(in.Lines))
-	for i, l := range in.Lines {
-		m, err := jsonObject(l.Metadata)
-		if err != nil {
-			return err
-		}
-		rows[i] = lineRow{OrderID: id, Position: i, Description: l.Description, Quantity: l.Quantity,
-			UnitPriceCents: l.UnitPriceCents, Metadata: m}
-	}
-	if err := o.tx.Create(&rows).Error; err != nil {
-		return fmt.Errorf("insert order lines: %w", err)
-	}
 	return nil
 }
-
-// lineRow is an order_lines row; a slice of them is inserted with one multi-row INSERT.
-type lineRow struct {
-	OrderID        uuid.UUID
-	Position       int
-	Description    string
-	Quantity       int64
-	UnitPriceCents int64
-	Metadata       string `gorm:"type:jsonb"`
-}
-
-func (lineRow) TableName() string { return "order_lines" }
 
 // jsonObject encodes a metadata object; absent is {}.
 func jsonObject(m map[string]any) (string, error) {

@@ -59,21 +59,38 @@ func paymentOf(v *views.Order, paymentID uuid.UUID) (views.Payment, error) {
 	return views.Payment{}, fmt.Errorf("payment %s missing from order %s", paymentID, v.ID)
 }
 
-// insertPayment writes a payment row, claiming its external_id when it has one. A payment external id
-// the key already used for another payment is a conflict, not a duplicate: this call is not a repeat
-// of that payment's create.
+// insertPayment writes an inline payment. When it has an external_id, the claim and the insert are one
+// statement: the payment row exists only if the claim won. An external id the key already used for
+// another payment is a conflict, not a duplicate: this call is not a repeat of that payment's create.
 func (o *op) insertPayment(orderID uuid.UUID, p Payment) (uuid.UUID, error) {
 	id := uuid.New()
-	if p.ExternalID != "" {
-		got, won, err := o.claimRef(entityPayment, p.ExternalID, id)
-		if err != nil {
-			return uuid.Nil, err
-		}
-		if !won {
-			return uuid.Nil, models.Fail(models.ErrConflict, "payment external_id %q is already recorded as payment %s", p.ExternalID, got)
-		}
+	if p.ExternalID == "" {
+		return id, o.insertClaimedPayment(id, orderID, p)
 	}
-	return id, o.insertClaimedPayment(id, orderID, p)
+	var inserted []uuid.UUID
+	err := o.tx.Raw(`WITH ref AS (
+		INSERT INTO external_refs (integration_key_id, entity_type, external_id, internal_id)
+		VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING RETURNING internal_id)
+		INSERT INTO payments (id, order_id, external_id, amount_cents, method, provider, provider_payment_id, paid_at)
+		SELECT ref.internal_id, ?, ?, ?, ?, ?, ?, coalesce(?, clock_timestamp()) FROM ref
+		RETURNING id`,
+		o.key.ID, entityPayment, p.ExternalID, id,
+		orderID, p.ExternalID, p.AmountCents, p.Method, p.Provider, p.ProviderPaymentID, paidAt(p)).Scan(&inserted).Error
+	if err != nil {
+		return uuid.Nil, fmt.Errorf("insert payment: %w", err)
+	}
+	if len(inserted) == 0 {
+		return uuid.Nil, models.Fail(models.ErrConflict, "payment external_id %q is already recorded for another payment", p.ExternalID)
+	}
+	return id, nil
+}
+
+// paidAt is the payment's time, or nil for "now" in the database's clock.
+func paidAt(p Payment) *time.Time {
+	if p.PaidAt == nil {
+		return nil
+	}
+	return &p.PaidAt.Time
 }
 
 // RecordPayment records a payment against an order of the key's store, or returns the original when
@@ -156,13 +173,9 @@ func (o *op) recordPayment(orderID uuid.UUID, in Payment) (*PaymentResult, error
 
 // insertClaimedPayment writes a payment whose external_id (if any) this transaction already claimed.
 func (o *op) insertClaimedPayment(id, orderID uuid.UUID, p Payment) error {
-	var paidAt *time.Time
-	if p.PaidAt != nil {
-		paidAt = &p.PaidAt.Time
-	}
 	err := o.tx.Exec(`INSERT INTO payments (id, order_id, external_id, amount_cents, method, provider,
 		provider_payment_id, paid_at) VALUES (?, ?, nullif(?, ''), ?, ?, ?, ?, coalesce(?, clock_timestamp()))`,
-		id, orderID, p.ExternalID, p.AmountCents, p.Method, p.Provider, p.ProviderPaymentID, paidAt).Error
+		id, orderID, p.ExternalID, p.AmountCents, p.Method, p.Provider, p.ProviderPaymentID, paidAt(p)).Error
 	if err != nil {
 		return fmt.Errorf("insert payment: %w", err)
 	}
