@@ -18,6 +18,7 @@ import (
 	"gorm.io/gorm"
 
 	"wds/egress"
+	"wds/metrics"
 	"wds/models"
 	"wds/signing"
 	"wds/webhooks"
@@ -68,7 +69,13 @@ func (a *Activities) Deliver(ctx context.Context, in workflows.AttemptInput) (wo
 	}
 	d := newRow(in, ev, a.now())
 	a.post(ctx, d, &ep, in, secret, body)
-	return a.write(ctx, d)
+	res, err := a.write(ctx, d)
+	if err == nil {
+		// Counted once the row is recorded: a task that is retried after this point returns early
+		// from recorded() above and is not counted twice.
+		metrics.DeliveryAttempt(d.Status, d.Attempt, time.Duration(d.DurationMS)*time.Millisecond)
+	}
+	return res, err
 }
 
 // stopReason says why the chain must not send: the endpoint is deleted or disabled, or an earlier

@@ -6,7 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"os"
 	"reflect"
+	"strconv"
 	"strings"
 	"time"
 
@@ -59,6 +61,12 @@ func (c *Config) validate() error {
 			errs = append(errs, fmt.Errorf("WDS_TRUSTED_PROXIES: %q is not a CIDR range such as 10.0.0.0/8", p))
 		}
 	}
+	errs = append(errs, c.validateAddresses()...)
+	if c.WebhookCAFile != "" {
+		if _, err := os.Stat(c.WebhookCAFile); err != nil {
+			errs = append(errs, fmt.Errorf("WDS_WEBHOOK_CA_FILE=%q: cannot read it (%w); give the path of a PEM CA bundle or unset it", c.WebhookCAFile, err))
+		}
+	}
 	if len(c.WebhookRetrySchedule) == 0 {
 		errs = append(errs, errors.New("WDS_WEBHOOK_RETRY_SCHEDULE: give at least one delay, e.g. 1m,5m,30m,2h,8h"))
 	}
@@ -69,6 +77,33 @@ func (c *Config) validate() error {
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// validateAddresses checks the listen and dial addresses now, so a typo fails start-up naming the
+// variable instead of surfacing later as a bare "missing port in address" from the network stack.
+func (c *Config) validateAddresses() []error {
+	var errs []error
+	check := func(name, value, example string) {
+		if _, port, err := net.SplitHostPort(value); err != nil || !validPort(port) {
+			errs = append(errs, fmt.Errorf("%s=%q: use host:port or :port, e.g. %s", name, value, example))
+		}
+	}
+	check("WDS_HTTP_ADDR", c.HTTPAddr, ":8080")
+	check("WDS_METRICS_ADDR", c.MetricsAddr, ":9090")
+	if c.TemporalAddress != "" {
+		check("TEMPORAL_ADDRESS", c.TemporalAddress, "temporal.internal:7233")
+	}
+	_, httpPort, _ := net.SplitHostPort(c.HTTPAddr)
+	_, metricsPort, _ := net.SplitHostPort(c.MetricsAddr)
+	if len(errs) == 0 && httpPort != "0" && httpPort == metricsPort {
+		errs = append(errs, fmt.Errorf("WDS_METRICS_ADDR=%q: the metrics listener needs a port of its own, not WDS_HTTP_ADDR's", c.MetricsAddr))
+	}
+	return errs
+}
+
+func validPort(p string) bool {
+	n, err := strconv.Atoi(p)
+	return err == nil && n >= 0 && n <= 65535
 }
 
 // nameVariables rewrites the library's field-named parse errors to name the environment variable.

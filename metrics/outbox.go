@@ -78,3 +78,13 @@ func (o *OutboxCollector) backlog(ctx context.Context, table string) (int64, sql
 	}
 	return row.N, row.Oldest, nil
 }
+
+// WatchOutbox adds db's outbox backlog to the process registry until the returned function is
+// called, so a command (or a test running commands one after another) can register it again later.
+func WatchOutbox(db *gorm.DB) (unwatch func(), err error) {
+	c := NewOutboxCollector(db)
+	if err := Registry.Register(c); err != nil {
+		return nil, fmt.Errorf("outbox metrics: %w", err)
+	}
+	return func() { Registry.Unregister(c) }, nil
+}

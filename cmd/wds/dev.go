@@ -52,6 +52,11 @@ func devCmd(ctx context.Context, _ []string) error {
 		return err
 	}
 	defer database.Close(db)
+	stopMetrics, err := startMetrics(cfg, db, log)
+	if err != nil {
+		return err
+	}
+	defer stopMetrics()
 	demo, err := ensureDemo(ctx, db, cfg.DataDir)
 	if err != nil {
 		return err

@@ -20,6 +20,7 @@ func startDev(t *testing.T, dir, addr string) (stop func() error) {
 	t.Setenv("TEMPORAL_ADDRESS", "")
 	t.Setenv("WDS_DATA_DIR", dir)
 	t.Setenv("WDS_HTTP_ADDR", addr)
+	t.Setenv("WDS_METRICS_ADDR", "127.0.0.1:0") // any free port: tests run beside other processes
 	t.Setenv("WDS_LOG_LEVEL", "warn")
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)

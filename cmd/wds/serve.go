@@ -30,6 +30,11 @@ func serveCmd(ctx context.Context, _ []string) error {
 		return err
 	}
 	defer database.Close(db)
+	stopMetrics, err := startMetrics(cfg, db, log)
+	if err != nil {
+		return err
+	}
+	defer stopMetrics()
 	box, err := encryptionBox(cfg)
 	if err != nil {
 		return err

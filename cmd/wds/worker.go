@@ -14,6 +14,7 @@ import (
 	"wds/config"
 	"wds/database"
 	"wds/egress"
+	"wds/metrics"
 	"wds/secrets"
 	"wds/temporaldev"
 	"wds/webhooks"
@@ -34,6 +35,11 @@ func workerCmd(ctx context.Context, _ []string) error {
 		return err
 	}
 	defer database.Close(db)
+	stopMetrics, err := startMetrics(cfg, db, log)
+	if err != nil {
+		return err
+	}
+	defer stopMetrics()
 	box, err := encryptionBox(cfg)
 	if err != nil {
 		return err
@@ -60,7 +66,11 @@ func temporalAddress(cfg *config.Config) string {
 
 // dialTemporal connects, waiting for a Temporal that is still starting (a worker often starts first).
 func dialTemporal(ctx context.Context, cfg *config.Config, log logrus.FieldLogger) (client.Client, error) {
-	opts := client.Options{HostPort: temporalAddress(cfg), Namespace: cfg.TemporalNamespace, Logger: temporaldev.QuietLogger()}
+	mh, err := metrics.TemporalHandler()
+	if err != nil {
+		return nil, err
+	}
+	opts := client.Options{HostPort: temporalAddress(cfg), Namespace: cfg.TemporalNamespace, Logger: temporaldev.QuietLogger(), MetricsHandler: mh}
 	for wait := time.Second; ; wait = min(wait*2, 15*time.Second) {
 		c, err := client.DialContext(ctx, opts)
 		if err == nil {
@@ -118,7 +128,11 @@ func (w webhookWiring) apply(d *api.Deps) {
 // lazyTemporal is a client that connects on first use, so `wds serve` starts while Temporal is away;
 // starts that fail meanwhile are left to the relay.
 func lazyTemporal(cfg *config.Config) (client.Client, error) {
-	c, err := client.NewLazyClient(client.Options{HostPort: temporalAddress(cfg), Namespace: cfg.TemporalNamespace, Logger: temporaldev.QuietLogger()})
+	mh, err := metrics.TemporalHandler()
+	if err != nil {
+		return nil, err
+	}
+	c, err := client.NewLazyClient(client.Options{HostPort: temporalAddress(cfg), Namespace: cfg.TemporalNamespace, Logger: temporaldev.QuietLogger(), MetricsHandler: mh})
 	if err != nil {
 		return nil, fmt.Errorf("TEMPORAL_ADDRESS: %w", err)
 	}

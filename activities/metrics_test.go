@@ -1,0 +1,68 @@
+package activities_test
+
+import (
+	"net/http"
+	"testing"
+
+	"github.com/google/uuid"
+
+	"wds/metrics"
+	"wds/outbox"
+	"wds/workflows"
+)
+
+// deliveryCount reads wds_webhook_deliveries_total{outcome,attempt} and the latency histogram's count
+// for outcome from the process registry.
+func deliveryCount(t *testing.T, outcome, attempt string) (total, latencies float64) {
+	t.Helper()
+	fams, err := metrics.Registry.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range fams {
+		for _, m := range f.GetMetric() {
+			labels := map[string]string{}
+			for _, l := range m.GetLabel() {
+				labels[l.GetName()] = l.GetValue()
+			}
+			switch {
+			case f.GetName() == "wds_webhook_deliveries_total" && labels["outcome"] == outcome && labels["attempt"] == attempt:
+				total = m.GetCounter().GetValue()
+			case f.GetName() == "wds_webhook_delivery_duration_seconds" && labels["outcome"] == outcome:
+				latencies = float64(m.GetHistogram().GetSampleCount())
+			}
+		}
+	}
+	return total, latencies
+}
+
+func TestDeliverRecordsMetricsOncePerAttempt(t *testing.T) {
+	f := newFixture(t)
+	status := http.StatusOK
+	rc := newReceiver(t, func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(status) })
+	ep := f.endpoint(rc.srv.URL + "/hook")
+	ev := f.event(outbox.OrderCreated, map[string]any{"id": uuid.New()})
+	acts := f.acts(rc, true)
+
+	okBefore, okLatBefore := deliveryCount(t, workflows.OutcomeSucceeded, "1")
+	in := attempt(ev, ep.ID, 1, later())
+	if res, err := acts.Deliver(f.ctx, in); err != nil || res.Outcome != workflows.OutcomeSucceeded {
+		t.Fatalf("attempt 1: %+v %v", res, err)
+	}
+	// The same task run again (a retried activity) sends nothing and counts nothing.
+	if _, err := acts.Deliver(f.ctx, in); err != nil {
+		t.Fatal(err)
+	}
+	if total, lat := deliveryCount(t, workflows.OutcomeSucceeded, "1"); total-okBefore != 1 || lat-okLatBefore != 1 {
+		t.Errorf("succeeded attempt 1 counted %v times with %v latencies, want 1 and 1", total-okBefore, lat-okLatBefore)
+	}
+
+	status = http.StatusServiceUnavailable
+	failBefore, _ := deliveryCount(t, workflows.OutcomeFailed, "2")
+	if res, err := acts.Deliver(f.ctx, attempt(ev, ep.ID, 2, later())); err != nil || res.Outcome != workflows.OutcomeFailed {
+		t.Fatalf("attempt 2: %+v %v", res, err)
+	}
+	if total, _ := deliveryCount(t, workflows.OutcomeFailed, "2"); total-failBefore != 1 {
+		t.Errorf("failed attempt 2 counted %v times, want 1", total-failBefore)
+	}
+}
