@@ -16,6 +16,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/sirupsen/logrus"
+	"go.temporal.io/api/workflowservice/v1"
 	"gorm.io/gorm"
 
 	"wds/database"
@@ -28,7 +29,8 @@ type Options struct {
 	Mode         string        // "full" or "smoke", recorded in the results
 	Orders       int           // orders in the read benchmark's org
 	Clients      int           // concurrency of the main measurements
-	Duration     time.Duration // length of each main measurement
+	Duration     time.Duration // length of each main measurement, per side
+	Rounds       int           // the main measurements alternate service and baseline in this many rounds
 	Warmup       time.Duration // unmeasured load before the first measurement
 	PageCompare  time.Duration // first page against last page, one client
 	CurveClients []int         // concurrencies of the latency-against-load curve
@@ -46,14 +48,14 @@ type Options struct {
 
 // Full is the measurement the issue asks for.
 func Full() Options {
-	return Options{Mode: "full", Orders: 1_000_000, Clients: 16, Duration: 20 * time.Second, Warmup: 5 * time.Second,
+	return Options{Mode: "full", Orders: 1_000_000, Clients: 16, Duration: 20 * time.Second, Rounds: 4, Warmup: 5 * time.Second,
 		PageCompare: 6 * time.Second, CurveClients: []int{1, 2, 4, 8, 16}, CurveStep: 5 * time.Second, Walk: 20,
-		ReadKeys: 1000, TPCBScale: 16, RateStart: 10, RateMax: 2000, RateStep: 8 * time.Second, Log: os.Stderr}
+		ReadKeys: 1000, TPCBScale: 16, RateStart: 5, RateMax: 2000, RateStep: 8 * time.Second, Log: os.Stderr}
 }
 
 // Smoke is a few seconds on tiny data: it proves the whole program still runs, not how fast.
 func Smoke() Options {
-	return Options{Mode: "smoke", Orders: 2000, Clients: 4, Duration: 2 * time.Second, Warmup: 500 * time.Millisecond,
+	return Options{Mode: "smoke", Orders: 2000, Clients: 4, Duration: 2 * time.Second, Rounds: 2, Warmup: 500 * time.Millisecond,
 		PageCompare: 500 * time.Millisecond, CurveClients: []int{1, 4}, CurveStep: time.Second, Walk: 5,
 		ReadKeys: 100, TPCBScale: 1, RateStart: 5, RateMax: 8, RateStep: time.Second, Log: os.Stderr}
 }
@@ -115,10 +117,17 @@ func Run(ctx context.Context, o Options) (*Results, error) {
 	if res.Read, err = e.runRead(ctx, o, r, s.dbURL, "wds"); err != nil {
 		return nil, err
 	}
-	if res.Ingest, err = e.ingestPhase(ctx, o, s); err != nil {
+	var ingestOrg *tenant
+	if res.Ingest, ingestOrg, err = e.ingestPhase(ctx, o, s); err != nil {
+		return nil, err
+	}
+	if err := e.waitIdle(ctx, s); err != nil {
 		return nil, err
 	}
 	if res.Webhooks, err = e.webhookPhase(ctx, o, s); err != nil {
+		return nil, err
+	}
+	if err := e.ingestWithoutTemporal(ctx, o, s, ingestOrg, res.Ingest); err != nil {
 		return nil, err
 	}
 	for _, p := range []*proc{s.serve, s.worker} {
@@ -180,7 +189,7 @@ func (e *env) startStack(ctx context.Context, o Options) (*stack, error) {
 	e.closers = append(e.closers, s.rcv.close)
 	environ := e.wdsEnv(s.dbURL, "TEMPORAL_ADDRESS="+s.temporal.Address, "WDS_WEBHOOK_ALLOW_PRIVATE=true",
 		"WDS_WEBHOOK_CA_FILE="+s.rcv.caFile)
-	if s.serve, s.base, err = e.startServe(ctx, environ); err != nil {
+	if s.serve, s.base, err = e.startServe(ctx, "serve", environ); err != nil {
 		return nil, err
 	}
 	metrics, err := freeAddr()
@@ -194,17 +203,71 @@ func (e *env) startStack(ctx context.Context, o Options) (*stack, error) {
 }
 
 // ingestPhase creates the ingest org and measures order creation.
-func (e *env) ingestPhase(ctx context.Context, o Options, s *stack) (*IngestResult, error) {
+func (e *env) ingestPhase(ctx context.Context, o Options, s *stack) (*IngestResult, *tenant, error) {
 	t, err := newTenant(ctx, s.db, "Ingest benchmark")
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	budget := int(2000 * (o.Warmup + o.Duration).Seconds()) // far above what two cores can create
-	g, err := newIngester(ctx, s.db, s.box, t, s.base, "ingest-", budget, true)
+	g, err := newIngester(ctx, s.db, s.box, t, s.base, "ingest-", ingestBudget(o), true)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	return e.runIngest(ctx, o, g, s.dbURL, t)
+	res, err := e.runIngest(ctx, o, g, s.dbURL, t)
+	return res, t, err
+}
+
+// ingestBudget is far more creates than two cores can make in the warm-up and the measurement.
+func ingestBudget(o Options) int { return int(2000 * (o.Warmup + o.Duration).Seconds()) }
+
+// ingestWithoutTemporal runs the ingest load against a second wds serve that cannot reach Temporal.
+// It runs last: the relay then has thousands of events to start, which would disturb the delivery
+// measurements.
+func (e *env) ingestWithoutTemporal(ctx context.Context, o Options, s *stack, t *tenant, res *IngestResult) error {
+	closed, err := freeAddr() // nothing listens there
+	if err != nil {
+		return err
+	}
+	serve, base, err := e.startServe(ctx, "serve-no-temporal", e.wdsEnv(s.dbURL, "TEMPORAL_ADDRESS="+closed))
+	if err != nil {
+		return err
+	}
+	defer serve.stop()
+	g, err := newIngester(ctx, s.db, s.box, t, base, "ingest-nt-", ingestBudget(o), true)
+	if err != nil {
+		return err
+	}
+	e.logf("ingest: %d clients, %s, wds serve without Temporal in the request path", o.Clients, o.Duration)
+	res.NoTemporal = drive(ctx, o.Clients, o.Duration, func(int) op {
+		return func(ctx context.Context) error { _, err := g.create(ctx); return err }
+	}).measure()
+	res.NoTemporalRatio = ratio(res.NoTemporal.PerSecond, res.PGBench.PerSecond)
+	return nil
+}
+
+// waitIdle waits until the relay has started every event the ingest phase left behind and every
+// workflow has finished, so the delivery measurements start on an idle worker.
+func (e *env) waitIdle(ctx context.Context, s *stack) error {
+	start := time.Now()
+	for deadline := start.Add(5 * time.Minute); ; {
+		var undispatched int64
+		if err := s.db.WithContext(ctx).Raw("SELECT count(*) FROM events WHERE dispatched_at IS NULL").Scan(&undispatched).Error; err != nil {
+			return fmt.Errorf("bench: %w", err)
+		}
+		running, err := s.temporal.Client().CountWorkflow(ctx, &workflowservice.CountWorkflowExecutionsRequest{
+			Query: "ExecutionStatus = 'Running'"})
+		if err != nil {
+			return fmt.Errorf("bench: count running workflows: %w", err)
+		}
+		if undispatched == 0 && running.GetCount() == 0 {
+			e.logf("worker idle after %.1f s", time.Since(start).Seconds())
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("bench: worker still busy after 5 minutes: %d undispatched events, %d running workflows",
+				undispatched, running.GetCount())
+		}
+		time.Sleep(500 * time.Millisecond)
+	}
 }
 
 // webhookPhase creates the webhook org with one endpoint at the receiver and measures delivery.
@@ -226,7 +289,7 @@ func (e *env) webhookPhase(ctx context.Context, o Options, s *stack) (*WebhookRe
 	if err != nil {
 		return nil, err
 	}
-	return e.runWebhooks(ctx, o, g, s.temporal.Client(), s.rcv)
+	return e.runWebhooks(ctx, o, g, s.temporal.Client(), s.rcv, func() error { return e.waitIdle(ctx, s) })
 }
 
 // prepareRead makes the read benchmark's org, loads its orders and mints its keys.
@@ -250,7 +313,7 @@ func (e *env) prepareRead(ctx context.Context, o Options, s *stack, res *Results
 }
 
 // startServe runs `wds serve` on a free loopback port and waits until it answers.
-func (e *env) startServe(ctx context.Context, environ []string) (*proc, string, error) {
+func (e *env) startServe(ctx context.Context, name string, environ []string) (*proc, string, error) {
 	addr, err := freeAddr()
 	if err != nil {
 		return nil, "", err
@@ -259,7 +322,7 @@ func (e *env) startServe(ctx context.Context, environ []string) (*proc, string, 
 	if err != nil {
 		return nil, "", err
 	}
-	p, err := e.start("serve", append(environ, "WDS_HTTP_ADDR="+addr, "WDS_METRICS_ADDR="+metrics), e.wdsBin, "serve")
+	p, err := e.start(name, append(environ, "WDS_HTTP_ADDR="+addr, "WDS_METRICS_ADDR="+metrics), e.wdsBin, "serve")
 	if err != nil {
 		return nil, "", err
 	}

@@ -33,8 +33,15 @@ func TestSmoke(t *testing.T) {
 	if len(r.Curve) != len(o.CurveClients) {
 		t.Errorf("curve has %d points, want %d", len(r.Curve), len(o.CurveClients))
 	}
-	if res.Load.Orders != o.Orders || len(res.Memory) == 0 || res.Memory[0].PeakMB <= 0 {
+	if res.Load.Orders != o.Orders || len(res.Memory) != 2 || res.Memory[0].PeakMB <= 0 || res.Memory[1].PeakMB <= 0 {
 		t.Errorf("load %+v, memory %+v", res.Load, res.Memory)
+	}
+	if in := res.Ingest; in == nil || in.WDS.Ops == 0 || in.WDS.Errors != 0 || in.PGBench.Ops == 0 || in.Verified == "" ||
+		in.NoTemporal.Ops == 0 {
+		t.Errorf("ingest: %+v", in)
+	}
+	if w := res.Webhooks; w == nil || len(w.WDSLadder) == 0 || len(w.BareLadder) == 0 || w.Events == 0 || w.Missing != 0 {
+		t.Errorf("webhooks: %+v", w)
 	}
 	checkRender(t, res)
 }

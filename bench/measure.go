@@ -43,15 +43,66 @@ func ms(d time.Duration) float64 { return math.Round(float64(d)/1e4) / 100 }
 // op performs one request of a client; an error counts against the phase, never stops it.
 type op func(ctx context.Context) error
 
-// drive runs clients concurrent loops of their op for d and measures every call. Operations in flight
+// sample is the raw figures of one measured stretch. The main measurements alternate short rounds
+// of the service and its baseline and merge each side's samples, so both see the same moments of a
+// noisy machine.
+type sample struct {
+	clients  int
+	ops      int
+	errors   int
+	firstErr string
+	seconds  float64
+	lat      []time.Duration
+}
+
+// add merges another stretch of the same side.
+func (s *sample) add(o sample) {
+	s.clients = o.clients
+	s.ops += o.ops
+	s.errors += o.errors
+	if s.firstErr == "" {
+		s.firstErr = o.firstErr
+	}
+	s.seconds += o.seconds
+	s.lat = append(s.lat, o.lat...)
+}
+
+// measure summarizes the sample.
+func (s sample) measure() Measure {
+	m := Measure{Clients: s.clients, Ops: s.ops, Errors: s.errors, FirstError: s.firstErr, Seconds: round1(s.seconds)}
+	if s.seconds > 0 {
+		m.PerSecond = round1(float64(s.ops) / s.seconds)
+	}
+	m.summarize(s.lat)
+	return m
+}
+
+// alternate runs rounds of a then b and returns each side's merged figures.
+func alternate(rounds int, a, b func() (sample, error)) (Measure, Measure, error) {
+	var sa, sb sample
+	for range rounds {
+		for _, side := range []struct {
+			run func() (sample, error)
+			acc *sample
+		}{{a, &sa}, {b, &sb}} {
+			s, err := side.run()
+			if err != nil {
+				return Measure{}, Measure{}, err
+			}
+			side.acc.add(s)
+		}
+	}
+	return sa.measure(), sb.measure(), nil
+}
+
+// drive runs clients concurrent loops of their op for d and records every call. Operations in flight
 // at the deadline finish and count; the rate divides by the time until the last one finished.
-func drive(ctx context.Context, clients int, d time.Duration, newOp func(client int) op) Measure {
+func drive(ctx context.Context, clients int, d time.Duration, newOp func(client int) op) sample {
 	ctx, cancel := context.WithTimeout(ctx, d+30*time.Second) // a hung request must not hang the run
 	defer cancel()
 	var (
 		mu       sync.Mutex
-		all      []time.Duration
-		m        = Measure{Clients: clients}
+		s        = sample{clients: clients}
 		wg       sync.WaitGroup
 		start    = time.Now()
 		deadline = start.Add(d)
@@ -59,36 +110,27 @@ func drive(ctx context.Context, clients int, d time.Duration, newOp func(client 
 	for c := range clients {
 		do := newOp(c)
 		wg.Go(func() {
-			var lat []time.Duration
-			var errs int
-			var first string
+			var mine sample
 			for time.Now().Before(deadline) && ctx.Err() == nil {
 				t := time.Now()
 				err := do(ctx)
-				lat = append(lat, time.Since(t))
+				mine.lat = append(mine.lat, time.Since(t))
+				mine.ops++
 				if err != nil {
-					errs++
-					if first == "" {
-						first = err.Error()
+					mine.errors++
+					if mine.firstErr == "" {
+						mine.firstErr = err.Error()
 					}
 				}
 			}
 			mu.Lock()
 			defer mu.Unlock()
-			all = append(all, lat...)
-			m.Errors += errs
-			if m.FirstError == "" {
-				m.FirstError = first
-			}
+			s.add(mine)
 		})
 	}
 	wg.Wait()
-	m.Seconds = time.Since(start).Seconds()
-	m.Ops = len(all)
-	m.PerSecond = round1(float64(m.Ops) / m.Seconds)
-	m.Seconds = round1(m.Seconds)
-	m.summarize(all)
-	return m
+	s.clients, s.seconds = clients, time.Since(start).Seconds()
+	return s
 }
 
 func round1(f float64) float64 { return math.Round(f*10) / 10 }

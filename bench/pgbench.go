@@ -33,7 +33,7 @@ var (
 // pgbench runs s with prepared statements (as the service's driver caches them) and the same number
 // of client connections as the service's measurement, and reads each transaction's latency from
 // pgbench's own log.
-func (e *env) pgbench(ctx context.Context, s pgbenchSpec) (Measure, error) {
+func (e *env) pgbench(ctx context.Context, s pgbenchSpec) (sample, error) {
 	prefix := filepath.Join(e.dir, s.name)
 	args := []string{"-n", "-M", "prepared", "-c", strconv.Itoa(s.clients), "-j", strconv.Itoa(min(s.clients, 2)),
 		"-T", strconv.Itoa(s.seconds), "-l", "--log-prefix=" + prefix,
@@ -56,40 +56,42 @@ func (e *env) pgbench(ctx context.Context, s pgbenchSpec) (Measure, error) {
 	cmd.Dir = e.dir
 	out, err := cmd.CombinedOutput()
 	if err != nil {
-		return Measure{}, fmt.Errorf("bench: pgbench %s: %w: %s", s.name, err, out)
+		return sample{}, fmt.Errorf("bench: pgbench %s: %w: %s", s.name, err, out)
 	}
-	return parsePgbench(string(out), prefix, s.clients, s.seconds)
+	return parsePgbench(string(out), prefix, s.clients)
 }
 
-// parsePgbench reads pgbench's summary and its per-transaction logs (prefix.<pid>[.<thread>]).
-func parsePgbench(out, prefix string, clients, seconds int) (Measure, error) {
-	m := Measure{Clients: clients, Seconds: float64(seconds)}
+// parsePgbench reads pgbench's summary and its per-transaction logs (prefix.<pid>[.<thread>]). The
+// time is what pgbench's own rate implies, which leaves out connection set-up as the HTTP clients'
+// kept-alive connections do.
+func parsePgbench(out, prefix string, clients int) (sample, error) {
+	s := sample{clients: clients}
 	tps := tpsRE.FindStringSubmatch(out)
 	processed := processedRE.FindStringSubmatch(out)
 	if tps == nil || processed == nil {
-		return m, fmt.Errorf("bench: cannot read pgbench's summary: %s", out)
+		return s, fmt.Errorf("bench: cannot read pgbench's summary: %s", out)
 	}
-	m.PerSecond, _ = strconv.ParseFloat(tps[1], 64)
-	m.PerSecond = round1(m.PerSecond)
-	m.Ops, _ = strconv.Atoi(processed[1])
+	rate, _ := strconv.ParseFloat(tps[1], 64)
+	s.ops, _ = strconv.Atoi(processed[1])
+	if rate > 0 {
+		s.seconds = float64(s.ops) / rate
+	}
 	if f := failedRE.FindStringSubmatch(out); f != nil {
-		m.Errors, _ = strconv.Atoi(f[1])
+		s.errors, _ = strconv.Atoi(f[1])
 	}
 	files, _ := filepath.Glob(prefix + ".*")
-	var lat []time.Duration
 	for _, f := range files {
 		l, err := readPgbenchLog(f)
 		if err != nil {
-			return m, err
+			return s, err
 		}
-		lat = append(lat, l...)
+		s.lat = append(s.lat, l...)
 		_ = os.Remove(f)
 	}
-	if len(lat) == 0 {
-		return m, fmt.Errorf("bench: pgbench wrote no transaction log at %s.*", prefix)
+	if len(s.lat) == 0 {
+		return s, fmt.Errorf("bench: pgbench wrote no transaction log at %s.*", prefix)
 	}
-	m.summarize(lat)
-	return m, nil
+	return s, nil
 }
 
 // readPgbenchLog reads the latency column (the third, in microseconds) of a pgbench log; failed

@@ -221,7 +221,7 @@ SELECT CAST('epoch' AS timestamptz) + CAST(:ms AS bigint) * interval '1 millisec
 }
 
 // readPgbench runs the read script at the given concurrency.
-func (e *env) readPgbench(ctx context.Context, r *reader, script, db string, clients int, d time.Duration) (Measure, error) {
+func (e *env) readPgbench(ctx context.Context, r *reader, script, db string, clients int, d time.Duration) (sample, error) {
 	return e.pgbench(ctx, pgbenchSpec{db: db, name: fmt.Sprintf("read-%d", clients), script: script,
 		clients: clients, seconds: max(1, int(d.Round(time.Second)/time.Second)),
 		defs: map[string]string{"org": r.data.orgID.String(), "t0ms": fmt.Sprint(r.data.t0.UnixMilli()),
@@ -240,17 +240,20 @@ func (e *env) runRead(ctx context.Context, o Options, r *reader, dbURL, db strin
 	if err := os.WriteFile(script, []byte(res.Script), 0o644); err != nil {
 		return nil, fmt.Errorf("bench: %w", err)
 	}
-	step := func(clients int, d time.Duration) (Measure, Measure, error) {
-		w := drive(ctx, clients, d, func(c int) op { return r.walker(uint64(clients*1000 + c)) })
-		p, err := e.readPgbench(ctx, r, script, db, clients, d)
-		return w, p, err
+	seed := uint64(0)
+	step := func(clients, rounds int, d time.Duration) (Measure, Measure, error) {
+		per := d / time.Duration(rounds)
+		return alternate(rounds, func() (sample, error) {
+			seed += 1000
+			return drive(ctx, clients, per, func(c int) op { return r.walker(seed + uint64(c)) }), nil
+		}, func() (sample, error) { return e.readPgbench(ctx, r, script, db, clients, per) })
 	}
 	e.logf("read: warm-up, %d clients, %s", o.Clients, o.Warmup)
-	if _, _, err := step(o.Clients, o.Warmup); err != nil {
+	if _, _, err := step(o.Clients, 1, o.Warmup); err != nil {
 		return nil, err
 	}
-	e.logf("read: %d clients, %s each for wds and pgbench", o.Clients, o.Duration)
-	if res.WDS, res.PGBench, err = step(o.Clients, o.Duration); err != nil {
+	e.logf("read: %d clients, %s each for wds and pgbench in %d alternating rounds", o.Clients, o.Duration, o.Rounds)
+	if res.WDS, res.PGBench, err = step(o.Clients, o.Rounds, o.Duration); err != nil {
 		return nil, err
 	}
 	res.ThroughputRatio = ratio(res.WDS.PerSecond, res.PGBench.PerSecond)
@@ -261,7 +264,7 @@ func (e *env) runRead(ctx context.Context, o Options, r *reader, dbURL, db strin
 	res.LastFirstRatio = ratio(res.LastPage.P50Ms, res.FirstPage.P50Ms)
 	for _, c := range o.CurveClients {
 		e.logf("read: curve, %d clients, %s each", c, o.CurveStep)
-		w, p, err := step(c, o.CurveStep)
+		w, p, err := step(c, 1, o.CurveStep)
 		if err != nil {
 			return nil, err
 		}

@@ -32,6 +32,8 @@ func run() error {
 	doc := flag.String("doc", "docs/benchmarks.md", "document whose results section is rendered (empty: none)")
 	chart := flag.String("chart", "docs/benchmarks/read-latency.png", "chart of latency against load")
 	renderOnly := flag.Bool("render-only", false, "render -doc and -chart from -results without measuring")
+	orders := flag.Int("orders", 0, "orders to load (default: the mode's)")
+	duration := flag.Duration("duration", 0, "length of each main measurement (default: the mode's)")
 	flag.Parse()
 
 	if !*renderOnly {
@@ -40,6 +42,12 @@ func run() error {
 			o = bench.Smoke()
 		}
 		o.WDSBinary, o.Keep = *wds, *keep
+		if *orders > 0 {
+			o.Orders = *orders
+		}
+		if *duration > 0 {
+			o.Duration = *duration
+		}
 		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 		defer stop()
 		res, err := bench.Run(ctx, o)
