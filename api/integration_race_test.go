@@ -55,23 +55,28 @@ func TestConcurrentCreatesOfOneExternalID(t *testing.T) {
 	}
 }
 
-// TestConcurrentOrdersOfOneNewClientEmail: a new email arriving in many orders at once makes one client.
-func TestConcurrentOrdersOfOneNewClientEmail(t *testing.T) {
-	e := newIntEnv(t)
-	k := e.mint(apikeys.NewIntegrationKey{})
-	const n = 10
-	var wg sync.WaitGroup
-	for i := range n {
-		wg.Go(func() {
-			body := fmt.Sprintf(`{"external_id":"o-%d","client":{"email":"New@Example.com"},"lines":[{"quantity":1}]}`, i)
-			if r := e.post("/integrations/v1/orders", k, body); r.status != http.StatusCreated {
-				t.Errorf("%d %s", r.status, r.body)
+// TestConcurrentOrdersOfOneNewClient: a new client arriving in many orders at once, named by its
+// email alone or by its external_id alone, is created once.
+func TestConcurrentOrdersOfOneNewClient(t *testing.T) {
+	for name, client := range map[string]string{"email": `{"email":"New@Example.com"}`, "external_id": `{"external_id":"cust-1"}`} {
+		t.Run(name, func(t *testing.T) {
+			e := newIntEnv(t)
+			k := e.mint(apikeys.NewIntegrationKey{})
+			const n = 10
+			var wg sync.WaitGroup
+			for i := range n {
+				wg.Go(func() {
+					body := fmt.Sprintf(`{"external_id":"o-%d","client":%s,"lines":[{"quantity":1}]}`, i, client)
+					if r := e.post("/integrations/v1/orders", k, body); r.status != http.StatusCreated {
+						t.Errorf("%d %s", r.status, r.body)
+					}
+				})
+			}
+			wg.Wait()
+			if c, ev := e.count(`SELECT count(*) FROM clients`), e.count(`SELECT count(DISTINCT client_id) FROM orders`); c != 1 || ev != 1 {
+				t.Fatalf("%d clients, orders point at %d clients; want 1", c, ev)
 			}
 		})
-	}
-	wg.Wait()
-	if c := e.count(`SELECT count(*) FROM clients`); c != 1 {
-		t.Fatalf("%d clients, want 1", c)
 	}
 }
 

@@ -112,19 +112,10 @@ func (o *op) adoptClient(id uuid.UUID, in Client) (resolved, error) {
 	return o.updateClient(id, in)
 }
 
-// createClient makes a new client (rule 3). Its external_id is claimed first: if a concurrent request
-// claimed it meanwhile, this one updates that client instead of making a second.
+// createClient makes a new client (rule 3). Its external_id is claimed in the statement that inserts
+// it: if a concurrent request claimed the id meanwhile, no row is inserted and this one updates that
+// request's client instead of making a second.
 func (o *op) createClient(in Client) (resolved, error) {
-	id := uuid.New()
-	if in.ExternalID != "" {
-		got, won, err := o.claimRef(entityClient, in.ExternalID, id)
-		if err != nil {
-			return resolved{}, err
-		}
-		if !won {
-			return o.updateClient(got, in)
-		}
-	}
 	var row clientRow
 	row.apply(in)
 	row.stamp(o.key, in.ExternalID)
@@ -135,13 +126,30 @@ func (o *op) createClient(in Client) (resolved, error) {
 	if err != nil {
 		return resolved{}, err
 	}
-	err = o.tx.Exec(`INSERT INTO clients (id, org_id, store_id, email, display_name, first_name, last_name,
-		phone, client_type, tags, billing_address, source_label, source_external_id, source_integration_key_id)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+	id := uuid.New()
+	// Without an external id there is nothing to claim: the ref CTE is skipped and the row inserted.
+	var inserted []uuid.UUID
+	err = o.tx.Raw(`WITH ref AS (
+		INSERT INTO external_refs (integration_key_id, entity_type, external_id, internal_id)
+		SELECT ?, ?, ?, ? WHERE ? <> '' ON CONFLICT DO NOTHING RETURNING internal_id)
+		INSERT INTO clients (id, org_id, store_id, email, display_name, first_name, last_name, phone, client_type,
+			tags, billing_address, source_label, source_external_id, source_integration_key_id)
+		SELECT ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?
+		WHERE ? = '' OR EXISTS (SELECT 1 FROM ref)
+		RETURNING id`,
+		o.key.ID, entityClient, in.ExternalID, id, in.ExternalID,
 		id, o.key.OrgID, o.key.StoreID, row.Email, row.DisplayName, row.FirstName, row.LastName,
-		row.Phone, row.ClientType, row.Tags, addr, row.SourceLabel, row.SourceExternalID, row.SourceIntegrationKeyID).Error
+		row.Phone, row.ClientType, row.Tags, addr, row.SourceLabel, row.SourceExternalID, row.SourceIntegrationKeyID,
+		in.ExternalID).Scan(&inserted).Error
 	if err != nil {
 		return resolved{}, fmt.Errorf("insert client: %w", err)
+	}
+	if len(inserted) == 0 {
+		winner, err := o.lookupRef(entityClient, in.ExternalID)
+		if err != nil {
+			return resolved{}, err
+		}
+		return o.updateClient(winner, in)
 	}
 	if err := o.emitClient(outbox.ClientCreated, id); err != nil {
 		return resolved{}, err
