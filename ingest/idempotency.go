@@ -24,6 +24,8 @@ const (
 	// abandonedAfter is when a claim whose request never finished (the process died mid-request) may
 	// be taken over; no request runs that long.
 	abandonedAfter = time.Minute
+	// purgeBatch is how many expired entries a claim deletes on its way.
+	purgeBatch = 10
 )
 
 // Replay is a stored answer.
@@ -81,7 +83,15 @@ func ClaimIdempotency(ctx context.Context, db *gorm.DB, keyID uuid.UUID, key str
 func tryClaim(ctx context.Context, db *gorm.DB, keyID uuid.UUID, key string, sum []byte, now time.Time) (*Claim, *Replay, error) {
 	token := uuid.New()
 	var won []uuid.UUID
-	err := db.WithContext(ctx).Raw(`INSERT INTO idempotency_keys AS k
+	// The purge CTE deletes a few expired entries of any key in the same round trip: each claim adds at
+	// most one row and removes up to purgeBatch, so the table stays near one day of traffic without a
+	// separate cleaner. It skips this request's own entry, which the upsert below may reuse.
+	err := db.WithContext(ctx).Raw(`WITH purge AS (
+			DELETE FROM idempotency_keys WHERE ctid = ANY(ARRAY(
+				SELECT ctid FROM idempotency_keys
+				WHERE expires_at <= ? AND NOT (integration_key_id = ? AND key = ?)
+				ORDER BY expires_at LIMIT ? FOR UPDATE SKIP LOCKED)))
+		INSERT INTO idempotency_keys AS k
 		(integration_key_id, key, body_sha256, response_body, created_at, expires_at)
 		VALUES (?, ?, ?, ?, ?, ?)
 		ON CONFLICT (integration_key_id, key) DO UPDATE
@@ -89,6 +99,7 @@ func tryClaim(ctx context.Context, db *gorm.DB, keyID uuid.UUID, key string, sum
 			created_at = excluded.created_at, expires_at = excluded.expires_at
 		WHERE k.expires_at <= ? OR (k.status IS NULL AND k.created_at <= ?)
 		RETURNING integration_key_id`,
+		now, keyID, key, purgeBatch,
 		keyID, key, sum, token[:], now, now.Add(IdempotencyTTL), now, now.Add(-abandonedAfter)).Scan(&won).Error
 	if err != nil {
 		return nil, nil, fmt.Errorf("claim idempotency key: %w", err)

@@ -3,6 +3,7 @@ package ingest_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"testing"
 	"time"
 
@@ -109,5 +110,34 @@ func TestCheckIdempotencyKey(t *testing.T) {
 		if err := ingest.CheckIdempotencyKey(key); (err == nil) != ok {
 			t.Errorf("%d characters: %v", len(key), err)
 		}
+	}
+}
+
+// TestClaimsPurgeExpiredEntries: claims delete expired entries as they go, so the cache stays bounded.
+func TestClaimsPurgeExpiredEntries(t *testing.T) {
+	db, k := newKey(t)
+	ctx := context.Background()
+	now := time.Now()
+	for i := range 15 {
+		if _, _, err := ingest.ClaimIdempotency(ctx, db, k.ID, fmt.Sprint("old-", i), nil, func() time.Time { return now }); err != nil {
+			t.Fatal(err)
+		}
+	}
+	later := func() time.Time { return now.Add(ingest.IdempotencyTTL + time.Minute) }
+	count := func() (n int64) {
+		db.Raw(`SELECT count(*) FROM idempotency_keys`).Scan(&n)
+		return n
+	}
+	if _, _, err := ingest.ClaimIdempotency(ctx, db, k.ID, "new-1", nil, later); err != nil {
+		t.Fatal(err)
+	}
+	if n := count(); n != 6 { // 15 expired - 10 purged + 1 new
+		t.Fatalf("%d entries after one claim, want 6", n)
+	}
+	if _, _, err := ingest.ClaimIdempotency(ctx, db, k.ID, "new-2", nil, later); err != nil {
+		t.Fatal(err)
+	}
+	if n := count(); n != 2 {
+		t.Fatalf("%d entries after two claims, want the 2 live ones", n)
 	}
 }
