@@ -39,11 +39,12 @@ const (
 // current secret and a fresh timestamp, and records the attempt under in.DeliveryID. A task run again
 // with the same id (a retried or duplicated task) returns the recorded outcome without sending again.
 func (a *Activities) Deliver(ctx context.Context, in workflows.AttemptInput) (workflows.AttemptResult, error) {
-	if got, err := a.recorded(ctx, in.DeliveryID); err != nil || got != nil {
-		if got == nil {
-			return workflows.AttemptResult{}, err
-		}
-		return *got, nil
+	got, err := a.recorded(ctx, in.DeliveryID)
+	if err != nil {
+		return workflows.AttemptResult{}, err
+	}
+	if got != nil {
+		return *got, nil // a retried or duplicated task: the attempt is already in the log
 	}
 	ev, err := a.event(ctx, in.EventID)
 	if err != nil {
@@ -53,10 +54,11 @@ func (a *Activities) Deliver(ctx context.Context, in workflows.AttemptInput) (wo
 	if err := a.DB.WithContext(ctx).Where("id = ?", in.EndpointID).Take(&ep).Error; err != nil {
 		return workflows.AttemptResult{}, fmt.Errorf("load endpoint: %w", err)
 	}
-	if reason, err := a.stopReason(ctx, &ep, in.ChainID); err != nil || reason != "" {
-		if err != nil {
-			return workflows.AttemptResult{}, err
-		}
+	reason, err := a.stopReason(ctx, &ep, in.ChainID)
+	if err != nil {
+		return workflows.AttemptResult{}, err
+	}
+	if reason != "" {
 		return a.stop(ctx, in, ev, reason)
 	}
 	body, err := a.body(ctx, ev)
@@ -91,9 +93,6 @@ func (a *Activities) stopReason(ctx context.Context, ep *models.Endpoint, chainI
 	err := a.DB.WithContext(ctx).Raw(`SELECT error FROM webhook_deliveries WHERE chain_id = ? AND status = 'dropped' LIMIT 1`, chainID).Scan(&reason).Error
 	if err != nil {
 		return "", fmt.Errorf("load chain: %w", err)
-	}
-	if reason == "" {
-		return "", nil
 	}
 	return reason, nil
 }
