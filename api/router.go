@@ -87,6 +87,7 @@ func NewRouter(d Deps) (*gin.Engine, error) {
 		s.registerWebhookTest(r)
 	}
 	s.registerIntegration(r)
+	s.registerOperatorKeys(r)
 	return r, nil
 }
 
