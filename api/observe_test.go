@@ -81,6 +81,7 @@ func call(t *testing.T, srv *httptest.Server, path, key, requestID string) (*htt
 	}
 	defer res.Body.Close()
 	body, _ := io.ReadAll(res.Body)
+	(&readEnv{t: t, docRout: readDocRouter(t)}).validate(req, res, body)
 	return res, body
 }
 
