@@ -67,7 +67,7 @@ func newHarness(t *testing.T, tc client.Client) *harness {
 	h.box, _ = secrets.NewBox(secrets.GenerateKey())
 	h.starter = &webhooks.Starter{DB: h.db, Temporal: tc, Schedule: schedule, Log: log}
 	router, err := api.NewRouter(api.Deps{DB: h.db, Log: log, Box: h.box, Events: h.starter, Dispatches: h.starter,
-		Webhooks: &webhooks.Service{DB: h.db, Box: h.box, AllowPrivate: true}})
+		Webhooks: &webhooks.Service{DB: h.db, Box: h.box, AllowPrivate: true, Stopper: h.starter}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -273,11 +273,21 @@ func TestWebhooksEndToEnd(t *testing.T) {
 		}
 	})
 
-	t.Run("disabling an endpoint stops its chain", func(t *testing.T) {
+	t.Run("disabling an endpoint stops its chain at once", func(t *testing.T) {
 		h.t = t
 		rc := newReceiver(t, failFirst(100))
 		ep := h.endpoint(rc, 5, "vendor.updated")
-		ev := h.emit("vendor.updated")
+		// A chain whose next attempt is an hour away: only the stop signal can end it within the test.
+		ev, err := outbox.Emit(h.ctx, h.db, h.org, nil, "vendor.updated", map[string]any{"id": uuid.New()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		h.db.Model(&models.Event{}).Where("id = ?", ev).Update("dispatched_at", time.Now())
+		_, err = h.temporal.ExecuteWorkflow(h.ctx, client.StartWorkflowOptions{ID: workflows.EventWorkflowID(ev), TaskQueue: workflows.TaskQueue},
+			workflows.EventWorkflowName, workflows.EventParams{EventID: ev, OrgID: h.org, EventType: "vendor.updated", Schedule: []time.Duration{time.Hour}})
+		if err != nil {
+			t.Fatal(err)
+		}
 		waitFor(t, 10*time.Second, "first attempt logged", func() bool { return len(h.deliveries(ep.id)) == 1 })
 		if status, out := h.call("/admin/v1/rpc/outbound_webhook_disable", h.ownerToken, map[string]any{"p_id": ep.id}); status != 200 {
 			t.Fatalf("disable: %d %v", status, out)
@@ -286,8 +296,12 @@ func TestWebhooksEndToEnd(t *testing.T) {
 		if rows[0].Status != "dropped" || rows[0].Error != "endpoint_disabled" || rows[0].NextAttemptAt != nil {
 			t.Fatalf("last row after disabling %+v", rows[0])
 		}
-		waitFor(t, 15*time.Second, "workflow to end dropped", func() bool {
-			return h.workflowsWith(fmt.Sprintf("WdsEventId = '%s' AND WdsDeliveryStatus = 'dropped' AND ExecutionStatus = 'Completed'", ev)) == 1
+		// Waits for the workflow to end: an hour, unless the signal cut the wait short.
+		if err := h.temporal.GetWorkflow(h.ctx, workflows.EventWorkflowID(ev), "").Get(h.ctx, nil); err != nil {
+			t.Fatalf("workflow after disable: %v", err)
+		}
+		waitFor(t, 10*time.Second, "visibility", func() bool {
+			return h.workflowsWith(fmt.Sprintf("WorkflowId = '%s' AND WdsDeliveryStatus = 'dropped'", workflows.EventWorkflowID(ev))) == 1
 		})
 		if rc.count() != 1 || len(h.deliveries(ep.id)) != 1 {
 			t.Fatalf("disabled endpoint got %d requests, %d rows", rc.count(), len(h.deliveries(ep.id)))

@@ -49,6 +49,14 @@ type Service struct {
 	AllowPrivate bool
 	// Resolve checks that a host resolves only to public addresses; nil is egress.CheckHost.
 	Resolve func(ctx context.Context, host string) error
+	// Stopper tells running chains of a disabled or deleted endpoint to stop now; nil leaves them to
+	// stop at their next due time (the database-only CLI).
+	Stopper ChainStopper
+}
+
+// ChainStopper signals the workflows of stopped chains after the change is committed.
+type ChainStopper interface {
+	StopChains(ctx context.Context, endpointID uuid.UUID, workflowIDs []string)
 }
 
 // CreateInput is an endpoint registration. MaxAttempts 0 means the default.
@@ -212,13 +220,28 @@ func (s *Service) List(ctx context.Context, orgID uuid.UUID, actorID *uuid.UUID)
 
 // Disable stops deliveries to an endpoint, including the pending chains of earlier events.
 func (s *Service) Disable(ctx context.Context, id, actorID uuid.UUID) (*models.Endpoint, error) {
-	return s.mutate(ctx, id, actorID, "webhook_endpoint.disable", func(tx *gorm.DB, ep *models.Endpoint) (map[string]any, error) {
+	var chains []string
+	ep, err := s.mutate(ctx, id, actorID, "webhook_endpoint.disable", func(tx *gorm.DB, ep *models.Endpoint) (map[string]any, error) {
 		if err := tx.Model(ep).Update("enabled", false).Error; err != nil {
 			return nil, fmt.Errorf("disable endpoint: %w", err)
 		}
 		ep.Enabled = false
-		return nil, DropPendingChains(ctx, tx, ep.ID, ReasonEndpointDisabled)
+		var err error
+		chains, err = DropPendingChains(ctx, tx, ep.ID, ReasonEndpointDisabled)
+		return nil, err
 	})
+	if err != nil {
+		return nil, err
+	}
+	s.stopChains(ctx, ep.ID, chains)
+	return ep, nil
+}
+
+// stopChains signals the workflows whose chains the committed change dropped.
+func (s *Service) stopChains(ctx context.Context, endpointID uuid.UUID, workflowIDs []string) {
+	if s.Stopper != nil && len(workflowIDs) > 0 {
+		s.Stopper.StopChains(ctx, endpointID, workflowIDs)
+	}
 }
 
 // Enable resumes deliveries for events fired from now on, within the ten-enabled limit.
@@ -240,14 +263,22 @@ func (s *Service) Enable(ctx context.Context, id, actorID uuid.UUID) (*models.En
 
 // Delete removes an endpoint (softly: its delivery log stays) and stops its pending chains.
 func (s *Service) Delete(ctx context.Context, id, actorID uuid.UUID) (*models.Endpoint, error) {
-	return s.mutate(ctx, id, actorID, "webhook_endpoint.delete", func(tx *gorm.DB, ep *models.Endpoint) (map[string]any, error) {
+	var chains []string
+	ep, err := s.mutate(ctx, id, actorID, "webhook_endpoint.delete", func(tx *gorm.DB, ep *models.Endpoint) (map[string]any, error) {
 		now := time.Now().UTC()
 		if err := tx.Model(ep).Updates(map[string]any{"enabled": false, "deleted_at": now}).Error; err != nil {
 			return nil, fmt.Errorf("delete endpoint: %w", err)
 		}
 		ep.Enabled, ep.DeletedAt = false, &now
-		return nil, DropPendingChains(ctx, tx, ep.ID, ReasonEndpointDeleted)
+		var err error
+		chains, err = DropPendingChains(ctx, tx, ep.ID, ReasonEndpointDeleted)
+		return nil, err
 	})
+	if err != nil {
+		return nil, err
+	}
+	s.stopChains(ctx, ep.ID, chains)
+	return ep, nil
 }
 
 // Rotated is an endpoint's new secret, shown only here.
@@ -315,13 +346,16 @@ const (
 )
 
 // DropPendingChains marks the last row of every chain of the endpoint that still has an attempt to
-// come as dropped, so the delivery log is right the moment the endpoint is disabled. The workflows
-// see it at their next attempt and stop without sending.
-func DropPendingChains(ctx context.Context, tx *gorm.DB, endpointID uuid.UUID, reason string) error {
-	err := tx.WithContext(ctx).Exec(`UPDATE webhook_deliveries SET status = 'dropped', error = ?, next_attempt_at = NULL
-		WHERE endpoint_id = ? AND next_attempt_at IS NOT NULL AND status = 'failed'`, reason, endpointID).Error
+// come as dropped, so the delivery log is right the moment the endpoint is disabled, and returns the
+// workflows running those chains. The workflows stop at the signal or, failing that, at their next
+// attempt, without sending.
+func DropPendingChains(ctx context.Context, tx *gorm.DB, endpointID uuid.UUID, reason string) ([]string, error) {
+	var workflowIDs []string
+	err := tx.WithContext(ctx).Raw(`UPDATE webhook_deliveries SET status = 'dropped', error = ?, next_attempt_at = NULL
+		WHERE endpoint_id = ? AND next_attempt_at IS NOT NULL AND status = 'failed' RETURNING workflow_id`, reason, endpointID).
+		Scan(&workflowIDs).Error
 	if err != nil {
-		return fmt.Errorf("drop pending deliveries: %w", err)
+		return nil, fmt.Errorf("drop pending deliveries: %w", err)
 	}
-	return nil
+	return workflowIDs, nil
 }

@@ -20,9 +20,10 @@ import (
 	"wds/workflows"
 )
 
-// WorkflowClient is the part of the Temporal client that starts workflows.
+// WorkflowClient is the part of the Temporal client that starts and signals workflows.
 type WorkflowClient interface {
 	ExecuteWorkflow(ctx context.Context, options client.StartWorkflowOptions, workflow any, args ...any) (client.WorkflowRun, error)
+	SignalWorkflow(ctx context.Context, workflowID, runID, signalName string, arg any) error
 }
 
 // Starter starts delivery workflows for committed events and queued re-fires and tests, then marks
@@ -65,6 +66,19 @@ func (s *Starter) StartDispatches(ctx context.Context, dispatchIDs ...uuid.UUID)
 		_, err := s.startDispatches(ctx, dispatchIDs, len(dispatchIDs))
 		return err
 	})
+}
+
+// StopChains signals the workflows of an endpoint's dropped chains so they end now rather than at
+// their next due time. A workflow that already ended, or a Temporal that cannot be reached, changes
+// nothing: the chain's row is dropped and its next attempt stops without sending.
+func (s *Starter) StopChains(ctx context.Context, endpointID uuid.UUID, workflowIDs []string) {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), immediateTimeout)
+	defer cancel()
+	for _, id := range workflowIDs {
+		if err := s.Temporal.SignalWorkflow(ctx, id, "", workflows.SignalEndpointStopped, endpointID); err != nil {
+			s.Log.WithError(err).WithField("workflow_id", id).Debug("stop signal not delivered")
+		}
+	}
 }
 
 func (s *Starter) immediately(ctx context.Context, start func(context.Context) error) {

@@ -309,6 +309,7 @@ type fakeTemporal struct {
 	starts  map[string]int
 	down    bool
 	options []client.StartWorkflowOptions
+	signals []string
 }
 
 func (t *fakeTemporal) ExecuteWorkflow(_ context.Context, o client.StartWorkflowOptions, _ any, _ ...any) (client.WorkflowRun, error) {
@@ -323,6 +324,13 @@ func (t *fakeTemporal) ExecuteWorkflow(_ context.Context, o client.StartWorkflow
 		return nil, serviceerror.NewWorkflowExecutionAlreadyStarted("already started", "", "")
 	}
 	return nil, nil
+}
+
+func (t *fakeTemporal) SignalWorkflow(_ context.Context, id, _, name string, arg any) error {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.signals = append(t.signals, fmt.Sprintf("%s %s %v", id, name, arg))
+	return nil
 }
 
 func quiet() logrus.FieldLogger { l := logrus.New(); l.SetLevel(logrus.PanicLevel); return l }
@@ -418,5 +426,31 @@ func TestQueuedRefiresAndTestsAreStartedByTheRelay(t *testing.T) {
 	}
 	if n, _ := st.RelayOnce(f.ctx, 10); n != 0 {
 		t.Fatalf("second relay pass started %d", n)
+	}
+}
+
+func TestDisablingSignalsTheWorkflowsOfTheDroppedChainsAfterCommit(t *testing.T) {
+	f := newFixture(t)
+	tc := &fakeTemporal{starts: map[string]int{}}
+	f.svc.Stopper = &webhooks.Starter{DB: f.db, Temporal: tc, Log: quiet()}
+	ep, _ := f.create("https://127.0.0.1/hook")
+	ev, _ := outbox.Emit(f.ctx, f.db, f.org, nil, outbox.OrderCreated, nil)
+	pending := f.delivery(ev, ep.ID, 1, "failed", time.Now())
+	f.db.Model(&pending).Update("next_attempt_at", time.Now().Add(time.Hour))
+	f.delivery(ev, ep.ID, 1, "succeeded", time.Now()) // a finished chain is not signalled
+	if _, err := f.svc.Disable(f.ctx, ep.ID, f.member); !errors.Is(err, models.ErrForbidden) || len(tc.signals) != 0 {
+		t.Fatalf("refused disable signalled: %v %v", err, tc.signals)
+	}
+	if _, err := f.svc.Disable(f.ctx, ep.ID, f.owner); err != nil {
+		t.Fatal(err)
+	}
+	want := fmt.Sprintf("%s %s %s", pending.WorkflowID, workflows.SignalEndpointStopped, ep.ID)
+	if len(tc.signals) != 1 || tc.signals[0] != want {
+		t.Fatalf("signals %v, want [%s]", tc.signals, want)
+	}
+	var row models.Delivery
+	f.db.Where("id = ?", pending.ID).Take(&row)
+	if row.Status != "dropped" || row.Error != webhooks.ReasonEndpointDisabled || row.NextAttemptAt != nil {
+		t.Fatalf("pending row after disable: %+v", row)
 	}
 }

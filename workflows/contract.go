@@ -32,6 +32,11 @@ const (
 	ActivityRecordLost     = "RecordLostAttempt"
 )
 
+// SignalEndpointStopped tells a delivery workflow that an endpoint (the uuid.UUID payload) was
+// disabled or deleted: its chains stop waiting and make their next attempt at once, which the
+// activity turns into the chain's end without sending.
+const SignalEndpointStopped = "endpoint-stopped"
+
 // Search attributes (decisions.md §1) so operators filter deliveries in the Temporal UI.
 var (
 	AttrOrgID          = temporal.NewSearchAttributeKeyKeyword("WdsOrgId")

@@ -78,10 +78,12 @@ func fanOut(ctx workflow.Context, chains []chain) error {
 	if err := workflow.UpsertTypedSearchAttributes(ctx, AttrEndpointIDs.ValueSet(ids), AttrDeliveryStatus.ValueSet(StatusDelivering)); err != nil {
 		return fmt.Errorf("search attributes: %w", err)
 	}
+	stopped := watchStops(ctx)
 	outcomes := make([]string, len(chains))
 	errs := make([]error, len(chains))
 	wg := workflow.NewWaitGroup(ctx)
 	for i := range chains {
+		chains[i].stopped = func() bool { return stopped[chains[i].target.EndpointID] }
 		wg.Add(1)
 		workflow.Go(ctx, func(gctx workflow.Context) {
 			defer wg.Done()
@@ -95,6 +97,21 @@ func fanOut(ctx workflow.Context, chains []chain) error {
 		}
 	}
 	return workflow.UpsertTypedSearchAttributes(ctx, AttrDeliveryStatus.ValueSet(summarize(outcomes)))
+}
+
+// watchStops records every endpoint named by an endpoint-stopped signal, for the chains to consult.
+// Reading the map by key is deterministic; it is never iterated.
+func watchStops(ctx workflow.Context) map[uuid.UUID]bool {
+	stopped := map[uuid.UUID]bool{}
+	ch := workflow.GetSignalChannel(ctx, SignalEndpointStopped)
+	workflow.Go(ctx, func(gctx workflow.Context) {
+		for {
+			var id uuid.UUID
+			ch.Receive(gctx, &id)
+			stopped[id] = true
+		}
+	})
+	return stopped
 }
 
 // summarize folds chain outcomes into WdsDeliveryStatus. No subscribers is a success: nothing was lost.
@@ -125,6 +142,8 @@ type chain struct {
 	// firstDeliveryID is the announced id of a test delivery.
 	firstDeliveryID uuid.UUID
 	test            bool
+	// stopped reports an endpoint-stopped signal for this chain's endpoint.
+	stopped func() bool
 }
 
 // run makes attempts until one succeeds or the chain is dropped, and returns the final outcome.
@@ -175,7 +194,10 @@ func (c chain) sleepUntil(ctx workflow.Context, due time.Time, attempt int) erro
 		return nil // the previous attempt took longer than the gap: go at once
 	}
 	summary := fmt.Sprintf("retry %d of %d to %s", attempt, c.target.MaxAttempts, c.target.URL)
-	if err := workflow.NewTimerWithOptions(ctx, d, workflow.TimerOptions{Summary: summary}).Get(ctx, nil); err != nil {
+	// A stop signal ends the wait early; the attempt that follows finds the endpoint disabled or
+	// deleted and ends the chain without sending.
+	opts := workflow.AwaitOptions{Timeout: d, TimerOptions: workflow.TimerOptions{Summary: summary}}
+	if _, err := workflow.AwaitWithOptions(ctx, opts, c.stopped); err != nil {
 		return fmt.Errorf("wait for attempt %d: %w", attempt, err)
 	}
 	return nil

@@ -26,6 +26,9 @@ type receiver struct {
 	// lose makes Deliver fail as if the worker died, for the attempt numbers it holds.
 	lose []int
 
+	// begin is when the workflow started, for decide functions that depend on time.
+	begin time.Time
+
 	mu       sync.Mutex
 	attempts []recorded
 	lost     []LostAttempt
@@ -309,5 +312,40 @@ func TestWorkflowIDs(t *testing.T) {
 	}
 	if got := TestWorkflowID(ep); got != "webhook-test/"+ep.String() {
 		t.Fatal(got)
+	}
+}
+
+func TestAStopSignalEndsTheWaitAndTheChain(t *testing.T) {
+	stoppedEP, other := target(5), target(5)
+	stoppedAt := 90 * time.Second // during the wait for attempt 3 (due at +5m)
+	r := &receiver{targets: []Target{stoppedEP, other}}
+	r.decide = func(in AttemptInput) AttemptResult {
+		// The activity finds the endpoint disabled once it has been.
+		if in.EndpointID == stoppedEP.EndpointID && r.env.Now().Sub(r.begin) >= stoppedAt {
+			return AttemptResult{Outcome: OutcomeDropped, Error: "endpoint_disabled"}
+		}
+		return alwaysFail(in)
+	}
+	env := newEnv(t, r)
+	env.RegisterDelayedCallback(func() { env.SignalWorkflow(SignalEndpointStopped, stoppedEP.EndpointID) }, stoppedAt)
+	begin := env.Now()
+	r.begin = begin
+	env.ExecuteWorkflow(EventWorkflowName, EventParams{EventID: uuid.New(), Schedule: defaultSchedule})
+	if env.GetWorkflowError() != nil {
+		t.Fatal(env.GetWorkflowError())
+	}
+	var stoppedTimes, otherTimes []time.Duration
+	for _, a := range r.attempts {
+		if a.in.EndpointID == stoppedEP.EndpointID {
+			stoppedTimes = append(stoppedTimes, a.at.Sub(begin))
+		} else {
+			otherTimes = append(otherTimes, a.at.Sub(begin))
+		}
+	}
+	if !slices.Equal(stoppedTimes, []time.Duration{0, time.Minute, stoppedAt}) {
+		t.Fatalf("stopped endpoint's attempts at %v: want the wait cut short at %v", stoppedTimes, stoppedAt)
+	}
+	if !slices.Equal(otherTimes, []time.Duration{0, time.Minute, 5 * time.Minute, 30 * time.Minute, 2 * time.Hour}) {
+		t.Fatalf("the other endpoint's chain was disturbed: %v", otherTimes)
 	}
 }

@@ -111,9 +111,10 @@ type webhookWiring struct {
 
 // newWebhookWiring builds the operations and, with a Temporal client, the after-commit starter.
 func newWebhookWiring(cfg *config.Config, db *gorm.DB, box *secrets.Box, c client.Client, log logrus.FieldLogger) webhookWiring {
+	starter := newStarter(cfg, db, c, log)
 	return webhookWiring{
-		service: &webhooks.Service{DB: db, Box: box, AllowPrivate: cfg.WebhookAllowPrivate},
-		starter: newStarter(cfg, db, c, log),
+		service: &webhooks.Service{DB: db, Box: box, AllowPrivate: cfg.WebhookAllowPrivate, Stopper: starter},
+		starter: starter,
 	}
 }
 
