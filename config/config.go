@@ -18,19 +18,20 @@ import (
 
 // Config is every setting of every subcommand.
 type Config struct {
-	DatabaseURL          string          `env:"DATABASE_URL"`
-	DataDir              string          `env:"WDS_DATA_DIR" envDefault:"./.wds"`
-	HTTPAddr             string          `env:"WDS_HTTP_ADDR" envDefault:":8080"`
-	MetricsAddr          string          `env:"WDS_METRICS_ADDR" envDefault:":9090"`
-	TemporalAddress      string          `env:"TEMPORAL_ADDRESS"`
-	TemporalNamespace    string          `env:"TEMPORAL_NAMESPACE" envDefault:"default"`
-	EncryptionKey        string          `env:"WDS_ENCRYPTION_KEY"`
-	TrustedProxies       []string        `env:"WDS_TRUSTED_PROXIES" envSeparator:","`
-	WebhookAllowPrivate  bool            `env:"WDS_WEBHOOK_ALLOW_PRIVATE" envDefault:"false"`
-	WebhookCAFile        string          `env:"WDS_WEBHOOK_CA_FILE"`
-	WebhookRetrySchedule []time.Duration `env:"WDS_WEBHOOK_RETRY_SCHEDULE" envDefault:"1m,5m,30m,2h,8h" envSeparator:","`
-	LogLevel             string          `env:"WDS_LOG_LEVEL" envDefault:"info"`
-	LogFormat            string          `env:"WDS_LOG_FORMAT" envDefault:"json"`
+	DatabaseURL           string          `env:"DATABASE_URL"`
+	DataDir               string          `env:"WDS_DATA_DIR" envDefault:"./.wds"`
+	HTTPAddr              string          `env:"WDS_HTTP_ADDR" envDefault:":8080"`
+	MetricsAddr           string          `env:"WDS_METRICS_ADDR" envDefault:":9090"`
+	TemporalAddress       string          `env:"TEMPORAL_ADDRESS"`
+	TemporalNamespace     string          `env:"TEMPORAL_NAMESPACE" envDefault:"default"`
+	EncryptionKey         string          `env:"WDS_ENCRYPTION_KEY"`
+	EncryptionKeyPrevious []string        `env:"WDS_ENCRYPTION_KEY_PREVIOUS" envSeparator:","`
+	TrustedProxies        []string        `env:"WDS_TRUSTED_PROXIES" envSeparator:","`
+	WebhookAllowPrivate   bool            `env:"WDS_WEBHOOK_ALLOW_PRIVATE" envDefault:"false"`
+	WebhookCAFile         string          `env:"WDS_WEBHOOK_CA_FILE"`
+	WebhookRetrySchedule  []time.Duration `env:"WDS_WEBHOOK_RETRY_SCHEDULE" envDefault:"1m,5m,30m,2h,8h" envSeparator:","`
+	LogLevel              string          `env:"WDS_LOG_LEVEL" envDefault:"info"`
+	LogFormat             string          `env:"WDS_LOG_FORMAT" envDefault:"json"`
 }
 
 // DefaultTemporalAddress is used outside `wds dev` when TEMPORAL_ADDRESS is unset.

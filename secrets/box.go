@@ -32,10 +32,20 @@ var (
 // Box seals and opens secrets at rest with AES-256-GCM. It is safe for concurrent use.
 type Box struct {
 	aead cipher.AEAD
+	// previous open values sealed under keys being rotated out (WithPrevious); Seal never uses them.
+	previous []cipher.AEAD
 }
 
 // NewBox builds a Box from the WDS_ENCRYPTION_KEY value. Errors never echo the value.
 func NewBox(base64Key string) (*Box, error) {
+	aead, err := newAEAD(base64Key)
+	if err != nil {
+		return nil, err
+	}
+	return &Box{aead: aead}, nil
+}
+
+func newAEAD(base64Key string) (cipher.AEAD, error) {
 	key, err := base64.StdEncoding.DecodeString(base64Key)
 	if err != nil {
 		// The base64 error names only a byte offset, not the input.
@@ -52,7 +62,7 @@ func NewBox(base64Key string) (*Box, error) {
 	if err != nil {
 		return nil, fmt.Errorf("secrets: gcm: %w", err)
 	}
-	return &Box{aead: aead}, nil
+	return aead, nil
 }
 
 // GenerateKey returns a fresh WDS_ENCRYPTION_KEY value (standard base64 of 32 random bytes).
@@ -87,10 +97,15 @@ func (b *Box) Open(sealed []byte) ([]byte, error) {
 	if sealed[0] != sealVersion1 {
 		return nil, fmt.Errorf("%w: unknown version", ErrUndecryptable)
 	}
-	nonce, ciphertext := sealed[1:1+nonceSize], sealed[1+nonceSize:]
-	plaintext, err := b.aead.Open(nil, nonce, ciphertext, sealed[:1])
-	if err != nil {
-		return nil, fmt.Errorf("%w: authentication failed", ErrUndecryptable)
+	for _, aead := range append([]cipher.AEAD{b.aead}, b.previous...) {
+		if plaintext, err := openWith(aead, sealed); err == nil {
+			return plaintext, nil
+		}
 	}
-	return plaintext, nil
+	return nil, fmt.Errorf("%w: authentication failed", ErrUndecryptable)
+}
+
+func openWith(aead cipher.AEAD, sealed []byte) ([]byte, error) {
+	nonce, ciphertext := sealed[1:1+nonceSize], sealed[1+nonceSize:]
+	return aead.Open(nil, nonce, ciphertext, sealed[:1])
 }

@@ -72,5 +72,12 @@ func encryptionBox(cfg *config.Config) (*secrets.Box, error) {
 	if err != nil {
 		return nil, fmt.Errorf("WDS_ENCRYPTION_KEY: %w", err)
 	}
+	if len(cfg.EncryptionKeyPrevious) == 0 {
+		return box, nil
+	}
+	// During a rotation values sealed under the previous keys stay readable until re-sealed.
+	if box, err = box.WithPrevious(cfg.EncryptionKeyPrevious...); err != nil {
+		return nil, fmt.Errorf("WDS_ENCRYPTION_KEY_PREVIOUS: %w", err)
+	}
 	return box, nil
 }

@@ -1,0 +1,56 @@
+package main
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"wds/database"
+	"wds/models"
+	"wds/pgtest"
+	"wds/secrets"
+	"wds/webhooks"
+	"wds/workspace"
+)
+
+func TestAdminSecretsReencryptCompletesARotation(t *testing.T) {
+	url := pgtest.URL(t)
+	oldKey, newKey := secrets.GenerateKey(), secrets.GenerateKey()
+	db, err := database.Open(context.Background(), url, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer database.Close(db)
+	ctx := context.Background()
+	org, _ := workspace.CreateOrg(ctx, db, "Rotating")
+	owner, _, _ := workspace.CreateUser(ctx, db, org.ID, "o@rotating.test", models.RoleOwner)
+	oldBox, _ := secrets.NewBox(oldKey)
+	ep, err := (&webhooks.Service{DB: db, Box: oldBox, AllowPrivate: true}).Create(ctx,
+		webhooks.CreateInput{OrgID: org.ID, ActorID: owner.ID, URL: "https://127.0.0.1/hook", EventTypes: []string{"order.created"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	t.Setenv("DATABASE_URL", url)
+	t.Setenv("WDS_ENCRYPTION_KEY", newKey)
+	t.Setenv("WDS_ENCRYPTION_KEY_PREVIOUS", "not-a-key")
+	_, err = admin(t, "secrets", "reencrypt")
+	if err == nil || !strings.Contains(err.Error(), "WDS_ENCRYPTION_KEY_PREVIOUS") || strings.Contains(err.Error(), newKey) {
+		t.Fatalf("a bad previous key: %v", err)
+	}
+
+	t.Setenv("WDS_ENCRYPTION_KEY_PREVIOUS", oldKey)
+	out := mustAdmin(t, "secrets", "reencrypt")
+	cols := out["columns"].([]any)
+	if first := cols[0].(map[string]any); first["table"] != "webhook_endpoints" || first["resealed"] != float64(1) {
+		t.Fatalf("reencrypt printed %v", out)
+	}
+	var sealed []byte
+	if err := db.Raw("SELECT secret_sealed FROM webhook_endpoints WHERE id = ?", ep.ID).Row().Scan(&sealed); err != nil {
+		t.Fatal(err)
+	}
+	newBox, _ := secrets.NewBox(newKey)
+	if got, err := newBox.Open(sealed); err != nil || string(got) != ep.Secret {
+		t.Fatalf("after reencrypt the new key alone does not open the secret: %v", err)
+	}
+}
