@@ -36,12 +36,7 @@ func list[T any](ctx context.Context, db *gorm.DB, q Query, sel, atCol string, w
 	if q.Limit == 0 {
 		q.Limit = models.DefaultLimit
 	}
-	if q.Cursor != nil {
-		where = append(where, "(t."+atCol+", t.id) < (?, ?)")
-		args = append(args, q.Cursor.At, q.Cursor.ID)
-	}
-	args = append(args, q.Limit+1)
-	sql := sel + " WHERE " + strings.Join(where, " AND ") + " ORDER BY t." + atCol + " DESC, t.id DESC LIMIT ?"
+	sql, args := pageSQL(q, sel, atCol, where, args)
 	rows := []T{}
 	if err := db.WithContext(ctx).Raw(sql, args...).Scan(&rows).Error; err != nil {
 		return Page[T]{}, fmt.Errorf("list: %w", err)
@@ -53,6 +48,17 @@ func list[T any](ctx context.Context, db *gorm.DB, q Query, sel, atCol string, w
 		p.NextCursor = &models.Cursor{At: at, ID: id}
 	}
 	return p, nil
+}
+
+// pageSQL is the page query: the predicates match the (org_id, <time> DESC, id DESC) indexes, so a
+// page is an index range scan with no sort however long the table grows.
+func pageSQL(q Query, sel, atCol string, where []string, args []any) (string, []any) {
+	if q.Cursor != nil {
+		where = append(where, "(t."+atCol+", t.id) < (?, ?)")
+		args = append(args, q.Cursor.At, q.Cursor.ID)
+	}
+	args = append(args, q.Limit+1)
+	return sel + " WHERE " + strings.Join(where, " AND ") + " ORDER BY t." + atCol + " DESC, t.id DESC LIMIT ?", args
 }
 
 // AuditEntry is one audit row as the Operator API shows it.
@@ -95,7 +101,15 @@ func ListDeliveries(ctx context.Context, db *gorm.DB, q Query, f DeliveryFilter)
 	if err := workspace.RequireRole(ctx, db, q.OrgID, q.ActorID, workspace.Anyone...); err != nil {
 		return Page[models.Delivery]{}, err
 	}
-	where, args := []string{"t.org_id = ?"}, []any{q.OrgID}
+	where, args := deliveryPredicates(q.OrgID, f)
+	return list(ctx, db, q, deliveriesSelect, "attempted_at", where, args,
+		func(d models.Delivery) (time.Time, uuid.UUID) { return d.AttemptedAt, d.ID })
+}
+
+const deliveriesSelect = `SELECT t.* FROM webhook_deliveries t`
+
+func deliveryPredicates(org uuid.UUID, f DeliveryFilter) ([]string, []any) {
+	where, args := []string{"t.org_id = ?"}, []any{org}
 	add := func(pred string, v any) { where, args = append(where, pred), append(args, v) }
 	if f.EndpointID != nil {
 		add("t.endpoint_id = ?", *f.EndpointID)
@@ -112,6 +126,5 @@ func ListDeliveries(ctx context.Context, db *gorm.DB, q Query, f DeliveryFilter)
 	if f.Until != nil {
 		add("t.attempted_at < ?", *f.Until)
 	}
-	return list(ctx, db, q, `SELECT t.* FROM webhook_deliveries t`, "attempted_at", where, args,
-		func(d models.Delivery) (time.Time, uuid.UUID) { return d.AttemptedAt, d.ID })
+	return where, args
 }
