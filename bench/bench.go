@@ -10,6 +10,7 @@ import (
 	"io"
 	"net/http"
 	"os"
+	"path/filepath"
 	"runtime"
 	"strings"
 	"time"
@@ -114,7 +115,7 @@ func Run(ctx context.Context, o Options) (*Results, error) {
 	if err != nil {
 		return nil, err
 	}
-	if res.Read, err = e.runRead(ctx, o, r, s.dbURL, "wds"); err != nil {
+	if res.Read, err = e.runRead(ctx, o, r, s.cpu, s.dbURL, "wds"); err != nil {
 		return nil, err
 	}
 	var ingestOrg *tenant
@@ -155,6 +156,7 @@ type stack struct {
 	serve    *proc
 	worker   *proc
 	base     string
+	cpu      *cpuMeter
 }
 
 // startStack migrates a fresh database and starts Temporal, the receiver, wds serve and wds worker as
@@ -199,6 +201,16 @@ func (e *env) startStack(ctx context.Context, o Options) (*stack, error) {
 	if s.worker, err = e.start("worker", append(environ, "WDS_METRICS_ADDR="+metrics), e.wdsBin, "worker"); err != nil {
 		return nil, err
 	}
+	_, port, _ := strings.Cut(s.temporal.Address, ":")
+	temporalPid := pidListening("start-dev", port)
+	s.cpu = &cpuMeter{parts: map[string]func() []int{
+		"wds serve":  func() []int { return []int{s.serve.cmd.Process.Pid} },
+		"wds worker": func() []int { return []int{s.worker.cmd.Process.Pid} },
+		"temporal":   func() []int { return temporalPid },
+		"postgres":   func() []int { return postgresPids(filepath.Join(e.dir, "pg", "pgdata")) },
+		// The load generators, the receiver, the bare worker and (as reaped children) pgbench.
+		"wdsbench": func() []int { return []int{os.Getpid()} },
+	}}
 	return s, nil
 }
 
@@ -212,7 +224,7 @@ func (e *env) ingestPhase(ctx context.Context, o Options, s *stack) (*IngestResu
 	if err != nil {
 		return nil, nil, err
 	}
-	res, err := e.runIngest(ctx, o, g, s.dbURL, t)
+	res, err := e.runIngest(ctx, o, g, s.cpu, s.dbURL, t)
 	return res, t, err
 }
 
@@ -289,7 +301,7 @@ func (e *env) webhookPhase(ctx context.Context, o Options, s *stack) (*WebhookRe
 	if err != nil {
 		return nil, err
 	}
-	return e.runWebhooks(ctx, o, g, s.temporal.Client(), s.rcv, func() error { return e.waitIdle(ctx, s) })
+	return e.runWebhooks(ctx, o, g, s.temporal.Client(), s.rcv, s.cpu, func() error { return e.waitIdle(ctx, s) })
 }
 
 // prepareRead makes the read benchmark's org, loads its orders and mints its keys.

@@ -31,8 +31,11 @@ type IngestResult struct {
 	// what the start in the request path costs.
 	NoTemporal      Measure `json:"no_temporal_in_request_path"`
 	NoTemporalRatio float64 `json:"no_temporal_ratio"`
-	Created         int     `json:"created"`
-	Verified        string  `json:"verified"`
+	// CPU milliseconds per create (wds) and per TPC-B transaction, by process, in the main run.
+	CPUPerOrder  map[string]float64 `json:"cpu_ms_per_order"`
+	CPUPerTPCBTx map[string]float64 `json:"cpu_ms_per_tpcb_tx"`
+	Created      int                `json:"created"`
+	Verified     string             `json:"verified"`
 }
 
 // intKeyBudget stays under the largest per-key limit an integration key can have (6000 a minute).
@@ -121,7 +124,7 @@ func (g *ingester) create(ctx context.Context) (string, error) {
 
 // runIngest measures order creation against TPC-B on the same cluster and then checks, in the
 // database, that every answered create left exactly one order with its lines, payment and events.
-func (e *env) runIngest(ctx context.Context, o Options, g *ingester, dbURL string, t *tenant) (*IngestResult, error) {
+func (e *env) runIngest(ctx context.Context, o Options, g *ingester, cpu *cpuMeter, dbURL string, t *tenant) (*IngestResult, error) {
 	res := &IngestResult{PGBenchScale: o.TPCBScale}
 	e.logf("ingest: warm-up, %d clients, %s", o.Clients, o.Warmup)
 	drive(ctx, o.Clients, o.Warmup, func(int) op { return func(ctx context.Context) error { _, err := g.create(ctx); return err } })
@@ -129,17 +132,19 @@ func (e *env) runIngest(ctx context.Context, o Options, g *ingester, dbURL strin
 		o.Clients, o.Duration, o.TPCBScale, o.Rounds)
 	per := o.Duration / time.Duration(o.Rounds)
 	var err error
-	res.WDS, res.PGBench, err = alternate(o.Rounds, func() (sample, error) {
+	wdsCPU, pgCPU := map[string]float64{}, map[string]float64{}
+	res.WDS, res.PGBench, err = alternate(o.Rounds, cpu.metered(wdsCPU, func() (sample, error) {
 		return drive(ctx, o.Clients, per, func(int) op {
 			return func(ctx context.Context) error { _, err := g.create(ctx); return err }
 		}), nil
-	}, func() (sample, error) {
+	}), cpu.metered(pgCPU, func() (sample, error) {
 		return e.pgbench(ctx, pgbenchSpec{db: "pgbench", name: "tpcb", clients: o.Clients,
 			seconds: max(1, int(per.Round(time.Second)/time.Second))})
-	})
+	}))
 	if err != nil {
 		return nil, err
 	}
+	res.CPUPerOrder, res.CPUPerTPCBTx = perOp(wdsCPU, res.WDS.Ops), perOp(pgCPU, res.PGBench.Ops)
 	res.ThroughputRatio = ratio(res.WDS.PerSecond, res.PGBench.PerSecond)
 	res.Created = int(g.created.Load())
 	if res.Verified, err = verifyIngest(ctx, dbURL, t, g.prefix, res.Created); err != nil {

@@ -36,7 +36,10 @@ type ReadResult struct {
 	LastPage        Measure      `json:"last_page"`
 	LastFirstRatio  float64      `json:"last_first_p50_ratio"`
 	Curve           []CurvePoint `json:"curve"`
-	Script          string       `json:"pgbench_script"`
+	// CPU milliseconds per page (wds) and per transaction (pgbench), by process, in the main run.
+	CPUPerPage      map[string]float64 `json:"cpu_ms_per_page"`
+	CPUPerPgbenchTx map[string]float64 `json:"cpu_ms_per_pgbench_tx"`
+	Script          string             `json:"pgbench_script"`
 }
 
 // CurvePoint is latency and throughput at one concurrency, for the chart.
@@ -230,7 +233,7 @@ func (e *env) readPgbench(ctx context.Context, r *reader, script, db string, cli
 
 // runRead measures the list: warm-up, the main run against pgbench, first and last page, and the
 // latency-against-load curve.
-func (e *env) runRead(ctx context.Context, o Options, r *reader, dbURL, db string) (*ReadResult, error) {
+func (e *env) runRead(ctx context.Context, o Options, r *reader, cpu *cpuMeter, dbURL, db string) (*ReadResult, error) {
 	sql, err := listSQL(ctx, dbURL, r.data.orgID)
 	if err != nil {
 		return nil, err
@@ -241,21 +244,25 @@ func (e *env) runRead(ctx context.Context, o Options, r *reader, dbURL, db strin
 		return nil, fmt.Errorf("bench: %w", err)
 	}
 	seed := uint64(0)
+	wdsCPU, pgCPU := map[string]float64{}, map[string]float64{}
 	step := func(clients, rounds int, d time.Duration) (Measure, Measure, error) {
 		per := d / time.Duration(rounds)
-		return alternate(rounds, func() (sample, error) {
+		return alternate(rounds, cpu.metered(wdsCPU, func() (sample, error) {
 			seed += 1000
 			return drive(ctx, clients, per, func(c int) op { return r.walker(seed + uint64(c)) }), nil
-		}, func() (sample, error) { return e.readPgbench(ctx, r, script, db, clients, per) })
+		}), cpu.metered(pgCPU, func() (sample, error) { return e.readPgbench(ctx, r, script, db, clients, per) }))
 	}
 	e.logf("read: warm-up, %d clients, %s", o.Clients, o.Warmup)
 	if _, _, err := step(o.Clients, 1, o.Warmup); err != nil {
 		return nil, err
 	}
 	e.logf("read: %d clients, %s each for wds and pgbench in %d alternating rounds", o.Clients, o.Duration, o.Rounds)
+	clear(wdsCPU)
+	clear(pgCPU)
 	if res.WDS, res.PGBench, err = step(o.Clients, o.Rounds, o.Duration); err != nil {
 		return nil, err
 	}
+	res.CPUPerPage, res.CPUPerPgbenchTx = perOp(wdsCPU, res.WDS.Ops), perOp(pgCPU, res.PGBench.Ops)
 	res.ThroughputRatio = ratio(res.WDS.PerSecond, res.PGBench.PerSecond)
 	e.logf("read: first and last page, 1 client, %s", o.PageCompare)
 	if res.FirstPage, res.LastPage, err = r.firstAndLast(ctx, o.PageCompare); err != nil {

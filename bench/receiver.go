@@ -11,6 +11,8 @@ import (
 	"path/filepath"
 	"sync"
 	"time"
+
+	"github.com/google/uuid"
 )
 
 // receiver is the HTTPS endpoint both wds's deliveries and the bare baseline POST to. It notes when
@@ -100,6 +102,18 @@ func (r *receiver) dedupe() (events, duplicates, bad int) {
 		duplicates += n - 1
 	}
 	return events, duplicates, r.bad
+}
+
+// anyEvent is the id of one delivered wds event.
+func (r *receiver) anyEvent() uuid.UUID {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for id := range r.perEvent {
+		if u, err := uuid.Parse(id); err == nil {
+			return u
+		}
+	}
+	return uuid.Nil
 }
 
 func (r *receiver) close() { r.srv.Close() }

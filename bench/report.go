@@ -83,6 +83,10 @@ func webhookRows(r *WebhookResult) []row {
 		{fmt.Sprintf("Webhook answer-to-receipt p50 / p99 at %.1f/s", r.HalfRate.Rate),
 			fmt.Sprintf("%.0f / %.0f ms", r.HalfRate.P50Ms, r.HalfRate.P99Ms), "", "",
 			"p50 < 150 ms, p99 < 500 ms", met(r.HalfRate.Sent > 0 && r.HalfRate.P50Ms < 150 && r.HalfRate.P99Ms < 500)},
+		{"Temporal history of one delivery", fmt.Sprintf("%d events: %d workflow tasks, %d activities, %d markers, %d upserts",
+			r.WDSHistory.Events, r.WDSHistory.WorkflowTasks, r.WDSHistory.Activities, r.WDSHistory.Markers, r.WDSHistory.Upserts),
+			fmt.Sprintf("%d events: %d workflow tasks, %d activity", r.BareHistory.Events, r.BareHistory.WorkflowTasks,
+				r.BareHistory.Activities), fmt.Sprintf("%.1f", float64(r.WDSHistory.Events)/float64(max(1, r.BareHistory.Events))), "", ""},
 		{"Webhook events at the receiver's dedupe", fmt.Sprintf("%d events, %d missing, %d redelivered",
 			r.Events, r.Missing, r.Duplicates), "", "", "each exactly once", met(r.Missing == 0 && r.Unreadable == 0)},
 	}
@@ -189,8 +193,61 @@ func resultsMarkdown(res *Results, chartRef string) string {
 	if chartRef != "" {
 		fmt.Fprintf(&b, "\n![Read list latency against load](%s)\n", chartRef)
 	}
+	cpuMarkdown(&b, res)
 	b.WriteString("\n")
 	return b.String()
+}
+
+// cpuParts is the order of the CPU table's columns.
+var cpuParts = []string{"wds serve", "wds worker", "temporal", "postgres", "wdsbench"}
+
+// cpuMarkdown is the table of CPU milliseconds per operation by process: on two shared cores, the
+// total bounds the throughput (2,000 ms of CPU a second).
+func cpuMarkdown(b *bytes.Buffer, res *Results) {
+	type line struct {
+		what string
+		cpu  map[string]float64
+	}
+	var lines []line
+	if r := res.Read; r != nil {
+		lines = append(lines, line{"Read: one page via wds", r.CPUPerPage}, line{"Read: one page via pgbench", r.CPUPerPgbenchTx})
+	}
+	if r := res.Ingest; r != nil {
+		lines = append(lines, line{"Ingest: one order via wds", r.CPUPerOrder}, line{"Ingest baseline: one TPC-B transaction", r.CPUPerTPCBTx})
+	}
+	if r := res.Webhooks; r != nil {
+		if p, ok := lastSteady(r.WDSLadder); ok {
+			lines = append(lines, line{fmt.Sprintf("Webhook: one order delivered by wds (at %.1f/s)", p.Rate), p.CPUPerItem})
+		}
+		if p, ok := lastSteady(r.BareLadder); ok {
+			lines = append(lines, line{fmt.Sprintf("Webhook baseline: one bare workflow (at %.1f/s)", p.Rate), p.CPUPerItem})
+		}
+	}
+	if len(lines) == 0 {
+		return
+	}
+	b.WriteString("\nCPU milliseconds per operation, by process (from /proc; `wdsbench` is the load generators, the " +
+		"receiver, the bare worker and pgbench):\n\n| operation | " + strings.Join(cpuParts, " | ") + " | total |\n|---|")
+	b.WriteString(strings.Repeat("---|", len(cpuParts)+1) + "\n")
+	for _, l := range lines {
+		total := 0.0
+		fmt.Fprintf(b, "| %s |", l.what)
+		for _, p := range cpuParts {
+			total += l.cpu[p]
+			fmt.Fprintf(b, " %.2f |", l.cpu[p])
+		}
+		fmt.Fprintf(b, " %.2f |\n", total)
+	}
+}
+
+// lastSteady is the highest steady step of a ladder.
+func lastSteady(steps []RatePoint) (RatePoint, bool) {
+	for i := len(steps) - 1; i >= 0; i-- {
+		if steps[i].Steady {
+			return steps[i], true
+		}
+	}
+	return RatePoint{}, false
 }
 
 // drawChart plots p50 and p99 of the read list against the number of clients, wds beside pgbench.
@@ -217,10 +274,12 @@ func drawChart(res *Results, path string) error {
 		{"pgbench p99", func(c CurvePoint) float64 { return c.PGBench.P99Ms }, plotutil.Color(1), true},
 		{"pgbench p50", func(c CurvePoint) float64 { return c.PGBench.P50Ms }, plotutil.Color(1), false},
 	}
+	top := 0.0
 	for _, s := range series {
 		pts := make(plotter.XYs, len(res.Read.Curve))
 		for i, c := range res.Read.Curve {
 			pts[i] = plotter.XY{X: float64(c.Clients), Y: s.pick(c)}
+			top = max(top, s.pick(c))
 		}
 		line, points, err := plotter.NewLinePoints(pts)
 		if err != nil {
@@ -233,6 +292,7 @@ func drawChart(res *Results, path string) error {
 		p.Add(line, points)
 		p.Legend.Add(s.name, line, points)
 	}
+	p.Y.Max = top * 1.35 // room for the legend above the lines
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return fmt.Errorf("bench: %w", err)
 	}

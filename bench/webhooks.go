@@ -12,11 +12,14 @@ import (
 	"sync"
 	"time"
 
+	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/temporal"
 	sdkworker "go.temporal.io/sdk/worker"
 	"go.temporal.io/sdk/workflow"
+
+	"wds/workflows"
 )
 
 // WebhookResult is the delivery benchmark: the highest steady rate of orders whose order.created
@@ -34,6 +37,46 @@ type WebhookResult struct {
 	Missing       int         `json:"missing_events"`
 	Unreadable    int         `json:"unreadable_deliveries"`
 	SteadyCeiling string      `json:"steady_criterion"`
+	// What one delivery costs the Temporal server: the history of one wds event workflow and of one
+	// bare workflow.
+	WDSHistory  History `json:"wds_history"`
+	BareHistory History `json:"bare_history"`
+}
+
+// History counts the events of one workflow's history by kind.
+type History struct {
+	Events        int `json:"events"`
+	WorkflowTasks int `json:"workflow_tasks"`
+	Activities    int `json:"activities"`
+	Markers       int `json:"markers"`
+	Upserts       int `json:"search_attribute_upserts"`
+	Timers        int `json:"timers"`
+}
+
+// history reads a finished workflow's history and counts it.
+func history(ctx context.Context, c client.Client, workflowID string) (History, error) {
+	var h History
+	it := c.GetWorkflowHistory(ctx, workflowID, "", false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
+	for it.HasNext() {
+		ev, err := it.Next()
+		if err != nil {
+			return h, fmt.Errorf("bench: history of %s: %w", workflowID, err)
+		}
+		h.Events++
+		switch ev.GetEventType() {
+		case enumspb.EVENT_TYPE_WORKFLOW_TASK_COMPLETED:
+			h.WorkflowTasks++
+		case enumspb.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED:
+			h.Activities++
+		case enumspb.EVENT_TYPE_MARKER_RECORDED:
+			h.Markers++
+		case enumspb.EVENT_TYPE_UPSERT_WORKFLOW_SEARCH_ATTRIBUTES:
+			h.Upserts++
+		case enumspb.EVENT_TYPE_TIMER_STARTED:
+			h.Timers++
+		}
+	}
+	return h, nil
 }
 
 // RatePoint is one paced phase: items started at a fixed rate and their arrival at the receiver.
@@ -50,6 +93,8 @@ type RatePoint struct {
 	P99Ms     float64 `json:"p99_ms"`
 	MaxMs     float64 `json:"max_ms"`
 	Steady    bool    `json:"steady"`
+	// CPU milliseconds per item, by process, during the step.
+	CPUPerItem map[string]float64 `json:"cpu_ms_per_item"`
 }
 
 // steadyP90 is the criterion of a steady rate: every item arrived, none failed, the generator never
@@ -144,13 +189,16 @@ func waitArrival(ctx context.Context, rcv *receiver, id string, deadline time.Ti
 // ladder raises the rate by half each step from start until a step is not steady twice in a row or
 // max is passed, and returns every step and the highest steady rate. idle waits for the backlog of
 // a failed step to drain, so it does not count against the retry.
-func ladder(ctx context.Context, e *env, what string, o Options, rcv *receiver, f fire, idle func() error) ([]RatePoint, float64, error) {
+func ladder(ctx context.Context, e *env, what string, o Options, rcv *receiver, cpu *cpuMeter, f fire, idle func() error) ([]RatePoint, float64, error) {
 	var steps []RatePoint
 	best := 0.0
 	for rate := o.RateStart; rate <= o.RateMax && ctx.Err() == nil; rate = math.Round(rate*1.5*10) / 10 {
 		steady := false
 		for try := 0; try < 2 && !steady; try++ {
-			p := paced(ctx, rate, o.RateStep, rcv, f)
+			acc := map[string]float64{}
+			var p RatePoint
+			_, _ = cpu.metered(acc, func() (sample, error) { p = paced(ctx, rate, o.RateStep, rcv, f); return sample{}, nil })()
+			p.CPUPerItem = perOp(acc, p.Sent)
 			e.logf("webhooks: %s at %.1f/s: sent %d (answered in p50 %.0f ms), delivered %d, errors %d, behind %d, "+
 				"p50 %.0f ms, p90 %.0f ms, p99 %.0f ms, steady %v", what, rate, p.Sent, p.AckP50Ms, p.Delivered,
 				p.Errors, p.Behind, p.P50Ms, p.P90Ms, p.P99Ms, p.Steady)
@@ -214,12 +262,12 @@ func bareWorkflow(ctx workflow.Context, url, id string) error {
 }
 
 // runWebhooks measures both ladders, then wds at half its highest steady rate, and checks the dedupe.
-func (e *env) runWebhooks(ctx context.Context, o Options, g *ingester, c client.Client, rcv *receiver, idle func() error) (*WebhookResult, error) {
+func (e *env) runWebhooks(ctx context.Context, o Options, g *ingester, c client.Client, rcv *receiver, cpu *cpuMeter, idle func() error) (*WebhookResult, error) {
 	res := &WebhookResult{SteadyCeiling: fmt.Sprintf("every item arrived, no errors, generator on schedule, p90 < %s; "+
 		"a failed step is tried once more", steadyP90)}
 	wdsFire := func(ctx context.Context) (string, error) { return g.create(ctx) }
 	var err error
-	if res.WDSLadder, res.WDSMaxRate, err = ladder(ctx, e, "wds", o, rcv, wdsFire, idle); err != nil {
+	if res.WDSLadder, res.WDSMaxRate, err = ladder(ctx, e, "wds", o, rcv, cpu, wdsFire, idle); err != nil {
 		return nil, err
 	}
 	if err := idle(); err != nil {
@@ -240,7 +288,7 @@ func (e *env) runWebhooks(ctx context.Context, o Options, g *ingester, c client.
 			rcv.srv.URL+"/bare", id)
 		return id, err
 	}
-	res.BareLadder, res.BareMaxRate, err = ladder(ctx, e, "bare Temporal", o, rcv, bareFire, idle)
+	res.BareLadder, res.BareMaxRate, err = ladder(ctx, e, "bare Temporal", o, rcv, cpu, bareFire, idle)
 	w.Stop()
 	if err != nil {
 		return nil, err
@@ -262,5 +310,11 @@ func (e *env) runWebhooks(ctx context.Context, o Options, g *ingester, c client.
 	}
 	res.Events, res.Duplicates, res.Unreadable = rcv.dedupe()
 	res.Missing = int(g.created.Load()) - res.Events
+	if res.WDSHistory, err = history(ctx, c, workflows.EventWorkflowID(rcv.anyEvent())); err != nil {
+		return nil, err
+	}
+	if res.BareHistory, err = history(ctx, c, "bare-1"); err != nil {
+		return nil, err
+	}
 	return res, nil
 }

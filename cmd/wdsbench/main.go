@@ -4,6 +4,7 @@
 //	wdsbench                 full run (a million orders, 16 clients, 20 s per measurement)
 //	wdsbench -smoke          a few seconds on tiny data
 //	wdsbench -render-only    re-render the docs from the saved JSON
+//	wdsbench -profile read   CPU profile of the API serving the read load in this process
 package main
 
 import (
@@ -34,22 +35,33 @@ func run() error {
 	renderOnly := flag.Bool("render-only", false, "render -doc and -chart from -results without measuring")
 	orders := flag.Int("orders", 0, "orders to load (default: the mode's)")
 	duration := flag.Duration("duration", 0, "length of each main measurement (default: the mode's)")
+	profile := flag.String("profile", "", "read or ingest: profile the API in this process instead of measuring")
+	profileOut := flag.String("profile-out", "cpu.pprof", "where -profile writes the CPU profile")
 	flag.Parse()
 
+	o := bench.Full()
+	if *smoke {
+		o = bench.Smoke()
+	}
+	o.WDSBinary, o.Keep = *wds, *keep
+	if *orders > 0 {
+		o.Orders = *orders
+	}
+	if *duration > 0 {
+		o.Duration = *duration
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if *profile != "" {
+		m, err := bench.Profile(ctx, o, *profile, *profileOut)
+		if err != nil {
+			return err
+		}
+		fmt.Printf("%s, %d clients: %.0f/s, p50 %.1f ms, p99 %.1f ms, %d errors; CPU profile in %s\n",
+			*profile, m.Clients, m.PerSecond, m.P50Ms, m.P99Ms, m.Errors, *profileOut)
+		return nil
+	}
 	if !*renderOnly {
-		o := bench.Full()
-		if *smoke {
-			o = bench.Smoke()
-		}
-		o.WDSBinary, o.Keep = *wds, *keep
-		if *orders > 0 {
-			o.Orders = *orders
-		}
-		if *duration > 0 {
-			o.Duration = *duration
-		}
-		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-		defer stop()
 		res, err := bench.Run(ctx, o)
 		if err != nil {
 			return err
