@@ -2,62 +2,91 @@ package bench
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http/httptest"
 	"os"
 	"runtime/pprof"
+	"sync/atomic"
 	"time"
+
+	"gorm.io/gorm"
 
 	"wds/api"
 	"wds/apikeys"
 	"wds/webhooks"
 )
 
+// ProfileResult is the profiled measurement and how many SQL statements each request ran.
+type ProfileResult struct {
+	Measure
+	StatementsPerOp float64
+}
+
 // Profile serves the API in this process, wired as `wds serve` wires it (the after-commit starter
 // on the run's Temporal dev server), drives one measurement at it and writes a CPU profile of the
 // whole process (API, GORM, load generator) to out. what is "read" or "ingest". It is how the causes
 // in docs/benchmarks.md were found: `wdsbench -profile read -profile-out read.pprof`, then
 // `go tool pprof -top -cum read.pprof`.
-func Profile(ctx context.Context, o Options, what, out string) (Measure, error) {
+func Profile(ctx context.Context, o Options, what, out string) (ProfileResult, error) {
 	if what != "read" && what != "ingest" {
-		return Measure{}, fmt.Errorf("bench: -profile takes read or ingest, not %q", what)
+		return ProfileResult{}, fmt.Errorf("bench: -profile takes read or ingest, not %q", what)
 	}
 	e, err := newEnv(ctx, o)
 	if err != nil {
-		return Measure{}, err
+		return ProfileResult{}, err
 	}
 	defer e.close()
 	s, err := e.startStack(ctx, o)
 	if err != nil {
-		return Measure{}, err
+		return ProfileResult{}, err
 	}
 	lastUsed := apikeys.NewLastUsed(s.db, quietLog())
 	flushCtx, stopFlush := context.WithCancel(ctx)
 	defer stopFlush()
 	go lastUsed.Run(flushCtx)
+	var statements atomic.Int64
+	if err := countStatements(s.db, &statements); err != nil {
+		return ProfileResult{}, err
+	}
 	starter := &webhooks.Starter{DB: s.db, Temporal: s.temporal.Client(), Schedule: []time.Duration{time.Minute}, Log: quietLog()}
 	router, err := api.NewRouter(api.Deps{DB: s.db, Log: quietLog(), LastUsed: lastUsed, Box: s.box, Events: starter})
 	if err != nil {
-		return Measure{}, fmt.Errorf("bench: %w", err)
+		return ProfileResult{}, fmt.Errorf("bench: %w", err)
 	}
 	srv := httptest.NewServer(router)
 	defer srv.Close()
 	newOp, err := e.profileLoad(ctx, o, s, what, srv.URL)
 	if err != nil {
-		return Measure{}, err
+		return ProfileResult{}, err
 	}
 	drive(ctx, o.Clients, o.Warmup, newOp)
 	f, err := os.Create(out)
 	if err != nil {
-		return Measure{}, fmt.Errorf("bench: %w", err)
+		return ProfileResult{}, fmt.Errorf("bench: %w", err)
 	}
 	defer f.Close()
 	if err := pprof.StartCPUProfile(f); err != nil {
-		return Measure{}, fmt.Errorf("bench: %w", err)
+		return ProfileResult{}, fmt.Errorf("bench: %w", err)
 	}
+	statements.Store(0)
 	m := drive(ctx, o.Clients, o.Duration, newOp).measure()
 	pprof.StopCPUProfile()
-	return m, nil
+	return ProfileResult{Measure: m, StatementsPerOp: round1(float64(statements.Load()) / float64(max(1, m.Ops)))}, nil
+}
+
+// countStatements counts every SQL statement GORM sends on db (BEGIN and COMMIT are not counted).
+func countStatements(db *gorm.DB, n *atomic.Int64) error {
+	count := func(*gorm.DB) { n.Add(1) }
+	cb := db.Callback()
+	return errors.Join(
+		cb.Create().After("gorm:create").Register("wdsbench:count", count),
+		cb.Query().After("gorm:query").Register("wdsbench:count", count),
+		cb.Update().After("gorm:update").Register("wdsbench:count", count),
+		cb.Delete().After("gorm:delete").Register("wdsbench:count", count),
+		cb.Row().After("gorm:row").Register("wdsbench:count", count),
+		cb.Raw().After("gorm:raw").Register("wdsbench:count", count),
+	)
 }
 
 // profileLoad prepares the data of the profiled measurement and returns its clients' operation.

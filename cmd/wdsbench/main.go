@@ -57,8 +57,8 @@ func run() error {
 		if err != nil {
 			return err
 		}
-		fmt.Printf("%s, %d clients: %.0f/s, p50 %.1f ms, p99 %.1f ms, %d errors; CPU profile in %s\n",
-			*profile, m.Clients, m.PerSecond, m.P50Ms, m.P99Ms, m.Errors, *profileOut)
+		fmt.Printf("%s, %d clients: %.0f/s, p50 %.1f ms, p99 %.1f ms, %d errors, %.1f SQL statements a request; CPU profile in %s\n",
+			*profile, m.Clients, m.PerSecond, m.P50Ms, m.P99Ms, m.Errors, m.StatementsPerOp, *profileOut)
 		return nil
 	}
 	if !*renderOnly {
