@@ -1,0 +1,71 @@
+package main
+
+import (
+	"context"
+	"io"
+	"net/http"
+	"strings"
+	"syscall"
+	"testing"
+
+	"wds/pgtest"
+	"wds/secrets"
+	"wds/temporaldev"
+)
+
+// scrape returns the metrics text a process serves, or "" while it does not answer.
+func scrape(addr string) string {
+	res, err := http.Get("http://" + addr + "/metrics")
+	if err != nil {
+		return ""
+	}
+	defer res.Body.Close()
+	b, _ := io.ReadAll(res.Body)
+	if res.StatusCode != http.StatusOK {
+		return ""
+	}
+	return string(b)
+}
+
+func TestWorkerExposesTemporalMetricsAndStopsOnSIGTERM(t *testing.T) {
+	srv, err := temporaldev.Start(context.Background(), temporaldev.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = srv.Stop() })
+	metricsAddr := freeAddr(t)
+	p := startWDS(t, []string{"DATABASE_URL=" + pgtest.URL(t), "WDS_ENCRYPTION_KEY=" + secrets.GenerateKey(),
+		"TEMPORAL_ADDRESS=" + srv.Address, "WDS_METRICS_ADDR=" + metricsAddr, "WDS_LOG_LEVEL=info"}, "worker")
+
+	// The worker's own metrics listener carries the Temporal SDK's metrics of its pollers on
+	// wds-webhooks next to the outbox gauges.
+	var body string
+	waitFor(t, "the worker's Temporal metrics", func() bool {
+		select {
+		case <-p.exited:
+			t.Fatalf("wds worker exited: %v\n%s", p.err, p.out.String())
+		default:
+		}
+		body = scrape(metricsAddr)
+		return strings.Contains(body, `task_queue="wds-webhooks"`)
+	})
+	for _, want := range []string{"temporal_poller_start_total{", "temporal_num_pollers{", `namespace="default"`, `wds_outbox_backlog{queue="events"} 0`} {
+		if !strings.Contains(body, want) {
+			t.Errorf("worker metrics lack %s", want)
+		}
+	}
+
+	if err := p.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	<-p.exited
+	if p.err != nil {
+		t.Fatalf("wds worker exited with %v on SIGTERM\n%s", p.err, p.out.String())
+	}
+	if !strings.Contains(p.out.String(), "webhook worker stopped") {
+		t.Errorf("the worker did not report a clean stop:\n%s", p.out.String())
+	}
+	if scrape(metricsAddr) != "" {
+		t.Error("the metrics listener outlived the process")
+	}
+}
