@@ -41,7 +41,7 @@ var (
 
 	deliveries = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "wds_webhook_deliveries_total",
-		Help: "Webhook delivery attempts recorded, by outcome (succeeded, failed, dropped) and attempt number.",
+		Help: "Webhook delivery attempts sent to a receiver, by outcome (succeeded; failed; dropped when it was the chain's last attempt) and attempt number.",
 	}, []string{"outcome", "attempt"})
 
 	deliveryDuration = prometheus.NewHistogramVec(prometheus.HistogramOpts{
