@@ -9,7 +9,6 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"sync"
 	"syscall"
@@ -26,27 +25,17 @@ import (
 	"wds/workspace"
 )
 
-// buildWDS compiles this command once per test binary, so lifecycle tests exercise the real program
-// with real signals.
-var buildWDS = sync.OnceValues(func() (string, error) {
-	dir, err := os.MkdirTemp("", "wds-bin-")
-	if err != nil {
-		return "", err
-	}
-	bin := filepath.Join(dir, "wds")
-	out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput()
-	if err != nil {
-		return "", &buildError{out: string(out), err: err}
-	}
-	return bin, nil
-})
+// runMainEnv makes the test binary the wds program: started with it set, the binary runs main with
+// its arguments, so lifecycle tests drive the real program, signal handling included, without
+// building (and cleaning up) a second binary.
+const runMainEnv = "WDS_TEST_RUN_MAIN"
 
-type buildError struct {
-	out string
-	err error
+func init() {
+	if os.Getenv(runMainEnv) == "1" {
+		main()
+		os.Exit(0)
+	}
 }
-
-func (e *buildError) Error() string { return "go build: " + e.err.Error() + "\n" + e.out }
 
 // syncBuf collects a child process's output while the test reads it.
 type syncBuf struct {
@@ -67,12 +56,8 @@ type process struct {
 
 func startWDS(t *testing.T, env []string, args ...string) *process {
 	t.Helper()
-	bin, err := buildWDS()
-	if err != nil {
-		t.Fatal(err)
-	}
-	p := &process{cmd: exec.Command(bin, args...), out: &syncBuf{}, exited: make(chan struct{})}
-	p.cmd.Env = append(os.Environ(), env...)
+	p := &process{cmd: exec.Command(os.Args[0], args...), out: &syncBuf{}, exited: make(chan struct{})}
+	p.cmd.Env = append(append(os.Environ(), runMainEnv+"=1"), env...)
 	p.cmd.Stdout, p.cmd.Stderr = p.out, p.out
 	if err := p.cmd.Start(); err != nil {
 		t.Fatal(err)
