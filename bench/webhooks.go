@@ -100,8 +100,7 @@ type RatePoint struct {
 // steadyP90 is the criterion of a steady rate: every item arrived, none failed, the generator never
 // fell behind its schedule, and the p90 from acknowledgement to arrival stayed under this. Past the
 // capacity a backlog grows through the phase and most items wait seconds; the p90 (not the p99)
-// keeps a neighbour's burst on this shared machine from deciding the rate, and a step that fails is
-// tried once more before the ladder stops.
+// keeps a neighbour's burst on this shared machine from deciding the rate.
 const steadyP90 = time.Second
 
 // maxInFlight bounds the generator: an item that finds this many still unanswered counts as behind.
@@ -186,15 +185,23 @@ func waitArrival(ctx context.Context, rcv *receiver, id string, deadline time.Ti
 	}
 }
 
-// ladder raises the rate by half each step from start until a step is not steady twice in a row or
-// max is passed, and returns every step and the highest steady rate. idle waits for the backlog of
-// a failed step to drain, so it does not count against the retry.
+// stepTries is how often a step that is not steady is tried before the ladder stops: a neighbour's
+// burst on this shared machine can spoil a step; a rate past capacity fails every time.
+const stepTries = 3
+
+// ladder warms the path up at the start rate (unmeasured), then raises the rate by half each step
+// until a step is not steady in stepTries tries or max is passed, and returns every step and the
+// highest steady rate. idle waits for the worker to drain, before the ladder and after a failed try.
 func ladder(ctx context.Context, e *env, what string, o Options, rcv *receiver, cpu *cpuMeter, f fire, idle func() error) ([]RatePoint, float64, error) {
+	paced(ctx, o.RateStart, o.RateStep/2, rcv, f)
+	if err := idle(); err != nil {
+		return nil, 0, err
+	}
 	var steps []RatePoint
 	best := 0.0
 	for rate := o.RateStart; rate <= o.RateMax && ctx.Err() == nil; rate = math.Round(rate*1.5*10) / 10 {
 		steady := false
-		for try := 0; try < 2 && !steady; try++ {
+		for try := 0; try < stepTries && !steady; try++ {
 			acc := map[string]float64{}
 			var p RatePoint
 			_, _ = cpu.metered(acc, func() (sample, error) { p = paced(ctx, rate, o.RateStep, rcv, f); return sample{}, nil })()
@@ -264,13 +271,10 @@ func bareWorkflow(ctx workflow.Context, url, id string) error {
 // runWebhooks measures both ladders, then wds at half its highest steady rate, and checks the dedupe.
 func (e *env) runWebhooks(ctx context.Context, o Options, g *ingester, c client.Client, rcv *receiver, cpu *cpuMeter, idle func() error) (*WebhookResult, error) {
 	res := &WebhookResult{SteadyCeiling: fmt.Sprintf("every item arrived, no errors, generator on schedule, p90 < %s; "+
-		"a failed step is tried once more", steadyP90)}
+		"a step is tried up to %d times", steadyP90, stepTries)}
 	wdsFire := func(ctx context.Context) (string, error) { return g.create(ctx) }
 	var err error
 	if res.WDSLadder, res.WDSMaxRate, err = ladder(ctx, e, "wds", o, rcv, cpu, wdsFire, idle); err != nil {
-		return nil, err
-	}
-	if err := idle(); err != nil {
 		return nil, err
 	}
 	w, err := bareWorker(c, rcv)
