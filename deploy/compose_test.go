@@ -14,7 +14,6 @@ import (
 	"github.com/compose-spec/compose-go/v2/types"
 
 	"wds/config"
-	"wds/workflows"
 )
 
 // secrets the compose file must take from the operator's environment, never hold.
@@ -71,8 +70,7 @@ func TestComposeNamesEveryService(t *testing.T) {
 	p := project(t)
 	images := map[string]string{
 		"postgres": "postgres:", "temporal": "temporalio/auto-setup:", "temporal-ui": "temporalio/ui:",
-		"temporal-search-attributes": "temporalio/admin-tools:",
-		"migrate":                    "wds:", "serve": "wds:", "worker": "wds:",
+		"migrate": "wds:", "serve": "wds:", "worker": "wds:",
 	}
 	if len(p.Services) != len(images) {
 		t.Errorf("services %v, want exactly %d", p.ServiceNames(), len(images))
@@ -115,16 +113,14 @@ func TestComposeHealthchecksAndDependencies(t *testing.T) {
 		}
 	}
 	want := map[string]map[string]string{
-		"temporal":                   {"postgres": types.ServiceConditionHealthy},
-		"temporal-ui":                {"temporal": types.ServiceConditionHealthy},
-		"temporal-search-attributes": {"temporal": types.ServiceConditionHealthy},
-		"migrate":                    {"postgres": types.ServiceConditionHealthy},
+		"temporal":    {"postgres": types.ServiceConditionHealthy},
+		"temporal-ui": {"temporal": types.ServiceConditionHealthy},
+		"migrate":     {"postgres": types.ServiceConditionHealthy, "temporal": types.ServiceConditionHealthy},
 		"serve": {"postgres": types.ServiceConditionHealthy,
 			"migrate": types.ServiceConditionCompletedSuccessfully},
 		"worker": {"postgres": types.ServiceConditionHealthy,
-			"migrate":                    types.ServiceConditionCompletedSuccessfully,
-			"temporal":                   types.ServiceConditionHealthy,
-			"temporal-search-attributes": types.ServiceConditionCompletedSuccessfully},
+			"migrate":  types.ServiceConditionCompletedSuccessfully,
+			"temporal": types.ServiceConditionHealthy},
 	}
 	for name, deps := range want {
 		s, _ := p.GetService(name)
@@ -137,7 +133,7 @@ func TestComposeHealthchecksAndDependencies(t *testing.T) {
 			}
 		}
 	}
-	for _, name := range []string{"migrate", "serve", "worker", "temporal-search-attributes"} {
+	for _, name := range []string{"migrate", "serve", "worker"} {
 		if s, _ := p.GetService(name); s.Restart != types.RestartPolicyOnFailure {
 			t.Errorf("%s restarts %q, want on-failure", name, s.Restart)
 		}
@@ -220,17 +216,15 @@ func TestComposeHealthchecksProbeTheConfiguredListeners(t *testing.T) {
 	}
 }
 
-func TestComposeRegistersEverySearchAttribute(t *testing.T) {
+// TestComposeRegistersSearchAttributes checks the one-shot that registers them: `wds migrate up` with
+// TEMPORAL_ADDRESS, once Temporal is healthy (cmd/wds tests what the command registers).
+func TestComposeRegistersSearchAttributes(t *testing.T) {
 	p := project(t)
-	s, _ := p.GetService("temporal-search-attributes")
-	script := strings.Join(s.Command, " ")
-	for _, k := range workflows.SearchAttributeKeys() {
-		want := k.GetName() + ":" + k.GetValueType().String()
-		if !strings.Contains(script, want) {
-			t.Errorf("search attribute %s is not registered by the one-shot", want)
-		}
+	s, _ := p.GetService("migrate")
+	if strings.Join(s.Command, " ") != "migrate up" {
+		t.Errorf("migrate runs %v, want migrate up", s.Command)
 	}
-	if !strings.Contains(script, "temporal operator search-attribute create") {
-		t.Error("the one-shot does not create search attributes")
+	if addr := s.Environment["TEMPORAL_ADDRESS"]; addr == nil || *addr == "" {
+		t.Error("migrate has no TEMPORAL_ADDRESS, so it would skip the search attributes")
 	}
 }

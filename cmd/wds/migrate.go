@@ -2,18 +2,29 @@ package main
 
 import (
 	"context"
+	"database/sql"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
+	"time"
+
+	"github.com/sirupsen/logrus"
 
 	"wds/config"
 	"wds/database"
 	"wds/migrations"
+	"wds/worker"
 )
 
 func init() { commands["migrate"] = migrateCmd }
 
-// migrateCmd runs `wds migrate up|status` and prints the result as JSON.
+// searchAttributeWait bounds how long `migrate up` waits for a Temporal that is still starting.
+const searchAttributeWait = 2 * time.Minute
+
+// migrateCmd runs `wds migrate up|status` and prints the result as JSON. `up` also registers the
+// Wds* search attributes on the Temporal named by TEMPORAL_ADDRESS (decisions.md §1), so one
+// one-shot prepares both stores a deployment needs.
 func migrateCmd(ctx context.Context, args []string) error {
 	if len(args) != 1 || (args[0] != "up" && args[0] != "status") {
 		return errors.New("usage: wds migrate up|status")
@@ -22,11 +33,12 @@ func migrateCmd(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
+	log := cfg.Logger()
 	url, err := databaseURL(cfg)
 	if err != nil {
 		return err
 	}
-	db, err := database.Open(ctx, url, cfg.Logger())
+	db, err := database.Open(ctx, url, log)
 	if err != nil {
 		return err
 	}
@@ -34,17 +46,37 @@ func migrateCmd(ctx context.Context, args []string) error {
 	defer sqlDB.Close()
 	var out any
 	if args[0] == "up" {
-		n, err := migrations.Up(ctx, sqlDB)
-		if err != nil {
-			return err
-		}
-		out = map[string]any{"applied": n}
+		out, err = migrateUp(ctx, cfg, sqlDB, log)
 	} else {
-		list, err := migrations.List(ctx, sqlDB)
-		if err != nil {
-			return err
-		}
+		var list []migrations.Status
+		list, err = migrations.List(ctx, sqlDB)
 		out = map[string]any{"migrations": list}
 	}
+	if err != nil {
+		return err
+	}
 	return json.NewEncoder(os.Stdout).Encode(out)
+}
+
+func migrateUp(ctx context.Context, cfg *config.Config, sqlDB *sql.DB, log logrus.FieldLogger) (any, error) {
+	n, err := migrations.Up(ctx, sqlDB)
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]any{"applied": n, "search_attributes": "skipped: TEMPORAL_ADDRESS is unset"}
+	if cfg.TemporalAddress == "" {
+		return out, nil
+	}
+	wctx, cancel := context.WithTimeout(ctx, searchAttributeWait)
+	defer cancel()
+	c, err := dialTemporal(wctx, cfg, log)
+	if err != nil {
+		return nil, fmt.Errorf("register search attributes on %s: %w", cfg.TemporalAddress, err)
+	}
+	defer c.Close()
+	if err := worker.EnsureSearchAttributes(wctx, c, cfg.TemporalNamespace); err != nil {
+		return nil, err
+	}
+	out["search_attributes"] = "registered"
+	return out, nil
 }
