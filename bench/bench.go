@@ -10,6 +10,7 @@ import (
 	"io"
 	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"runtime"
 	"strings"
@@ -64,6 +65,7 @@ func Smoke() Options {
 // Results is everything a run measured; cmd/wdsbench writes it as JSON and renders the docs from it.
 type Results struct {
 	Mode       string         `json:"mode"`
+	Source     string         `json:"source"`
 	StartedAt  time.Time      `json:"started_at"`
 	Machine    Machine        `json:"machine"`
 	PostgreSQL string         `json:"postgresql"`
@@ -97,7 +99,7 @@ func Run(ctx context.Context, o Options) (*Results, error) {
 	if o.Log == nil {
 		o.Log = io.Discard
 	}
-	res := &Results{Mode: o.Mode, StartedAt: time.Now().UTC(), Machine: machine(), Cluster: clusterSettings}
+	res := &Results{Mode: o.Mode, StartedAt: time.Now().UTC(), Machine: machine(), Cluster: clusterSettings, Source: source(ctx)}
 	e, err := newEnv(ctx, o)
 	if err != nil {
 		return nil, err
@@ -386,6 +388,20 @@ func machine() Machine {
 		m.Kernel = strings.TrimSpace(string(b))
 	}
 	return m
+}
+
+// source names the code measured: the commit, and whether the work tree differed from it (the
+// benchmark builds the tree as it is).
+func source(ctx context.Context) string {
+	out, err := exec.CommandContext(ctx, "git", "rev-parse", "--short", "HEAD").Output()
+	if err != nil {
+		return "unknown (not a git work tree)"
+	}
+	s := "commit " + strings.TrimSpace(string(out))
+	if dirty, err := exec.CommandContext(ctx, "git", "status", "--porcelain", "--untracked-files=no").Output(); err == nil && len(dirty) > 0 {
+		s += fmt.Sprintf(" with uncommitted changes in %d files", strings.Count(string(dirty), "\n"))
+	}
+	return s
 }
 
 func loadavg() string {

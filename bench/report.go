@@ -173,8 +173,8 @@ func resultsMarkdown(res *Results, chartRef string) string {
 	var b bytes.Buffer
 	m := res.Machine
 	fmt.Fprintf(&b, "\nRun of %s (%s mode) on %d CPUs (%s), %.1f GiB, Linux %s, %s; load average %s at the start, %s at the end. "+
-		"PostgreSQL %s, %s.\n\n", res.StartedAt.Format("2006-01-02 15:04 MST"), res.Mode, m.CPUs, m.CPUModel, m.MemGiB,
-		m.Kernel, m.Go, m.LoadStart, m.LoadEnd, res.PostgreSQL, res.Cluster)
+		"PostgreSQL %s, %s. Code measured: %s.\n\n", res.StartedAt.Format("2006-01-02 15:04 MST"), res.Mode, m.CPUs, m.CPUModel, m.MemGiB,
+		m.Kernel, m.Go, m.LoadStart, m.LoadEnd, res.PostgreSQL, res.Cluster, res.Source)
 	fmt.Fprintf(&b, "Loaded %d orders (%d rows with lines, payments and clients) in %.1f s, %.0f rows/s.\n\n",
 		res.Load.Orders, res.Load.Rows, res.Load.Seconds, res.Load.RowsPerSec)
 	b.WriteString("| measurement | wds | baseline (same run) | ratio | target | met |\n|---|---|---|---|---|---|\n")
