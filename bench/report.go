@@ -80,9 +80,7 @@ func webhookRows(r *WebhookResult) []row {
 		{"Webhook highest steady rate", fmt.Sprintf("%.1f orders/s", r.WDSMaxRate),
 			fmt.Sprintf("%.1f workflows/s (bare Temporal workflow, one HTTPS POST)", r.BareMaxRate),
 			fmt.Sprintf("%.2f", r.RateRatio), ">= 0.70", met(r.RateRatio >= 0.7)},
-		{fmt.Sprintf("Webhook answer-to-receipt p50 / p99 at %.1f/s", r.HalfRate.Rate),
-			fmt.Sprintf("%.0f / %.0f ms", r.HalfRate.P50Ms, r.HalfRate.P99Ms), "", "",
-			"p50 < 150 ms, p99 < 500 ms", met(r.HalfRate.Sent > 0 && r.HalfRate.P50Ms < 150 && r.HalfRate.P99Ms < 500)},
+		halfRateRow(r.HalfRate),
 		{"Temporal history of one delivery", fmt.Sprintf("%d events: %d workflow tasks, %d activities, %d markers, %d upserts",
 			r.WDSHistory.Events, r.WDSHistory.WorkflowTasks, r.WDSHistory.Activities, r.WDSHistory.Markers, r.WDSHistory.Upserts),
 			fmt.Sprintf("%d events: %d workflow tasks, %d activity", r.BareHistory.Events, r.BareHistory.WorkflowTasks,
@@ -90,6 +88,19 @@ func webhookRows(r *WebhookResult) []row {
 		{"Webhook events at the receiver's dedupe", fmt.Sprintf("%d events, %d missing, %d redelivered",
 			r.Events, r.Missing, r.Duplicates), "", "", "each exactly once", met(r.Missing == 0 && r.Unreadable == 0)},
 	}
+}
+
+// halfRateRow is the latency at half the highest steady rate, which needs a steady rate to exist.
+func halfRateRow(p RatePoint) row {
+	r := row{What: "Webhook answer-to-receipt p50 / p99 at half the highest steady rate", Target: "p50 < 150 ms, p99 < 500 ms"}
+	if p.Sent == 0 {
+		r.WDS, r.Met = "not measured: no steady rate", met(false)
+		return r
+	}
+	r.What = fmt.Sprintf("Webhook answer-to-receipt p50 / p99 at %.1f/s (half the highest steady rate)", p.Rate)
+	r.WDS = fmt.Sprintf("%.0f / %.0f ms (%d of %d delivered)", p.P50Ms, p.P99Ms, p.Delivered, p.Sent)
+	r.Met = met(p.Delivered == p.Sent && p.P50Ms < 150 && p.P99Ms < 500)
+	return r
 }
 
 // PrintTable writes the results table for a terminal.
