@@ -243,7 +243,7 @@ func bareWorker(c client.Client, rcv *receiver) (sdkworker.Worker, error) {
 		req.Header.Set("Content-Type", "application/json")
 		resp, err := hc.Do(req)
 		if err != nil {
-			return err
+			return fmt.Errorf("POST %s: %w", url, err)
 		}
 		defer resp.Body.Close()
 		_, _ = io.Copy(io.Discard, resp.Body)
