@@ -13,38 +13,23 @@ import (
 	"wds/api"
 	"wds/apikeys"
 	"wds/config"
-	"wds/database"
 )
 
 func init() { commands["serve"] = serveCmd }
 
 // serveCmd runs the HTTP API until SIGTERM.
 func serveCmd(ctx context.Context, _ []string) error {
-	cfg, err := config.Load()
+	p, closeAll, err := startService(ctx)
 	if err != nil {
 		return err
 	}
-	log := cfg.Logger()
-	db, err := openCurrent(ctx, cfg, log)
-	if err != nil {
-		return err
-	}
-	defer database.Close(db)
-	stopMetrics, err := startMetrics(cfg, db, log)
-	if err != nil {
-		return err
-	}
-	defer stopMetrics()
-	box, err := encryptionBox(cfg)
-	if err != nil {
-		return err
-	}
-	tc, err := lazyTemporal(cfg)
+	defer closeAll()
+	tc, err := lazyTemporal(p.cfg)
 	if err != nil {
 		return err
 	}
 	defer tc.Close()
-	return serveHTTP(ctx, cfg, db, log, newWebhookWiring(cfg, db, box, tc, log))
+	return serveHTTP(ctx, p.cfg, p.db, p.log, newWebhookWiring(p.cfg, p.db, p.box, tc, p.log))
 }
 
 // shutdownGrace bounds how long in-flight requests may take to finish after SIGTERM.

@@ -81,3 +81,37 @@ func encryptionBox(cfg *config.Config) (*secrets.Box, error) {
 	}
 	return box, nil
 }
+
+// service is what `wds serve` and `wds worker` share: settings, logger, a current database, the
+// metrics listener and the at-rest key.
+type service struct {
+	cfg *config.Config
+	log *logrus.Logger
+	db  *gorm.DB
+	box *secrets.Box
+}
+
+// startService opens everything a long-running command needs; close releases it in reverse order.
+func startService(ctx context.Context) (p *service, closeAll func(), err error) {
+	cfg, err := config.Load()
+	if err != nil {
+		return nil, nil, err
+	}
+	log := cfg.Logger()
+	db, err := openCurrent(ctx, cfg, log)
+	if err != nil {
+		return nil, nil, err
+	}
+	stopMetrics, err := startMetrics(cfg, db, log)
+	if err != nil {
+		_ = database.Close(db)
+		return nil, nil, err
+	}
+	closeAll = func() { stopMetrics(); _ = database.Close(db) }
+	box, err := encryptionBox(cfg)
+	if err != nil {
+		closeAll()
+		return nil, nil, err
+	}
+	return &service{cfg: cfg, log: log, db: db, box: box}, closeAll, nil
+}

@@ -12,7 +12,6 @@ import (
 	"wds/activities"
 	"wds/api"
 	"wds/config"
-	"wds/database"
 	"wds/egress"
 	"wds/metrics"
 	"wds/secrets"
@@ -25,35 +24,21 @@ func init() { commands["worker"] = workerCmd }
 
 // workerCmd runs the Temporal worker and the outbox relay until SIGTERM.
 func workerCmd(ctx context.Context, _ []string) error {
-	cfg, err := config.Load()
+	p, closeAll, err := startService(ctx)
 	if err != nil {
 		return err
 	}
-	log := cfg.Logger()
-	db, err := openCurrent(ctx, cfg, log)
-	if err != nil {
-		return err
-	}
-	defer database.Close(db)
-	stopMetrics, err := startMetrics(cfg, db, log)
-	if err != nil {
-		return err
-	}
-	defer stopMetrics()
-	box, err := encryptionBox(cfg)
-	if err != nil {
-		return err
-	}
-	c, err := dialTemporal(ctx, cfg, log)
+	defer closeAll()
+	c, err := dialTemporal(ctx, p.cfg, p.log)
 	if err != nil {
 		return err
 	}
 	defer c.Close()
-	if err := worker.EnsureSearchAttributes(ctx, c, cfg.TemporalNamespace); err != nil {
+	if err := worker.EnsureSearchAttributes(ctx, c, p.cfg.TemporalNamespace); err != nil {
 		// Workflows still run; only the UI's filters would be missing, so say how to add them.
-		log.WithError(err).Warn("cannot register the Wds* search attributes; see docs/webhooks.md")
+		p.log.WithError(err).Warn("cannot register the Wds* search attributes; see docs/production.md")
 	}
-	return runWorker(ctx, cfg, db, box, c, log)
+	return runWorker(ctx, p.cfg, p.db, p.box, c, p.log)
 }
 
 // temporalAddress is TEMPORAL_ADDRESS or the default frontend.

@@ -39,21 +39,23 @@ func TestWorkerExposesTemporalMetricsAndStopsOnSIGTERM(t *testing.T) {
 
 	// The worker's own metrics listener carries the Temporal SDK's metrics of its pollers on
 	// wds-webhooks next to the outbox gauges.
-	var body string
-	waitFor(t, "the worker's Temporal metrics", func() bool {
+	// Pollers start one by one after the listener is up, so wait for every series, not the first.
+	wants := []string{`task_queue="wds-webhooks"`, "temporal_poller_start_total{", "temporal_num_pollers{",
+		`namespace="default"`, `wds_outbox_backlog{queue="events"} 0`}
+	waitFor(t, "the worker's Temporal metrics "+strings.Join(wants, ", "), func() bool {
 		select {
 		case <-p.exited:
 			t.Fatalf("wds worker exited: %v\n%s", p.err, p.out.String())
 		default:
 		}
-		body = scrape(metricsAddr)
-		return strings.Contains(body, `task_queue="wds-webhooks"`)
-	})
-	for _, want := range []string{"temporal_poller_start_total{", "temporal_num_pollers{", `namespace="default"`, `wds_outbox_backlog{queue="events"} 0`} {
-		if !strings.Contains(body, want) {
-			t.Errorf("worker metrics lack %s", want)
+		body := scrape(metricsAddr)
+		for _, want := range wants {
+			if !strings.Contains(body, want) {
+				return false
+			}
 		}
-	}
+		return true
+	})
 
 	if err := p.cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
