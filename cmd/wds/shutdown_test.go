@@ -208,7 +208,6 @@ func readKeyFor(t *testing.T, db *gorm.DB) string {
 	return key
 }
 
-// waitFor polls cond until it holds; the test's own deadline bounds it.
 // waitFor polls cond for up to two minutes: long enough for a loaded CI machine, short enough that a
 // hang fails this test instead of the whole run's deadline.
 func waitFor(t *testing.T, what string, cond func() bool) {
