@@ -41,6 +41,10 @@ func (s *server) readAuth(scope string) gin.HandlerFunc {
 			fail(c, err)
 			return
 		}
+		// last_used_at advances on every successful authentication, even if scope or rate refuse next.
+		if s.LastUsed != nil {
+			s.LastUsed.Touch(apikeys.ReadKeysTable, k.ID, now)
+		}
 		c.Set(ctxKeyID, k.ID)
 		c.Set(ctxOrgID, k.OrgID)
 		c.Set(ctxReadKey, k)
@@ -51,9 +55,6 @@ func (s *server) readAuth(scope string) gin.HandlerFunc {
 		if scope == models.ScopeReadWrite && k.Scope != models.ScopeReadWrite {
 			fail(c, models.Fail(models.ErrInsufficientScope, "this endpoint needs a read_write key"))
 			return
-		}
-		if s.LastUsed != nil {
-			s.LastUsed.Touch(apikeys.ReadKeysTable, k.ID, now)
 		}
 		c.Next()
 	}

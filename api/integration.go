@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io"
 	"net/http"
+	"strings"
 
 	"github.com/gin-gonic/gin"
 	"github.com/google/uuid"
@@ -34,24 +35,29 @@ const (
 )
 
 // registerIntegration mounts /integrations/v1. Every authenticated route runs, in order: key
-// authentication, IP allowlist, the key's rate limit, the capped body read, signature verification
-// over the raw bytes, the route's payload format and scope, the Idempotency-Key layer, the operation.
+// authentication, the route's payload format (it depends on the key alone, so a nativestore key on
+// /orders hears wrong_format whatever it signed), IP allowlist, the key's rate limit, the capped body
+// read, signature verification over the raw bytes, scope, the Idempotency-Key layer, the operation.
 func (s *server) registerIntegration(r *gin.Engine) {
 	g := r.Group("/integrations/v1")
 	g.GET("/health", health)
 	g.GET("/openapi.json", serveDoc(openapi.IntegrationJSON, "application/json"))
 
-	a := g.Group("", s.intAuth, s.intAllowIP, s.intRateLimit, readBody, s.intVerifySignature)
+	a := g.Group("", s.intAuth)
+	guarded := func(h ...gin.HandlerFunc) []gin.HandlerFunc {
+		return append([]gin.HandlerFunc{s.intAllowIP, s.intRateLimit, readBody, s.intVerifySignature}, h...)
+	}
 	generic := func(scope string, h gin.HandlerFunc) []gin.HandlerFunc {
-		return []gin.HandlerFunc{accept(ingest.FormatGeneric, scope), s.idempotent, h}
+		return append([]gin.HandlerFunc{acceptFormat(ingest.FormatGeneric)}, guarded(requireScope(scope), s.idempotent, h)...)
 	}
 	a.POST("/orders", generic(ingest.ScopeOrdersWrite, s.createOrder)...)
 	a.POST("/orders/:id/payments", generic(ingest.ScopePaymentsWrite, s.recordPayment)...)
 	a.POST("/orders/:id/cancel", generic(ingest.ScopeOrdersCancel, s.cancelOrder)...)
 	a.POST("/payments/:id/refund", generic(ingest.ScopePaymentsRefund, s.refundPayment)...)
 	a.POST("/clients", generic(ingest.ScopeClientsWrite, s.upsertClient)...)
-	a.POST("/webhook/nativestore", accept(ingest.FormatNativestore, ""), s.idempotent, s.receiveNativestore)
-	a.GET("/orders/by-external/:external_id", s.orderByExternal)
+	a.POST("/webhook/nativestore", append([]gin.HandlerFunc{acceptFormat(ingest.FormatNativestore)}, guarded(s.idempotent, s.receiveNativestore)...)...)
+	// A catch-all, so external ids holding "/" (INV/2026/7) are found; the leading "/" is trimmed.
+	a.GET("/orders/by-external/*external_id", guarded(s.orderByExternal)...)
 }
 
 // intKey is the authenticated integration key of the request.
@@ -160,15 +166,21 @@ func signatureError(err error) error {
 	return err
 }
 
-// accept admits keys of one payload format holding scope (empty: no scope beyond the format).
-func accept(format, scope string) gin.HandlerFunc {
+// acceptFormat refuses keys of another payload_format (nativestore keys post only to the receiver).
+func acceptFormat(format string) gin.HandlerFunc {
 	return func(c *gin.Context) {
-		k := intKey(c)
-		if k.PayloadFormat != format {
+		if k := intKey(c); k.PayloadFormat != format {
 			fail(c, models.Fail(models.ErrWrongFormat, "this endpoint accepts %s keys; this key's payload_format is %s", format, k.PayloadFormat))
 			return
 		}
-		if scope != "" && !ingest.HasScope(k, scope) {
+		c.Next()
+	}
+}
+
+// requireScope refuses keys without the endpoint's scope.
+func requireScope(scope string) gin.HandlerFunc {
+	return func(c *gin.Context) {
+		if !ingest.HasScope(intKey(c), scope) {
 			fail(c, models.Fail(models.ErrInsufficientScope, "this endpoint needs the %s scope", scope))
 			return
 		}
@@ -298,7 +310,7 @@ func (s *server) receiveNativestore(c *gin.Context) {
 }
 
 func (s *server) orderByExternal(c *gin.Context) {
-	o, err := ingest.OrderByExternal(c.Request.Context(), s.DB, intKey(c), c.Param("external_id"))
+	o, err := ingest.OrderByExternal(c.Request.Context(), s.DB, intKey(c), strings.TrimPrefix(c.Param("external_id"), "/"))
 	if err != nil {
 		fail(c, err)
 		return

@@ -24,7 +24,8 @@ func (s *server) idempotent(c *gin.Context) {
 		fail(c, err)
 		return
 	}
-	claim, replay, err := ingest.ClaimIdempotency(c.Request.Context(), s.DB, intKey(c).ID, key, body(c), s.Now)
+	claim, replay, err := ingest.ClaimIdempotency(c.Request.Context(), s.DB, intKey(c).ID, key,
+		ingest.RequestIdentity(c.Request.Method, c.Request.URL.Path, body(c)), s.Now)
 	if err != nil {
 		fail(c, err)
 		return

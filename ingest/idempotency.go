@@ -45,6 +45,14 @@ type Claim struct {
 	token uuid.UUID // identifies this claim so a late finisher cannot overwrite a takeover
 }
 
+// RequestIdentity is what an Idempotency-Key is bound to: method, path (with its ids) and the raw
+// body bytes (decisions.md §4 hashes the body; Stripe also refuses a key reused on another endpoint).
+func RequestIdentity(method, path string, body []byte) []byte {
+	id := make([]byte, 0, len(method)+len(path)+2+len(body))
+	id = append(append(append(append(id, method...), ' '), path...), '\n')
+	return append(id, body...)
+}
+
 // CheckIdempotencyKey validates the header value: 1 to 255 characters of UTF-8 text.
 func CheckIdempotencyKey(key string) error {
 	if key == "" || !Storable(key) || utf8.RuneCountInString(key) > MaxIdempotencyKeyLen {
@@ -54,13 +62,15 @@ func CheckIdempotencyKey(key string) error {
 }
 
 // ClaimIdempotency starts a request under key for the integration key keyID. The first request (or
-// the first after the entry expired) gets a Claim and must execute, then Finish or Release it. A
-// request with the same body gets the stored answer; with a different body, idempotency_conflict. A
+// the first after the entry expired) gets a Claim and must execute, then Finish or Release it.
+// request is what identifies the call: its method, path and raw body (RequestIdentity). The same
+// request gets the stored answer; a different one, idempotency_conflict, so a key reused for another
+// order's cancel or another endpoint is refused rather than answered with the first call's reply. A
 // request arriving while the first still executes waits for it (up to 10 s) and replays its answer,
 // so two requests with one key never both execute. The unique (integration key, key) row decides who
 // is first.
-func ClaimIdempotency(ctx context.Context, db *gorm.DB, keyID uuid.UUID, key string, body []byte, now func() time.Time) (*Claim, *Replay, error) {
-	sum := sha256.Sum256(body)
+func ClaimIdempotency(ctx context.Context, db *gorm.DB, keyID uuid.UUID, key string, request []byte, now func() time.Time) (*Claim, *Replay, error) {
+	sum := sha256.Sum256(request)
 	deadline := now().Add(idempotencyWait)
 	for pause := 20 * time.Millisecond; ; pause = min(2*pause, 250*time.Millisecond) {
 		c, r, err := tryClaim(ctx, db, keyID, key, sum[:], now())
@@ -122,7 +132,7 @@ func tryClaim(ctx context.Context, db *gorm.DB, keyID uuid.UUID, key string, sum
 		return nil, nil, nil // released between our two statements: try again
 	case string(rows[0].BodySha256) != string(sum):
 		return nil, nil, models.Fail(models.ErrIdempotencyConflict,
-			"this Idempotency-Key was used with a different body in the last 24 hours")
+			"this Idempotency-Key was used for a different request (method, path or body) in the last 24 hours")
 	case rows[0].Status == nil:
 		return nil, nil, nil
 	default:
