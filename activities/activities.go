@@ -50,14 +50,14 @@ func (a *Activities) ResolveTargets(ctx context.Context, in workflows.ResolveInp
 	if err != nil {
 		return nil, err
 	}
-	q := a.DB.WithContext(ctx).Model(&models.Endpoint{}).Select("id AS endpoint_id, url, max_attempts").Where("org_id = ?", ev.OrgID)
+	q := a.DB.WithContext(ctx).Table("webhook_endpoints AS w").Select("w.id AS endpoint_id, w.url, w.max_attempts")
 	if in.EndpointID != nil {
-		q = q.Where("id = ?", *in.EndpointID)
+		q = q.Where("w.org_id = ? AND w.id = ?", ev.OrgID, *in.EndpointID)
 	} else {
-		q = q.Where("enabled AND deleted_at IS NULL AND ? = ANY(event_types) AND created_at <= ?", ev.Type, ev.CreatedAt)
+		q = q.Where("w.enabled AND "+models.SubscribedAtEventTime("?", "?", "?"), ev.OrgID, ev.Type, ev.CreatedAt)
 	}
 	targets := []workflows.Target{}
-	if err := q.Order("created_at, id").Scan(&targets).Error; err != nil {
+	if err := q.Order("w.created_at, w.id").Scan(&targets).Error; err != nil {
 		return nil, fmt.Errorf("resolve endpoints: %w", err)
 	}
 	return targets, nil

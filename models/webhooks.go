@@ -26,6 +26,14 @@ type Endpoint struct {
 // TableName is the endpoints table.
 func (Endpoint) TableName() string { return "webhook_endpoints" }
 
+// SubscribedAtEventTime is the SQL condition on webhook_endpoints aliased w for the endpoints an event
+// (of org orgExpr, type typeExpr, created at createdExpr) goes to: not deleted, subscribed to the type,
+// and created no later than the event. Whether the endpoint is enabled is decided at delivery time.
+// The delivery workflow resolves its targets with it, and the starter skips events it matches nowhere.
+func SubscribedAtEventTime(orgExpr, typeExpr, createdExpr string) string {
+	return "w.org_id = " + orgExpr + " AND w.deleted_at IS NULL AND " + typeExpr + " = ANY(w.event_types) AND w.created_at <= " + createdExpr
+}
+
 // Delivery statuses (decisions.md §6).
 const (
 	DeliverySucceeded = "succeeded"

@@ -114,6 +114,9 @@ type eventRow struct {
 	ID    uuid.UUID
 	OrgID uuid.UUID
 	Type  string
+	// Targeted is false when no endpoint can ever receive the event: it is marked dispatched with no
+	// workflow, so an org without webhooks costs Temporal nothing.
+	Targeted bool
 }
 
 func (s *Starter) startEvents(ctx context.Context, only []uuid.UUID, limit int) (int, error) {
@@ -124,15 +127,21 @@ func (s *Starter) startEvents(ctx context.Context, only []uuid.UUID, limit int) 
 	var startErr error
 	err := s.DB.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		var rows []eventRow
-		q := tx.Model(&models.Event{}).Select("id, org_id, type").Where("dispatched_at IS NULL")
+		q := tx.Model(&models.Event{}).Select("id, org_id, type, EXISTS (SELECT 1 FROM webhook_endpoints w WHERE " +
+			models.SubscribedAtEventTime("events.org_id", "events.type", "events.created_at") + ") AS targeted").
+			Where("dispatched_at IS NULL")
 		if only != nil {
 			q = q.Where("id IN ?", only)
 		}
-		err := q.Order("created_at, id").Limit(limit).Clauses(clause.Locking{Strength: "UPDATE", Options: "SKIP LOCKED"}).Find(&rows).Error
+		err := q.Order("created_at, id").Limit(limit).Clauses(clause.Locking{Strength: "UPDATE", Table: clause.Table{Name: "events"}, Options: "SKIP LOCKED"}).Find(&rows).Error
 		if err != nil {
 			return fmt.Errorf("claim events: %w", err)
 		}
 		for _, r := range rows {
+			if !r.Targeted {
+				started = append(started, r.ID)
+				continue
+			}
 			p := workflows.EventParams{EventID: r.ID, OrgID: r.OrgID, EventType: r.Type, Schedule: s.Schedule}
 			if startErr = s.start(ctx, workflows.EventWorkflowID(r.ID), workflows.EventWorkflowName, r.OrgID, r.ID, r.Type, p); startErr != nil {
 				break

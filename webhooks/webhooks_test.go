@@ -211,6 +211,14 @@ func TestRotateSecretReplacesTheSealedSecret(t *testing.T) {
 }
 
 // delivery writes a row as the activity would.
+// subscribe creates an endpoint for order.created, so the org's order events have a receiver.
+func (f *fixture) subscribe() {
+	f.t.Helper()
+	if _, err := f.create("https://127.0.0.1/hook"); err != nil {
+		f.t.Fatal(err)
+	}
+}
+
 func (f *fixture) delivery(ev, ep uuid.UUID, attempt int, status string, at time.Time) models.Delivery {
 	d := models.Delivery{ID: uuid.New(), OrgID: f.org, EventID: ev, EndpointID: ep, EventType: outbox.OrderCreated,
 		ChainID: uuid.New(), WorkflowID: workflows.EventWorkflowID(ev), Attempt: attempt, Status: status, AttemptedAt: at}
@@ -337,6 +345,7 @@ func quiet() logrus.FieldLogger { l := logrus.New(); l.SetLevel(logrus.PanicLeve
 
 func TestStarterStartsEachEventOnceWhateverTheRaces(t *testing.T) {
 	f := newFixture(t)
+	f.subscribe()
 	tc := &fakeTemporal{starts: map[string]int{}, down: true}
 	st := &webhooks.Starter{DB: f.db, Temporal: tc, Schedule: []time.Duration{time.Second}, Log: quiet()}
 	var ids []uuid.UUID
@@ -391,6 +400,7 @@ func TestStarterStartsEachEventOnceWhateverTheRaces(t *testing.T) {
 
 func TestAnAlreadyStartedWorkflowCountsAsDispatched(t *testing.T) {
 	f := newFixture(t)
+	f.subscribe()
 	ev, _ := outbox.Emit(f.ctx, f.db, f.org, nil, outbox.OrderCreated, nil)
 	tc := &fakeTemporal{starts: map[string]int{workflows.EventWorkflowID(ev): 1}}
 	st := &webhooks.Starter{DB: f.db, Temporal: tc, Schedule: []time.Duration{time.Second}, Log: quiet()}
@@ -452,5 +462,26 @@ func TestDisablingSignalsTheWorkflowsOfTheDroppedChainsAfterCommit(t *testing.T)
 	f.db.Where("id = ?", pending.ID).Take(&row)
 	if row.Status != "dropped" || row.Error != webhooks.ReasonEndpointDisabled || row.NextAttemptAt != nil {
 		t.Fatalf("pending row after disable: %+v", row)
+	}
+}
+
+// An event no endpoint can ever receive (none subscribed to its type when it fired, or only deleted
+// ones) is marked dispatched without a workflow; one with a receiver is started.
+func TestEventsWithoutReceiversStartNoWorkflow(t *testing.T) {
+	f := newFixture(t)
+	lonely, _ := outbox.Emit(f.ctx, f.db, f.org, nil, outbox.OrderCreated, nil)
+	f.subscribe()
+	otherType, _ := outbox.Emit(f.ctx, f.db, f.org, nil, outbox.ClientCreated, nil)
+	wanted, _ := outbox.Emit(f.ctx, f.db, f.org, nil, outbox.OrderCreated, nil)
+	tc := &fakeTemporal{starts: map[string]int{}}
+	st := &webhooks.Starter{DB: f.db, Temporal: tc, Schedule: []time.Duration{time.Second}, Log: quiet()}
+	st.StartEvents(f.ctx, []uuid.UUID{lonely, otherType, wanted})
+	var undispatched int64
+	f.db.Model(&models.Event{}).Where("dispatched_at IS NULL").Count(&undispatched)
+	if undispatched != 0 {
+		t.Fatalf("%d events left undispatched", undispatched)
+	}
+	if len(tc.starts) != 1 || tc.starts[workflows.EventWorkflowID(wanted)] != 1 {
+		t.Fatalf("started %v, want only the event with a subscribed endpoint", tc.starts)
 	}
 }
