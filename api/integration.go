@@ -97,10 +97,19 @@ func (s *server) intAllowIP(c *gin.Context) {
 	c.Next()
 }
 
-// intRateLimit applies the key's own per-minute limit over a sliding window.
+// intRateLimit applies the key's own per-minute limit over a sliding window shared by every
+// instance. If the limiter's database call fails the request is let through with a warning: a
+// limiter outage must not take the write API down, and the writes need the database anyway.
 func (s *server) intRateLimit(c *gin.Context) {
 	k := intKey(c)
-	if !s.limiter.Allow("int:"+k.ID.String(), k.RateLimit) {
+	ok, err := s.intLimiter.Allow(c.Request.Context(), k.ID, k.RateLimit)
+	if err != nil {
+		if c.Request.Context().Err() == nil { // a client that hung up is no limiter outage
+			s.Log.WithError(err).WithField("request_id", c.GetString(ctxRequestID)).Warn("rate limiter unavailable; request admitted")
+		}
+		ok = true
+	}
+	if !ok {
 		fail(c, models.Fail(models.ErrRateLimited, "this key allows %d requests per minute; retry after 60 seconds", k.RateLimit))
 		return
 	}

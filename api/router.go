@@ -58,7 +58,10 @@ func (s *server) startEvents(c *gin.Context, ids []uuid.UUID) {
 // server carries the dependencies and per-instance state of one router.
 type server struct {
 	Deps
+	// limiter is the Read API's limiter, per instance as the specification allows.
 	limiter *ratelimit.Limiter
+	// intLimiter is the Integration API's limiter, in the database so every instance shares it.
+	intLimiter *ratelimit.Shared
 }
 
 // NewRouter builds the whole HTTP API.
@@ -66,7 +69,7 @@ func NewRouter(d Deps) (*gin.Engine, error) {
 	if d.Now == nil {
 		d.Now = time.Now
 	}
-	s := &server{Deps: d, limiter: ratelimit.New(d.Now)}
+	s := &server{Deps: d, limiter: ratelimit.New(d.Now), intLimiter: ratelimit.NewShared(d.DB, d.Now)}
 	gin.SetMode(gin.ReleaseMode)
 	r := gin.New()
 	// Gin trusts every proxy by default; believe X-Forwarded-For only from configured ones (rule 8).

@@ -1,6 +1,7 @@
-// Package ratelimit is a per-key sliding 60-second window, kept in memory per instance.
+// Package ratelimit holds per-key sliding 60-second windows: Limiter, kept in memory per instance
+// (the Read API's best-effort limit), and Shared, kept in PostgreSQL for every instance (shared.go).
 //
-// It uses the sliding-window counter: the current fixed minute's count plus the previous minute's
+// Limiter uses the sliding-window counter: the current fixed minute's count plus the previous minute's
 // count weighted by how much of it still lies inside the window. That needs two integers per key
 // instead of a timestamp per request, and is exact when traffic is even across the window.
 package ratelimit

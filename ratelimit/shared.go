@@ -1,0 +1,51 @@
+package ratelimit
+
+import (
+	"context"
+	"fmt"
+	"sync/atomic"
+	"time"
+
+	"github.com/google/uuid"
+	"gorm.io/gorm"
+)
+
+// Shared is a per-key sliding 60-second window kept in PostgreSQL (migration 00006), so every
+// instance over one database draws on one budget. Counts are kept per second, and a second's
+// bucket stops counting 60 seconds after its last admitted request: no 60-second span ever admits
+// more than the limit, and a refused client that waits the 60 seconds finds its budget back.
+//
+// Each Allow is one round trip to one function call that serialises the key's callers with an
+// advisory lock, so concurrent requests at the limit cannot both pass.
+type Shared struct {
+	db  *gorm.DB
+	now func() time.Time
+	// nextPurge is when (unix nanoseconds) this instance next asks the call to delete every key's
+	// stale buckets; idle keys' rows would otherwise stay forever.
+	nextPurge atomic.Int64
+}
+
+// NewShared returns a limiter over db. now is the clock (time.Now in production, a fake in tests);
+// instances' clocks must agree to well under a second, which NTP gives.
+func NewShared(db *gorm.DB, now func() time.Time) *Shared {
+	if now == nil {
+		now = time.Now
+	}
+	return &Shared{db: db, now: now}
+}
+
+// Allow records one request for keyID and reports whether it is within limit requests per window.
+// A refused request is not counted, so a client that backs off regains its budget.
+func (s *Shared) Allow(ctx context.Context, keyID uuid.UUID, limit int) (bool, error) {
+	now := s.now()
+	next := s.nextPurge.Load()
+	purge := now.UnixNano() >= next && s.nextPurge.CompareAndSwap(next, now.Add(Window).UnixNano())
+	var ok bool
+	err := s.db.WithContext(ctx).
+		Raw(`SELECT wds_rate_limit_admit(?, ?, ?, ?)`, keyID, now, limit, purge).
+		Row().Scan(&ok)
+	if err != nil {
+		return false, fmt.Errorf("rate limit of key %s: %w", keyID, err)
+	}
+	return ok, nil
+}
