@@ -79,8 +79,12 @@ func Start(ctx context.Context, o Options) (*Server, error) {
 		// WAL and relaxed fsync make SQLite several times faster; a dev server's data is disposable.
 		// Eager activities hand a scheduled attempt straight back to the worker that scheduled it,
 		// saving a round trip through a task queue: event-to-receipt drops from ~80 ms to ~40 ms.
+		// One task-queue partition: on a single node more buy nothing, and the benchmark saw workflow
+		// tasks wait a whole 60 s long poll on a partition no poller was waiting on.
 		ExtraArgs: []string{"--sqlite-pragma", "journal_mode=wal", "--sqlite-pragma", "synchronous=normal",
-			"--dynamic-config-value", "system.enableActivityEagerExecution=true"},
+			"--dynamic-config-value", "system.enableActivityEagerExecution=true",
+			"--dynamic-config-value", "matching.numTaskqueueReadPartitions=1",
+			"--dynamic-config-value", "matching.numTaskqueueWritePartitions=1"},
 		Stdout: o.Output,
 		Stderr: o.Output,
 	}

@@ -34,6 +34,9 @@ type Options struct {
 
 // Run serves workflows and activities and runs the relay until ctx ends, then stops both: in-flight
 // activities finish (up to the worker's stop timeout) and the relay's transaction completes.
+// taskQueuePartitions is Temporal's default number of partitions per task queue.
+const taskQueuePartitions = 4
+
 func Run(ctx context.Context, o Options) error {
 	if o.RelayInterval == 0 {
 		o.RelayInterval = 500 * time.Millisecond
@@ -41,7 +44,13 @@ func Run(ctx context.Context, o Options) error {
 	if o.RelayBatch == 0 {
 		o.RelayBatch = 100
 	}
-	w := sdkworker.New(o.Temporal, workflows.TaskQueue, sdkworker.Options{WorkerStopTimeout: 15 * time.Second})
+	w := sdkworker.New(o.Temporal, workflows.TaskQueue, sdkworker.Options{
+		WorkerStopTimeout: 15 * time.Second,
+		// A cluster splits a task queue into four partitions by default; with the SDK's two pollers a
+		// task can wait a full long poll (60 s) on a partition nobody polls. Poll them all.
+		MaxConcurrentWorkflowTaskPollers: taskQueuePartitions,
+		MaxConcurrentActivityTaskPollers: taskQueuePartitions,
+	})
 	Register(w, o.Activities)
 	if err := w.Start(); err != nil {
 		return fmt.Errorf("start Temporal worker: %w", err)
