@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"flag"
 	"io"
 	"os"
@@ -69,6 +70,9 @@ func runAdmin(ctx context.Context, args []string) (any, error) {
 	if fs.NArg() > 0 {
 		return nil, models.Fail(models.ErrInvalidParameter, "unexpected argument %q", fs.Arg(0))
 	}
+	if err := missingRequired(fs); err != nil {
+		return nil, err
+	}
 	cfg, err := config.Load()
 	if err != nil {
 		return nil, models.Fail(models.ErrInvalidParameter, "%v", err)
@@ -98,15 +102,40 @@ func adminNames() string {
 
 // Flag helpers: each parses a required or optional value and reports the flag by name.
 
-func requireUUID(name, v string) (uuid.UUID, error) {
-	if v == "" {
-		return uuid.Nil, models.Fail(models.ErrInvalidParameter, "--%s is required", name)
-	}
+// requiredUUID is a flag holding a UUID that must be given; a malformed value fails at parse time
+// naming the flag, and runAdmin reports any left unset.
+type requiredUUID struct {
+	id  uuid.UUID
+	set bool
+}
+
+func (r *requiredUUID) String() string { return r.id.String() }
+
+func (r *requiredUUID) Set(v string) error {
 	id, err := uuid.Parse(v)
 	if err != nil {
-		return uuid.Nil, models.Fail(models.ErrInvalidParameter, "--%s must be a UUID", name)
+		return errors.New("must be a UUID")
 	}
-	return id, nil
+	r.id, r.set = id, true
+	return nil
+}
+
+// uuidFlag defines a required UUID flag.
+func uuidFlag(fs *flag.FlagSet, name, usage string) *uuid.UUID {
+	r := &requiredUUID{}
+	fs.Var(r, name, usage+" (required)")
+	return &r.id
+}
+
+// missingRequired names the first required flag that was not given.
+func missingRequired(fs *flag.FlagSet) error {
+	var missing error
+	fs.VisitAll(func(f *flag.Flag) {
+		if r, ok := f.Value.(*requiredUUID); ok && !r.set && missing == nil {
+			missing = models.Fail(models.ErrInvalidParameter, "--%s is required", f.Name)
+		}
+	})
+	return missing
 }
 
 func requireString(name, v string) error {

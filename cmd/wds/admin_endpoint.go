@@ -36,17 +36,9 @@ func webhookService(env *adminEnv, seals bool) (*webhooks.Service, error) {
 }
 
 func endpointCreate(fs *flag.FlagSet) runFunc {
-	org, actor, url := fs.String("org", "", "org id"), fs.String("actor", "", "acting user id"), fs.String("url", "", "https:// URL")
+	org, actor, url := uuidFlag(fs, "org", "org id"), uuidFlag(fs, "actor", "acting user id"), fs.String("url", "", "https:// URL")
 	events, maxAttempts := fs.String("events", "", "event types, comma separated"), fs.Int("max-attempts", webhooks.DefaultMaxAttempts, "1..10")
 	return func(ctx context.Context, env *adminEnv) (any, error) {
-		orgID, err := requireUUID("org", *org)
-		if err != nil {
-			return nil, err
-		}
-		actorID, err := requireUUID("actor", *actor)
-		if err != nil {
-			return nil, err
-		}
 		if err := requireString("url", *url); err != nil {
 			return nil, err
 		}
@@ -57,7 +49,7 @@ func endpointCreate(fs *flag.FlagSet) runFunc {
 		if err != nil {
 			return nil, err
 		}
-		ep, err := svc.Create(ctx, webhooks.CreateInput{OrgID: orgID, ActorID: actorID, URL: *url,
+		ep, err := svc.Create(ctx, webhooks.CreateInput{OrgID: *org, ActorID: *actor, URL: *url,
 			EventTypes: strings.Split(*events, ","), MaxAttempts: *maxAttempts})
 		if err != nil {
 			return nil, err
@@ -67,14 +59,10 @@ func endpointCreate(fs *flag.FlagSet) runFunc {
 }
 
 func endpointList(fs *flag.FlagSet) runFunc {
-	org := fs.String("org", "", "org id")
+	org := uuidFlag(fs, "org", "org id")
 	return func(ctx context.Context, env *adminEnv) (any, error) {
-		orgID, err := requireUUID("org", *org)
-		if err != nil {
-			return nil, err
-		}
 		svc, _ := webhookService(env, false)
-		rows, err := svc.List(ctx, orgID, nil)
+		rows, err := svc.List(ctx, *org, nil)
 		if err != nil {
 			return nil, err
 		}
@@ -85,49 +73,29 @@ func endpointList(fs *flag.FlagSet) runFunc {
 // endpointMutation is disable, enable or delete: --id and --actor, answered with the endpoint.
 func endpointMutation(op func(*webhooks.Service, context.Context, uuid.UUID, uuid.UUID) (*models.Endpoint, error)) func(fs *flag.FlagSet) runFunc {
 	return func(fs *flag.FlagSet) runFunc {
-		id, actor := fs.String("id", "", "endpoint id"), fs.String("actor", "", "acting user id")
+		id, actor := uuidFlag(fs, "id", "endpoint id"), uuidFlag(fs, "actor", "acting user id")
 		return func(ctx context.Context, env *adminEnv) (any, error) {
-			epID, err := requireUUID("id", *id)
-			if err != nil {
-				return nil, err
-			}
-			actorID, err := requireUUID("actor", *actor)
-			if err != nil {
-				return nil, err
-			}
 			svc, _ := webhookService(env, false)
-			return op(svc, ctx, epID, actorID)
+			return op(svc, ctx, *id, *actor)
 		}
 	}
 }
 
 func endpointRotate(fs *flag.FlagSet) runFunc {
-	id, actor := fs.String("id", "", "endpoint id"), fs.String("actor", "", "acting user id")
+	id, actor := uuidFlag(fs, "id", "endpoint id"), uuidFlag(fs, "actor", "acting user id")
 	return func(ctx context.Context, env *adminEnv) (any, error) {
-		epID, err := requireUUID("id", *id)
-		if err != nil {
-			return nil, err
-		}
-		actorID, err := requireUUID("actor", *actor)
-		if err != nil {
-			return nil, err
-		}
 		svc, err := webhookService(env, true)
 		if err != nil {
 			return nil, err
 		}
-		return svc.RotateSecret(ctx, epID, actorID)
+		return svc.RotateSecret(ctx, *id, *actor)
 	}
 }
 
 func endpointDeliveries(fs *flag.FlagSet) runFunc {
-	id, limit := fs.String("id", "", "endpoint id"), fs.Int("limit", models.DefaultLimit, "1..100")
+	id, limit := uuidFlag(fs, "id", "endpoint id"), fs.Int("limit", models.DefaultLimit, "1..100")
 	cursorAt, cursorID := fs.String("cursor-at", "", "next_cursor.at"), fs.String("cursor-id", "", "next_cursor.id")
 	return func(ctx context.Context, env *adminEnv) (any, error) {
-		epID, err := requireUUID("id", *id)
-		if err != nil {
-			return nil, err
-		}
 		n, err := models.ClampLimit(*limit, true)
 		if err != nil {
 			return nil, err
@@ -137,23 +105,15 @@ func endpointDeliveries(fs *flag.FlagSet) runFunc {
 			return nil, err
 		}
 		svc, _ := webhookService(env, false)
-		return svc.ListDeliveries(ctx, webhooks.DeliveriesQuery{EndpointID: epID, Limit: n, Cursor: cur})
+		return svc.ListDeliveries(ctx, webhooks.DeliveriesQuery{EndpointID: *id, Limit: n, Cursor: cur})
 	}
 }
 
 // deliveryRefire queues the re-fire; the worker's relay starts its workflow within a second.
 func deliveryRefire(fs *flag.FlagSet) runFunc {
-	id, actor := fs.String("id", "", "delivery id"), fs.String("actor", "", "acting user id")
+	id, actor := uuidFlag(fs, "id", "delivery id"), uuidFlag(fs, "actor", "acting user id")
 	return func(ctx context.Context, env *adminEnv) (any, error) {
-		dID, err := requireUUID("id", *id)
-		if err != nil {
-			return nil, err
-		}
-		actorID, err := requireUUID("actor", *actor)
-		if err != nil {
-			return nil, err
-		}
 		svc, _ := webhookService(env, false)
-		return svc.Refire(ctx, dID, actorID)
+		return svc.Refire(ctx, *id, *actor)
 	}
 }

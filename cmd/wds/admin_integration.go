@@ -22,7 +22,7 @@ type integrationKeyOut struct {
 }
 
 func integrationKeyCreate(fs *flag.FlagSet) runFunc {
-	org, store, actor := fs.String("org", "", "org id"), fs.String("store", "", "store id the key is pinned to"), fs.String("actor", "", "acting user id")
+	org, store, actor := uuidFlag(fs, "org", "org id"), uuidFlag(fs, "store", "store id the key is pinned to"), uuidFlag(fs, "actor", "acting user id")
 	scopes := fs.String("scopes", "", "comma-separated: orders:write,orders:cancel,payments:write,payments:refund,clients:write")
 	format := fs.String("format", "generic", "payload format: generic or nativestore")
 	requireSig := fs.Bool("require-signature", false, "require signed requests (always on for nativestore)")
@@ -31,18 +31,9 @@ func integrationKeyCreate(fs *flag.FlagSet) runFunc {
 	rate := fs.Int("rate-limit", apikeys.DefaultRateLimit, "requests per minute, 1 to 6000")
 	label := fs.String("label", "", "shown as the source of imported orders and clients")
 	return func(ctx context.Context, env *adminEnv) (any, error) {
-		in := apikeys.NewIntegrationKey{PayloadFormat: *format, RequireSignature: *requireSig, RateLimit: *rate,
-			Label: *label, Scopes: splitList(*scopes), IPAllowlist: splitList(*allow)}
+		in := apikeys.NewIntegrationKey{OrgID: *org, StoreID: *store, ActorID: *actor, PayloadFormat: *format,
+			RequireSignature: *requireSig, RateLimit: *rate, Label: *label, Scopes: splitList(*scopes), IPAllowlist: splitList(*allow)}
 		var err error
-		if in.OrgID, err = requireUUID("org", *org); err != nil {
-			return nil, err
-		}
-		if in.StoreID, err = requireUUID("store", *store); err != nil {
-			return nil, err
-		}
-		if in.ActorID, err = requireUUID("actor", *actor); err != nil {
-			return nil, err
-		}
 		if err := requireString("scopes", *scopes); err != nil {
 			return nil, err
 		}
@@ -62,17 +53,9 @@ func integrationKeyCreate(fs *flag.FlagSet) runFunc {
 }
 
 func integrationKeyRevoke(fs *flag.FlagSet) runFunc {
-	id, actor := fs.String("id", "", "key id"), fs.String("actor", "", "acting user id")
+	id, actor := uuidFlag(fs, "id", "key id"), uuidFlag(fs, "actor", "acting user id")
 	return func(ctx context.Context, env *adminEnv) (any, error) {
-		keyID, err := requireUUID("id", *id)
-		if err != nil {
-			return nil, err
-		}
-		actorID, err := requireUUID("actor", *actor)
-		if err != nil {
-			return nil, err
-		}
-		k, err := apikeys.RevokeIntegrationKey(ctx, env.db, keyID, actorID)
+		k, err := apikeys.RevokeIntegrationKey(ctx, env.db, *id, *actor)
 		if err != nil {
 			return nil, err
 		}

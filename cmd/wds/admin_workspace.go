@@ -44,13 +44,9 @@ func orgCreate(fs *flag.FlagSet) runFunc {
 }
 
 func storeCreate(fs *flag.FlagSet) runFunc {
-	org, name, currency := fs.String("org", "", "org id"), fs.String("name", "", "store name"), fs.String("currency", "USD", "ISO currency")
+	org, name, currency := uuidFlag(fs, "org", "org id"), fs.String("name", "", "store name"), fs.String("currency", "USD", "ISO currency")
 	return func(ctx context.Context, env *adminEnv) (any, error) {
-		orgID, err := requireUUID("org", *org)
-		if err != nil {
-			return nil, err
-		}
-		s, err := workspace.CreateStore(ctx, env.db, orgID, *name, *currency)
+		s, err := workspace.CreateStore(ctx, env.db, *org, *name, *currency)
 		if err != nil {
 			return nil, err
 		}
@@ -59,13 +55,9 @@ func storeCreate(fs *flag.FlagSet) runFunc {
 }
 
 func userCreate(fs *flag.FlagSet) runFunc {
-	org, email, role := fs.String("org", "", "org id"), fs.String("email", "", "email"), fs.String("role", "", "owner|admin|member")
+	org, email, role := uuidFlag(fs, "org", "org id"), fs.String("email", "", "email"), fs.String("role", "", "owner|admin|member")
 	return func(ctx context.Context, env *adminEnv) (any, error) {
-		orgID, err := requireUUID("org", *org)
-		if err != nil {
-			return nil, err
-		}
-		u, token, err := workspace.CreateUser(ctx, env.db, orgID, *email, models.Role(*role))
+		u, token, err := workspace.CreateUser(ctx, env.db, *org, *email, models.Role(*role))
 		if err != nil {
 			return nil, err
 		}
@@ -74,22 +66,14 @@ func userCreate(fs *flag.FlagSet) runFunc {
 }
 
 func readKeyCreate(fs *flag.FlagSet) runFunc {
-	org, actor := fs.String("org", "", "org id"), fs.String("actor", "", "acting user id")
+	org, actor := uuidFlag(fs, "org", "org id"), uuidFlag(fs, "actor", "acting user id")
 	scope, name, expires := fs.String("scope", models.ScopeReadOnly, "read_only|read_write"), fs.String("name", "", "label"), fs.String("expires-at", "", "RFC 3339")
 	return func(ctx context.Context, env *adminEnv) (any, error) {
-		orgID, err := requireUUID("org", *org)
-		if err != nil {
-			return nil, err
-		}
-		actorID, err := requireUUID("actor", *actor)
-		if err != nil {
-			return nil, err
-		}
 		exp, err := optionalTime("expires-at", *expires)
 		if err != nil {
 			return nil, err
 		}
-		k, plain, err := apikeys.CreateReadKey(ctx, env.db, apikeys.NewReadKey{OrgID: orgID, ActorID: actorID, Scope: *scope, Name: *name, ExpiresAt: exp})
+		k, plain, err := apikeys.CreateReadKey(ctx, env.db, apikeys.NewReadKey{OrgID: *org, ActorID: *actor, Scope: *scope, Name: *name, ExpiresAt: exp})
 		if err != nil {
 			return nil, err
 		}
@@ -98,17 +82,9 @@ func readKeyCreate(fs *flag.FlagSet) runFunc {
 }
 
 func readKeyRevoke(fs *flag.FlagSet) runFunc {
-	id, actor := fs.String("id", "", "key id"), fs.String("actor", "", "acting user id")
+	id, actor := uuidFlag(fs, "id", "key id"), uuidFlag(fs, "actor", "acting user id")
 	return func(ctx context.Context, env *adminEnv) (any, error) {
-		keyID, err := requireUUID("id", *id)
-		if err != nil {
-			return nil, err
-		}
-		actorID, err := requireUUID("actor", *actor)
-		if err != nil {
-			return nil, err
-		}
-		k, err := apikeys.RevokeReadKey(ctx, env.db, keyID, actorID)
+		k, err := apikeys.RevokeReadKey(ctx, env.db, *id, *actor)
 		if err != nil {
 			return nil, err
 		}
@@ -117,17 +93,9 @@ func readKeyRevoke(fs *flag.FlagSet) runFunc {
 }
 
 func vendorCreate(fs *flag.FlagSet) runFunc {
-	org, store, name, email := fs.String("org", "", "org id"), fs.String("store", "", "store id"), fs.String("name", "", "vendor name"), fs.String("email", "", "email")
+	org, store, name, email := uuidFlag(fs, "org", "org id"), uuidFlag(fs, "store", "store id"), fs.String("name", "", "vendor name"), fs.String("email", "", "email")
 	return func(ctx context.Context, env *adminEnv) (any, error) {
-		orgID, err := requireUUID("org", *org)
-		if err != nil {
-			return nil, err
-		}
-		storeID, err := requireUUID("store", *store)
-		if err != nil {
-			return nil, err
-		}
-		v, err := catalog.CreateVendor(ctx, env.db, orgID, storeID, *name, *email)
+		v, err := catalog.CreateVendor(ctx, env.db, *org, *store, *name, *email)
 		if err != nil {
 			return nil, err
 		}
@@ -147,21 +115,9 @@ func sellerCreate(fs *flag.FlagSet) runFunc {
 }
 
 func sellerLink(fs *flag.FlagSet) runFunc {
-	org, store, seller := fs.String("org", "", "org id"), fs.String("store", "", "store id"), fs.String("seller", "", "seller id")
+	org, store, seller := uuidFlag(fs, "org", "org id"), uuidFlag(fs, "store", "store id"), uuidFlag(fs, "seller", "seller id")
 	return func(ctx context.Context, env *adminEnv) (any, error) {
-		orgID, err := requireUUID("org", *org)
-		if err != nil {
-			return nil, err
-		}
-		storeID, err := requireUUID("store", *store)
-		if err != nil {
-			return nil, err
-		}
-		sellerID, err := requireUUID("seller", *seller)
-		if err != nil {
-			return nil, err
-		}
-		l, err := catalog.LinkSeller(ctx, env.db, orgID, storeID, sellerID)
+		l, err := catalog.LinkSeller(ctx, env.db, *org, *store, *seller)
 		if err != nil {
 			return nil, err
 		}
@@ -170,18 +126,14 @@ func sellerLink(fs *flag.FlagSet) runFunc {
 }
 
 func productCreate(fs *flag.FlagSet) runFunc {
-	seller, name, sku := fs.String("seller", "", "seller id"), fs.String("name", "", "product name"), fs.String("sku", "", "SKU")
+	seller, name, sku := uuidFlag(fs, "seller", "seller id"), fs.String("name", "", "product name"), fs.String("sku", "", "SKU")
 	price, published := fs.Int64("price-cents", -1, "price in minor units"), fs.Bool("published", false, "visible in the shop")
 	currency := fs.String("currency", "USD", "ISO currency")
 	return func(ctx context.Context, env *adminEnv) (any, error) {
-		sellerID, err := requireUUID("seller", *seller)
-		if err != nil {
-			return nil, err
-		}
 		if *price < 0 {
 			return nil, models.Fail(models.ErrInvalidParameter, "--price-cents is required and must be >= 0")
 		}
-		p, err := catalog.CreateProduct(ctx, env.db, catalog.NewProduct{SellerID: sellerID, Name: *name, PriceCents: *price, SKU: *sku, Currency: *currency, Published: *published})
+		p, err := catalog.CreateProduct(ctx, env.db, catalog.NewProduct{SellerID: *seller, Name: *name, PriceCents: *price, SKU: *sku, Currency: *currency, Published: *published})
 		if err != nil {
 			return nil, err
 		}
