@@ -131,7 +131,10 @@ func (o *op) existingOrder(id uuid.UUID) (*OrderResult, error) {
 	if err != nil {
 		return nil, err
 	}
-	res := envelope(v, nil)
+	res, err := envelope(v, nil)
+	if err != nil {
+		return nil, err
+	}
 	res.Duplicate = true
 	return res, nil
 }
@@ -150,21 +153,26 @@ func (o *op) announceOrder(id uuid.UUID, paymentID *uuid.UUID) (*OrderResult, er
 			return nil, err
 		}
 	}
-	return envelope(v, paymentID), nil
+	return envelope(v, paymentID)
 }
 
 // envelope renders an order as the create envelope; paymentID is the inline payment, if any.
-func envelope(v *views.Order, paymentID *uuid.UUID) *OrderResult {
+func envelope(v *views.Order, paymentID *uuid.UUID) (*OrderResult, error) {
 	res := &OrderResult{ID: v.ID, Number: v.Number, Status: v.Status, TotalCents: v.TotalCents,
 		AmountPaidCents: v.AmountPaidCents, ClientID: v.ClientID, PaymentID: paymentID}
 	if v.ExternalID != nil {
 		res.ExternalID = *v.ExternalID
 	}
-	if paymentID == nil && len(v.Payments) > 0 {
-		first := v.Payments[0].ID
-		res.PaymentID = &first
+	if paymentID == nil {
+		payments, err := v.PaymentList()
+		if err != nil {
+			return nil, err
+		}
+		if len(payments) > 0 {
+			res.PaymentID = &payments[0].ID
+		}
 	}
-	return res
+	return res, nil
 }
 
 // insertOrder writes the order and all its lines in one statement (the lines travel as arrays, so

@@ -51,7 +51,11 @@ func (o *op) emitPayment(typ string, v *views.Order, paymentID uuid.UUID) error 
 }
 
 func paymentOf(v *views.Order, paymentID uuid.UUID) (views.Payment, error) {
-	for _, p := range v.Payments {
+	payments, err := v.PaymentList()
+	if err != nil {
+		return views.Payment{}, err
+	}
+	for _, p := range payments {
 		if p.ID == paymentID {
 			return p, nil
 		}

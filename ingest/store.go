@@ -93,7 +93,11 @@ func (o *op) applyStore(in StoreOrder) (*StoreResult, error) {
 	if err != nil {
 		return nil, err
 	}
-	res := &StoreResult{OrderResult: *envelope(v, r.PaymentID), Created: created}
+	env, err := envelope(v, r.PaymentID)
+	if err != nil {
+		return nil, err
+	}
+	res := &StoreResult{OrderResult: *env, Created: created}
 	res.Duplicate = !changed
 	return res, nil
 }
