@@ -13,6 +13,7 @@ import (
 
 	"wds/config"
 	"wds/database"
+	"wds/metrics"
 	"wds/migrations"
 	"wds/secrets"
 )
@@ -100,6 +101,12 @@ func startService(ctx context.Context) (p *service, closeAll func(), err error) 
 	log := cfg.Logger()
 	db, err := openCurrent(ctx, cfg, log)
 	if err != nil {
+		return nil, nil, err
+	}
+	// The Temporal SDK's exporter finishes initialising after it registers with the registry, so it
+	// must exist before the listener serves scrapes (the race detector caught a scrape reading it).
+	if _, err := metrics.TemporalHandler(); err != nil {
+		_ = database.Close(db)
 		return nil, nil, err
 	}
 	stopMetrics, err := startMetrics(cfg, db, log)
