@@ -2,8 +2,5 @@ package openapi
 
 var integration = &doc{name: "integration.yaml"}
 
-// IntegrationYAML is the Integration API description as written.
-func IntegrationYAML() []byte { integration.load(); return integration.yaml }
-
 // IntegrationJSON is the Integration API description as JSON.
 func IntegrationJSON() []byte { integration.load(); return integration.json }
