@@ -17,8 +17,15 @@ type Cursor struct {
 const CursorTimeLayout = "2006-01-02T15:04:05.000000Z07:00"
 
 // MarshalJSON writes at with microsecond precision in UTC.
-func (c Cursor) MarshalJSON() ([]byte, error) {
-	return []byte(`{"at":"` + c.At.UTC().Format(CursorTimeLayout) + `","id":"` + c.ID.String() + `"}`), nil
+func (c Cursor) MarshalJSON() ([]byte, error) { return c.AppendJSON(nil), nil }
+
+// AppendJSON appends the cursor's JSON object to b.
+func (c Cursor) AppendJSON(b []byte) []byte {
+	b = append(b, `{"at":"`...)
+	b = c.At.UTC().AppendFormat(b, CursorTimeLayout)
+	b = append(b, `","id":"`...)
+	b = append(b, c.ID.String()...)
+	return append(b, `"}`...)
 }
 
 // ParseCursor reads the cursor_at and cursor_id query parameters. Both absent is the first page (nil);

@@ -1,0 +1,105 @@
+package views
+
+import (
+	"encoding/json"
+	"strconv"
+	"time"
+
+	"github.com/google/uuid"
+)
+
+// MarshalJSON writes the order with AppendJSON.
+func (o Order) MarshalJSON() ([]byte, error) { return o.AppendJSON(nil), nil }
+
+// AppendJSON appends the order's JSON object to b, field for field what encoding/json writes from the
+// struct's tags (a test holds it to that), except that lines, payments and metadata are copied as
+// PostgreSQL built them. encoding/json validates and compacts every json.RawMessage it writes: on a
+// list page of fifty orders that, with its reflection, was a third of wds serve's CPU.
+func (o *Order) AppendJSON(b []byte) []byte {
+	b = append(b, `{"id":`...)
+	b = appendUUID(b, o.ID)
+	b = append(b, `,"number":`...)
+	b = appendString(b, o.Number)
+	b = append(b, `,"status":`...)
+	b = appendString(b, o.Status)
+	b = append(b, `,"store_id":`...)
+	b = appendUUID(b, o.StoreID)
+	b = append(b, `,"client_id":`...)
+	b = appendNullUUID(b, o.ClientID)
+	b = append(b, `,"external_id":`...)
+	b = appendNullString(b, o.ExternalID)
+	b = append(b, `,"currency":`...)
+	b = appendString(b, o.Currency)
+	for _, f := range [...]struct {
+		name  string
+		cents int64
+	}{{`,"subtotal_cents":`, o.SubtotalCents}, {`,"shipping_cents":`, o.ShippingCents},
+		{`,"tax_cents":`, o.TaxCents}, {`,"total_cents":`, o.TotalCents}, {`,"amount_paid_cents":`, o.AmountPaidCents}} {
+		b = strconv.AppendInt(append(b, f.name...), f.cents, 10)
+	}
+	b = appendRaw(append(b, `,"lines":`...), o.Lines)
+	b = appendRaw(append(b, `,"payments":`...), o.Payments)
+	b = appendRaw(append(b, `,"metadata":`...), o.Metadata)
+	b = append(b, `,"source":{"kind":`...)
+	b = appendString(b, o.Source.Kind)
+	b = append(b, `,"integration_key_id":`...)
+	b = appendNullUUID(b, o.Source.IntegrationKeyID)
+	b = append(b, `,"label":`...)
+	b = appendNullString(b, o.Source.Label)
+	b = append(b, `},"created_at":`...)
+	b = appendTime(b, o.CreatedAt)
+	b = append(b, `,"updated_at":`...)
+	b = appendTime(b, o.UpdatedAt)
+	b = append(b, `,"cancelled_at":`...)
+	if o.CancelledAt == nil {
+		b = append(b, "null"...)
+	} else {
+		b = appendTime(b, *o.CancelledAt)
+	}
+	return append(b, '}')
+}
+
+func appendUUID(b []byte, id uuid.UUID) []byte {
+	return append(append(append(b, '"'), id.String()...), '"')
+}
+
+func appendNullUUID(b []byte, id *uuid.UUID) []byte {
+	if id == nil {
+		return append(b, "null"...)
+	}
+	return appendUUID(b, *id)
+}
+
+// appendString quotes s as encoding/json does. Text that needs no escape (printable ASCII other than
+// the quote, the backslash and the HTML characters encoding/json escapes) is copied; anything else
+// is left to encoding/json, so escapes are spelled exactly as it spells them.
+func appendString(b []byte, s string) []byte {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c > 0x7e || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
+			quoted, _ := json.Marshal(s) // a string always marshals
+			return append(b, quoted...)
+		}
+	}
+	return append(append(append(b, '"'), s...), '"')
+}
+
+func appendNullString(b []byte, s *string) []byte {
+	if s == nil {
+		return append(b, "null"...)
+	}
+	return appendString(b, *s)
+}
+
+// appendRaw copies JSON PostgreSQL built; an absent value is null, as encoding/json writes it.
+func appendRaw(b []byte, raw json.RawMessage) []byte {
+	if raw == nil {
+		return append(b, "null"...)
+	}
+	return append(b, raw...)
+}
+
+// appendTime writes t as time.Time's MarshalJSON does (RFC 3339 with the fraction's trailing zeros
+// dropped); times here come from PostgreSQL, whose years fit the four digits that format allows.
+func appendTime(b []byte, t time.Time) []byte {
+	return append(t.AppendFormat(append(b, '"'), time.RFC3339Nano), '"')
+}
