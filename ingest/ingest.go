@@ -59,26 +59,32 @@ func scope(key *models.IntegrationKey) views.Scope {
 	return views.Scope{OrgID: key.OrgID, StoreID: &store}
 }
 
-// op carries one transaction and the ids of the events it wrote, which the caller starts after commit.
+// op carries one transaction and the events it announces, which are written in one statement just
+// before commit and started by the caller after it.
 type op struct {
 	ctx    context.Context
 	tx     *gorm.DB
 	key    *models.IntegrationKey
-	events []uuid.UUID
+	events []models.Event
 }
 
-// inTx runs fn in one transaction and returns the event ids it emitted once committed.
+// inTx runs fn in one transaction, writes the events it emitted and returns their ids once committed.
 func inTx(ctx context.Context, db *gorm.DB, key *models.IntegrationKey, fn func(o *op) error) ([]uuid.UUID, error) {
-	var events []uuid.UUID
+	var ids []uuid.UUID
 	err := db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		o := &op{ctx: ctx, tx: tx, key: key}
 		if err := fn(o); err != nil {
 			return err
 		}
-		events = o.events
+		if err := outbox.Write(ctx, tx, o.events); err != nil {
+			return err
+		}
+		for _, ev := range o.events {
+			ids = append(ids, ev.ID)
+		}
 		return nil
 	})
-	return events, err
+	return ids, err
 }
 
 // claimRef records externalID -> candidate for the key unless the external id is already known, and
@@ -122,14 +128,14 @@ func lookupRef(ctx context.Context, db *gorm.DB, key *models.IntegrationKey, ent
 	return ids[0], nil
 }
 
-// emit writes one outbox event in the transaction.
+// emit announces a change of this transaction; inTx writes the event with the others before commit.
 func (o *op) emit(typ string, data any) error {
 	store := o.key.StoreID
-	id, err := outbox.Emit(o.ctx, o.tx, o.key.OrgID, &store, typ, data)
+	ev, err := outbox.New(o.key.OrgID, &store, typ, data)
 	if err != nil {
 		return err
 	}
-	o.events = append(o.events, id)
+	o.events = append(o.events, ev)
 	return nil
 }
 

@@ -35,18 +35,35 @@ type body struct {
 	Data      any        `json:"data"`
 }
 
-// Emit inserts one event whose data is the resource as the Read API shows it. Call it with the
-// transaction that writes the change; it returns the event id for the after-commit start.
-func Emit(ctx context.Context, tx *gorm.DB, orgID uuid.UUID, storeID *uuid.UUID, typ string, data any) (uuid.UUID, error) {
+// New makes an event whose data is the resource as the Read API shows it. Write inserts it, in the
+// transaction that writes the change.
+func New(orgID uuid.UUID, storeID *uuid.UUID, typ string, data any) (models.Event, error) {
 	id := uuid.New()
 	now := time.Now().UTC()
 	raw, err := json.Marshal(body{ID: id, Type: typ, CreatedAt: now.Format(time.RFC3339Nano), OrgID: orgID, StoreID: storeID, Data: data})
 	if err != nil {
-		return uuid.Nil, fmt.Errorf("encode %s event: %w", typ, err)
+		return models.Event{}, fmt.Errorf("encode %s event: %w", typ, err)
 	}
-	ev := models.Event{ID: id, OrgID: orgID, StoreID: storeID, Type: typ, Body: raw, CreatedAt: now}
-	if err := tx.WithContext(ctx).Create(&ev).Error; err != nil {
-		return uuid.Nil, fmt.Errorf("write %s event: %w", typ, err)
+	return models.Event{ID: id, OrgID: orgID, StoreID: storeID, Type: typ, Body: raw, CreatedAt: now}, nil
+}
+
+// Write inserts events in one statement: a write that announces several changes (a new client, its
+// order, the order's payment) pays one round trip for all of them.
+func Write(ctx context.Context, tx *gorm.DB, events []models.Event) error {
+	if len(events) == 0 {
+		return nil
 	}
-	return id, nil
+	if err := tx.WithContext(ctx).Create(&events).Error; err != nil {
+		return fmt.Errorf("write %d events: %w", len(events), err)
+	}
+	return nil
+}
+
+// Emit inserts one event and returns its id for the after-commit start.
+func Emit(ctx context.Context, tx *gorm.DB, orgID uuid.UUID, storeID *uuid.UUID, typ string, data any) (uuid.UUID, error) {
+	ev, err := New(orgID, storeID, typ, data)
+	if err != nil {
+		return uuid.Nil, err
+	}
+	return ev.ID, Write(ctx, tx, []models.Event{ev})
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"time"
 
@@ -55,9 +56,39 @@ const (
 // StartEvents tries to start the given committed events at once. Failures are left to the relay.
 func (s *Starter) StartEvents(ctx context.Context, eventIDs []uuid.UUID) {
 	s.immediately(ctx, func(ctx context.Context) error {
-		_, err := s.startEvents(ctx, eventIDs, len(eventIDs))
+		rest, err := s.skipUntargeted(ctx, eventIDs)
+		if err != nil {
+			return err
+		}
+		_, err = s.startEvents(ctx, rest, len(rest))
 		return err
 	})
+}
+
+// skipUntargeted marks dispatched, in one statement, those of ids no endpoint can receive, and
+// returns the others. For an org without a subscribed endpoint that is the whole after-commit
+// start: one round trip instead of the claim transaction's four. Rows the relay holds are skipped,
+// not waited for, and stay among the others, as do rows already dispatched.
+func (s *Starter) skipUntargeted(ctx context.Context, ids []uuid.UUID) ([]uuid.UUID, error) {
+	if len(ids) == 0 {
+		return nil, nil
+	}
+	var skipped []uuid.UUID
+	err := s.DB.WithContext(ctx).Raw(`UPDATE events SET dispatched_at = clock_timestamp() WHERE id IN (
+		SELECT id FROM events WHERE id IN ? AND dispatched_at IS NULL
+		AND NOT EXISTS (SELECT 1 FROM webhook_endpoints w WHERE `+
+		models.SubscribedAtEventTime("events.org_id", "events.type", "events.created_at")+`)
+		FOR UPDATE SKIP LOCKED) RETURNING id`, ids).Scan(&skipped).Error
+	if err != nil {
+		return nil, fmt.Errorf("mark untargeted events: %w", err)
+	}
+	rest := make([]uuid.UUID, 0, len(ids)-len(skipped))
+	for _, id := range ids {
+		if !slices.Contains(skipped, id) {
+			rest = append(rest, id)
+		}
+	}
+	return rest, nil
 }
 
 // StartDispatches tries to start the given queued re-fires and tests at once.

@@ -485,3 +485,30 @@ func TestEventsWithoutReceiversStartNoWorkflow(t *testing.T) {
 		t.Fatalf("started %v, want only the event with a subscribed endpoint", tc.starts)
 	}
 }
+
+// The after-commit start marks what nobody can receive without waiting for rows a relay holds: those
+// stay for the relay, and the rest are marked at once.
+func TestUntargetedEventsHeldByARelayAreSkippedNotWaitedFor(t *testing.T) {
+	f := newFixture(t)
+	held, _ := outbox.Emit(f.ctx, f.db, f.org, nil, outbox.OrderCreated, nil)
+	free, _ := outbox.Emit(f.ctx, f.db, f.org, nil, outbox.OrderCreated, nil)
+	relay := f.db.Begin()
+	defer relay.Rollback()
+	if err := relay.Exec("SELECT id FROM events WHERE id = ? FOR UPDATE", held).Error; err != nil {
+		t.Fatal(err)
+	}
+	tc := &fakeTemporal{starts: map[string]int{}}
+	st := &webhooks.Starter{DB: f.db, Temporal: tc, Schedule: []time.Duration{time.Second}, Log: quiet()}
+	st.StartEvents(f.ctx, []uuid.UUID{held, free})
+	dispatched := func(id uuid.UUID) bool {
+		var e models.Event
+		f.db.Where("id = ?", id).Take(&e)
+		return e.DispatchedAt != nil
+	}
+	if !dispatched(free) || dispatched(held) {
+		t.Fatalf("free dispatched %v, held dispatched %v: want true, false", dispatched(free), dispatched(held))
+	}
+	if len(tc.starts) != 0 {
+		t.Fatalf("started %v for events nobody receives", tc.starts)
+	}
+}
