@@ -41,6 +41,10 @@ type IngestResult struct {
 // intKeyBudget stays under the largest per-key limit an integration key can have (6000 a minute).
 const intKeyBudget = 5000
 
+// minIntKeys is more keys than the benchmark has clients, so requests in flight together do not
+// share one.
+const minIntKeys = 32
+
 // ingester drives POST /integrations/v1/orders with distinct external ids.
 type ingester struct {
 	base    string
@@ -200,7 +204,7 @@ func (e *env) initTPCB(ctx context.Context, scale int) error {
 
 // newIngester builds a load generator for the tenant, with keys enough for n requests.
 func newIngester(ctx context.Context, db *gorm.DB, box *secrets.Box, t *tenant, base, prefix string, n int, payment bool) (*ingester, error) {
-	keys, err := mintIntegrationKeys(ctx, db, box, t, n/intKeyBudget+1)
+	keys, err := mintIntegrationKeys(ctx, db, box, t, max(n/intKeyBudget+1, minIntKeys))
 	if err != nil {
 		return nil, err
 	}

@@ -189,19 +189,23 @@ func waitArrival(ctx context.Context, rcv *receiver, id string, deadline time.Ti
 // burst on this shared machine can spoil a step; a rate past capacity fails every time.
 const stepTries = 3
 
+// refineSteps is how many times the ladder halves, geometrically, the gap between its highest steady
+// rate and the first rate past it: rates one step (x1.5) apart would make the ratio of two ladders
+// jump between 0.67, 1 and 1.5; after two halvings the highest steady rate is within 11% (x1.5^1/4).
+const refineSteps = 2
+
 // ladder warms the path up at the start rate (unmeasured), then raises the rate by half each step
-// until a step is not steady in stepTries tries or max is passed, and returns every step and the
-// highest steady rate. idle waits for the worker to drain, before the ladder and after a failed try.
+// until a step is not steady in stepTries tries or max is passed, narrows the gap between the last
+// steady rate and that one (refineSteps), and returns every try and the highest steady rate. idle
+// waits for the worker to drain, before the ladder and after a failed try.
 func ladder(ctx context.Context, e *env, what string, o Options, rcv *receiver, cpu *cpuMeter, f fire, idle func() error) ([]RatePoint, float64, error) {
 	paced(ctx, o.RateStart, o.RateStep/2, rcv, f)
 	if err := idle(); err != nil {
 		return nil, 0, err
 	}
 	var steps []RatePoint
-	best := 0.0
-	for rate := o.RateStart; rate <= o.RateMax && ctx.Err() == nil; rate = math.Round(rate*1.5*10) / 10 {
-		steady := false
-		for try := 0; try < stepTries && !steady; try++ {
+	try := func(rate float64) (bool, error) {
+		for range stepTries {
 			acc := map[string]float64{}
 			var p RatePoint
 			_, _ = cpu.metered(acc, func() (sample, error) { p = paced(ctx, rate, o.RateStep, rcv, f); return sample{}, nil })()
@@ -210,17 +214,38 @@ func ladder(ctx context.Context, e *env, what string, o Options, rcv *receiver, 
 				"p50 %.0f ms, p90 %.0f ms, p99 %.0f ms, steady %v", what, rate, p.Sent, p.AckP50Ms, p.Delivered,
 				p.Errors, p.Behind, p.P50Ms, p.P90Ms, p.P99Ms, p.Steady)
 			steps = append(steps, p)
-			steady = p.Steady
-			if !steady {
-				if err := idle(); err != nil {
-					return steps, best, err
-				}
+			if p.Steady {
+				return true, nil
+			}
+			if err := idle(); err != nil {
+				return false, err
 			}
 		}
+		return false, nil
+	}
+	best, past := 0.0, 0.0
+	for rate := o.RateStart; rate <= o.RateMax && ctx.Err() == nil; rate = math.Round(rate*1.5*10) / 10 {
+		steady, err := try(rate)
+		if err != nil {
+			return steps, best, err
+		}
 		if !steady {
+			past = rate
 			break
 		}
 		best = rate
+	}
+	for i := 0; i < refineSteps && best > 0 && past > 0 && ctx.Err() == nil; i++ {
+		mid := math.Round(math.Sqrt(best*past)*10) / 10
+		steady, err := try(mid)
+		if err != nil {
+			return steps, best, err
+		}
+		if steady {
+			best = mid
+		} else {
+			past = mid
+		}
 	}
 	return steps, best, nil
 }

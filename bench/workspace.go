@@ -38,7 +38,10 @@ func newTenant(ctx context.Context, db *gorm.DB, name string) (*tenant, error) {
 
 // keyPool hands out keys so that no key goes over its per-minute budget: the API limits each key per
 // minute, and the benchmark measures the instance's capacity, not one key's allowance (as if many
-// integrators called at once). Each key serves at most perKey requests in the whole run.
+// integrators called at once). Each key serves at most perKey requests in the whole run. Keys are
+// taken in turn, so requests in flight together carry different keys, as many integrators' would:
+// one key shared by every client would measure that key's rate-limit row, which its callers update
+// one at a time.
 type keyPool struct {
 	keys   []string
 	perKey int64
@@ -51,11 +54,10 @@ const readKeyBudget = 500
 // get returns the key for the next request, or an error when the pool is spent.
 func (p *keyPool) get() (string, error) {
 	n := p.next.Add(1) - 1
-	i := n / p.perKey
-	if i >= int64(len(p.keys)) {
+	if n >= p.perKey*int64(len(p.keys)) {
 		return "", fmt.Errorf("bench: key pool spent after %d requests; mint more keys", n)
 	}
-	return p.keys[i], nil
+	return p.keys[n%int64(len(p.keys))], nil
 }
 
 // mintReadKeys mints n read keys for the tenant, four at a time.
