@@ -63,8 +63,8 @@ func listHandler[T any](s *server, list listFunc[T]) gin.HandlerFunc {
 // jsonContentType is what gin's c.JSON sends.
 const jsonContentType = "application/json; charset=utf-8"
 
-// appendOrderPage writes a page of orders with their own encoder into one buffer: through
-// encoding/json each order's lines and payments would be scanned and copied again (views.Order.AppendJSON).
+// appendOrderPage writes a page of orders into one buffer with views.Order.AppendJSON, bypassing
+// encoding/json, which would scan and copy each order's lines and payments again to compact them.
 func appendOrderPage(orders []views.Order, next *models.Cursor) []byte {
 	b := make([]byte, 0, 2048*len(orders)+128)
 	b = append(b, `{"rows":[`...)

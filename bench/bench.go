@@ -19,6 +19,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/sirupsen/logrus"
 	"go.temporal.io/api/workflowservice/v1"
+	"go.temporal.io/sdk/client"
 	"gorm.io/gorm"
 
 	"wds/database"
@@ -277,11 +278,27 @@ func (e *env) waitIdle(ctx context.Context, s *stack) error {
 			return nil
 		}
 		if time.Now().After(deadline) {
-			return fmt.Errorf("bench: worker still busy after 5 minutes: %d undispatched events, %d running workflows",
-				undispatched, running.GetCount())
+			return fmt.Errorf("bench: worker still busy after 5 minutes: %d undispatched events, %d running workflows%s",
+				undispatched, running.GetCount(), runningWorkflows(ctx, s.temporal.Client()))
 		}
 		time.Sleep(500 * time.Millisecond)
 	}
+}
+
+// runningWorkflows names a few running workflows and when they started, for the error that says the
+// worker never became idle.
+func runningWorkflows(ctx context.Context, c client.Client) string {
+	list, err := c.ListWorkflow(ctx, &workflowservice.ListWorkflowExecutionsRequest{
+		PageSize: 5, Query: "ExecutionStatus = 'Running'"})
+	if err != nil {
+		return fmt.Sprintf(" (listing them failed: %v)", err)
+	}
+	var b strings.Builder
+	for _, w := range list.GetExecutions() {
+		fmt.Fprintf(&b, "; %s (%s, started %s)", w.GetExecution().GetWorkflowId(), w.GetType().GetName(),
+			w.GetStartTime().AsTime().Format(time.TimeOnly))
+	}
+	return b.String()
 }
 
 // webhookPhase creates the webhook org with one endpoint at the receiver and measures delivery.

@@ -60,7 +60,7 @@ type Source struct {
 }
 
 // orderSelect loads orders as the APIs show them; lines and payments arrive as JSON arrays in the
-// same row, so a page of orders is one round trip. Its columns are scanned by scanOrder, in order.
+// same row, so a page of orders is one round trip. loadOrders scans its columns in this order.
 var orderSelect = `SELECT t.id, t.number, t.status, t.store_id, t.client_id, t.external_id, t.currency,
 	t.subtotal_cents, t.shipping_cents, t.tax_cents, t.total_cents, t.amount_paid_cents, t.metadata,
 	t.source_kind, t.source_integration_key_id, t.source_label, t.created_at, t.updated_at, t.cancelled_at,
