@@ -318,14 +318,14 @@ func (e *env) runWebhooks(ctx context.Context, o Options, g *ingester, c client.
 		return id, err
 	}
 	res.BareLadder, res.BareMaxRate, err = ladder(ctx, e, "bare Temporal", o, rcv, cpu, bareFire, idle)
+	if err == nil {
+		err = idle() // before the bare worker stops: a ladder may end on a steady try whose workflows are closing
+	}
 	w.Stop()
 	if err != nil {
 		return nil, err
 	}
 	res.RateRatio = ratio(res.WDSMaxRate, res.BareMaxRate)
-	if err := idle(); err != nil {
-		return nil, err
-	}
 	if res.WDSMaxRate > 0 {
 		half := math.Round(res.WDSMaxRate/2*10) / 10
 		e.logf("webhooks: wds at half its highest steady rate, %.1f/s for %s", half, o.Duration)
