@@ -30,7 +30,7 @@ fuzz:
 	  done; \
 	done
 
-# The benchmark against same-run baselines (docs/benchmarks.md): 15 to 25 minutes, its own PostgreSQL,
+# The benchmark against same-run baselines (docs/benchmarks.md): 10 to 25 minutes, its own PostgreSQL,
 # Temporal dev server and wds processes. Not part of `make test`, which runs its smoke mode.
 bench: build bin/temporal
 	$(GO) run ./cmd/wdsbench -wds bin/wds

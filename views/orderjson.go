@@ -90,12 +90,27 @@ func appendNullString(b []byte, s *string) []byte {
 	return appendString(b, *s)
 }
 
-// appendRaw copies JSON PostgreSQL built; an absent value is null, as encoding/json writes it.
+// appendRaw copies JSON PostgreSQL built; an absent value is null, as encoding/json writes it. Like
+// encoding/json it escapes <, >, & and U+2028/U+2029, so a page reads the same either way; in valid
+// JSON those bytes occur only inside strings, so no parse is needed to find them.
 func appendRaw(b []byte, raw json.RawMessage) []byte {
-	if raw == nil {
+	if len(raw) == 0 {
 		return append(b, "null"...)
 	}
-	return append(b, raw...)
+	const hex = "0123456789abcdef"
+	start := 0
+	for i := 0; i < len(raw); i++ {
+		switch c := raw[i]; {
+		case c == '<' || c == '>' || c == '&':
+			b = append(append(b, raw[start:i]...), '\\', 'u', '0', '0', hex[c>>4], hex[c&0xF])
+			start = i + 1
+		case c == 0xE2 && i+2 < len(raw) && raw[i+1] == 0x80 && raw[i+2]&^1 == 0xA8: // U+2028, U+2029
+			b = append(append(b, raw[start:i]...), '\\', 'u', '2', '0', '2', hex[raw[i+2]&0xF])
+			i += 2
+			start = i + 1
+		}
+	}
+	return append(b, raw[start:]...)
 }
 
 // appendTime writes t as time.Time's MarshalJSON does (RFC 3339 with the fraction's trailing zeros

@@ -71,7 +71,7 @@ func (s *Starter) StartEvents(ctx context.Context, eventIDs []uuid.UUID) {
 // not waited for, and stay among the others, as do rows already dispatched.
 func (s *Starter) skipUntargeted(ctx context.Context, ids []uuid.UUID) ([]uuid.UUID, error) {
 	if len(ids) == 0 {
-		return nil, nil
+		return []uuid.UUID{}, nil // not nil: startEvents takes nil for "any event"
 	}
 	var skipped []uuid.UUID
 	err := s.DB.WithContext(ctx).Raw(`UPDATE events SET dispatched_at = clock_timestamp() WHERE id IN (
