@@ -52,8 +52,9 @@ func listHandler[T any](s *server, list listFunc[T]) gin.HandlerFunc {
 			fail(c, err)
 			return
 		}
-		if orders, ok := any(p.Rows).([]views.Order); ok {
-			c.Data(http.StatusOK, jsonContentType, appendOrderPage(orders, p.NextCursor))
+		// Orders write themselves: encoding/json would scan and copy their lines and payments again.
+		if orders, ok := any(p).(views.Page[views.Order]); ok {
+			c.Data(http.StatusOK, jsonContentType, views.AppendOrderPage(nil, orders))
 			return
 		}
 		c.JSON(http.StatusOK, p)
@@ -62,26 +63,6 @@ func listHandler[T any](s *server, list listFunc[T]) gin.HandlerFunc {
 
 // jsonContentType is what gin's c.JSON sends.
 const jsonContentType = "application/json; charset=utf-8"
-
-// appendOrderPage writes a page of orders into one buffer with views.Order.AppendJSON, bypassing
-// encoding/json, which would scan and copy each order's lines and payments again to compact them.
-func appendOrderPage(orders []views.Order, next *models.Cursor) []byte {
-	b := make([]byte, 0, 2048*len(orders)+128)
-	b = append(b, `{"rows":[`...)
-	for i := range orders {
-		if i > 0 {
-			b = append(b, ',')
-		}
-		b = orders[i].AppendJSON(b)
-	}
-	b = append(b, `],"next_cursor":`...)
-	if next == nil {
-		b = append(b, "null"...)
-	} else {
-		b = next.AppendJSON(b)
-	}
-	return append(b, '}')
-}
 
 func getHandler[T any](s *server, get getFunc[T]) gin.HandlerFunc {
 	return func(c *gin.Context) {

@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+
+	"wds/models"
 )
 
 // plainOrder is Order without its methods: what encoding/json writes from the struct's tags, the
@@ -67,4 +69,23 @@ func FuzzOrderJSON(f *testing.F) {
 		at := time.Unix(0, nanos).UTC()
 		checkOrderJSON(t, sampleOrder(t, number, status, externalID, label, at))
 	})
+}
+
+// A page is encoding/json's Page envelope around the orders, with or without a next cursor.
+func TestOrderPageMatchesEncodingJSON(t *testing.T) {
+	at := time.Date(2026, 11, 22, 3, 47, 15, 566230000, time.UTC)
+	orders := []Order{sampleOrder(t, "1", "paid", "a", "b", at), sampleOrder(t, "2", "paid", "c", "d", at)}
+	for _, p := range []Page[Order]{{Rows: []Order{}}, {Rows: orders}, {Rows: orders, NextCursor: &models.Cursor{At: at, ID: orders[1].ID}}} {
+		want, err := json.Marshal(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got bytes.Buffer
+		if err := json.Compact(&got, AppendOrderPage(nil, p)); err != nil {
+			t.Fatalf("invalid page: %v", err)
+		}
+		if !bytes.Equal(got.Bytes(), want) {
+			t.Fatalf("page differs from encoding/json:\n got %s\nwant %s", got.Bytes(), want)
+		}
+	}
 }
