@@ -60,7 +60,7 @@ func scope(key *models.IntegrationKey) views.Scope {
 }
 
 // op carries one transaction and the events it announces, which are written in one statement just
-// before commit and started by the caller after it.
+// before commit; the caller starts those an endpoint can receive after it.
 type op struct {
 	ctx    context.Context
 	tx     *gorm.DB
@@ -68,7 +68,8 @@ type op struct {
 	events []models.Event
 }
 
-// inTx runs fn in one transaction, writes the events it emitted and returns their ids once committed.
+// inTx runs fn in one transaction, writes the events it emitted and, once committed, returns the ids
+// of those to start (the ones an endpoint can receive).
 func inTx(ctx context.Context, db *gorm.DB, key *models.IntegrationKey, fn func(o *op) error) ([]uuid.UUID, error) {
 	var ids []uuid.UUID
 	err := db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
@@ -76,13 +77,9 @@ func inTx(ctx context.Context, db *gorm.DB, key *models.IntegrationKey, fn func(
 		if err := fn(o); err != nil {
 			return err
 		}
-		if err := outbox.Write(ctx, tx, o.events); err != nil {
-			return err
-		}
-		for _, ev := range o.events {
-			ids = append(ids, ev.ID)
-		}
-		return nil
+		var err error
+		ids, err = outbox.Write(ctx, tx, o.events)
+		return err
 	})
 	return ids, err
 }

@@ -34,7 +34,8 @@ type OrderResult struct {
 	ExternalID      string     `json:"external_id"`
 	PaymentID       *uuid.UUID `json:"payment_id,omitempty"`
 	Duplicate       bool       `json:"duplicate"`
-	// Events are the outbox rows this call wrote, to start after commit; never rendered.
+	// Events are the outbox rows this call wrote that an endpoint can receive, to start after
+	// commit; never rendered.
 	Events []uuid.UUID `json:"-"`
 }
 

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
 	"sync"
 	"time"
 
@@ -54,41 +53,12 @@ const (
 )
 
 // StartEvents tries to start the given committed events at once. Failures are left to the relay.
+// The caller passes only events an endpoint can receive (outbox.Write marks the others at insert).
 func (s *Starter) StartEvents(ctx context.Context, eventIDs []uuid.UUID) {
 	s.immediately(ctx, func(ctx context.Context) error {
-		rest, err := s.skipUntargeted(ctx, eventIDs)
-		if err != nil {
-			return err
-		}
-		_, err = s.startEvents(ctx, rest, len(rest))
+		_, err := s.startEvents(ctx, eventIDs, len(eventIDs))
 		return err
 	})
-}
-
-// skipUntargeted marks dispatched, in one statement, those of ids no endpoint can receive, and
-// returns the others. For an org without a subscribed endpoint that is the whole after-commit
-// start: one round trip instead of the claim transaction's four. Rows the relay holds are skipped,
-// not waited for, and stay among the others, as do rows already dispatched.
-func (s *Starter) skipUntargeted(ctx context.Context, ids []uuid.UUID) ([]uuid.UUID, error) {
-	if len(ids) == 0 {
-		return []uuid.UUID{}, nil // not nil: startEvents takes nil for "any event"
-	}
-	var skipped []uuid.UUID
-	err := s.DB.WithContext(ctx).Raw(`UPDATE events SET dispatched_at = clock_timestamp() WHERE id IN (
-		SELECT id FROM events WHERE id IN ? AND dispatched_at IS NULL
-		AND NOT EXISTS (SELECT 1 FROM webhook_endpoints w WHERE `+
-		models.SubscribedAtEventTime("events.org_id", "events.type", "events.created_at")+`)
-		FOR UPDATE SKIP LOCKED) RETURNING id`, ids).Scan(&skipped).Error
-	if err != nil {
-		return nil, fmt.Errorf("mark untargeted events: %w", err)
-	}
-	rest := make([]uuid.UUID, 0, len(ids)-len(skipped))
-	for _, id := range ids {
-		if !slices.Contains(skipped, id) {
-			rest = append(rest, id)
-		}
-	}
-	return rest, nil
 }
 
 // StartDispatches tries to start the given queued re-fires and tests at once.
@@ -145,8 +115,8 @@ type eventRow struct {
 	ID    uuid.UUID
 	OrgID uuid.UUID
 	Type  string
-	// Targeted is false when no endpoint can ever receive the event: it is marked dispatched with no
-	// workflow, so an org without webhooks costs Temporal nothing.
+	// Targeted is false when no endpoint can receive the event any more (its receiver was deleted
+	// after the event was written): it is marked dispatched with no workflow.
 	Targeted bool
 }
 

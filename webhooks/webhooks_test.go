@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -210,7 +211,6 @@ func TestRotateSecretReplacesTheSealedSecret(t *testing.T) {
 	}
 }
 
-// delivery writes a row as the activity would.
 // subscribe creates an endpoint for order.created, so the org's order events have a receiver.
 func (f *fixture) subscribe() {
 	f.t.Helper()
@@ -219,6 +219,7 @@ func (f *fixture) subscribe() {
 	}
 }
 
+// delivery writes a row as the activity would.
 func (f *fixture) delivery(ev, ep uuid.UUID, attempt int, status string, at time.Time) models.Delivery {
 	d := models.Delivery{ID: uuid.New(), OrgID: f.org, EventID: ev, EndpointID: ep, EventType: outbox.OrderCreated,
 		ChainID: uuid.New(), WorkflowID: workflows.EventWorkflowID(ev), Attempt: attempt, Status: status, AttemptedAt: at}
@@ -465,17 +466,53 @@ func TestDisablingSignalsTheWorkflowsOfTheDroppedChainsAfterCommit(t *testing.T)
 	}
 }
 
-// An event no endpoint can ever receive (none subscribed to its type when it fired, or only deleted
-// ones) is marked dispatched without a workflow; one with a receiver is started.
-func TestEventsWithoutReceiversStartNoWorkflow(t *testing.T) {
+// An event no endpoint is subscribed to when it fires (none for its type, or none at all) is written
+// already dispatched, and Write returns, in emission order, only the ids an endpoint can receive.
+func TestEventsWithoutReceiversAreWrittenDispatched(t *testing.T) {
 	f := newFixture(t)
 	lonely, _ := outbox.Emit(f.ctx, f.db, f.org, nil, outbox.OrderCreated, nil)
 	f.subscribe()
-	otherType, _ := outbox.Emit(f.ctx, f.db, f.org, nil, outbox.ClientCreated, nil)
+	var events []models.Event
+	for _, typ := range []string{outbox.OrderCreated, outbox.ClientCreated, outbox.OrderCreated} {
+		ev, err := outbox.New(f.org, nil, typ, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		events = append(events, ev)
+	}
+	targeted, err := outbox.Write(f.ctx, f.db, events)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []uuid.UUID{events[0].ID, events[2].ID}; !slices.Equal(targeted, want) {
+		t.Fatalf("Write returned %v, want %v", targeted, want)
+	}
+	for id, want := range map[uuid.UUID]bool{lonely: true, events[0].ID: false, events[1].ID: true, events[2].ID: false} {
+		var e models.Event
+		f.db.Where("id = ?", id).Take(&e)
+		if got := e.DispatchedAt != nil; got != want {
+			t.Fatalf("event %s (%s) dispatched %v, want %v", id, e.Type, got, want)
+		}
+	}
+}
+
+// An event whose only receiver was deleted before the start is marked dispatched without a workflow;
+// one with a receiver is started.
+func TestEventsWhoseReceiverWentAwayStartNoWorkflow(t *testing.T) {
+	f := newFixture(t)
+	gone, err := f.create("https://127.0.0.1/gone")
+	if err != nil {
+		t.Fatal(err)
+	}
+	orphan, _ := outbox.Emit(f.ctx, f.db, f.org, nil, outbox.OrderCreated, nil)
+	if _, err := f.svc.Delete(f.ctx, gone.ID, f.owner); err != nil {
+		t.Fatal(err)
+	}
+	f.subscribe()
 	wanted, _ := outbox.Emit(f.ctx, f.db, f.org, nil, outbox.OrderCreated, nil)
 	tc := &fakeTemporal{starts: map[string]int{}}
 	st := &webhooks.Starter{DB: f.db, Temporal: tc, Schedule: []time.Duration{time.Second}, Log: quiet()}
-	st.StartEvents(f.ctx, []uuid.UUID{lonely, otherType, wanted})
+	st.StartEvents(f.ctx, []uuid.UUID{orphan, wanted})
 	var undispatched int64
 	f.db.Model(&models.Event{}).Where("dispatched_at IS NULL").Count(&undispatched)
 	if undispatched != 0 {
@@ -483,32 +520,5 @@ func TestEventsWithoutReceiversStartNoWorkflow(t *testing.T) {
 	}
 	if len(tc.starts) != 1 || tc.starts[workflows.EventWorkflowID(wanted)] != 1 {
 		t.Fatalf("started %v, want only the event with a subscribed endpoint", tc.starts)
-	}
-}
-
-// The after-commit start marks what nobody can receive without waiting for rows a relay holds: those
-// stay for the relay, and the rest are marked at once.
-func TestUntargetedEventsHeldByARelayAreSkippedNotWaitedFor(t *testing.T) {
-	f := newFixture(t)
-	held, _ := outbox.Emit(f.ctx, f.db, f.org, nil, outbox.OrderCreated, nil)
-	free, _ := outbox.Emit(f.ctx, f.db, f.org, nil, outbox.OrderCreated, nil)
-	relay := f.db.Begin()
-	defer relay.Rollback()
-	if err := relay.Exec("SELECT id FROM events WHERE id = ? FOR UPDATE", held).Error; err != nil {
-		t.Fatal(err)
-	}
-	tc := &fakeTemporal{starts: map[string]int{}}
-	st := &webhooks.Starter{DB: f.db, Temporal: tc, Schedule: []time.Duration{time.Second}, Log: quiet()}
-	st.StartEvents(f.ctx, []uuid.UUID{held, free})
-	dispatched := func(id uuid.UUID) bool {
-		var e models.Event
-		f.db.Where("id = ?", id).Take(&e)
-		return e.DispatchedAt != nil
-	}
-	if !dispatched(free) || dispatched(held) {
-		t.Fatalf("free dispatched %v, held dispatched %v: want true, false", dispatched(free), dispatched(held))
-	}
-	if len(tc.starts) != 0 {
-		t.Fatalf("started %v for events nobody receives", tc.starts)
 	}
 }
