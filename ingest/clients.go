@@ -59,16 +59,15 @@ type resolved struct {
 //     the external_id and, unless another integration already imported it, this key's source stamp;
 //  3. otherwise a new client is created with the source stamp.
 func (o *op) resolveClient(in Client) (resolved, error) {
-	if in.ExternalID != "" {
-		id, err := o.lookupRef(entityClient, in.ExternalID)
-		if err == nil {
-			return o.updateClient(id, in)
-		}
-		if !isNotFound(err) {
-			return resolved{}, err
-		}
+	email := deref(in.Email)
+	id, known, err := o.knownClient(in.ExternalID, email)
+	if err != nil {
+		return resolved{}, err
 	}
-	if email := deref(in.Email); email != "" {
+	if known {
+		return o.updateClient(id, in)
+	}
+	if email != "" {
 		id, found, err := o.clientByEmail(email)
 		if err != nil {
 			return resolved{}, err
@@ -80,14 +79,39 @@ func (o *op) resolveClient(in Client) (resolved, error) {
 	return o.createClient(in)
 }
 
-// clientByEmail finds the store's oldest client with this email. The transaction first takes a lock
-// on (store, email), held to commit, so two concurrent requests for one new email cannot both
-// miss and both create: the second waits and then finds the first one's client.
-func (o *op) clientByEmail(email string) (uuid.UUID, bool, error) {
+// knownClient looks up the client this key's external id names (rule 1). With an email, the same
+// statement first takes a lock on (store, email), held to commit, so two concurrent requests for one
+// new email cannot both miss and both create: the second waits, and its next statement (a new
+// snapshot) finds the first one's client. The lock is taken even when the external id is known; it
+// only orders requests for one email.
+func (o *op) knownClient(externalID, email string) (uuid.UUID, bool, error) {
+	if email == "" {
+		if externalID == "" {
+			return uuid.Nil, false, nil
+		}
+		id, err := o.lookupRef(entityClient, externalID)
+		if isNotFound(err) {
+			return uuid.Nil, false, nil
+		}
+		return id, err == nil, err
+	}
 	lockKey := o.key.StoreID.String() + "/" + strings.ToLower(email)
-	if err := o.tx.Exec(`SELECT pg_advisory_xact_lock(hashtextextended(?, 0))`, lockKey).Error; err != nil {
+	var ids []uuid.NullUUID
+	err := o.tx.Raw(`SELECT (SELECT internal_id FROM external_refs
+			WHERE integration_key_id = ? AND entity_type = ? AND external_id = ? AND ? <> '') AS id
+		FROM (SELECT pg_advisory_xact_lock(hashtextextended(?, 0))) AS email_lock`,
+		o.key.ID, entityClient, externalID, externalID, lockKey).Scan(&ids).Error
+	if err != nil {
 		return uuid.Nil, false, fmt.Errorf("lock client email: %w", err)
 	}
+	if len(ids) != 1 || !ids[0].Valid {
+		return uuid.Nil, false, nil
+	}
+	return ids[0].UUID, true, nil
+}
+
+// clientByEmail finds the store's oldest client with this email; knownClient holds the email's lock.
+func (o *op) clientByEmail(email string) (uuid.UUID, bool, error) {
 	var ids []uuid.UUID
 	err := o.tx.Raw(`SELECT id FROM clients WHERE store_id = ? AND lower(email) = lower(?)
 		ORDER BY created_at, id LIMIT 1`, o.key.StoreID, email).Scan(&ids).Error
@@ -128,30 +152,28 @@ func (o *op) createClient(in Client) (resolved, error) {
 	}
 	id := uuid.New()
 	// Without an external id there is nothing to claim: the ref CTE is skipped and the row inserted.
-	var inserted []uuid.UUID
-	err = o.tx.Raw(`WITH ref AS (
+	c, err := views.WriteClient(o.ctx, o.tx, `WITH ref AS (
 		INSERT INTO external_refs (integration_key_id, entity_type, external_id, internal_id)
 		SELECT ?, ?, ?, ? WHERE ? <> '' ON CONFLICT DO NOTHING RETURNING internal_id)
-		INSERT INTO clients (id, org_id, store_id, email, display_name, first_name, last_name, phone, client_type,
-			tags, billing_address, source_label, source_external_id, source_integration_key_id)
+		INSERT INTO clients AS t (id, org_id, store_id, email, display_name, first_name, last_name, phone,
+			client_type, tags, billing_address, source_label, source_external_id, source_integration_key_id)
 		SELECT ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?
-		WHERE ? = '' OR EXISTS (SELECT 1 FROM ref)
-		RETURNING id`,
+		WHERE ? = '' OR EXISTS (SELECT 1 FROM ref)`,
 		o.key.ID, entityClient, in.ExternalID, id, in.ExternalID,
 		id, o.key.OrgID, o.key.StoreID, row.Email, row.DisplayName, row.FirstName, row.LastName,
 		row.Phone, row.ClientType, row.Tags, addr, row.SourceLabel, row.SourceExternalID, row.SourceIntegrationKeyID,
-		in.ExternalID).Scan(&inserted).Error
+		in.ExternalID)
 	if err != nil {
 		return resolved{}, fmt.Errorf("insert client: %w", err)
 	}
-	if len(inserted) == 0 {
+	if c == nil {
 		winner, err := o.lookupRef(entityClient, in.ExternalID)
 		if err != nil {
 			return resolved{}, err
 		}
 		return o.updateClient(winner, in)
 	}
-	if err := o.emitClient(outbox.ClientCreated, id); err != nil {
+	if err := o.emit(outbox.ClientCreated, c); err != nil {
 		return resolved{}, err
 	}
 	return resolved{id: id, created: true}, nil
@@ -188,26 +210,21 @@ func (o *op) updateClient(id uuid.UUID, in Client) (resolved, error) {
 	if err != nil {
 		return resolved{}, err
 	}
-	err = o.tx.Exec(`UPDATE clients SET email = ?, display_name = ?, first_name = ?, last_name = ?, phone = ?,
-		client_type = ?, tags = ?, billing_address = ?, source_label = ?, source_external_id = ?,
-		source_integration_key_id = ? WHERE id = ?`,
+	c, err := views.WriteClient(o.ctx, o.tx, `UPDATE clients t SET email = ?, display_name = ?, first_name = ?,
+		last_name = ?, phone = ?, client_type = ?, tags = ?, billing_address = ?, source_label = ?,
+		source_external_id = ?, source_integration_key_id = ? WHERE id = ?`,
 		after.Email, after.DisplayName, after.FirstName, after.LastName, after.Phone, after.ClientType,
-		after.Tags, addr, after.SourceLabel, after.SourceExternalID, after.SourceIntegrationKeyID, id).Error
+		after.Tags, addr, after.SourceLabel, after.SourceExternalID, after.SourceIntegrationKeyID, id)
 	if err != nil {
 		return resolved{}, fmt.Errorf("update client: %w", err)
 	}
-	if err := o.emitClient(outbox.ClientUpdated, id); err != nil {
+	if c == nil { // the row was locked above in this transaction, so it cannot have gone
+		return resolved{}, notFound("client", id)
+	}
+	if err := o.emit(outbox.ClientUpdated, c); err != nil {
 		return resolved{}, err
 	}
 	return resolved{id: id, updated: true}, nil
-}
-
-func (o *op) emitClient(typ string, id uuid.UUID) error {
-	c, err := views.GetClient(o.ctx, o.tx, scope(o.key), id)
-	if err != nil {
-		return err
-	}
-	return o.emit(typ, c)
 }
 
 // clientRow is the stored state of a client that an upsert may change.

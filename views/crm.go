@@ -53,9 +53,12 @@ type clientRow struct {
 	UpdatedAt              time.Time
 }
 
-const clientSelect = `SELECT t.id, t.store_id, t.email, t.display_name, t.first_name, t.last_name, t.phone,
+// clientColumns are a client's view, of the clients table named t.
+const clientColumns = `t.id, t.store_id, t.email, t.display_name, t.first_name, t.last_name, t.phone,
 	t.client_type, t.tags, t.billing_address, t.source_label, t.source_external_id,
-	t.source_integration_key_id, t.created_at, t.updated_at FROM clients t`
+	t.source_integration_key_id, t.created_at, t.updated_at`
+
+const clientSelect = `SELECT ` + clientColumns + ` FROM clients t`
 
 func (r clientRow) view() Client {
 	c := Client{ID: r.ID, StoreID: r.StoreID, Email: r.Email, DisplayName: r.DisplayName, FirstName: r.FirstName,
@@ -81,6 +84,21 @@ func GetClient(ctx context.Context, db *gorm.DB, s Scope, id uuid.UUID) (*Client
 		return nil, err
 	}
 	c := row.view()
+	return &c, nil
+}
+
+// WriteClient runs write, an INSERT or UPDATE of one client that names the table t (INSERT INTO
+// clients AS t, UPDATE clients t), and returns the row it wrote as GetClient shows it, or nil when it
+// wrote none. A write that announces the client so needs no second statement to read it back.
+func WriteClient(ctx context.Context, db *gorm.DB, write string, args ...any) (*Client, error) {
+	var rows []clientRow
+	if err := db.WithContext(ctx).Raw(write+" RETURNING "+clientColumns, args...).Scan(&rows).Error; err != nil {
+		return nil, fmt.Errorf("write client: %w", err)
+	}
+	if len(rows) == 0 {
+		return nil, nil
+	}
+	c := rows[0].view()
 	return &c, nil
 }
 
