@@ -1,9 +1,11 @@
 package api_test
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -11,6 +13,7 @@ import (
 
 	"wds/apikeys"
 	"wds/ingest"
+	"wds/views"
 )
 
 // orderBody builds a create body: lines of (quantity, unit price), optional payment amount.
@@ -280,6 +283,40 @@ func TestClientResolution(t *testing.T) {
 	}
 	e.post("/integrations/v1/clients", k, `{"email":"x@example.com"}`).want(t, http.StatusUnprocessableEntity, "external_id_required")
 	e.post("/integrations/v1/clients", k, `{"external_id":"c-9","client_type":"alien"}`).want(t, http.StatusUnprocessableEntity, "validation_failed")
+}
+
+// Client events are built from the row the write returned, not from a second read: they must still
+// carry the client exactly as the Read API's view of it, empty tags included.
+func TestClientEventsCarryTheClientAsStored(t *testing.T) {
+	e := newIntEnv(t)
+	k := e.mint(apikeys.NewIntegrationKey{Label: "Shop"})
+	matchesView := func(typ string, id any) map[string]any {
+		t.Helper()
+		data := e.eventBody(typ)["data"].(map[string]any)
+		c, err := views.GetClient(context.Background(), e.db, views.Scope{OrgID: e.org.ID}, uuid.MustParse(id.(string)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		raw, _ := json.Marshal(c)
+		var want map[string]any
+		if err := json.Unmarshal(raw, &want); err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(data, want) {
+			t.Fatalf("%s data %v\nwant %v", typ, data, want)
+		}
+		return data
+	}
+	created := e.post("/integrations/v1/clients", k, `{"external_id":"c-1","email":"a@example.com","first_name":"Ann"}`).
+		want(t, http.StatusCreated, "")
+	if data := matchesView("client.created", created["id"]); fmt.Sprint(data["tags"]) != "[]" || data["display_name"] != "Ann" {
+		t.Fatalf("client.created data %v", data)
+	}
+	e.post("/integrations/v1/clients", k, `{"external_id":"c-1","tags":["vip"],"billing_address":{"city":"Oslo"}}`).
+		want(t, http.StatusOK, "")
+	if data := matchesView("client.updated", created["id"]); fmt.Sprint(data["tags"]) != "[vip]" {
+		t.Fatalf("client.updated data %v", data)
+	}
 }
 
 func TestEmailMatchIsPerStore(t *testing.T) {

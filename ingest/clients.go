@@ -161,7 +161,7 @@ func (o *op) createClient(in Client) (resolved, error) {
 		WHERE ? = '' OR EXISTS (SELECT 1 FROM ref)`,
 		o.key.ID, entityClient, in.ExternalID, id, in.ExternalID,
 		id, o.key.OrgID, o.key.StoreID, row.Email, row.DisplayName, row.FirstName, row.LastName,
-		row.Phone, row.ClientType, row.Tags, addr, row.SourceLabel, row.SourceExternalID, row.SourceIntegrationKeyID,
+		row.Phone, row.ClientType, array(row.Tags), addr, row.SourceLabel, row.SourceExternalID, row.SourceIntegrationKeyID,
 		in.ExternalID)
 	if err != nil {
 		return resolved{}, fmt.Errorf("insert client: %w", err)
@@ -214,7 +214,7 @@ func (o *op) updateClient(id uuid.UUID, in Client) (resolved, error) {
 		last_name = ?, phone = ?, client_type = ?, tags = ?, billing_address = ?, source_label = ?,
 		source_external_id = ?, source_integration_key_id = ? WHERE id = ?`,
 		after.Email, after.DisplayName, after.FirstName, after.LastName, after.Phone, after.ClientType,
-		after.Tags, addr, after.SourceLabel, after.SourceExternalID, after.SourceIntegrationKeyID, id)
+		array(after.Tags), addr, after.SourceLabel, after.SourceExternalID, after.SourceIntegrationKeyID, id)
 	if err != nil {
 		return resolved{}, fmt.Errorf("update client: %w", err)
 	}

@@ -6,7 +6,7 @@ import (
 	"fmt"
 
 	"github.com/google/uuid"
-	"github.com/lib/pq"
+	"github.com/jackc/pgx/v5/pgtype"
 	"gorm.io/gorm"
 
 	"wds/models"
@@ -186,7 +186,7 @@ func (o *op) insertOrder(id uuid.UUID, clientID *uuid.UUID, in Order, t totals, 
 		return err
 	}
 	n := len(in.Lines)
-	desc, qty, price, lineMeta := make(pq.StringArray, n), make(pq.Int64Array, n), make(pq.Int64Array, n), make(pq.StringArray, n)
+	desc, qty, price, lineMeta := make([]string, n), make([]int64, n), make([]int64, n), make([]string, n)
 	for i, l := range in.Lines {
 		if lineMeta[i], err = jsonObject(l.Metadata); err != nil {
 			return err
@@ -209,11 +209,18 @@ func (o *op) insertOrder(id uuid.UUID, clientID *uuid.UUID, in Order, t totals, 
 		in.Currency, o.key.StoreID,
 		t.subtotal, in.ShippingCents, in.TaxCents, t.total, paid, status, meta,
 		o.key.ID, o.key.Label,
-		desc, qty, price, lineMeta).Error
+		array(desc), array(qty), array(price), array(lineMeta)).Error
 	if err != nil {
 		return fmt.Errorf("insert order: %w", err)
 	}
 	return nil
+}
+
+// array passes s as one PostgreSQL array parameter, sent in binary. GORM would expand a plain slice
+// into a list, and pgx takes lib/pq's array types through driver.Valuer (to text and parsed back).
+// An empty s needs its zero-length dimension too: without Dims pgx writes no array header at all.
+func array[T any](s []T) pgtype.Array[T] {
+	return pgtype.Array[T]{Elements: s, Dims: []pgtype.ArrayDimension{{Length: int32(len(s)), LowerBound: 1}}, Valid: true}
 }
 
 // jsonObject encodes a metadata object; absent is {}.
