@@ -108,20 +108,9 @@ func (o *op) createOrder(in Order) (*OrderResult, error) {
 		}
 		clientID = &c.id
 	}
-	var paid int64
-	if in.Payment != nil {
-		paid = in.Payment.AmountCents
-	}
-	if err := o.insertOrder(id, clientID, in, t, status, paid); err != nil {
+	paymentID, err := o.insertOrder(id, clientID, in, t, status)
+	if err != nil {
 		return nil, err
-	}
-	var paymentID *uuid.UUID
-	if in.Payment != nil {
-		pid, err := o.insertPayment(id, *in.Payment)
-		if err != nil {
-			return nil, err
-		}
-		paymentID = &pid
 	}
 	return o.announceOrder(id, paymentID)
 }
@@ -176,44 +165,70 @@ func envelope(v *views.Order, paymentID *uuid.UUID) (*OrderResult, error) {
 	return res, nil
 }
 
-// insertOrder writes the order and all its lines in one statement (the lines travel as arrays, so
-// their number does not add round trips). The number comes from the org's own sequence, which never
-// waits for another transaction, so creates in one org do not serialize. An empty currency takes the
-// store's.
-func (o *op) insertOrder(id uuid.UUID, clientID *uuid.UUID, in Order, t totals, status string, paid int64) error {
+// insertOrder writes the order, all its lines and its inline payment, if any, in one statement (the
+// lines travel as arrays, so their number does not add round trips), and returns the payment's id.
+// The number comes from the org's own sequence, which never waits for another transaction, so
+// creates in one org do not serialize. An empty currency takes the store's. A payment external_id is
+// claimed in the same statement; one the key already used for another payment is a conflict, not a
+// duplicate (this call is not a repeat of that payment's create), and the caller's rollback undoes
+// the order.
+func (o *op) insertOrder(id uuid.UUID, clientID *uuid.UUID, in Order, t totals, status string) (*uuid.UUID, error) {
 	meta, err := jsonObject(in.Metadata)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	n := len(in.Lines)
 	desc, qty, price, lineMeta := make([]string, n), make([]int64, n), make([]int64, n), make([]string, n)
 	for i, l := range in.Lines {
 		if lineMeta[i], err = jsonObject(l.Metadata); err != nil {
-			return err
+			return nil, err
 		}
 		desc[i], qty[i], price[i] = l.Description, l.Quantity, l.UnitPriceCents
 	}
-	err = o.tx.Exec(`WITH o AS (
+	var p Payment
+	if in.Payment != nil {
+		p = *in.Payment
+	}
+	paymentID := uuid.New()
+	var paid []uuid.UUID
+	err = o.tx.Raw(`WITH o AS (
 		INSERT INTO orders (id, org_id, store_id, number, client_id, external_id, currency,
 			subtotal_cents, shipping_cents, tax_cents, total_cents, amount_paid_cents, status, metadata,
 			source_kind, source_integration_key_id, source_label)
 		VALUES (?, ?, ?, nextval(wds_order_number_sequence(?)::regclass), ?, ?,
 			coalesce(nullif(?, ''), (SELECT currency FROM stores WHERE id = ?)),
 			?, ?, ?, ?, ?, ?, ?, 'integration', ?, nullif(?, ''))
-		RETURNING id)
+		RETURNING id),
+	lines AS (
 		INSERT INTO order_lines (order_id, position, description, quantity, unit_price_cents, metadata)
 		SELECT o.id, l.ord - 1, l.description, l.quantity, l.unit_price_cents, l.metadata
 		FROM o, unnest(?::text[], ?::bigint[], ?::bigint[], ?::jsonb[])
-			WITH ORDINALITY AS l(description, quantity, unit_price_cents, metadata, ord)`,
+			WITH ORDINALITY AS l(description, quantity, unit_price_cents, metadata, ord)),
+	ref AS (
+		INSERT INTO external_refs (integration_key_id, entity_type, external_id, internal_id)
+		SELECT ?, ?, ?, ? FROM o WHERE ? <> '' ON CONFLICT DO NOTHING RETURNING internal_id)
+	INSERT INTO payments (id, order_id, external_id, amount_cents, method, provider, provider_payment_id, paid_at)
+	SELECT ?, o.id, nullif(?, ''), ?, ?, ?, ?, coalesce(?, clock_timestamp()) FROM o
+	WHERE ?::boolean AND (? = '' OR EXISTS (SELECT 1 FROM ref))
+	RETURNING id`,
 		id, o.key.OrgID, o.key.StoreID, o.key.OrgID, clientID, in.ExternalID,
 		in.Currency, o.key.StoreID,
-		t.subtotal, in.ShippingCents, in.TaxCents, t.total, paid, status, meta,
+		t.subtotal, in.ShippingCents, in.TaxCents, t.total, p.AmountCents, status, meta,
 		o.key.ID, o.key.Label,
-		array(desc), array(qty), array(price), array(lineMeta)).Error
+		array(desc), array(qty), array(price), array(lineMeta),
+		o.key.ID, entityPayment, p.ExternalID, paymentID, p.ExternalID,
+		paymentID, p.ExternalID, p.AmountCents, p.Method, p.Provider, p.ProviderPaymentID, paidAt(p),
+		in.Payment != nil, p.ExternalID).Scan(&paid).Error
 	if err != nil {
-		return fmt.Errorf("insert order: %w", err)
+		return nil, fmt.Errorf("insert order: %w", err)
 	}
-	return nil
+	if in.Payment == nil {
+		return nil, nil
+	}
+	if len(paid) == 0 {
+		return nil, models.Fail(models.ErrConflict, "payment external_id %q is already recorded for another payment", p.ExternalID)
+	}
+	return &paymentID, nil
 }
 
 // array passes s as one PostgreSQL array parameter, sent in binary. GORM would expand a plain slice

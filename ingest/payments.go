@@ -63,32 +63,6 @@ func paymentOf(v *views.Order, paymentID uuid.UUID) (views.Payment, error) {
 	return views.Payment{}, fmt.Errorf("payment %s missing from order %s", paymentID, v.ID)
 }
 
-// insertPayment writes an inline payment. When it has an external_id, the claim and the insert are one
-// statement: the payment row exists only if the claim won. An external id the key already used for
-// another payment is a conflict, not a duplicate: this call is not a repeat of that payment's create.
-func (o *op) insertPayment(orderID uuid.UUID, p Payment) (uuid.UUID, error) {
-	id := uuid.New()
-	if p.ExternalID == "" {
-		return id, o.insertClaimedPayment(id, orderID, p)
-	}
-	var inserted []uuid.UUID
-	err := o.tx.Raw(`WITH ref AS (
-		INSERT INTO external_refs (integration_key_id, entity_type, external_id, internal_id)
-		VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING RETURNING internal_id)
-		INSERT INTO payments (id, order_id, external_id, amount_cents, method, provider, provider_payment_id, paid_at)
-		SELECT ref.internal_id, ?, ?, ?, ?, ?, ?, coalesce(?, clock_timestamp()) FROM ref
-		RETURNING id`,
-		o.key.ID, entityPayment, p.ExternalID, id,
-		orderID, p.ExternalID, p.AmountCents, p.Method, p.Provider, p.ProviderPaymentID, paidAt(p)).Scan(&inserted).Error
-	if err != nil {
-		return uuid.Nil, fmt.Errorf("insert payment: %w", err)
-	}
-	if len(inserted) == 0 {
-		return uuid.Nil, models.Fail(models.ErrConflict, "payment external_id %q is already recorded for another payment", p.ExternalID)
-	}
-	return id, nil
-}
-
 // paidAt is the payment's time, or nil for "now" in the database's clock.
 func paidAt(p Payment) *time.Time {
 	if p.PaidAt == nil {
