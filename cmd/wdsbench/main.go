@@ -57,8 +57,10 @@ func run() error {
 		if err != nil {
 			return err
 		}
-		fmt.Printf("%s, %d clients: %.0f/s, p50 %.1f ms, p99 %.1f ms, %d errors, %.1f SQL statements a request; CPU profile in %s\n",
-			*profile, m.Clients, m.PerSecond, m.P50Ms, m.P99Ms, m.Errors, m.StatementsPerOp, *profileOut)
+		fmt.Printf("%s, %d clients: %.0f/s, p50 %.1f ms, p99 %.1f ms, %d errors, %.1f SQL statements a request, "+
+			"CPU a request: PostgreSQL %.2f ms, this process %.2f ms; CPU profile in %s\n",
+			*profile, m.Clients, m.PerSecond, m.P50Ms, m.P99Ms, m.Errors, m.StatementsPerOp,
+			m.PostgresCPUms, m.ProcessCPUms, *profileOut)
 		return nil
 	}
 	if !*renderOnly {
