@@ -320,7 +320,21 @@ func (e *env) webhookPhase(ctx context.Context, o Options, s *stack) (*WebhookRe
 	if err != nil {
 		return nil, err
 	}
-	return e.runWebhooks(ctx, o, g, s.temporal.Client(), s.rcv, s.cpu, func() error { return e.waitIdle(ctx, s) })
+	res, err := e.runWebhooks(ctx, o, g, s.temporal.Client(), s.rcv, s.cpu, func() error { return e.waitIdle(ctx, s) })
+	if err != nil {
+		return nil, err
+	}
+	// The error text is cut where it starts naming ids, so equal causes count together.
+	err = s.db.WithContext(ctx).Raw(`SELECT attempt, status, left(error, 80) AS error, count(*) AS count
+		FROM webhook_deliveries WHERE org_id = ? AND NOT (attempt = 1 AND status = 'succeeded')
+		GROUP BY 1, 2, 3 ORDER BY 4 DESC, 1, 2, 3`, t.orgID).Scan(&res.Attempts).Error
+	if err != nil {
+		return nil, fmt.Errorf("bench: delivery attempts: %w", err)
+	}
+	for _, a := range res.Attempts {
+		e.logf("webhooks: %d deliveries at attempt %d %s: %s", a.Count, a.Attempt, a.Status, a.Error)
+	}
+	return res, nil
 }
 
 // prepareRead makes the read benchmark's org, loads its orders and mints its keys.

@@ -87,7 +87,21 @@ func webhookRows(r *WebhookResult) []row {
 				r.BareHistory.Activities), fmt.Sprintf("%.1f", float64(r.WDSHistory.Events)/float64(max(1, r.BareHistory.Events))), "", ""},
 		{"Webhook events at the receiver's dedupe", fmt.Sprintf("%d events, %d missing, %d redelivered",
 			r.Events, r.Missing, r.Duplicates), "", "", "each exactly once", met(r.Missing == 0 && r.Unreadable == 0)},
+		{"Webhook attempts other than a first success", attemptsText(r.Attempts), "", "", "", ""},
 	}
+}
+
+// attemptsText lists the delivery attempts that were not a first success, or says there were none.
+func attemptsText(counts []AttemptCount) string {
+	if len(counts) == 0 {
+		return "none"
+	}
+	parts := make([]string, len(counts))
+	for i, a := range counts {
+		cause := strings.NewReplacer("|", "/", "\n", " ").Replace(a.Error) // one table cell
+		parts[i] = fmt.Sprintf("%d at attempt %d %s (%s)", a.Count, a.Attempt, a.Status, cause)
+	}
+	return strings.Join(parts, "; ")
 }
 
 // halfRateRow is the latency at half the highest steady rate, which needs a steady rate to exist.

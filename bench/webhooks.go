@@ -37,10 +37,22 @@ type WebhookResult struct {
 	Missing       int         `json:"missing_events"`
 	Unreadable    int         `json:"unreadable_deliveries"`
 	SteadyCeiling string      `json:"steady_criterion"`
+	// Attempts is every delivery attempt wds logged that was not a first success: a retry or a
+	// failure delays an order's arrival by the ladder's first gap (a minute), which a ladder step
+	// reads as a stall.
+	Attempts []AttemptCount `json:"attempts_other_than_first_success"`
 	// What one delivery costs the Temporal server: the history of one wds event workflow and of one
 	// bare workflow.
 	WDSHistory  History `json:"wds_history"`
 	BareHistory History `json:"bare_history"`
+}
+
+// AttemptCount is how many logged attempts share an attempt number, status and error.
+type AttemptCount struct {
+	Attempt int    `json:"attempt"`
+	Status  string `json:"status"`
+	Error   string `json:"error"`
+	Count   int    `json:"count"`
 }
 
 // History counts the events of one workflow's history by kind.
