@@ -49,13 +49,24 @@ func temporalAddress(cfg *config.Config) string {
 	return config.DefaultTemporalAddress
 }
 
+// temporalOptions are the client options of every wds process. gRPC compression is off: wds sends
+// ids, never bodies, so its messages are small, and the SDK's default gzip made the Temporal server
+// decompress every start, poll answer and task completion for nothing (docs/benchmarks.md).
+func temporalOptions(cfg *config.Config) (client.Options, error) {
+	mh, err := metrics.TemporalHandler()
+	if err != nil {
+		return client.Options{}, err
+	}
+	return client.Options{HostPort: temporalAddress(cfg), Namespace: cfg.TemporalNamespace, Logger: temporaldev.QuietLogger(),
+		MetricsHandler: mh, ConnectionOptions: client.ConnectionOptions{GrpcCompression: &client.GrpcCompressionNone{}}}, nil
+}
+
 // dialTemporal connects, waiting for a Temporal that is still starting (a worker often starts first).
 func dialTemporal(ctx context.Context, cfg *config.Config, log logrus.FieldLogger) (client.Client, error) {
-	mh, err := metrics.TemporalHandler()
+	opts, err := temporalOptions(cfg)
 	if err != nil {
 		return nil, err
 	}
-	opts := client.Options{HostPort: temporalAddress(cfg), Namespace: cfg.TemporalNamespace, Logger: temporaldev.QuietLogger(), MetricsHandler: mh}
 	for wait := time.Second; ; wait = min(wait*2, 15*time.Second) {
 		c, err := client.DialContext(ctx, opts)
 		if err == nil {
@@ -114,11 +125,11 @@ func (w webhookWiring) apply(d *api.Deps) {
 // lazyTemporal is a client that connects on first use, so `wds serve` starts while Temporal is away;
 // starts that fail meanwhile are left to the relay.
 func lazyTemporal(cfg *config.Config) (client.Client, error) {
-	mh, err := metrics.TemporalHandler()
+	opts, err := temporalOptions(cfg)
 	if err != nil {
 		return nil, err
 	}
-	c, err := client.NewLazyClient(client.Options{HostPort: temporalAddress(cfg), Namespace: cfg.TemporalNamespace, Logger: temporaldev.QuietLogger(), MetricsHandler: mh})
+	c, err := client.NewLazyClient(opts)
 	if err != nil {
 		return nil, fmt.Errorf("TEMPORAL_ADDRESS: %w", err)
 	}
