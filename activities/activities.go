@@ -54,10 +54,10 @@ func (a *Activities) ResolveTargets(ctx context.Context, in workflows.ResolveInp
 	if in.EndpointID != nil {
 		q = q.Where("w.org_id = ? AND w.id = ?", ev.OrgID, *in.EndpointID)
 	} else {
-		q = q.Where("w.enabled AND "+models.SubscribedAtEventTime("?", "?", "?"), ev.OrgID, ev.Type, ev.CreatedAt)
+		q = q.Where(models.DeliversAtEventTime("?", "?", "?"), ev.OrgID, ev.Type, ev.CreatedAt)
 	}
 	targets := []workflows.Target{}
-	if err := q.Order("w.created_at, w.id").Scan(&targets).Error; err != nil {
+	if err := q.Order(models.TargetOrder).Scan(&targets).Error; err != nil {
 		return nil, fmt.Errorf("resolve endpoints: %w", err)
 	}
 	return targets, nil

@@ -325,6 +325,7 @@ func (e *env) webhookPhase(ctx context.Context, o Options, s *stack) (*WebhookRe
 		return nil, err
 	}
 	// The error text is cut where it starts naming ids, so equal causes count together.
+	res.Attempts = []AttemptCount{}
 	err = s.db.WithContext(ctx).Raw(`SELECT attempt, status, left(error, 80) AS error, count(*) AS count
 		FROM webhook_deliveries WHERE org_id = ? AND NOT (attempt = 1 AND status = 'succeeded')
 		GROUP BY 1, 2, 3 ORDER BY 4 DESC, 1, 2, 3`, t.orgID).Scan(&res.Attempts).Error

@@ -34,6 +34,15 @@ func SubscribedAtEventTime(orgExpr, typeExpr, createdExpr string) string {
 	return "w.org_id = " + orgExpr + " AND w.deleted_at IS NULL AND " + typeExpr + " = ANY(w.event_types) AND w.created_at <= " + createdExpr
 }
 
+// DeliversAtEventTime narrows SubscribedAtEventTime to the endpoints enabled now: those an event's
+// workflow delivers to, in TargetOrder.
+func DeliversAtEventTime(orgExpr, typeExpr, createdExpr string) string {
+	return "w.enabled AND " + SubscribedAtEventTime(orgExpr, typeExpr, createdExpr)
+}
+
+// TargetOrder orders an event's targets (webhook_endpoints aliased w): oldest endpoint first.
+const TargetOrder = "w.created_at, w.id"
+
 // Delivery statuses (decisions.md §6).
 const (
 	DeliverySucceeded = "succeeded"

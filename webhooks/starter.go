@@ -2,6 +2,7 @@ package webhooks
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"sync"
@@ -118,7 +119,16 @@ type eventRow struct {
 	// Targeted is false when no endpoint can receive the event any more (its receiver was deleted
 	// after the event was written): it is marked dispatched with no workflow.
 	Targeted bool
+	// Targets are the enabled endpoints it goes to, as a JSON array of workflows.Target, or null.
+	Targets []byte
 }
+
+// claimColumns read an event row and decide its targets in the claim itself, so the workflow need not.
+var claimColumns = "id, org_id, type, EXISTS (SELECT 1 FROM webhook_endpoints w WHERE " +
+	models.SubscribedAtEventTime("events.org_id", "events.type", "events.created_at") + ") AS targeted, " +
+	"(SELECT json_agg(json_build_object('EndpointID', w.id, 'URL', w.url, 'MaxAttempts', w.max_attempts) ORDER BY " +
+	models.TargetOrder + ") FROM webhook_endpoints w WHERE " +
+	models.DeliversAtEventTime("events.org_id", "events.type", "events.created_at") + ") AS targets"
 
 func (s *Starter) startEvents(ctx context.Context, only []uuid.UUID, limit int) (int, error) {
 	if only != nil && len(only) == 0 {
@@ -128,9 +138,7 @@ func (s *Starter) startEvents(ctx context.Context, only []uuid.UUID, limit int) 
 	var startErr error
 	err := s.DB.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		var rows []eventRow
-		q := tx.Model(&models.Event{}).Select("id, org_id, type, EXISTS (SELECT 1 FROM webhook_endpoints w WHERE " +
-			models.SubscribedAtEventTime("events.org_id", "events.type", "events.created_at") + ") AS targeted").
-			Where("dispatched_at IS NULL")
+		q := tx.Model(&models.Event{}).Select(claimColumns).Where("dispatched_at IS NULL")
 		if only != nil {
 			q = q.Where("id IN ?", only)
 		}
@@ -139,13 +147,10 @@ func (s *Starter) startEvents(ctx context.Context, only []uuid.UUID, limit int) 
 			return fmt.Errorf("claim events: %w", err)
 		}
 		for _, r := range rows {
-			if !r.Targeted {
-				started = append(started, r.ID)
-				continue
-			}
-			p := workflows.EventParams{EventID: r.ID, OrgID: r.OrgID, EventType: r.Type, Schedule: s.Schedule}
-			if startErr = s.start(ctx, workflows.EventWorkflowID(r.ID), workflows.EventWorkflowName, r.OrgID, r.ID, r.Type, p); startErr != nil {
-				break
+			if r.Targeted {
+				if startErr = s.startEvent(ctx, r); startErr != nil {
+					break
+				}
 			}
 			started = append(started, r.ID)
 		}
@@ -162,6 +167,30 @@ func (s *Starter) startEvents(ctx context.Context, only []uuid.UUID, limit int) 
 		return 0, err
 	}
 	return len(started), startErr
+}
+
+// startEvent starts the workflow of one event with its chains planned: their targets, chain ids and
+// first delivery ids are in the input and WdsEndpointIds is set at start, so the workflow's history
+// holds no lookup, id marker or search-attribute update before its first attempts. An event whose
+// subscribed endpoints are all disabled is started unplanned, as before: the workflow looks again.
+func (s *Starter) startEvent(ctx context.Context, r eventRow) error {
+	var targets []workflows.Target
+	if len(r.Targets) > 0 {
+		if err := json.Unmarshal(r.Targets, &targets); err != nil {
+			return fmt.Errorf("targets of event %s: %w", r.ID, err)
+		}
+	}
+	p := workflows.EventParams{EventID: r.ID, OrgID: r.OrgID, EventType: r.Type, Schedule: s.Schedule}
+	var extra []temporal.SearchAttributeUpdate
+	if len(targets) > 0 {
+		ids := make([]string, len(targets))
+		for i, t := range targets {
+			p.Chains = append(p.Chains, workflows.PlannedChain{Target: t, ChainID: uuid.New(), FirstDeliveryID: uuid.New()})
+			ids[i] = t.EndpointID.String()
+		}
+		extra = append(extra, workflows.AttrEndpointIDs.ValueSet(ids))
+	}
+	return s.start(ctx, workflows.EventWorkflowID(r.ID), workflows.EventWorkflowName, r.OrgID, r.ID, r.Type, p, extra...)
 }
 
 type dispatchRow struct {
@@ -215,9 +244,16 @@ func (s *Starter) startDispatch(ctx context.Context, r dispatchRow) error {
 }
 
 // start starts one workflow; an id already used counts as started (a duplicate start is harmless).
-func (s *Starter) start(ctx context.Context, id, name string, orgID, eventID uuid.UUID, eventType string, params any) error {
+func (s *Starter) start(ctx context.Context, id, name string, orgID, eventID uuid.UUID, eventType string, params any,
+	extra ...temporal.SearchAttributeUpdate) error {
 	ctx, cancel := context.WithTimeout(ctx, startTimeout)
 	defer cancel()
+	attrs := append([]temporal.SearchAttributeUpdate{
+		workflows.AttrOrgID.ValueSet(orgID.String()),
+		workflows.AttrEventID.ValueSet(eventID.String()),
+		workflows.AttrEventType.ValueSet(eventType),
+		workflows.AttrDeliveryStatus.ValueSet(workflows.StatusDelivering),
+	}, extra...)
 	_, err := s.Temporal.ExecuteWorkflow(ctx, client.StartWorkflowOptions{
 		ID:                                       id,
 		TaskQueue:                                workflows.TaskQueue,
@@ -225,12 +261,7 @@ func (s *Starter) start(ctx context.Context, id, name string, orgID, eventID uui
 		WorkflowIDConflictPolicy:                 enumspb.WORKFLOW_ID_CONFLICT_POLICY_FAIL,
 		WorkflowExecutionErrorWhenAlreadyStarted: true,
 		StaticSummary:                            eventType + " event " + eventID.String(),
-		TypedSearchAttributes: temporal.NewSearchAttributes(
-			workflows.AttrOrgID.ValueSet(orgID.String()),
-			workflows.AttrEventID.ValueSet(eventID.String()),
-			workflows.AttrEventType.ValueSet(eventType),
-			workflows.AttrDeliveryStatus.ValueSet(workflows.StatusDelivering),
-		),
+		TypedSearchAttributes:                    temporal.NewSearchAttributes(attrs...),
 	}, name, params)
 	var already *serviceerror.WorkflowExecutionAlreadyStarted
 	if err != nil && !errors.As(err, &already) {

@@ -318,10 +318,11 @@ type fakeTemporal struct {
 	starts  map[string]int
 	down    bool
 	options []client.StartWorkflowOptions
+	args    [][]any
 	signals []string
 }
 
-func (t *fakeTemporal) ExecuteWorkflow(_ context.Context, o client.StartWorkflowOptions, _ any, _ ...any) (client.WorkflowRun, error) {
+func (t *fakeTemporal) ExecuteWorkflow(_ context.Context, o client.StartWorkflowOptions, _ any, args ...any) (client.WorkflowRun, error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if t.down {
@@ -329,6 +330,7 @@ func (t *fakeTemporal) ExecuteWorkflow(_ context.Context, o client.StartWorkflow
 	}
 	t.starts[o.ID]++
 	t.options = append(t.options, o)
+	t.args = append(t.args, args)
 	if t.starts[o.ID] > 1 {
 		return nil, serviceerror.NewWorkflowExecutionAlreadyStarted("already started", "", "")
 	}
@@ -493,6 +495,53 @@ func TestEventsWithoutReceiversAreWrittenDispatched(t *testing.T) {
 		if got := e.DispatchedAt != nil; got != want {
 			t.Fatalf("event %s (%s) dispatched %v, want %v", id, e.Type, got, want)
 		}
+	}
+}
+
+// The starter plans an event's chains: the enabled endpoints subscribed at event time, oldest first,
+// each with its own chain and first delivery ids, and their ids as WdsEndpointIds at start. A disabled
+// endpoint gets no chain; an event whose subscribed endpoints are all disabled starts unplanned.
+func TestStarterPlansTheChainsOfAnEvent(t *testing.T) {
+	f := newFixture(t)
+	first, err := f.create("https://127.0.0.1/first")
+	if err != nil {
+		t.Fatal(err)
+	}
+	second, _ := f.create("https://127.0.0.1/second")
+	disabled, _ := f.create("https://127.0.0.1/disabled")
+	if _, err := f.svc.Disable(f.ctx, disabled.ID, f.owner); err != nil {
+		t.Fatal(err)
+	}
+	ev, _ := outbox.Emit(f.ctx, f.db, f.org, nil, outbox.OrderCreated, nil)
+	tc := &fakeTemporal{starts: map[string]int{}}
+	st := &webhooks.Starter{DB: f.db, Temporal: tc, Schedule: []time.Duration{time.Second}, Log: quiet()}
+	st.StartEvents(f.ctx, []uuid.UUID{ev})
+	if len(tc.args) != 1 {
+		t.Fatalf("%d starts, want 1", len(tc.args))
+	}
+	p := tc.args[0][0].(workflows.EventParams)
+	if len(p.Chains) != 2 || p.Chains[0].EndpointID != first.ID || p.Chains[1].EndpointID != second.ID ||
+		p.Chains[0].URL != "https://127.0.0.1/first" || p.Chains[0].MaxAttempts != first.MaxAttempts {
+		t.Fatalf("planned chains %+v, want the first and second endpoints", p.Chains)
+	}
+	c0, c1 := p.Chains[0], p.Chains[1]
+	if c0.ChainID == uuid.Nil || c0.FirstDeliveryID == uuid.Nil || c0.ChainID == c1.ChainID || c0.FirstDeliveryID == c1.FirstDeliveryID {
+		t.Fatalf("chain ids %+v %+v", c0, c1)
+	}
+	ids, _ := tc.options[0].TypedSearchAttributes.GetKeywordList(workflows.AttrEndpointIDs)
+	if !slices.Equal(ids, []string{first.ID.String(), second.ID.String()}) {
+		t.Fatalf("WdsEndpointIds at start %v", ids)
+	}
+	for _, ep := range []uuid.UUID{first.ID, second.ID} {
+		if _, err := f.svc.Disable(f.ctx, ep, f.owner); err != nil {
+			t.Fatal(err)
+		}
+	}
+	unplanned, _ := outbox.Emit(f.ctx, f.db, f.org, nil, outbox.OrderCreated, nil)
+	st.StartEvents(f.ctx, []uuid.UUID{unplanned})
+	if p := tc.args[1][0].(workflows.EventParams); len(tc.args) != 2 || len(p.Chains) != 0 ||
+		tc.options[1].TypedSearchAttributes.ContainsKey(workflows.AttrEndpointIDs) {
+		t.Fatalf("an event with only disabled endpoints started planned: %+v", p)
 	}
 }
 

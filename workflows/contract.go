@@ -78,12 +78,23 @@ func RefireWorkflowID(eventID, endpointID uuid.UUID, n int) string {
 func TestWorkflowID(deliveryID uuid.UUID) string { return "webhook-test/" + deliveryID.String() }
 
 // EventParams starts the workflow of one event. Schedule is the retry ladder in force when the event
-// was started, so a configuration change never alters a running chain's history.
+// was started, so a configuration change never alters a running chain's history. Chains are the
+// event's targets with the ids of their chains and first attempts, planned by the starter so the
+// workflow records nothing before its first attempts; they are empty for an event an older wds
+// started, and the workflow then resolves its targets itself.
 type EventParams struct {
 	EventID   uuid.UUID
 	OrgID     uuid.UUID
 	EventType string
 	Schedule  []time.Duration
+	Chains    []PlannedChain
+}
+
+// PlannedChain is one target of an event and the ids of its chain and of its first attempt.
+type PlannedChain struct {
+	Target
+	ChainID         uuid.UUID
+	FirstDeliveryID uuid.UUID
 }
 
 // RefireParams starts a fresh chain of one event to one endpoint.

@@ -15,15 +15,34 @@ const deliverTimeout = 30 * time.Second
 // EventWorkflow delivers one event to every endpoint subscribed when it fired, one chain per endpoint
 // in parallel.
 func EventWorkflow(ctx workflow.Context, p EventParams) error {
-	targets, err := resolve(ctx, ResolveInput{EventID: p.EventID})
+	chains, err := eventChains(ctx, p)
 	if err != nil {
 		return err
+	}
+	return fanOut(ctx, chains)
+}
+
+// eventChains are the chains the starter planned or, for an event an older wds started, those of
+// the targets resolved now. The choice rests on the workflow's input, so the replay of a workflow
+// of either kind follows the branch it first took.
+func eventChains(ctx workflow.Context, p EventParams) ([]chain, error) {
+	if len(p.Chains) > 0 {
+		chains := make([]chain, len(p.Chains))
+		for i, c := range p.Chains {
+			chains[i] = chain{target: c.Target, eventID: p.EventID, schedule: p.Schedule,
+				chainID: c.ChainID, firstDeliveryID: c.FirstDeliveryID}
+		}
+		return chains, nil
+	}
+	targets, err := resolve(ctx, ResolveInput{EventID: p.EventID})
+	if err != nil {
+		return nil, err
 	}
 	chains := make([]chain, len(targets))
 	for i, t := range targets {
 		chains[i] = chain{target: t, eventID: p.EventID, schedule: p.Schedule}
 	}
-	return fanOut(ctx, chains)
+	return chains, nil
 }
 
 // RefireWorkflow runs a fresh chain of one event to one endpoint, starting at attempt 1.
@@ -71,12 +90,8 @@ func resolve(ctx workflow.Context, in ResolveInput) ([]Target, error) {
 
 // fanOut runs every chain in parallel and publishes the outcome as WdsDeliveryStatus.
 func fanOut(ctx workflow.Context, chains []chain) error {
-	ids := make([]string, len(chains))
-	for i, c := range chains {
-		ids[i] = c.target.EndpointID.String()
-	}
-	if err := workflow.UpsertTypedSearchAttributes(ctx, AttrEndpointIDs.ValueSet(ids), AttrDeliveryStatus.ValueSet(StatusDelivering)); err != nil {
-		return fmt.Errorf("search attributes: %w", err)
+	if err := publishEndpoints(ctx, chains); err != nil {
+		return err
 	}
 	stopped := watchStops(ctx)
 	outcomes := make([]string, len(chains))
@@ -97,6 +112,23 @@ func fanOut(ctx workflow.Context, chains []chain) error {
 		}
 	}
 	return workflow.UpsertTypedSearchAttributes(ctx, AttrDeliveryStatus.ValueSet(summarize(outcomes)))
+}
+
+// publishEndpoints sets WdsEndpointIds and WdsDeliveryStatus delivering, unless the starter planned
+// the chains and set them at start. The choice rests on the start event, so the replay of a workflow
+// that updated them still does.
+func publishEndpoints(ctx workflow.Context, chains []chain) error {
+	if workflow.GetTypedSearchAttributes(ctx).ContainsKey(AttrEndpointIDs) {
+		return nil
+	}
+	ids := make([]string, len(chains))
+	for i, c := range chains {
+		ids[i] = c.target.EndpointID.String()
+	}
+	if err := workflow.UpsertTypedSearchAttributes(ctx, AttrEndpointIDs.ValueSet(ids), AttrDeliveryStatus.ValueSet(StatusDelivering)); err != nil {
+		return fmt.Errorf("search attributes: %w", err)
+	}
+	return nil
 }
 
 // watchStops records every endpoint named by an endpoint-stopped signal, for the chains to consult.

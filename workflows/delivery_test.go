@@ -11,6 +11,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/stretchr/testify/mock"
 	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/testsuite"
 	"go.temporal.io/sdk/workflow"
 )
@@ -32,6 +33,7 @@ type receiver struct {
 	mu       sync.Mutex
 	attempts []recorded
 	lost     []LostAttempt
+	resolved int
 }
 
 type recorded struct {
@@ -40,6 +42,9 @@ type recorded struct {
 }
 
 func (r *receiver) resolve(_ context.Context, in ResolveInput) ([]Target, error) {
+	r.mu.Lock()
+	r.resolved++
+	r.mu.Unlock()
 	if in.EndpointID == nil {
 		return r.targets, nil
 	}
@@ -239,6 +244,60 @@ func TestEachSubscribedEndpointGetsItsOwnParallelChain(t *testing.T) {
 	}
 	if chains[ok.EndpointID] == chains[failing.EndpointID] {
 		t.Fatal("two endpoints share a chain id")
+	}
+}
+
+// An event whose starter planned the chains (targets, chain ids, first delivery ids, WdsEndpointIds at
+// start) runs them without a lookup or an early search-attribute update; one started by an older wds
+// (no chains, no WdsEndpointIds) still looks its targets up and publishes them, so both kinds of
+// history replay on this code.
+func TestPlannedAndUnplannedEventsDeliverAlike(t *testing.T) {
+	for _, planned := range []bool{true, false} {
+		ok, failing := target(2), target(2)
+		r := &receiver{targets: []Target{ok, failing}, decide: func(in AttemptInput) AttemptResult {
+			if in.EndpointID == ok.EndpointID {
+				return AttemptResult{Outcome: OutcomeSucceeded}
+			}
+			return alwaysFail(in)
+		}}
+		env := newEnv(t, r)
+		var upserts []temporal.SearchAttributes
+		env.OnUpsertTypedSearchAttributes(mock.Anything).Run(func(args mock.Arguments) {
+			upserts = append(upserts, args.Get(0).(temporal.SearchAttributes))
+		}).Return(nil)
+		p := EventParams{EventID: uuid.New(), OrgID: uuid.New(), EventType: "order.created", Schedule: defaultSchedule}
+		if planned {
+			for _, tg := range r.targets {
+				p.Chains = append(p.Chains, PlannedChain{Target: tg, ChainID: uuid.New(), FirstDeliveryID: uuid.New()})
+			}
+			ids := []string{ok.EndpointID.String(), failing.EndpointID.String()}
+			if err := env.SetTypedSearchAttributesOnStart(temporal.NewSearchAttributes(AttrEndpointIDs.ValueSet(ids))); err != nil {
+				t.Fatal(err)
+			}
+		}
+		env.ExecuteWorkflow(EventWorkflowName, p)
+		if !env.IsWorkflowCompleted() || env.GetWorkflowError() != nil {
+			t.Fatalf("planned %v: completed=%v err=%v", planned, env.IsWorkflowCompleted(), env.GetWorkflowError())
+		}
+		if len(r.attempts) != 3 {
+			t.Fatalf("planned %v: %d attempts, want 3 (one success, a failure and its retry)", planned, len(r.attempts))
+		}
+		wantResolves, wantUpserts := 1, 2
+		if planned {
+			wantResolves, wantUpserts = 0, 1
+			for _, a := range r.attempts {
+				c := p.Chains[slices.IndexFunc(p.Chains, func(c PlannedChain) bool { return c.EndpointID == a.in.EndpointID })]
+				if a.in.ChainID != c.ChainID || (a.in.Attempt == 1) != (a.in.DeliveryID == c.FirstDeliveryID) {
+					t.Fatalf("attempt %+v does not use the planned ids %+v", a.in, c)
+				}
+			}
+		}
+		if r.resolved != wantResolves || len(upserts) != wantUpserts {
+			t.Fatalf("planned %v: %d lookups, %d upserts; want %d and %d", planned, r.resolved, len(upserts), wantResolves, wantUpserts)
+		}
+		if status, _ := upserts[len(upserts)-1].GetKeyword(AttrDeliveryStatus); status != StatusPartiallyDropped {
+			t.Fatalf("planned %v: final status %q", planned, status)
+		}
 	}
 }
 
