@@ -28,6 +28,7 @@ func Open(ctx context.Context, url string, log logrus.FieldLogger) (*gorm.DB, er
 	sqlDB := stdlib.OpenDB(*cfg, stdlib.OptionAfterConnect(registerTypes))
 	db, err := gorm.Open(postgres.New(postgres.Config{Conn: sqlDB}), &gorm.Config{
 		TranslateError:         true,
+		DisableAutomaticPing:   true, // the PingContext below, with its timeout, checks the connection
 		SkipDefaultTransaction: true,
 		Logger: logger.New(logWriter{log}, logger.Config{
 			SlowThreshold:             500 * time.Millisecond,

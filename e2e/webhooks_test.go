@@ -332,7 +332,8 @@ func TestWebhooksEndToEnd(t *testing.T) {
 			}
 			names[ex.GetType().GetName()]++
 		}
-		if names[workflows.EventWorkflowName] == 0 || names[workflows.RefireWorkflowName] == 0 || names[workflows.TestWorkflowName] == 0 {
+		if names[workflows.EventWorkflowName] == 0 || names[workflows.PlannedEventWorkflowName] == 0 ||
+			names[workflows.RefireWorkflowName] == 0 || names[workflows.TestWorkflowName] == 0 {
 			t.Fatalf("replayed %v; want every workflow type", names)
 		}
 	})

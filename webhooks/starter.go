@@ -54,7 +54,8 @@ const (
 )
 
 // StartEvents tries to start the given committed events at once. Failures are left to the relay.
-// The caller passes only events an endpoint can receive (outbox.Write marks the others at insert).
+// Events no endpoint can receive are marked without a workflow; outbox.Write already returns only
+// the others.
 func (s *Starter) StartEvents(ctx context.Context, eventIDs []uuid.UUID) {
 	s.immediately(ctx, func(ctx context.Context) error {
 		_, err := s.startEvents(ctx, eventIDs, len(eventIDs))
@@ -116,8 +117,9 @@ type eventRow struct {
 	ID    uuid.UUID
 	OrgID uuid.UUID
 	Type  string
-	// Targeted is false when no endpoint can receive the event any more (its receiver was deleted
-	// after the event was written): it is marked dispatched with no workflow.
+	// Targeted is false when no endpoint can receive the event (its receiver was deleted after the
+	// event was written, or it was written without the outbox's check): it is marked dispatched with
+	// no workflow.
 	Targeted bool
 	// Targets are the enabled endpoints it goes to, as a JSON array of workflows.Target, or null.
 	Targets []byte
@@ -176,13 +178,17 @@ func (s *Starter) startEvents(ctx context.Context, only []uuid.UUID, limit int) 
 func (s *Starter) startEvent(ctx context.Context, r eventRow) error {
 	var targets []workflows.Target
 	if len(r.Targets) > 0 {
+		// Unreadable targets must not hold up the relay's batch: the workflow can look them up itself.
 		if err := json.Unmarshal(r.Targets, &targets); err != nil {
-			return fmt.Errorf("targets of event %s: %w", r.ID, err)
+			s.Log.WithError(err).WithField("event_id", r.ID).Warn("targets unreadable; starting the event unplanned")
+			targets = nil
 		}
 	}
 	p := workflows.EventParams{EventID: r.ID, OrgID: r.OrgID, EventType: r.Type, Schedule: s.Schedule}
+	name := workflows.EventWorkflowName
 	var extra []temporal.SearchAttributeUpdate
 	if len(targets) > 0 {
+		name = workflows.PlannedEventWorkflowName
 		ids := make([]string, len(targets))
 		for i, t := range targets {
 			p.Chains = append(p.Chains, workflows.PlannedChain{Target: t, ChainID: uuid.New(), FirstDeliveryID: uuid.New()})
@@ -190,7 +196,7 @@ func (s *Starter) startEvent(ctx context.Context, r eventRow) error {
 		}
 		extra = append(extra, workflows.AttrEndpointIDs.ValueSet(ids))
 	}
-	return s.start(ctx, workflows.EventWorkflowID(r.ID), workflows.EventWorkflowName, r.OrgID, r.ID, r.Type, p, extra...)
+	return s.start(ctx, workflows.EventWorkflowID(r.ID), name, r.OrgID, r.ID, r.Type, p, extra...)
 }
 
 type dispatchRow struct {

@@ -318,11 +318,12 @@ type fakeTemporal struct {
 	starts  map[string]int
 	down    bool
 	options []client.StartWorkflowOptions
+	names   []any
 	args    [][]any
 	signals []string
 }
 
-func (t *fakeTemporal) ExecuteWorkflow(_ context.Context, o client.StartWorkflowOptions, _ any, args ...any) (client.WorkflowRun, error) {
+func (t *fakeTemporal) ExecuteWorkflow(_ context.Context, o client.StartWorkflowOptions, name any, args ...any) (client.WorkflowRun, error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if t.down {
@@ -330,6 +331,7 @@ func (t *fakeTemporal) ExecuteWorkflow(_ context.Context, o client.StartWorkflow
 	}
 	t.starts[o.ID]++
 	t.options = append(t.options, o)
+	t.names = append(t.names, name)
 	t.args = append(t.args, args)
 	if t.starts[o.ID] > 1 {
 		return nil, serviceerror.NewWorkflowExecutionAlreadyStarted("already started", "", "")
@@ -520,6 +522,9 @@ func TestStarterPlansTheChainsOfAnEvent(t *testing.T) {
 		t.Fatalf("%d starts, want 1", len(tc.args))
 	}
 	p := tc.args[0][0].(workflows.EventParams)
+	if tc.names[0] != workflows.PlannedEventWorkflowName {
+		t.Fatalf("planned event started as %v", tc.names[0])
+	}
 	if len(p.Chains) != 2 || p.Chains[0].EndpointID != first.ID || p.Chains[1].EndpointID != second.ID ||
 		p.Chains[0].URL != "https://127.0.0.1/first" || p.Chains[0].MaxAttempts != first.MaxAttempts {
 		t.Fatalf("planned chains %+v, want the first and second endpoints", p.Chains)
@@ -539,7 +544,7 @@ func TestStarterPlansTheChainsOfAnEvent(t *testing.T) {
 	}
 	unplanned, _ := outbox.Emit(f.ctx, f.db, f.org, nil, outbox.OrderCreated, nil)
 	st.StartEvents(f.ctx, []uuid.UUID{unplanned})
-	if p := tc.args[1][0].(workflows.EventParams); len(tc.args) != 2 || len(p.Chains) != 0 ||
+	if p := tc.args[1][0].(workflows.EventParams); len(tc.args) != 2 || len(p.Chains) != 0 || tc.names[1] != workflows.EventWorkflowName ||
 		tc.options[1].TypedSearchAttributes.ContainsKey(workflows.AttrEndpointIDs) {
 		t.Fatalf("an event with only disabled endpoints started planned: %+v", p)
 	}

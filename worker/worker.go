@@ -71,6 +71,7 @@ func Register(w sdkworker.Registry, a *activities.Activities) {
 // RegisterWorkflows adds the delivery workflows under their stable names (also to a replayer).
 func RegisterWorkflows(w sdkworker.WorkflowRegistry) {
 	w.RegisterWorkflowWithOptions(workflows.EventWorkflow, workflow.RegisterOptions{Name: workflows.EventWorkflowName})
+	w.RegisterWorkflowWithOptions(workflows.EventWorkflow, workflow.RegisterOptions{Name: workflows.PlannedEventWorkflowName})
 	w.RegisterWorkflowWithOptions(workflows.RefireWorkflow, workflow.RegisterOptions{Name: workflows.RefireWorkflowName})
 	w.RegisterWorkflowWithOptions(workflows.TestWorkflow, workflow.RegisterOptions{Name: workflows.TestWorkflowName})
 }

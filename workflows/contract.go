@@ -18,11 +18,15 @@ import (
 // TaskQueue is where every webhook workflow and activity runs (decisions.md §1).
 const TaskQueue = "wds-webhooks"
 
-// Workflow type names, stable because running workflows are bound to them.
+// Workflow type names, stable because running workflows are bound to them. An event whose chains
+// the starter planned runs as PlannedEventWorkflowName (the same function): a worker of an older wds,
+// which would ignore the plan and record another history, does not know that type, so it never runs
+// one whose later replay on this code would fail, during a rolling deploy or a rollback.
 const (
-	EventWorkflowName  = "WebhookEvent"
-	RefireWorkflowName = "WebhookRefire"
-	TestWorkflowName   = "WebhookTest"
+	EventWorkflowName        = "WebhookEvent"
+	PlannedEventWorkflowName = "WebhookEventPlanned"
+	RefireWorkflowName       = "WebhookRefire"
+	TestWorkflowName         = "WebhookTest"
 )
 
 // Activity names, registered under these names by the worker.
@@ -130,8 +134,9 @@ type Target struct {
 	MaxAttempts int
 }
 
-// AttemptInput is one delivery attempt. DeliveryID is made by the workflow, so a retried activity
-// task writes the same row. NextAttemptAt is when the chain's next attempt is due should this one
+// AttemptInput is one delivery attempt. DeliveryID is fixed before the attempt (by the starter for a
+// planned chain's first attempt, by the workflow otherwise), so a retried activity task writes the
+// same row. NextAttemptAt is when the chain's next attempt is due should this one
 // fail; nil on the last attempt, whose failure drops the chain.
 type AttemptInput struct {
 	DeliveryID    uuid.UUID

@@ -169,9 +169,9 @@ type chain struct {
 	target   Target
 	eventID  uuid.UUID
 	schedule []time.Duration
-	// chainID is given for re-fires and tests, and made in the workflow otherwise.
+	// chainID is given for re-fires, tests and planned events, and made in the workflow otherwise.
 	chainID uuid.UUID
-	// firstDeliveryID is the announced id of a test delivery.
+	// firstDeliveryID is the announced id of a test delivery or the planned one of an event's chain.
 	firstDeliveryID uuid.UUID
 	test            bool
 	// stopped reports an endpoint-stopped signal for this chain's endpoint.
