@@ -84,8 +84,8 @@ func TestWorkflowID(deliveryID uuid.UUID) string { return "webhook-test/" + deli
 // EventParams starts the workflow of one event. Schedule is the retry ladder in force when the event
 // was started, so a configuration change never alters a running chain's history. Chains are the
 // event's targets with the ids of their chains and first attempts, planned by the starter so the
-// workflow records nothing before its first attempts; they are empty for an event an older wds
-// started, and the workflow then resolves its targets itself.
+// workflow records nothing before its first attempts; they are empty when the starter planned none
+// (an older wds, or no endpoint enabled at the start), and the workflow then resolves its targets.
 type EventParams struct {
 	EventID   uuid.UUID
 	OrgID     uuid.UUID

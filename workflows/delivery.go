@@ -22,8 +22,8 @@ func EventWorkflow(ctx workflow.Context, p EventParams) error {
 	return fanOut(ctx, chains)
 }
 
-// eventChains are the chains the starter planned or, for an event an older wds started, those of
-// the targets resolved now. The choice rests on the workflow's input, so the replay of a workflow
+// eventChains are the chains the starter planned or, when it planned none, those of the targets
+// resolved now. The choice rests on the workflow's input, so the replay of a workflow
 // of either kind follows the branch it first took.
 func eventChains(ctx workflow.Context, p EventParams) ([]chain, error) {
 	if len(p.Chains) > 0 {
