@@ -251,16 +251,20 @@ func (e *env) ingestWithoutTemporal(ctx context.Context, o Options, s *stack, t 
 	if err != nil {
 		return err
 	}
+	create := func(int) op { return func(ctx context.Context) error { _, err := g.create(ctx); return err } }
+	drive(ctx, o.Clients, o.Warmup, create)
+	if err := analyze(ctx, s.dbURL); err != nil {
+		return err
+	}
 	e.logf("ingest: %d clients, %s, wds serve without Temporal in the request path", o.Clients, o.Duration)
-	res.NoTemporal = drive(ctx, o.Clients, o.Duration, func(int) op {
-		return func(ctx context.Context) error { _, err := g.create(ctx); return err }
-	}).measure()
+	res.NoTemporal = drive(ctx, o.Clients, o.Duration, create).measure()
 	res.NoTemporalRatio = ratio(res.NoTemporal.PerSecond, res.PGBench.PerSecond)
 	return nil
 }
 
 // waitIdle waits until the relay has started every event the ingest phase left behind and every
-// workflow has finished, so the delivery measurements start on an idle worker.
+// workflow has finished, so the delivery measurements start on an idle worker, and then refreshes
+// the planner's statistics (analyze) for the tables the last load grew.
 func (e *env) waitIdle(ctx context.Context, s *stack) error {
 	start := time.Now()
 	for deadline := start.Add(5 * time.Minute); ; {
@@ -275,7 +279,7 @@ func (e *env) waitIdle(ctx context.Context, s *stack) error {
 		}
 		if undispatched == 0 && running.GetCount() == 0 {
 			e.logf("worker idle after %.1f s", time.Since(start).Seconds())
-			return nil
+			return analyze(ctx, s.dbURL)
 		}
 		if time.Now().After(deadline) {
 			return fmt.Errorf("bench: worker still busy after 5 minutes: %d undispatched events, %d running workflows%s",

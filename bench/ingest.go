@@ -132,6 +132,9 @@ func (e *env) runIngest(ctx context.Context, o Options, g *ingester, cpu *cpuMet
 	res := &IngestResult{PGBenchScale: o.TPCBScale}
 	e.logf("ingest: warm-up, %d clients, %s", o.Clients, o.Warmup)
 	drive(ctx, o.Clients, o.Warmup, func(int) op { return func(ctx context.Context) error { _, err := g.create(ctx); return err } })
+	if err := analyze(ctx, dbURL); err != nil {
+		return nil, err
+	}
 	e.logf("ingest: %d clients, %s each for wds and pgbench TPC-B (scale %d) in %d alternating rounds",
 		o.Clients, o.Duration, o.TPCBScale, o.Rounds)
 	per := o.Duration / time.Duration(o.Rounds)

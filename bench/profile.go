@@ -66,6 +66,9 @@ func Profile(ctx context.Context, o Options, what, out string) (ProfileResult, e
 		return ProfileResult{}, err
 	}
 	drive(ctx, o.Clients, o.Warmup, newOp)
+	if err := analyze(ctx, s.dbURL); err != nil {
+		return ProfileResult{}, err
+	}
 	f, err := os.Create(out)
 	if err != nil {
 		return ProfileResult{}, fmt.Errorf("bench: %w", err)
