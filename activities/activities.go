@@ -57,7 +57,7 @@ func (a *Activities) ResolveTargets(ctx context.Context, in workflows.ResolveInp
 		q = q.Where(models.DeliversAtEventTime("?", "?", "?"), ev.OrgID, ev.Type, ev.CreatedAt)
 	}
 	targets := []workflows.Target{}
-	if err := q.Order(models.TargetOrder).Scan(&targets).Error; err != nil {
+	if err := q.Order(models.TargetOrder).Find(&targets).Error; err != nil {
 		return nil, fmt.Errorf("resolve endpoints: %w", err)
 	}
 	return targets, nil
@@ -74,7 +74,7 @@ type eventMeta struct {
 // event loads an event's metadata and body size, never its body.
 func (a *Activities) event(ctx context.Context, id uuid.UUID) (*eventMeta, error) {
 	var ev eventMeta
-	err := a.DB.WithContext(ctx).Raw(`SELECT id, org_id, type, created_at, octet_length(body::text) AS size FROM events WHERE id = ?`, id).Scan(&ev).Error
+	err := a.DB.WithContext(ctx).Raw(`SELECT id, org_id, type, created_at, octet_length(body::text) AS size FROM events WHERE id = ?`, id).Find(&ev).Error
 	if err != nil {
 		return nil, fmt.Errorf("load event: %w", err)
 	}
@@ -116,7 +116,7 @@ func (a *Activities) write(ctx context.Context, d *models.Delivery) (workflows.A
 		// The chain already holds this attempt number under another id: that row is the attempt.
 		var res workflows.AttemptResult
 		err := a.DB.WithContext(ctx).Raw(`SELECT status AS outcome, error FROM webhook_deliveries WHERE chain_id = ? AND attempt = ?`,
-			d.ChainID, d.Attempt).Scan(&res).Error
+			d.ChainID, d.Attempt).Find(&res).Error
 		if err != nil {
 			return workflows.AttemptResult{}, fmt.Errorf("load delivery: %w", err)
 		}

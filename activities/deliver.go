@@ -90,7 +90,7 @@ func (a *Activities) stopReason(ctx context.Context, ep *models.Endpoint, chainI
 		return webhooks.ReasonEndpointDisabled, nil
 	}
 	var reason string
-	err := a.DB.WithContext(ctx).Raw(`SELECT error FROM webhook_deliveries WHERE chain_id = ? AND status = 'dropped' LIMIT 1`, chainID).Scan(&reason).Error
+	err := a.DB.WithContext(ctx).Raw(`SELECT error FROM webhook_deliveries WHERE chain_id = ? AND status = 'dropped' LIMIT 1`, chainID).Find(&reason).Error
 	if err != nil {
 		return "", fmt.Errorf("load chain: %w", err)
 	}
@@ -127,7 +127,7 @@ func (a *Activities) body(ctx context.Context, ev *eventMeta) ([]byte, error) {
 		return a.summary(ctx, ev)
 	}
 	var raw string
-	if err := a.DB.WithContext(ctx).Raw(`SELECT body::text FROM events WHERE id = ?`, ev.ID).Scan(&raw).Error; err != nil {
+	if err := a.DB.WithContext(ctx).Raw(`SELECT body::text FROM events WHERE id = ?`, ev.ID).Find(&raw).Error; err != nil {
 		return nil, fmt.Errorf("load event body: %w", err)
 	}
 	return []byte(raw), nil
@@ -155,7 +155,7 @@ func (a *Activities) summary(ctx context.Context, ev *eventMeta) ([]byte, error)
 		COALESCE(body->'created_at','null') AS created_at, COALESCE(body->'org_id','null') AS org_id,
 		COALESCE(body->'store_id','null') AS store_id,
 		COALESCE(body->'data'->'id', body->'data'->'payment'->'id', body->'data'->'order'->'id', 'null') AS data_id
-		FROM events WHERE id = ?`, ev.ID).Scan(&row).Error
+		FROM events WHERE id = ?`, ev.ID).Find(&row).Error
 	if err != nil {
 		return nil, fmt.Errorf("summarise event: %w", err)
 	}

@@ -217,7 +217,7 @@ func RevokeIntegrationKey(ctx context.Context, db *gorm.DB, id, actorID uuid.UUI
 			return err
 		}
 		if err := tx.Raw("UPDATE integration_keys SET revoked_at = coalesce(revoked_at, now()) WHERE id = ? RETURNING revoked_at", id).
-			Scan(&k.RevokedAt).Error; err != nil {
+			Find(&k.RevokedAt).Error; err != nil {
 			return err
 		}
 		return workspace.Audit(ctx, tx, models.AuditEntry{OrgID: k.OrgID, ActorID: actorID,

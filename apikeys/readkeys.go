@@ -78,7 +78,7 @@ func RevokeReadKey(ctx context.Context, db *gorm.DB, id, actorID uuid.UUID) (*mo
 			return err
 		}
 		if err := tx.Raw("UPDATE read_keys SET revoked_at = coalesce(revoked_at, now()) WHERE id = ? RETURNING revoked_at", id).
-			Scan(&k.RevokedAt).Error; err != nil {
+			Find(&k.RevokedAt).Error; err != nil {
 			return err
 		}
 		return workspace.Audit(ctx, tx, models.AuditEntry{OrgID: k.OrgID, ActorID: actorID,

@@ -100,7 +100,7 @@ func (o *op) knownClient(externalID, email string) (uuid.UUID, bool, error) {
 	err := o.tx.Raw(`SELECT (SELECT internal_id FROM external_refs
 			WHERE integration_key_id = ? AND entity_type = ? AND external_id = ? AND ? <> '') AS id
 		FROM (SELECT pg_advisory_xact_lock(hashtextextended(?, 0))) AS email_lock`,
-		o.key.ID, entityClient, externalID, externalID, lockKey).Scan(&ids).Error
+		o.key.ID, entityClient, externalID, externalID, lockKey).Find(&ids).Error
 	if err != nil {
 		return uuid.Nil, false, fmt.Errorf("lock client email: %w", err)
 	}
@@ -114,7 +114,7 @@ func (o *op) knownClient(externalID, email string) (uuid.UUID, bool, error) {
 func (o *op) clientByEmail(email string) (uuid.UUID, bool, error) {
 	var ids []uuid.UUID
 	err := o.tx.Raw(`SELECT id FROM clients WHERE store_id = ? AND lower(email) = lower(?)
-		ORDER BY created_at, id LIMIT 1`, o.key.StoreID, email).Scan(&ids).Error
+		ORDER BY created_at, id LIMIT 1`, o.key.StoreID, email).Find(&ids).Error
 	if err != nil {
 		return uuid.Nil, false, fmt.Errorf("match client by email: %w", err)
 	}
@@ -186,7 +186,7 @@ func (o *op) updateClient(id uuid.UUID, in Client) (resolved, error) {
 	err := o.tx.Raw(`SELECT email, display_name, first_name, last_name, phone, client_type, tags,
 		billing_address, source_label, source_external_id, source_integration_key_id
 		FROM clients WHERE id = ? AND org_id = ? AND store_id = ? FOR UPDATE`, id, o.key.OrgID, o.key.StoreID).
-		Scan(&rows).Error
+		Find(&rows).Error
 	if err != nil {
 		return resolved{}, fmt.Errorf("load client: %w", err)
 	}

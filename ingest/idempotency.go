@@ -110,7 +110,7 @@ func tryClaim(ctx context.Context, db *gorm.DB, keyID uuid.UUID, key string, sum
 		WHERE k.expires_at <= ? OR (k.status IS NULL AND k.created_at <= ?)
 		RETURNING integration_key_id`,
 		now, keyID, key, purgeBatch,
-		keyID, key, sum, token[:], now, now.Add(IdempotencyTTL), now, now.Add(-abandonedAfter)).Scan(&won).Error
+		keyID, key, sum, token[:], now, now.Add(IdempotencyTTL), now, now.Add(-abandonedAfter)).Find(&won).Error
 	if err != nil {
 		return nil, nil, fmt.Errorf("claim idempotency key: %w", err)
 	}
@@ -123,7 +123,7 @@ func tryClaim(ctx context.Context, db *gorm.DB, keyID uuid.UUID, key string, sum
 		ResponseBody []byte
 	}
 	err = db.WithContext(ctx).Raw(`SELECT body_sha256, status, response_body FROM idempotency_keys
-		WHERE integration_key_id = ? AND key = ?`, keyID, key).Scan(&rows).Error
+		WHERE integration_key_id = ? AND key = ?`, keyID, key).Find(&rows).Error
 	if err != nil {
 		return nil, nil, fmt.Errorf("read idempotency key: %w", err)
 	}

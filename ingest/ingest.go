@@ -92,7 +92,7 @@ func (o *op) claimRef(entity, externalID string, candidate uuid.UUID) (uuid.UUID
 	var won []uuid.UUID
 	err := o.tx.Raw(`INSERT INTO external_refs (integration_key_id, entity_type, external_id, internal_id)
 		VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING RETURNING internal_id`,
-		o.key.ID, entity, externalID, candidate).Scan(&won).Error
+		o.key.ID, entity, externalID, candidate).Find(&won).Error
 	if err != nil {
 		return uuid.Nil, false, fmt.Errorf("claim %s external_id: %w", entity, err)
 	}
@@ -115,7 +115,7 @@ func lookupRef(ctx context.Context, db *gorm.DB, key *models.IntegrationKey, ent
 	var ids []uuid.UUID
 	err := db.WithContext(ctx).Raw(`SELECT internal_id FROM external_refs
 		WHERE integration_key_id = ? AND entity_type = ? AND external_id = ?`, key.ID, entity, externalID).
-		Scan(&ids).Error
+		Find(&ids).Error
 	if err != nil {
 		return uuid.Nil, fmt.Errorf("look up %s external_id: %w", entity, err)
 	}

@@ -218,7 +218,7 @@ func (o *op) insertOrder(id uuid.UUID, clientID *uuid.UUID, in Order, t totals, 
 		array(desc), array(qty), array(price), array(lineMeta),
 		o.key.ID, entityPayment, p.ExternalID, paymentID, p.ExternalID,
 		paymentID, p.ExternalID, p.AmountCents, p.Method, p.Provider, p.ProviderPaymentID, paidAt(p),
-		in.Payment != nil, p.ExternalID).Scan(&paid).Error
+		in.Payment != nil, p.ExternalID).Find(&paid).Error
 	if err != nil {
 		return nil, fmt.Errorf("insert order: %w", err)
 	}

@@ -101,7 +101,7 @@ type lockedOrder struct {
 func (o *op) lockOrder(orderID uuid.UUID) (*lockedOrder, error) {
 	var rows []lockedOrder
 	err := o.tx.Raw(`SELECT status, total_cents, amount_paid_cents FROM orders
-		WHERE id = ? AND org_id = ? AND store_id = ? FOR UPDATE`, orderID, o.key.OrgID, o.key.StoreID).Scan(&rows).Error
+		WHERE id = ? AND org_id = ? AND store_id = ? FOR UPDATE`, orderID, o.key.OrgID, o.key.StoreID).Find(&rows).Error
 	if err != nil {
 		return nil, fmt.Errorf("lock order: %w", err)
 	}
@@ -167,7 +167,7 @@ func (o *op) existingPayment(id uuid.UUID) (*PaymentResult, error) {
 		ExternalID  string
 		AmountCents int64
 	}
-	if err := o.tx.Raw(`SELECT order_id, external_id, amount_cents FROM payments WHERE id = ?`, id).Scan(&rows).Error; err != nil {
+	if err := o.tx.Raw(`SELECT order_id, external_id, amount_cents FROM payments WHERE id = ?`, id).Find(&rows).Error; err != nil {
 		return nil, fmt.Errorf("load payment: %w", err)
 	}
 	if len(rows) == 0 {
@@ -206,7 +206,7 @@ func (o *op) refund(paymentID uuid.UUID, amount *int64) (*RefundResult, error) {
 	err := o.tx.Raw(`SELECT p.order_id, p.amount_cents, p.refunded_at IS NOT NULL AS refunded
 		FROM payments p JOIN orders t ON t.id = p.order_id
 		WHERE p.id = ? AND t.org_id = ? AND t.store_id = ? FOR UPDATE OF p, t`,
-		paymentID, o.key.OrgID, o.key.StoreID).Scan(&rows).Error
+		paymentID, o.key.OrgID, o.key.StoreID).Find(&rows).Error
 	if err != nil {
 		return nil, fmt.Errorf("lock payment: %w", err)
 	}

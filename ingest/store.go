@@ -124,7 +124,7 @@ func (o *op) payBalance(orderID uuid.UUID, p Payment) (bool, error) {
 func (o *op) refundAll(orderID uuid.UUID) (int, error) {
 	var ids []uuid.UUID
 	err := o.tx.Raw(`SELECT id FROM payments WHERE order_id = ? AND refunded_at IS NULL ORDER BY created_at, id`,
-		orderID).Scan(&ids).Error
+		orderID).Find(&ids).Error
 	if err != nil {
 		return 0, fmt.Errorf("list payments: %w", err)
 	}

@@ -72,7 +72,7 @@ func (o *OutboxCollector) backlog(ctx context.Context, table string) (int64, sql
 	}
 	// table comes from outboxQueues, never from input.
 	err := o.db.WithContext(ctx).Raw("SELECT count(*) AS n, min(created_at) AS oldest FROM " + table +
-		" WHERE dispatched_at IS NULL").Scan(&row).Error
+		" WHERE dispatched_at IS NULL").Find(&row).Error
 	if err != nil {
 		return 0, row.Oldest, fmt.Errorf("outbox backlog of %s: %w", table, err)
 	}

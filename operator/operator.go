@@ -38,7 +38,7 @@ func list[T any](ctx context.Context, db *gorm.DB, q Query, sel, atCol string, w
 	}
 	sql, args := pageSQL(q, sel, atCol, where, args)
 	rows := []T{}
-	if err := db.WithContext(ctx).Raw(sql, args...).Scan(&rows).Error; err != nil {
+	if err := db.WithContext(ctx).Raw(sql, args...).Find(&rows).Error; err != nil {
 		return Page[T]{}, fmt.Errorf("list: %w", err)
 	}
 	p := Page[T]{Rows: rows}

@@ -70,7 +70,7 @@ func Write(ctx context.Context, tx *gorm.DB, events []models.Event) ([]uuid.UUID
 			CASE WHEN EXISTS (SELECT 1 FROM webhook_endpoints w WHERE `+
 		models.SubscribedAtEventTime("v.org_id", "v.type", "v.created_at")+`) THEN NULL ELSE clock_timestamp() END
 		FROM (VALUES `+strings.Join(values, ", ")+`) AS v (id, org_id, store_id, type, body, created_at)
-		RETURNING id, dispatched_at IS NULL AS targeted`, args...).Scan(&rows).Error
+		RETURNING id, dispatched_at IS NULL AS targeted`, args...).Find(&rows).Error
 	if err != nil {
 		return nil, fmt.Errorf("write %d events: %w", len(events), err)
 	}

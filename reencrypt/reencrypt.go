@@ -67,7 +67,7 @@ func column(ctx context.Context, db *gorm.DB, box *secrets.Box, col Column) (Res
 	after := uuid.Nil
 	for {
 		var rows []sealedRow
-		if err := db.WithContext(ctx).Raw(sel, after, batchSize).Scan(&rows).Error; err != nil {
+		if err := db.WithContext(ctx).Raw(sel, after, batchSize).Find(&rows).Error; err != nil {
 			return r, fmt.Errorf("read %s.%s: %w", col.Table, col.Column, err)
 		}
 		for _, row := range rows {

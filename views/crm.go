@@ -92,7 +92,7 @@ func GetClient(ctx context.Context, db *gorm.DB, s Scope, id uuid.UUID) (*Client
 // wrote none. A write that announces the client so needs no second statement to read it back.
 func WriteClient(ctx context.Context, db *gorm.DB, write string, args ...any) (*Client, error) {
 	var rows []clientRow
-	if err := db.WithContext(ctx).Raw(write+" RETURNING "+clientColumns, args...).Scan(&rows).Error; err != nil {
+	if err := db.WithContext(ctx).Raw(write+" RETURNING "+clientColumns, args...).Find(&rows).Error; err != nil {
 		return nil, fmt.Errorf("write client: %w", err)
 	}
 	if len(rows) == 0 {
@@ -106,7 +106,7 @@ func WriteClient(ctx context.Context, db *gorm.DB, write string, args ...any) (*
 func ListClients(ctx context.Context, db *gorm.DB, q ListQuery) (Page[Client], error) {
 	tail, args := keyset(q, "t.org_id", "t.store_id")
 	var rows []clientRow
-	if err := db.WithContext(ctx).Raw(clientSelect+tail, args...).Scan(&rows).Error; err != nil {
+	if err := db.WithContext(ctx).Raw(clientSelect+tail, args...).Find(&rows).Error; err != nil {
 		return Page[Client]{}, fmt.Errorf("list clients: %w", err)
 	}
 	out := make([]Client, len(rows))
@@ -148,7 +148,7 @@ func GetVendor(ctx context.Context, db *gorm.DB, s Scope, id uuid.UUID) (*Vendor
 func ListVendors(ctx context.Context, db *gorm.DB, q ListQuery) (Page[Vendor], error) {
 	tail, args := keyset(q, "t.org_id", "t.store_id")
 	var rows []Vendor
-	if err := db.WithContext(ctx).Raw(vendorSelect+tail, args...).Scan(&rows).Error; err != nil {
+	if err := db.WithContext(ctx).Raw(vendorSelect+tail, args...).Find(&rows).Error; err != nil {
 		return Page[Vendor]{}, fmt.Errorf("list vendors: %w", err)
 	}
 	for i := range rows {

@@ -49,7 +49,7 @@ func GetProduct(ctx context.Context, db *gorm.DB, s Scope, id uuid.UUID) (*Produ
 func ListProducts(ctx context.Context, db *gorm.DB, q ListQuery) (Page[Product], error) {
 	tail, args := keyset(q, "l.org_id", "l.store_id", "t.published")
 	var rows []Product
-	if err := db.WithContext(ctx).Raw(productSelect+tail, args...).Scan(&rows).Error; err != nil {
+	if err := db.WithContext(ctx).Raw(productSelect+tail, args...).Find(&rows).Error; err != nil {
 		return Page[Product]{}, fmt.Errorf("list products: %w", err)
 	}
 	for i := range rows {

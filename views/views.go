@@ -72,7 +72,7 @@ func page[T any](rows []T, limit int, key func(T) (time.Time, uuid.UUID)) Page[T
 // one loads a single row by id within scope, or ErrNotFound.
 func one[T any](ctx context.Context, db *gorm.DB, what, query string, args ...any) (*T, error) {
 	var rows []T
-	if err := db.WithContext(ctx).Raw(query, args...).Scan(&rows).Error; err != nil {
+	if err := db.WithContext(ctx).Raw(query, args...).Find(&rows).Error; err != nil {
 		return nil, fmt.Errorf("load %s: %w", what, err)
 	}
 	if len(rows) == 0 {

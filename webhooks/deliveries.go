@@ -104,7 +104,7 @@ func (s *Service) Refire(ctx context.Context, deliveryID, actorID uuid.UUID) (*R
 		var n int
 		err = tx.Raw(`INSERT INTO webhook_refire_counters (event_id, endpoint_id, n) VALUES (?, ?, 1)
 			ON CONFLICT (event_id, endpoint_id) DO UPDATE SET n = webhook_refire_counters.n + 1 RETURNING n`,
-			d.EventID, d.EndpointID).Scan(&n).Error
+			d.EventID, d.EndpointID).Find(&n).Error
 		if err != nil {
 			return fmt.Errorf("count re-fires: %w", err)
 		}

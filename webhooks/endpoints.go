@@ -353,7 +353,7 @@ func DropPendingChains(ctx context.Context, tx *gorm.DB, endpointID uuid.UUID, r
 	var workflowIDs []string
 	err := tx.WithContext(ctx).Raw(`UPDATE webhook_deliveries SET status = 'dropped', error = ?, next_attempt_at = NULL
 		WHERE endpoint_id = ? AND next_attempt_at IS NOT NULL AND status = 'failed' RETURNING workflow_id`, reason, endpointID).
-		Scan(&workflowIDs).Error
+		Find(&workflowIDs).Error
 	if err != nil {
 		return nil, fmt.Errorf("drop pending deliveries: %w", err)
 	}

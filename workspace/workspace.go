@@ -30,7 +30,7 @@ func CreateOrg(ctx context.Context, db *gorm.DB, name string) (*models.Org, erro
 		// The sequence's name comes from the same SQL function that inserts use (migrations/00001).
 		// Names cannot be bound as parameters; this one derives from a UUID we generated.
 		var seq string
-		if err := tx.Raw("SELECT wds_order_number_sequence(?)", org.ID).Scan(&seq).Error; err != nil {
+		if err := tx.Raw("SELECT wds_order_number_sequence(?)", org.ID).Find(&seq).Error; err != nil {
 			return err
 		}
 		return tx.Exec("CREATE SEQUENCE " + seq + " START 1001").Error

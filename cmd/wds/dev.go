@@ -84,7 +84,7 @@ func startDevPostgres(ctx context.Context, cfg *config.Config) (*pgcluster.Clust
 	}
 	defer database.Close(admin)
 	var n int64
-	admin.Raw("SELECT count(*) FROM pg_database WHERE datname = 'wds'").Scan(&n)
+	admin.Raw("SELECT count(*) FROM pg_database WHERE datname = 'wds'").Find(&n)
 	if n == 0 {
 		if err := admin.Exec("CREATE DATABASE wds").Error; err != nil {
 			_ = cluster.Stop(ctx)
