@@ -3,6 +3,8 @@ package api_test
 import (
 	"fmt"
 	"net/http"
+	"strconv"
+	"strings"
 	"sync"
 	"testing"
 
@@ -56,9 +58,15 @@ func TestConcurrentCreatesOfOneExternalID(t *testing.T) {
 }
 
 // TestConcurrentOrdersOfOneNewClient: a new client arriving in many orders at once, named by its
-// email alone or by its external_id alone, is created once.
+// email alone, by its external_id alone, by both, or by one email under many external ids, is
+// created once ({i} is the order's number).
 func TestConcurrentOrdersOfOneNewClient(t *testing.T) {
-	for name, client := range map[string]string{"email": `{"email":"New@Example.com"}`, "external_id": `{"external_id":"cust-1"}`} {
+	for name, client := range map[string]string{
+		"email":           `{"email":"New@Example.com"}`,
+		"external_id":     `{"external_id":"cust-1"}`,
+		"both":            `{"external_id":"cust-1","email":"New@Example.com"}`,
+		"email, many ids": `{"external_id":"cust-{i}","email":"new@example.COM"}`,
+	} {
 		t.Run(name, func(t *testing.T) {
 			e := newIntEnv(t)
 			k := e.mint(apikeys.NewIntegrationKey{})
@@ -66,7 +74,8 @@ func TestConcurrentOrdersOfOneNewClient(t *testing.T) {
 			var wg sync.WaitGroup
 			for i := range n {
 				wg.Go(func() {
-					body := fmt.Sprintf(`{"external_id":"o-%d","client":%s,"lines":[{"quantity":1}]}`, i, client)
+					c := strings.ReplaceAll(client, "{i}", strconv.Itoa(i))
+					body := fmt.Sprintf(`{"external_id":"o-%d","client":%s,"lines":[{"quantity":1}]}`, i, c)
 					if r := e.post("/integrations/v1/orders", k, body); r.status != http.StatusCreated {
 						t.Errorf("%d %s", r.status, r.body)
 					}

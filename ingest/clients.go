@@ -59,22 +59,18 @@ type resolved struct {
 //     the external_id and, unless another integration already imported it, this key's source stamp;
 //  3. otherwise a new client is created with the source stamp.
 func (o *op) resolveClient(in Client) (resolved, error) {
-	email := deref(in.Email)
-	id, known, err := o.knownClient(in.ExternalID, email)
+	id, err := o.knownClient(in.ExternalID, deref(in.Email))
 	if err != nil {
 		return resolved{}, err
 	}
-	if known {
-		return o.updateClient(id, in)
-	}
-	if email != "" {
-		id, found, err := o.clientByEmail(email)
-		if err != nil {
-			return resolved{}, err
-		}
-		if found {
-			return o.adoptClient(id, in)
-		}
+	return o.resolveFrom(in, id)
+}
+
+// resolveFrom goes on from rule 1's lookup, made with the email's lock held (knownClient, or the
+// order's claim in createOrder).
+func (o *op) resolveFrom(in Client, known uuid.NullUUID) (resolved, error) {
+	if known.Valid {
+		return o.updateClient(known.UUID, in)
 	}
 	return o.createClient(in)
 }
@@ -84,33 +80,40 @@ func (o *op) resolveClient(in Client) (resolved, error) {
 // new email cannot both miss and both create: the second waits, and its next statement (a new
 // snapshot) finds the first one's client. The lock is taken even when the external id is known; it
 // only orders requests for one email.
-func (o *op) knownClient(externalID, email string) (uuid.UUID, bool, error) {
+func (o *op) knownClient(externalID, email string) (uuid.NullUUID, error) {
 	if email == "" {
 		if externalID == "" {
-			return uuid.Nil, false, nil
+			return uuid.NullUUID{}, nil
 		}
 		id, err := o.lookupRef(entityClient, externalID)
 		if isNotFound(err) {
-			return uuid.Nil, false, nil
+			return uuid.NullUUID{}, nil
 		}
-		return id, err == nil, err
+		return uuid.NullUUID{UUID: id, Valid: err == nil}, err
 	}
-	lockKey := o.key.StoreID.String() + "/" + strings.ToLower(email)
 	var ids []uuid.NullUUID
-	err := o.tx.Raw(`SELECT (SELECT internal_id FROM external_refs
-			WHERE integration_key_id = ? AND entity_type = ? AND external_id = ? AND ? <> '') AS id
-		FROM (SELECT pg_advisory_xact_lock(hashtextextended(?, 0))) AS email_lock`,
-		o.key.ID, entityClient, externalID, externalID, lockKey).Find(&ids).Error
+	err := o.tx.Raw(`SELECT (`+clientRefLookup+`) AS id FROM (SELECT pg_advisory_xact_lock(hashtextextended(?, 0))) AS email_lock`,
+		o.key.ID, entityClient, externalID, externalID, o.emailLock(email)).Find(&ids).Error
 	if err != nil {
-		return uuid.Nil, false, fmt.Errorf("lock client email: %w", err)
+		return uuid.NullUUID{}, fmt.Errorf("lock client email: %w", err)
 	}
-	if len(ids) != 1 || !ids[0].Valid {
-		return uuid.Nil, false, nil
+	if len(ids) != 1 {
+		return uuid.NullUUID{}, nil
 	}
-	return ids[0].UUID, true, nil
+	return ids[0], nil
 }
 
-// clientByEmail finds the store's oldest client with this email; knownClient holds the email's lock.
+// clientRefLookup finds the client an external id of a key names, if the id is not empty; its
+// arguments are the key, entityClient and the external id twice.
+const clientRefLookup = `SELECT internal_id FROM external_refs
+	WHERE integration_key_id = ? AND entity_type = ? AND external_id = ? AND ? <> ''`
+
+// emailLock is the advisory lock's name for an email of the key's store.
+func (o *op) emailLock(email string) string {
+	return o.key.StoreID.String() + "/" + strings.ToLower(email)
+}
+
+// clientByEmail finds the store's oldest client with this email; the caller holds the email's lock.
 func (o *op) clientByEmail(email string) (uuid.UUID, bool, error) {
 	var ids []uuid.UUID
 	err := o.tx.Raw(`SELECT id FROM clients WHERE store_id = ? AND lower(email) = lower(?)
@@ -136,9 +139,11 @@ func (o *op) adoptClient(id uuid.UUID, in Client) (resolved, error) {
 	return o.updateClient(id, in)
 }
 
-// createClient makes a new client (rule 3). Its external_id is claimed in the statement that inserts
-// it: if a concurrent request claimed the id meanwhile, no row is inserted and this one updates that
-// request's client instead of making a second.
+// createClient makes a new client (rule 3) unless the store has one with the email (rule 2). Its
+// external_id is claimed in the statement that inserts it. When nothing is inserted, either the
+// email matched, and that client is adopted, or a concurrent request claimed the external id
+// meanwhile, and this one updates that request's client instead of making a second. The common
+// case, a new client, is one statement.
 func (o *op) createClient(in Client) (resolved, error) {
 	var row clientRow
 	row.apply(in)
@@ -150,15 +155,20 @@ func (o *op) createClient(in Client) (resolved, error) {
 	if err != nil {
 		return resolved{}, err
 	}
-	id := uuid.New()
-	// Without an external id there is nothing to claim: the ref CTE is skipped and the row inserted.
-	c, err := views.WriteClient(o.ctx, o.tx, `WITH ref AS (
+	id, email := uuid.New(), deref(in.Email)
+	// Without an external id there is nothing to claim, and without an email nothing to match: those
+	// CTEs are then empty and the row is inserted.
+	c, err := views.WriteClient(o.ctx, o.tx, `WITH email_match AS (
+		SELECT 1 FROM clients WHERE store_id = ? AND lower(email) = lower(?) AND ? <> '' LIMIT 1),
+	ref AS (
 		INSERT INTO external_refs (integration_key_id, entity_type, external_id, internal_id)
-		SELECT ?, ?, ?, ? WHERE ? <> '' ON CONFLICT DO NOTHING RETURNING internal_id)
-		INSERT INTO clients AS t (id, org_id, store_id, email, display_name, first_name, last_name, phone,
-			client_type, tags, billing_address, source_label, source_external_id, source_integration_key_id)
-		SELECT ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?
-		WHERE ? = '' OR EXISTS (SELECT 1 FROM ref)`,
+		SELECT ?, ?, ?, ? WHERE ? <> '' AND NOT EXISTS (SELECT 1 FROM email_match)
+		ON CONFLICT DO NOTHING RETURNING internal_id)
+	INSERT INTO clients AS t (id, org_id, store_id, email, display_name, first_name, last_name, phone,
+		client_type, tags, billing_address, source_label, source_external_id, source_integration_key_id)
+	SELECT ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?
+	WHERE NOT EXISTS (SELECT 1 FROM email_match) AND (? = '' OR EXISTS (SELECT 1 FROM ref))`,
+		o.key.StoreID, email, email,
 		o.key.ID, entityClient, in.ExternalID, id, in.ExternalID,
 		id, o.key.OrgID, o.key.StoreID, row.Email, row.DisplayName, row.FirstName, row.LastName,
 		row.Phone, row.ClientType, array(row.Tags), addr, row.SourceLabel, row.SourceExternalID, row.SourceIntegrationKeyID,
@@ -167,16 +177,31 @@ func (o *op) createClient(in Client) (resolved, error) {
 		return resolved{}, fmt.Errorf("insert client: %w", err)
 	}
 	if c == nil {
-		winner, err := o.lookupRef(entityClient, in.ExternalID)
-		if err != nil {
-			return resolved{}, err
-		}
-		return o.updateClient(winner, in)
+		return o.existingClient(in)
 	}
 	if err := o.emit(outbox.ClientCreated, c); err != nil {
 		return resolved{}, err
 	}
 	return resolved{id: id, created: true}, nil
+}
+
+// existingClient resolves a client createClient did not insert: the store's client with the email
+// (rule 2) or, failing that, the one a concurrent request created under the external id.
+func (o *op) existingClient(in Client) (resolved, error) {
+	if email := deref(in.Email); email != "" {
+		id, found, err := o.clientByEmail(email)
+		if err != nil {
+			return resolved{}, err
+		}
+		if found {
+			return o.adoptClient(id, in)
+		}
+	}
+	winner, err := o.lookupRef(entityClient, in.ExternalID)
+	if err != nil {
+		return resolved{}, err
+	}
+	return o.updateClient(winner, in)
 }
 
 // updateClient overwrites the fields the caller sent (and stamps the source if the client has none);

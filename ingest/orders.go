@@ -93,16 +93,20 @@ func (o *op) createOrder(in Order) (*OrderResult, error) {
 	if err != nil {
 		return nil, err
 	}
-	id, won, err := o.claimRef(entityOrder, in.ExternalID, uuid.New())
+	id := uuid.New()
+	won, known, err := o.claimOrder(in.ExternalID, id, in.Client)
 	if err != nil {
 		return nil, err
 	}
 	if !won {
+		if id, err = o.lookupRef(entityOrder, in.ExternalID); err != nil {
+			return nil, err
+		}
 		return o.existingOrder(id)
 	}
 	var clientID *uuid.UUID
 	if in.Client != nil {
-		c, err := o.resolveClient(*in.Client)
+		c, err := o.resolveFrom(*in.Client, known)
 		if err != nil {
 			return nil, err
 		}
@@ -113,6 +117,40 @@ func (o *op) createOrder(in Order) (*OrderResult, error) {
 		return nil, err
 	}
 	return o.announceOrder(id, paymentID)
+}
+
+// claimOrder claims the order's external id for id, as claimRef does, and in the same statement
+// does knownClient's work for the order's client, if any: with an email it takes the email's lock,
+// and it looks up the client's external id. The lock is taken only once the claim is won (the CTE
+// reads the claim's row), so a repeated create waits for nothing but the first one's claim, and
+// the locks are taken in the order the two statements took them.
+func (o *op) claimOrder(externalID string, id uuid.UUID, client *Client) (won bool, known uuid.NullUUID, err error) {
+	var c Client
+	if client != nil {
+		c = *client
+	}
+	email := deref(c.Email)
+	var rows []struct {
+		Won    bool
+		Client uuid.NullUUID
+	}
+	err = o.tx.Raw(`WITH claim AS (
+		INSERT INTO external_refs (integration_key_id, entity_type, external_id, internal_id)
+		VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING RETURNING internal_id),
+	email_lock AS (
+		SELECT pg_advisory_xact_lock(hashtextextended(?, 0)) FROM claim WHERE ? <> '')
+	SELECT EXISTS (SELECT 1 FROM claim) AS won, (`+clientRefLookup+`) AS client,
+		(SELECT count(*) FROM email_lock) AS locks -- a CTE nobody reads does not run`,
+		o.key.ID, entityOrder, externalID, id,
+		o.emailLock(email), email,
+		o.key.ID, entityClient, c.ExternalID, c.ExternalID).Find(&rows).Error
+	if err != nil {
+		return false, uuid.NullUUID{}, fmt.Errorf("claim order external_id: %w", err)
+	}
+	if len(rows) != 1 {
+		return false, uuid.NullUUID{}, fmt.Errorf("claim order external_id: %d rows", len(rows))
+	}
+	return rows[0].Won, rows[0].Client, nil
 }
 
 // existingOrder answers a repeated external_id with the original record.
