@@ -319,6 +319,37 @@ func TestClientEventsCarryTheClientAsStored(t *testing.T) {
 	}
 }
 
+// Order events are built from the rows the create's INSERT returned, not from a second read: they
+// must carry the order exactly as the Read API's view of it, lines, payment and times included.
+func TestOrderEventsCarryTheOrderAsStored(t *testing.T) {
+	e := newIntEnv(t)
+	k := e.mint(apikeys.NewIntegrationKey{Label: "Shop", Scopes: []string{ingest.ScopeOrdersWrite, ingest.ScopePaymentsWrite}})
+	created := e.post("/integrations/v1/orders", k, `{"external_id":"o-1","shipping_cents":250,"metadata":{"channel":"web"},
+		"client":{"external_id":"c-1","email":"a@example.com"},
+		"lines":[{"description":"Tea","quantity":2,"unit_price_cents":450,"metadata":{"sku":"T-1"}},
+			{"description":"Cup","quantity":1,"unit_price_cents":1200}],
+		"payment":{"external_id":"p-1","amount_cents":1000,"method":"card","provider":"stripe","provider_payment_id":"pi_1"}}`).
+		want(t, http.StatusCreated, "")
+	v, err := views.GetOrder(context.Background(), e.db, views.Scope{OrgID: e.org.ID}, uuid.MustParse(created["id"].(string)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, _ := json.Marshal(v)
+	var want map[string]any
+	if err := json.Unmarshal(raw, &want); err != nil {
+		t.Fatal(err)
+	}
+	if got := e.eventBody("order.created")["data"]; !reflect.DeepEqual(got, want) {
+		t.Fatalf("order.created data %v\nwant %v", got, want)
+	}
+	if got := e.eventBody("payment.recorded")["data"].(map[string]any)["order"]; !reflect.DeepEqual(got, want) {
+		t.Fatalf("payment.recorded order %v\nwant %v", got, want)
+	}
+	if lines := want["lines"].([]any); len(lines) != 2 || len(want["payments"].([]any)) != 1 || want["status"] != "partially_paid" {
+		t.Fatalf("view %v", want)
+	}
+}
+
 func TestEmailMatchIsPerStore(t *testing.T) {
 	e := newIntEnv(t)
 	k := e.mint(apikeys.NewIntegrationKey{})

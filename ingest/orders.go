@@ -112,11 +112,11 @@ func (o *op) createOrder(in Order) (*OrderResult, error) {
 		}
 		clientID = &c.id
 	}
-	paymentID, err := o.insertOrder(id, clientID, in, t, status)
+	v, paymentID, err := o.insertOrder(id, clientID, in, t, status)
 	if err != nil {
 		return nil, err
 	}
-	return o.announceOrder(id, paymentID)
+	return o.announceOrder(v, paymentID)
 }
 
 // claimOrder claims the order's external id for id, as claimRef does, and in the same statement
@@ -167,12 +167,8 @@ func (o *op) existingOrder(id uuid.UUID) (*OrderResult, error) {
 	return res, nil
 }
 
-// announceOrder loads the new order once and writes order.created (and payment.recorded).
-func (o *op) announceOrder(id uuid.UUID, paymentID *uuid.UUID) (*OrderResult, error) {
-	v, err := o.order(id)
-	if err != nil {
-		return nil, err
-	}
+// announceOrder writes order.created (and payment.recorded) for the new order v.
+func (o *op) announceOrder(v *views.Order, paymentID *uuid.UUID) (*OrderResult, error) {
 	if err := o.emit(outbox.OrderCreated, v); err != nil {
 		return nil, err
 	}
@@ -204,22 +200,22 @@ func envelope(v *views.Order, paymentID *uuid.UUID) (*OrderResult, error) {
 }
 
 // insertOrder writes the order, all its lines and its inline payment, if any, in one statement (the
-// lines travel as arrays, so their number does not add round trips), and returns the payment's id.
-// The number comes from the org's own sequence, which never waits for another transaction, so
-// creates in one org do not serialize. An empty currency takes the store's. A payment external_id is
-// claimed in the same statement; one the key already used for another payment is a conflict, not a
-// duplicate (this call is not a repeat of that payment's create), and the caller's rollback undoes
-// the order.
-func (o *op) insertOrder(id uuid.UUID, clientID *uuid.UUID, in Order, t totals, status string) (*uuid.UUID, error) {
+// lines travel as arrays, so their number does not add round trips), and returns the order as the
+// APIs show it and the payment's id. The number comes from the org's own sequence, which never waits
+// for another transaction, so creates in one org do not serialize. An empty currency takes the
+// store's. A payment external_id is claimed in the same statement; one the key already used for
+// another payment is a conflict, not a duplicate (this call is not a repeat of that payment's
+// create), and the caller's rollback undoes the order.
+func (o *op) insertOrder(id uuid.UUID, clientID *uuid.UUID, in Order, t totals, status string) (*views.Order, *uuid.UUID, error) {
 	meta, err := jsonObject(in.Metadata)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	n := len(in.Lines)
 	desc, qty, price, lineMeta := make([]string, n), make([]int64, n), make([]int64, n), make([]string, n)
 	for i, l := range in.Lines {
 		if lineMeta[i], err = jsonObject(l.Metadata); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		desc[i], qty[i], price[i] = l.Description, l.Quantity, l.UnitPriceCents
 	}
@@ -228,27 +224,28 @@ func (o *op) insertOrder(id uuid.UUID, clientID *uuid.UUID, in Order, t totals, 
 		p = *in.Payment
 	}
 	paymentID := uuid.New()
-	var paid []uuid.UUID
-	err = o.tx.Raw(`WITH o AS (
+	v, err := views.InsertOrder(o.ctx, o.tx, `WITH o AS (
 		INSERT INTO orders (id, org_id, store_id, number, client_id, external_id, currency,
 			subtotal_cents, shipping_cents, tax_cents, total_cents, amount_paid_cents, status, metadata,
 			source_kind, source_integration_key_id, source_label)
 		VALUES (?, ?, ?, nextval(wds_order_number_sequence(?)::regclass), ?, ?,
 			coalesce(nullif(?, ''), (SELECT currency FROM stores WHERE id = ?)),
 			?, ?, ?, ?, ?, ?, ?, 'integration', ?, nullif(?, ''))
-		RETURNING id),
+		RETURNING *),
 	lines AS (
 		INSERT INTO order_lines (order_id, position, description, quantity, unit_price_cents, metadata)
 		SELECT o.id, l.ord - 1, l.description, l.quantity, l.unit_price_cents, l.metadata
 		FROM o, unnest(?::text[], ?::bigint[], ?::bigint[], ?::jsonb[])
-			WITH ORDINALITY AS l(description, quantity, unit_price_cents, metadata, ord)),
+			WITH ORDINALITY AS l(description, quantity, unit_price_cents, metadata, ord)
+		RETURNING *),
 	ref AS (
 		INSERT INTO external_refs (integration_key_id, entity_type, external_id, internal_id)
-		SELECT ?, ?, ?, ? FROM o WHERE ? <> '' ON CONFLICT DO NOTHING RETURNING internal_id)
-	INSERT INTO payments (id, order_id, external_id, amount_cents, method, provider, provider_payment_id, paid_at)
-	SELECT ?, o.id, nullif(?, ''), ?, ?, ?, ?, coalesce(?, clock_timestamp()) FROM o
-	WHERE ?::boolean AND (? = '' OR EXISTS (SELECT 1 FROM ref))
-	RETURNING id`,
+		SELECT ?, ?, ?, ? FROM o WHERE ? <> '' ON CONFLICT DO NOTHING RETURNING internal_id),
+	pay AS (
+		INSERT INTO payments (id, order_id, external_id, amount_cents, method, provider, provider_payment_id, paid_at)
+		SELECT ?, o.id, nullif(?, ''), ?, ?, ?, ?, coalesce(?, clock_timestamp()) FROM o
+		WHERE ?::boolean AND (? = '' OR EXISTS (SELECT 1 FROM ref))
+		RETURNING *)`,
 		id, o.key.OrgID, o.key.StoreID, o.key.OrgID, clientID, in.ExternalID,
 		in.Currency, o.key.StoreID,
 		t.subtotal, in.ShippingCents, in.TaxCents, t.total, p.AmountCents, status, meta,
@@ -256,17 +253,21 @@ func (o *op) insertOrder(id uuid.UUID, clientID *uuid.UUID, in Order, t totals, 
 		array(desc), array(qty), array(price), array(lineMeta),
 		o.key.ID, entityPayment, p.ExternalID, paymentID, p.ExternalID,
 		paymentID, p.ExternalID, p.AmountCents, p.Method, p.Provider, p.ProviderPaymentID, paidAt(p),
-		in.Payment != nil, p.ExternalID).Find(&paid).Error
+		in.Payment != nil, p.ExternalID)
 	if err != nil {
-		return nil, fmt.Errorf("insert order: %w", err)
+		return nil, nil, fmt.Errorf("insert order: %w", err)
 	}
 	if in.Payment == nil {
-		return nil, nil
+		return v, nil, nil
 	}
-	if len(paid) == 0 {
-		return nil, models.Fail(models.ErrConflict, "payment external_id %q is already recorded for another payment", p.ExternalID)
+	payments, err := v.PaymentList()
+	if err != nil {
+		return nil, nil, err
 	}
-	return &paymentID, nil
+	if len(payments) == 0 { // the claim of its external_id failed, so the payment was not inserted
+		return nil, nil, models.Fail(models.ErrConflict, "payment external_id %q is already recorded for another payment", p.ExternalID)
+	}
+	return v, &paymentID, nil
 }
 
 // array passes s as one PostgreSQL array parameter, sent in binary. GORM would expand a plain slice

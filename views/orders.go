@@ -61,21 +61,43 @@ type Source struct {
 
 // orderSelect loads orders as the APIs show them; lines and payments arrive as JSON arrays in the
 // same row, so a page of orders is one round trip. loadOrders scans its columns in this order.
-var orderSelect = `SELECT t.id, t.number, t.status, t.store_id, t.client_id, t.external_id, t.currency,
+var orderSelect = `SELECT ` + orderColumns + `, ` + orderArrays("order_lines", "payments") + ` FROM orders t`
+
+// orderColumns are an order's own columns, of a row named t.
+const orderColumns = `t.id, t.number, t.status, t.store_id, t.client_id, t.external_id, t.currency,
 	t.subtotal_cents, t.shipping_cents, t.tax_cents, t.total_cents, t.amount_paid_cents, t.metadata,
-	t.source_kind, t.source_integration_key_id, t.source_label, t.created_at, t.updated_at, t.cancelled_at,
-	(SELECT coalesce(json_agg(json_build_object('description', l.description, 'quantity', l.quantity,
+	t.source_kind, t.source_integration_key_id, t.source_label, t.created_at, t.updated_at, t.cancelled_at`
+
+// orderArrays are the lines and payments of order t as JSON arrays, read from the tables (or CTEs)
+// named lines and payments.
+func orderArrays(lines, payments string) string {
+	return `(SELECT coalesce(json_agg(json_build_object('description', l.description, 'quantity', l.quantity,
 		'unit_price_cents', l.unit_price_cents, 'total_cents', l.quantity * l.unit_price_cents,
 		'metadata', l.metadata) ORDER BY l.position), '[]')
-		FROM order_lines l WHERE l.order_id = t.id) AS lines,
+		FROM ` + lines + ` l WHERE l.order_id = t.id) AS lines,
 	(SELECT coalesce(json_agg(json_build_object('id', p.id, 'order_id', p.order_id,
 		'external_id', p.external_id, 'amount_cents', p.amount_cents, 'method', p.method,
 		'provider', p.provider, 'provider_payment_id', p.provider_payment_id, 'paid_at', ` + jsonTime("p.paid_at") + `,
 		'refunded', p.refunded_at IS NOT NULL, 'refunded_at', ` + jsonTime("p.refunded_at") + `,
 		'created_at', ` + jsonTime("p.created_at") + `)
 		ORDER BY p.created_at, p.id), '[]')
-		FROM payments p WHERE p.order_id = t.id) AS payments
-	FROM orders t`
+		FROM ` + payments + ` p WHERE p.order_id = t.id) AS payments`
+}
+
+// InsertOrder runs with, the WITH clause of a statement that inserts one order in a CTE named o,
+// its lines in one named lines and its payments in one named pay, each RETURNING *, and returns the
+// order as GetOrder shows it, so a create needs no second statement to read it back. A statement
+// cannot read its own inserts from the tables, so the arrays are built from the CTEs.
+func InsertOrder(ctx context.Context, db *gorm.DB, with string, args ...any) (*Order, error) {
+	orders, err := loadOrders(ctx, db, with+` SELECT `+orderColumns+`, `+orderArrays("lines", "pay")+` FROM o AS t`, args...)
+	if err != nil {
+		return nil, err
+	}
+	if len(orders) != 1 {
+		return nil, fmt.Errorf("insert order: %d rows", len(orders))
+	}
+	return &orders[0], nil
+}
 
 // GetOrder loads one order within scope.
 func GetOrder(ctx context.Context, db *gorm.DB, s Scope, id uuid.UUID) (*Order, error) {
