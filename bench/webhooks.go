@@ -10,6 +10,7 @@ import (
 	"math"
 	"net/http"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	enumspb "go.temporal.io/api/enums/v1"
@@ -206,60 +207,88 @@ const stepTries = 3
 // jump between 0.67, 1 and 1.5; after two halvings the highest steady rate is within 11% (x1.5^1/4).
 const refineSteps = 2
 
-// ladder warms the path up at the start rate (unmeasured), then raises the rate by half each step
-// until a step is not steady in stepTries tries or max is passed, narrows the gap between the last
-// steady rate and that one (refineSteps), and returns every try and the highest steady rate. idle
-// waits for the worker to drain, before the ladder and after a failed try.
-func ladder(ctx context.Context, e *env, what string, o Options, rcv *receiver, cpu *cpuMeter, f fire, idle func() error) ([]RatePoint, float64, error) {
-	paced(ctx, o.RateStart, o.RateStep/2, rcv, f)
-	if err := idle(); err != nil {
-		return nil, 0, err
-	}
-	var steps []RatePoint
-	try := func(rate float64) (bool, error) {
-		for range stepTries {
-			acc := map[string]float64{}
-			var p RatePoint
-			_, _ = cpu.metered(acc, func() (sample, error) { p = paced(ctx, rate, o.RateStep, rcv, f); return sample{}, nil })()
-			p.CPUPerItem = perOp(acc, p.Sent)
-			e.logf("webhooks: %s at %.1f/s: sent %d (answered in p50 %.0f ms), delivered %d, errors %d, behind %d, "+
-				"p50 %.0f ms, p90 %.0f ms, p99 %.0f ms, steady %v", what, rate, p.Sent, p.AckP50Ms, p.Delivered,
-				p.Errors, p.Behind, p.P50Ms, p.P90Ms, p.P99Ms, p.Steady)
-			steps = append(steps, p)
-			if p.Steady {
-				return true, nil
-			}
-			if err := idle(); err != nil {
-				return false, err
-			}
+// ladder is one side of the webhook comparison: what it fires, every step it tried, its highest
+// steady rate and the lowest rate found past it (0 while none is).
+type ladder struct {
+	what       string
+	fire       fire
+	steps      []RatePoint
+	best, past float64
+}
+
+// climb runs the ladders interleaved, so that at every rate each side is measured minutes apart at
+// most and a neighbour's busy spell on this shared machine falls on both rather than on one. Each
+// side warms up at the start rate (unmeasured); then, rate by rate, raised by half each time, every
+// side still climbing tries the rate until a try is steady or stepTries fail, and stops climbing
+// at its first unsteady rate. Last, each side narrows the gap between its highest steady rate and
+// that one (refineSteps), again in turns. idle waits for the worker to drain, before the ladders
+// and after a failed try.
+func climb(ctx context.Context, e *env, o Options, rcv *receiver, cpu *cpuMeter, idle func() error, sides ...*ladder) error {
+	for _, l := range sides {
+		paced(ctx, o.RateStart, o.RateStep/2, rcv, l.fire)
+		if err := idle(); err != nil {
+			return err
 		}
-		return false, nil
 	}
-	best, past := 0.0, 0.0
 	for rate := o.RateStart; rate <= o.RateMax && ctx.Err() == nil; rate = math.Round(rate*1.5*10) / 10 {
-		steady, err := try(rate)
-		if err != nil {
-			return steps, best, err
+		climbing := false
+		for _, l := range sides {
+			if l.past > 0 {
+				continue
+			}
+			steady, err := l.try(ctx, e, o, rcv, cpu, idle, rate)
+			if err != nil {
+				return err
+			}
+			if !steady {
+				l.past = rate
+				continue
+			}
+			l.best, climbing = rate, true
 		}
-		if !steady {
-			past = rate
+		if !climbing {
 			break
 		}
-		best = rate
 	}
-	for i := 0; i < refineSteps && best > 0 && past > 0 && ctx.Err() == nil; i++ {
-		mid := math.Round(math.Sqrt(best*past)*10) / 10
-		steady, err := try(mid)
-		if err != nil {
-			return steps, best, err
-		}
-		if steady {
-			best = mid
-		} else {
-			past = mid
+	for i := 0; i < refineSteps && ctx.Err() == nil; i++ {
+		for _, l := range sides {
+			if l.best == 0 || l.past == 0 {
+				continue
+			}
+			mid := math.Round(math.Sqrt(l.best*l.past)*10) / 10
+			steady, err := l.try(ctx, e, o, rcv, cpu, idle, mid)
+			if err != nil {
+				return err
+			}
+			if steady {
+				l.best = mid
+			} else {
+				l.past = mid
+			}
 		}
 	}
-	return steps, best, nil
+	return nil
+}
+
+// try runs one rate up to stepTries times and reports whether a try was steady.
+func (l *ladder) try(ctx context.Context, e *env, o Options, rcv *receiver, cpu *cpuMeter, idle func() error, rate float64) (bool, error) {
+	for range stepTries {
+		acc := map[string]float64{}
+		var p RatePoint
+		_, _ = cpu.metered(acc, func() (sample, error) { p = paced(ctx, rate, o.RateStep, rcv, l.fire); return sample{}, nil })()
+		p.CPUPerItem = perOp(acc, p.Sent)
+		e.logf("webhooks: %s at %.1f/s: sent %d (answered in p50 %.0f ms), delivered %d, errors %d, behind %d, "+
+			"p50 %.0f ms, p90 %.0f ms, p99 %.0f ms, steady %v", l.what, rate, p.Sent, p.AckP50Ms, p.Delivered,
+			p.Errors, p.Behind, p.P50Ms, p.P90Ms, p.P99Ms, p.Steady)
+		l.steps = append(l.steps, p)
+		if p.Steady {
+			return true, nil
+		}
+		if err := idle(); err != nil {
+			return false, err
+		}
+	}
+	return false, nil
 }
 
 // bareQueue is the baseline's own task queue on the same Temporal server.
@@ -310,26 +339,19 @@ func (e *env) runWebhooks(ctx context.Context, o Options, g *ingester, c client.
 	res := &WebhookResult{SteadyCeiling: fmt.Sprintf("every item arrived, no errors, generator on schedule, p90 < %s; "+
 		"a step is tried up to %d times", steadyP90, stepTries)}
 	wdsFire := func(ctx context.Context) (string, error) { return g.create(ctx) }
-	var err error
-	if res.WDSLadder, res.WDSMaxRate, err = ladder(ctx, e, "wds", o, rcv, cpu, wdsFire, idle); err != nil {
-		return nil, err
-	}
 	w, err := bareWorker(c, rcv)
 	if err != nil {
 		return nil, err
 	}
-	var seq int64
-	var seqMu sync.Mutex
+	var seq atomic.Int64
 	bareFire := func(ctx context.Context) (string, error) {
-		seqMu.Lock()
-		seq++
-		id := fmt.Sprintf("bare-%d", seq)
-		seqMu.Unlock()
+		id := fmt.Sprintf("bare-%d", seq.Add(1))
 		_, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: id, TaskQueue: bareQueue}, "BareDelivery",
 			rcv.srv.URL+"/bare", id)
 		return id, err
 	}
-	res.BareLadder, res.BareMaxRate, err = ladder(ctx, e, "bare Temporal", o, rcv, cpu, bareFire, idle)
+	wds, bare := &ladder{what: "wds", fire: wdsFire}, &ladder{what: "bare Temporal", fire: bareFire}
+	err = climb(ctx, e, o, rcv, cpu, idle, wds, bare)
 	if err == nil {
 		err = idle() // before the bare worker stops: a ladder may end on a steady try whose workflows are closing
 	}
@@ -337,6 +359,8 @@ func (e *env) runWebhooks(ctx context.Context, o Options, g *ingester, c client.
 	if err != nil {
 		return nil, err
 	}
+	res.WDSLadder, res.WDSMaxRate = wds.steps, wds.best
+	res.BareLadder, res.BareMaxRate = bare.steps, bare.best
 	res.RateRatio = ratio(res.WDSMaxRate, res.BareMaxRate)
 	if res.WDSMaxRate > 0 {
 		half := math.Round(res.WDSMaxRate/2*10) / 10
