@@ -100,13 +100,17 @@ func (a *Activities) recorded(ctx context.Context, deliveryID uuid.UUID) (*workf
 // write inserts the attempt's row once: a retried task with the same delivery id, or a second
 // attempt number in the same chain, changes nothing. It returns the outcome the log holds.
 func (a *Activities) write(ctx context.Context, d *models.Delivery) (workflows.AttemptResult, error) {
-	err := a.DB.WithContext(ctx).Exec(`INSERT INTO webhook_deliveries (id, org_id, event_id, endpoint_id, event_type, chain_id,
+	var inserted []uuid.UUID
+	err := a.DB.WithContext(ctx).Raw(`INSERT INTO webhook_deliveries (id, org_id, event_id, endpoint_id, event_type, chain_id,
 		workflow_id, attempt, status, response_status, response_excerpt, error, duration_ms, attempted_at, next_attempt_at)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`,
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING RETURNING id`,
 		d.ID, d.OrgID, d.EventID, d.EndpointID, d.EventType, d.ChainID, d.WorkflowID, d.Attempt, d.Status,
-		d.ResponseStatus, d.ResponseExcerpt, d.Error, d.DurationMS, d.AttemptedAt, d.NextAttemptAt).Error
+		d.ResponseStatus, d.ResponseExcerpt, d.Error, d.DurationMS, d.AttemptedAt, d.NextAttemptAt).Find(&inserted).Error
 	if err != nil {
 		return workflows.AttemptResult{}, fmt.Errorf("record delivery: %w", err)
+	}
+	if len(inserted) == 1 {
+		return workflows.AttemptResult{Outcome: d.Status, Error: d.Error}, nil
 	}
 	got, err := a.recorded(ctx, d.ID)
 	if err != nil {

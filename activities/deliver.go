@@ -14,7 +14,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/google/uuid"
 	"gorm.io/gorm"
 
 	"wds/egress"
@@ -38,63 +37,92 @@ const (
 // Deliver makes one attempt: unless the chain must stop, it POSTs the event signed with the endpoint's
 // current secret and a fresh timestamp, and records the attempt under in.DeliveryID. A task run again
 // with the same id (a retried or duplicated task) returns the recorded outcome without sending again.
+// An attempt that sends takes two statements: one reads everything (attempt), one records.
 func (a *Activities) Deliver(ctx context.Context, in workflows.AttemptInput) (workflows.AttemptResult, error) {
-	got, err := a.recorded(ctx, in.DeliveryID)
+	at, err := a.attempt(ctx, in)
 	if err != nil {
 		return workflows.AttemptResult{}, err
 	}
-	if got != nil {
-		return *got, nil // a retried or duplicated task: the attempt is already in the log
+	if at.RecordedStatus != nil {
+		// a retried or duplicated task: the attempt is already in the log
+		return workflows.AttemptResult{Outcome: *at.RecordedStatus, Error: deref(at.RecordedError)}, nil
 	}
-	ev, err := a.event(ctx, in.EventID)
-	if err != nil {
-		return workflows.AttemptResult{}, err
+	if reason := at.stopReason(); reason != "" {
+		return a.stop(ctx, in, &at.Event, reason)
 	}
-	var ep models.Endpoint
-	if err := a.DB.WithContext(ctx).Where("id = ?", in.EndpointID).Take(&ep).Error; err != nil {
-		return workflows.AttemptResult{}, fmt.Errorf("load endpoint: %w", err)
+	body := []byte(deref(at.Body))
+	if at.Body == nil {
+		if body, err = a.summary(ctx, &at.Event); err != nil {
+			return workflows.AttemptResult{}, err
+		}
 	}
-	reason, err := a.stopReason(ctx, &ep, in.ChainID)
-	if err != nil {
-		return workflows.AttemptResult{}, err
-	}
-	if reason != "" {
-		return a.stop(ctx, in, ev, reason)
-	}
-	body, err := a.body(ctx, ev)
-	if err != nil {
-		return workflows.AttemptResult{}, err
-	}
-	secret, err := a.Box.Open(ep.SecretSealed)
+	secret, err := a.Box.Open(at.SecretSealed)
 	if err != nil {
 		return workflows.AttemptResult{}, fmt.Errorf("open endpoint secret: %w", err)
 	}
-	d := newRow(in, ev, a.now())
-	a.post(ctx, d, &ep, in, secret, body)
+	d := newRow(in, &at.Event, a.now())
+	a.post(ctx, d, at.URL, in, secret, body)
 	res, err := a.write(ctx, d)
 	if err == nil {
 		// Counted once the row is recorded: a task that is retried after this point returns early
-		// from recorded() above and is not counted twice.
+		// above and is not counted twice.
 		metrics.DeliveryAttempt(d.Status, d.Attempt, time.Duration(d.DurationMS)*time.Millisecond)
 	}
 	return res, err
 }
 
+// attemptState is everything an attempt reads: the event (its body unless it is over MaxBody), the
+// endpoint, the reason an earlier row of the chain was dropped, and the row this delivery id
+// already has, if a task ran before.
+type attemptState struct {
+	Event          eventMeta `gorm:"embedded"`
+	Body           *string
+	EndpointFound  bool
+	URL            string
+	SecretSealed   []byte
+	Enabled        bool
+	DeletedAt      *time.Time
+	Dropped        *string
+	RecordedStatus *string
+	RecordedError  *string
+}
+
+// attempt reads an attempt's state in one statement. The body is json, so its text is the stored
+// text, and it is only read when it is delivered as is.
+func (a *Activities) attempt(ctx context.Context, in workflows.AttemptInput) (*attemptState, error) {
+	var rows []attemptState
+	err := a.DB.WithContext(ctx).Raw(`SELECT e.id, e.org_id, e.type, e.created_at, octet_length(e.body::text) AS size,
+			CASE WHEN octet_length(e.body::text) <= ? THEN e.body::text END AS body,
+			w.id IS NOT NULL AS endpoint_found, w.url, w.secret_sealed, coalesce(w.enabled, false) AS enabled, w.deleted_at,
+			(SELECT coalesce(nullif(x.error, ''), 'dropped') FROM webhook_deliveries x
+				WHERE x.chain_id = ? AND x.status = 'dropped' LIMIT 1) AS dropped,
+			d.status AS recorded_status, d.error AS recorded_error
+		FROM events e
+		LEFT JOIN webhook_endpoints w ON w.id = ?
+		LEFT JOIN webhook_deliveries d ON d.id = ?
+		WHERE e.id = ?`, MaxBody, in.ChainID, in.EndpointID, in.DeliveryID, in.EventID).Find(&rows).Error
+	if err != nil {
+		return nil, fmt.Errorf("load attempt: %w", err)
+	}
+	if len(rows) == 0 {
+		return nil, fmt.Errorf("load attempt: event %s not found", in.EventID)
+	}
+	if !rows[0].EndpointFound && rows[0].RecordedStatus == nil {
+		return nil, fmt.Errorf("load attempt: endpoint %s not found", in.EndpointID)
+	}
+	return &rows[0], nil
+}
+
 // stopReason says why the chain must not send: the endpoint is deleted or disabled, or an earlier
 // row of the chain was already dropped (by disabling, even if the endpoint was enabled again since).
-func (a *Activities) stopReason(ctx context.Context, ep *models.Endpoint, chainID uuid.UUID) (string, error) {
+func (s *attemptState) stopReason() string {
 	switch {
-	case ep.DeletedAt != nil:
-		return webhooks.ReasonEndpointDeleted, nil
-	case !ep.Enabled:
-		return webhooks.ReasonEndpointDisabled, nil
+	case s.DeletedAt != nil:
+		return webhooks.ReasonEndpointDeleted
+	case !s.Enabled:
+		return webhooks.ReasonEndpointDisabled
 	}
-	var reason string
-	err := a.DB.WithContext(ctx).Raw(`SELECT error FROM webhook_deliveries WHERE chain_id = ? AND status = 'dropped' LIMIT 1`, chainID).Find(&reason).Error
-	if err != nil {
-		return "", fmt.Errorf("load chain: %w", err)
-	}
-	return reason, nil
+	return deref(s.Dropped)
 }
 
 // stop ends the chain without sending: its last row becomes dropped with the reason (the disable or
@@ -121,16 +149,11 @@ func (a *Activities) stop(ctx context.Context, in workflows.AttemptInput, ev *ev
 	return workflows.AttemptResult{Outcome: workflows.OutcomeDropped, Error: reason}, nil
 }
 
-// body loads the exact bytes to deliver, or the summary of an event over MaxBody.
-func (a *Activities) body(ctx context.Context, ev *eventMeta) ([]byte, error) {
-	if ev.Size > MaxBody {
-		return a.summary(ctx, ev)
+func deref(s *string) string {
+	if s == nil {
+		return ""
 	}
-	var raw string
-	if err := a.DB.WithContext(ctx).Raw(`SELECT body::text FROM events WHERE id = ?`, ev.ID).Find(&raw).Error; err != nil {
-		return nil, fmt.Errorf("load event body: %w", err)
-	}
-	return []byte(raw), nil
+	return *s
 }
 
 // summaryBody is decisions.md §6's replacement for an event over the cap; fields keep their JSON.
@@ -171,14 +194,14 @@ func (a *Activities) summary(ctx context.Context, ev *eventMeta) ([]byte, error)
 
 // post sends the request and fills the row's outcome. Success is a 2xx within egress.Timeout;
 // anything else (3xx included: redirects are not followed) is a failure.
-func (a *Activities) post(ctx context.Context, d *models.Delivery, ep *models.Endpoint, in workflows.AttemptInput, secret, body []byte) {
+func (a *Activities) post(ctx context.Context, d *models.Delivery, url string, in workflows.AttemptInput, secret, body []byte) {
 	start := time.Now()
 	ts := a.now().Unix()
 	eventID := in.EventID.String()
 	if in.Test {
 		eventID = "null"
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, ep.URL, bytes.NewReader(body))
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(body))
 	if err != nil {
 		d.Status, d.Error = failedOrDropped(in), "invalid_url"
 		return
