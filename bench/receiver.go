@@ -5,11 +5,13 @@ import (
 	"encoding/pem"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/google/uuid"
@@ -26,6 +28,10 @@ type receiver struct {
 	arrived  map[string]time.Time // first arrival per item
 	perEvent map[string]int       // wds deliveries per event id
 	bad      int                  // requests the receiver could not read
+
+	// conns counts the connections accepted: each is a TLS handshake on both sides, so a sender
+	// that does not keep its connections open pays for it in CPU.
+	conns atomic.Int64
 }
 
 // newReceiver starts the HTTPS receiver on loopback and writes its certificate for the worker
@@ -35,7 +41,13 @@ func newReceiver(dir string) (*receiver, error) {
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /hook", r.wds)
 	mux.HandleFunc("POST /bare", r.bare)
-	r.srv = httptest.NewTLSServer(mux)
+	r.srv = httptest.NewUnstartedServer(mux)
+	r.srv.Config.ConnState = func(_ net.Conn, state http.ConnState) {
+		if state == http.StateNew {
+			r.conns.Add(1)
+		}
+	}
+	r.srv.StartTLS()
 	r.caFile = filepath.Join(dir, "receiver-ca.pem")
 	block := pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: r.srv.Certificate().Raw})
 	if err := os.WriteFile(r.caFile, block, 0o644); err != nil {

@@ -230,14 +230,14 @@ func ladderMarkdown(b *bytes.Buffer, w *WebhookResult) {
 		return
 	}
 	b.WriteString("\nWebhook ladders, every try of every step (latency from the answer or the start to the receipt):\n\n" +
-		"| side | rate/s | sent | delivered in time | answered p50 | p50 | p90 | p99 | steady |\n|---|---|---|---|---|---|---|---|---|\n")
+		"| side | rate/s | sent | delivered in time | answered p50 | p50 | p90 | p99 | new connections | steady |\n|---|---|---|---|---|---|---|---|---|---|\n")
 	for _, side := range []struct {
 		name  string
 		steps []RatePoint
 	}{{"wds", w.WDSLadder}, {"bare", w.BareLadder}} {
 		for _, p := range side.steps {
-			fmt.Fprintf(b, "| %s | %.1f | %d | %d | %.0f ms | %.0f ms | %.0f ms | %.0f ms | %s |\n", side.name, p.Rate, p.Sent,
-				p.Delivered, p.AckP50Ms, p.P50Ms, p.P90Ms, p.P99Ms, met(p.Steady))
+			fmt.Fprintf(b, "| %s | %.1f | %d | %d | %.0f ms | %.0f ms | %.0f ms | %.0f ms | %d | %s |\n", side.name, p.Rate, p.Sent,
+				p.Delivered, p.AckP50Ms, p.P50Ms, p.P90Ms, p.P99Ms, p.Connections, met(p.Steady))
 		}
 	}
 }

@@ -106,6 +106,8 @@ type RatePoint struct {
 	P99Ms     float64 `json:"p99_ms"`
 	MaxMs     float64 `json:"max_ms"`
 	Steady    bool    `json:"steady"`
+	// Connections is how many connections the receiver accepted during the step (TLS handshakes).
+	Connections int64 `json:"connections_opened"`
 	// CPU milliseconds per item, by process, during the step.
 	CPUPerItem map[string]float64 `json:"cpu_ms_per_item"`
 }
@@ -137,6 +139,7 @@ func paced(ctx context.Context, rate float64, d time.Duration, rcv *receiver, f 
 		wg    sync.WaitGroup
 		slots = make(chan struct{}, maxInFlight)
 	)
+	conns := rcv.conns.Load()
 	start := time.Now()
 	n := int(math.Round(rate * d.Seconds()))
 	for i := range n {
@@ -181,6 +184,7 @@ func paced(ctx context.Context, rate float64, d time.Duration, rcv *receiver, f 
 	p.AckP50Ms, p.AckP99Ms = a.P50Ms, a.P99Ms
 	m.summarize(lat)
 	p.P50Ms, p.P90Ms, p.P99Ms, p.MaxMs = m.P50Ms, m.P90Ms, m.P99Ms, m.MaxMs
+	p.Connections = rcv.conns.Load() - conns
 	p.Steady = p.Errors == 0 && p.Behind == 0 && p.Sent > 0 && p.Delivered == p.Sent && m.P90Ms < ms(steadyP90)
 	return p
 }
@@ -278,8 +282,8 @@ func (l *ladder) try(ctx context.Context, e *env, o Options, rcv *receiver, cpu 
 		_, _ = cpu.metered(acc, func() (sample, error) { p = paced(ctx, rate, o.RateStep, rcv, l.fire); return sample{}, nil })()
 		p.CPUPerItem = perOp(acc, p.Sent)
 		e.logf("webhooks: %s at %.1f/s: sent %d (answered in p50 %.0f ms), delivered %d, errors %d, behind %d, "+
-			"p50 %.0f ms, p90 %.0f ms, p99 %.0f ms, steady %v", l.what, rate, p.Sent, p.AckP50Ms, p.Delivered,
-			p.Errors, p.Behind, p.P50Ms, p.P90Ms, p.P99Ms, p.Steady)
+			"p50 %.0f ms, p90 %.0f ms, p99 %.0f ms, %d new connections, steady %v", l.what, rate, p.Sent, p.AckP50Ms, p.Delivered,
+			p.Errors, p.Behind, p.P50Ms, p.P90Ms, p.P99Ms, p.Connections, p.Steady)
 		l.steps = append(l.steps, p)
 		if p.Steady {
 			return true, nil
