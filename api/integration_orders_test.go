@@ -297,12 +297,7 @@ func TestClientEventsCarryTheClientAsStored(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		raw, _ := json.Marshal(c)
-		var want map[string]any
-		if err := json.Unmarshal(raw, &want); err != nil {
-			t.Fatal(err)
-		}
-		if !reflect.DeepEqual(data, want) {
+		if want := asJSONObject(t, c); !reflect.DeepEqual(data, want) {
 			t.Fatalf("%s data %v\nwant %v", typ, data, want)
 		}
 		return data
@@ -334,11 +329,7 @@ func TestOrderEventsCarryTheOrderAsStored(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	raw, _ := json.Marshal(v)
-	var want map[string]any
-	if err := json.Unmarshal(raw, &want); err != nil {
-		t.Fatal(err)
-	}
+	want := asJSONObject(t, v)
 	if got := e.eventBody("order.created")["data"]; !reflect.DeepEqual(got, want) {
 		t.Fatalf("order.created data %v\nwant %v", got, want)
 	}
@@ -348,6 +339,20 @@ func TestOrderEventsCarryTheOrderAsStored(t *testing.T) {
 	if lines := want["lines"].([]any); len(lines) != 2 || len(want["payments"].([]any)) != 1 || want["status"] != "partially_paid" {
 		t.Fatalf("view %v", want)
 	}
+}
+
+// asJSONObject is v as an event body's data decodes: its JSON as a generic object.
+func asJSONObject(t *testing.T, v any) map[string]any {
+	t.Helper()
+	raw, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m map[string]any
+	if err := json.Unmarshal(raw, &m); err != nil {
+		t.Fatal(err)
+	}
+	return m
 }
 
 func TestEmailMatchIsPerStore(t *testing.T) {
