@@ -14,6 +14,7 @@ import (
 	"strings"
 	"time"
 
+	"go.temporal.io/sdk/temporal"
 	"gorm.io/gorm"
 
 	"wds/egress"
@@ -105,7 +106,8 @@ func (a *Activities) attempt(ctx context.Context, in workflows.AttemptInput) (*a
 		return nil, fmt.Errorf("load attempt: %w", err)
 	}
 	if len(rows) == 0 {
-		return nil, fmt.Errorf("load attempt: event %s not found", in.EventID)
+		// Events are never deleted; a missing one is a bug no retry can fix.
+		return nil, temporal.NewNonRetryableApplicationError("event "+in.EventID.String()+" not found", "event_not_found", nil)
 	}
 	if !rows[0].EndpointFound && rows[0].RecordedStatus == nil {
 		return nil, fmt.Errorf("load attempt: endpoint %s not found", in.EndpointID)

@@ -143,8 +143,32 @@ func (o *op) adoptClient(id uuid.UUID, in Client) (resolved, error) {
 // external_id is claimed in the statement that inserts it. When nothing is inserted, either the
 // email matched, and that client is adopted, or a concurrent request claimed the external id
 // meanwhile, and this one updates that request's client instead of making a second. The common
-// case, a new client, is one statement.
+// case, a new client, is one statement. If neither is found by the time it looks (the matched
+// client's email was changed in between: the update holds the new email's lock, not this one's),
+// nothing stands in the way any more and it inserts again, a few times at most.
 func (o *op) createClient(in Client) (resolved, error) {
+	for range maxClientInserts {
+		created, err := o.insertClient(in)
+		if err != nil {
+			return resolved{}, err
+		}
+		if created != nil {
+			return *created, nil
+		}
+		r, found, err := o.existingClient(in)
+		if err != nil || found {
+			return r, err
+		}
+	}
+	return resolved{}, fmt.Errorf("create client: the store's client with this email changed %d times meanwhile", maxClientInserts)
+}
+
+// maxClientInserts bounds createClient's tries; each retry needs another concurrent email change.
+const maxClientInserts = 3
+
+// insertClient inserts the client and writes client.created, unless the email matched or the
+// external id was claimed meanwhile (nil, nil).
+func (o *op) insertClient(in Client) (*resolved, error) {
 	var row clientRow
 	row.apply(in)
 	row.stamp(o.key, in.ExternalID)
@@ -153,7 +177,7 @@ func (o *op) createClient(in Client) (resolved, error) {
 	}
 	addr, err := row.addressJSON()
 	if err != nil {
-		return resolved{}, err
+		return nil, err
 	}
 	id, email := uuid.New(), deref(in.Email)
 	// Without an external id there is nothing to claim, and without an email nothing to match: those
@@ -174,34 +198,43 @@ func (o *op) createClient(in Client) (resolved, error) {
 		row.Phone, row.ClientType, array(row.Tags), addr, row.SourceLabel, row.SourceExternalID, row.SourceIntegrationKeyID,
 		in.ExternalID)
 	if err != nil {
-		return resolved{}, fmt.Errorf("insert client: %w", err)
+		return nil, fmt.Errorf("insert client: %w", err)
 	}
 	if c == nil {
-		return o.existingClient(in)
+		return nil, nil
 	}
 	if err := o.emit(outbox.ClientCreated, c); err != nil {
-		return resolved{}, err
+		return nil, err
 	}
-	return resolved{id: id, created: true}, nil
+	return &resolved{id: id, created: true}, nil
 }
 
-// existingClient resolves a client createClient did not insert: the store's client with the email
-// (rule 2) or, failing that, the one a concurrent request created under the external id.
-func (o *op) existingClient(in Client) (resolved, error) {
+// existingClient resolves a client insertClient did not insert: the store's client with the email
+// (rule 2) or the one a concurrent request created under the external id. found is false when
+// there is neither.
+func (o *op) existingClient(in Client) (r resolved, found bool, err error) {
 	if email := deref(in.Email); email != "" {
-		id, found, err := o.clientByEmail(email)
+		id, ok, err := o.clientByEmail(email)
 		if err != nil {
-			return resolved{}, err
+			return resolved{}, false, err
 		}
-		if found {
-			return o.adoptClient(id, in)
+		if ok {
+			r, err := o.adoptClient(id, in)
+			return r, true, err
 		}
+	}
+	if in.ExternalID == "" {
+		return resolved{}, false, nil
 	}
 	winner, err := o.lookupRef(entityClient, in.ExternalID)
-	if err != nil {
-		return resolved{}, err
+	if isNotFound(err) {
+		return resolved{}, false, nil
 	}
-	return o.updateClient(winner, in)
+	if err != nil {
+		return resolved{}, false, err
+	}
+	r, err = o.updateClient(winner, in)
+	return r, true, err
 }
 
 // updateClient overwrites the fields the caller sent (and stamps the source if the client has none);
