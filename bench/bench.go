@@ -263,8 +263,7 @@ func (e *env) ingestWithoutTemporal(ctx context.Context, o Options, s *stack, t 
 }
 
 // waitIdle waits until the relay has started every event the ingest phase left behind and every
-// workflow has finished, so the delivery measurements start on an idle worker, and then refreshes
-// the planner's statistics (analyze) for the tables the last load grew.
+// workflow has finished, so the delivery measurements start on an idle worker.
 func (e *env) waitIdle(ctx context.Context, s *stack) error {
 	start := time.Now()
 	for deadline := start.Add(5 * time.Minute); ; {
@@ -279,7 +278,7 @@ func (e *env) waitIdle(ctx context.Context, s *stack) error {
 		}
 		if undispatched == 0 && running.GetCount() == 0 {
 			e.logf("worker idle after %.1f s", time.Since(start).Seconds())
-			return analyze(ctx, s.dbURL)
+			return nil
 		}
 		if time.Now().After(deadline) {
 			return fmt.Errorf("bench: worker still busy after 5 minutes: %d undispatched events, %d running workflows%s",
@@ -324,7 +323,8 @@ func (e *env) webhookPhase(ctx context.Context, o Options, s *stack) (*WebhookRe
 	if err != nil {
 		return nil, err
 	}
-	res, err := e.runWebhooks(ctx, o, g, s.temporal.Client(), s.rcv, s.cpu, func() error { return e.waitIdle(ctx, s) })
+	res, err := e.runWebhooks(ctx, o, g, s.temporal.Client(), s.rcv, s.cpu, func() error { return e.waitIdle(ctx, s) },
+		func() error { return analyze(ctx, s.dbURL) })
 	if err != nil {
 		return nil, err
 	}

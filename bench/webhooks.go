@@ -222,17 +222,21 @@ type ladder struct {
 
 // climb runs the ladders interleaved, so that at every rate each side is measured minutes apart at
 // most and a neighbour's busy spell on this shared machine falls on both rather than on one. Each
-// side warms up at the start rate (unmeasured); then, rate by rate, raised by half each time, every
-// side still climbing tries the rate until a try is steady or stepTries fail, and stops climbing
-// at its first unsteady rate. Last, each side narrows the gap between its highest steady rate and
-// that one (refineSteps), again in turns. idle waits for the worker to drain, before the ladders
-// and after a failed try.
-func climb(ctx context.Context, e *env, o Options, rcv *receiver, cpu *cpuMeter, idle func() error, sides ...*ladder) error {
+// side warms up at the start rate (unmeasured), then the planner's statistics are refreshed once
+// (analyze); then, rate by rate, raised by half each time, every side still climbing tries the rate
+// until a try is steady or stepTries fail, and stops climbing at its first unsteady rate. Last, each
+// side narrows the gap between its highest steady rate and that one (refineSteps), again in turns.
+// idle waits for the worker and Temporal to drain before every try, so no side's step pays for the
+// tail of the one before it.
+func climb(ctx context.Context, e *env, o Options, rcv *receiver, cpu *cpuMeter, idle, analyze func() error, sides ...*ladder) error {
 	for _, l := range sides {
 		paced(ctx, o.RateStart, o.RateStep/2, rcv, l.fire)
 		if err := idle(); err != nil {
 			return err
 		}
+	}
+	if err := analyze(); err != nil {
+		return err
 	}
 	for rate := o.RateStart; rate <= o.RateMax && ctx.Err() == nil; rate = math.Round(rate*1.5*10) / 10 {
 		climbing := false
@@ -274,9 +278,13 @@ func climb(ctx context.Context, e *env, o Options, rcv *receiver, cpu *cpuMeter,
 	return nil
 }
 
-// try runs one rate up to stepTries times and reports whether a try was steady.
+// try runs one rate up to stepTries times, each on an idle worker, and reports whether a try was
+// steady.
 func (l *ladder) try(ctx context.Context, e *env, o Options, rcv *receiver, cpu *cpuMeter, idle func() error, rate float64) (bool, error) {
 	for range stepTries {
+		if err := idle(); err != nil {
+			return false, err
+		}
 		acc := map[string]float64{}
 		var p RatePoint
 		_, _ = cpu.metered(acc, func() (sample, error) { p = paced(ctx, rate, o.RateStep, rcv, l.fire); return sample{}, nil })()
@@ -287,9 +295,6 @@ func (l *ladder) try(ctx context.Context, e *env, o Options, rcv *receiver, cpu 
 		l.steps = append(l.steps, p)
 		if p.Steady {
 			return true, nil
-		}
-		if err := idle(); err != nil {
-			return false, err
 		}
 	}
 	return false, nil
@@ -339,7 +344,7 @@ func bareWorkflow(ctx workflow.Context, url, id string) error {
 }
 
 // runWebhooks measures both ladders, then wds at half its highest steady rate, and checks the dedupe.
-func (e *env) runWebhooks(ctx context.Context, o Options, g *ingester, c client.Client, rcv *receiver, cpu *cpuMeter, idle func() error) (*WebhookResult, error) {
+func (e *env) runWebhooks(ctx context.Context, o Options, g *ingester, c client.Client, rcv *receiver, cpu *cpuMeter, idle, analyze func() error) (*WebhookResult, error) {
 	res := &WebhookResult{SteadyCeiling: fmt.Sprintf("every item arrived, no errors, generator on schedule, p90 < %s; "+
 		"a step is tried up to %d times", steadyP90, stepTries)}
 	wdsFire := func(ctx context.Context) (string, error) { return g.create(ctx) }
@@ -355,7 +360,7 @@ func (e *env) runWebhooks(ctx context.Context, o Options, g *ingester, c client.
 		return id, err
 	}
 	wds, bare := &ladder{what: "wds", fire: wdsFire}, &ladder{what: "bare Temporal", fire: bareFire}
-	err = climb(ctx, e, o, rcv, cpu, idle, wds, bare)
+	err = climb(ctx, e, o, rcv, cpu, idle, analyze, wds, bare)
 	if err == nil {
 		err = idle() // before the bare worker stops: a ladder may end on a steady try whose workflows are closing
 	}
