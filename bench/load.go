@@ -157,33 +157,28 @@ func copyRows(ctx context.Context, url, table string, cols []string, n int, row 
 // table it measures, as on a server that has run for more than a minute. pgbench -i ends with a
 // VACUUM ANALYZE for the same reason.
 func analyze(ctx context.Context, url string) error {
-	conn, err := pgx.Connect(ctx, url)
-	if err != nil {
-		return fmt.Errorf("bench: analyze: %w", err)
-	}
-	defer conn.Close(ctx)
-	if _, err := conn.Exec(ctx, "ANALYZE"); err != nil {
-		return fmt.Errorf("bench: analyze: %w", err)
-	}
-	return nil
+	return execute(ctx, url, "analyze", "ANALYZE")
 }
 
 // settle moves the org's order-number sequence past the loaded numbers and vacuums, so the measured
 // phases neither collide on numbers nor pay for hint bits and statistics the loader left behind.
 func settle(ctx context.Context, url string, d *dataset) error {
-	conn, err := pgx.Connect(ctx, url)
-	if err != nil {
-		return fmt.Errorf("bench: settle: %w", err)
-	}
-	defer conn.Close(ctx)
-	stmts := []string{
+	return execute(ctx, url, "settle",
 		fmt.Sprintf("SELECT setval(wds_order_number_sequence('%s')::regclass, %d)", d.orgID, 1001+d.orders),
 		"VACUUM (ANALYZE) clients, orders, order_lines, payments",
-		"CHECKPOINT",
+		"CHECKPOINT")
+}
+
+// execute runs statements, in order, on a connection of its own; what names the step in errors.
+func execute(ctx context.Context, url, what string, stmts ...string) error {
+	conn, err := pgx.Connect(ctx, url)
+	if err != nil {
+		return fmt.Errorf("bench: %s: %w", what, err)
 	}
+	defer conn.Close(ctx)
 	for _, s := range stmts {
 		if _, err := conn.Exec(ctx, s); err != nil {
-			return fmt.Errorf("bench: settle: %s: %w", s, err)
+			return fmt.Errorf("bench: %s: %s: %w", what, s, err)
 		}
 	}
 	return nil

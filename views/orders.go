@@ -94,7 +94,7 @@ func InsertOrder(ctx context.Context, db *gorm.DB, with string, args ...any) (*O
 		return nil, err
 	}
 	if len(orders) != 1 {
-		return nil, fmt.Errorf("insert order: %d rows", len(orders))
+		return nil, fmt.Errorf("the insert returned %d orders, want 1", len(orders))
 	}
 	return &orders[0], nil
 }
