@@ -21,18 +21,36 @@ import (
 	"gorm.io/gorm/logger"
 )
 
+// Option changes how Open sets up the pool.
+type Option func(*options)
+
+type options struct{ maxTransactions int }
+
+// MaxTransactions admits at most n transactions at once (gate.go); n <= 0 keeps the default.
+func MaxTransactions(n int) Option {
+	return func(o *options) {
+		if n > 0 {
+			o.maxTransactions = n
+		}
+	}
+}
+
 // Open connects to url and checks the connection. Errors of GORM are translated so unique
 // violations surface as gorm.ErrDuplicatedKey.
-func Open(ctx context.Context, url string, log logrus.FieldLogger) (*gorm.DB, error) {
+func Open(ctx context.Context, url string, log logrus.FieldLogger, opts ...Option) (*gorm.DB, error) {
 	if log == nil {
 		log = logrus.StandardLogger()
+	}
+	o := options{maxTransactions: DefaultMaxTransactions()}
+	for _, opt := range opts {
+		opt(&o)
 	}
 	cfg, err := pgx.ParseConfig(url)
 	if err != nil {
 		return nil, fmt.Errorf("open database: %w", err)
 	}
 	sqlDB := stdlib.OpenDB(*cfg, stdlib.OptionAfterConnect(registerTypes))
-	db, err := gorm.Open(postgres.New(postgres.Config{Conn: sqlDB}), &gorm.Config{
+	db, err := gorm.Open(postgres.New(postgres.Config{Conn: newGatedPool(sqlDB, o.maxTransactions)}), &gorm.Config{
 		TranslateError:         true,
 		DisableAutomaticPing:   true, // the PingContext below, with its timeout, checks the connection
 		SkipDefaultTransaction: true,

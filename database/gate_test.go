@@ -1,0 +1,175 @@
+package database_test
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"gorm.io/gorm"
+
+	"wds/database"
+	"wds/pgtest"
+)
+
+func TestMain(m *testing.M) { pgtest.Main(m) }
+
+// open returns a handle on a fresh database that admits n transactions at once.
+func open(t *testing.T, n int) *gorm.DB {
+	t.Helper()
+	db, err := database.Open(context.Background(), pgtest.URL(t), nil, database.MaxTransactions(n))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = database.Close(db) })
+	return db
+}
+
+// hold begins a transaction and keeps it open until the returned function is called.
+func hold(t *testing.T, db *gorm.DB) (end func()) {
+	t.Helper()
+	begun, done, ended := make(chan struct{}), make(chan struct{}), make(chan error, 1)
+	go func() {
+		ended <- db.Transaction(func(tx *gorm.DB) error {
+			close(begun)
+			<-done
+			return tx.Exec("SELECT 1").Error
+		})
+	}()
+	<-begun
+	return func() {
+		close(done)
+		if err := <-ended; err != nil {
+			t.Error(err)
+		}
+	}
+}
+
+func TestNoMoreThanTheLimitOfTransactionsRunAtOnce(t *testing.T) {
+	db := open(t, 3)
+	var running, most atomic.Int32
+	var wg sync.WaitGroup
+	for range 10 {
+		wg.Go(func() {
+			err := db.Transaction(func(tx *gorm.DB) error {
+				n := running.Add(1)
+				defer running.Add(-1)
+				for m := most.Load(); n > m && !most.CompareAndSwap(m, n); m = most.Load() {
+				}
+				return tx.Exec("SELECT pg_sleep(0.05)").Error
+			})
+			if err != nil {
+				t.Error(err)
+			}
+		})
+	}
+	wg.Wait()
+	if got := most.Load(); got != 3 {
+		t.Fatalf("%d transactions ran at once, want 3", got)
+	}
+	// Statements outside transactions are not held up by open ones.
+	end := hold(t, db)
+	defer end()
+	end2 := hold(t, db)
+	defer end2()
+	end3 := hold(t, db)
+	defer end3()
+	if err := db.Exec("SELECT 1").Error; err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestWaitingTransactionsBeginInArrivalOrder(t *testing.T) {
+	db := open(t, 1)
+	end := hold(t, db)
+	var (
+		mu    sync.Mutex
+		order []int
+		wg    sync.WaitGroup
+	)
+	for i := range 5 {
+		wg.Go(func() {
+			err := db.Transaction(func(tx *gorm.DB) error {
+				mu.Lock()
+				order = append(order, i)
+				mu.Unlock()
+				return tx.Exec("SELECT 1").Error
+			})
+			if err != nil {
+				t.Error(err)
+			}
+		})
+		time.Sleep(50 * time.Millisecond) // let waiter i queue before waiter i+1 arrives
+	}
+	end()
+	wg.Wait()
+	for i, got := range order {
+		if got != i {
+			t.Fatalf("transactions began in the order %v, want arrival order", order)
+		}
+	}
+}
+
+func TestAWaiterGivesUpWhenItsContextEnds(t *testing.T) {
+	db := open(t, 1)
+	end := hold(t, db)
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel()
+	err := db.WithContext(ctx).Transaction(func(tx *gorm.DB) error { return nil })
+	if !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("err = %v, want the context's deadline", err)
+	}
+	end()
+	// The slot the waiter never got is not lost: the next transaction begins at once.
+	within(t, time.Second, func() error { return db.Transaction(func(tx *gorm.DB) error { return nil }) })
+}
+
+func TestASlotIsGivenBackOnceWhateverTheOutcome(t *testing.T) {
+	db := open(t, 1)
+	if err := db.Exec(`CREATE TABLE gate_t (id int, CONSTRAINT gate_t_once UNIQUE (id) DEFERRABLE INITIALLY DEFERRED)`).Error; err != nil {
+		t.Fatal(err)
+	}
+	failing := errors.New("the work failed")
+	if err := db.Transaction(func(tx *gorm.DB) error { return failing }); !errors.Is(err, failing) {
+		t.Fatalf("rolled back: err = %v", err)
+	}
+	// The deferred constraint fails the commit itself; GORM then rolls back as well.
+	err := db.Transaction(func(tx *gorm.DB) error { return tx.Exec("INSERT INTO gate_t VALUES (1), (1)").Error })
+	if err == nil {
+		t.Fatal("a commit that violates a deferred constraint succeeded")
+	}
+	for range 3 {
+		within(t, time.Second, func() error {
+			return db.Transaction(func(tx *gorm.DB) error {
+				if _, err := tx.DB(); err != nil { // GORM can still reach the pool from inside
+					return err
+				}
+				return tx.Exec("SELECT 1").Error
+			})
+		})
+	}
+	end := hold(t, db) // and the limit is still one
+	defer end()
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel()
+	if err := db.WithContext(ctx).Transaction(func(tx *gorm.DB) error { return nil }); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("a second transaction began beside a held one: err = %v", err)
+	}
+}
+
+// within runs f and fails the test if it errs or takes longer than d.
+func within(t *testing.T, d time.Duration, f func() error) {
+	t.Helper()
+	done := make(chan error, 1)
+	go func() { done <- f() }()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(d):
+		t.Fatalf("still waiting after %s", d)
+	}
+}
