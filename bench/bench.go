@@ -46,6 +46,7 @@ type Options struct {
 	RateStep     time.Duration // length of each ladder step
 	WDSBinary    string        // a built wds; empty builds this module's cmd/wds
 	Keep         bool          // keep the run's directory (cluster, logs) for inspection
+	ProfileServe bool          // Profile drives the run's wds serve instead of the API in its own process
 	Log          io.Writer     // progress and the results table
 }
 

@@ -26,6 +26,7 @@ type ProfileResult struct {
 	StatementsPerOp float64
 	PostgresCPUms   float64
 	ProcessCPUms    float64
+	ServeCPUms      float64 // wds serve's, when o.ProfileServe
 }
 
 // Profile serves the API in this process, wired as `wds serve` wires it (the after-commit starter
@@ -33,6 +34,10 @@ type ProfileResult struct {
 // whole process (API, GORM, load generator) to out. what is "read" or "ingest". It is how the causes
 // in docs/benchmarks.md were found: `wdsbench -profile read -profile-out read.pprof`, then
 // `go tool pprof -top -cum read.pprof`.
+//
+// With o.ProfileServe the load goes to the run's `wds serve` instead, as in the full run: an API in
+// the load generator's own process shares its Go scheduler and hid a tail the separate process has.
+// The profile then covers the load generator only, and the SQL statement count is not known.
 func Profile(ctx context.Context, o Options, what, out string) (ProfileResult, error) {
 	if what != "read" && what != "ingest" {
 		return ProfileResult{}, fmt.Errorf("bench: -profile takes read or ingest, not %q", what)
@@ -61,7 +66,11 @@ func Profile(ctx context.Context, o Options, what, out string) (ProfileResult, e
 	}
 	srv := httptest.NewServer(router)
 	defer srv.Close()
-	newOp, err := e.profileLoad(ctx, o, s, what, srv.URL)
+	base := srv.URL
+	if o.ProfileServe {
+		base = s.base
+	}
+	newOp, err := e.profileLoad(ctx, o, s, what, base)
 	if err != nil {
 		return ProfileResult{}, err
 	}
@@ -84,7 +93,7 @@ func Profile(ctx context.Context, o Options, what, out string) (ProfileResult, e
 	pprof.StopCPUProfile()
 	perReq := func(part string) float64 { return round2((after[part] - before[part]) / float64(max(1, m.Ops))) }
 	return ProfileResult{Measure: m, StatementsPerOp: round1(float64(statements.Load()) / float64(max(1, m.Ops))),
-		PostgresCPUms: perReq("postgres"), ProcessCPUms: perReq("wdsbench")}, nil
+		PostgresCPUms: perReq("postgres"), ProcessCPUms: perReq("wdsbench"), ServeCPUms: perReq("wds serve")}, nil
 }
 
 // countStatements counts every SQL statement GORM sends on db (BEGIN and COMMIT are not counted).

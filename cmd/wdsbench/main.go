@@ -5,6 +5,7 @@
 //	wdsbench -smoke          a few seconds on tiny data
 //	wdsbench -render-only    re-render the docs from the saved JSON
 //	wdsbench -profile read   CPU profile of the API serving the read load in this process
+//	wdsbench -profile ingest -profile-serve   the same load on a separate wds serve, as the full run
 package main
 
 import (
@@ -37,13 +38,14 @@ func run() error {
 	duration := flag.Duration("duration", 0, "length of each main measurement (default: the mode's)")
 	profile := flag.String("profile", "", "read or ingest: profile the API in this process instead of measuring")
 	profileOut := flag.String("profile-out", "cpu.pprof", "where -profile writes the CPU profile")
+	profileServe := flag.Bool("profile-serve", false, "-profile drives a separate wds serve (the profile covers the load generator only)")
 	flag.Parse()
 
 	o := bench.Full()
 	if *smoke {
 		o = bench.Smoke()
 	}
-	o.WDSBinary, o.Keep = *wds, *keep
+	o.WDSBinary, o.Keep, o.ProfileServe = *wds, *keep, *profileServe
 	if *orders > 0 {
 		o.Orders = *orders
 	}
@@ -58,9 +60,9 @@ func run() error {
 			return err
 		}
 		fmt.Printf("%s, %d clients: %.0f/s, p50 %.1f ms, p99 %.1f ms, %d errors, %.1f SQL statements a request, "+
-			"CPU a request: PostgreSQL %.2f ms, this process %.2f ms; CPU profile in %s\n",
+			"CPU a request: PostgreSQL %.2f ms, wds serve %.2f ms, this process %.2f ms; CPU profile in %s\n",
 			*profile, m.Clients, m.PerSecond, m.P50Ms, m.P99Ms, m.Errors, m.StatementsPerOp,
-			m.PostgresCPUms, m.ProcessCPUms, *profileOut)
+			m.PostgresCPUms, m.ServeCPUms, m.ProcessCPUms, *profileOut)
 		return nil
 	}
 	if !*renderOnly {
