@@ -28,15 +28,19 @@ type WorkflowClient interface {
 }
 
 // Starter starts delivery workflows for committed events and queued re-fires and tests, then marks
-// them dispatched. Rows are claimed with FOR UPDATE SKIP LOCKED, so the API's after-commit start and
-// any number of relays never wait for each other; workflow ids derive from the row and duplicates are
-// rejected by Temporal, so a second start of the same row (a crash between start and mark) is harmless.
+// them dispatched. Relays claim rows with FOR UPDATE SKIP LOCKED, so any number of them never wait
+// for each other; the API's after-commit start of its own events claims nothing and the relay leaves
+// them to it for a grace period. Workflow ids derive from the row and duplicates are rejected by
+// Temporal, so a second start of the same row (a crash between start and mark) is harmless.
 type Starter struct {
 	DB       *gorm.DB
 	Temporal WorkflowClient
 	// Schedule is the retry ladder given to workflows started now.
 	Schedule []time.Duration
 	Log      logrus.FieldLogger
+	// Grace is how old an event must be before the relay takes it: younger ones are the API's
+	// after-commit start's, which claims nothing (startCommitted). Zero takes every event at once.
+	Grace time.Duration
 
 	mu          sync.Mutex
 	pausedUntil time.Time
@@ -53,14 +57,19 @@ const (
 	immediatePause   = 5 * time.Second
 )
 
+// RelayGrace is the relay's Grace in wds: five times the after-commit start's budget, so that
+// the relay does not start again what a request is starting under load, and short enough that events
+// a crashed or paused API left behind still go out within seconds.
+const RelayGrace = 5 * immediateTimeout
+
 // StartEvents tries to start the given committed events at once. Failures are left to the relay.
 // Events no endpoint can receive are marked without a workflow; outbox.Write already returns only
 // the others.
 func (s *Starter) StartEvents(ctx context.Context, eventIDs []uuid.UUID) {
-	s.immediately(ctx, func(ctx context.Context) error {
-		_, err := s.startEvents(ctx, eventIDs, len(eventIDs))
-		return err
-	})
+	if len(eventIDs) == 0 {
+		return
+	}
+	s.immediately(ctx, func(ctx context.Context) error { return s.startCommitted(ctx, eventIDs) })
 }
 
 // StartDispatches tries to start the given queued re-fires and tests at once.
@@ -105,7 +114,7 @@ func (s *Starter) immediately(ctx context.Context, start func(context.Context) e
 // RelayOnce starts up to limit undispatched events and up to limit queued manual starts, oldest
 // first, and reports how many it started.
 func (s *Starter) RelayOnce(ctx context.Context, limit int) (int, error) {
-	n, err := s.startEvents(ctx, nil, limit)
+	n, err := s.claimEvents(ctx, limit)
 	if err != nil {
 		return n, err
 	}
@@ -132,43 +141,76 @@ var claimColumns = "id, org_id, type, EXISTS (SELECT 1 FROM webhook_endpoints w 
 	models.TargetOrder + ") FROM webhook_endpoints w WHERE " +
 	models.DeliversAtEventTime("events.org_id", "events.type", "events.created_at") + ") AS targets"
 
-func (s *Starter) startEvents(ctx context.Context, only []uuid.UUID, limit int) (int, error) {
-	if only != nil && len(only) == 0 {
-		return 0, nil
-	}
-	started := []uuid.UUID{}
+// claimEvents is the relay's pass over events: it claims up to limit undispatched events older than
+// the grace, starts them and marks them in one transaction, which SKIP LOCKED keeps apart from
+// any other relay's.
+func (s *Starter) claimEvents(ctx context.Context, limit int) (int, error) {
+	var started []uuid.UUID
 	var startErr error
 	err := s.DB.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		var rows []eventRow
 		q := tx.Model(&models.Event{}).Select(claimColumns).Where("dispatched_at IS NULL")
-		if only != nil {
-			q = q.Where("id IN ?", only)
+		if s.Grace > 0 {
+			q = q.Where("created_at < clock_timestamp() - make_interval(secs => ?)", s.Grace.Seconds())
 		}
 		err := q.Order("created_at, id").Limit(limit).Clauses(clause.Locking{Strength: "UPDATE", Table: clause.Table{Name: "events"}, Options: "SKIP LOCKED"}).Find(&rows).Error
 		if err != nil {
 			return fmt.Errorf("claim events: %w", err)
 		}
-		for _, r := range rows {
-			if r.Targeted {
-				if startErr = s.startEvent(ctx, r); startErr != nil {
-					break
-				}
-			}
-			started = append(started, r.ID)
-		}
-		if len(started) > 0 {
-			if err := tx.Exec("UPDATE events SET dispatched_at = clock_timestamp() WHERE id IN ?", started).Error; err != nil {
-				return fmt.Errorf("mark events dispatched: %w", err)
-			}
-		}
+		started, startErr = s.startRows(ctx, rows)
 		// A failed start ends the batch (Temporal is likely unreachable) but must not roll back the
 		// marks of what was started: it is reported after commit.
-		return nil
+		return markEvents(tx, started)
 	})
 	if err != nil {
 		return 0, err
 	}
 	return len(started), startErr
+}
+
+// startCommitted starts the events a request has just committed. It holds no transaction, lock or
+// transaction slot while Temporal answers: a slow Temporal must not hold up the request's peers'
+// database work. It reads the events, starts them and marks them in one statement; the relay leaves
+// events younger than its grace alone meanwhile, and a crash before the mark leaves them to it.
+func (s *Starter) startCommitted(ctx context.Context, ids []uuid.UUID) error {
+	var rows []eventRow
+	err := s.DB.WithContext(ctx).Model(&models.Event{}).Select(claimColumns).
+		Where("id IN ? AND dispatched_at IS NULL", ids).Order("created_at, id").Find(&rows).Error
+	if err != nil {
+		return fmt.Errorf("read events to start: %w", err)
+	}
+	started, startErr := s.startRows(ctx, rows)
+	if err := markEvents(s.DB.WithContext(ctx), started); err != nil {
+		return err
+	}
+	return startErr
+}
+
+// startRows starts each targeted row's workflow, in order, until one fails, and returns the rows it
+// dealt with: started, or marked without a workflow because no endpoint receives them.
+func (s *Starter) startRows(ctx context.Context, rows []eventRow) ([]uuid.UUID, error) {
+	var done []uuid.UUID
+	for _, r := range rows {
+		if r.Targeted {
+			if err := s.startEvent(ctx, r); err != nil {
+				return done, err
+			}
+		}
+		done = append(done, r.ID)
+	}
+	return done, nil
+}
+
+// markEvents records that events were dealt with; one already marked by someone else stays as it was.
+func markEvents(db *gorm.DB, ids []uuid.UUID) error {
+	if len(ids) == 0 {
+		return nil
+	}
+	err := db.Exec("UPDATE events SET dispatched_at = clock_timestamp() WHERE id IN ? AND dispatched_at IS NULL", ids).Error
+	if err != nil {
+		return fmt.Errorf("mark events dispatched: %w", err)
+	}
+	return nil
 }
 
 // startEvent starts the workflow of one event with its chains planned: their targets, chain ids and

@@ -353,54 +353,104 @@ func TestStarterStartsEachEventOnceWhateverTheRaces(t *testing.T) {
 	f.subscribe()
 	tc := &fakeTemporal{starts: map[string]int{}, down: true}
 	st := &webhooks.Starter{DB: f.db, Temporal: tc, Schedule: []time.Duration{time.Second}, Log: quiet()}
-	var ids []uuid.UUID
-	for range 30 {
-		id, _ := outbox.Emit(f.ctx, f.db, f.org, nil, outbox.OrderCreated, nil)
-		ids = append(ids, id)
+	emit := func(n int) []uuid.UUID {
+		var ids []uuid.UUID
+		for range n {
+			id, _ := outbox.Emit(f.ctx, f.db, f.org, nil, outbox.OrderCreated, nil)
+			ids = append(ids, id)
+		}
+		return ids
 	}
+	ids := emit(30)
 	st.StartEvents(f.ctx, ids[:5]) // Temporal is down: nothing is marked
-	var undispatched int64
-	f.db.Model(&models.Event{}).Where("dispatched_at IS NULL").Count(&undispatched)
-	if undispatched != 30 {
-		t.Fatalf("%d undispatched after a failed start, want 30", undispatched)
+	if n := f.undispatched(); n != 30 {
+		t.Fatalf("%d undispatched after a failed start, want 30", n)
 	}
 	tc.mu.Lock()
 	tc.down = false
 	tc.mu.Unlock()
-	// A fresh starter: the failed one pauses its after-commit starts, and this race wants them.
+
+	// Relays racing each other: SKIP LOCKED gives each event to one of them.
 	st = &webhooks.Starter{DB: f.db, Temporal: tc, Schedule: []time.Duration{time.Second}, Log: quiet()}
+	relays(t, f, st, 4)
+	if n := f.undispatched(); n != 0 {
+		t.Fatalf("%d events left undispatched by the relays", n)
+	}
+	tc.startedOnce(t, ids)
+
+	// Requests' after-commit starts racing relays: the relays leave events younger than their grace
+	// to the request that committed them.
+	fresh := emit(30)
+	st = &webhooks.Starter{DB: f.db, Temporal: tc, Schedule: []time.Duration{time.Second}, Log: quiet(), Grace: time.Hour}
 	var wg sync.WaitGroup
-	for range 4 { // four relays and the API's own starts race
-		wg.Add(2)
-		go func() {
-			defer wg.Done()
-			for {
-				n, err := st.RelayOnce(f.ctx, 4)
-				if err != nil {
-					t.Error(err)
-					return
-				}
-				if n == 0 {
-					return
-				}
-			}
-		}()
-		go func() { defer wg.Done(); st.StartEvents(f.ctx, ids) }()
+	wg.Go(func() { relays(t, f, st, 4) })
+	for i := 0; i < len(fresh); i += 5 {
+		wg.Go(func() { st.StartEvents(f.ctx, fresh[i:i+5]) })
 	}
 	wg.Wait()
-	f.db.Model(&models.Event{}).Where("dispatched_at IS NULL").Count(&undispatched)
-	if undispatched != 0 {
-		t.Fatalf("%d events left undispatched", undispatched)
+	if n := f.undispatched(); n != 0 {
+		t.Fatalf("%d events left undispatched by the after-commit starts", n)
 	}
-	for _, id := range ids {
-		if n := tc.starts[workflows.EventWorkflowID(id)]; n != 1 {
-			t.Fatalf("event %s started %d times", id, n)
-		}
-	}
+	tc.startedOnce(t, fresh)
 	o := tc.options[0]
 	if o.TaskQueue != workflows.TaskQueue || o.WorkflowIDReusePolicy.String() != "RejectDuplicate" || !o.WorkflowExecutionErrorWhenAlreadyStarted {
 		t.Fatalf("start options %+v", o)
 	}
+}
+
+// relays runs n relays until each finds nothing left to start.
+func relays(t *testing.T, f *fixture, st *webhooks.Starter, n int) {
+	var wg sync.WaitGroup
+	for range n {
+		wg.Go(func() {
+			for {
+				started, err := st.RelayOnce(f.ctx, 4)
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				if started == 0 {
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+}
+
+func (f *fixture) undispatched() int64 {
+	var n int64
+	f.db.Model(&models.Event{}).Where("dispatched_at IS NULL").Count(&n)
+	return n
+}
+
+// startedOnce fails unless each event's workflow was started by exactly one call.
+func (t *fakeTemporal) startedOnce(tb testing.TB, ids []uuid.UUID) {
+	tb.Helper()
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	for _, id := range ids {
+		if n := t.starts[workflows.EventWorkflowID(id)]; n != 1 {
+			tb.Fatalf("event %s started %d times", id, n)
+		}
+	}
+}
+
+func TestTheRelayTakesAnEventOnceItsGraceHasPassed(t *testing.T) {
+	f := newFixture(t)
+	f.subscribe()
+	ev, _ := outbox.Emit(f.ctx, f.db, f.org, nil, outbox.OrderCreated, nil)
+	tc := &fakeTemporal{starts: map[string]int{}}
+	st := &webhooks.Starter{DB: f.db, Temporal: tc, Schedule: []time.Duration{time.Second}, Log: quiet(), Grace: 2 * time.Second}
+	if n, err := st.RelayOnce(f.ctx, 10); err != nil || n != 0 {
+		t.Fatalf("relay took a fresh event: %d %v", n, err)
+	}
+	// The request that wrote it died before starting it: once the grace has passed, the relay does.
+	time.Sleep(2500 * time.Millisecond)
+	if n, err := st.RelayOnce(f.ctx, 10); err != nil || n != 1 {
+		t.Fatalf("relay started %d after the grace: %v", n, err)
+	}
+	tc.startedOnce(t, []uuid.UUID{ev})
 }
 
 func TestAnAlreadyStartedWorkflowCountsAsDispatched(t *testing.T) {

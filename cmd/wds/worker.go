@@ -96,7 +96,7 @@ func runWorker(ctx context.Context, cfg *config.Config, db *gorm.DB, box *secret
 }
 
 func newStarter(cfg *config.Config, db *gorm.DB, c client.Client, log logrus.FieldLogger) *webhooks.Starter {
-	return &webhooks.Starter{DB: db, Temporal: c, Schedule: cfg.WebhookRetrySchedule, Log: log}
+	return &webhooks.Starter{DB: db, Temporal: c, Schedule: cfg.WebhookRetrySchedule, Log: log, Grace: webhooks.RelayGrace}
 }
 
 // webhookWiring is what the HTTP API needs from the webhook engine.
