@@ -43,7 +43,7 @@ type Deps struct {
 }
 
 // EventStarter starts webhook delivery for events already committed to the outbox. It must not fail
-// the request: an event it cannot start now is picked up by the relay.
+// the request: an event it cannot start now is picked up by the relay once its grace has passed.
 type EventStarter interface {
 	StartEvents(ctx context.Context, eventIDs []uuid.UUID)
 }

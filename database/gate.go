@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"runtime"
 	"sync"
+	"sync/atomic"
 
 	"gorm.io/gorm"
 )
@@ -23,7 +24,8 @@ func DefaultMaxTransactions() int { return 2 * runtime.GOMAXPROCS(0) }
 // hands a freed connection to a random waiter, and the unlucky ones made the tail longer still.
 type gatedPool struct {
 	*sql.DB
-	slots chan struct{}
+	slots   chan struct{}
+	waiting atomic.Int32 // callers queued for a slot
 }
 
 func newGatedPool(db *sql.DB, maxTransactions int) *gatedPool {
@@ -33,9 +35,12 @@ func newGatedPool(db *sql.DB, maxTransactions int) *gatedPool {
 // BeginTx waits for a slot (a channel's blocked senders are served first come, first served), then
 // begins. The slot is held until the transaction commits or rolls back.
 func (p *gatedPool) BeginTx(ctx context.Context, opts *sql.TxOptions) (gorm.ConnPool, error) {
+	p.waiting.Add(1)
 	select {
 	case p.slots <- struct{}{}:
+		p.waiting.Add(-1)
 	case <-ctx.Done():
+		p.waiting.Add(-1)
 		return nil, fmt.Errorf("wait for a transaction slot: %w", ctx.Err())
 	}
 	tx, err := p.DB.BeginTx(ctx, opts)

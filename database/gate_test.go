@@ -38,7 +38,11 @@ func hold(t *testing.T, db *gorm.DB) (end func()) {
 			return tx.Exec("SELECT 1").Error
 		})
 	}()
-	<-begun
+	select {
+	case <-begun:
+	case err := <-ended:
+		t.Fatalf("hold: %v", err)
+	}
 	return func() {
 		close(done)
 		if err := <-ended; err != nil {
@@ -76,9 +80,7 @@ func TestNoMoreThanTheLimitOfTransactionsRunAtOnce(t *testing.T) {
 	defer end2()
 	end3 := hold(t, db)
 	defer end3()
-	if err := db.Exec("SELECT 1").Error; err != nil {
-		t.Fatal(err)
-	}
+	within(t, time.Second, func() error { return db.Exec("SELECT 1").Error })
 }
 
 func TestWaitingTransactionsBeginInArrivalOrder(t *testing.T) {
@@ -101,7 +103,9 @@ func TestWaitingTransactionsBeginInArrivalOrder(t *testing.T) {
 				t.Error(err)
 			}
 		})
-		time.Sleep(50 * time.Millisecond) // let waiter i queue before waiter i+1 arrives
+		for database.Waiting(db) < i+1 { // waiter i queues before waiter i+1 arrives
+			time.Sleep(time.Millisecond)
+		}
 	}
 	end()
 	wg.Wait()

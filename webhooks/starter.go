@@ -38,8 +38,8 @@ type Starter struct {
 	// Schedule is the retry ladder given to workflows started now.
 	Schedule []time.Duration
 	Log      logrus.FieldLogger
-	// Grace is how old an event must be before the relay takes it: younger ones are the API's
-	// after-commit start's, which claims nothing (startCommitted). Zero takes every event at once.
+	// Grace is how old an event or queued start must be before the relay takes it: younger ones are
+	// the API's after-commit start's, which claims nothing. Zero takes every row at once.
 	Grace time.Duration
 
 	mu          sync.Mutex
@@ -57,10 +57,12 @@ const (
 	immediatePause   = 5 * time.Second
 )
 
-// RelayGrace is the relay's Grace in wds: five times the after-commit start's budget, so that
-// the relay does not start again what a request is starting under load, and short enough that events
-// a crashed or paused API left behind still go out within seconds.
-const RelayGrace = 5 * immediateTimeout
+// RelayGrace is the relay's Grace in wds: the after-commit start's budget and as much again for the
+// request's commit, so that the relay does not start again what a request is starting, while rows a
+// request could not start (Temporal away, immediate starts paused) wait only seconds longer than they
+// would for the relay alone. Event times come from the API's clock and the grace from the database's:
+// instances need NTP, as the rate limiter does.
+const RelayGrace = immediatePause
 
 // StartEvents tries to start the given committed events at once. Failures are left to the relay.
 // Events no endpoint can receive are marked without a workflow; outbox.Write already returns only
@@ -74,10 +76,10 @@ func (s *Starter) StartEvents(ctx context.Context, eventIDs []uuid.UUID) {
 
 // StartDispatches tries to start the given queued re-fires and tests at once.
 func (s *Starter) StartDispatches(ctx context.Context, dispatchIDs ...uuid.UUID) {
-	s.immediately(ctx, func(ctx context.Context) error {
-		_, err := s.startDispatches(ctx, dispatchIDs, len(dispatchIDs))
-		return err
-	})
+	if len(dispatchIDs) == 0 {
+		return
+	}
+	s.immediately(ctx, func(ctx context.Context) error { return s.startQueued(ctx, dispatchIDs) })
 }
 
 // StopChains signals the workflows of an endpoint's dropped chains so they end now rather than at
@@ -118,7 +120,7 @@ func (s *Starter) RelayOnce(ctx context.Context, limit int) (int, error) {
 	if err != nil {
 		return n, err
 	}
-	m, err := s.startDispatches(ctx, nil, limit)
+	m, err := s.claimDispatches(ctx, limit)
 	return n + m, err
 }
 
@@ -149,10 +151,7 @@ func (s *Starter) claimEvents(ctx context.Context, limit int) (int, error) {
 	var startErr error
 	err := s.DB.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		var rows []eventRow
-		q := tx.Model(&models.Event{}).Select(claimColumns).Where("dispatched_at IS NULL")
-		if s.Grace > 0 {
-			q = q.Where("created_at < clock_timestamp() - make_interval(secs => ?)", s.Grace.Seconds())
-		}
+		q := s.pastGrace(tx.Model(&models.Event{}).Select(claimColumns).Where("dispatched_at IS NULL"), "created_at")
 		err := q.Order("created_at, id").Limit(limit).Clauses(clause.Locking{Strength: "UPDATE", Table: clause.Table{Name: "events"}, Options: "SKIP LOCKED"}).Find(&rows).Error
 		if err != nil {
 			return fmt.Errorf("claim events: %w", err)
@@ -160,7 +159,7 @@ func (s *Starter) claimEvents(ctx context.Context, limit int) (int, error) {
 		started, startErr = s.startRows(ctx, rows)
 		// A failed start ends the batch (Temporal is likely unreachable) but must not roll back the
 		// marks of what was started: it is reported after commit.
-		return markEvents(tx, started)
+		return markStarted(tx, "events", started)
 	})
 	if err != nil {
 		return 0, err
@@ -180,7 +179,7 @@ func (s *Starter) startCommitted(ctx context.Context, ids []uuid.UUID) error {
 		return fmt.Errorf("read events to start: %w", err)
 	}
 	started, startErr := s.startRows(ctx, rows)
-	if err := markEvents(s.DB.WithContext(ctx), started); err != nil {
+	if err := markStarted(s.DB.WithContext(ctx), "events", started); err != nil {
 		return err
 	}
 	return startErr
@@ -201,14 +200,24 @@ func (s *Starter) startRows(ctx context.Context, rows []eventRow) ([]uuid.UUID, 
 	return done, nil
 }
 
-// markEvents records that events were dealt with; one already marked by someone else stays as it was.
-func markEvents(db *gorm.DB, ids []uuid.UUID) error {
+// pastGrace narrows the relay's claim to rows whose column col (a creation time) is older than the
+// grace: younger ones belong to the request that committed them (startCommitted, startQueued).
+func (s *Starter) pastGrace(q *gorm.DB, col string) *gorm.DB {
+	if s.Grace <= 0 {
+		return q
+	}
+	return q.Where(col+" < clock_timestamp() - make_interval(secs => ?)", s.Grace.Seconds())
+}
+
+// markStarted records that rows of table (events or webhook_dispatches) were dealt with; a row
+// already marked by someone else stays as it was.
+func markStarted(db *gorm.DB, table string, ids []uuid.UUID) error {
 	if len(ids) == 0 {
 		return nil
 	}
-	err := db.Exec("UPDATE events SET dispatched_at = clock_timestamp() WHERE id IN ? AND dispatched_at IS NULL", ids).Error
+	err := db.Exec("UPDATE "+table+" SET dispatched_at = clock_timestamp() WHERE id IN ? AND dispatched_at IS NULL", ids).Error
 	if err != nil {
-		return fmt.Errorf("mark events dispatched: %w", err)
+		return fmt.Errorf("mark %s dispatched: %w", table, err)
 	}
 	return nil
 }
@@ -246,40 +255,57 @@ type dispatchRow struct {
 	EventType string
 }
 
-func (s *Starter) startDispatches(ctx context.Context, only []uuid.UUID, limit int) (int, error) {
-	if only != nil && len(only) == 0 {
-		return 0, nil
-	}
-	started := []uuid.UUID{}
+// queuedStarts selects undispatched re-fires and tests with their event's type.
+func queuedStarts(db *gorm.DB) *gorm.DB {
+	return db.Table("webhook_dispatches d").Select("d.*, e.type AS event_type").
+		Joins("JOIN events e ON e.id = d.event_id").Where("d.dispatched_at IS NULL")
+}
+
+// claimDispatches is the relay's pass over queued re-fires and tests, as claimEvents is over events.
+func (s *Starter) claimDispatches(ctx context.Context, limit int) (int, error) {
+	var started []uuid.UUID
 	var startErr error
 	err := s.DB.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		var rows []dispatchRow
-		q := tx.Table("webhook_dispatches d").Select("d.*, e.type AS event_type").
-			Joins("JOIN events e ON e.id = d.event_id").Where("d.dispatched_at IS NULL")
-		if only != nil {
-			q = q.Where("d.id IN ?", only)
-		}
-		err := q.Order("d.created_at, d.id").Limit(limit).Clauses(clause.Locking{Strength: "UPDATE", Table: clause.Table{Name: "d"}, Options: "SKIP LOCKED"}).Find(&rows).Error
+		err := s.pastGrace(queuedStarts(tx), "d.created_at").Order("d.created_at, d.id").Limit(limit).
+			Clauses(clause.Locking{Strength: "UPDATE", Table: clause.Table{Name: "d"}, Options: "SKIP LOCKED"}).Find(&rows).Error
 		if err != nil {
 			return fmt.Errorf("claim queued starts: %w", err)
 		}
-		for _, r := range rows {
-			if startErr = s.startDispatch(ctx, r); startErr != nil {
-				break
-			}
-			started = append(started, r.ID)
-		}
-		if len(started) > 0 {
-			if err := tx.Exec("UPDATE webhook_dispatches SET dispatched_at = clock_timestamp() WHERE id IN ?", started).Error; err != nil {
-				return fmt.Errorf("mark queued starts dispatched: %w", err)
-			}
-		}
-		return nil
+		started, startErr = s.startDispatchRows(ctx, rows)
+		return markStarted(tx, "webhook_dispatches", started)
 	})
 	if err != nil {
 		return 0, err
 	}
 	return len(started), startErr
+}
+
+// startQueued starts the re-fires and tests an operator's request has just queued, holding nothing
+// while Temporal answers, as startCommitted does for events.
+func (s *Starter) startQueued(ctx context.Context, ids []uuid.UUID) error {
+	var rows []dispatchRow
+	err := queuedStarts(s.DB.WithContext(ctx)).Where("d.id IN ?", ids).Order("d.created_at, d.id").Find(&rows).Error
+	if err != nil {
+		return fmt.Errorf("read queued starts: %w", err)
+	}
+	started, startErr := s.startDispatchRows(ctx, rows)
+	if err := markStarted(s.DB.WithContext(ctx), "webhook_dispatches", started); err != nil {
+		return err
+	}
+	return startErr
+}
+
+// startDispatchRows starts each row's workflow, in order, until one fails, and returns those started.
+func (s *Starter) startDispatchRows(ctx context.Context, rows []dispatchRow) ([]uuid.UUID, error) {
+	var started []uuid.UUID
+	for _, r := range rows {
+		if err := s.startDispatch(ctx, r); err != nil {
+			return started, err
+		}
+		started = append(started, r.ID)
+	}
+	return started, nil
 }
 
 func (s *Starter) startDispatch(ctx context.Context, r dispatchRow) error {

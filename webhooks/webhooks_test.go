@@ -392,6 +392,26 @@ func TestStarterStartsEachEventOnceWhateverTheRaces(t *testing.T) {
 		t.Fatalf("%d events left undispatched by the after-commit starts", n)
 	}
 	tc.startedOnce(t, fresh)
+
+	// With no grace (a request slower than it), both may start an event: Temporal rejects the
+	// second start, and either way the event is started and marked.
+	racing := emit(30)
+	st = &webhooks.Starter{DB: f.db, Temporal: tc, Schedule: []time.Duration{time.Second}, Log: quiet()}
+	wg.Go(func() { relays(t, f, st, 2) })
+	for i := 0; i < len(racing); i += 5 {
+		wg.Go(func() { st.StartEvents(f.ctx, racing[i:i+5]) })
+	}
+	wg.Wait()
+	if n := f.undispatched(); n != 0 {
+		t.Fatalf("%d events left undispatched by racing starts", n)
+	}
+	tc.mu.Lock()
+	for _, id := range racing {
+		if tc.starts[workflows.EventWorkflowID(id)] == 0 {
+			t.Errorf("event %s marked but never started", id)
+		}
+	}
+	tc.mu.Unlock()
 	o := tc.options[0]
 	if o.TaskQueue != workflows.TaskQueue || o.WorkflowIDReusePolicy.String() != "RejectDuplicate" || !o.WorkflowExecutionErrorWhenAlreadyStarted {
 		t.Fatalf("start options %+v", o)
@@ -441,12 +461,14 @@ func TestTheRelayTakesAnEventOnceItsGraceHasPassed(t *testing.T) {
 	f.subscribe()
 	ev, _ := outbox.Emit(f.ctx, f.db, f.org, nil, outbox.OrderCreated, nil)
 	tc := &fakeTemporal{starts: map[string]int{}}
-	st := &webhooks.Starter{DB: f.db, Temporal: tc, Schedule: []time.Duration{time.Second}, Log: quiet(), Grace: 2 * time.Second}
+	st := &webhooks.Starter{DB: f.db, Temporal: tc, Schedule: []time.Duration{time.Second}, Log: quiet(), Grace: time.Minute}
 	if n, err := st.RelayOnce(f.ctx, 10); err != nil || n != 0 {
 		t.Fatalf("relay took a fresh event: %d %v", n, err)
 	}
 	// The request that wrote it died before starting it: once the grace has passed, the relay does.
-	time.Sleep(2500 * time.Millisecond)
+	// (The endpoint moves back too, so that it still predates the event it receives.)
+	f.db.Exec("UPDATE webhook_endpoints SET created_at = created_at - interval '1 hour'")
+	f.db.Exec("UPDATE events SET created_at = created_at - interval '61 seconds' WHERE id = ?", ev)
 	if n, err := st.RelayOnce(f.ctx, 10); err != nil || n != 1 {
 		t.Fatalf("relay started %d after the grace: %v", n, err)
 	}
@@ -491,6 +513,34 @@ func TestQueuedRefiresAndTestsAreStartedByTheRelay(t *testing.T) {
 	}
 	if n, _ := st.RelayOnce(f.ctx, 10); n != 0 {
 		t.Fatalf("second relay pass started %d", n)
+	}
+}
+
+func TestAnOperatorsQueuedStartsAreStartedAfterCommitAndLeftAloneByTheRelay(t *testing.T) {
+	f := newFixture(t)
+	ep, _ := f.create("https://127.0.0.1/hook")
+	q, _ := f.svc.SendTest(f.ctx, f.org, ep.ID)
+	ev, _ := outbox.Emit(f.ctx, f.db, f.org, nil, outbox.OrderCreated, nil)
+	d := f.delivery(ev, ep.ID, 5, "dropped", time.Now())
+	r, err := f.svc.Refire(f.ctx, d.ID, f.owner)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tc := &fakeTemporal{starts: map[string]int{}}
+	st := &webhooks.Starter{DB: f.db, Temporal: tc, Schedule: []time.Duration{time.Second}, Log: quiet(), Grace: time.Hour}
+	if n, err := st.RelayOnce(f.ctx, 10); err != nil || n != 0 {
+		t.Fatalf("relay took fresh rows: %d %v", n, err)
+	}
+	st.StartDispatches(f.ctx, q.DispatchID, r.DispatchID)
+	for _, id := range []string{workflows.TestWorkflowID(q.DeliveryID), r.WorkflowID} {
+		if tc.starts[id] != 1 {
+			t.Fatalf("%s started %d times (%v)", id, tc.starts[id], tc.starts)
+		}
+	}
+	var left int64
+	f.db.Table("webhook_dispatches").Where("dispatched_at IS NULL").Count(&left)
+	if left != 0 {
+		t.Fatalf("%d queued starts left unmarked", left)
 	}
 }
 
