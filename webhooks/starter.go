@@ -57,12 +57,12 @@ const (
 	immediatePause   = 5 * time.Second
 )
 
-// RelayGrace is the relay's Grace in wds: the after-commit start's budget and as much again for the
-// request's commit, so that the relay does not start again what a request is starting, while rows a
-// request could not start (Temporal away, immediate starts paused) wait only seconds longer than they
-// would for the relay alone. Event times come from the API's clock and the grace from the database's:
-// instances need NTP, as the rate limiter does.
-const RelayGrace = immediatePause
+// RelayGrace is the relay's Grace in wds: over twice the after-commit start's budget, so that the
+// relay does not start again what a request is still starting, while rows a request could not start
+// (Temporal away, immediate starts paused) wait only seconds longer than they would for the relay
+// alone. Event times come from the API's clock and the grace from the database's: instances need NTP,
+// as the rate limiter does.
+const RelayGrace = 5 * time.Second
 
 // StartEvents tries to start the given committed events at once. Failures are left to the relay.
 // Events no endpoint can receive are marked without a workflow; outbox.Write already returns only
@@ -71,7 +71,11 @@ func (s *Starter) StartEvents(ctx context.Context, eventIDs []uuid.UUID) {
 	if len(eventIDs) == 0 {
 		return
 	}
-	s.immediately(ctx, func(ctx context.Context) error { return s.startCommitted(ctx, eventIDs) })
+	read := func(db *gorm.DB, rows *[]eventRow) error {
+		return db.Model(&models.Event{}).Select(claimColumns).Where("id IN ? AND dispatched_at IS NULL", eventIDs).
+			Order("created_at, id").Find(rows).Error
+	}
+	s.immediately(ctx, func(ctx context.Context) error { return startNow(ctx, s.DB, "events", read, s.startRows) })
 }
 
 // StartDispatches tries to start the given queued re-fires and tests at once.
@@ -79,7 +83,12 @@ func (s *Starter) StartDispatches(ctx context.Context, dispatchIDs ...uuid.UUID)
 	if len(dispatchIDs) == 0 {
 		return
 	}
-	s.immediately(ctx, func(ctx context.Context) error { return s.startQueued(ctx, dispatchIDs) })
+	read := func(db *gorm.DB, rows *[]dispatchRow) error {
+		return queuedStarts(db).Where("d.id IN ?", dispatchIDs).Order("d.created_at, d.id").Find(rows).Error
+	}
+	s.immediately(ctx, func(ctx context.Context) error {
+		return startNow(ctx, s.DB, "webhook_dispatches", read, s.startDispatchRows)
+	})
 }
 
 // StopChains signals the workflows of an endpoint's dropped chains so they end now rather than at
@@ -167,19 +176,19 @@ func (s *Starter) claimEvents(ctx context.Context, limit int) (int, error) {
 	return len(started), startErr
 }
 
-// startCommitted starts the events a request has just committed. It holds no transaction, lock or
-// transaction slot while Temporal answers: a slow Temporal must not hold up the request's peers'
-// database work. It reads the events, starts them and marks them in one statement; the relay leaves
-// events younger than its grace alone meanwhile, and a crash before the mark leaves them to it.
-func (s *Starter) startCommitted(ctx context.Context, ids []uuid.UUID) error {
-	var rows []eventRow
-	err := s.DB.WithContext(ctx).Model(&models.Event{}).Select(claimColumns).
-		Where("id IN ? AND dispatched_at IS NULL", ids).Order("created_at, id").Find(&rows).Error
-	if err != nil {
-		return fmt.Errorf("read events to start: %w", err)
+// startNow starts rows a request has just committed (events, or queued re-fires and tests). It holds
+// no transaction, lock or transaction slot while Temporal answers, so a slow Temporal does not hold up
+// the request's peers' database work: it reads the rows, starts them and marks those it dealt with in
+// one statement. The relay leaves rows younger than its grace alone meanwhile, and a crash before the
+// mark leaves them to it.
+func startNow[R any](ctx context.Context, db *gorm.DB, table string, read func(*gorm.DB, *[]R) error,
+	start func(context.Context, []R) ([]uuid.UUID, error)) error {
+	var rows []R
+	if err := read(db.WithContext(ctx), &rows); err != nil {
+		return fmt.Errorf("read %s to start: %w", table, err)
 	}
-	started, startErr := s.startRows(ctx, rows)
-	if err := markStarted(s.DB.WithContext(ctx), "events", started); err != nil {
+	started, startErr := start(ctx, rows)
+	if err := markStarted(db.WithContext(ctx), table, started); err != nil {
 		return err
 	}
 	return startErr
@@ -201,7 +210,7 @@ func (s *Starter) startRows(ctx context.Context, rows []eventRow) ([]uuid.UUID, 
 }
 
 // pastGrace narrows the relay's claim to rows whose column col (a creation time) is older than the
-// grace: younger ones belong to the request that committed them (startCommitted, startQueued).
+// grace: younger ones belong to the request that committed them (startNow).
 func (s *Starter) pastGrace(q *gorm.DB, col string) *gorm.DB {
 	if s.Grace <= 0 {
 		return q
@@ -279,21 +288,6 @@ func (s *Starter) claimDispatches(ctx context.Context, limit int) (int, error) {
 		return 0, err
 	}
 	return len(started), startErr
-}
-
-// startQueued starts the re-fires and tests an operator's request has just queued, holding nothing
-// while Temporal answers, as startCommitted does for events.
-func (s *Starter) startQueued(ctx context.Context, ids []uuid.UUID) error {
-	var rows []dispatchRow
-	err := queuedStarts(s.DB.WithContext(ctx)).Where("d.id IN ?", ids).Order("d.created_at, d.id").Find(&rows).Error
-	if err != nil {
-		return fmt.Errorf("read queued starts: %w", err)
-	}
-	started, startErr := s.startDispatchRows(ctx, rows)
-	if err := markStarted(s.DB.WithContext(ctx), "webhook_dispatches", started); err != nil {
-		return err
-	}
-	return startErr
 }
 
 // startDispatchRows starts each row's workflow, in order, until one fails, and returns those started.

@@ -382,12 +382,7 @@ func TestStarterStartsEachEventOnceWhateverTheRaces(t *testing.T) {
 	// to the request that committed them.
 	fresh := emit(30)
 	st = &webhooks.Starter{DB: f.db, Temporal: tc, Schedule: []time.Duration{time.Second}, Log: quiet(), Grace: time.Hour}
-	var wg sync.WaitGroup
-	wg.Go(func() { relays(t, f, st, 4) })
-	for i := 0; i < len(fresh); i += 5 {
-		wg.Go(func() { st.StartEvents(f.ctx, fresh[i:i+5]) })
-	}
-	wg.Wait()
+	againstRelays(t, f, st, fresh)
 	if n := f.undispatched(); n != 0 {
 		t.Fatalf("%d events left undispatched by the after-commit starts", n)
 	}
@@ -397,11 +392,7 @@ func TestStarterStartsEachEventOnceWhateverTheRaces(t *testing.T) {
 	// second start, and either way the event is started and marked.
 	racing := emit(30)
 	st = &webhooks.Starter{DB: f.db, Temporal: tc, Schedule: []time.Duration{time.Second}, Log: quiet()}
-	wg.Go(func() { relays(t, f, st, 2) })
-	for i := 0; i < len(racing); i += 5 {
-		wg.Go(func() { st.StartEvents(f.ctx, racing[i:i+5]) })
-	}
-	wg.Wait()
+	againstRelays(t, f, st, racing)
 	if n := f.undispatched(); n != 0 {
 		t.Fatalf("%d events left undispatched by racing starts", n)
 	}
@@ -416,6 +407,16 @@ func TestStarterStartsEachEventOnceWhateverTheRaces(t *testing.T) {
 	if o.TaskQueue != workflows.TaskQueue || o.WorkflowIDReusePolicy.String() != "RejectDuplicate" || !o.WorkflowExecutionErrorWhenAlreadyStarted {
 		t.Fatalf("start options %+v", o)
 	}
+}
+
+// againstRelays starts ids five at a time, as requests do after commit, while four relays run.
+func againstRelays(t *testing.T, f *fixture, st *webhooks.Starter, ids []uuid.UUID) {
+	var wg sync.WaitGroup
+	wg.Go(func() { relays(t, f, st, 4) })
+	for i := 0; i < len(ids); i += 5 {
+		wg.Go(func() { st.StartEvents(f.ctx, ids[i:i+5]) })
+	}
+	wg.Wait()
 }
 
 // relays runs n relays until each finds nothing left to start.
@@ -491,8 +492,9 @@ func TestAnAlreadyStartedWorkflowCountsAsDispatched(t *testing.T) {
 	}
 }
 
-func TestQueuedRefiresAndTestsAreStartedByTheRelay(t *testing.T) {
-	f := newFixture(t)
+// queueBoth queues a test event and a re-fire of a dropped delivery of a new event.
+func queueBoth(t *testing.T, f *fixture) (*webhooks.TestQueued, *webhooks.Refired, uuid.UUID) {
+	t.Helper()
 	ep, _ := f.create("https://127.0.0.1/hook")
 	q, _ := f.svc.SendTest(f.ctx, f.org, ep.ID)
 	ev, _ := outbox.Emit(f.ctx, f.db, f.org, nil, outbox.OrderCreated, nil)
@@ -501,6 +503,12 @@ func TestQueuedRefiresAndTestsAreStartedByTheRelay(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return q, r, ev
+}
+
+func TestQueuedRefiresAndTestsAreStartedByTheRelay(t *testing.T) {
+	f := newFixture(t)
+	q, r, ev := queueBoth(t, f)
 	tc := &fakeTemporal{starts: map[string]int{}}
 	st := &webhooks.Starter{DB: f.db, Temporal: tc, Schedule: []time.Duration{time.Second}, Log: quiet()}
 	if n, err := st.RelayOnce(f.ctx, 10); err != nil || n != 3 {
@@ -518,14 +526,7 @@ func TestQueuedRefiresAndTestsAreStartedByTheRelay(t *testing.T) {
 
 func TestAnOperatorsQueuedStartsAreStartedAfterCommitAndLeftAloneByTheRelay(t *testing.T) {
 	f := newFixture(t)
-	ep, _ := f.create("https://127.0.0.1/hook")
-	q, _ := f.svc.SendTest(f.ctx, f.org, ep.ID)
-	ev, _ := outbox.Emit(f.ctx, f.db, f.org, nil, outbox.OrderCreated, nil)
-	d := f.delivery(ev, ep.ID, 5, "dropped", time.Now())
-	r, err := f.svc.Refire(f.ctx, d.ID, f.owner)
-	if err != nil {
-		t.Fatal(err)
-	}
+	q, r, _ := queueBoth(t, f)
 	tc := &fakeTemporal{starts: map[string]int{}}
 	st := &webhooks.Starter{DB: f.db, Temporal: tc, Schedule: []time.Duration{time.Second}, Log: quiet(), Grace: time.Hour}
 	if n, err := st.RelayOnce(f.ctx, 10); err != nil || n != 0 {
