@@ -9,6 +9,7 @@ import (
 	"github.com/google/uuid"
 	"gorm.io/gorm"
 
+	"wds/database"
 	"wds/models"
 	"wds/openapi"
 	"wds/views"
@@ -47,7 +48,7 @@ func listHandler[T any](s *server, list listFunc[T]) gin.HandlerFunc {
 			fail(c, err)
 			return
 		}
-		p, err := list(c.Request.Context(), s.DB, q)
+		p, err := admitted(c, s.DB, func(ctx context.Context) (views.Page[T], error) { return list(ctx, s.DB, q) })
 		if err != nil {
 			fail(c, err)
 			return
@@ -72,13 +73,28 @@ func getHandler[T any](s *server, get getFunc[T]) gin.HandlerFunc {
 			fail(c, models.Fail(models.ErrNotFound, "not found"))
 			return
 		}
-		row, err := get(c.Request.Context(), s.DB, views.Scope{OrgID: c.MustGet(ctxOrgID).(uuid.UUID)}, id)
+		scope := views.Scope{OrgID: c.MustGet(ctxOrgID).(uuid.UUID)}
+		row, err := admitted(c, s.DB, func(ctx context.Context) (*T, error) { return get(ctx, s.DB, scope, id) })
 		if err != nil {
 			fail(c, err)
 			return
 		}
 		c.JSON(http.StatusOK, row)
 	}
+}
+
+// admitted runs a read in its turn at the database (database.Admit), so that the Read API's queries
+// queue with the writes' transactions instead of crowding the CPUs; the turn ends before the answer
+// is written, so a slow reader of the response holds none.
+func admitted[T any](c *gin.Context, db *gorm.DB, read func(context.Context) (T, error)) (T, error) {
+	ctx := c.Request.Context()
+	release, err := database.Admit(ctx, db)
+	if err != nil {
+		var zero T
+		return zero, err
+	}
+	defer release()
+	return read(ctx)
 }
 
 // listQuery reads limit, the cursor pair and the optional store_id filter.

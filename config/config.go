@@ -30,10 +30,11 @@ type Config struct {
 	WebhookAllowPrivate   bool            `env:"WDS_WEBHOOK_ALLOW_PRIVATE" envDefault:"false"`
 	WebhookCAFile         string          `env:"WDS_WEBHOOK_CA_FILE"`
 	WebhookRetrySchedule  []time.Duration `env:"WDS_WEBHOOK_RETRY_SCHEDULE" envDefault:"1m,5m,30m,2h,8h" envSeparator:","`
-	// DBMaxTransactions bounds the transactions one process runs at once; 0 is twice its CPUs.
-	DBMaxTransactions int    `env:"WDS_DB_MAX_TRANSACTIONS" envDefault:"0"`
-	LogLevel          string `env:"WDS_LOG_LEVEL" envDefault:"info"`
-	LogFormat         string `env:"WDS_LOG_FORMAT" envDefault:"json"`
+	// DBConcurrency bounds the transactions and Read API queries one process runs at once; 0 is
+	// twice its CPUs.
+	DBConcurrency int    `env:"WDS_DB_CONCURRENCY" envDefault:"0"`
+	LogLevel      string `env:"WDS_LOG_LEVEL" envDefault:"info"`
+	LogFormat     string `env:"WDS_LOG_FORMAT" envDefault:"json"`
 }
 
 // DefaultTemporalAddress is used outside `wds dev` when TEMPORAL_ADDRESS is unset.
@@ -70,8 +71,8 @@ func (c *Config) validate() error {
 			errs = append(errs, fmt.Errorf("WDS_WEBHOOK_CA_FILE=%q: cannot read it (%w); give the path of a PEM CA bundle or unset it", c.WebhookCAFile, err))
 		}
 	}
-	if c.DBMaxTransactions < 0 {
-		errs = append(errs, fmt.Errorf("WDS_DB_MAX_TRANSACTIONS=%d: give a positive number, or 0 for twice the CPUs", c.DBMaxTransactions))
+	if c.DBConcurrency < 0 {
+		errs = append(errs, fmt.Errorf("WDS_DB_CONCURRENCY=%d: give a positive number, or 0 for twice the CPUs", c.DBConcurrency))
 	}
 	if len(c.WebhookRetrySchedule) == 0 {
 		errs = append(errs, errors.New("WDS_WEBHOOK_RETRY_SCHEDULE: give at least one delay, e.g. 1m,5m,30m,2h,8h"))

@@ -33,7 +33,7 @@ func TestErrorsNameTheVariable(t *testing.T) {
 		"WDS_TRUSTED_PROXIES":        {"10.0.0.0/8,nonsense", "WDS_TRUSTED_PROXIES"},
 		"WDS_WEBHOOK_RETRY_SCHEDULE": {"5m,1m", "WDS_WEBHOOK_RETRY_SCHEDULE"},
 		"WDS_WEBHOOK_ALLOW_PRIVATE":  {"maybe", "WDS_WEBHOOK_ALLOW_PRIVATE"},
-		"WDS_DB_MAX_TRANSACTIONS":    {"-1", "WDS_DB_MAX_TRANSACTIONS"},
+		"WDS_DB_CONCURRENCY":         {"-1", "WDS_DB_CONCURRENCY"},
 	}
 	for name, c := range cases {
 		t.Run(name, func(t *testing.T) {

@@ -24,13 +24,13 @@ import (
 // Option changes how Open sets up the pool.
 type Option func(*options)
 
-type options struct{ maxTransactions int }
+type options struct{ concurrency int }
 
-// MaxTransactions admits at most n transactions at once (gate.go); n <= 0 keeps the default.
-func MaxTransactions(n int) Option {
+// Concurrency grants at most n turns at the database at once (gate.go); n <= 0 keeps the default.
+func Concurrency(n int) Option {
 	return func(o *options) {
 		if n > 0 {
-			o.maxTransactions = n
+			o.concurrency = n
 		}
 	}
 }
@@ -41,7 +41,7 @@ func Open(ctx context.Context, url string, log logrus.FieldLogger, opts ...Optio
 	if log == nil {
 		log = logrus.StandardLogger()
 	}
-	o := options{maxTransactions: DefaultMaxTransactions()}
+	o := options{concurrency: DefaultConcurrency()}
 	for _, opt := range opts {
 		opt(&o)
 	}
@@ -50,7 +50,7 @@ func Open(ctx context.Context, url string, log logrus.FieldLogger, opts ...Optio
 		return nil, fmt.Errorf("open database: %w", err)
 	}
 	sqlDB := stdlib.OpenDB(*cfg, stdlib.OptionAfterConnect(registerTypes))
-	db, err := gorm.Open(postgres.New(postgres.Config{Conn: newGatedPool(sqlDB, o.maxTransactions)}), &gorm.Config{
+	db, err := gorm.Open(postgres.New(postgres.Config{Conn: newGatedPool(sqlDB, o.concurrency)}), &gorm.Config{
 		TranslateError:         true,
 		DisableAutomaticPing:   true, // the PingContext below, with its timeout, checks the connection
 		SkipDefaultTransaction: true,

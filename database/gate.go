@@ -11,44 +11,71 @@ import (
 	"gorm.io/gorm"
 )
 
-// DefaultMaxTransactions is how many transactions a process runs at once when WDS_DB_MAX_TRANSACTIONS
-// is unset: twice its CPUs, enough to keep them and a PostgreSQL of the same size busy while each
-// transaction waits on round trips.
-func DefaultMaxTransactions() int { return 2 * runtime.GOMAXPROCS(0) }
+// DefaultConcurrency is how many turns at the database a process grants at once when
+// WDS_DB_CONCURRENCY is unset: twice its CPUs, enough to keep them and a PostgreSQL of the same size
+// busy while each turn waits on round trips.
+func DefaultConcurrency() int { return 2 * runtime.GOMAXPROCS(0) }
 
-// gatedPool is the pool GORM draws on: statements pass straight through, and transactions are
-// admitted at most cap(slots) at once, in arrival order. With a backend per client running at once
-// on a small machine, the scheduler, not the work, decided a request's latency: at 16 clients on two
-// cores an order create's p99 was 58 to 71 ms; admitted four at a time it was 33 to 37 ms at the same
-// throughput (docs/benchmarks.md). database/sql's own limit (SetMaxOpenConns) cannot do this: it
-// hands a freed connection to a random waiter, and the unlucky ones made the tail longer still.
+// gatedPool is the pool GORM draws on. A transaction, and work a caller admits explicitly (Admit),
+// takes a turn, at most cap(slots) at once, in arrival order; other statements pass straight
+// through. With a backend per client running at once on a small machine, the scheduler, not the
+// work, decided a request's latency: at 16 clients on two cores an order create's p99 was 58 to 83 ms
+// and a Read API page's 103 to 114 ms; four turns at a time made them 32 to 37 ms and 39 to 62 ms at
+// the same throughput (docs/benchmarks.md). database/sql's own limit (SetMaxOpenConns) cannot do
+// this: it hands a freed connection to a random waiter, and the unlucky ones made the tail longer.
 type gatedPool struct {
 	*sql.DB
 	slots   chan struct{}
-	waiting atomic.Int32 // callers queued for a slot
+	waiting atomic.Int32 // callers queued for a turn
 }
 
-func newGatedPool(db *sql.DB, maxTransactions int) *gatedPool {
-	return &gatedPool{DB: db, slots: make(chan struct{}, maxTransactions)}
+func newGatedPool(db *sql.DB, concurrency int) *gatedPool {
+	return &gatedPool{DB: db, slots: make(chan struct{}, concurrency)}
 }
 
-// BeginTx waits for a slot (a channel's blocked senders are served first come, first served), then
-// begins. The slot is held until the transaction commits or rolls back.
-func (p *gatedPool) BeginTx(ctx context.Context, opts *sql.TxOptions) (gorm.ConnPool, error) {
+// acquire waits for a turn; a channel's blocked senders are served first come, first served.
+func (p *gatedPool) acquire(ctx context.Context) error {
 	p.waiting.Add(1)
+	defer p.waiting.Add(-1)
 	select {
 	case p.slots <- struct{}{}:
-		p.waiting.Add(-1)
+		return nil
 	case <-ctx.Done():
-		p.waiting.Add(-1)
-		return nil, fmt.Errorf("wait for a transaction slot: %w", ctx.Err())
+		return fmt.Errorf("wait for a turn at the database: %w", ctx.Err())
+	}
+}
+
+func (p *gatedPool) release() { <-p.slots }
+
+// BeginTx takes a turn, then begins. The turn is held until the transaction commits or rolls back.
+func (p *gatedPool) BeginTx(ctx context.Context, opts *sql.TxOptions) (gorm.ConnPool, error) {
+	if err := p.acquire(ctx); err != nil {
+		return nil, err
 	}
 	tx, err := p.DB.BeginTx(ctx, opts)
 	if err != nil {
-		<-p.slots
+		p.release()
 		return nil, err
 	}
-	return &gatedTx{Tx: tx, db: p.DB, release: sync.OnceFunc(func() { <-p.slots })}, nil
+	return &gatedTx{Tx: tx, db: p.DB, release: sync.OnceFunc(p.release)}, nil
+}
+
+// Admit takes a turn for work on db that is not a transaction but is worth queueing like one (a
+// Read API page's statement), and returns the function that gives it back. Inside a transaction,
+// which holds a turn already, it takes none.
+func Admit(ctx context.Context, db *gorm.DB) (release func(), err error) {
+	pool := db.ConnPool
+	if db.Statement != nil && db.Statement.ConnPool != nil {
+		pool = db.Statement.ConnPool
+	}
+	p, ok := pool.(*gatedPool)
+	if !ok {
+		return func() {}, nil
+	}
+	if err := p.acquire(ctx); err != nil {
+		return nil, err
+	}
+	return sync.OnceFunc(p.release), nil
 }
 
 // GetDBConn lets gorm.DB.DB return the underlying pool.

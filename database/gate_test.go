@@ -19,7 +19,7 @@ func TestMain(m *testing.M) { pgtest.Main(m) }
 // open returns a handle on a fresh database that admits n transactions at once.
 func open(t *testing.T, n int) *gorm.DB {
 	t.Helper()
-	db, err := database.Open(context.Background(), pgtest.URL(t), nil, database.MaxTransactions(n))
+	db, err := database.Open(context.Background(), pgtest.URL(t), nil, database.Concurrency(n))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -175,5 +175,44 @@ func within(t *testing.T, d time.Duration, f func() error) {
 		}
 	case <-time.After(d):
 		t.Fatalf("still waiting after %s", d)
+	}
+}
+
+func TestAdmittedWorkTakesATurnBesideTransactions(t *testing.T) {
+	db := open(t, 1)
+	end := hold(t, db)
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel()
+	if _, err := database.Admit(ctx, db); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("admitted beside a held transaction: err = %v", err)
+	}
+	end()
+	release, err := database.Admit(context.Background(), db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Its turn keeps a transaction waiting until it is given back, once however often it is called.
+	ctx, cancel = context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel()
+	if err := db.WithContext(ctx).Transaction(func(tx *gorm.DB) error { return nil }); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("a transaction began beside admitted work: err = %v", err)
+	}
+	release()
+	release()
+	// Inside a transaction, which holds the only turn, Admit takes none and so cannot wait forever.
+	within(t, time.Second, func() error {
+		return db.Transaction(func(tx *gorm.DB) error {
+			again, err := database.Admit(context.Background(), tx)
+			if err != nil {
+				return err
+			}
+			again()
+			return tx.Exec("SELECT 1").Error
+		})
+	})
+	end2 := hold(t, db) // and the limit is still one
+	defer end2()
+	if database.Waiting(db) != 0 {
+		t.Fatalf("%d waiting with nobody queued", database.Waiting(db))
 	}
 }

@@ -118,7 +118,7 @@ func ensureDevKey(cfg *config.Config) error {
 }
 
 func migratedDatabase(ctx context.Context, cfg *config.Config, log logrus.FieldLogger) (*gorm.DB, error) {
-	db, err := database.Open(ctx, cfg.DatabaseURL, log, database.MaxTransactions(cfg.DBMaxTransactions))
+	db, err := database.Open(ctx, cfg.DatabaseURL, log, database.Concurrency(cfg.DBConcurrency))
 	if err != nil {
 		return nil, err
 	}

@@ -40,7 +40,7 @@ func openCurrent(ctx context.Context, cfg *config.Config, log logrus.FieldLogger
 	if err != nil {
 		return nil, err
 	}
-	db, err := database.Open(ctx, url, log, database.MaxTransactions(cfg.DBMaxTransactions))
+	db, err := database.Open(ctx, url, log, database.Concurrency(cfg.DBConcurrency))
 	if err != nil {
 		return nil, err
 	}
