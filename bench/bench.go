@@ -122,17 +122,13 @@ func Run(ctx context.Context, o Options) (*Results, error) {
 	if res.Read, err = e.runRead(ctx, o, r, s.cpu, s.dbURL, "wds"); err != nil {
 		return nil, err
 	}
-	var ingestOrg *tenant
-	if res.Ingest, ingestOrg, err = e.ingestPhase(ctx, o, s); err != nil {
+	if res.Ingest, err = e.ingestPhase(ctx, o, s); err != nil {
 		return nil, err
 	}
 	if err := e.waitIdle(ctx, s); err != nil {
 		return nil, err
 	}
 	if res.Webhooks, err = e.webhookPhase(ctx, o, s); err != nil {
-		return nil, err
-	}
-	if err := e.ingestWithoutTemporal(ctx, o, s, ingestOrg, res.Ingest); err != nil {
 		return nil, err
 	}
 	for _, p := range []*proc{s.serve, s.worker} {
@@ -219,49 +215,20 @@ func (e *env) startStack(ctx context.Context, o Options) (*stack, error) {
 }
 
 // ingestPhase creates the ingest org and measures order creation.
-func (e *env) ingestPhase(ctx context.Context, o Options, s *stack) (*IngestResult, *tenant, error) {
+func (e *env) ingestPhase(ctx context.Context, o Options, s *stack) (*IngestResult, error) {
 	t, err := newTenant(ctx, s.db, "Ingest benchmark")
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	g, err := newIngester(ctx, s.db, s.box, t, s.base, "ingest-", ingestBudget(o), true)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
-	res, err := e.runIngest(ctx, o, g, s.cpu, s.dbURL, t)
-	return res, t, err
+	return e.runIngest(ctx, o, g, s.cpu, s.dbURL, t)
 }
 
 // ingestBudget is far more creates than two cores can make in the warm-up and the measurement.
 func ingestBudget(o Options) int { return int(2000 * (o.Warmup + o.Duration).Seconds()) }
-
-// ingestWithoutTemporal runs the ingest load against a second wds serve that cannot reach Temporal.
-// It runs last: the relay then has thousands of events to start, which would disturb the delivery
-// measurements.
-func (e *env) ingestWithoutTemporal(ctx context.Context, o Options, s *stack, t *tenant, res *IngestResult) error {
-	closed, err := freeAddr() // nothing listens there
-	if err != nil {
-		return err
-	}
-	serve, base, err := e.startServe(ctx, "serve-no-temporal", e.wdsEnv(s.dbURL, "TEMPORAL_ADDRESS="+closed))
-	if err != nil {
-		return err
-	}
-	defer serve.stop()
-	g, err := newIngester(ctx, s.db, s.box, t, base, "ingest-nt-", ingestBudget(o), true)
-	if err != nil {
-		return err
-	}
-	create := func(int) op { return func(ctx context.Context) error { _, err := g.create(ctx); return err } }
-	drive(ctx, o.Clients, o.Warmup, create)
-	if err := analyze(ctx, s.dbURL); err != nil {
-		return err
-	}
-	e.logf("ingest: %d clients, %s, wds serve without Temporal in the request path", o.Clients, o.Duration)
-	res.NoTemporal = drive(ctx, o.Clients, o.Duration, create).measure()
-	res.NoTemporalRatio = ratio(res.NoTemporal.PerSecond, res.PGBench.PerSecond)
-	return nil
-}
 
 // waitIdle waits until the relay has started every event the ingest phase left behind and every
 // workflow has finished, so the delivery measurements start on an idle worker.

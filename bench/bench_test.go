@@ -36,8 +36,7 @@ func TestSmoke(t *testing.T) {
 	if res.Load.Orders != o.Orders || len(res.Memory) != 2 || res.Memory[0].PeakMB <= 0 || res.Memory[1].PeakMB <= 0 {
 		t.Errorf("load %+v, memory %+v", res.Load, res.Memory)
 	}
-	if in := res.Ingest; in == nil || in.WDS.Ops == 0 || in.WDS.Errors != 0 || in.PGBench.Ops == 0 || in.Verified == "" ||
-		in.NoTemporal.Ops == 0 {
+	if in := res.Ingest; in == nil || in.WDS.Ops == 0 || in.WDS.Errors != 0 || in.PGBench.Ops == 0 || in.Verified == "" {
 		t.Errorf("ingest: %+v", in)
 	}
 	if w := res.Webhooks; w == nil || len(w.WDSLadder) == 0 || len(w.BareLadder) == 0 || w.Events == 0 || w.Missing != 0 {

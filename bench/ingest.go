@@ -26,11 +26,6 @@ type IngestResult struct {
 	PGBench         Measure `json:"pgbench_tpcb"`
 	PGBenchScale    int     `json:"pgbench_scale"`
 	ThroughputRatio float64 `json:"throughput_ratio"`
-	// NoTemporal is the same load on a second wds serve whose Temporal is unreachable: its after-commit
-	// start gives up at once (after one 2 s try each 5 s) and leaves events to the relay, which shows
-	// what the start in the request path costs.
-	NoTemporal      Measure `json:"no_temporal_in_request_path"`
-	NoTemporalRatio float64 `json:"no_temporal_ratio"`
 	// CPU milliseconds per create (wds) and per TPC-B transaction, by process, in the main run.
 	CPUPerOrder  map[string]float64 `json:"cpu_ms_per_order"`
 	CPUPerTPCBTx map[string]float64 `json:"cpu_ms_per_tpcb_tx"`

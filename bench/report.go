@@ -65,9 +65,6 @@ func ingestRows(r *IngestResult) []row {
 			fmt.Sprintf("%.1f / %.1f ms", r.PGBench.P50Ms, r.PGBench.P99Ms), "", "p99 < 50 ms", met(r.WDS.P99Ms < 50)},
 		{"Ingest errors", fmt.Sprintf("%d of %d", r.WDS.Errors, r.WDS.Ops), fmt.Sprintf("%d of %d", r.PGBench.Errors, r.PGBench.Ops),
 			"", "0", met(r.WDS.Errors == 0)},
-		{"Ingest without Temporal in the request path (diagnostic)", fmt.Sprintf("%.0f orders/s, p50 %.1f ms, p99 %.1f ms, %d errors",
-			r.NoTemporal.PerSecond, r.NoTemporal.P50Ms, r.NoTemporal.P99Ms, r.NoTemporal.Errors), "same pgbench run",
-			fmt.Sprintf("%.2f", r.NoTemporalRatio), "", ""},
 		{"Ingest rows in the database", r.Verified, "", "", "one order and its events per request", met(r.Verified != "")},
 	}
 }
