@@ -119,12 +119,9 @@ func TestWaitingTransactionsBeginInArrivalOrder(t *testing.T) {
 func TestAWaiterGivesUpWhenItsContextEnds(t *testing.T) {
 	db := open(t, 1)
 	end := hold(t, db)
-	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
-	defer cancel()
-	err := db.WithContext(ctx).Transaction(func(tx *gorm.DB) error { return nil })
-	if !errors.Is(err, context.DeadlineExceeded) {
-		t.Fatalf("err = %v, want the context's deadline", err)
-	}
+	refused(t, "a transaction beside a held one", func(ctx context.Context) error {
+		return db.WithContext(ctx).Transaction(func(tx *gorm.DB) error { return nil })
+	})
 	end()
 	// The slot the waiter never got is not lost: the next transaction begins at once.
 	within(t, time.Second, func() error { return db.Transaction(func(tx *gorm.DB) error { return nil }) })
@@ -156,10 +153,18 @@ func TestASlotIsGivenBackOnceWhateverTheOutcome(t *testing.T) {
 	}
 	end := hold(t, db) // and the limit is still one
 	defer end()
+	refused(t, "a second transaction beside a held one", func(ctx context.Context) error {
+		return db.WithContext(ctx).Transaction(func(tx *gorm.DB) error { return nil })
+	})
+}
+
+// refused fails the test unless f, given 50 ms, ends by its context's deadline: it found no turn.
+func refused(t *testing.T, what string, f func(ctx context.Context) error) {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
 	defer cancel()
-	if err := db.WithContext(ctx).Transaction(func(tx *gorm.DB) error { return nil }); !errors.Is(err, context.DeadlineExceeded) {
-		t.Fatalf("a second transaction began beside a held one: err = %v", err)
+	if err := f(ctx); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("%s: err = %v, want the context's deadline", what, err)
 	}
 }
 
@@ -181,22 +186,19 @@ func within(t *testing.T, d time.Duration, f func() error) {
 func TestAdmittedWorkTakesATurnBesideTransactions(t *testing.T) {
 	db := open(t, 1)
 	end := hold(t, db)
-	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
-	defer cancel()
-	if _, err := database.Admit(ctx, db); !errors.Is(err, context.DeadlineExceeded) {
-		t.Fatalf("admitted beside a held transaction: err = %v", err)
-	}
+	refused(t, "work admitted beside a held transaction", func(ctx context.Context) error {
+		_, err := database.Admit(ctx, db)
+		return err
+	})
 	end()
 	release, err := database.Admit(context.Background(), db)
 	if err != nil {
 		t.Fatal(err)
 	}
 	// Its turn keeps a transaction waiting until it is given back, once however often it is called.
-	ctx, cancel = context.WithTimeout(context.Background(), 50*time.Millisecond)
-	defer cancel()
-	if err := db.WithContext(ctx).Transaction(func(tx *gorm.DB) error { return nil }); !errors.Is(err, context.DeadlineExceeded) {
-		t.Fatalf("a transaction began beside admitted work: err = %v", err)
-	}
+	refused(t, "a transaction beside admitted work", func(ctx context.Context) error {
+		return db.WithContext(ctx).Transaction(func(tx *gorm.DB) error { return nil })
+	})
 	release()
 	release()
 	// Inside a transaction, which holds the only turn, Admit takes none and so cannot wait forever.
