@@ -191,7 +191,7 @@ func (e *env) startStack(ctx context.Context, o Options) (*stack, error) {
 	e.closers = append(e.closers, s.rcv.close)
 	environ := e.wdsEnv(s.dbURL, "TEMPORAL_ADDRESS="+s.temporal.Address, "WDS_WEBHOOK_ALLOW_PRIVATE=true",
 		"WDS_WEBHOOK_CA_FILE="+s.rcv.caFile)
-	if s.serve, s.base, err = e.startServe(ctx, "serve", environ); err != nil {
+	if s.serve, s.base, err = e.startServe(ctx, environ); err != nil {
 		return nil, err
 	}
 	metrics, err := freeAddr()
@@ -331,7 +331,7 @@ func (e *env) prepareRead(ctx context.Context, o Options, s *stack, res *Results
 }
 
 // startServe runs `wds serve` on a free loopback port and waits until it answers.
-func (e *env) startServe(ctx context.Context, name string, environ []string) (*proc, string, error) {
+func (e *env) startServe(ctx context.Context, environ []string) (*proc, string, error) {
 	addr, err := freeAddr()
 	if err != nil {
 		return nil, "", err
@@ -340,7 +340,7 @@ func (e *env) startServe(ctx context.Context, name string, environ []string) (*p
 	if err != nil {
 		return nil, "", err
 	}
-	p, err := e.start(name, append(environ, "WDS_HTTP_ADDR="+addr, "WDS_METRICS_ADDR="+metrics), e.wdsBin, "serve")
+	p, err := e.start("serve", append(environ, "WDS_HTTP_ADDR="+addr, "WDS_METRICS_ADDR="+metrics), e.wdsBin, "serve")
 	if err != nil {
 		return nil, "", err
 	}

@@ -41,7 +41,7 @@ func Open(ctx context.Context, url string, log logrus.FieldLogger, opts ...Optio
 	if log == nil {
 		log = logrus.StandardLogger()
 	}
-	o := options{concurrency: DefaultConcurrency()}
+	o := options{concurrency: defaultConcurrency()}
 	for _, opt := range opts {
 		opt(&o)
 	}

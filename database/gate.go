@@ -11,10 +11,10 @@ import (
 	"gorm.io/gorm"
 )
 
-// DefaultConcurrency is how many turns at the database a process grants at once when
+// defaultConcurrency is how many turns at the database a process grants at once when
 // WDS_DB_CONCURRENCY is unset: twice its CPUs, enough to keep them and a PostgreSQL of the same size
 // busy while each turn waits on round trips.
-func DefaultConcurrency() int { return 2 * runtime.GOMAXPROCS(0) }
+func defaultConcurrency() int { return 2 * runtime.GOMAXPROCS(0) }
 
 // gatedPool is the pool GORM draws on. A transaction, and work a caller admits explicitly (Admit),
 // takes a turn, at most cap(slots) at once, in arrival order; other statements pass straight

@@ -112,11 +112,11 @@ func (o *op) createOrder(in Order) (*OrderResult, error) {
 		}
 		clientID = &c.id
 	}
-	v, paymentID, err := o.insertOrder(id, clientID, in, t, status)
+	v, pay, err := o.insertOrder(id, clientID, in, t, status)
 	if err != nil {
 		return nil, err
 	}
-	return o.announceOrder(v, paymentID)
+	return o.announceOrder(v, pay)
 }
 
 // claimOrder claims the order's external id for id, as claimRef does, and in the same statement
@@ -167,17 +167,19 @@ func (o *op) existingOrder(id uuid.UUID) (*OrderResult, error) {
 	return res, nil
 }
 
-// announceOrder writes order.created (and payment.recorded) for the new order v.
-func (o *op) announceOrder(v *views.Order, paymentID *uuid.UUID) (*OrderResult, error) {
+// announceOrder writes order.created (and payment.recorded for its inline payment pay) for the new
+// order v.
+func (o *op) announceOrder(v *views.Order, pay *views.Payment) (*OrderResult, error) {
 	if err := o.emit(outbox.OrderCreated, v); err != nil {
 		return nil, err
 	}
-	if paymentID != nil {
-		if err := o.emitPayment(outbox.PaymentRecorded, v, *paymentID); err != nil {
-			return nil, err
-		}
+	if pay == nil {
+		return envelope(v, nil)
 	}
-	return envelope(v, paymentID)
+	if err := o.emit(outbox.PaymentRecorded, paymentEvent{Payment: *pay, Order: v}); err != nil {
+		return nil, err
+	}
+	return envelope(v, &pay.ID)
 }
 
 // envelope renders an order as the create envelope; paymentID is the inline payment, if any.
@@ -201,12 +203,12 @@ func envelope(v *views.Order, paymentID *uuid.UUID) (*OrderResult, error) {
 
 // insertOrder writes the order, all its lines and its inline payment, if any, in one statement (the
 // lines travel as arrays, so their number does not add round trips), and returns the order as the
-// APIs show it and the payment's id. The number comes from the org's own sequence, which never waits
+// APIs show it and its inline payment, if any. The number comes from the org's own sequence, which never waits
 // for another transaction, so creates in one org do not serialize. An empty currency takes the
 // store's. A payment external_id is claimed in the same statement; one the key already used for
 // another payment is a conflict, not a duplicate (this call is not a repeat of that payment's
 // create), and the caller's rollback undoes the order.
-func (o *op) insertOrder(id uuid.UUID, clientID *uuid.UUID, in Order, t totals, status string) (*views.Order, *uuid.UUID, error) {
+func (o *op) insertOrder(id uuid.UUID, clientID *uuid.UUID, in Order, t totals, status string) (*views.Order, *views.Payment, error) {
 	meta, err := jsonObject(in.Metadata)
 	if err != nil {
 		return nil, nil, err
@@ -267,7 +269,7 @@ func (o *op) insertOrder(id uuid.UUID, clientID *uuid.UUID, in Order, t totals, 
 	if len(payments) == 0 { // the claim of its external_id failed, so the payment was not inserted
 		return nil, nil, models.Fail(models.ErrConflict, "payment external_id %q is already recorded for another payment", p.ExternalID)
 	}
-	return v, &paymentID, nil
+	return v, &payments[0], nil // a new order has no other payment
 }
 
 // array passes s as one PostgreSQL array parameter, sent in binary. GORM would expand a plain slice

@@ -72,8 +72,7 @@ func (s *Starter) StartEvents(ctx context.Context, eventIDs []uuid.UUID) {
 		return
 	}
 	read := func(db *gorm.DB, rows *[]eventRow) error {
-		return db.Model(&models.Event{}).Select(claimColumns).Where("id IN ? AND dispatched_at IS NULL", eventIDs).
-			Order("created_at, id").Find(rows).Error
+		return undispatchedEvents(db).Where("id IN ?", eventIDs).Find(rows).Error
 	}
 	s.immediately(ctx, func(ctx context.Context) error { return startNow(ctx, s.DB, "events", read, s.startRows) })
 }
@@ -84,7 +83,7 @@ func (s *Starter) StartDispatches(ctx context.Context, dispatchIDs ...uuid.UUID)
 		return
 	}
 	read := func(db *gorm.DB, rows *[]dispatchRow) error {
-		return queuedStarts(db).Where("d.id IN ?", dispatchIDs).Order("d.created_at, d.id").Find(rows).Error
+		return queuedStarts(db).Where("d.id IN ?", dispatchIDs).Find(rows).Error
 	}
 	s.immediately(ctx, func(ctx context.Context) error {
 		return startNow(ctx, s.DB, "webhook_dispatches", read, s.startDispatchRows)
@@ -152,6 +151,11 @@ var claimColumns = "id, org_id, type, EXISTS (SELECT 1 FROM webhook_endpoints w 
 	models.TargetOrder + ") FROM webhook_endpoints w WHERE " +
 	models.DeliversAtEventTime("events.org_id", "events.type", "events.created_at") + ") AS targets"
 
+// undispatchedEvents selects events not yet started, oldest first, with their targets.
+func undispatchedEvents(db *gorm.DB) *gorm.DB {
+	return db.Model(&models.Event{}).Select(claimColumns).Where("dispatched_at IS NULL").Order("created_at, id")
+}
+
 // claimEvents is the relay's pass over events: it claims up to limit undispatched events older than
 // the grace, starts them and marks them in one transaction, which SKIP LOCKED keeps apart from
 // any other relay's.
@@ -160,8 +164,7 @@ func (s *Starter) claimEvents(ctx context.Context, limit int) (int, error) {
 	var startErr error
 	err := s.DB.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		var rows []eventRow
-		q := s.pastGrace(tx.Model(&models.Event{}).Select(claimColumns).Where("dispatched_at IS NULL"), "created_at")
-		err := q.Order("created_at, id").Limit(limit).Clauses(clause.Locking{Strength: "UPDATE", Table: clause.Table{Name: "events"}, Options: "SKIP LOCKED"}).Find(&rows).Error
+		err := s.pastGrace(undispatchedEvents(tx), "created_at").Limit(limit).Clauses(clause.Locking{Strength: "UPDATE", Table: clause.Table{Name: "events"}, Options: "SKIP LOCKED"}).Find(&rows).Error
 		if err != nil {
 			return fmt.Errorf("claim events: %w", err)
 		}
@@ -264,10 +267,10 @@ type dispatchRow struct {
 	EventType string
 }
 
-// queuedStarts selects undispatched re-fires and tests with their event's type.
+// queuedStarts selects undispatched re-fires and tests, oldest first, with their event's type.
 func queuedStarts(db *gorm.DB) *gorm.DB {
 	return db.Table("webhook_dispatches d").Select("d.*, e.type AS event_type").
-		Joins("JOIN events e ON e.id = d.event_id").Where("d.dispatched_at IS NULL")
+		Joins("JOIN events e ON e.id = d.event_id").Where("d.dispatched_at IS NULL").Order("d.created_at, d.id")
 }
 
 // claimDispatches is the relay's pass over queued re-fires and tests, as claimEvents is over events.
@@ -276,7 +279,7 @@ func (s *Starter) claimDispatches(ctx context.Context, limit int) (int, error) {
 	var startErr error
 	err := s.DB.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		var rows []dispatchRow
-		err := s.pastGrace(queuedStarts(tx), "d.created_at").Order("d.created_at, d.id").Limit(limit).
+		err := s.pastGrace(queuedStarts(tx), "d.created_at").Limit(limit).
 			Clauses(clause.Locking{Strength: "UPDATE", Table: clause.Table{Name: "d"}, Options: "SKIP LOCKED"}).Find(&rows).Error
 		if err != nil {
 			return fmt.Errorf("claim queued starts: %w", err)
