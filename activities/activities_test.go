@@ -18,6 +18,7 @@ import (
 
 	"wds/activities"
 	"wds/egress"
+	"wds/events"
 	"wds/models"
 	"wds/outbox"
 	"wds/pgtest"
@@ -102,7 +103,7 @@ func newFixture(t *testing.T) *fixture {
 func (f *fixture) endpoint(url string, types ...string) *webhooks.Created {
 	f.t.Helper()
 	if len(types) == 0 {
-		types = []string{outbox.OrderCreated}
+		types = []string{events.OrderCreated}
 	}
 	ep, err := f.svc.Create(f.ctx, webhooks.CreateInput{OrgID: f.org, ActorID: f.owner, URL: url, EventTypes: types})
 	if err != nil {
@@ -149,7 +150,7 @@ func TestDeliverSendsEveryHeaderAndAVerifiableSignature(t *testing.T) {
 	f := newFixture(t)
 	rc := newReceiver(t, func(w http.ResponseWriter, r *http.Request) { w.Write([]byte(`{"ok":true}`)) })
 	ep := f.endpoint(rc.srv.URL + "/hook")
-	ev := f.event(outbox.OrderCreated, map[string]any{"id": uuid.New(), "total_cents": 1250})
+	ev := f.event(events.OrderCreated, map[string]any{"id": uuid.New(), "total_cents": 1250})
 	in := attempt(ev, ep.ID, 1, later())
 
 	res, err := f.acts(rc, true).Deliver(f.ctx, in)
@@ -228,7 +229,7 @@ func TestARedirectIsAFailureAndIsNotFollowed(t *testing.T) {
 		}
 	})
 	ep := f.endpoint(rc.srv.URL + "/hook")
-	in := attempt(f.event(outbox.OrderCreated, nil), ep.ID, 1, later())
+	in := attempt(f.event(events.OrderCreated, nil), ep.ID, 1, later())
 	res, err := f.acts(rc, true).Deliver(f.ctx, in)
 	if err != nil || res.Outcome != "failed" || res.Error != "HTTP 307" {
 		t.Fatalf("%+v %v", res, err)
@@ -245,7 +246,7 @@ func TestTheLastFailedAttemptDropsTheChain(t *testing.T) {
 	f := newFixture(t)
 	rc := newReceiver(t, func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusInternalServerError) })
 	ep := f.endpoint(rc.srv.URL)
-	in := attempt(f.event(outbox.OrderCreated, nil), ep.ID, 5, nil)
+	in := attempt(f.event(events.OrderCreated, nil), ep.ID, 5, nil)
 	res, err := f.acts(rc, true).Deliver(f.ctx, in)
 	if err != nil || res.Outcome != "dropped" || res.Error != "HTTP 500" {
 		t.Fatalf("%+v %v", res, err)
@@ -266,7 +267,7 @@ func TestASlowReceiverTimesOut(t *testing.T) {
 		t.Fatalf("client timeout %v, want 10s", a.HTTP.Timeout)
 	}
 	a.HTTP.Timeout = 300 * time.Millisecond // the same path as 10 s, without waiting 10 s
-	in := attempt(f.event(outbox.OrderCreated, nil), ep.ID, 1, later())
+	in := attempt(f.event(events.OrderCreated, nil), ep.ID, 1, later())
 	res, err := a.Deliver(f.ctx, in)
 	if err != nil || res.Outcome != "failed" || !strings.HasPrefix(res.Error, "timeout") {
 		t.Fatalf("%+v %v", res, err)
@@ -280,7 +281,7 @@ func TestResponseReadIsCappedAt64KiB(t *testing.T) {
 		w.Write([]byte(strings.Repeat("x", 1<<20)))
 	})
 	ep := f.endpoint(rc.srv.URL)
-	in := attempt(f.event(outbox.OrderCreated, nil), ep.ID, 1, later())
+	in := attempt(f.event(events.OrderCreated, nil), ep.ID, 1, later())
 	if _, err := f.acts(rc, true).Deliver(f.ctx, in); err != nil {
 		t.Fatal(err)
 	}
@@ -293,7 +294,7 @@ func TestTheAddressGuardRefusesLoopbackUnlessAllowed(t *testing.T) {
 	f := newFixture(t)
 	rc := newReceiver(t, nil)
 	ep := f.endpoint(rc.srv.URL) // registered while private addresses were allowed
-	in := attempt(f.event(outbox.OrderCreated, nil), ep.ID, 1, later())
+	in := attempt(f.event(events.OrderCreated, nil), ep.ID, 1, later())
 	res, err := f.acts(rc, false).Deliver(f.ctx, in)
 	if err != nil || res.Outcome != "failed" || res.Error != "address_not_allowed" {
 		t.Fatalf("%+v %v", res, err)
@@ -308,7 +309,7 @@ func TestEventsOverTheCapAreSummarised(t *testing.T) {
 	rc := newReceiver(t, nil)
 	ep := f.endpoint(rc.srv.URL)
 	orderID := uuid.New()
-	ev := f.event(outbox.OrderCreated, map[string]any{"id": orderID, "notes": strings.Repeat("n", 6_100_000)})
+	ev := f.event(events.OrderCreated, map[string]any{"id": orderID, "notes": strings.Repeat("n", 6_100_000)})
 	in := attempt(ev, ep.ID, 1, later())
 	if res, err := f.acts(rc, true).Deliver(f.ctx, in); err != nil || res.Outcome != "succeeded" {
 		t.Fatalf("%+v %v", res, err)
@@ -331,7 +332,7 @@ func TestARetriedAttemptNeverMakesASecondRowOrASecondPost(t *testing.T) {
 	f := newFixture(t)
 	rc := newReceiver(t, func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusServiceUnavailable) })
 	ep := f.endpoint(rc.srv.URL)
-	in := attempt(f.event(outbox.OrderCreated, nil), ep.ID, 2, later())
+	in := attempt(f.event(events.OrderCreated, nil), ep.ID, 2, later())
 	a := f.acts(rc, true)
 	first, err := a.Deliver(f.ctx, in)
 	if err != nil {
@@ -357,7 +358,7 @@ func TestALostAttemptIsRecordedOnce(t *testing.T) {
 	f := newFixture(t)
 	rc := newReceiver(t, nil)
 	ep := f.endpoint(rc.srv.URL)
-	in := attempt(f.event(outbox.OrderCreated, nil), ep.ID, 1, later())
+	in := attempt(f.event(events.OrderCreated, nil), ep.ID, 1, later())
 	a := f.acts(rc, true)
 	for range 2 {
 		res, err := a.RecordLostAttempt(f.ctx, workflows.LostAttempt{Attempt: in, Error: "attempt_lost: worker died"})
@@ -382,7 +383,7 @@ func TestDisablingStopsAChainAndDropsItsLastRow(t *testing.T) {
 			f := newFixture(t)
 			rc := newReceiver(t, func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusBadGateway) })
 			ep := f.endpoint(rc.srv.URL)
-			in := attempt(f.event(outbox.OrderCreated, nil), ep.ID, 1, later())
+			in := attempt(f.event(events.OrderCreated, nil), ep.ID, 1, later())
 			a := f.acts(rc, true)
 			if res, err := a.Deliver(f.ctx, in); err != nil || res.Outcome != "failed" {
 				t.Fatalf("%+v %v", res, err)
@@ -411,7 +412,7 @@ func TestAChainDroppedByDisablingStaysStoppedAfterReEnabling(t *testing.T) {
 	f := newFixture(t)
 	rc := newReceiver(t, func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusBadGateway) })
 	ep := f.endpoint(rc.srv.URL)
-	in := attempt(f.event(outbox.OrderCreated, nil), ep.ID, 1, later())
+	in := attempt(f.event(events.OrderCreated, nil), ep.ID, 1, later())
 	a := f.acts(rc, true)
 	a.Deliver(f.ctx, in)
 	if _, err := f.svc.Disable(f.ctx, ep.ID, f.owner); err != nil {
@@ -433,15 +434,15 @@ func TestAChainDroppedByDisablingStaysStoppedAfterReEnabling(t *testing.T) {
 func TestResolveTargetsPicksTheEndpointsSubscribedAtEventTime(t *testing.T) {
 	f := newFixture(t)
 	rc := newReceiver(t, nil)
-	a := f.endpoint(rc.srv.URL+"/a", outbox.OrderCreated, outbox.PaymentRecorded)
-	b := f.endpoint(rc.srv.URL+"/b", outbox.OrderCreated)
-	f.endpoint(rc.srv.URL+"/c", outbox.ClientCreated)
-	off := f.endpoint(rc.srv.URL+"/off", outbox.OrderCreated)
+	a := f.endpoint(rc.srv.URL+"/a", events.OrderCreated, events.PaymentRecorded)
+	b := f.endpoint(rc.srv.URL+"/b", events.OrderCreated)
+	f.endpoint(rc.srv.URL+"/c", events.ClientCreated)
+	off := f.endpoint(rc.srv.URL+"/off", events.OrderCreated)
 	if _, err := f.svc.Disable(f.ctx, off.ID, f.owner); err != nil {
 		t.Fatal(err)
 	}
-	ev := f.event(outbox.OrderCreated, nil)
-	f.endpoint(rc.srv.URL+"/late", outbox.OrderCreated)
+	ev := f.event(events.OrderCreated, nil)
+	f.endpoint(rc.srv.URL+"/late", events.OrderCreated)
 	got, err := f.acts(rc, true).ResolveTargets(f.ctx, workflows.ResolveInput{EventID: ev})
 	if err != nil {
 		t.Fatal(err)

@@ -6,8 +6,8 @@ import (
 
 	"github.com/google/uuid"
 
+	"wds/events"
 	"wds/metrics"
-	"wds/outbox"
 	"wds/workflows"
 )
 
@@ -41,7 +41,7 @@ func TestDeliverRecordsMetricsOncePerAttempt(t *testing.T) {
 	status := http.StatusOK
 	rc := newReceiver(t, func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(status) })
 	ep := f.endpoint(rc.srv.URL + "/hook")
-	ev := f.event(outbox.OrderCreated, map[string]any{"id": uuid.New()})
+	ev := f.event(events.OrderCreated, map[string]any{"id": uuid.New()})
 	acts := f.acts(rc, true)
 
 	okBefore, okLatBefore := deliveryCount(t, workflows.OutcomeSucceeded, "1")

@@ -18,6 +18,7 @@ import (
 	"gorm.io/gorm"
 
 	"wds/api"
+	"wds/events"
 	"wds/models"
 	"wds/outbox"
 	"wds/pgtest"
@@ -264,7 +265,7 @@ func TestOperatorListsDeliveriesAndRefiresADroppedOne(t *testing.T) {
 	e := newOpEnv(t, true)
 	_, ep := e.create("https://127.0.0.1/hook")
 	epID := uuid.MustParse(ep["id"].(string))
-	ev, _ := outbox.Emit(context.Background(), e.db, e.org.ID, nil, outbox.OrderCreated, nil)
+	ev, _ := outbox.Emit(context.Background(), e.db, e.org.ID, nil, events.OrderCreated, nil)
 	chain := uuid.New()
 	for a := 1; a <= 3; a++ {
 		status := "failed"

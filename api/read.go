@@ -10,6 +10,7 @@ import (
 	"gorm.io/gorm"
 
 	"wds/database"
+	"wds/events"
 	"wds/models"
 	"wds/openapi"
 	"wds/views"
@@ -19,6 +20,8 @@ func (s *server) registerRead(r *gin.Engine) {
 	r.GET("/v1/health", health)
 	r.GET("/v1/openapi.json", serveDoc(openapi.ReadJSON, "application/json"))
 	r.GET("/api/openapi.yaml", serveDoc(openapi.ReadYAML, "application/yaml"))
+	// The event catalog is public like the API descriptions: receivers read it before they hold a key.
+	r.GET("/v1/event-types", serveDoc(events.Document, jsonContentType))
 
 	v1 := r.Group("/v1", s.readAuth(models.ScopeReadOnly))
 	v1.GET("/orders", listHandler(s, views.ListOrders))

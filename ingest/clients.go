@@ -11,8 +11,8 @@ import (
 	"github.com/lib/pq"
 	"gorm.io/gorm"
 
+	"wds/events"
 	"wds/models"
-	"wds/outbox"
 	"wds/views"
 )
 
@@ -31,7 +31,7 @@ func UpsertClient(ctx context.Context, db *gorm.DB, key *models.IntegrationKey, 
 		return nil, err
 	}
 	var res *ClientResult
-	events, err := inTx(ctx, db, key, func(o *op) error {
+	starts, err := inTx(ctx, db, key, func(o *op) error {
 		c, err := o.resolveClient(in)
 		if err != nil {
 			return err
@@ -42,7 +42,7 @@ func UpsertClient(ctx context.Context, db *gorm.DB, key *models.IntegrationKey, 
 	if err != nil {
 		return nil, fmt.Errorf("upsert client: %w", err)
 	}
-	res.Events = events
+	res.Events = starts
 	return res, nil
 }
 
@@ -203,7 +203,7 @@ func (o *op) insertClient(in Client) (*resolved, error) {
 	if c == nil {
 		return nil, nil
 	}
-	if err := o.emit(outbox.ClientCreated, c); err != nil {
+	if err := o.emit(events.ClientCreated, c); err != nil {
 		return nil, err
 	}
 	return &resolved{id: id, created: true}, nil
@@ -279,7 +279,7 @@ func (o *op) updateClient(id uuid.UUID, in Client) (resolved, error) {
 	if c == nil { // the row was locked above in this transaction, so it cannot have gone
 		return resolved{}, notFound("client", id)
 	}
-	if err := o.emit(outbox.ClientUpdated, c); err != nil {
+	if err := o.emit(events.ClientUpdated, c); err != nil {
 		return resolved{}, err
 	}
 	return resolved{id: id, updated: true}, nil

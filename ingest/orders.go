@@ -9,8 +9,8 @@ import (
 	"github.com/jackc/pgx/v5/pgtype"
 	"gorm.io/gorm"
 
+	"wds/events"
 	"wds/models"
-	"wds/outbox"
 	"wds/views"
 )
 
@@ -71,7 +71,7 @@ func CreateOrder(ctx context.Context, db *gorm.DB, key *models.IntegrationKey, i
 		return nil, models.Fail(models.ErrInsufficientScope, "a payment block needs the payments:write scope as well")
 	}
 	var res *OrderResult
-	events, err := inTx(ctx, db, key, func(o *op) error {
+	starts, err := inTx(ctx, db, key, func(o *op) error {
 		var err error
 		res, err = o.createOrder(in)
 		return err
@@ -79,7 +79,7 @@ func CreateOrder(ctx context.Context, db *gorm.DB, key *models.IntegrationKey, i
 	if err != nil {
 		return nil, fmt.Errorf("create order: %w", err)
 	}
-	res.Events = events
+	res.Events = starts
 	return res, nil
 }
 
@@ -170,13 +170,13 @@ func (o *op) existingOrder(id uuid.UUID) (*OrderResult, error) {
 // announceOrder writes order.created (and payment.recorded for its inline payment pay) for the new
 // order v.
 func (o *op) announceOrder(v *views.Order, pay *views.Payment) (*OrderResult, error) {
-	if err := o.emit(outbox.OrderCreated, v); err != nil {
+	if err := o.emit(events.OrderCreated, v); err != nil {
 		return nil, err
 	}
 	if pay == nil {
 		return envelope(v, nil)
 	}
-	if err := o.emit(outbox.PaymentRecorded, paymentEvent{Payment: *pay, Order: v}); err != nil {
+	if err := o.emit(events.PaymentRecorded, paymentEvent{Payment: *pay, Order: v}); err != nil {
 		return nil, err
 	}
 	return envelope(v, &pay.ID)
@@ -315,7 +315,7 @@ type CancelResult struct {
 // order changes nothing and says so.
 func CancelOrder(ctx context.Context, db *gorm.DB, key *models.IntegrationKey, orderID uuid.UUID) (*CancelResult, error) {
 	var res *CancelResult
-	events, err := inTx(ctx, db, key, func(o *op) error {
+	starts, err := inTx(ctx, db, key, func(o *op) error {
 		var err error
 		res, err = o.cancel(orderID)
 		return err
@@ -323,7 +323,7 @@ func CancelOrder(ctx context.Context, db *gorm.DB, key *models.IntegrationKey, o
 	if err != nil {
 		return nil, fmt.Errorf("cancel order: %w", err)
 	}
-	res.Events = events
+	res.Events = starts
 	return res, nil
 }
 
@@ -343,7 +343,7 @@ func (o *op) cancel(orderID uuid.UUID) (*CancelResult, error) {
 	if r.RowsAffected == 0 {
 		return &CancelResult{ID: orderID, Status: v.Status, AlreadyCancelled: true}, nil
 	}
-	if err := o.emit(outbox.OrderCancelled, v); err != nil {
+	if err := o.emit(events.OrderCancelled, v); err != nil {
 		return nil, err
 	}
 	return &CancelResult{ID: orderID, Status: v.Status}, nil

@@ -8,8 +8,8 @@ import (
 	"github.com/google/uuid"
 	"gorm.io/gorm"
 
+	"wds/events"
 	"wds/models"
-	"wds/outbox"
 	"wds/views"
 )
 
@@ -78,7 +78,7 @@ func RecordPayment(ctx context.Context, db *gorm.DB, key *models.IntegrationKey,
 		return nil, err
 	}
 	var res *PaymentResult
-	events, err := inTx(ctx, db, key, func(o *op) error {
+	starts, err := inTx(ctx, db, key, func(o *op) error {
 		var err error
 		res, err = o.recordPayment(orderID, in)
 		return err
@@ -86,7 +86,7 @@ func RecordPayment(ctx context.Context, db *gorm.DB, key *models.IntegrationKey,
 	if err != nil {
 		return nil, fmt.Errorf("record payment: %w", err)
 	}
-	res.Events = events
+	res.Events = starts
 	return res, nil
 }
 
@@ -142,7 +142,7 @@ func (o *op) recordPayment(orderID uuid.UUID, in Payment) (*PaymentResult, error
 	if err != nil {
 		return nil, err
 	}
-	if err := o.emitPayment(outbox.PaymentRecorded, v, id); err != nil {
+	if err := o.emitPayment(events.PaymentRecorded, v, id); err != nil {
 		return nil, err
 	}
 	return &PaymentResult{ID: id, OrderID: orderID, ExternalID: in.ExternalID, AmountCents: in.AmountCents,
@@ -185,7 +185,7 @@ func (o *op) existingPayment(id uuid.UUID) (*PaymentResult, error) {
 // payment's amount: version 1 has no partial refunds.
 func RefundPayment(ctx context.Context, db *gorm.DB, key *models.IntegrationKey, paymentID uuid.UUID, in Refund) (*RefundResult, error) {
 	var res *RefundResult
-	events, err := inTx(ctx, db, key, func(o *op) error {
+	starts, err := inTx(ctx, db, key, func(o *op) error {
 		var err error
 		res, err = o.refund(paymentID, in.AmountCents)
 		return err
@@ -193,7 +193,7 @@ func RefundPayment(ctx context.Context, db *gorm.DB, key *models.IntegrationKey,
 	if err != nil {
 		return nil, fmt.Errorf("refund payment: %w", err)
 	}
-	res.Events = events
+	res.Events = starts
 	return res, nil
 }
 
@@ -229,7 +229,7 @@ func (o *op) refund(paymentID uuid.UUID, amount *int64) (*RefundResult, error) {
 		return nil, err
 	}
 	if !p.Refunded {
-		if err := o.emitPayment(outbox.PaymentRefunded, v, paymentID); err != nil {
+		if err := o.emitPayment(events.PaymentRefunded, v, paymentID); err != nil {
 			return nil, err
 		}
 	}

@@ -49,7 +49,7 @@ type StoreResult struct {
 // known order gets only the transition its new status implies.
 func ApplyStoreOrder(ctx context.Context, db *gorm.DB, key *models.IntegrationKey, in StoreOrder) (*StoreResult, error) {
 	var res *StoreResult
-	events, err := inTx(ctx, db, key, func(o *op) error {
+	starts, err := inTx(ctx, db, key, func(o *op) error {
 		var err error
 		res, err = o.applyStore(in)
 		return err
@@ -57,7 +57,7 @@ func ApplyStoreOrder(ctx context.Context, db *gorm.DB, key *models.IntegrationKe
 	if err != nil {
 		return nil, fmt.Errorf("apply store order: %w", err)
 	}
-	res.Events = events
+	res.Events = starts
 	return res, nil
 }
 

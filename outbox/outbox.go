@@ -16,17 +16,6 @@ import (
 	"wds/models"
 )
 
-// Event types (service-spec.md "Event catalog", plus the two inbound-write types).
-const (
-	OrderCreated    = "order.created"
-	OrderCancelled  = "order.cancelled"
-	PaymentRecorded = "payment.recorded"
-	PaymentRefunded = "payment.refunded"
-	ClientCreated   = "client.created"
-	ClientUpdated   = "client.updated"
-	WebhookTest     = "webhook.test"
-)
-
 // body is the delivered JSON (decisions.md §6); field order is fixed by the struct.
 type body struct {
 	ID        uuid.UUID  `json:"id"`

@@ -11,8 +11,8 @@ import (
 	"gorm.io/gorm"
 	"gorm.io/gorm/clause"
 
+	"wds/events"
 	"wds/models"
-	"wds/outbox"
 	"wds/workflows"
 	"wds/workspace"
 )
@@ -95,7 +95,7 @@ func (s *Service) Refire(ctx context.Context, deliveryID, actorID uuid.UUID) (*R
 		if d.Status != models.DeliveryDropped {
 			return models.Fail(models.ErrDeliveryNotDropped, "delivery %s is %s; only dropped deliveries can be re-fired", d.ID, d.Status)
 		}
-		if d.EventType == outbox.WebhookTest {
+		if d.EventType == events.WebhookTest {
 			return models.Fail(models.ErrValidation, "a test delivery cannot be re-fired; send a new test event")
 		}
 		if err := liveEnabled(ctx, tx, d.EndpointID, d.OrgID); err != nil {
@@ -171,18 +171,18 @@ type testData struct {
 // (the delivery activity loads bodies by id); the row is born dispatched because the test's own
 // queued start, not the event relay, delivers it, to this endpoint only.
 func (s *Service) SendTest(ctx context.Context, orgID, endpointID uuid.UUID) (*TestQueued, error) {
-	out := TestQueued{DeliveryID: uuid.New(), EndpointID: endpointID, EventType: outbox.WebhookTest, Status: "enqueued"}
+	out := TestQueued{DeliveryID: uuid.New(), EndpointID: endpointID, EventType: events.WebhookTest, Status: "enqueued"}
 	err := s.DB.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		if err := liveEnabled(ctx, tx, endpointID, orgID); err != nil {
 			return err
 		}
 		now := time.Now().UTC()
-		raw, err := json.Marshal(testBody{Type: outbox.WebhookTest, CreatedAt: now.Format(time.RFC3339Nano), OrgID: orgID,
+		raw, err := json.Marshal(testBody{Type: events.WebhookTest, CreatedAt: now.Format(time.RFC3339Nano), OrgID: orgID,
 			Data: testData{EndpointID: endpointID, Message: "This is a test event from Workspace Data Service."}})
 		if err != nil {
 			return fmt.Errorf("encode test event: %w", err)
 		}
-		ev := models.Event{ID: uuid.New(), OrgID: orgID, Type: outbox.WebhookTest, Body: raw, CreatedAt: now, DispatchedAt: &now}
+		ev := models.Event{ID: uuid.New(), OrgID: orgID, Type: events.WebhookTest, Body: raw, CreatedAt: now, DispatchedAt: &now}
 		if err := tx.Create(&ev).Error; err != nil {
 			return fmt.Errorf("write test event: %w", err)
 		}

@@ -18,8 +18,8 @@ import (
 	"gorm.io/gorm/clause"
 
 	"wds/egress"
+	"wds/events"
 	"wds/models"
-	"wds/outbox"
 	"wds/secrets"
 	"wds/workspace"
 )
@@ -30,16 +30,6 @@ const (
 	DefaultMaxAttempts = 5
 	maxURLLength       = 2048
 )
-
-// EventTypes is the catalog an endpoint may subscribe to (service-spec.md "Event catalog" plus the two
-// types inbound writes emit).
-var EventTypes = []string{
-	outbox.OrderCreated, "order.shipped", "order.delivered", outbox.OrderCancelled,
-	outbox.ClientCreated, outbox.ClientUpdated,
-	"vendor.created", "vendor.updated", "vendor.claimed",
-	outbox.PaymentRecorded, outbox.PaymentRefunded,
-	"shipment.tracking_added", outbox.WebhookTest,
-}
 
 // Service runs the endpoint and delivery operations.
 type Service struct {
@@ -150,8 +140,8 @@ func validTypes(in []string) (pq.StringArray, error) {
 	out := pq.StringArray{}
 	for _, t := range in {
 		t = strings.TrimSpace(t)
-		if !slices.Contains(EventTypes, t) {
-			return nil, models.Fail(models.ErrValidation, "event_types: unknown event type %q; known: %s", t, strings.Join(EventTypes, ", "))
+		if !events.Known(t) {
+			return nil, models.Fail(models.ErrValidation, "event_types: unknown event type %q; known: %s", t, events.Names())
 		}
 		if !slices.Contains(out, t) {
 			out = append(out, t)

@@ -16,6 +16,7 @@ import (
 	"go.temporal.io/sdk/client"
 	"gorm.io/gorm"
 
+	"wds/events"
 	"wds/models"
 	"wds/outbox"
 	"wds/pgtest"
@@ -54,7 +55,7 @@ func newFixture(t *testing.T) *fixture {
 }
 
 func (f *fixture) create(url string) (*webhooks.Created, error) {
-	return f.svc.Create(f.ctx, webhooks.CreateInput{OrgID: f.org, ActorID: f.owner, URL: url, EventTypes: []string{outbox.OrderCreated}})
+	return f.svc.Create(f.ctx, webhooks.CreateInput{OrgID: f.org, ActorID: f.owner, URL: url, EventTypes: []string{events.OrderCreated}})
 }
 
 func TestCreateValidatesURLTypesAndAttempts(t *testing.T) {
@@ -83,7 +84,7 @@ func TestCreateValidatesURLTypesAndAttempts(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			c.in.OrgID, c.in.ActorID = f.org, f.owner
 			if c.in.EventTypes == nil {
-				c.in.EventTypes = []string{outbox.OrderCreated}
+				c.in.EventTypes = []string{events.OrderCreated}
 			}
 			if _, err := c.svc.Create(f.ctx, c.in); !errors.Is(err, c.want) {
 				t.Fatalf("err = %v, want %v", err, c.want)
@@ -93,7 +94,7 @@ func TestCreateValidatesURLTypesAndAttempts(t *testing.T) {
 	// A public address passes the strict check (resolution is stubbed: tests do not need DNS).
 	strict.Resolve = func(context.Context, string) error { return nil }
 	ep, err := strict.Create(f.ctx, webhooks.CreateInput{OrgID: f.org, ActorID: f.owner, URL: "HTTPS://hooks.example.com/in",
-		EventTypes: []string{outbox.OrderCreated, outbox.OrderCreated, outbox.PaymentRecorded}, MaxAttempts: 10})
+		EventTypes: []string{events.OrderCreated, events.OrderCreated, events.PaymentRecorded}, MaxAttempts: 10})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -143,7 +144,7 @@ func TestAtMostTenEnabledEndpointsEvenUnderConcurrentCreates(t *testing.T) {
 
 func TestMembersListButDoNotManageAndEveryActionIsAuditedWithoutSecrets(t *testing.T) {
 	f := newFixture(t)
-	if _, err := f.svc.Create(f.ctx, webhooks.CreateInput{OrgID: f.org, ActorID: f.member, URL: "https://127.0.0.1/", EventTypes: []string{outbox.OrderCreated}}); !errors.Is(err, models.ErrForbidden) {
+	if _, err := f.svc.Create(f.ctx, webhooks.CreateInput{OrgID: f.org, ActorID: f.member, URL: "https://127.0.0.1/", EventTypes: []string{events.OrderCreated}}); !errors.Is(err, models.ErrForbidden) {
 		t.Fatalf("member create: %v", err)
 	}
 	ep, err := f.create("https://127.0.0.1/hook")
@@ -221,7 +222,7 @@ func (f *fixture) subscribe() {
 
 // delivery writes a row as the activity would.
 func (f *fixture) delivery(ev, ep uuid.UUID, attempt int, status string, at time.Time) models.Delivery {
-	d := models.Delivery{ID: uuid.New(), OrgID: f.org, EventID: ev, EndpointID: ep, EventType: outbox.OrderCreated,
+	d := models.Delivery{ID: uuid.New(), OrgID: f.org, EventID: ev, EndpointID: ep, EventType: events.OrderCreated,
 		ChainID: uuid.New(), WorkflowID: workflows.EventWorkflowID(ev), Attempt: attempt, Status: status, AttemptedAt: at}
 	if err := f.db.Create(&d).Error; err != nil {
 		f.t.Fatal(err)
@@ -232,7 +233,7 @@ func (f *fixture) delivery(ev, ep uuid.UUID, attempt int, status string, at time
 func TestListDeliveriesPagesWithoutGapsOrRepeats(t *testing.T) {
 	f := newFixture(t)
 	ep, _ := f.create("https://127.0.0.1/hook")
-	ev, _ := outbox.Emit(f.ctx, f.db, f.org, nil, outbox.OrderCreated, nil)
+	ev, _ := outbox.Emit(f.ctx, f.db, f.org, nil, events.OrderCreated, nil)
 	at := time.Now().UTC().Truncate(time.Second)
 	want := map[uuid.UUID]bool{}
 	for i := range 7 {
@@ -267,7 +268,7 @@ func TestListDeliveriesPagesWithoutGapsOrRepeats(t *testing.T) {
 func TestRefireQueuesAFreshChainOnlyForDroppedDeliveries(t *testing.T) {
 	f := newFixture(t)
 	ep, _ := f.create("https://127.0.0.1/hook")
-	ev, _ := outbox.Emit(f.ctx, f.db, f.org, nil, outbox.OrderCreated, nil)
+	ev, _ := outbox.Emit(f.ctx, f.db, f.org, nil, events.OrderCreated, nil)
 	failed := f.delivery(ev, ep.ID, 1, "failed", time.Now())
 	dropped := f.delivery(ev, ep.ID, 5, "dropped", time.Now())
 	if _, err := f.svc.Refire(f.ctx, failed.ID, f.owner); !errors.Is(err, models.ErrDeliveryNotDropped) {
@@ -356,7 +357,7 @@ func TestStarterStartsEachEventOnceWhateverTheRaces(t *testing.T) {
 	emit := func(n int) []uuid.UUID {
 		var ids []uuid.UUID
 		for range n {
-			id, _ := outbox.Emit(f.ctx, f.db, f.org, nil, outbox.OrderCreated, nil)
+			id, _ := outbox.Emit(f.ctx, f.db, f.org, nil, events.OrderCreated, nil)
 			ids = append(ids, id)
 		}
 		return ids
@@ -460,7 +461,7 @@ func (t *fakeTemporal) startedOnce(tb testing.TB, ids []uuid.UUID) {
 func TestTheRelayTakesAnEventOnceItsGraceHasPassed(t *testing.T) {
 	f := newFixture(t)
 	f.subscribe()
-	ev, _ := outbox.Emit(f.ctx, f.db, f.org, nil, outbox.OrderCreated, nil)
+	ev, _ := outbox.Emit(f.ctx, f.db, f.org, nil, events.OrderCreated, nil)
 	tc := &fakeTemporal{starts: map[string]int{}}
 	st := &webhooks.Starter{DB: f.db, Temporal: tc, Schedule: []time.Duration{time.Second}, Log: quiet(), Grace: time.Minute}
 	if n, err := st.RelayOnce(f.ctx, 10); err != nil || n != 0 {
@@ -479,7 +480,7 @@ func TestTheRelayTakesAnEventOnceItsGraceHasPassed(t *testing.T) {
 func TestAnAlreadyStartedWorkflowCountsAsDispatched(t *testing.T) {
 	f := newFixture(t)
 	f.subscribe()
-	ev, _ := outbox.Emit(f.ctx, f.db, f.org, nil, outbox.OrderCreated, nil)
+	ev, _ := outbox.Emit(f.ctx, f.db, f.org, nil, events.OrderCreated, nil)
 	tc := &fakeTemporal{starts: map[string]int{workflows.EventWorkflowID(ev): 1}}
 	st := &webhooks.Starter{DB: f.db, Temporal: tc, Schedule: []time.Duration{time.Second}, Log: quiet()}
 	if n, err := st.RelayOnce(f.ctx, 10); err != nil || n != 1 {
@@ -497,7 +498,7 @@ func queueBoth(t *testing.T, f *fixture) (*webhooks.TestQueued, *webhooks.Refire
 	t.Helper()
 	ep, _ := f.create("https://127.0.0.1/hook")
 	q, _ := f.svc.SendTest(f.ctx, f.org, ep.ID)
-	ev, _ := outbox.Emit(f.ctx, f.db, f.org, nil, outbox.OrderCreated, nil)
+	ev, _ := outbox.Emit(f.ctx, f.db, f.org, nil, events.OrderCreated, nil)
 	d := f.delivery(ev, ep.ID, 5, "dropped", time.Now())
 	r, err := f.svc.Refire(f.ctx, d.ID, f.owner)
 	if err != nil {
@@ -550,7 +551,7 @@ func TestDisablingSignalsTheWorkflowsOfTheDroppedChainsAfterCommit(t *testing.T)
 	tc := &fakeTemporal{starts: map[string]int{}}
 	f.svc.Stopper = &webhooks.Starter{DB: f.db, Temporal: tc, Log: quiet()}
 	ep, _ := f.create("https://127.0.0.1/hook")
-	ev, _ := outbox.Emit(f.ctx, f.db, f.org, nil, outbox.OrderCreated, nil)
+	ev, _ := outbox.Emit(f.ctx, f.db, f.org, nil, events.OrderCreated, nil)
 	pending := f.delivery(ev, ep.ID, 1, "failed", time.Now())
 	f.db.Model(&pending).Update("next_attempt_at", time.Now().Add(time.Hour))
 	f.delivery(ev, ep.ID, 1, "succeeded", time.Now()) // a finished chain is not signalled
@@ -575,24 +576,24 @@ func TestDisablingSignalsTheWorkflowsOfTheDroppedChainsAfterCommit(t *testing.T)
 // already dispatched, and Write returns, in emission order, only the ids an endpoint can receive.
 func TestEventsWithoutReceiversAreWrittenDispatched(t *testing.T) {
 	f := newFixture(t)
-	lonely, _ := outbox.Emit(f.ctx, f.db, f.org, nil, outbox.OrderCreated, nil)
+	lonely, _ := outbox.Emit(f.ctx, f.db, f.org, nil, events.OrderCreated, nil)
 	f.subscribe()
-	var events []models.Event
-	for _, typ := range []string{outbox.OrderCreated, outbox.ClientCreated, outbox.OrderCreated} {
+	var evs []models.Event
+	for _, typ := range []string{events.OrderCreated, events.ClientCreated, events.OrderCreated} {
 		ev, err := outbox.New(f.org, nil, typ, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
-		events = append(events, ev)
+		evs = append(evs, ev)
 	}
-	targeted, err := outbox.Write(f.ctx, f.db, events)
+	targeted, err := outbox.Write(f.ctx, f.db, evs)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := []uuid.UUID{events[0].ID, events[2].ID}; !slices.Equal(targeted, want) {
+	if want := []uuid.UUID{evs[0].ID, evs[2].ID}; !slices.Equal(targeted, want) {
 		t.Fatalf("Write returned %v, want %v", targeted, want)
 	}
-	for id, want := range map[uuid.UUID]bool{lonely: true, events[0].ID: false, events[1].ID: true, events[2].ID: false} {
+	for id, want := range map[uuid.UUID]bool{lonely: true, evs[0].ID: false, evs[1].ID: true, evs[2].ID: false} {
 		var e models.Event
 		f.db.Where("id = ?", id).Take(&e)
 		if got := e.DispatchedAt != nil; got != want {
@@ -615,7 +616,7 @@ func TestStarterPlansTheChainsOfAnEvent(t *testing.T) {
 	if _, err := f.svc.Disable(f.ctx, disabled.ID, f.owner); err != nil {
 		t.Fatal(err)
 	}
-	ev, _ := outbox.Emit(f.ctx, f.db, f.org, nil, outbox.OrderCreated, nil)
+	ev, _ := outbox.Emit(f.ctx, f.db, f.org, nil, events.OrderCreated, nil)
 	tc := &fakeTemporal{starts: map[string]int{}}
 	st := &webhooks.Starter{DB: f.db, Temporal: tc, Schedule: []time.Duration{time.Second}, Log: quiet()}
 	st.StartEvents(f.ctx, []uuid.UUID{ev})
@@ -643,7 +644,7 @@ func TestStarterPlansTheChainsOfAnEvent(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	unplanned, _ := outbox.Emit(f.ctx, f.db, f.org, nil, outbox.OrderCreated, nil)
+	unplanned, _ := outbox.Emit(f.ctx, f.db, f.org, nil, events.OrderCreated, nil)
 	st.StartEvents(f.ctx, []uuid.UUID{unplanned})
 	if p := tc.args[1][0].(workflows.EventParams); len(tc.args) != 2 || len(p.Chains) != 0 || tc.names[1] != workflows.EventWorkflowName ||
 		tc.options[1].TypedSearchAttributes.ContainsKey(workflows.AttrEndpointIDs) {
@@ -659,12 +660,12 @@ func TestEventsWhoseReceiverWentAwayStartNoWorkflow(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	orphan, _ := outbox.Emit(f.ctx, f.db, f.org, nil, outbox.OrderCreated, nil)
+	orphan, _ := outbox.Emit(f.ctx, f.db, f.org, nil, events.OrderCreated, nil)
 	if _, err := f.svc.Delete(f.ctx, gone.ID, f.owner); err != nil {
 		t.Fatal(err)
 	}
 	f.subscribe()
-	wanted, _ := outbox.Emit(f.ctx, f.db, f.org, nil, outbox.OrderCreated, nil)
+	wanted, _ := outbox.Emit(f.ctx, f.db, f.org, nil, events.OrderCreated, nil)
 	tc := &fakeTemporal{starts: map[string]int{}}
 	st := &webhooks.Starter{DB: f.db, Temporal: tc, Schedule: []time.Duration{time.Second}, Log: quiet()}
 	st.StartEvents(f.ctx, []uuid.UUID{orphan, wanted})

@@ -8,6 +8,7 @@ import (
 	"github.com/google/uuid"
 
 	"wds/database"
+	"wds/events"
 	"wds/models"
 	"wds/outbox"
 	"wds/pgtest"
@@ -56,7 +57,7 @@ func TestAdminEndpointAndRefireCommands(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer database.Close(db)
-	ev, _ := outbox.Emit(context.Background(), db, uuid.MustParse(org), nil, outbox.OrderCreated, nil)
+	ev, _ := outbox.Emit(context.Background(), db, uuid.MustParse(org), nil, events.OrderCreated, nil)
 	d := models.Delivery{ID: uuid.New(), OrgID: uuid.MustParse(org), EventID: ev, EndpointID: uuid.MustParse(id), EventType: "order.created",
 		ChainID: uuid.New(), WorkflowID: workflows.EventWorkflowID(ev), Attempt: 3, Status: "dropped", AttemptedAt: time.Now()}
 	if err := db.Create(&d).Error; err != nil {

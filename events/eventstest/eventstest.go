@@ -1,0 +1,60 @@
+// Package eventstest validates delivered webhook bodies against the catalog's JSON Schemas with a
+// JSON Schema library, for tests: every test that sees a body checks it against the same documents
+// GET /v1/event-types serves.
+package eventstest
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+
+	"github.com/santhosh-tekuri/jsonschema/v6"
+)
+
+// Validator holds one compiled schema per event type.
+type Validator struct {
+	schemas map[string]*jsonschema.Schema
+}
+
+// New compiles the schemas, keyed by event type, asserting formats (uuid, date-time) too.
+func New(schemas map[string]json.RawMessage) (*Validator, error) {
+	c := jsonschema.NewCompiler()
+	c.AssertFormat()
+	v := &Validator{schemas: map[string]*jsonschema.Schema{}}
+	for typ, raw := range schemas {
+		doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(raw))
+		if err != nil {
+			return nil, fmt.Errorf("schema of %s: %w", typ, err)
+		}
+		url := "urn:wds:event:" + typ
+		if err := c.AddResource(url, doc); err != nil {
+			return nil, fmt.Errorf("schema of %s: %w", typ, err)
+		}
+		if v.schemas[typ], err = c.Compile(url); err != nil {
+			return nil, fmt.Errorf("compile schema of %s: %w", typ, err)
+		}
+	}
+	return v, nil
+}
+
+// Validate checks a delivered body against the schema of the type it names.
+func (v *Validator) Validate(body []byte) error {
+	var head struct {
+		Type string `json:"type"`
+	}
+	if err := json.Unmarshal(body, &head); err != nil {
+		return fmt.Errorf("body is not JSON: %w", err)
+	}
+	s := v.schemas[head.Type]
+	if s == nil {
+		return fmt.Errorf("no schema for event type %q", head.Type)
+	}
+	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(body))
+	if err != nil {
+		return fmt.Errorf("body is not JSON: %w", err)
+	}
+	if err := s.Validate(doc); err != nil {
+		return fmt.Errorf("%s body does not match its schema: %w", head.Type, err)
+	}
+	return nil
+}
