@@ -33,15 +33,24 @@ import (
 	"wds/workflows"
 )
 
-// call makes an HTTP request to the API and decodes the JSON object it answers.
+// call POSTs body to the API and decodes the JSON object it answers.
 func (h *harness) call(path, token string, body any) (int, map[string]any) {
+	h.t.Helper()
+	return h.request(http.MethodPost, path, token, body)
+}
+
+// request makes an HTTP request to the API (no Authorization header when token is empty) and
+// decodes the JSON object it answers.
+func (h *harness) request(method, path, token string, body any) (int, map[string]any) {
 	h.t.Helper()
 	var raw []byte
 	if body != nil {
 		raw, _ = json.Marshal(body)
 	}
-	req, _ := http.NewRequest(http.MethodPost, h.api.URL+path, bytes.NewReader(raw))
-	req.Header.Set("Authorization", "Bearer "+token)
+	req, _ := http.NewRequest(method, h.api.URL+path, bytes.NewReader(raw))
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
 	req.Header.Set("Content-Type", "application/json")
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
