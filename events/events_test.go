@@ -2,6 +2,7 @@ package events_test
 
 import (
 	"encoding/json"
+	"os"
 	"strings"
 	"testing"
 
@@ -117,6 +118,22 @@ func TestSchemasRejectDrift(t *testing.T) {
 	for what, b := range bad {
 		if err := v.Validate([]byte(b)); err == nil {
 			t.Errorf("%s: accepted", what)
+		}
+	}
+}
+
+// docs/events.md lists every type in its catalog table and shows a sample body of each.
+func TestDocsListEveryType(t *testing.T) {
+	doc, err := os.ReadFile("../docs/events.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, typ := range events.Types() {
+		if !strings.Contains(string(doc), "| `"+typ+"` |") {
+			t.Errorf("docs/events.md has no catalog row for %s", typ)
+		}
+		if !strings.Contains(string(doc), "### "+typ+"\n") {
+			t.Errorf("docs/events.md has no sample body of %s", typ)
 		}
 	}
 }
