@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net/http"
 	"time"
+	"unicode/utf8"
 
 	"github.com/google/uuid"
 	"go.temporal.io/sdk/activity"
@@ -162,6 +163,11 @@ func failedOrDropped(in workflows.AttemptInput) string {
 func truncate(s string, n int) string {
 	if len(s) <= n {
 		return s
+	}
+	// Cut before a character that does not fit whole: the column is text, and PostgreSQL refuses
+	// invalid UTF-8.
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
 	}
 	return s[:n]
 }

@@ -15,6 +15,7 @@ import (
 	"wds/models"
 	"wds/openapi"
 	"wds/operator"
+	"wds/workspace"
 )
 
 // registerOperatorKeys mounts the resource side of the Operator API beside the named webhook
@@ -25,9 +26,9 @@ func (s *server) registerOperatorKeys(r *gin.Engine) {
 	r.GET("/admin/v1/openapi.json", serveDoc(openapi.OperatorJSON, "application/json"))
 	g := r.Group("/admin/v1", s.operatorAuth)
 	org := g.Group("/orgs/:org_id", pathOrg)
-	org.POST("/read-keys", s.createReadKey)
+	org.POST("/read-keys", s.orgRole(workspace.Managers), s.createReadKey)
 	org.GET("/read-keys", operatorList(s, operator.ListReadKeys))
-	org.POST("/integration-keys", s.createIntegrationKey)
+	org.POST("/integration-keys", s.orgRole(workspace.Managers), s.createIntegrationKey)
 	org.GET("/integration-keys", operatorList(s, operator.ListIntegrationKeys))
 	org.GET("/audit-log", operatorList(s, operator.ListAudit))
 	org.GET("/deliveries", s.listOrgDeliveries)
@@ -44,6 +45,19 @@ func pathOrg(c *gin.Context) {
 	}
 	c.Set(ctxOrgID, id) // also names the org in the request log, as key-authenticated calls do
 	c.Next()
+}
+
+// orgRole refuses an actor without one of roles in the path's org before the body is read, so a
+// member learns only that they may not, never what is wrong with their input. The operation checks
+// again; this is the early answer, not the rule's only home.
+func (s *server) orgRole(roles []models.Role) gin.HandlerFunc {
+	return func(c *gin.Context) {
+		if err := workspace.RequireRole(c.Request.Context(), s.DB, c.MustGet(ctxOrgID).(uuid.UUID), actorOf(c), roles...); err != nil {
+			fail(c, err)
+			return
+		}
+		c.Next()
+	}
 }
 
 func actorOf(c *gin.Context) uuid.UUID { return c.MustGet(ctxOperator).(uuid.UUID) }

@@ -312,3 +312,18 @@ func TestOperatorListsDeliveriesAndRefiresADroppedOne(t *testing.T) {
 		t.Fatalf("re-fire audit %+v", audit)
 	}
 }
+
+// A member is told they may not create an endpoint before anything about their input is checked:
+// a URL that resolves to a private address must not answer url_not_allowed (and show the lookup).
+func TestAMembersEndpointCreateIsForbiddenBeforeItsInputIsChecked(t *testing.T) {
+	e := newOpEnv(t, false)
+	for _, params := range []map[string]any{
+		{"p_url": "https://127.0.0.1/hooks", "p_event_types": []string{"order.created"}},
+		{"p_url": "http://example.com/hooks", "p_event_types": []string{"nope"}, "p_max_attempts": 99},
+	} {
+		status, out := e.rpc(e.memberToken, "outbound_webhook_create", params)
+		if status != http.StatusForbidden || out["error"] != "forbidden" {
+			t.Fatalf("member create %v: %d %v, want 403 forbidden", params, status, out)
+		}
+	}
+}

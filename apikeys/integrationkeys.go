@@ -52,11 +52,11 @@ type CreatedIntegrationKey struct {
 // nativestore key always requires signatures, because the platform always signs. When signatures are
 // required a signing secret is generated and stored sealed with box, the plaintext returned once.
 func CreateIntegrationKey(ctx context.Context, db *gorm.DB, box *secrets.Box, in NewIntegrationKey) (*CreatedIntegrationKey, error) {
-	k, err := in.validate()
-	if err != nil {
+	if err := workspace.RequireRole(ctx, db, in.OrgID, in.ActorID, workspace.Managers...); err != nil {
 		return nil, err
 	}
-	if err := workspace.RequireRole(ctx, db, in.OrgID, in.ActorID, workspace.Managers...); err != nil {
+	k, err := in.validate()
+	if err != nil {
 		return nil, err
 	}
 	if _, err := workspace.StoreOf(ctx, db, in.OrgID, in.StoreID); err != nil {
@@ -147,6 +147,11 @@ func validScopes(in []string) ([]string, error) {
 		if !slices.Contains(out, s) {
 			out = append(out, s)
 		}
+	}
+	// A key with no scope could call nothing but the order lookup: surely a mistake, so the CLI and
+	// the Operator API both refuse it here.
+	if len(out) == 0 {
+		return nil, models.Fail(models.ErrValidation, "scopes must name at least one of %s", strings.Join(ingest.Scopes, ", "))
 	}
 	return out, nil
 }

@@ -34,14 +34,14 @@ type NewReadKey struct {
 
 // CreateReadKey mints a key (owners and admins only) and audits it. The plaintext is returned once.
 func CreateReadKey(ctx context.Context, db *gorm.DB, in NewReadKey) (*models.ReadKey, string, error) {
+	if err := workspace.RequireRole(ctx, db, in.OrgID, in.ActorID, workspace.Managers...); err != nil {
+		return nil, "", err
+	}
 	if in.Scope == "" {
 		in.Scope = models.ScopeReadOnly
 	}
 	if in.Scope != models.ScopeReadOnly && in.Scope != models.ScopeReadWrite {
 		return nil, "", models.Fail(models.ErrValidation, "scope must be read_only or read_write")
-	}
-	if err := workspace.RequireRole(ctx, db, in.OrgID, in.ActorID, workspace.Managers...); err != nil {
-		return nil, "", err
 	}
 	plain, hash, err := secrets.NewAPIKey(ReadKeyPrefix)
 	if err != nil {

@@ -67,6 +67,11 @@ type Created struct {
 // Create registers an endpoint. The ten-enabled limit is settled under a lock on the org row, so
 // concurrent creates cannot both see nine.
 func (s *Service) Create(ctx context.Context, in CreateInput) (*Created, error) {
+	// The role comes first: a member learns that they may not, not what is wrong with their input
+	// (nor, through url_not_allowed, what a host resolves to).
+	if err := workspace.RequireRole(ctx, s.DB, in.OrgID, in.ActorID, workspace.Managers...); err != nil {
+		return nil, err
+	}
 	if in.MaxAttempts == 0 {
 		in.MaxAttempts = DefaultMaxAttempts
 	}
@@ -79,9 +84,6 @@ func (s *Service) Create(ctx context.Context, in CreateInput) (*Created, error) 
 	}
 	u, err := s.checkURL(ctx, in.URL)
 	if err != nil {
-		return nil, err
-	}
-	if err := workspace.RequireRole(ctx, s.DB, in.OrgID, in.ActorID, workspace.Managers...); err != nil {
 		return nil, err
 	}
 	secret, err := secrets.NewSigningSecret()

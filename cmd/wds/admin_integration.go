@@ -34,9 +34,6 @@ func integrationKeyCreate(fs *flag.FlagSet) runFunc {
 		in := apikeys.NewIntegrationKey{OrgID: *org, StoreID: *store, ActorID: *actor, PayloadFormat: *format,
 			RequireSignature: *requireSig, RateLimit: *rate, Label: *label, Scopes: splitList(*scopes), IPAllowlist: splitList(*allow)}
 		var err error
-		if err := requireString("scopes", *scopes); err != nil {
-			return nil, err
-		}
 		if in.ExpiresAt, err = optionalTime("expires-at", *expires); err != nil {
 			return nil, err
 		}
