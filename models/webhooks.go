@@ -81,17 +81,19 @@ const (
 
 // Dispatch is a re-fire or test event waiting for its workflow to be started.
 type Dispatch struct {
-	ID           uuid.UUID
-	OrgID        uuid.UUID
-	Kind         string
-	WorkflowID   string
-	EventID      uuid.UUID
-	EndpointID   uuid.UUID
-	ChainID      uuid.UUID
-	DeliveryID   *uuid.UUID
-	CreatedBy    *uuid.UUID
-	CreatedAt    time.Time `gorm:"default:clock_timestamp()"`
-	DispatchedAt *time.Time
+	ID         uuid.UUID
+	OrgID      uuid.UUID
+	Kind       string
+	WorkflowID string
+	EventID    uuid.UUID
+	EndpointID uuid.UUID
+	ChainID    uuid.UUID
+	DeliveryID *uuid.UUID
+	// RefiredDeliveryID is the dropped delivery a re-fire answers; each is re-fired at most once.
+	RefiredDeliveryID *uuid.UUID
+	CreatedBy         *uuid.UUID
+	CreatedAt         time.Time `gorm:"default:clock_timestamp()"`
+	DispatchedAt      *time.Time
 }
 
 // TableName is the manual-start queue.

@@ -77,12 +77,16 @@ type Refired struct {
 }
 
 // Refire queues a fresh chain (attempt 1 of max_attempts) of a dropped delivery's event to its
-// endpoint. The workflow is started after commit by the caller or, failing that, by the relay.
+// endpoint. The workflow is started after commit by the caller or, failing that, by the relay. A
+// delivery already re-fired answers that re-fire's chain again (its start is harmless to repeat:
+// the workflow id is taken), so a double click starts one chain.
 func (s *Service) Refire(ctx context.Context, deliveryID, actorID uuid.UUID) (*Refired, error) {
 	var out Refired
 	err := s.DB.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		var d models.Delivery
-		err := tx.Where("id = ?", deliveryID).Take(&d).Error
+		// The row lock makes concurrent re-fires of one delivery take turns; the second then finds
+		// the first one's dispatch.
+		err := tx.Clauses(clause.Locking{Strength: "UPDATE"}).Where("id = ?", deliveryID).Take(&d).Error
 		if errors.Is(err, gorm.ErrRecordNotFound) {
 			return models.Fail(models.ErrNotFound, "delivery %s not found", deliveryID)
 		}
@@ -101,6 +105,14 @@ func (s *Service) Refire(ctx context.Context, deliveryID, actorID uuid.UUID) (*R
 		if err := liveEnabled(ctx, tx, d.EndpointID, d.OrgID); err != nil {
 			return err
 		}
+		var earlier []models.Dispatch
+		if err := tx.Where("refired_delivery_id = ?", d.ID).Limit(1).Find(&earlier).Error; err != nil {
+			return fmt.Errorf("look up earlier re-fire: %w", err)
+		}
+		if len(earlier) == 1 {
+			out = Refired{ChainID: earlier[0].ChainID, WorkflowID: earlier[0].WorkflowID, DispatchID: earlier[0].ID}
+			return nil
+		}
 		var n int
 		err = tx.Raw(`INSERT INTO webhook_refire_counters (event_id, endpoint_id, n) VALUES (?, ?, 1)
 			ON CONFLICT (event_id, endpoint_id) DO UPDATE SET n = webhook_refire_counters.n + 1 RETURNING n`,
@@ -110,7 +122,7 @@ func (s *Service) Refire(ctx context.Context, deliveryID, actorID uuid.UUID) (*R
 		}
 		disp := models.Dispatch{ID: uuid.New(), OrgID: d.OrgID, Kind: models.DispatchRefire,
 			WorkflowID: workflows.RefireWorkflowID(d.EventID, d.EndpointID, n), EventID: d.EventID,
-			EndpointID: d.EndpointID, ChainID: uuid.New(), CreatedBy: &actorID}
+			EndpointID: d.EndpointID, ChainID: uuid.New(), RefiredDeliveryID: &d.ID, CreatedBy: &actorID}
 		if err := tx.Create(&disp).Error; err != nil {
 			return fmt.Errorf("queue re-fire: %w", err)
 		}

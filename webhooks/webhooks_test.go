@@ -280,14 +280,22 @@ func TestRefireQueuesAFreshChainOnlyForDroppedDeliveries(t *testing.T) {
 	if _, err := f.svc.Refire(f.ctx, uuid.New(), f.owner); !errors.Is(err, models.ErrNotFound) {
 		t.Fatalf("unknown delivery: %v", err)
 	}
-	for n := 1; n <= 2; n++ {
-		r, err := f.svc.Refire(f.ctx, dropped.ID, f.owner)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if r.WorkflowID != workflows.RefireWorkflowID(ev, ep.ID, n) || r.ChainID == dropped.ChainID {
-			t.Fatalf("re-fire %d: %+v", n, r)
-		}
+	first, err := f.svc.Refire(f.ctx, dropped.ID, f.owner)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if first.WorkflowID != workflows.RefireWorkflowID(ev, ep.ID, 1) || first.ChainID == dropped.ChainID {
+		t.Fatalf("re-fire: %+v", first)
+	}
+	// A double click answers the same chain; the re-fired chain's own dropped row is the next one.
+	again, err := f.svc.Refire(f.ctx, dropped.ID, f.owner)
+	if err != nil || *again != *first {
+		t.Fatalf("second re-fire of one delivery: %+v %v, want %+v", again, err, first)
+	}
+	droppedAgain := f.delivery(ev, ep.ID, 5, "dropped", time.Now())
+	next, err := f.svc.Refire(f.ctx, droppedAgain.ID, f.owner)
+	if err != nil || next.WorkflowID != workflows.RefireWorkflowID(ev, ep.ID, 2) {
+		t.Fatalf("re-fire of the re-fired chain's drop: %+v %v", next, err)
 	}
 	if _, err := f.svc.Disable(f.ctx, ep.ID, f.owner); err != nil {
 		t.Fatal(err)
@@ -676,5 +684,40 @@ func TestEventsWhoseReceiverWentAwayStartNoWorkflow(t *testing.T) {
 	}
 	if len(tc.starts) != 1 || tc.starts[workflows.EventWorkflowID(wanted)] != 1 {
 		t.Fatalf("started %v, want only the event with a subscribed endpoint", tc.starts)
+	}
+}
+
+// Ten concurrent re-fires of one dropped delivery (an impatient operator) queue one chain.
+func TestConcurrentRefiresOfOneDeliveryQueueOneChain(t *testing.T) {
+	f := newFixture(t)
+	ep, _ := f.create("https://127.0.0.1/hook")
+	ev, _ := outbox.Emit(f.ctx, f.db, f.org, nil, events.OrderCreated, nil)
+	dropped := f.delivery(ev, ep.ID, 5, "dropped", time.Now())
+	var wg sync.WaitGroup
+	chains := make(chan uuid.UUID, 10)
+	for range 10 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			r, err := f.svc.Refire(f.ctx, dropped.ID, f.owner)
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			chains <- r.ChainID
+		}()
+	}
+	wg.Wait()
+	close(chains)
+	var distinct []uuid.UUID
+	for c := range chains {
+		if !slices.Contains(distinct, c) {
+			distinct = append(distinct, c)
+		}
+	}
+	var queued int64
+	f.db.Model(&models.Dispatch{}).Where("refired_delivery_id = ?", dropped.ID).Count(&queued)
+	if len(distinct) != 1 || queued != 1 {
+		t.Fatalf("%d chains answered, %d queued; want 1 and 1", len(distinct), queued)
 	}
 }
