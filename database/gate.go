@@ -8,6 +8,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"golang.org/x/sync/semaphore"
 	"gorm.io/gorm"
 )
 
@@ -23,29 +24,28 @@ func defaultConcurrency() int { return 2 * runtime.GOMAXPROCS(0) }
 // and a Read API page's 103 to 114 ms; four turns at a time made them 32 to 37 ms and 39 to 62 ms at
 // the same throughput (docs/benchmarks.md). database/sql's own limit (SetMaxOpenConns) cannot do
 // this: it hands a freed connection to a random waiter, and the unlucky ones made the tail longer.
+// semaphore.Weighted documents that it serves waiters in order, which is the whole point.
 type gatedPool struct {
 	*sql.DB
-	slots   chan struct{}
+	turns   *semaphore.Weighted
 	waiting atomic.Int32 // callers queued for a turn
 }
 
 func newGatedPool(db *sql.DB, concurrency int) *gatedPool {
-	return &gatedPool{DB: db, slots: make(chan struct{}, concurrency)}
+	return &gatedPool{DB: db, turns: semaphore.NewWeighted(int64(concurrency))}
 }
 
-// acquire waits for a turn; a channel's blocked senders are served first come, first served.
+// acquire waits for a turn, first come, first served.
 func (p *gatedPool) acquire(ctx context.Context) error {
 	p.waiting.Add(1)
 	defer p.waiting.Add(-1)
-	select {
-	case p.slots <- struct{}{}:
-		return nil
-	case <-ctx.Done():
-		return fmt.Errorf("wait for a turn at the database: %w", ctx.Err())
+	if err := p.turns.Acquire(ctx, 1); err != nil {
+		return fmt.Errorf("wait for a turn at the database: %w", err)
 	}
+	return nil
 }
 
-func (p *gatedPool) release() { <-p.slots }
+func (p *gatedPool) release() { p.turns.Release(1) }
 
 // BeginTx takes a turn, then begins. The turn is held until the transaction commits or rolls back.
 func (p *gatedPool) BeginTx(ctx context.Context, opts *sql.TxOptions) (gorm.ConnPool, error) {
