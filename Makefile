@@ -4,8 +4,11 @@ export GOFLAGS ?= -buildvcs=false
 
 .PHONY: run test build vet fuzz bench
 
+# The version `wds version` prints: the commit, marked when the tree has uncommitted changes.
+VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+
 build:
-	$(GO) build -o bin/wds ./cmd/wds
+	$(GO) build -ldflags "-X main.version=$(VERSION)" -o bin/wds ./cmd/wds
 
 # The Temporal CLI (dev server + UI) lives in its own module so its dependencies never mix with ours.
 bin/temporal: tools/temporal/go.mod tools/temporal/go.sum

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+	"time"
 
 	"github.com/google/uuid"
 	"gorm.io/gorm"
@@ -175,4 +176,26 @@ func Audit(ctx context.Context, tx *gorm.DB, e models.AuditEntry) error {
 		return fmt.Errorf("write audit log: %w", err)
 	}
 	return nil
+}
+
+// Member is one operator of an org, as `wds admin user list` shows it (never the token).
+type Member struct {
+	ID        uuid.UUID   `json:"id"`
+	Email     string      `json:"email"`
+	Role      models.Role `json:"role"`
+	CreatedAt time.Time   `json:"created_at"`
+}
+
+// ListMembers lists an org's operators, oldest first, so support staff can find an --actor id.
+func ListMembers(ctx context.Context, db *gorm.DB, orgID uuid.UUID) ([]Member, error) {
+	if err := orgExists(ctx, db, orgID); err != nil {
+		return nil, err
+	}
+	rows := []Member{}
+	err := db.WithContext(ctx).Raw(`SELECT u.id, u.email, m.role, m.created_at FROM memberships m
+		JOIN users u ON u.id = m.user_id WHERE m.org_id = ? ORDER BY m.created_at, u.id`, orgID).Find(&rows).Error
+	if err != nil {
+		return nil, fmt.Errorf("list members: %w", err)
+	}
+	return rows, nil
 }

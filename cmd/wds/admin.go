@@ -47,25 +47,44 @@ func registerAdmin(name string, flags func(fs *flag.FlagSet) func(ctx context.Co
 }
 
 // adminCmd prints exactly one JSON object on stdout, or {"error","detail"} on stderr and fails.
+// `wds admin help` (or -h) lists the commands; `wds admin <noun> <verb> -h` prints one's flags.
 func adminCmd(ctx context.Context, args []string) error {
+	if len(args) == 0 || isHelp(args[0]) {
+		printAdminUsage(os.Stdout)
+		return nil
+	}
 	out, err := runAdmin(ctx, args)
+	if errors.Is(err, flag.ErrHelp) {
+		printCommandUsage(os.Stdout, args[0]+" "+args[1])
+		return nil
+	}
 	if err != nil {
 		code, detail := api.ErrorCode(err)
-		_ = json.NewEncoder(os.Stderr).Encode(map[string]string{"error": code, "detail": detail})
+		_ = jsonEncoder(os.Stderr).Encode(map[string]string{"error": code, "detail": detail})
 		return err
 	}
-	return json.NewEncoder(os.Stdout).Encode(out)
+	return jsonEncoder(os.Stdout).Encode(out)
+}
+
+// jsonEncoder writes JSON for people and scripts: "<" stays "<", not "\u003c".
+func jsonEncoder(w io.Writer) *json.Encoder {
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
+	return enc
 }
 
 func runAdmin(ctx context.Context, args []string) (any, error) {
 	if len(args) < 2 || adminCommands[args[0]+" "+args[1]].flags == nil {
-		return nil, models.Fail(models.ErrInvalidParameter, "usage: wds admin <noun> <verb> [flags]; commands: %s", adminNames())
+		return nil, models.Fail(models.ErrInvalidParameter, "unknown command %q; `wds admin help` lists them: %s",
+			strings.Join(args[:min(2, len(args))], " "), adminNames())
 	}
-	fs := flag.NewFlagSet("wds admin "+args[0]+" "+args[1], flag.ContinueOnError)
-	fs.SetOutput(io.Discard)
+	fs := newAdminFlags(args[0] + " " + args[1])
 	run := adminCommands[args[0]+" "+args[1]].flags(fs)
 	if err := fs.Parse(args[2:]); err != nil {
-		return nil, models.Fail(models.ErrInvalidParameter, "%v", err)
+		if errors.Is(err, flag.ErrHelp) {
+			return nil, err
+		}
+		return nil, models.Fail(models.ErrInvalidParameter, "%s", dashDash(err.Error()))
 	}
 	if fs.NArg() > 0 {
 		return nil, models.Fail(models.ErrInvalidParameter, "unexpected argument %q", fs.Arg(0))
@@ -127,22 +146,46 @@ func uuidFlag(fs *flag.FlagSet, name, usage string) *uuid.UUID {
 	return &r.id
 }
 
+// requiredString is a flag holding text that must be given and not be blank.
+type requiredString struct {
+	s   string
+	set bool
+}
+
+func (r *requiredString) String() string { return r.s }
+
+func (r *requiredString) Set(v string) error {
+	r.s, r.set = v, strings.TrimSpace(v) != ""
+	return nil
+}
+
+// stringFlag defines a required text flag.
+func stringFlag(fs *flag.FlagSet, name, usage string) *string {
+	r := &requiredString{}
+	fs.Var(r, name, usage+" (required)")
+	return &r.s
+}
+
+// required reports whether f must be given, and whether it was.
+func required(f *flag.Flag) (must, given bool) {
+	switch r := f.Value.(type) {
+	case *requiredUUID:
+		return true, r.set
+	case *requiredString:
+		return true, r.set
+	}
+	return false, false
+}
+
 // missingRequired names the first required flag that was not given.
 func missingRequired(fs *flag.FlagSet) error {
 	var missing error
 	fs.VisitAll(func(f *flag.Flag) {
-		if r, ok := f.Value.(*requiredUUID); ok && !r.set && missing == nil {
+		if must, given := required(f); must && !given && missing == nil {
 			missing = models.Fail(models.ErrInvalidParameter, "--%s is required", f.Name)
 		}
 	})
 	return missing
-}
-
-func requireString(name, v string) error {
-	if strings.TrimSpace(v) == "" {
-		return models.Fail(models.ErrInvalidParameter, "--%s is required", name)
-	}
-	return nil
 }
 
 func optionalTime(name, v string) (*time.Time, error) {

@@ -36,15 +36,9 @@ func webhookService(env *adminEnv, seals bool) (*webhooks.Service, error) {
 }
 
 func endpointCreate(fs *flag.FlagSet) runFunc {
-	org, actor, url := uuidFlag(fs, "org", "org id"), uuidFlag(fs, "actor", "acting user id"), fs.String("url", "", "https:// URL")
-	events, maxAttempts := fs.String("events", "", "event types, comma separated"), fs.Int("max-attempts", webhooks.DefaultMaxAttempts, "1..10")
+	org, actor, url := uuidFlag(fs, "org", "org id"), uuidFlag(fs, "actor", "acting user id"), stringFlag(fs, "url", "https:// URL")
+	events, maxAttempts := stringFlag(fs, "events", "event types, comma separated"), fs.Int("max-attempts", webhooks.DefaultMaxAttempts, "1..10")
 	return func(ctx context.Context, env *adminEnv) (any, error) {
-		if err := requireString("url", *url); err != nil {
-			return nil, err
-		}
-		if err := requireString("events", *events); err != nil {
-			return nil, err
-		}
 		svc, err := webhookService(env, true)
 		if err != nil {
 			return nil, err

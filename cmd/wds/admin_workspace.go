@@ -17,6 +17,7 @@ func init() {
 	registerAdmin("org create", orgCreate)
 	registerAdmin("store create", storeCreate)
 	registerAdmin("user create", userCreate)
+	registerAdmin("user list", userList)
 	registerAdmin("read-key create", readKeyCreate)
 	registerAdmin("read-key revoke", readKeyRevoke)
 	registerAdmin("vendor create", vendorCreate)
@@ -30,11 +31,8 @@ type idOut struct {
 }
 
 func orgCreate(fs *flag.FlagSet) runFunc {
-	name := fs.String("name", "", "org name")
+	name := stringFlag(fs, "name", "org name")
 	return func(ctx context.Context, env *adminEnv) (any, error) {
-		if err := requireString("name", *name); err != nil {
-			return nil, err
-		}
 		org, err := workspace.CreateOrg(ctx, env.db, *name)
 		if err != nil {
 			return nil, err
@@ -62,6 +60,17 @@ func userCreate(fs *flag.FlagSet) runFunc {
 			return nil, err
 		}
 		return map[string]string{"id": u.ID.String(), "token": token}, nil
+	}
+}
+
+func userList(fs *flag.FlagSet) runFunc {
+	org := uuidFlag(fs, "org", "org id")
+	return func(ctx context.Context, env *adminEnv) (any, error) {
+		rows, err := workspace.ListMembers(ctx, env.db, *org)
+		if err != nil {
+			return nil, err
+		}
+		return map[string]any{"rows": rows}, nil
 	}
 }
 

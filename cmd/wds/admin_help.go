@@ -1,0 +1,81 @@
+package main
+
+import (
+	"flag"
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+)
+
+// newAdminFlags is a command's flag set: errors come back to the caller, nothing is printed.
+func newAdminFlags(name string) *flag.FlagSet {
+	fs := flag.NewFlagSet("wds admin "+name, flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	return fs
+}
+
+// dashDash spells flags in the flag package's errors the way the docs do: --org, not -org.
+func dashDash(msg string) string {
+	return strings.NewReplacer("flag -", "flag --", "defined: -", "defined: --", "argument: -", "argument: --").Replace(msg)
+}
+
+// printAdminUsage lists every command with its flags, required ones first.
+func printAdminUsage(w io.Writer) {
+	fmt.Fprint(w, "usage: wds admin <noun> <verb> [flags]      (wds admin <noun> <verb> -h for one command)\n\n")
+	names := make([]string, 0, len(adminCommands))
+	for n := range adminCommands {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		fmt.Fprintf(w, "  wds admin %s %s\n", n, flagSynopsis(n))
+	}
+	fmt.Fprint(w, `
+Each command prints one JSON object on stdout and exits 0; a failure prints {"error","detail"} on
+stderr and exits 1. Commands use DATABASE_URL (or the database wds dev records in WDS_DATA_DIR).
+`)
+}
+
+// printCommandUsage prints one command's synopsis and each flag's meaning.
+func printCommandUsage(w io.Writer, name string) {
+	fmt.Fprintf(w, "usage: wds admin %s %s\n\n", name, flagSynopsis(name))
+	fs := newAdminFlags(name)
+	adminCommands[name].flags(fs)
+	fs.VisitAll(func(f *flag.Flag) {
+		_, meaning := flag.UnquoteUsage(f)
+		fmt.Fprintf(w, "  --%s %s\n        %s\n", f.Name, flagKind(f), meaning)
+	})
+}
+
+// flagSynopsis is "--name STRING --org UUID [--currency STRING]": required flags bare, optional ones
+// in brackets, each group sorted by name.
+func flagSynopsis(name string) string {
+	fs := newAdminFlags(name)
+	adminCommands[name].flags(fs)
+	var req, opt []string
+	fs.VisitAll(func(f *flag.Flag) {
+		arg := "--" + f.Name
+		if kind := flagKind(f); kind != "" {
+			arg += " " + kind
+		}
+		if must, _ := required(f); must {
+			req = append(req, arg)
+			return
+		}
+		opt = append(opt, "["+arg+"]")
+	})
+	return strings.Join(append(req, opt...), " ")
+}
+
+// flagKind names a flag's value: UUID, STRING, INT...; empty for a switch.
+func flagKind(f *flag.Flag) string {
+	if _, ok := f.Value.(*requiredUUID); ok {
+		return "UUID"
+	}
+	if _, ok := f.Value.(*requiredString); ok {
+		return "STRING"
+	}
+	kind, _ := flag.UnquoteUsage(f)
+	return strings.ToUpper(kind)
+}

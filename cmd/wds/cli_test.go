@@ -1,0 +1,76 @@
+package main
+
+import (
+	"errors"
+	"os/exec"
+	"strings"
+	"testing"
+	"time"
+
+	"wds/pgtest"
+)
+
+// run starts the real program and waits for it; a command that should print help must not serve.
+func run(t *testing.T, env []string, args ...string) (code int, out string) {
+	t.Helper()
+	p := startWDS(t, env, args...)
+	select {
+	case <-p.exited:
+	case <-time.After(30 * time.Second):
+		t.Fatalf("wds %v did not exit: %s", args, p.out.String())
+	}
+	var exit *exec.ExitError
+	if errors.As(p.err, &exit) {
+		return exit.ExitCode(), p.out.String()
+	}
+	if p.err != nil {
+		t.Fatal(p.err)
+	}
+	return 0, p.out.String()
+}
+
+// Support staff find their way from the program itself: -h works everywhere and exits 0, a stray
+// argument is refused, and errors name flags as the docs spell them.
+func TestEveryCommandExplainsItself(t *testing.T) {
+	cases := []struct {
+		args []string
+		code int
+		want string
+	}{
+		{[]string{"--help"}, 0, "usage: wds <command>"},
+		{[]string{"serve", "--help"}, 0, "usage: wds serve"},
+		{[]string{"worker", "-h"}, 0, "usage: wds worker"},
+		{[]string{"dev", "--help"}, 0, "usage: wds dev"},
+		{[]string{"migrate", "-h"}, 0, "usage: wds migrate up|status"},
+		{[]string{"serve", "now"}, 2, `unexpected argument "now"`},
+		{[]string{"nope"}, 2, `unknown command "nope"`},
+		{[]string{"version"}, 0, "wds dev (go"},
+		{[]string{"admin"}, 0, "wds admin org create --name STRING"},
+		{[]string{"admin", "help"}, 0, "wds admin user list --org UUID"},
+		{[]string{"admin", "-h"}, 0, "wds admin endpoint create --actor UUID --events STRING --org UUID --url STRING [--max-attempts INT]"},
+		{[]string{"admin", "read-key", "create", "--help"}, 0, "--expires-at STRING\n        RFC 3339"},
+		{[]string{"admin", "store", "create", "--org", "nope"}, 1, `invalid value \"nope\" for flag --org: must be a UUID`},
+		{[]string{"admin", "org", "create", "--nme", "x"}, 1, "flag provided but not defined: --nme"},
+		{[]string{"admin", "org", "list"}, 1, "`wds admin help` lists them"},
+	}
+	for _, c := range cases {
+		code, out := run(t, nil, c.args...)
+		if code != c.code || !strings.Contains(out, c.want) {
+			t.Errorf("wds %s: exit %d, want %d and %q in:\n%s", strings.Join(c.args, " "), code, c.code, c.want, out)
+		}
+	}
+}
+
+// JSON output is for people and scripts alike: no \u003c where a < was stored.
+func TestAdminJSONIsNotHTMLEscaped(t *testing.T) {
+	env := []string{"DATABASE_URL=" + pgtest.URL(t)}
+	_, out := run(t, env, "admin", "org", "create", "--name", "Acme")
+	org := strings.Split(out, `"`)[3]
+	if code, out := run(t, env, "admin", "user", "create", "--org", org, "--email", "<ops>&co@acme.example", "--role", "member"); code != 0 {
+		t.Fatalf("user create: %s", out)
+	}
+	code, out := run(t, env, "admin", "user", "list", "--org", org)
+	if code != 0 || !strings.Contains(out, `"email":"<ops>&co@acme.example","role":"member"`) {
+		t.Fatalf("user list: exit %d %s", code, out)
+	}
+}
