@@ -34,9 +34,12 @@ func workerCmd(ctx context.Context, _ []string) error {
 		return err
 	}
 	defer c.Close()
+	// Every start sets the Wds* search attributes, and Temporal refuses a start whose attributes the
+	// namespace lacks: a worker that went on without them would deliver nothing. Stop here instead.
 	if err := worker.EnsureSearchAttributes(ctx, c, p.cfg.TemporalNamespace); err != nil {
-		// Workflows still run; only the UI's filters would be missing, so say how to add them.
-		p.log.WithError(err).Warn("cannot register the Wds* search attributes; see docs/production.md")
+		return fmt.Errorf("the Wds* search attributes are missing on Temporal namespace %q and cannot be added (%w); "+
+			"without them no delivery can start: register them as docs/production.md shows, then start the worker again",
+			p.cfg.TemporalNamespace, err)
 	}
 	return runWorker(ctx, p.cfg, p.db, p.box, c, p.log)
 }

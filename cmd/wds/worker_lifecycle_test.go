@@ -71,3 +71,17 @@ func TestWorkerExposesTemporalMetricsAndStopsOnSIGTERM(t *testing.T) {
 		t.Error("the metrics listener outlived the process")
 	}
 }
+
+// A worker that cannot have the Wds* search attributes would start nothing: it exits and says why.
+func TestWorkerExitsWhenTheSearchAttributesCannotBeRegistered(t *testing.T) {
+	srv, err := temporaldev.Start(context.Background(), temporaldev.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = srv.Stop() })
+	code, out := run(t, []string{"DATABASE_URL=" + pgtest.URL(t), "WDS_ENCRYPTION_KEY=" + secrets.GenerateKey(),
+		"TEMPORAL_ADDRESS=" + srv.Address, "TEMPORAL_NAMESPACE=no-such-namespace", "WDS_METRICS_ADDR=127.0.0.1:0"}, "worker")
+	if code != 1 || !strings.Contains(out, `search attributes are missing on Temporal namespace "no-such-namespace"`) {
+		t.Fatalf("exit %d:\n%s", code, out)
+	}
+}
