@@ -19,10 +19,12 @@ run: build bin/temporal
 
 vet:
 	$(GO) vet ./...
+	cd bench && $(GO) vet ./...
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed: $$out"; exit 1; fi
 
 test: vet bin/temporal
 	$(GO) test -race -count=1 -timeout 45m ./...
+	cd bench && $(GO) test -race -count=1 -timeout 20m ./...
 
 # A longer run of every fuzz target (not part of `make test`, whose seed corpora run as unit tests).
 FUZZTIME ?= 30s
@@ -34,6 +36,8 @@ fuzz:
 	done
 
 # The benchmark against same-run baselines (docs/benchmarks.md): 10 to 25 minutes, its own PostgreSQL,
-# Temporal dev server and wds processes. Not part of `make test`, which runs its smoke mode.
+# Temporal dev server and wds processes. Not part of `make test`, which runs its smoke mode. It is a
+# module of its own (bench/go.mod), so its plotting dependencies stay out of the service's.
 bench: build bin/temporal
-	$(GO) run ./cmd/wdsbench -wds bin/wds
+	cd bench && $(GO) run ./cmd/wdsbench -wds ../bin/wds -results ../docs/benchmarks/results.json \
+	  -doc ../docs/benchmarks.md -chart ../docs/benchmarks/read-latency.png

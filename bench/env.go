@@ -92,14 +92,20 @@ func findPgbench() (string, error) {
 	return p, nil
 }
 
-// buildWDS returns the wds binary to run: the one given, or a fresh build of this module's cmd/wds so
-// the benchmark always measures the code beside it.
+// buildWDS returns the wds binary to run: the one given, or a fresh build of the service's cmd/wds so
+// the benchmark always measures the code beside it. It builds in the service's own module (where
+// go.mod replaces wds), whose go.sum covers every dependency of the program.
 func buildWDS(ctx context.Context, given, dir string) (string, error) {
 	if given != "" {
 		return filepath.Abs(given)
 	}
+	root, err := exec.CommandContext(ctx, "go", "list", "-m", "-f", "{{.Dir}}", "wds").Output()
+	if err != nil {
+		return "", fmt.Errorf("bench: find the wds module: %w", err)
+	}
 	out := filepath.Join(dir, "wds")
-	cmd := exec.CommandContext(ctx, "go", "build", "-buildvcs=false", "-o", out, "wds/cmd/wds")
+	cmd := exec.CommandContext(ctx, "go", "build", "-buildvcs=false", "-o", out, "./cmd/wds")
+	cmd.Dir = strings.TrimSpace(string(root))
 	if b, err := cmd.CombinedOutput(); err != nil {
 		return "", fmt.Errorf("bench: build wds: %w: %s", err, b)
 	}
