@@ -24,8 +24,22 @@ const (
 	ctxBody   = "wds.body"
 )
 
-// maxBody is the inbound body cap (decisions.md §4).
+// maxBody is the cap on every inbound body (decisions.md §4).
 const maxBody = 1 << 20
+
+// cappedBody reads a request's whole body under the cap: a larger one is payload_too_large, one that
+// cannot be read (the client went away mid-body) invalid_json.
+func cappedBody(c *gin.Context) ([]byte, error) {
+	body, err := io.ReadAll(http.MaxBytesReader(c.Writer, c.Request.Body, maxBody))
+	var tooLarge *http.MaxBytesError
+	if errors.As(err, &tooLarge) {
+		return nil, models.Fail(models.ErrPayloadTooLarge, "the body exceeds %d bytes (1 MiB)", maxBody)
+	}
+	if err != nil {
+		return nil, models.Fail(models.ErrInvalidJSON, "the body could not be read")
+	}
+	return body, nil
+}
 
 // Signature headers of the two payload formats.
 const (
@@ -118,14 +132,9 @@ func (s *server) intRateLimit(c *gin.Context) {
 
 // readBody reads the whole body once, capped at 1 MiB, for the signature and the handlers.
 func readBody(c *gin.Context) {
-	body, err := io.ReadAll(http.MaxBytesReader(c.Writer, c.Request.Body, maxBody))
-	var tooLarge *http.MaxBytesError
-	if errors.As(err, &tooLarge) {
-		fail(c, models.Fail(models.ErrPayloadTooLarge, "the body exceeds %d bytes", maxBody))
-		return
-	}
+	body, err := cappedBody(c)
 	if err != nil {
-		fail(c, models.Fail(models.ErrInvalidJSON, "the body could not be read"))
+		fail(c, err)
 		return
 	}
 	c.Set(ctxBody, body)

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"io"
 	"net/http"
 	"strings"
 
@@ -23,9 +22,6 @@ type DispatchStarter interface {
 }
 
 const ctxOperator = "wds.operator"
-
-// maxOperatorBody caps an Operator API request body like every inbound body (decisions.md §4).
-const maxOperatorBody = 1 << 20
 
 // registerOperator mounts the Operator API: named operations called as POST /admin/v1/rpc/<operation>
 // with a JSON object of parameters, and the delivery re-fire.
@@ -101,13 +97,9 @@ func (s *server) rpc(c *gin.Context) {
 // decodeParams reads the JSON object of parameters; an empty body is no parameters.
 func decodeParams(c *gin.Context) (rpcParams, error) {
 	var p rpcParams
-	raw, err := io.ReadAll(http.MaxBytesReader(c.Writer, c.Request.Body, maxOperatorBody))
-	var tooLarge *http.MaxBytesError
-	if errors.As(err, &tooLarge) {
-		return p, models.Fail(models.ErrPayloadTooLarge, "body exceeds 1 MiB")
-	}
+	raw, err := cappedBody(c)
 	if err != nil {
-		return p, models.Fail(models.ErrInvalidJSON, "cannot read body")
+		return p, err
 	}
 	if len(strings.TrimSpace(string(raw))) == 0 {
 		return p, nil

@@ -3,7 +3,6 @@ package api
 import (
 	"context"
 	"errors"
-	"io"
 	"net/http"
 	"time"
 
@@ -263,13 +262,9 @@ func deliveryFilter(c *gin.Context) (operator.DeliveryFilter, error) {
 // readObject reads a JSON object body under the inbound cap (decisions.md §4) and decodes it as the
 // Integration API does; an empty body is an empty object, so every field takes its default.
 func readObject(c *gin.Context, v any) error {
-	raw, err := io.ReadAll(http.MaxBytesReader(c.Writer, c.Request.Body, maxOperatorBody))
-	var tooLarge *http.MaxBytesError
-	if errors.As(err, &tooLarge) {
-		return models.Fail(models.ErrPayloadTooLarge, "body exceeds 1 MiB")
-	}
+	raw, err := cappedBody(c)
 	if err != nil {
-		return models.Fail(models.ErrInvalidJSON, "cannot read body")
+		return err
 	}
 	return decodeOptionalObject(raw, v)
 }
