@@ -134,14 +134,11 @@ func (s *server) orgOf(ctx context.Context, actor uuid.UUID, p rpcParams) (uuid.
 	if p.OrgID != nil {
 		return paramUUID("p_org_id", p.OrgID)
 	}
-	var orgs []uuid.UUID
-	if err := s.DB.WithContext(ctx).Model(&models.Membership{}).Where("user_id = ?", actor).Limit(2).Pluck("org_id", &orgs).Error; err != nil {
-		return uuid.Nil, err
-	}
-	if len(orgs) != 1 {
+	org, err := workspace.OnlyOrg(ctx, s.DB, actor)
+	if errors.Is(err, workspace.ErrSeveralOrgs) {
 		return uuid.Nil, models.Fail(models.ErrValidation, "p_org_id is required")
 	}
-	return orgs[0], nil
+	return org, err
 }
 
 func (s *server) rpcCreate(ctx context.Context, actor uuid.UUID, p rpcParams) (int, any, error) {

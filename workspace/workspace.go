@@ -141,6 +141,22 @@ func UserByToken(ctx context.Context, db *gorm.DB, token string) (*models.User, 
 	return &u, nil
 }
 
+// ErrSeveralOrgs is OnlyOrg's answer for an operator in no org or in more than one.
+var ErrSeveralOrgs = errors.New("the operator belongs to no org or to several")
+
+// OnlyOrg is the org of an operator who belongs to exactly one, so callers may leave the org out.
+func OnlyOrg(ctx context.Context, db *gorm.DB, actorID uuid.UUID) (uuid.UUID, error) {
+	var orgs []uuid.UUID
+	err := db.WithContext(ctx).Model(&models.Membership{}).Where("user_id = ?", actorID).Limit(2).Pluck("org_id", &orgs).Error
+	if err != nil {
+		return uuid.Nil, fmt.Errorf("find the operator's org: %w", err)
+	}
+	if len(orgs) != 1 {
+		return uuid.Nil, ErrSeveralOrgs
+	}
+	return orgs[0], nil
+}
+
 // Managers may mint and revoke keys, manage endpoints and re-fire deliveries.
 var Managers = []models.Role{models.RoleOwner, models.RoleAdmin}
 
