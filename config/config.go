@@ -30,6 +30,8 @@ type Config struct {
 	WebhookAllowPrivate   bool            `env:"WDS_WEBHOOK_ALLOW_PRIVATE" envDefault:"false"`
 	WebhookCAFile         string          `env:"WDS_WEBHOOK_CA_FILE"`
 	WebhookRetrySchedule  []time.Duration `env:"WDS_WEBHOOK_RETRY_SCHEDULE" envDefault:"1m,5m,30m,2h,8h" envSeparator:","`
+	// Retention is how long the worker keeps events and delivery rows (90 days); 0 keeps them forever.
+	Retention time.Duration `env:"WDS_RETENTION" envDefault:"2160h"`
 	// DBConcurrency bounds the transactions and Read API queries one process runs at once; 0 is
 	// twice its CPUs.
 	DBConcurrency int    `env:"WDS_DB_CONCURRENCY" envDefault:"0"`

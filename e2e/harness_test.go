@@ -52,6 +52,9 @@ type harness struct {
 	mu      sync.Mutex
 	workers []func()
 
+	// retention is the workers' WDS_RETENTION; 0 keeps everything.
+	retention time.Duration
+
 	org, store, owner uuid.UUID
 	ownerToken        string
 	readWriteKey      string
@@ -115,7 +118,7 @@ func (h *harness) startWorker() {
 	done := make(chan error, 1)
 	go func() {
 		done <- worker.Run(ctx, worker.Options{Temporal: h.temporal, Starter: h.starter, Log: h.log, RelayInterval: 100 * time.Millisecond,
-			Activities: &activities.Activities{DB: h.db, Box: h.box, HTTP: httpc}})
+			Activities: &activities.Activities{DB: h.db, Box: h.box, HTTP: httpc}, Retention: h.retention})
 	}()
 	t := h.t
 	h.mu.Lock()

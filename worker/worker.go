@@ -30,7 +30,12 @@ type Options struct {
 	RelayInterval time.Duration
 	// RelayBatch is how many rows one relay transaction claims.
 	RelayBatch int
+	// Retention is how long events and delivery rows are kept; 0 keeps them forever.
+	Retention time.Duration
 }
+
+// pruneEvery is how often the worker prunes what is older than its retention.
+const pruneEvery = time.Hour
 
 // Run serves workflows and activities and runs the relay until ctx ends, then stops both: in-flight
 // activities finish (up to the worker's stop timeout) and the relay's transaction completes.
@@ -56,7 +61,10 @@ func Run(ctx context.Context, o Options) error {
 		return fmt.Errorf("start Temporal worker: %w", err)
 	}
 	o.Log.WithField("task_queue", workflows.TaskQueue).Info("webhook worker started")
+	pruned := make(chan struct{})
+	go func() { prune(ctx, o); close(pruned) }()
 	relay(ctx, o)
+	<-pruned
 	w.Stop()
 	o.Log.Info("webhook worker stopped")
 	return nil
@@ -74,6 +82,29 @@ func RegisterWorkflows(w sdkworker.WorkflowRegistry) {
 	w.RegisterWorkflowWithOptions(workflows.EventWorkflow, workflow.RegisterOptions{Name: workflows.PlannedEventWorkflowName})
 	w.RegisterWorkflowWithOptions(workflows.RefireWorkflow, workflow.RegisterOptions{Name: workflows.RefireWorkflowName})
 	w.RegisterWorkflowWithOptions(workflows.TestWorkflow, workflow.RegisterOptions{Name: workflows.TestWorkflowName})
+}
+
+// prune deletes events and delivery rows older than the retention, at start and then hourly, until
+// ctx ends. Several workers may prune at once: each batch is its own statement and skips rows
+// another is deleting.
+func prune(ctx context.Context, o Options) {
+	if o.Retention <= 0 {
+		return
+	}
+	for {
+		p, err := webhooks.Prune(ctx, o.Starter.DB, time.Now().Add(-o.Retention), 1000)
+		if err != nil && ctx.Err() == nil {
+			o.Log.WithError(err).Warn("cannot prune old events and deliveries; will retry")
+		} else if p != (webhooks.Pruned{}) {
+			o.Log.WithFields(logrus.Fields{"deliveries": p.Deliveries, "dispatches": p.Dispatches, "events": p.Events}).
+				Info("pruned events and deliveries older than the retention")
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(pruneEvery):
+		}
+	}
 }
 
 // relay starts undispatched rows until ctx ends: full batches are followed at once by the next, an

@@ -112,4 +112,6 @@ func checkArgs(stdout, stderr io.Writer, name string, args []string) (code int, 
 	return 0, false
 }
 
-func isHelp(arg string) bool { return arg == "-h" || arg == "--help" || arg == "-help" || arg == "help" }
+func isHelp(arg string) bool {
+	return arg == "-h" || arg == "--help" || arg == "-help" || arg == "help"
+}

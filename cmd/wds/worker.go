@@ -90,11 +90,16 @@ func runWorker(ctx context.Context, cfg *config.Config, db *gorm.DB, box *secret
 	if err != nil {
 		return err
 	}
+	if cfg.Retention > 0 && cfg.Retention < webhooks.MinRetention {
+		return fmt.Errorf("WDS_RETENTION=%s: keep at least %s (a chain's retries span days), or 0 to keep everything",
+			cfg.Retention, webhooks.MinRetention)
+	}
 	return worker.Run(ctx, worker.Options{
 		Temporal:   c,
 		Activities: &activities.Activities{DB: db, Box: box, HTTP: httpc},
 		Starter:    newStarter(cfg, db, c, log),
 		Log:        log,
+		Retention:  cfg.Retention,
 	})
 }
 

@@ -1,0 +1,58 @@
+package webhooks
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"gorm.io/gorm"
+)
+
+// MinRetention is the shortest retention Prune accepts: far longer than any chain's ladder (ten
+// attempts span about 50 hours), so no running workflow loses the event body or the rows it writes.
+const MinRetention = 7 * 24 * time.Hour
+
+// Pruned counts what one Prune deleted.
+type Pruned struct {
+	Deliveries int64 `json:"deliveries"`
+	Dispatches int64 `json:"dispatches"`
+	Events     int64 `json:"events"`
+}
+
+// Prune deletes delivery rows attempted before cutoff, started re-fire and test dispatches queued
+// before it, and events created before it that nothing refers to any more (no delivery row, no
+// dispatch): the log and the outbox would otherwise grow forever. It works in batches of at most
+// batch rows, each its own short statement, so it never holds many locks at once.
+func Prune(ctx context.Context, db *gorm.DB, cutoff time.Time, batch int) (Pruned, error) {
+	var p Pruned
+	steps := []struct {
+		n   *int64
+		sql string
+	}{
+		{&p.Deliveries, `DELETE FROM webhook_deliveries WHERE id IN (
+			SELECT id FROM webhook_deliveries WHERE attempted_at < ? ORDER BY attempted_at LIMIT ?)`},
+		{&p.Dispatches, `DELETE FROM webhook_dispatches WHERE id IN (
+			SELECT id FROM webhook_dispatches WHERE created_at < ? AND dispatched_at IS NOT NULL
+			ORDER BY created_at LIMIT ?)`},
+		{&p.Events, `WITH doomed AS (
+			SELECT e.id FROM events e WHERE e.created_at < ? AND e.dispatched_at IS NOT NULL
+				AND NOT EXISTS (SELECT 1 FROM webhook_deliveries d WHERE d.event_id = e.id)
+				AND NOT EXISTS (SELECT 1 FROM webhook_dispatches q WHERE q.event_id = e.id)
+			ORDER BY e.created_at LIMIT ? FOR UPDATE SKIP LOCKED),
+		counters AS (DELETE FROM webhook_refire_counters WHERE event_id IN (SELECT id FROM doomed))
+		DELETE FROM events WHERE id IN (SELECT id FROM doomed)`},
+	}
+	for _, s := range steps {
+		for {
+			r := db.WithContext(ctx).Exec(s.sql, cutoff, batch)
+			if r.Error != nil {
+				return p, fmt.Errorf("prune: %w", r.Error)
+			}
+			*s.n += r.RowsAffected
+			if r.RowsAffected < int64(batch) {
+				break
+			}
+		}
+	}
+	return p, nil
+}

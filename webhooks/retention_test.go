@@ -1,0 +1,64 @@
+package webhooks_test
+
+import (
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+
+	"wds/events"
+	"wds/models"
+	"wds/outbox"
+	"wds/webhooks"
+)
+
+// Prune removes what is older than the cutoff and nothing that anything newer, or anything still to
+// be started, refers to.
+func TestPruneDeletesOnlyWhatNothingNeeds(t *testing.T) {
+	f := newFixture(t)
+	ep, _ := f.create("https://127.0.0.1/hook")
+	old, recent := time.Now().Add(-100*24*time.Hour), time.Now()
+	cutoff := time.Now().Add(-90 * 24 * time.Hour)
+	event := func(createdAt time.Time, dispatched bool) uuid.UUID {
+		id, err := outbox.Emit(f.ctx, f.db, f.org, nil, events.OrderCreated, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		f.db.Exec(`UPDATE events SET created_at = ?, dispatched_at = CASE WHEN ? THEN ?::timestamptz END WHERE id = ?`,
+			createdAt, dispatched, createdAt, id)
+		return id
+	}
+	gone := event(old, true) // old, delivered long ago: pruned with its rows
+	f.delivery(gone, ep.ID, 1, "succeeded", old)
+	f.db.Exec(`INSERT INTO webhook_refire_counters (event_id, endpoint_id, n) VALUES (?, ?, 1)`, gone, ep.ID)
+	f.db.Create(&models.Dispatch{ID: uuid.New(), OrgID: f.org, Kind: models.DispatchRefire, WorkflowID: "w-old",
+		EventID: gone, EndpointID: ep.ID, ChainID: uuid.New(), CreatedAt: old, DispatchedAt: &old})
+	refired := event(old, true) // old, but re-fired recently: its new rows keep it
+	f.delivery(refired, ep.ID, 5, "dropped", old)
+	f.delivery(refired, ep.ID, 1, "succeeded", recent)
+	queued := event(old, true) // old, with a re-fire still waiting to start
+	f.db.Create(&models.Dispatch{ID: uuid.New(), OrgID: f.org, Kind: models.DispatchRefire, WorkflowID: "w-queued",
+		EventID: queued, EndpointID: ep.ID, ChainID: uuid.New(), CreatedAt: old})
+	undispatched := event(old, false) // never started (the relay's backlog): kept
+	fresh := event(recent, true)
+
+	p, err := webhooks.Prune(f.ctx, f.db, cutoff, 1) // batches of one: the loop must go on
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p != (webhooks.Pruned{Deliveries: 2, Dispatches: 1, Events: 1}) {
+		t.Fatalf("pruned %+v", p)
+	}
+	for id, want := range map[uuid.UUID]bool{gone: false, refired: true, queued: true, undispatched: true, fresh: true} {
+		var n int64
+		f.db.Model(&models.Event{}).Where("id = ?", id).Count(&n)
+		if (n == 1) != want {
+			t.Errorf("event %s kept %v, want %v", id, n == 1, want)
+		}
+	}
+	var counters int64
+	f.db.Raw(`SELECT count(*) FROM webhook_refire_counters`).Find(&counters)
+	if counters != 0 {
+		t.Errorf("%d re-fire counters of pruned events left", counters)
+	}
+}
