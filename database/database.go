@@ -68,6 +68,9 @@ func Open(ctx context.Context, url string, log logrus.FieldLogger, opts ...Optio
 	sqlDB.SetMaxOpenConns(40)
 	sqlDB.SetMaxIdleConns(40)
 	sqlDB.SetConnMaxIdleTime(5 * time.Minute)
+	// Replace connections now and then: after a failover or a DNS change they move to the new
+	// primary, and a long-lived backend's caches do not grow without bound.
+	sqlDB.SetConnMaxLifetime(30 * time.Minute)
 	pingCtx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
 	if err := sqlDB.PingContext(pingCtx); err != nil {
