@@ -238,15 +238,8 @@ func RevokeIntegrationKey(ctx context.Context, db *gorm.DB, id, actorID uuid.UUI
 // AuthenticateIntegration finds the integration key for a bearer value. Unlike read keys, a revoked or
 // expired integration key is told so (decisions.md §4): an integrator needs to know to ask for a new one.
 func AuthenticateIntegration(ctx context.Context, db *gorm.DB, bearer string, now time.Time) (*models.IntegrationKey, error) {
-	if !strings.HasPrefix(bearer, IntegrationKeyPrefix) {
-		return nil, models.ErrInvalidAPIKey
-	}
 	var k models.IntegrationKey
-	err := db.WithContext(ctx).Where("key_hash = ?", secrets.HashAPIKey(bearer)).Take(&k).Error
-	if errors.Is(err, gorm.ErrRecordNotFound) {
-		return nil, models.ErrInvalidAPIKey
-	}
-	if err != nil {
+	if err := findByKey(ctx, db, IntegrationKeyPrefix, bearer, &k); err != nil {
 		return nil, fmt.Errorf("authenticate integration key: %w", err)
 	}
 	if k.RevokedAt != nil {

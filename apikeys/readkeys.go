@@ -6,12 +6,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/google/uuid"
 	"gorm.io/gorm"
 
+	"wds/database"
 	"wds/models"
 	"wds/secrets"
 	"wds/workspace"
@@ -93,19 +93,31 @@ func RevokeReadKey(ctx context.Context, db *gorm.DB, id, actorID uuid.UUID) (*mo
 // AuthenticateRead finds the active read key for a bearer value. Unknown, revoked, expired and
 // wrong-prefix keys are all ErrInvalidAPIKey (decisions.md §4): a caller learns nothing about which.
 func AuthenticateRead(ctx context.Context, db *gorm.DB, bearer string, now time.Time) (*models.ReadKey, error) {
-	if !strings.HasPrefix(bearer, ReadKeyPrefix) {
-		return nil, models.ErrInvalidAPIKey
-	}
 	var k models.ReadKey
-	err := db.WithContext(ctx).Where("key_hash = ?", secrets.HashAPIKey(bearer)).Take(&k).Error
-	if errors.Is(err, gorm.ErrRecordNotFound) {
-		return nil, models.ErrInvalidAPIKey
-	}
-	if err != nil {
+	if err := findByKey(ctx, db, ReadKeyPrefix, bearer, &k); err != nil {
 		return nil, fmt.Errorf("authenticate read key: %w", err)
 	}
 	if k.RevokedAt != nil || (k.ExpiresAt != nil && !now.Before(*k.ExpiresAt)) {
 		return nil, models.ErrInvalidAPIKey
 	}
 	return &k, nil
+}
+
+// findByKey loads the key row (dst) whose hash matches bearer, or ErrInvalidAPIKey. A bearer that
+// cannot be a key is refused without a query, and the lookup takes its turn at the database like a
+// transaction, so a flood of made-up keys queues instead of taking every connection.
+func findByKey(ctx context.Context, db *gorm.DB, prefix, bearer string, dst any) error {
+	if !secrets.WellFormedKey(prefix, bearer) {
+		return models.ErrInvalidAPIKey
+	}
+	release, err := database.Admit(ctx, db)
+	if err != nil {
+		return err
+	}
+	defer release()
+	err = db.WithContext(ctx).Where("key_hash = ?", secrets.HashAPIKey(bearer)).Take(dst).Error
+	if errors.Is(err, gorm.ErrRecordNotFound) {
+		return models.ErrInvalidAPIKey
+	}
+	return err
 }

@@ -12,6 +12,7 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"fmt"
+	"strings"
 )
 
 const (
@@ -39,6 +40,17 @@ func NewAPIKey(prefix string) (plaintext string, hash []byte, err error) {
 	}
 	plaintext = prefix + base64.RawURLEncoding.EncodeToString(b)
 	return plaintext, HashAPIKey(plaintext), nil
+}
+
+// WellFormedKey reports whether s could be a key NewAPIKey made with prefix: the prefix and then 32
+// bytes in unpadded base64url. Anything else is refused before it costs a database lookup.
+func WellFormedKey(prefix, s string) bool {
+	rest, ok := strings.CutPrefix(s, prefix)
+	if !ok || len(rest) != base64.RawURLEncoding.EncodedLen(randomSize) {
+		return false
+	}
+	_, err := base64.RawURLEncoding.DecodeString(rest)
+	return err == nil
 }
 
 // HashAPIKey returns the SHA-256 of the presented key. A plain, unsalted hash suffices because the

@@ -246,3 +246,22 @@ func FuzzOpen(f *testing.F) {
 		}
 	})
 }
+
+func TestWellFormedKey(t *testing.T) {
+	key, _, err := NewAPIKey("pck_live_")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for s, want := range map[string]bool{
+		key:                    true,
+		"pck_int_" + key[9:]:   false, // another prefix
+		key[:len(key)-1]:       false, // short
+		key + "A":              false, // long
+		key[:len(key)-1] + "=": false, // not base64url
+		"":                     false,
+	} {
+		if got := WellFormedKey("pck_live_", s); got != want {
+			t.Errorf("WellFormedKey(%q) = %v, want %v", s, got, want)
+		}
+	}
+}

@@ -13,6 +13,7 @@ import (
 	"github.com/google/uuid"
 	"gorm.io/gorm"
 
+	"wds/database"
 	"wds/models"
 	"wds/secrets"
 )
@@ -127,11 +128,17 @@ func CreateUser(ctx context.Context, db *gorm.DB, orgID uuid.UUID, email string,
 
 // UserByToken authenticates an operator token.
 func UserByToken(ctx context.Context, db *gorm.DB, token string) (*models.User, error) {
-	if !strings.HasPrefix(token, OperatorTokenPrefix) {
+	// As API keys are: a token that cannot be one costs no query, and the lookup waits its turn.
+	if !secrets.WellFormedKey(OperatorTokenPrefix, token) {
 		return nil, models.ErrInvalidOperatorToken
 	}
+	release, err := database.Admit(ctx, db)
+	if err != nil {
+		return nil, fmt.Errorf("authenticate operator: %w", err)
+	}
+	defer release()
 	var u models.User
-	err := db.WithContext(ctx).Where("token_hash = ?", secrets.HashAPIKey(token)).Take(&u).Error
+	err = db.WithContext(ctx).Where("token_hash = ?", secrets.HashAPIKey(token)).Take(&u).Error
 	if errors.Is(err, gorm.ErrRecordNotFound) {
 		return nil, models.ErrInvalidOperatorToken
 	}
