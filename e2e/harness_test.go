@@ -110,7 +110,7 @@ func (h *harness) workspace() {
 // startWorker runs one more worker (Temporal worker and relay) until stop or the test's end.
 func (h *harness) startWorker() {
 	h.t.Helper()
-	httpc, err := egress.NewClient(egress.Options{AllowPrivate: true, CAFile: h.caFile})
+	httpc, err := egress.NewClient(egress.Options{AllowPrivate: true, CAFiles: []string{h.caFile}})
 	if err != nil {
 		h.t.Fatal(err)
 	}

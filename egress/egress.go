@@ -85,8 +85,9 @@ func CheckHost(ctx context.Context, host string) error {
 type Options struct {
 	// AllowPrivate lets the client reach loopback and private addresses (development, tests).
 	AllowPrivate bool
-	// CAFile is an extra PEM bundle trusted besides the system roots.
-	CAFile string
+	// CAFiles are extra PEM bundles trusted besides the system roots (WDS_WEBHOOK_CA_FILE, and under
+	// `wds dev` its local CA).
+	CAFiles []string
 	// RootCAs replaces the system roots when set (tests that trust one receiver).
 	RootCAs *x509.CertPool
 }
@@ -100,13 +101,13 @@ func NewClient(o Options) (*http.Client, error) {
 			roots = x509.NewCertPool()
 		}
 	}
-	if o.CAFile != "" {
-		pem, err := os.ReadFile(o.CAFile)
+	for _, file := range o.CAFiles {
+		pem, err := os.ReadFile(file)
 		if err != nil {
-			return nil, fmt.Errorf("WDS_WEBHOOK_CA_FILE: %w", err)
+			return nil, fmt.Errorf("CA bundle: %w", err)
 		}
 		if !roots.AppendCertsFromPEM(pem) {
-			return nil, fmt.Errorf("WDS_WEBHOOK_CA_FILE %s holds no PEM certificate", o.CAFile)
+			return nil, fmt.Errorf("CA bundle %s holds no PEM certificate", file)
 		}
 	}
 	dialer := &net.Dialer{Timeout: Timeout}

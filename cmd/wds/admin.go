@@ -29,6 +29,8 @@ type adminEnv struct {
 	cfg *config.Config
 	db  *gorm.DB
 	log logrus.FieldLogger
+	// devDB is set when the command works on the wds dev database (DATABASE_URL unset).
+	devDB bool
 }
 
 // box opens the encryption key only for commands that seal secrets.
@@ -107,7 +109,7 @@ func runAdmin(ctx context.Context, args []string) (any, error) {
 		return nil, err
 	}
 	defer database.Close(db)
-	return run(ctx, &adminEnv{cfg: cfg, db: db, log: log})
+	return run(ctx, &adminEnv{cfg: cfg, db: db, log: log, devDB: cfg.DatabaseURL == ""})
 }
 
 func adminNames() string {

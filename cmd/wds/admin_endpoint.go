@@ -3,6 +3,8 @@ package main
 import (
 	"context"
 	"flag"
+	"fmt"
+	"os"
 	"strings"
 
 	"github.com/google/uuid"
@@ -39,6 +41,9 @@ func endpointCreate(fs *flag.FlagSet) runFunc {
 	org, actor, url := uuidFlag(fs, "org", "org id"), uuidFlag(fs, "actor", "acting user id"), stringFlag(fs, "url", "https:// URL")
 	events, maxAttempts := stringFlag(fs, "events", "event types, comma separated"), fs.Int("max-attempts", webhooks.DefaultMaxAttempts, "1..10")
 	return func(ctx context.Context, env *adminEnv) (any, error) {
+		if env.devDB && allowLocalReceivers(env.cfg) {
+			fmt.Fprintln(os.Stderr, "wds admin: "+localReceiversNote)
+		}
 		svc, err := webhookService(env, true)
 		if err != nil {
 			return nil, err

@@ -23,7 +23,9 @@ type devWebhooks struct {
 	wiring  webhookWiring
 	address string
 	uiURL   string
-	stop    func()
+	// local is set when local receivers are allowed (allowLocalReceivers).
+	local bool
+	stop  func()
 }
 
 // Preferred ports of the embedded server: the Temporal CLI's defaults, so its docs apply.
@@ -37,7 +39,11 @@ func startDevWebhooks(ctx context.Context, cfg *config.Config, db *gorm.DB, log 
 	if err != nil {
 		return nil, err
 	}
-	d := &devWebhooks{address: cfg.TemporalAddress}
+	d := &devWebhooks{address: cfg.TemporalAddress, local: allowLocalReceivers(cfg)}
+	ca, err := ensureDevCA(cfg.DataDir)
+	if err != nil {
+		return nil, err
+	}
 	var c client.Client
 	var srv *temporaldev.Server
 	if cfg.TemporalAddress == "" {
@@ -56,7 +62,7 @@ func startDevWebhooks(ctx context.Context, cfg *config.Config, db *gorm.DB, log 
 	d.wiring = newWebhookWiring(cfg, db, box, c, log)
 	wctx, cancel := context.WithCancel(ctx)
 	done := make(chan error, 1)
-	go func() { done <- runWorker(wctx, cfg, db, box, c, log) }()
+	go func() { done <- runWorker(wctx, cfg, db, box, c, log, ca) }()
 	d.stop = func() {
 		cancel()
 		if err := <-done; err != nil {
@@ -105,6 +111,9 @@ func (d *devWebhooks) print() {
 	if d.uiURL != "" {
 		fmt.Printf("  Temporal UI  %s  (webhook deliveries: filter by WdsEventId, WdsEndpointIds, WdsDeliveryStatus)\n", d.uiURL)
 	}
-	fmt.Println("  webhooks     see docs/webhooks.md")
+	fmt.Println("  webhooks     see docs/webhooks.md; `wds listen` receives them on this laptop")
+	if d.local {
+		fmt.Println("               " + localReceiversNote)
+	}
 	fmt.Println()
 }

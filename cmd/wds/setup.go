@@ -34,6 +34,22 @@ func databaseURL(cfg *config.Config) (string, error) {
 		"(" + cfg.DataDir + "): set DATABASE_URL=postgres://user:pass@host:5432/db or start `wds dev` first")
 }
 
+// allowLocalReceivers lets a laptop's own receivers in: under `wds dev`, and for `wds admin` on the
+// wds dev database, WDS_WEBHOOK_ALLOW_PRIVATE defaults to true, since a laptop has nothing to
+// protect from itself; setting it (to false) keeps the production rule. `wds serve` and `wds worker`
+// never call it. It reports whether it allowed them.
+func allowLocalReceivers(cfg *config.Config) bool {
+	if _, set := os.LookupEnv("WDS_WEBHOOK_ALLOW_PRIVATE"); set {
+		return false
+	}
+	cfg.WebhookAllowPrivate = true
+	return true
+}
+
+// localReceiversNote is what `wds dev` and `wds admin endpoint create` say when they allow them.
+const localReceiversNote = "local receivers allowed: endpoint URLs may point at loopback and private addresses " +
+	"(the wds dev default; set WDS_WEBHOOK_ALLOW_PRIVATE=false to refuse them)"
+
 // openCurrent opens the database and refuses a schema older than this binary.
 func openCurrent(ctx context.Context, cfg *config.Config, log logrus.FieldLogger) (*gorm.DB, error) {
 	url, err := databaseURL(cfg)

@@ -84,9 +84,13 @@ func dialTemporal(ctx context.Context, cfg *config.Config, log logrus.FieldLogge
 	}
 }
 
-// runWorker serves the delivery workflows and activities and runs the relay until ctx ends.
-func runWorker(ctx context.Context, cfg *config.Config, db *gorm.DB, box *secrets.Box, c client.Client, log logrus.FieldLogger) error {
-	httpc, err := egress.NewClient(egress.Options{AllowPrivate: cfg.WebhookAllowPrivate, CAFile: cfg.WebhookCAFile})
+// runWorker serves the delivery workflows and activities and runs the relay until ctx ends. Deliveries
+// trust the system roots, WDS_WEBHOOK_CA_FILE and extraCAs.
+func runWorker(ctx context.Context, cfg *config.Config, db *gorm.DB, box *secrets.Box, c client.Client, log logrus.FieldLogger, extraCAs ...string) error {
+	if cfg.WebhookCAFile != "" {
+		extraCAs = append(extraCAs, cfg.WebhookCAFile)
+	}
+	httpc, err := egress.NewClient(egress.Options{AllowPrivate: cfg.WebhookAllowPrivate, CAFiles: extraCAs})
 	if err != nil {
 		return err
 	}
