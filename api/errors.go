@@ -6,6 +6,7 @@ import (
 
 	"github.com/gin-gonic/gin"
 
+	"wds/database"
 	"wds/models"
 	"wds/signing"
 )
@@ -62,8 +63,14 @@ type errorBody struct {
 	Detail string `json:"detail"`
 }
 
-// classify finds err's row; anything unknown is an internal error whose detail stays in the log.
+// classify finds err's row; anything unknown is an internal error whose detail stays in the log. A
+// database that cannot do the work (down, restarting, a deadline passed) is a 503 the client may
+// retry, never a 500.
 func classify(err error) (int, errorBody) {
+	if database.Unavailable(err) {
+		return http.StatusServiceUnavailable, errorBody{Error: "unavailable",
+			Detail: "the service cannot reach its database right now; nothing was written, retry shortly"}
+	}
 	for _, row := range errorTable {
 		if errors.Is(err, row.err) {
 			return row.status, errorBody{Error: row.code, Detail: models.Detail(err)}
@@ -78,8 +85,11 @@ func fail(c *gin.Context, err error) {
 	if status == http.StatusInternalServerError {
 		_ = c.Error(err) // the request logger reports it
 	}
-	if status == http.StatusTooManyRequests {
+	switch {
+	case status == http.StatusTooManyRequests:
 		c.Header("Retry-After", "60")
+	case body.Error == "unavailable":
+		c.Header("Retry-After", "5")
 	}
 	c.AbortWithStatusJSON(status, body)
 }

@@ -54,11 +54,13 @@ func (s *server) idempotent(c *gin.Context) {
 }
 
 // settle stores the answer, unless the request ended before executing (invalid JSON, auth, scope,
-// size and rate failures), which a retry with the same key must be free to redo.
+// size and rate failures) or its transaction rolled back for the infrastructure (503: the database
+// was unreachable, the client went away, a deadline passed), which a retry with the same key must be
+// free to redo. A 500 from a defect is kept, as Stripe keeps it.
 func settle(ctx context.Context, claim *ingest.Claim, rec *recorder) error {
 	switch rec.Status() {
 	case http.StatusBadRequest, http.StatusUnauthorized, http.StatusForbidden,
-		http.StatusRequestEntityTooLarge, http.StatusTooManyRequests:
+		http.StatusRequestEntityTooLarge, http.StatusTooManyRequests, http.StatusServiceUnavailable:
 		return claim.Release(ctx)
 	}
 	return claim.Finish(ctx, rec.Status(), rec.body.Bytes())

@@ -2,6 +2,7 @@ package api_test
 
 import (
 	"bytes"
+	"context"
 	"net/http"
 	"strings"
 	"sync"
@@ -102,5 +103,43 @@ func TestConcurrentIdempotencyKeyExecutesOnce(t *testing.T) {
 	}
 	if o, ev := e.count(`SELECT count(*) FROM orders`), e.count(`SELECT count(*) FROM events`); o != 1 || ev != 2 {
 		t.Fatalf("%d orders and %d events, want 1 and 2", o, ev)
+	}
+}
+
+// A request whose transaction the infrastructure cut short (here: the client gave up while the
+// database kept it waiting) wrote nothing, so its Idempotency-Key is released, not settled with an
+// error: the retry executes and creates the order.
+func TestAnInfrastructureFailureReleasesTheIdempotencyKey(t *testing.T) {
+	e := newIntEnv(t)
+	k := e.mint(apikeys.NewIntegrationKey{})
+	body := `{"external_id":"idem-infra","lines":[{"description":"Mug","quantity":1,"unit_price_cents":100}]}`
+
+	// Hold the orders table so the create blocks inside its transaction.
+	lock := e.db.Begin()
+	if err := lock.Exec("LOCK TABLE orders IN ACCESS EXCLUSIVE MODE").Error; err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, e.srv.URL+"/integrations/v1/orders", strings.NewReader(body))
+	req.Header.Set("Authorization", "Bearer "+k.token)
+	req.Header.Set("Idempotency-Key", "infra-1")
+	if res, err := http.DefaultClient.Do(req); err == nil {
+		res.Body.Close()
+		t.Fatalf("the blocked create answered %d", res.StatusCode)
+	}
+	cancel()
+	// The server notices the client is gone, its statement is cancelled and the claim released.
+	deadline := time.Now().Add(10 * time.Second)
+	for e.count(`SELECT count(*) FROM idempotency_keys WHERE key = 'infra-1'`) != 0 {
+		if time.Now().After(deadline) {
+			t.Fatal("the key stayed claimed after the client went away")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	lock.Rollback()
+
+	r := e.call(http.MethodPost, "/integrations/v1/orders", k, body, map[string]string{"Idempotency-Key": "infra-1"})
+	if r.status != http.StatusCreated || r.header.Get("Idempotent-Replayed") != "" {
+		t.Fatalf("retry: %d replayed=%q %s, want a fresh 201", r.status, r.header.Get("Idempotent-Replayed"), r.body)
 	}
 }
