@@ -81,6 +81,22 @@ type AppOrder struct {
 	Order
 }
 
+// UnmarshalJSON reads store_id and the order from one object. (Decoded as an embedded struct, a
+// wrongly typed field's path would carry the struct's name: Order.lines.quantity.)
+func (a *AppOrder) UnmarshalJSON(b []byte) error { return decodeWithStore(b, &a.StoreID, &a.Order) }
+
+// decodeWithStore decodes a body that is rest plus a store_id.
+func decodeWithStore(b []byte, storeID **string, rest any) error {
+	var s struct {
+		StoreID *string `json:"store_id"`
+	}
+	if err := json.Unmarshal(b, &s); err != nil {
+		return err
+	}
+	*storeID = s.StoreID
+	return json.Unmarshal(b, rest)
+}
+
 // Optional is a field of an operator's client body: Set when the body names it, Null when it names
 // it as null (a PATCH then clears the field).
 type Optional[T any] struct {
@@ -115,6 +131,11 @@ type ClientFields struct {
 type NewClient struct {
 	StoreID *string `json:"store_id"`
 	ClientFields
+}
+
+// UnmarshalJSON reads store_id and the fields from one object, as AppOrder does.
+func (n *NewClient) UnmarshalJSON(b []byte) error {
+	return decodeWithStore(b, &n.StoreID, &n.ClientFields)
 }
 
 // Refund is the optional body of POST /payments/{id}/refund.
