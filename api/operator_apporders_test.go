@@ -119,8 +119,8 @@ func TestOperatorCreatesAnOrderByHand(t *testing.T) {
 	e := newKeysEnv(t)
 	path := "/admin/v1/orgs/" + e.org.ID.String() + "/orders"
 	body := map[string]any{"store_id": e.store.ID, "external_id": "POS-1", "currency": "usd",
-		"lines":  []map[string]any{{"description": "Mug", "quantity": 2, "unit_price_cents": 1250}},
-		"client": map[string]any{"email": "walk-in@example.com", "first_name": "Walk", "last_name": "In"},
+		"lines":   []map[string]any{{"description": "Mug", "quantity": 2, "unit_price_cents": 1250}},
+		"client":  map[string]any{"email": "walk-in@example.com", "first_name": "Walk", "last_name": "In"},
 		"payment": map[string]any{"amount_cents": 2500, "method": "cash"}}
 	status, raw := e.call("POST", path, e.member, body)
 	if status != http.StatusCreated {
