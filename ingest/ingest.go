@@ -1,7 +1,9 @@
 // Package ingest is the Integration API's operations: create an order (optionally with its client and
 // an inline payment), record a payment, cancel, refund, upsert a client, look an order up by its
-// external id, apply a store-native order, and the Idempotency-Key cache. Every rule of those
-// operations lives here; the HTTP layer only decodes, authenticates and renders.
+// external id, apply a store-native order, and the Idempotency-Key cache; and the same writes made by
+// an operator in the app (app.go): an order made by hand, a client added or edited. Every rule of
+// those operations lives here, once for both writers; the HTTP layer and the CLI only decode,
+// authenticate and render.
 //
 // Each operation is one database transaction holding its business rows and its outbox events, so a
 // failure leaves nothing behind. Races are settled by PostgreSQL: external ids are claimed with
