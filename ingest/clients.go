@@ -109,7 +109,7 @@ func (o *op) knownClient(externalID, email string) (uuid.NullUUID, error) {
 const clientRefLookup = `SELECT internal_id FROM external_refs
 	WHERE integration_key_id = ? AND entity_type = ? AND external_id = ? AND ? <> ''`
 
-// emailLock is the advisory lock's name for an email of the key's store.
+// emailLock is the advisory lock's name for an email of the op's store.
 func (o *op) emailLock(email string) string {
 	return o.store.String() + "/" + strings.ToLower(email)
 }
