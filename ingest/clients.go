@@ -46,10 +46,11 @@ func UpsertClient(ctx context.Context, db *gorm.DB, key *models.IntegrationKey, 
 	return res, nil
 }
 
-// resolved is the outcome of client resolution.
+// resolved is the outcome of client resolution: the row as written when it was (nil when unchanged).
 type resolved struct {
 	id               uuid.UUID
 	created, updated bool
+	client           *views.Client
 }
 
 // resolveClient applies service-spec.md's client resolution and writes client.created or (when a
@@ -93,7 +94,7 @@ func (o *op) knownClient(externalID, email string) (uuid.NullUUID, error) {
 	}
 	var ids []uuid.NullUUID
 	err := o.tx.Raw(`SELECT (`+clientRefLookup+`) AS id FROM (SELECT pg_advisory_xact_lock(hashtextextended(?, 0))) AS email_lock`,
-		o.key.ID, entityClient, externalID, externalID, o.emailLock(email)).Find(&ids).Error
+		o.keyID(), entityClient, externalID, externalID, o.emailLock(email)).Find(&ids).Error
 	if err != nil {
 		return uuid.NullUUID{}, fmt.Errorf("lock client email: %w", err)
 	}
@@ -108,16 +109,16 @@ func (o *op) knownClient(externalID, email string) (uuid.NullUUID, error) {
 const clientRefLookup = `SELECT internal_id FROM external_refs
 	WHERE integration_key_id = ? AND entity_type = ? AND external_id = ? AND ? <> ''`
 
-// emailLock is the advisory lock's name for an email of the key's store.
+// emailLock is the advisory lock's name for an email of the op's store.
 func (o *op) emailLock(email string) string {
-	return o.key.StoreID.String() + "/" + strings.ToLower(email)
+	return o.store.String() + "/" + strings.ToLower(email)
 }
 
 // clientByEmail finds the store's oldest client with this email; the caller holds the email's lock.
 func (o *op) clientByEmail(email string) (uuid.UUID, bool, error) {
 	var ids []uuid.UUID
 	err := o.tx.Raw(`SELECT id FROM clients WHERE store_id = ? AND lower(email) = lower(?)
-		ORDER BY created_at, id LIMIT 1`, o.key.StoreID, email).Find(&ids).Error
+		ORDER BY created_at, id LIMIT 1`, o.store, email).Find(&ids).Error
 	if err != nil {
 		return uuid.Nil, false, fmt.Errorf("match client by email: %w", err)
 	}
@@ -192,9 +193,9 @@ func (o *op) insertClient(in Client) (*resolved, error) {
 		client_type, tags, billing_address, source_label, source_external_id, source_integration_key_id)
 	SELECT ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?
 	WHERE NOT EXISTS (SELECT 1 FROM email_match) AND (? = '' OR EXISTS (SELECT 1 FROM ref))`,
-		o.key.StoreID, email, email,
-		o.key.ID, entityClient, in.ExternalID, id, in.ExternalID,
-		id, o.key.OrgID, o.key.StoreID, row.Email, row.DisplayName, row.FirstName, row.LastName,
+		o.store, email, email,
+		o.keyID(), entityClient, in.ExternalID, id, in.ExternalID,
+		id, o.org, o.store, row.Email, row.DisplayName, row.FirstName, row.LastName,
 		row.Phone, row.ClientType, array(row.Tags), addr, row.SourceLabel, row.SourceExternalID, row.SourceIntegrationKeyID,
 		in.ExternalID)
 	if err != nil {
@@ -206,7 +207,7 @@ func (o *op) insertClient(in Client) (*resolved, error) {
 	if err := o.emit(events.ClientCreated, c); err != nil {
 		return nil, err
 	}
-	return &resolved{id: id, created: true}, nil
+	return &resolved{id: id, created: true, client: c}, nil
 }
 
 // existingClient resolves a client insertClient did not insert: the store's client with the email
@@ -243,7 +244,7 @@ func (o *op) updateClient(id uuid.UUID, in Client) (resolved, error) {
 	var rows []clientRow
 	err := o.tx.Raw(`SELECT email, display_name, first_name, last_name, phone, client_type, tags,
 		billing_address, source_label, source_external_id, source_integration_key_id
-		FROM clients WHERE id = ? AND org_id = ? AND store_id = ? FOR UPDATE`, id, o.key.OrgID, o.key.StoreID).
+		FROM clients WHERE id = ? AND org_id = ? AND store_id = ? FOR UPDATE`, id, o.org, o.store).
 		Find(&rows).Error
 	if err != nil {
 		return resolved{}, fmt.Errorf("load client: %w", err)
@@ -282,7 +283,7 @@ func (o *op) updateClient(id uuid.UUID, in Client) (resolved, error) {
 	if err := o.emit(events.ClientUpdated, c); err != nil {
 		return resolved{}, err
 	}
-	return resolved{id: id, updated: true}, nil
+	return resolved{id: id, updated: true, client: c}, nil
 }
 
 // clientRow is the stored state of a client that an upsert may change.
@@ -329,10 +330,17 @@ func (r *clientRow) apply(in Client) {
 		a := *in.BillingAddress
 		r.address = &a
 	}
+	if in.clearAddress {
+		r.address = nil
+	}
 }
 
-// stamp records which integration brought the client in (the UI's "imported" badge).
+// stamp records which integration brought the client in (the UI's "imported" badge). An operator's
+// write in the app (no key) stamps nothing.
 func (r *clientRow) stamp(key *models.IntegrationKey, externalID string) {
+	if key == nil {
+		return
+	}
 	label, kid := key.Label, key.ID
 	r.SourceLabel, r.SourceIntegrationKeyID = &label, &kid
 	r.SourceExternalID = nil

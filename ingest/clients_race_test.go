@@ -37,7 +37,7 @@ func TestAClientWhoseEmailChangesMidCreateIsNotLost(t *testing.T) {
 	}
 	tx := db.Begin()
 	defer tx.Rollback()
-	o := &op{ctx: ctx, tx: tx, key: key}
+	o := keyOp(ctx, tx, key)
 	if created, err := o.insertClient(in); err != nil || created != nil {
 		t.Fatalf("insert over a matching email: %+v, %v", created, err)
 	}

@@ -1,7 +1,9 @@
 // Package ingest is the Integration API's operations: create an order (optionally with its client and
 // an inline payment), record a payment, cancel, refund, upsert a client, look an order up by its
-// external id, apply a store-native order, and the Idempotency-Key cache. Every rule of those
-// operations lives here; the HTTP layer only decodes, authenticates and renders.
+// external id, apply a store-native order, and the Idempotency-Key cache; and the same writes made by
+// an operator in the app (app.go): an order made by hand, a client added or edited. Every rule of
+// those operations lives here, once for both writers; the HTTP layer and the CLI only decode,
+// authenticate and render.
 //
 // Each operation is one database transaction holding its business rows and its outbox events, so a
 // failure leaves nothing behind. Races are settled by PostgreSQL: external ids are claimed with
@@ -59,21 +61,50 @@ func scope(key *models.IntegrationKey) views.Scope {
 	return views.Scope{OrgID: key.OrgID, StoreID: &store}
 }
 
-// op carries one transaction and the events it announces, which are written in one statement just
-// before commit; the caller starts those an endpoint can receive after it.
-type op struct {
-	ctx    context.Context
-	tx     *gorm.DB
-	key    *models.IntegrationKey
-	events []models.Event
+// scope is the op's org and store.
+func (o *op) scope() views.Scope {
+	store := o.store
+	return views.Scope{OrgID: o.org, StoreID: &store}
 }
 
-// inTx runs fn in one transaction, writes the events it emitted and, once committed, returns the ids
-// of those to start (the ones an endpoint can receive).
+// op carries one transaction, who writes (an integration key, or an operator working in the app),
+// and the events it announces, which are written in one statement just before commit; the caller
+// starts those an endpoint can receive after it.
+type op struct {
+	ctx context.Context
+	tx  *gorm.DB
+	// key is the integration key that writes; nil when an operator writes in the app. External ids
+	// and source stamps belong to keys, so an app write has neither.
+	key *models.IntegrationKey
+	// org and store scope every row the op reads or writes: the key's, or the operator's choice.
+	org, store uuid.UUID
+	events     []models.Event
+}
+
+// keyOp is an op of an integration key, bound to the key's org and store.
+func keyOp(ctx context.Context, tx *gorm.DB, key *models.IntegrationKey) *op {
+	return &op{ctx: ctx, tx: tx, key: key, org: key.OrgID, store: key.StoreID}
+}
+
+// keyID is the writing key's id, or nil (SQL NULL, which matches no external_refs row) in the app.
+func (o *op) keyID() *uuid.UUID {
+	if o.key == nil {
+		return nil
+	}
+	return &o.key.ID
+}
+
+// inTx runs fn in one transaction of the key, writes the events it emitted and, once committed,
+// returns the ids of those to start (the ones an endpoint can receive).
 func inTx(ctx context.Context, db *gorm.DB, key *models.IntegrationKey, fn func(o *op) error) ([]uuid.UUID, error) {
+	return run(ctx, db, func(tx *gorm.DB) *op { return keyOp(ctx, tx, key) }, fn)
+}
+
+// run is inTx for an op that newOp makes from the transaction.
+func run(ctx context.Context, db *gorm.DB, newOp func(tx *gorm.DB) *op, fn func(o *op) error) ([]uuid.UUID, error) {
 	var ids []uuid.UUID
 	err := db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
-		o := &op{ctx: ctx, tx: tx, key: key}
+		o := newOp(tx)
 		if err := fn(o); err != nil {
 			return err
 		}
@@ -127,8 +158,8 @@ func lookupRef(ctx context.Context, db *gorm.DB, key *models.IntegrationKey, ent
 
 // emit announces a change of this transaction; inTx writes the event with the others before commit.
 func (o *op) emit(typ string, data any) error {
-	store := o.key.StoreID
-	ev, err := outbox.New(o.key.OrgID, &store, typ, data)
+	store := o.store
+	ev, err := outbox.New(o.org, &store, typ, data)
 	if err != nil {
 		return err
 	}
@@ -138,7 +169,7 @@ func (o *op) emit(typ string, data any) error {
 
 // order loads the order as the APIs show it, inside the transaction so it reflects this op's writes.
 func (o *op) order(id uuid.UUID) (*views.Order, error) {
-	return views.GetOrder(o.ctx, o.tx, scope(o.key), id)
+	return views.GetOrder(o.ctx, o.tx, o.scope(), id)
 }
 
 // notFound turns a missing row of the key's scope into the caller's 404.

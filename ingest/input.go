@@ -49,6 +49,10 @@ type Client struct {
 	ClientType     *string  `json:"client_type"`
 	Tags           []string `json:"tags"`
 	BillingAddress *Address `json:"billing_address"`
+
+	// clearAddress removes the stored billing address (an operator's PATCH with billing_address
+	// null); the Integration API has no way to ask for that.
+	clearAddress bool
 }
 
 // Address is a client's billing address.
@@ -68,6 +72,70 @@ type Payment struct {
 	Provider          string `json:"provider"`
 	ProviderPaymentID string `json:"provider_payment_id"`
 	PaidAt            *Time  `json:"paid_at"`
+}
+
+// AppOrder is the body of POST /admin/v1/orgs/{org_id}/orders: an order create plus the store it
+// is for. An operator's order may have no external_id.
+type AppOrder struct {
+	StoreID *string `json:"store_id"`
+	Order
+}
+
+// UnmarshalJSON reads store_id and the order from one object. (Decoded as an embedded struct, a
+// wrongly typed field's path would carry the struct's name: Order.lines.quantity.)
+func (a *AppOrder) UnmarshalJSON(b []byte) error { return decodeWithStore(b, &a.StoreID, &a.Order) }
+
+// decodeWithStore decodes a body that is rest plus a store_id.
+func decodeWithStore(b []byte, storeID **string, rest any) error {
+	var s struct {
+		StoreID *string `json:"store_id"`
+	}
+	if err := json.Unmarshal(b, &s); err != nil {
+		return err
+	}
+	*storeID = s.StoreID
+	return json.Unmarshal(b, rest)
+}
+
+// Optional is a field of an operator's client body: Set when the body names it, Null when it names
+// it as null (a PATCH then clears the field).
+type Optional[T any] struct {
+	Set, Null bool
+	Value     T
+}
+
+// UnmarshalJSON runs only for a field the body names, null included.
+func (o *Optional[T]) UnmarshalJSON(b []byte) error {
+	o.Set = true
+	if string(b) == "null" {
+		o.Null = true
+		return nil
+	}
+	return json.Unmarshal(b, &o.Value)
+}
+
+// ClientFields are a client's fields as an operator sends them, to create a client or to edit one
+// (only the fields present change; null clears).
+type ClientFields struct {
+	Email          Optional[string]   `json:"email"`
+	DisplayName    Optional[string]   `json:"display_name"`
+	FirstName      Optional[string]   `json:"first_name"`
+	LastName       Optional[string]   `json:"last_name"`
+	Phone          Optional[string]   `json:"phone"`
+	ClientType     Optional[string]   `json:"client_type"`
+	Tags           Optional[[]string] `json:"tags"`
+	BillingAddress Optional[Address]  `json:"billing_address"`
+}
+
+// NewClient is the body of POST /admin/v1/orgs/{org_id}/clients.
+type NewClient struct {
+	StoreID *string `json:"store_id"`
+	ClientFields
+}
+
+// UnmarshalJSON reads store_id and the fields from one object, as AppOrder does.
+func (n *NewClient) UnmarshalJSON(b []byte) error {
+	return decodeWithStore(b, &n.StoreID, &n.ClientFields)
 }
 
 // Refund is the optional body of POST /payments/{id}/refund.
@@ -108,10 +176,11 @@ func invalid(path, format string, args ...any) error {
 	return models.Fail(models.ErrValidation, "%s: %s", path, fmt.Sprintf(format, args...))
 }
 
-// normalize checks an order and fills defaults; storeCurrency is used when currency is absent. It
-// returns the order's total.
-func (o *Order) normalize(storeCurrency string) (totals, error) {
-	if strings.TrimSpace(o.ExternalID) == "" {
+// normalize checks an order and fills defaults; storeCurrency is used when currency is absent, and
+// requireExternalID is true for integration orders (an app order may have none). It returns the
+// order's total.
+func (o *Order) normalize(storeCurrency string, requireExternalID bool) (totals, error) {
+	if requireExternalID && strings.TrimSpace(o.ExternalID) == "" {
 		return totals{}, models.Fail(models.ErrExternalIDRequired, "external_id is required")
 	}
 	if len(o.ExternalID) > maxExternalIDLen {
@@ -230,6 +299,98 @@ func (c *Client) normalize(path string, requireExternalID bool) error {
 		return invalid(join(path, "client_type"), "must be one of %s", strings.Join(clientTypes, ", "))
 	}
 	return nil
+}
+
+// Limits of the client fields an operator writes (the Integration API keeps accepting what it
+// always did). Lengths count characters.
+const (
+	maxEmailLen = 320 // RFC 3696's longest address
+	maxNameLen  = 200 // names, display name, phone, each address field
+	maxTags     = 50
+	maxTagLen   = 100
+)
+
+// checkLimits refuses an over-long field of a client an operator writes, naming it.
+func (c *Client) checkLimits(path string) error {
+	if c.Email != nil && utf8.RuneCountInString(*c.Email) > maxEmailLen {
+		return invalid(join(path, "email"), "must be at most %d characters", maxEmailLen)
+	}
+	type text struct {
+		field string
+		v     *string
+	}
+	texts := []text{{"display_name", c.DisplayName}, {"first_name", c.FirstName}, {"last_name", c.LastName}, {"phone", c.Phone}}
+	if a := c.BillingAddress; a != nil {
+		texts = append(texts, text{"billing_address.address_line1", &a.AddressLine1}, text{"billing_address.city", &a.City},
+			text{"billing_address.state", &a.State}, text{"billing_address.postal_code", &a.PostalCode},
+			text{"billing_address.country", &a.Country})
+	}
+	for _, t := range texts {
+		if t.v != nil && utf8.RuneCountInString(*t.v) > maxNameLen {
+			return invalid(join(path, t.field), "must be at most %d characters", maxNameLen)
+		}
+	}
+	if len(c.Tags) > maxTags {
+		return invalid(join(path, "tags"), "must hold at most %d tags", maxTags)
+	}
+	for i, tag := range c.Tags {
+		if utf8.RuneCountInString(tag) > maxTagLen {
+			return invalid(fmt.Sprintf("%s[%d]", join(path, "tags"), i), "must be at most %d characters", maxTagLen)
+		}
+	}
+	return nil
+}
+
+// client turns an operator's fields into the Integration API's client input, whose pointers mean
+// "sent", so one set of rules (normalize, and clientRow.apply when stored) serves both. null
+// clears: an empty email is no email, empty text is "", no tags is [], client_type goes back to
+// its default, and the billing address is removed. The result is checked and normalized.
+func (f ClientFields) client() (Client, error) {
+	var c Client
+	text := func(o Optional[string]) *string {
+		if !o.Set {
+			return nil
+		}
+		v := o.Value // "" when null
+		return &v
+	}
+	c.Email, c.DisplayName, c.FirstName = text(f.Email), text(f.DisplayName), text(f.FirstName)
+	c.LastName, c.Phone, c.ClientType = text(f.LastName), text(f.Phone), text(f.ClientType)
+	if f.ClientType.Null {
+		def := defaultClientType
+		c.ClientType = &def
+	}
+	if f.Tags.Set {
+		c.Tags = f.Tags.Value
+		if c.Tags == nil {
+			c.Tags = []string{}
+		}
+	}
+	if f.BillingAddress.Set && !f.BillingAddress.Null {
+		a := f.BillingAddress.Value
+		c.BillingAddress = &a
+	}
+	c.clearAddress = f.BillingAddress.Null
+	if err := c.checkLimits(""); err != nil {
+		return Client{}, err
+	}
+	return c, c.normalize("", false)
+}
+
+// names lists the fields the operator sent, for the audit log (names only: values are personal data).
+func (f ClientFields) names() []string {
+	var out []string
+	for _, s := range []struct {
+		name string
+		set  bool
+	}{{"email", f.Email.Set}, {"display_name", f.DisplayName.Set}, {"first_name", f.FirstName.Set},
+		{"last_name", f.LastName.Set}, {"phone", f.Phone.Set}, {"client_type", f.ClientType.Set},
+		{"tags", f.Tags.Set}, {"billing_address", f.BillingAddress.Set}} {
+		if s.set {
+			out = append(out, s.name)
+		}
+	}
+	return out
 }
 
 // ContainsNUL reports whether JSON text escapes U+0000 inside a string. PostgreSQL's text and jsonb

@@ -3,6 +3,7 @@ package ingest
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 
 	"github.com/google/uuid"
@@ -85,7 +86,7 @@ func CreateOrder(ctx context.Context, db *gorm.DB, key *models.IntegrationKey, i
 
 // createOrder is CreateOrder inside an existing transaction (the store-native receiver composes it).
 func (o *op) createOrder(in Order) (*OrderResult, error) {
-	t, err := in.normalize("")
+	t, err := in.normalize("", true)
 	if err != nil {
 		return nil, err
 	}
@@ -159,6 +160,11 @@ func (o *op) existingOrder(id uuid.UUID) (*OrderResult, error) {
 	if err != nil {
 		return nil, err
 	}
+	return duplicateOf(v)
+}
+
+// duplicateOf is the create envelope answering a repeated create with its original order v.
+func duplicateOf(v *views.Order) (*OrderResult, error) {
 	res, err := envelope(v, nil)
 	if err != nil {
 		return nil, err
@@ -207,7 +213,8 @@ func envelope(v *views.Order, paymentID *uuid.UUID) (*OrderResult, error) {
 // for another transaction, so creates in one org do not serialize. An empty currency takes the
 // store's. A payment external_id is claimed in the same statement; one the key already used for
 // another payment is a conflict, not a duplicate (this call is not a repeat of that payment's
-// create), and the caller's rollback undoes the order.
+// create), and the caller's rollback undoes the order. An app order whose external_id the org's
+// app orders already hold inserts nothing: errExternalIDTaken.
 func (o *op) insertOrder(id uuid.UUID, clientID *uuid.UUID, in Order, t totals, status string) (*views.Order, *views.Payment, error) {
 	meta, err := jsonObject(in.Metadata)
 	if err != nil {
@@ -225,14 +232,68 @@ func (o *op) insertOrder(id uuid.UUID, clientID *uuid.UUID, in Order, t totals, 
 	if in.Payment != nil {
 		p = *in.Payment
 	}
+	var externalID *string // an app order may have none
+	if in.ExternalID != "" {
+		externalID = &in.ExternalID
+	}
+	var label string
+	insert := appOrderInsert
+	if o.key != nil {
+		label, insert = o.key.Label, integrationOrderInsert
+	}
 	paymentID := uuid.New()
-	v, err := views.InsertOrder(o.ctx, o.tx, `WITH o AS (
+	v, err := views.InsertOrder(o.ctx, o.tx, insert,
+		id, o.org, o.store, o.org, clientID, externalID,
+		in.Currency, o.store,
+		t.subtotal, in.ShippingCents, in.TaxCents, t.total, p.AmountCents, status, meta,
+		o.keyID(), label,
+		array(desc), array(qty), array(price), array(lineMeta),
+		o.keyID(), entityPayment, p.ExternalID, paymentID, p.ExternalID,
+		paymentID, p.ExternalID, p.AmountCents, p.Method, p.Provider, p.ProviderPaymentID, paidAt(p),
+		in.Payment != nil, p.ExternalID)
+	if err != nil {
+		return nil, nil, fmt.Errorf("insert order: %w", err)
+	}
+	if v == nil {
+		return nil, nil, errExternalIDTaken
+	}
+	if in.Payment == nil {
+		return v, nil, nil
+	}
+	payments, err := v.PaymentList()
+	if err != nil {
+		return nil, nil, err
+	}
+	if len(payments) == 0 { // the claim of its external_id failed, so the payment was not inserted
+		return nil, nil, models.Fail(models.ErrConflict, "payment external_id %q is already recorded for another payment", p.ExternalID)
+	}
+	return v, &payments[0], nil // a new order has no other payment
+}
+
+// errExternalIDTaken: the org's app orders already hold this external_id (a repeated create).
+var errExternalIDTaken = errors.New("external_id already taken")
+
+// The order insert of each source. An integration order's external_id was claimed before, in
+// external_refs. An app order's is unique among the org's app orders by a partial unique index
+// (migrations/00009), which settles a race: the loser inserts nothing, and no line or payment either.
+// App orders claim no payment external_id (app writes have no key to claim it for: the caller
+// clears it), so their ref CTE inserts nothing.
+var (
+	integrationOrderInsert = orderInsert("'integration'", "")
+	appOrderInsert         = orderInsert("'app'", `
+		ON CONFLICT (org_id, external_id) WHERE source_kind = 'app' AND external_id IS NOT NULL DO NOTHING`)
+)
+
+// orderInsert is insertOrder's statement for orders of source kind (an SQL literal); onConflict is
+// the orders insert's conflict clause.
+func orderInsert(kind, onConflict string) string {
+	return `WITH o AS (
 		INSERT INTO orders (id, org_id, store_id, number, client_id, external_id, currency,
 			subtotal_cents, shipping_cents, tax_cents, total_cents, amount_paid_cents, status, metadata,
 			source_kind, source_integration_key_id, source_label)
 		VALUES (?, ?, ?, nextval(wds_order_number_sequence(?)::regclass), ?, ?,
 			coalesce(nullif(?, ''), (SELECT currency FROM stores WHERE id = ?)),
-			?, ?, ?, ?, ?, ?, ?, 'integration', ?, nullif(?, ''))
+			?, ?, ?, ?, ?, ?, ?, ` + kind + `, ?, nullif(?, ''))` + onConflict + `
 		RETURNING *),
 	lines AS (
 		INSERT INTO order_lines (order_id, position, description, quantity, unit_price_cents, metadata)
@@ -247,29 +308,7 @@ func (o *op) insertOrder(id uuid.UUID, clientID *uuid.UUID, in Order, t totals, 
 		INSERT INTO payments (id, order_id, external_id, amount_cents, method, provider, provider_payment_id, paid_at)
 		SELECT ?, o.id, nullif(?, ''), ?, ?, ?, ?, coalesce(?, clock_timestamp()) FROM o
 		WHERE ?::boolean AND (? = '' OR EXISTS (SELECT 1 FROM ref))
-		RETURNING *)`,
-		id, o.key.OrgID, o.key.StoreID, o.key.OrgID, clientID, in.ExternalID,
-		in.Currency, o.key.StoreID,
-		t.subtotal, in.ShippingCents, in.TaxCents, t.total, p.AmountCents, status, meta,
-		o.key.ID, o.key.Label,
-		array(desc), array(qty), array(price), array(lineMeta),
-		o.key.ID, entityPayment, p.ExternalID, paymentID, p.ExternalID,
-		paymentID, p.ExternalID, p.AmountCents, p.Method, p.Provider, p.ProviderPaymentID, paidAt(p),
-		in.Payment != nil, p.ExternalID)
-	if err != nil {
-		return nil, nil, fmt.Errorf("insert order: %w", err)
-	}
-	if in.Payment == nil {
-		return v, nil, nil
-	}
-	payments, err := v.PaymentList()
-	if err != nil {
-		return nil, nil, err
-	}
-	if len(payments) == 0 { // the claim of its external_id failed, so the payment was not inserted
-		return nil, nil, models.Fail(models.ErrConflict, "payment external_id %q is already recorded for another payment", p.ExternalID)
-	}
-	return v, &payments[0], nil // a new order has no other payment
+		RETURNING *)`
 }
 
 // array passes s as one PostgreSQL array parameter, sent in binary. GORM would expand a plain slice
@@ -329,7 +368,7 @@ func CancelOrder(ctx context.Context, db *gorm.DB, key *models.IntegrationKey, o
 
 func (o *op) cancel(orderID uuid.UUID) (*CancelResult, error) {
 	r := o.tx.Exec(`UPDATE orders SET status = 'cancelled', cancelled_at = clock_timestamp()
-		WHERE id = ? AND org_id = ? AND store_id = ? AND status <> 'cancelled'`, orderID, o.key.OrgID, o.key.StoreID)
+		WHERE id = ? AND org_id = ? AND store_id = ? AND status <> 'cancelled'`, orderID, o.org, o.store)
 	if r.Error != nil {
 		return nil, fmt.Errorf("update order: %w", r.Error)
 	}

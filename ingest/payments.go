@@ -101,7 +101,7 @@ type lockedOrder struct {
 func (o *op) lockOrder(orderID uuid.UUID) (*lockedOrder, error) {
 	var rows []lockedOrder
 	err := o.tx.Raw(`SELECT status, total_cents, amount_paid_cents FROM orders
-		WHERE id = ? AND org_id = ? AND store_id = ? FOR UPDATE`, orderID, o.key.OrgID, o.key.StoreID).Find(&rows).Error
+		WHERE id = ? AND org_id = ? AND store_id = ? FOR UPDATE`, orderID, o.org, o.store).Find(&rows).Error
 	if err != nil {
 		return nil, fmt.Errorf("lock order: %w", err)
 	}
@@ -206,7 +206,7 @@ func (o *op) refund(paymentID uuid.UUID, amount *int64) (*RefundResult, error) {
 	err := o.tx.Raw(`SELECT p.order_id, p.amount_cents, p.refunded_at IS NOT NULL AS refunded
 		FROM payments p JOIN orders t ON t.id = p.order_id
 		WHERE p.id = ? AND t.org_id = ? AND t.store_id = ? FOR UPDATE OF p, t`,
-		paymentID, o.key.OrgID, o.key.StoreID).Find(&rows).Error
+		paymentID, o.org, o.store).Find(&rows).Error
 	if err != nil {
 		return nil, fmt.Errorf("lock payment: %w", err)
 	}

@@ -86,12 +86,16 @@ func orderArrays(lines, payments string) string {
 
 // InsertOrder runs with, the WITH clause of a statement that inserts one order in a CTE named o,
 // its lines in one named lines and its payments in one named pay, each RETURNING *, and returns the
-// order as GetOrder shows it, so a create needs no second statement to read it back. A statement
-// cannot read its own inserts from the tables, so the arrays are built from the CTEs.
+// order as GetOrder shows it, so a create needs no second statement to read it back, or nil when the
+// insert skipped its row (ON CONFLICT DO NOTHING). A statement cannot read its own inserts from the
+// tables, so the arrays are built from the CTEs.
 func InsertOrder(ctx context.Context, db *gorm.DB, with string, args ...any) (*Order, error) {
 	orders, err := loadOrders(ctx, db, with+` SELECT `+orderColumns+`, `+orderArrays("lines", "pay")+` FROM o AS t`, args...)
 	if err != nil {
 		return nil, err
+	}
+	if len(orders) == 0 {
+		return nil, nil
 	}
 	if len(orders) != 1 {
 		return nil, fmt.Errorf("the insert returned %d orders, want 1", len(orders))

@@ -1,0 +1,73 @@
+package api
+
+import (
+	"net/http"
+
+	"github.com/gin-gonic/gin"
+	"github.com/google/uuid"
+
+	"wds/ingest"
+)
+
+// registerOperatorAppOrders mounts the operator's own writes of orders and clients (decisions.md §7):
+// an order made by hand, and a client added or edited. The rules, roles included, live in ingest.
+func (s *server) registerOperatorAppOrders(r *gin.Engine) {
+	g := r.Group("/admin/v1", s.operatorAuth)
+	org := g.Group("/orgs/:org_id", pathOrg)
+	org.POST("/orders", s.createAppOrder)
+	org.POST("/clients", s.createAppClient)
+	g.PATCH("/clients/:id", s.updateAppClient)
+}
+
+func (s *server) createAppOrder(c *gin.Context) {
+	var in ingest.AppOrder
+	if err := readObject(c, &in); err != nil {
+		fail(c, err)
+		return
+	}
+	res, err := ingest.CreateAppOrder(c.Request.Context(), s.DB, c.MustGet(ctxOrgID).(uuid.UUID), actorOf(c), in)
+	if err != nil {
+		fail(c, err)
+		return
+	}
+	s.startEvents(c, res.Events)
+	c.JSON(created(!res.Duplicate), res)
+}
+
+func (s *server) createAppClient(c *gin.Context) {
+	var in ingest.NewClient
+	if err := readObject(c, &in); err != nil {
+		fail(c, err)
+		return
+	}
+	res, err := ingest.CreateClient(c.Request.Context(), s.DB, c.MustGet(ctxOrgID).(uuid.UUID), actorOf(c), in)
+	if err != nil {
+		fail(c, err)
+		return
+	}
+	s.startEvents(c, res.Events)
+	c.JSON(http.StatusCreated, res)
+}
+
+func (s *server) updateAppClient(c *gin.Context) {
+	id, ok := pathID(c, "client")
+	if !ok {
+		return
+	}
+	var in ingest.ClientFields
+	if err := readObject(c, &in); err != nil {
+		fail(c, err)
+		return
+	}
+	res, err := ingest.UpdateClient(c.Request.Context(), s.DB, actorOf(c), id, in)
+	if err != nil {
+		fail(c, err)
+		return
+	}
+	s.startEvents(c, res.Events)
+	c.JSON(http.StatusOK, res)
+}
+
+// DecodeBody reads a JSON object body exactly as the APIs read a request's (invalid_json, and
+// validation_failed naming a wrongly typed field), so the CLI reads a body file the same way.
+func DecodeBody(raw []byte, dst any) error { return decodeObject(raw, dst) }
