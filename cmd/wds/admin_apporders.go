@@ -25,7 +25,7 @@ const maxBodyFile = 1 << 20
 // POST /admin/v1/orgs/{org_id}/orders without store_id, which --store gives. Prints the envelope.
 func orderCreate(fs *flag.FlagSet) runFunc {
 	org, store, actor := uuidFlag(fs, "org", "org id"), uuidFlag(fs, "store", "store id"), uuidFlag(fs, "actor", "acting user id")
-	file := fs.String("file", "", "order JSON file, or - for stdin (required)")
+	file := stringFlag(fs, "file", "order JSON file, or - for stdin")
 	return func(ctx context.Context, env *adminEnv) (any, error) {
 		raw, err := readBodyFile(*file)
 		if err != nil {
@@ -42,9 +42,6 @@ func orderCreate(fs *flag.FlagSet) runFunc {
 }
 
 func readBodyFile(name string) ([]byte, error) {
-	if err := requireString("file", name); err != nil {
-		return nil, err
-	}
 	var r io.Reader = os.Stdin
 	if name != "-" {
 		f, err := os.Open(name)
