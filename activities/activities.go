@@ -6,6 +6,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"sync"
 	"time"
 	"unicode/utf8"
 
@@ -13,6 +14,7 @@ import (
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/worker"
+	"golang.org/x/sync/semaphore"
 	"gorm.io/gorm"
 
 	"wds/models"
@@ -20,13 +22,35 @@ import (
 	"wds/workflows"
 )
 
-// Activities holds what the activities share. HTTP must come from egress.NewClient.
+// Activities holds what the activities share. HTTP must come from egress.NewClient. Use it by
+// pointer: it holds the worker's budget for large bodies.
 type Activities struct {
 	DB   *gorm.DB
 	Box  *secrets.Box
 	HTTP *http.Client
 	// Now is the clock; nil is time.Now.
 	Now func() time.Time
+
+	budgetOnce sync.Once
+	budget     *semaphore.Weighted
+}
+
+// A worker runs up to a thousand attempts at once, and an event may be 6 MB: loading every body
+// whole could take gigabytes. A body up to smallBody comes with the attempt's first statement; a
+// larger one is loaded only once the worker's budget of largeBodyBudget bytes has room for it, and
+// its room is given back when the attempt ends.
+const (
+	smallBody       = 64 << 10
+	largeBodyBudget = 64 << 20
+)
+
+// reserve waits until size bytes of the large-body budget are free and returns their release.
+func (a *Activities) reserve(ctx context.Context, size int64) (release func(), err error) {
+	a.budgetOnce.Do(func() { a.budget = semaphore.NewWeighted(largeBodyBudget) })
+	if err := a.budget.Acquire(ctx, size); err != nil {
+		return nil, fmt.Errorf("wait for room to load a %d-byte body: %w", size, err)
+	}
+	return func() { a.budget.Release(size) }, nil
 }
 
 // Register adds the activities to a worker under the names the workflows schedule.

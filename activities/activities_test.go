@@ -455,3 +455,39 @@ func TestResolveTargetsPicksTheEndpointsSubscribedAtEventTime(t *testing.T) {
 		t.Fatalf("single target %+v %v", one, err)
 	}
 }
+
+// Bodies larger than what comes with the attempt's first read are loaded within the worker's
+// budget: many at once queue for room instead of holding gigabytes, and each arrives intact.
+func TestLargeBodiesArriveIntactWithinTheWorkersBudget(t *testing.T) {
+	f := newFixture(t)
+	rc := newReceiver(t, nil)
+	ep := f.endpoint(rc.srv.URL)
+	acts := f.acts(rc, true)
+	// Twenty 5 MB events: 100 MB, over the 64 MB budget, so some wait for others to finish.
+	var ids []uuid.UUID
+	for i := range 20 {
+		ids = append(ids, f.event(events.OrderCreated, map[string]any{"n": i, "notes": strings.Repeat("n", 5_000_000)}))
+	}
+	var wg sync.WaitGroup
+	for _, ev := range ids {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if res, err := acts.Deliver(f.ctx, attempt(ev, ep.ID, 1, later())); err != nil || res.Outcome != "succeeded" {
+				t.Errorf("%+v %v", res, err)
+			}
+		}()
+	}
+	wg.Wait()
+	got := rc.got()
+	if len(got) != len(ids) {
+		t.Fatalf("%d deliveries, want %d", len(got), len(ids))
+	}
+	for _, h := range got {
+		var stored string
+		f.db.Raw("SELECT body::text FROM events WHERE id = ?", h.header.Get("X-PC-Event-Id")).Find(&stored)
+		if string(h.body) != stored {
+			t.Fatalf("a large body arrived changed (%d bytes, stored %d)", len(h.body), len(stored))
+		}
+	}
+}

@@ -51,12 +51,11 @@ func (a *Activities) Deliver(ctx context.Context, in workflows.AttemptInput) (wo
 	if reason := at.stopReason(); reason != "" {
 		return a.stop(ctx, in, &at.Event, reason)
 	}
-	body := []byte(deref(at.Body))
-	if at.Body == nil {
-		if body, err = a.summary(ctx, &at.Event); err != nil {
-			return workflows.AttemptResult{}, err
-		}
+	body, release, err := a.body(ctx, at)
+	if err != nil {
+		return workflows.AttemptResult{}, err
 	}
+	defer release()
 	secret, err := a.Box.Open(at.SecretSealed)
 	if err != nil {
 		return workflows.AttemptResult{}, fmt.Errorf("open endpoint secret: %w", err)
@@ -72,7 +71,28 @@ func (a *Activities) Deliver(ctx context.Context, in workflows.AttemptInput) (wo
 	return res, err
 }
 
-// attemptState is everything an attempt reads: the event (its body unless it is over MaxBody), the
+// body is what the attempt sends: the body the attempt read, a large one loaded within the worker's
+// budget (release gives its room back), or the summary of one over MaxBody.
+func (a *Activities) body(ctx context.Context, at *attemptState) (body []byte, release func(), err error) {
+	switch {
+	case at.Body != nil:
+		return []byte(*at.Body), func() {}, nil
+	case at.Event.Size > MaxBody:
+		body, err = a.summary(ctx, &at.Event)
+		return body, func() {}, err
+	}
+	if release, err = a.reserve(ctx, at.Event.Size); err != nil {
+		return nil, nil, err
+	}
+	var text []string
+	if err := a.DB.WithContext(ctx).Raw(`SELECT body::text FROM events WHERE id = ?`, at.Event.ID).Find(&text).Error; err != nil || len(text) != 1 {
+		release()
+		return nil, nil, fmt.Errorf("load event body: %d rows, %w", len(text), err)
+	}
+	return []byte(text[0]), release, nil
+}
+
+// attemptState is everything an attempt reads: the event (its body when it is small), the
 // endpoint, the reason an earlier row of the chain was dropped, and the row this delivery id
 // already has, if a task ran before.
 type attemptState struct {
@@ -89,7 +109,7 @@ type attemptState struct {
 }
 
 // attempt reads an attempt's state in one statement. The body is json, so its text is the stored
-// text, and it is only read when it is delivered as is.
+// text; it comes along only when it is small (Activities.body loads a larger one).
 func (a *Activities) attempt(ctx context.Context, in workflows.AttemptInput) (*attemptState, error) {
 	var rows []attemptState
 	err := a.DB.WithContext(ctx).Raw(`SELECT e.id, e.org_id, e.type, e.created_at, octet_length(e.body::text) AS size,
@@ -101,12 +121,13 @@ func (a *Activities) attempt(ctx context.Context, in workflows.AttemptInput) (*a
 		FROM events e
 		LEFT JOIN webhook_endpoints w ON w.id = ?
 		LEFT JOIN webhook_deliveries d ON d.id = ?
-		WHERE e.id = ?`, MaxBody, in.ChainID, in.EndpointID, in.DeliveryID, in.EventID).Find(&rows).Error
+		WHERE e.id = ?`, smallBody, in.ChainID, in.EndpointID, in.DeliveryID, in.EventID).Find(&rows).Error
 	if err != nil {
 		return nil, fmt.Errorf("load attempt: %w", err)
 	}
 	if len(rows) == 0 {
-		// Events are never deleted; a missing one is a bug no retry can fix.
+		// Events are pruned only long after any chain ends (WDS_RETENTION, at least 7 days): a
+		// missing one cannot be delivered by a retry.
 		return nil, temporal.NewNonRetryableApplicationError("event "+in.EventID.String()+" not found", "event_not_found", nil)
 	}
 	if !rows[0].EndpointFound && rows[0].RecordedStatus == nil {
