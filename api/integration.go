@@ -62,14 +62,14 @@ func (s *server) registerIntegration(r *gin.Engine) {
 		return append([]gin.HandlerFunc{s.intAllowIP, s.intRateLimit, readBody, s.intVerifySignature}, h...)
 	}
 	generic := func(scope string, h gin.HandlerFunc) []gin.HandlerFunc {
-		return append([]gin.HandlerFunc{acceptFormat(ingest.FormatGeneric)}, guarded(requireScope(scope), s.idempotent, h)...)
+		return append([]gin.HandlerFunc{acceptFormat(models.FormatGeneric)}, guarded(requireScope(scope), s.idempotent, h)...)
 	}
-	a.POST("/orders", generic(ingest.ScopeOrdersWrite, s.createOrder)...)
-	a.POST("/orders/:id/payments", generic(ingest.ScopePaymentsWrite, s.recordPayment)...)
-	a.POST("/orders/:id/cancel", generic(ingest.ScopeOrdersCancel, s.cancelOrder)...)
-	a.POST("/payments/:id/refund", generic(ingest.ScopePaymentsRefund, s.refundPayment)...)
-	a.POST("/clients", generic(ingest.ScopeClientsWrite, s.upsertClient)...)
-	a.POST("/webhook/nativestore", append([]gin.HandlerFunc{acceptFormat(ingest.FormatNativestore)}, guarded(s.idempotent, s.receiveNativestore)...)...)
+	a.POST("/orders", generic(models.ScopeOrdersWrite, s.createOrder)...)
+	a.POST("/orders/:id/payments", generic(models.ScopePaymentsWrite, s.recordPayment)...)
+	a.POST("/orders/:id/cancel", generic(models.ScopeOrdersCancel, s.cancelOrder)...)
+	a.POST("/payments/:id/refund", generic(models.ScopePaymentsRefund, s.refundPayment)...)
+	a.POST("/clients", generic(models.ScopeClientsWrite, s.upsertClient)...)
+	a.POST("/webhook/nativestore", append([]gin.HandlerFunc{acceptFormat(models.FormatNativestore)}, guarded(s.idempotent, s.receiveNativestore)...)...)
 	// A catch-all, so external ids holding "/" (INV/2026/7) are found; the leading "/" is trimmed.
 	a.GET("/orders/by-external/*external_id", guarded(s.orderByExternal)...)
 }
@@ -148,7 +148,7 @@ func body(c *gin.Context) []byte { return c.MustGet(ctxBody).([]byte) }
 // PC-Signature for generic keys, X-Store-Webhook-Signature for nativestore keys (which always do).
 func (s *server) intVerifySignature(c *gin.Context) {
 	k := intKey(c)
-	if !k.RequireSignature && k.PayloadFormat != ingest.FormatNativestore {
+	if !k.RequireSignature && k.PayloadFormat != models.FormatNativestore {
 		c.Next()
 		return
 	}
@@ -157,7 +157,7 @@ func (s *server) intVerifySignature(c *gin.Context) {
 		fail(c, err)
 		return
 	}
-	if k.PayloadFormat == ingest.FormatNativestore {
+	if k.PayloadFormat == models.FormatNativestore {
 		err = signing.VerifyNativestore(secret, c.GetHeader(headerStoreSignature), body(c))
 	} else {
 		err = signing.VerifyPC(secret, c.GetHeader(headerPCSignature), body(c), s.Now())
@@ -198,7 +198,7 @@ func acceptFormat(format string) gin.HandlerFunc {
 // requireScope refuses keys without the endpoint's scope.
 func requireScope(scope string) gin.HandlerFunc {
 	return func(c *gin.Context) {
-		if !ingest.HasScope(intKey(c), scope) {
+		if !intKey(c).HasScope(scope) {
 			fail(c, models.Fail(models.ErrInsufficientScope, "this endpoint needs the %s scope", scope))
 			return
 		}

@@ -22,7 +22,6 @@ import (
 
 	"wds/api"
 	"wds/apikeys"
-	"wds/ingest"
 	"wds/models"
 	"wds/openapi"
 	"wds/pgtest"
@@ -79,7 +78,7 @@ type intKey struct {
 }
 
 // allScopes is every integration scope.
-var allScopes = ingest.Scopes
+var allScopes = models.IntegrationScopes
 
 // mint creates a key for the env's store; fields left zero take the env's org, store and owner and
 // every scope.
@@ -142,7 +141,7 @@ func (e *intEnv) call(method, path string, k intKey, body string, hdr map[string
 		req.Header.Set("Authorization", "Bearer "+k.token)
 	}
 	if k.secret != "" {
-		if k.PayloadFormat == ingest.FormatNativestore {
+		if k.PayloadFormat == models.FormatNativestore {
 			req.Header.Set("X-Store-Webhook-Signature", signNative(k.secret, body))
 		} else {
 			req.Header.Set("PC-Signature", signing.SignPC([]byte(k.secret), e.clock.Now().Unix(), []byte(body)))

@@ -12,7 +12,7 @@ import (
 	"github.com/google/uuid"
 
 	"wds/apikeys"
-	"wds/ingest"
+	"wds/models"
 	"wds/views"
 )
 
@@ -318,7 +318,7 @@ func TestClientEventsCarryTheClientAsStored(t *testing.T) {
 // must carry the order exactly as the Read API's view of it, lines, payment and times included.
 func TestOrderEventsCarryTheOrderAsStored(t *testing.T) {
 	e := newIntEnv(t)
-	k := e.mint(apikeys.NewIntegrationKey{Label: "Shop", Scopes: []string{ingest.ScopeOrdersWrite, ingest.ScopePaymentsWrite}})
+	k := e.mint(apikeys.NewIntegrationKey{Label: "Shop", Scopes: []string{models.ScopeOrdersWrite, models.ScopePaymentsWrite}})
 	created := e.post("/integrations/v1/orders", k, `{"external_id":"o-1","shipping_cents":250,"metadata":{"channel":"web"},
 		"client":{"external_id":"c-1","email":"a@example.com"},
 		"lines":[{"description":"Tea","quantity":2,"unit_price_cents":450,"metadata":{"sku":"T-1"}},
@@ -366,7 +366,7 @@ func TestEmailMatchIsPerStore(t *testing.T) {
 
 func TestPaymentBlockNeedsPaymentsWrite(t *testing.T) {
 	e := newIntEnv(t)
-	k := e.mint(apikeys.NewIntegrationKey{Scopes: []string{ingest.ScopeOrdersWrite}})
+	k := e.mint(apikeys.NewIntegrationKey{Scopes: []string{models.ScopeOrdersWrite}})
 	e.post("/integrations/v1/orders", k, orderBody("s", 0, 0, ptr[int64](100), [2]int64{1, 100})).want(t, http.StatusForbidden, "insufficient_scope")
 	e.post("/integrations/v1/orders", k, orderBody("s", 0, 0, nil, [2]int64{1, 100})).want(t, http.StatusCreated, "")
 	if n := e.count(`SELECT count(*) FROM payments`); n != 0 {

@@ -12,7 +12,6 @@ import (
 	"github.com/google/uuid"
 	"gorm.io/gorm"
 
-	"wds/ingest"
 	"wds/models"
 	"wds/secrets"
 	"wds/workspace"
@@ -109,11 +108,11 @@ func (in NewIntegrationKey) validate() (*models.IntegrationKey, error) {
 		PayloadFormat: in.PayloadFormat, RequireSignature: in.RequireSignature, CreatedBy: in.ActorID,
 		ExpiresAt: in.ExpiresAt, RateLimit: in.RateLimit}
 	if k.PayloadFormat == "" {
-		k.PayloadFormat = ingest.FormatGeneric
+		k.PayloadFormat = models.FormatGeneric
 	}
 	switch k.PayloadFormat {
-	case ingest.FormatGeneric:
-	case ingest.FormatNativestore:
+	case models.FormatGeneric:
+	case models.FormatNativestore:
 		k.RequireSignature = true
 	default:
 		return nil, models.Fail(models.ErrValidation, "payload_format must be generic or nativestore")
@@ -141,8 +140,8 @@ func validScopes(in []string) ([]string, error) {
 		if s == "" {
 			continue
 		}
-		if !slices.Contains(ingest.Scopes, s) {
-			return nil, models.Fail(models.ErrValidation, "unknown scope %q; scopes are %s", s, strings.Join(ingest.Scopes, ", "))
+		if !slices.Contains(models.IntegrationScopes, s) {
+			return nil, models.Fail(models.ErrValidation, "unknown scope %q; scopes are %s", s, strings.Join(models.IntegrationScopes, ", "))
 		}
 		if !slices.Contains(out, s) {
 			out = append(out, s)
@@ -151,7 +150,7 @@ func validScopes(in []string) ([]string, error) {
 	// A key with no scope could call nothing but the order lookup: surely a mistake, so the CLI and
 	// the Operator API both refuse it here.
 	if len(out) == 0 {
-		return nil, models.Fail(models.ErrValidation, "scopes must name at least one of %s", strings.Join(ingest.Scopes, ", "))
+		return nil, models.Fail(models.ErrValidation, "scopes must name at least one of %s", strings.Join(models.IntegrationScopes, ", "))
 	}
 	return out, nil
 }

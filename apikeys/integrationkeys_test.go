@@ -11,7 +11,6 @@ import (
 	"gorm.io/gorm"
 
 	"wds/apikeys"
-	"wds/ingest"
 	"wds/models"
 	"wds/pgtest"
 	"wds/secrets"
@@ -58,7 +57,7 @@ func newFixture(t *testing.T) *fixture {
 }
 
 func (f *fixture) req(actor uuid.UUID) apikeys.NewIntegrationKey {
-	return apikeys.NewIntegrationKey{OrgID: f.org, StoreID: f.store, ActorID: actor, Scopes: []string{ingest.ScopeOrdersWrite}}
+	return apikeys.NewIntegrationKey{OrgID: f.org, StoreID: f.store, ActorID: actor, Scopes: []string{models.ScopeOrdersWrite}}
 }
 
 func TestCreateIntegrationKeyDefaultsAndSecrets(t *testing.T) {
@@ -101,7 +100,7 @@ func TestCreateIntegrationKeyDefaultsAndSecrets(t *testing.T) {
 func TestNativestoreForcesSignature(t *testing.T) {
 	f := newFixture(t)
 	in := f.req(f.owner)
-	in.PayloadFormat = ingest.FormatNativestore
+	in.PayloadFormat = models.FormatNativestore
 	k, err := apikeys.CreateIntegrationKey(context.Background(), f.db, f.box, in)
 	if err != nil {
 		t.Fatal(err)

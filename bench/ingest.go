@@ -16,7 +16,7 @@ import (
 	"gorm.io/gorm"
 
 	"wds/apikeys"
-	"wds/ingest"
+	"wds/models"
 	"wds/secrets"
 )
 
@@ -57,7 +57,7 @@ func mintIntegrationKeys(ctx context.Context, db *gorm.DB, box *secrets.Box, t *
 	for i := range keys {
 		k, err := apikeys.CreateIntegrationKey(ctx, db, box, apikeys.NewIntegrationKey{OrgID: t.orgID, StoreID: t.storeID,
 			ActorID: t.ownerID, Label: fmt.Sprintf("bench %d", i), RateLimit: apikeys.MaxRateLimit,
-			Scopes: []string{ingest.ScopeOrdersWrite, ingest.ScopePaymentsWrite}})
+			Scopes: []string{models.ScopeOrdersWrite, models.ScopePaymentsWrite}})
 		if err != nil {
 			return nil, fmt.Errorf("bench: mint integration key: %w", err)
 		}

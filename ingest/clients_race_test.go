@@ -22,7 +22,7 @@ func TestAClientWhoseEmailChangesMidCreateIsNotLost(t *testing.T) {
 	store, _ := workspace.CreateStore(ctx, db, org.ID, "Shop", "USD")
 	owner, _, _ := workspace.CreateUser(ctx, db, org.ID, uuid.NewString()+"@example.com", models.RoleOwner)
 	key := &models.IntegrationKey{ID: uuid.New(), OrgID: org.ID, StoreID: store.ID, Label: "Shop", KeyHash: []byte(uuid.NewString()),
-		KeyHint: "test", PayloadFormat: "generic", Scopes: Scopes, IPAllowlist: []string{}, RateLimit: 600, CreatedBy: owner.ID}
+		KeyHint: "test", PayloadFormat: "generic", Scopes: models.IntegrationScopes, IPAllowlist: []string{}, RateLimit: 600, CreatedBy: owner.ID}
 	if err := db.Create(key).Error; err != nil {
 		t.Fatal(err)
 	}

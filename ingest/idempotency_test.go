@@ -29,7 +29,7 @@ func newKey(t testing.TB) (*gorm.DB, *models.IntegrationKey) {
 	owner, _, _ := workspace.CreateUser(ctx, db, org.ID, uuid.NewString()+"@example.com", models.RoleOwner)
 	box, _ := secrets.NewBox(secrets.GenerateKey())
 	k, err := apikeys.CreateIntegrationKey(ctx, db, box, apikeys.NewIntegrationKey{OrgID: org.ID, StoreID: store.ID,
-		ActorID: owner.ID, Scopes: ingest.Scopes})
+		ActorID: owner.ID, Scopes: models.IntegrationScopes})
 	if err != nil {
 		t.Fatal(err)
 	}

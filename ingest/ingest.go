@@ -15,7 +15,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
 
 	"github.com/google/uuid"
 	"gorm.io/gorm"
@@ -25,35 +24,12 @@ import (
 	"wds/views"
 )
 
-// Integration key scopes (service-spec.md "Authentication" rule 6).
-const (
-	ScopeOrdersWrite    = "orders:write"
-	ScopeOrdersCancel   = "orders:cancel"
-	ScopePaymentsWrite  = "payments:write"
-	ScopePaymentsRefund = "payments:refund"
-	ScopeClientsWrite   = "clients:write"
-)
-
-// Scopes lists every integration scope.
-var Scopes = []string{ScopeOrdersWrite, ScopeOrdersCancel, ScopePaymentsWrite, ScopePaymentsRefund, ScopeClientsWrite}
-
-// Payload formats of an integration key.
-const (
-	FormatGeneric     = "generic"
-	FormatNativestore = "nativestore"
-)
-
 // Entity types of external_refs.
 const (
 	entityOrder   = "order"
 	entityPayment = "payment"
 	entityClient  = "client"
 )
-
-// HasScope reports whether key holds scope.
-func HasScope(key *models.IntegrationKey, scope string) bool {
-	return slices.Contains(key.Scopes, scope)
-}
 
 // scope is what an integration key may see: its own org and store, nothing else.
 func scope(key *models.IntegrationKey) views.Scope {

@@ -68,7 +68,7 @@ func statusAfterPayment(total, paid, amount int64) (string, error) {
 // CreateOrder creates an order with its lines, client and inline payment, or returns the original with
 // Duplicate set when the key already sent this external_id (no row change, no event).
 func CreateOrder(ctx context.Context, db *gorm.DB, key *models.IntegrationKey, in Order) (*OrderResult, error) {
-	if in.Payment != nil && !HasScope(key, ScopePaymentsWrite) {
+	if in.Payment != nil && !key.HasScope(models.ScopePaymentsWrite) {
 		return nil, models.Fail(models.ErrInsufficientScope, "a payment block needs the payments:write scope as well")
 	}
 	var res *OrderResult

@@ -3,6 +3,7 @@
 package models
 
 import (
+	"slices"
 	"time"
 
 	"github.com/google/uuid"
@@ -90,6 +91,24 @@ const (
 	ScopeReadWrite = "read_write"
 )
 
+// Integration key scopes: what an integration key may write (service-spec.md "Authentication" 6).
+const (
+	ScopeOrdersWrite    = "orders:write"
+	ScopeOrdersCancel   = "orders:cancel"
+	ScopePaymentsWrite  = "payments:write"
+	ScopePaymentsRefund = "payments:refund"
+	ScopeClientsWrite   = "clients:write"
+)
+
+// IntegrationScopes lists every integration scope.
+var IntegrationScopes = []string{ScopeOrdersWrite, ScopeOrdersCancel, ScopePaymentsWrite, ScopePaymentsRefund, ScopeClientsWrite}
+
+// Payload formats of an integration key: generic bodies, or the store platform's own order webhooks.
+const (
+	FormatGeneric     = "generic"
+	FormatNativestore = "nativestore"
+)
+
 // IntegrationKey is a pck_int_ key pinned to one (org, store).
 type IntegrationKey struct {
 	ID                  uuid.UUID
@@ -110,6 +129,9 @@ type IntegrationKey struct {
 	RevokedAt           *time.Time
 	LastUsedAt          *time.Time
 }
+
+// HasScope reports whether the key holds scope.
+func (k *IntegrationKey) HasScope(scope string) bool { return slices.Contains(k.Scopes, scope) }
 
 // Vendor is a supplier in the org's CRM.
 type Vendor struct {
