@@ -42,6 +42,7 @@ var errorTable = []errorRow{
 	{models.ErrConflict, http.StatusConflict, "conflict"},
 	{models.ErrIdempotencyConflict, http.StatusConflict, "idempotency_conflict"},
 	{models.ErrOrderNotPayable, http.StatusConflict, "order_not_payable"},
+	{models.ErrOrderNotShippable, http.StatusConflict, "order_not_shippable"},
 	{models.ErrEndpointLimit, http.StatusConflict, "endpoint_limit_reached"},
 	{models.ErrEndpointDisabled, http.StatusConflict, "endpoint_disabled"},
 	{models.ErrDeliveryNotDropped, http.StatusConflict, "delivery_not_dropped"},

@@ -270,13 +270,17 @@ func readObject(c *gin.Context, v any) error {
 }
 
 // expiresAt parses an optional RFC 3339 expires_at; a malformed one is a field error naming it.
-func expiresAt(raw *string) (*time.Time, error) {
+func expiresAt(raw *string) (*time.Time, error) { return bodyTime("expires_at", raw) }
+
+// bodyTime parses an optional RFC 3339 time of a request body; a malformed one is a field error
+// naming field.
+func bodyTime(field string, raw *string) (*time.Time, error) {
 	if raw == nil {
 		return nil, nil
 	}
 	t, err := time.Parse(time.RFC3339Nano, *raw)
 	if err != nil {
-		return nil, models.Fail(models.ErrValidation, "expires_at must be an RFC 3339 date-time")
+		return nil, models.Fail(models.ErrValidation, "%s must be an RFC 3339 date-time", field)
 	}
 	return &t, nil
 }

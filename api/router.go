@@ -92,6 +92,7 @@ func NewRouter(d Deps) (*gin.Engine, error) {
 	s.registerIntegration(r)
 	s.registerOperatorKeys(r)
 	s.registerOperatorAppOrders(r)
+	s.registerOperatorFulfillment(r)
 	return r, nil
 }
 

@@ -1,7 +1,6 @@
 package events_test
 
 import (
-	"encoding/json"
 	"os"
 	"strings"
 	"testing"
@@ -12,11 +11,7 @@ import (
 
 func validator(t *testing.T) *eventstest.Validator {
 	t.Helper()
-	schemas := map[string]json.RawMessage{}
-	for _, k := range events.Catalog() {
-		schemas[k.Type] = k.Schema()
-	}
-	v, err := eventstest.New(schemas)
+	v, err := eventstest.Catalog()
 	if err != nil {
 		t.Fatal(err)
 	}

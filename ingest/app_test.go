@@ -100,66 +100,16 @@ func (e *appEnv) eventTypes() []string {
 	return types
 }
 
-// fulfilmentPending is true until the order view carries fulfillment_status and shipments (the
-// shipments work of issue 14, merged separately): until then an order body that fails its schema
-// only for lacking those two fields is logged as PENDING instead of failing. Set it to false after
-// that merge.
-const fulfilmentPending = true
-
-var (
-	validatorOnce sync.Once
-	validator     *eventstest.Validator
-	validatorErr  error
-)
-
 // validateEvent checks an event body against the catalog's schema of its type.
 func validateEvent(t *testing.T, body []byte) {
 	t.Helper()
-	validatorOnce.Do(func() {
-		schemas := map[string]json.RawMessage{}
-		for _, k := range events.Catalog() {
-			schemas[k.Type] = k.Schema()
-		}
-		validator, validatorErr = eventstest.New(schemas)
-	})
-	if validatorErr != nil {
-		t.Fatal(validatorErr)
-	}
-	err := validator.Validate(body)
-	if err == nil {
-		return
-	}
-	if fulfilmentPending && validator.Validate(withFulfilment(t, body)) == nil {
-		t.Logf("PENDING (order view lacks fulfillment_status, shipments): %s", err)
-		return
-	}
-	t.Errorf("%v\n%s", err, body)
-}
-
-// withFulfilment adds the two fields the shipments work adds to every order in body.
-func withFulfilment(t *testing.T, body []byte) []byte {
-	var b map[string]any
-	if err := json.Unmarshal(body, &b); err != nil {
+	v, err := eventstest.Catalog()
+	if err != nil {
 		t.Fatal(err)
 	}
-	add := func(o any) {
-		if m, ok := o.(map[string]any); ok {
-			if _, has := m["fulfillment_status"]; !has {
-				m["fulfillment_status"] = "unfulfilled"
-			}
-			if _, has := m["shipments"]; !has {
-				m["shipments"] = []any{}
-			}
-		}
+	if err := v.Validate(body); err != nil {
+		t.Errorf("%v\n%s", err, body)
 	}
-	data, _ := b["data"].(map[string]any)
-	if strings.HasPrefix(b["type"].(string), "order.") {
-		add(data)
-	} else if data != nil {
-		add(data["order"])
-	}
-	out, _ := json.Marshal(b)
-	return out
 }
 
 func TestAppOrderFollowsTheIntegrationRulesAndIsAudited(t *testing.T) {

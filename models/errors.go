@@ -32,6 +32,7 @@ var (
 	ErrInvalidIdempotencyKey = errors.New("Idempotency-Key must be 1 to 255 characters")
 	ErrAmountExceedsBalance  = errors.New("amount exceeds the order's open balance")
 	ErrOrderNotPayable       = errors.New("order is cancelled or refunded")
+	ErrOrderNotShippable     = errors.New("a cancelled or refunded order cannot be shipped")
 	ErrHTTPSRequired         = errors.New("webhook endpoint URLs must use https://")
 	ErrURLNotAllowed         = errors.New("webhook endpoint URL resolves to a non-public address")
 	ErrEndpointLimit         = errors.New("an org has at most 10 enabled webhook endpoints")

@@ -43,11 +43,12 @@ func sampleOrder(t *testing.T, number, status, externalID, label string, at time
 	}
 	client, key := uuid.New(), uuid.New()
 	cancelled := at.Add(time.Second)
-	return Order{ID: uuid.New(), Number: number, Status: status, StoreID: uuid.New(), ClientID: &client,
+	return Order{ID: uuid.New(), Number: number, Status: status, FulfillmentStatus: label, StoreID: uuid.New(), ClientID: &client,
 		ExternalID: &externalID, Currency: "EUR", SubtotalCents: 3000, ShippingCents: -1, TaxCents: 1 << 40,
 		TotalCents: 3001, AmountPaidCents: 0,
 		Lines:    json.RawMessage(`[{"description" : "Fish & Chips <b>` + "\u2028\u2029" + `", "quantity" : 2, "metadata" : {"sku": "M"}}]`),
 		Payments: json.RawMessage(`[]`), Metadata: bytes.TrimSpace(meta.Bytes()),
+		Shipments: json.RawMessage(`[{"id" : "s", "carrier" : "UPS & <Co>", "tracking_number" : null}]`),
 		Source:    Source{Kind: "integration", IntegrationKeyID: &key, Label: &label},
 		CreatedAt: at, UpdatedAt: at.Add(time.Microsecond), CancelledAt: &cancelled}
 }

@@ -14,22 +14,25 @@ import (
 
 // Order is the order object of decisions.md §4.
 type Order struct {
-	ID              uuid.UUID  `json:"id"`
-	Number          string     `json:"number"`
-	Status          string     `json:"status"`
-	StoreID         uuid.UUID  `json:"store_id"`
-	ClientID        *uuid.UUID `json:"client_id"`
-	ExternalID      *string    `json:"external_id"`
-	Currency        string     `json:"currency"`
-	SubtotalCents   int64      `json:"subtotal_cents"`
-	ShippingCents   int64      `json:"shipping_cents"`
-	TaxCents        int64      `json:"tax_cents"`
-	TotalCents      int64      `json:"total_cents"`
-	AmountPaidCents int64      `json:"amount_paid_cents"`
-	// Lines and Payments are the JSON arrays PostgreSQL builds, passed through as they are: decoding
-	// them only to encode them again was half of a list page's CPU. Use PaymentList to read payments.
+	ID                uuid.UUID  `json:"id"`
+	Number            string     `json:"number"`
+	Status            string     `json:"status"`
+	FulfillmentStatus string     `json:"fulfillment_status"`
+	StoreID           uuid.UUID  `json:"store_id"`
+	ClientID          *uuid.UUID `json:"client_id"`
+	ExternalID        *string    `json:"external_id"`
+	Currency          string     `json:"currency"`
+	SubtotalCents     int64      `json:"subtotal_cents"`
+	ShippingCents     int64      `json:"shipping_cents"`
+	TaxCents          int64      `json:"tax_cents"`
+	TotalCents        int64      `json:"total_cents"`
+	AmountPaidCents   int64      `json:"amount_paid_cents"`
+	// Lines, Payments and Shipments are the JSON arrays PostgreSQL builds, passed through as they
+	// are: decoding them only to encode them again was half of a list page's CPU. Use PaymentList
+	// and ShipmentList to read them.
 	Lines       json.RawMessage `json:"lines"`
 	Payments    json.RawMessage `json:"payments"`
+	Shipments   json.RawMessage `json:"shipments"`
 	Metadata    json.RawMessage `json:"metadata"`
 	Source      Source          `json:"source"`
 	CreatedAt   time.Time       `json:"created_at"`
@@ -52,6 +55,17 @@ type Payment struct {
 	CreatedAt         time.Time  `json:"created_at"`
 }
 
+// Shipment is one parcel of an order (decisions.md §7).
+type Shipment struct {
+	ID             uuid.UUID  `json:"id"`
+	OrderID        uuid.UUID  `json:"order_id"`
+	Carrier        string     `json:"carrier"`
+	TrackingNumber *string    `json:"tracking_number"`
+	Status         string     `json:"status"`
+	ShippedAt      time.Time  `json:"shipped_at"`
+	DeliveredAt    *time.Time `json:"delivered_at"`
+}
+
 // Source says where an order came from; kind integration is the UI's "imported" badge.
 type Source struct {
 	Kind             string     `json:"kind"`
@@ -59,12 +73,13 @@ type Source struct {
 	Label            *string    `json:"label"`
 }
 
-// orderSelect loads orders as the APIs show them; lines and payments arrive as JSON arrays in the
-// same row, so a page of orders is one round trip. loadOrders scans its columns in this order.
-var orderSelect = `SELECT ` + orderColumns + `, ` + orderArrays("order_lines", "payments") + ` FROM orders t`
+// orderSelect loads orders as the APIs show them; lines, payments and shipments arrive as JSON
+// arrays in the same row, so a page of orders is one round trip. loadOrders scans its columns in
+// this order.
+var orderSelect = `SELECT ` + orderColumns + `, ` + orderArrays("order_lines", "payments") + `, ` + shipmentArray + ` FROM orders t`
 
 // orderColumns are an order's own columns, of a row named t.
-const orderColumns = `t.id, t.number, t.status, t.store_id, t.client_id, t.external_id, t.currency,
+const orderColumns = `t.id, t.number, t.status, t.fulfillment_status, t.store_id, t.client_id, t.external_id, t.currency,
 	t.subtotal_cents, t.shipping_cents, t.tax_cents, t.total_cents, t.amount_paid_cents, t.metadata,
 	t.source_kind, t.source_integration_key_id, t.source_label, t.created_at, t.updated_at, t.cancelled_at`
 
@@ -84,13 +99,21 @@ func orderArrays(lines, payments string) string {
 		FROM ` + payments + ` p WHERE p.order_id = t.id) AS payments`
 }
 
+// shipmentArray is the shipments of order t as a JSON array, oldest first.
+var shipmentArray = `(SELECT coalesce(json_agg(json_build_object('id', s.id, 'order_id', s.order_id,
+		'carrier', s.carrier, 'tracking_number', s.tracking_number, 'status', s.status,
+		'shipped_at', ` + jsonTime("s.shipped_at") + `, 'delivered_at', ` + jsonTime("s.delivered_at") + `)
+		ORDER BY s.shipped_at, s.id), '[]')
+		FROM shipments s WHERE s.order_id = t.id) AS shipments`
+
 // InsertOrder runs with, the WITH clause of a statement that inserts one order in a CTE named o,
 // its lines in one named lines and its payments in one named pay, each RETURNING *, and returns the
 // order as GetOrder shows it, so a create needs no second statement to read it back, or nil when the
 // insert skipped its row (ON CONFLICT DO NOTHING). A statement cannot read its own inserts from the
 // tables, so the arrays are built from the CTEs.
 func InsertOrder(ctx context.Context, db *gorm.DB, with string, args ...any) (*Order, error) {
-	orders, err := loadOrders(ctx, db, with+` SELECT `+orderColumns+`, `+orderArrays("lines", "pay")+` FROM o AS t`, args...)
+	// A new order has no shipment yet: no need to look.
+	orders, err := loadOrders(ctx, db, with+` SELECT `+orderColumns+`, `+orderArrays("lines", "pay")+`, '[]'::json AS shipments FROM o AS t`, args...)
 	if err != nil {
 		return nil, err
 	}
@@ -137,10 +160,10 @@ func loadOrders(ctx context.Context, db *gorm.DB, query string, args ...any) ([]
 	var orders []Order
 	for rows.Next() {
 		var o Order
-		err := rows.Scan(&o.ID, &o.Number, &o.Status, &o.StoreID, &o.ClientID, &o.ExternalID, &o.Currency,
+		err := rows.Scan(&o.ID, &o.Number, &o.Status, &o.FulfillmentStatus, &o.StoreID, &o.ClientID, &o.ExternalID, &o.Currency,
 			&o.SubtotalCents, &o.ShippingCents, &o.TaxCents, &o.TotalCents, &o.AmountPaidCents, &o.Metadata,
 			&o.Source.Kind, &o.Source.IntegrationKeyID, &o.Source.Label, &o.CreatedAt, &o.UpdatedAt,
-			&o.CancelledAt, &o.Lines, &o.Payments)
+			&o.CancelledAt, &o.Lines, &o.Payments, &o.Shipments)
 		if err != nil {
 			return nil, fmt.Errorf("scan order: %w", err)
 		}
@@ -160,6 +183,15 @@ func (o *Order) PaymentList() ([]Payment, error) {
 		return nil, fmt.Errorf("decode payments of order %s: %w", o.ID, err)
 	}
 	return ps, nil
+}
+
+// ShipmentList decodes the order's shipments, oldest first.
+func (o *Order) ShipmentList() ([]Shipment, error) {
+	var ss []Shipment
+	if err := json.Unmarshal(o.Shipments, &ss); err != nil {
+		return nil, fmt.Errorf("decode shipments of order %s: %w", o.ID, err)
+	}
+	return ss, nil
 }
 
 // jsonTime formats a timestamptz column in SQL exactly as Go's encoding/json writes a UTC time.Time:

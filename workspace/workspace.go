@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
+	"slices"
 	"strings"
 	"time"
 
@@ -173,20 +174,48 @@ var Anyone = []models.Role{models.RoleOwner, models.RoleAdmin, models.RoleMember
 // RequireRole checks that actor is a member of org with one of roles. A non-member gets ErrForbidden
 // too: an operator learns nothing about orgs they do not belong to.
 func RequireRole(ctx context.Context, db *gorm.DB, orgID, actorID uuid.UUID, roles ...models.Role) error {
-	var m models.Membership
-	err := db.WithContext(ctx).Where("org_id = ? AND user_id = ?", orgID, actorID).Take(&m).Error
-	if errors.Is(err, gorm.ErrRecordNotFound) {
+	role, err := roleIn(ctx, db, orgID, actorID)
+	if err != nil {
+		return err
+	}
+	if role == "" {
 		return models.Fail(models.ErrForbidden, "user %s is not a member of org %s", actorID, orgID)
 	}
+	return allowed(role, roles)
+}
+
+// RequireRowRole is RequireRole for a row found by its id alone (an order, a shipment): to an
+// operator outside the row's org the row does not exist (404 naming what and rowID), so ids of other
+// orgs reveal nothing; a member without one of roles is forbidden.
+func RequireRowRole(ctx context.Context, db *gorm.DB, orgID, actorID uuid.UUID, what string, rowID uuid.UUID, roles ...models.Role) error {
+	role, err := roleIn(ctx, db, orgID, actorID)
 	if err != nil {
-		return fmt.Errorf("check role: %w", err)
+		return err
 	}
-	for _, r := range roles {
-		if m.Role == r {
-			return nil
-		}
+	if role == "" {
+		return models.Fail(models.ErrNotFound, "%s %s not found", what, rowID)
 	}
-	return models.Fail(models.ErrForbidden, "role %s may not do this; owners and admins may", m.Role)
+	return allowed(role, roles)
+}
+
+// roleIn is the actor's role in the org, or "" for a non-member.
+func roleIn(ctx context.Context, db *gorm.DB, orgID, actorID uuid.UUID) (models.Role, error) {
+	var m []models.Membership
+	err := db.WithContext(ctx).Where("org_id = ? AND user_id = ?", orgID, actorID).Limit(1).Find(&m).Error
+	if err != nil {
+		return "", fmt.Errorf("check role: %w", err)
+	}
+	if len(m) == 0 {
+		return "", nil
+	}
+	return m[0].Role, nil
+}
+
+func allowed(role models.Role, roles []models.Role) error {
+	if slices.Contains(roles, role) {
+		return nil
+	}
+	return models.Fail(models.ErrForbidden, "role %s may not do this; owners and admins may", role)
 }
 
 // Audit writes one audit row; call it inside the transaction of the action it records.

@@ -7,6 +7,9 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"sync"
+
+	"wds/events"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
 )
@@ -58,3 +61,12 @@ func (v *Validator) Validate(body []byte) error {
 	}
 	return nil
 }
+
+// Catalog is the Validator of the catalog's own schemas (events.Catalog), built once.
+var Catalog = sync.OnceValues(func() (*Validator, error) {
+	schemas := map[string]json.RawMessage{}
+	for _, k := range events.Catalog() {
+		schemas[k.Type] = k.Schema()
+	}
+	return New(schemas)
+})

@@ -1,0 +1,99 @@
+package api
+
+import (
+	"net/http"
+
+	"github.com/gin-gonic/gin"
+
+	"wds/fulfillment"
+)
+
+// registerOperatorFulfillment mounts shipping (decisions.md §7): ship an order, attach tracking,
+// report a delivery. Any member of the order's org may; the rules live in fulfillment.
+func (s *server) registerOperatorFulfillment(r *gin.Engine) {
+	g := r.Group("/admin/v1", s.operatorAuth)
+	g.POST("/orders/:id/shipments", s.shipOrder)
+	g.POST("/shipments/:id/tracking", s.addTracking)
+	g.POST("/shipments/:id/delivered", s.markDelivered)
+}
+
+// shipBody is POST /admin/v1/orders/{id}/shipments.
+type shipBody struct {
+	Carrier        string  `json:"carrier"`
+	TrackingNumber *string `json:"tracking_number"`
+	ShippedAt      *string `json:"shipped_at"`
+}
+
+func (s *server) shipOrder(c *gin.Context) {
+	id, ok := pathID(c, "order")
+	if !ok {
+		return
+	}
+	var b shipBody
+	if err := readObject(c, &b); err != nil {
+		fail(c, err)
+		return
+	}
+	at, err := bodyTime("shipped_at", b.ShippedAt)
+	if err != nil {
+		fail(c, err)
+		return
+	}
+	res, err := fulfillment.ShipOrder(c.Request.Context(), s.DB, actorOf(c), id,
+		fulfillment.Ship{Carrier: b.Carrier, TrackingNumber: b.TrackingNumber, ShippedAt: at})
+	s.answerShipment(c, http.StatusCreated, res, err)
+}
+
+// trackingBody is POST /admin/v1/shipments/{id}/tracking.
+type trackingBody struct {
+	TrackingNumber string  `json:"tracking_number"`
+	Carrier        *string `json:"carrier"`
+}
+
+func (s *server) addTracking(c *gin.Context) {
+	id, ok := pathID(c, "shipment")
+	if !ok {
+		return
+	}
+	var b trackingBody
+	if err := readObject(c, &b); err != nil {
+		fail(c, err)
+		return
+	}
+	res, err := fulfillment.AddTracking(c.Request.Context(), s.DB, actorOf(c), id, b.TrackingNumber, b.Carrier)
+	s.answerShipment(c, http.StatusOK, res, err)
+}
+
+// deliveredBody is POST /admin/v1/shipments/{id}/delivered; the body may be empty.
+type deliveredBody struct {
+	DeliveredAt *string `json:"delivered_at"`
+}
+
+func (s *server) markDelivered(c *gin.Context) {
+	id, ok := pathID(c, "shipment")
+	if !ok {
+		return
+	}
+	var b deliveredBody
+	if err := readObject(c, &b); err != nil {
+		fail(c, err)
+		return
+	}
+	at, err := bodyTime("delivered_at", b.DeliveredAt)
+	if err != nil {
+		fail(c, err)
+		return
+	}
+	res, err := fulfillment.MarkDelivered(c.Request.Context(), s.DB, actorOf(c), id, at)
+	s.answerShipment(c, http.StatusOK, res, err)
+}
+
+// answerShipment renders a shipment operation's outcome and starts its events.
+func (s *server) answerShipment(c *gin.Context, status int, res *fulfillment.Result, err error) {
+	if err != nil {
+		fail(c, err)
+		return
+	}
+	s.startEvents(c, res.Events)
+	c.JSON(status, res.Shipment)
+}

@@ -1,0 +1,68 @@
+package main
+
+import (
+	"context"
+	"flag"
+
+	"wds/fulfillment"
+)
+
+func init() {
+	registerAdmin("order ship", orderShip)
+	registerAdmin("shipment track", shipmentTrack)
+	registerAdmin("shipment deliver", shipmentDeliver)
+}
+
+// orderShip is `wds admin order ship --id --actor --carrier [--tracking] [--shipped-at]`.
+func orderShip(fs *flag.FlagSet) runFunc {
+	id, actor, carrier := uuidFlag(fs, "id", "order id"), uuidFlag(fs, "actor", "acting user id"), stringFlag(fs, "carrier", "carrier name")
+	tracking, shippedAt := fs.String("tracking", "", "tracking number"), fs.String("shipped-at", "", "RFC 3339 (default now)")
+	return func(ctx context.Context, env *adminEnv) (any, error) {
+		at, err := optionalTime("shipped-at", *shippedAt)
+		if err != nil {
+			return nil, err
+		}
+		in := fulfillment.Ship{Carrier: *carrier, ShippedAt: at}
+		if *tracking != "" {
+			in.TrackingNumber = tracking
+		}
+		res, err := fulfillment.ShipOrder(ctx, env.db, *actor, *id, in)
+		if err != nil {
+			return nil, err
+		}
+		return res.Shipment, nil
+	}
+}
+
+// shipmentTrack is `wds admin shipment track --id --actor --tracking [--carrier]`.
+func shipmentTrack(fs *flag.FlagSet) runFunc {
+	id, actor, tracking := uuidFlag(fs, "id", "shipment id"), uuidFlag(fs, "actor", "acting user id"), stringFlag(fs, "tracking", "tracking number")
+	carrier := fs.String("carrier", "", "corrected carrier name")
+	return func(ctx context.Context, env *adminEnv) (any, error) {
+		var c *string
+		if *carrier != "" {
+			c = carrier
+		}
+		res, err := fulfillment.AddTracking(ctx, env.db, *actor, *id, *tracking, c)
+		if err != nil {
+			return nil, err
+		}
+		return res.Shipment, nil
+	}
+}
+
+// shipmentDeliver is `wds admin shipment deliver --id --actor [--delivered-at]`.
+func shipmentDeliver(fs *flag.FlagSet) runFunc {
+	id, actor, deliveredAt := uuidFlag(fs, "id", "shipment id"), uuidFlag(fs, "actor", "acting user id"), fs.String("delivered-at", "", "RFC 3339 (default now)")
+	return func(ctx context.Context, env *adminEnv) (any, error) {
+		at, err := optionalTime("delivered-at", *deliveredAt)
+		if err != nil {
+			return nil, err
+		}
+		res, err := fulfillment.MarkDelivered(ctx, env.db, *actor, *id, at)
+		if err != nil {
+			return nil, err
+		}
+		return res.Shipment, nil
+	}
+}
