@@ -26,6 +26,7 @@ import (
 	"wds/models"
 	"wds/openapi"
 	"wds/pgtest"
+	"wds/views"
 	"wds/workspace"
 )
 
@@ -108,13 +109,19 @@ func mustReadKeyWithID(t testing.TB, db *gorm.DB, org, actor uuid.UUID, scope st
 	return k.ID, key
 }
 
-func mustVendor(t testing.TB, db *gorm.DB, org, store uuid.UUID, name string) *models.Vendor {
+// mustVendor adds a vendor as one of the org's operators.
+func mustVendor(t testing.TB, db *gorm.DB, org, store uuid.UUID, name string) *views.Vendor {
 	t.Helper()
-	v, err := catalog.CreateVendor(context.Background(), db, org, store, name, "")
+	var m models.Membership
+	if err := db.Where("org_id = ?", org).Take(&m).Error; err != nil {
+		t.Fatal(err)
+	}
+	v, err := catalog.CreateVendor(context.Background(), db, org, m.UserID, store,
+		catalog.VendorFields{Name: models.Optional[string]{Set: true, Value: name}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	return v
+	return &v.Vendor
 }
 
 var (

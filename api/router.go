@@ -93,6 +93,7 @@ func NewRouter(d Deps) (*gin.Engine, error) {
 	s.registerOperatorKeys(r)
 	s.registerOperatorAppOrders(r)
 	s.registerOperatorFulfillment(r)
+	s.registerVendors(r)
 	return r, nil
 }
 

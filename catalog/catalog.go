@@ -1,4 +1,5 @@
-// Package catalog adds vendors, marketplace sellers, their links to an org's stores, and products.
+// Package catalog holds the supplier CRM (vendors: add, edit, and the claim-token flow by which a
+// supplier claims its profile), marketplace sellers, their links to an org's stores, and products.
 package catalog
 
 import (
@@ -13,25 +14,6 @@ import (
 	"wds/models"
 	"wds/workspace"
 )
-
-// CreateVendor adds a supplier to a store's CRM.
-func CreateVendor(ctx context.Context, db *gorm.DB, orgID, storeID uuid.UUID, name, email string) (*models.Vendor, error) {
-	name = strings.TrimSpace(name)
-	if name == "" {
-		return nil, models.Fail(models.ErrValidation, "name is required")
-	}
-	if _, err := workspace.StoreOf(ctx, db, orgID, storeID); err != nil {
-		return nil, err
-	}
-	v := &models.Vendor{ID: uuid.New(), OrgID: orgID, StoreID: storeID, Name: name}
-	if email = strings.TrimSpace(email); email != "" {
-		v.Email = &email
-	}
-	if err := db.WithContext(ctx).Create(v).Error; err != nil {
-		return nil, fmt.Errorf("create vendor: %w", err)
-	}
-	return v, nil
-}
 
 // CreateSeller adds a marketplace seller.
 func CreateSeller(ctx context.Context, db *gorm.DB, name string) (*models.Seller, error) {

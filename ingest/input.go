@@ -97,34 +97,17 @@ func decodeWithStore(b []byte, storeID **string, rest any) error {
 	return json.Unmarshal(b, rest)
 }
 
-// Optional is a field of an operator's client body: Set when the body names it, Null when it names
-// it as null (a PATCH then clears the field).
-type Optional[T any] struct {
-	Set, Null bool
-	Value     T
-}
-
-// UnmarshalJSON runs only for a field the body names, null included.
-func (o *Optional[T]) UnmarshalJSON(b []byte) error {
-	o.Set = true
-	if string(b) == "null" {
-		o.Null = true
-		return nil
-	}
-	return json.Unmarshal(b, &o.Value)
-}
-
 // ClientFields are a client's fields as an operator sends them, to create a client or to edit one
 // (only the fields present change; null clears).
 type ClientFields struct {
-	Email          Optional[string]   `json:"email"`
-	DisplayName    Optional[string]   `json:"display_name"`
-	FirstName      Optional[string]   `json:"first_name"`
-	LastName       Optional[string]   `json:"last_name"`
-	Phone          Optional[string]   `json:"phone"`
-	ClientType     Optional[string]   `json:"client_type"`
-	Tags           Optional[[]string] `json:"tags"`
-	BillingAddress Optional[Address]  `json:"billing_address"`
+	Email          models.Optional[string]   `json:"email"`
+	DisplayName    models.Optional[string]   `json:"display_name"`
+	FirstName      models.Optional[string]   `json:"first_name"`
+	LastName       models.Optional[string]   `json:"last_name"`
+	Phone          models.Optional[string]   `json:"phone"`
+	ClientType     models.Optional[string]   `json:"client_type"`
+	Tags           models.Optional[[]string] `json:"tags"`
+	BillingAddress models.Optional[Address]  `json:"billing_address"`
 }
 
 // NewClient is the body of POST /admin/v1/orgs/{org_id}/clients.
@@ -347,7 +330,7 @@ func (c *Client) checkLimits(path string) error {
 // its default, and the billing address is removed. The result is checked and normalized.
 func (f ClientFields) client() (Client, error) {
 	var c Client
-	text := func(o Optional[string]) *string {
+	text := func(o models.Optional[string]) *string {
 		if !o.Set {
 			return nil
 		}

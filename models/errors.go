@@ -33,6 +33,8 @@ var (
 	ErrAmountExceedsBalance  = errors.New("amount exceeds the order's open balance")
 	ErrOrderNotPayable       = errors.New("order is cancelled or refunded")
 	ErrOrderNotShippable     = errors.New("a cancelled or refunded order cannot be shipped")
+	ErrInvalidClaimToken     = errors.New("unknown, used or expired claim token")
+	ErrVendorAlreadyClaimed  = errors.New("the vendor profile is already claimed")
 	ErrHTTPSRequired         = errors.New("webhook endpoint URLs must use https://")
 	ErrURLNotAllowed         = errors.New("webhook endpoint URL resolves to a non-public address")
 	ErrEndpointLimit         = errors.New("an org has at most 10 enabled webhook endpoints")

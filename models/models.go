@@ -133,17 +133,6 @@ type IntegrationKey struct {
 // HasScope reports whether the key holds scope.
 func (k *IntegrationKey) HasScope(scope string) bool { return slices.Contains(k.Scopes, scope) }
 
-// Vendor is a supplier in the org's CRM.
-type Vendor struct {
-	ID        uuid.UUID
-	OrgID     uuid.UUID
-	StoreID   uuid.UUID
-	Name      string
-	Email     *string
-	CreatedAt time.Time `gorm:"default:clock_timestamp()"`
-	UpdatedAt time.Time `gorm:"default:clock_timestamp()"`
-}
-
 // Seller is a marketplace party whose published products an org sees through a SellerLink.
 type Seller struct {
 	ID        uuid.UUID

@@ -118,19 +118,41 @@ func ListClients(ctx context.Context, db *gorm.DB, q ListQuery) (Page[Client], e
 
 // Vendor is a supplier CRM row; vendors have no slug, the UUID is the only handle.
 type Vendor struct {
-	ID        uuid.UUID `json:"id"`
-	StoreID   uuid.UUID `json:"store_id"`
-	Name      string    `json:"name"`
-	Email     *string   `json:"email"`
-	CreatedAt time.Time `json:"created_at"`
-	UpdatedAt time.Time `json:"updated_at"`
+	ID             uuid.UUID  `json:"id"`
+	StoreID        uuid.UUID  `json:"store_id"`
+	Name           string     `json:"name"`
+	Email          *string    `json:"email"`
+	Phone          *string    `json:"phone"`
+	Notes          *string    `json:"notes"`
+	ClaimedAt      *time.Time `json:"claimed_at"`
+	ClaimedByEmail *string    `json:"claimed_by_email"`
+	CreatedAt      time.Time  `json:"created_at"`
+	UpdatedAt      time.Time  `json:"updated_at"`
 }
 
-const vendorSelect = `SELECT t.id, t.store_id, t.name, t.email, t.created_at, t.updated_at FROM vendors t`
+// vendorColumns are a vendor's view, of the vendors table named t.
+const vendorColumns = `t.id, t.store_id, t.name, t.email, t.phone, t.notes, t.claimed_at, t.claimed_by_email,
+	t.created_at, t.updated_at`
+
+const vendorSelect = `SELECT ` + vendorColumns + ` FROM vendors t`
 
 func (v Vendor) inUTC() Vendor {
-	v.CreatedAt, v.UpdatedAt = utc(v.CreatedAt), utc(v.UpdatedAt)
+	v.CreatedAt, v.UpdatedAt, v.ClaimedAt = utc(v.CreatedAt), utc(v.UpdatedAt), utcPtr(v.ClaimedAt)
 	return v
+}
+
+// WriteVendor runs write, an INSERT or UPDATE of one vendor that names the table t, and returns the
+// row it wrote as GetVendor shows it, or nil when it wrote none.
+func WriteVendor(ctx context.Context, db *gorm.DB, write string, args ...any) (*Vendor, error) {
+	var rows []Vendor
+	if err := db.WithContext(ctx).Raw(write+" RETURNING "+vendorColumns, args...).Find(&rows).Error; err != nil {
+		return nil, fmt.Errorf("write vendor: %w", err)
+	}
+	if len(rows) == 0 {
+		return nil, nil
+	}
+	v := rows[0].inUTC()
+	return &v, nil
 }
 
 // GetVendor loads one vendor within scope.

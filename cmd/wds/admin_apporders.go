@@ -71,14 +71,14 @@ func clientFlags(fs *flag.FlagSet) (fields func() ingest.ClientFields) {
 	tags := fs.String("tags", "", "comma-separated tags")
 	return func() ingest.ClientFields {
 		var f ingest.ClientFields
-		dst := map[string]*ingest.Optional[string]{"email": &f.Email, "display-name": &f.DisplayName,
+		dst := map[string]*models.Optional[string]{"email": &f.Email, "display-name": &f.DisplayName,
 			"first-name": &f.FirstName, "last-name": &f.LastName, "phone": &f.Phone, "client-type": &f.ClientType}
 		fs.Visit(func(fl *flag.Flag) {
 			if d, ok := dst[fl.Name]; ok {
-				*d = ingest.Optional[string]{Set: true, Null: *text[fl.Name] == "", Value: *text[fl.Name]}
+				*d = models.Optional[string]{Set: true, Null: *text[fl.Name] == "", Value: *text[fl.Name]}
 			}
 			if fl.Name == "tags" {
-				f.Tags = ingest.Optional[[]string]{Set: true, Null: *tags == "", Value: splitTags(*tags)}
+				f.Tags = models.Optional[[]string]{Set: true, Null: *tags == "", Value: splitTags(*tags)}
 			}
 		})
 		return f

@@ -68,7 +68,7 @@ func TestAdminWorkspaceCommands(t *testing.T) {
 		t.Fatal("no revoked_at")
 	}
 
-	vendor := mustAdmin(t, "vendor", "create", "--org", org, "--store", store, "--name", "Supplier", "--email", "s@x.example")
+	vendor := mustAdmin(t, "vendor", "create", "--org", org, "--store", store, "--actor", ownerID, "--name", "Supplier", "--email", "s@x.example")
 	seller := mustAdmin(t, "seller", "create", "--name", "Maker")["id"].(string)
 	mustAdmin(t, "seller", "link", "--org", org, "--store", store, "--seller", seller)
 	product := mustAdmin(t, "product", "create", "--seller", seller, "--name", "Cup", "--price-cents", "1200", "--sku", "CUP", "--published")

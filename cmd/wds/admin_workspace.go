@@ -20,7 +20,6 @@ func init() {
 	registerAdmin("user list", userList)
 	registerAdmin("read-key create", readKeyCreate)
 	registerAdmin("read-key revoke", readKeyRevoke)
-	registerAdmin("vendor create", vendorCreate)
 	registerAdmin("seller create", sellerCreate)
 	registerAdmin("seller link", sellerLink)
 	registerAdmin("product create", productCreate)
@@ -98,17 +97,6 @@ func readKeyRevoke(fs *flag.FlagSet) runFunc {
 			return nil, err
 		}
 		return map[string]any{"id": k.ID.String(), "revoked_at": k.RevokedAt.UTC().Format(time.RFC3339Nano)}, nil
-	}
-}
-
-func vendorCreate(fs *flag.FlagSet) runFunc {
-	org, store, name, email := uuidFlag(fs, "org", "org id"), uuidFlag(fs, "store", "store id"), fs.String("name", "", "vendor name"), fs.String("email", "", "email")
-	return func(ctx context.Context, env *adminEnv) (any, error) {
-		v, err := catalog.CreateVendor(ctx, env.db, *org, *store, *name, *email)
-		if err != nil {
-			return nil, err
-		}
-		return idOut{v.ID.String()}, nil
 	}
 }
 

@@ -69,7 +69,9 @@ func createDemo(ctx context.Context, db *gorm.DB) (*demoData, error) {
 	if err != nil {
 		return nil, err
 	}
-	if _, err := catalog.CreateVendor(ctx, db, org.ID, store.ID, "Acme Supplies", "orders@acme.example"); err != nil {
+	if _, err := catalog.CreateVendor(ctx, db, org.ID, owner.ID, store.ID, catalog.VendorFields{
+		Name:  models.Optional[string]{Set: true, Value: "Acme Supplies"},
+		Email: models.Optional[string]{Set: true, Value: "orders@acme.example"}}); err != nil {
 		return nil, err
 	}
 	seller, err := catalog.CreateSeller(ctx, db, "Demo Seller")
