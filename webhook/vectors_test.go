@@ -1,6 +1,9 @@
 package webhook_test
 
 import (
+	"fmt"
+	"os"
+	"strings"
 	"testing"
 	"time"
 
@@ -56,4 +59,28 @@ func TestVectors(t *testing.T) {
 			}
 		})
 	}
+}
+
+// docBlock is how docs/webhooks.md prints a vector: the body after "body:   " is the exact
+// bytes signed (no trailing newline).
+func (v vector) docBlock() string {
+	return fmt.Sprintf("secret: %s\nt:      %d\nbody:   %s\nheader: X-PC-Signature: %s\n", v.secret, v.t, v.body, v.header)
+}
+
+func TestVectorsInDocs(t *testing.T) {
+	doc := readFile(t, "../docs/webhooks.md")
+	for _, v := range vectors {
+		if !strings.Contains(doc, v.docBlock()) {
+			t.Errorf("docs/webhooks.md lacks the vector %q; print it as:\n%s", v.name, v.docBlock())
+		}
+	}
+}
+
+func readFile(t *testing.T, path string) string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
 }
