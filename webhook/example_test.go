@@ -96,8 +96,9 @@ func ExampleSign() {
 			http.Error(w, err.Error(), http.StatusUnauthorized)
 			return
 		}
-		// Record r.Header.Get(webhook.HeaderEventID) with a unique key; skip the work if it was there.
-		fmt.Println("received", ev.Type, *ev.ID)
+		// Record the event id with a unique key and skip the work if it was there. It is "null"
+		// (and ev.ID nil) for webhook.test events, which are never retried.
+		fmt.Println("received", ev.Type, r.Header.Get(webhook.HeaderEventID))
 		w.WriteHeader(http.StatusNoContent)
 	})
 
@@ -105,6 +106,7 @@ func ExampleSign() {
 	for _, sig := range []string{webhook.Sign(secret, time.Now(), raw), webhook.Sign("whsec_other", time.Now(), raw)} {
 		req := httptest.NewRequest(http.MethodPost, "/hooks", strings.NewReader(string(raw)))
 		req.Header.Set(webhook.HeaderSignature, sig)
+		req.Header.Set(webhook.HeaderEventID, "3f1c9a52-8d4e-4b7a-9c2f-6e5d4a3b2c1d")
 		rec := httptest.NewRecorder()
 		handler.ServeHTTP(rec, req)
 		fmt.Println(rec.Code)

@@ -13,8 +13,8 @@
 //     for every attempt.
 //
 // [Verify] does 1 to 4 and [Parse] also decodes the [Event]; 5 is the receiver's own storage.
-// Stripe's verifiers implement the same scheme, so they accept wds deliveries unchanged when given
-// the X-PC-Signature value in place of Stripe-Signature.
+// The scheme is Stripe's: given the X-PC-Signature value in place of Stripe-Signature, Stripe's
+// Node library accepts wds deliveries unchanged (this package's tests check it).
 package webhook
 
 import (
