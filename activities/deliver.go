@@ -21,6 +21,7 @@ import (
 	"wds/metrics"
 	"wds/models"
 	"wds/signing"
+	"wds/webhook"
 	"wds/webhooks"
 	"wds/workflows"
 )
@@ -232,11 +233,11 @@ func (a *Activities) post(ctx context.Context, d *models.Delivery, url string, i
 	h := req.Header
 	h.Set("Content-Type", "application/json")
 	h.Set("User-Agent", UserAgent)
-	h.Set("X-PC-Event-Type", d.EventType)
-	h.Set("X-PC-Event-Id", eventID)
-	h.Set("X-PC-Delivery-Id", d.ID.String())
-	h.Set("X-PC-Timestamp", strconv.FormatInt(ts, 10))
-	h.Set("X-PC-Signature", signing.SignPC(secret, ts, body))
+	h.Set(webhook.HeaderEventType, d.EventType)
+	h.Set(webhook.HeaderEventID, eventID)
+	h.Set(webhook.HeaderDeliveryID, d.ID.String())
+	h.Set(webhook.HeaderTimestamp, strconv.FormatInt(ts, 10))
+	h.Set(webhook.HeaderSignature, signing.SignPC(secret, ts, body))
 	d.AttemptedAt = a.now()
 	resp, err := a.HTTP.Do(req)
 	if err != nil {

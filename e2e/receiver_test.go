@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"wds/signing"
+	"wds/webhook"
 )
 
 // delivery is one request a receiver got, with when it arrived.
@@ -90,7 +91,7 @@ func verify(t *testing.T, d delivery, secret string) {
 	if err != nil || d.at.Sub(time.Unix(ts, 0)).Abs() > 2*time.Second {
 		t.Errorf("X-PC-Timestamp %q", h.Get("X-PC-Timestamp"))
 	}
-	parsed, err := signing.ParseHeader(h.Get("X-PC-Signature"))
+	parsed, err := webhook.ParseHeader(h.Get(webhook.HeaderSignature))
 	if err != nil || parsed.Timestamp != ts {
 		t.Errorf("X-PC-Signature %q does not sign X-PC-Timestamp", h.Get("X-PC-Signature"))
 	}

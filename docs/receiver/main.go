@@ -1,88 +1,57 @@
-// Command receiver is the webhook receiver of docs/webhooks.md: it verifies X-PC-Signature by the
-// spec's rules and deduplicates on X-PC-Event-Id. It uses only the standard library, as an
-// integrator's receiver would.
+// Command receiver is the webhook receiver of docs/webhooks.md: it verifies X-PC-Signature with
+// the wds/webhook package and deduplicates on X-PC-Event-Id, as an integrator's receiver would.
 //
 //	WEBHOOK_SECRET=whsec_... go run ./docs/receiver          # https://localhost:9443/hooks
 //	FAIL=1 ...                                               # answer 500, to watch retries
 package main
 
 import (
-	"crypto/hmac"
-	"crypto/sha256"
-	"encoding/hex"
-	"errors"
 	"io"
 	"log"
-	"math"
 	"net/http"
 	"os"
-	"strconv"
-	"strings"
 	"sync"
 	"time"
+
+	"wds/webhook"
 )
 
 func main() {
-	secret := []byte(os.Getenv("WEBHOOK_SECRET"))
-	seen := map[string]bool{} // use a database table with a unique key in production
-	var mu sync.Mutex
-	http.HandleFunc("POST /hooks", func(w http.ResponseWriter, r *http.Request) {
-		body, err := io.ReadAll(io.LimitReader(r.Body, 7<<20))
-		if err != nil {
-			http.Error(w, "read", http.StatusBadRequest)
-			return
-		}
-		if err := verify(secret, r.Header.Get("X-PC-Signature"), body, time.Now()); err != nil {
-			log.Printf("rejected %s: %v", r.Header.Get("X-PC-Delivery-Id"), err)
-			http.Error(w, "bad signature", http.StatusUnauthorized)
-			return
-		}
-		if os.Getenv("FAIL") != "" {
-			http.Error(w, "failing on purpose", http.StatusInternalServerError)
-			return
-		}
-		id := r.Header.Get("X-PC-Event-Id") // "null" for test events, which are never retried
-		mu.Lock()
-		dup := id != "null" && seen[id]
-		seen[id] = true
-		mu.Unlock()
-		log.Printf("%s event %s delivery %s duplicate=%v: %s", r.Header.Get("X-PC-Event-Type"), id,
-			r.Header.Get("X-PC-Delivery-Id"), dup, body)
-		w.WriteHeader(http.StatusNoContent) // any 2xx within 10 s is success
-	})
+	rc := &receiver{secret: os.Getenv("WEBHOOK_SECRET"), fail: os.Getenv("FAIL") != "", seen: map[string]bool{}}
+	http.Handle("POST /hooks", rc)
 	log.Fatal(http.ListenAndServeTLS("localhost:9443", "cert.pem", "key.pem", nil))
 }
 
-// verify applies the receiver rules: parse t and v1, HMAC-SHA256 over "<t>.<raw body>" keyed by the
-// secret's bytes, constant-time comparison, and at most 300 s of clock difference.
-func verify(secret []byte, header string, body []byte, now time.Time) error {
-	var ts int64 = -1
-	var sigs [][]byte
-	for _, part := range strings.Split(header, ",") {
-		k, v, _ := strings.Cut(strings.TrimSpace(part), "=")
-		switch k {
-		case "t":
-			ts, _ = strconv.ParseInt(v, 10, 64)
-		case "v1":
-			if b, err := hex.DecodeString(v); err == nil {
-				sigs = append(sigs, b)
-			}
-		}
+// receiver answers deliveries of one endpoint.
+type receiver struct {
+	secret string
+	fail   bool // answer 500 to every verified delivery, to watch retries
+	mu     sync.Mutex
+	seen   map[string]bool // use a database table with a unique key in production
+}
+
+func (rc *receiver) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, 7<<20)) // events are at most 6 MB
+	if err != nil {
+		http.Error(w, "read", http.StatusBadRequest)
+		return
 	}
-	if ts < 0 || len(sigs) == 0 {
-		return errors.New("malformed X-PC-Signature")
+	// The raw bytes as received: re-serialised JSON would not match the signature.
+	if err := webhook.Verify(rc.secret, r.Header.Get(webhook.HeaderSignature), body, time.Now()); err != nil {
+		log.Printf("rejected %s: %v", r.Header.Get(webhook.HeaderDeliveryID), err)
+		http.Error(w, "bad signature", http.StatusUnauthorized)
+		return
 	}
-	if math.Abs(float64(now.Unix()-ts)) > 300 {
-		return errors.New("timestamp outside the 300 s tolerance")
+	if rc.fail {
+		http.Error(w, "failing on purpose", http.StatusInternalServerError)
+		return
 	}
-	mac := hmac.New(sha256.New, secret)
-	mac.Write([]byte(strconv.FormatInt(ts, 10) + "."))
-	mac.Write(body)
-	want := mac.Sum(nil)
-	for _, s := range sigs {
-		if hmac.Equal(s, want) {
-			return nil
-		}
-	}
-	return errors.New("signature mismatch")
+	id := r.Header.Get(webhook.HeaderEventID) // "null" for test events, which are never retried
+	rc.mu.Lock()
+	dup := id != "null" && rc.seen[id]
+	rc.seen[id] = true
+	rc.mu.Unlock()
+	log.Printf("%s event %s delivery %s duplicate=%v: %s", r.Header.Get(webhook.HeaderEventType), id,
+		r.Header.Get(webhook.HeaderDeliveryID), dup, body)
+	w.WriteHeader(http.StatusNoContent) // any 2xx within 10 s is success
 }

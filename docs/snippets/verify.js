@@ -1,0 +1,19 @@
+const crypto = require("node:crypto");
+
+// verify throws unless header (X-PC-Signature) signs body, the raw request body as a Buffer.
+// Express: app.post("/hooks", express.raw({ type: "application/json" }), (req, res) => {
+//   verify(process.env.WEBHOOK_SECRET, req.get("X-PC-Signature") ?? "", req.body); ... });
+function verify(secret, header, body, now = Date.now() / 1000) {
+  const pairs = header.split(",").map((p) => p.trim().split("="));
+  const t = pairs.find(([k]) => k === "t")?.[1] ?? "";
+  const sigs = pairs.filter(([k]) => k === "v1").map(([, v]) => Buffer.from(v ?? ""));
+  if (!/^\d+$/.test(t) || sigs.length === 0) throw new Error("malformed X-PC-Signature");
+  if (Math.abs(now - Number(t)) > 300) throw new Error("timestamp outside the 300 s tolerance");
+  const hmac = crypto.createHmac("sha256", secret).update(`${t}.`).update(body);
+  const expected = Buffer.from(hmac.digest("hex"));
+  if (!sigs.some((s) => s.length === expected.length && crypto.timingSafeEqual(s, expected))) {
+    throw new Error("signature mismatch");
+  }
+}
+
+module.exports = { verify };
