@@ -21,7 +21,7 @@ import (
 	"wds/database"
 	"wds/events"
 	"wds/models"
-	"wds/signing"
+	"wds/webhook"
 	"wds/webhooks"
 )
 
@@ -46,7 +46,7 @@ deletes the endpoint. Run wds dev first.
 
 // listener is one `wds listen` session: the endpoint it registered and where deliveries go.
 type listener struct {
-	secret    []byte
+	secret    string
 	forwardTo string
 	client    *http.Client
 	out       io.Writer
@@ -115,7 +115,7 @@ func listen(ctx context.Context, svc *webhooks.Service, ln net.Listener, cert tl
 	if err != nil {
 		return fmt.Errorf("register the endpoint: %s", models.Detail(err))
 	}
-	l := &listener{secret: []byte(ep.Secret), forwardTo: forwardTo, client: &http.Client{Timeout: 9 * time.Second}, out: os.Stdout}
+	l := &listener{secret: ep.Secret, forwardTo: forwardTo, client: &http.Client{Timeout: 9 * time.Second}, out: os.Stdout}
 	srv := &http.Server{Handler: l, TLSConfig: &tls.Config{Certificates: []tls.Certificate{cert}}, ReadHeaderTimeout: 10 * time.Second}
 	go srv.ServeTLS(ln, "", "")
 	fmt.Fprintf(l.out, "Ready: endpoint %s receives %s at %s\nSigning secret %s\n", ep.ID, strings.Join(types, ","), url, ep.Secret)
@@ -145,11 +145,12 @@ func (l *listener) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	verified := "verified"
-	if err := signing.VerifyPC(l.secret, r.Header.Get("X-PC-Signature"), body, time.Now()); err != nil {
+	// Verified as a receiver would, with the package receivers import.
+	if err := webhook.Verify(l.secret, r.Header.Get(webhook.HeaderSignature), body, time.Now()); err != nil {
 		verified = "NOT VERIFIED (" + err.Error() + ")"
 	}
 	fmt.Fprintf(l.out, "%s  %-24s event %s  delivery %s  %s\n  %s\n", time.Now().Format(time.TimeOnly),
-		r.Header.Get("X-PC-Event-Type"), r.Header.Get("X-PC-Event-Id"), r.Header.Get("X-PC-Delivery-Id"), verified, compact(body))
+		r.Header.Get(webhook.HeaderEventType), r.Header.Get(webhook.HeaderEventID), r.Header.Get(webhook.HeaderDeliveryID), verified, compact(body))
 	if l.forwardTo == "" {
 		if verified != "verified" {
 			w.WriteHeader(http.StatusBadRequest)
