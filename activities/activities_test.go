@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/x509"
 	"encoding/json"
+	"errors"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -24,6 +25,7 @@ import (
 	"wds/pgtest"
 	"wds/secrets"
 	"wds/signing"
+	"wds/webhook"
 	"wds/webhooks"
 	"wds/workflows"
 	"wds/workspace"
@@ -489,5 +491,46 @@ func TestLargeBodiesArriveIntactWithinTheWorkersBudget(t *testing.T) {
 		if string(h.body) != stored {
 			t.Fatalf("a large body arrived changed (%d bytes, stored %d)", len(h.body), len(stored))
 		}
+	}
+}
+
+// A rotation with a grace signs with both secrets until the grace ends, so a receiver that knows
+// either verifies; after it, and after a rotation without one, only the new secret verifies.
+func TestARotationsGraceSignsWithBothSecrets(t *testing.T) {
+	f := newFixture(t)
+	rc := newReceiver(t, nil)
+	ep := f.endpoint(rc.srv.URL)
+	acts := f.acts(rc, true)
+	rot, err := f.svc.RotateSecret(f.ctx, ep.ID, f.owner, 24*time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	deliver := func() hit {
+		t.Helper()
+		if _, err := acts.Deliver(f.ctx, attempt(f.event(events.OrderCreated, nil), ep.ID, 1, later())); err != nil {
+			t.Fatal(err)
+		}
+		got := rc.got()
+		return got[len(got)-1]
+	}
+	verifies := func(h hit, secret string) bool {
+		return webhook.Verify(secret, h.header.Get(webhook.HeaderSignature), h.body, time.Now()) == nil
+	}
+	if h := deliver(); !verifies(h, ep.Secret) || !verifies(h, rot.Secret) {
+		t.Fatalf("during the grace: old %v, new %v (%s)", verifies(h, ep.Secret), verifies(h, rot.Secret), h.header.Get(webhook.HeaderSignature))
+	}
+	f.db.Exec(`UPDATE webhook_endpoints SET previous_secret_until = now() - interval '1 second' WHERE id = ?`, ep.ID)
+	if h := deliver(); verifies(h, ep.Secret) || !verifies(h, rot.Secret) || strings.Count(h.header.Get(webhook.HeaderSignature), "v1=") != 1 {
+		t.Fatalf("after the grace: old %v, new %v", verifies(h, ep.Secret), verifies(h, rot.Secret))
+	}
+	again, err := f.svc.RotateSecret(f.ctx, ep.ID, f.owner, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if h := deliver(); verifies(h, rot.Secret) || !verifies(h, again.Secret) {
+		t.Fatal("a rotation without a grace kept the old secret signing")
+	}
+	if _, err := f.svc.RotateSecret(f.ctx, ep.ID, f.owner, 8*24*time.Hour); !errors.Is(err, models.ErrValidation) {
+		t.Fatalf("a grace over seven days: %v", err)
 	}
 }

@@ -20,7 +20,6 @@ import (
 	"wds/egress"
 	"wds/metrics"
 	"wds/models"
-	"wds/signing"
 	"wds/webhook"
 	"wds/webhooks"
 	"wds/workflows"
@@ -57,12 +56,12 @@ func (a *Activities) Deliver(ctx context.Context, in workflows.AttemptInput) (wo
 		return workflows.AttemptResult{}, err
 	}
 	defer release()
-	secret, err := a.Box.Open(at.SecretSealed)
+	keys, err := a.openSecrets(at)
 	if err != nil {
-		return workflows.AttemptResult{}, fmt.Errorf("open endpoint secret: %w", err)
+		return workflows.AttemptResult{}, err
 	}
 	d := newRow(in, &at.Event, a.now())
-	a.post(ctx, d, at.URL, in, secret, body)
+	a.post(ctx, d, at.URL, in, keys, body)
 	res, err := a.write(ctx, d)
 	if err == nil {
 		// Counted once the row is recorded: a task that is retried after this point returns early
@@ -70,6 +69,22 @@ func (a *Activities) Deliver(ctx context.Context, in workflows.AttemptInput) (wo
 		metrics.DeliveryAttempt(d.Status, d.Attempt, time.Duration(d.DurationMS)*time.Millisecond)
 	}
 	return res, err
+}
+
+// openSecrets opens the endpoint's signing secret and, during a rotation's grace, the previous one.
+func (a *Activities) openSecrets(at *attemptState) ([]string, error) {
+	var out []string
+	for _, sealed := range [][]byte{at.SecretSealed, at.PreviousSealed} {
+		if sealed == nil {
+			continue
+		}
+		s, err := a.Box.Open(sealed)
+		if err != nil {
+			return nil, fmt.Errorf("open endpoint secret: %w", err)
+		}
+		out = append(out, string(s))
+	}
+	return out, nil
 }
 
 // body is what the attempt sends: the body the attempt read, a large one loaded within the worker's
@@ -102,6 +117,7 @@ type attemptState struct {
 	EndpointFound  bool
 	URL            string
 	SecretSealed   []byte
+	PreviousSealed []byte // the rotated-out secret while its grace lasts
 	Enabled        bool
 	DeletedAt      *time.Time
 	Dropped        *string
@@ -116,6 +132,7 @@ func (a *Activities) attempt(ctx context.Context, in workflows.AttemptInput) (*a
 	err := a.DB.WithContext(ctx).Raw(`SELECT e.id, e.org_id, e.type, e.created_at, octet_length(e.body::text) AS size,
 			CASE WHEN octet_length(e.body::text) <= ? THEN e.body::text END AS body,
 			w.id IS NOT NULL AS endpoint_found, w.url, w.secret_sealed, coalesce(w.enabled, false) AS enabled, w.deleted_at,
+			CASE WHEN w.previous_secret_until > clock_timestamp() THEN w.previous_secret_sealed END AS previous_sealed,
 			(SELECT coalesce(nullif(x.error, ''), 'dropped') FROM webhook_deliveries x
 				WHERE x.chain_id = ? AND x.status = 'dropped' LIMIT 1) AS dropped,
 			d.status AS recorded_status, d.error AS recorded_error
@@ -218,7 +235,7 @@ func (a *Activities) summary(ctx context.Context, ev *eventMeta) ([]byte, error)
 
 // post sends the request and fills the row's outcome. Success is a 2xx within egress.Timeout;
 // anything else (3xx included: redirects are not followed) is a failure.
-func (a *Activities) post(ctx context.Context, d *models.Delivery, url string, in workflows.AttemptInput, secret, body []byte) {
+func (a *Activities) post(ctx context.Context, d *models.Delivery, url string, in workflows.AttemptInput, keys []string, body []byte) {
 	start := time.Now()
 	ts := a.now().Unix()
 	eventID := in.EventID.String()
@@ -237,7 +254,7 @@ func (a *Activities) post(ctx context.Context, d *models.Delivery, url string, i
 	h.Set(webhook.HeaderEventID, eventID)
 	h.Set(webhook.HeaderDeliveryID, d.ID.String())
 	h.Set(webhook.HeaderTimestamp, strconv.FormatInt(ts, 10))
-	h.Set(webhook.HeaderSignature, signing.SignPC(secret, ts, body))
+	h.Set(webhook.HeaderSignature, webhook.Sign(keys[0], time.Unix(ts, 0), body, keys[1:]...))
 	d.AttemptedAt = a.now()
 	resp, err := a.HTTP.Do(req)
 	if err != nil {

@@ -4,8 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"math"
 	"net/http"
 	"strings"
+	"time"
 
 	"github.com/gin-gonic/gin"
 	"github.com/google/uuid"
@@ -57,6 +59,8 @@ type rpcParams struct {
 	Limit       *int     `json:"p_limit"`
 	CursorAt    string   `json:"p_cursor_at"`
 	CursorID    string   `json:"p_cursor_id"`
+	// GraceSeconds is how long a rotated-out secret also signs (rotate_secret).
+	GraceSeconds int64 `json:"p_grace_seconds"`
 }
 
 type rpcFunc func(ctx context.Context, actor uuid.UUID, p rpcParams) (int, any, error)
@@ -187,7 +191,11 @@ func (s *server) rpcRotate(ctx context.Context, actor uuid.UUID, p rpcParams) (i
 	if err != nil {
 		return 0, nil, err
 	}
-	out, err := s.Webhooks.RotateSecret(ctx, id, actor)
+	grace := time.Duration(p.GraceSeconds) * time.Second
+	if p.GraceSeconds > math.MaxInt64/int64(time.Second) {
+		grace = -1 // would overflow: refused as out of range
+	}
+	out, err := s.Webhooks.RotateSecret(ctx, id, actor, grace)
 	if err != nil {
 		return 0, nil, err
 	}

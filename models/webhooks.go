@@ -15,12 +15,15 @@ type Endpoint struct {
 	URL          string         `json:"url" gorm:"column:url"`
 	EventTypes   pq.StringArray `json:"event_types" gorm:"type:text[]"`
 	SecretSealed []byte         `json:"-"`
-	Enabled      bool           `json:"enabled"`
-	MaxAttempts  int            `json:"max_attempts"`
-	CreatedBy    uuid.UUID      `json:"created_by"`
-	CreatedAt    time.Time      `json:"created_at" gorm:"default:clock_timestamp()"`
-	UpdatedAt    time.Time      `json:"updated_at" gorm:"default:clock_timestamp()"`
-	DeletedAt    *time.Time     `json:"deleted_at,omitempty"`
+	// PreviousSecretSealed signs deliveries too until PreviousSecretUntil (a rotation's grace).
+	PreviousSecretSealed []byte     `json:"-"`
+	PreviousSecretUntil  *time.Time `json:"previous_secret_until,omitempty"`
+	Enabled              bool       `json:"enabled"`
+	MaxAttempts          int        `json:"max_attempts"`
+	CreatedBy            uuid.UUID  `json:"created_by"`
+	CreatedAt            time.Time  `json:"created_at" gorm:"default:clock_timestamp()"`
+	UpdatedAt            time.Time  `json:"updated_at" gorm:"default:clock_timestamp()"`
+	DeletedAt            *time.Time `json:"deleted_at,omitempty"`
 }
 
 // TableName is the endpoints table.

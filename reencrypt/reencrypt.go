@@ -23,6 +23,7 @@ type Column struct {
 // rotation would leave it readable only under the old key.
 var Columns = []Column{
 	{Table: "webhook_endpoints", Column: "secret_sealed"},
+	{Table: "webhook_endpoints", Column: "previous_secret_sealed"},
 	{Table: "integration_keys", Column: "signing_secret_sealed"},
 }
 

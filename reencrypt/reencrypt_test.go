@@ -4,6 +4,7 @@ import (
 	"context"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/uuid"
 	"gorm.io/gorm"
@@ -20,11 +21,12 @@ import (
 func TestMain(m *testing.M) { pgtest.Main(m) }
 
 type fixture struct {
-	ctx          context.Context
-	db           *gorm.DB
-	org, owner   uuid.UUID
-	store        uuid.UUID
-	plainByTable map[string]map[uuid.UUID]string
+	ctx        context.Context
+	db         *gorm.DB
+	org, owner uuid.UUID
+	store      uuid.UUID
+	// plain is every sealed value's plaintext, by column and row.
+	plain map[reencrypt.Column]map[uuid.UUID]string
 }
 
 func newFixture(t *testing.T) *fixture {
@@ -43,8 +45,11 @@ func newFixture(t *testing.T) *fixture {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &fixture{ctx: ctx, db: db, org: org.ID, owner: owner.ID, store: store.ID,
-		plainByTable: map[string]map[uuid.UUID]string{"webhook_endpoints": {}, "integration_keys": {}}}
+	plain := map[reencrypt.Column]map[uuid.UUID]string{}
+	for _, c := range reencrypt.Columns {
+		plain[c] = map[uuid.UUID]string{}
+	}
+	return &fixture{ctx: ctx, db: db, org: org.ID, owner: owner.ID, store: store.ID, plain: plain}
 }
 
 // endpoint and intKey make secrets the way the product does, sealed with box.
@@ -59,7 +64,13 @@ func (f *fixture) endpoint(t *testing.T, box *secrets.Box) {
 	if _, err := svc.Disable(f.ctx, ep.ID, f.owner); err != nil {
 		t.Fatal(err)
 	}
-	f.plainByTable["webhook_endpoints"][ep.ID] = ep.Secret
+	// Rotated with a grace, so the rotated-out secret is sealed beside the current one.
+	rot, err := svc.RotateSecret(f.ctx, ep.ID, f.owner, time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.plain[reencrypt.Column{Table: "webhook_endpoints", Column: "secret_sealed"}][ep.ID] = rot.Secret
+	f.plain[reencrypt.Column{Table: "webhook_endpoints", Column: "previous_secret_sealed"}][ep.ID] = ep.Secret
 }
 
 func (f *fixture) intKey(t *testing.T, box *secrets.Box) {
@@ -69,14 +80,14 @@ func (f *fixture) intKey(t *testing.T, box *secrets.Box) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	f.plainByTable["integration_keys"][k.Key.ID] = k.SigningSecret
+	f.plain[reencrypt.Column{Table: "integration_keys", Column: "signing_secret_sealed"}][k.Key.ID] = k.SigningSecret
 }
 
 // openAll checks every stored secret opens under box to the value it was created with.
 func (f *fixture) openAll(t *testing.T, box *secrets.Box) {
 	t.Helper()
 	for _, col := range reencrypt.Columns {
-		for id, plain := range f.plainByTable[col.Table] {
+		for id, plain := range f.plain[col] {
 			var sealed []byte
 			if err := f.db.Raw("SELECT "+col.Column+" FROM "+col.Table+" WHERE id = ?", id).Row().Scan(&sealed); err != nil {
 				t.Fatal(err)
@@ -116,9 +127,9 @@ func TestRunResealsEverySecretUnderTheNewKey(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := map[string][2]int{"webhook_endpoints": {5, 1}, "integration_keys": {3, 0}}
+	want := map[string][2]int{"secret_sealed": {5, 1}, "previous_secret_sealed": {5, 1}, "signing_secret_sealed": {3, 0}}
 	for _, r := range res {
-		if w := want[r.Table]; r.Resealed != w[0] || r.Current != w[1] {
+		if w := want[r.Column.Column]; r.Resealed != w[0] || r.Current != w[1] {
 			t.Errorf("%s: resealed %d, current %d; want %v", r.Table, r.Resealed, r.Current, w)
 		}
 	}

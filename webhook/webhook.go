@@ -93,9 +93,15 @@ func Parse(secret, header string, body []byte, now time.Time) (*Event, error) {
 
 // Sign returns the X-PC-Signature value for body signed at t: what wds sends, and what a
 // receiver's own tests can use to make deliveries. t before 1970 gives a header Verify rejects.
-func Sign(secret string, t time.Time, body []byte) string {
+// During a secret rotation's grace period wds signs with the previous secrets too, one v1= each,
+// so a receiver that knows either secret verifies.
+func Sign(secret string, t time.Time, body []byte, previous ...string) string {
 	ts := t.Unix()
-	return "t=" + strconv.FormatInt(ts, 10) + ",v1=" + hex.EncodeToString(mac([]byte(secret), ts, body))
+	h := "t=" + strconv.FormatInt(ts, 10) + ",v1=" + hex.EncodeToString(mac([]byte(secret), ts, body))
+	for _, p := range previous {
+		h += ",v1=" + hex.EncodeToString(mac([]byte(p), ts, body))
+	}
+	return h
 }
 
 func mac(secret []byte, t int64, body []byte) []byte {

@@ -279,9 +279,14 @@ type Rotated struct {
 	Secret string    `json:"secret"`
 }
 
+// MaxRotationGrace is the longest a rotated-out secret may go on signing.
+const MaxRotationGrace = 7 * 24 * time.Hour
+
 // RotateSecret replaces the signing secret; every attempt from now on, including retries of earlier
-// events, signs with the new one, so old signatures stop verifying at once.
-func (s *Service) RotateSecret(ctx context.Context, id, actorID uuid.UUID) (*Rotated, error) {
+// events, signs with the new one. Without a grace old signatures stop verifying at once, as the
+// contract says; with one (up to MaxRotationGrace) deliveries also carry a v1= for the old secret
+// until it ends, so receivers can switch without failed verifications, as Stripe and Svix allow.
+func (s *Service) RotateSecret(ctx context.Context, id, actorID uuid.UUID, grace time.Duration) (*Rotated, error) {
 	secret, err := secrets.NewSigningSecret()
 	if err != nil {
 		return nil, err
@@ -291,10 +296,18 @@ func (s *Service) RotateSecret(ctx context.Context, id, actorID uuid.UUID) (*Rot
 		return nil, fmt.Errorf("seal endpoint secret: %w", err)
 	}
 	_, err = s.mutate(ctx, id, actorID, "webhook_endpoint.rotate_secret", func(tx *gorm.DB, ep *models.Endpoint) (map[string]any, error) {
-		if err := tx.Model(ep).Update("secret_sealed", sealed).Error; err != nil {
+		if grace < 0 || grace > MaxRotationGrace {
+			return nil, models.Fail(models.ErrValidation, "the grace period must be from 0 to %s", MaxRotationGrace)
+		}
+		// With a grace the current secret goes on signing beside the new one until it ends.
+		err := tx.Exec(`UPDATE webhook_endpoints SET
+			previous_secret_sealed = CASE WHEN ?::bigint > 0 THEN secret_sealed END,
+			previous_secret_until = CASE WHEN ?::bigint > 0 THEN clock_timestamp() + ?::bigint * interval '1 second' END,
+			secret_sealed = ? WHERE id = ?`, int64(grace.Seconds()), int64(grace.Seconds()), int64(grace.Seconds()), sealed, ep.ID).Error
+		if err != nil {
 			return nil, fmt.Errorf("rotate secret: %w", err)
 		}
-		return nil, nil
+		return map[string]any{"grace_seconds": int64(grace.Seconds())}, nil
 	})
 	if err != nil {
 		return nil, err

@@ -161,7 +161,7 @@ func TestMembersListButDoNotManageAndEveryActionIsAuditedWithoutSecrets(t *testi
 	for _, op := range []func(uuid.UUID, uuid.UUID) error{
 		func(id, a uuid.UUID) error { _, err := f.svc.Disable(f.ctx, id, a); return err },
 		func(id, a uuid.UUID) error { _, err := f.svc.Enable(f.ctx, id, a); return err },
-		func(id, a uuid.UUID) error { _, err := f.svc.RotateSecret(f.ctx, id, a); return err },
+		func(id, a uuid.UUID) error { _, err := f.svc.RotateSecret(f.ctx, id, a, 0); return err },
 		func(id, a uuid.UUID) error { _, err := f.svc.Delete(f.ctx, id, a); return err },
 	} {
 		if err := op(ep.ID, f.member); !errors.Is(err, models.ErrForbidden) {
@@ -200,7 +200,7 @@ func TestMembersListButDoNotManageAndEveryActionIsAuditedWithoutSecrets(t *testi
 func TestRotateSecretReplacesTheSealedSecret(t *testing.T) {
 	f := newFixture(t)
 	ep, _ := f.create("https://127.0.0.1/hook")
-	rot, err := f.svc.RotateSecret(f.ctx, ep.ID, f.owner)
+	rot, err := f.svc.RotateSecret(f.ctx, ep.ID, f.owner, 0)
 	if err != nil || rot.Secret == ep.Secret {
 		t.Fatalf("%+v %v", rot, err)
 	}

@@ -82,12 +82,13 @@ func endpointMutation(op func(*webhooks.Service, context.Context, uuid.UUID, uui
 
 func endpointRotate(fs *flag.FlagSet) runFunc {
 	id, actor := uuidFlag(fs, "id", "endpoint id"), uuidFlag(fs, "actor", "acting user id")
+	grace := fs.Duration("grace", 0, "how long the old secret also signs, e.g. 24h (at most 168h; default none)")
 	return func(ctx context.Context, env *adminEnv) (any, error) {
 		svc, err := webhookService(env, true)
 		if err != nil {
 			return nil, err
 		}
-		return svc.RotateSecret(ctx, *id, *actor)
+		return svc.RotateSecret(ctx, *id, *actor, *grace)
 	}
 }
 
