@@ -25,13 +25,13 @@ import (
 	"wds/workflows"
 )
 
-// Delivery limits (service-spec.md Limits, decisions.md §6).
+// Delivery limits (docs/webhooks.md).
 const (
 	// MaxBody is the largest event delivered as is; larger ones are summarised.
 	MaxBody = 6_000_000
 	// MaxResponse is how much of a receiver's answer is read and kept.
 	MaxResponse = 64 << 10
-	// UserAgent names the sender (decisions.md §1).
+	// UserAgent names the sender (docs/webhooks.md).
 	UserAgent = "WDS-Webhook/1.0"
 )
 
@@ -197,7 +197,7 @@ func deref(s *string) string {
 	return *s
 }
 
-// summaryBody is decisions.md §6's replacement for an event over the cap; fields keep their JSON.
+// summaryBody is docs/webhooks.md's replacement for an event over the cap; fields keep their JSON.
 type summaryBody struct {
 	ID         json.RawMessage `json:"id"`
 	Type       json.RawMessage `json:"type"`

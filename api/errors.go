@@ -12,7 +12,7 @@ import (
 )
 
 // errorRow maps a domain error to its HTTP answer. This table is the only place status codes for
-// domain errors are chosen (DESIGN.md rule 9).
+// domain errors are chosen (a handler never invents one).
 type errorRow struct {
 	err    error
 	status int
@@ -60,7 +60,7 @@ var errorTable = []errorRow{
 	{models.ErrNotReady, http.StatusServiceUnavailable, "not_ready"},
 }
 
-// errorBody is the failure shape of every API (decisions.md §4).
+// errorBody is the failure shape of every API (docs/integration-api.md).
 type errorBody struct {
 	Error  string `json:"error"`
 	Detail string `json:"detail"`

@@ -24,7 +24,7 @@ const (
 	ctxBody   = "wds.body"
 )
 
-// maxBody is the cap on every inbound body (decisions.md §4).
+// maxBody is the cap on every inbound body (docs/integration-api.md).
 const maxBody = 1 << 20
 
 // cappedBody reads a request's whole body under the cap: a larger one is payload_too_large, one that
@@ -216,7 +216,7 @@ func pathID(c *gin.Context, what string) (uuid.UUID, bool) {
 	return id, true
 }
 
-// created is 201 for a new row and 200 for a duplicate or an update (decisions.md §4).
+// created is 201 for a new row and 200 for a duplicate or an update (docs/integration-api.md).
 func created(isNew bool) int {
 	if isNew {
 		return http.StatusCreated

@@ -12,7 +12,7 @@ import (
 	"wds/models"
 )
 
-// decodeObject decodes a JSON object body into dst (decisions.md §4): a body that is not JSON or not an
+// decodeObject decodes a JSON object body into dst (docs/integration-api.md): a body that is not JSON or not an
 // object is invalid_json; a known field of the wrong type is validation_failed naming the field;
 // unknown fields are ignored.
 func decodeObject(raw []byte, dst any) error {

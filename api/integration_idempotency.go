@@ -10,7 +10,7 @@ import (
 	"wds/ingest"
 )
 
-// idempotent is the Idempotency-Key layer (decisions.md §4): the first request with a key executes
+// idempotent is the Idempotency-Key layer (docs/integration-api.md): the first request with a key executes
 // and its answer is stored; for 24 hours the same key and body replay it, a different body is a
 // conflict, and a concurrent request waits for the first instead of executing.
 func (s *server) idempotent(c *gin.Context) {

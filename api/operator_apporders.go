@@ -9,7 +9,7 @@ import (
 	"wds/ingest"
 )
 
-// registerOperatorAppOrders mounts the operator's own writes of orders and clients (decisions.md §7):
+// registerOperatorAppOrders mounts the operator's own writes of orders and clients (README.md, Workspace operations):
 // an order made by hand, and a client added or edited. The rules, roles included, live in ingest.
 func (s *server) registerOperatorAppOrders(r *gin.Engine) {
 	g := r.Group("/admin/v1", s.operatorAuth)

@@ -8,7 +8,7 @@ import (
 	"wds/fulfillment"
 )
 
-// registerOperatorFulfillment mounts shipping (decisions.md §7): ship an order, attach tracking,
+// registerOperatorFulfillment mounts shipping (README.md, Workspace operations): ship an order, attach tracking,
 // report a delivery. Any member of the order's org may; the rules live in fulfillment.
 func (s *server) registerOperatorFulfillment(r *gin.Engine) {
 	g := r.Group("/admin/v1", s.operatorAuth)

@@ -259,7 +259,7 @@ func deliveryFilter(c *gin.Context) (operator.DeliveryFilter, error) {
 	return f, nil
 }
 
-// readObject reads a JSON object body under the inbound cap (decisions.md §4) and decodes it as the
+// readObject reads a JSON object body under the inbound cap (docs/integration-api.md) and decodes it as the
 // Integration API does; an empty body is an empty object, so every field takes its default.
 func readObject(c *gin.Context, v any) error {
 	raw, err := cappedBody(c)

@@ -72,7 +72,7 @@ func NewRouter(d Deps) (*gin.Engine, error) {
 	s := &server{Deps: d, limiter: ratelimit.New(d.Now), intLimiter: ratelimit.NewShared(d.DB, d.Now)}
 	gin.SetMode(gin.ReleaseMode)
 	r := gin.New()
-	// Gin trusts every proxy by default; believe X-Forwarded-For only from configured ones (rule 8).
+	// Gin trusts every proxy by default; believe X-Forwarded-For only from configured ones (an allowlist must not be fooled by a spoofed header).
 	if err := r.SetTrustedProxies(d.TrustedProxies); err != nil {
 		return nil, err
 	}

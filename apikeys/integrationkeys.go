@@ -20,7 +20,7 @@ import (
 // IntegrationKeyPrefix marks Integration API keys.
 const IntegrationKeyPrefix = "pck_int_"
 
-// Integration key rate limits, requests per minute (service-spec.md "Limits").
+// Integration key rate limits, requests per minute (README.md, Read API and docs/integration-api.md).
 const (
 	DefaultRateLimit = 600
 	MaxRateLimit     = 6000
@@ -235,7 +235,7 @@ func RevokeIntegrationKey(ctx context.Context, db *gorm.DB, id, actorID uuid.UUI
 }
 
 // AuthenticateIntegration finds the integration key for a bearer value. Unlike read keys, a revoked or
-// expired integration key is told so (decisions.md §4): an integrator needs to know to ask for a new one.
+// expired integration key is told so (docs/integration-api.md): an integrator needs to know to ask for a new one.
 func AuthenticateIntegration(ctx context.Context, db *gorm.DB, bearer string, now time.Time) (*models.IntegrationKey, error) {
 	var k models.IntegrationKey
 	if err := findByKey(ctx, db, IntegrationKeyPrefix, bearer, &k); err != nil {

@@ -11,7 +11,7 @@ import (
 	"gorm.io/gorm"
 )
 
-// FlushInterval bounds how stale last_used_at may be (decisions.md §4 allows 5 s).
+// FlushInterval bounds how stale last_used_at may be (docs/integration-api.md allows 5 s).
 const FlushInterval = 2 * time.Second
 
 // LastUsed batches last_used_at writes so authentication costs no database write per request.

@@ -1,5 +1,5 @@
 // Package apikeys mints, revokes and authenticates API keys. Keys are random, shown once, and stored
-// only as SHA-256 hashes, so authentication is a lookup by hash (DESIGN.md rule 6).
+// only as SHA-256 hashes, so authentication is a lookup by hash (nothing to steal from the database).
 package apikeys
 
 import (
@@ -91,7 +91,7 @@ func RevokeReadKey(ctx context.Context, db *gorm.DB, id, actorID uuid.UUID) (*mo
 }
 
 // AuthenticateRead finds the active read key for a bearer value. Unknown, revoked, expired and
-// wrong-prefix keys are all ErrInvalidAPIKey (decisions.md §4): a caller learns nothing about which.
+// wrong-prefix keys are all ErrInvalidAPIKey (docs/integration-api.md): a caller learns nothing about which.
 func AuthenticateRead(ctx context.Context, db *gorm.DB, bearer string, now time.Time) (*models.ReadKey, error) {
 	var k models.ReadKey
 	if err := findByKey(ctx, db, ReadKeyPrefix, bearer, &k); err != nil {

@@ -1,5 +1,5 @@
 // Package egress makes outbound HTTP requests to addresses chosen by customers safe to send
-// (DESIGN.md rule 7): HTTPS only, no redirects, a total timeout, and a dialer that refuses non-public
+// (outbound requests are hostile territory): HTTPS only, no redirects, a total timeout, and a dialer that refuses non-public
 // addresses at connect time, after DNS resolution, so a name that resolved to a public address when the
 // endpoint was registered cannot later be pointed at the internal network (DNS rebinding).
 package egress

@@ -1,4 +1,4 @@
-// Package fulfillment ships orders (decisions.md §7): a shipment leaves, gains a tracking number,
+// Package fulfillment ships orders (README.md, Workspace operations): a shipment leaves, gains a tracking number,
 // and is reported delivered. The order keeps its fulfillment_status (unfulfilled, shipped,
 // delivered) in step. The Operator API and `wds admin` both call it; each operation writes its rows,
 // its events and its audit row in one transaction, and a call that changes nothing emits nothing.

@@ -16,7 +16,7 @@ import (
 	"wds/views"
 )
 
-// ClientResult answers POST /clients (decisions.md §4).
+// ClientResult answers POST /clients (docs/integration-api.md).
 type ClientResult struct {
 	ID         uuid.UUID   `json:"id"`
 	ExternalID string      `json:"external_id"`
@@ -53,7 +53,7 @@ type resolved struct {
 	client           *views.Client
 }
 
-// resolveClient applies service-spec.md's client resolution and writes client.created or (when a
+// resolveClient applies the client resolution rules (docs/integration-api.md) and writes client.created or (when a
 // stored field changed) client.updated:
 //  1. an external_id this key sent before names its client;
 //  2. otherwise a client of the same store with the same email (case-insensitive) is adopted: it gets

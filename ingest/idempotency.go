@@ -13,7 +13,7 @@ import (
 	"wds/models"
 )
 
-// Idempotency-Key rules (service-spec.md "Idempotency" and decisions.md §4).
+// Idempotency-Key rules (docs/integration-api.md).
 const (
 	// IdempotencyTTL is how long a key replays its first answer.
 	IdempotencyTTL = 24 * time.Hour
@@ -46,7 +46,7 @@ type Claim struct {
 }
 
 // RequestIdentity is what an Idempotency-Key is bound to: method, path (with its ids) and the raw
-// body bytes (decisions.md §4 hashes the body; Stripe also refuses a key reused on another endpoint).
+// body bytes (docs/integration-api.md hashes the body; Stripe also refuses a key reused on another endpoint).
 func RequestIdentity(method, path string, body []byte) []byte {
 	id := make([]byte, 0, len(method)+len(path)+2+len(body))
 	id = append(append(append(append(id, method...), ' '), path...), '\n')

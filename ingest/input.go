@@ -209,7 +209,7 @@ type totals struct {
 	subtotal, total int64
 }
 
-// computeTotals is total = sum(quantity * unit_price_cents) + shipping + tax (decisions.md §4), every
+// computeTotals is total = sum(quantity * unit_price_cents) + shipping + tax (docs/integration-api.md), every
 // step checked for int64 overflow so a hostile body cannot wrap a total negative.
 func computeTotals(lines []Line, shipping, tax int64) (totals, error) {
 	var sub int64

@@ -15,7 +15,7 @@ import (
 	"wds/views"
 )
 
-// Order statuses (service-spec.md "Order").
+// Order statuses (docs/integration-api.md).
 const (
 	StatusInvoiced      = "invoiced"
 	StatusPartiallyPaid = "partially_paid"
@@ -24,7 +24,7 @@ const (
 	StatusRefunded      = "refunded"
 )
 
-// OrderResult is the create envelope (service-spec.md "Order create response envelope").
+// OrderResult is the create envelope (docs/integration-api.md).
 type OrderResult struct {
 	ID              uuid.UUID  `json:"id"`
 	Number          string     `json:"number"`

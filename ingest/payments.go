@@ -13,7 +13,7 @@ import (
 	"wds/views"
 )
 
-// PaymentResult answers POST /orders/{id}/payments (decisions.md §4).
+// PaymentResult answers POST /orders/{id}/payments (docs/integration-api.md).
 type PaymentResult struct {
 	ID              uuid.UUID   `json:"id"`
 	OrderID         uuid.UUID   `json:"order_id"`
@@ -25,7 +25,7 @@ type PaymentResult struct {
 	Events          []uuid.UUID `json:"-"`
 }
 
-// RefundResult answers POST /payments/{id}/refund (decisions.md §4).
+// RefundResult answers POST /payments/{id}/refund (docs/integration-api.md).
 type RefundResult struct {
 	ID              uuid.UUID   `json:"id"`
 	OrderID         uuid.UUID   `json:"order_id"`
@@ -36,7 +36,7 @@ type RefundResult struct {
 	Events          []uuid.UUID `json:"-"`
 }
 
-// paymentEvent is the data of payment events: the payment and its order (decisions.md §6).
+// paymentEvent is the data of payment events: the payment and its order (docs/webhooks.md).
 type paymentEvent struct {
 	Payment views.Payment `json:"payment"`
 	Order   *views.Order  `json:"order"`

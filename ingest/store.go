@@ -10,7 +10,7 @@ import (
 	"wds/models"
 )
 
-// StoreAction is what a store platform order status asks for (service-spec.md "Store-native receiver
+// StoreAction is what a store platform order status asks for (docs/integration-api.md, "Store-native receiver
 // status mapping").
 type StoreAction int
 

@@ -47,7 +47,7 @@ var (
 	deliveryDuration = prometheus.NewHistogramVec(prometheus.HistogramOpts{
 		Name: "wds_webhook_delivery_duration_seconds",
 		Help: "Time a delivery attempt took, from connecting to the receiver to reading its answer, by outcome.",
-		// Outbound requests time out at 10 s (DESIGN.md rule 7), so the last bucket catches those.
+		// Outbound requests time out at 10 s (outbound requests are hostile territory), so the last bucket catches those.
 		Buckets: []float64{.05, .1, .25, .5, 1, 2, 4, 8, 10, 15},
 	}, []string{"outcome"})
 )

@@ -91,7 +91,7 @@ const (
 	ScopeReadWrite = "read_write"
 )
 
-// Integration key scopes: what an integration key may write (service-spec.md "Authentication" 6).
+// Integration key scopes: what an integration key may write (docs/integration-api.md).
 const (
 	ScopeOrdersWrite    = "orders:write"
 	ScopeOrdersCancel   = "orders:cancel"

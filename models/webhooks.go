@@ -47,7 +47,7 @@ func DeliversAtEventTime(orgExpr, typeExpr, createdExpr string) string {
 // TargetOrder orders an event's targets (webhook_endpoints aliased w): oldest endpoint first.
 const TargetOrder = "w.created_at, w.id"
 
-// Delivery statuses (decisions.md §6).
+// Delivery statuses (docs/webhooks.md).
 const (
 	DeliverySucceeded = "succeeded"
 	DeliveryFailed    = "failed"

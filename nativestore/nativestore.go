@@ -1,5 +1,5 @@
 // Package nativestore translates the store platform's own order resource (a WooCommerce-style order as
-// its order webhooks send it, decisions.md §5) into the ingest package's store order: the generic
+// its order webhooks send it, docs/integration-api.md, store-native receiver) into the ingest package's store order: the generic
 // order, its payment, and the action its status maps to. Money arrives as decimal strings (and line
 // prices as JSON numbers); it is converted to the currency's minor units with exact decimal
 // arithmetic, never through floating point.

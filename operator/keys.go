@@ -11,7 +11,7 @@ import (
 	"wds/workspace"
 )
 
-// Key states as a list shows them (service-spec.md: active, revoked, expired).
+// Key states as a list shows them (active, revoked, expired).
 const (
 	KeyActive  = "active"
 	KeyRevoked = "revoked"

@@ -1,5 +1,5 @@
 // Package outbox writes event rows in the caller's transaction, so an event exists exactly when the
-// business change that causes it is committed (DESIGN.md rule 1). Delivery reads them back by id.
+// business change that causes it is committed (an event exists exactly when its change is committed). Delivery reads them back by id.
 package outbox
 
 import (
@@ -16,7 +16,7 @@ import (
 	"wds/models"
 )
 
-// body is the delivered JSON (decisions.md §6); field order is fixed by the struct.
+// body is the delivered JSON (docs/webhooks.md); field order is fixed by the struct.
 type body struct {
 	ID        uuid.UUID  `json:"id"`
 	Type      string     `json:"type"`

@@ -12,7 +12,7 @@ import (
 	"wds/models"
 )
 
-// Order is the order object of decisions.md §4.
+// Order is the order object of docs/integration-api.md.
 type Order struct {
 	ID                uuid.UUID  `json:"id"`
 	Number            string     `json:"number"`
@@ -55,7 +55,7 @@ type Payment struct {
 	CreatedAt         time.Time  `json:"created_at"`
 }
 
-// Shipment is one parcel of an order (decisions.md §7).
+// Shipment is one parcel of an order (README.md, Workspace operations).
 type Shipment struct {
 	ID             uuid.UUID  `json:"id"`
 	OrderID        uuid.UUID  `json:"order_id"`

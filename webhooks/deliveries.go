@@ -154,7 +154,7 @@ func liveEnabled(ctx context.Context, tx *gorm.DB, endpointID, orgID uuid.UUID) 
 	return nil
 }
 
-// TestQueued is the answer to a test event (decisions.md §4).
+// TestQueued is the answer to a test event (docs/integration-api.md).
 type TestQueued struct {
 	DeliveryID uuid.UUID `json:"delivery_id"`
 	EndpointID uuid.UUID `json:"endpoint_id"`

@@ -24,7 +24,7 @@ import (
 	"wds/workspace"
 )
 
-// Limits of decisions.md §6.
+// Limits of docs/webhooks.md.
 const (
 	MaxEnabledPerOrg   = 10
 	DefaultMaxAttempts = 5

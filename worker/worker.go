@@ -1,6 +1,6 @@
 // Package worker runs the webhook engine of `wds worker` (and `wds dev`): the Temporal worker on task
 // queue wds-webhooks with the delivery workflows and activities, and the outbox relay that starts
-// workflows for whatever the API could not start at once (DESIGN.md rule 1).
+// workflows for whatever the API could not start at once (an event exists exactly when its change is committed).
 package worker
 
 import (
@@ -141,7 +141,7 @@ func relay(ctx context.Context, o Options) {
 	}
 }
 
-// EnsureSearchAttributes registers the custom search attributes of decisions.md §1 in namespace when
+// EnsureSearchAttributes registers the custom search attributes of docs/webhooks.md in namespace when
 // they are missing, so `wds worker` against a fresh server needs no manual step.
 func EnsureSearchAttributes(ctx context.Context, c client.Client, namespace string) error {
 	have, err := c.OperatorService().ListSearchAttributes(ctx, &operatorservice.ListSearchAttributesRequest{Namespace: namespace})

@@ -1,7 +1,7 @@
 // Package workflows holds the deterministic webhook delivery workflows: one per event fanning out to
 // the endpoints subscribed at event time, one per manual re-fire and one per test event. Each endpoint
-// gets a retry chain of durable timers anchored on its first attempt (DESIGN.md rule 3). Workflows
-// carry ids only; the delivery activity loads the body from PostgreSQL (rule 2).
+// gets a retry chain of durable timers anchored on its first attempt (durable timers, so a restart loses no retry). Workflows
+// carry ids only; the delivery activity loads the body from PostgreSQL (Temporal caps a payload at 2 MiB; events may be 6 MB).
 //
 // This file is the contract with the activities package: names, inputs and results. Activities import
 // it; this package imports nothing that touches the outside world.
@@ -15,7 +15,7 @@ import (
 	"go.temporal.io/sdk/temporal"
 )
 
-// TaskQueue is where every webhook workflow and activity runs (decisions.md §1).
+// TaskQueue is where every webhook workflow and activity runs (docs/webhooks.md).
 const TaskQueue = "wds-webhooks"
 
 // Workflow type names, stable because running workflows are bound to them. An event whose chains
@@ -41,7 +41,7 @@ const (
 // activity turns into the chain's end without sending.
 const SignalEndpointStopped = "endpoint-stopped"
 
-// Search attributes (decisions.md §1) so operators filter deliveries in the Temporal UI.
+// Search attributes (docs/webhooks.md) so operators filter deliveries in the Temporal UI.
 var (
 	AttrOrgID          = temporal.NewSearchAttributeKeyKeyword("WdsOrgId")
 	AttrEventID        = temporal.NewSearchAttributeKeyKeyword("WdsEventId")
@@ -70,7 +70,7 @@ const (
 	OutcomeDropped   = "dropped"
 )
 
-// Workflow ids (decisions.md §1).
+// Workflow ids (docs/webhooks.md).
 func EventWorkflowID(eventID uuid.UUID) string { return "webhook-event/" + eventID.String() }
 
 // RefireWorkflowID names the n-th manual re-fire of one event to one endpoint.

@@ -269,7 +269,7 @@ func newID(ctx workflow.Context) uuid.UUID {
 }
 
 // Offset is when attempt n (n >= 2) is due, relative to attempt 1: the n-1-th delay of the schedule,
-// and past the schedule its last delay again for each further attempt (decisions.md §6: with the
+// and past the schedule its last delay again for each further attempt (docs/webhooks.md: with the
 // default 1m,5m,30m,2h,8h, attempt 7 comes 8 h after attempt 6).
 func Offset(schedule []time.Duration, n int) time.Duration {
 	i := n - 2

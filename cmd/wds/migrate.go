@@ -23,7 +23,7 @@ func init() { commands["migrate"] = migrateCmd }
 const searchAttributeWait = 2 * time.Minute
 
 // migrateCmd runs `wds migrate up|status` and prints the result as JSON. `up` also registers the
-// Wds* search attributes on the Temporal named by TEMPORAL_ADDRESS (decisions.md §1), so one
+// Wds* search attributes on the Temporal named by TEMPORAL_ADDRESS (docs/webhooks.md), so one
 // one-shot prepares both stores a deployment needs.
 func migrateCmd(ctx context.Context, args []string) error {
 	if len(args) != 1 || (args[0] != "up" && args[0] != "status") {
