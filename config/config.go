@@ -18,12 +18,19 @@ import (
 
 // Config is every setting of every subcommand.
 type Config struct {
-	DatabaseURL           string          `env:"DATABASE_URL"`
-	DataDir               string          `env:"WDS_DATA_DIR" envDefault:"./.wds"`
-	HTTPAddr              string          `env:"WDS_HTTP_ADDR" envDefault:":8080"`
-	MetricsAddr           string          `env:"WDS_METRICS_ADDR" envDefault:":9090"`
-	TemporalAddress       string          `env:"TEMPORAL_ADDRESS"`
-	TemporalNamespace     string          `env:"TEMPORAL_NAMESPACE" envDefault:"default"`
+	DatabaseURL       string `env:"DATABASE_URL"`
+	DataDir           string `env:"WDS_DATA_DIR" envDefault:"./.wds"`
+	HTTPAddr          string `env:"WDS_HTTP_ADDR" envDefault:":8080"`
+	MetricsAddr       string `env:"WDS_METRICS_ADDR" envDefault:":9090"`
+	TemporalAddress   string `env:"TEMPORAL_ADDRESS"`
+	TemporalNamespace string `env:"TEMPORAL_NAMESPACE" envDefault:"default"`
+	// Temporal Cloud or a TLS-secured cluster: mTLS with a client certificate, or an API key (which
+	// implies TLS), and optionally a CA bundle and server name for the frontend's certificate.
+	TemporalTLSCert       string          `env:"TEMPORAL_TLS_CERT"`
+	TemporalTLSKey        string          `env:"TEMPORAL_TLS_KEY"`
+	TemporalTLSCA         string          `env:"TEMPORAL_TLS_CA"`
+	TemporalTLSServerName string          `env:"TEMPORAL_TLS_SERVER_NAME"`
+	TemporalAPIKey        string          `env:"TEMPORAL_API_KEY"`
 	EncryptionKey         string          `env:"WDS_ENCRYPTION_KEY"`
 	EncryptionKeyPrevious []string        `env:"WDS_ENCRYPTION_KEY_PREVIOUS" envSeparator:","`
 	TrustedProxies        []string        `env:"WDS_TRUSTED_PROXIES" envSeparator:","`
@@ -68,6 +75,7 @@ func (c *Config) validate() error {
 		}
 	}
 	errs = append(errs, c.validateAddresses()...)
+	errs = append(errs, c.validateTemporalTLS()...)
 	if c.WebhookCAFile != "" {
 		if _, err := os.Stat(c.WebhookCAFile); err != nil {
 			errs = append(errs, fmt.Errorf("WDS_WEBHOOK_CA_FILE=%q: cannot read it (%w); give the path of a PEM CA bundle or unset it", c.WebhookCAFile, err))
@@ -108,6 +116,29 @@ func (c *Config) validateAddresses() []error {
 		errs = append(errs, fmt.Errorf("WDS_METRICS_ADDR=%q: the metrics listener needs a port of its own, not WDS_HTTP_ADDR's", c.MetricsAddr))
 	}
 	return errs
+}
+
+// validateTemporalTLS checks that a client certificate comes with its key and that every named file
+// can be read, so a misconfigured deployment fails at start naming the variable.
+func (c *Config) validateTemporalTLS() []error {
+	var errs []error
+	if (c.TemporalTLSCert == "") != (c.TemporalTLSKey == "") {
+		errs = append(errs, errors.New("TEMPORAL_TLS_CERT and TEMPORAL_TLS_KEY: give both (mTLS) or neither"))
+	}
+	for name, file := range map[string]string{"TEMPORAL_TLS_CERT": c.TemporalTLSCert, "TEMPORAL_TLS_KEY": c.TemporalTLSKey, "TEMPORAL_TLS_CA": c.TemporalTLSCA} {
+		if file == "" {
+			continue
+		}
+		if _, err := os.Stat(file); err != nil {
+			errs = append(errs, fmt.Errorf("%s=%q: cannot read it (%w)", name, file, err))
+		}
+	}
+	return errs
+}
+
+// TemporalTLS reports whether the Temporal connection uses TLS: any TLS setting or an API key.
+func (c *Config) TemporalTLS() bool {
+	return c.TemporalTLSCert != "" || c.TemporalTLSCA != "" || c.TemporalTLSServerName != "" || c.TemporalAPIKey != ""
 }
 
 func validPort(p string) bool {

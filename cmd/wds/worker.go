@@ -2,7 +2,10 @@ package main
 
 import (
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"fmt"
+	"os"
 	"time"
 
 	"github.com/sirupsen/logrus"
@@ -60,8 +63,42 @@ func temporalOptions(cfg *config.Config) (client.Options, error) {
 	if err != nil {
 		return client.Options{}, err
 	}
-	return client.Options{HostPort: temporalAddress(cfg), Namespace: cfg.TemporalNamespace, Logger: temporaldev.QuietLogger(),
-		MetricsHandler: mh, ConnectionOptions: client.ConnectionOptions{GrpcCompression: &client.GrpcCompressionNone{}}}, nil
+	o := client.Options{HostPort: temporalAddress(cfg), Namespace: cfg.TemporalNamespace, Logger: temporaldev.QuietLogger(),
+		MetricsHandler: mh, ConnectionOptions: client.ConnectionOptions{GrpcCompression: &client.GrpcCompressionNone{}}}
+	if cfg.TemporalAPIKey != "" {
+		o.Credentials = client.NewAPIKeyStaticCredentials(cfg.TemporalAPIKey)
+	}
+	if cfg.TemporalTLS() {
+		if o.ConnectionOptions.TLS, err = temporalTLS(cfg); err != nil {
+			return client.Options{}, err
+		}
+	}
+	return o, nil
+}
+
+// temporalTLS is the TLS of a Temporal Cloud or secured cluster connection: the system roots (or
+// TEMPORAL_TLS_CA), the client certificate for mTLS when given, and the server name when it differs
+// from the address's host.
+func temporalTLS(cfg *config.Config) (*tls.Config, error) {
+	t := &tls.Config{MinVersion: tls.VersionTLS12, ServerName: cfg.TemporalTLSServerName}
+	if cfg.TemporalTLSCert != "" {
+		cert, err := tls.LoadX509KeyPair(cfg.TemporalTLSCert, cfg.TemporalTLSKey)
+		if err != nil {
+			return nil, fmt.Errorf("TEMPORAL_TLS_CERT, TEMPORAL_TLS_KEY: %w", err)
+		}
+		t.Certificates = []tls.Certificate{cert}
+	}
+	if cfg.TemporalTLSCA != "" {
+		pem, err := os.ReadFile(cfg.TemporalTLSCA)
+		if err != nil {
+			return nil, fmt.Errorf("TEMPORAL_TLS_CA: %w", err)
+		}
+		t.RootCAs = x509.NewCertPool()
+		if !t.RootCAs.AppendCertsFromPEM(pem) {
+			return nil, fmt.Errorf("TEMPORAL_TLS_CA=%q holds no PEM certificate", cfg.TemporalTLSCA)
+		}
+	}
+	return t, nil
 }
 
 // dialTemporal connects, waiting for a Temporal that is still starting (a worker often starts first).

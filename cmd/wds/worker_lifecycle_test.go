@@ -4,10 +4,12 @@ import (
 	"context"
 	"io"
 	"net/http"
+	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
 
+	"wds/config"
 	"wds/pgtest"
 	"wds/secrets"
 	"wds/temporaldev"
@@ -83,5 +85,42 @@ func TestWorkerExitsWhenTheSearchAttributesCannotBeRegistered(t *testing.T) {
 		"TEMPORAL_ADDRESS=" + srv.Address, "TEMPORAL_NAMESPACE=no-such-namespace", "WDS_METRICS_ADDR=127.0.0.1:0"}, "worker")
 	if code != 1 || !strings.Contains(out, `search attributes are missing on Temporal namespace "no-such-namespace"`) {
 		t.Fatalf("exit %d:\n%s", code, out)
+	}
+}
+
+// Temporal Cloud settings: an API key implies TLS, a client certificate makes it mutual, a CA
+// bundle replaces the system roots; a broken file fails at start naming the variable.
+func TestTemporalOptionsForTemporalCloud(t *testing.T) {
+	dir := t.TempDir()
+	ca, err := ensureDevCA(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	key := filepath.Join(dir, devCAKeyFile)
+	t.Setenv("TEMPORAL_API_KEY", "tcld-key")
+	t.Setenv("TEMPORAL_TLS_CERT", ca)
+	t.Setenv("TEMPORAL_TLS_KEY", key)
+	t.Setenv("TEMPORAL_TLS_CA", ca)
+	t.Setenv("TEMPORAL_TLS_SERVER_NAME", "ns.tmprl.cloud")
+	cfg, err := config.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	o, err := temporalOptions(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tc := o.ConnectionOptions.TLS
+	if o.Credentials == nil || tc == nil || len(tc.Certificates) != 1 || tc.RootCAs == nil || tc.ServerName != "ns.tmprl.cloud" {
+		t.Fatalf("options %+v, TLS %+v", o, tc)
+	}
+	t.Setenv("TEMPORAL_TLS_KEY", "")
+	if _, err := config.Load(); err == nil || !strings.Contains(err.Error(), "TEMPORAL_TLS_KEY") {
+		t.Fatalf("a certificate without its key: %v", err)
+	}
+	t.Setenv("TEMPORAL_TLS_CERT", "")
+	t.Setenv("TEMPORAL_TLS_CA", filepath.Join(dir, "missing.pem"))
+	if _, err := config.Load(); err == nil || !strings.Contains(err.Error(), "TEMPORAL_TLS_CA") {
+		t.Fatalf("a missing CA file: %v", err)
 	}
 }
