@@ -106,3 +106,10 @@ func ErrorCode(err error) (code, detail string) {
 	}
 	return body.Error, body.Detail
 }
+
+// Answer is the status, code and detail the APIs answer for err, so the console shows a failure as
+// they would; an internal error's detail stays in the log.
+func Answer(err error) (status int, code, detail string) {
+	status, body := classify(err)
+	return status, body.Error, body.Detail
+}

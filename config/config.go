@@ -37,6 +37,10 @@ type Config struct {
 	WebhookAllowPrivate   bool            `env:"WDS_WEBHOOK_ALLOW_PRIVATE" envDefault:"false"`
 	WebhookCAFile         string          `env:"WDS_WEBHOOK_CA_FILE"`
 	WebhookRetrySchedule  []time.Duration `env:"WDS_WEBHOOK_RETRY_SCHEDULE" envDefault:"1m,5m,30m,2h,8h" envSeparator:","`
+	// ConsoleInsecureCookie drops Secure from the console's cookie, for plain-HTTP `wds dev` only.
+	ConsoleInsecureCookie bool `env:"WDS_CONSOLE_INSECURE_COOKIE" envDefault:"false"`
+	// TemporalUIURL is where the console links a delivery's workflow.
+	TemporalUIURL string `env:"WDS_TEMPORAL_UI_URL" envDefault:"http://localhost:8233"`
 	// Retention is how long the worker keeps events and delivery rows (90 days); 0 keeps them forever.
 	Retention time.Duration `env:"WDS_RETENTION" envDefault:"2160h"`
 	// DBConcurrency bounds the transactions and Read API queries one process runs at once; 0 is

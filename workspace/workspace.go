@@ -251,3 +251,29 @@ func ListMembers(ctx context.Context, db *gorm.DB, orgID uuid.UUID) ([]Member, e
 	}
 	return rows, nil
 }
+
+// RoleOf is the actor's role in the org, or "" when they are not a member: what a page shows, never
+// what it allows (every operation checks the role itself).
+func RoleOf(ctx context.Context, db *gorm.DB, orgID, actorID uuid.UUID) (models.Role, error) {
+	return roleIn(ctx, db, orgID, actorID)
+}
+
+// Orgs lists the orgs an operator belongs to, oldest membership first.
+func Orgs(ctx context.Context, db *gorm.DB, actorID uuid.UUID) ([]models.Org, error) {
+	var orgs []models.Org
+	err := db.WithContext(ctx).Raw(`SELECT o.* FROM orgs o JOIN memberships m ON m.org_id = o.id
+		WHERE m.user_id = ? ORDER BY m.created_at, o.id`, actorID).Find(&orgs).Error
+	if err != nil {
+		return nil, fmt.Errorf("list the operator's orgs: %w", err)
+	}
+	return orgs, nil
+}
+
+// Stores lists an org's stores, oldest first.
+func Stores(ctx context.Context, db *gorm.DB, orgID uuid.UUID) ([]models.Store, error) {
+	var out []models.Store
+	if err := db.WithContext(ctx).Where("org_id = ?", orgID).Order("created_at, id").Find(&out).Error; err != nil {
+		return nil, fmt.Errorf("list stores: %w", err)
+	}
+	return out, nil
+}

@@ -66,9 +66,21 @@ func devCmd(ctx context.Context, _ []string) error {
 		return err
 	}
 	defer hooks.stop()
+	devConsole(cfg, hooks.uiURL)
 	printWelcome(cfg, demo)
 	hooks.print()
 	return serveHTTP(ctx, cfg, db, log, hooks.wiring)
+}
+
+// devConsole fits the console to a laptop unless told otherwise: the cookie goes over plain HTTP,
+// and workflow links open the embedded Temporal UI wherever it listens.
+func devConsole(cfg *config.Config, uiURL string) {
+	if _, set := os.LookupEnv("WDS_CONSOLE_INSECURE_COOKIE"); !set {
+		cfg.ConsoleInsecureCookie = true
+	}
+	if _, set := os.LookupEnv("WDS_TEMPORAL_UI_URL"); !set && uiURL != "" {
+		cfg.TemporalUIURL = uiURL
+	}
 }
 
 // startDevPostgres starts the private cluster and records its URL for `wds admin`.
@@ -140,6 +152,7 @@ func printWelcome(cfg *config.Config, d *demoData) {
 wds dev is up (state in %s; Ctrl-C stops everything)
 
   API          http://%[2]s
+  Console      http://%[2]s/console/  (sign in with the operator_token below)
   PostgreSQL   %[3]s
 
   demo workspace (also in %[4]s):

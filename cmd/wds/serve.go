@@ -13,6 +13,7 @@ import (
 	"wds/api"
 	"wds/apikeys"
 	"wds/config"
+	"wds/console"
 )
 
 func init() { commands["serve"] = serveCmd }
@@ -44,6 +45,8 @@ func serveHTTP(ctx context.Context, cfg *config.Config, db *gorm.DB, log *logrus
 	if err != nil {
 		return fmt.Errorf("WDS_TRUSTED_PROXIES: %w", err)
 	}
+	(&console.Console{DB: db, Log: log, Box: deps.Box, Webhooks: hooks.service, Dispatches: hooks.starter,
+		TemporalUI: cfg.TemporalUIURL, Namespace: cfg.TemporalNamespace, InsecureCookie: cfg.ConsoleInsecureCookie}).Register(router)
 	srv := &http.Server{Addr: cfg.HTTPAddr, Handler: router, ReadHeaderTimeout: 10 * time.Second}
 	flushCtx, stopFlush := context.WithCancel(context.WithoutCancel(ctx))
 	flushed := make(chan struct{})

@@ -1,0 +1,193 @@
+// Package console is the operator console under /console/: server-rendered HTML (html/template,
+// embedded) that works without JavaScript, for the people who mint keys and endpoints, run Send
+// test, read the delivery log and re-fire dropped deliveries. Every page calls the same operations
+// as the Operator API and `wds admin` (apikeys, webhooks, operator, workspace); roles are the
+// operations' own. Sign-in takes an operator token and keeps a session (a random id in an HttpOnly,
+// SameSite=Strict cookie, stored hashed for 12 h); every form carries a CSRF token bound to it.
+package console
+
+import (
+	"context"
+	"embed"
+	"html/template"
+	"net/http"
+	"time"
+
+	"github.com/gin-gonic/gin"
+	"github.com/google/uuid"
+	"github.com/sirupsen/logrus"
+	"gorm.io/gorm"
+
+	"wds/api"
+	"wds/models"
+	"wds/secrets"
+	"wds/webhooks"
+)
+
+//go:embed templates/*.html templates/console.css
+var files embed.FS
+
+// DispatchStarter starts a queued re-fire or test event at once; the relay would otherwise.
+type DispatchStarter interface {
+	StartDispatches(ctx context.Context, dispatchIDs ...uuid.UUID)
+}
+
+// Console is what the pages need from the process.
+type Console struct {
+	DB       *gorm.DB
+	Log      logrus.FieldLogger
+	Box      *secrets.Box
+	Webhooks *webhooks.Service
+	// Dispatches starts re-fires and test events after commit; nil leaves them to the relay.
+	Dispatches DispatchStarter
+	// TemporalUI is the Temporal UI's base URL, for links from the delivery log to workflows.
+	TemporalUI string
+	// Namespace is the Temporal namespace the links open.
+	Namespace string
+	// InsecureCookie drops Secure from the cookie (plain-HTTP `wds dev` only).
+	InsecureCookie bool
+}
+
+// Register mounts the console on r.
+func (c *Console) Register(r *gin.Engine) {
+	r.GET("/console", func(g *gin.Context) { g.Redirect(http.StatusMovedPermanently, "/console/") })
+	r.GET("/console/console.css", func(g *gin.Context) {
+		b, _ := files.ReadFile("templates/console.css")
+		g.Data(http.StatusOK, "text/css; charset=utf-8", b)
+	})
+	r.GET("/console/login", c.loginForm)
+	r.POST("/console/login", c.login)
+	p := r.Group("/console", c.signedIn)
+	p.POST("/logout", c.logout)
+	p.POST("/org", c.chooseOrg)
+	c.registerPages(p)
+}
+
+const ctxSession = "wds.console.session"
+
+// signedIn loads the session or sends the browser to sign in; a POST must carry the session's CSRF
+// token, or it is refused with 403 before anything happens.
+func (c *Console) signedIn(g *gin.Context) {
+	id, err := g.Cookie(cookieName)
+	var s *session
+	if err == nil {
+		s, err = loadSession(g.Request.Context(), c.DB, id)
+	}
+	if err != nil {
+		if err != errNoSession && err != http.ErrNoCookie {
+			c.Log.WithError(err).Error("console session")
+		}
+		g.Redirect(http.StatusSeeOther, "/console/login")
+		g.Abort()
+		return
+	}
+	if g.Request.Method == http.MethodPost && !s.validCSRF(g.PostForm("csrf")) {
+		g.Data(http.StatusForbidden, "text/plain; charset=utf-8", []byte("403 Forbidden: the form's CSRF token is missing or not this session's; reload the page\n"))
+		g.Abort()
+		return
+	}
+	g.Set(ctxSession, s)
+	g.Next()
+}
+
+func sessionOf(g *gin.Context) *session { return g.MustGet(ctxSession).(*session) }
+
+func (c *Console) setCookie(g *gin.Context, value string, maxAge int) {
+	http.SetCookie(g.Writer, &http.Cookie{Name: cookieName, Value: value, Path: "/console/", MaxAge: maxAge,
+		HttpOnly: true, Secure: !c.InsecureCookie, SameSite: http.SameSiteStrictMode})
+}
+
+func (c *Console) loginForm(g *gin.Context) { c.render(g, http.StatusOK, "login", nil, view{}) }
+
+func (c *Console) login(g *gin.Context) {
+	id, err := signIn(g.Request.Context(), c.DB, g.PostForm("token"))
+	if err != nil {
+		c.render(g, http.StatusUnauthorized, "login", nil, view{Error: c.problem(err)})
+		return
+	}
+	c.setCookie(g, id, int(sessionTTL.Seconds()))
+	g.Redirect(http.StatusSeeOther, "/console/")
+}
+
+func (c *Console) logout(g *gin.Context) {
+	if err := signOut(g.Request.Context(), c.DB, sessionOf(g).id); err != nil {
+		c.Log.WithError(err).Error("console sign-out")
+	}
+	c.setCookie(g, "", -1)
+	g.Redirect(http.StatusSeeOther, "/console/login")
+}
+
+func (c *Console) chooseOrg(g *gin.Context) {
+	org, err := uuid.Parse(g.PostForm("org"))
+	if err == nil {
+		err = switchOrg(g.Request.Context(), c.DB, sessionOf(g), org)
+	}
+	if err != nil {
+		g.String(http.StatusForbidden, "403 Forbidden: %s\n", err)
+		return
+	}
+	g.Redirect(http.StatusSeeOther, "/console/")
+}
+
+// view is what every page template gets: the session, the page's data, a form error and a notice.
+type view struct {
+	S      *session
+	Data   any
+	Error  *pageError
+	Notice string
+	// Form echoes the inputs of a form that failed, so nothing typed is lost.
+	Form map[string]string
+}
+
+// pageError is a failure as the APIs would answer it.
+type pageError struct{ Code, Detail string }
+
+// problem is err as the page shows it; a defect's detail goes to the log, not the page.
+func (c *Console) problem(err error) *pageError {
+	status, code, detail := api.Answer(err)
+	if status >= http.StatusInternalServerError {
+		c.Log.WithError(err).Error("console")
+	}
+	return &pageError{Code: code, Detail: detail}
+}
+
+// status is the HTTP status a failed form comes back with.
+func status(err error) int { s, _, _ := api.Answer(err); return s }
+
+var funcs = template.FuncMap{
+	"statuses": func() []string {
+		return []string{models.DeliverySucceeded, models.DeliveryFailed, models.DeliveryDropped}
+	},
+	"when": func(t any) string {
+		switch v := t.(type) {
+		case time.Time:
+			return v.UTC().Format("2006-01-02 15:04:05")
+		case *time.Time:
+			if v == nil {
+				return "–"
+			}
+			return v.UTC().Format("2006-01-02 15:04:05")
+		}
+		return ""
+	},
+}
+
+var pages = map[string]*template.Template{}
+
+func init() {
+	for _, p := range []string{"login", "overview", "keys", "connectors", "webhooks", "endpoint", "audit"} {
+		pages[p] = template.Must(template.New("layout.html").Funcs(funcs).ParseFS(files, "templates/layout.html", "templates/"+p+".html"))
+	}
+}
+
+// render writes a page; a template failure is a defect, logged, and the page says so.
+func (c *Console) render(g *gin.Context, code int, page string, s *session, v view) {
+	v.S = s
+	g.Header("Content-Type", "text/html; charset=utf-8")
+	g.Header("Cache-Control", "no-store") // pages may show a secret once
+	g.Header("X-Frame-Options", "DENY")
+	g.Status(code)
+	if err := pages[page].Execute(g.Writer, v); err != nil {
+		c.Log.WithError(err).WithField("page", page).Error("console page")
+	}
+}

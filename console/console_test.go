@@ -1,0 +1,231 @@
+package console_test
+
+import (
+	"context"
+	"crypto/sha256"
+	"io"
+	"net/http"
+	"net/http/cookiejar"
+	"net/http/httptest"
+	"net/url"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/sirupsen/logrus"
+	"gorm.io/gorm"
+
+	"wds/api"
+	"wds/console"
+	"wds/models"
+	"wds/pgtest"
+	"wds/secrets"
+	"wds/webhooks"
+	"wds/workspace"
+)
+
+func TestMain(m *testing.M) { pgtest.Main(m) }
+
+type env struct {
+	t                       *testing.T
+	db                      *gorm.DB
+	srv                     *httptest.Server
+	org                     *models.Org
+	ownerToken, memberToken string
+}
+
+func newEnv(t *testing.T) *env {
+	t.Helper()
+	ctx := context.Background()
+	db := pgtest.New(t)
+	org, _ := workspace.CreateOrg(ctx, db, "Acme")
+	if _, err := workspace.CreateStore(ctx, db, org.ID, "Main", "USD"); err != nil {
+		t.Fatal(err)
+	}
+	_, owner, _ := workspace.CreateUser(ctx, db, org.ID, "o@acme.test", models.RoleOwner)
+	_, member, _ := workspace.CreateUser(ctx, db, org.ID, "m@acme.test", models.RoleMember)
+	log := logrus.New()
+	log.SetOutput(io.Discard)
+	box, _ := secrets.NewBox(secrets.GenerateKey())
+	svc := &webhooks.Service{DB: db, Box: box, AllowPrivate: true}
+	r, err := api.NewRouter(api.Deps{DB: db, Log: log, Box: box, Webhooks: svc})
+	if err != nil {
+		t.Fatal(err)
+	}
+	(&console.Console{DB: db, Log: log, Box: box, Webhooks: svc, TemporalUI: "http://localhost:8233", Namespace: "default"}).Register(r)
+	srv := httptest.NewServer(r)
+	t.Cleanup(srv.Close)
+	return &env{t: t, db: db, srv: srv, org: org, ownerToken: owner, memberToken: member}
+}
+
+// browser is a client that keeps cookies and does not follow redirects, so tests see each answer.
+func (e *env) browser() *http.Client {
+	jar, _ := cookiejar.New(nil)
+	return &http.Client{Jar: jar, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+}
+
+func (e *env) do(c *http.Client, method, path string, form url.Values) (*http.Response, string) {
+	e.t.Helper()
+	var body io.Reader
+	if form != nil {
+		body = strings.NewReader(form.Encode())
+	}
+	req, _ := http.NewRequest(method, e.srv.URL+path, body)
+	if form != nil {
+		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	}
+	res, err := c.Do(req)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	defer res.Body.Close()
+	b, _ := io.ReadAll(res.Body)
+	return res, string(b)
+}
+
+var csrfField = regexp.MustCompile(`name="csrf" value="([0-9a-f]+)"`)
+
+// signIn signs a browser in and returns it with a CSRF token read from a page, as a browser has it.
+func (e *env) signIn(token string) (*http.Client, string) {
+	e.t.Helper()
+	c := e.browser()
+	res, page := e.do(c, "POST", "/console/login", url.Values{"token": {token}})
+	if res.StatusCode != http.StatusSeeOther || res.Header.Get("Location") != "/console/" {
+		e.t.Fatalf("sign in: %d %s\n%s", res.StatusCode, res.Header.Get("Location"), page)
+	}
+	_, page = e.do(c, "GET", "/console/webhooks", nil)
+	m := csrfField.FindStringSubmatch(page)
+	if m == nil {
+		e.t.Fatalf("no CSRF token on the page:\n%s", page)
+	}
+	return c, m[1]
+}
+
+func (e *env) rows() string {
+	var n struct{ A, B, C, D int64 }
+	e.db.Raw(`SELECT (SELECT count(*) FROM webhook_endpoints) AS a, (SELECT count(*) FROM read_keys) AS b,
+		(SELECT count(*) FROM integration_keys) AS c, (SELECT count(*) FROM audit_log) AS d`).Find(&n)
+	return strings.Join([]string{string(rune('0' + n.A)), string(rune('0' + n.B)), string(rune('0' + n.C)), string(rune('0' + n.D))}, ",")
+}
+
+func TestEveryPageNeedsASession(t *testing.T) {
+	e := newEnv(t)
+	c := e.browser()
+	for _, p := range []string{"/console/", "/console/keys", "/console/connectors", "/console/webhooks",
+		"/console/webhooks/00000000-0000-0000-0000-000000000000", "/console/audit"} {
+		res, _ := e.do(c, "GET", p, nil)
+		if res.StatusCode != http.StatusSeeOther || res.Header.Get("Location") != "/console/login" {
+			t.Errorf("GET %s: %d %q, want 303 to /console/login", p, res.StatusCode, res.Header.Get("Location"))
+		}
+	}
+	res, page := e.do(c, "GET", "/console/login", nil)
+	if res.StatusCode != http.StatusOK || !strings.Contains(page, `name="token"`) {
+		t.Fatalf("login form: %d", res.StatusCode)
+	}
+	res, page = e.do(c, "POST", "/console/login", url.Values{"token": {"wds_op_nope"}})
+	if res.StatusCode != http.StatusUnauthorized || !strings.Contains(page, "invalid_token") {
+		t.Fatalf("bad token: %d %s", res.StatusCode, page)
+	}
+}
+
+func TestTheSessionCookieIsHttpOnlyStrictSecureAndStoredHashed(t *testing.T) {
+	e := newEnv(t)
+	res, _ := e.do(e.browser(), "POST", "/console/login", url.Values{"token": {e.ownerToken}})
+	var ck *http.Cookie
+	for _, c := range res.Cookies() {
+		if c.Name == "wds_console" {
+			ck = c
+		}
+	}
+	if ck == nil || !ck.HttpOnly || !ck.Secure || ck.SameSite != http.SameSiteStrictMode || ck.MaxAge != 12*3600 {
+		t.Fatalf("cookie %+v", ck)
+	}
+	var stored []struct{ IDHash []byte }
+	e.db.Raw(`SELECT id_hash FROM console_sessions`).Find(&stored)
+	sum := sha256.Sum256([]byte(ck.Value))
+	if len(stored) != 1 || string(stored[0].IDHash) != string(sum[:]) {
+		t.Fatal("the session is not stored as the SHA-256 of the cookie")
+	}
+	// An expired session signs nobody in.
+	c, _ := e.signIn(e.ownerToken)
+	e.db.Exec(`UPDATE console_sessions SET expires_at = now() - interval '1 second'`)
+	if res, _ := e.do(c, "GET", "/console/", nil); res.StatusCode != http.StatusSeeOther {
+		t.Fatalf("an expired session: %d", res.StatusCode)
+	}
+}
+
+// Every POST needs the session's CSRF token; without it the answer is 403 and nothing changes.
+func TestAPostWithoutItsCSRFTokenIsRefusedAndChangesNothing(t *testing.T) {
+	e := newEnv(t)
+	c, csrf := e.signIn(e.ownerToken)
+	res, page := e.do(c, "POST", "/console/webhooks", url.Values{"csrf": {csrf}, "url": {"https://127.0.0.1/h"}, "events": {"order.created"}})
+	if res.StatusCode != http.StatusOK || !strings.Contains(page, "whsec_") {
+		t.Fatalf("create endpoint: %d", res.StatusCode)
+	}
+	var ep models.Endpoint
+	e.db.Take(&ep)
+	before := e.rows()
+	for _, p := range []string{"/console/keys", "/console/connectors", "/console/webhooks", "/console/webhooks/" + ep.ID.String() + "/disable",
+		"/console/webhooks/" + ep.ID.String() + "/delete", "/console/webhooks/" + ep.ID.String() + "/rotate", "/console/logout", "/console/org"} {
+		for _, token := range []string{"", "0123abcd", strings.Repeat("0", len(csrf))} {
+			res, _ := e.do(c, "POST", p, url.Values{"csrf": {token}, "name": {"x"}, "url": {"https://127.0.0.1/x"}, "events": {"order.created"}})
+			if res.StatusCode != http.StatusForbidden {
+				t.Errorf("POST %s with csrf %q: %d, want 403", p, token, res.StatusCode)
+			}
+		}
+	}
+	if after := e.rows(); after != before {
+		t.Fatalf("refused posts changed rows: %s -> %s", before, after)
+	}
+	// Another session's token does not do either.
+	_, other := e.signIn(e.ownerToken)
+	if res, _ := e.do(c, "POST", "/console/keys", url.Values{"csrf": {other}, "name": {"x"}}); res.StatusCode != http.StatusForbidden {
+		t.Fatalf("another session's CSRF token: %d", res.StatusCode)
+	}
+}
+
+// A member sees no owner/admin buttons, and a member's forged POST is 403 and changes nothing.
+func TestAMembersConsoleHasNoManagerActions(t *testing.T) {
+	e := newEnv(t)
+	owner, ocsrf := e.signIn(e.ownerToken)
+	e.do(owner, "POST", "/console/webhooks", url.Values{"csrf": {ocsrf}, "url": {"https://127.0.0.1/h"}, "events": {"order.created"}})
+	var ep models.Endpoint
+	e.db.Take(&ep)
+	member, mcsrf := e.signIn(e.memberToken)
+	for _, p := range []string{"/console/keys", "/console/connectors", "/console/webhooks"} {
+		_, page := e.do(member, "GET", p, nil)
+		for _, button := range []string{"Create key", "Create connector key", "Add endpoint", ">Revoke<", ">Disable<", ">Delete<", "Rotate secret"} {
+			if strings.Contains(page, button) {
+				t.Errorf("%s shows a member %q", p, button)
+			}
+		}
+	}
+	if _, page := e.do(member, "GET", "/console/webhooks", nil); !strings.Contains(page, "Send test") {
+		t.Error("a member cannot Send test")
+	}
+	before := e.rows()
+	for _, p := range []string{"/console/keys", "/console/connectors", "/console/webhooks", "/console/webhooks/" + ep.ID.String() + "/disable",
+		"/console/webhooks/" + ep.ID.String() + "/delete", "/console/webhooks/" + ep.ID.String() + "/rotate"} {
+		res, page := e.do(member, "POST", p, url.Values{"csrf": {mcsrf}, "name": {"x"}, "url": {"https://127.0.0.1/x"}, "events": {"order.created"}, "scopes": {"orders:write"}})
+		if res.StatusCode != http.StatusForbidden || !strings.Contains(page, "forbidden") {
+			t.Errorf("a member's POST %s: %d", p, res.StatusCode)
+		}
+	}
+	if after := e.rows(); after != before {
+		t.Fatalf("a member's posts changed rows: %s -> %s", before, after)
+	}
+}
+
+// A key is shown once, on the answer to its creation, and never again.
+func TestSecretsAreShownOnce(t *testing.T) {
+	e := newEnv(t)
+	c, csrf := e.signIn(e.ownerToken)
+	_, page := e.do(c, "POST", "/console/keys", url.Values{"csrf": {csrf}, "name": {"ci"}, "scope": {"read_only"}})
+	key := regexp.MustCompile(`pck_live_[A-Za-z0-9_-]{43}`).FindString(page)
+	if key == "" {
+		t.Fatalf("no key shown:\n%s", page)
+	}
+	if _, again := e.do(c, "GET", "/console/keys", nil); strings.Contains(again, key) || !strings.Contains(again, key[:12]) {
+		t.Fatal("the key list shows the key again (or not its hint)")
+	}
+}

@@ -1,0 +1,344 @@
+package console
+
+import (
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/gin-gonic/gin"
+	"github.com/google/uuid"
+
+	"wds/apikeys"
+	"wds/events"
+	"wds/models"
+	"wds/operator"
+	"wds/webhooks"
+	"wds/workspace"
+)
+
+func (c *Console) registerPages(p *gin.RouterGroup) {
+	p.GET("/", c.overview)
+	p.GET("/keys", c.keys)
+	p.POST("/keys", c.createReadKey)
+	p.POST("/keys/:id/revoke", c.revokeReadKey)
+	p.GET("/connectors", c.connectors)
+	p.POST("/connectors", c.createConnector)
+	p.POST("/connectors/:id/revoke", c.revokeConnector)
+	p.GET("/webhooks", c.webhooks)
+	p.POST("/webhooks", c.createEndpoint)
+	p.GET("/webhooks/:id", c.endpoint)
+	p.POST("/webhooks/:id/:action", c.endpointAction)
+	p.POST("/deliveries/:id/refire", c.refire)
+	p.GET("/audit", c.audit)
+}
+
+// notices are the messages a redirect may ask a page to show (by name, so no text travels in URLs).
+var notices = map[string]string{
+	"revoked": "Revoked.", "enabled": "Endpoint enabled.", "disabled": "Endpoint disabled; its pending retries are dropped.",
+	"deleted": "Endpoint deleted.", "test": "Test event queued: it arrives in a moment (see the delivery log).",
+	"refired": "Re-fired: a fresh chain starts at attempt 1.",
+}
+
+func notice(g *gin.Context) string { return notices[g.Query("done")] }
+
+func (c *Console) query(g *gin.Context, limit int) operator.Query {
+	s := sessionOf(g)
+	return operator.Query{OrgID: s.OrgID, ActorID: s.User.ID, Limit: limit}
+}
+
+func (c *Console) overview(g *gin.Context) {
+	s := sessionOf(g)
+	ctx := g.Request.Context()
+	var counts struct{ Endpoints, ReadKeys, IntegrationKeys, Failed, Dropped int64 }
+	c.DB.WithContext(ctx).Raw(`SELECT
+		(SELECT count(*) FROM webhook_endpoints WHERE org_id = @o AND enabled AND deleted_at IS NULL) AS endpoints,
+		(SELECT count(*) FROM read_keys WHERE org_id = @o AND revoked_at IS NULL) AS read_keys,
+		(SELECT count(*) FROM integration_keys WHERE org_id = @o AND revoked_at IS NULL) AS integration_keys,
+		(SELECT count(*) FROM webhook_deliveries WHERE org_id = @o AND status = 'failed' AND attempted_at > now() - interval '1 day') AS failed,
+		(SELECT count(*) FROM webhook_deliveries WHERE org_id = @o AND status = 'dropped' AND attempted_at > now() - interval '1 day') AS dropped`,
+		map[string]any{"o": s.OrgID}).Find(&counts)
+	var latest []any
+	for _, st := range []string{models.DeliveryDropped, models.DeliveryFailed} {
+		page, err := operator.ListDeliveries(ctx, c.DB, c.query(g, 5), operator.DeliveryFilter{Status: st})
+		if err != nil {
+			c.render(g, status(err), "overview", s, view{Error: c.problem(err)})
+			return
+		}
+		for _, d := range page.Rows {
+			latest = append(latest, d)
+		}
+	}
+	c.render(g, http.StatusOK, "overview", s, view{Data: map[string]any{"Counts": counts, "Latest": latest}})
+}
+
+// keys is the API keys settings page: read keys, minted once, revoked by owners and admins.
+func (c *Console) keys(g *gin.Context) { c.keysPage(g, http.StatusOK, view{Notice: notice(g)}) }
+
+func (c *Console) keysPage(g *gin.Context, code int, v view) {
+	page, err := operator.ListReadKeys(g.Request.Context(), c.DB, c.query(g, 100))
+	if err != nil && v.Error == nil {
+		v.Error = c.problem(err)
+	}
+	v.Data = map[string]any{"Keys": page.Rows, "Created": v.Data}
+	c.render(g, code, "keys", sessionOf(g), v)
+}
+
+func (c *Console) createReadKey(g *gin.Context) {
+	s := sessionOf(g)
+	in := apikeys.NewReadKey{OrgID: s.OrgID, ActorID: s.User.ID, Scope: g.PostForm("scope"), Name: g.PostForm("name")}
+	exp, err := formTime(g, "expires_at")
+	if err == nil {
+		in.ExpiresAt = exp
+		var k *models.ReadKey
+		var plain string
+		if k, plain, err = apikeys.CreateReadKey(g.Request.Context(), c.DB, in); err == nil {
+			c.keysPage(g, http.StatusOK, view{Data: map[string]string{"ID": k.ID.String(), "Secret": plain}})
+			return
+		}
+	}
+	c.keysPage(g, status(err), view{Error: c.problem(err), Form: form(g)})
+}
+
+func (c *Console) revokeReadKey(g *gin.Context) {
+	c.act(g, "/console/keys", "revoked", func(id uuid.UUID) error {
+		_, err := apikeys.RevokeReadKey(g.Request.Context(), c.DB, id, sessionOf(g).User.ID)
+		return err
+	}, c.keysPage)
+}
+
+// connectors is the connectors settings page: integration keys with every option of the CLI.
+func (c *Console) connectors(g *gin.Context) {
+	c.connectorsPage(g, http.StatusOK, view{Notice: notice(g)})
+}
+
+func (c *Console) connectorsPage(g *gin.Context, code int, v view) {
+	ctx := g.Request.Context()
+	page, err := operator.ListIntegrationKeys(ctx, c.DB, c.query(g, 100))
+	if err != nil && v.Error == nil {
+		v.Error = c.problem(err)
+	}
+	stores, _ := workspace.Stores(ctx, c.DB, sessionOf(g).OrgID)
+	v.Data = map[string]any{"Keys": page.Rows, "Stores": stores, "Scopes": models.IntegrationScopes, "Created": v.Data}
+	c.render(g, code, "connectors", sessionOf(g), v)
+}
+
+func (c *Console) createConnector(g *gin.Context) {
+	s := sessionOf(g)
+	store, _ := uuid.Parse(g.PostForm("store_id"))
+	rate, _ := strconv.Atoi(strings.TrimSpace(g.PostForm("rate_limit")))
+	in := apikeys.NewIntegrationKey{OrgID: s.OrgID, StoreID: store, ActorID: s.User.ID, Label: g.PostForm("label"),
+		PayloadFormat: g.PostForm("format"), Scopes: g.PostFormArray("scopes"), RequireSignature: g.PostForm("require_signature") != "",
+		IPAllowlist: splitList(g.PostForm("ip_allowlist")), RateLimit: rate}
+	exp, err := formTime(g, "expires_at")
+	if err == nil {
+		in.ExpiresAt = exp
+		var k *apikeys.CreatedIntegrationKey
+		if k, err = apikeys.CreateIntegrationKey(g.Request.Context(), c.DB, c.Box, in); err == nil {
+			c.connectorsPage(g, http.StatusOK, view{Data: map[string]string{"ID": k.Key.ID.String(), "Secret": k.Plaintext, "Signing": k.SigningSecret}})
+			return
+		}
+	}
+	c.connectorsPage(g, status(err), view{Error: c.problem(err), Form: form(g)})
+}
+
+func (c *Console) revokeConnector(g *gin.Context) {
+	c.act(g, "/console/connectors", "revoked", func(id uuid.UUID) error {
+		_, err := apikeys.RevokeIntegrationKey(g.Request.Context(), c.DB, id, sessionOf(g).User.ID)
+		return err
+	}, c.connectorsPage)
+}
+
+// webhooks is the webhooks settings page: endpoints, with Send test.
+func (c *Console) webhooks(g *gin.Context) { c.webhooksPage(g, http.StatusOK, view{Notice: notice(g)}) }
+
+func (c *Console) webhooksPage(g *gin.Context, code int, v view) {
+	s := sessionOf(g)
+	eps, err := c.Webhooks.List(g.Request.Context(), s.OrgID, &s.User.ID)
+	if err != nil && v.Error == nil {
+		v.Error = c.problem(err)
+	}
+	v.Data = map[string]any{"Endpoints": eps, "Types": events.Types(), "Created": v.Data}
+	c.render(g, code, "webhooks", s, v)
+}
+
+func (c *Console) createEndpoint(g *gin.Context) {
+	s := sessionOf(g)
+	attempts, _ := strconv.Atoi(strings.TrimSpace(g.PostForm("max_attempts")))
+	ep, err := c.Webhooks.Create(g.Request.Context(), webhooks.CreateInput{OrgID: s.OrgID, ActorID: s.User.ID,
+		URL: g.PostForm("url"), EventTypes: g.PostFormArray("events"), MaxAttempts: attempts})
+	if err != nil {
+		c.webhooksPage(g, status(err), view{Error: c.problem(err), Form: form(g)})
+		return
+	}
+	c.webhooksPage(g, http.StatusOK, view{Data: map[string]string{"ID": ep.ID.String(), "Secret": ep.Secret, "What": "endpoint"}})
+}
+
+// endpointAction runs enable, disable, rotate, delete and test on an endpoint of the session's org.
+func (c *Console) endpointAction(g *gin.Context) {
+	s := sessionOf(g)
+	ctx := g.Request.Context()
+	action := g.Param("action")
+	if action == "rotate" {
+		id, _ := uuid.Parse(g.Param("id"))
+		rot, err := c.Webhooks.RotateSecret(ctx, id, s.User.ID, 0)
+		if err != nil {
+			c.webhooksPage(g, status(err), view{Error: c.problem(err)})
+			return
+		}
+		c.webhooksPage(g, http.StatusOK, view{Data: map[string]string{"ID": rot.ID.String(), "Secret": rot.Secret, "What": "rotated"}})
+		return
+	}
+	ops := map[string]func(id uuid.UUID) error{
+		"enable":  func(id uuid.UUID) error { _, err := c.Webhooks.Enable(ctx, id, s.User.ID); return err },
+		"disable": func(id uuid.UUID) error { _, err := c.Webhooks.Disable(ctx, id, s.User.ID); return err },
+		"delete":  func(id uuid.UUID) error { _, err := c.Webhooks.Delete(ctx, id, s.User.ID); return err },
+		"test": func(id uuid.UUID) error {
+			q, err := c.Webhooks.SendTest(ctx, s.OrgID, id)
+			if err == nil && c.Dispatches != nil {
+				c.Dispatches.StartDispatches(ctx, q.DispatchID)
+			}
+			return err
+		},
+	}
+	op := ops[action]
+	if op == nil {
+		g.String(http.StatusNotFound, "404 page not found\n")
+		return
+	}
+	done := map[string]string{"enable": "enabled", "disable": "disabled", "delete": "deleted", "test": "test"}[action]
+	c.act(g, "/console/webhooks", done, op, c.webhooksPage)
+}
+
+// act runs op on the path's id and goes back to the list, or shows the list with the failure.
+func (c *Console) act(g *gin.Context, back, done string, op func(id uuid.UUID) error, page func(*gin.Context, int, view)) {
+	id, err := uuid.Parse(g.Param("id"))
+	if err != nil {
+		err = models.Fail(models.ErrNotFound, "no such row")
+	} else {
+		err = op(id)
+	}
+	if err != nil {
+		page(g, status(err), view{Error: c.problem(err)})
+		return
+	}
+	g.Redirect(http.StatusSeeOther, back+"?done="+done)
+}
+
+// endpoint is one endpoint's delivery log, newest first, filtered and keyset-paged, with Re-fire on
+// dropped rows and a link from every row to its workflow in the Temporal UI.
+func (c *Console) endpoint(g *gin.Context) {
+	s := sessionOf(g)
+	ctx := g.Request.Context()
+	id, err := uuid.Parse(g.Param("id"))
+	var ep *models.Endpoint
+	if err == nil {
+		eps, lerr := c.Webhooks.List(ctx, s.OrgID, &s.User.ID)
+		for i := range eps {
+			if eps[i].ID == id {
+				ep = &eps[i]
+			}
+		}
+		err = lerr
+	}
+	if err == nil && ep == nil {
+		err = models.Fail(models.ErrNotFound, "endpoint not found")
+	}
+	if err != nil {
+		c.render(g, status(err), "endpoint", s, view{Error: c.problem(err)})
+		return
+	}
+	q := c.query(g, 50)
+	if q.Cursor, err = models.ParseCursor(g.Query("cursor_at"), g.Query("cursor_id")); err == nil {
+		filter := operator.DeliveryFilter{EndpointID: &id, Status: g.Query("status"), EventType: g.Query("event_type")}
+		var page operator.Page[models.Delivery]
+		if page, err = operator.ListDeliveries(ctx, c.DB, q, filter); err == nil {
+			rows := make([]deliveryRow, len(page.Rows))
+			for i, d := range page.Rows {
+				rows[i] = deliveryRow{Delivery: d, WorkflowURL: c.workflowURL(d.WorkflowID)}
+			}
+			c.render(g, http.StatusOK, "endpoint", s, view{Notice: notice(g), Data: map[string]any{"Endpoint": ep, "Rows": rows,
+				"Types": events.Types(), "Status": filter.Status, "EventType": filter.EventType, "Next": next(g, page)}})
+			return
+		}
+	}
+	c.render(g, status(err), "endpoint", s, view{Error: c.problem(err), Data: map[string]any{"Endpoint": ep, "Types": events.Types()}})
+}
+
+// next is the next page's URL, keeping the filters, or "" on the last page.
+func next(g *gin.Context, page operator.Page[models.Delivery]) string {
+	if page.NextCursor == nil {
+		return ""
+	}
+	q := url.Values{"status": {g.Query("status")}, "event_type": {g.Query("event_type")},
+		"cursor_at": {page.NextCursor.At.Format(time.RFC3339Nano)}, "cursor_id": {page.NextCursor.ID.String()}}
+	return g.Request.URL.Path + "?" + q.Encode()
+}
+
+func (c *Console) refire(g *gin.Context) {
+	s := sessionOf(g)
+	back := "/console/webhooks/" + url.PathEscape(g.PostForm("endpoint"))
+	c.act(g, back, "refired", func(id uuid.UUID) error {
+		out, err := c.Webhooks.Refire(g.Request.Context(), id, s.User.ID)
+		if err == nil && c.Dispatches != nil {
+			c.Dispatches.StartDispatches(g.Request.Context(), out.DispatchID)
+		}
+		return err
+	}, c.webhooksPage)
+}
+
+// deliveryRow is a delivery log row with the link to its workflow.
+type deliveryRow struct {
+	models.Delivery
+	WorkflowURL string
+}
+
+// workflowURL links a delivery to its workflow in the Temporal UI.
+func (c *Console) workflowURL(workflowID string) string {
+	return strings.TrimRight(c.TemporalUI, "/") + "/namespaces/" + url.PathEscape(c.Namespace) + "/workflows/" + url.PathEscape(workflowID)
+}
+
+func (c *Console) audit(g *gin.Context) {
+	page, err := operator.ListAudit(g.Request.Context(), c.DB, c.query(g, 100))
+	if err != nil {
+		c.render(g, status(err), "audit", sessionOf(g), view{Error: c.problem(err)})
+		return
+	}
+	c.render(g, http.StatusOK, "audit", sessionOf(g), view{Data: page.Rows})
+}
+
+// form keeps a failed form's text inputs for the page to show again.
+func form(g *gin.Context) map[string]string {
+	out := map[string]string{}
+	for k, v := range g.Request.PostForm {
+		if k != "csrf" && len(v) > 0 {
+			out[k] = v[0]
+		}
+	}
+	return out
+}
+
+// formTime reads an optional datetime-local or RFC 3339 field (UTC).
+func formTime(g *gin.Context, name string) (*time.Time, error) {
+	v := strings.TrimSpace(g.PostForm(name))
+	if v == "" {
+		return nil, nil
+	}
+	for _, layout := range []string{time.RFC3339, "2006-01-02T15:04"} {
+		if t, err := time.Parse(layout, v); err == nil {
+			return &t, nil
+		}
+	}
+	return nil, models.Fail(models.ErrValidation, "%s must be a date and time", name)
+}
+
+func splitList(v string) []string {
+	var out []string
+	for _, s := range strings.Split(v, ",") {
+		if s = strings.TrimSpace(s); s != "" {
+			out = append(out, s)
+		}
+	}
+	return out
+}

@@ -1,0 +1,130 @@
+package console
+
+import (
+	"context"
+	"crypto/hmac"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/google/uuid"
+	"gorm.io/gorm"
+
+	"wds/models"
+	"wds/workspace"
+)
+
+// Session lifetime and cookie (the console's sign-in).
+const (
+	sessionTTL = 12 * time.Hour
+	cookieName = "wds_console"
+)
+
+// session is a signed-in operator working in one org.
+type session struct {
+	id    string // the cookie's value; only its hash is stored
+	User  models.User
+	OrgID uuid.UUID
+	Orgs  []models.Org
+	Role  models.Role
+	CSRF  string
+}
+
+// Manager reports whether the operator may see owner and admin actions; the operations decide.
+func (s *session) Manager() bool { return s.Role == models.RoleOwner || s.Role == models.RoleAdmin }
+
+func hashID(id string) []byte { sum := sha256.Sum256([]byte(id)); return sum[:] }
+
+// csrfToken binds a form to its session: an HMAC of a fixed label keyed by the session id, which
+// only the browser holding the HttpOnly cookie could have been given.
+func csrfToken(sessionID string) string {
+	m := hmac.New(sha256.New, []byte(sessionID))
+	m.Write([]byte("wds console csrf"))
+	return hex.EncodeToString(m.Sum(nil))
+}
+
+// validCSRF compares in constant time.
+func (s *session) validCSRF(token string) bool {
+	return hmac.Equal([]byte(token), []byte(s.CSRF))
+}
+
+// signIn authenticates an operator token and opens a session in the operator's first org.
+func signIn(ctx context.Context, db *gorm.DB, token string) (string, error) {
+	u, err := workspace.UserByToken(ctx, db, token)
+	if err != nil {
+		return "", err
+	}
+	orgs, err := workspace.Orgs(ctx, db, u.ID)
+	if err != nil {
+		return "", err
+	}
+	if len(orgs) == 0 {
+		return "", models.Fail(models.ErrForbidden, "this operator belongs to no org")
+	}
+	b := make([]byte, 32)
+	if _, err := rand.Read(b); err != nil {
+		return "", fmt.Errorf("session id: %w", err)
+	}
+	id := base64.RawURLEncoding.EncodeToString(b)
+	row := sessionRow{IDHash: hashID(id), UserID: u.ID, OrgID: orgs[0].ID, ExpiresAt: time.Now().Add(sessionTTL)}
+	if err := db.WithContext(ctx).Create(&row).Error; err != nil {
+		return "", fmt.Errorf("open session: %w", err)
+	}
+	// Sign-in is also when expired sessions are cleared, so the table holds about a day of them.
+	db.WithContext(ctx).Exec(`DELETE FROM console_sessions WHERE expires_at < clock_timestamp() - interval '1 day'`)
+	return id, nil
+}
+
+var errNoSession = errors.New("no console session")
+
+// sessionRow is a stored session: the id's hash, never the id.
+type sessionRow struct {
+	IDHash    []byte
+	UserID    uuid.UUID
+	OrgID     uuid.UUID
+	ExpiresAt time.Time
+}
+
+func (sessionRow) TableName() string { return "console_sessions" }
+
+// loadSession finds a live session by the cookie's id, with the operator's role in its org.
+func loadSession(ctx context.Context, db *gorm.DB, id string) (*session, error) {
+	var rows []sessionRow
+	err := db.WithContext(ctx).Where("id_hash = ? AND expires_at > clock_timestamp()", hashID(id)).Limit(1).Find(&rows).Error
+	if err != nil {
+		return nil, fmt.Errorf("load session: %w", err)
+	}
+	if len(rows) == 0 {
+		return nil, errNoSession
+	}
+	s := &session{id: id, OrgID: rows[0].OrgID, CSRF: csrfToken(id)}
+	if err := db.WithContext(ctx).Where("id = ?", rows[0].UserID).Take(&s.User).Error; err != nil {
+		return nil, fmt.Errorf("load operator: %w", err)
+	}
+	if s.Orgs, err = workspace.Orgs(ctx, db, s.User.ID); err != nil {
+		return nil, err
+	}
+	if s.Role, err = workspace.RoleOf(ctx, db, s.OrgID, s.User.ID); err != nil {
+		return nil, err
+	}
+	if s.Role == "" { // removed from the org since signing in
+		return nil, errNoSession
+	}
+	return s, nil
+}
+
+// switchOrg moves the session to another org of the operator's.
+func switchOrg(ctx context.Context, db *gorm.DB, s *session, org uuid.UUID) error {
+	if role, err := workspace.RoleOf(ctx, db, org, s.User.ID); err != nil || role == "" {
+		return models.Fail(models.ErrForbidden, "you are not a member of that org")
+	}
+	return db.WithContext(ctx).Model(&sessionRow{}).Where("id_hash = ?", hashID(s.id)).Update("org_id", org).Error
+}
+
+func signOut(ctx context.Context, db *gorm.DB, id string) error {
+	return db.WithContext(ctx).Where("id_hash = ?", hashID(id)).Delete(&sessionRow{}).Error
+}
