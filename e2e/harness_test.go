@@ -22,6 +22,7 @@ import (
 	"wds/activities"
 	"wds/api"
 	"wds/apikeys"
+	"wds/console"
 	"wds/egress"
 	"wds/models"
 	"wds/pgtest"
@@ -69,11 +70,13 @@ func newHarness(t *testing.T, tc client.Client) *harness {
 	h := &harness{t: t, ctx: ctx, db: pgtest.New(t), temporal: tc, log: log, caFile: receiverCAFile(t)}
 	h.box, _ = secrets.NewBox(secrets.GenerateKey())
 	h.starter = &webhooks.Starter{DB: h.db, Temporal: tc, Schedule: schedule, Log: log}
-	router, err := api.NewRouter(api.Deps{DB: h.db, Log: log, Box: h.box, Events: h.starter, Dispatches: h.starter,
-		Webhooks: &webhooks.Service{DB: h.db, Box: h.box, AllowPrivate: true, Stopper: h.starter}})
+	hooks := &webhooks.Service{DB: h.db, Box: h.box, AllowPrivate: true, Stopper: h.starter}
+	router, err := api.NewRouter(api.Deps{DB: h.db, Log: log, Box: h.box, Events: h.starter, Dispatches: h.starter, Webhooks: hooks})
 	if err != nil {
 		t.Fatal(err)
 	}
+	(&console.Console{DB: h.db, Log: log, Box: h.box, Webhooks: hooks, Dispatches: h.starter,
+		TemporalUI: "http://localhost:8233", Namespace: "default", InsecureCookie: true}).Register(router)
 	h.api = httptest.NewServer(router)
 	t.Cleanup(h.api.Close)
 	h.workspace()

@@ -1,0 +1,167 @@
+package e2e
+
+import (
+	"context"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+
+	"wds/models"
+	"wds/temporaldev"
+	"wds/workspace"
+)
+
+// chromiumPath is Debian's chromium, which .ci/run installs when it is missing.
+const chromiumPath = "/usr/bin/chromium"
+
+// browser starts headless Chromium for one test and saves a screenshot of the page into the test's
+// temporary directory if the test fails.
+func browser(t *testing.T) context.Context {
+	t.Helper()
+	if _, err := exec.LookPath(chromiumPath); err != nil {
+		t.Fatalf("the console's browser tests need Chromium: apt-get install chromium (%v)", err)
+	}
+	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(chromiumPath),
+		chromedp.Flag("headless", true), chromedp.NoSandbox, chromedp.DisableGPU, chromedp.NoFirstRun,
+		chromedp.Flag("disable-quic", true), chromedp.Flag("disable-background-networking", true),
+		chromedp.Flag("disable-component-update", true), chromedp.Flag("disable-sync", true),
+		chromedp.UserDataDir(t.TempDir()), chromedp.WindowSize(1280, 900))
+	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
+	ctx, cancel := chromedp.NewContext(actx)
+	ctx, cancelTimeout := context.WithTimeout(ctx, 3*time.Minute)
+	t.Cleanup(func() {
+		if t.Failed() {
+			var png []byte
+			if chromedp.Run(ctx, chromedp.FullScreenshot(&png, 80)) == nil {
+				file := filepath.Join(t.TempDir(), "page.png")
+				if os.WriteFile(file, png, 0o644) == nil {
+					t.Logf("screenshot of the page at failure: %s", file)
+				}
+			}
+		}
+		cancelTimeout()
+		cancel()
+		cancelAlloc()
+	})
+	return ctx
+}
+
+// newestEndpoint is the endpoint the console created last.
+func (h *harness) newestEndpoint() models.Endpoint {
+	h.t.Helper()
+	var ep models.Endpoint
+	if err := h.db.Where("org_id = ?", h.org).Order("created_at DESC").Take(&ep).Error; err != nil {
+		h.t.Fatal(err)
+	}
+	return ep
+}
+
+func (h *harness) signIn(ctx context.Context, token string) {
+	h.t.Helper()
+	if err := chromedp.Run(ctx, chromedp.Navigate(h.api.URL+"/console/login"),
+		chromedp.SendKeys(`input[name=token]`, token), chromedp.Submit(`input[name=token]`),
+		chromedp.WaitVisible(`//h1[text()="Overview"]`)); err != nil {
+		h.t.Fatalf("sign in: %v", err)
+	}
+}
+
+// addEndpoint fills the webhooks page's form and returns the secret it shows once.
+func (h *harness) addEndpoint(ctx context.Context, url, maxAttempts string) string {
+	h.t.Helper()
+	var secret string
+	err := chromedp.Run(ctx, chromedp.Navigate(h.api.URL+"/console/webhooks"),
+		chromedp.SendKeys(`input[name=url]`, url), chromedp.Click(`input[value="order.created"]`),
+		chromedp.SendKeys(`input[name=max_attempts]`, maxAttempts), chromedp.Click(`//button[text()="Add endpoint"]`),
+		chromedp.WaitVisible(`#secret`), chromedp.Text(`#secret`, &secret))
+	if err != nil {
+		h.t.Fatalf("add endpoint: %v", err)
+	}
+	return secret
+}
+
+// The console in a real browser: sign in, add an endpoint and see its secret once, Send test and
+// see it succeed, watch an order's delivery drop, Re-fire it and see the new attempt arrive; a member
+// sees no owner/admin buttons.
+func TestTheConsoleInABrowser(t *testing.T) {
+	srv := startTemporal(t, temporaldev.Options{})
+	h := newHarness(t, srv.Client())
+	h.startWorker()
+	ctx := browser(t)
+	h.signIn(ctx, h.ownerToken)
+
+	good := newReceiver(t, ok)
+	secret := h.addEndpoint(ctx, good.srv.URL+"/hooks", "5")
+	if !strings.HasPrefix(secret, "whsec_") {
+		t.Fatalf("secret %q", secret)
+	}
+	var page string
+	if err := chromedp.Run(ctx, chromedp.Navigate(h.api.URL+"/console/webhooks"), chromedp.OuterHTML("html", &page)); err != nil || strings.Contains(page, secret) {
+		t.Fatalf("the secret is shown again on the webhooks page (%v)", err)
+	}
+	// Send test, then the endpoint's log shows the test delivery succeeded.
+	if err := chromedp.Run(ctx, chromedp.Click(`//button[text()="Send test"]`), chromedp.WaitVisible(`.notice`)); err != nil {
+		t.Fatalf("send test: %v", err)
+	}
+	waitFor(t, 20*time.Second, "the test delivery", func() bool { return good.count() == 1 })
+	if got := good.deliveries()[0]; got.eventType() != "webhook.test" {
+		t.Fatalf("got %s", got.eventType())
+	}
+	ep := h.newestEndpoint()
+	waitFor(t, 20*time.Second, "the test delivery logged", func() bool { return len(h.deliveries(ep.ID)) == 1 })
+	if err := chromedp.Run(ctx, chromedp.Navigate(h.api.URL+"/console/webhooks/"+ep.ID.String()),
+		chromedp.WaitVisible(`//td[@class="st-succeeded"]`)); err != nil {
+		t.Fatalf("the delivery log: %v", err)
+	}
+
+	// A receiver that fails until told otherwise; one attempt per chain.
+	var healthy atomic.Bool
+	flaky := newReceiver(t, func(int) int {
+		if healthy.Load() {
+			return http.StatusOK
+		}
+		return http.StatusInternalServerError
+	})
+	h.addEndpoint(ctx, flaky.srv.URL+"/hooks", "1")
+	failing := h.newestEndpoint()
+	if status, out := h.order("console-1"); status != http.StatusCreated {
+		t.Fatalf("order: %d %v", status, out)
+	}
+	waitFor(t, 30*time.Second, "the delivery dropped", func() bool {
+		rows := h.deliveries(failing.ID)
+		return len(rows) == 1 && rows[0].Status == "dropped"
+	})
+	healthy.Store(true)
+	before := flaky.count()
+	if err := chromedp.Run(ctx, chromedp.Navigate(h.api.URL+"/console/webhooks/"+failing.ID.String()),
+		chromedp.WaitVisible(`//td[@class="st-dropped"]`), chromedp.Click(`//button[text()="Re-fire"]`),
+		chromedp.WaitVisible(`.notice`)); err != nil {
+		t.Fatalf("re-fire: %v", err)
+	}
+	waitFor(t, 30*time.Second, "the re-fired attempt at the receiver", func() bool { return flaky.count() == before+1 })
+
+	// A member: no create, revoke or manage buttons anywhere.
+	_, memberToken, err := workspace.CreateUser(h.ctx, h.db, h.org, "member@acme.test", models.RoleMember)
+	if err != nil {
+		t.Fatal(err)
+	}
+	member := browser(t)
+	h.signIn(member, memberToken)
+	for _, p := range []string{"/console/keys", "/console/connectors", "/console/webhooks", "/console/webhooks/" + failing.ID.String()} {
+		var html string
+		if err := chromedp.Run(member, chromedp.Navigate(h.api.URL+p), chromedp.OuterHTML("main", &html)); err != nil {
+			t.Fatal(err)
+		}
+		for _, b := range []string{"Create key", "Create connector key", "Add endpoint", ">Revoke<", ">Disable<", ">Delete<", "Rotate secret", "Re-fire"} {
+			if strings.Contains(html, b) {
+				t.Errorf("a member sees %q on %s", b, p)
+			}
+		}
+	}
+}
