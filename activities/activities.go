@@ -85,6 +85,11 @@ func (a *Activities) ResolveTargets(ctx context.Context, in workflows.ResolveInp
 	if err := q.Order(models.TargetOrder).Find(&targets).Error; err != nil {
 		return nil, fmt.Errorf("resolve endpoints: %w", err)
 	}
+	// The targets go into the workflow's history, which the Temporal UI shows: no tokens in URLs.
+	// Deliver reads the full URL from the database when it sends.
+	for i := range targets {
+		targets[i].URL = models.RedactURL(targets[i].URL)
+	}
 	return targets, nil
 }
 

@@ -12,9 +12,12 @@ import (
 	"time"
 
 	"github.com/chromedp/chromedp"
+	"github.com/google/uuid"
+	"go.temporal.io/sdk/converter"
 
 	"wds/models"
 	"wds/temporaldev"
+	"wds/workflows"
 	"wds/workspace"
 )
 
@@ -137,6 +140,7 @@ func TestTheConsoleInABrowser(t *testing.T) {
 		rows := h.deliveries(failing.ID)
 		return len(rows) == 1 && rows[0].Status == "dropped"
 	})
+	h.checkOutcomeInTemporal(failing.ID)
 	healthy.Store(true)
 	before := flaky.count()
 	if err := chromedp.Run(ctx, chromedp.Navigate(h.api.URL+"/console/webhooks/"+failing.ID.String()),
@@ -163,5 +167,36 @@ func TestTheConsoleInABrowser(t *testing.T) {
 				t.Errorf("a member sees %q on %s", b, p)
 			}
 		}
+	}
+}
+
+// checkOutcomeInTemporal reads the order's event workflow as the Temporal UI shows it: its summary
+// names the type and how many endpoints, and its result says per chain how it ended, so "Completed"
+// no longer hides the dropped delivery.
+func (h *harness) checkOutcomeInTemporal(dropped uuid.UUID) {
+	h.t.Helper()
+	ev := h.events("order.created")
+	id := workflows.EventWorkflowID(ev[len(ev)-1].ID)
+	var res workflows.Result
+	if err := h.temporal.GetWorkflow(h.ctx, id, "").Get(h.ctx, &res); err != nil {
+		h.t.Fatal(err)
+	}
+	outcomes := map[uuid.UUID]string{}
+	for _, c := range res.Chains {
+		outcomes[c.EndpointID] = c.Outcome
+	}
+	if res.Status != workflows.StatusPartiallyDropped || len(res.Chains) != 2 || outcomes[dropped] != workflows.OutcomeDropped {
+		h.t.Fatalf("workflow result %+v", res)
+	}
+	desc, err := h.temporal.DescribeWorkflowExecution(h.ctx, id, "")
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	var summary string
+	if p := desc.GetExecutionConfig().GetUserMetadata().GetSummary(); p != nil {
+		_ = converter.GetDefaultDataConverter().FromPayload(p, &summary)
+	}
+	if summary != "order.created → 2 endpoints" {
+		h.t.Fatalf("workflow summary %q", summary)
 	}
 }

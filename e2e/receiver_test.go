@@ -20,6 +20,7 @@ type delivery struct {
 	header http.Header
 	body   []byte
 	at     time.Time
+	query  string // the URL's query, as the receiver was called
 }
 
 func (d delivery) eventID() string   { return d.header.Get("X-PC-Event-Id") }
@@ -42,7 +43,7 @@ func newReceiver(t *testing.T, answer func(n int) int) *receiver {
 	rc.srv = httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		b, _ := io.ReadAll(r.Body)
 		rc.mu.Lock()
-		rc.got = append(rc.got, delivery{header: r.Header.Clone(), body: b, at: time.Now()})
+		rc.got = append(rc.got, delivery{header: r.Header.Clone(), body: b, at: time.Now(), query: r.URL.RawQuery})
 		n := len(rc.got)
 		rc.mu.Unlock()
 		if rc.onRequest != nil {

@@ -1,6 +1,7 @@
 package models
 
 import (
+	"net/url"
 	"time"
 
 	"github.com/google/uuid"
@@ -46,6 +47,18 @@ func DeliversAtEventTime(orgExpr, typeExpr, createdExpr string) string {
 
 // TargetOrder orders an event's targets (webhook_endpoints aliased w): oldest endpoint first.
 const TargetOrder = "w.created_at, w.id"
+
+// RedactURL is an endpoint URL as logs, audit rows and Temporal history may show it: without the
+// user info, query and fragment, where receivers put tokens. Deliveries read the full URL from the
+// database when they send.
+func RedactURL(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return ""
+	}
+	u.RawQuery, u.Fragment, u.User = "", "", nil
+	return u.String()
+}
 
 // Delivery statuses (docs/webhooks.md).
 const (

@@ -105,7 +105,7 @@ func (s *Service) Create(ctx context.Context, in CreateInput) (*Created, error) 
 		}
 		return workspace.Audit(ctx, tx, models.AuditEntry{OrgID: in.OrgID, ActorID: in.ActorID,
 			Action: "webhook_endpoint.create", TargetType: "webhook_endpoint", TargetID: ep.ID,
-			Details: map[string]any{"url": auditURL(ep.URL), "event_types": []string(types), "max_attempts": ep.MaxAttempts}})
+			Details: map[string]any{"url": models.RedactURL(ep.URL), "event_types": []string(types), "max_attempts": ep.MaxAttempts}})
 	})
 	if err != nil {
 		return nil, err
@@ -363,15 +363,4 @@ func DropPendingChains(ctx context.Context, tx *gorm.DB, endpointID uuid.UUID, r
 		return nil, fmt.Errorf("drop pending deliveries: %w", err)
 	}
 	return workflowIDs, nil
-}
-
-// auditURL is the endpoint URL as the audit log keeps it: without query and credentials, which
-// receivers sometimes use to carry a token (audit rows never hold secrets).
-func auditURL(raw string) string {
-	u, err := url.Parse(raw)
-	if err != nil {
-		return ""
-	}
-	u.RawQuery, u.Fragment, u.User = "", "", nil
-	return u.String()
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strconv"
 	"sync"
 	"time"
 
@@ -254,12 +255,17 @@ func (s *Starter) startEvent(ctx context.Context, r eventRow) error {
 		name = workflows.PlannedEventWorkflowName
 		ids := make([]string, len(targets))
 		for i, t := range targets {
+			t.URL = models.RedactURL(t.URL) // history shows it; the delivery reads the full URL itself
 			p.Chains = append(p.Chains, workflows.PlannedChain{Target: t, ChainID: uuid.New(), FirstDeliveryID: uuid.New()})
 			ids[i] = t.EndpointID.String()
 		}
 		extra = append(extra, workflows.AttrEndpointIDs.ValueSet(ids))
 	}
-	return s.start(ctx, workflows.EventWorkflowID(r.ID), name, r.OrgID, r.ID, r.Type, p, extra...)
+	summary := r.Type + " event, endpoints resolved when it runs"
+	if len(targets) > 0 {
+		summary = r.Type + " → " + endpoints(len(targets))
+	}
+	return s.start(ctx, workflows.EventWorkflowID(r.ID), name, summary, r.OrgID, r.ID, r.Type, p, extra...)
 }
 
 type dispatchRow struct {
@@ -308,14 +314,23 @@ func (s *Starter) startDispatchRows(ctx context.Context, rows []dispatchRow) ([]
 func (s *Starter) startDispatch(ctx context.Context, r dispatchRow) error {
 	if r.Kind == models.DispatchTest {
 		p := workflows.TestParams{EventID: r.EventID, OrgID: r.OrgID, EndpointID: r.EndpointID, ChainID: r.ChainID, DeliveryID: *r.DeliveryID}
-		return s.start(ctx, r.WorkflowID, workflows.TestWorkflowName, r.OrgID, r.EventID, r.EventType, p)
+		return s.start(ctx, r.WorkflowID, workflows.TestWorkflowName, r.EventType+" → 1 endpoint", r.OrgID, r.EventID, r.EventType, p)
 	}
 	p := workflows.RefireParams{EventID: r.EventID, OrgID: r.OrgID, EventType: r.EventType, EndpointID: r.EndpointID, ChainID: r.ChainID, Schedule: s.Schedule}
-	return s.start(ctx, r.WorkflowID, workflows.RefireWorkflowName, r.OrgID, r.EventID, r.EventType, p)
+	return s.start(ctx, r.WorkflowID, workflows.RefireWorkflowName, r.EventType+" re-fire → 1 endpoint", r.OrgID, r.EventID, r.EventType, p)
+}
+
+// endpoints is "1 endpoint" or "n endpoints".
+func endpoints(n int) string {
+	if n == 1 {
+		return "1 endpoint"
+	}
+	return strconv.Itoa(n) + " endpoints"
 }
 
 // start starts one workflow; an id already used counts as started (a duplicate start is harmless).
-func (s *Starter) start(ctx context.Context, id, name string, orgID, eventID uuid.UUID, eventType string, params any,
+// summary is the workflow's one line in the Temporal UI's list ("order.created → 2 endpoints").
+func (s *Starter) start(ctx context.Context, id, name, summary string, orgID, eventID uuid.UUID, eventType string, params any,
 	extra ...temporal.SearchAttributeUpdate) error {
 	ctx, cancel := context.WithTimeout(ctx, startTimeout)
 	defer cancel()
@@ -331,7 +346,7 @@ func (s *Starter) start(ctx context.Context, id, name string, orgID, eventID uui
 		WorkflowIDReusePolicy:                    enumspb.WORKFLOW_ID_REUSE_POLICY_REJECT_DUPLICATE,
 		WorkflowIDConflictPolicy:                 enumspb.WORKFLOW_ID_CONFLICT_POLICY_FAIL,
 		WorkflowExecutionErrorWhenAlreadyStarted: true,
-		StaticSummary:                            eventType + " event " + eventID.String(),
+		StaticSummary:                            summary,
 		TypedSearchAttributes:                    temporal.NewSearchAttributes(attrs...),
 	}, name, params)
 	var already *serviceerror.WorkflowExecutionAlreadyStarted

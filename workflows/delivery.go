@@ -14,10 +14,10 @@ const deliverTimeout = 30 * time.Second
 
 // EventWorkflow delivers one event to every endpoint subscribed when it fired, one chain per endpoint
 // in parallel.
-func EventWorkflow(ctx workflow.Context, p EventParams) error {
+func EventWorkflow(ctx workflow.Context, p EventParams) (Result, error) {
 	chains, err := eventChains(ctx, p)
 	if err != nil {
-		return err
+		return Result{}, err
 	}
 	return fanOut(ctx, chains)
 }
@@ -46,10 +46,10 @@ func eventChains(ctx workflow.Context, p EventParams) ([]chain, error) {
 }
 
 // RefireWorkflow runs a fresh chain of one event to one endpoint, starting at attempt 1.
-func RefireWorkflow(ctx workflow.Context, p RefireParams) error {
+func RefireWorkflow(ctx workflow.Context, p RefireParams) (Result, error) {
 	targets, err := resolve(ctx, ResolveInput{EventID: p.EventID, EndpointID: &p.EndpointID})
 	if err != nil {
-		return err
+		return Result{}, err
 	}
 	chains := make([]chain, len(targets))
 	for i, t := range targets {
@@ -60,10 +60,10 @@ func RefireWorkflow(ctx workflow.Context, p RefireParams) error {
 
 // TestWorkflow sends the synthetic webhook.test event once, under the delivery id already given to
 // the caller: it answers "does my receiver work now", so it has no retries.
-func TestWorkflow(ctx workflow.Context, p TestParams) error {
+func TestWorkflow(ctx workflow.Context, p TestParams) (Result, error) {
 	targets, err := resolve(ctx, ResolveInput{EventID: p.EventID, EndpointID: &p.EndpointID})
 	if err != nil {
-		return err
+		return Result{}, err
 	}
 	chains := make([]chain, len(targets))
 	for i, t := range targets {
@@ -88,10 +88,24 @@ func resolve(ctx workflow.Context, in ResolveInput) ([]Target, error) {
 	return targets, nil
 }
 
-// fanOut runs every chain in parallel and publishes the outcome as WdsDeliveryStatus.
-func fanOut(ctx workflow.Context, chains []chain) error {
+// Result is what a delivery workflow returns, so the Temporal UI's "Completed" says how it ended:
+// the overall status (WdsDeliveryStatus's value) and each chain's outcome.
+type Result struct {
+	Status string        `json:"status"`
+	Chains []ChainResult `json:"chains"`
+}
+
+// ChainResult is how one chain ended: succeeded, or dropped after its last attempt.
+type ChainResult struct {
+	EndpointID uuid.UUID `json:"endpoint_id"`
+	URL        string    `json:"url"`
+	Outcome    string    `json:"outcome"`
+}
+
+// fanOut runs every chain in parallel, publishes the outcome as WdsDeliveryStatus and returns it.
+func fanOut(ctx workflow.Context, chains []chain) (Result, error) {
 	if err := publishEndpoints(ctx, chains); err != nil {
-		return err
+		return Result{}, err
 	}
 	stopped := watchStops(ctx)
 	outcomes := make([]string, len(chains))
@@ -108,10 +122,14 @@ func fanOut(ctx workflow.Context, chains []chain) error {
 	wg.Wait(ctx)
 	for _, err := range errs {
 		if err != nil {
-			return err
+			return Result{}, err
 		}
 	}
-	return workflow.UpsertTypedSearchAttributes(ctx, AttrDeliveryStatus.ValueSet(summarize(outcomes)))
+	res := Result{Status: summarize(outcomes), Chains: make([]ChainResult, len(chains))}
+	for i, c := range chains {
+		res.Chains[i] = ChainResult{EndpointID: c.target.EndpointID, URL: c.target.URL, Outcome: outcomes[i]}
+	}
+	return res, workflow.UpsertTypedSearchAttributes(ctx, AttrDeliveryStatus.ValueSet(res.Status))
 }
 
 // publishEndpoints sets WdsEndpointIds and WdsDeliveryStatus delivering, unless the starter planned
