@@ -175,7 +175,8 @@ var funcs = template.FuncMap{
 var pages = map[string]*template.Template{}
 
 func init() {
-	for _, p := range []string{"login", "overview", "keys", "connectors", "webhooks", "endpoint", "audit"} {
+	for _, p := range []string{"login", "overview", "keys", "connectors", "webhooks", "endpoint", "audit",
+		"orders", "order", "vendors", "clients"} {
 		pages[p] = template.Must(template.New("layout.html").Funcs(funcs).ParseFS(files, "templates/layout.html", "templates/"+p+".html"))
 	}
 }

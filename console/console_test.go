@@ -17,6 +17,7 @@ import (
 
 	"wds/api"
 	"wds/console"
+	"wds/ingest"
 	"wds/models"
 	"wds/pgtest"
 	"wds/secrets"
@@ -112,7 +113,8 @@ func TestEveryPageNeedsASession(t *testing.T) {
 	e := newEnv(t)
 	c := e.browser()
 	for _, p := range []string{"/console/", "/console/keys", "/console/connectors", "/console/webhooks",
-		"/console/webhooks/00000000-0000-0000-0000-000000000000", "/console/audit"} {
+		"/console/webhooks/00000000-0000-0000-0000-000000000000", "/console/audit", "/console/orders",
+		"/console/orders/00000000-0000-0000-0000-000000000000", "/console/vendors", "/console/clients"} {
 		res, _ := e.do(c, "GET", p, nil)
 		if res.StatusCode != http.StatusSeeOther || res.Header.Get("Location") != "/console/login" {
 			t.Errorf("GET %s: %d %q, want 303 to /console/login", p, res.StatusCode, res.Header.Get("Location"))
@@ -166,7 +168,8 @@ func TestAPostWithoutItsCSRFTokenIsRefusedAndChangesNothing(t *testing.T) {
 	e.db.Take(&ep)
 	before := e.rows()
 	for _, p := range []string{"/console/keys", "/console/connectors", "/console/webhooks", "/console/webhooks/" + ep.ID.String() + "/disable",
-		"/console/webhooks/" + ep.ID.String() + "/delete", "/console/webhooks/" + ep.ID.String() + "/rotate", "/console/logout", "/console/org"} {
+		"/console/webhooks/" + ep.ID.String() + "/delete", "/console/webhooks/" + ep.ID.String() + "/rotate", "/console/logout", "/console/org",
+		"/console/vendors", "/console/clients"} {
 		for _, token := range []string{"", "0123abcd", strings.Repeat("0", len(csrf))} {
 			res, _ := e.do(c, "POST", p, url.Values{"csrf": {token}, "name": {"x"}, "url": {"https://127.0.0.1/x"}, "events": {"order.created"}})
 			if res.StatusCode != http.StatusForbidden {
@@ -227,5 +230,67 @@ func TestSecretsAreShownOnce(t *testing.T) {
 	}
 	if _, again := e.do(c, "GET", "/console/keys", nil); strings.Contains(again, key) || !strings.Contains(again, key[:12]) {
 		t.Fatal("the key list shows the key again (or not its hint)")
+	}
+}
+
+// The orders, vendors and clients pages run the workspace operations: ship, track and deliver an
+// order; add and edit a supplier and issue its claim token (shown once); add and edit a client.
+func TestWorkspacePagesRunTheOperations(t *testing.T) {
+	e := newEnv(t)
+	c, csrf := e.signIn(e.ownerToken)
+	var store models.Store
+	e.db.Take(&store)
+	var owner models.User
+	e.db.Where("email = ?", "o@acme.test").Take(&owner)
+	s := store.ID.String()
+	order, err := ingest.CreateAppOrder(context.Background(), e.db, e.org.ID, owner.ID, ingest.AppOrder{StoreID: &s,
+		Order: ingest.Order{Lines: []ingest.Line{{Description: "Mug", Quantity: 1, UnitPriceCents: 900}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	post := func(path string, form url.Values) (int, string) {
+		form.Set("csrf", csrf)
+		res, page := e.do(c, "POST", path, form)
+		if res.StatusCode == http.StatusSeeOther {
+			res, page = e.do(c, "GET", res.Header.Get("Location"), nil)
+		}
+		return res.StatusCode, page
+	}
+	id := order.ID.String()
+	if code, page := post("/console/orders/"+id+"/ship", url.Values{"carrier": {"UPS"}, "tracking_number": {"1Z1"}}); code != 200 || !strings.Contains(page, `id="fulfillment">shipped<`) {
+		t.Fatalf("ship: %d", code)
+	}
+	var shipment struct{ ID string }
+	e.db.Raw(`SELECT id::text AS id FROM shipments`).Find(&shipment)
+	if code, page := post("/console/shipments/"+shipment.ID+"/delivered", url.Values{"order": {id}}); code != 200 || !strings.Contains(page, `id="fulfillment">delivered<`) {
+		t.Fatalf("delivered: %d", code)
+	}
+	if code, page := post("/console/orders/"+id+"/ship", url.Values{"carrier": {""}}); code != 422 || !strings.Contains(page, "validation_failed") {
+		t.Fatalf("ship without a carrier: %d", code)
+	}
+	if code, _ := post("/console/vendors", url.Values{"store_id": {s}, "name": {"Clay Supply"}, "email": {"c@clay.test"}}); code != 200 {
+		t.Fatalf("add vendor: %d", code)
+	}
+	var vendor struct{ ID string }
+	e.db.Raw(`SELECT id::text AS id FROM vendors`).Find(&vendor)
+	if code, page := post("/console/vendors/"+vendor.ID, url.Values{"name": {"Clay Supply Co."}, "email": {""}}); code != 200 || !strings.Contains(page, "Clay Supply Co.") {
+		t.Fatalf("edit vendor: %d", code)
+	}
+	if code, page := post("/console/vendors/"+vendor.ID+"/claim-token", url.Values{}); code != 200 || !regexp.MustCompile(`vct_[A-Za-z0-9_-]{43}`).MatchString(page) {
+		t.Fatalf("claim token: %d", code)
+	}
+	if code, _ := post("/console/clients", url.Values{"store_id": {s}, "email": {"ann@example.com"}, "first_name": {"Ann"}}); code != 200 {
+		t.Fatalf("add client: %d", code)
+	}
+	var client struct{ ID string }
+	e.db.Raw(`SELECT id::text AS id FROM clients WHERE email = 'ann@example.com'`).Find(&client)
+	if code, page := post("/console/clients/"+client.ID, url.Values{"email": {"ann@example.com"}, "first_name": {"Ann"}, "last_name": {"Lee"}, "tags": {"vip, b2b"}}); code != 200 || !strings.Contains(page, "vip, b2b") {
+		t.Fatalf("edit client: %d", code)
+	}
+	var types []string
+	e.db.Raw(`SELECT type FROM events ORDER BY created_at, id`).Find(&types)
+	want := "order.created,order.shipped,shipment.tracking_added,order.delivered,vendor.created,vendor.updated,client.created,client.updated"
+	if got := strings.Join(types, ","); got != want {
+		t.Fatalf("events %s, want %s", got, want)
 	}
 }

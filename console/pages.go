@@ -32,13 +32,14 @@ func (c *Console) registerPages(p *gin.RouterGroup) {
 	p.POST("/webhooks/:id/:action", c.endpointAction)
 	p.POST("/deliveries/:id/refire", c.refire)
 	p.GET("/audit", c.audit)
+	c.registerWorkspacePages(p)
 }
 
 // notices are the messages a redirect may ask a page to show (by name, so no text travels in URLs).
 var notices = map[string]string{
 	"revoked": "Revoked.", "enabled": "Endpoint enabled.", "disabled": "Endpoint disabled; its pending retries are dropped.",
 	"deleted": "Endpoint deleted.", "test": "Test event queued: it arrives in a moment (see the delivery log).",
-	"refired": "Re-fired: a fresh chain starts at attempt 1.",
+	"refired": "Re-fired: a fresh chain starts at attempt 1.", "shipment": "Shipment saved.", "saved": "Saved.",
 }
 
 func notice(g *gin.Context) string { return notices[g.Query("done")] }

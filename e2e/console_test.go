@@ -150,6 +150,17 @@ func TestTheConsoleInABrowser(t *testing.T) {
 	}
 	waitFor(t, 30*time.Second, "the re-fired attempt at the receiver", func() bool { return flaky.count() == before+1 })
 
+	// Ship the order, then report it delivered, on its page.
+	var orderID string
+	h.db.Raw(`SELECT id::text FROM orders WHERE external_id = 'console-1'`).Find(&orderID)
+	if err := chromedp.Run(ctx, chromedp.Navigate(h.api.URL+"/console/orders/"+orderID),
+		chromedp.SendKeys(`input[name=carrier]`, "UPS"), chromedp.Click(`//button[text()="Ship"]`),
+		chromedp.WaitVisible(`//b[@id="fulfillment" and text()="shipped"]`),
+		chromedp.Click(`//button[text()="Mark delivered"]`),
+		chromedp.WaitVisible(`//b[@id="fulfillment" and text()="delivered"]`)); err != nil {
+		t.Fatalf("ship and deliver: %v", err)
+	}
+
 	// A member: no create, revoke or manage buttons anywhere.
 	_, memberToken, err := workspace.CreateUser(h.ctx, h.db, h.org, "member@acme.test", models.RoleMember)
 	if err != nil {

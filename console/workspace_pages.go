@@ -1,0 +1,206 @@
+package console
+
+import (
+	"encoding/json"
+	"net/http"
+	"strings"
+
+	"github.com/gin-gonic/gin"
+	"github.com/google/uuid"
+
+	"wds/catalog"
+	"wds/fulfillment"
+	"wds/ingest"
+	"wds/models"
+	"wds/views"
+	"wds/workspace"
+)
+
+// The workspace pages: orders (ship, tracking, delivered), vendors (add, edit, claim token) and
+// clients (add, edit), over the same operations as the Operator API.
+func (c *Console) registerWorkspacePages(p *gin.RouterGroup) {
+	p.GET("/orders", c.orders)
+	p.GET("/orders/:id", c.order)
+	p.POST("/orders/:id/ship", c.shipOrder)
+	p.POST("/shipments/:id/tracking", c.addTracking)
+	p.POST("/shipments/:id/delivered", c.markDelivered)
+	p.GET("/vendors", c.vendors)
+	p.POST("/vendors", c.createVendor)
+	p.POST("/vendors/:id", c.updateVendor)
+	p.POST("/vendors/:id/claim-token", c.claimToken)
+	p.GET("/clients", c.clients)
+	p.POST("/clients", c.createClient)
+	p.POST("/clients/:id", c.updateClient)
+}
+
+func (c *Console) scope(g *gin.Context) views.ListQuery {
+	return views.ListQuery{Scope: views.Scope{OrgID: sessionOf(g).OrgID}, Limit: 100}
+}
+
+func (c *Console) orders(g *gin.Context) {
+	page, err := views.ListOrders(g.Request.Context(), c.DB, c.scope(g))
+	v := view{Data: page.Rows}
+	if err != nil {
+		v.Error = c.problem(err)
+	}
+	c.render(g, http.StatusOK, "orders", sessionOf(g), v)
+}
+
+func (c *Console) order(g *gin.Context) { c.orderPage(g, http.StatusOK, view{Notice: notice(g)}) }
+
+func (c *Console) orderPage(g *gin.Context, code int, v view) {
+	id, err := uuid.Parse(g.Param("id"))
+	var o *views.Order
+	if err == nil {
+		o, err = views.GetOrder(g.Request.Context(), c.DB, views.Scope{OrgID: sessionOf(g).OrgID}, id)
+	} else {
+		err = models.Fail(models.ErrNotFound, "order not found")
+	}
+	if err != nil {
+		c.render(g, status(err), "order", sessionOf(g), view{Error: c.problem(err)})
+		return
+	}
+	ss, _ := o.ShipmentList()
+	lines, _ := lineList(o)
+	v.Data = map[string]any{"Order": o, "Shipments": ss, "Lines": lines}
+	c.render(g, code, "order", sessionOf(g), v)
+}
+
+// lineList decodes an order's lines for display.
+func lineList(o *views.Order) ([]map[string]any, error) {
+	var out []map[string]any
+	err := json.Unmarshal(o.Lines, &out)
+	return out, err
+}
+
+// shipped sends the browser back to the order after a shipment operation, or shows the failure.
+func (c *Console) shipped(g *gin.Context, orderID uuid.UUID, err error) {
+	if err != nil {
+		g.Params = append(g.Params, gin.Param{Key: "id", Value: orderID.String()})
+		c.orderPage(g, status(err), view{Error: c.problem(err), Form: form(g)})
+		return
+	}
+	g.Redirect(http.StatusSeeOther, "/console/orders/"+orderID.String()+"?done=shipment")
+}
+
+func (c *Console) shipOrder(g *gin.Context) {
+	id, _ := uuid.Parse(g.Param("id"))
+	in := fulfillment.Ship{Carrier: g.PostForm("carrier")}
+	if t := strings.TrimSpace(g.PostForm("tracking_number")); t != "" {
+		in.TrackingNumber = &t
+	}
+	_, err := fulfillment.ShipOrder(g.Request.Context(), c.DB, sessionOf(g).User.ID, id, in)
+	c.shipped(g, id, err)
+}
+
+func (c *Console) addTracking(g *gin.Context) {
+	id, _ := uuid.Parse(g.Param("id"))
+	var carrier *string
+	if v := strings.TrimSpace(g.PostForm("carrier")); v != "" {
+		carrier = &v
+	}
+	_, err := fulfillment.AddTracking(g.Request.Context(), c.DB, sessionOf(g).User.ID, id, g.PostForm("tracking_number"), carrier)
+	c.shipped(g, formOrder(g), err)
+}
+
+func (c *Console) markDelivered(g *gin.Context) {
+	id, _ := uuid.Parse(g.Param("id"))
+	_, err := fulfillment.MarkDelivered(g.Request.Context(), c.DB, sessionOf(g).User.ID, id, nil)
+	c.shipped(g, formOrder(g), err)
+}
+
+func formOrder(g *gin.Context) uuid.UUID { id, _ := uuid.Parse(g.PostForm("order")); return id }
+
+// vendors lists the supplier CRM with forms to add and edit vendors and issue claim tokens.
+func (c *Console) vendors(g *gin.Context) { c.vendorsPage(g, http.StatusOK, view{Notice: notice(g)}) }
+
+func (c *Console) vendorsPage(g *gin.Context, code int, v view) {
+	ctx := g.Request.Context()
+	page, err := views.ListVendors(ctx, c.DB, c.scope(g))
+	if err != nil && v.Error == nil {
+		v.Error = c.problem(err)
+	}
+	stores, _ := workspace.Stores(ctx, c.DB, sessionOf(g).OrgID)
+	v.Data = map[string]any{"Vendors": page.Rows, "Stores": stores, "Token": v.Data}
+	c.render(g, code, "vendors", sessionOf(g), v)
+}
+
+// vendorFields reads the vendor form: every field is sent, and an empty one clears it.
+func vendorFields(g *gin.Context) catalog.VendorFields {
+	field := func(name string) models.Optional[string] {
+		v := strings.TrimSpace(g.PostForm(name))
+		return models.Optional[string]{Set: true, Null: v == "", Value: v}
+	}
+	return catalog.VendorFields{Name: field("name"), Email: field("email"), Phone: field("phone"), Notes: field("notes")}
+}
+
+func (c *Console) createVendor(g *gin.Context) {
+	s := sessionOf(g)
+	store, _ := uuid.Parse(g.PostForm("store_id"))
+	_, err := catalog.CreateVendor(g.Request.Context(), c.DB, s.OrgID, s.User.ID, store, vendorFields(g))
+	c.back(g, "/console/vendors?done=saved", err, c.vendorsPage)
+}
+
+func (c *Console) updateVendor(g *gin.Context) {
+	id, _ := uuid.Parse(g.Param("id"))
+	_, err := catalog.UpdateVendor(g.Request.Context(), c.DB, sessionOf(g).User.ID, id, vendorFields(g))
+	c.back(g, "/console/vendors?done=saved", err, c.vendorsPage)
+}
+
+func (c *Console) claimToken(g *gin.Context) {
+	id, _ := uuid.Parse(g.Param("id"))
+	tok, err := catalog.IssueClaimToken(g.Request.Context(), c.DB, sessionOf(g).User.ID, id)
+	if err != nil {
+		c.vendorsPage(g, status(err), view{Error: c.problem(err)})
+		return
+	}
+	c.vendorsPage(g, http.StatusOK, view{Data: tok})
+}
+
+// clients lists the CRM's clients with forms to add and edit them.
+func (c *Console) clients(g *gin.Context) { c.clientsPage(g, http.StatusOK, view{Notice: notice(g)}) }
+
+func (c *Console) clientsPage(g *gin.Context, code int, v view) {
+	ctx := g.Request.Context()
+	page, err := views.ListClients(ctx, c.DB, c.scope(g))
+	if err != nil && v.Error == nil {
+		v.Error = c.problem(err)
+	}
+	stores, _ := workspace.Stores(ctx, c.DB, sessionOf(g).OrgID)
+	v.Data = map[string]any{"Clients": page.Rows, "Stores": stores}
+	c.render(g, code, "clients", sessionOf(g), v)
+}
+
+// clientFields reads the client form: every field is sent, and an empty one clears it.
+func clientFields(g *gin.Context) ingest.ClientFields {
+	field := func(name string) models.Optional[string] {
+		v := strings.TrimSpace(g.PostForm(name))
+		return models.Optional[string]{Set: true, Null: v == "", Value: v}
+	}
+	tags := splitList(g.PostForm("tags"))
+	return ingest.ClientFields{Email: field("email"), DisplayName: field("display_name"), FirstName: field("first_name"),
+		LastName: field("last_name"), Phone: field("phone"), ClientType: field("client_type"),
+		Tags: models.Optional[[]string]{Set: true, Null: len(tags) == 0, Value: tags}}
+}
+
+func (c *Console) createClient(g *gin.Context) {
+	s := sessionOf(g)
+	store := g.PostForm("store_id")
+	_, err := ingest.CreateClient(g.Request.Context(), c.DB, s.OrgID, s.User.ID, ingest.NewClient{StoreID: &store, ClientFields: clientFields(g)})
+	c.back(g, "/console/clients?done=saved", err, c.clientsPage)
+}
+
+func (c *Console) updateClient(g *gin.Context) {
+	id, _ := uuid.Parse(g.Param("id"))
+	_, err := ingest.UpdateClient(g.Request.Context(), c.DB, sessionOf(g).User.ID, id, clientFields(g))
+	c.back(g, "/console/clients?done=saved", err, c.clientsPage)
+}
+
+// back goes to url after a write, or shows page with the failure and the form as typed.
+func (c *Console) back(g *gin.Context, url string, err error, page func(*gin.Context, int, view)) {
+	if err != nil {
+		page(g, status(err), view{Error: c.problem(err), Form: form(g)})
+		return
+	}
+	g.Redirect(http.StatusSeeOther, url)
+}
