@@ -53,21 +53,9 @@ var null = models.Optional[string]{Set: true, Null: true}
 // emitted returns the types of the events written since the last call, each body validated.
 func (f *fixture) emitted() string {
 	f.t.Helper()
-	var rows []struct{ Type, Body string }
-	f.db.Raw(`SELECT type, body::text AS body FROM events ORDER BY created_at, id OFFSET ?`, f.seen).Find(&rows)
-	f.seen += len(rows)
-	v, err := eventstest.Catalog()
-	if err != nil {
-		f.t.Fatal(err)
-	}
-	var types []string
-	for _, r := range rows {
-		if err := v.Validate([]byte(r.Body)); err != nil {
-			f.t.Errorf("%v", err)
-		}
-		types = append(types, r.Type)
-	}
-	return strings.Join(types, ",")
+	all := eventstest.Written(f.t, f.db)
+	defer func() { f.seen = len(all) }()
+	return strings.Join(all[f.seen:], ",")
 }
 
 func (f *fixture) vendor(name string) *catalog.VendorResult {

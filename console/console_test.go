@@ -17,6 +17,7 @@ import (
 
 	"wds/api"
 	"wds/console"
+	"wds/events/eventstest"
 	"wds/ingest"
 	"wds/models"
 	"wds/pgtest"
@@ -287,8 +288,7 @@ func TestWorkspacePagesRunTheOperations(t *testing.T) {
 	if code, page := post("/console/clients/"+client.ID, url.Values{"email": {"ann@example.com"}, "first_name": {"Ann"}, "last_name": {"Lee"}, "tags": {"vip, b2b"}}); code != 200 || !strings.Contains(page, "vip, b2b") {
 		t.Fatalf("edit client: %d", code)
 	}
-	var types []string
-	e.db.Raw(`SELECT type FROM events ORDER BY created_at, id`).Find(&types)
+	types := eventstest.Written(t, e.db)
 	want := "order.created,order.shipped,shipment.tracking_added,order.delivered,vendor.created,vendor.updated,client.created,client.updated"
 	if got := strings.Join(types, ","); got != want {
 		t.Fatalf("events %s, want %s", got, want)

@@ -34,22 +34,7 @@ func eventTypesAt(t *testing.T, url string) []string {
 		t.Fatal(err)
 	}
 	defer database.Close(db)
-	var rows []struct{ Type, Body string }
-	if err := db.Raw(`SELECT type, body::text AS body FROM events ORDER BY created_at, id`).Find(&rows).Error; err != nil {
-		t.Fatal(err)
-	}
-	v, err := eventstest.Catalog()
-	if err != nil {
-		t.Fatal(err)
-	}
-	types := make([]string, len(rows))
-	for i, r := range rows {
-		types[i] = r.Type
-		if err := v.Validate([]byte(r.Body)); err != nil {
-			t.Errorf("%v\n%s", err, r.Body)
-		}
-	}
-	return types
+	return eventstest.Written(t, db)
 }
 
 func TestAdminOrderCreateFromAFileAndStdin(t *testing.T) {

@@ -8,10 +8,12 @@ import (
 	"encoding/json"
 	"fmt"
 	"sync"
+	"testing"
 
 	"wds/events"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
+	"gorm.io/gorm"
 )
 
 // Validator holds one compiled schema per event type.
@@ -70,3 +72,25 @@ var Catalog = sync.OnceValues(func() (*Validator, error) {
 	}
 	return New(schemas)
 })
+
+// Written lists the types of every event in db's outbox, oldest first, and fails t unless each body
+// validates against the catalog's schema of its type: what a test that performs writes checks.
+func Written(t testing.TB, db *gorm.DB) []string {
+	t.Helper()
+	var rows []struct{ Type, Body string }
+	if err := db.Raw(`SELECT type, body::text AS body FROM events ORDER BY created_at, id`).Find(&rows).Error; err != nil {
+		t.Fatal(err)
+	}
+	v, err := Catalog()
+	if err != nil {
+		t.Fatal(err)
+	}
+	types := make([]string, len(rows))
+	for i, r := range rows {
+		types[i] = r.Type
+		if err := v.Validate([]byte(r.Body)); err != nil {
+			t.Errorf("%v\n%s", err, r.Body)
+		}
+	}
+	return types
+}
