@@ -15,6 +15,9 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/converter"
+	"go.temporal.io/sdk/testsuite"
 	"gorm.io/gorm"
 
 	"wds/activities"
@@ -532,5 +535,54 @@ func TestARotationsGraceSignsWithBothSecrets(t *testing.T) {
 	}
 	if _, err := f.svc.RotateSecret(f.ctx, ep.ID, f.owner, 8*24*time.Hour); !errors.Is(err, models.ErrValidation) {
 		t.Fatalf("a grace over seven days: %v", err)
+	}
+}
+
+// A task that sent but could not record its row (the database went away) is run again by Temporal
+// with the heartbeat it kept: the retry records what the POST came back with and sends nothing.
+func TestARetryOfATaskThatSentRecordsWithoutSendingAgain(t *testing.T) {
+	f := newFixture(t)
+	rc := newReceiver(t, func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusAccepted) })
+	ep := f.endpoint(rc.srv.URL)
+	in := attempt(f.event(events.OrderCreated, nil), ep.ID, 1, later())
+	a := f.acts(rc, true)
+
+	var suite testsuite.WorkflowTestSuite
+	first := suite.NewTestActivityEnvironment()
+	first.RegisterActivityWithOptions(a.Deliver, activity.RegisterOptions{Name: workflows.ActivityDeliver})
+	var kept converter.EncodedValues
+	first.SetOnActivityHeartbeatListener(func(_ *activity.Info, d converter.EncodedValues) { kept = d })
+	if _, err := first.ExecuteActivity(workflows.ActivityDeliver, in); err != nil {
+		t.Fatal(err)
+	}
+	if kept == nil {
+		t.Fatal("the task kept no heartbeat after sending")
+	}
+	var sent map[string]any
+	if err := kept.Get(&sent); err != nil {
+		t.Fatal(err)
+	}
+	// As if the row had never been written.
+	if err := f.db.Exec("DELETE FROM webhook_deliveries WHERE chain_id = ?", in.ChainID).Error; err != nil {
+		t.Fatal(err)
+	}
+
+	retry := suite.NewTestActivityEnvironment()
+	retry.RegisterActivityWithOptions(a.Deliver, activity.RegisterOptions{Name: workflows.ActivityDeliver})
+	retry.SetHeartbeatDetails(sent)
+	val, err := retry.ExecuteActivity(workflows.ActivityDeliver, in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var res workflows.AttemptResult
+	if err := val.Get(&res); err != nil || res.Outcome != models.DeliverySucceeded {
+		t.Fatalf("retry answered %+v %v", res, err)
+	}
+	if n := len(rc.got()); n != 1 {
+		t.Fatalf("%d POSTs, want the first task's only", n)
+	}
+	rows := f.rows(in.ChainID)
+	if len(rows) != 1 || rows[0].Status != models.DeliverySucceeded || rows[0].ResponseStatus == nil || *rows[0].ResponseStatus != http.StatusAccepted {
+		t.Fatalf("rows %+v", rows)
 	}
 }

@@ -14,6 +14,7 @@ import (
 	"strings"
 	"time"
 
+	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/temporal"
 	"gorm.io/gorm"
 
@@ -37,8 +38,9 @@ const (
 
 // Deliver makes one attempt: unless the chain must stop, it POSTs the event signed with the endpoint's
 // current secret and a fresh timestamp, and records the attempt under in.DeliveryID. A task run again
-// with the same id (a retried or duplicated task) returns the recorded outcome without sending again.
-// An attempt that sends takes two statements: one reads everything (attempt), one records.
+// with the same id (a retried or duplicated task) returns the recorded outcome without sending again,
+// and one that sent but could not record (the database went away) records what the POST came back
+// with. An attempt that sends takes two statements: one reads everything (attempt), one records.
 func (a *Activities) Deliver(ctx context.Context, in workflows.AttemptInput) (workflows.AttemptResult, error) {
 	at, err := a.attempt(ctx, in)
 	if err != nil {
@@ -48,20 +50,15 @@ func (a *Activities) Deliver(ctx context.Context, in workflows.AttemptInput) (wo
 		// a retried or duplicated task: the attempt is already in the log
 		return workflows.AttemptResult{Outcome: *at.RecordedStatus, Error: deref(at.RecordedError)}, nil
 	}
-	if reason := at.stopReason(); reason != "" {
-		return a.stop(ctx, in, &at.Event, reason)
-	}
-	body, release, err := a.body(ctx, at)
-	if err != nil {
-		return workflows.AttemptResult{}, err
-	}
-	defer release()
-	keys, err := a.openSecrets(at)
-	if err != nil {
-		return workflows.AttemptResult{}, err
-	}
 	d := newRow(in, &at.Event, a.now())
-	a.post(ctx, d, at.URL, in, keys, body)
+	if !sentEarlier(ctx, d) {
+		if reason := at.stopReason(); reason != "" {
+			return a.stop(ctx, in, &at.Event, reason)
+		}
+		if err := a.send(ctx, d, at, in); err != nil {
+			return workflows.AttemptResult{}, err
+		}
+	}
 	res, err := a.write(ctx, d)
 	if err == nil {
 		// Counted once the row is recorded: a task that is retried after this point returns early
@@ -69,6 +66,55 @@ func (a *Activities) Deliver(ctx context.Context, in workflows.AttemptInput) (wo
 		metrics.DeliveryAttempt(d.Status, d.Attempt, time.Duration(d.DurationMS)*time.Millisecond)
 	}
 	return res, err
+}
+
+// send POSTs the event and fills d with the outcome, which it also keeps as the task's heartbeat.
+func (a *Activities) send(ctx context.Context, d *models.Delivery, at *attemptState, in workflows.AttemptInput) error {
+	body, release, err := a.body(ctx, at)
+	if err != nil {
+		return err
+	}
+	defer release()
+	keys, err := a.openSecrets(at)
+	if err != nil {
+		return err
+	}
+	a.post(ctx, d, at.URL, in, keys, body)
+	if activity.IsActivity(ctx) {
+		activity.RecordHeartbeat(ctx, outcomeOf(d))
+	}
+	return nil
+}
+
+// outcome is what a POST came back with. Kept as the task's heartbeat, it lets a retry of a task
+// that sent but could not record write the row instead of sending again.
+type outcome struct {
+	Status          string
+	ResponseStatus  *int
+	ResponseExcerpt string
+	Error           string
+	DurationMS      int64
+	AttemptedAt     time.Time
+	NextAttemptAt   *time.Time
+}
+
+func outcomeOf(d *models.Delivery) outcome {
+	return outcome{Status: d.Status, ResponseStatus: d.ResponseStatus, ResponseExcerpt: d.ResponseExcerpt,
+		Error: d.Error, DurationMS: d.DurationMS, AttemptedAt: d.AttemptedAt, NextAttemptAt: d.NextAttemptAt}
+}
+
+// sentEarlier fills d from the outcome an earlier run of this task sent and kept, if there is one.
+func sentEarlier(ctx context.Context, d *models.Delivery) bool {
+	if !activity.IsActivity(ctx) || !activity.HasHeartbeatDetails(ctx) {
+		return false
+	}
+	var o outcome
+	if err := activity.GetHeartbeatDetails(ctx, &o); err != nil {
+		return false
+	}
+	d.Status, d.ResponseStatus, d.ResponseExcerpt, d.Error = o.Status, o.ResponseStatus, o.ResponseExcerpt, o.Error
+	d.DurationMS, d.AttemptedAt, d.NextAttemptAt = o.DurationMS, o.AttemptedAt, o.NextAttemptAt
+	return true
 }
 
 // openSecrets opens the endpoint's signing secret and, during a rotation's grace, the previous one.

@@ -9,8 +9,12 @@ import (
 	"go.temporal.io/sdk/workflow"
 )
 
-// deliverTimeout covers the 10 s request plus loading the body and writing the row.
-const deliverTimeout = 30 * time.Second
+const (
+	// deliverTimeout covers the 10 s request plus loading the body and writing the row.
+	deliverTimeout = 30 * time.Second
+	// infraPatience is how long an attempt waits out wds's own outage before it counts as lost.
+	infraPatience = 24 * time.Hour
+)
 
 // EventWorkflow delivers one event to every endpoint subscribed when it fired, one chain per endpoint
 // in parallel.
@@ -253,14 +257,17 @@ func (c chain) sleepUntil(ctx workflow.Context, due time.Time, attempt int) erro
 	return nil
 }
 
-// attempt runs the POST once (the ladder, not Temporal, decides about retries). When the activity
-// itself fails (worker lost, database down) the attempt is recorded as failed by an activity that
-// does retry, so the log never misses an attempt.
+// attempt makes attempt n of the ladder. The ladder, not Temporal, decides about the receiver's
+// failures, which the activity returns as outcomes. The activity fails only when wds itself could not
+// do the work (database down, worker lost): Temporal runs it again, so an outage never spends the
+// receiver's attempts or drops a chain unsent. Should the outage outlast infraPatience, the attempt
+// is recorded as lost, by an activity that retries until the log has it.
 func (c chain) attempt(ctx workflow.Context, in AttemptInput) (AttemptResult, error) {
 	actx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
-		StartToCloseTimeout: deliverTimeout,
-		RetryPolicy:         &temporal.RetryPolicy{MaximumAttempts: 1},
-		Summary:             fmt.Sprintf("attempt %d of %d to %s", in.Attempt, c.target.MaxAttempts, c.target.URL),
+		StartToCloseTimeout:    deliverTimeout,
+		ScheduleToCloseTimeout: infraPatience,
+		RetryPolicy:            &temporal.RetryPolicy{MaximumInterval: time.Minute},
+		Summary:                fmt.Sprintf("attempt %d of %d to %s", in.Attempt, c.target.MaxAttempts, c.target.URL),
 	})
 	var res AttemptResult
 	err := workflow.ExecuteActivity(actx, ActivityDeliver, in).Get(ctx, &res)

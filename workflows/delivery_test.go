@@ -24,8 +24,9 @@ type receiver struct {
 	env     *testsuite.TestWorkflowEnvironment
 	targets []Target
 	decide  func(AttemptInput) AttemptResult
-	// lose makes Deliver fail as if the worker died, for the attempt numbers it holds.
-	lose []int
+	// lose makes Deliver fail as if the worker died: attempt number -> how many of its tasks fail
+	// (-1: every one).
+	lose map[int]int
 
 	// begin is when the workflow started, for decide functions that depend on time.
 	begin time.Time
@@ -60,7 +61,8 @@ func (r *receiver) deliver(_ context.Context, in AttemptInput) (AttemptResult, e
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.attempts = append(r.attempts, recorded{in: in, at: r.env.Now()})
-	if slices.Contains(r.lose, in.Attempt) {
+	if n := r.lose[in.Attempt]; n != 0 {
+		r.lose[in.Attempt] = n - 1
 		return AttemptResult{}, errors.New("worker lost")
 	}
 	return r.decide(in), nil
@@ -333,14 +335,36 @@ func TestTestEventIsOneAttemptUnderTheAnnouncedDeliveryID(t *testing.T) {
 	}
 }
 
-func TestALostAttemptIsRecordedAndTheLadderGoesOn(t *testing.T) {
-	r := &receiver{targets: []Target{target(3)}, decide: alwaysFail, lose: []int{1}}
+func TestAWorkerOutageIsRetriedWithoutSpendingAnAttempt(t *testing.T) {
+	r := &receiver{targets: []Target{target(3)}, decide: alwaysFail, lose: map[int]int{1: 3, 2: 1}}
 	runEvent(t, r, defaultSchedule)
-	if len(r.lost) != 1 || r.lost[0].Attempt.DeliveryID != r.attempts[0].in.DeliveryID {
+	if len(r.lost) != 0 {
+		t.Fatalf("attempts recorded lost: %+v", r.lost)
+	}
+	var numbers []int
+	for _, a := range r.attempts {
+		numbers = append(numbers, a.in.Attempt)
+	}
+	// Tasks of attempts 1 and 2 that failed inside wds ran again; the receiver still got its 3.
+	if want := []int{1, 1, 1, 1, 2, 2, 3}; !slices.Equal(numbers, want) {
+		t.Fatalf("tasks by attempt number %v, want %v", numbers, want)
+	}
+}
+
+// The test environment gives up on an activity after 10 tries where the server waits
+// infraPatience; either way the attempt is then recorded lost and the ladder goes on.
+func TestAnAttemptThatNeverGetsThroughIsRecordedLost(t *testing.T) {
+	r := &receiver{targets: []Target{target(3)}, decide: alwaysFail, lose: map[int]int{1: -1}}
+	runEvent(t, r, defaultSchedule)
+	if len(r.lost) != 1 || r.lost[0].Attempt.Attempt != 1 {
 		t.Fatalf("lost attempts recorded: %+v", r.lost)
 	}
-	if len(r.attempts) != 3 {
-		t.Fatalf("%d attempts after losing the first, want 3", len(r.attempts))
+	if len(r.attempts) < 4 || r.attempts[1].in.Attempt != 1 {
+		t.Fatalf("attempt 1 was not tried again before it was recorded lost: %+v", r.attempts)
+	}
+	last := r.attempts[len(r.attempts)-2:]
+	if last[0].in.Attempt != 2 || last[1].in.Attempt != 3 {
+		t.Fatalf("the ladder did not go on after the lost attempt: %+v", last)
 	}
 }
 
