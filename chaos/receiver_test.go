@@ -1,0 +1,197 @@
+package chaos
+
+import (
+	"crypto/tls"
+	"encoding/json"
+	"encoding/pem"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"wds/webhook"
+)
+
+// behaviour is how one of the receiver's endpoints answers.
+type behaviour int
+
+const (
+	answerOK       behaviour = iota // 200 at once
+	answerSlowly                    // 200 after the receiver's slow delay
+	hangPastLimit                   // no answer for 15 s, past the 10 s limit
+	redirect                        // 302 to an endpoint that would answer 200
+	endlessBody                     // 200, then a body that never ends
+	trickleBody                     // 200, then one byte a second, never finishing
+	resetConnection                 // the TCP connection reset before any answer
+)
+
+// receiver is a real HTTPS receiver, as an integrator writes one: it checks the signature,
+// deduplicates on X-PC-Event-Id, and applies each new event's side effect (here: counting the order
+// it names). Each path is one endpoint with its own behaviour and secret.
+type receiver struct {
+	srv    *httptest.Server
+	caFile string
+	slow   time.Duration
+
+	mu    sync.Mutex
+	paths map[string]*inbox
+}
+
+// inbox is what one endpoint received.
+type inbox struct {
+	behaviour behaviour
+	secret    string
+	posts     map[string]int // event id -> POSTs received
+	effects   map[string]int // order id -> side effects applied
+	badSigs   int
+}
+
+func newReceiver(t *testing.T, dir string, slow time.Duration) *receiver {
+	t.Helper()
+	rc := &receiver{slow: slow, paths: map[string]*inbox{}}
+	rc.srv = httptest.NewTLSServer(http.HandlerFunc(rc.serve))
+	t.Cleanup(rc.srv.Close)
+	rc.caFile = filepath.Join(dir, "receiver-ca.pem")
+	cert := pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: rc.srv.Certificate().Raw})
+	if err := os.WriteFile(rc.caFile, cert, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return rc
+}
+
+// add makes an endpoint path; its secret is set once wds has created the endpoint.
+func (rc *receiver) add(path string, b behaviour) string {
+	rc.mu.Lock()
+	defer rc.mu.Unlock()
+	rc.paths[path] = &inbox{behaviour: b, posts: map[string]int{}, effects: map[string]int{}}
+	return rc.srv.URL + path
+}
+
+func (rc *receiver) setSecret(path, secret string) {
+	rc.mu.Lock()
+	defer rc.mu.Unlock()
+	rc.paths[path].secret = secret
+}
+
+func (rc *receiver) serve(w http.ResponseWriter, r *http.Request) {
+	body, _ := io.ReadAll(io.LimitReader(r.Body, 8<<20))
+	rc.mu.Lock()
+	in := rc.paths[r.URL.Path]
+	if in == nil {
+		rc.mu.Unlock()
+		http.NotFound(w, r)
+		return
+	}
+	rc.record(in, r.Header, body)
+	b := in.behaviour
+	rc.mu.Unlock()
+	rc.answer(w, r, b)
+}
+
+// record counts the POST and, for an event id not seen before whose signature holds, applies the
+// side effect. Called with mu held.
+func (rc *receiver) record(in *inbox, h http.Header, body []byte) {
+	id := h.Get(webhook.HeaderEventID)
+	in.posts[id]++
+	if err := webhook.Verify(in.secret, h.Get(webhook.HeaderSignature), body, time.Now()); err != nil {
+		in.badSigs++
+		return
+	}
+	if in.posts[id] > 1 {
+		return // a duplicate: the receiver's deduplication absorbs it
+	}
+	var ev struct {
+		Data struct {
+			ID string `json:"id"`
+		} `json:"data"`
+	}
+	_ = json.Unmarshal(body, &ev)
+	in.effects[ev.Data.ID]++
+}
+
+func (rc *receiver) answer(w http.ResponseWriter, r *http.Request, b behaviour) {
+	switch b {
+	case answerOK:
+	case answerSlowly:
+		sleep(r, rc.slow)
+	case hangPastLimit:
+		sleep(r, 15*time.Second)
+	case redirect:
+		http.Redirect(w, r, "/ok", http.StatusFound)
+		return
+	case endlessBody, trickleBody:
+		stream(w, r, b)
+		return
+	case resetConnection:
+		conn, _, err := w.(http.Hijacker).Hijack()
+		if err == nil {
+			_ = conn.(*tls.Conn).NetConn().(*net.TCPConn).SetLinger(0)
+			_ = conn.Close()
+		}
+		return
+	}
+	w.WriteHeader(http.StatusOK)
+}
+
+// stream answers 200 and writes until the sender hangs up: fast, or one byte a second.
+func stream(w http.ResponseWriter, r *http.Request, b behaviour) {
+	w.WriteHeader(http.StatusOK)
+	chunk := []byte(strings.Repeat("x", 32<<10))
+	if b == trickleBody {
+		chunk = chunk[:1]
+	}
+	for r.Context().Err() == nil {
+		if _, err := w.Write(chunk); err != nil {
+			return
+		}
+		w.(http.Flusher).Flush()
+		if b == trickleBody {
+			sleep(r, time.Second)
+		}
+	}
+}
+
+func sleep(r *http.Request, d time.Duration) {
+	select {
+	case <-r.Context().Done():
+	case <-time.After(d):
+	}
+}
+
+// tally is what one endpoint received, for the report.
+type tally struct {
+	delivered  int // distinct written events received
+	resent     int // POSTs beyond the first for an event, absorbed by deduplication
+	twice      int // orders whose side effect was applied more than once
+	badSigs    int
+	unexpected int // event ids received that were never written
+}
+
+// tally compares what the path received with the event ids written.
+func (rc *receiver) tally(path string, written map[string]bool) tally {
+	rc.mu.Lock()
+	defer rc.mu.Unlock()
+	in := rc.paths[path]
+	var t tally
+	for id, n := range in.posts {
+		if !written[id] {
+			t.unexpected++
+			continue
+		}
+		t.delivered++
+		t.resent += n - 1
+	}
+	for _, n := range in.effects {
+		if n > 1 {
+			t.twice++
+		}
+	}
+	t.badSigs = in.badSigs
+	return t
+}
