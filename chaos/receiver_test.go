@@ -22,13 +22,13 @@ import (
 type behaviour int
 
 const (
-	answerOK       behaviour = iota // 200 at once
-	answerSlowly                    // 200 after the receiver's slow delay
-	hangPastLimit                   // no answer for 15 s, past the 10 s limit
-	redirect                        // 302 to an endpoint that would answer 200
-	endlessBody                     // 200, then a body that never ends
-	trickleBody                     // 200, then one byte a second, never finishing
-	resetConnection                 // the TCP connection reset before any answer
+	answerOK        behaviour = iota // 200 at once
+	answerSlowly                     // 200 after the receiver's slow delay
+	hangPastLimit                    // no answer for 15 s, past the 10 s limit
+	redirect                         // 302 to an endpoint that would answer 200
+	endlessBody                      // 200, then a body that never ends
+	trickleBody                      // 200, then one byte a second, never finishing
+	resetConnection                  // the TCP connection reset before any answer
 )
 
 // receiver is a real HTTPS receiver, as an integrator writes one: it checks the signature,
