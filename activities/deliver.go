@@ -288,6 +288,10 @@ func (a *Activities) post(ctx context.Context, d *models.Delivery, url string, i
 	if in.Test {
 		eventID = "null"
 	}
+	// The deadline is the request's own, not only the client's Timeout, so that a body cut short by
+	// it can be told from a complete one: the transport may report the cut as a clean end.
+	ctx, cancel := context.WithTimeout(ctx, egress.Timeout)
+	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(body))
 	if err != nil {
 		d.Status, d.Error = failedOrDropped(in), "invalid_url"
@@ -310,6 +314,9 @@ func (a *Activities) post(ctx context.Context, d *models.Delivery, url string, i
 	}
 	defer resp.Body.Close()
 	excerpt, readErr := io.ReadAll(io.LimitReader(resp.Body, MaxResponse))
+	if readErr == nil && ctx.Err() != nil {
+		readErr = ctx.Err()
+	}
 	d.DurationMS = time.Since(start).Milliseconds()
 	d.ResponseStatus = &resp.StatusCode
 	d.ResponseExcerpt = printable(excerpt)

@@ -25,11 +25,14 @@ const (
 	answerOK        behaviour = iota // 200 at once
 	answerSlowly                     // 200 after the receiver's slow delay
 	hangPastLimit                    // no answer for 15 s, past the 10 s limit
-	redirect                         // 302 to an endpoint that would answer 200
+	redirect                         // 302 to followedPath, which would answer 200
 	endlessBody                      // 200, then a body that never ends
 	trickleBody                      // 200, then one byte a second, never finishing
 	resetConnection                  // the TCP connection reset before any answer
 )
+
+// followedPath is where redirect points; a sender that followed it would show there.
+const followedPath = "/followed"
 
 // receiver is a real HTTPS receiver, as an integrator writes one: it checks the signature,
 // deduplicates on X-PC-Event-Id, and applies each new event's side effect (here: counting the order
@@ -45,11 +48,12 @@ type receiver struct {
 
 // inbox is what one endpoint received.
 type inbox struct {
-	behaviour behaviour
-	secret    string
-	posts     map[string]int // event id -> POSTs received
-	effects   map[string]int // order id -> side effects applied
-	badSigs   int
+	behaviour  behaviour
+	endpointID string
+	secret     string
+	posts      map[string]int // event id -> POSTs received
+	effects    map[string]int // order id -> side effects applied
+	badSigs    int
 }
 
 func newReceiver(t *testing.T, dir string, slow time.Duration) *receiver {
@@ -73,10 +77,28 @@ func (rc *receiver) add(path string, b behaviour) string {
 	return rc.srv.URL + path
 }
 
-func (rc *receiver) setSecret(path, secret string) {
+// created records the endpoint wds made for the path.
+func (rc *receiver) created(path, endpointID, secret string) {
 	rc.mu.Lock()
 	defer rc.mu.Unlock()
-	rc.paths[path].secret = secret
+	rc.paths[path].endpointID, rc.paths[path].secret = endpointID, secret
+}
+
+func (rc *receiver) endpointID(path string) string {
+	rc.mu.Lock()
+	defer rc.mu.Unlock()
+	return rc.paths[path].endpointID
+}
+
+// posts is how many requests the path received.
+func (rc *receiver) posts(path string) int {
+	rc.mu.Lock()
+	defer rc.mu.Unlock()
+	n := 0
+	for _, c := range rc.paths[path].posts {
+		n += c
+	}
+	return n
 }
 
 func (rc *receiver) serve(w http.ResponseWriter, r *http.Request) {
@@ -123,7 +145,7 @@ func (rc *receiver) answer(w http.ResponseWriter, r *http.Request, b behaviour) 
 	case hangPastLimit:
 		sleep(r, 15*time.Second)
 	case redirect:
-		http.Redirect(w, r, "/ok", http.StatusFound)
+		http.Redirect(w, r, followedPath, http.StatusFound)
 		return
 	case endlessBody, trickleBody:
 		stream(w, r, b)

@@ -217,7 +217,7 @@ func (s *system) endpoint(path string, b behaviour, maxAttempts int) string {
 	if resp.StatusCode != http.StatusCreated || json.Unmarshal(b2, &out) != nil {
 		s.t.Fatalf("create endpoint: %d %s", resp.StatusCode, b2)
 	}
-	s.rcv.setSecret(path, out.Secret)
+	s.rcv.created(path, out.ID, out.Secret)
 	return out.ID
 }
 
