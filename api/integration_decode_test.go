@@ -1,6 +1,7 @@
 package api
 
 import (
+	"encoding/json"
 	"errors"
 	"net/http"
 	"testing"
@@ -38,6 +39,7 @@ func TestFieldPathNamesTheLine(t *testing.T) {
 	cases := map[string]string{
 		`{"lines":[{"quantity":1},{"quantity":1},{"quantity":"2"}]}`:      "lines[2].quantity: must be an integer within 64 bits",
 		`{"lines":[{"metadata":[]}]}`:                                     "lines[0].metadata: must be an object",
+		`{"lines":[{"quantity":1}],"metadata":"x"}`:                       "metadata: must be an object",
 		`{"payment":{"paid_at":"2026-13-01T00:00:00Z"}}`:                  "payment.paid_at: must be an RFC 3339 date-time",
 		`{"client":{"billing_address":{"postal_code":94103}}}`:            "client.billing_address.postal_code: must be a string",
 		`{"shipping_cents":1.5}`:                                          "shipping_cents: must be an integer within 64 bits",
@@ -52,6 +54,32 @@ func TestFieldPathNamesTheLine(t *testing.T) {
 		err := decodeObject([]byte(body), &o)
 		if !errors.Is(err, models.ErrValidation) || models.Detail(err) != want {
 			t.Errorf("%s: %v, want %q", body, err, want)
+		}
+	}
+}
+
+// TestMetadataKeepsEveryDigit: metadata numbers decode as json.Number on every path a body takes, the
+// Integration API's order and the operator's app order (which decodes itself) alike.
+func TestMetadataKeepsEveryDigit(t *testing.T) {
+	const body = `{"store_id":"s","external_id":"a","metadata":{"n":12345678901234567890,"list":[9007199254740993]},
+		"lines":[{"quantity":1,"metadata":{"n":9007199254740993}}]}`
+	var app ingest.AppOrder
+	if err := DecodeBody([]byte(body), &app); err != nil {
+		t.Fatal(err)
+	}
+	order, err := decodeOrder([]byte(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, o := range map[string]ingest.Order{"integration": order, "app": app.Order} {
+		if n := o.Metadata["n"]; n != json.Number("12345678901234567890") {
+			t.Errorf("%s: metadata.n is %T %v", name, n, n)
+		}
+		if l := o.Metadata["list"].([]any)[0]; l != json.Number("9007199254740993") {
+			t.Errorf("%s: metadata.list[0] is %T %v", name, l, l)
+		}
+		if n := o.Lines[0].Metadata["n"]; n != json.Number("9007199254740993") {
+			t.Errorf("%s: lines[0].metadata.n is %T %v", name, n, n)
 		}
 	}
 }

@@ -1,9 +1,11 @@
 package api_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"reflect"
 	"strings"
@@ -403,4 +405,69 @@ func TestLinesKeepTheirText(t *testing.T) {
 			t.Errorf("line %d metadata %s, want %s", i, gm, wm)
 		}
 	}
+}
+
+// TestMetadataNumbersBeyondFloat64RoundTrip: metadata is free-form JSON, so an integer above 2^53
+// (which a float64 cannot hold) must come back digit for digit from the Read API, the Integration
+// API and the order.created event, in the order's metadata and a line's alike.
+func TestMetadataNumbersBeyondFloat64RoundTrip(t *testing.T) {
+	e := newIntEnv(t)
+	k := e.mint(apikeys.NewIntegrationKey{})
+	const meta = `{"above_2_53":9007199254740993,"above_int64":12345678901234567890,"negative":-9007199254740995,
+		"decimal":0.30000000000000004,"list":[9007199254740993,1],"nested":{"n":18446744073709551617}}`
+	const lineMeta = `{"sku":"S-1","id":9007199254740993}`
+	created := e.post("/integrations/v1/orders", k, `{"external_id":"big","metadata":`+meta+`,
+		"lines":[{"quantity":1,"unit_price_cents":100,"metadata":`+lineMeta+`}]}`).want(t, http.StatusCreated, "")
+	id := created["id"].(string)
+
+	want, wantLine := decodeNumbers(t, []byte(meta)), decodeNumbers(t, []byte(lineMeta))
+	check := func(where string, order []byte) {
+		t.Helper()
+		var o struct {
+			Metadata json.RawMessage
+			Lines    []struct{ Metadata json.RawMessage }
+		}
+		if err := json.Unmarshal(order, &o); err != nil || len(o.Lines) != 1 {
+			t.Fatalf("%s: not an order with one line (%v): %s", where, err, order)
+		}
+		if got := decodeNumbers(t, o.Metadata); !reflect.DeepEqual(got, want) {
+			t.Errorf("%s: metadata %s, want %s", where, o.Metadata, meta)
+		}
+		if got := decodeNumbers(t, o.Lines[0].Metadata); !reflect.DeepEqual(got, wantLine) {
+			t.Errorf("%s: line metadata %s, want %s", where, o.Lines[0].Metadata, lineMeta)
+		}
+	}
+
+	readKey := mustReadKey(t, e.db, e.org.ID, e.owner.ID, models.ScopeReadOnly, nil)
+	req, _ := http.NewRequest(http.MethodGet, e.srv.URL+"/v1/orders/"+id, nil)
+	req.Header.Set("Authorization", "Bearer "+readKey)
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(res.Body)
+	res.Body.Close()
+	if res.StatusCode != http.StatusOK {
+		t.Fatalf("GET /v1/orders/%s: %d %s", id, res.StatusCode, body)
+	}
+	check("Read API", body)
+	check("Integration API", e.get("/integrations/v1/orders/by-external/big", k).body)
+	var event []string
+	e.db.Raw(`SELECT body::jsonb->>'data' FROM events WHERE type = 'order.created'`).Find(&event)
+	if len(event) != 1 {
+		t.Fatalf("%d order.created events", len(event))
+	}
+	check("order.created", []byte(event[0]))
+}
+
+// decodeNumbers decodes JSON keeping every number's digits (json.Number).
+func decodeNumbers(t *testing.T, raw []byte) any {
+	t.Helper()
+	d := json.NewDecoder(bytes.NewReader(raw))
+	d.UseNumber()
+	var v any
+	if err := d.Decode(&v); err != nil {
+		t.Fatalf("%v: %s", err, raw)
+	}
+	return v
 }

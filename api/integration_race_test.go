@@ -11,52 +11,6 @@ import (
 	"wds/apikeys"
 )
 
-// TestConcurrentCreatesOfOneExternalID: fifty creates race; the database lets one through.
-func TestConcurrentCreatesOfOneExternalID(t *testing.T) {
-	e := newIntEnv(t)
-	k := e.mint(apikeys.NewIntegrationKey{})
-	const n = 50
-	results := make([]resp, n)
-	var wg sync.WaitGroup
-	start := make(chan struct{})
-	for i := range n {
-		wg.Go(func() {
-			<-start
-			// Bodies differ (and carry a client) so nothing but the external_id ties them together.
-			body := fmt.Sprintf(`{"external_id":"race","client":{"external_id":"c-%d","email":"c%d@example.com"},
-				"lines":[{"quantity":%d,"unit_price_cents":100}]}`, i, i, i+1)
-			results[i] = e.post("/integrations/v1/orders", k, body)
-		})
-	}
-	close(start)
-	wg.Wait()
-	var created, dup int
-	var id any
-	for _, r := range results {
-		m := r.json(t)
-		switch {
-		case r.status == http.StatusCreated && m["duplicate"] == false:
-			created++
-		case r.status == http.StatusOK && m["duplicate"] == true:
-			dup++
-		default:
-			t.Fatalf("unexpected answer %d %s", r.status, r.body)
-		}
-		if id == nil {
-			id = m["id"]
-		} else if m["id"] != id {
-			t.Fatalf("two order ids: %v and %v", id, m["id"])
-		}
-	}
-	if created != 1 || dup != n-1 {
-		t.Fatalf("%d created, %d duplicates", created, dup)
-	}
-	if o, ev, c := e.count(`SELECT count(*) FROM orders`), e.count(`SELECT count(*) FROM events WHERE type = 'order.created'`),
-		e.count(`SELECT count(*) FROM clients`); o != 1 || ev != 1 || c != 1 {
-		t.Fatalf("%d orders, %d order.created events, %d clients; want 1 each", o, ev, c)
-	}
-}
-
 // TestConcurrentOrdersOfOneNewClient: a new client arriving in many orders at once, named by its
 // email alone, by its external_id alone, by both, or by one email under many external ids, is
 // created once ({i} is the order's number).

@@ -1,6 +1,7 @@
 package ingest
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"math"
@@ -20,22 +21,42 @@ import (
 
 // Order is an order create request.
 type Order struct {
-	ExternalID    string         `json:"external_id"`
-	Currency      string         `json:"currency"`
-	Client        *Client        `json:"client"`
-	Lines         []Line         `json:"lines"`
-	ShippingCents int64          `json:"shipping_cents"`
-	TaxCents      int64          `json:"tax_cents"`
-	Metadata      map[string]any `json:"metadata"`
-	Payment       *Payment       `json:"payment"`
+	ExternalID    string   `json:"external_id"`
+	Currency      string   `json:"currency"`
+	Client        *Client  `json:"client"`
+	Lines         []Line   `json:"lines"`
+	ShippingCents int64    `json:"shipping_cents"`
+	TaxCents      int64    `json:"tax_cents"`
+	Metadata      Metadata `json:"metadata"`
+	Payment       *Payment `json:"payment"`
 }
 
 // Line is one order line.
 type Line struct {
-	Description    string         `json:"description"`
-	Quantity       int64          `json:"quantity"`
-	UnitPriceCents int64          `json:"unit_price_cents"`
-	Metadata       map[string]any `json:"metadata"`
+	Description    string   `json:"description"`
+	Quantity       int64    `json:"quantity"`
+	UnitPriceCents int64    `json:"unit_price_cents"`
+	Metadata       Metadata `json:"metadata"`
+}
+
+// Metadata is a free-form JSON object (an order's or a line's). Its numbers are kept as the caller
+// wrote them (json.Number), never rounded through float64: an id such as 9007199254740993 (above
+// 2^53) or 12345678901234567890 must come back digit for digit from the Read API and in events.
+// Decoding it here, rather than with a decoder option at each caller, holds for every path a body
+// takes: the Integration API, the Operator API's app orders (AppOrder decodes itself) and the CLI.
+type Metadata map[string]any
+
+// UnmarshalJSON decodes the object with json.Number numbers. A value that is not an object is a
+// *json.UnmarshalTypeError, so the caller's decoder names the field (lines[0].metadata).
+func (m *Metadata) UnmarshalJSON(b []byte) error {
+	d := json.NewDecoder(bytes.NewReader(b))
+	d.UseNumber()
+	var v map[string]any
+	if err := d.Decode(&v); err != nil {
+		return err
+	}
+	*m = v
+	return nil
 }
 
 // Client is the client object of an order and the body of POST /clients.
