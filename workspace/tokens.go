@@ -27,7 +27,8 @@ type RevokedToken struct {
 
 // RotateToken gives a user a new operator token. The old one stops working when this commits, a
 // revoked user may authenticate again (with the new token only), and the user's console sessions end.
-// Who may: the user for their own token; owners and admins of the user's org for anyone in it.
+// Who may: the user for their own token; owners and admins of the user's org (of each of them, for a
+// user in several) for anyone in it.
 func RotateToken(ctx context.Context, db *gorm.DB, userID, actorID uuid.UUID) (*RotatedToken, error) {
 	token, hash, err := secrets.NewAPIKey(OperatorTokenPrefix)
 	if err != nil {
@@ -93,10 +94,11 @@ func changeToken(ctx context.Context, db *gorm.DB, userID, actorID uuid.UUID, ac
 	})
 }
 
-// lockTokenHolder locks the user's row and returns it with the user's orgs, oldest membership first, once it
-// has checked that the actor may change the user's token: anyone their own; an owner or admin anyone
-// of their org, provided they manage every org the user belongs to (the token works in all of them).
-// A user the actor shares no org with does not exist for them (404), as ids of other orgs never do.
+// lockTokenHolder locks the user's row and returns it with the user's orgs, oldest membership first,
+// once it has checked that the actor may change the user's token: anyone their own; an owner or admin
+// anyone of their org, provided they manage every org the user belongs to (the token works in all of
+// them). A user the actor shares no org with does not exist for them (404), as ids of other orgs
+// never do.
 func lockTokenHolder(ctx context.Context, tx *gorm.DB, userID, actorID uuid.UUID) (*models.User, []uuid.UUID, error) {
 	notFound := models.Fail(models.ErrNotFound, "user %s not found", userID)
 	var users []models.User
