@@ -91,6 +91,7 @@ func NewRouter(d Deps) (*gin.Engine, error) {
 	}
 	s.registerIntegration(r)
 	s.registerOperatorKeys(r)
+	s.registerOperatorUsers(r)
 	s.registerOperatorAppOrders(r)
 	s.registerOperatorFulfillment(r)
 	s.registerVendors(r)

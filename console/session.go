@@ -70,9 +70,17 @@ func signIn(ctx context.Context, db *gorm.DB, token string) (string, error) {
 		return "", fmt.Errorf("session id: %w", err)
 	}
 	id := base64.RawURLEncoding.EncodeToString(b)
-	row := sessionRow{IDHash: hashID(id), UserID: u.ID, OrgID: orgs[0].ID, ExpiresAt: time.Now().Add(sessionTTL)}
-	if err := db.WithContext(ctx).Create(&row).Error; err != nil {
-		return "", fmt.Errorf("open session: %w", err)
+	// The session opens only while the token it was made from is still the user's and not revoked,
+	// checked under a share lock of the user's row: a rotation or revocation holding that row waits
+	// for this insert and then ends the session, or this insert waits for it and opens none.
+	opened := db.WithContext(ctx).Exec(`INSERT INTO console_sessions (id_hash, user_id, org_id, expires_at)
+		SELECT ?, u.id, ?, ? FROM users u WHERE u.id = ? AND u.token_hash = ? AND u.token_revoked_at IS NULL FOR SHARE`,
+		hashID(id), orgs[0].ID, time.Now().Add(sessionTTL), u.ID, u.TokenHash)
+	if opened.Error != nil {
+		return "", fmt.Errorf("open session: %w", opened.Error)
+	}
+	if opened.RowsAffected == 0 {
+		return "", models.ErrInvalidOperatorToken
 	}
 	// Sign-in is also when expired sessions are cleared, so the table holds about a day of them.
 	db.WithContext(ctx).Exec(`DELETE FROM console_sessions WHERE expires_at < clock_timestamp() - interval '1 day'`)

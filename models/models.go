@@ -44,7 +44,9 @@ type User struct {
 	ID        uuid.UUID
 	Email     string
 	TokenHash []byte
-	CreatedAt time.Time `gorm:"default:now()"`
+	// TokenRevokedAt is set while the token is revoked; rotating clears it.
+	TokenRevokedAt *time.Time
+	CreatedAt      time.Time `gorm:"default:now()"`
 }
 
 // Membership gives a user a role in an org.

@@ -127,7 +127,8 @@ func CreateUser(ctx context.Context, db *gorm.DB, orgID uuid.UUID, email string,
 	return u, token, nil
 }
 
-// UserByToken authenticates an operator token.
+// UserByToken authenticates an operator token. A revoked token (RevokeToken) is refused exactly as an
+// unknown one is: the caller learns nothing about which.
 func UserByToken(ctx context.Context, db *gorm.DB, token string) (*models.User, error) {
 	// As API keys are: a token that cannot be one costs no query, and the lookup waits its turn.
 	if !secrets.WellFormedKey(OperatorTokenPrefix, token) {
@@ -139,7 +140,7 @@ func UserByToken(ctx context.Context, db *gorm.DB, token string) (*models.User, 
 	}
 	defer release()
 	var u models.User
-	err = db.WithContext(ctx).Where("token_hash = ?", secrets.HashAPIKey(token)).Take(&u).Error
+	err = db.WithContext(ctx).Where("token_hash = ? AND token_revoked_at IS NULL", secrets.HashAPIKey(token)).Take(&u).Error
 	if errors.Is(err, gorm.ErrRecordNotFound) {
 		return nil, models.ErrInvalidOperatorToken
 	}

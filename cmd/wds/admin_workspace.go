@@ -18,6 +18,8 @@ func init() {
 	registerAdmin("store create", storeCreate)
 	registerAdmin("user create", userCreate)
 	registerAdmin("user list", userList)
+	registerAdmin("user rotate-token", userRotateToken)
+	registerAdmin("user revoke-token", userRevokeToken)
 	registerAdmin("read-key create", readKeyCreate)
 	registerAdmin("read-key revoke", readKeyRevoke)
 	registerAdmin("seller create", sellerCreate)
@@ -70,6 +72,30 @@ func userList(fs *flag.FlagSet) runFunc {
 			return nil, err
 		}
 		return map[string]any{"rows": rows}, nil
+	}
+}
+
+// userRotateToken prints the user's new operator token; the old one stops working at once.
+func userRotateToken(fs *flag.FlagSet) runFunc {
+	id, actor := uuidFlag(fs, "id", "user whose token to replace"), uuidFlag(fs, "actor", "acting user id (the user themselves, or an owner or admin of their org)")
+	return func(ctx context.Context, env *adminEnv) (any, error) {
+		out, err := workspace.RotateToken(ctx, env.db, *id, *actor)
+		if err != nil {
+			return nil, err
+		}
+		return map[string]string{"id": out.ID.String(), "token": out.Token}, nil
+	}
+}
+
+// userRevokeToken stops the user's operator token from authenticating until it is rotated.
+func userRevokeToken(fs *flag.FlagSet) runFunc {
+	id, actor := uuidFlag(fs, "id", "user whose token to revoke"), uuidFlag(fs, "actor", "acting user id (the user themselves, or an owner or admin of their org)")
+	return func(ctx context.Context, env *adminEnv) (any, error) {
+		out, err := workspace.RevokeToken(ctx, env.db, *id, *actor)
+		if err != nil {
+			return nil, err
+		}
+		return map[string]string{"id": out.ID.String(), "revoked_at": out.RevokedAt.UTC().Format(time.RFC3339Nano)}, nil
 	}
 }
 

@@ -49,6 +49,8 @@ func TestEveryCommandExplainsItself(t *testing.T) {
 		{[]string{"admin", "help"}, 0, "wds admin user list --org UUID"},
 		{[]string{"admin", "-h"}, 0, "wds admin endpoint create --actor UUID --events STRING --org UUID --url STRING [--max-attempts INT]"},
 		{[]string{"admin", "read-key", "create", "--help"}, 0, "--expires-at STRING\n        RFC 3339"},
+		{[]string{"admin", "user", "rotate-token", "-h"}, 0, "usage: wds admin user rotate-token --actor UUID --id UUID"},
+		{[]string{"admin", "user", "revoke-token", "--id", "nope"}, 1, `invalid value \"nope\" for flag --id: must be a UUID`},
 		{[]string{"admin", "store", "create", "--org", "nope"}, 1, `invalid value \"nope\" for flag --org: must be a UUID`},
 		{[]string{"admin", "org", "create", "--nme", "x"}, 1, "flag provided but not defined: --nme"},
 		{[]string{"admin", "org", "list"}, 1, "`wds admin help` lists them"},
