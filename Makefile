@@ -2,7 +2,7 @@
 GO ?= go
 export GOFLAGS ?= -buildvcs=false
 
-.PHONY: run test build vet fuzz bench
+.PHONY: run test build vet fuzz bench chaos
 
 # The version `wds version` prints: the commit, marked when the tree has uncommitted changes.
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
@@ -41,3 +41,8 @@ fuzz:
 bench: build bin/temporal
 	cd bench && $(GO) run ./cmd/wdsbench -wds ../bin/wds -results ../docs/benchmarks/results.json \
 	  -doc ../docs/benchmarks.md -chart ../docs/benchmarks/read-latency.png
+
+# The fault-injection scenarios at full length (docs/reliability.md): about 10 minutes, with the table
+# of results written into docs/reliability.md. `make test` runs the same scenarios shortened.
+chaos: bin/temporal
+	$(GO) test -count=1 -timeout 60m -v -run . ./chaos -args -chaos.long -chaos.report $(CURDIR)/docs/reliability.md
