@@ -217,7 +217,7 @@ func inTx(ctx context.Context, db *gorm.DB, out *VendorResult, write func(tx *go
 			return err
 		}
 		out.Vendor = *v
-		out.Events, err = outbox.Write(ctx, tx, []models.Event{ev})
+		out.Events, err = outbox.Write(ctx, tx, []outbox.Pending{ev})
 		return err
 	})
 }

@@ -52,7 +52,7 @@ type change struct {
 	ctx    context.Context
 	tx     *gorm.DB
 	order  lockedOrder
-	events []models.Event
+	events []outbox.Pending
 }
 
 type lockedOrder struct {

@@ -54,7 +54,7 @@ type op struct {
 	key *models.IntegrationKey
 	// org and store scope every row the op reads or writes: the key's, or the operator's choice.
 	org, store uuid.UUID
-	events     []models.Event
+	events     []outbox.Pending
 }
 
 // keyOp is an op of an integration key, bound to the key's org and store.

@@ -45,6 +45,17 @@ func DeliversAtEventTime(orgExpr, typeExpr, createdExpr string) string {
 	return "w.enabled AND " + SubscribedAtEventTime(orgExpr, typeExpr, createdExpr)
 }
 
+// EndpointsLock is the SQL call that takes the endpoints lock of org orgExpr for the transaction:
+// shared by every event writer, exclusive while an endpoint is created, so that an event never
+// misses an endpoint created before it (outbox.Write).
+func EndpointsLock(orgExpr string, shared bool) string {
+	fn := "pg_advisory_xact_lock"
+	if shared {
+		fn += "_shared"
+	}
+	return fn + "(hashtextextended('wds.webhook_endpoints:' || " + orgExpr + "::text, 0))"
+}
+
 // TargetOrder orders an event's targets (webhook_endpoints aliased w): oldest endpoint first.
 const TargetOrder = "w.created_at, w.id"
 

@@ -18,24 +18,31 @@ import (
 
 // body is the delivered JSON (docs/webhooks.md); field order is fixed by the struct.
 type body struct {
-	ID        uuid.UUID  `json:"id"`
-	Type      string     `json:"type"`
-	CreatedAt string     `json:"created_at"`
-	OrgID     uuid.UUID  `json:"org_id"`
-	StoreID   *uuid.UUID `json:"store_id"`
-	Data      any        `json:"data"`
+	ID        uuid.UUID       `json:"id"`
+	Type      string          `json:"type"`
+	CreatedAt string          `json:"created_at"`
+	OrgID     uuid.UUID       `json:"org_id"`
+	StoreID   *uuid.UUID      `json:"store_id"`
+	Data      json.RawMessage `json:"data"`
+}
+
+// Pending is an event of a transaction, not yet written: Write stamps it with its time.
+type Pending struct {
+	ID      uuid.UUID
+	orgID   uuid.UUID
+	storeID *uuid.UUID
+	typ     string
+	data    json.RawMessage
 }
 
 // New makes an event whose data is the resource as the Read API shows it. Write inserts it, in the
 // transaction that writes the change.
-func New(orgID uuid.UUID, storeID *uuid.UUID, typ string, data any) (models.Event, error) {
-	id := uuid.New()
-	now := time.Now().UTC()
-	raw, err := json.Marshal(body{ID: id, Type: typ, CreatedAt: now.Format(time.RFC3339Nano), OrgID: orgID, StoreID: storeID, Data: data})
+func New(orgID uuid.UUID, storeID *uuid.UUID, typ string, data any) (Pending, error) {
+	raw, err := json.Marshal(data)
 	if err != nil {
-		return models.Event{}, fmt.Errorf("encode %s event: %w", typ, err)
+		return Pending{}, fmt.Errorf("encode %s event: %w", typ, err)
 	}
-	return models.Event{ID: id, OrgID: orgID, StoreID: storeID, Type: typ, Body: raw, CreatedAt: now}, nil
+	return Pending{ID: uuid.New(), orgID: orgID, storeID: storeID, typ: typ, data: raw}, nil
 }
 
 // Write inserts events in one statement, so a write that announces several changes (a new client,
@@ -43,18 +50,34 @@ func New(orgID uuid.UUID, storeID *uuid.UUID, typ string, data any) (models.Even
 // an endpoint can receive, for the after-commit start. An event no endpoint is subscribed to when it
 // fires is written already dispatched: it needs no workflow, and marking it later would cost the
 // request a second statement after commit.
-func Write(ctx context.Context, tx *gorm.DB, events []models.Event) ([]uuid.UUID, error) {
+//
+// An event goes to the endpoints created no later than it. Both times are the database's, and the
+// event's is taken under the org's endpoints lock (shared; creating an endpoint holds it exclusively),
+// so an endpoint still being created is either committed, and seen, before the event's time, or
+// created after it.
+func Write(ctx context.Context, tx *gorm.DB, events []Pending) ([]uuid.UUID, error) {
 	if len(events) == 0 {
 		return nil, nil
+	}
+	now, err := lockEndpoints(ctx, tx, events)
+	if err != nil {
+		return nil, err
 	}
 	values := make([]string, len(events))
 	args := make([]any, 0, 6*len(events))
 	for i, e := range events {
+		// A microsecond apart, PostgreSQL's resolution: events keep their emission order in time.
+		at := now.Add(time.Duration(i) * time.Microsecond)
+		raw, err := json.Marshal(body{ID: e.ID, Type: e.typ, CreatedAt: at.UTC().Format(time.RFC3339Nano),
+			OrgID: e.orgID, StoreID: e.storeID, Data: e.data})
+		if err != nil {
+			return nil, fmt.Errorf("encode %s event: %w", e.typ, err)
+		}
 		values[i] = "(?::uuid, ?::uuid, ?::uuid, ?::text, ?::json, ?::timestamptz)"
-		args = append(args, e.ID, e.OrgID, e.StoreID, e.Type, string(e.Body), e.CreatedAt)
+		args = append(args, e.ID, e.orgID, e.storeID, e.typ, string(raw), at)
 	}
 	var rows []written
-	err := tx.WithContext(ctx).Raw(`INSERT INTO events (id, org_id, store_id, type, body, created_at, dispatched_at)
+	err = tx.WithContext(ctx).Raw(`INSERT INTO events (id, org_id, store_id, type, body, created_at, dispatched_at)
 		SELECT v.id, v.org_id, v.store_id, v.type, v.body, v.created_at,
 			CASE WHEN EXISTS (SELECT 1 FROM webhook_endpoints w WHERE `+
 		models.SubscribedAtEventTime("v.org_id", "v.type", "v.created_at")+`) THEN NULL ELSE clock_timestamp() END
@@ -72,6 +95,25 @@ func Write(ctx context.Context, tx *gorm.DB, events []models.Event) ([]uuid.UUID
 	return targeted, nil
 }
 
+// lockEndpoints takes the events' orgs' endpoints locks, shared, and returns the database's time
+// after them: the events' time.
+func lockEndpoints(ctx context.Context, tx *gorm.DB, events []Pending) (time.Time, error) {
+	var orgs []string
+	for _, e := range events {
+		if !slices.Contains(orgs, e.orgID.String()) {
+			orgs = append(orgs, e.orgID.String())
+		}
+	}
+	slices.Sort(orgs) // one order for every writer
+	var now time.Time
+	err := tx.WithContext(ctx).Raw(`SELECT max(t) FROM (SELECT `+models.EndpointsLock("o", true)+`, clock_timestamp() AS t
+		FROM unnest(?::uuid[]) AS o) AS locked`, "{"+strings.Join(orgs, ",")+"}").Row().Scan(&now)
+	if err != nil {
+		return time.Time{}, fmt.Errorf("lock endpoints: %w", err)
+	}
+	return now, nil
+}
+
 // written is what Write learns of each row it inserted.
 type written struct {
 	ID       uuid.UUID
@@ -84,6 +126,6 @@ func Emit(ctx context.Context, tx *gorm.DB, orgID uuid.UUID, storeID *uuid.UUID,
 	if err != nil {
 		return uuid.Nil, err
 	}
-	_, err = Write(ctx, tx, []models.Event{ev})
+	_, err = Write(ctx, tx, []Pending{ev})
 	return ev.ID, err
 }

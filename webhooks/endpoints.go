@@ -100,6 +100,11 @@ func (s *Service) Create(ctx context.Context, in CreateInput) (*Created, error) 
 		if err := roomForOneMore(ctx, tx, in.OrgID, uuid.Nil); err != nil {
 			return err
 		}
+		// Taken last before the insert (created_at is clock_timestamp()): events written meanwhile wait
+		// for the commit, and see the endpoint.
+		if err := tx.Exec("SELECT "+models.EndpointsLock("?::uuid", false), in.OrgID).Error; err != nil {
+			return fmt.Errorf("lock endpoints: %w", err)
+		}
 		if err := tx.Create(&ep).Error; err != nil {
 			return fmt.Errorf("create endpoint: %w", err)
 		}

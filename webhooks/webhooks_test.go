@@ -586,7 +586,7 @@ func TestEventsWithoutReceiversAreWrittenDispatched(t *testing.T) {
 	f := newFixture(t)
 	lonely, _ := outbox.Emit(f.ctx, f.db, f.org, nil, events.OrderCreated, nil)
 	f.subscribe()
-	var evs []models.Event
+	var evs []outbox.Pending
 	for _, typ := range []string{events.OrderCreated, events.ClientCreated, events.OrderCreated} {
 		ev, err := outbox.New(f.org, nil, typ, nil)
 		if err != nil {
@@ -719,5 +719,63 @@ func TestConcurrentRefiresOfOneDeliveryQueueOneChain(t *testing.T) {
 	f.db.Model(&models.Dispatch{}).Where("refired_delivery_id = ?", dropped.ID).Count(&queued)
 	if len(distinct) != 1 || queued != 1 {
 		t.Fatalf("%d chains answered, %d queued; want 1 and 1", len(distinct), queued)
+	}
+}
+
+// An event written while an endpoint's creation has stamped its created_at but not yet committed
+// waits for that commit and goes to the endpoint: the endpoint was created before it.
+func TestAnEventDoesNotMissAnEndpointBeingCreated(t *testing.T) {
+	f := newFixture(t)
+	// Hold the owner's row so the creation's insert stops at its foreign-key check, after created_at.
+	hold := f.db.Begin()
+	defer hold.Rollback()
+	if err := hold.Exec("SELECT 1 FROM users WHERE id = ? FOR UPDATE", f.owner).Error; err != nil {
+		t.Fatal(err)
+	}
+	created := make(chan *webhooks.Created, 1)
+	go func() {
+		ep, err := f.create("https://127.0.0.1/hook")
+		if err != nil {
+			t.Error(err)
+		}
+		created <- ep
+	}()
+	waitForLockWaiters(t, f, 1)
+	emitted := make(chan uuid.UUID, 1)
+	go func() {
+		id, err := outbox.Emit(f.ctx, f.db, f.org, nil, events.OrderCreated, nil)
+		if err != nil {
+			t.Error(err)
+		}
+		emitted <- id
+	}()
+	time.Sleep(200 * time.Millisecond) // the event's write has run or is waiting
+	hold.Rollback()
+	ep, id := <-created, <-emitted
+	var row struct {
+		Targeted           bool
+		EventAt, CreatedAt time.Time
+	}
+	f.db.Raw(`SELECT e.dispatched_at IS NULL AS targeted, e.created_at AS event_at, w.created_at
+		FROM events e, webhook_endpoints w WHERE e.id = ? AND w.id = ?`, id, ep.Endpoint.ID).Scan(&row)
+	if !row.Targeted || !row.CreatedAt.Before(row.EventAt) {
+		t.Fatalf("endpoint created at %v, event at %v, targeted %v: the event must go to the endpoint",
+			row.CreatedAt, row.EventAt, row.Targeted)
+	}
+}
+
+// waitForLockWaiters waits until n backends wait for a lock.
+func waitForLockWaiters(t *testing.T, f *fixture, n int) {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); ; {
+		var waiting int
+		f.db.Raw("SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'").Scan(&waiting)
+		if waiting >= n {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d backends waiting for a lock, want %d", waiting, n)
+		}
+		time.Sleep(10 * time.Millisecond)
 	}
 }
