@@ -157,27 +157,77 @@ func undispatchedEvents(db *gorm.DB) *gorm.DB {
 	return db.Model(&models.Event{}).Select(claimColumns).Where("dispatched_at IS NULL").Order("created_at, id")
 }
 
-// claimEvents is the relay's pass over events: it claims up to limit undispatched events older than
-// the grace, starts them and marks them in one transaction, which SKIP LOCKED keeps apart from
-// any other relay's.
+// claimEvents is the relay's pass over events: it leases up to limit undispatched events older than
+// the grace, starts them and marks them.
 func (s *Starter) claimEvents(ctx context.Context, limit int) (int, error) {
-	var started []uuid.UUID
-	var startErr error
-	err := s.DB.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
-		var rows []eventRow
-		err := s.pastGrace(undispatchedEvents(tx), "created_at").Limit(limit).Clauses(clause.Locking{Strength: "UPDATE", Table: clause.Table{Name: "events"}, Options: "SKIP LOCKED"}).Find(&rows).Error
-		if err != nil {
-			return fmt.Errorf("claim events: %w", err)
-		}
-		started, startErr = s.startRows(ctx, rows)
-		// A failed start ends the batch (Temporal is likely unreachable) but must not roll back the
-		// marks of what was started: it is reported after commit.
-		return markStarted(tx, "events", started)
+	var rows []eventRow
+	err := lease(ctx, s.DB, "events", &rows, func(tx *gorm.DB) *gorm.DB {
+		return s.pastGrace(undispatchedEvents(tx), "created_at").Where(unleased("events")).Limit(limit).
+			Clauses(clause.Locking{Strength: "UPDATE", Table: clause.Table{Name: "events"}, Options: "SKIP LOCKED"})
 	})
 	if err != nil {
 		return 0, err
 	}
+	started, startErr := s.startRows(ctx, rows)
+	if err := markStarted(s.DB.WithContext(ctx), "events", started); err != nil {
+		return 0, err
+	}
+	if startErr != nil {
+		// Starts stop at the first failure; the rest go back to the next pass, of any relay.
+		release(ctx, s.DB, "events", ids(rows[len(started):]))
+	}
 	return len(started), startErr
+}
+
+// relayLease is how long a relay's claim keeps other relays off its rows: far longer than a batch of
+// starts takes, and the time a relay that died mid-batch delays its rows.
+const relayLease = time.Minute
+
+// lease claims rows in a short transaction of its own: SKIP LOCKED keeps concurrent relays apart
+// while it runs, and the lease it sets keeps them apart afterwards, so no lock or transaction is held
+// while Temporal answers the starts.
+func lease[R row](ctx context.Context, db *gorm.DB, table string, rows *[]R, claim func(*gorm.DB) *gorm.DB) error {
+	return db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		if err := claim(tx).Find(rows).Error; err != nil {
+			return fmt.Errorf("claim %s: %w", table, err)
+		}
+		if len(*rows) == 0 {
+			return nil
+		}
+		err := tx.Exec("UPDATE "+table+" SET relay_lease_until = clock_timestamp() + ? * interval '1 second' WHERE id IN ?",
+			relayLease.Seconds(), ids(*rows)).Error
+		if err != nil {
+			return fmt.Errorf("lease %s: %w", table, err)
+		}
+		return nil
+	})
+}
+
+// row is a relay's claimed row: an event or a queued start.
+type row interface{ rowID() uuid.UUID }
+
+func (r eventRow) rowID() uuid.UUID    { return r.ID }
+func (r dispatchRow) rowID() uuid.UUID { return r.ID }
+
+func ids[R row](rows []R) []uuid.UUID {
+	out := make([]uuid.UUID, len(rows))
+	for i, r := range rows {
+		out[i] = r.rowID()
+	}
+	return out
+}
+
+// release ends the leases of rows a relay claimed but did not start. Should it fail, the leases end
+// by themselves.
+func release(ctx context.Context, db *gorm.DB, table string, ids []uuid.UUID) {
+	if len(ids) > 0 {
+		db.WithContext(ctx).Exec("UPDATE "+table+" SET relay_lease_until = NULL WHERE id IN ?", ids)
+	}
+}
+
+// unleased is the condition on table (or its alias) for rows no relay holds a lease on.
+func unleased(table string) string {
+	return "(" + table + ".relay_lease_until IS NULL OR " + table + ".relay_lease_until < clock_timestamp())"
 }
 
 // startNow starts rows a request has just committed (events, or queued re-fires and tests). It holds
@@ -281,20 +331,21 @@ func queuedStarts(db *gorm.DB) *gorm.DB {
 
 // claimDispatches is the relay's pass over queued re-fires and tests, as claimEvents is over events.
 func (s *Starter) claimDispatches(ctx context.Context, limit int) (int, error) {
-	var started []uuid.UUID
-	var startErr error
-	err := s.DB.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
-		var rows []dispatchRow
-		err := s.pastGrace(queuedStarts(tx), "d.created_at").Limit(limit).
-			Clauses(clause.Locking{Strength: "UPDATE", Table: clause.Table{Name: "d"}, Options: "SKIP LOCKED"}).Find(&rows).Error
-		if err != nil {
-			return fmt.Errorf("claim queued starts: %w", err)
-		}
-		started, startErr = s.startDispatchRows(ctx, rows)
-		return markStarted(tx, "webhook_dispatches", started)
+	var rows []dispatchRow
+	err := lease(ctx, s.DB, "webhook_dispatches", &rows, func(tx *gorm.DB) *gorm.DB {
+		return s.pastGrace(queuedStarts(tx), "d.created_at").Where(unleased("d")).Limit(limit).
+			Clauses(clause.Locking{Strength: "UPDATE", Table: clause.Table{Name: "d"}, Options: "SKIP LOCKED"})
 	})
 	if err != nil {
 		return 0, err
+	}
+	started, startErr := s.startDispatchRows(ctx, rows)
+	if err := markStarted(s.DB.WithContext(ctx), "webhook_dispatches", started); err != nil {
+		return 0, err
+	}
+	if startErr != nil {
+		// Starts stop at the first failure; the rest go back to the next pass, of any relay.
+		release(ctx, s.DB, "webhook_dispatches", ids(rows[len(started):]))
 	}
 	return len(started), startErr
 }

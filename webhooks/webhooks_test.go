@@ -330,9 +330,14 @@ type fakeTemporal struct {
 	names   []any
 	args    [][]any
 	signals []string
+	// gate, when set, runs before each start answers: a slow Temporal.
+	gate func()
 }
 
 func (t *fakeTemporal) ExecuteWorkflow(_ context.Context, o client.StartWorkflowOptions, name any, args ...any) (client.WorkflowRun, error) {
+	if t.gate != nil {
+		t.gate()
+	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if t.down {
@@ -483,6 +488,35 @@ func TestTheRelayTakesAnEventOnceItsGraceHasPassed(t *testing.T) {
 		t.Fatalf("relay started %d after the grace: %v", n, err)
 	}
 	tc.startedOnce(t, []uuid.UUID{ev})
+}
+
+// While Temporal answers a relay's starts, the relay holds no lock or transaction: the row can be
+// locked by anyone, and another relay skips it because of the lease.
+func TestTheRelayHoldsNoLockWhileTemporalAnswers(t *testing.T) {
+	f := newFixture(t)
+	f.subscribe()
+	ev, _ := outbox.Emit(f.ctx, f.db, f.org, nil, events.OrderCreated, nil)
+	entered, proceed := make(chan struct{}), make(chan struct{})
+	tc := &fakeTemporal{starts: map[string]int{}, gate: func() { entered <- struct{}{}; <-proceed }}
+	st := &webhooks.Starter{DB: f.db, Temporal: tc, Schedule: []time.Duration{time.Second}, Log: quiet()}
+	done := make(chan error, 1)
+	go func() { _, err := st.RelayOnce(f.ctx, 10); done <- err }()
+	<-entered
+	if err := f.db.Exec("SELECT 1 FROM events WHERE id = ? FOR UPDATE NOWAIT", ev).Error; err != nil {
+		t.Fatalf("the event's row is locked while its start is in flight: %v", err)
+	}
+	other := &webhooks.Starter{DB: f.db, Temporal: &fakeTemporal{starts: map[string]int{}}, Schedule: []time.Duration{time.Second}, Log: quiet()}
+	if n, err := other.RelayOnce(f.ctx, 10); err != nil || n != 0 {
+		t.Fatalf("another relay started %d leased events: %v", n, err)
+	}
+	close(proceed)
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	tc.startedOnce(t, []uuid.UUID{ev})
+	if n := f.undispatched(); n != 0 {
+		t.Fatalf("%d undispatched after the start", n)
+	}
 }
 
 func TestAnAlreadyStartedWorkflowCountsAsDispatched(t *testing.T) {
