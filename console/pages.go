@@ -212,12 +212,19 @@ func (c *Console) endpointAction(g *gin.Context) {
 	c.act(g, "/console/webhooks", done, op, c.webhooksPage)
 }
 
-// act runs op on the path's id and goes back to the list, or shows the list with the failure.
-func (c *Console) act(g *gin.Context, back, done string, op func(id uuid.UUID) error, page func(*gin.Context, int, view)) {
+// pathID is the row the path names; one that is not a UUID names no row.
+func pathID(g *gin.Context) (uuid.UUID, error) {
 	id, err := uuid.Parse(g.Param("id"))
 	if err != nil {
-		err = models.Fail(models.ErrNotFound, "no such row")
-	} else {
+		return uuid.Nil, models.Fail(models.ErrNotFound, "no such row")
+	}
+	return id, nil
+}
+
+// act runs op on the path's id and goes back to the list, or shows the list with the failure.
+func (c *Console) act(g *gin.Context, back, done string, op func(id uuid.UUID) error, page func(*gin.Context, int, view)) {
+	id, err := pathID(g)
+	if err == nil {
 		err = op(id)
 	}
 	if err != nil {
@@ -232,7 +239,7 @@ func (c *Console) act(g *gin.Context, back, done string, op func(id uuid.UUID) e
 func (c *Console) endpoint(g *gin.Context) {
 	s := sessionOf(g)
 	ctx := g.Request.Context()
-	id, err := uuid.Parse(g.Param("id"))
+	id, err := pathID(g)
 	var ep *models.Endpoint
 	if err == nil {
 		eps, lerr := c.Webhooks.List(ctx, s.OrgID, &s.User.ID)

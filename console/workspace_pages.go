@@ -49,12 +49,10 @@ func (c *Console) orders(g *gin.Context) {
 func (c *Console) order(g *gin.Context) { c.orderPage(g, http.StatusOK, view{Notice: notice(g)}) }
 
 func (c *Console) orderPage(g *gin.Context, code int, v view) {
-	id, err := uuid.Parse(g.Param("id"))
+	id, err := pathID(g)
 	var o *views.Order
 	if err == nil {
 		o, err = views.GetOrder(g.Request.Context(), c.DB, views.Scope{OrgID: sessionOf(g).OrgID}, id)
-	} else {
-		err = models.Fail(models.ErrNotFound, "order not found")
 	}
 	if err != nil {
 		c.render(g, status(err), "order", sessionOf(g), view{Error: c.problem(err)})
