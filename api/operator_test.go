@@ -53,6 +53,12 @@ func (s *startedDispatches) StartDispatches(_ context.Context, ids ...uuid.UUID)
 
 func newOpEnv(t testing.TB, allowPrivate bool) *opEnv {
 	t.Helper()
+	return newOpEnvWith(t, webhooks.Service{AllowPrivate: allowPrivate})
+}
+
+// newOpEnvWith serves the Operator API with hooks as the webhook service (its DB and Box filled in).
+func newOpEnvWith(t testing.TB, hooks webhooks.Service) *opEnv {
+	t.Helper()
 	db := pgtest.New(t)
 	e := &opEnv{t: t, db: db, started: &startedDispatches{}}
 	e.org, _, e.owner = mustOrg(t, db, "Acme")
@@ -65,7 +71,8 @@ func newOpEnv(t testing.TB, allowPrivate bool) *opEnv {
 	box, _ := secrets.NewBox(secrets.GenerateKey())
 	log := logrus.New()
 	log.SetOutput(io.Discard)
-	r, err := api.NewRouter(api.Deps{DB: db, Log: log, Webhooks: &webhooks.Service{DB: db, Box: box, AllowPrivate: allowPrivate}, Dispatches: e.started})
+	hooks.DB, hooks.Box = db, box
+	r, err := api.NewRouter(api.Deps{DB: db, Log: log, Webhooks: &hooks, Dispatches: e.started})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -2,6 +2,10 @@
 // (outbound requests are hostile territory): HTTPS only, no redirects, a total timeout, and a dialer that refuses non-public
 // addresses at connect time, after DNS resolution, so a name that resolved to a public address when the
 // endpoint was registered cannot later be pointed at the internal network (DNS rebinding).
+//
+// The client resolves names itself, with a Resolver (net.DefaultResolver unless Options name
+// another), and dials each answer as an IP address through the guard. Production and tests take
+// that one path; a test only swaps the resolver to point a name anywhere at any moment.
 package egress
 
 import (
@@ -60,21 +64,41 @@ func IsPublic(ip netip.Addr) bool {
 	return true
 }
 
-// CheckHost resolves host and fails with ErrAddressNotAllowed when any of its addresses is not public:
-// a receiver behind a name must not be able to switch between an internal and a public answer.
-func CheckHost(ctx context.Context, host string) error {
+// Resolver answers the addresses of a host name. *net.Resolver satisfies it; tests inject one that
+// answers what they need (a public address at registration and a private one at delivery).
+type Resolver interface {
+	LookupNetIP(ctx context.Context, network, host string) ([]netip.Addr, error)
+}
+
+// lookup answers an IP literal itself and asks r (nil: net.DefaultResolver) for a name.
+func lookup(ctx context.Context, r Resolver, network, host string) ([]netip.Addr, error) {
 	if ip, err := netip.ParseAddr(host); err == nil {
-		if !IsPublic(ip) {
-			return fmt.Errorf("%w: %s is not a public address", ErrAddressNotAllowed, ip)
-		}
-		return nil
+		return []netip.Addr{ip}, nil
 	}
-	addrs, err := net.DefaultResolver.LookupNetIP(ctx, "ip", host)
+	if r == nil {
+		r = net.DefaultResolver
+	}
+	addrs, err := r.LookupNetIP(ctx, network, host)
+	if err == nil && len(addrs) == 0 {
+		err = &net.DNSError{Err: "no addresses", Name: host, IsNotFound: true}
+	}
+	return addrs, err
+}
+
+// CheckHost resolves host with r (nil: net.DefaultResolver) and fails with ErrAddressNotAllowed when
+// any of its addresses is not public: a receiver behind a name must not be able to switch between an
+// internal and a public answer. It is the registration-time check; the client's dialer checks again
+// the address it connects to.
+func CheckHost(ctx context.Context, r Resolver, host string) error {
+	addrs, err := lookup(ctx, r, "ip", host)
 	if err != nil {
 		return fmt.Errorf("resolve %s: %w", host, err)
 	}
 	for _, ip := range addrs {
 		if !IsPublic(ip) {
+			if ip.String() == host {
+				return fmt.Errorf("%w: %s is not a public address", ErrAddressNotAllowed, ip)
+			}
 			return fmt.Errorf("%w: %s resolves to %s", ErrAddressNotAllowed, host, ip.Unmap())
 		}
 	}
@@ -90,6 +114,9 @@ type Options struct {
 	CAFiles []string
 	// RootCAs replaces the system roots when set (tests that trust one receiver).
 	RootCAs *x509.CertPool
+	// Resolver answers host names (nil: net.DefaultResolver). Whatever it answers, every address is
+	// checked as it is connected to.
+	Resolver Resolver
 }
 
 // NewClient builds the HTTP client deliveries are sent with.
@@ -110,12 +137,12 @@ func NewClient(o Options) (*http.Client, error) {
 			return nil, fmt.Errorf("CA bundle %s holds no PEM certificate", file)
 		}
 	}
-	dialer := &net.Dialer{Timeout: Timeout}
+	d := &dialer{resolver: o.Resolver}
 	if !o.AllowPrivate {
-		dialer.Control = refuseNonPublic
+		d.conn.Control = refuseNonPublic
 	}
 	transport := &http.Transport{
-		DialContext:           dialer.DialContext,
+		DialContext:           d.DialContext,
 		TLSClientConfig:       &tls.Config{RootCAs: roots, MinVersion: tls.VersionTLS12},
 		TLSHandshakeTimeout:   Timeout,
 		ResponseHeaderTimeout: Timeout,
@@ -131,6 +158,136 @@ func NewClient(o Options) (*http.Client, error) {
 		// A 3xx is the receiver's answer, not an instruction: following it could lead anywhere.
 		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
 	}, nil
+}
+
+// dialer resolves with its Resolver and connects to the answers as net.Dialer would (Happy
+// Eyeballs: the first answer's address family in turn, the other family in parallel after a short
+// delay), each connection through conn, whose Control is the address guard.
+type dialer struct {
+	resolver Resolver
+	conn     net.Dialer
+}
+
+// fallbackDelay is net.Dialer's default head start of the first address family.
+const fallbackDelay = 300 * time.Millisecond
+
+func (d *dialer) DialContext(ctx context.Context, network, address string) (net.Conn, error) {
+	ctx, cancel := context.WithTimeout(ctx, Timeout)
+	defer cancel()
+	host, port, err := net.SplitHostPort(address)
+	if err != nil {
+		return nil, &net.OpError{Op: "dial", Net: network, Err: err}
+	}
+	ipNetwork := "ip"
+	switch network {
+	case "tcp4":
+		ipNetwork = "ip4"
+	case "tcp6":
+		ipNetwork = "ip6"
+	}
+	addrs, err := lookup(ctx, d.resolver, ipNetwork, host)
+	if err != nil {
+		return nil, &net.OpError{Op: "dial", Net: network, Err: err}
+	}
+	var primaries, fallbacks []string
+	for _, ip := range addrs {
+		if ip.Unmap().Is4() == addrs[0].Unmap().Is4() {
+			primaries = append(primaries, net.JoinHostPort(ip.String(), port))
+		} else {
+			fallbacks = append(fallbacks, net.JoinHostPort(ip.String(), port))
+		}
+	}
+	if len(fallbacks) == 0 {
+		return d.dialSerial(ctx, network, primaries)
+	}
+	return d.dialParallel(ctx, network, primaries, fallbacks)
+}
+
+// dialParallel races the primaries against the fallbacks, which start after fallbackDelay or as
+// soon as every primary has failed; the first connection wins and a later one is closed.
+func (d *dialer) dialParallel(ctx context.Context, network string, primaries, fallbacks []string) (net.Conn, error) {
+	type result struct {
+		conn    net.Conn
+		err     error
+		primary bool
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	results := make(chan result, 2) // buffered: a racer never blocks after dialParallel returned
+	race := func(primary bool, addrs []string) {
+		c, err := d.dialSerial(ctx, network, addrs)
+		results <- result{c, err, primary}
+	}
+	go race(true, primaries)
+	timer := time.NewTimer(fallbackDelay)
+	defer timer.Stop()
+	started, pending := false, 1
+	var firstErr error
+	closeLate := func() {
+		// The loser may still connect: close what it brings.
+		for ; pending > 0; pending-- {
+			if r := <-results; r.conn != nil {
+				r.conn.Close()
+			}
+		}
+	}
+	for {
+		select {
+		case <-timer.C:
+			if !started {
+				started, pending = true, pending+1
+				go race(false, fallbacks)
+			}
+		case r := <-results:
+			pending--
+			if r.err == nil {
+				cancel()
+				go closeLate()
+				return r.conn, nil
+			}
+			if r.primary || firstErr == nil {
+				firstErr = r.err
+			}
+			if !started {
+				started, pending = true, pending+1
+				go race(false, fallbacks)
+			} else if pending == 0 {
+				return nil, firstErr
+			}
+		}
+	}
+}
+
+// dialSerial tries the addresses in turn, giving each a share of the time left (at least 2 s, as
+// net.Dialer does), and answers the first error when none connects.
+func (d *dialer) dialSerial(ctx context.Context, network string, addrs []string) (net.Conn, error) {
+	var firstErr error
+	for i, addr := range addrs {
+		if err := ctx.Err(); err != nil {
+			if firstErr == nil {
+				firstErr = &net.OpError{Op: "dial", Net: network, Err: err}
+			}
+			break
+		}
+		actx := ctx
+		if deadline, ok := ctx.Deadline(); ok {
+			share := time.Until(deadline) / time.Duration(len(addrs)-i)
+			if share < 2*time.Second {
+				share = min(2*time.Second, time.Until(deadline))
+			}
+			var cancel context.CancelFunc
+			actx, cancel = context.WithTimeout(ctx, share)
+			defer cancel()
+		}
+		c, err := d.conn.DialContext(actx, network, addr)
+		if err == nil {
+			return c, nil
+		}
+		if firstErr == nil {
+			firstErr = err
+		}
+	}
+	return nil, firstErr
 }
 
 // refuseNonPublic runs after name resolution, on the exact address about to be connected to.

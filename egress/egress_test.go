@@ -3,10 +3,15 @@ package egress
 import (
 	"context"
 	"errors"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/netip"
+	"net/url"
+	"sync/atomic"
 	"testing"
+
+	"wds/egress/egresstest"
 )
 
 func TestIsPublic(t *testing.T) {
@@ -26,7 +31,7 @@ func TestIsPublic(t *testing.T) {
 
 func TestCheckHostRefusesLoopbackNames(t *testing.T) {
 	for _, h := range []string{"localhost", "127.0.0.1", "::1", "10.0.0.8"} {
-		if err := CheckHost(context.Background(), h); !errors.Is(err, ErrAddressNotAllowed) {
+		if err := CheckHost(context.Background(), nil, h); !errors.Is(err, ErrAddressNotAllowed) {
 			t.Errorf("CheckHost(%s) = %v, want ErrAddressNotAllowed", h, err)
 		}
 	}
@@ -75,5 +80,95 @@ func TestClientDoesNotFollowRedirects(t *testing.T) {
 	resp.Body.Close()
 	if resp.StatusCode != http.StatusFound {
 		t.Fatalf("status %d, want 302", resp.StatusCode)
+	}
+}
+
+// The registration check asks the injected resolver and refuses a name if any answer is not public.
+func TestCheckHostAsksTheResolver(t *testing.T) {
+	dns := &egresstest.Resolver{}
+	dns.Set("public.example", "93.184.216.34", "2606:2800:220:1:248:1893:25c8:1946")
+	dns.Set("private.example", "10.0.0.7")
+	dns.Set("mapped.example", "::ffff:127.0.0.1")
+	dns.Set("mixed.example", "93.184.216.34", "192.168.1.1")
+	ctx := context.Background()
+	if err := CheckHost(ctx, dns, "public.example"); err != nil {
+		t.Fatalf("public name: %v", err)
+	}
+	for _, h := range []string{"private.example", "mapped.example", "mixed.example"} {
+		if err := CheckHost(ctx, dns, h); !errors.Is(err, ErrAddressNotAllowed) {
+			t.Errorf("CheckHost(%s) = %v, want ErrAddressNotAllowed", h, err)
+		}
+	}
+	var dnsErr *net.DNSError
+	if err := CheckHost(ctx, dns, "unknown.example"); errors.Is(err, ErrAddressNotAllowed) || !errors.As(err, &dnsErr) {
+		t.Fatalf("unknown name: %v", err)
+	}
+	if dns.Asked("public.example") != 1 {
+		t.Fatal("the resolver was not asked")
+	}
+}
+
+// The client resolves with the injected resolver and the guard refuses every non-public answer at
+// connect time, whatever the name resolved to before (DNS rebinding).
+func TestClientGuardsWhatTheResolverAnswersAtConnect(t *testing.T) {
+	var hits atomic.Int32
+	srv := httptest.NewTLSServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) { hits.Add(1) }))
+	defer srv.Close()
+	roots := srv.Client().Transport.(*http.Transport).TLSClientConfig.RootCAs
+	u, _ := url.Parse(srv.URL)
+	// The test certificate covers *.example.com, so only the guard can stop these requests.
+	target := "https://rebind.example.com:" + u.Port() + "/"
+	dns := &egresstest.Resolver{}
+	guarded, err := NewClient(Options{RootCAs: roots, Resolver: dns})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, answer := range [][]string{{"127.0.0.1"}, {"::ffff:127.0.0.1"}, {"169.254.169.254"}, {"::1", "127.0.0.1"}, {"10.1.2.3", "127.0.0.1"}} {
+		dns.Set("rebind.example.com", "93.184.216.34")
+		if err := CheckHost(context.Background(), dns, "rebind.example.com"); err != nil {
+			t.Fatal(err)
+		}
+		dns.Set("rebind.example.com", answer...)
+		asked := dns.Asked("rebind.example.com")
+		if _, err := guarded.Get(target); !errors.Is(err, ErrAddressNotAllowed) {
+			t.Errorf("resolving to %v: err = %v, want ErrAddressNotAllowed", answer, err)
+		}
+		if dns.Asked("rebind.example.com") == asked {
+			t.Errorf("resolving to %v: the client did not ask the resolver", answer)
+		}
+	}
+	if n := hits.Load(); n != 0 {
+		t.Fatalf("the guarded client reached the receiver %d times", n)
+	}
+
+	// The same resolver and dialer without the guard connect: the answers above were really dialed.
+	open, err := NewClient(Options{RootCAs: roots, Resolver: dns, AllowPrivate: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, answer := range [][]string{{"127.0.0.1"}, {"::ffff:127.0.0.1"}, {"::1", "127.0.0.1"}} {
+		dns.Set("rebind.example.com", answer...)
+		open.CloseIdleConnections()
+		resp, err := open.Get(target)
+		if err != nil {
+			t.Fatalf("allow-private client resolving to %v: %v", answer, err)
+		}
+		resp.Body.Close()
+	}
+	if n := hits.Load(); n != 3 {
+		t.Fatalf("%d requests reached the receiver, want 3", n)
+	}
+}
+
+// A name the resolver does not know fails as a DNS error, not as the guard.
+func TestClientReportsResolverFailures(t *testing.T) {
+	c, err := NewClient(Options{Resolver: &egresstest.Resolver{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = c.Get("https://nowhere.example/")
+	var dnsErr *net.DNSError
+	if !errors.As(err, &dnsErr) || errors.Is(err, ErrAddressNotAllowed) {
+		t.Fatalf("err = %v, want a DNS error", err)
 	}
 }

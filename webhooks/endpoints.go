@@ -37,8 +37,9 @@ type Service struct {
 	Box *secrets.Box
 	// AllowPrivate accepts endpoint URLs that resolve to non-public addresses (WDS_WEBHOOK_ALLOW_PRIVATE).
 	AllowPrivate bool
-	// Resolve checks that a host resolves only to public addresses; nil is egress.CheckHost.
-	Resolve func(ctx context.Context, host string) error
+	// Resolver answers the addresses of endpoint hosts (nil: net.DefaultResolver); the worker's
+	// client should resolve with the same one (egress.Options.Resolver).
+	Resolver egress.Resolver
 	// Stopper tells running chains of a disabled or deleted endpoint to stop now; nil leaves them to
 	// stop at their next due time (the database-only CLI).
 	Stopper ChainStopper
@@ -185,11 +186,7 @@ func (s *Service) checkURL(ctx context.Context, raw string) (string, error) {
 	if s.AllowPrivate {
 		return u.String(), nil
 	}
-	resolve := s.Resolve
-	if resolve == nil {
-		resolve = egress.CheckHost
-	}
-	if err := resolve(ctx, u.Hostname()); err != nil {
+	if err := egress.CheckHost(ctx, s.Resolver, u.Hostname()); err != nil {
 		if errors.Is(err, egress.ErrAddressNotAllowed) {
 			return "", models.Fail(models.ErrURLNotAllowed, "url host %s resolves to a non-public address", u.Hostname())
 		}

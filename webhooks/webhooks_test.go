@@ -16,6 +16,7 @@ import (
 	"go.temporal.io/sdk/client"
 	"gorm.io/gorm"
 
+	"wds/egress/egresstest"
 	"wds/events"
 	"wds/models"
 	"wds/outbox"
@@ -91,8 +92,10 @@ func TestCreateValidatesURLTypesAndAttempts(t *testing.T) {
 			}
 		})
 	}
-	// A public address passes the strict check (resolution is stubbed: tests do not need DNS).
-	strict.Resolve = func(context.Context, string) error { return nil }
+	// A public address passes the strict check (resolution is injected: tests do not need DNS).
+	dns := &egresstest.Resolver{}
+	dns.Set("hooks.example.com", "93.184.216.34", "2606:2800:220:1:248:1893:25c8:1946")
+	strict.Resolver = dns
 	ep, err := strict.Create(f.ctx, webhooks.CreateInput{OrgID: f.org, ActorID: f.owner, URL: "HTTPS://hooks.example.com/in",
 		EventTypes: []string{events.OrderCreated, events.OrderCreated, events.PaymentRecorded}, MaxAttempts: 10})
 	if err != nil {
