@@ -8,7 +8,7 @@ import (
 )
 
 // rate is the steady stream of creates every fault runs under.
-const rate = 20
+const rate = 25
 
 // Every scenario subscribes two endpoints to order.created: one with the default five attempts,
 // and one with a single attempt, which an attempt lost to the infrastructure would drop unsent.
@@ -85,14 +85,14 @@ func TestPostgresRestartedUnderServeAndWorker(t *testing.T) {
 	began := time.Now()
 	l := newLoad(s)
 	underLoad(l, func() {
-		time.Sleep(3 * time.Second)
+		time.Sleep(5 * time.Second)
 		if err := s.pg.Stop(context.Background()); err != nil {
 			t.Fatal(err)
 		}
 		time.Sleep(outage)
 		s.startPostgres()
 		createdAtRestart = l.count("2xx")
-		time.Sleep(5 * time.Second)
+		time.Sleep(8 * time.Second)
 	})
 	r := s.settle(t, l, fmt.Sprintf("PostgreSQL stopped for %v under serve and worker, then started", outage), loadOf(time.Since(began)), paths...)
 	if l.classes["503"] == 0 {

@@ -32,7 +32,7 @@ func TestHostileReceiversEndEachAttemptAndTheLadderGoesOn(t *testing.T) {
 	s.endpoint(mainPath, answerOK, 5)
 	s.endpoint("/endless", endlessBody, 2)
 	s.rcv.add(followedPath, answerOK)
-	d := dur(5*time.Second, 20*time.Second)
+	d := dur(8*time.Second, 20*time.Second)
 	l := underLoad(newLoad(s), func() { time.Sleep(d) })
 	r := s.settle(t, l, "hostile receivers: hang past 10 s, 302, a body trickling 1 byte/s, a connection reset "+
 		"(each attempt failed, then dropped on the ladder), beside a 200 with an endless body (succeeded)",

@@ -90,6 +90,19 @@ func (rc *receiver) endpointID(path string) string {
 	return rc.paths[path].endpointID
 }
 
+// secrets are the signing secrets of every endpoint.
+func (rc *receiver) secrets() []string {
+	rc.mu.Lock()
+	defer rc.mu.Unlock()
+	var out []string
+	for _, in := range rc.paths {
+		if in.secret != "" {
+			out = append(out, in.secret)
+		}
+	}
+	return out
+}
+
 // posts is how many requests the path received.
 func (rc *receiver) posts(path string) int {
 	rc.mu.Lock()

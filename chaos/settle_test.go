@@ -2,6 +2,8 @@ package chaos
 
 import (
 	"context"
+	"os"
+	"strings"
 	"testing"
 	"time"
 
@@ -39,6 +41,7 @@ func (s *system) settle(t *testing.T, l *load, scenario, loadDesc string, paths 
 	}
 	s.audit(t, l)
 	s.noAttemptSpent(t, paths)
+	s.noSecretLogged(t)
 	record(t, r)
 	return r
 }
@@ -139,5 +142,34 @@ func (s *system) noAttemptSpent(t *testing.T, paths []string) {
 	}
 	for _, r := range rows {
 		t.Errorf("%d attempts recorded %s (%s) by a receiver that always answers 2xx in time", r.N, r.Status, r.Error)
+	}
+}
+
+// noSecretLogged reads every log line the processes wrote and every audit row: none may hold the
+// integration key, the operator token or an endpoint's signing secret.
+func (s *system) noSecretLogged(t *testing.T) {
+	t.Helper()
+	secrets := append([]string{s.key, s.ownerToken}, s.rcv.secrets()...)
+	for _, p := range append([]*proc{s.serve}, s.workers...) {
+		b, err := os.ReadFile(p.logPath)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, secret := range secrets {
+			if strings.Contains(string(b), secret) {
+				t.Errorf("%s's log holds a secret (%.12s...)", p.name, secret)
+			}
+		}
+	}
+	var audit []string
+	if err := s.db.Raw("SELECT a::text FROM audit_log a").Scan(&audit).Error; err != nil {
+		t.Fatal(err)
+	}
+	for _, row := range audit {
+		for _, secret := range secrets {
+			if strings.Contains(row, secret) {
+				t.Errorf("an audit row holds a secret (%.12s...)", secret)
+			}
+		}
 	}
 }
