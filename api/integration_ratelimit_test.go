@@ -178,6 +178,9 @@ func TestIntegrationRateLimitFailsClosed(t *testing.T) {
 	if !strings.Contains(logs.String(), "rate limit of key") {
 		t.Errorf("the request log does not say why the request was refused:\n%s", logs.String())
 	}
+	if e.limiterWaiting() { // it would count the request once the lock is free
+		t.Error("the cut-off limiter call still waits in PostgreSQL")
+	}
 
 	// The database drops the limiter's connection mid-call (a restart, a failover).
 	answered := make(chan resp, 1)
@@ -224,6 +227,9 @@ func TestIntegrationRateLimitLetsAHungUpClientGo(t *testing.T) {
 		t.Fatal("the request was answered after its client hung up")
 	}
 	waitUntil(t, "the request's log line", func() bool { return strings.Contains(logs.String(), `"status":499`) })
+	if e.limiterWaiting() { // it would count the request once the lock is free
+		t.Error("the abandoned limiter call still waits in PostgreSQL")
+	}
 	if strings.Contains(logs.String(), `"status":503`) {
 		t.Errorf("a client that hung up was logged as an outage:\n%s", logs.String())
 	}

@@ -61,9 +61,10 @@ func TestTimeoutsFitTogether(t *testing.T) {
 		holds bool
 	}{
 		{"every timeout is set", HTTPReadHeaderTimeout > 0 && HTTPReadTimeout > 0 && RequestTimeout > 0 &&
-			HTTPWriteTimeout > 0 && HTTPIdleTimeout > 0 && DBStatementTimeout > 0 && DBLockTimeout > 0 && DBTurnWait > 0},
+			HTTPWriteTimeout > 0 && HTTPIdleTimeout > 0 && DBStatementTimeout > 0 && DBLockTimeout > 0 && DBTurnWait > 0 &&
+			DBCancelGrace > 0},
 		{"headers arrive within the read timeout", HTTPReadHeaderTimeout <= HTTPReadTimeout},
-		{"the answer to a request cut off by its deadline can still be written", HTTPWriteTimeout >= RequestTimeout+5*time.Second},
+		{"the answer to a request cut off by its deadline can still be written", HTTPWriteTimeout >= RequestTimeout+DBCancelGrace+5*time.Second},
 		{"no statement outlives its request", DBStatementTimeout <= RequestTimeout},
 		{"a lock wait ends before the statement's own timeout", DBLockTimeout < DBStatementTimeout},
 		{"a queued request gives up while it can still be told so", DBTurnWait < RequestTimeout},

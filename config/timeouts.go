@@ -33,6 +33,10 @@ const (
 	// this for a row, table or advisory lock fails (55P03), so one stuck transaction holds up the
 	// others on its rows for at most this long instead of until their deadlines.
 	DBLockTimeout = 10 * time.Second
+	// DBCancelGrace is how long a statement whose caller gave up (its request's deadline passed, its
+	// client hung up) gets to acknowledge PostgreSQL's cancel request before its connection is
+	// dropped instead.
+	DBCancelGrace = 2 * time.Second
 	// DBTurnWait bounds how long work queues for a turn at the database (database.Concurrency): past
 	// it the database is too busy to be worth waiting for, and the request answers 503 while a
 	// retry elsewhere may still succeed.

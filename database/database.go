@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgconn/ctxwatch"
 	"github.com/jackc/pgx/v5/stdlib"
 	"github.com/sirupsen/logrus"
 	pgxuuid "github.com/vgarvardt/pgx-google-uuid/v5"
@@ -77,6 +79,13 @@ func Open(ctx context.Context, url string, log logrus.FieldLogger, opts ...Optio
 	cfg, err := pgx.ParseConfig(url)
 	if err != nil {
 		return nil, fmt.Errorf("open database: %w", err)
+	}
+	// When a caller's context ends (a request's deadline, a client that hung up), ask PostgreSQL to
+	// cancel the statement. pgx's default only abandons the connection: the backend went on running
+	// the statement, or waiting for its lock, until it ended by itself, and a single statement that
+	// then succeeded (the rate limiter's count) committed work nobody waited for any more.
+	cfg.BuildContextWatcherHandler = func(c *pgconn.PgConn) ctxwatch.Handler {
+		return &pgconn.CancelRequestContextWatcherHandler{Conn: c, DeadlineDelay: config.DBCancelGrace}
 	}
 	setup := sessionSetup(cfg.RuntimeParams, o)
 	sqlDB := stdlib.OpenDB(*cfg, stdlib.OptionAfterConnect(func(ctx context.Context, conn *pgx.Conn) error {

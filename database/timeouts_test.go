@@ -179,3 +179,38 @@ func TestACommitAfterTheDeadlineIsReportedUnavailable(t *testing.T) {
 		t.Fatalf("commit after the deadline: err = %v, want an error reported unavailable", err)
 	}
 }
+
+// A statement whose caller gives up (a request's deadline, a client that hung up) has been
+// cancelled in PostgreSQL by the time the call returns. pgx's default only abandoned the connection
+// and sent the cancel afterwards, so the caller went on (released a lock, answered 503) while the
+// backend still waited for its lock, and could then do the work nobody waited for any more: a single
+// statement commits it.
+func TestAStatementWhoseContextEndsIsCancelledInTheDatabase(t *testing.T) {
+	base := pgtest.URL(t)
+	other := openWith(t, base)
+	db := openWith(t, base)
+	if err := db.Exec(`CREATE TABLE cancel_t (id int PRIMARY KEY, n int); INSERT INTO cancel_t VALUES (1, 0)`).Error; err != nil {
+		t.Fatal(err)
+	}
+	for i := range 5 {
+		holder := other.Begin()
+		if err := holder.Exec(`SELECT * FROM cancel_t WHERE id = 1 FOR UPDATE`).Error; err != nil {
+			t.Fatal(err)
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+		err := db.WithContext(ctx).Exec(`UPDATE cancel_t SET n = n + 1 WHERE id = 1`).Error
+		cancel()
+		if !database.Unavailable(err) {
+			t.Fatalf("err = %v, want the deadline, reported unavailable", err)
+		}
+		// The caller moves on at once: here, the lock the UPDATE waited for is released.
+		if err := holder.Rollback().Error; err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(300 * time.Millisecond)
+		var n int64
+		if err := other.Raw(`SELECT n FROM cancel_t WHERE id = 1`).Scan(&n).Error; err != nil || n != 0 {
+			t.Fatalf("round %d: n = %d (%v): the UPDATE its caller gave up on ran after all", i, n, err)
+		}
+	}
+}
