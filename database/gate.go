@@ -53,10 +53,10 @@ func (p *gatedPool) acquire(ctx context.Context) error {
 	if p.turns.TryAcquire(1) { // fails whenever someone queues, so arrival order is kept
 		return nil
 	}
-	p.waiting.Add(1)
-	defer p.waiting.Add(-1)
 	wctx, cancel := context.WithTimeout(ctx, p.maxWait)
 	defer cancel()
+	p.waiting.Add(1) // right before queueing, so Waiting counts those in the queue
+	defer p.waiting.Add(-1)
 	if err := p.turns.Acquire(wctx, 1); err != nil {
 		if ctx.Err() == nil { // the bound ran out, not the caller's own deadline
 			err = fmt.Errorf("%w (waited %s)", ErrBusy, p.maxWait)
