@@ -37,6 +37,8 @@ type sweepEnv struct {
 	router   *gin.Engine
 	srv      *httptest.Server
 	lastUsed *apikeys.LastUsed
+	// onAnswer, when set, sees every answer (the secrets sweep collects what it was shown).
+	onAnswer func(answer)
 }
 
 // nopStarter stands in for the Temporal starter: events and dispatches stay queued in PostgreSQL.
@@ -133,7 +135,11 @@ func (e *sweepEnv) send(c *http.Client, method, path, bearer string, body any, h
 	}
 	defer res.Body.Close()
 	out, _ := io.ReadAll(res.Body)
-	return answer{status: res.StatusCode, body: out, header: res.Header}
+	a := answer{status: res.StatusCode, body: out, header: res.Header}
+	if e.onAnswer != nil {
+		e.onAnswer(a)
+	}
+	return a
 }
 
 // must sends and insists on status.
