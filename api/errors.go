@@ -67,12 +67,12 @@ type errorBody struct {
 }
 
 // classify finds err's row; anything unknown is an internal error whose detail stays in the log. A
-// database that cannot do the work (down, restarting, a deadline passed) is a 503 the client may
-// retry, never a 500.
+// database that cannot do the work (down, restarting, too busy, a lock or deadline ran out) is a 503
+// the client may retry, never a 500.
 func classify(err error) (int, errorBody) {
 	if database.Unavailable(err) {
 		return http.StatusServiceUnavailable, errorBody{Error: "unavailable",
-			Detail: "the service cannot reach its database right now; nothing was written, retry shortly"}
+			Detail: "the service's database could not do the work in time (unreachable, busy, or a lock or deadline ran out); nothing was written, retry shortly"}
 	}
 	for _, row := range errorTable {
 		if errors.Is(err, row.err) {
@@ -85,8 +85,8 @@ func classify(err error) (int, errorBody) {
 // fail answers c with err in the error shape and stops the handler chain.
 func fail(c *gin.Context, err error) {
 	status, body := classify(err)
-	if status == http.StatusInternalServerError {
-		_ = c.Error(err) // the request logger reports it
+	if status >= http.StatusInternalServerError {
+		_ = c.Error(err) // the request logger reports it: a defect, or why the database could not serve
 	}
 	switch {
 	case status == http.StatusTooManyRequests:

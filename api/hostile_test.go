@@ -160,11 +160,6 @@ func (e *hostileEnv) signIn() {
 	e.csrf = string(m[1])
 }
 
-type answer struct {
-	status int
-	body   []byte
-}
-
 // call sends one request with the credential given (or, for the console, the session).
 func (e *hostileEnv) call(method, path, auth, contentType string, body []byte, header http.Header) answer {
 	e.t.Helper()
@@ -191,7 +186,7 @@ func (e *hostileEnv) call(method, path, auth, contentType string, body []byte, h
 	}
 	defer resp.Body.Close()
 	b, _ := io.ReadAll(resp.Body)
-	return answer{status: resp.StatusCode, body: b}
+	return answer{status: resp.StatusCode, body: b, header: resp.Header}
 }
 
 // fingerprint is a digest of every table a request could write, except those every request may

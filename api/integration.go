@@ -2,6 +2,7 @@ package api
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"io"
 	"net/http"
@@ -112,23 +113,31 @@ func (s *server) intAllowIP(c *gin.Context) {
 }
 
 // intRateLimit applies the key's own per-minute limit over a sliding window shared by every
-// instance. If the limiter's database call fails the request is let through with a warning: a
-// limiter outage must not take the write API down, and the writes need the database anyway.
+// instance. It fails closed: when the limiter cannot count the request (the database is
+// unreachable, too busy, a lock or the request's deadline ran out), the request is refused with 503
+// unavailable and Retry-After, like any request the database cannot serve, and is not counted. An
+// outage of the limiter is then never a window without a limit, and the writes behind it need the
+// database anyway. A client that hung up while it waited is let go without an answer.
 func (s *server) intRateLimit(c *gin.Context) {
 	k := intKey(c)
 	ok, err := s.intLimiter.Allow(c.Request.Context(), k.ID, k.RateLimit)
-	if err != nil {
-		if c.Request.Context().Err() == nil { // a client that hung up is no limiter outage
-			s.Log.WithError(err).WithField("request_id", c.GetString(ctxRequestID)).Warn("rate limiter unavailable; request admitted")
-		}
-		ok = true
-	}
-	if !ok {
+	switch {
+	case err != nil && errors.Is(c.Request.Context().Err(), context.Canceled):
+		c.AbortWithStatus(statusClientClosed)
+		return
+	case err != nil:
+		fail(c, err)
+		return
+	case !ok:
 		fail(c, models.Fail(models.ErrRateLimited, "this key allows %d requests per minute; retry after 60 seconds", k.RateLimit))
 		return
 	}
 	c.Next()
 }
+
+// statusClientClosed is what the request log and metrics record for a request whose client hung up
+// before it was answered (nginx's 499); the client never sees it.
+const statusClientClosed = 499
 
 // readBody reads the whole body once, capped at 1 MiB, for the signature and the handlers.
 func readBody(c *gin.Context) {

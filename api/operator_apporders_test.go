@@ -105,7 +105,7 @@ func TestOperatorOrderCreateRefusals(t *testing.T) {
 	}{
 		{org + "/orders", "", `{}`, 401, "missing_authorization", ""},
 		{"/admin/v1/orgs/nope/orders", e.owner, `{}`, 404, "not_found", ""},
-		{org + "/orders", outsider, `{"store_id": "` + store + `", "lines": [{"quantity": 1}]}`, 403, "forbidden", ""},
+		{org + "/orders", outsider, `{"store_id": "` + store + `", "lines": [{"quantity": 1}]}`, 404, "not_found", ""},
 		{org + "/orders", outsider, `{"lines": "wrong"}`, 422, "validation_failed", "lines"}, // JSON types are read first
 		{org + "/orders", e.owner, `[1]`, 400, "invalid_json", ""},
 		{org + "/orders", e.owner, `{"store_id": `, 400, "invalid_json", ""},
@@ -244,7 +244,7 @@ func TestOperatorClientRefusals(t *testing.T) {
 		field               string
 	}{
 		{"POST", create, "", `{}`, 401, "missing_authorization", ""},
-		{"POST", create, otherTok, `{"store_id": "` + store + `"}`, 403, "forbidden", ""},
+		{"POST", create, otherTok, `{"store_id": "` + store + `"}`, 404, "not_found", ""},
 		{"POST", create, e.member, `{"store_id": "` + otherStore.ID.String() + `"}`, 404, "not_found", ""},
 		{"POST", create, e.member, `{}`, 422, "validation_failed", "store_id"},
 		{"POST", create, e.member, `"client"`, 400, "invalid_json", ""},

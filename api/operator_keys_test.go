@@ -210,14 +210,14 @@ func TestOperatorReadKeysCreateListRevoke(t *testing.T) {
 	wantError(t, status, body, http.StatusForbidden, "forbidden")
 	status, body = e.call("POST", "/admin/v1/read-keys/"+id+"/revoke", e.member, nil)
 	wantError(t, status, body, http.StatusForbidden, "forbidden")
-	// A user of another org learns nothing about this one.
+	// A user of another org learns nothing about this one: to them it does not exist.
 	_, otherTok, err := workspace.CreateUser(context.Background(), e.db, e.otherOrg, "x@elsewhere.test", models.RoleOwner)
 	if err != nil {
 		t.Fatal(err)
 	}
 	e.minted = append(e.minted, otherTok)
 	status, body = e.call("GET", base, otherTok, nil)
-	wantError(t, status, body, http.StatusForbidden, "forbidden")
+	wantError(t, status, body, http.StatusNotFound, "not_found")
 
 	status, body = e.call("POST", "/admin/v1/read-keys/"+id+"/revoke", e.owner, nil)
 	if status != http.StatusOK || decode[map[string]any](t, body)["revoked_at"] == nil {

@@ -43,7 +43,7 @@ func TestVendorsAreAddedEditedAndClaimedOverHTTP(t *testing.T) {
 		{"POST", org, e.member, `{"store_id": "` + e.store.ID.String() + `", "name": 5}`, 422, "validation_failed"},
 		{"POST", org, e.member, map[string]any{"store_id": e.store.ID, "name": strings.Repeat("n", 201)}, 422, "validation_failed"},
 		{"POST", org, e.member, map[string]any{"name": "x"}, 422, "validation_failed"},
-		{"POST", org, e.outsider(), map[string]any{"store_id": e.store.ID, "name": "x"}, 403, "forbidden"},
+		{"POST", org, e.outsider(), map[string]any{"store_id": e.store.ID, "name": "x"}, 404, "not_found"},
 		{"PATCH", "/admin/v1/vendors/" + id, e.member, `{"name": null}`, 422, "validation_failed"},
 		{"PATCH", "/admin/v1/vendors/" + id, e.member, `{"phone": ["1"]}`, 422, "validation_failed"},
 		{"PATCH", "/admin/v1/vendors/" + id, e.outsider(), `{"phone": "1"}`, 404, "not_found"},

@@ -2,11 +2,17 @@ package api
 
 import (
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/gin-gonic/gin"
 	"github.com/google/uuid"
 	"github.com/sirupsen/logrus"
+
+	"wds/apikeys"
+	"wds/catalog"
+	"wds/secrets"
+	"wds/workspace"
 )
 
 // HeaderRequestID carries the request id: accepted from the caller (a proxy or client tracing its
@@ -46,14 +52,15 @@ func validRequestID(id string) bool {
 }
 
 // requestLog writes one structured line per request: who called (key id, org or operator user, never
-// a key or token), what (route pattern and path without the query), the outcome and its duration.
+// a key or token), what (route pattern and path without the query, secrets cut out), the outcome
+// and its duration.
 // Server errors are logged at error level with their cause; everything else at info.
 func (s *server) requestLog(c *gin.Context) {
 	start := time.Now()
 	c.Next()
 	fields := logrus.Fields{
 		"request_id": c.GetString(ctxRequestID),
-		"method":     c.Request.Method, "route": c.FullPath(), "path": c.Request.URL.Path,
+		"method":     c.Request.Method, "route": c.FullPath(), "path": redactSecrets(c.Request.URL.Path),
 		"status": c.Writer.Status(), "duration_ms": float64(time.Since(start).Microseconds()) / 1000,
 		"client_ip": c.ClientIP(),
 	}
@@ -71,4 +78,44 @@ func (s *server) requestLog(c *gin.Context) {
 		return
 	}
 	entry.Info("request")
+}
+
+// secretPrefixes begin every secret the service hands out.
+var secretPrefixes = []string{apikeys.ReadKeyPrefix, apikeys.IntegrationKeyPrefix, workspace.OperatorTokenPrefix,
+	catalog.ClaimTokenPrefix, secrets.SigningSecretPrefix}
+
+// redacted replaces what follows a secret's prefix in a logged path.
+const redacted = "[redacted]"
+
+// redactSecrets cuts every secret out of a request path, keeping its prefix so the line still says
+// what kind of thing was pasted there. Callers put secrets in paths by mistake (a key where an id
+// goes, a claim token in a link a supplier clicks, a key as an external id) and the path is logged
+// for every request, 404s included. Paths without an underscore, nearly all of them, cost one scan.
+func redactSecrets(path string) string {
+	if !strings.Contains(path, "_") {
+		return path
+	}
+	for _, prefix := range secretPrefixes {
+		for from := 0; ; {
+			i := strings.Index(path[from:], prefix)
+			if i < 0 {
+				break
+			}
+			start := from + i + len(prefix)
+			end := start
+			for end < len(path) && keyChar(path[end]) {
+				end++
+			}
+			if end > start {
+				path = path[:start] + redacted + path[end:]
+			}
+			from = start
+		}
+	}
+	return path
+}
+
+// keyChar is a character of unpadded base64url, the alphabet of every secret after its prefix.
+func keyChar(b byte) bool {
+	return b >= 'a' && b <= 'z' || b >= 'A' && b <= 'Z' || b >= '0' && b <= '9' || b == '-' || b == '_'
 }

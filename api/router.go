@@ -13,6 +13,7 @@ import (
 	"gorm.io/gorm"
 
 	"wds/apikeys"
+	"wds/config"
 	"wds/metrics"
 	"wds/models"
 	"wds/ratelimit"
@@ -40,6 +41,8 @@ type Deps struct {
 	Webhooks *webhooks.Service
 	// Dispatches starts queued re-fires and test events at once; nil leaves them to the relay.
 	Dispatches DispatchStarter
+	// RequestTimeout is the deadline on each request's context; 0 is config.RequestTimeout.
+	RequestTimeout time.Duration
 }
 
 // EventStarter starts webhook delivery for events already committed to the outbox. It must not fail
@@ -69,6 +72,9 @@ func NewRouter(d Deps) (*gin.Engine, error) {
 	if d.Now == nil {
 		d.Now = time.Now
 	}
+	if d.RequestTimeout <= 0 {
+		d.RequestTimeout = config.RequestTimeout
+	}
 	s := &server{Deps: d, limiter: ratelimit.New(d.Now), intLimiter: ratelimit.NewShared(d.DB, d.Now)}
 	gin.SetMode(gin.ReleaseMode)
 	r := gin.New()
@@ -78,8 +84,9 @@ func NewRouter(d Deps) (*gin.Engine, error) {
 	}
 	r.ContextWithFallback = true
 	// Outermost first: the id exists before anything answers, and a panic recovered inside the
-	// log and metrics middleware is still logged and counted as the 500 it became.
-	r.Use(requestID, metrics.Middleware, s.requestLog, s.recover)
+	// log and metrics middleware is still logged and counted as the 500 it became. The deadline
+	// comes last, so what follows it (every handler, and the console's) runs under it.
+	r.Use(requestID, metrics.Middleware, s.requestLog, s.recover, s.deadline)
 	r.NoRoute(func(c *gin.Context) { fail(c, models.Fail(models.ErrNotFound, "no such path")) })
 	r.NoMethod(func(c *gin.Context) { fail(c, models.Fail(models.ErrNotFound, "no such path")) })
 	r.HandleMethodNotAllowed = false
@@ -96,6 +103,18 @@ func NewRouter(d Deps) (*gin.Engine, error) {
 	s.registerOperatorFulfillment(r)
 	s.registerVendors(r)
 	return r, nil
+}
+
+// deadline puts the request deadline on the request's context, which every query and call is given
+// (c.Request.Context()): database work cannot outlive it. A statement, lock wait or queued turn
+// still running when it passes is cancelled, its transaction rolls back, and the request answers 503
+// unavailable (errors.go), which the client may retry. The server's write timeout outlasts it
+// (config/timeouts.go), so that answer still reaches the client.
+func (s *server) deadline(c *gin.Context) {
+	ctx, cancel := context.WithTimeout(c.Request.Context(), s.RequestTimeout)
+	defer cancel()
+	c.Request = c.Request.WithContext(ctx)
+	c.Next()
 }
 
 func (s *server) recover(c *gin.Context) {

@@ -207,7 +207,7 @@ func AllowsIP(key *models.IntegrationKey, addr string) bool {
 }
 
 // RevokeIntegrationKey revokes a key (owners and admins of its org) and audits it. Revoking twice keeps
-// the first revocation time.
+// the first revocation time. A key of an org the actor is not in is not found, as an unknown one is.
 func RevokeIntegrationKey(ctx context.Context, db *gorm.DB, id, actorID uuid.UUID) (*models.IntegrationKey, error) {
 	var k models.IntegrationKey
 	err := db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
@@ -217,7 +217,7 @@ func RevokeIntegrationKey(ctx context.Context, db *gorm.DB, id, actorID uuid.UUI
 			}
 			return err
 		}
-		if err := workspace.RequireRole(ctx, tx, k.OrgID, actorID, workspace.Managers...); err != nil {
+		if err := workspace.RequireRowRole(ctx, tx, k.OrgID, actorID, "integration key", id, workspace.Managers...); err != nil {
 			return err
 		}
 		if err := tx.Raw("UPDATE integration_keys SET revoked_at = coalesce(revoked_at, now()) WHERE id = ? RETURNING revoked_at", id).

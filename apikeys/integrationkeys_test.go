@@ -125,7 +125,7 @@ func TestCreateIntegrationKeyValidation(t *testing.T) {
 		want   error
 	}{
 		{"member", func(in *apikeys.NewIntegrationKey) { in.ActorID = f.member }, models.ErrForbidden},
-		{"stranger", func(in *apikeys.NewIntegrationKey) { in.ActorID = uuid.New() }, models.ErrForbidden},
+		{"stranger", func(in *apikeys.NewIntegrationKey) { in.ActorID = uuid.New() }, models.ErrNotFound}, // the org does not exist for them
 		{"store of another org", func(in *apikeys.NewIntegrationKey) { in.StoreID = otherStore.ID }, models.ErrNotFound},
 		{"unknown scope", func(in *apikeys.NewIntegrationKey) { in.Scopes = []string{"orders:delete"} }, models.ErrValidation},
 		{"bad format", func(in *apikeys.NewIntegrationKey) { in.PayloadFormat = "xml" }, models.ErrValidation},

@@ -64,7 +64,7 @@ func CreateReadKey(ctx context.Context, db *gorm.DB, in NewReadKey) (*models.Rea
 }
 
 // RevokeReadKey revokes a key (owners and admins of its org) and audits it. Revoking twice keeps the
-// first revocation time.
+// first revocation time. A key of an org the actor is not in is not found, as an unknown one is.
 func RevokeReadKey(ctx context.Context, db *gorm.DB, id, actorID uuid.UUID) (*models.ReadKey, error) {
 	var k models.ReadKey
 	err := db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
@@ -74,7 +74,7 @@ func RevokeReadKey(ctx context.Context, db *gorm.DB, id, actorID uuid.UUID) (*mo
 			}
 			return err
 		}
-		if err := workspace.RequireRole(ctx, tx, k.OrgID, actorID, workspace.Managers...); err != nil {
+		if err := workspace.RequireRowRole(ctx, tx, k.OrgID, actorID, "read key", id, workspace.Managers...); err != nil {
 			return err
 		}
 		if err := tx.Raw("UPDATE read_keys SET revoked_at = coalesce(revoked_at, now()) WHERE id = ? RETURNING revoked_at", id).

@@ -52,3 +52,25 @@ func TestEncryptionKeyMessage(t *testing.T) {
 		t.Fatalf("err = %v", err)
 	}
 }
+
+// TestTimeoutsFitTogether: the limits of config/timeouts.go bound one another, so changing one
+// alone cannot make a request's 503 unwritable or let database work outlive its request.
+func TestTimeoutsFitTogether(t *testing.T) {
+	for _, c := range []struct {
+		what  string
+		holds bool
+	}{
+		{"every timeout is set", HTTPReadHeaderTimeout > 0 && HTTPReadTimeout > 0 && RequestTimeout > 0 &&
+			HTTPWriteTimeout > 0 && HTTPIdleTimeout > 0 && DBStatementTimeout > 0 && DBLockTimeout > 0 && DBTurnWait > 0 &&
+			DBCancelGrace > 0},
+		{"headers arrive within the read timeout", HTTPReadHeaderTimeout <= HTTPReadTimeout},
+		{"the answer to a request cut off by its deadline can still be written", HTTPWriteTimeout >= RequestTimeout+DBCancelGrace+5*time.Second},
+		{"no statement outlives its request", DBStatementTimeout <= RequestTimeout},
+		{"a lock wait ends before the statement's own timeout", DBLockTimeout < DBStatementTimeout},
+		{"a queued request gives up while it can still be told so", DBTurnWait < RequestTimeout},
+	} {
+		if !c.holds {
+			t.Errorf("config/timeouts.go: %s does not hold", c.what)
+		}
+	}
+}

@@ -269,6 +269,11 @@ func TestWorkspacePagesRunTheOperations(t *testing.T) {
 	if code, page := post("/console/orders/"+id+"/ship", url.Values{"carrier": {""}}); code != 422 || !strings.Contains(page, "validation_failed") {
 		t.Fatalf("ship without a carrier: %d", code)
 	}
+	// A shipment form that fails comes back on its order's page, whose id is in the form, not the path.
+	if code, page := post("/console/shipments/"+shipment.ID+"/tracking", url.Values{"order": {id}, "tracking_number": {""}}); code != 422 ||
+		!strings.Contains(page, "validation_failed") || !strings.Contains(page, `id="fulfillment">delivered<`) {
+		t.Fatalf("tracking without a number: %d\n%s", code, page)
+	}
 	if code, _ := post("/console/vendors", url.Values{"store_id": {s}, "name": {"Clay Supply"}, "email": {"c@clay.test"}}); code != 200 {
 		t.Fatalf("add vendor: %d", code)
 	}

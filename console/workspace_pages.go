@@ -3,6 +3,7 @@ package console
 import (
 	"encoding/json"
 	"net/http"
+	"slices"
 	"strings"
 
 	"github.com/gin-gonic/gin"
@@ -74,7 +75,10 @@ func lineList(o *views.Order) ([]map[string]any, error) {
 // shipped sends the browser back to the order after a shipment operation, or shows the failure.
 func (c *Console) shipped(g *gin.Context, orderID uuid.UUID, err error) {
 	if err != nil {
-		g.Params = append(g.Params, gin.Param{Key: "id", Value: orderID.String()})
+		// The order page reads its id from the path; a shipment route's :id is the shipment's, and
+		// gin's Param answers the first "id", so replace it rather than add one.
+		g.Params = append(slices.DeleteFunc(g.Params, func(p gin.Param) bool { return p.Key == "id" }),
+			gin.Param{Key: "id", Value: orderID.String()})
 		c.orderPage(g, status(err), view{Error: c.problem(err), Form: form(g)})
 		return
 	}

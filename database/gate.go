@@ -3,10 +3,12 @@ package database
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"runtime"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"golang.org/x/sync/semaphore"
 	"gorm.io/gorm"
@@ -25,21 +27,40 @@ func defaultConcurrency() int { return 2 * runtime.GOMAXPROCS(0) }
 // the same throughput (docs/benchmarks.md). database/sql's own limit (SetMaxOpenConns) cannot do
 // this: it hands a freed connection to a random waiter, and the unlucky ones made the tail longer.
 // semaphore.Weighted documents that it serves waiters in order, which is the whole point.
+//
+// The queue is bounded: a caller that finds no turn within maxWait (config.DBTurnWait) gives up with
+// ErrBusy, which Unavailable reports, so the API answers 503. Otherwise one stuck transaction per turn
+// (a lock nobody releases) would stall every request of every tenant behind it until each one's
+// deadline, and work would pile up faster than it drains.
 type gatedPool struct {
 	*sql.DB
 	turns   *semaphore.Weighted
+	maxWait time.Duration
 	waiting atomic.Int32 // callers queued for a turn
 }
 
-func newGatedPool(db *sql.DB, concurrency int) *gatedPool {
-	return &gatedPool{DB: db, turns: semaphore.NewWeighted(int64(concurrency))}
+// ErrBusy is the error of a caller that waited the longest allowed for a turn at the database and got
+// none: the database is too busy (or stuck) to be worth waiting for.
+var ErrBusy = errors.New("the database is busy: no turn became free in time")
+
+func newGatedPool(db *sql.DB, concurrency int, maxWait time.Duration) *gatedPool {
+	return &gatedPool{DB: db, turns: semaphore.NewWeighted(int64(concurrency)), maxWait: maxWait}
 }
 
-// acquire waits for a turn, first come, first served.
+// acquire waits for a turn, first come, first served, for at most maxWait. A free turn nobody queues
+// for is taken without arming a timer.
 func (p *gatedPool) acquire(ctx context.Context) error {
-	p.waiting.Add(1)
+	if p.turns.TryAcquire(1) { // fails whenever someone queues, so arrival order is kept
+		return nil
+	}
+	wctx, cancel := context.WithTimeout(ctx, p.maxWait)
+	defer cancel()
+	p.waiting.Add(1) // right before queueing, so Waiting counts those in the queue
 	defer p.waiting.Add(-1)
-	if err := p.turns.Acquire(ctx, 1); err != nil {
+	if err := p.turns.Acquire(wctx, 1); err != nil {
+		if ctx.Err() == nil { // the bound ran out, not the caller's own deadline
+			err = fmt.Errorf("%w (waited %s)", ErrBusy, p.maxWait)
+		}
 		return fmt.Errorf("wait for a turn at the database: %w", err)
 	}
 	return nil
@@ -57,7 +78,7 @@ func (p *gatedPool) BeginTx(ctx context.Context, opts *sql.TxOptions) (gorm.Conn
 		p.release()
 		return nil, err
 	}
-	return &gatedTx{Tx: tx, db: p.DB, release: sync.OnceFunc(p.release)}, nil
+	return &gatedTx{Tx: tx, db: p.DB, ctx: ctx, release: sync.OnceFunc(p.release)}, nil
 }
 
 // Admit takes a turn for work on db that is not a transaction but is worth queueing like one (a
@@ -85,18 +106,31 @@ func (p *gatedPool) GetDBConn() (*sql.DB, error) { return p.DB, nil }
 // after a failed commit.
 type gatedTx struct {
 	*sql.Tx
-	db      *sql.DB
+	db *sql.DB
+	// ctx is the context the transaction began with, kept only to explain ErrTxDone.
+	ctx     context.Context
 	release func()
 }
 
 func (t *gatedTx) Commit() error {
 	defer t.release()
-	return t.Tx.Commit()
+	return t.explain(t.Tx.Commit())
 }
 
 func (t *gatedTx) Rollback() error {
 	defer t.release()
-	return t.Tx.Rollback()
+	return t.explain(t.Tx.Rollback())
+}
+
+// explain adds why a transaction was already done: when its context ends (a request's deadline
+// passes between its last statement and the commit), database/sql rolls it back and the commit
+// reports only sql.ErrTxDone, which reads like a defect (a 500). With the context's error joined it
+// is what it is, work cut short, which Unavailable reports.
+func (t *gatedTx) explain(err error) error {
+	if errors.Is(err, sql.ErrTxDone) && t.ctx.Err() != nil {
+		return fmt.Errorf("%w: %w", err, t.ctx.Err())
+	}
+	return err
 }
 
 // GetDBConn lets gorm.DB.DB find the pool from inside a transaction too.

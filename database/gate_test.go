@@ -218,3 +218,37 @@ func TestAdmittedWorkTakesATurnBesideTransactions(t *testing.T) {
 		t.Fatalf("%d waiting with nobody queued", database.Waiting(db))
 	}
 }
+
+// The queue is bounded: a waiter that finds no turn within the turn wait gives up with ErrBusy,
+// which Unavailable reports (the API answers 503), instead of queueing for as long as a stuck
+// transaction holds every turn; every tenant's requests would otherwise pile up behind it.
+func TestAWaiterGivesUpAfterTheTurnWait(t *testing.T) {
+	db := openWith(t, pgtest.URL(t), database.Concurrency(1), database.TurnWait(200*time.Millisecond))
+	end := hold(t, db)
+	for what, wait := range map[string]func() error{
+		"a transaction": func() error { return db.Transaction(func(tx *gorm.DB) error { return nil }) },
+		"admitted work": func() error { _, err := database.Admit(context.Background(), db); return err },
+	} {
+		start := time.Now()
+		done := make(chan error, 1)
+		go func() { done <- wait() }() // no deadline of its own: only the bound can end the wait
+		select {
+		case err := <-done:
+			took := time.Since(start)
+			if !errors.Is(err, database.ErrBusy) || !database.Unavailable(err) {
+				t.Errorf("%s: err = %v, want ErrBusy, reported unavailable", what, err)
+			}
+			if took < 200*time.Millisecond {
+				t.Errorf("%s: gave up after %s, before the turn wait", what, took)
+			}
+		case <-time.After(5 * time.Second):
+			t.Fatalf("%s still queued after 5 s with a turn wait of 200 ms", what)
+		}
+	}
+	if n := database.Waiting(db); n != 0 {
+		t.Fatalf("%d still queued after giving up", n)
+	}
+	end()
+	// The turns the waiters never got are not lost.
+	within(t, time.Second, func() error { return db.Transaction(func(tx *gorm.DB) error { return nil }) })
+}

@@ -11,7 +11,9 @@ import (
 
 // Unavailable reports whether err says the database could not do the work, rather than that the
 // work was wrong: it could not be reached, dropped the connection, is shutting down or refusing
-// connections, or the caller's deadline or cancellation cut the work short. Such a failure rolled
+// connections, was too busy to give the work a turn (ErrBusy), the work waited longer than
+// lock_timeout for a lock another transaction held or ran longer than statement_timeout
+// (config/timeouts.go), or the caller's deadline or cancellation cut it short. Such a failure rolled
 // back whatever it touched, and the same request may succeed on a retry, so callers answer 503 and
 // never keep the answer (an Idempotency-Key is released, not settled).
 func Unavailable(err error) bool {
@@ -23,13 +25,15 @@ func Unavailable(err error) bool {
 	var pgErr *pgconn.PgError
 	switch {
 	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded), errors.Is(err, driver.ErrBadConn),
-		errors.As(err, &connect), errors.As(err, &netErr), pgconn.Timeout(err):
+		errors.Is(err, ErrBusy), errors.As(err, &connect), errors.As(err, &netErr), pgconn.Timeout(err):
 		return true
 	case errors.As(err, &pgErr):
 		// Class 08 is "connection exception"; 57P01-03 are shutdown and start-up; 53300 is too
-		// many connections.
+		// many connections; 55P03 is lock_not_available (lock_timeout passed; the code never uses
+		// NOWAIT); 57014 is query_canceled (statement_timeout passed, or a cancel request: the
+		// caller's context ended or an administrator cancelled the statement).
 		return pgErr.Code[:2] == "08" || pgErr.Code == "57P01" || pgErr.Code == "57P02" ||
-			pgErr.Code == "57P03" || pgErr.Code == "53300"
+			pgErr.Code == "57P03" || pgErr.Code == "53300" || pgErr.Code == "55P03" || pgErr.Code == "57014"
 	}
 	return false
 }

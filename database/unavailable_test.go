@@ -20,6 +20,10 @@ func TestUnavailableTellsTheInfrastructureFromTheWork(t *testing.T) {
 		&pgconn.PgError{Code: "57P01"}:                           true,  // admin shutdown
 		&pgconn.PgError{Code: "08006"}:                           true,  // connection failure
 		&pgconn.PgError{Code: "53300"}:                           true,  // too many connections
+		&pgconn.PgError{Code: "55P03"}:                           true,  // lock_timeout passed
+		&pgconn.PgError{Code: "57014"}:                           true,  // statement_timeout passed, or cancelled
+		fmt.Errorf("begin: %w", database.ErrBusy):                true,  // no turn at the database in time
+		&pgconn.PgError{Code: "40P01"}:                           false, // deadlock: a defect in lock order
 		&pgconn.PgError{Code: "23505"}:                           false, // unique violation: the work
 		errors.New("a defect"):                                   false,
 		nil:                                                      false,

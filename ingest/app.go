@@ -186,10 +186,7 @@ func UpdateClient(ctx context.Context, db *gorm.DB, actorID, clientID uuid.UUID,
 		return nil, notFound("client", clientID)
 	}
 	org, store := homes[0].OrgID, homes[0].StoreID
-	if err := workspace.RequireRole(ctx, db, org, actorID, workspace.Anyone...); err != nil {
-		if errors.Is(err, models.ErrForbidden) { // every role may: the actor is not in the org
-			return nil, notFound("client", clientID)
-		}
+	if err := workspace.RequireRowRole(ctx, db, org, actorID, "client", clientID, workspace.Anyone...); err != nil {
 		return nil, err
 	}
 	c, err := in.client()

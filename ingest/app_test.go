@@ -260,8 +260,8 @@ func TestAppOrderRefusalsChangeNothing(t *testing.T) {
 		body       string
 		want       error
 	}{
-		{e.org, e.otherOwner, `{"lines": [{"quantity": 1}]}`, models.ErrForbidden},
-		{e.org, e.otherOwner, `{"store_id": "", "lines": []}`, models.ErrForbidden}, // the role comes first
+		{e.org, e.otherOwner, `{"lines": [{"quantity": 1}]}`, models.ErrNotFound},
+		{e.org, e.otherOwner, `{"store_id": "", "lines": []}`, models.ErrNotFound}, // the org comes first
 		{e.org, e.member, `{"store_id": "", "lines": [{"quantity": 1}]}`, models.ErrValidation},
 		{e.org, e.member, `{"store_id": "x", "lines": [{"quantity": 1}]}`, models.ErrValidation},
 		{e.org, e.member, `{"store_id": "` + e.otherStore.String() + `", "lines": [{"quantity": 1}]}`, models.ErrNotFound},
@@ -421,7 +421,7 @@ func TestClientRefusalsChangeNothing(t *testing.T) {
 		in         ingest.NewClient
 		want       error
 	}{
-		{e.org, e.otherOwner, newClient(e.store, `{}`), models.ErrForbidden},
+		{e.org, e.otherOwner, newClient(e.store, `{}`), models.ErrNotFound},
 		{e.org, e.member, newClient(e.otherStore, `{}`), models.ErrNotFound},
 		{e.org, e.member, ingest.NewClient{}, models.ErrValidation},
 	}

@@ -10,6 +10,8 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/sirupsen/logrus"
+
+	"wds/config"
 )
 
 // Handler serves the registry in the Prometheus text format. A collector that fails (the database
@@ -36,7 +38,10 @@ func Start(addr string, log logrus.FieldLogger) (*Server, error) {
 	mux := http.NewServeMux()
 	mux.Handle("GET /metrics", Handler())
 	s := &Server{
-		srv:  &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second},
+		// The API's timeouts (config/timeouts.go): a stalled scraper, or anyone who reaches the port,
+		// cannot hold connections open.
+		srv: &http.Server{Handler: mux, ReadHeaderTimeout: config.HTTPReadHeaderTimeout, ReadTimeout: config.HTTPReadTimeout,
+			WriteTimeout: config.HTTPWriteTimeout, IdleTimeout: config.HTTPIdleTimeout},
 		done: make(chan struct{}),
 		Addr: ln.Addr().String(),
 	}

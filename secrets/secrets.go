@@ -15,10 +15,10 @@ import (
 	"strings"
 )
 
-const (
-	randomSize          = 32 // bytes of entropy in every generated secret, key and token
-	signingSecretPrefix = "whsec_"
-)
+const randomSize = 32 // bytes of entropy in every generated secret, key and token
+
+// SigningSecretPrefix marks signing secrets (integration keys' and endpoints').
+const SigningSecretPrefix = "whsec_"
 
 // NewSigningSecret returns a fresh signing secret: "whsec_" and 32 random bytes in unpadded
 // base64url, which is safe to paste into headers, URLs and config files without escaping.
@@ -27,7 +27,7 @@ func NewSigningSecret() (string, error) {
 	if err != nil {
 		return "", err
 	}
-	return signingSecretPrefix + base64.RawURLEncoding.EncodeToString(b), nil
+	return SigningSecretPrefix + base64.RawURLEncoding.EncodeToString(b), nil
 }
 
 // NewAPIKey returns a fresh key (prefix and 32 random bytes in unpadded base64url) and the hash to

@@ -33,7 +33,8 @@ type DeliveriesPage struct {
 }
 
 // ListDeliveries pages through an endpoint's attempts by (attempted_at DESC, id DESC), the order of
-// the webhook_deliveries_keyset index. Deleted endpoints keep their log.
+// the webhook_deliveries_keyset index. Deleted endpoints keep their log. An endpoint of an org the
+// actor is not in is not found.
 func (s *Service) ListDeliveries(ctx context.Context, q DeliveriesQuery) (*DeliveriesPage, error) {
 	var ep models.Endpoint
 	err := s.DB.WithContext(ctx).Where("id = ?", q.EndpointID).Take(&ep).Error
@@ -44,7 +45,7 @@ func (s *Service) ListDeliveries(ctx context.Context, q DeliveriesQuery) (*Deliv
 		return nil, fmt.Errorf("load endpoint: %w", err)
 	}
 	if q.ActorID != nil {
-		if err := workspace.RequireRole(ctx, s.DB, ep.OrgID, *q.ActorID, workspace.Anyone...); err != nil {
+		if err := workspace.RequireRowRole(ctx, s.DB, ep.OrgID, *q.ActorID, "endpoint", q.EndpointID, workspace.Anyone...); err != nil {
 			return nil, err
 		}
 	}
@@ -79,7 +80,8 @@ type Refired struct {
 // Refire queues a fresh chain (attempt 1 of max_attempts) of a dropped delivery's event to its
 // endpoint. The workflow is started after commit by the caller or, failing that, by the relay. A
 // delivery already re-fired answers that re-fire's chain again (its start is harmless to repeat:
-// the workflow id is taken), so a double click starts one chain.
+// the workflow id is taken), so a double click starts one chain. A delivery of an org the actor is
+// not in is not found.
 func (s *Service) Refire(ctx context.Context, deliveryID, actorID uuid.UUID) (*Refired, error) {
 	var out Refired
 	err := s.DB.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
@@ -93,7 +95,7 @@ func (s *Service) Refire(ctx context.Context, deliveryID, actorID uuid.UUID) (*R
 		if err != nil {
 			return fmt.Errorf("load delivery: %w", err)
 		}
-		if err := workspace.RequireRole(ctx, tx, d.OrgID, actorID, workspace.Managers...); err != nil {
+		if err := workspace.RequireRowRole(ctx, tx, d.OrgID, actorID, "delivery", deliveryID, workspace.Managers...); err != nil {
 			return err
 		}
 		if d.Status != models.DeliveryDropped {

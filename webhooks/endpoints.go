@@ -318,7 +318,8 @@ func (s *Service) RotateSecret(ctx context.Context, id, actorID uuid.UUID, grace
 }
 
 // mutate loads a live endpoint under a row lock, checks the actor may manage its org, applies change
-// and writes the audit row, all in one transaction.
+// and writes the audit row, all in one transaction. To an actor outside its org the endpoint does
+// not exist: 404 naming only the id asked for, never its org.
 func (s *Service) mutate(ctx context.Context, id, actorID uuid.UUID, action string,
 	change func(tx *gorm.DB, ep *models.Endpoint) (map[string]any, error)) (*models.Endpoint, error) {
 	var ep models.Endpoint
@@ -330,7 +331,7 @@ func (s *Service) mutate(ctx context.Context, id, actorID uuid.UUID, action stri
 		if err != nil {
 			return fmt.Errorf("load endpoint: %w", err)
 		}
-		if err := workspace.RequireRole(ctx, tx, ep.OrgID, actorID, workspace.Managers...); err != nil {
+		if err := workspace.RequireRowRole(ctx, tx, ep.OrgID, actorID, "endpoint", id, workspace.Managers...); err != nil {
 			return err
 		}
 		details, err := change(tx, &ep)

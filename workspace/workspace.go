@@ -172,15 +172,18 @@ var Managers = []models.Role{models.RoleOwner, models.RoleAdmin}
 // Anyone is every member of the org (listing).
 var Anyone = []models.Role{models.RoleOwner, models.RoleAdmin, models.RoleMember}
 
-// RequireRole checks that actor is a member of org with one of roles. A non-member gets ErrForbidden
-// too: an operator learns nothing about orgs they do not belong to.
+// RequireRole checks that actor is a member of org with one of roles. To a non-member the org does
+// not exist (ErrNotFound, exactly as for an unknown org): an operator learns nothing about orgs they
+// do not belong to, and an id of another org is 404 wherever it appears. A member without one of
+// roles is forbidden. orgID must be the caller's own words (a path, a parameter, a session), since
+// the answer names it; for a row found by its id use RequireRowRole, which names the row instead.
 func RequireRole(ctx context.Context, db *gorm.DB, orgID, actorID uuid.UUID, roles ...models.Role) error {
 	role, err := roleIn(ctx, db, orgID, actorID)
 	if err != nil {
 		return err
 	}
 	if role == "" {
-		return models.Fail(models.ErrForbidden, "user %s is not a member of org %s", actorID, orgID)
+		return models.Fail(models.ErrNotFound, "org %s not found", orgID)
 	}
 	return allowed(role, roles)
 }

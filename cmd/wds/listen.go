@@ -116,7 +116,8 @@ func listen(ctx context.Context, svc *webhooks.Service, ln net.Listener, cert tl
 		return fmt.Errorf("register the endpoint: %s", models.Detail(err))
 	}
 	l := &listener{secret: ep.Secret, forwardTo: forwardTo, client: &http.Client{Timeout: 9 * time.Second}, out: os.Stdout}
-	srv := &http.Server{Handler: l, TLSConfig: &tls.Config{Certificates: []tls.Certificate{cert}}, ReadHeaderTimeout: 10 * time.Second}
+	srv := newHTTPServer("", l)
+	srv.TLSConfig = &tls.Config{Certificates: []tls.Certificate{cert}}
 	go srv.ServeTLS(ln, "", "")
 	fmt.Fprintf(l.out, "Ready: endpoint %s receives %s at %s\nSigning secret %s\n", ep.ID, strings.Join(types, ","), url, ep.Secret)
 	if forwardTo != "" {

@@ -38,7 +38,10 @@ func migrateCmd(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	db, err := database.Open(ctx, url, log)
+	// A migration may build an index over a large table for longer than any request runs, so the
+	// statement timeout is off; the lock timeout stays, so a migration queued behind a long
+	// transaction gives up (re-run it) instead of holding every query of the table behind it.
+	db, err := database.Open(ctx, url, log, database.StatementTimeout(0))
 	if err != nil {
 		return err
 	}

@@ -36,6 +36,21 @@ func serveCmd(ctx context.Context, _ []string) error {
 // shutdownGrace bounds how long in-flight requests may take to finish after SIGTERM.
 const shutdownGrace = 20 * time.Second
 
+// newHTTPServer is the server of the API (`wds serve`, `wds dev`) and of `wds listen`, with every
+// timeout of config/timeouts.go: a client that is slow to send its headers or body, or that keeps an
+// idle connection open, is disconnected, so slow or stalled clients cannot hold connections and
+// goroutines without bound. The API's own middleware puts the request deadline on each request.
+func newHTTPServer(addr string, h http.Handler) *http.Server {
+	return &http.Server{
+		Addr:              addr,
+		Handler:           h,
+		ReadHeaderTimeout: config.HTTPReadHeaderTimeout,
+		ReadTimeout:       config.HTTPReadTimeout,
+		WriteTimeout:      config.HTTPWriteTimeout,
+		IdleTimeout:       config.HTTPIdleTimeout,
+	}
+}
+
 // serveHTTP builds the API from cfg and serves it on WDS_HTTP_ADDR until ctx ends, then drains.
 func serveHTTP(ctx context.Context, cfg *config.Config, db *gorm.DB, log *logrus.Logger, hooks webhookWiring) error {
 	lastUsed := apikeys.NewLastUsed(db, log)
@@ -47,7 +62,7 @@ func serveHTTP(ctx context.Context, cfg *config.Config, db *gorm.DB, log *logrus
 	}
 	(&console.Console{DB: db, Log: log, Box: deps.Box, Webhooks: hooks.service, Dispatches: hooks.starter,
 		TemporalUI: cfg.TemporalUIURL, Namespace: cfg.TemporalNamespace, InsecureCookie: cfg.ConsoleInsecureCookie}).Register(router)
-	srv := &http.Server{Addr: cfg.HTTPAddr, Handler: router, ReadHeaderTimeout: 10 * time.Second}
+	srv := newHTTPServer(cfg.HTTPAddr, router)
 	flushCtx, stopFlush := context.WithCancel(context.WithoutCancel(ctx))
 	flushed := make(chan struct{})
 	go func() { lastUsed.Run(flushCtx); close(flushed) }()
