@@ -130,7 +130,7 @@ func Open(ctx context.Context, url string, log logrus.FieldLogger, opts ...Optio
 
 // registerTypes teaches a new connection to encode google/uuid values as binary UUIDs. Without it
 // pgx takes the driver.Valuer path for every id parameter (format to text, then parse it back), which
-// was a tenth of the API's CPU on an order create (docs/benchmarks.md).
+// was a tenth of the API's CPU on an order create in the benchmark's profile.
 func registerTypes(conn *pgx.Conn) { pgxuuid.Register(conn.TypeMap()) }
 
 // sessionSetup is the SET statement each new connection runs: statement_timeout and lock_timeout,
