@@ -11,10 +11,10 @@ import (
 	"github.com/google/uuid"
 
 	"wds/apikeys"
+	"wds/delivery"
 	"wds/events"
 	"wds/models"
 	"wds/operator"
-	"wds/webhooks"
 	"wds/workspace"
 )
 
@@ -167,7 +167,7 @@ func (c *Console) webhooksPage(g *gin.Context, code int, v view) {
 func (c *Console) createEndpoint(g *gin.Context) {
 	s := sessionOf(g)
 	attempts, _ := strconv.Atoi(strings.TrimSpace(g.PostForm("max_attempts")))
-	ep, err := c.Webhooks.Create(g.Request.Context(), webhooks.CreateInput{OrgID: s.OrgID, ActorID: s.User.ID,
+	ep, err := c.Webhooks.Create(g.Request.Context(), delivery.CreateInput{OrgID: s.OrgID, ActorID: s.User.ID,
 		URL: g.PostForm("url"), EventTypes: g.PostFormArray("events"), MaxAttempts: attempts})
 	if err != nil {
 		c.webhooksPage(g, status(err), view{Error: c.problem(err), Form: form(g)})

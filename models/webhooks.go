@@ -47,7 +47,7 @@ func DeliversAtEventTime(orgExpr, typeExpr, createdExpr string) string {
 
 // EndpointsLock is the SQL call that takes the endpoints lock of org orgExpr for the transaction:
 // shared by every event writer, exclusive while an endpoint is created, so that an event never
-// misses an endpoint created before it (outbox.Write).
+// misses an endpoint created before it (delivery.WriteEvents).
 func EndpointsLock(orgExpr string, shared bool) string {
 	fn := "pg_advisory_xact_lock"
 	if shared {

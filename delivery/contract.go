@@ -1,11 +1,9 @@
-// Package workflows holds the deterministic webhook delivery workflows: one per event fanning out to
-// the endpoints subscribed at event time, one per manual re-fire and one per test event. Each endpoint
-// gets a retry chain of durable timers anchored on its first attempt (durable timers, so a restart loses no retry). Workflows
-// carry ids only; the delivery activity loads the body from PostgreSQL (Temporal caps a payload at 2 MiB; events may be 6 MB).
-//
-// This file is the contract with the activities package: names, inputs and results. Activities import
-// it; this package imports nothing that touches the outside world.
-package workflows
+// The contract between the workflows, the activities, the starter and the Temporal UI: the task
+// queue, workflow and activity type names, the signal, the search attributes, the statuses and the
+// inputs and results that go into workflow history. Every name here is recorded in running
+// workflows' histories: changing one breaks their replay.
+
+package delivery
 
 import (
 	"strconv"

@@ -1,4 +1,4 @@
-package webhooks
+package delivery
 
 import (
 	"context"
@@ -13,7 +13,6 @@ import (
 
 	"wds/events"
 	"wds/models"
-	"wds/workflows"
 	"wds/workspace"
 )
 
@@ -123,7 +122,7 @@ func (s *Service) Refire(ctx context.Context, deliveryID, actorID uuid.UUID) (*R
 			return fmt.Errorf("count re-fires: %w", err)
 		}
 		disp := models.Dispatch{ID: uuid.New(), OrgID: d.OrgID, Kind: models.DispatchRefire,
-			WorkflowID: workflows.RefireWorkflowID(d.EventID, d.EndpointID, n), EventID: d.EventID,
+			WorkflowID: RefireWorkflowID(d.EventID, d.EndpointID, n), EventID: d.EventID,
 			EndpointID: d.EndpointID, ChainID: uuid.New(), RefiredDeliveryID: &d.ID, CreatedBy: &actorID}
 		if err := tx.Create(&disp).Error; err != nil {
 			return fmt.Errorf("queue re-fire: %w", err)
@@ -201,7 +200,7 @@ func (s *Service) SendTest(ctx context.Context, orgID, endpointID uuid.UUID) (*T
 			return fmt.Errorf("write test event: %w", err)
 		}
 		disp := models.Dispatch{ID: uuid.New(), OrgID: orgID, Kind: models.DispatchTest,
-			WorkflowID: workflows.TestWorkflowID(out.DeliveryID), EventID: ev.ID, EndpointID: endpointID,
+			WorkflowID: TestWorkflowID(out.DeliveryID), EventID: ev.ID, EndpointID: endpointID,
 			ChainID: uuid.New(), DeliveryID: &out.DeliveryID}
 		if err := tx.Create(&disp).Error; err != nil {
 			return fmt.Errorf("queue test event: %w", err)

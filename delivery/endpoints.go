@@ -1,7 +1,7 @@
-// Package webhooks is the one place that manages outbound webhook endpoints and deliveries: the Operator
-// API and `wds admin` both call it. It also starts delivery workflows for committed events and queued
-// re-fires and tests (the after-commit start of the API and the worker's relay share that code).
-package webhooks
+// Endpoints: the one place that manages outbound webhook endpoints, which the Operator API, the
+// console and `wds admin` all call.
+
+package delivery
 
 import (
 	"context"
