@@ -27,7 +27,8 @@ const (
 	TestWorkflowName         = "WebhookTest"
 )
 
-// Activity names, registered under these names by the worker.
+// Activity type names: the Activities methods' own names, which the SDK derives from the workflows'
+// method references (acts.Deliver); registered under exactly these names by the worker.
 const (
 	ActivityResolveTargets = "ResolveTargets"
 	ActivityDeliver        = "Deliver"
