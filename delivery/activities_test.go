@@ -120,7 +120,7 @@ func TestDeliverSendsEveryHeaderAndAVerifiableSignature(t *testing.T) {
 	in := attempt(ev, ep.ID, 1, later())
 
 	res, err := f.acts(rc, true).Deliver(f.ctx, in)
-	if err != nil || res.Outcome != delivery.OutcomeSucceeded {
+	if err != nil || res.Outcome != models.DeliverySucceeded {
 		t.Fatalf("outcome %+v err %v", res, err)
 	}
 	hits := rc.got()

@@ -62,13 +62,6 @@ const (
 	StatusPartiallyDropped = "partially_dropped"
 )
 
-// Outcomes of one attempt, equal to the delivery row's status.
-const (
-	OutcomeSucceeded = "succeeded"
-	OutcomeFailed    = "failed"
-	OutcomeDropped   = "dropped"
-)
-
 // Workflow ids (docs/webhooks.md).
 func EventWorkflowID(eventID uuid.UUID) string { return "webhook-event/" + eventID.String() }
 
@@ -149,8 +142,9 @@ type AttemptInput struct {
 	Test bool
 }
 
-// AttemptResult is the outcome the attempt recorded: succeeded, failed, or dropped (last attempt
-// failed, or the endpoint was disabled or deleted, or the chain was dropped by the operator).
+// AttemptResult is the outcome the attempt recorded, its row's status (models.Delivery*): succeeded,
+// failed, or dropped (last attempt failed, or the endpoint was disabled or deleted, or the chain was
+// dropped by the operator).
 type AttemptResult struct {
 	Outcome string
 	Error   string

@@ -177,13 +177,13 @@ func (a *Activities) attempt(ctx context.Context, in AttemptInput) (*attemptStat
 			CASE WHEN octet_length(e.body::text) <= ? THEN e.body::text END AS body,
 			w.id IS NOT NULL AS endpoint_found, w.url, w.secret_sealed, coalesce(w.enabled, false) AS enabled, w.deleted_at,
 			CASE WHEN w.previous_secret_until > clock_timestamp() THEN w.previous_secret_sealed END AS previous_sealed,
-			(SELECT coalesce(nullif(x.error, ''), 'dropped') FROM webhook_deliveries x
-				WHERE x.chain_id = ? AND x.status = 'dropped' LIMIT 1) AS dropped,
+			(SELECT coalesce(nullif(x.error, ''), x.status) FROM webhook_deliveries x
+				WHERE x.chain_id = ? AND x.status = ? LIMIT 1) AS dropped,
 			d.status AS recorded_status, d.error AS recorded_error
 		FROM events e
 		LEFT JOIN webhook_endpoints w ON w.id = ?
 		LEFT JOIN webhook_deliveries d ON d.id = ?
-		WHERE e.id = ?`, smallBody, in.ChainID, in.EndpointID, in.DeliveryID, in.EventID).Find(&rows).Error
+		WHERE e.id = ?`, smallBody, in.ChainID, models.DeliveryDropped, in.EndpointID, in.DeliveryID, in.EventID).Find(&rows).Error
 	if err != nil {
 		return nil, fmt.Errorf("load attempt: %w", err)
 	}
@@ -216,10 +216,8 @@ func (s *attemptState) stopReason() string {
 func (a *Activities) stop(ctx context.Context, in AttemptInput, ev *eventMeta, reason string) (AttemptResult, error) {
 	var rows int64
 	err := a.DB.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
-		res := tx.Exec(`UPDATE webhook_deliveries SET status = 'dropped', error = ?, next_attempt_at = NULL
-			WHERE chain_id = ? AND status = 'failed' AND next_attempt_at IS NOT NULL`, reason, in.ChainID)
-		if res.Error != nil {
-			return res.Error
+		if _, err := dropWaiting(ctx, tx, "chain_id", in.ChainID, reason); err != nil {
+			return err
 		}
 		return tx.Model(&models.Delivery{}).Where("chain_id = ?", in.ChainID).Count(&rows).Error
 	})
@@ -231,7 +229,7 @@ func (a *Activities) stop(ctx context.Context, in AttemptInput, ev *eventMeta, r
 		d.Status, d.Error, d.NextAttemptAt = models.DeliveryDropped, reason, nil
 		return a.write(ctx, d)
 	}
-	return AttemptResult{Outcome: OutcomeDropped, Error: reason}, nil
+	return AttemptResult{Outcome: models.DeliveryDropped, Error: reason}, nil
 }
 
 func deref(s *string) string {
@@ -241,36 +239,24 @@ func deref(s *string) string {
 	return *s
 }
 
-// summaryBody is docs/webhooks.md's replacement for an event over the cap; fields keep their JSON.
-type summaryBody struct {
-	ID         json.RawMessage `json:"id"`
-	Type       json.RawMessage `json:"type"`
-	CreatedAt  json.RawMessage `json:"created_at"`
-	OrgID      json.RawMessage `json:"org_id"`
-	StoreID    json.RawMessage `json:"store_id"`
-	Summarized bool            `json:"summarized"`
-	Data       summaryData     `json:"data"`
-	Detail     string          `json:"detail"`
-}
-
-type summaryData struct {
-	ID json.RawMessage `json:"id"`
-}
-
+// summary is docs/webhooks.md's replacement for an event over the cap: the envelope of the stored
+// event with the resource's id as its data.
 func (a *Activities) summary(ctx context.Context, ev *eventMeta) ([]byte, error) {
-	var row struct{ ID, Type, CreatedAt, OrgID, StoreID, DataID string }
-	err := a.DB.WithContext(ctx).Raw(`SELECT COALESCE(body->'id','null') AS id, COALESCE(body->'type','null') AS type,
-		COALESCE(body->'created_at','null') AS created_at, COALESCE(body->'org_id','null') AS org_id,
-		COALESCE(body->'store_id','null') AS store_id,
+	var row struct{ Head, DataID string }
+	err := a.DB.WithContext(ctx).Raw(`SELECT (body::jsonb - 'data')::text AS head,
 		COALESCE(body->'data'->'id', body->'data'->'payment'->'id', body->'data'->'order'->'id', 'null') AS data_id
 		FROM events WHERE id = ?`, ev.ID).Find(&row).Error
 	if err != nil {
 		return nil, fmt.Errorf("summarise event: %w", err)
 	}
-	out, err := json.Marshal(summaryBody{ID: json.RawMessage(row.ID), Type: json.RawMessage(row.Type),
-		CreatedAt: json.RawMessage(row.CreatedAt), OrgID: json.RawMessage(row.OrgID), StoreID: json.RawMessage(row.StoreID),
-		Summarized: true, Data: summaryData{ID: json.RawMessage(row.DataID)},
-		Detail: fmt.Sprintf("the event is %d bytes, over the %d-byte webhook payload cap; fetch the resource from the Read API", ev.Size, MaxBody)})
+	var env Envelope
+	if err := json.Unmarshal([]byte(row.Head), &env); err != nil {
+		return nil, fmt.Errorf("decode event %s: %w", ev.ID, err)
+	}
+	env.Summarized = true
+	env.Data = json.RawMessage(`{"id":` + row.DataID + `}`)
+	env.Detail = fmt.Sprintf("the event is %d bytes, over the %d-byte webhook payload cap; fetch the resource from the Read API", ev.Size, MaxBody)
+	out, err := json.Marshal(env)
 	if err != nil {
 		return nil, fmt.Errorf("encode summary: %w", err)
 	}

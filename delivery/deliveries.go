@@ -165,19 +165,18 @@ type TestQueued struct {
 	DispatchID uuid.UUID `json:"-"`
 }
 
-// testBody is the synthetic event: id null (X-PC-Event-Id: null), data {endpoint_id, message}.
-type testBody struct {
-	ID        *uuid.UUID `json:"id"`
-	Type      string     `json:"type"`
-	CreatedAt string     `json:"created_at"`
-	OrgID     uuid.UUID  `json:"org_id"`
-	StoreID   *uuid.UUID `json:"store_id"`
-	Data      testData   `json:"data"`
-}
-
+// testData is the synthetic event's data; the event has no id (X-PC-Event-Id: null).
 type testData struct {
 	EndpointID uuid.UUID `json:"endpoint_id"`
 	Message    string    `json:"message"`
+}
+
+func testEvent(orgID, endpointID uuid.UUID, now time.Time) ([]byte, error) {
+	data, err := json.Marshal(testData{EndpointID: endpointID, Message: "This is a test event from Workspace Data Service."})
+	if err != nil {
+		return nil, err
+	}
+	return json.Marshal(Envelope{Type: events.WebhookTest, CreatedAt: now.Format(time.RFC3339Nano), OrgID: orgID, Data: data})
 }
 
 // SendTest queues a webhook.test event for one endpoint of org. Its body is stored like every event
@@ -190,8 +189,7 @@ func (s *Service) SendTest(ctx context.Context, orgID, endpointID uuid.UUID) (*T
 			return err
 		}
 		now := time.Now().UTC()
-		raw, err := json.Marshal(testBody{Type: events.WebhookTest, CreatedAt: now.Format(time.RFC3339Nano), OrgID: orgID,
-			Data: testData{EndpointID: endpointID, Message: "This is a test event from Workspace Data Service."}})
+		raw, err := testEvent(orgID, endpointID, now)
 		if err != nil {
 			return fmt.Errorf("encode test event: %w", err)
 		}

@@ -358,12 +358,18 @@ const (
 // workflows running those chains. The workflows stop at the signal or, failing that, at their next
 // attempt, without sending.
 func DropPendingChains(ctx context.Context, tx *gorm.DB, endpointID uuid.UUID, reason string) ([]string, error) {
+	return dropWaiting(ctx, tx, "endpoint_id", endpointID, reason)
+}
+
+// dropWaiting ends the chains, among those whose column equals id, that wait for a next attempt:
+// their failed last row becomes dropped with the reason. It returns the workflows running them.
+func dropWaiting(ctx context.Context, tx *gorm.DB, column string, id uuid.UUID, reason string) ([]string, error) {
 	var workflowIDs []string
-	err := tx.WithContext(ctx).Raw(`UPDATE webhook_deliveries SET status = 'dropped', error = ?, next_attempt_at = NULL
-		WHERE endpoint_id = ? AND next_attempt_at IS NOT NULL AND status = 'failed' RETURNING workflow_id`, reason, endpointID).
-		Find(&workflowIDs).Error
+	err := tx.WithContext(ctx).Raw(`UPDATE webhook_deliveries SET status = ?, error = ?, next_attempt_at = NULL
+		WHERE `+column+` = ? AND next_attempt_at IS NOT NULL AND status = ? RETURNING workflow_id`,
+		models.DeliveryDropped, reason, id, models.DeliveryFailed).Find(&workflowIDs).Error
 	if err != nil {
-		return nil, fmt.Errorf("drop pending deliveries: %w", err)
+		return nil, fmt.Errorf("drop waiting deliveries: %w", err)
 	}
 	return workflowIDs, nil
 }

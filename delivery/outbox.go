@@ -17,16 +17,6 @@ import (
 	"wds/models"
 )
 
-// body is the delivered JSON (docs/webhooks.md); field order is fixed by the struct.
-type body struct {
-	ID        uuid.UUID       `json:"id"`
-	Type      string          `json:"type"`
-	CreatedAt string          `json:"created_at"`
-	OrgID     uuid.UUID       `json:"org_id"`
-	StoreID   *uuid.UUID      `json:"store_id"`
-	Data      json.RawMessage `json:"data"`
-}
-
 // PendingEvent is an event of a transaction, not yet written: WriteEvents stamps it with its time.
 type PendingEvent struct {
 	ID      uuid.UUID
@@ -69,7 +59,7 @@ func WriteEvents(ctx context.Context, tx *gorm.DB, events []PendingEvent) ([]uui
 	for i, e := range events {
 		// A microsecond apart, PostgreSQL's resolution: events keep their emission order in time.
 		at := now.Add(time.Duration(i) * time.Microsecond)
-		raw, err := json.Marshal(body{ID: e.ID, Type: e.typ, CreatedAt: at.UTC().Format(time.RFC3339Nano),
+		raw, err := json.Marshal(Envelope{ID: &e.ID, Type: e.typ, CreatedAt: at.UTC().Format(time.RFC3339Nano),
 			OrgID: e.orgID, StoreID: e.storeID, Data: e.data})
 		if err != nil {
 			return nil, fmt.Errorf("encode %s event: %w", e.typ, err)

@@ -3,6 +3,7 @@ package delivery
 import (
 	"fmt"
 	"time"
+	"wds/models"
 
 	"github.com/google/uuid"
 	"go.temporal.io/sdk/temporal"
@@ -178,7 +179,7 @@ func watchStops(ctx workflow.Context) map[uuid.UUID]bool {
 func summarize(outcomes []string) string {
 	dropped := 0
 	for _, o := range outcomes {
-		if o == OutcomeDropped {
+		if o == models.DeliveryDropped {
 			dropped++
 		}
 	}
@@ -232,13 +233,13 @@ func (c chain) run(ctx workflow.Context) (string, error) {
 		if err != nil {
 			return "", err
 		}
-		if res.Outcome != OutcomeFailed {
+		if res.Outcome != models.DeliveryFailed {
 			return res.Outcome, nil
 		}
 	}
 	// The last attempt's failure is recorded as dropped by the activity; reaching here means the
 	// activity reported failed on the last attempt, which it never does.
-	return OutcomeDropped, nil
+	return models.DeliveryDropped, nil
 }
 
 func (c chain) deliveryID(ctx workflow.Context, attempt int) uuid.UUID {
