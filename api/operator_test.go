@@ -19,6 +19,7 @@ import (
 
 	"wds/api"
 	"wds/delivery"
+	"wds/delivery/deliverytest"
 	"wds/events"
 	"wds/models"
 	"wds/pgtest"
@@ -270,7 +271,7 @@ func TestOperatorListsDeliveriesAndRefiresADroppedOne(t *testing.T) {
 	e := newOpEnv(t, true)
 	_, ep := e.create("https://127.0.0.1/hook")
 	epID := uuid.MustParse(ep["id"].(string))
-	ev, _ := delivery.Emit(context.Background(), e.db, e.org.ID, nil, events.OrderCreated, nil)
+	ev, _ := deliverytest.Emit(context.Background(), e.db, e.org.ID, nil, events.OrderCreated, nil)
 	chain := uuid.New()
 	for a := 1; a <= 3; a++ {
 		status := "failed"

@@ -19,6 +19,7 @@ import (
 	"go.temporal.io/sdk/testsuite"
 
 	"wds/delivery"
+	"wds/delivery/deliverytest"
 	"wds/egress"
 	"wds/events"
 	"wds/models"
@@ -80,7 +81,7 @@ func (f *fixture) endpoint(url string, types ...string) *delivery.Created {
 
 func (f *fixture) event(typ string, data any) uuid.UUID {
 	f.t.Helper()
-	id, err := delivery.Emit(f.ctx, f.db, f.org, nil, typ, data)
+	id, err := deliverytest.Emit(f.ctx, f.db, f.org, nil, typ, data)
 	if err != nil {
 		f.t.Fatal(err)
 	}

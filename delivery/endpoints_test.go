@@ -16,6 +16,7 @@ import (
 	"go.temporal.io/sdk/client"
 
 	"wds/delivery"
+	"wds/delivery/deliverytest"
 	"wds/egress/egresstest"
 	"wds/events"
 	"wds/models"
@@ -202,7 +203,7 @@ func (f *fixture) delivery(ev, ep uuid.UUID, attempt int, status string, at time
 func TestListDeliveriesPagesWithoutGapsOrRepeats(t *testing.T) {
 	f := newFixture(t)
 	ep, _ := f.create("https://127.0.0.1/hook")
-	ev, _ := delivery.Emit(f.ctx, f.db, f.org, nil, events.OrderCreated, nil)
+	ev, _ := deliverytest.Emit(f.ctx, f.db, f.org, nil, events.OrderCreated, nil)
 	at := time.Now().UTC().Truncate(time.Second)
 	want := map[uuid.UUID]bool{}
 	for i := range 7 {
@@ -237,7 +238,7 @@ func TestListDeliveriesPagesWithoutGapsOrRepeats(t *testing.T) {
 func TestRefireQueuesAFreshChainOnlyForDroppedDeliveries(t *testing.T) {
 	f := newFixture(t)
 	ep, _ := f.create("https://127.0.0.1/hook")
-	ev, _ := delivery.Emit(f.ctx, f.db, f.org, nil, events.OrderCreated, nil)
+	ev, _ := deliverytest.Emit(f.ctx, f.db, f.org, nil, events.OrderCreated, nil)
 	failed := f.delivery(ev, ep.ID, 1, "failed", time.Now())
 	dropped := f.delivery(ev, ep.ID, 5, "dropped", time.Now())
 	if _, err := f.svc.Refire(f.ctx, failed.ID, f.owner); !errors.Is(err, models.ErrDeliveryNotDropped) {
@@ -339,7 +340,7 @@ func TestStarterStartsEachEventOnceWhateverTheRaces(t *testing.T) {
 	emit := func(n int) []uuid.UUID {
 		var ids []uuid.UUID
 		for range n {
-			id, _ := delivery.Emit(f.ctx, f.db, f.org, nil, events.OrderCreated, nil)
+			id, _ := deliverytest.Emit(f.ctx, f.db, f.org, nil, events.OrderCreated, nil)
 			ids = append(ids, id)
 		}
 		return ids
@@ -443,7 +444,7 @@ func (t *fakeTemporal) startedOnce(tb testing.TB, ids []uuid.UUID) {
 func TestTheRelayTakesAnEventOnceItsGraceHasPassed(t *testing.T) {
 	f := newFixture(t)
 	f.subscribe()
-	ev, _ := delivery.Emit(f.ctx, f.db, f.org, nil, events.OrderCreated, nil)
+	ev, _ := deliverytest.Emit(f.ctx, f.db, f.org, nil, events.OrderCreated, nil)
 	tc := &fakeTemporal{starts: map[string]int{}}
 	st := &delivery.Starter{DB: f.db, Temporal: tc, Schedule: []time.Duration{time.Second}, Log: quiet(), Grace: time.Minute}
 	if n, err := st.RelayOnce(f.ctx, 10); err != nil || n != 0 {
@@ -464,7 +465,7 @@ func TestTheRelayTakesAnEventOnceItsGraceHasPassed(t *testing.T) {
 func TestTheRelayHoldsNoLockWhileTemporalAnswers(t *testing.T) {
 	f := newFixture(t)
 	f.subscribe()
-	ev, _ := delivery.Emit(f.ctx, f.db, f.org, nil, events.OrderCreated, nil)
+	ev, _ := deliverytest.Emit(f.ctx, f.db, f.org, nil, events.OrderCreated, nil)
 	entered, proceed := make(chan struct{}), make(chan struct{})
 	tc := &fakeTemporal{starts: map[string]int{}, gate: func() { entered <- struct{}{}; <-proceed }}
 	st := &delivery.Starter{DB: f.db, Temporal: tc, Schedule: []time.Duration{time.Second}, Log: quiet()}
@@ -491,7 +492,7 @@ func TestTheRelayHoldsNoLockWhileTemporalAnswers(t *testing.T) {
 func TestAnAlreadyStartedWorkflowCountsAsDispatched(t *testing.T) {
 	f := newFixture(t)
 	f.subscribe()
-	ev, _ := delivery.Emit(f.ctx, f.db, f.org, nil, events.OrderCreated, nil)
+	ev, _ := deliverytest.Emit(f.ctx, f.db, f.org, nil, events.OrderCreated, nil)
 	tc := &fakeTemporal{starts: map[string]int{delivery.EventWorkflowID(ev): 1}}
 	st := &delivery.Starter{DB: f.db, Temporal: tc, Schedule: []time.Duration{time.Second}, Log: quiet()}
 	if n, err := st.RelayOnce(f.ctx, 10); err != nil || n != 1 {
@@ -509,7 +510,7 @@ func queueBoth(t *testing.T, f *fixture) (*delivery.TestQueued, *delivery.Refire
 	t.Helper()
 	ep, _ := f.create("https://127.0.0.1/hook")
 	q, _ := f.svc.SendTest(f.ctx, f.org, ep.ID)
-	ev, _ := delivery.Emit(f.ctx, f.db, f.org, nil, events.OrderCreated, nil)
+	ev, _ := deliverytest.Emit(f.ctx, f.db, f.org, nil, events.OrderCreated, nil)
 	d := f.delivery(ev, ep.ID, 5, "dropped", time.Now())
 	r, err := f.svc.Refire(f.ctx, d.ID, f.owner)
 	if err != nil {
@@ -562,7 +563,7 @@ func TestDisablingSignalsTheWorkflowsOfTheDroppedChainsAfterCommit(t *testing.T)
 	tc := &fakeTemporal{starts: map[string]int{}}
 	f.svc.Stopper = &delivery.Starter{DB: f.db, Temporal: tc, Log: quiet()}
 	ep, _ := f.create("https://127.0.0.1/hook")
-	ev, _ := delivery.Emit(f.ctx, f.db, f.org, nil, events.OrderCreated, nil)
+	ev, _ := deliverytest.Emit(f.ctx, f.db, f.org, nil, events.OrderCreated, nil)
 	pending := f.delivery(ev, ep.ID, 1, "failed", time.Now())
 	f.db.Model(&pending).Update("next_attempt_at", time.Now().Add(time.Hour))
 	f.delivery(ev, ep.ID, 1, "succeeded", time.Now()) // a finished chain is not signalled
@@ -587,7 +588,7 @@ func TestDisablingSignalsTheWorkflowsOfTheDroppedChainsAfterCommit(t *testing.T)
 // already dispatched, and Write returns, in emission order, only the ids an endpoint can receive.
 func TestEventsWithoutReceiversAreWrittenDispatched(t *testing.T) {
 	f := newFixture(t)
-	lonely, _ := delivery.Emit(f.ctx, f.db, f.org, nil, events.OrderCreated, nil)
+	lonely, _ := deliverytest.Emit(f.ctx, f.db, f.org, nil, events.OrderCreated, nil)
 	f.subscribe()
 	var evs []delivery.PendingEvent
 	for _, typ := range []string{events.OrderCreated, events.ClientCreated, events.OrderCreated} {
@@ -627,7 +628,7 @@ func TestStarterPlansTheChainsOfAnEvent(t *testing.T) {
 	if _, err := f.svc.Disable(f.ctx, disabled.ID, f.owner); err != nil {
 		t.Fatal(err)
 	}
-	ev, _ := delivery.Emit(f.ctx, f.db, f.org, nil, events.OrderCreated, nil)
+	ev, _ := deliverytest.Emit(f.ctx, f.db, f.org, nil, events.OrderCreated, nil)
 	tc := &fakeTemporal{starts: map[string]int{}}
 	st := &delivery.Starter{DB: f.db, Temporal: tc, Schedule: []time.Duration{time.Second}, Log: quiet()}
 	st.StartEvents(f.ctx, []uuid.UUID{ev})
@@ -655,7 +656,7 @@ func TestStarterPlansTheChainsOfAnEvent(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	unplanned, _ := delivery.Emit(f.ctx, f.db, f.org, nil, events.OrderCreated, nil)
+	unplanned, _ := deliverytest.Emit(f.ctx, f.db, f.org, nil, events.OrderCreated, nil)
 	st.StartEvents(f.ctx, []uuid.UUID{unplanned})
 	if p := tc.args[1][0].(delivery.EventParams); len(tc.args) != 2 || len(p.Chains) != 0 || tc.names[1] != delivery.EventWorkflowName ||
 		tc.options[1].TypedSearchAttributes.ContainsKey(delivery.AttrEndpointIDs) {
@@ -671,12 +672,12 @@ func TestEventsWhoseReceiverWentAwayStartNoWorkflow(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	orphan, _ := delivery.Emit(f.ctx, f.db, f.org, nil, events.OrderCreated, nil)
+	orphan, _ := deliverytest.Emit(f.ctx, f.db, f.org, nil, events.OrderCreated, nil)
 	if _, err := f.svc.Delete(f.ctx, gone.ID, f.owner); err != nil {
 		t.Fatal(err)
 	}
 	f.subscribe()
-	wanted, _ := delivery.Emit(f.ctx, f.db, f.org, nil, events.OrderCreated, nil)
+	wanted, _ := deliverytest.Emit(f.ctx, f.db, f.org, nil, events.OrderCreated, nil)
 	tc := &fakeTemporal{starts: map[string]int{}}
 	st := &delivery.Starter{DB: f.db, Temporal: tc, Schedule: []time.Duration{time.Second}, Log: quiet()}
 	st.StartEvents(f.ctx, []uuid.UUID{orphan, wanted})
@@ -694,7 +695,7 @@ func TestEventsWhoseReceiverWentAwayStartNoWorkflow(t *testing.T) {
 func TestConcurrentRefiresOfOneDeliveryQueueOneChain(t *testing.T) {
 	f := newFixture(t)
 	ep, _ := f.create("https://127.0.0.1/hook")
-	ev, _ := delivery.Emit(f.ctx, f.db, f.org, nil, events.OrderCreated, nil)
+	ev, _ := deliverytest.Emit(f.ctx, f.db, f.org, nil, events.OrderCreated, nil)
 	dropped := f.delivery(ev, ep.ID, 5, "dropped", time.Now())
 	var wg sync.WaitGroup
 	chains := make(chan uuid.UUID, 10)
@@ -746,7 +747,7 @@ func TestAnEventDoesNotMissAnEndpointBeingCreated(t *testing.T) {
 	waitForLockWaiters(t, f, 1)
 	emitted := make(chan uuid.UUID, 1)
 	go func() {
-		id, err := delivery.Emit(f.ctx, f.db, f.org, nil, events.OrderCreated, nil)
+		id, err := deliverytest.Emit(f.ctx, f.db, f.org, nil, events.OrderCreated, nil)
 		if err != nil {
 			t.Error(err)
 		}

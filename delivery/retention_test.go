@@ -7,6 +7,7 @@ import (
 	"github.com/google/uuid"
 
 	"wds/delivery"
+	"wds/delivery/deliverytest"
 	"wds/events"
 	"wds/models"
 )
@@ -19,7 +20,7 @@ func TestPruneDeletesOnlyWhatNothingNeeds(t *testing.T) {
 	old, recent := time.Now().Add(-100*24*time.Hour), time.Now()
 	cutoff := time.Now().Add(-90 * 24 * time.Hour)
 	event := func(createdAt time.Time, dispatched bool) uuid.UUID {
-		id, err := delivery.Emit(f.ctx, f.db, f.org, nil, events.OrderCreated, nil)
+		id, err := deliverytest.Emit(f.ctx, f.db, f.org, nil, events.OrderCreated, nil)
 		if err != nil {
 			t.Fatal(err)
 		}

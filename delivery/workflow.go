@@ -3,6 +3,7 @@ package delivery
 import (
 	"fmt"
 	"time"
+
 	"wds/models"
 
 	"github.com/google/uuid"

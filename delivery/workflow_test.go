@@ -7,6 +7,7 @@ import (
 	"sync"
 	"testing"
 	"time"
+
 	"wds/models"
 
 	"github.com/google/uuid"

@@ -196,7 +196,7 @@ func (h *harness) checkOutcomeInTemporal(dropped uuid.UUID) {
 	for _, c := range res.Chains {
 		outcomes[c.EndpointID] = c.Outcome
 	}
-	if res.Status != delivery.StatusPartiallyDropped || len(res.Chains) != 2 || outcomes[dropped] != delivery.OutcomeDropped {
+	if res.Status != delivery.StatusPartiallyDropped || len(res.Chains) != 2 || outcomes[dropped] != models.DeliveryDropped {
 		h.t.Fatalf("workflow result %+v", res)
 	}
 	desc, err := h.temporal.DescribeWorkflowExecution(h.ctx, id, "")

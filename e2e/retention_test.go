@@ -3,10 +3,11 @@ package e2e
 import (
 	"testing"
 
-	"github.com/google/uuid"
 	"time"
 
-	"wds/delivery"
+	"github.com/google/uuid"
+
+	"wds/delivery/deliverytest"
 	"wds/models"
 	"wds/temporaldev"
 )
@@ -19,7 +20,7 @@ func TestTheWorkerPrunesWhatIsOlderThanItsRetention(t *testing.T) {
 	rc := newReceiver(t, ok)
 	ep := h.endpoint(rc, 5, "client.created")
 	// An event delivered 100 days ago, written as it was then (no workflow is started for it now).
-	old, err := delivery.Emit(h.ctx, h.db, h.org, nil, "client.created", map[string]any{"id": uuid.New()})
+	old, err := deliverytest.Emit(h.ctx, h.db, h.org, nil, "client.created", map[string]any{"id": uuid.New()})
 	if err != nil {
 		t.Fatal(err)
 	}

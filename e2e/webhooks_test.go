@@ -25,6 +25,7 @@ import (
 	sdkworker "go.temporal.io/sdk/worker"
 
 	"wds/delivery"
+	"wds/delivery/deliverytest"
 	"wds/models"
 	"wds/signing"
 	"wds/temporaldev"
@@ -93,7 +94,7 @@ func (h *harness) events(typ string) []models.Event {
 // emit writes an event the way every write does (outbox row, then the after-commit start).
 func (h *harness) emit(typ string) uuid.UUID {
 	h.t.Helper()
-	id, err := delivery.Emit(h.ctx, h.db, h.org, nil, typ, map[string]any{"id": uuid.New()})
+	id, err := deliverytest.Emit(h.ctx, h.db, h.org, nil, typ, map[string]any{"id": uuid.New()})
 	if err != nil {
 		h.t.Fatal(err)
 	}
@@ -284,7 +285,7 @@ func TestWebhooksEndToEnd(t *testing.T) {
 		rc := newReceiver(t, failFirst(100))
 		ep := h.endpoint(rc, 5, "vendor.updated")
 		// A chain whose next attempt is an hour away: only the stop signal can end it within the test.
-		ev, err := delivery.Emit(h.ctx, h.db, h.org, nil, "vendor.updated", map[string]any{"id": uuid.New()})
+		ev, err := deliverytest.Emit(h.ctx, h.db, h.org, nil, "vendor.updated", map[string]any{"id": uuid.New()})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -9,6 +9,7 @@ import (
 
 	"wds/database"
 	"wds/delivery"
+	"wds/delivery/deliverytest"
 	"wds/events"
 	"wds/models"
 	"wds/pgtest"
@@ -56,7 +57,7 @@ func TestAdminEndpointAndRefireCommands(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer database.Close(db)
-	ev, _ := delivery.Emit(context.Background(), db, uuid.MustParse(org), nil, events.OrderCreated, nil)
+	ev, _ := deliverytest.Emit(context.Background(), db, uuid.MustParse(org), nil, events.OrderCreated, nil)
 	d := models.Delivery{ID: uuid.New(), OrgID: uuid.MustParse(org), EventID: ev, EndpointID: uuid.MustParse(id), EventType: "order.created",
 		ChainID: uuid.New(), WorkflowID: delivery.EventWorkflowID(ev), Attempt: 3, Status: "dropped", AttemptedAt: time.Now()}
 	if err := db.Create(&d).Error; err != nil {
