@@ -4,11 +4,11 @@ import (
 	"fmt"
 	"time"
 
-	"wds/models"
-
 	"github.com/google/uuid"
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
+
+	"wds/models"
 )
 
 const (

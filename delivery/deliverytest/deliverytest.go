@@ -4,10 +4,10 @@ package deliverytest
 import (
 	"context"
 
-	"wds/delivery"
-
 	"github.com/google/uuid"
 	"gorm.io/gorm"
+
+	"wds/delivery"
 )
 
 // Emit inserts one event and returns its id, whether or not an endpoint can receive it.
