@@ -13,7 +13,6 @@ import (
 	"time"
 
 	"github.com/google/uuid"
-	"github.com/lib/pq"
 	"gorm.io/gorm"
 	"gorm.io/gorm/clause"
 
@@ -141,11 +140,11 @@ func roomForOneMore(ctx context.Context, tx *gorm.DB, orgID, except uuid.UUID) e
 	return nil
 }
 
-func validTypes(in []string) (pq.StringArray, error) {
+func validTypes(in []string) (models.TextArray, error) {
 	if len(in) == 0 {
 		return nil, models.Fail(models.ErrValidation, "event_types must name at least one event type")
 	}
-	out := pq.StringArray{}
+	out := models.TextArray{}
 	for _, t := range in {
 		t = strings.TrimSpace(t)
 		if !events.Known(t) {

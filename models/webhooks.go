@@ -5,17 +5,16 @@ import (
 	"time"
 
 	"github.com/google/uuid"
-	"github.com/lib/pq"
 )
 
 // Endpoint is an outbound webhook endpoint. The signing secret is stored sealed (secrets.Box) and
 // opened only to sign a delivery.
 type Endpoint struct {
-	ID           uuid.UUID      `json:"id"`
-	OrgID        uuid.UUID      `json:"org_id"`
-	URL          string         `json:"url" gorm:"column:url"`
-	EventTypes   pq.StringArray `json:"event_types" gorm:"type:text[]"`
-	SecretSealed []byte         `json:"-"`
+	ID           uuid.UUID `json:"id"`
+	OrgID        uuid.UUID `json:"org_id"`
+	URL          string    `json:"url" gorm:"column:url"`
+	EventTypes   TextArray `json:"event_types" gorm:"type:text[]"`
+	SecretSealed []byte    `json:"-"`
 	// PreviousSecretSealed signs deliveries too until PreviousSecretUntil (a rotation's grace).
 	PreviousSecretSealed []byte     `json:"-"`
 	PreviousSecretUntil  *time.Time `json:"previous_secret_until,omitempty"`
