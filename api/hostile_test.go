@@ -25,10 +25,10 @@ import (
 	"wds/api"
 	"wds/apikeys"
 	"wds/console"
+	"wds/delivery"
 	"wds/models"
 	"wds/pgtest"
 	"wds/secrets"
-	"wds/webhooks"
 	"wds/workspace"
 )
 
@@ -63,7 +63,7 @@ func newHostileEnv(t *testing.T) *hostileEnv {
 	}
 	log := logrus.New()
 	log.SetOutput(io.Discard)
-	hooks := &webhooks.Service{DB: db, Box: box, AllowPrivate: true}
+	hooks := &delivery.Service{DB: db, Box: box, AllowPrivate: true}
 	r, err := api.NewRouter(api.Deps{DB: db, Log: log, Box: box, Webhooks: hooks, Dispatches: &startedDispatches{}})
 	if err != nil {
 		t.Fatal(err)
@@ -111,8 +111,8 @@ func (e *hostileEnv) resources(org, store, owner, member uuid.UUID) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ep, err := (&webhooks.Service{DB: e.db, AllowPrivate: true, Box: mustBox(t)}).Create(context.Background(),
-		webhooks.CreateInput{OrgID: org, ActorID: owner, URL: "https://127.0.0.1/hook", EventTypes: []string{"order.created"}})
+	ep, err := (&delivery.Service{DB: e.db, AllowPrivate: true, Box: mustBox(t)}).Create(context.Background(),
+		delivery.CreateInput{OrgID: org, ActorID: owner, URL: "https://127.0.0.1/hook", EventTypes: []string{"order.created"}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -152,14 +152,14 @@ func TestNativestoreSignatureRules(t *testing.T) {
 		t.Fatal("a nativestore key must require signatures and get a secret")
 	}
 	body := `{"webhook_id":1}`
-	good := signing.SignNativestore([]byte(k.secret), []byte(body))
+	good := signNative(k.secret, body)
 	cases := []struct {
 		name, header, code string
 	}{
 		{"missing", "", "signature_missing"},
 		{"malformed", "not base64!", "signature_malformed"},
 		{"wrong case", swapCase(good), "signature_invalid"},
-		{"other body", signing.SignNativestore([]byte(k.secret), []byte(body+" ")), "signature_invalid"},
+		{"other body", signNative(k.secret, body+" "), "signature_invalid"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -3,6 +3,9 @@ package api_test
 import (
 	"bytes"
 	"context"
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/base64"
 	"encoding/json"
 	"io"
 	"net/http"
@@ -261,7 +264,10 @@ func mustStore(t testing.TB, e *intEnv, name string) uuid.UUID {
 	return s.ID
 }
 
-// signNative is the platform's X-Store-Webhook-Signature for body.
+// signNative is the platform's X-Store-Webhook-Signature for body, computed as the platform
+// documents it (base64 of HMAC-SHA256 of the raw body), not with wds's own code.
 func signNative(secret, body string) string {
-	return signing.SignNativestore([]byte(secret), []byte(body))
+	m := hmac.New(sha256.New, []byte(secret))
+	m.Write([]byte(body))
+	return base64.StdEncoding.EncodeToString(m.Sum(nil))
 }

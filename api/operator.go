@@ -12,8 +12,8 @@ import (
 	"github.com/gin-gonic/gin"
 	"github.com/google/uuid"
 
+	"wds/delivery"
 	"wds/models"
-	"wds/webhooks"
 	"wds/workspace"
 )
 
@@ -153,7 +153,7 @@ func (s *server) rpcCreate(ctx context.Context, actor uuid.UUID, p rpcParams) (i
 	if p.EventTypes == nil {
 		return 0, nil, models.Fail(models.ErrValidation, "p_event_types is required")
 	}
-	ep, err := s.Webhooks.Create(ctx, webhooks.CreateInput{OrgID: org, ActorID: actor, URL: p.URL, EventTypes: p.EventTypes, MaxAttempts: p.MaxAttempts})
+	ep, err := s.Webhooks.Create(ctx, delivery.CreateInput{OrgID: org, ActorID: actor, URL: p.URL, EventTypes: p.EventTypes, MaxAttempts: p.MaxAttempts})
 	if err != nil {
 		return 0, nil, err
 	}
@@ -218,7 +218,7 @@ func (s *server) rpcDeliveries(ctx context.Context, actor uuid.UUID, p rpcParams
 	if err != nil {
 		return 0, nil, err
 	}
-	page, err := s.Webhooks.ListDeliveries(ctx, webhooks.DeliveriesQuery{EndpointID: id, ActorID: &actor, Limit: limit, Cursor: cur})
+	page, err := s.Webhooks.ListDeliveries(ctx, delivery.DeliveriesQuery{EndpointID: id, ActorID: &actor, Limit: limit, Cursor: cur})
 	if err != nil {
 		return 0, nil, err
 	}

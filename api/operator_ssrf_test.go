@@ -4,9 +4,9 @@ import (
 	"net/http"
 	"testing"
 
+	"wds/delivery"
 	"wds/egress/egresstest"
 	"wds/models"
-	"wds/webhooks"
 )
 
 // Endpoint registration refuses every URL whose host is, or resolves to, an address that is not
@@ -18,7 +18,7 @@ func TestOperatorRefusesEndpointURLsThatReachTheInternalNetwork(t *testing.T) {
 	dns.Set("internal.example.com", "10.20.30.40")
 	dns.Set("split.example.com", "93.184.216.34", "192.168.1.1")
 	dns.Set("public.example.com", "93.184.216.34")
-	e := newOpEnvWith(t, webhooks.Service{Resolver: dns})
+	e := newOpEnvWith(t, delivery.Service{Resolver: dns})
 	for _, url := range []string{
 		"https://127.0.0.1/",
 		"https://[::1]/",

@@ -18,13 +18,12 @@ import (
 	"gorm.io/gorm"
 
 	"wds/api"
+	"wds/delivery"
+	"wds/delivery/deliverytest"
 	"wds/events"
 	"wds/models"
-	"wds/outbox"
 	"wds/pgtest"
 	"wds/secrets"
-	"wds/webhooks"
-	"wds/workflows"
 	"wds/workspace"
 )
 
@@ -53,11 +52,11 @@ func (s *startedDispatches) StartDispatches(_ context.Context, ids ...uuid.UUID)
 
 func newOpEnv(t testing.TB, allowPrivate bool) *opEnv {
 	t.Helper()
-	return newOpEnvWith(t, webhooks.Service{AllowPrivate: allowPrivate})
+	return newOpEnvWith(t, delivery.Service{AllowPrivate: allowPrivate})
 }
 
 // newOpEnvWith serves the Operator API with hooks as the webhook service (its DB and Box filled in).
-func newOpEnvWith(t testing.TB, hooks webhooks.Service) *opEnv {
+func newOpEnvWith(t testing.TB, hooks delivery.Service) *opEnv {
 	t.Helper()
 	db := pgtest.New(t)
 	e := &opEnv{t: t, db: db, started: &startedDispatches{}}
@@ -272,7 +271,7 @@ func TestOperatorListsDeliveriesAndRefiresADroppedOne(t *testing.T) {
 	e := newOpEnv(t, true)
 	_, ep := e.create("https://127.0.0.1/hook")
 	epID := uuid.MustParse(ep["id"].(string))
-	ev, _ := outbox.Emit(context.Background(), e.db, e.org.ID, nil, events.OrderCreated, nil)
+	ev, _ := deliverytest.Emit(context.Background(), e.db, e.org.ID, nil, events.OrderCreated, nil)
 	chain := uuid.New()
 	for a := 1; a <= 3; a++ {
 		status := "failed"
@@ -280,7 +279,7 @@ func TestOperatorListsDeliveriesAndRefiresADroppedOne(t *testing.T) {
 			status = "dropped"
 		}
 		d := models.Delivery{ID: uuid.New(), OrgID: e.org.ID, EventID: ev, EndpointID: epID, EventType: "order.created", ChainID: chain,
-			WorkflowID: workflows.EventWorkflowID(ev), Attempt: a, Status: status, AttemptedAt: time.Now().Add(time.Duration(a) * time.Minute)}
+			WorkflowID: delivery.EventWorkflowID(ev), Attempt: a, Status: status, AttemptedAt: time.Now().Add(time.Duration(a) * time.Minute)}
 		if err := e.db.Create(&d).Error; err != nil {
 			t.Fatal(err)
 		}
@@ -307,7 +306,7 @@ func TestOperatorListsDeliveriesAndRefiresADroppedOne(t *testing.T) {
 		t.Fatalf("re-fire of a failed delivery: %d %v", status, body)
 	}
 	status, out := e.post(e.ownerToken, "/admin/v1/deliveries/"+newest["id"].(string)+"/refire", nil)
-	if status != 200 || out["workflow_id"] != workflows.RefireWorkflowID(ev, epID, 1) || out["chain_id"] == chain.String() {
+	if status != 200 || out["workflow_id"] != delivery.RefireWorkflowID(ev, epID, 1) || out["chain_id"] == chain.String() {
 		t.Fatalf("re-fire: %d %v", status, out)
 	}
 	if len(e.started.ids) != 1 {

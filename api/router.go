@@ -14,11 +14,11 @@ import (
 
 	"wds/apikeys"
 	"wds/config"
+	"wds/delivery"
 	"wds/metrics"
 	"wds/models"
 	"wds/ratelimit"
 	"wds/secrets"
-	"wds/webhooks"
 )
 
 // Deps is what the handlers need from the process.
@@ -38,7 +38,7 @@ type Deps struct {
 	Box *secrets.Box
 	// Webhooks runs the endpoint and delivery operations; nil leaves the Operator API and the test
 	// event unmounted (tests of the Read API alone).
-	Webhooks *webhooks.Service
+	Webhooks *delivery.Service
 	// Dispatches starts queued re-fires and test events at once; nil leaves them to the relay.
 	Dispatches DispatchStarter
 	// RequestTimeout is the deadline on each request's context; 0 is config.RequestTimeout.

@@ -21,9 +21,9 @@ import (
 	"wds/apikeys"
 	"wds/catalog"
 	"wds/console"
+	"wds/delivery"
 	"wds/models"
 	"wds/secrets"
-	"wds/webhooks"
 	"wds/workspace"
 )
 
@@ -54,7 +54,7 @@ func newSweepEnv(t *testing.T, db *gorm.DB, log logrus.FieldLogger) *sweepEnv {
 		t.Fatal(err)
 	}
 	e := &sweepEnv{t: t, db: db, box: box, lastUsed: apikeys.NewLastUsed(db, log)}
-	svc := &webhooks.Service{DB: db, Box: box, AllowPrivate: true}
+	svc := &delivery.Service{DB: db, Box: box, AllowPrivate: true}
 	e.router, err = api.NewRouter(api.Deps{DB: db, Log: log, Box: box, Webhooks: svc, LastUsed: e.lastUsed,
 		Events: nopStarter{}, Dispatches: nopStarter{}})
 	if err != nil {

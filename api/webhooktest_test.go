@@ -6,8 +6,8 @@ import (
 
 	"github.com/google/uuid"
 
+	"wds/delivery"
 	"wds/models"
-	"wds/workflows"
 )
 
 func TestWebhookTestEventNeedsAReadWriteKeyOfTheEndpointsOrg(t *testing.T) {
@@ -42,7 +42,7 @@ func TestWebhookTestEventNeedsAReadWriteKeyOfTheEndpointsOrg(t *testing.T) {
 	}
 	deliveryID := uuid.MustParse(body["delivery_id"].(string))
 	var disp models.Dispatch
-	if err := e.db.Where("workflow_id = ?", workflows.TestWorkflowID(deliveryID)).Take(&disp).Error; err != nil {
+	if err := e.db.Where("workflow_id = ?", delivery.TestWorkflowID(deliveryID)).Take(&disp).Error; err != nil {
 		t.Fatalf("no queued test workflow: %v", err)
 	}
 	if len(e.started.ids) != 1 || e.started.ids[0] != disp.ID {

@@ -23,6 +23,7 @@ import (
 	"gorm.io/gorm"
 
 	"wds/database"
+	"wds/models"
 	"wds/secrets"
 	"wds/temporaldev"
 )
@@ -299,8 +300,8 @@ func (e *env) webhookPhase(ctx context.Context, o Options, s *stack) (*WebhookRe
 	// The error text is cut where it starts naming ids, so equal causes count together.
 	res.Attempts = []AttemptCount{}
 	err = s.db.WithContext(ctx).Raw(`SELECT attempt, status, left(error, 80) AS error, count(*) AS count
-		FROM webhook_deliveries WHERE org_id = ? AND NOT (attempt = 1 AND status = 'succeeded')
-		GROUP BY 1, 2, 3 ORDER BY 4 DESC, 1, 2, 3`, t.orgID).Scan(&res.Attempts).Error
+		FROM webhook_deliveries WHERE org_id = ? AND NOT (attempt = 1 AND status = ?)
+		GROUP BY 1, 2, 3 ORDER BY 4 DESC, 1, 2, 3`, t.orgID, models.DeliverySucceeded).Scan(&res.Attempts).Error
 	if err != nil {
 		return nil, fmt.Errorf("bench: delivery attempts: %w", err)
 	}

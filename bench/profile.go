@@ -14,7 +14,7 @@ import (
 
 	"wds/api"
 	"wds/apikeys"
-	"wds/webhooks"
+	"wds/delivery"
 )
 
 // ProfileResult is the profiled measurement, how many SQL statements each request ran, and the CPU
@@ -59,7 +59,7 @@ func Profile(ctx context.Context, o Options, what, out string) (ProfileResult, e
 	if err := countStatements(s.db, &statements); err != nil {
 		return ProfileResult{}, err
 	}
-	starter := &webhooks.Starter{DB: s.db, Temporal: s.temporal.Client(), Schedule: []time.Duration{time.Minute}, Log: quietLog()}
+	starter := &delivery.Starter{DB: s.db, Temporal: s.temporal.Client(), Schedule: []time.Duration{time.Minute}, Log: quietLog()}
 	router, err := api.NewRouter(api.Deps{DB: s.db, Log: quietLog(), LastUsed: lastUsed, Box: s.box, Events: starter})
 	if err != nil {
 		return ProfileResult{}, fmt.Errorf("bench: %w", err)

@@ -20,7 +20,7 @@ import (
 	sdkworker "go.temporal.io/sdk/worker"
 	"go.temporal.io/sdk/workflow"
 
-	"wds/workflows"
+	"wds/delivery"
 )
 
 // WebhookResult is the delivery benchmark: the highest steady rate of orders whose order.created
@@ -384,7 +384,7 @@ func (e *env) runWebhooks(ctx context.Context, o Options, g *ingester, c client.
 	}
 	res.Events, res.Duplicates, res.Unreadable = rcv.dedupe()
 	res.Missing = int(g.created.Load()) - res.Events
-	if res.WDSHistory, err = history(ctx, c, workflows.EventWorkflowID(rcv.anyEvent())); err != nil {
+	if res.WDSHistory, err = history(ctx, c, delivery.EventWorkflowID(rcv.anyEvent())); err != nil {
 		return nil, err
 	}
 	if res.BareHistory, err = history(ctx, c, "bare-1"); err != nil {

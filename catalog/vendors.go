@@ -9,9 +9,9 @@ import (
 	"github.com/google/uuid"
 	"gorm.io/gorm"
 
+	"wds/delivery"
 	"wds/events"
 	"wds/models"
-	"wds/outbox"
 	"wds/views"
 	"wds/workspace"
 )
@@ -212,12 +212,12 @@ func inTx(ctx context.Context, db *gorm.DB, out *VendorResult, write func(tx *go
 		if err != nil || v == nil {
 			return err
 		}
-		ev, err := outbox.New(org, &v.StoreID, typ, v)
+		ev, err := delivery.NewEvent(org, &v.StoreID, typ, v)
 		if err != nil {
 			return err
 		}
 		out.Vendor = *v
-		out.Events, err = outbox.Write(ctx, tx, []outbox.Pending{ev})
+		out.Events, err = delivery.WriteEvents(ctx, tx, []delivery.PendingEvent{ev})
 		return err
 	})
 }

@@ -19,9 +19,9 @@ import (
 	"gorm.io/gorm"
 
 	"wds/api"
+	"wds/delivery"
 	"wds/models"
 	"wds/secrets"
-	"wds/webhooks"
 )
 
 //go:embed templates/*.html templates/console.css
@@ -37,7 +37,7 @@ type Console struct {
 	DB       *gorm.DB
 	Log      logrus.FieldLogger
 	Box      *secrets.Box
-	Webhooks *webhooks.Service
+	Webhooks *delivery.Service
 	// Dispatches starts re-fires and test events after commit; nil leaves them to the relay.
 	Dispatches DispatchStarter
 	// TemporalUI is the Temporal UI's base URL, for links from the delivery log to workflows.

@@ -17,12 +17,12 @@ import (
 
 	"wds/api"
 	"wds/console"
+	"wds/delivery"
 	"wds/events/eventstest"
 	"wds/ingest"
 	"wds/models"
 	"wds/pgtest"
 	"wds/secrets"
-	"wds/webhooks"
 	"wds/workspace"
 )
 
@@ -49,7 +49,7 @@ func newEnv(t *testing.T) *env {
 	log := logrus.New()
 	log.SetOutput(io.Discard)
 	box, _ := secrets.NewBox(secrets.GenerateKey())
-	svc := &webhooks.Service{DB: db, Box: box, AllowPrivate: true}
+	svc := &delivery.Service{DB: db, Box: box, AllowPrivate: true}
 	r, err := api.NewRouter(api.Deps{DB: db, Log: log, Box: box, Webhooks: svc})
 	if err != nil {
 		t.Fatal(err)

@@ -11,10 +11,10 @@ import (
 	"github.com/google/uuid"
 
 	"wds/apikeys"
+	"wds/delivery"
 	"wds/events"
 	"wds/models"
 	"wds/operator"
-	"wds/webhooks"
 	"wds/workspace"
 )
 
@@ -53,13 +53,17 @@ func (c *Console) overview(g *gin.Context) {
 	s := sessionOf(g)
 	ctx := g.Request.Context()
 	var counts struct{ Endpoints, ReadKeys, IntegrationKeys, Failed, Dropped int64 }
-	c.DB.WithContext(ctx).Raw(`SELECT
+	err := c.DB.WithContext(ctx).Raw(`SELECT
 		(SELECT count(*) FROM webhook_endpoints WHERE org_id = @o AND enabled AND deleted_at IS NULL) AS endpoints,
 		(SELECT count(*) FROM read_keys WHERE org_id = @o AND revoked_at IS NULL) AS read_keys,
 		(SELECT count(*) FROM integration_keys WHERE org_id = @o AND revoked_at IS NULL) AS integration_keys,
-		(SELECT count(*) FROM webhook_deliveries WHERE org_id = @o AND status = 'failed' AND attempted_at > now() - interval '1 day') AS failed,
-		(SELECT count(*) FROM webhook_deliveries WHERE org_id = @o AND status = 'dropped' AND attempted_at > now() - interval '1 day') AS dropped`,
-		map[string]any{"o": s.OrgID}).Find(&counts)
+		(SELECT count(*) FROM webhook_deliveries WHERE org_id = @o AND status = @failed AND attempted_at > now() - interval '1 day') AS failed,
+		(SELECT count(*) FROM webhook_deliveries WHERE org_id = @o AND status = @dropped AND attempted_at > now() - interval '1 day') AS dropped`,
+		map[string]any{"o": s.OrgID, "failed": models.DeliveryFailed, "dropped": models.DeliveryDropped}).Find(&counts).Error
+	if err != nil {
+		c.render(g, status(err), "overview", s, view{Error: c.problem(err)})
+		return
+	}
 	var latest []any
 	for _, st := range []string{models.DeliveryDropped, models.DeliveryFailed} {
 		page, err := operator.ListDeliveries(ctx, c.DB, c.query(g, 5), operator.DeliveryFilter{Status: st})
@@ -167,7 +171,7 @@ func (c *Console) webhooksPage(g *gin.Context, code int, v view) {
 func (c *Console) createEndpoint(g *gin.Context) {
 	s := sessionOf(g)
 	attempts, _ := strconv.Atoi(strings.TrimSpace(g.PostForm("max_attempts")))
-	ep, err := c.Webhooks.Create(g.Request.Context(), webhooks.CreateInput{OrgID: s.OrgID, ActorID: s.User.ID,
+	ep, err := c.Webhooks.Create(g.Request.Context(), delivery.CreateInput{OrgID: s.OrgID, ActorID: s.User.ID,
 		URL: g.PostForm("url"), EventTypes: g.PostFormArray("events"), MaxAttempts: attempts})
 	if err != nil {
 		c.webhooksPage(g, status(err), view{Error: c.problem(err), Form: form(g)})

@@ -15,9 +15,9 @@ import (
 	"github.com/google/uuid"
 	"go.temporal.io/sdk/converter"
 
+	"wds/delivery"
 	"wds/models"
 	"wds/temporaldev"
-	"wds/workflows"
 	"wds/workspace"
 )
 
@@ -187,8 +187,8 @@ func TestTheConsoleInABrowser(t *testing.T) {
 func (h *harness) checkOutcomeInTemporal(dropped uuid.UUID) {
 	h.t.Helper()
 	ev := h.events("order.created")
-	id := workflows.EventWorkflowID(ev[len(ev)-1].ID)
-	var res workflows.Result
+	id := delivery.EventWorkflowID(ev[len(ev)-1].ID)
+	var res delivery.Result
 	if err := h.temporal.GetWorkflow(h.ctx, id, "").Get(h.ctx, &res); err != nil {
 		h.t.Fatal(err)
 	}
@@ -196,7 +196,7 @@ func (h *harness) checkOutcomeInTemporal(dropped uuid.UUID) {
 	for _, c := range res.Chains {
 		outcomes[c.EndpointID] = c.Outcome
 	}
-	if res.Status != workflows.StatusPartiallyDropped || len(res.Chains) != 2 || outcomes[dropped] != workflows.OutcomeDropped {
+	if res.Status != delivery.StatusPartiallyDropped || len(res.Chains) != 2 || outcomes[dropped] != models.DeliveryDropped {
 		h.t.Fatalf("workflow result %+v", res)
 	}
 	desc, err := h.temporal.DescribeWorkflowExecution(h.ctx, id, "")

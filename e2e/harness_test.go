@@ -19,17 +19,15 @@ import (
 	"go.temporal.io/sdk/client"
 	"gorm.io/gorm"
 
-	"wds/activities"
 	"wds/api"
 	"wds/apikeys"
 	"wds/console"
+	"wds/delivery"
 	"wds/egress"
 	"wds/models"
 	"wds/pgtest"
 	"wds/secrets"
 	"wds/temporaldev"
-	"wds/webhooks"
-	"wds/worker"
 	"wds/workspace"
 )
 
@@ -45,7 +43,7 @@ type harness struct {
 	db       *gorm.DB
 	box      *secrets.Box
 	temporal client.Client
-	starter  *webhooks.Starter
+	starter  *delivery.Starter
 	api      *httptest.Server
 	caFile   string
 	log      *logrus.Logger
@@ -69,8 +67,8 @@ func newHarness(t *testing.T, tc client.Client) *harness {
 	log.SetOutput(io.Discard)
 	h := &harness{t: t, ctx: ctx, db: pgtest.New(t), temporal: tc, log: log, caFile: receiverCAFile(t)}
 	h.box, _ = secrets.NewBox(secrets.GenerateKey())
-	h.starter = &webhooks.Starter{DB: h.db, Temporal: tc, Schedule: schedule, Log: log}
-	hooks := &webhooks.Service{DB: h.db, Box: h.box, AllowPrivate: true, Stopper: h.starter}
+	h.starter = &delivery.Starter{DB: h.db, Temporal: tc, Schedule: schedule, Log: log}
+	hooks := &delivery.Service{DB: h.db, Box: h.box, AllowPrivate: true, Stopper: h.starter}
 	router, err := api.NewRouter(api.Deps{DB: h.db, Log: log, Box: h.box, Events: h.starter, Dispatches: h.starter, Webhooks: hooks})
 	if err != nil {
 		t.Fatal(err)
@@ -120,8 +118,8 @@ func (h *harness) startWorker() {
 	ctx, cancel := context.WithCancel(h.ctx)
 	done := make(chan error, 1)
 	go func() {
-		done <- worker.Run(ctx, worker.Options{Temporal: h.temporal, Starter: h.starter, Log: h.log, RelayInterval: 100 * time.Millisecond,
-			Activities: &activities.Activities{DB: h.db, Box: h.box, HTTP: httpc}, Retention: h.retention})
+		done <- delivery.RunWorker(ctx, delivery.WorkerOptions{Temporal: h.temporal, Starter: h.starter, Log: h.log, RelayInterval: 100 * time.Millisecond,
+			Activities: &delivery.Activities{DB: h.db, Box: h.box, HTTP: httpc}, Retention: h.retention})
 	}()
 	t := h.t
 	h.mu.Lock()

@@ -15,16 +15,16 @@ import (
 	"wds/webhook"
 )
 
-// delivery is one request a receiver got, with when it arrived.
-type delivery struct {
+// received is one request a receiver got, with when it arrived.
+type received struct {
 	header http.Header
 	body   []byte
 	at     time.Time
 	query  string // the URL's query, as the receiver was called
 }
 
-func (d delivery) eventID() string   { return d.header.Get("X-PC-Event-Id") }
-func (d delivery) eventType() string { return d.header.Get("X-PC-Event-Type") }
+func (d received) eventID() string   { return d.header.Get("X-PC-Event-Id") }
+func (d received) eventType() string { return d.header.Get("X-PC-Event-Type") }
 
 // receiver is a real TLS endpoint. answer picks the status for the n-th request (1-based).
 type receiver struct {
@@ -34,7 +34,7 @@ type receiver struct {
 	onRequest func(n int)
 
 	mu  sync.Mutex
-	got []delivery
+	got []received
 }
 
 func newReceiver(t *testing.T, answer func(n int) int) *receiver {
@@ -43,7 +43,7 @@ func newReceiver(t *testing.T, answer func(n int) int) *receiver {
 	rc.srv = httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		b, _ := io.ReadAll(r.Body)
 		rc.mu.Lock()
-		rc.got = append(rc.got, delivery{header: r.Header.Clone(), body: b, at: time.Now(), query: r.URL.RawQuery})
+		rc.got = append(rc.got, received{header: r.Header.Clone(), body: b, at: time.Now(), query: r.URL.RawQuery})
 		n := len(rc.got)
 		rc.mu.Unlock()
 		if rc.onRequest != nil {
@@ -71,16 +71,16 @@ func failFirst(k int) func(int) int {
 	}
 }
 
-func (rc *receiver) deliveries() []delivery {
+func (rc *receiver) deliveries() []received {
 	rc.mu.Lock()
 	defer rc.mu.Unlock()
-	return append([]delivery(nil), rc.got...)
+	return append([]received(nil), rc.got...)
 }
 
 func (rc *receiver) count() int { return len(rc.deliveries()) }
 
 // verify applies the spec's receiver verification rules with secret and checks every header.
-func verify(t *testing.T, d delivery, secret string) {
+func verify(t *testing.T, d received, secret string) {
 	t.Helper()
 	h := d.header
 	if h.Get("Content-Type") != "application/json" || h.Get("User-Agent") != "WDS-Webhook/1.0" || h.Get("X-PC-Event-Type") == "" ||

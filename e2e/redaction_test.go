@@ -9,8 +9,8 @@ import (
 	enumspb "go.temporal.io/api/enums/v1"
 	"google.golang.org/protobuf/proto"
 
+	"wds/delivery"
 	"wds/temporaldev"
-	"wds/workflows"
 )
 
 // An endpoint URL may carry a token in its query. Deliveries go to the full URL, but the workflow's
@@ -33,8 +33,8 @@ func TestTokensInEndpointURLsStayOutOfTemporalHistory(t *testing.T) {
 		t.Fatalf("the delivery went to ?%s, not the endpoint's full URL", q)
 	}
 	ev := h.events("order.created")
-	id := workflows.EventWorkflowID(ev[0].ID)
-	var res workflows.Result
+	id := delivery.EventWorkflowID(ev[0].ID)
+	var res delivery.Result
 	if err := h.temporal.GetWorkflow(h.ctx, id, "").Get(h.ctx, &res); err != nil {
 		t.Fatal(err)
 	}

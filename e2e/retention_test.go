@@ -3,11 +3,12 @@ package e2e
 import (
 	"testing"
 
-	"github.com/google/uuid"
 	"time"
 
+	"github.com/google/uuid"
+
+	"wds/delivery/deliverytest"
 	"wds/models"
-	"wds/outbox"
 	"wds/temporaldev"
 )
 
@@ -19,7 +20,7 @@ func TestTheWorkerPrunesWhatIsOlderThanItsRetention(t *testing.T) {
 	rc := newReceiver(t, ok)
 	ep := h.endpoint(rc, 5, "client.created")
 	// An event delivered 100 days ago, written as it was then (no workflow is started for it now).
-	old, err := outbox.Emit(h.ctx, h.db, h.org, nil, "client.created", map[string]any{"id": uuid.New()})
+	old, err := deliverytest.Emit(h.ctx, h.db, h.org, nil, "client.created", map[string]any{"id": uuid.New()})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -24,13 +24,11 @@ import (
 	"go.temporal.io/sdk/testsuite"
 	sdkworker "go.temporal.io/sdk/worker"
 
+	"wds/delivery"
+	"wds/delivery/deliverytest"
 	"wds/models"
-	"wds/outbox"
 	"wds/signing"
 	"wds/temporaldev"
-	"wds/webhooks"
-	"wds/worker"
-	"wds/workflows"
 )
 
 // call POSTs body to the API and decodes the JSON object it answers.
@@ -96,7 +94,7 @@ func (h *harness) events(typ string) []models.Event {
 // emit writes an event the way every write does (outbox row, then the after-commit start).
 func (h *harness) emit(typ string) uuid.UUID {
 	h.t.Helper()
-	id, err := outbox.Emit(h.ctx, h.db, h.org, nil, typ, map[string]any{"id": uuid.New()})
+	id, err := deliverytest.Emit(h.ctx, h.db, h.org, nil, typ, map[string]any{"id": uuid.New()})
 	if err != nil {
 		h.t.Fatal(err)
 	}
@@ -131,14 +129,14 @@ func TestWebhooksEndToEnd(t *testing.T) {
 			t.Fatalf("create order: %d %v", status, out)
 		}
 		waitFor(t, 10*time.Second, "deliveries", func() bool { return a.count() == 2 && b.count() == 1 })
-		first := slices.MinFunc(a.deliveries(), func(x, y delivery) int { return x.at.Compare(y.at) })
+		first := slices.MinFunc(a.deliveries(), func(x, y received) int { return x.at.Compare(y.at) })
 		t.Logf("latency from order create to first receipt: %v", first.at.Sub(start).Round(time.Millisecond))
 
 		created, paid := h.events("order.created"), h.events("payment.recorded")
 		if len(created) != 1 || len(paid) != 1 {
 			t.Fatalf("events: %d order.created, %d payment.recorded", len(created), len(paid))
 		}
-		byType := map[string]delivery{}
+		byType := map[string]received{}
 		for _, d := range a.deliveries() {
 			byType[d.eventType()] = d
 			verify(t, d, epA.secret)
@@ -269,7 +267,7 @@ func TestWebhooksEndToEnd(t *testing.T) {
 		})
 		dropped := h.deliveries(ep.id)[1]
 		status, out := h.call("/admin/v1/deliveries/"+dropped.ID.String()+"/refire", h.ownerToken, nil)
-		if status != http.StatusOK || out["workflow_id"] != workflows.RefireWorkflowID(ev, ep.id, 1) {
+		if status != http.StatusOK || out["workflow_id"] != delivery.RefireWorkflowID(ev, ep.id, 1) {
 			t.Fatalf("re-fire: %d %v", status, out)
 		}
 		waitFor(t, 10*time.Second, "re-fired delivery", func() bool { return len(h.deliveries(ep.id)) == 3 })
@@ -287,13 +285,13 @@ func TestWebhooksEndToEnd(t *testing.T) {
 		rc := newReceiver(t, failFirst(100))
 		ep := h.endpoint(rc, 5, "vendor.updated")
 		// A chain whose next attempt is an hour away: only the stop signal can end it within the test.
-		ev, err := outbox.Emit(h.ctx, h.db, h.org, nil, "vendor.updated", map[string]any{"id": uuid.New()})
+		ev, err := deliverytest.Emit(h.ctx, h.db, h.org, nil, "vendor.updated", map[string]any{"id": uuid.New()})
 		if err != nil {
 			t.Fatal(err)
 		}
 		h.db.Model(&models.Event{}).Where("id = ?", ev).Update("dispatched_at", time.Now())
-		_, err = h.temporal.ExecuteWorkflow(h.ctx, client.StartWorkflowOptions{ID: workflows.EventWorkflowID(ev), TaskQueue: workflows.TaskQueue},
-			workflows.EventWorkflowName, workflows.EventParams{EventID: ev, OrgID: h.org, EventType: "vendor.updated", Schedule: []time.Duration{time.Hour}})
+		_, err = h.temporal.ExecuteWorkflow(h.ctx, client.StartWorkflowOptions{ID: delivery.EventWorkflowID(ev), TaskQueue: delivery.TaskQueue},
+			delivery.EventWorkflowName, delivery.EventParams{EventID: ev, OrgID: h.org, EventType: "vendor.updated", Schedule: []time.Duration{time.Hour}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -306,14 +304,14 @@ func TestWebhooksEndToEnd(t *testing.T) {
 			t.Fatalf("last row after disabling %+v", rows[0])
 		}
 		// Waits for the workflow to end: an hour, unless the signal cut the wait short.
-		if err := h.temporal.GetWorkflow(h.ctx, workflows.EventWorkflowID(ev), "").Get(h.ctx, nil); err != nil {
+		if err := h.temporal.GetWorkflow(h.ctx, delivery.EventWorkflowID(ev), "").Get(h.ctx, nil); err != nil {
 			t.Fatalf("workflow after disable: %v", err)
 		}
 		// Visibility lags the close; the replay subtest below lists completed workflows and needs this
 		// one, the only unplanned event workflow.
 		waitFor(t, 10*time.Second, "visibility", func() bool {
 			return h.workflowsWith(fmt.Sprintf("WorkflowId = '%s' AND WdsDeliveryStatus = 'dropped' AND ExecutionStatus = 'Completed'",
-				workflows.EventWorkflowID(ev))) == 1
+				delivery.EventWorkflowID(ev))) == 1
 		})
 		if rc.count() != 1 || len(h.deliveries(ep.id)) != 1 {
 			t.Fatalf("disabled endpoint got %d requests, %d rows", rc.count(), len(h.deliveries(ep.id)))
@@ -327,7 +325,7 @@ func TestWebhooksEndToEnd(t *testing.T) {
 			t.Fatal(err)
 		}
 		replayer := sdkworker.NewWorkflowReplayer()
-		worker.RegisterWorkflows(replayer)
+		delivery.RegisterWorkflows(replayer)
 		names := map[string]int{}
 		for _, ex := range resp.GetExecutions() {
 			hist := &historypb.History{}
@@ -344,8 +342,8 @@ func TestWebhooksEndToEnd(t *testing.T) {
 			}
 			names[ex.GetType().GetName()]++
 		}
-		if names[workflows.EventWorkflowName] == 0 || names[workflows.PlannedEventWorkflowName] == 0 ||
-			names[workflows.RefireWorkflowName] == 0 || names[workflows.TestWorkflowName] == 0 {
+		if names[delivery.EventWorkflowName] == 0 || names[delivery.PlannedEventWorkflowName] == 0 ||
+			names[delivery.RefireWorkflowName] == 0 || names[delivery.TestWorkflowName] == 0 {
 			t.Fatalf("replayed %v; want every workflow type", names)
 		}
 	})
@@ -386,7 +384,7 @@ func TestWorkerRegistersMissingSearchAttributes(t *testing.T) {
 	c := srv.Client()
 	defer c.Close()
 	for range 2 { // the second run finds them all and changes nothing
-		if err := worker.EnsureSearchAttributes(context.Background(), c, "default"); err != nil {
+		if err := delivery.EnsureSearchAttributes(context.Background(), c, "default"); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -405,7 +403,7 @@ func TestWorkerRegistersMissingSearchAttributes(t *testing.T) {
 
 // countingTemporal records which workflow ids the starters actually started.
 type countingTemporal struct {
-	webhooks.WorkflowClient
+	delivery.WorkflowClient
 	mu      sync.Mutex
 	started map[string]int
 }

@@ -19,8 +19,8 @@ import (
 	"github.com/google/uuid"
 	"gorm.io/gorm"
 
+	"wds/delivery"
 	"wds/models"
-	"wds/outbox"
 	"wds/views"
 	"wds/workspace"
 )
@@ -52,7 +52,7 @@ type change struct {
 	ctx    context.Context
 	tx     *gorm.DB
 	order  lockedOrder
-	events []outbox.Pending
+	events []delivery.PendingEvent
 }
 
 type lockedOrder struct {
@@ -84,7 +84,7 @@ func run(ctx context.Context, db *gorm.DB, actor, orderID uuid.UUID, fn func(c *
 			return err
 		}
 		var err error
-		ids, err = outbox.Write(ctx, tx, c.events)
+		ids, err = delivery.WriteEvents(ctx, tx, c.events)
 		return err
 	})
 	return ids, err
@@ -130,7 +130,7 @@ func (c *change) announce(shipmentID uuid.UUID, types ...string) (views.Shipment
 		}
 		for _, typ := range types {
 			store := c.order.StoreID
-			ev, err := outbox.New(c.order.OrgID, &store, typ, shipmentEvent{Order: o, Shipment: s})
+			ev, err := delivery.NewEvent(c.order.OrgID, &store, typ, shipmentEvent{Order: o, Shipment: s})
 			if err != nil {
 				return views.Shipment{}, err
 			}

@@ -8,7 +8,6 @@ import (
 	"strings"
 
 	"github.com/google/uuid"
-	"github.com/lib/pq"
 	"gorm.io/gorm"
 
 	"wds/events"
@@ -294,7 +293,7 @@ type clientRow struct {
 	LastName               string
 	Phone                  string
 	ClientType             string
-	Tags                   pq.StringArray `gorm:"type:text[]"`
+	Tags                   models.TextArray `gorm:"type:text[]"`
 	BillingAddress         []byte
 	SourceLabel            *string
 	SourceExternalID       *string
@@ -324,7 +323,7 @@ func (r *clientRow) apply(in Client) {
 		r.Tags = slices.Clone(in.Tags)
 	}
 	if r.Tags == nil {
-		r.Tags = pq.StringArray{}
+		r.Tags = models.TextArray{}
 	}
 	if in.BillingAddress != nil {
 		a := *in.BillingAddress

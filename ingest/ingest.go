@@ -19,8 +19,8 @@ import (
 	"github.com/google/uuid"
 	"gorm.io/gorm"
 
+	"wds/delivery"
 	"wds/models"
-	"wds/outbox"
 	"wds/views"
 )
 
@@ -54,7 +54,7 @@ type op struct {
 	key *models.IntegrationKey
 	// org and store scope every row the op reads or writes: the key's, or the operator's choice.
 	org, store uuid.UUID
-	events     []outbox.Pending
+	events     []delivery.PendingEvent
 }
 
 // keyOp is an op of an integration key, bound to the key's org and store.
@@ -85,7 +85,7 @@ func run(ctx context.Context, db *gorm.DB, newOp func(tx *gorm.DB) *op, fn func(
 			return err
 		}
 		var err error
-		ids, err = outbox.Write(ctx, tx, o.events)
+		ids, err = delivery.WriteEvents(ctx, tx, o.events)
 		return err
 	})
 	return ids, err
@@ -135,7 +135,7 @@ func lookupRef(ctx context.Context, db *gorm.DB, key *models.IntegrationKey, ent
 // emit announces a change of this transaction; inTx writes the event with the others before commit.
 func (o *op) emit(typ string, data any) error {
 	store := o.store
-	ev, err := outbox.New(o.org, &store, typ, data)
+	ev, err := delivery.NewEvent(o.org, &store, typ, data)
 	if err != nil {
 		return err
 	}

@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/google/uuid"
-	"github.com/lib/pq"
 )
 
 // Role is an org member's role.
@@ -120,8 +119,8 @@ type IntegrationKey struct {
 	KeyHash             []byte
 	KeyHint             string
 	PayloadFormat       string
-	Scopes              pq.StringArray `gorm:"type:text[]"`
-	IPAllowlist         pq.StringArray `gorm:"type:cidr[];column:ip_allowlist"`
+	Scopes              TextArray `gorm:"type:text[]"`
+	IPAllowlist         TextArray `gorm:"type:cidr[];column:ip_allowlist"`
 	RequireSignature    bool
 	SigningSecretSealed []byte
 	RateLimit           int

@@ -5,17 +5,16 @@ import (
 	"time"
 
 	"github.com/google/uuid"
-	"github.com/lib/pq"
 )
 
 // Endpoint is an outbound webhook endpoint. The signing secret is stored sealed (secrets.Box) and
 // opened only to sign a delivery.
 type Endpoint struct {
-	ID           uuid.UUID      `json:"id"`
-	OrgID        uuid.UUID      `json:"org_id"`
-	URL          string         `json:"url" gorm:"column:url"`
-	EventTypes   pq.StringArray `json:"event_types" gorm:"type:text[]"`
-	SecretSealed []byte         `json:"-"`
+	ID           uuid.UUID `json:"id"`
+	OrgID        uuid.UUID `json:"org_id"`
+	URL          string    `json:"url" gorm:"column:url"`
+	EventTypes   TextArray `json:"event_types" gorm:"type:text[]"`
+	SecretSealed []byte    `json:"-"`
 	// PreviousSecretSealed signs deliveries too until PreviousSecretUntil (a rotation's grace).
 	PreviousSecretSealed []byte     `json:"-"`
 	PreviousSecretUntil  *time.Time `json:"previous_secret_until,omitempty"`
@@ -47,7 +46,7 @@ func DeliversAtEventTime(orgExpr, typeExpr, createdExpr string) string {
 
 // EndpointsLock is the SQL call that takes the endpoints lock of org orgExpr for the transaction:
 // shared by every event writer, exclusive while an endpoint is created, so that an event never
-// misses an endpoint created before it (outbox.Write).
+// misses an endpoint created before it (delivery.WriteEvents).
 func EndpointsLock(orgExpr string, shared bool) string {
 	fn := "pg_advisory_xact_lock"
 	if shared {

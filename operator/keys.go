@@ -5,9 +5,9 @@ import (
 	"time"
 
 	"github.com/google/uuid"
-	"github.com/lib/pq"
 	"gorm.io/gorm"
 
+	"wds/models"
 	"wds/workspace"
 )
 
@@ -49,21 +49,21 @@ func ListReadKeys(ctx context.Context, db *gorm.DB, q Query) (Page[ReadKey], err
 
 // IntegrationKey is an integration key without its hash or sealed signing secret.
 type IntegrationKey struct {
-	ID               uuid.UUID      `json:"id"`
-	StoreID          uuid.UUID      `json:"store_id"`
-	Label            string         `json:"label"`
-	Hint             string         `json:"hint"`
-	PayloadFormat    string         `json:"payload_format"`
-	Scopes           pq.StringArray `json:"scopes" gorm:"type:text[]"`
-	IPAllowlist      pq.StringArray `json:"ip_allowlist" gorm:"type:text[]"`
-	RequireSignature bool           `json:"require_signature"`
-	RateLimit        int            `json:"rate_limit"`
-	Status           string         `json:"status"`
-	CreatedBy        uuid.UUID      `json:"created_by"`
-	CreatedAt        time.Time      `json:"created_at"`
-	ExpiresAt        *time.Time     `json:"expires_at"`
-	RevokedAt        *time.Time     `json:"revoked_at"`
-	LastUsedAt       *time.Time     `json:"last_used_at"`
+	ID               uuid.UUID        `json:"id"`
+	StoreID          uuid.UUID        `json:"store_id"`
+	Label            string           `json:"label"`
+	Hint             string           `json:"hint"`
+	PayloadFormat    string           `json:"payload_format"`
+	Scopes           models.TextArray `json:"scopes" gorm:"type:text[]"`
+	IPAllowlist      models.TextArray `json:"ip_allowlist" gorm:"type:text[]"`
+	RequireSignature bool             `json:"require_signature"`
+	RateLimit        int              `json:"rate_limit"`
+	Status           string           `json:"status"`
+	CreatedBy        uuid.UUID        `json:"created_by"`
+	CreatedAt        time.Time        `json:"created_at"`
+	ExpiresAt        *time.Time       `json:"expires_at"`
+	RevokedAt        *time.Time       `json:"revoked_at"`
+	LastUsedAt       *time.Time       `json:"last_used_at"`
 }
 
 // ListIntegrationKeys pages through the org's integration keys, newest first. Any member may list them.

@@ -10,11 +10,11 @@ import (
 	"gorm.io/gorm"
 
 	"wds/apikeys"
+	"wds/delivery"
 	"wds/models"
 	"wds/pgtest"
 	"wds/reencrypt"
 	"wds/secrets"
-	"wds/webhooks"
 	"wds/workspace"
 )
 
@@ -55,8 +55,8 @@ func newFixture(t *testing.T) *fixture {
 // endpoint and intKey make secrets the way the product does, sealed with box.
 func (f *fixture) endpoint(t *testing.T, box *secrets.Box) {
 	t.Helper()
-	svc := &webhooks.Service{DB: f.db, Box: box, AllowPrivate: true}
-	ep, err := svc.Create(f.ctx, webhooks.CreateInput{OrgID: f.org, ActorID: f.owner, URL: "https://127.0.0.1/hook", EventTypes: []string{"order.created"}})
+	svc := &delivery.Service{DB: f.db, Box: box, AllowPrivate: true}
+	ep, err := svc.Create(f.ctx, delivery.CreateInput{OrgID: f.org, ActorID: f.owner, URL: "https://127.0.0.1/hook", EventTypes: []string{"order.created"}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -94,11 +94,6 @@ func VerifyNativestore(secret []byte, header string, body []byte) error {
 	return nil
 }
 
-// SignNativestore returns the X-Store-Webhook-Signature value for body.
-func SignNativestore(secret, body []byte) string {
-	return base64.StdEncoding.EncodeToString(macNativestore(secret, body))
-}
-
 func macNativestore(secret, body []byte) []byte {
 	m := hmac.New(sha256.New, secret)
 	m.Write(body)

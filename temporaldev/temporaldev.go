@@ -21,7 +21,7 @@ import (
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/testsuite"
 
-	"wds/workflows"
+	"wds/delivery"
 )
 
 // Options configure a dev server. Zero ports pick free ones.
@@ -120,8 +120,8 @@ func (s *Server) Stop() error {
 
 func searchAttributes() temporal.SearchAttributes {
 	return temporal.NewSearchAttributes(
-		workflows.AttrOrgID.ValueSet(""), workflows.AttrEventID.ValueSet(""), workflows.AttrEventType.ValueSet(""),
-		workflows.AttrDeliveryStatus.ValueSet(""), workflows.AttrEndpointIDs.ValueSet(nil),
+		delivery.AttrOrgID.ValueSet(""), delivery.AttrEventID.ValueSet(""), delivery.AttrEventType.ValueSet(""),
+		delivery.AttrDeliveryStatus.ValueSet(""), delivery.AttrEndpointIDs.ValueSet(nil),
 	)
 }
 

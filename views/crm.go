@@ -6,8 +6,9 @@ import (
 	"fmt"
 	"time"
 
+	"wds/models"
+
 	"github.com/google/uuid"
-	"github.com/lib/pq"
 	"gorm.io/gorm"
 )
 
@@ -44,7 +45,7 @@ type clientRow struct {
 	LastName               string
 	Phone                  string
 	ClientType             string
-	Tags                   pq.StringArray `gorm:"type:text[]"`
+	Tags                   models.TextArray `gorm:"type:text[]"`
 	BillingAddress         []byte
 	SourceLabel            *string
 	SourceExternalID       *string

@@ -9,24 +9,24 @@ import (
 
 	"github.com/google/uuid"
 
+	"wds/delivery"
 	"wds/models"
-	"wds/webhooks"
 )
 
 func init() {
 	registerAdmin("endpoint create", endpointCreate)
 	registerAdmin("endpoint list", endpointList)
-	registerAdmin("endpoint disable", endpointMutation((*webhooks.Service).Disable))
-	registerAdmin("endpoint enable", endpointMutation((*webhooks.Service).Enable))
-	registerAdmin("endpoint delete", endpointMutation((*webhooks.Service).Delete))
+	registerAdmin("endpoint disable", endpointMutation((*delivery.Service).Disable))
+	registerAdmin("endpoint enable", endpointMutation((*delivery.Service).Enable))
+	registerAdmin("endpoint delete", endpointMutation((*delivery.Service).Delete))
 	registerAdmin("endpoint rotate-secret", endpointRotate)
 	registerAdmin("endpoint deliveries", endpointDeliveries)
 	registerAdmin("delivery refire", deliveryRefire)
 }
 
 // webhookService builds the operations; sealing needs the encryption key, reading does not.
-func webhookService(env *adminEnv, seals bool) (*webhooks.Service, error) {
-	s := &webhooks.Service{DB: env.db, AllowPrivate: env.cfg.WebhookAllowPrivate}
+func webhookService(env *adminEnv, seals bool) (*delivery.Service, error) {
+	s := &delivery.Service{DB: env.db, AllowPrivate: env.cfg.WebhookAllowPrivate}
 	if seals {
 		box, err := env.box()
 		if err != nil {
@@ -39,7 +39,7 @@ func webhookService(env *adminEnv, seals bool) (*webhooks.Service, error) {
 
 func endpointCreate(fs *flag.FlagSet) runFunc {
 	org, actor, url := uuidFlag(fs, "org", "org id"), uuidFlag(fs, "actor", "acting user id"), stringFlag(fs, "url", "https:// URL")
-	events, maxAttempts := stringFlag(fs, "events", "event types, comma separated"), fs.Int("max-attempts", webhooks.DefaultMaxAttempts, "1..10")
+	events, maxAttempts := stringFlag(fs, "events", "event types, comma separated"), fs.Int("max-attempts", delivery.DefaultMaxAttempts, "1..10")
 	return func(ctx context.Context, env *adminEnv) (any, error) {
 		if env.devDB && allowLocalReceivers(env.cfg) {
 			fmt.Fprintln(os.Stderr, "wds admin: "+localReceiversNote)
@@ -48,7 +48,7 @@ func endpointCreate(fs *flag.FlagSet) runFunc {
 		if err != nil {
 			return nil, err
 		}
-		ep, err := svc.Create(ctx, webhooks.CreateInput{OrgID: *org, ActorID: *actor, URL: *url,
+		ep, err := svc.Create(ctx, delivery.CreateInput{OrgID: *org, ActorID: *actor, URL: *url,
 			EventTypes: strings.Split(*events, ","), MaxAttempts: *maxAttempts})
 		if err != nil {
 			return nil, err
@@ -70,7 +70,7 @@ func endpointList(fs *flag.FlagSet) runFunc {
 }
 
 // endpointMutation is disable, enable or delete: --id and --actor, answered with the endpoint.
-func endpointMutation(op func(*webhooks.Service, context.Context, uuid.UUID, uuid.UUID) (*models.Endpoint, error)) func(fs *flag.FlagSet) runFunc {
+func endpointMutation(op func(*delivery.Service, context.Context, uuid.UUID, uuid.UUID) (*models.Endpoint, error)) func(fs *flag.FlagSet) runFunc {
 	return func(fs *flag.FlagSet) runFunc {
 		id, actor := uuidFlag(fs, "id", "endpoint id"), uuidFlag(fs, "actor", "acting user id")
 		return func(ctx context.Context, env *adminEnv) (any, error) {
@@ -105,7 +105,7 @@ func endpointDeliveries(fs *flag.FlagSet) runFunc {
 			return nil, err
 		}
 		svc, _ := webhookService(env, false)
-		return svc.ListDeliveries(ctx, webhooks.DeliveriesQuery{EndpointID: *id, Limit: n, Cursor: cur})
+		return svc.ListDeliveries(ctx, delivery.DeliveriesQuery{EndpointID: *id, Limit: n, Cursor: cur})
 	}
 }
 

@@ -8,12 +8,12 @@ import (
 	"github.com/google/uuid"
 
 	"wds/database"
+	"wds/delivery"
+	"wds/delivery/deliverytest"
 	"wds/events"
 	"wds/models"
-	"wds/outbox"
 	"wds/pgtest"
 	"wds/secrets"
-	"wds/workflows"
 )
 
 func TestAdminEndpointAndRefireCommands(t *testing.T) {
@@ -57,9 +57,9 @@ func TestAdminEndpointAndRefireCommands(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer database.Close(db)
-	ev, _ := outbox.Emit(context.Background(), db, uuid.MustParse(org), nil, events.OrderCreated, nil)
+	ev, _ := deliverytest.Emit(context.Background(), db, uuid.MustParse(org), nil, events.OrderCreated, nil)
 	d := models.Delivery{ID: uuid.New(), OrgID: uuid.MustParse(org), EventID: ev, EndpointID: uuid.MustParse(id), EventType: "order.created",
-		ChainID: uuid.New(), WorkflowID: workflows.EventWorkflowID(ev), Attempt: 3, Status: "dropped", AttemptedAt: time.Now()}
+		ChainID: uuid.New(), WorkflowID: delivery.EventWorkflowID(ev), Attempt: 3, Status: "dropped", AttemptedAt: time.Now()}
 	if err := db.Create(&d).Error; err != nil {
 		t.Fatal(err)
 	}
@@ -73,7 +73,7 @@ func TestAdminEndpointAndRefireCommands(t *testing.T) {
 	_, err = admin(t, "delivery", "refire", "--id", d.ID.String(), "--actor", member)
 	wantCode(t, err, "forbidden")
 	re := mustAdmin(t, "delivery", "refire", "--id", d.ID.String(), "--actor", owner)
-	if len(re) != 2 || re["workflow_id"] != workflows.RefireWorkflowID(ev, uuid.MustParse(id), 1) || re["chain_id"] == "" {
+	if len(re) != 2 || re["workflow_id"] != delivery.RefireWorkflowID(ev, uuid.MustParse(id), 1) || re["chain_id"] == "" {
 		t.Fatalf("refire printed %v", re)
 	}
 	mustAdmin(t, "endpoint", "delete", "--id", id, "--actor", owner)

@@ -6,10 +6,10 @@ import (
 	"testing"
 
 	"wds/database"
+	"wds/delivery"
 	"wds/models"
 	"wds/pgtest"
 	"wds/secrets"
-	"wds/webhooks"
 	"wds/workspace"
 )
 
@@ -25,8 +25,8 @@ func TestAdminSecretsReencryptCompletesARotation(t *testing.T) {
 	org, _ := workspace.CreateOrg(ctx, db, "Rotating")
 	owner, _, _ := workspace.CreateUser(ctx, db, org.ID, "o@rotating.test", models.RoleOwner)
 	oldBox, _ := secrets.NewBox(oldKey)
-	ep, err := (&webhooks.Service{DB: db, Box: oldBox, AllowPrivate: true}).Create(ctx,
-		webhooks.CreateInput{OrgID: org.ID, ActorID: owner.ID, URL: "https://127.0.0.1/hook", EventTypes: []string{"order.created"}})
+	ep, err := (&delivery.Service{DB: db, Box: oldBox, AllowPrivate: true}).Create(ctx,
+		delivery.CreateInput{OrgID: org.ID, ActorID: owner.ID, URL: "https://127.0.0.1/hook", EventTypes: []string{"order.created"}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -13,8 +13,8 @@ import (
 	"gorm.io/gorm"
 
 	"wds/config"
+	"wds/delivery"
 	"wds/temporaldev"
-	"wds/worker"
 )
 
 // devWebhooks is the webhook engine of `wds dev`: an embedded Temporal dev server (unless
@@ -55,7 +55,7 @@ func startDevWebhooks(ctx context.Context, cfg *config.Config, db *gorm.DB, log 
 		if c, err = dialTemporal(ctx, cfg, log); err != nil {
 			return nil, err
 		}
-		if err := worker.EnsureSearchAttributes(ctx, c, cfg.TemporalNamespace); err != nil {
+		if err := delivery.EnsureSearchAttributes(ctx, c, cfg.TemporalNamespace); err != nil {
 			log.WithError(err).Warn("cannot register the Wds* search attributes")
 		}
 	}

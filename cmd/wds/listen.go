@@ -19,10 +19,10 @@ import (
 
 	"wds/config"
 	"wds/database"
+	"wds/delivery"
 	"wds/events"
 	"wds/models"
 	"wds/webhook"
-	"wds/webhooks"
 )
 
 func init() {
@@ -86,7 +86,7 @@ func listenCmd(ctx context.Context, args []string) error {
 }
 
 // listenService opens the wds dev database (or DATABASE_URL's) for the endpoint operations.
-func listenService(ctx context.Context, cfg *config.Config) (*webhooks.Service, func(), error) {
+func listenService(ctx context.Context, cfg *config.Config) (*delivery.Service, func(), error) {
 	url, err := databaseURL(cfg)
 	if err != nil {
 		return nil, nil, err
@@ -101,17 +101,17 @@ func listenService(ctx context.Context, cfg *config.Config) (*webhooks.Service, 
 		return nil, nil, err
 	}
 	// The receiver is on this laptop by design.
-	return &webhooks.Service{DB: db, Box: box, AllowPrivate: true}, func() { database.Close(db) }, nil
+	return &delivery.Service{DB: db, Box: box, AllowPrivate: true}, func() { database.Close(db) }, nil
 }
 
 // listen registers the endpoint, serves deliveries until ctx ends, then disables and deletes it.
-func listen(ctx context.Context, svc *webhooks.Service, ln net.Listener, cert tls.Certificate,
+func listen(ctx context.Context, svc *delivery.Service, ln net.Listener, cert tls.Certificate,
 	org, actor uuid.UUID, types []string, forwardTo string) error {
 	if len(types) == 0 {
 		types = events.Types()
 	}
 	url := "https://" + ln.Addr().String() + "/hooks"
-	ep, err := svc.Create(ctx, webhooks.CreateInput{OrgID: org, ActorID: actor, URL: url, EventTypes: types})
+	ep, err := svc.Create(ctx, delivery.CreateInput{OrgID: org, ActorID: actor, URL: url, EventTypes: types})
 	if err != nil {
 		return fmt.Errorf("register the endpoint: %s", models.Detail(err))
 	}

@@ -13,8 +13,8 @@ import (
 	"github.com/google/uuid"
 
 	"wds/database"
+	"wds/delivery/deliverytest"
 	"wds/models"
-	"wds/outbox"
 	"wds/pgtest"
 	"wds/secrets"
 	"wds/temporaldev"
@@ -65,7 +65,7 @@ func TestListenReceivesForwardsAndCleansUp(t *testing.T) {
 	var ep models.Endpoint
 	db.Where("org_id = ? AND deleted_at IS NULL", org.ID).Take(&ep)
 
-	ev, err := outbox.Emit(context.Background(), db, org.ID, nil, "client.created", map[string]any{"id": uuid.New()})
+	ev, err := deliverytest.Emit(context.Background(), db, org.ID, nil, "client.created", map[string]any{"id": uuid.New()})
 	if err != nil {
 		t.Fatal(err)
 	}

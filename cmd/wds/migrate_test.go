@@ -9,9 +9,9 @@ import (
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/testsuite"
 
+	"wds/delivery"
 	"wds/pgtest"
 	"wds/temporaldev"
-	"wds/workflows"
 )
 
 // TestMigrateUpRegistersSearchAttributes runs the production one-shot against a bare Temporal (no
@@ -40,7 +40,7 @@ func TestMigrateUpRegistersSearchAttributes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, k := range workflows.SearchAttributeKeys() {
+	for _, k := range delivery.SearchAttributeKeys() {
 		if _, ok := got.GetCustomAttributes()[k.GetName()]; !ok {
 			t.Errorf("%s not registered", k.GetName())
 		}

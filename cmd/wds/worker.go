@@ -12,15 +12,13 @@ import (
 	"go.temporal.io/sdk/client"
 	"gorm.io/gorm"
 
-	"wds/activities"
 	"wds/api"
 	"wds/config"
+	"wds/delivery"
 	"wds/egress"
 	"wds/metrics"
 	"wds/secrets"
 	"wds/temporaldev"
-	"wds/webhooks"
-	"wds/worker"
 )
 
 func init() { commands["worker"] = workerCmd }
@@ -39,7 +37,7 @@ func workerCmd(ctx context.Context, _ []string) error {
 	defer c.Close()
 	// Every start sets the Wds* search attributes, and Temporal refuses a start whose attributes the
 	// namespace lacks: a worker that went on without them would deliver nothing. Stop here instead.
-	if err := worker.EnsureSearchAttributes(ctx, c, p.cfg.TemporalNamespace); err != nil {
+	if err := delivery.EnsureSearchAttributes(ctx, c, p.cfg.TemporalNamespace); err != nil {
 		return fmt.Errorf("the Wds* search attributes are missing on Temporal namespace %q and cannot be added (%w); "+
 			"without them no delivery can start: register them as docs/production.md shows, then start the worker again",
 			p.cfg.TemporalNamespace, err)
@@ -132,34 +130,34 @@ func runWorker(ctx context.Context, cfg *config.Config, db *gorm.DB, box *secret
 	if err != nil {
 		return err
 	}
-	if cfg.Retention > 0 && cfg.Retention < webhooks.MinRetention {
+	if cfg.Retention > 0 && cfg.Retention < delivery.MinRetention {
 		return fmt.Errorf("WDS_RETENTION=%s: keep at least %s (a chain's retries span days), or 0 to keep everything",
-			cfg.Retention, webhooks.MinRetention)
+			cfg.Retention, delivery.MinRetention)
 	}
-	return worker.Run(ctx, worker.Options{
+	return delivery.RunWorker(ctx, delivery.WorkerOptions{
 		Temporal:   c,
-		Activities: &activities.Activities{DB: db, Box: box, HTTP: httpc},
+		Activities: &delivery.Activities{DB: db, Box: box, HTTP: httpc},
 		Starter:    newStarter(cfg, db, c, log),
 		Log:        log,
 		Retention:  cfg.Retention,
 	})
 }
 
-func newStarter(cfg *config.Config, db *gorm.DB, c client.Client, log logrus.FieldLogger) *webhooks.Starter {
-	return &webhooks.Starter{DB: db, Temporal: c, Schedule: cfg.WebhookRetrySchedule, Log: log, Grace: webhooks.RelayGrace}
+func newStarter(cfg *config.Config, db *gorm.DB, c client.Client, log logrus.FieldLogger) *delivery.Starter {
+	return &delivery.Starter{DB: db, Temporal: c, Schedule: cfg.WebhookRetrySchedule, Log: log, Grace: delivery.RelayGrace}
 }
 
 // webhookWiring is what the HTTP API needs from the webhook engine.
 type webhookWiring struct {
-	service *webhooks.Service
-	starter *webhooks.Starter
+	service *delivery.Service
+	starter *delivery.Starter
 }
 
 // newWebhookWiring builds the operations and, with a Temporal client, the after-commit starter.
 func newWebhookWiring(cfg *config.Config, db *gorm.DB, box *secrets.Box, c client.Client, log logrus.FieldLogger) webhookWiring {
 	starter := newStarter(cfg, db, c, log)
 	return webhookWiring{
-		service: &webhooks.Service{DB: db, Box: box, AllowPrivate: cfg.WebhookAllowPrivate, Stopper: starter},
+		service: &delivery.Service{DB: db, Box: box, AllowPrivate: cfg.WebhookAllowPrivate, Stopper: starter},
 		starter: starter,
 	}
 }

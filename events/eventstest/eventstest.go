@@ -10,10 +10,10 @@ import (
 	"sync"
 	"testing"
 
-	"wds/events"
-
 	"github.com/santhosh-tekuri/jsonschema/v6"
 	"gorm.io/gorm"
+
+	"wds/events"
 )
 
 // Validator holds one compiled schema per event type.

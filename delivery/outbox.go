@@ -1,6 +1,7 @@
-// Package outbox writes event rows in the caller's transaction, so an event exists exactly when the
-// business change that causes it is committed (an event exists exactly when its change is committed). Delivery reads them back by id.
-package outbox
+// The outbox: event rows written in the caller's transaction, so an event exists exactly when the
+// business change that causes it is committed. Delivery reads them back by id.
+
+package delivery
 
 import (
 	"context"
@@ -16,18 +17,8 @@ import (
 	"wds/models"
 )
 
-// body is the delivered JSON (docs/webhooks.md); field order is fixed by the struct.
-type body struct {
-	ID        uuid.UUID       `json:"id"`
-	Type      string          `json:"type"`
-	CreatedAt string          `json:"created_at"`
-	OrgID     uuid.UUID       `json:"org_id"`
-	StoreID   *uuid.UUID      `json:"store_id"`
-	Data      json.RawMessage `json:"data"`
-}
-
-// Pending is an event of a transaction, not yet written: Write stamps it with its time.
-type Pending struct {
+// PendingEvent is an event of a transaction, not yet written: WriteEvents stamps it with its time.
+type PendingEvent struct {
 	ID      uuid.UUID
 	orgID   uuid.UUID
 	storeID *uuid.UUID
@@ -35,17 +26,17 @@ type Pending struct {
 	data    json.RawMessage
 }
 
-// New makes an event whose data is the resource as the Read API shows it. Write inserts it, in the
+// NewEvent makes an event whose data is the resource as the Read API shows it. WriteEvents inserts it, in the
 // transaction that writes the change.
-func New(orgID uuid.UUID, storeID *uuid.UUID, typ string, data any) (Pending, error) {
+func NewEvent(orgID uuid.UUID, storeID *uuid.UUID, typ string, data any) (PendingEvent, error) {
 	raw, err := json.Marshal(data)
 	if err != nil {
-		return Pending{}, fmt.Errorf("encode %s event: %w", typ, err)
+		return PendingEvent{}, fmt.Errorf("encode %s event: %w", typ, err)
 	}
-	return Pending{ID: uuid.New(), orgID: orgID, storeID: storeID, typ: typ, data: raw}, nil
+	return PendingEvent{ID: uuid.New(), orgID: orgID, storeID: storeID, typ: typ, data: raw}, nil
 }
 
-// Write inserts events in one statement, so a write that announces several changes (a new client,
+// WriteEvents inserts events in one statement, so a write that announces several changes (a new client,
 // its order, the order's payment) pays one round trip for all of them, and returns the ids of those
 // an endpoint can receive, for the after-commit start. An event no endpoint is subscribed to when it
 // fires is written already dispatched: it needs no workflow, and marking it later would cost the
@@ -55,7 +46,7 @@ func New(orgID uuid.UUID, storeID *uuid.UUID, typ string, data any) (Pending, er
 // event's is taken under the org's endpoints lock (shared; creating an endpoint holds it exclusively),
 // so an endpoint still being created is either committed, and seen, before the event's time, or
 // created after it.
-func Write(ctx context.Context, tx *gorm.DB, events []Pending) ([]uuid.UUID, error) {
+func WriteEvents(ctx context.Context, tx *gorm.DB, events []PendingEvent) ([]uuid.UUID, error) {
 	if len(events) == 0 {
 		return nil, nil
 	}
@@ -68,7 +59,7 @@ func Write(ctx context.Context, tx *gorm.DB, events []Pending) ([]uuid.UUID, err
 	for i, e := range events {
 		// A microsecond apart, PostgreSQL's resolution: events keep their emission order in time.
 		at := now.Add(time.Duration(i) * time.Microsecond)
-		raw, err := json.Marshal(body{ID: e.ID, Type: e.typ, CreatedAt: at.UTC().Format(time.RFC3339Nano),
+		raw, err := json.Marshal(Envelope{ID: &e.ID, Type: e.typ, CreatedAt: at.UTC().Format(time.RFC3339Nano),
 			OrgID: e.orgID, StoreID: e.storeID, Data: e.data})
 		if err != nil {
 			return nil, fmt.Errorf("encode %s event: %w", e.typ, err)
@@ -97,7 +88,7 @@ func Write(ctx context.Context, tx *gorm.DB, events []Pending) ([]uuid.UUID, err
 
 // lockEndpoints takes the events' orgs' endpoints locks, shared, and returns the database's time
 // after them: the events' time.
-func lockEndpoints(ctx context.Context, tx *gorm.DB, events []Pending) (time.Time, error) {
+func lockEndpoints(ctx context.Context, tx *gorm.DB, events []PendingEvent) (time.Time, error) {
 	var orgs []string
 	for _, e := range events {
 		if !slices.Contains(orgs, e.orgID.String()) {
@@ -114,18 +105,8 @@ func lockEndpoints(ctx context.Context, tx *gorm.DB, events []Pending) (time.Tim
 	return now, nil
 }
 
-// written is what Write learns of each row it inserted.
+// written is what WriteEvents learns of each row it inserted.
 type written struct {
 	ID       uuid.UUID
 	Targeted bool
-}
-
-// Emit inserts one event and returns its id, whether or not an endpoint can receive it.
-func Emit(ctx context.Context, tx *gorm.DB, orgID uuid.UUID, storeID *uuid.UUID, typ string, data any) (uuid.UUID, error) {
-	ev, err := New(orgID, storeID, typ, data)
-	if err != nil {
-		return uuid.Nil, err
-	}
-	_, err = Write(ctx, tx, []Pending{ev})
-	return ev.ID, err
 }

@@ -1,4 +1,4 @@
-package worker_test
+package delivery_test
 
 import (
 	"path/filepath"
@@ -6,7 +6,7 @@ import (
 
 	sdkworker "go.temporal.io/sdk/worker"
 
-	"wds/worker"
+	"wds/delivery"
 )
 
 // A running delivery workflow is replayed whenever its worker restarts or drops it from its cache,
@@ -18,7 +18,7 @@ import (
 func TestRecordedHistoriesReplay(t *testing.T) {
 	for _, name := range []string{"webhook-event-unplanned.json", "webhook-event-planned.json"} {
 		r := sdkworker.NewWorkflowReplayer()
-		worker.RegisterWorkflows(r)
+		delivery.RegisterWorkflows(r)
 		if err := r.ReplayWorkflowHistoryFromJSONFile(nil, filepath.Join("testdata", name)); err != nil {
 			t.Errorf("%s does not replay: %v", name, err)
 		}

@@ -1,4 +1,4 @@
-package webhooks_test
+package delivery_test
 
 import (
 	"testing"
@@ -6,10 +6,10 @@ import (
 
 	"github.com/google/uuid"
 
+	"wds/delivery"
+	"wds/delivery/deliverytest"
 	"wds/events"
 	"wds/models"
-	"wds/outbox"
-	"wds/webhooks"
 )
 
 // Prune removes what is older than the cutoff and nothing that anything newer, or anything still to
@@ -20,7 +20,7 @@ func TestPruneDeletesOnlyWhatNothingNeeds(t *testing.T) {
 	old, recent := time.Now().Add(-100*24*time.Hour), time.Now()
 	cutoff := time.Now().Add(-90 * 24 * time.Hour)
 	event := func(createdAt time.Time, dispatched bool) uuid.UUID {
-		id, err := outbox.Emit(f.ctx, f.db, f.org, nil, events.OrderCreated, nil)
+		id, err := deliverytest.Emit(f.ctx, f.db, f.org, nil, events.OrderCreated, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -42,11 +42,11 @@ func TestPruneDeletesOnlyWhatNothingNeeds(t *testing.T) {
 	undispatched := event(old, false) // never started (the relay's backlog): kept
 	fresh := event(recent, true)
 
-	p, err := webhooks.Prune(f.ctx, f.db, cutoff, 1) // batches of one: the loop must go on
+	p, err := delivery.Prune(f.ctx, f.db, cutoff, 1) // batches of one: the loop must go on
 	if err != nil {
 		t.Fatal(err)
 	}
-	if p != (webhooks.Pruned{Deliveries: 2, Dispatches: 1, Events: 1}) {
+	if p != (delivery.Pruned{Deliveries: 2, Dispatches: 1, Events: 1}) {
 		t.Fatalf("pruned %+v", p)
 	}
 	for id, want := range map[uuid.UUID]bool{gone: false, refired: true, queued: true, undispatched: true, fresh: true} {

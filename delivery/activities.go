@@ -1,6 +1,8 @@
-// Package activities is everything the delivery workflows ask of the outside world: find the endpoints
-// an event goes to, make one signed POST and record it, record an attempt that was lost.
-package activities
+// Activities: everything the delivery workflows ask of the outside world (find the endpoints an
+// event goes to, make one signed POST and record it, record an attempt that was lost). The workflows
+// name them through method references on a nil *Activities; worker.go registers them.
+
+package delivery
 
 import (
 	"context"
@@ -19,7 +21,6 @@ import (
 
 	"wds/models"
 	"wds/secrets"
-	"wds/workflows"
 )
 
 // Activities holds what the activities share. HTTP must come from egress.NewClient. Use it by
@@ -55,9 +56,9 @@ func (a *Activities) reserve(ctx context.Context, size int64) (release func(), e
 
 // Register adds the activities to a worker under the names the workflows schedule.
 func (a *Activities) Register(r worker.ActivityRegistry) {
-	r.RegisterActivityWithOptions(a.ResolveTargets, activity.RegisterOptions{Name: workflows.ActivityResolveTargets})
-	r.RegisterActivityWithOptions(a.Deliver, activity.RegisterOptions{Name: workflows.ActivityDeliver})
-	r.RegisterActivityWithOptions(a.RecordLostAttempt, activity.RegisterOptions{Name: workflows.ActivityRecordLost})
+	r.RegisterActivityWithOptions(a.ResolveTargets, activity.RegisterOptions{Name: ActivityResolveTargets})
+	r.RegisterActivityWithOptions(a.Deliver, activity.RegisterOptions{Name: ActivityDeliver})
+	r.RegisterActivityWithOptions(a.RecordLostAttempt, activity.RegisterOptions{Name: ActivityRecordLost})
 }
 
 func (a *Activities) now() time.Time {
@@ -70,7 +71,7 @@ func (a *Activities) now() time.Time {
 // ResolveTargets returns the endpoints an event goes to: those enabled, not deleted, subscribed to its
 // type and created no later than the event (subscribed at event time), oldest first. For a re-fire or
 // test (EndpointID set) it returns that endpoint whatever its state, so Deliver records why it stops.
-func (a *Activities) ResolveTargets(ctx context.Context, in workflows.ResolveInput) ([]workflows.Target, error) {
+func (a *Activities) ResolveTargets(ctx context.Context, in ResolveInput) ([]Target, error) {
 	ev, err := a.event(ctx, in.EventID)
 	if err != nil {
 		return nil, err
@@ -81,7 +82,7 @@ func (a *Activities) ResolveTargets(ctx context.Context, in workflows.ResolveInp
 	} else {
 		q = q.Where(models.DeliversAtEventTime("?", "?", "?"), ev.OrgID, ev.Type, ev.CreatedAt)
 	}
-	targets := []workflows.Target{}
+	targets := []Target{}
 	if err := q.Order(models.TargetOrder).Find(&targets).Error; err != nil {
 		return nil, fmt.Errorf("resolve endpoints: %w", err)
 	}
@@ -116,7 +117,7 @@ func (a *Activities) event(ctx context.Context, id uuid.UUID) (*eventMeta, error
 }
 
 // recorded returns the outcome of an attempt already in the log, if it is.
-func (a *Activities) recorded(ctx context.Context, deliveryID uuid.UUID) (*workflows.AttemptResult, error) {
+func (a *Activities) recorded(ctx context.Context, deliveryID uuid.UUID) (*AttemptResult, error) {
 	var rows []models.Delivery
 	if err := a.DB.WithContext(ctx).Where("id = ?", deliveryID).Limit(1).Find(&rows).Error; err != nil {
 		return nil, fmt.Errorf("load delivery: %w", err)
@@ -124,12 +125,12 @@ func (a *Activities) recorded(ctx context.Context, deliveryID uuid.UUID) (*workf
 	if len(rows) == 0 {
 		return nil, nil
 	}
-	return &workflows.AttemptResult{Outcome: rows[0].Status, Error: rows[0].Error}, nil
+	return &AttemptResult{Outcome: rows[0].Status, Error: rows[0].Error}, nil
 }
 
 // write inserts the attempt's row once: a retried task with the same delivery id, or a second
 // attempt number in the same chain, changes nothing. It returns the outcome the log holds.
-func (a *Activities) write(ctx context.Context, d *models.Delivery) (workflows.AttemptResult, error) {
+func (a *Activities) write(ctx context.Context, d *models.Delivery) (AttemptResult, error) {
 	var inserted []uuid.UUID
 	err := a.DB.WithContext(ctx).Raw(`INSERT INTO webhook_deliveries (id, org_id, event_id, endpoint_id, event_type, chain_id,
 		workflow_id, attempt, status, response_status, response_excerpt, error, duration_ms, attempted_at, next_attempt_at)
@@ -137,22 +138,22 @@ func (a *Activities) write(ctx context.Context, d *models.Delivery) (workflows.A
 		d.ID, d.OrgID, d.EventID, d.EndpointID, d.EventType, d.ChainID, d.WorkflowID, d.Attempt, d.Status,
 		d.ResponseStatus, d.ResponseExcerpt, d.Error, d.DurationMS, d.AttemptedAt, d.NextAttemptAt).Find(&inserted).Error
 	if err != nil {
-		return workflows.AttemptResult{}, fmt.Errorf("record delivery: %w", err)
+		return AttemptResult{}, fmt.Errorf("record delivery: %w", err)
 	}
 	if len(inserted) == 1 {
-		return workflows.AttemptResult{Outcome: d.Status, Error: d.Error}, nil
+		return AttemptResult{Outcome: d.Status, Error: d.Error}, nil
 	}
 	got, err := a.recorded(ctx, d.ID)
 	if err != nil {
-		return workflows.AttemptResult{}, err
+		return AttemptResult{}, err
 	}
 	if got == nil {
 		// The chain already holds this attempt number under another id: that row is the attempt.
-		var res workflows.AttemptResult
+		var res AttemptResult
 		err := a.DB.WithContext(ctx).Raw(`SELECT status AS outcome, error FROM webhook_deliveries WHERE chain_id = ? AND attempt = ?`,
 			d.ChainID, d.Attempt).Find(&res).Error
 		if err != nil {
-			return workflows.AttemptResult{}, fmt.Errorf("load delivery: %w", err)
+			return AttemptResult{}, fmt.Errorf("load delivery: %w", err)
 		}
 		return res, nil
 	}
@@ -161,10 +162,10 @@ func (a *Activities) write(ctx context.Context, d *models.Delivery) (workflows.A
 
 // RecordLostAttempt writes the row of an attempt whose Deliver task failed without recording one.
 // If Deliver did record it before failing, that row stands.
-func (a *Activities) RecordLostAttempt(ctx context.Context, l workflows.LostAttempt) (workflows.AttemptResult, error) {
+func (a *Activities) RecordLostAttempt(ctx context.Context, l LostAttempt) (AttemptResult, error) {
 	ev, err := a.event(ctx, l.Attempt.EventID)
 	if err != nil {
-		return workflows.AttemptResult{}, err
+		return AttemptResult{}, err
 	}
 	d := newRow(l.Attempt, ev, a.now())
 	d.Error = truncate(l.Error, 1000)
@@ -175,14 +176,14 @@ func (a *Activities) RecordLostAttempt(ctx context.Context, l workflows.LostAtte
 	return a.write(ctx, d)
 }
 
-func newRow(in workflows.AttemptInput, ev *eventMeta, at time.Time) *models.Delivery {
+func newRow(in AttemptInput, ev *eventMeta, at time.Time) *models.Delivery {
 	return &models.Delivery{ID: in.DeliveryID, OrgID: ev.OrgID, EventID: in.EventID, EndpointID: in.EndpointID,
 		EventType: ev.Type, ChainID: in.ChainID, WorkflowID: in.WorkflowID, Attempt: in.Attempt,
 		AttemptedAt: at, NextAttemptAt: in.NextAttemptAt}
 }
 
 // failedOrDropped is the status of a failed attempt: the last one drops the chain.
-func failedOrDropped(in workflows.AttemptInput) string {
+func failedOrDropped(in AttemptInput) string {
 	if in.NextAttemptAt == nil {
 		return models.DeliveryDropped
 	}

@@ -1,4 +1,4 @@
-package webhooks
+package delivery
 
 import (
 	"context"
@@ -13,7 +13,6 @@ import (
 
 	"wds/events"
 	"wds/models"
-	"wds/workflows"
 	"wds/workspace"
 )
 
@@ -123,7 +122,7 @@ func (s *Service) Refire(ctx context.Context, deliveryID, actorID uuid.UUID) (*R
 			return fmt.Errorf("count re-fires: %w", err)
 		}
 		disp := models.Dispatch{ID: uuid.New(), OrgID: d.OrgID, Kind: models.DispatchRefire,
-			WorkflowID: workflows.RefireWorkflowID(d.EventID, d.EndpointID, n), EventID: d.EventID,
+			WorkflowID: RefireWorkflowID(d.EventID, d.EndpointID, n), EventID: d.EventID,
 			EndpointID: d.EndpointID, ChainID: uuid.New(), RefiredDeliveryID: &d.ID, CreatedBy: &actorID}
 		if err := tx.Create(&disp).Error; err != nil {
 			return fmt.Errorf("queue re-fire: %w", err)
@@ -166,19 +165,18 @@ type TestQueued struct {
 	DispatchID uuid.UUID `json:"-"`
 }
 
-// testBody is the synthetic event: id null (X-PC-Event-Id: null), data {endpoint_id, message}.
-type testBody struct {
-	ID        *uuid.UUID `json:"id"`
-	Type      string     `json:"type"`
-	CreatedAt string     `json:"created_at"`
-	OrgID     uuid.UUID  `json:"org_id"`
-	StoreID   *uuid.UUID `json:"store_id"`
-	Data      testData   `json:"data"`
-}
-
+// testData is the synthetic event's data; the event has no id (X-PC-Event-Id: null).
 type testData struct {
 	EndpointID uuid.UUID `json:"endpoint_id"`
 	Message    string    `json:"message"`
+}
+
+func testEvent(orgID, endpointID uuid.UUID, now time.Time) ([]byte, error) {
+	data, err := json.Marshal(testData{EndpointID: endpointID, Message: "This is a test event from Workspace Data Service."})
+	if err != nil {
+		return nil, err
+	}
+	return json.Marshal(Envelope{Type: events.WebhookTest, CreatedAt: now.Format(time.RFC3339Nano), OrgID: orgID, Data: data})
 }
 
 // SendTest queues a webhook.test event for one endpoint of org. Its body is stored like every event
@@ -191,8 +189,7 @@ func (s *Service) SendTest(ctx context.Context, orgID, endpointID uuid.UUID) (*T
 			return err
 		}
 		now := time.Now().UTC()
-		raw, err := json.Marshal(testBody{Type: events.WebhookTest, CreatedAt: now.Format(time.RFC3339Nano), OrgID: orgID,
-			Data: testData{EndpointID: endpointID, Message: "This is a test event from Workspace Data Service."}})
+		raw, err := testEvent(orgID, endpointID, now)
 		if err != nil {
 			return fmt.Errorf("encode test event: %w", err)
 		}
@@ -201,7 +198,7 @@ func (s *Service) SendTest(ctx context.Context, orgID, endpointID uuid.UUID) (*T
 			return fmt.Errorf("write test event: %w", err)
 		}
 		disp := models.Dispatch{ID: uuid.New(), OrgID: orgID, Kind: models.DispatchTest,
-			WorkflowID: workflows.TestWorkflowID(out.DeliveryID), EventID: ev.ID, EndpointID: endpointID,
+			WorkflowID: TestWorkflowID(out.DeliveryID), EventID: ev.ID, EndpointID: endpointID,
 			ChainID: uuid.New(), DeliveryID: &out.DeliveryID}
 		if err := tx.Create(&disp).Error; err != nil {
 			return fmt.Errorf("queue test event: %w", err)

@@ -1,11 +1,9 @@
-// Package workflows holds the deterministic webhook delivery workflows: one per event fanning out to
-// the endpoints subscribed at event time, one per manual re-fire and one per test event. Each endpoint
-// gets a retry chain of durable timers anchored on its first attempt (durable timers, so a restart loses no retry). Workflows
-// carry ids only; the delivery activity loads the body from PostgreSQL (Temporal caps a payload at 2 MiB; events may be 6 MB).
-//
-// This file is the contract with the activities package: names, inputs and results. Activities import
-// it; this package imports nothing that touches the outside world.
-package workflows
+// The contract between the workflows, the activities, the starter and the Temporal UI: the task
+// queue, workflow and activity type names, the signal, the search attributes, the statuses and the
+// inputs and results that go into workflow history. Every name here is recorded in running
+// workflows' histories: changing one breaks their replay.
+
+package delivery
 
 import (
 	"strconv"
@@ -29,7 +27,8 @@ const (
 	TestWorkflowName         = "WebhookTest"
 )
 
-// Activity names, registered under these names by the worker.
+// Activity type names: the Activities methods' own names, which the SDK derives from the workflows'
+// method references (acts.Deliver); registered under exactly these names by the worker.
 const (
 	ActivityResolveTargets = "ResolveTargets"
 	ActivityDeliver        = "Deliver"
@@ -61,13 +60,6 @@ const (
 	StatusSucceeded        = "succeeded"
 	StatusDropped          = "dropped"
 	StatusPartiallyDropped = "partially_dropped"
-)
-
-// Outcomes of one attempt, equal to the delivery row's status.
-const (
-	OutcomeSucceeded = "succeeded"
-	OutcomeFailed    = "failed"
-	OutcomeDropped   = "dropped"
 )
 
 // Workflow ids (docs/webhooks.md).
@@ -150,8 +142,9 @@ type AttemptInput struct {
 	Test bool
 }
 
-// AttemptResult is the outcome the attempt recorded: succeeded, failed, or dropped (last attempt
-// failed, or the endpoint was disabled or deleted, or the chain was dropped by the operator).
+// AttemptResult is the outcome the attempt recorded, its row's status (models.Delivery*): succeeded,
+// failed, or dropped (last attempt failed, or the endpoint was disabled or deleted, or the chain was
+// dropped by the operator).
 type AttemptResult struct {
 	Outcome string
 	Error   string

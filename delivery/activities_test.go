@@ -1,7 +1,6 @@
-package activities_test
+package delivery_test
 
 import (
-	"context"
 	"crypto/x509"
 	"encoding/json"
 	"errors"
@@ -18,23 +17,15 @@ import (
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/converter"
 	"go.temporal.io/sdk/testsuite"
-	"gorm.io/gorm"
 
-	"wds/activities"
+	"wds/delivery"
+	"wds/delivery/deliverytest"
 	"wds/egress"
 	"wds/events"
 	"wds/models"
-	"wds/outbox"
-	"wds/pgtest"
-	"wds/secrets"
 	"wds/signing"
 	"wds/webhook"
-	"wds/webhooks"
-	"wds/workflows"
-	"wds/workspace"
 )
-
-func TestMain(m *testing.M) { pgtest.Main(m) }
 
 // hit is one request a receiver got.
 type hit struct {
@@ -76,41 +67,12 @@ func (rc *receiver) roots() *x509.CertPool {
 	return rc.srv.Client().Transport.(*http.Transport).TLSClientConfig.RootCAs
 }
 
-type fixture struct {
-	t     *testing.T
-	ctx   context.Context
-	db    *gorm.DB
-	box   *secrets.Box
-	svc   *webhooks.Service
-	org   uuid.UUID
-	owner uuid.UUID
-}
-
-func newFixture(t *testing.T) *fixture {
-	t.Helper()
-	ctx := context.Background()
-	db := pgtest.New(t)
-	box, err := secrets.NewBox(secrets.GenerateKey())
-	if err != nil {
-		t.Fatal(err)
-	}
-	org, err := workspace.CreateOrg(ctx, db, "Acme")
-	if err != nil {
-		t.Fatal(err)
-	}
-	owner, _, err := workspace.CreateUser(ctx, db, org.ID, "owner@acme.test", models.RoleOwner)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return &fixture{t: t, ctx: ctx, db: db, box: box, svc: &webhooks.Service{DB: db, Box: box, AllowPrivate: true}, org: org.ID, owner: owner.ID}
-}
-
-func (f *fixture) endpoint(url string, types ...string) *webhooks.Created {
+func (f *fixture) endpoint(url string, types ...string) *delivery.Created {
 	f.t.Helper()
 	if len(types) == 0 {
 		types = []string{events.OrderCreated}
 	}
-	ep, err := f.svc.Create(f.ctx, webhooks.CreateInput{OrgID: f.org, ActorID: f.owner, URL: url, EventTypes: types})
+	ep, err := f.svc.Create(f.ctx, delivery.CreateInput{OrgID: f.org, ActorID: f.owner, URL: url, EventTypes: types})
 	if err != nil {
 		f.t.Fatal(err)
 	}
@@ -119,20 +81,20 @@ func (f *fixture) endpoint(url string, types ...string) *webhooks.Created {
 
 func (f *fixture) event(typ string, data any) uuid.UUID {
 	f.t.Helper()
-	id, err := outbox.Emit(f.ctx, f.db, f.org, nil, typ, data)
+	id, err := deliverytest.Emit(f.ctx, f.db, f.org, nil, typ, data)
 	if err != nil {
 		f.t.Fatal(err)
 	}
 	return id
 }
 
-func (f *fixture) acts(rc *receiver, allowPrivate bool) *activities.Activities {
+func (f *fixture) acts(rc *receiver, allowPrivate bool) *delivery.Activities {
 	f.t.Helper()
 	c, err := egress.NewClient(egress.Options{RootCAs: rc.roots(), AllowPrivate: allowPrivate})
 	if err != nil {
 		f.t.Fatal(err)
 	}
-	return &activities.Activities{DB: f.db, Box: f.box, HTTP: c}
+	return &delivery.Activities{DB: f.db, Box: f.box, HTTP: c}
 }
 
 func (f *fixture) rows(chainID uuid.UUID) []models.Delivery {
@@ -144,8 +106,8 @@ func (f *fixture) rows(chainID uuid.UUID) []models.Delivery {
 	return rows
 }
 
-func attempt(ev, ep uuid.UUID, n int, next *time.Time) workflows.AttemptInput {
-	return workflows.AttemptInput{DeliveryID: uuid.New(), EventID: ev, EndpointID: ep, ChainID: uuid.New(),
+func attempt(ev, ep uuid.UUID, n int, next *time.Time) delivery.AttemptInput {
+	return delivery.AttemptInput{DeliveryID: uuid.New(), EventID: ev, EndpointID: ep, ChainID: uuid.New(),
 		WorkflowID: "webhook-event/" + ev.String(), Attempt: n, NextAttemptAt: next}
 }
 
@@ -159,7 +121,7 @@ func TestDeliverSendsEveryHeaderAndAVerifiableSignature(t *testing.T) {
 	in := attempt(ev, ep.ID, 1, later())
 
 	res, err := f.acts(rc, true).Deliver(f.ctx, in)
-	if err != nil || res.Outcome != workflows.OutcomeSucceeded {
+	if err != nil || res.Outcome != models.DeliverySucceeded {
 		t.Fatalf("outcome %+v err %v", res, err)
 	}
 	hits := rc.got()
@@ -211,7 +173,7 @@ func TestTestEventCarriesTheLiteralNullEventID(t *testing.T) {
 	}
 	var disp models.Dispatch
 	f.db.Where("id = ?", q.DispatchID).Take(&disp)
-	in := workflows.AttemptInput{DeliveryID: q.DeliveryID, EventID: disp.EventID, EndpointID: ep.ID, ChainID: disp.ChainID, Attempt: 1, Test: true}
+	in := delivery.AttemptInput{DeliveryID: q.DeliveryID, EventID: disp.EventID, EndpointID: ep.ID, ChainID: disp.ChainID, Attempt: 1, Test: true}
 	if res, err := f.acts(rc, true).Deliver(f.ctx, in); err != nil || res.Outcome != "succeeded" {
 		t.Fatalf("%+v %v", res, err)
 	}
@@ -347,7 +309,7 @@ func TestARetriedAttemptNeverMakesASecondRowOrASecondPost(t *testing.T) {
 	if err != nil || again != first {
 		t.Fatalf("retried task: %+v %v, first %+v", again, err, first)
 	}
-	lost, err := a.RecordLostAttempt(f.ctx, workflows.LostAttempt{Attempt: in, Error: "attempt_lost: worker died"})
+	lost, err := a.RecordLostAttempt(f.ctx, delivery.LostAttempt{Attempt: in, Error: "attempt_lost: worker died"})
 	if err != nil || lost != first {
 		t.Fatalf("lost record over a recorded attempt: %+v %v", lost, err)
 	}
@@ -366,7 +328,7 @@ func TestALostAttemptIsRecordedOnce(t *testing.T) {
 	in := attempt(f.event(events.OrderCreated, nil), ep.ID, 1, later())
 	a := f.acts(rc, true)
 	for range 2 {
-		res, err := a.RecordLostAttempt(f.ctx, workflows.LostAttempt{Attempt: in, Error: "attempt_lost: worker died"})
+		res, err := a.RecordLostAttempt(f.ctx, delivery.LostAttempt{Attempt: in, Error: "attempt_lost: worker died"})
 		if err != nil || res.Outcome != "failed" {
 			t.Fatalf("%+v %v", res, err)
 		}
@@ -448,14 +410,14 @@ func TestResolveTargetsPicksTheEndpointsSubscribedAtEventTime(t *testing.T) {
 	}
 	ev := f.event(events.OrderCreated, nil)
 	f.endpoint(rc.srv.URL+"/late", events.OrderCreated)
-	got, err := f.acts(rc, true).ResolveTargets(f.ctx, workflows.ResolveInput{EventID: ev})
+	got, err := f.acts(rc, true).ResolveTargets(f.ctx, delivery.ResolveInput{EventID: ev})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(got) != 2 || got[0].EndpointID != a.ID || got[1].EndpointID != b.ID || got[0].MaxAttempts != 5 || got[0].URL != rc.srv.URL+"/a" {
 		t.Fatalf("targets %+v", got)
 	}
-	one, err := f.acts(rc, true).ResolveTargets(f.ctx, workflows.ResolveInput{EventID: ev, EndpointID: &off.ID})
+	one, err := f.acts(rc, true).ResolveTargets(f.ctx, delivery.ResolveInput{EventID: ev, EndpointID: &off.ID})
 	if err != nil || len(one) != 1 || one[0].EndpointID != off.ID {
 		t.Fatalf("single target %+v %v", one, err)
 	}
@@ -549,10 +511,10 @@ func TestARetryOfATaskThatSentRecordsWithoutSendingAgain(t *testing.T) {
 
 	var suite testsuite.WorkflowTestSuite
 	first := suite.NewTestActivityEnvironment()
-	first.RegisterActivityWithOptions(a.Deliver, activity.RegisterOptions{Name: workflows.ActivityDeliver})
+	first.RegisterActivityWithOptions(a.Deliver, activity.RegisterOptions{Name: delivery.ActivityDeliver})
 	var kept converter.EncodedValues
 	first.SetOnActivityHeartbeatListener(func(_ *activity.Info, d converter.EncodedValues) { kept = d })
-	if _, err := first.ExecuteActivity(workflows.ActivityDeliver, in); err != nil {
+	if _, err := first.ExecuteActivity(delivery.ActivityDeliver, in); err != nil {
 		t.Fatal(err)
 	}
 	if kept == nil {
@@ -568,13 +530,13 @@ func TestARetryOfATaskThatSentRecordsWithoutSendingAgain(t *testing.T) {
 	}
 
 	retry := suite.NewTestActivityEnvironment()
-	retry.RegisterActivityWithOptions(a.Deliver, activity.RegisterOptions{Name: workflows.ActivityDeliver})
+	retry.RegisterActivityWithOptions(a.Deliver, activity.RegisterOptions{Name: delivery.ActivityDeliver})
 	retry.SetHeartbeatDetails(sent)
-	val, err := retry.ExecuteActivity(workflows.ActivityDeliver, in)
+	val, err := retry.ExecuteActivity(delivery.ActivityDeliver, in)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var res workflows.AttemptResult
+	var res delivery.AttemptResult
 	if err := val.Get(&res); err != nil || res.Outcome != models.DeliverySucceeded {
 		t.Fatalf("retry answered %+v %v", res, err)
 	}

@@ -1,7 +1,8 @@
-// Package worker runs the webhook engine of `wds worker` (and `wds dev`): the Temporal worker on task
-// queue wds-webhooks with the delivery workflows and activities, and the outbox relay that starts
-// workflows for whatever the API could not start at once (an event exists exactly when its change is committed).
-package worker
+// The webhook engine of `wds worker` (and `wds dev`): the Temporal worker on task queue wds-webhooks
+// with the delivery workflows and activities registered under their history names, the outbox relay
+// that starts workflows for whatever the API could not start at once, and the pruning of old rows.
+
+package delivery
 
 import (
 	"context"
@@ -14,17 +15,13 @@ import (
 	"go.temporal.io/sdk/client"
 	sdkworker "go.temporal.io/sdk/worker"
 	"go.temporal.io/sdk/workflow"
-
-	"wds/activities"
-	"wds/webhooks"
-	"wds/workflows"
 )
 
-// Options configure one worker process.
-type Options struct {
+// WorkerOptions configure one worker process.
+type WorkerOptions struct {
 	Temporal   client.Client
-	Activities *activities.Activities
-	Starter    *webhooks.Starter
+	Activities *Activities
+	Starter    *Starter
 	Log        logrus.FieldLogger
 	// RelayInterval is how often the relay looks for undispatched rows when it found none.
 	RelayInterval time.Duration
@@ -37,19 +34,19 @@ type Options struct {
 // pruneEvery is how often the worker prunes what is older than its retention.
 const pruneEvery = time.Hour
 
-// Run serves workflows and activities and runs the relay until ctx ends, then stops both: in-flight
-// activities finish (up to the worker's stop timeout) and the relay's transaction completes.
 // taskQueuePartitions is Temporal's default number of partitions per task queue.
 const taskQueuePartitions = 4
 
-func Run(ctx context.Context, o Options) error {
+// RunWorker serves workflows and activities and runs the relay until ctx ends, then stops both: in-flight
+// activities finish (up to the worker's stop timeout) and the relay's transaction completes.
+func RunWorker(ctx context.Context, o WorkerOptions) error {
 	if o.RelayInterval == 0 {
 		o.RelayInterval = 500 * time.Millisecond
 	}
 	if o.RelayBatch == 0 {
 		o.RelayBatch = 100
 	}
-	w := sdkworker.New(o.Temporal, workflows.TaskQueue, sdkworker.Options{
+	w := sdkworker.New(o.Temporal, TaskQueue, sdkworker.Options{
 		WorkerStopTimeout: 15 * time.Second,
 		// A cluster splits a task queue into four partitions by default; with the SDK's two pollers a
 		// task can wait a full long poll (60 s) on a partition nobody polls. Poll them all.
@@ -60,7 +57,7 @@ func Run(ctx context.Context, o Options) error {
 	if err := w.Start(); err != nil {
 		return fmt.Errorf("start Temporal worker: %w", err)
 	}
-	o.Log.WithField("task_queue", workflows.TaskQueue).Info("webhook worker started")
+	o.Log.WithField("task_queue", TaskQueue).Info("webhook worker started")
 	pruned := make(chan struct{})
 	go func() { prune(ctx, o); close(pruned) }()
 	relay(ctx, o)
@@ -71,31 +68,31 @@ func Run(ctx context.Context, o Options) error {
 }
 
 // Register adds the delivery workflows and activities to a worker.
-func Register(w sdkworker.Registry, a *activities.Activities) {
+func Register(w sdkworker.Registry, a *Activities) {
 	RegisterWorkflows(w)
 	a.Register(w)
 }
 
 // RegisterWorkflows adds the delivery workflows under their stable names (also to a replayer).
 func RegisterWorkflows(w sdkworker.WorkflowRegistry) {
-	w.RegisterWorkflowWithOptions(workflows.EventWorkflow, workflow.RegisterOptions{Name: workflows.EventWorkflowName})
-	w.RegisterWorkflowWithOptions(workflows.EventWorkflow, workflow.RegisterOptions{Name: workflows.PlannedEventWorkflowName})
-	w.RegisterWorkflowWithOptions(workflows.RefireWorkflow, workflow.RegisterOptions{Name: workflows.RefireWorkflowName})
-	w.RegisterWorkflowWithOptions(workflows.TestWorkflow, workflow.RegisterOptions{Name: workflows.TestWorkflowName})
+	w.RegisterWorkflowWithOptions(EventWorkflow, workflow.RegisterOptions{Name: EventWorkflowName})
+	w.RegisterWorkflowWithOptions(EventWorkflow, workflow.RegisterOptions{Name: PlannedEventWorkflowName})
+	w.RegisterWorkflowWithOptions(RefireWorkflow, workflow.RegisterOptions{Name: RefireWorkflowName})
+	w.RegisterWorkflowWithOptions(TestWorkflow, workflow.RegisterOptions{Name: TestWorkflowName})
 }
 
 // prune deletes events and delivery rows older than the retention, at start and then hourly, until
 // ctx ends. Several workers may prune at once: each batch is its own statement and skips rows
 // another is deleting.
-func prune(ctx context.Context, o Options) {
+func prune(ctx context.Context, o WorkerOptions) {
 	if o.Retention <= 0 {
 		return
 	}
 	for {
-		p, err := webhooks.Prune(ctx, o.Starter.DB, time.Now().Add(-o.Retention), 1000)
+		p, err := Prune(ctx, o.Starter.DB, time.Now().Add(-o.Retention), 1000)
 		if err != nil && ctx.Err() == nil {
 			o.Log.WithError(err).Warn("cannot prune old events and deliveries; will retry")
-		} else if p != (webhooks.Pruned{}) {
+		} else if p != (Pruned{}) {
 			o.Log.WithFields(logrus.Fields{"deliveries": p.Deliveries, "dispatches": p.Dispatches, "events": p.Events}).
 				Info("pruned events and deliveries older than the retention")
 		}
@@ -110,7 +107,7 @@ func prune(ctx context.Context, o Options) {
 // relay starts undispatched rows until ctx ends: full batches are followed at once by the next, an
 // empty pass waits RelayInterval, and a failure (Temporal or the database away) backs off up to 10 s.
 // Errors are logged when they begin and when they end, not on every pass.
-func relay(ctx context.Context, o Options) {
+func relay(ctx context.Context, o WorkerOptions) {
 	wait, failing := o.RelayInterval, false
 	for {
 		// A pass is not cut short by shutdown: it finishes its transaction, then the loop ends.
@@ -149,7 +146,7 @@ func EnsureSearchAttributes(ctx context.Context, c client.Client, namespace stri
 		return fmt.Errorf("list search attributes: %w", err)
 	}
 	missing := map[string]enumspb.IndexedValueType{}
-	for _, k := range workflows.SearchAttributeKeys() {
+	for _, k := range SearchAttributeKeys() {
 		if _, ok := have.GetCustomAttributes()[k.GetName()]; !ok {
 			missing[k.GetName()] = enumspb.IndexedValueType(k.GetValueType())
 		}

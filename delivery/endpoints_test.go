@@ -1,4 +1,4 @@
-package webhooks_test
+package delivery_test
 
 import (
 	"context"
@@ -14,72 +14,39 @@ import (
 	"github.com/sirupsen/logrus"
 	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/sdk/client"
-	"gorm.io/gorm"
 
+	"wds/delivery"
+	"wds/delivery/deliverytest"
 	"wds/egress/egresstest"
 	"wds/events"
 	"wds/models"
-	"wds/outbox"
-	"wds/pgtest"
-	"wds/secrets"
-	"wds/webhooks"
-	"wds/workflows"
-	"wds/workspace"
 )
 
-func TestMain(m *testing.M) { pgtest.Main(m) }
-
-type fixture struct {
-	t      *testing.T
-	ctx    context.Context
-	db     *gorm.DB
-	box    *secrets.Box
-	svc    *webhooks.Service
-	org    uuid.UUID
-	owner  uuid.UUID
-	member uuid.UUID
-}
-
-func newFixture(t *testing.T) *fixture {
-	t.Helper()
-	ctx := context.Background()
-	db := pgtest.New(t)
-	box, _ := secrets.NewBox(secrets.GenerateKey())
-	org, err := workspace.CreateOrg(ctx, db, "Acme")
-	if err != nil {
-		t.Fatal(err)
-	}
-	owner, _, _ := workspace.CreateUser(ctx, db, org.ID, "owner@acme.test", models.RoleOwner)
-	member, _, _ := workspace.CreateUser(ctx, db, org.ID, "member@acme.test", models.RoleMember)
-	return &fixture{t: t, ctx: ctx, db: db, box: box, svc: &webhooks.Service{DB: db, Box: box, AllowPrivate: true},
-		org: org.ID, owner: owner.ID, member: member.ID}
-}
-
-func (f *fixture) create(url string) (*webhooks.Created, error) {
-	return f.svc.Create(f.ctx, webhooks.CreateInput{OrgID: f.org, ActorID: f.owner, URL: url, EventTypes: []string{events.OrderCreated}})
+func (f *fixture) create(url string) (*delivery.Created, error) {
+	return f.svc.Create(f.ctx, delivery.CreateInput{OrgID: f.org, ActorID: f.owner, URL: url, EventTypes: []string{events.OrderCreated}})
 }
 
 func TestCreateValidatesURLTypesAndAttempts(t *testing.T) {
 	f := newFixture(t)
-	strict := &webhooks.Service{DB: f.db, Box: f.box}
+	strict := &delivery.Service{DB: f.db, Box: f.box}
 	cases := []struct {
 		name string
-		svc  *webhooks.Service
-		in   webhooks.CreateInput
+		svc  *delivery.Service
+		in   delivery.CreateInput
 		want error
 	}{
-		{"http refused", f.svc, webhooks.CreateInput{URL: "http://example.com/hook"}, models.ErrHTTPSRequired},
-		{"ftp refused", f.svc, webhooks.CreateInput{URL: "ftp://example.com/hook"}, models.ErrHTTPSRequired},
-		{"not a URL", f.svc, webhooks.CreateInput{URL: "hook"}, models.ErrValidation},
-		{"credentials", f.svc, webhooks.CreateInput{URL: "https://u:p@example.com/"}, models.ErrValidation},
-		{"loopback", strict, webhooks.CreateInput{URL: "https://127.0.0.1:8443/hook"}, models.ErrURLNotAllowed},
-		{"localhost", strict, webhooks.CreateInput{URL: "https://localhost/hook"}, models.ErrURLNotAllowed},
-		{"private", strict, webhooks.CreateInput{URL: "https://10.0.0.5/hook"}, models.ErrURLNotAllowed},
-		{"metadata", strict, webhooks.CreateInput{URL: "https://169.254.169.254/"}, models.ErrURLNotAllowed},
-		{"unknown type", f.svc, webhooks.CreateInput{URL: "https://example.com/", EventTypes: []string{"order.exploded"}}, models.ErrValidation},
-		{"no types", f.svc, webhooks.CreateInput{URL: "https://example.com/", EventTypes: []string{}}, models.ErrValidation},
-		{"max_attempts 11", f.svc, webhooks.CreateInput{URL: "https://example.com/", MaxAttempts: 11}, models.ErrValidation},
-		{"max_attempts -1", f.svc, webhooks.CreateInput{URL: "https://example.com/", MaxAttempts: -1}, models.ErrValidation},
+		{"http refused", f.svc, delivery.CreateInput{URL: "http://example.com/hook"}, models.ErrHTTPSRequired},
+		{"ftp refused", f.svc, delivery.CreateInput{URL: "ftp://example.com/hook"}, models.ErrHTTPSRequired},
+		{"not a URL", f.svc, delivery.CreateInput{URL: "hook"}, models.ErrValidation},
+		{"credentials", f.svc, delivery.CreateInput{URL: "https://u:p@example.com/"}, models.ErrValidation},
+		{"loopback", strict, delivery.CreateInput{URL: "https://127.0.0.1:8443/hook"}, models.ErrURLNotAllowed},
+		{"localhost", strict, delivery.CreateInput{URL: "https://localhost/hook"}, models.ErrURLNotAllowed},
+		{"private", strict, delivery.CreateInput{URL: "https://10.0.0.5/hook"}, models.ErrURLNotAllowed},
+		{"metadata", strict, delivery.CreateInput{URL: "https://169.254.169.254/"}, models.ErrURLNotAllowed},
+		{"unknown type", f.svc, delivery.CreateInput{URL: "https://example.com/", EventTypes: []string{"order.exploded"}}, models.ErrValidation},
+		{"no types", f.svc, delivery.CreateInput{URL: "https://example.com/", EventTypes: []string{}}, models.ErrValidation},
+		{"max_attempts 11", f.svc, delivery.CreateInput{URL: "https://example.com/", MaxAttempts: 11}, models.ErrValidation},
+		{"max_attempts -1", f.svc, delivery.CreateInput{URL: "https://example.com/", MaxAttempts: -1}, models.ErrValidation},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -96,7 +63,7 @@ func TestCreateValidatesURLTypesAndAttempts(t *testing.T) {
 	dns := &egresstest.Resolver{}
 	dns.Set("hooks.example.com", "93.184.216.34", "2606:2800:220:1:248:1893:25c8:1946")
 	strict.Resolver = dns
-	ep, err := strict.Create(f.ctx, webhooks.CreateInput{OrgID: f.org, ActorID: f.owner, URL: "HTTPS://hooks.example.com/in",
+	ep, err := strict.Create(f.ctx, delivery.CreateInput{OrgID: f.org, ActorID: f.owner, URL: "HTTPS://hooks.example.com/in",
 		EventTypes: []string{events.OrderCreated, events.OrderCreated, events.PaymentRecorded}, MaxAttempts: 10})
 	if err != nil {
 		t.Fatal(err)
@@ -147,7 +114,7 @@ func TestAtMostTenEnabledEndpointsEvenUnderConcurrentCreates(t *testing.T) {
 
 func TestMembersListButDoNotManageAndEveryActionIsAuditedWithoutSecrets(t *testing.T) {
 	f := newFixture(t)
-	if _, err := f.svc.Create(f.ctx, webhooks.CreateInput{OrgID: f.org, ActorID: f.member, URL: "https://127.0.0.1/", EventTypes: []string{events.OrderCreated}}); !errors.Is(err, models.ErrForbidden) {
+	if _, err := f.svc.Create(f.ctx, delivery.CreateInput{OrgID: f.org, ActorID: f.member, URL: "https://127.0.0.1/", EventTypes: []string{events.OrderCreated}}); !errors.Is(err, models.ErrForbidden) {
 		t.Fatalf("member create: %v", err)
 	}
 	ep, err := f.create("https://127.0.0.1/hook")
@@ -226,7 +193,7 @@ func (f *fixture) subscribe() {
 // delivery writes a row as the activity would.
 func (f *fixture) delivery(ev, ep uuid.UUID, attempt int, status string, at time.Time) models.Delivery {
 	d := models.Delivery{ID: uuid.New(), OrgID: f.org, EventID: ev, EndpointID: ep, EventType: events.OrderCreated,
-		ChainID: uuid.New(), WorkflowID: workflows.EventWorkflowID(ev), Attempt: attempt, Status: status, AttemptedAt: at}
+		ChainID: uuid.New(), WorkflowID: delivery.EventWorkflowID(ev), Attempt: attempt, Status: status, AttemptedAt: at}
 	if err := f.db.Create(&d).Error; err != nil {
 		f.t.Fatal(err)
 	}
@@ -236,7 +203,7 @@ func (f *fixture) delivery(ev, ep uuid.UUID, attempt int, status string, at time
 func TestListDeliveriesPagesWithoutGapsOrRepeats(t *testing.T) {
 	f := newFixture(t)
 	ep, _ := f.create("https://127.0.0.1/hook")
-	ev, _ := outbox.Emit(f.ctx, f.db, f.org, nil, events.OrderCreated, nil)
+	ev, _ := deliverytest.Emit(f.ctx, f.db, f.org, nil, events.OrderCreated, nil)
 	at := time.Now().UTC().Truncate(time.Second)
 	want := map[uuid.UUID]bool{}
 	for i := range 7 {
@@ -247,7 +214,7 @@ func TestListDeliveriesPagesWithoutGapsOrRepeats(t *testing.T) {
 	var cur *models.Cursor
 	pages := 0
 	for {
-		p, err := f.svc.ListDeliveries(f.ctx, webhooks.DeliveriesQuery{EndpointID: ep.ID, Limit: 3, Cursor: cur, ActorID: &f.member})
+		p, err := f.svc.ListDeliveries(f.ctx, delivery.DeliveriesQuery{EndpointID: ep.ID, Limit: 3, Cursor: cur, ActorID: &f.member})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -271,7 +238,7 @@ func TestListDeliveriesPagesWithoutGapsOrRepeats(t *testing.T) {
 func TestRefireQueuesAFreshChainOnlyForDroppedDeliveries(t *testing.T) {
 	f := newFixture(t)
 	ep, _ := f.create("https://127.0.0.1/hook")
-	ev, _ := outbox.Emit(f.ctx, f.db, f.org, nil, events.OrderCreated, nil)
+	ev, _ := deliverytest.Emit(f.ctx, f.db, f.org, nil, events.OrderCreated, nil)
 	failed := f.delivery(ev, ep.ID, 1, "failed", time.Now())
 	dropped := f.delivery(ev, ep.ID, 5, "dropped", time.Now())
 	if _, err := f.svc.Refire(f.ctx, failed.ID, f.owner); !errors.Is(err, models.ErrDeliveryNotDropped) {
@@ -287,7 +254,7 @@ func TestRefireQueuesAFreshChainOnlyForDroppedDeliveries(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if first.WorkflowID != workflows.RefireWorkflowID(ev, ep.ID, 1) || first.ChainID == dropped.ChainID {
+	if first.WorkflowID != delivery.RefireWorkflowID(ev, ep.ID, 1) || first.ChainID == dropped.ChainID {
 		t.Fatalf("re-fire: %+v", first)
 	}
 	// A double click answers the same chain; the re-fired chain's own dropped row is the next one.
@@ -297,7 +264,7 @@ func TestRefireQueuesAFreshChainOnlyForDroppedDeliveries(t *testing.T) {
 	}
 	droppedAgain := f.delivery(ev, ep.ID, 5, "dropped", time.Now())
 	next, err := f.svc.Refire(f.ctx, droppedAgain.ID, f.owner)
-	if err != nil || next.WorkflowID != workflows.RefireWorkflowID(ev, ep.ID, 2) {
+	if err != nil || next.WorkflowID != delivery.RefireWorkflowID(ev, ep.ID, 2) {
 		t.Fatalf("re-fire of the re-fired chain's drop: %+v %v", next, err)
 	}
 	if _, err := f.svc.Disable(f.ctx, ep.ID, f.owner); err != nil {
@@ -369,11 +336,11 @@ func TestStarterStartsEachEventOnceWhateverTheRaces(t *testing.T) {
 	f := newFixture(t)
 	f.subscribe()
 	tc := &fakeTemporal{starts: map[string]int{}, down: true}
-	st := &webhooks.Starter{DB: f.db, Temporal: tc, Schedule: []time.Duration{time.Second}, Log: quiet()}
+	st := &delivery.Starter{DB: f.db, Temporal: tc, Schedule: []time.Duration{time.Second}, Log: quiet()}
 	emit := func(n int) []uuid.UUID {
 		var ids []uuid.UUID
 		for range n {
-			id, _ := outbox.Emit(f.ctx, f.db, f.org, nil, events.OrderCreated, nil)
+			id, _ := deliverytest.Emit(f.ctx, f.db, f.org, nil, events.OrderCreated, nil)
 			ids = append(ids, id)
 		}
 		return ids
@@ -388,7 +355,7 @@ func TestStarterStartsEachEventOnceWhateverTheRaces(t *testing.T) {
 	tc.mu.Unlock()
 
 	// Relays racing each other: SKIP LOCKED gives each event to one of them.
-	st = &webhooks.Starter{DB: f.db, Temporal: tc, Schedule: []time.Duration{time.Second}, Log: quiet()}
+	st = &delivery.Starter{DB: f.db, Temporal: tc, Schedule: []time.Duration{time.Second}, Log: quiet()}
 	relays(t, f, st, 4)
 	if n := f.undispatched(); n != 0 {
 		t.Fatalf("%d events left undispatched by the relays", n)
@@ -398,7 +365,7 @@ func TestStarterStartsEachEventOnceWhateverTheRaces(t *testing.T) {
 	// Requests' after-commit starts racing relays: the relays leave events younger than their grace
 	// to the request that committed them.
 	fresh := emit(30)
-	st = &webhooks.Starter{DB: f.db, Temporal: tc, Schedule: []time.Duration{time.Second}, Log: quiet(), Grace: time.Hour}
+	st = &delivery.Starter{DB: f.db, Temporal: tc, Schedule: []time.Duration{time.Second}, Log: quiet(), Grace: time.Hour}
 	againstRelays(t, f, st, fresh)
 	if n := f.undispatched(); n != 0 {
 		t.Fatalf("%d events left undispatched by the after-commit starts", n)
@@ -408,26 +375,26 @@ func TestStarterStartsEachEventOnceWhateverTheRaces(t *testing.T) {
 	// With no grace (a request slower than it), both may start an event: Temporal rejects the
 	// second start, and either way the event is started and marked.
 	racing := emit(30)
-	st = &webhooks.Starter{DB: f.db, Temporal: tc, Schedule: []time.Duration{time.Second}, Log: quiet()}
+	st = &delivery.Starter{DB: f.db, Temporal: tc, Schedule: []time.Duration{time.Second}, Log: quiet()}
 	againstRelays(t, f, st, racing)
 	if n := f.undispatched(); n != 0 {
 		t.Fatalf("%d events left undispatched by racing starts", n)
 	}
 	tc.mu.Lock()
 	for _, id := range racing {
-		if tc.starts[workflows.EventWorkflowID(id)] == 0 {
+		if tc.starts[delivery.EventWorkflowID(id)] == 0 {
 			t.Errorf("event %s marked but never started", id)
 		}
 	}
 	tc.mu.Unlock()
 	o := tc.options[0]
-	if o.TaskQueue != workflows.TaskQueue || o.WorkflowIDReusePolicy.String() != "RejectDuplicate" || !o.WorkflowExecutionErrorWhenAlreadyStarted {
+	if o.TaskQueue != delivery.TaskQueue || o.WorkflowIDReusePolicy.String() != "RejectDuplicate" || !o.WorkflowExecutionErrorWhenAlreadyStarted {
 		t.Fatalf("start options %+v", o)
 	}
 }
 
 // againstRelays starts ids five at a time, as requests do after commit, while four relays run.
-func againstRelays(t *testing.T, f *fixture, st *webhooks.Starter, ids []uuid.UUID) {
+func againstRelays(t *testing.T, f *fixture, st *delivery.Starter, ids []uuid.UUID) {
 	var wg sync.WaitGroup
 	wg.Go(func() { relays(t, f, st, 4) })
 	for i := 0; i < len(ids); i += 5 {
@@ -437,7 +404,7 @@ func againstRelays(t *testing.T, f *fixture, st *webhooks.Starter, ids []uuid.UU
 }
 
 // relays runs n relays until each finds nothing left to start.
-func relays(t *testing.T, f *fixture, st *webhooks.Starter, n int) {
+func relays(t *testing.T, f *fixture, st *delivery.Starter, n int) {
 	var wg sync.WaitGroup
 	for range n {
 		wg.Go(func() {
@@ -468,7 +435,7 @@ func (t *fakeTemporal) startedOnce(tb testing.TB, ids []uuid.UUID) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	for _, id := range ids {
-		if n := t.starts[workflows.EventWorkflowID(id)]; n != 1 {
+		if n := t.starts[delivery.EventWorkflowID(id)]; n != 1 {
 			tb.Fatalf("event %s started %d times", id, n)
 		}
 	}
@@ -477,9 +444,9 @@ func (t *fakeTemporal) startedOnce(tb testing.TB, ids []uuid.UUID) {
 func TestTheRelayTakesAnEventOnceItsGraceHasPassed(t *testing.T) {
 	f := newFixture(t)
 	f.subscribe()
-	ev, _ := outbox.Emit(f.ctx, f.db, f.org, nil, events.OrderCreated, nil)
+	ev, _ := deliverytest.Emit(f.ctx, f.db, f.org, nil, events.OrderCreated, nil)
 	tc := &fakeTemporal{starts: map[string]int{}}
-	st := &webhooks.Starter{DB: f.db, Temporal: tc, Schedule: []time.Duration{time.Second}, Log: quiet(), Grace: time.Minute}
+	st := &delivery.Starter{DB: f.db, Temporal: tc, Schedule: []time.Duration{time.Second}, Log: quiet(), Grace: time.Minute}
 	if n, err := st.RelayOnce(f.ctx, 10); err != nil || n != 0 {
 		t.Fatalf("relay took a fresh event: %d %v", n, err)
 	}
@@ -498,17 +465,17 @@ func TestTheRelayTakesAnEventOnceItsGraceHasPassed(t *testing.T) {
 func TestTheRelayHoldsNoLockWhileTemporalAnswers(t *testing.T) {
 	f := newFixture(t)
 	f.subscribe()
-	ev, _ := outbox.Emit(f.ctx, f.db, f.org, nil, events.OrderCreated, nil)
+	ev, _ := deliverytest.Emit(f.ctx, f.db, f.org, nil, events.OrderCreated, nil)
 	entered, proceed := make(chan struct{}), make(chan struct{})
 	tc := &fakeTemporal{starts: map[string]int{}, gate: func() { entered <- struct{}{}; <-proceed }}
-	st := &webhooks.Starter{DB: f.db, Temporal: tc, Schedule: []time.Duration{time.Second}, Log: quiet()}
+	st := &delivery.Starter{DB: f.db, Temporal: tc, Schedule: []time.Duration{time.Second}, Log: quiet()}
 	done := make(chan error, 1)
 	go func() { _, err := st.RelayOnce(f.ctx, 10); done <- err }()
 	<-entered
 	if err := f.db.Exec("SELECT 1 FROM events WHERE id = ? FOR UPDATE NOWAIT", ev).Error; err != nil {
 		t.Fatalf("the event's row is locked while its start is in flight: %v", err)
 	}
-	other := &webhooks.Starter{DB: f.db, Temporal: &fakeTemporal{starts: map[string]int{}}, Schedule: []time.Duration{time.Second}, Log: quiet()}
+	other := &delivery.Starter{DB: f.db, Temporal: &fakeTemporal{starts: map[string]int{}}, Schedule: []time.Duration{time.Second}, Log: quiet()}
 	if n, err := other.RelayOnce(f.ctx, 10); err != nil || n != 0 {
 		t.Fatalf("another relay started %d leased events: %v", n, err)
 	}
@@ -525,9 +492,9 @@ func TestTheRelayHoldsNoLockWhileTemporalAnswers(t *testing.T) {
 func TestAnAlreadyStartedWorkflowCountsAsDispatched(t *testing.T) {
 	f := newFixture(t)
 	f.subscribe()
-	ev, _ := outbox.Emit(f.ctx, f.db, f.org, nil, events.OrderCreated, nil)
-	tc := &fakeTemporal{starts: map[string]int{workflows.EventWorkflowID(ev): 1}}
-	st := &webhooks.Starter{DB: f.db, Temporal: tc, Schedule: []time.Duration{time.Second}, Log: quiet()}
+	ev, _ := deliverytest.Emit(f.ctx, f.db, f.org, nil, events.OrderCreated, nil)
+	tc := &fakeTemporal{starts: map[string]int{delivery.EventWorkflowID(ev): 1}}
+	st := &delivery.Starter{DB: f.db, Temporal: tc, Schedule: []time.Duration{time.Second}, Log: quiet()}
 	if n, err := st.RelayOnce(f.ctx, 10); err != nil || n != 1 {
 		t.Fatalf("%d %v", n, err)
 	}
@@ -539,11 +506,11 @@ func TestAnAlreadyStartedWorkflowCountsAsDispatched(t *testing.T) {
 }
 
 // queueBoth queues a test event and a re-fire of a dropped delivery of a new event.
-func queueBoth(t *testing.T, f *fixture) (*webhooks.TestQueued, *webhooks.Refired, uuid.UUID) {
+func queueBoth(t *testing.T, f *fixture) (*delivery.TestQueued, *delivery.Refired, uuid.UUID) {
 	t.Helper()
 	ep, _ := f.create("https://127.0.0.1/hook")
 	q, _ := f.svc.SendTest(f.ctx, f.org, ep.ID)
-	ev, _ := outbox.Emit(f.ctx, f.db, f.org, nil, events.OrderCreated, nil)
+	ev, _ := deliverytest.Emit(f.ctx, f.db, f.org, nil, events.OrderCreated, nil)
 	d := f.delivery(ev, ep.ID, 5, "dropped", time.Now())
 	r, err := f.svc.Refire(f.ctx, d.ID, f.owner)
 	if err != nil {
@@ -556,11 +523,11 @@ func TestQueuedRefiresAndTestsAreStartedByTheRelay(t *testing.T) {
 	f := newFixture(t)
 	q, r, ev := queueBoth(t, f)
 	tc := &fakeTemporal{starts: map[string]int{}}
-	st := &webhooks.Starter{DB: f.db, Temporal: tc, Schedule: []time.Duration{time.Second}, Log: quiet()}
+	st := &delivery.Starter{DB: f.db, Temporal: tc, Schedule: []time.Duration{time.Second}, Log: quiet()}
 	if n, err := st.RelayOnce(f.ctx, 10); err != nil || n != 3 {
 		t.Fatalf("relay started %d: %v", n, err)
 	}
-	for _, id := range []string{workflows.TestWorkflowID(q.DeliveryID), r.WorkflowID, workflows.EventWorkflowID(ev)} {
+	for _, id := range []string{delivery.TestWorkflowID(q.DeliveryID), r.WorkflowID, delivery.EventWorkflowID(ev)} {
 		if tc.starts[id] != 1 {
 			t.Fatalf("%s started %d times (%v)", id, tc.starts[id], tc.starts)
 		}
@@ -574,12 +541,12 @@ func TestAnOperatorsQueuedStartsAreStartedAfterCommitAndLeftAloneByTheRelay(t *t
 	f := newFixture(t)
 	q, r, _ := queueBoth(t, f)
 	tc := &fakeTemporal{starts: map[string]int{}}
-	st := &webhooks.Starter{DB: f.db, Temporal: tc, Schedule: []time.Duration{time.Second}, Log: quiet(), Grace: time.Hour}
+	st := &delivery.Starter{DB: f.db, Temporal: tc, Schedule: []time.Duration{time.Second}, Log: quiet(), Grace: time.Hour}
 	if n, err := st.RelayOnce(f.ctx, 10); err != nil || n != 0 {
 		t.Fatalf("relay took fresh rows: %d %v", n, err)
 	}
 	st.StartDispatches(f.ctx, q.DispatchID, r.DispatchID)
-	for _, id := range []string{workflows.TestWorkflowID(q.DeliveryID), r.WorkflowID} {
+	for _, id := range []string{delivery.TestWorkflowID(q.DeliveryID), r.WorkflowID} {
 		if tc.starts[id] != 1 {
 			t.Fatalf("%s started %d times (%v)", id, tc.starts[id], tc.starts)
 		}
@@ -594,9 +561,9 @@ func TestAnOperatorsQueuedStartsAreStartedAfterCommitAndLeftAloneByTheRelay(t *t
 func TestDisablingSignalsTheWorkflowsOfTheDroppedChainsAfterCommit(t *testing.T) {
 	f := newFixture(t)
 	tc := &fakeTemporal{starts: map[string]int{}}
-	f.svc.Stopper = &webhooks.Starter{DB: f.db, Temporal: tc, Log: quiet()}
+	f.svc.Stopper = &delivery.Starter{DB: f.db, Temporal: tc, Log: quiet()}
 	ep, _ := f.create("https://127.0.0.1/hook")
-	ev, _ := outbox.Emit(f.ctx, f.db, f.org, nil, events.OrderCreated, nil)
+	ev, _ := deliverytest.Emit(f.ctx, f.db, f.org, nil, events.OrderCreated, nil)
 	pending := f.delivery(ev, ep.ID, 1, "failed", time.Now())
 	f.db.Model(&pending).Update("next_attempt_at", time.Now().Add(time.Hour))
 	f.delivery(ev, ep.ID, 1, "succeeded", time.Now()) // a finished chain is not signalled
@@ -606,13 +573,13 @@ func TestDisablingSignalsTheWorkflowsOfTheDroppedChainsAfterCommit(t *testing.T)
 	if _, err := f.svc.Disable(f.ctx, ep.ID, f.owner); err != nil {
 		t.Fatal(err)
 	}
-	want := fmt.Sprintf("%s %s %s", pending.WorkflowID, workflows.SignalEndpointStopped, ep.ID)
+	want := fmt.Sprintf("%s %s %s", pending.WorkflowID, delivery.SignalEndpointStopped, ep.ID)
 	if len(tc.signals) != 1 || tc.signals[0] != want {
 		t.Fatalf("signals %v, want [%s]", tc.signals, want)
 	}
 	var row models.Delivery
 	f.db.Where("id = ?", pending.ID).Take(&row)
-	if row.Status != "dropped" || row.Error != webhooks.ReasonEndpointDisabled || row.NextAttemptAt != nil {
+	if row.Status != "dropped" || row.Error != delivery.ReasonEndpointDisabled || row.NextAttemptAt != nil {
 		t.Fatalf("pending row after disable: %+v", row)
 	}
 }
@@ -621,17 +588,17 @@ func TestDisablingSignalsTheWorkflowsOfTheDroppedChainsAfterCommit(t *testing.T)
 // already dispatched, and Write returns, in emission order, only the ids an endpoint can receive.
 func TestEventsWithoutReceiversAreWrittenDispatched(t *testing.T) {
 	f := newFixture(t)
-	lonely, _ := outbox.Emit(f.ctx, f.db, f.org, nil, events.OrderCreated, nil)
+	lonely, _ := deliverytest.Emit(f.ctx, f.db, f.org, nil, events.OrderCreated, nil)
 	f.subscribe()
-	var evs []outbox.Pending
+	var evs []delivery.PendingEvent
 	for _, typ := range []string{events.OrderCreated, events.ClientCreated, events.OrderCreated} {
-		ev, err := outbox.New(f.org, nil, typ, nil)
+		ev, err := delivery.NewEvent(f.org, nil, typ, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
 		evs = append(evs, ev)
 	}
-	targeted, err := outbox.Write(f.ctx, f.db, evs)
+	targeted, err := delivery.WriteEvents(f.ctx, f.db, evs)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -661,15 +628,15 @@ func TestStarterPlansTheChainsOfAnEvent(t *testing.T) {
 	if _, err := f.svc.Disable(f.ctx, disabled.ID, f.owner); err != nil {
 		t.Fatal(err)
 	}
-	ev, _ := outbox.Emit(f.ctx, f.db, f.org, nil, events.OrderCreated, nil)
+	ev, _ := deliverytest.Emit(f.ctx, f.db, f.org, nil, events.OrderCreated, nil)
 	tc := &fakeTemporal{starts: map[string]int{}}
-	st := &webhooks.Starter{DB: f.db, Temporal: tc, Schedule: []time.Duration{time.Second}, Log: quiet()}
+	st := &delivery.Starter{DB: f.db, Temporal: tc, Schedule: []time.Duration{time.Second}, Log: quiet()}
 	st.StartEvents(f.ctx, []uuid.UUID{ev})
 	if len(tc.args) != 1 {
 		t.Fatalf("%d starts, want 1", len(tc.args))
 	}
-	p := tc.args[0][0].(workflows.EventParams)
-	if tc.names[0] != workflows.PlannedEventWorkflowName {
+	p := tc.args[0][0].(delivery.EventParams)
+	if tc.names[0] != delivery.PlannedEventWorkflowName {
 		t.Fatalf("planned event started as %v", tc.names[0])
 	}
 	if len(p.Chains) != 2 || p.Chains[0].EndpointID != first.ID || p.Chains[1].EndpointID != second.ID ||
@@ -680,7 +647,7 @@ func TestStarterPlansTheChainsOfAnEvent(t *testing.T) {
 	if c0.ChainID == uuid.Nil || c0.FirstDeliveryID == uuid.Nil || c0.ChainID == c1.ChainID || c0.FirstDeliveryID == c1.FirstDeliveryID {
 		t.Fatalf("chain ids %+v %+v", c0, c1)
 	}
-	ids, _ := tc.options[0].TypedSearchAttributes.GetKeywordList(workflows.AttrEndpointIDs)
+	ids, _ := tc.options[0].TypedSearchAttributes.GetKeywordList(delivery.AttrEndpointIDs)
 	if !slices.Equal(ids, []string{first.ID.String(), second.ID.String()}) {
 		t.Fatalf("WdsEndpointIds at start %v", ids)
 	}
@@ -689,10 +656,10 @@ func TestStarterPlansTheChainsOfAnEvent(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	unplanned, _ := outbox.Emit(f.ctx, f.db, f.org, nil, events.OrderCreated, nil)
+	unplanned, _ := deliverytest.Emit(f.ctx, f.db, f.org, nil, events.OrderCreated, nil)
 	st.StartEvents(f.ctx, []uuid.UUID{unplanned})
-	if p := tc.args[1][0].(workflows.EventParams); len(tc.args) != 2 || len(p.Chains) != 0 || tc.names[1] != workflows.EventWorkflowName ||
-		tc.options[1].TypedSearchAttributes.ContainsKey(workflows.AttrEndpointIDs) {
+	if p := tc.args[1][0].(delivery.EventParams); len(tc.args) != 2 || len(p.Chains) != 0 || tc.names[1] != delivery.EventWorkflowName ||
+		tc.options[1].TypedSearchAttributes.ContainsKey(delivery.AttrEndpointIDs) {
 		t.Fatalf("an event with only disabled endpoints started planned: %+v", p)
 	}
 }
@@ -705,21 +672,21 @@ func TestEventsWhoseReceiverWentAwayStartNoWorkflow(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	orphan, _ := outbox.Emit(f.ctx, f.db, f.org, nil, events.OrderCreated, nil)
+	orphan, _ := deliverytest.Emit(f.ctx, f.db, f.org, nil, events.OrderCreated, nil)
 	if _, err := f.svc.Delete(f.ctx, gone.ID, f.owner); err != nil {
 		t.Fatal(err)
 	}
 	f.subscribe()
-	wanted, _ := outbox.Emit(f.ctx, f.db, f.org, nil, events.OrderCreated, nil)
+	wanted, _ := deliverytest.Emit(f.ctx, f.db, f.org, nil, events.OrderCreated, nil)
 	tc := &fakeTemporal{starts: map[string]int{}}
-	st := &webhooks.Starter{DB: f.db, Temporal: tc, Schedule: []time.Duration{time.Second}, Log: quiet()}
+	st := &delivery.Starter{DB: f.db, Temporal: tc, Schedule: []time.Duration{time.Second}, Log: quiet()}
 	st.StartEvents(f.ctx, []uuid.UUID{orphan, wanted})
 	var undispatched int64
 	f.db.Model(&models.Event{}).Where("dispatched_at IS NULL").Count(&undispatched)
 	if undispatched != 0 {
 		t.Fatalf("%d events left undispatched", undispatched)
 	}
-	if len(tc.starts) != 1 || tc.starts[workflows.EventWorkflowID(wanted)] != 1 {
+	if len(tc.starts) != 1 || tc.starts[delivery.EventWorkflowID(wanted)] != 1 {
 		t.Fatalf("started %v, want only the event with a subscribed endpoint", tc.starts)
 	}
 }
@@ -728,7 +695,7 @@ func TestEventsWhoseReceiverWentAwayStartNoWorkflow(t *testing.T) {
 func TestConcurrentRefiresOfOneDeliveryQueueOneChain(t *testing.T) {
 	f := newFixture(t)
 	ep, _ := f.create("https://127.0.0.1/hook")
-	ev, _ := outbox.Emit(f.ctx, f.db, f.org, nil, events.OrderCreated, nil)
+	ev, _ := deliverytest.Emit(f.ctx, f.db, f.org, nil, events.OrderCreated, nil)
 	dropped := f.delivery(ev, ep.ID, 5, "dropped", time.Now())
 	var wg sync.WaitGroup
 	chains := make(chan uuid.UUID, 10)
@@ -769,7 +736,7 @@ func TestAnEventDoesNotMissAnEndpointBeingCreated(t *testing.T) {
 	if err := hold.Exec("SELECT 1 FROM users WHERE id = ? FOR UPDATE", f.owner).Error; err != nil {
 		t.Fatal(err)
 	}
-	created := make(chan *webhooks.Created, 1)
+	created := make(chan *delivery.Created, 1)
 	go func() {
 		ep, err := f.create("https://127.0.0.1/hook")
 		if err != nil {
@@ -780,7 +747,7 @@ func TestAnEventDoesNotMissAnEndpointBeingCreated(t *testing.T) {
 	waitForLockWaiters(t, f, 1)
 	emitted := make(chan uuid.UUID, 1)
 	go func() {
-		id, err := outbox.Emit(f.ctx, f.db, f.org, nil, events.OrderCreated, nil)
+		id, err := deliverytest.Emit(f.ctx, f.db, f.org, nil, events.OrderCreated, nil)
 		if err != nil {
 			t.Error(err)
 		}

@@ -1,4 +1,4 @@
-package workflows
+package delivery
 
 import (
 	"fmt"
@@ -7,6 +7,8 @@ import (
 	"github.com/google/uuid"
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
+
+	"wds/models"
 )
 
 const (
@@ -77,9 +79,15 @@ func TestWorkflow(ctx workflow.Context, p TestParams) (Result, error) {
 	return fanOut(ctx, chains)
 }
 
+// acts names the activities the workflows schedule by typed method reference, so the compiler checks
+// their inputs; the SDK derives each activity type from the method's name, which the worker
+// registers. It stays nil: a workflow never runs an activity itself.
+var acts *Activities
+
 func resolve(ctx workflow.Context, in ResolveInput) ([]Target, error) {
 	// A local activity: one indexed query, run by the worker that runs the workflow, saves a round
-	// trip through the server on the way to the first attempt.
+	// trip through the server on the way to the first attempt. A local activity is run by the
+	// function it is given, so it is named by its registered name rather than through acts.
 	actx := workflow.WithLocalActivityOptions(ctx, workflow.LocalActivityOptions{
 		StartToCloseTimeout: 30 * time.Second,
 		RetryPolicy:         &temporal.RetryPolicy{MaximumInterval: time.Minute},
@@ -172,7 +180,7 @@ func watchStops(ctx workflow.Context) map[uuid.UUID]bool {
 func summarize(outcomes []string) string {
 	dropped := 0
 	for _, o := range outcomes {
-		if o == OutcomeDropped {
+		if o == models.DeliveryDropped {
 			dropped++
 		}
 	}
@@ -226,13 +234,13 @@ func (c chain) run(ctx workflow.Context) (string, error) {
 		if err != nil {
 			return "", err
 		}
-		if res.Outcome != OutcomeFailed {
+		if res.Outcome != models.DeliveryFailed {
 			return res.Outcome, nil
 		}
 	}
 	// The last attempt's failure is recorded as dropped by the activity; reaching here means the
 	// activity reported failed on the last attempt, which it never does.
-	return OutcomeDropped, nil
+	return models.DeliveryDropped, nil
 }
 
 func (c chain) deliveryID(ctx workflow.Context, attempt int) uuid.UUID {
@@ -270,7 +278,7 @@ func (c chain) attempt(ctx workflow.Context, in AttemptInput) (AttemptResult, er
 		Summary:                fmt.Sprintf("attempt %d of %d to %s", in.Attempt, c.target.MaxAttempts, c.target.URL),
 	})
 	var res AttemptResult
-	err := workflow.ExecuteActivity(actx, ActivityDeliver, in).Get(ctx, &res)
+	err := workflow.ExecuteActivity(actx, acts.Deliver, in).Get(ctx, &res)
 	if err == nil {
 		return res, nil
 	}
@@ -280,7 +288,7 @@ func (c chain) attempt(ctx workflow.Context, in AttemptInput) (AttemptResult, er
 		Summary:             fmt.Sprintf("record lost attempt %d", in.Attempt),
 	})
 	lost := LostAttempt{Attempt: in, Error: "attempt_lost: " + err.Error()}
-	if err := workflow.ExecuteActivity(rctx, ActivityRecordLost, lost).Get(ctx, &res); err != nil {
+	if err := workflow.ExecuteActivity(rctx, acts.RecordLostAttempt, lost).Get(ctx, &res); err != nil {
 		return AttemptResult{}, fmt.Errorf("record attempt %d: %w", in.Attempt, err)
 	}
 	return res, nil

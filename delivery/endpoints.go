@@ -1,7 +1,7 @@
-// Package webhooks is the one place that manages outbound webhook endpoints and deliveries: the Operator
-// API and `wds admin` both call it. It also starts delivery workflows for committed events and queued
-// re-fires and tests (the after-commit start of the API and the worker's relay share that code).
-package webhooks
+// Endpoints: the one place that manages outbound webhook endpoints, which the Operator API, the
+// console and `wds admin` all call.
+
+package delivery
 
 import (
 	"context"
@@ -13,7 +13,6 @@ import (
 	"time"
 
 	"github.com/google/uuid"
-	"github.com/lib/pq"
 	"gorm.io/gorm"
 	"gorm.io/gorm/clause"
 
@@ -141,11 +140,11 @@ func roomForOneMore(ctx context.Context, tx *gorm.DB, orgID, except uuid.UUID) e
 	return nil
 }
 
-func validTypes(in []string) (pq.StringArray, error) {
+func validTypes(in []string) (models.TextArray, error) {
 	if len(in) == 0 {
 		return nil, models.Fail(models.ErrValidation, "event_types must name at least one event type")
 	}
-	out := pq.StringArray{}
+	out := models.TextArray{}
 	for _, t := range in {
 		t = strings.TrimSpace(t)
 		if !events.Known(t) {
@@ -358,12 +357,18 @@ const (
 // workflows running those chains. The workflows stop at the signal or, failing that, at their next
 // attempt, without sending.
 func DropPendingChains(ctx context.Context, tx *gorm.DB, endpointID uuid.UUID, reason string) ([]string, error) {
+	return dropWaiting(ctx, tx, "endpoint_id", endpointID, reason)
+}
+
+// dropWaiting ends the chains, among those whose column equals id, that wait for a next attempt:
+// their failed last row becomes dropped with the reason. It returns the workflows running them.
+func dropWaiting(ctx context.Context, tx *gorm.DB, column string, id uuid.UUID, reason string) ([]string, error) {
 	var workflowIDs []string
-	err := tx.WithContext(ctx).Raw(`UPDATE webhook_deliveries SET status = 'dropped', error = ?, next_attempt_at = NULL
-		WHERE endpoint_id = ? AND next_attempt_at IS NOT NULL AND status = 'failed' RETURNING workflow_id`, reason, endpointID).
-		Find(&workflowIDs).Error
+	err := tx.WithContext(ctx).Raw(`UPDATE webhook_deliveries SET status = ?, error = ?, next_attempt_at = NULL
+		WHERE `+column+` = ? AND next_attempt_at IS NOT NULL AND status = ? RETURNING workflow_id`,
+		models.DeliveryDropped, reason, id, models.DeliveryFailed).Find(&workflowIDs).Error
 	if err != nil {
-		return nil, fmt.Errorf("drop pending deliveries: %w", err)
+		return nil, fmt.Errorf("drop waiting deliveries: %w", err)
 	}
 	return workflowIDs, nil
 }

@@ -1,4 +1,4 @@
-package activities_test
+package delivery_test
 
 import (
 	"net/url"
@@ -6,12 +6,11 @@ import (
 
 	"github.com/google/uuid"
 
-	"wds/activities"
+	"wds/delivery"
 	"wds/egress"
 	"wds/egress/egresstest"
 	"wds/events"
 	"wds/models"
-	"wds/webhooks"
 )
 
 // DNS rebinding: an endpoint registered while its name resolved to a public address is delivered to
@@ -27,8 +26,8 @@ func TestDeliveryRefusesANameRepointedAtAnInternalAddress(t *testing.T) {
 			const host = "rebind.example.com"
 			dns := &egresstest.Resolver{}
 			dns.Set(host, "93.184.216.34")
-			strict := &webhooks.Service{DB: f.db, Box: f.box, Resolver: dns}
-			ep, err := strict.Create(f.ctx, webhooks.CreateInput{OrgID: f.org, ActorID: f.owner,
+			strict := &delivery.Service{DB: f.db, Box: f.box, Resolver: dns}
+			ep, err := strict.Create(f.ctx, delivery.CreateInput{OrgID: f.org, ActorID: f.owner,
 				URL: "https://" + host + ":" + u.Port() + "/hook", EventTypes: []string{events.OrderCreated}})
 			if err != nil {
 				t.Fatalf("registering while %s resolves public: %v", host, err)
@@ -39,7 +38,7 @@ func TestDeliveryRefusesANameRepointedAtAnInternalAddress(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			a := &activities.Activities{DB: f.db, Box: f.box, HTTP: c}
+			a := &delivery.Activities{DB: f.db, Box: f.box, HTTP: c}
 			asked := dns.Asked(host)
 			in := attempt(f.event(events.OrderCreated, nil), ep.ID, 1, later())
 			res, err := a.Deliver(f.ctx, in)

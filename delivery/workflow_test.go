@@ -1,4 +1,4 @@
-package workflows
+package delivery
 
 import (
 	"context"
@@ -14,6 +14,8 @@ import (
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/testsuite"
 	"go.temporal.io/sdk/workflow"
+
+	"wds/models"
 )
 
 var defaultSchedule = []time.Duration{time.Minute, 5 * time.Minute, 30 * time.Minute, 2 * time.Hour, 8 * time.Hour}
@@ -73,17 +75,17 @@ func (r *receiver) recordLost(_ context.Context, l LostAttempt) (AttemptResult, 
 	defer r.mu.Unlock()
 	r.lost = append(r.lost, l)
 	if l.Attempt.NextAttemptAt == nil {
-		return AttemptResult{Outcome: OutcomeDropped, Error: l.Error}, nil
+		return AttemptResult{Outcome: models.DeliveryDropped, Error: l.Error}, nil
 	}
-	return AttemptResult{Outcome: OutcomeFailed, Error: l.Error}, nil
+	return AttemptResult{Outcome: models.DeliveryFailed, Error: l.Error}, nil
 }
 
 // alwaysFail is a receiver that answers 500 forever: failed, and dropped on the last attempt.
 func alwaysFail(in AttemptInput) AttemptResult {
 	if in.NextAttemptAt == nil {
-		return AttemptResult{Outcome: OutcomeDropped, Error: "HTTP 500"}
+		return AttemptResult{Outcome: models.DeliveryDropped, Error: "HTTP 500"}
 	}
-	return AttemptResult{Outcome: OutcomeFailed, Error: "HTTP 500"}
+	return AttemptResult{Outcome: models.DeliveryFailed, Error: "HTTP 500"}
 }
 
 func newEnv(t *testing.T, r *receiver) *testsuite.TestWorkflowEnvironment {
@@ -192,7 +194,7 @@ func TestSuccessAtAttemptKStopsTheChain(t *testing.T) {
 	for k := 1; k <= 5; k++ {
 		r := &receiver{targets: []Target{target(5)}, decide: func(in AttemptInput) AttemptResult {
 			if in.Attempt == k {
-				return AttemptResult{Outcome: OutcomeSucceeded}
+				return AttemptResult{Outcome: models.DeliverySucceeded}
 			}
 			return alwaysFail(in)
 		}}
@@ -206,7 +208,7 @@ func TestSuccessAtAttemptKStopsTheChain(t *testing.T) {
 func TestDroppedAfterTheLastAttempt(t *testing.T) {
 	r := &receiver{targets: []Target{target(3)}, decide: alwaysFail}
 	runEvent(t, r, defaultSchedule)
-	if len(r.attempts) != 3 || alwaysFail(r.attempts[2].in).Outcome != OutcomeDropped {
+	if len(r.attempts) != 3 || alwaysFail(r.attempts[2].in).Outcome != models.DeliveryDropped {
 		t.Fatalf("want 3 attempts ending dropped, got %d", len(r.attempts))
 	}
 }
@@ -215,7 +217,7 @@ func TestDisableMidChainStopsIt(t *testing.T) {
 	// The activity finds the endpoint disabled before attempt 3 and reports the chain dropped.
 	r := &receiver{targets: []Target{target(5)}, decide: func(in AttemptInput) AttemptResult {
 		if in.Attempt == 3 {
-			return AttemptResult{Outcome: OutcomeDropped, Error: "endpoint_disabled"}
+			return AttemptResult{Outcome: models.DeliveryDropped, Error: "endpoint_disabled"}
 		}
 		return alwaysFail(in)
 	}}
@@ -229,7 +231,7 @@ func TestEachSubscribedEndpointGetsItsOwnParallelChain(t *testing.T) {
 	ok, failing := target(2), target(2)
 	r := &receiver{targets: []Target{ok, failing}, decide: func(in AttemptInput) AttemptResult {
 		if in.EndpointID == ok.EndpointID {
-			return AttemptResult{Outcome: OutcomeSucceeded}
+			return AttemptResult{Outcome: models.DeliverySucceeded}
 		}
 		return alwaysFail(in)
 	}}
@@ -258,7 +260,7 @@ func TestPlannedAndUnplannedEventsDeliverAlike(t *testing.T) {
 		ok, failing := target(2), target(2)
 		r := &receiver{targets: []Target{ok, failing}, decide: func(in AttemptInput) AttemptResult {
 			if in.EndpointID == ok.EndpointID {
-				return AttemptResult{Outcome: OutcomeSucceeded}
+				return AttemptResult{Outcome: models.DeliverySucceeded}
 			}
 			return alwaysFail(in)
 		}}
@@ -374,9 +376,9 @@ func TestSummarize(t *testing.T) {
 		want string
 	}{
 		{nil, StatusSucceeded},
-		{[]string{OutcomeSucceeded, OutcomeSucceeded}, StatusSucceeded},
-		{[]string{OutcomeDropped}, StatusDropped},
-		{[]string{OutcomeSucceeded, OutcomeDropped}, StatusPartiallyDropped},
+		{[]string{models.DeliverySucceeded, models.DeliverySucceeded}, StatusSucceeded},
+		{[]string{models.DeliveryDropped}, StatusDropped},
+		{[]string{models.DeliverySucceeded, models.DeliveryDropped}, StatusPartiallyDropped},
 	}
 	for _, c := range cases {
 		if got := summarize(c.in); got != c.want {
@@ -405,7 +407,7 @@ func TestAStopSignalEndsTheWaitAndTheChain(t *testing.T) {
 	r.decide = func(in AttemptInput) AttemptResult {
 		// The activity finds the endpoint disabled once it has been.
 		if in.EndpointID == stoppedEP.EndpointID && r.env.Now().Sub(r.begin) >= stoppedAt {
-			return AttemptResult{Outcome: OutcomeDropped, Error: "endpoint_disabled"}
+			return AttemptResult{Outcome: models.DeliveryDropped, Error: "endpoint_disabled"}
 		}
 		return alwaysFail(in)
 	}

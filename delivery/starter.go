@@ -1,4 +1,4 @@
-package webhooks
+package delivery
 
 import (
 	"context"
@@ -19,7 +19,6 @@ import (
 	"gorm.io/gorm/clause"
 
 	"wds/models"
-	"wds/workflows"
 )
 
 // WorkflowClient is the part of the Temporal client that starts and signals workflows.
@@ -66,7 +65,7 @@ const (
 const RelayGrace = 5 * time.Second
 
 // StartEvents tries to start the given committed events at once. Failures are left to the relay.
-// Events no endpoint can receive are marked without a workflow; outbox.Write already returns only
+// Events no endpoint can receive are marked without a workflow; WriteEvents already returns only
 // the others.
 func (s *Starter) StartEvents(ctx context.Context, eventIDs []uuid.UUID) {
 	if len(eventIDs) == 0 {
@@ -98,7 +97,7 @@ func (s *Starter) StopChains(ctx context.Context, endpointID uuid.UUID, workflow
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), immediateTimeout)
 	defer cancel()
 	for _, id := range workflowIDs {
-		if err := s.Temporal.SignalWorkflow(ctx, id, "", workflows.SignalEndpointStopped, endpointID); err != nil {
+		if err := s.Temporal.SignalWorkflow(ctx, id, "", SignalEndpointStopped, endpointID); err != nil {
 			s.Log.WithError(err).WithField("workflow_id", id).Debug("stop signal not delivered")
 		}
 	}
@@ -141,7 +140,7 @@ type eventRow struct {
 	// event was written, or it was written without the outbox's check): it is marked dispatched with
 	// no workflow.
 	Targeted bool
-	// Targets are the enabled endpoints it goes to, as a JSON array of workflows.Target, or null.
+	// Targets are the enabled endpoints it goes to, as a JSON array of Target, or null.
 	Targets []byte
 }
 
@@ -290,7 +289,7 @@ func markStarted(db *gorm.DB, table string, ids []uuid.UUID) error {
 // holds no lookup, id marker or search-attribute update before its first attempts. An event whose
 // subscribed endpoints are all disabled is started unplanned, as before: the workflow looks again.
 func (s *Starter) startEvent(ctx context.Context, r eventRow) error {
-	var targets []workflows.Target
+	var targets []Target
 	if len(r.Targets) > 0 {
 		// Unreadable targets must not hold up the relay's batch: the workflow can look them up itself.
 		if err := json.Unmarshal(r.Targets, &targets); err != nil {
@@ -298,24 +297,24 @@ func (s *Starter) startEvent(ctx context.Context, r eventRow) error {
 			targets = nil
 		}
 	}
-	p := workflows.EventParams{EventID: r.ID, OrgID: r.OrgID, EventType: r.Type, Schedule: s.Schedule}
-	name := workflows.EventWorkflowName
+	p := EventParams{EventID: r.ID, OrgID: r.OrgID, EventType: r.Type, Schedule: s.Schedule}
+	name := EventWorkflowName
 	var extra []temporal.SearchAttributeUpdate
 	if len(targets) > 0 {
-		name = workflows.PlannedEventWorkflowName
+		name = PlannedEventWorkflowName
 		ids := make([]string, len(targets))
 		for i, t := range targets {
 			t.URL = models.RedactURL(t.URL) // history shows it; the delivery reads the full URL itself
-			p.Chains = append(p.Chains, workflows.PlannedChain{Target: t, ChainID: uuid.New(), FirstDeliveryID: uuid.New()})
+			p.Chains = append(p.Chains, PlannedChain{Target: t, ChainID: uuid.New(), FirstDeliveryID: uuid.New()})
 			ids[i] = t.EndpointID.String()
 		}
-		extra = append(extra, workflows.AttrEndpointIDs.ValueSet(ids))
+		extra = append(extra, AttrEndpointIDs.ValueSet(ids))
 	}
 	summary := r.Type + " event, endpoints resolved when it runs"
 	if len(targets) > 0 {
 		summary = r.Type + " → " + endpoints(len(targets))
 	}
-	return s.start(ctx, workflows.EventWorkflowID(r.ID), name, summary, r.OrgID, r.ID, r.Type, p, extra...)
+	return s.start(ctx, EventWorkflowID(r.ID), name, summary, r.OrgID, r.ID, r.Type, p, extra...)
 }
 
 type dispatchRow struct {
@@ -364,11 +363,11 @@ func (s *Starter) startDispatchRows(ctx context.Context, rows []dispatchRow) ([]
 
 func (s *Starter) startDispatch(ctx context.Context, r dispatchRow) error {
 	if r.Kind == models.DispatchTest {
-		p := workflows.TestParams{EventID: r.EventID, OrgID: r.OrgID, EndpointID: r.EndpointID, ChainID: r.ChainID, DeliveryID: *r.DeliveryID}
-		return s.start(ctx, r.WorkflowID, workflows.TestWorkflowName, r.EventType+" → 1 endpoint", r.OrgID, r.EventID, r.EventType, p)
+		p := TestParams{EventID: r.EventID, OrgID: r.OrgID, EndpointID: r.EndpointID, ChainID: r.ChainID, DeliveryID: *r.DeliveryID}
+		return s.start(ctx, r.WorkflowID, TestWorkflowName, r.EventType+" → 1 endpoint", r.OrgID, r.EventID, r.EventType, p)
 	}
-	p := workflows.RefireParams{EventID: r.EventID, OrgID: r.OrgID, EventType: r.EventType, EndpointID: r.EndpointID, ChainID: r.ChainID, Schedule: s.Schedule}
-	return s.start(ctx, r.WorkflowID, workflows.RefireWorkflowName, r.EventType+" re-fire → 1 endpoint", r.OrgID, r.EventID, r.EventType, p)
+	p := RefireParams{EventID: r.EventID, OrgID: r.OrgID, EventType: r.EventType, EndpointID: r.EndpointID, ChainID: r.ChainID, Schedule: s.Schedule}
+	return s.start(ctx, r.WorkflowID, RefireWorkflowName, r.EventType+" re-fire → 1 endpoint", r.OrgID, r.EventID, r.EventType, p)
 }
 
 // endpoints is "1 endpoint" or "n endpoints".
@@ -386,14 +385,14 @@ func (s *Starter) start(ctx context.Context, id, name, summary string, orgID, ev
 	ctx, cancel := context.WithTimeout(ctx, startTimeout)
 	defer cancel()
 	attrs := append([]temporal.SearchAttributeUpdate{
-		workflows.AttrOrgID.ValueSet(orgID.String()),
-		workflows.AttrEventID.ValueSet(eventID.String()),
-		workflows.AttrEventType.ValueSet(eventType),
-		workflows.AttrDeliveryStatus.ValueSet(workflows.StatusDelivering),
+		AttrOrgID.ValueSet(orgID.String()),
+		AttrEventID.ValueSet(eventID.String()),
+		AttrEventType.ValueSet(eventType),
+		AttrDeliveryStatus.ValueSet(StatusDelivering),
 	}, extra...)
 	_, err := s.Temporal.ExecuteWorkflow(ctx, client.StartWorkflowOptions{
 		ID:                                       id,
-		TaskQueue:                                workflows.TaskQueue,
+		TaskQueue:                                TaskQueue,
 		WorkflowIDReusePolicy:                    enumspb.WORKFLOW_ID_REUSE_POLICY_REJECT_DUPLICATE,
 		WorkflowIDConflictPolicy:                 enumspb.WORKFLOW_ID_CONFLICT_POLICY_FAIL,
 		WorkflowExecutionErrorWhenAlreadyStarted: true,

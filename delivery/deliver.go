@@ -1,4 +1,4 @@
-package activities
+package delivery
 
 import (
 	"bytes"
@@ -22,8 +22,6 @@ import (
 	"wds/metrics"
 	"wds/models"
 	"wds/webhook"
-	"wds/webhooks"
-	"wds/workflows"
 )
 
 // Delivery limits (docs/webhooks.md).
@@ -41,14 +39,14 @@ const (
 // with the same id (a retried or duplicated task) returns the recorded outcome without sending again,
 // and one that sent but could not record (the database went away) records what the POST came back
 // with. An attempt that sends takes two statements: one reads everything (attempt), one records.
-func (a *Activities) Deliver(ctx context.Context, in workflows.AttemptInput) (workflows.AttemptResult, error) {
+func (a *Activities) Deliver(ctx context.Context, in AttemptInput) (AttemptResult, error) {
 	at, err := a.attempt(ctx, in)
 	if err != nil {
-		return workflows.AttemptResult{}, err
+		return AttemptResult{}, err
 	}
 	if at.RecordedStatus != nil {
 		// a retried or duplicated task: the attempt is already in the log
-		return workflows.AttemptResult{Outcome: *at.RecordedStatus, Error: deref(at.RecordedError)}, nil
+		return AttemptResult{Outcome: *at.RecordedStatus, Error: deref(at.RecordedError)}, nil
 	}
 	d := newRow(in, &at.Event, a.now())
 	if !sentEarlier(ctx, d) {
@@ -56,7 +54,7 @@ func (a *Activities) Deliver(ctx context.Context, in workflows.AttemptInput) (wo
 			return a.stop(ctx, in, &at.Event, reason)
 		}
 		if err := a.send(ctx, d, at, in); err != nil {
-			return workflows.AttemptResult{}, err
+			return AttemptResult{}, err
 		}
 	}
 	res, err := a.write(ctx, d)
@@ -69,7 +67,7 @@ func (a *Activities) Deliver(ctx context.Context, in workflows.AttemptInput) (wo
 }
 
 // send POSTs the event and fills d with the outcome, which it also keeps as the task's heartbeat.
-func (a *Activities) send(ctx context.Context, d *models.Delivery, at *attemptState, in workflows.AttemptInput) error {
+func (a *Activities) send(ctx context.Context, d *models.Delivery, at *attemptState, in AttemptInput) error {
 	body, release, err := a.body(ctx, at)
 	if err != nil {
 		return err
@@ -173,19 +171,19 @@ type attemptState struct {
 
 // attempt reads an attempt's state in one statement. The body is json, so its text is the stored
 // text; it comes along only when it is small (Activities.body loads a larger one).
-func (a *Activities) attempt(ctx context.Context, in workflows.AttemptInput) (*attemptState, error) {
+func (a *Activities) attempt(ctx context.Context, in AttemptInput) (*attemptState, error) {
 	var rows []attemptState
 	err := a.DB.WithContext(ctx).Raw(`SELECT e.id, e.org_id, e.type, e.created_at, octet_length(e.body::text) AS size,
 			CASE WHEN octet_length(e.body::text) <= ? THEN e.body::text END AS body,
 			w.id IS NOT NULL AS endpoint_found, w.url, w.secret_sealed, coalesce(w.enabled, false) AS enabled, w.deleted_at,
 			CASE WHEN w.previous_secret_until > clock_timestamp() THEN w.previous_secret_sealed END AS previous_sealed,
-			(SELECT coalesce(nullif(x.error, ''), 'dropped') FROM webhook_deliveries x
-				WHERE x.chain_id = ? AND x.status = 'dropped' LIMIT 1) AS dropped,
+			(SELECT coalesce(nullif(x.error, ''), x.status) FROM webhook_deliveries x
+				WHERE x.chain_id = ? AND x.status = ? LIMIT 1) AS dropped,
 			d.status AS recorded_status, d.error AS recorded_error
 		FROM events e
 		LEFT JOIN webhook_endpoints w ON w.id = ?
 		LEFT JOIN webhook_deliveries d ON d.id = ?
-		WHERE e.id = ?`, smallBody, in.ChainID, in.EndpointID, in.DeliveryID, in.EventID).Find(&rows).Error
+		WHERE e.id = ?`, smallBody, in.ChainID, models.DeliveryDropped, in.EndpointID, in.DeliveryID, in.EventID).Find(&rows).Error
 	if err != nil {
 		return nil, fmt.Errorf("load attempt: %w", err)
 	}
@@ -205,9 +203,9 @@ func (a *Activities) attempt(ctx context.Context, in workflows.AttemptInput) (*a
 func (s *attemptState) stopReason() string {
 	switch {
 	case s.DeletedAt != nil:
-		return webhooks.ReasonEndpointDeleted
+		return ReasonEndpointDeleted
 	case !s.Enabled:
-		return webhooks.ReasonEndpointDisabled
+		return ReasonEndpointDisabled
 	}
 	return deref(s.Dropped)
 }
@@ -215,25 +213,23 @@ func (s *attemptState) stopReason() string {
 // stop ends the chain without sending: its last row becomes dropped with the reason (the disable or
 // delete normally did that already; this covers an attempt that was in flight at that moment). A chain
 // with no row yet records this attempt as dropped, so the log says why nothing was sent.
-func (a *Activities) stop(ctx context.Context, in workflows.AttemptInput, ev *eventMeta, reason string) (workflows.AttemptResult, error) {
+func (a *Activities) stop(ctx context.Context, in AttemptInput, ev *eventMeta, reason string) (AttemptResult, error) {
 	var rows int64
 	err := a.DB.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
-		res := tx.Exec(`UPDATE webhook_deliveries SET status = 'dropped', error = ?, next_attempt_at = NULL
-			WHERE chain_id = ? AND status = 'failed' AND next_attempt_at IS NOT NULL`, reason, in.ChainID)
-		if res.Error != nil {
-			return res.Error
+		if _, err := dropWaiting(ctx, tx, "chain_id", in.ChainID, reason); err != nil {
+			return err
 		}
 		return tx.Model(&models.Delivery{}).Where("chain_id = ?", in.ChainID).Count(&rows).Error
 	})
 	if err != nil {
-		return workflows.AttemptResult{}, fmt.Errorf("drop chain: %w", err)
+		return AttemptResult{}, fmt.Errorf("drop chain: %w", err)
 	}
 	if rows == 0 {
 		d := newRow(in, ev, a.now())
 		d.Status, d.Error, d.NextAttemptAt = models.DeliveryDropped, reason, nil
 		return a.write(ctx, d)
 	}
-	return workflows.AttemptResult{Outcome: workflows.OutcomeDropped, Error: reason}, nil
+	return AttemptResult{Outcome: models.DeliveryDropped, Error: reason}, nil
 }
 
 func deref(s *string) string {
@@ -243,36 +239,24 @@ func deref(s *string) string {
 	return *s
 }
 
-// summaryBody is docs/webhooks.md's replacement for an event over the cap; fields keep their JSON.
-type summaryBody struct {
-	ID         json.RawMessage `json:"id"`
-	Type       json.RawMessage `json:"type"`
-	CreatedAt  json.RawMessage `json:"created_at"`
-	OrgID      json.RawMessage `json:"org_id"`
-	StoreID    json.RawMessage `json:"store_id"`
-	Summarized bool            `json:"summarized"`
-	Data       summaryData     `json:"data"`
-	Detail     string          `json:"detail"`
-}
-
-type summaryData struct {
-	ID json.RawMessage `json:"id"`
-}
-
+// summary is docs/webhooks.md's replacement for an event over the cap: the envelope of the stored
+// event with the resource's id as its data.
 func (a *Activities) summary(ctx context.Context, ev *eventMeta) ([]byte, error) {
-	var row struct{ ID, Type, CreatedAt, OrgID, StoreID, DataID string }
-	err := a.DB.WithContext(ctx).Raw(`SELECT COALESCE(body->'id','null') AS id, COALESCE(body->'type','null') AS type,
-		COALESCE(body->'created_at','null') AS created_at, COALESCE(body->'org_id','null') AS org_id,
-		COALESCE(body->'store_id','null') AS store_id,
+	var row struct{ Head, DataID string }
+	err := a.DB.WithContext(ctx).Raw(`SELECT (body::jsonb - 'data')::text AS head,
 		COALESCE(body->'data'->'id', body->'data'->'payment'->'id', body->'data'->'order'->'id', 'null') AS data_id
 		FROM events WHERE id = ?`, ev.ID).Find(&row).Error
 	if err != nil {
 		return nil, fmt.Errorf("summarise event: %w", err)
 	}
-	out, err := json.Marshal(summaryBody{ID: json.RawMessage(row.ID), Type: json.RawMessage(row.Type),
-		CreatedAt: json.RawMessage(row.CreatedAt), OrgID: json.RawMessage(row.OrgID), StoreID: json.RawMessage(row.StoreID),
-		Summarized: true, Data: summaryData{ID: json.RawMessage(row.DataID)},
-		Detail: fmt.Sprintf("the event is %d bytes, over the %d-byte webhook payload cap; fetch the resource from the Read API", ev.Size, MaxBody)})
+	var env Envelope
+	if err := json.Unmarshal([]byte(row.Head), &env); err != nil {
+		return nil, fmt.Errorf("decode event %s: %w", ev.ID, err)
+	}
+	env.Summarized = true
+	env.Data = json.RawMessage(`{"id":` + row.DataID + `}`)
+	env.Detail = fmt.Sprintf("the event is %d bytes, over the %d-byte webhook payload cap; fetch the resource from the Read API", ev.Size, MaxBody)
+	out, err := json.Marshal(env)
 	if err != nil {
 		return nil, fmt.Errorf("encode summary: %w", err)
 	}
@@ -281,7 +265,7 @@ func (a *Activities) summary(ctx context.Context, ev *eventMeta) ([]byte, error)
 
 // post sends the request and fills the row's outcome. Success is a 2xx within egress.Timeout;
 // anything else (3xx included: redirects are not followed) is a failure.
-func (a *Activities) post(ctx context.Context, d *models.Delivery, url string, in workflows.AttemptInput, keys []string, body []byte) {
+func (a *Activities) post(ctx context.Context, d *models.Delivery, url string, in AttemptInput, keys []string, body []byte) {
 	start := time.Now()
 	ts := a.now().Unix()
 	eventID := in.EventID.String()

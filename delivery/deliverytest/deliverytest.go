@@ -1,0 +1,21 @@
+// Package deliverytest helps tests put events in the outbox without a business operation.
+package deliverytest
+
+import (
+	"context"
+
+	"github.com/google/uuid"
+	"gorm.io/gorm"
+
+	"wds/delivery"
+)
+
+// Emit inserts one event and returns its id, whether or not an endpoint can receive it.
+func Emit(ctx context.Context, tx *gorm.DB, orgID uuid.UUID, storeID *uuid.UUID, typ string, data any) (uuid.UUID, error) {
+	ev, err := delivery.NewEvent(orgID, storeID, typ, data)
+	if err != nil {
+		return uuid.Nil, err
+	}
+	_, err = delivery.WriteEvents(ctx, tx, []delivery.PendingEvent{ev})
+	return ev.ID, err
+}

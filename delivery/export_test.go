@@ -1,0 +1,18 @@
+package delivery
+
+import (
+	"context"
+
+	"github.com/google/uuid"
+	"gorm.io/gorm"
+)
+
+// Emit inserts one event and returns its id, whether or not an endpoint can receive it.
+func Emit(ctx context.Context, tx *gorm.DB, orgID uuid.UUID, storeID *uuid.UUID, typ string, data any) (uuid.UUID, error) {
+	ev, err := NewEvent(orgID, storeID, typ, data)
+	if err != nil {
+		return uuid.Nil, err
+	}
+	_, err = WriteEvents(ctx, tx, []PendingEvent{ev})
+	return ev.ID, err
+}

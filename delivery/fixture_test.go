@@ -1,0 +1,54 @@
+package delivery_test
+
+import (
+	"context"
+	"testing"
+
+	"github.com/google/uuid"
+	"gorm.io/gorm"
+
+	"wds/delivery"
+	"wds/models"
+	"wds/pgtest"
+	"wds/secrets"
+	"wds/workspace"
+)
+
+// Every test of the package that needs PostgreSQL clones the template database pgtest migrates once.
+func TestMain(m *testing.M) { pgtest.Main(m) }
+
+// fixture is an org with an owner and a member, and the endpoint service over a fresh database.
+type fixture struct {
+	t      *testing.T
+	ctx    context.Context
+	db     *gorm.DB
+	box    *secrets.Box
+	svc    *delivery.Service
+	org    uuid.UUID
+	owner  uuid.UUID
+	member uuid.UUID
+}
+
+func newFixture(t *testing.T) *fixture {
+	t.Helper()
+	ctx := context.Background()
+	db := pgtest.New(t)
+	box, err := secrets.NewBox(secrets.GenerateKey())
+	if err != nil {
+		t.Fatal(err)
+	}
+	org, err := workspace.CreateOrg(ctx, db, "Acme")
+	if err != nil {
+		t.Fatal(err)
+	}
+	owner, _, err := workspace.CreateUser(ctx, db, org.ID, "owner@acme.test", models.RoleOwner)
+	if err != nil {
+		t.Fatal(err)
+	}
+	member, _, err := workspace.CreateUser(ctx, db, org.ID, "member@acme.test", models.RoleMember)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &fixture{t: t, ctx: ctx, db: db, box: box, svc: &delivery.Service{DB: db, Box: box, AllowPrivate: true},
+		org: org.ID, owner: owner.ID, member: member.ID}
+}
