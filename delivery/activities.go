@@ -80,16 +80,16 @@ func (a *Activities) ResolveTargets(ctx context.Context, in ResolveInput) ([]Tar
 	if in.EndpointID != nil {
 		q = q.Where("w.org_id = ? AND w.id = ?", ev.OrgID, *in.EndpointID)
 	} else {
-		q = q.Where(models.DeliversAtEventTime("?", "?", "?"), ev.OrgID, ev.Type, ev.CreatedAt)
+		q = q.Where(deliversAtEventTime("?", "?", "?"), ev.OrgID, ev.Type, ev.CreatedAt)
 	}
 	targets := []Target{}
-	if err := q.Order(models.TargetOrder).Find(&targets).Error; err != nil {
+	if err := q.Order(targetOrder).Find(&targets).Error; err != nil {
 		return nil, fmt.Errorf("resolve endpoints: %w", err)
 	}
 	// The targets go into the workflow's history, which the Temporal UI shows: no tokens in URLs.
 	// Deliver reads the full URL from the database when it sends.
 	for i := range targets {
-		targets[i].URL = models.RedactURL(targets[i].URL)
+		targets[i].URL = redactURL(targets[i].URL)
 	}
 	return targets, nil
 }

@@ -102,7 +102,7 @@ func (s *Service) Create(ctx context.Context, in CreateInput) (*Created, error) 
 		}
 		// Taken last before the insert (created_at is clock_timestamp()): events written meanwhile wait
 		// for the commit, and see the endpoint.
-		if err := tx.Exec("SELECT "+models.EndpointsLock("?::uuid", false), in.OrgID).Error; err != nil {
+		if err := tx.Exec("SELECT "+endpointsLock("?::uuid", false), in.OrgID).Error; err != nil {
 			return fmt.Errorf("lock endpoints: %w", err)
 		}
 		if err := tx.Create(&ep).Error; err != nil {
@@ -110,7 +110,7 @@ func (s *Service) Create(ctx context.Context, in CreateInput) (*Created, error) 
 		}
 		return workspace.Audit(ctx, tx, models.AuditEntry{OrgID: in.OrgID, ActorID: in.ActorID,
 			Action: "webhook_endpoint.create", TargetType: "webhook_endpoint", TargetID: ep.ID,
-			Details: map[string]any{"url": models.RedactURL(ep.URL), "event_types": []string(types), "max_attempts": ep.MaxAttempts}})
+			Details: map[string]any{"url": redactURL(ep.URL), "event_types": []string(types), "max_attempts": ep.MaxAttempts}})
 	})
 	if err != nil {
 		return nil, err

@@ -13,8 +13,6 @@ import (
 
 	"github.com/google/uuid"
 	"gorm.io/gorm"
-
-	"wds/models"
 )
 
 // PendingEvent is an event of a transaction, not yet written: WriteEvents stamps it with its time.
@@ -71,7 +69,7 @@ func WriteEvents(ctx context.Context, tx *gorm.DB, events []PendingEvent) ([]uui
 	err = tx.WithContext(ctx).Raw(`INSERT INTO events (id, org_id, store_id, type, body, created_at, dispatched_at)
 		SELECT v.id, v.org_id, v.store_id, v.type, v.body, v.created_at,
 			CASE WHEN EXISTS (SELECT 1 FROM webhook_endpoints w WHERE `+
-		models.SubscribedAtEventTime("v.org_id", "v.type", "v.created_at")+`) THEN NULL ELSE clock_timestamp() END
+		subscribedAtEventTime("v.org_id", "v.type", "v.created_at")+`) THEN NULL ELSE clock_timestamp() END
 		FROM (VALUES `+strings.Join(values, ", ")+`) AS v (id, org_id, store_id, type, body, created_at)
 		RETURNING id, dispatched_at IS NULL AS targeted`, args...).Find(&rows).Error
 	if err != nil {
@@ -97,7 +95,7 @@ func lockEndpoints(ctx context.Context, tx *gorm.DB, events []PendingEvent) (tim
 	}
 	slices.Sort(orgs) // one order for every writer
 	var now time.Time
-	err := tx.WithContext(ctx).Raw(`SELECT max(t) FROM (SELECT `+models.EndpointsLock("o", true)+`, clock_timestamp() AS t
+	err := tx.WithContext(ctx).Raw(`SELECT max(t) FROM (SELECT `+endpointsLock("o", true)+`, clock_timestamp() AS t
 		FROM unnest(?::uuid[]) AS o) AS locked`, "{"+strings.Join(orgs, ",")+"}").Row().Scan(&now)
 	if err != nil {
 		return time.Time{}, fmt.Errorf("lock endpoints: %w", err)

@@ -146,10 +146,10 @@ type eventRow struct {
 
 // claimColumns read an event row and decide its targets in the claim itself, so the workflow need not.
 var claimColumns = "id, org_id, type, EXISTS (SELECT 1 FROM webhook_endpoints w WHERE " +
-	models.SubscribedAtEventTime("events.org_id", "events.type", "events.created_at") + ") AS targeted, " +
+	subscribedAtEventTime("events.org_id", "events.type", "events.created_at") + ") AS targeted, " +
 	"(SELECT json_agg(json_build_object('EndpointID', w.id, 'URL', w.url, 'MaxAttempts', w.max_attempts) ORDER BY " +
-	models.TargetOrder + ") FROM webhook_endpoints w WHERE " +
-	models.DeliversAtEventTime("events.org_id", "events.type", "events.created_at") + ") AS targets"
+	targetOrder + ") FROM webhook_endpoints w WHERE " +
+	deliversAtEventTime("events.org_id", "events.type", "events.created_at") + ") AS targets"
 
 // undispatchedEvents selects events not yet started, oldest first, with their targets.
 func undispatchedEvents(db *gorm.DB) *gorm.DB {
@@ -304,7 +304,7 @@ func (s *Starter) startEvent(ctx context.Context, r eventRow) error {
 		name = PlannedEventWorkflowName
 		ids := make([]string, len(targets))
 		for i, t := range targets {
-			t.URL = models.RedactURL(t.URL) // history shows it; the delivery reads the full URL itself
+			t.URL = redactURL(t.URL) // history shows it; the delivery reads the full URL itself
 			p.Chains = append(p.Chains, PlannedChain{Target: t, ChainID: uuid.New(), FirstDeliveryID: uuid.New()})
 			ids[i] = t.EndpointID.String()
 		}
