@@ -20,6 +20,8 @@ const TaskQueue = "wds-webhooks"
 // the starter planned runs as PlannedEventWorkflowName (the same function): a worker of an older wds,
 // which would ignore the plan and record another history, does not know that type, so it never runs
 // one whose later replay on this code would fail, during a rolling deploy or a rollback.
+// workflow.GetVersion cannot say this: an older worker has no GetVersion call to respect, and its
+// marker would add an event to every delivery's history.
 const (
 	EventWorkflowName        = "WebhookEvent"
 	PlannedEventWorkflowName = "WebhookEventPlanned"
