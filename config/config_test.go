@@ -62,7 +62,9 @@ func TestTimeoutsFitTogether(t *testing.T) {
 	}{
 		{"every timeout is set", HTTPReadHeaderTimeout > 0 && HTTPReadTimeout > 0 && RequestTimeout > 0 &&
 			HTTPWriteTimeout > 0 && HTTPIdleTimeout > 0 && DBStatementTimeout > 0 && DBLockTimeout > 0 && DBTurnWait > 0 &&
-			DBCancelGrace > 0},
+			DBCancelGrace > 0 && DBIdleInTransactionTimeout > 0 && ShutdownGrace > 0},
+		{"a request in flight at SIGTERM can finish and answer", ShutdownGrace >= HTTPWriteTimeout},
+		{"no transaction sits idle longer than a request may live", DBIdleInTransactionTimeout <= RequestTimeout},
 		{"headers arrive within the read timeout", HTTPReadHeaderTimeout <= HTTPReadTimeout},
 		{"the answer to a request cut off by its deadline can still be written", HTTPWriteTimeout >= RequestTimeout+DBCancelGrace+5*time.Second},
 		{"no statement outlives its request", DBStatementTimeout <= RequestTimeout},

@@ -21,6 +21,9 @@ const (
 	// HTTPWriteTimeout is how long the server may take from the end of a request's headers to the end
 	// of its answer. It covers the handler (RequestTimeout) and writing the answer afterwards.
 	HTTPWriteTimeout = RequestTimeout + 10*time.Second
+	// ShutdownGrace is how long `wds serve` lets requests in flight at SIGTERM finish: long enough
+	// for one that has just started to run to its deadline and write its answer.
+	ShutdownGrace = HTTPWriteTimeout
 	// HTTPIdleTimeout is how long a kept-alive connection may wait for its next request. It is longer
 	// than load balancers' usual idle timeout (60 s), so the balancer, not wds, closes idle
 	// connections and never sends a request down one wds is closing.
@@ -29,6 +32,11 @@ const (
 	// DBStatementTimeout is PostgreSQL's statement_timeout on every connection: no statement runs
 	// longer than a request may. `wds migrate` turns it off (an index build may take longer).
 	DBStatementTimeout = RequestTimeout
+	// DBIdleInTransactionTimeout is PostgreSQL's idle_in_transaction_session_timeout on every
+	// connection: a transaction left open between statements longer than a request may live (a
+	// process stopped in a debugger, a defect that forgets a rollback) is ended by PostgreSQL, which
+	// releases its locks, instead of holding them until someone notices.
+	DBIdleInTransactionTimeout = RequestTimeout
 	// DBLockTimeout is PostgreSQL's lock_timeout on every connection: a statement waiting longer than
 	// this for a row, table or advisory lock fails (55P03), so one stuck transaction holds up the
 	// others on its rows for at most this long instead of until their deadlines.

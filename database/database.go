@@ -32,8 +32,9 @@ type Option func(*options)
 type options struct {
 	concurrency int
 	turnWait    time.Duration
-	// statementTimeout and lockTimeout are PostgreSQL's settings for every connection; 0 turns one off.
-	statementTimeout, lockTimeout time.Duration
+	// statementTimeout, lockTimeout and idleInTransaction are PostgreSQL's settings for every
+	// connection; 0 turns one off.
+	statementTimeout, lockTimeout, idleInTransaction time.Duration
 }
 
 // Concurrency grants at most n turns at the database at once (gate.go); n <= 0 keeps the default.
@@ -72,7 +73,8 @@ func Open(ctx context.Context, url string, log logrus.FieldLogger, opts ...Optio
 		log = logrus.StandardLogger()
 	}
 	o := options{concurrency: defaultConcurrency(), turnWait: config.DBTurnWait,
-		statementTimeout: config.DBStatementTimeout, lockTimeout: config.DBLockTimeout}
+		statementTimeout: config.DBStatementTimeout, lockTimeout: config.DBLockTimeout,
+		idleInTransaction: config.DBIdleInTransactionTimeout}
 	for _, opt := range opts {
 		opt(&o)
 	}
@@ -133,9 +135,9 @@ func Open(ctx context.Context, url string, log logrus.FieldLogger, opts ...Optio
 // was a tenth of the API's CPU on an order create in the benchmark's profile.
 func registerTypes(conn *pgx.Conn) { pgxuuid.Register(conn.TypeMap()) }
 
-// sessionSetup is the SET statement each new connection runs: statement_timeout and lock_timeout,
-// so that no statement runs, and none waits for a lock, longer than a request may (config/timeouts.go),
-// whoever else holds the lock. A setting the URL's query already gives (DATABASE_URL
+// sessionSetup is the SET statement each new connection runs: statement_timeout, lock_timeout and
+// idle_in_transaction_session_timeout, so that no statement runs, none waits for a lock and no
+// transaction sits idle longer than a request may (config/timeouts.go), whoever else holds the lock. A setting the URL's query already gives (DATABASE_URL
 // ...?lock_timeout=5s, sent in the start-up packet) is left to the URL. They are SET after connecting
 // rather than sent in the start-up packet because PgBouncer refuses start-up parameters it does not
 // know; behind PgBouncer in transaction mode a session SET is not kept per client, so there set them
@@ -145,7 +147,8 @@ func sessionSetup(fromURL map[string]string, o options) string {
 	for _, p := range []struct {
 		name string
 		d    time.Duration
-	}{{"statement_timeout", o.statementTimeout}, {"lock_timeout", o.lockTimeout}} {
+	}{{"statement_timeout", o.statementTimeout}, {"lock_timeout", o.lockTimeout},
+		{"idle_in_transaction_session_timeout", o.idleInTransaction}} {
 		if _, given := fromURL[p.name]; !given {
 			set = append(set, fmt.Sprintf("SET %s = %d", p.name, p.d.Milliseconds()))
 		}

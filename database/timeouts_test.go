@@ -3,6 +3,7 @@ package database_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/url"
 	"testing"
 	"time"
@@ -212,5 +213,77 @@ func TestAStatementWhoseContextEndsIsCancelledInTheDatabase(t *testing.T) {
 		if err := other.Raw(`SELECT n FROM cancel_t WHERE id = 1`).Scan(&n).Error; err != nil || n != 0 {
 			t.Fatalf("round %d: n = %d (%v): the UPDATE its caller gave up on ran after all", i, n, err)
 		}
+	}
+}
+
+// A transaction left open between statements longer than idle_in_transaction_session_timeout is
+// ended by PostgreSQL, which releases its locks; the next statement of its owner is reported
+// unavailable. Every connection carries the setting of config/timeouts.go unless DATABASE_URL says.
+func TestAnIdleTransactionIsEndedAndItsLocksReleased(t *testing.T) {
+	base := pgtest.URL(t)
+	var got string
+	if err := openWith(t, base).Raw(`SELECT current_setting('idle_in_transaction_session_timeout')`).Scan(&got).Error; err != nil {
+		t.Fatal(err)
+	}
+	if want := fmt.Sprintf("%ds", int(config.DBIdleInTransactionTimeout.Seconds())); got != want {
+		t.Fatalf("idle_in_transaction_session_timeout = %s, want %s", got, want)
+	}
+	u, _ := url.Parse(base)
+	q := u.Query()
+	q.Set("idle_in_transaction_session_timeout", "300ms")
+	u.RawQuery = q.Encode()
+	db, other := openWith(t, u.String()), openWith(t, base)
+	if err := db.Exec(`CREATE TABLE idle_t (id int PRIMARY KEY, n int); INSERT INTO idle_t VALUES (1, 0)`).Error; err != nil {
+		t.Fatal(err)
+	}
+	tx := db.Begin()
+	if err := tx.Exec(`UPDATE idle_t SET n = 1 WHERE id = 1`).Error; err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(time.Second) // idle in the transaction, holding the row
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := other.WithContext(ctx).Exec(`UPDATE idle_t SET n = 2 WHERE id = 1`).Error; err != nil {
+		t.Fatalf("the row stayed locked: %v", err)
+	}
+	if err := tx.Exec(`SELECT 1`).Error; !database.Unavailable(err) {
+		t.Fatalf("the ended transaction's next statement: %v, want an error reported unavailable", err)
+	}
+	_ = tx.Rollback()
+}
+
+// Two transactions that lock two rows in opposite orders deadlock; PostgreSQL rolls one back whole,
+// and its error is reported unavailable (the request may be retried), not as a defect of the work.
+func TestTheLoserOfADeadlockIsReportedUnavailable(t *testing.T) {
+	base := pgtest.URL(t)
+	db := openWith(t, base, database.Concurrency(2))
+	if err := db.Exec(`CREATE TABLE dead_t (id int PRIMARY KEY, n int); INSERT INTO dead_t VALUES (1, 0), (2, 0)`).Error; err != nil {
+		t.Fatal(err)
+	}
+	locked, both := make(chan struct{}, 2), make(chan struct{})
+	errs := make(chan error, 2)
+	for _, order := range [][2]int{{1, 2}, {2, 1}} {
+		go func() {
+			errs <- db.Transaction(func(tx *gorm.DB) error {
+				if err := tx.Exec(`UPDATE dead_t SET n = n + 1 WHERE id = ?`, order[0]).Error; err != nil {
+					return err
+				}
+				locked <- struct{}{}
+				<-both // each holds its first row: now take the other's
+				return tx.Exec(`UPDATE dead_t SET n = n + 1 WHERE id = ?`, order[1]).Error
+			})
+		}()
+	}
+	<-locked
+	<-locked
+	close(both)
+	var failed []error
+	for range 2 {
+		if err := <-errs; err != nil {
+			failed = append(failed, err)
+		}
+	}
+	if len(failed) != 1 || pgCode(failed[0]) != "40P01" || !database.Unavailable(failed[0]) {
+		t.Fatalf("errors %v: want one deadlock_detected (40P01), reported unavailable", failed)
 	}
 }

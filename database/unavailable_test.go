@@ -23,7 +23,9 @@ func TestUnavailableTellsTheInfrastructureFromTheWork(t *testing.T) {
 		&pgconn.PgError{Code: "55P03"}:                           true,  // lock_timeout passed
 		&pgconn.PgError{Code: "57014"}:                           true,  // statement_timeout passed, or cancelled
 		fmt.Errorf("begin: %w", database.ErrBusy):                true,  // no turn at the database in time
-		&pgconn.PgError{Code: "40P01"}:                           false, // deadlock: a defect in lock order
+		&pgconn.PgError{Code: "40P01"}:                           true,  // deadlock: the loser was rolled back whole
+		&pgconn.PgError{Code: "40001"}:                           true,  // serialization failure
+		&pgconn.PgError{Code: "25P03"}:                           true,  // idle_in_transaction_session_timeout
 		&pgconn.PgError{Code: "23505"}:                           false, // unique violation: the work
 		errors.New("a defect"):                                   false,
 		nil:                                                      false,

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"time"
 
 	"github.com/sirupsen/logrus"
 	"gorm.io/gorm"
@@ -32,9 +31,6 @@ func serveCmd(ctx context.Context, _ []string) error {
 	defer tc.Close()
 	return serveHTTP(ctx, p.cfg, p.db, p.log, newWebhookWiring(p.cfg, p.db, p.box, tc, p.log))
 }
-
-// shutdownGrace bounds how long in-flight requests may take to finish after SIGTERM.
-const shutdownGrace = 20 * time.Second
 
 // newHTTPServer is the server of the API (`wds serve`, `wds dev`) and of `wds listen`, with every
 // timeout of config/timeouts.go: a client that is slow to send its headers or body, or that keeps an
@@ -74,7 +70,7 @@ func serveHTTP(ctx context.Context, cfg *config.Config, db *gorm.DB, log *logrus
 	case err = <-errc:
 	case <-ctx.Done():
 		log.Info("shutting down: draining in-flight requests")
-		sctx, cancel := context.WithTimeout(context.Background(), shutdownGrace)
+		sctx, cancel := context.WithTimeout(context.Background(), config.ShutdownGrace)
 		err = srv.Shutdown(sctx)
 		cancel()
 	}
