@@ -120,7 +120,7 @@ func (s *server) intAllowIP(c *gin.Context) {
 // database anyway. A client that hung up while it waited is let go without an answer.
 func (s *server) intRateLimit(c *gin.Context) {
 	k := intKey(c)
-	ok, err := s.intLimiter.Allow(c.Request.Context(), k.ID, k.RateLimit)
+	ok, err := s.intLimiter.Allow(c.Request.Context(), k.ID, k.RateLimit, s.Now())
 	switch {
 	case err != nil && errors.Is(c.Request.Context().Err(), context.Canceled):
 		c.AbortWithStatus(statusClientClosed)

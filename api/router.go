@@ -75,7 +75,7 @@ func NewRouter(d Deps) (*gin.Engine, error) {
 	if d.RequestTimeout <= 0 {
 		d.RequestTimeout = config.RequestTimeout
 	}
-	s := &server{Deps: d, limiter: ratelimit.New(d.Now), intLimiter: ratelimit.NewShared(d.DB, d.Now)}
+	s := &server{Deps: d, limiter: ratelimit.New(d.Now), intLimiter: ratelimit.NewShared(d.DB)}
 	gin.SetMode(gin.ReleaseMode)
 	r := gin.New()
 	// Gin trusts every proxy by default; believe X-Forwarded-For only from configured ones (an allowlist must not be fooled by a spoofed header).
