@@ -1,5 +1,6 @@
 // Package api is the HTTP surface: Gin handlers and middleware for the Read, Integration and
-// Operator APIs. Handlers parse, authenticate and render; the rules live in the operations packages.
+// Operator APIs. Handlers parse, authenticate and render; the rules live in the operations packages,
+// which handlers reach through the small interfaces of Stores, never through the database.
 package api
 
 import (
