@@ -34,8 +34,9 @@ type OperatorAuth interface {
 }
 
 // WebhookService is the endpoint and delivery operations (delivery.Service) behind the named
-// operations, the re-fire and the test event (webhooktest.go).
+// operations, the re-fire and the test event.
 type WebhookService interface {
+	TestSender
 	Create(ctx context.Context, in delivery.CreateInput) (*delivery.Created, error)
 	List(ctx context.Context, orgID uuid.UUID, actorID *uuid.UUID) ([]models.Endpoint, error)
 	Disable(ctx context.Context, id, actorID uuid.UUID) (*models.Endpoint, error)
@@ -44,7 +45,6 @@ type WebhookService interface {
 	RotateSecret(ctx context.Context, id, actorID uuid.UUID, grace time.Duration) (*delivery.Rotated, error)
 	ListDeliveries(ctx context.Context, q delivery.DeliveriesQuery) (*delivery.DeliveriesPage, error)
 	Refire(ctx context.Context, deliveryID, actorID uuid.UUID) (*delivery.Refired, error)
-	SendTest(ctx context.Context, orgID, endpointID uuid.UUID) (*delivery.TestQueued, error)
 }
 
 const ctxOperator = "wds.operator"
