@@ -1,13 +1,21 @@
 package api
 
 import (
+	"context"
 	"strings"
+	"time"
 
 	"github.com/gin-gonic/gin"
 
 	"wds/apikeys"
 	"wds/models"
 )
+
+// ReadKeyAuth finds the live read key a bearer token names (apikeys): unknown, revoked and expired
+// keys are all invalid_api_key.
+type ReadKeyAuth interface {
+	AuthenticateRead(ctx context.Context, token string, now time.Time) (*models.ReadKey, error)
+}
 
 // Context keys set by the authentication middleware.
 const (
@@ -36,7 +44,7 @@ func (s *server) readAuth(scope string) gin.HandlerFunc {
 			return
 		}
 		now := s.Now()
-		k, err := apikeys.AuthenticateRead(c.Request.Context(), s.DB, token, now)
+		k, err := s.ReadKeys.AuthenticateRead(c.Request.Context(), token, now)
 		if err != nil {
 			fail(c, err)
 			return

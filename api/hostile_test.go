@@ -64,7 +64,7 @@ func newHostileEnv(t *testing.T) *hostileEnv {
 	log := logrus.New()
 	log.SetOutput(io.Discard)
 	hooks := &delivery.Service{DB: db, Box: box, AllowPrivate: true}
-	r, err := api.NewRouter(api.Deps{DB: db, Log: log, Box: box, Webhooks: hooks, Dispatches: &startedDispatches{}})
+	r, err := api.NewRouter(api.Deps{Stores: api.DBStores(db, box), Log: log, Webhooks: hooks, Dispatches: &startedDispatches{}})
 	if err != nil {
 		t.Fatal(err)
 	}

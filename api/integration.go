@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"strings"
+	"time"
 
 	"github.com/gin-gonic/gin"
 	"github.com/google/uuid"
@@ -17,7 +18,30 @@ import (
 	"wds/nativestore"
 	"wds/openapi"
 	"wds/signing"
+	"wds/views"
 )
+
+// IntegrationGate is what the Integration API's middleware asks before a handler runs: whose key the
+// token is (apikeys), the key's signing secret, and the per-key rate limit shared by every instance
+// (ratelimit.Shared).
+type IntegrationGate interface {
+	// AuthenticateIntegration tells revoked and expired keys so (models.ErrKeyRevoked, ErrKeyExpired).
+	AuthenticateIntegration(ctx context.Context, token string, now time.Time) (*models.IntegrationKey, error)
+	SigningSecret(k *models.IntegrationKey) ([]byte, error)
+	AllowRequest(ctx context.Context, keyID uuid.UUID, limit int, now time.Time) (bool, error)
+}
+
+// IngestStore is the Integration API's writes and its one read (ingest). Each write is one
+// transaction whose result lists the events it committed.
+type IngestStore interface {
+	CreateOrder(ctx context.Context, key *models.IntegrationKey, in ingest.Order) (*ingest.OrderResult, error)
+	RecordPayment(ctx context.Context, key *models.IntegrationKey, orderID uuid.UUID, in ingest.Payment) (*ingest.PaymentResult, error)
+	CancelOrder(ctx context.Context, key *models.IntegrationKey, orderID uuid.UUID) (*ingest.CancelResult, error)
+	RefundPayment(ctx context.Context, key *models.IntegrationKey, paymentID uuid.UUID, in ingest.Refund) (*ingest.RefundResult, error)
+	UpsertClient(ctx context.Context, key *models.IntegrationKey, in ingest.Client) (*ingest.ClientResult, error)
+	ApplyStoreOrder(ctx context.Context, key *models.IntegrationKey, in ingest.StoreOrder) (*ingest.StoreResult, error)
+	OrderByExternal(ctx context.Context, key *models.IntegrationKey, externalID string) (*views.Order, error)
+}
 
 // Context keys of the Integration API middleware.
 const (
@@ -88,7 +112,7 @@ func (s *server) intAuth(c *gin.Context) {
 		return
 	}
 	now := s.Now()
-	k, err := apikeys.AuthenticateIntegration(c.Request.Context(), s.DB, token, now)
+	k, err := s.Gate.AuthenticateIntegration(c.Request.Context(), token, now)
 	if err != nil {
 		fail(c, err)
 		return
@@ -120,7 +144,7 @@ func (s *server) intAllowIP(c *gin.Context) {
 // database anyway. A client that hung up while it waited is let go without an answer.
 func (s *server) intRateLimit(c *gin.Context) {
 	k := intKey(c)
-	ok, err := s.intLimiter.Allow(c.Request.Context(), k.ID, k.RateLimit)
+	ok, err := s.Gate.AllowRequest(c.Request.Context(), k.ID, k.RateLimit, s.Now())
 	switch {
 	case err != nil && errors.Is(c.Request.Context().Err(), context.Canceled):
 		c.AbortWithStatus(statusClientClosed)
@@ -161,7 +185,7 @@ func (s *server) intVerifySignature(c *gin.Context) {
 		c.Next()
 		return
 	}
-	secret, err := apikeys.SigningSecret(s.Box, k)
+	secret, err := s.Gate.SigningSecret(k)
 	if err != nil {
 		fail(c, err)
 		return
@@ -239,7 +263,7 @@ func (s *server) createOrder(c *gin.Context) {
 		fail(c, err)
 		return
 	}
-	res, err := ingest.CreateOrder(c.Request.Context(), s.DB, intKey(c), in)
+	res, err := s.Ingest.CreateOrder(c.Request.Context(), intKey(c), in)
 	if err != nil {
 		fail(c, err)
 		return
@@ -258,7 +282,7 @@ func (s *server) recordPayment(c *gin.Context) {
 		fail(c, err)
 		return
 	}
-	res, err := ingest.RecordPayment(c.Request.Context(), s.DB, intKey(c), id, in)
+	res, err := s.Ingest.RecordPayment(c.Request.Context(), intKey(c), id, in)
 	if err != nil {
 		fail(c, err)
 		return
@@ -272,7 +296,7 @@ func (s *server) cancelOrder(c *gin.Context) {
 	if !ok {
 		return
 	}
-	res, err := ingest.CancelOrder(c.Request.Context(), s.DB, intKey(c), id)
+	res, err := s.Ingest.CancelOrder(c.Request.Context(), intKey(c), id)
 	if err != nil {
 		fail(c, err)
 		return
@@ -291,7 +315,7 @@ func (s *server) refundPayment(c *gin.Context) {
 		fail(c, err)
 		return
 	}
-	res, err := ingest.RefundPayment(c.Request.Context(), s.DB, intKey(c), id, in)
+	res, err := s.Ingest.RefundPayment(c.Request.Context(), intKey(c), id, in)
 	if err != nil {
 		fail(c, err)
 		return
@@ -306,7 +330,7 @@ func (s *server) upsertClient(c *gin.Context) {
 		fail(c, err)
 		return
 	}
-	res, err := ingest.UpsertClient(c.Request.Context(), s.DB, intKey(c), in)
+	res, err := s.Ingest.UpsertClient(c.Request.Context(), intKey(c), in)
 	if err != nil {
 		fail(c, err)
 		return
@@ -327,7 +351,7 @@ func (s *server) receiveNativestore(c *gin.Context) {
 		fail(c, err)
 		return
 	}
-	res, err := ingest.ApplyStoreOrder(c.Request.Context(), s.DB, intKey(c), *in)
+	res, err := s.Ingest.ApplyStoreOrder(c.Request.Context(), intKey(c), *in)
 	if err != nil {
 		fail(c, err)
 		return
@@ -337,7 +361,7 @@ func (s *server) receiveNativestore(c *gin.Context) {
 }
 
 func (s *server) orderByExternal(c *gin.Context) {
-	o, err := ingest.OrderByExternal(c.Request.Context(), s.DB, intKey(c), strings.TrimPrefix(c.Param("external_id"), "/"))
+	o, err := s.Ingest.OrderByExternal(c.Request.Context(), intKey(c), strings.TrimPrefix(c.Param("external_id"), "/"))
 	if err != nil {
 		fail(c, err)
 		return

@@ -4,11 +4,19 @@ import (
 	"bytes"
 	"context"
 	"net/http"
+	"time"
 
 	"github.com/gin-gonic/gin"
+	"github.com/google/uuid"
 
 	"wds/ingest"
 )
+
+// IdempotencyStore claims an Idempotency-Key for a request (ingest): the claim the request settles
+// when it has answered, or the stored answer to replay.
+type IdempotencyStore interface {
+	ClaimIdempotency(ctx context.Context, keyID uuid.UUID, key string, request []byte, now func() time.Time) (*ingest.Claim, *ingest.Replay, error)
+}
 
 // idempotent is the Idempotency-Key layer (docs/integration-api.md): the first request with a key executes
 // and its answer is stored; for 24 hours the same key and body replay it, a different body is a
@@ -24,7 +32,7 @@ func (s *server) idempotent(c *gin.Context) {
 		fail(c, err)
 		return
 	}
-	claim, replay, err := ingest.ClaimIdempotency(c.Request.Context(), s.DB, intKey(c).ID, key,
+	claim, replay, err := s.Idempotency.ClaimIdempotency(c.Request.Context(), intKey(c).ID, key,
 		ingest.RequestIdentity(c.Request.Method, c.Request.URL.Path, body(c)), s.Now)
 	if err != nil {
 		fail(c, err)

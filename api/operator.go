@@ -23,6 +23,30 @@ type DispatchStarter interface {
 	StartDispatches(ctx context.Context, dispatchIDs ...uuid.UUID)
 }
 
+// OperatorAuth is who holds an operator token and what they may do in an org (workspace).
+type OperatorAuth interface {
+	UserByToken(ctx context.Context, token string) (*models.User, error)
+	// RequireRole is models.ErrNotFound for a non-member and models.ErrForbidden for a member
+	// without one of roles.
+	RequireRole(ctx context.Context, orgID, actorID uuid.UUID, roles ...models.Role) error
+	// OnlyOrg is workspace.ErrSeveralOrgs for an operator in no org or in several.
+	OnlyOrg(ctx context.Context, actorID uuid.UUID) (uuid.UUID, error)
+}
+
+// WebhookService is the endpoint and delivery operations (delivery.Service) behind the named
+// operations, the re-fire and the test event.
+type WebhookService interface {
+	TestSender
+	Create(ctx context.Context, in delivery.CreateInput) (*delivery.Created, error)
+	List(ctx context.Context, orgID uuid.UUID, actorID *uuid.UUID) ([]models.Endpoint, error)
+	Disable(ctx context.Context, id, actorID uuid.UUID) (*models.Endpoint, error)
+	Enable(ctx context.Context, id, actorID uuid.UUID) (*models.Endpoint, error)
+	Delete(ctx context.Context, id, actorID uuid.UUID) (*models.Endpoint, error)
+	RotateSecret(ctx context.Context, id, actorID uuid.UUID, grace time.Duration) (*delivery.Rotated, error)
+	ListDeliveries(ctx context.Context, q delivery.DeliveriesQuery) (*delivery.DeliveriesPage, error)
+	Refire(ctx context.Context, deliveryID, actorID uuid.UUID) (*delivery.Refired, error)
+}
+
 const ctxOperator = "wds.operator"
 
 // registerOperator mounts the Operator API: named operations called as POST /admin/v1/rpc/<operation>
@@ -40,7 +64,7 @@ func (s *server) operatorAuth(c *gin.Context) {
 		fail(c, err)
 		return
 	}
-	u, err := workspace.UserByToken(c.Request.Context(), s.DB, token)
+	u, err := s.Operators.UserByToken(c.Request.Context(), token)
 	if err != nil {
 		fail(c, err)
 		return
@@ -69,9 +93,9 @@ func (s *server) rpcOperations() map[string]rpcFunc {
 	return map[string]rpcFunc{
 		"outbound_webhook_create":          s.rpcCreate,
 		"outbound_webhook_list":            s.rpcList,
-		"outbound_webhook_disable":         s.rpcEndpoint(s.Webhooks.Disable),
-		"outbound_webhook_enable":          s.rpcEndpoint(s.Webhooks.Enable),
-		"outbound_webhook_delete":          s.rpcEndpoint(s.Webhooks.Delete),
+		"outbound_webhook_disable":         s.rpcEndpoint(WebhookService.Disable),
+		"outbound_webhook_enable":          s.rpcEndpoint(WebhookService.Enable),
+		"outbound_webhook_delete":          s.rpcEndpoint(WebhookService.Delete),
 		"outbound_webhook_rotate_secret":   s.rpcRotate,
 		"outbound_webhook_list_deliveries": s.rpcDeliveries,
 	}
@@ -138,7 +162,7 @@ func (s *server) orgOf(ctx context.Context, actor uuid.UUID, p rpcParams) (uuid.
 	if p.OrgID != nil {
 		return paramUUID("p_org_id", p.OrgID)
 	}
-	org, err := workspace.OnlyOrg(ctx, s.DB, actor)
+	org, err := s.Operators.OnlyOrg(ctx, actor)
 	if errors.Is(err, workspace.ErrSeveralOrgs) {
 		return uuid.Nil, models.Fail(models.ErrValidation, "p_org_id is required")
 	}
@@ -172,13 +196,13 @@ func (s *server) rpcList(ctx context.Context, actor uuid.UUID, p rpcParams) (int
 	return http.StatusOK, gin.H{"rows": rows}, nil
 }
 
-func (s *server) rpcEndpoint(op func(ctx context.Context, id, actor uuid.UUID) (*models.Endpoint, error)) rpcFunc {
+func (s *server) rpcEndpoint(op func(WebhookService, context.Context, uuid.UUID, uuid.UUID) (*models.Endpoint, error)) rpcFunc {
 	return func(ctx context.Context, actor uuid.UUID, p rpcParams) (int, any, error) {
 		id, err := paramUUID("p_id", p.ID)
 		if err != nil {
 			return 0, nil, err
 		}
-		ep, err := op(ctx, id, actor)
+		ep, err := op(s.Webhooks, ctx, id, actor)
 		if err != nil {
 			return 0, nil, err
 		}

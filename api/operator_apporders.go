@@ -1,6 +1,7 @@
 package api
 
 import (
+	"context"
 	"net/http"
 
 	"github.com/gin-gonic/gin"
@@ -8,6 +9,13 @@ import (
 
 	"wds/ingest"
 )
+
+// AppOrderStore is the operator's own writes of orders and clients (ingest).
+type AppOrderStore interface {
+	CreateAppOrder(ctx context.Context, orgID, actorID uuid.UUID, in ingest.AppOrder) (*ingest.OrderResult, error)
+	CreateClient(ctx context.Context, orgID, actorID uuid.UUID, in ingest.NewClient) (*ingest.AppClient, error)
+	UpdateClient(ctx context.Context, actorID, clientID uuid.UUID, in ingest.ClientFields) (*ingest.AppClient, error)
+}
 
 // registerOperatorAppOrders mounts the operator's own writes of orders and clients (README.md, Workspace operations):
 // an order made by hand, and a client added or edited. The rules, roles included, live in ingest.
@@ -25,7 +33,7 @@ func (s *server) createAppOrder(c *gin.Context) {
 		fail(c, err)
 		return
 	}
-	res, err := ingest.CreateAppOrder(c.Request.Context(), s.DB, c.MustGet(ctxOrgID).(uuid.UUID), actorOf(c), in)
+	res, err := s.AppOrders.CreateAppOrder(c.Request.Context(), c.MustGet(ctxOrgID).(uuid.UUID), actorOf(c), in)
 	if err != nil {
 		fail(c, err)
 		return
@@ -40,7 +48,7 @@ func (s *server) createAppClient(c *gin.Context) {
 		fail(c, err)
 		return
 	}
-	res, err := ingest.CreateClient(c.Request.Context(), s.DB, c.MustGet(ctxOrgID).(uuid.UUID), actorOf(c), in)
+	res, err := s.AppOrders.CreateClient(c.Request.Context(), c.MustGet(ctxOrgID).(uuid.UUID), actorOf(c), in)
 	if err != nil {
 		fail(c, err)
 		return
@@ -59,7 +67,7 @@ func (s *server) updateAppClient(c *gin.Context) {
 		fail(c, err)
 		return
 	}
-	res, err := ingest.UpdateClient(c.Request.Context(), s.DB, actorOf(c), id, in)
+	res, err := s.AppOrders.UpdateClient(c.Request.Context(), actorOf(c), id, in)
 	if err != nil {
 		fail(c, err)
 		return

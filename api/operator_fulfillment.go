@@ -1,12 +1,22 @@
 package api
 
 import (
+	"context"
 	"net/http"
+	"time"
 
 	"github.com/gin-gonic/gin"
+	"github.com/google/uuid"
 
 	"wds/fulfillment"
 )
+
+// ShippingStore ships orders and records their tracking and delivery (fulfillment).
+type ShippingStore interface {
+	ShipOrder(ctx context.Context, actor, orderID uuid.UUID, in fulfillment.Ship) (*fulfillment.Result, error)
+	AddTracking(ctx context.Context, actor, shipmentID uuid.UUID, tracking string, carrier *string) (*fulfillment.Result, error)
+	MarkDelivered(ctx context.Context, actor, shipmentID uuid.UUID, deliveredAt *time.Time) (*fulfillment.Result, error)
+}
 
 // registerOperatorFulfillment mounts shipping (README.md, Workspace operations): ship an order, attach tracking,
 // report a delivery. Any member of the order's org may; the rules live in fulfillment.
@@ -39,7 +49,7 @@ func (s *server) shipOrder(c *gin.Context) {
 		fail(c, err)
 		return
 	}
-	res, err := fulfillment.ShipOrder(c.Request.Context(), s.DB, actorOf(c), id,
+	res, err := s.Shipping.ShipOrder(c.Request.Context(), actorOf(c), id,
 		fulfillment.Ship{Carrier: b.Carrier, TrackingNumber: b.TrackingNumber, ShippedAt: at})
 	s.answerShipment(c, http.StatusCreated, res, err)
 }
@@ -60,7 +70,7 @@ func (s *server) addTracking(c *gin.Context) {
 		fail(c, err)
 		return
 	}
-	res, err := fulfillment.AddTracking(c.Request.Context(), s.DB, actorOf(c), id, b.TrackingNumber, b.Carrier)
+	res, err := s.Shipping.AddTracking(c.Request.Context(), actorOf(c), id, b.TrackingNumber, b.Carrier)
 	s.answerShipment(c, http.StatusOK, res, err)
 }
 
@@ -84,7 +94,7 @@ func (s *server) markDelivered(c *gin.Context) {
 		fail(c, err)
 		return
 	}
-	res, err := fulfillment.MarkDelivered(c.Request.Context(), s.DB, actorOf(c), id, at)
+	res, err := s.Shipping.MarkDelivered(c.Request.Context(), actorOf(c), id, at)
 	s.answerShipment(c, http.StatusOK, res, err)
 }
 

@@ -2,13 +2,11 @@ package api
 
 import (
 	"context"
-	"errors"
 	"net/http"
 	"time"
 
 	"github.com/gin-gonic/gin"
 	"github.com/google/uuid"
-	"gorm.io/gorm"
 
 	"wds/apikeys"
 	"wds/models"
@@ -16,6 +14,24 @@ import (
 	"wds/operator"
 	"wds/workspace"
 )
+
+// KeyStore mints and revokes an org's keys of both kinds (apikeys). Minting an integration key seals
+// its signing secret, so it fails when no encryption key is configured.
+type KeyStore interface {
+	CreateReadKey(ctx context.Context, in apikeys.NewReadKey) (*models.ReadKey, string, error)
+	CreateIntegrationKey(ctx context.Context, in apikeys.NewIntegrationKey) (*apikeys.CreatedIntegrationKey, error)
+	RevokeReadKey(ctx context.Context, id, actorID uuid.UUID) (*models.ReadKey, error)
+	RevokeIntegrationKey(ctx context.Context, id, actorID uuid.UUID) (*models.IntegrationKey, error)
+}
+
+// OrgLists are the Operator API's pages of an org: its keys, audit log and delivery log (operator).
+// Each checks that the actor may read them.
+type OrgLists interface {
+	ListReadKeys(ctx context.Context, q operator.Query) (operator.Page[operator.ReadKey], error)
+	ListIntegrationKeys(ctx context.Context, q operator.Query) (operator.Page[operator.IntegrationKey], error)
+	ListAudit(ctx context.Context, q operator.Query) (operator.Page[operator.AuditEntry], error)
+	ListDeliveries(ctx context.Context, q operator.Query, f operator.DeliveryFilter) (operator.Page[models.Delivery], error)
+}
 
 // registerOperatorKeys mounts the resource side of the Operator API beside the named webhook
 // operations: keys of both kinds, the audit log and the org-wide delivery log. Role rules live in the
@@ -26,10 +42,10 @@ func (s *server) registerOperatorKeys(r *gin.Engine) {
 	g := r.Group("/admin/v1", s.operatorAuth)
 	org := g.Group("/orgs/:org_id", pathOrg)
 	org.POST("/read-keys", s.orgRole(workspace.Managers), s.createReadKey)
-	org.GET("/read-keys", operatorList(s, operator.ListReadKeys))
+	org.GET("/read-keys", operatorList(s, OrgLists.ListReadKeys))
 	org.POST("/integration-keys", s.orgRole(workspace.Managers), s.createIntegrationKey)
-	org.GET("/integration-keys", operatorList(s, operator.ListIntegrationKeys))
-	org.GET("/audit-log", operatorList(s, operator.ListAudit))
+	org.GET("/integration-keys", operatorList(s, OrgLists.ListIntegrationKeys))
+	org.GET("/audit-log", operatorList(s, OrgLists.ListAudit))
 	org.GET("/deliveries", s.listOrgDeliveries)
 	g.POST("/read-keys/:id/revoke", s.revokeReadKey)
 	g.POST("/integration-keys/:id/revoke", s.revokeIntegrationKey)
@@ -51,7 +67,7 @@ func pathOrg(c *gin.Context) {
 // again; this is the early answer, not the rule's only home.
 func (s *server) orgRole(roles []models.Role) gin.HandlerFunc {
 	return func(c *gin.Context) {
-		if err := workspace.RequireRole(c.Request.Context(), s.DB, c.MustGet(ctxOrgID).(uuid.UUID), actorOf(c), roles...); err != nil {
+		if err := s.Operators.RequireRole(c.Request.Context(), c.MustGet(ctxOrgID).(uuid.UUID), actorOf(c), roles...); err != nil {
 			fail(c, err)
 			return
 		}
@@ -70,14 +86,14 @@ func operatorQuery(c *gin.Context) (operator.Query, error) {
 	return operator.Query{OrgID: lq.OrgID, ActorID: actorOf(c), Limit: lq.Limit, Cursor: lq.Cursor}, nil
 }
 
-func operatorList[T any](s *server, list func(context.Context, *gorm.DB, operator.Query) (operator.Page[T], error)) gin.HandlerFunc {
+func operatorList[T any](s *server, list func(OrgLists, context.Context, operator.Query) (operator.Page[T], error)) gin.HandlerFunc {
 	return func(c *gin.Context) {
 		q, err := operatorQuery(c)
 		if err != nil {
 			fail(c, err)
 			return
 		}
-		p, err := list(c.Request.Context(), s.DB, q)
+		p, err := list(s.Lists, c.Request.Context(), q)
 		if err != nil {
 			fail(c, err)
 			return
@@ -110,7 +126,7 @@ func (s *server) createReadKey(c *gin.Context) {
 		fail(c, err)
 		return
 	}
-	k, plain, err := apikeys.CreateReadKey(c.Request.Context(), s.DB, apikeys.NewReadKey{
+	k, plain, err := s.Keys.CreateReadKey(c.Request.Context(), apikeys.NewReadKey{
 		OrgID: c.MustGet(ctxOrgID).(uuid.UUID), ActorID: actorOf(c), Scope: b.Scope, Name: b.Name, ExpiresAt: expires})
 	if err != nil {
 		fail(c, err)
@@ -156,11 +172,7 @@ func (s *server) createIntegrationKey(c *gin.Context) {
 		fail(c, err)
 		return
 	}
-	if s.Box == nil {
-		fail(c, errors.New("no encryption key is configured to seal signing secrets"))
-		return
-	}
-	out, err := apikeys.CreateIntegrationKey(c.Request.Context(), s.DB, s.Box, apikeys.NewIntegrationKey{
+	out, err := s.Keys.CreateIntegrationKey(c.Request.Context(), apikeys.NewIntegrationKey{
 		OrgID: c.MustGet(ctxOrgID).(uuid.UUID), StoreID: store, ActorID: actorOf(c), Label: b.Label,
 		PayloadFormat: b.Format, Scopes: b.Scopes, IPAllowlist: b.IPAllowlist, RequireSignature: b.RequireSignature,
 		ExpiresAt: expires, RateLimit: b.RateLimit})
@@ -183,7 +195,7 @@ type revoked struct {
 
 func (s *server) revokeReadKey(c *gin.Context) {
 	revokeWith(c, func(ctx context.Context, id uuid.UUID) (*time.Time, error) {
-		k, err := apikeys.RevokeReadKey(ctx, s.DB, id, actorOf(c))
+		k, err := s.Keys.RevokeReadKey(ctx, id, actorOf(c))
 		if err != nil {
 			return nil, err
 		}
@@ -193,7 +205,7 @@ func (s *server) revokeReadKey(c *gin.Context) {
 
 func (s *server) revokeIntegrationKey(c *gin.Context) {
 	revokeWith(c, func(ctx context.Context, id uuid.UUID) (*time.Time, error) {
-		k, err := apikeys.RevokeIntegrationKey(ctx, s.DB, id, actorOf(c))
+		k, err := s.Keys.RevokeIntegrationKey(ctx, id, actorOf(c))
 		if err != nil {
 			return nil, err
 		}
@@ -228,7 +240,7 @@ func (s *server) listOrgDeliveries(c *gin.Context) {
 		fail(c, err)
 		return
 	}
-	p, err := operator.ListDeliveries(c.Request.Context(), s.DB, q, f)
+	p, err := s.Lists.ListDeliveries(c.Request.Context(), q, f)
 	if err != nil {
 		fail(c, err)
 		return

@@ -74,7 +74,7 @@ func newKeysEnv(t *testing.T) *keysEnv {
 	log.SetFormatter(&logrus.JSONFormatter{})
 	log.SetLevel(logrus.TraceLevel) // every line a misconfigured production log level could add
 	box, _ := secrets.NewBox(secrets.GenerateKey())
-	r, err := api.NewRouter(api.Deps{DB: e.db, Log: log, Box: box})
+	r, err := api.NewRouter(api.Deps{Stores: api.DBStores(e.db, box), Log: log})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -6,30 +6,35 @@ import (
 
 	"github.com/gin-gonic/gin"
 	"github.com/google/uuid"
-	"gorm.io/gorm"
 
 	"wds/models"
 	"wds/workspace"
 )
+
+// TokenStore rotates and revokes operator tokens (workspace).
+type TokenStore interface {
+	RotateToken(ctx context.Context, userID, actorID uuid.UUID) (*workspace.RotatedToken, error)
+	RevokeToken(ctx context.Context, userID, actorID uuid.UUID) (*workspace.RevokedToken, error)
+}
 
 // registerOperatorUsers mounts the operator token's rotation and revocation. The rules, roles
 // included, live in workspace: anyone may change their own token, owners and admins anyone's of
 // their org; a user of another org is 404.
 func (s *server) registerOperatorUsers(r *gin.Engine) {
 	g := r.Group("/admin/v1", s.operatorAuth)
-	g.POST("/users/:id/rotate-token", userTokenOp(s, workspace.RotateToken))
-	g.POST("/users/:id/revoke-token", userTokenOp(s, workspace.RevokeToken))
+	g.POST("/users/:id/rotate-token", userTokenOp(s, TokenStore.RotateToken))
+	g.POST("/users/:id/revoke-token", userTokenOp(s, TokenStore.RevokeToken))
 }
 
 // userTokenOp answers 200 with what op returns for the path's user; the request has no body.
-func userTokenOp[T any](s *server, op func(ctx context.Context, db *gorm.DB, userID, actorID uuid.UUID) (T, error)) gin.HandlerFunc {
+func userTokenOp[T any](s *server, op func(TokenStore, context.Context, uuid.UUID, uuid.UUID) (T, error)) gin.HandlerFunc {
 	return func(c *gin.Context) {
 		id, err := uuid.Parse(c.Param("id"))
 		if err != nil {
 			fail(c, models.Fail(models.ErrNotFound, "user %q not found", c.Param("id")))
 			return
 		}
-		out, err := op(c.Request.Context(), s.DB, id, actorOf(c))
+		out, err := op(s.Tokens, c.Request.Context(), id, actorOf(c))
 		if err != nil {
 			fail(c, err)
 			return

@@ -1,6 +1,7 @@
 package api
 
 import (
+	"context"
 	"net/http"
 
 	"github.com/gin-gonic/gin"
@@ -9,6 +10,14 @@ import (
 	"wds/catalog"
 	"wds/models"
 )
+
+// VendorStore is the supplier CRM's writes and the vendor claim (catalog).
+type VendorStore interface {
+	CreateVendor(ctx context.Context, orgID, actorID, storeID uuid.UUID, in catalog.VendorFields) (*catalog.VendorResult, error)
+	UpdateVendor(ctx context.Context, actorID, vendorID uuid.UUID, in catalog.VendorFields) (*catalog.VendorResult, error)
+	IssueClaimToken(ctx context.Context, actorID, vendorID uuid.UUID) (*catalog.ClaimToken, error)
+	ClaimVendor(ctx context.Context, in catalog.Claim) (*catalog.Claimed, error)
+}
 
 // registerVendors mounts the supplier CRM's writes (README.md, Workspace operations): add and edit a vendor and issue
 // a claim token on the Operator API, and the public claim, whose token is its credential. The rules,
@@ -41,7 +50,7 @@ func (s *server) createVendor(c *gin.Context) {
 		fail(c, err)
 		return
 	}
-	v, err := catalog.CreateVendor(c.Request.Context(), s.DB, c.MustGet(ctxOrgID).(uuid.UUID), actorOf(c), store,
+	v, err := s.Vendors.CreateVendor(c.Request.Context(), c.MustGet(ctxOrgID).(uuid.UUID), actorOf(c), store,
 		catalog.VendorFields{Name: b.Name, Email: b.Email, Phone: b.Phone, Notes: b.Notes})
 	if err != nil {
 		fail(c, err)
@@ -61,7 +70,7 @@ func (s *server) updateVendor(c *gin.Context) {
 		fail(c, err)
 		return
 	}
-	v, err := catalog.UpdateVendor(c.Request.Context(), s.DB, actorOf(c), id, in)
+	v, err := s.Vendors.UpdateVendor(c.Request.Context(), actorOf(c), id, in)
 	if err != nil {
 		fail(c, err)
 		return
@@ -75,7 +84,7 @@ func (s *server) issueClaimToken(c *gin.Context) {
 	if !ok {
 		return
 	}
-	t, err := catalog.IssueClaimToken(c.Request.Context(), s.DB, actorOf(c), id)
+	t, err := s.Vendors.IssueClaimToken(c.Request.Context(), actorOf(c), id)
 	if err != nil {
 		fail(c, err)
 		return
@@ -99,7 +108,7 @@ func (s *server) claimVendor(c *gin.Context) {
 		fail(c, err)
 		return
 	}
-	out, err := catalog.ClaimVendor(c.Request.Context(), s.DB, in)
+	out, err := s.Vendors.ClaimVendor(c.Request.Context(), in)
 	if err != nil {
 		fail(c, err)
 		return

@@ -7,14 +7,26 @@ import (
 
 	"github.com/gin-gonic/gin"
 	"github.com/google/uuid"
-	"gorm.io/gorm"
 
-	"wds/database"
 	"wds/events"
 	"wds/models"
 	"wds/openapi"
 	"wds/views"
 )
+
+// ReadStore is what the Read API reads: pages and rows of one org (views). Each call takes its turn
+// at the database (database.Admit) and gives it back before it returns, so the Read API's queries
+// queue with the writes' transactions and a slow reader of the response holds no turn.
+type ReadStore interface {
+	ListOrders(context.Context, views.ListQuery) (views.Page[views.Order], error)
+	GetOrder(context.Context, views.Scope, uuid.UUID) (*views.Order, error)
+	ListVendors(context.Context, views.ListQuery) (views.Page[views.Vendor], error)
+	GetVendor(context.Context, views.Scope, uuid.UUID) (*views.Vendor, error)
+	ListClients(context.Context, views.ListQuery) (views.Page[views.Client], error)
+	GetClient(context.Context, views.Scope, uuid.UUID) (*views.Client, error)
+	ListProducts(context.Context, views.ListQuery) (views.Page[views.Product], error)
+	GetProduct(context.Context, views.Scope, uuid.UUID) (*views.Product, error)
+}
 
 func (s *server) registerRead(r *gin.Engine) {
 	r.GET("/v1/health", health)
@@ -24,14 +36,14 @@ func (s *server) registerRead(r *gin.Engine) {
 	r.GET("/v1/event-types", serveDoc(events.Document, jsonContentType))
 
 	v1 := r.Group("/v1", s.readAuth(models.ScopeReadOnly))
-	v1.GET("/orders", listHandler(s, views.ListOrders))
-	v1.GET("/orders/:id", getHandler(s, views.GetOrder))
-	v1.GET("/vendors", listHandler(s, views.ListVendors))
-	v1.GET("/vendors/:id", getHandler(s, views.GetVendor))
-	v1.GET("/clients", listHandler(s, views.ListClients))
-	v1.GET("/clients/:id", getHandler(s, views.GetClient))
-	v1.GET("/products", listHandler(s, views.ListProducts))
-	v1.GET("/products/:id", getHandler(s, views.GetProduct))
+	v1.GET("/orders", listHandler(s, ReadStore.ListOrders))
+	v1.GET("/orders/:id", getHandler(s, ReadStore.GetOrder))
+	v1.GET("/vendors", listHandler(s, ReadStore.ListVendors))
+	v1.GET("/vendors/:id", getHandler(s, ReadStore.GetVendor))
+	v1.GET("/clients", listHandler(s, ReadStore.ListClients))
+	v1.GET("/clients/:id", getHandler(s, ReadStore.GetClient))
+	v1.GET("/products", listHandler(s, ReadStore.ListProducts))
+	v1.GET("/products/:id", getHandler(s, ReadStore.GetProduct))
 }
 
 // health answers liveness without touching the database, so it stays fast when the database is not.
@@ -41,17 +53,14 @@ func serveDoc(doc func() []byte, contentType string) gin.HandlerFunc {
 	return func(c *gin.Context) { c.Data(http.StatusOK, contentType, doc()) }
 }
 
-type listFunc[T any] func(context.Context, *gorm.DB, views.ListQuery) (views.Page[T], error)
-type getFunc[T any] func(context.Context, *gorm.DB, views.Scope, uuid.UUID) (*T, error)
-
-func listHandler[T any](s *server, list listFunc[T]) gin.HandlerFunc {
+func listHandler[T any](s *server, list func(ReadStore, context.Context, views.ListQuery) (views.Page[T], error)) gin.HandlerFunc {
 	return func(c *gin.Context) {
 		q, err := listQuery(c)
 		if err != nil {
 			fail(c, err)
 			return
 		}
-		p, err := admitted(c, s.DB, func(ctx context.Context) (views.Page[T], error) { return list(ctx, s.DB, q) })
+		p, err := list(s.Reads, c.Request.Context(), q)
 		if err != nil {
 			fail(c, err)
 			return
@@ -68,7 +77,7 @@ func listHandler[T any](s *server, list listFunc[T]) gin.HandlerFunc {
 // jsonContentType is what gin's c.JSON sends.
 const jsonContentType = "application/json; charset=utf-8"
 
-func getHandler[T any](s *server, get getFunc[T]) gin.HandlerFunc {
+func getHandler[T any](s *server, get func(ReadStore, context.Context, views.Scope, uuid.UUID) (*T, error)) gin.HandlerFunc {
 	return func(c *gin.Context) {
 		// A path id that is not a UUID cannot name a row: 404 as for another org's row.
 		id, err := uuid.Parse(c.Param("id"))
@@ -77,27 +86,13 @@ func getHandler[T any](s *server, get getFunc[T]) gin.HandlerFunc {
 			return
 		}
 		scope := views.Scope{OrgID: c.MustGet(ctxOrgID).(uuid.UUID)}
-		row, err := admitted(c, s.DB, func(ctx context.Context) (*T, error) { return get(ctx, s.DB, scope, id) })
+		row, err := get(s.Reads, c.Request.Context(), scope, id)
 		if err != nil {
 			fail(c, err)
 			return
 		}
 		c.JSON(http.StatusOK, row)
 	}
-}
-
-// admitted runs a read in its turn at the database (database.Admit), so that the Read API's queries
-// queue with the writes' transactions instead of crowding the CPUs; the turn ends before the answer
-// is written, so a slow reader of the response holds none.
-func admitted[T any](c *gin.Context, db *gorm.DB, read func(context.Context) (T, error)) (T, error) {
-	ctx := c.Request.Context()
-	release, err := database.Admit(ctx, db)
-	if err != nil {
-		var zero T
-		return zero, err
-	}
-	defer release()
-	return read(ctx)
 }
 
 // listQuery reads limit, the cursor pair and the optional store_id filter.

@@ -7,13 +7,18 @@ import (
 
 	"github.com/gin-gonic/gin"
 
-	"wds/migrations"
 	"wds/models"
 )
 
 // readyTimeout bounds the readiness checks: a load balancer's probe must get an answer, and a
 // database slower than this is not one to send traffic to.
 const readyTimeout = 2 * time.Second
+
+// Readiness reports whether the database answers and its schema is the one this binary expects; a
+// failure wraps models.ErrNotReady with a detail that names no host or user.
+type Readiness interface {
+	Ready(ctx context.Context) error
+}
 
 // ready answers whether this instance can serve: the database answers and its schema is the one this
 // binary expects (a rolling deploy that ran ahead of `wds migrate up` reports not ready instead of
@@ -22,30 +27,12 @@ const readyTimeout = 2 * time.Second
 func (s *server) ready(c *gin.Context) {
 	ctx, cancel := context.WithTimeout(c.Request.Context(), readyTimeout)
 	defer cancel()
-	if err := s.checkReady(ctx); err != nil {
+	if err := s.Readiness.Ready(ctx); err != nil {
 		_ = c.Error(err) // the cause goes to the request log; the answer names only what is wrong
 		fail(c, err)
 		return
 	}
 	c.JSON(http.StatusOK, gin.H{"ok": true})
-}
-
-func (s *server) checkReady(ctx context.Context) error {
-	sqlDB, err := s.DB.DB()
-	if err != nil {
-		return models.Fail(models.ErrNotReady, "database unavailable")
-	}
-	if err := sqlDB.PingContext(ctx); err != nil {
-		return &notReady{detail: "database unreachable", cause: err}
-	}
-	pending, err := migrations.Pending(ctx, sqlDB)
-	if err != nil {
-		return &notReady{detail: "cannot read the schema version", cause: err}
-	}
-	if pending {
-		return models.Fail(models.ErrNotReady, "database schema is older than this binary: run `wds migrate up`")
-	}
-	return nil
 }
 
 // notReady keeps the cause for the log while the caller sees only the detail (a driver error can

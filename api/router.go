@@ -1,5 +1,6 @@
 // Package api is the HTTP surface: Gin handlers and middleware for the Read, Integration and
-// Operator APIs. Handlers parse, authenticate and render; the rules live in the operations packages.
+// Operator APIs. Handlers parse, authenticate and render; the rules live in the operations packages,
+// which handlers reach through the small interfaces of Stores, never through the database.
 package api
 
 import (
@@ -10,20 +11,17 @@ import (
 	"github.com/gin-gonic/gin"
 	"github.com/google/uuid"
 	"github.com/sirupsen/logrus"
-	"gorm.io/gorm"
 
 	"wds/apikeys"
 	"wds/config"
-	"wds/delivery"
 	"wds/metrics"
 	"wds/models"
 	"wds/ratelimit"
-	"wds/secrets"
 )
 
 // Deps is what the handlers need from the process.
 type Deps struct {
-	DB  *gorm.DB
+	Stores
 	Log logrus.FieldLogger
 	// TrustedProxies are CIDRs whose X-Forwarded-For is believed; empty means the TCP peer is the client.
 	TrustedProxies []string
@@ -34,11 +32,9 @@ type Deps struct {
 	// Events starts delivery of committed events at once (low latency); nil leaves them to the
 	// worker's outbox relay, which starts whatever is still undispatched.
 	Events EventStarter
-	// Box opens integration keys' sealed signing secrets; nil rejects keys that require signatures.
-	Box *secrets.Box
 	// Webhooks runs the endpoint and delivery operations; nil leaves the Operator API and the test
 	// event unmounted (tests of the Read API alone).
-	Webhooks *delivery.Service
+	Webhooks WebhookService
 	// Dispatches starts queued re-fires and test events at once; nil leaves them to the relay.
 	Dispatches DispatchStarter
 	// RequestTimeout is the deadline on each request's context; 0 is config.RequestTimeout.
@@ -61,10 +57,9 @@ func (s *server) startEvents(c *gin.Context, ids []uuid.UUID) {
 // server carries the dependencies and per-instance state of one router.
 type server struct {
 	Deps
-	// limiter is the Read API's limiter, per instance as the specification allows.
+	// limiter is the Read API's limiter, per instance as the specification allows; the Integration
+	// API's is in the database so every instance shares it (IntegrationGate).
 	limiter *ratelimit.Limiter
-	// intLimiter is the Integration API's limiter, in the database so every instance shares it.
-	intLimiter *ratelimit.Shared
 }
 
 // NewRouter builds the whole HTTP API.
@@ -75,7 +70,7 @@ func NewRouter(d Deps) (*gin.Engine, error) {
 	if d.RequestTimeout <= 0 {
 		d.RequestTimeout = config.RequestTimeout
 	}
-	s := &server{Deps: d, limiter: ratelimit.New(d.Now), intLimiter: ratelimit.NewShared(d.DB, d.Now)}
+	s := &server{Deps: d, limiter: ratelimit.New(d.Now)}
 	gin.SetMode(gin.ReleaseMode)
 	r := gin.New()
 	// Gin trusts every proxy by default; believe X-Forwarded-For only from configured ones (an allowlist must not be fooled by a spoofed header).

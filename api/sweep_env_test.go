@@ -55,7 +55,7 @@ func newSweepEnv(t *testing.T, db *gorm.DB, log logrus.FieldLogger) *sweepEnv {
 	}
 	e := &sweepEnv{t: t, db: db, box: box, lastUsed: apikeys.NewLastUsed(db, log)}
 	svc := &delivery.Service{DB: db, Box: box, AllowPrivate: true}
-	e.router, err = api.NewRouter(api.Deps{DB: db, Log: log, Box: box, Webhooks: svc, LastUsed: e.lastUsed,
+	e.router, err = api.NewRouter(api.Deps{Stores: api.DBStores(db, box), Log: log, Webhooks: svc, LastUsed: e.lastUsed,
 		Events: nopStarter{}, Dispatches: nopStarter{}})
 	if err != nil {
 		t.Fatal(err)

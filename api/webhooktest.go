@@ -1,13 +1,20 @@
 package api
 
 import (
+	"context"
 	"net/http"
 
 	"github.com/gin-gonic/gin"
 	"github.com/google/uuid"
 
+	"wds/delivery"
 	"wds/models"
 )
+
+// TestSender queues a test event to one of an org's endpoints (delivery.Service).
+type TestSender interface {
+	SendTest(ctx context.Context, orgID, endpointID uuid.UUID) (*delivery.TestQueued, error)
+}
 
 // registerWebhookTest mounts POST /v1/webhooks/test/{endpoint_id}, the one write a read_write read
 // key may do.

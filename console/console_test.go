@@ -50,7 +50,7 @@ func newEnv(t *testing.T) *env {
 	log.SetOutput(io.Discard)
 	box, _ := secrets.NewBox(secrets.GenerateKey())
 	svc := &delivery.Service{DB: db, Box: box, AllowPrivate: true}
-	r, err := api.NewRouter(api.Deps{DB: db, Log: log, Box: box, Webhooks: svc})
+	r, err := api.NewRouter(api.Deps{Stores: api.DBStores(db, box), Log: log, Webhooks: svc})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -69,7 +69,7 @@ func newHarness(t *testing.T, tc client.Client) *harness {
 	h.box, _ = secrets.NewBox(secrets.GenerateKey())
 	h.starter = &delivery.Starter{DB: h.db, Temporal: tc, Schedule: schedule, Log: log}
 	hooks := &delivery.Service{DB: h.db, Box: h.box, AllowPrivate: true, Stopper: h.starter}
-	router, err := api.NewRouter(api.Deps{DB: h.db, Log: log, Box: h.box, Events: h.starter, Dispatches: h.starter, Webhooks: hooks})
+	router, err := api.NewRouter(api.Deps{Stores: api.DBStores(h.db, h.box), Log: log, Events: h.starter, Dispatches: h.starter, Webhooks: hooks})
 	if err != nil {
 		t.Fatal(err)
 	}

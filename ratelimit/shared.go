@@ -18,26 +18,20 @@ import (
 // Each Allow is one round trip to one function call that serialises the key's callers with an
 // advisory lock, so concurrent requests at the limit cannot both pass.
 type Shared struct {
-	db  *gorm.DB
-	now func() time.Time
+	db *gorm.DB
 	// nextPurge is when (unix nanoseconds) this instance next asks the call to delete every key's
 	// stale buckets; idle keys' rows would otherwise stay forever.
 	nextPurge atomic.Int64
 }
 
-// NewShared returns a limiter over db. now is the clock (time.Now in production, a fake in tests);
-// instances' clocks must agree to well under a second, which NTP gives.
-func NewShared(db *gorm.DB, now func() time.Time) *Shared {
-	if now == nil {
-		now = time.Now
-	}
-	return &Shared{db: db, now: now}
-}
+// NewShared returns a limiter over db.
+func NewShared(db *gorm.DB) *Shared { return &Shared{db: db} }
 
-// Allow records one request for keyID and reports whether it is within limit requests per window.
-// A refused request is not counted, so a client that backs off regains its budget.
-func (s *Shared) Allow(ctx context.Context, keyID uuid.UUID, limit int) (bool, error) {
-	now := s.now()
+// Allow records one request for keyID at now and reports whether it is within limit requests per
+// window. A refused request is not counted, so a client that backs off regains its budget. now is
+// the caller's clock, as key authentication takes it; instances' clocks must agree to well under a
+// second, which NTP gives.
+func (s *Shared) Allow(ctx context.Context, keyID uuid.UUID, limit int, now time.Time) (bool, error) {
 	next := s.nextPurge.Load()
 	purge := now.UnixNano() >= next && s.nextPurge.CompareAndSwap(next, now.Add(Window).UnixNano())
 	var ok bool

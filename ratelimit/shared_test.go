@@ -15,10 +15,22 @@ import (
 
 func TestMain(m *testing.M) { pgtest.Main(m) }
 
+// clocked is a limiter asked at the time of a test clock.
+type clocked struct {
+	*Shared
+	now func() time.Time
+}
+
+func newClocked(db *gorm.DB, now func() time.Time) clocked { return clocked{NewShared(db), now} }
+
+func (s clocked) allow(ctx context.Context, key uuid.UUID, limit int) (bool, error) {
+	return s.Allow(ctx, key, limit, s.now())
+}
+
 // admit calls Allow and fails the test on a database error.
-func admit(t testing.TB, s *Shared, key uuid.UUID, limit int) bool {
+func admit(t testing.TB, s clocked, key uuid.UUID, limit int) bool {
 	t.Helper()
-	ok, err := s.Allow(context.Background(), key, limit)
+	ok, err := s.allow(context.Background(), key, limit)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -26,7 +38,7 @@ func admit(t testing.TB, s *Shared, key uuid.UUID, limit int) bool {
 }
 
 // admitted counts how many of n sequential requests pass.
-func admitted(t testing.TB, s *Shared, key uuid.UUID, limit, n int) int {
+func admitted(t testing.TB, s clocked, key uuid.UUID, limit, n int) int {
 	t.Helper()
 	got := 0
 	for range n {
@@ -39,7 +51,7 @@ func admitted(t testing.TB, s *Shared, key uuid.UUID, limit, n int) int {
 
 func TestSharedLimitPerKeyAndRefusalsNotCounted(t *testing.T) {
 	c := &clock{t: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
-	s := NewShared(pgtest.New(t), c.now)
+	s := newClocked(pgtest.New(t), c.now)
 	k, other := uuid.New(), uuid.New()
 	if got := admitted(t, s, k, 5, 12); got != 5 {
 		t.Fatalf("admitted %d of 12 at limit 5", got)
@@ -65,7 +77,7 @@ func TestSharedLimitPerKeyAndRefusalsNotCounted(t *testing.T) {
 func TestSharedWindowIsExact60Seconds(t *testing.T) {
 	t0 := time.Date(2026, 1, 1, 0, 0, 10, 900_000_000, time.UTC) // hh:mm:10.9
 	c := &clock{t: t0}
-	s := NewShared(pgtest.New(t), c.now)
+	s := newClocked(pgtest.New(t), c.now)
 	k := uuid.New()
 	if got := admitted(t, s, k, 3, 3); got != 3 {
 		t.Fatalf("admitted %d of 3", got)
@@ -86,7 +98,7 @@ func TestSharedWindowIsExact60Seconds(t *testing.T) {
 func TestSharedWindowSlides(t *testing.T) {
 	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	c := &clock{t: t0}
-	s := NewShared(pgtest.New(t), c.now)
+	s := newClocked(pgtest.New(t), c.now)
 	k := uuid.New()
 	for i := range 4 { // at 0, 20, 40, 60 s: the fourth ages the first out at exactly 60 s
 		c.t = t0.Add(time.Duration(i) * 20 * time.Second)
@@ -111,14 +123,14 @@ func TestSharedConcurrentAtLimit(t *testing.T) {
 	c := &clock{t: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
 	db := pgtest.New(t)
 	// Two limiters over one database are two instances.
-	instances := []*Shared{NewShared(db, c.now), NewShared(db, c.now)}
+	instances := []clocked{newClocked(db, c.now), newClocked(db, c.now)}
 	for round := range 10 {
 		k := uuid.New()
 		var wg sync.WaitGroup
 		var ok, failed atomic.Int64
 		for i := range 50 {
 			wg.Go(func() {
-				got, err := instances[i%2].Allow(context.Background(), k, 20)
+				got, err := instances[i%2].allow(context.Background(), k, 20)
 				if err != nil {
 					failed.Add(1)
 				}
@@ -140,7 +152,7 @@ func TestSharedPurgesIdleKeys(t *testing.T) {
 	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	c := &clock{t: t0}
 	db := pgtest.New(t)
-	s := NewShared(db, c.now)
+	s := newClocked(db, c.now)
 	idle, busy := uuid.New(), uuid.New()
 	for i := range 3 {
 		c.t = t0.Add(time.Duration(i) * time.Second)
@@ -180,7 +192,7 @@ func rows(t testing.TB, db *gorm.DB, key uuid.UUID) int64 {
 // BenchmarkSharedAllow measures one decision, one round trip to a local PostgreSQL: admitted (the
 // insert or increment of the second's bucket) and refused (the sum alone).
 func BenchmarkSharedAllow(b *testing.B) {
-	s := NewShared(pgtest.New(b), time.Now)
+	s := NewShared(pgtest.New(b))
 	for _, bc := range []struct {
 		name  string
 		limit int
@@ -188,7 +200,7 @@ func BenchmarkSharedAllow(b *testing.B) {
 		b.Run(bc.name, func(b *testing.B) {
 			k := uuid.New()
 			for b.Loop() {
-				if _, err := s.Allow(context.Background(), k, bc.limit); err != nil {
+				if _, err := s.Allow(context.Background(), k, bc.limit, time.Now()); err != nil {
 					b.Fatal(err)
 				}
 			}

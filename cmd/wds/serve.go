@@ -50,13 +50,14 @@ func newHTTPServer(addr string, h http.Handler) *http.Server {
 // serveHTTP builds the API from cfg and serves it on WDS_HTTP_ADDR until ctx ends, then drains.
 func serveHTTP(ctx context.Context, cfg *config.Config, db *gorm.DB, log *logrus.Logger, hooks webhookWiring) error {
 	lastUsed := apikeys.NewLastUsed(db, log)
-	deps := api.Deps{DB: db, Log: log, TrustedProxies: cfg.TrustedProxies, LastUsed: lastUsed}
+	// Integration keys' signing secrets are sealed with the same key as the webhook endpoints'.
+	deps := api.Deps{Stores: api.DBStores(db, hooks.service.Box), Log: log, TrustedProxies: cfg.TrustedProxies, LastUsed: lastUsed}
 	hooks.apply(&deps)
 	router, err := api.NewRouter(deps)
 	if err != nil {
 		return fmt.Errorf("WDS_TRUSTED_PROXIES: %w", err)
 	}
-	(&console.Console{DB: db, Log: log, Box: deps.Box, Webhooks: hooks.service, Dispatches: hooks.starter,
+	(&console.Console{DB: db, Log: log, Box: hooks.service.Box, Webhooks: hooks.service, Dispatches: hooks.starter,
 		TemporalUI: cfg.TemporalUIURL, Namespace: cfg.TemporalNamespace, InsecureCookie: cfg.ConsoleInsecureCookie}).Register(router)
 	srv := newHTTPServer(cfg.HTTPAddr, router)
 	flushCtx, stopFlush := context.WithCancel(context.WithoutCancel(ctx))

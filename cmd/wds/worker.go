@@ -167,7 +167,6 @@ func (w webhookWiring) apply(d *api.Deps) {
 	d.Webhooks = w.service
 	d.Events = w.starter
 	d.Dispatches = w.starter
-	d.Box = w.service.Box // integration keys' signing secrets are sealed with the same key
 }
 
 // lazyTemporal is a client that connects on first use, so `wds serve` starts while Temporal is away;

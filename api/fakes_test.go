@@ -1,0 +1,161 @@
+package api_test
+
+import (
+	"context"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/sirupsen/logrus"
+
+	"wds/api"
+	"wds/apikeys"
+	"wds/delivery"
+	"wds/ingest"
+	"wds/models"
+	"wds/views"
+)
+
+// Fakes of the stores the handlers reach through api.Stores, for tests of what a handler does with
+// its input and with a store's answer: those need no PostgreSQL. Each fake embeds its interface, so
+// a method a test does not expect panics and the router answers 500.
+
+// fakeRouter is the real router over the fakes in d.
+func fakeRouter(t *testing.T, d api.Deps) http.Handler {
+	t.Helper()
+	log := logrus.New()
+	log.SetOutput(io.Discard)
+	d.Log = log
+	r, err := api.NewRouter(d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+// serve answers one request with a bearer token (none when empty) and a body (none when empty).
+func serve(h http.Handler, method, path, token, body string) *httptest.ResponseRecorder {
+	req := httptest.NewRequest(method, path, strings.NewReader(body))
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, req)
+	return rec
+}
+
+// fakeReadKeys knows read keys by their token; any other token is invalid.
+type fakeReadKeys map[string]*models.ReadKey
+
+func (f fakeReadKeys) AuthenticateRead(_ context.Context, token string, _ time.Time) (*models.ReadKey, error) {
+	if k, ok := f[token]; ok {
+		return k, nil
+	}
+	return nil, models.ErrInvalidAPIKey
+}
+
+// fakeReads records the page queries it is asked and answers err.
+type fakeReads struct {
+	api.ReadStore
+	err     error
+	queries []views.ListQuery
+}
+
+func (f *fakeReads) ListClients(_ context.Context, q views.ListQuery) (views.Page[views.Client], error) {
+	f.queries = append(f.queries, q)
+	return views.Page[views.Client]{Rows: []views.Client{}}, f.err
+}
+
+func (f *fakeReads) GetClient(context.Context, views.Scope, uuid.UUID) (*views.Client, error) {
+	return &views.Client{}, f.err
+}
+
+// roleCheck is one RequireRole call.
+type roleCheck struct {
+	org, actor uuid.UUID
+	roles      []models.Role
+}
+
+// fakeOperators knows operators by their token, answers every role check with roleErr and OnlyOrg
+// with onlyOrgErr.
+type fakeOperators struct {
+	api.OperatorAuth
+	users      map[string]uuid.UUID
+	roleErr    error
+	onlyOrgErr error
+	checks     []roleCheck
+}
+
+func (f *fakeOperators) UserByToken(_ context.Context, token string) (*models.User, error) {
+	if id, ok := f.users[token]; ok {
+		return &models.User{ID: id}, nil
+	}
+	return nil, models.ErrInvalidOperatorToken
+}
+
+func (f *fakeOperators) RequireRole(_ context.Context, org, actor uuid.UUID, roles ...models.Role) error {
+	f.checks = append(f.checks, roleCheck{org: org, actor: actor, roles: roles})
+	return f.roleErr
+}
+
+func (f *fakeOperators) OnlyOrg(context.Context, uuid.UUID) (uuid.UUID, error) {
+	return uuid.Nil, f.onlyOrgErr
+}
+
+// fakeKeys counts the read keys it mints.
+type fakeKeys struct {
+	api.KeyStore
+	created []apikeys.NewReadKey
+}
+
+func (f *fakeKeys) CreateReadKey(_ context.Context, in apikeys.NewReadKey) (*models.ReadKey, string, error) {
+	f.created = append(f.created, in)
+	return &models.ReadKey{ID: uuid.New(), OrgID: in.OrgID, Name: in.Name, Scope: in.Scope}, "pck_live_fake", nil
+}
+
+// fakeWebhooks counts the test events it queues; any other operation panics.
+type fakeWebhooks struct {
+	api.WebhookService
+	tests int
+}
+
+func (f *fakeWebhooks) SendTest(_ context.Context, _, endpointID uuid.UUID) (*delivery.TestQueued, error) {
+	f.tests++
+	return &delivery.TestQueued{EndpointID: endpointID, EventType: "webhook.test", Status: "pending"}, nil
+}
+
+// fakeGate knows one integration key, by the token "int", and answers every rate-limit question
+// with allow and allowErr.
+type fakeGate struct {
+	api.IntegrationGate
+	key      *models.IntegrationKey
+	allow    bool
+	allowErr error
+}
+
+func (f *fakeGate) AuthenticateIntegration(_ context.Context, token string, _ time.Time) (*models.IntegrationKey, error) {
+	if token == "int" {
+		return f.key, nil
+	}
+	return nil, models.ErrInvalidAPIKey
+}
+
+func (f *fakeGate) AllowRequest(context.Context, uuid.UUID, int, time.Time) (bool, error) {
+	return f.allow, f.allowErr
+}
+
+// fakeIngest counts the orders it is asked to create and refuses each with err.
+type fakeIngest struct {
+	api.IngestStore
+	err    error
+	orders int
+}
+
+func (f *fakeIngest) CreateOrder(context.Context, *models.IntegrationKey, ingest.Order) (*ingest.OrderResult, error) {
+	f.orders++
+	return nil, f.err
+}
