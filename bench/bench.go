@@ -157,7 +157,9 @@ type stack struct {
 	serve    *proc
 	worker   *proc
 	base     string
-	cpu      *cpuMeter
+	// metrics are the Prometheus addresses of wds serve and wds worker.
+	metrics []string
+	cpu     *cpuMeter
 }
 
 // startStack migrates a fresh database and starts Temporal, the receiver, wds serve and wds worker as
@@ -192,16 +194,18 @@ func (e *env) startStack(ctx context.Context, o Options) (*stack, error) {
 	e.closers = append(e.closers, s.rcv.close)
 	environ := e.wdsEnv(s.dbURL, "TEMPORAL_ADDRESS="+s.temporal.Address, "WDS_WEBHOOK_ALLOW_PRIVATE=true",
 		"WDS_WEBHOOK_CA_FILE="+s.rcv.caFile)
-	if s.serve, s.base, err = e.startServe(ctx, environ); err != nil {
+	var serveMetrics string
+	if s.serve, s.base, serveMetrics, err = e.startServe(ctx, environ); err != nil {
 		return nil, err
 	}
-	metrics, err := freeAddr()
+	workerMetrics, err := freeAddr()
 	if err != nil {
 		return nil, err
 	}
-	if s.worker, err = e.start("worker", append(environ, "WDS_METRICS_ADDR="+metrics), e.wdsBin, "worker"); err != nil {
+	if s.worker, err = e.start("worker", append(environ, "WDS_METRICS_ADDR="+workerMetrics), e.wdsBin, "worker"); err != nil {
 		return nil, err
 	}
+	s.metrics = []string{serveMetrics, workerMetrics}
 	_, port, _ := strings.Cut(s.temporal.Address, ":")
 	temporalPid := pidListening("start-dev", port)
 	s.cpu = &cpuMeter{parts: map[string]func() []int{
@@ -287,12 +291,12 @@ func (e *env) webhookPhase(ctx context.Context, o Options, s *stack) (*WebhookRe
 		"--url", s.rcv.srv.URL+"/hook", "--events", "order.created"); err != nil {
 		return nil, err
 	}
-	budget := int(o.RateMax*o.RateStep.Seconds()*12 + o.RateMax*o.Duration.Seconds())
+	budget := int(o.RateMax*o.RateStep.Seconds()*12 + (o.RateMax+asksRate)*o.Duration.Seconds())
 	g, err := newIngester(ctx, s.db, s.box, t, s.base, "hook-", budget, false)
 	if err != nil {
 		return nil, err
 	}
-	res, err := e.runWebhooks(ctx, o, g, s.temporal.Client(), s.rcv, s.cpu, func() error { return e.waitIdle(ctx, s) },
+	res, err := e.runWebhooks(ctx, o, g, s, func() error { return e.waitIdle(ctx, s) },
 		func() error { return analyze(ctx, s.dbURL) })
 	if err != nil {
 		return nil, err
@@ -331,22 +335,21 @@ func (e *env) prepareRead(ctx context.Context, o Options, s *stack, res *Results
 	return &reader{base: s.base, client: client, keys: keys, data: data, walk: o.Walk}, nil
 }
 
-// startServe runs `wds serve` on a free loopback port and waits until it answers.
-func (e *env) startServe(ctx context.Context, environ []string) (*proc, string, error) {
+// startServe runs `wds serve` on a free loopback port and waits until it answers. It returns the
+// API's base URL and the address of its Prometheus endpoint.
+func (e *env) startServe(ctx context.Context, environ []string) (p *proc, base, metrics string, err error) {
 	addr, err := freeAddr()
 	if err != nil {
-		return nil, "", err
+		return nil, "", "", err
 	}
-	metrics, err := freeAddr()
-	if err != nil {
-		return nil, "", err
+	if metrics, err = freeAddr(); err != nil {
+		return nil, "", "", err
 	}
-	p, err := e.start("serve", append(environ, "WDS_HTTP_ADDR="+addr, "WDS_METRICS_ADDR="+metrics), e.wdsBin, "serve")
-	if err != nil {
-		return nil, "", err
+	if p, err = e.start("serve", append(environ, "WDS_HTTP_ADDR="+addr, "WDS_METRICS_ADDR="+metrics), e.wdsBin, "serve"); err != nil {
+		return nil, "", "", err
 	}
-	base := "http://" + addr
-	return p, base, waitHTTP(ctx, p, base+"/v1/health")
+	base = "http://" + addr
+	return p, base, metrics, waitHTTP(ctx, p, base+"/v1/health")
 }
 
 func (e *env) serverVersion(ctx context.Context) (string, error) {

@@ -82,6 +82,8 @@ func webhookRows(r *WebhookResult) []row {
 			r.WDSHistory.Events, r.WDSHistory.WorkflowTasks, r.WDSHistory.Activities, r.WDSHistory.Markers, r.WDSHistory.Upserts),
 			fmt.Sprintf("%d events: workflow tasks %d, activity tasks %d", r.BareHistory.Events, r.BareHistory.WorkflowTasks,
 				r.BareHistory.Activities), fmt.Sprintf("%.1f", float64(r.WDSHistory.Events)/float64(max(1, r.BareHistory.Events))), "", ""},
+		{fmt.Sprintf("Temporal requests per delivery at %d/s, by operation", asksRate), asksText(r.WDSAsks), asksText(r.BareAsks),
+			fmt.Sprintf("%.2f", ratio(r.WDSAsks.TotalCalls, r.BareAsks.TotalCalls)), "", ""},
 		{"Webhook events at the receiver's dedupe", fmt.Sprintf("%d events, %d missing, %d redelivered",
 			r.Events, r.Missing, r.Duplicates), "", "", "each exactly once", met(r.Missing == 0 && r.Unreadable == 0)},
 		{"Webhook attempts other than a first success", attemptsText(r.Attempts), "", "", "", ""},

@@ -13,6 +13,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	dto "github.com/prometheus/client_model/go"
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/client"
@@ -21,6 +22,8 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"wds/delivery"
+	"wds/metrics"
+	"wds/temporaldev"
 )
 
 // WebhookResult is the delivery benchmark: the highest steady rate of orders whose order.created
@@ -46,6 +49,9 @@ type WebhookResult struct {
 	// bare workflow.
 	WDSHistory  History `json:"wds_history"`
 	BareHistory History `json:"bare_history"`
+	// The requests to the Temporal server per item, both sides at the same low rate.
+	WDSAsks  Asks `json:"wds_asks"`
+	BareAsks Asks `json:"bare_asks"`
 }
 
 // AttemptCount is how many logged attempts share an attempt number, status and error.
@@ -344,23 +350,32 @@ func bareWorkflow(ctx workflow.Context, url, id string) error {
 }
 
 // runWebhooks measures both ladders, then wds at half its highest steady rate, and checks the dedupe.
-func (e *env) runWebhooks(ctx context.Context, o Options, g *ingester, c client.Client, rcv *receiver, cpu *cpuMeter, idle, analyze func() error) (*WebhookResult, error) {
+func (e *env) runWebhooks(ctx context.Context, o Options, g *ingester, s *stack, idle, analyze func() error) (*WebhookResult, error) {
 	res := &WebhookResult{SteadyCeiling: fmt.Sprintf("every item arrived, no errors, generator on schedule, p90 < %s; "+
 		"a step is tried up to %d times", steadyP90, stepTries)}
+	c, rcv := s.temporal.Client(), s.rcv
+	bc, err := bareClient(s.temporal.Address)
+	if err != nil {
+		return nil, err
+	}
+	defer bc.Close()
 	wdsFire := func(ctx context.Context) (string, error) { return g.create(ctx) }
-	w, err := bareWorker(c, rcv)
+	w, err := bareWorker(bc, rcv)
 	if err != nil {
 		return nil, err
 	}
 	var seq atomic.Int64
 	bareFire := func(ctx context.Context) (string, error) {
 		id := fmt.Sprintf("bare-%d", seq.Add(1))
-		_, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: id, TaskQueue: bareQueue}, "BareDelivery",
+		_, err := bc.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: id, TaskQueue: bareQueue}, "BareDelivery",
 			rcv.srv.URL+"/bare", id)
 		return id, err
 	}
 	wds, bare := &ladder{what: "wds", fire: wdsFire}, &ladder{what: "bare Temporal", fire: bareFire}
-	err = climb(ctx, e, o, rcv, cpu, idle, analyze, wds, bare)
+	err = climb(ctx, e, o, rcv, s.cpu, idle, analyze, wds, bare)
+	if err == nil {
+		err = e.countAsks(ctx, o, res, s, idle, wdsFire, bareFire)
+	}
 	if err == nil {
 		err = idle() // before the bare worker stops: a ladder may end on a steady try whose workflows are closing
 	}
@@ -391,4 +406,56 @@ func (e *env) runWebhooks(ctx context.Context, o Options, g *ingester, c client.
 		return nil, err
 	}
 	return res, nil
+}
+
+// bareClient is the bare side's own connection, counting its requests in this process's registry as
+// wds's processes count theirs.
+func bareClient(address string) (client.Client, error) {
+	mh, err := metrics.TemporalHandler()
+	if err != nil {
+		return nil, fmt.Errorf("bench: %w", err)
+	}
+	c, err := client.Dial(client.Options{HostPort: address, Logger: temporaldev.QuietLogger(), MetricsHandler: mh})
+	if err != nil {
+		return nil, fmt.Errorf("bench: bare client: %w", err)
+	}
+	return c, nil
+}
+
+// asksRate is slow enough for both sides on any machine: the count is per item, not a capacity.
+const asksRate = 10
+
+// countAsks counts the requests to the Temporal server per item of each side.
+func (e *env) countAsks(ctx context.Context, o Options, res *WebhookResult, s *stack, idle func() error, wdsFire, bareFire fire) error {
+	wdsCounts := func(ctx context.Context) (map[string]float64, error) {
+		parts := make([]map[string]float64, len(s.metrics))
+		for i, addr := range s.metrics {
+			var err error
+			if parts[i], err = scrapeRequests(ctx, addr); err != nil {
+				return nil, err
+			}
+		}
+		return sumCounts(parts...), nil
+	}
+	bareCounts := func(context.Context) (map[string]float64, error) {
+		families, err := metrics.Registry.Gather()
+		if err != nil {
+			return nil, fmt.Errorf("bench: gather: %w", err)
+		}
+		byName := make(map[string]*dto.MetricFamily, len(families))
+		for _, f := range families {
+			byName[f.GetName()] = f
+		}
+		return requestCounts(byName), nil
+	}
+	var err error
+	if res.WDSAsks, err = measureAsks(ctx, asksRate, o.Duration, s.rcv, wdsFire, idle, wdsCounts); err != nil {
+		return err
+	}
+	e.logf("webhooks: Temporal requests per wds delivery: %s", asksText(res.WDSAsks))
+	if res.BareAsks, err = measureAsks(ctx, asksRate, o.Duration, s.rcv, bareFire, idle, bareCounts); err != nil {
+		return err
+	}
+	e.logf("webhooks: Temporal requests per bare workflow: %s", asksText(res.BareAsks))
+	return nil
 }

@@ -500,32 +500,39 @@ func TestARotationsGraceSignsWithBothSecrets(t *testing.T) {
 	}
 }
 
-// A task that sent but could not record its row (the database went away) is run again by Temporal
-// with the heartbeat it kept: the retry records what the POST came back with and sends nothing.
+// A task that sent but could not record its row (the database refused the write) is run again by
+// Temporal with the heartbeat it kept: the retry records what the POST came back with and sends
+// nothing. A task that recorded its row keeps no heartbeat: that would cost every attempt a request
+// to the Temporal server.
 func TestARetryOfATaskThatSentRecordsWithoutSendingAgain(t *testing.T) {
 	f := newFixture(t)
 	rc := newReceiver(t, func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusAccepted) })
 	ep := f.endpoint(rc.srv.URL)
-	in := attempt(f.event(events.OrderCreated, nil), ep.ID, 1, later())
 	a := f.acts(rc, true)
-
 	var suite testsuite.WorkflowTestSuite
-	first := suite.NewTestActivityEnvironment()
-	first.RegisterActivityWithOptions(a.Deliver, activity.RegisterOptions{Name: delivery.ActivityDeliver})
-	var kept converter.EncodedValues
-	first.SetOnActivityHeartbeatListener(func(_ *activity.Info, d converter.EncodedValues) { kept = d })
-	if _, err := first.ExecuteActivity(delivery.ActivityDeliver, in); err != nil {
-		t.Fatal(err)
+	run := func(in delivery.AttemptInput) (converter.EncodedValues, error) {
+		env := suite.NewTestActivityEnvironment()
+		env.RegisterActivityWithOptions(a.Deliver, activity.RegisterOptions{Name: delivery.ActivityDeliver})
+		var kept converter.EncodedValues
+		env.SetOnActivityHeartbeatListener(func(_ *activity.Info, d converter.EncodedValues) { kept = d })
+		_, err := env.ExecuteActivity(delivery.ActivityDeliver, in)
+		return kept, err
 	}
-	if kept == nil {
-		t.Fatal("the task kept no heartbeat after sending")
+	if kept, err := run(attempt(f.event(events.OrderCreated, nil), ep.ID, 1, later())); err != nil || kept != nil {
+		t.Fatalf("a recorded attempt: heartbeat %v, error %v", kept, err)
+	}
+
+	in := attempt(f.event(events.OrderCreated, nil), ep.ID, 1, later())
+	refuseDeliveryRows(t, f)
+	kept, err := run(in)
+	if err == nil || kept == nil {
+		t.Fatalf("an unrecorded attempt: heartbeat %v, error %v", kept, err)
 	}
 	var sent map[string]any
 	if err := kept.Get(&sent); err != nil {
 		t.Fatal(err)
 	}
-	// As if the row had never been written.
-	if err := f.db.Exec("DELETE FROM webhook_deliveries WHERE chain_id = ?", in.ChainID).Error; err != nil {
+	if err := f.db.Exec("DROP TRIGGER refuse ON webhook_deliveries").Error; err != nil {
 		t.Fatal(err)
 	}
 
@@ -540,11 +547,25 @@ func TestARetryOfATaskThatSentRecordsWithoutSendingAgain(t *testing.T) {
 	if err := val.Get(&res); err != nil || res.Outcome != models.DeliverySucceeded {
 		t.Fatalf("retry answered %+v %v", res, err)
 	}
-	if n := len(rc.got()); n != 1 {
-		t.Fatalf("%d POSTs, want the first task's only", n)
+	if n := len(rc.got()); n != 2 {
+		t.Fatalf("%d POSTs, want one per event: the retry sends nothing", n)
 	}
 	rows := f.rows(in.ChainID)
 	if len(rows) != 1 || rows[0].Status != models.DeliverySucceeded || rows[0].ResponseStatus == nil || *rows[0].ResponseStatus != http.StatusAccepted {
 		t.Fatalf("rows %+v", rows)
+	}
+}
+
+// refuseDeliveryRows makes PostgreSQL refuse every new delivery row, as a database that went away
+// after the POST would.
+func refuseDeliveryRows(t *testing.T, f *fixture) {
+	t.Helper()
+	err := f.db.Exec(`CREATE FUNCTION refuse() RETURNS trigger LANGUAGE plpgsql AS $$
+		BEGIN RAISE EXCEPTION 'refused'; END $$`).Error
+	if err == nil {
+		err = f.db.Exec("CREATE TRIGGER refuse BEFORE INSERT ON webhook_deliveries FOR EACH ROW EXECUTE FUNCTION refuse()").Error
+	}
+	if err != nil {
+		t.Fatal(err)
 	}
 }

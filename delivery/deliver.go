@@ -49,6 +49,7 @@ func (a *Activities) Deliver(ctx context.Context, in AttemptInput) (AttemptResul
 		return AttemptResult{Outcome: *at.RecordedStatus, Error: deref(at.RecordedError)}, nil
 	}
 	d := newRow(in, &at.Event, a.now())
+	sent := false
 	if !sentEarlier(ctx, d) {
 		if reason := at.stopReason(); reason != "" {
 			return a.stop(ctx, in, &at.Event, reason)
@@ -56,8 +57,9 @@ func (a *Activities) Deliver(ctx context.Context, in AttemptInput) (AttemptResul
 		if err := a.send(ctx, d, at, in); err != nil {
 			return AttemptResult{}, err
 		}
+		sent = true
 	}
-	res, err := a.write(ctx, d)
+	res, err := a.writeSent(ctx, d, sent)
 	if err == nil {
 		// Counted once the row is recorded: a task that is retried after this point returns early
 		// above and is not counted twice.
@@ -66,7 +68,30 @@ func (a *Activities) Deliver(ctx context.Context, in AttemptInput) (AttemptResul
 	return res, err
 }
 
-// send POSTs the event and fills d with the outcome, which it also keeps as the task's heartbeat.
+// heartbeatReserve is the time a task keeps, out of its deadline, to hand its outcome to Temporal
+// after a write that failed.
+const heartbeatReserve = 3 * time.Second
+
+// writeSent records the attempt. When the row cannot be written after a POST, the outcome is kept as
+// the task's heartbeat, so the retry records it instead of sending again. Only then: a heartbeat is
+// a request and a write on the Temporal server, which every attempt would otherwise pay for the
+// rare task that sends and then loses its database. A worker killed between the POST and the row
+// keeps nothing, and the retry sends again; receivers deduplicate on X-PC-Event-Id for that.
+func (a *Activities) writeSent(ctx context.Context, d *models.Delivery, sent bool) (AttemptResult, error) {
+	wctx := ctx
+	if deadline, ok := ctx.Deadline(); ok && sent {
+		var cancel context.CancelFunc
+		wctx, cancel = context.WithDeadline(ctx, deadline.Add(-heartbeatReserve))
+		defer cancel()
+	}
+	res, err := a.write(wctx, d)
+	if err != nil && sent && activity.IsActivity(ctx) {
+		activity.RecordHeartbeat(ctx, outcomeOf(d))
+	}
+	return res, err
+}
+
+// send POSTs the event and fills d with the outcome.
 func (a *Activities) send(ctx context.Context, d *models.Delivery, at *attemptState, in AttemptInput) error {
 	body, release, err := a.body(ctx, at)
 	if err != nil {
@@ -78,14 +103,11 @@ func (a *Activities) send(ctx context.Context, d *models.Delivery, at *attemptSt
 		return err
 	}
 	a.post(ctx, d, at.URL, in, keys, body)
-	if activity.IsActivity(ctx) {
-		activity.RecordHeartbeat(ctx, outcomeOf(d))
-	}
 	return nil
 }
 
-// outcome is what a POST came back with. Kept as the task's heartbeat, it lets a retry of a task
-// that sent but could not record write the row instead of sending again.
+// outcome is what a POST came back with. Kept as the task's heartbeat when the row could not be
+// written, it lets the retry write the row instead of sending again.
 type outcome struct {
 	Status          string
 	ResponseStatus  *int
