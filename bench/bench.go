@@ -158,6 +158,7 @@ type stack struct {
 	worker   *proc
 	base     string
 	cpu      *cpuMeter
+	environ  []string // of wds serve and wds worker
 }
 
 // startStack migrates a fresh database and starts Temporal, the receiver, wds serve and wds worker as
@@ -190,16 +191,16 @@ func (e *env) startStack(ctx context.Context, o Options) (*stack, error) {
 		return nil, err
 	}
 	e.closers = append(e.closers, s.rcv.close)
-	environ := e.wdsEnv(s.dbURL, "TEMPORAL_ADDRESS="+s.temporal.Address, "WDS_WEBHOOK_ALLOW_PRIVATE=true",
+	s.environ = e.wdsEnv(s.dbURL, "TEMPORAL_ADDRESS="+s.temporal.Address, "WDS_WEBHOOK_ALLOW_PRIVATE=true",
 		"WDS_WEBHOOK_CA_FILE="+s.rcv.caFile)
-	if s.serve, s.base, err = e.startServe(ctx, environ); err != nil {
+	if s.serve, s.base, err = e.startServe(ctx, "serve", s.environ); err != nil {
 		return nil, err
 	}
 	metrics, err := freeAddr()
 	if err != nil {
 		return nil, err
 	}
-	if s.worker, err = e.start("worker", append(environ, "WDS_METRICS_ADDR="+metrics), e.wdsBin, "worker"); err != nil {
+	if s.worker, err = e.start("worker", append(s.environ, "WDS_METRICS_ADDR="+metrics), e.wdsBin, "worker"); err != nil {
 		return nil, err
 	}
 	_, port, _ := strings.Cut(s.temporal.Address, ":")
@@ -331,8 +332,8 @@ func (e *env) prepareRead(ctx context.Context, o Options, s *stack, res *Results
 	return &reader{base: s.base, client: client, keys: keys, data: data, walk: o.Walk}, nil
 }
 
-// startServe runs `wds serve` on a free loopback port and waits until it answers.
-func (e *env) startServe(ctx context.Context, environ []string) (*proc, string, error) {
+// startServe runs `wds serve` on a free loopback port and waits until it answers; name names its log.
+func (e *env) startServe(ctx context.Context, name string, environ []string) (*proc, string, error) {
 	addr, err := freeAddr()
 	if err != nil {
 		return nil, "", err
@@ -341,7 +342,7 @@ func (e *env) startServe(ctx context.Context, environ []string) (*proc, string, 
 	if err != nil {
 		return nil, "", err
 	}
-	p, err := e.start("serve", append(environ, "WDS_HTTP_ADDR="+addr, "WDS_METRICS_ADDR="+metrics), e.wdsBin, "serve")
+	p, err := e.start(name, append(environ, "WDS_HTTP_ADDR="+addr, "WDS_METRICS_ADDR="+metrics), e.wdsBin, "serve")
 	if err != nil {
 		return nil, "", err
 	}
