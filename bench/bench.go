@@ -226,7 +226,12 @@ func (e *env) ingestPhase(ctx context.Context, o Options, s *stack) (*IngestResu
 	if err != nil {
 		return nil, err
 	}
-	return e.runIngest(ctx, o, g, s.cpu, s.dbURL, t)
+	e.logf("ingest: capturing the statements of a create for the replay baseline")
+	rep, err := e.captureReplay(ctx, s, g, t)
+	if err != nil {
+		return nil, err
+	}
+	return e.runIngest(ctx, o, g, rep, s.cpu, s.dbURL, t)
 }
 
 // ingestBudget is far more creates than two cores can make in the warm-up and the measurement.
