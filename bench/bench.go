@@ -157,9 +157,10 @@ type stack struct {
 	serve    *proc
 	worker   *proc
 	base     string
+	cpu      *cpuMeter
+	environ  []string // of wds serve and wds worker
 	// metrics are the Prometheus addresses of wds serve and wds worker.
 	metrics []string
-	cpu     *cpuMeter
 }
 
 // startStack migrates a fresh database and starts Temporal, the receiver, wds serve and wds worker as
@@ -192,17 +193,17 @@ func (e *env) startStack(ctx context.Context, o Options) (*stack, error) {
 		return nil, err
 	}
 	e.closers = append(e.closers, s.rcv.close)
-	environ := e.wdsEnv(s.dbURL, "TEMPORAL_ADDRESS="+s.temporal.Address, "WDS_WEBHOOK_ALLOW_PRIVATE=true",
+	s.environ = e.wdsEnv(s.dbURL, "TEMPORAL_ADDRESS="+s.temporal.Address, "WDS_WEBHOOK_ALLOW_PRIVATE=true",
 		"WDS_WEBHOOK_CA_FILE="+s.rcv.caFile)
 	var serveMetrics string
-	if s.serve, s.base, serveMetrics, err = e.startServe(ctx, environ); err != nil {
+	if s.serve, s.base, serveMetrics, err = e.startServe(ctx, "serve", s.environ); err != nil {
 		return nil, err
 	}
 	workerMetrics, err := freeAddr()
 	if err != nil {
 		return nil, err
 	}
-	if s.worker, err = e.start("worker", append(environ, "WDS_METRICS_ADDR="+workerMetrics), e.wdsBin, "worker"); err != nil {
+	if s.worker, err = e.start("worker", append(s.environ, "WDS_METRICS_ADDR="+workerMetrics), e.wdsBin, "worker"); err != nil {
 		return nil, err
 	}
 	s.metrics = []string{serveMetrics, workerMetrics}
@@ -229,7 +230,12 @@ func (e *env) ingestPhase(ctx context.Context, o Options, s *stack) (*IngestResu
 	if err != nil {
 		return nil, err
 	}
-	return e.runIngest(ctx, o, g, s.cpu, s.dbURL, t)
+	e.logf("ingest: capturing the statements of a create for the replay baseline")
+	rep, err := e.captureReplay(ctx, s, g, t)
+	if err != nil {
+		return nil, err
+	}
+	return e.runIngest(ctx, o, g, rep, s.cpu, s.dbURL, t)
 }
 
 // ingestBudget is far more creates than two cores can make in the warm-up and the measurement.
@@ -335,9 +341,9 @@ func (e *env) prepareRead(ctx context.Context, o Options, s *stack, res *Results
 	return &reader{base: s.base, client: client, keys: keys, data: data, walk: o.Walk}, nil
 }
 
-// startServe runs `wds serve` on a free loopback port and waits until it answers. It returns the
-// API's base URL and the address of its Prometheus endpoint.
-func (e *env) startServe(ctx context.Context, environ []string) (p *proc, base, metrics string, err error) {
+// startServe runs `wds serve` on a free loopback port and waits until it answers; name names its
+// log. It returns the API's base URL and the address of its Prometheus endpoint.
+func (e *env) startServe(ctx context.Context, name string, environ []string) (p *proc, base, metrics string, err error) {
 	addr, err := freeAddr()
 	if err != nil {
 		return nil, "", "", err
@@ -345,7 +351,7 @@ func (e *env) startServe(ctx context.Context, environ []string) (p *proc, base, 
 	if metrics, err = freeAddr(); err != nil {
 		return nil, "", "", err
 	}
-	if p, err = e.start("serve", append(environ, "WDS_HTTP_ADDR="+addr, "WDS_METRICS_ADDR="+metrics), e.wdsBin, "serve"); err != nil {
+	if p, err = e.start(name, append(environ, "WDS_HTTP_ADDR="+addr, "WDS_METRICS_ADDR="+metrics), e.wdsBin, "serve"); err != nil {
 		return nil, "", "", err
 	}
 	base = "http://" + addr

@@ -2,6 +2,7 @@ package bench
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -38,11 +39,29 @@ func TestSmoke(t *testing.T) {
 	}
 	if in := res.Ingest; in == nil || in.WDS.Ops == 0 || in.WDS.Errors != 0 || in.PGBench.Ops == 0 || in.Verified == "" {
 		t.Errorf("ingest: %+v", in)
+	} else {
+		checkReplay(t, in)
 	}
 	if w := res.Webhooks; w == nil || len(w.WDSLadder) == 0 || len(w.BareLadder) == 0 || w.Events == 0 || w.Missing != 0 {
 		t.Errorf("webhooks: %+v", w)
 	}
 	checkRender(t, res)
+}
+
+// checkReplay checks that the ingest baseline was captured from the service and replayed: the
+// create's transaction, a fresh external id each time, and the rows of a create per replayed one.
+func checkReplay(t *testing.T, in *IngestResult) {
+	if in.Replay.Ops == 0 || in.Replay.Errors != 0 || in.ReplayRatio <= 0 {
+		t.Errorf("replay: %+v, ratio %v", in.Replay, in.ReplayRatio)
+	}
+	for _, want := range []string{"begin", "INSERT INTO orders", "commit", ":ext", `\gset`} {
+		if !strings.Contains(in.ReplayScript, want) {
+			t.Errorf("replay script lacks %q:\n%s", want, in.ReplayScript)
+		}
+	}
+	if want := fmt.Sprintf("%d orders,", in.Replay.Ops); !strings.HasPrefix(in.ReplayVerified, want) {
+		t.Errorf("replay left %q, want %q", in.ReplayVerified, want)
+	}
 }
 
 // checkRender saves and reloads the results and renders them into a document and a chart.
@@ -67,7 +86,7 @@ func checkRender(t *testing.T, res *Results) {
 		t.Fatal(err)
 	}
 	s := string(b)
-	for _, want := range []string{"by hand", "Read list throughput", "](c.png)", "after"} {
+	for _, want := range []string{"by hand", "Read list throughput", "pgbench replaying a create", "](c.png)", "after"} {
 		if !strings.Contains(s, want) {
 			t.Errorf("rendered document lacks %q:\n%s", want, s)
 		}

@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -20,25 +22,34 @@ import (
 	"wds/secrets"
 )
 
-// IngestResult is the Integration API order-create benchmark beside pgbench's TPC-B-like script.
+// IngestResult is the Integration API order-create benchmark beside pgbench replaying the statements
+// of one create (the baseline of the target) and pgbench's TPC-B-like script (a reference line).
 type IngestResult struct {
 	WDS             Measure `json:"wds"`
+	Replay          Measure `json:"pgbench_replay"`
 	PGBench         Measure `json:"pgbench_tpcb"`
 	PGBenchScale    int     `json:"pgbench_scale"`
+	ReplayRatio     float64 `json:"replay_throughput_ratio"`
 	ThroughputRatio float64 `json:"throughput_ratio"`
-	// CPU milliseconds per create (wds) and per TPC-B transaction, by process, in the main run.
-	CPUPerOrder  map[string]float64 `json:"cpu_ms_per_order"`
-	CPUPerTPCBTx map[string]float64 `json:"cpu_ms_per_tpcb_tx"`
-	Created      int                `json:"created"`
-	Verified     string             `json:"verified"`
+	// CPU milliseconds per create (wds), per replayed create and per TPC-B transaction, by process.
+	CPUPerOrder    map[string]float64 `json:"cpu_ms_per_order"`
+	CPUPerReplayTx map[string]float64 `json:"cpu_ms_per_replay_tx"`
+	CPUPerTPCBTx   map[string]float64 `json:"cpu_ms_per_tpcb_tx"`
+	Created        int                `json:"created"`
+	Verified       string             `json:"verified"`
+	ReplayVerified string             `json:"replay_verified"`
+	// ReplayScript is the pgbench script; ReplayDefs its constants (pgbench -D).
+	ReplayScript string            `json:"replay_script"`
+	ReplayDefs   map[string]string `json:"replay_defs"`
 }
 
 // intKeyBudget stays under the largest per-key limit an integration key can have (6000 a minute).
 const intKeyBudget = 5000
 
 // minIntKeys is more keys than the benchmark has clients, so requests in flight together do not
-// share one.
-const minIntKeys = 32
+// share one, and enough that the replay, which turns over the same keys, stays under each key's
+// limit up to 6,400 creates a second.
+const minIntKeys = 64
 
 // ingester drives POST /integrations/v1/orders with distinct external ids.
 type ingester struct {
@@ -121,36 +132,49 @@ func (g *ingester) create(ctx context.Context) (string, error) {
 	return out.ID, nil
 }
 
-// runIngest measures order creation against TPC-B on the same cluster and then checks, in the
-// database, that every answered create left exactly one order with its lines, payment and events.
-func (e *env) runIngest(ctx context.Context, o Options, g *ingester, cpu *cpuMeter, dbURL string, t *tenant) (*IngestResult, error) {
-	res := &IngestResult{PGBenchScale: o.TPCBScale}
+// runIngest measures order creation against the replay of its statements and TPC-B on the same
+// cluster and then checks, in the database, that every answered create and every replayed one left
+// exactly one order with its lines, payment and events.
+func (e *env) runIngest(ctx context.Context, o Options, g *ingester, rep *replay, cpu *cpuMeter, dbURL string, t *tenant) (*IngestResult, error) {
+	res := &IngestResult{PGBenchScale: o.TPCBScale, ReplayScript: rep.script, ReplayDefs: rep.defs}
+	create := func(int) op { return func(ctx context.Context) error { _, err := g.create(ctx); return err } }
 	e.logf("ingest: warm-up, %d clients, %s", o.Clients, o.Warmup)
-	drive(ctx, o.Clients, o.Warmup, func(int) op { return func(ctx context.Context) error { _, err := g.create(ctx); return err } })
+	drive(ctx, o.Clients, o.Warmup, create)
 	if err := analyze(ctx, dbURL); err != nil {
 		return nil, err
 	}
-	e.logf("ingest: %d clients, %s each for wds and pgbench TPC-B (scale %d) in %d alternating rounds",
+	e.logf("ingest: %d clients, %s each for wds, pgbench replaying a create and pgbench TPC-B (scale %d) in %d alternating rounds",
 		o.Clients, o.Duration, o.TPCBScale, o.Rounds)
 	per := o.Duration / time.Duration(o.Rounds)
-	var err error
-	wdsCPU, pgCPU := map[string]float64{}, map[string]float64{}
-	res.WDS, res.PGBench, err = alternate(o.Rounds, cpu.metered(wdsCPU, func() (sample, error) {
-		return drive(ctx, o.Clients, per, func(int) op {
-			return func(ctx context.Context) error { _, err := g.create(ctx); return err }
-		}), nil
+	seconds := max(1, int(per.Round(time.Second)/time.Second))
+	script := filepath.Join(e.dir, "create.sql") // not replay.*, which names the transaction logs
+	if err := os.WriteFile(script, []byte(rep.script), 0o644); err != nil {
+		return nil, fmt.Errorf("bench: %w", err)
+	}
+	round := 0
+	wdsCPU, replayCPU, pgCPU := map[string]float64{}, map[string]float64{}, map[string]float64{}
+	m, err := alternate(o.Rounds, cpu.metered(wdsCPU, func() (sample, error) {
+		return drive(ctx, o.Clients, per, create), nil
+	}), cpu.metered(replayCPU, func() (sample, error) {
+		round++
+		return e.pgbench(ctx, pgbenchSpec{db: "wds", name: "replay", script: script, clients: o.Clients, seconds: seconds,
+			defs: rep.run(fmt.Sprintf("%s%d", replayPrefix, round), o.Clients)})
 	}), cpu.metered(pgCPU, func() (sample, error) {
-		return e.pgbench(ctx, pgbenchSpec{db: "pgbench", name: "tpcb", clients: o.Clients,
-			seconds: max(1, int(per.Round(time.Second)/time.Second))})
+		return e.pgbench(ctx, pgbenchSpec{db: "pgbench", name: "tpcb", clients: o.Clients, seconds: seconds})
 	}))
 	if err != nil {
 		return nil, err
 	}
-	res.CPUPerOrder, res.CPUPerTPCBTx = perOp(wdsCPU, res.WDS.Ops), perOp(pgCPU, res.PGBench.Ops)
+	res.WDS, res.Replay, res.PGBench = m[0], m[1], m[2]
+	res.CPUPerOrder, res.CPUPerReplayTx, res.CPUPerTPCBTx = perOp(wdsCPU, res.WDS.Ops), perOp(replayCPU, res.Replay.Ops), perOp(pgCPU, res.PGBench.Ops)
+	res.ReplayRatio = ratio(res.WDS.PerSecond, res.Replay.PerSecond)
 	res.ThroughputRatio = ratio(res.WDS.PerSecond, res.PGBench.PerSecond)
 	res.Created = int(g.created.Load())
 	if res.Verified, err = verifyIngest(ctx, dbURL, t, g.prefix, res.Created); err != nil {
 		return nil, err
+	}
+	if res.ReplayVerified, err = verifyIngest(ctx, dbURL, t, replayPrefix, res.Replay.Ops); err != nil {
+		return nil, fmt.Errorf("bench: the replay did not do a create's work: %w", err)
 	}
 	return res, nil
 }
@@ -189,7 +213,7 @@ func verifyIngest(ctx context.Context, dbURL string, t *tenant, prefix string, c
 		}
 		got = append(got, fmt.Sprintf("%d %s", n, c.what))
 	}
-	return strings.Join(got, ", ") + fmt.Sprintf(" for %d answered creates", created), nil
+	return strings.Join(got, ", ") + fmt.Sprintf(" for %d creates", created), nil
 }
 
 // initTPCB creates pgbench's own tables in a database of their own on the same cluster.

@@ -77,22 +77,23 @@ func (s sample) measure() Measure {
 	return m
 }
 
-// alternate runs rounds of a then b and returns each side's merged figures.
-func alternate(rounds int, a, b func() (sample, error)) (Measure, Measure, error) {
-	var sa, sb sample
+// alternate runs rounds of each side in turn and returns each side's merged figures, in order.
+func alternate(rounds int, sides ...func() (sample, error)) ([]Measure, error) {
+	acc := make([]sample, len(sides))
 	for range rounds {
-		for _, side := range []struct {
-			run func() (sample, error)
-			acc *sample
-		}{{a, &sa}, {b, &sb}} {
-			s, err := side.run()
+		for i, run := range sides {
+			s, err := run()
 			if err != nil {
-				return Measure{}, Measure{}, err
+				return nil, err
 			}
-			side.acc.add(s)
+			acc[i].add(s)
 		}
 	}
-	return sa.measure(), sb.measure(), nil
+	out := make([]Measure, len(acc))
+	for i, s := range acc {
+		out[i] = s.measure()
+	}
+	return out, nil
 }
 
 // drive runs clients concurrent loops of their op for d and records every call. Operations in flight

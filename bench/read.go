@@ -247,10 +247,14 @@ func (e *env) runRead(ctx context.Context, o Options, r *reader, cpu *cpuMeter, 
 	wdsCPU, pgCPU := map[string]float64{}, map[string]float64{}
 	step := func(clients, rounds int, d time.Duration) (Measure, Measure, error) {
 		per := d / time.Duration(rounds)
-		return alternate(rounds, cpu.metered(wdsCPU, func() (sample, error) {
+		m, err := alternate(rounds, cpu.metered(wdsCPU, func() (sample, error) {
 			seed += 1000
 			return drive(ctx, clients, per, func(c int) op { return r.walker(seed + uint64(c)) }), nil
 		}), cpu.metered(pgCPU, func() (sample, error) { return e.readPgbench(ctx, r, script, db, clients, per) }))
+		if err != nil {
+			return Measure{}, Measure{}, err
+		}
+		return m[0], m[1], nil
 	}
 	e.logf("read: warm-up, %d clients, %s", o.Clients, o.Warmup)
 	if _, _, err := step(o.Clients, 1, o.Warmup); err != nil {

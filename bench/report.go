@@ -36,7 +36,7 @@ func rows(res *Results) []row {
 		out = append(out,
 			row{fmt.Sprintf("Read list throughput, %d clients", r.WDS.Clients),
 				fmt.Sprintf("%.0f req/s", r.WDS.PerSecond), fmt.Sprintf("%.0f tx/s (pgbench, same SQL)", r.PGBench.PerSecond),
-				fmt.Sprintf("%.2f", r.ThroughputRatio), ">= 0.50", met(r.ThroughputRatio >= 0.5)},
+				fmt.Sprintf("%.2f", r.ThroughputRatio), ">= 0.80", met(r.ThroughputRatio >= 0.8)},
 			row{"Read list p50 / p99", fmt.Sprintf("%.1f / %.1f ms", r.WDS.P50Ms, r.WDS.P99Ms),
 				fmt.Sprintf("%.1f / %.1f ms", r.PGBench.P50Ms, r.PGBench.P99Ms), "", "p99 < 25 ms", met(r.WDS.P99Ms < 25)},
 			row{"Read list errors", fmt.Sprintf("%d of %d", r.WDS.Errors, r.WDS.Ops),
@@ -48,24 +48,28 @@ func rows(res *Results) []row {
 	out = append(out, ingestRows(res.Ingest)...)
 	out = append(out, webhookRows(res.Webhooks)...)
 	for _, m := range res.Memory {
-		out = append(out, row{"Peak RSS of " + m.Process, fmt.Sprintf("%.0f MB", m.PeakMB), "", "", "< 150 MB", met(m.PeakMB < 150)})
+		out = append(out, row{"Peak RSS of " + m.Process, fmt.Sprintf("%.0f MB", m.PeakMB), "", "", "< 100 MB", met(m.PeakMB < 100)})
 	}
 	return out
 }
 
+// ingestRows hold wds to the replay of its own statements; TPC-B is a reference line without a target.
 func ingestRows(r *IngestResult) []row {
 	if r == nil {
 		return nil
 	}
 	return []row{
 		{fmt.Sprintf("Ingest throughput, %d clients", r.WDS.Clients), fmt.Sprintf("%.0f orders/s", r.WDS.PerSecond),
-			fmt.Sprintf("%.0f tx/s (pgbench TPC-B-like, scale %d)", r.PGBench.PerSecond, r.PGBenchScale),
-			fmt.Sprintf("%.2f", r.ThroughputRatio), ">= 0.50", met(r.ThroughputRatio >= 0.5)},
+			fmt.Sprintf("%.0f tx/s (pgbench replaying a create's statements)", r.Replay.PerSecond),
+			fmt.Sprintf("%.2f", r.ReplayRatio), ">= 0.70", met(r.ReplayRatio >= 0.7)},
 		{"Ingest p50 / p99", fmt.Sprintf("%.1f / %.1f ms", r.WDS.P50Ms, r.WDS.P99Ms),
-			fmt.Sprintf("%.1f / %.1f ms", r.PGBench.P50Ms, r.PGBench.P99Ms), "", "p99 < 50 ms", met(r.WDS.P99Ms < 50)},
-		{"Ingest errors", fmt.Sprintf("%d of %d", r.WDS.Errors, r.WDS.Ops), fmt.Sprintf("%d of %d", r.PGBench.Errors, r.PGBench.Ops),
+			fmt.Sprintf("%.1f / %.1f ms", r.Replay.P50Ms, r.Replay.P99Ms), "", "p99 < 30 ms", met(r.WDS.P99Ms < 30)},
+		{"Ingest against TPC-B (reference)", fmt.Sprintf("%.0f orders/s", r.WDS.PerSecond),
+			fmt.Sprintf("%.0f tx/s (pgbench TPC-B-like, scale %d), p99 %.1f ms", r.PGBench.PerSecond, r.PGBenchScale, r.PGBench.P99Ms),
+			fmt.Sprintf("%.2f", r.ThroughputRatio), "", ""},
+		{"Ingest errors", fmt.Sprintf("%d of %d", r.WDS.Errors, r.WDS.Ops), fmt.Sprintf("%d of %d", r.Replay.Errors, r.Replay.Ops),
 			"", "0", met(r.WDS.Errors == 0)},
-		{"Ingest rows in the database", r.Verified, "", "", "one order and its events per request", met(r.Verified != "")},
+		{"Ingest rows in the database", r.Verified, r.ReplayVerified, "", "one order and its events per request", met(r.Verified != "")},
 	}
 }
 
@@ -76,7 +80,7 @@ func webhookRows(r *WebhookResult) []row {
 	return []row{
 		{"Webhook highest steady rate", fmt.Sprintf("%.1f orders/s", r.WDSMaxRate),
 			fmt.Sprintf("%.1f workflows/s (bare Temporal workflow, one HTTPS POST)", r.BareMaxRate),
-			fmt.Sprintf("%.2f", r.RateRatio), ">= 0.70", met(r.RateRatio >= 0.7)},
+			fmt.Sprintf("%.2f", r.RateRatio), ">= 0.90", met(r.RateRatio >= 0.9)},
 		halfRateRow(r.HalfRate),
 		{"Temporal history of one delivery", fmt.Sprintf("%d events: workflow tasks %d, activity tasks %d, markers %d, upserts %d",
 			r.WDSHistory.Events, r.WDSHistory.WorkflowTasks, r.WDSHistory.Activities, r.WDSHistory.Markers, r.WDSHistory.Upserts),
@@ -256,7 +260,8 @@ func cpuMarkdown(b *bytes.Buffer, res *Results) {
 		lines = append(lines, line{"Read: one page via wds", r.CPUPerPage}, line{"Read: one page via pgbench", r.CPUPerPgbenchTx})
 	}
 	if r := res.Ingest; r != nil {
-		lines = append(lines, line{"Ingest: one order via wds", r.CPUPerOrder}, line{"Ingest baseline: one TPC-B transaction", r.CPUPerTPCBTx})
+		lines = append(lines, line{"Ingest: one order via wds", r.CPUPerOrder}, line{"Ingest baseline: one create replayed", r.CPUPerReplayTx},
+			line{"Ingest reference: one TPC-B transaction", r.CPUPerTPCBTx})
 	}
 	if r := res.Webhooks; r != nil {
 		if p, ok := lastSteady(r.WDSLadder); ok {
