@@ -8,56 +8,58 @@ import (
 
 	"wds/database"
 	"wds/models"
+	"wds/problem"
 	"wds/signing"
 )
 
-// errorRow maps a domain error to its HTTP answer. This table is the only place status codes for
-// domain errors are chosen (a handler never invents one).
+// errorRow gives a domain error its code. The HTTP status is the error's problem category's, so this
+// table only names answers; a handler never invents a code or a status.
 type errorRow struct {
-	err    error
-	status int
-	code   string
+	err  error
+	code string
 }
 
 var errorTable = []errorRow{
-	{models.ErrInvalidJSON, http.StatusBadRequest, "invalid_json"},
-	{models.ErrWrongFormat, http.StatusBadRequest, "wrong_format"},
-	{models.ErrInvalidParameter, http.StatusBadRequest, "invalid_parameter"},
-	{models.ErrInvalidCursor, http.StatusBadRequest, "invalid_cursor"},
-	{models.ErrInvalidIdempotencyKey, http.StatusBadRequest, "invalid_idempotency_key"},
-	{models.ErrInvalidClaimToken, http.StatusBadRequest, "invalid_claim_token"},
-	{models.ErrMissingAuthorization, http.StatusUnauthorized, "missing_authorization"},
-	{models.ErrInvalidAPIKey, http.StatusUnauthorized, "invalid_api_key"},
-	{models.ErrKeyRevoked, http.StatusUnauthorized, "integration_key_revoked"},
-	{models.ErrKeyExpired, http.StatusUnauthorized, "integration_key_expired"},
-	{models.ErrInvalidOperatorToken, http.StatusUnauthorized, "invalid_token"},
-	{signing.ErrSignatureMissing, http.StatusUnauthorized, "signature_missing"},
-	{signing.ErrSignatureMalformed, http.StatusUnauthorized, "signature_malformed"},
-	{signing.ErrSignatureExpired, http.StatusUnauthorized, "signature_expired"},
-	{signing.ErrSignatureInvalid, http.StatusUnauthorized, "signature_invalid"},
-	{models.ErrSignatureUnconfigured, http.StatusUnauthorized, "signature_unconfigured"},
-	{models.ErrInsufficientScope, http.StatusForbidden, "insufficient_scope"},
-	{models.ErrIPNotAllowed, http.StatusForbidden, "ip_not_allowed"},
-	{models.ErrForbidden, http.StatusForbidden, "forbidden"},
-	{models.ErrNotFound, http.StatusNotFound, "not_found"},
-	{models.ErrConflict, http.StatusConflict, "conflict"},
-	{models.ErrIdempotencyConflict, http.StatusConflict, "idempotency_conflict"},
-	{models.ErrOrderNotPayable, http.StatusConflict, "order_not_payable"},
-	{models.ErrOrderNotShippable, http.StatusConflict, "order_not_shippable"},
-	{models.ErrVendorAlreadyClaimed, http.StatusConflict, "vendor_already_claimed"},
-	{models.ErrEndpointLimit, http.StatusConflict, "endpoint_limit_reached"},
-	{models.ErrEndpointDisabled, http.StatusConflict, "endpoint_disabled"},
-	{models.ErrDeliveryNotDropped, http.StatusConflict, "delivery_not_dropped"},
-	{models.ErrPayloadTooLarge, http.StatusRequestEntityTooLarge, "payload_too_large"},
-	{models.ErrValidation, http.StatusUnprocessableEntity, "validation_failed"},
-	{models.ErrExternalIDRequired, http.StatusUnprocessableEntity, "external_id_required"},
-	{models.ErrLinesRequired, http.StatusUnprocessableEntity, "lines_required"},
-	{models.ErrPartialRefund, http.StatusUnprocessableEntity, "partial_refund_not_supported"},
-	{models.ErrAmountExceedsBalance, http.StatusUnprocessableEntity, "amount_exceeds_balance"},
-	{models.ErrHTTPSRequired, http.StatusUnprocessableEntity, "https_required"},
-	{models.ErrURLNotAllowed, http.StatusUnprocessableEntity, "url_not_allowed"},
-	{models.ErrRateLimited, http.StatusTooManyRequests, "rate_limited"},
-	{models.ErrNotReady, http.StatusServiceUnavailable, "not_ready"},
+	{models.ErrInvalidJSON, "invalid_json"},
+	{models.ErrWrongFormat, "wrong_format"},
+	{models.ErrInvalidParameter, "invalid_parameter"},
+	{models.ErrInvalidCursor, "invalid_cursor"},
+	{models.ErrInvalidIdempotencyKey, "invalid_idempotency_key"},
+	{models.ErrInvalidClaimToken, "invalid_claim_token"},
+	{models.ErrMissingAuthorization, "missing_authorization"},
+	{models.ErrInvalidAPIKey, "invalid_api_key"},
+	{models.ErrKeyRevoked, "integration_key_revoked"},
+	{models.ErrKeyExpired, "integration_key_expired"},
+	{models.ErrInvalidOperatorToken, "invalid_token"},
+	{signing.ErrSignatureMissing, "signature_missing"},
+	{signing.ErrSignatureMalformed, "signature_malformed"},
+	{signing.ErrSignatureExpired, "signature_expired"},
+	{signing.ErrSignatureInvalid, "signature_invalid"},
+	{models.ErrSignatureUnconfigured, "signature_unconfigured"},
+	{models.ErrInsufficientScope, "insufficient_scope"},
+	{models.ErrIPNotAllowed, "ip_not_allowed"},
+	{models.ErrForbidden, "forbidden"},
+	{models.ErrIdempotencyConflict, "idempotency_conflict"},
+	{models.ErrOrderNotPayable, "order_not_payable"},
+	{models.ErrOrderNotShippable, "order_not_shippable"},
+	{models.ErrVendorAlreadyClaimed, "vendor_already_claimed"},
+	{models.ErrEndpointLimit, "endpoint_limit_reached"},
+	{models.ErrEndpointDisabled, "endpoint_disabled"},
+	{models.ErrDeliveryNotDropped, "delivery_not_dropped"},
+	{models.ErrPayloadTooLarge, "payload_too_large"},
+	{models.ErrExternalIDRequired, "external_id_required"},
+	{models.ErrLinesRequired, "lines_required"},
+	{models.ErrPartialRefund, "partial_refund_not_supported"},
+	{models.ErrAmountExceedsBalance, "amount_exceeds_balance"},
+	{models.ErrHTTPSRequired, "https_required"},
+	{models.ErrURLNotAllowed, "url_not_allowed"},
+	{models.ErrRateLimited, "rate_limited"},
+	{models.ErrNotReady, "not_ready"},
+	// The categories a domain returns itself come last, so an error of theirs that a row above names
+	// answers with that row's code.
+	{models.ErrNotFound, "not_found"},
+	{models.ErrConflict, "conflict"},
+	{models.ErrValidation, "validation_failed"},
 }
 
 // errorBody is the failure shape of every API (docs/integration-api.md).
@@ -76,7 +78,7 @@ func classify(err error) (int, errorBody) {
 	}
 	for _, row := range errorTable {
 		if errors.Is(err, row.err) {
-			return row.status, errorBody{Error: row.code, Detail: models.Detail(err)}
+			return problem.Status(err), errorBody{Error: row.code, Detail: problem.Detail(err)}
 		}
 	}
 	return http.StatusInternalServerError, errorBody{Error: "internal_error", Detail: "internal error; it has been logged"}

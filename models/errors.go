@@ -1,68 +1,52 @@
 package models
 
-import (
-	"errors"
-	"fmt"
-)
+import "wds/problem"
 
-// Domain errors. Each is a sentinel tested with errors.Is; the HTTP layer's single table (api/errors.go)
-// maps it to a status and an error code. Wrap one with Fail to add a detail for the caller.
+// Domain errors. Each is a sentinel tested with errors.Is that unwraps to its problem category, which
+// carries its HTTP status; the HTTP layer's single table (api/errors.go) gives it an error code. Wrap
+// one with Fail to add a detail for the caller.
 var (
-	ErrNotFound              = errors.New("not found")
-	ErrValidation            = errors.New("a field is invalid")
-	ErrInvalidJSON           = errors.New("body is not a JSON object")
-	ErrPayloadTooLarge       = errors.New("body exceeds 1 MiB")
-	ErrInvalidParameter      = errors.New("a query parameter is invalid")
-	ErrInvalidCursor         = errors.New("cursor_at and cursor_id must be given together as an RFC 3339 time and a UUID")
-	ErrMissingAuthorization  = errors.New("send the header Authorization: Bearer followed by your API key")
-	ErrInvalidAPIKey         = errors.New("unknown, revoked or expired API key")
-	ErrKeyRevoked            = errors.New("integration key revoked")
-	ErrKeyExpired            = errors.New("integration key expired")
-	ErrInsufficientScope     = errors.New("the key lacks the scope this endpoint needs")
-	ErrIPNotAllowed          = errors.New("source address is not in the key's allowlist")
-	ErrRateLimited           = errors.New("rate limit exceeded; retry after 60 seconds")
-	ErrForbidden             = errors.New("the actor's role does not allow this operation")
-	ErrInvalidOperatorToken  = errors.New("unknown operator token")
-	ErrConflict              = errors.New("conflicts with an existing record")
-	ErrWrongFormat           = errors.New("this endpoint does not accept the key's payload_format")
-	ErrExternalIDRequired    = errors.New("external_id is required")
-	ErrLinesRequired         = errors.New("lines is required and must not be empty")
-	ErrPartialRefund         = errors.New("only full refunds are supported")
-	ErrIdempotencyConflict   = errors.New("Idempotency-Key was used with a different body")
-	ErrInvalidIdempotencyKey = errors.New("Idempotency-Key must be 1 to 255 characters")
-	ErrAmountExceedsBalance  = errors.New("amount exceeds the order's open balance")
-	ErrOrderNotPayable       = errors.New("order is cancelled or refunded")
-	ErrOrderNotShippable     = errors.New("a cancelled or refunded order cannot be shipped")
-	ErrInvalidClaimToken     = errors.New("unknown, used or expired claim token")
-	ErrVendorAlreadyClaimed  = errors.New("the vendor profile is already claimed")
-	ErrHTTPSRequired         = errors.New("webhook endpoint URLs must use https://")
-	ErrURLNotAllowed         = errors.New("webhook endpoint URL resolves to a non-public address")
-	ErrEndpointLimit         = errors.New("an org has at most 10 enabled webhook endpoints")
-	ErrEndpointDisabled      = errors.New("webhook endpoint is disabled")
-	ErrDeliveryNotDropped    = errors.New("only a dropped delivery can be re-fired")
-	ErrSignatureUnconfigured = errors.New("the key requires a signature but has no signing secret on file")
-	ErrNotReady              = errors.New("the service cannot serve requests yet")
+	ErrNotFound              error = problem.NotFound
+	ErrValidation            error = problem.Invalid
+	ErrInvalidJSON                 = problem.New(problem.BadRequest, "body is not a JSON object")
+	ErrPayloadTooLarge             = problem.New(problem.TooLarge, "body exceeds 1 MiB")
+	ErrInvalidParameter            = problem.New(problem.BadRequest, "a query parameter is invalid")
+	ErrInvalidCursor               = problem.New(problem.BadRequest, "cursor_at and cursor_id must be given together as an RFC 3339 time and a UUID")
+	ErrMissingAuthorization        = problem.New(problem.Unauthorized, "send the header Authorization: Bearer followed by your API key")
+	ErrInvalidAPIKey               = problem.New(problem.Unauthorized, "unknown, revoked or expired API key")
+	ErrKeyRevoked                  = problem.New(problem.Unauthorized, "integration key revoked")
+	ErrKeyExpired                  = problem.New(problem.Unauthorized, "integration key expired")
+	ErrInsufficientScope           = problem.New(problem.Forbidden, "the key lacks the scope this endpoint needs")
+	ErrIPNotAllowed                = problem.New(problem.Forbidden, "source address is not in the key's allowlist")
+	ErrRateLimited                 = problem.New(problem.RateLimited, "rate limit exceeded; retry after 60 seconds")
+	ErrForbidden                   = problem.New(problem.Forbidden, "the actor's role does not allow this operation")
+	ErrInvalidOperatorToken        = problem.New(problem.Unauthorized, "unknown operator token")
+	ErrConflict              error = problem.Conflict
+	ErrWrongFormat                 = problem.New(problem.BadRequest, "this endpoint does not accept the key's payload_format")
+	ErrExternalIDRequired          = problem.New(problem.Invalid, "external_id is required")
+	ErrLinesRequired               = problem.New(problem.Invalid, "lines is required and must not be empty")
+	ErrPartialRefund               = problem.New(problem.Invalid, "only full refunds are supported")
+	ErrIdempotencyConflict         = problem.New(problem.Conflict, "Idempotency-Key was used with a different body")
+	ErrInvalidIdempotencyKey       = problem.New(problem.BadRequest, "Idempotency-Key must be 1 to 255 characters")
+	ErrAmountExceedsBalance        = problem.New(problem.Invalid, "amount exceeds the order's open balance")
+	ErrOrderNotPayable             = problem.New(problem.Conflict, "order is cancelled or refunded")
+	ErrOrderNotShippable           = problem.New(problem.Conflict, "a cancelled or refunded order cannot be shipped")
+	ErrInvalidClaimToken           = problem.New(problem.BadRequest, "unknown, used or expired claim token")
+	ErrVendorAlreadyClaimed        = problem.New(problem.Conflict, "the vendor profile is already claimed")
+	ErrHTTPSRequired               = problem.New(problem.Invalid, "webhook endpoint URLs must use https://")
+	ErrURLNotAllowed               = problem.New(problem.Invalid, "webhook endpoint URL resolves to a non-public address")
+	ErrEndpointLimit               = problem.New(problem.Conflict, "an org has at most 10 enabled webhook endpoints")
+	ErrEndpointDisabled            = problem.New(problem.Conflict, "webhook endpoint is disabled")
+	ErrDeliveryNotDropped          = problem.New(problem.Conflict, "only a dropped delivery can be re-fired")
+	ErrSignatureUnconfigured       = problem.New(problem.Unauthorized, "the key requires a signature but has no signing secret on file")
+	ErrNotReady                    = problem.New(problem.Unavailable, "the service cannot serve requests yet")
 )
 
-// Error is a domain error with a caller-facing detail. Detail must never carry secret material.
-type Error struct {
-	Kind   error
-	Detail string
-}
-
-func (e *Error) Error() string { return e.Detail }
-func (e *Error) Unwrap() error { return e.Kind }
+// Error is a domain error with a caller-facing detail.
+type Error = problem.Error
 
 // Fail wraps a domain sentinel with a human-readable detail.
-func Fail(kind error, format string, args ...any) error {
-	return &Error{Kind: kind, Detail: fmt.Sprintf(format, args...)}
-}
+func Fail(kind error, format string, args ...any) error { return problem.Fail(kind, format, args...) }
 
 // Detail is the caller-facing text for err: the wrapped detail when there is one.
-func Detail(err error) string {
-	var e *Error
-	if errors.As(err, &e) {
-		return e.Detail
-	}
-	return err.Error()
-}
+func Detail(err error) string { return problem.Detail(err) }
