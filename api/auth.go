@@ -7,6 +7,7 @@ import (
 
 	"wds/apikeys"
 	"wds/models"
+	"wds/problem"
 )
 
 // Context keys set by the authentication middleware.
@@ -53,7 +54,7 @@ func (s *server) readAuth(scope string) gin.HandlerFunc {
 			return
 		}
 		if scope == models.ScopeReadWrite && k.Scope != models.ScopeReadWrite {
-			fail(c, models.Fail(models.ErrInsufficientScope, "this endpoint needs a read_write key"))
+			fail(c, problem.Fail(models.ErrInsufficientScope, "this endpoint needs a read_write key"))
 			return
 		}
 		c.Next()

@@ -57,9 +57,9 @@ var errorTable = []errorRow{
 	{models.ErrNotReady, "not_ready"},
 	// The categories a domain returns itself come last, so an error of theirs that a row above names
 	// answers with that row's code.
-	{models.ErrNotFound, "not_found"},
-	{models.ErrConflict, "conflict"},
-	{models.ErrValidation, "validation_failed"},
+	{problem.NotFound, "not_found"},
+	{problem.Conflict, "conflict"},
+	{problem.Invalid, "validation_failed"},
 }
 
 // errorBody is the failure shape of every API (docs/integration-api.md).

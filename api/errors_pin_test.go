@@ -11,6 +11,7 @@ import (
 
 	"wds/database"
 	"wds/models"
+	"wds/problem"
 	"wds/signing"
 )
 
@@ -42,8 +43,8 @@ var errorPins = []struct {
 	{models.ErrInsufficientScope, "the key lacks the scope this endpoint needs", 403, "insufficient_scope"},
 	{models.ErrIPNotAllowed, "source address is not in the key's allowlist", 403, "ip_not_allowed"},
 	{models.ErrForbidden, "the actor's role does not allow this operation", 403, "forbidden"},
-	{models.ErrNotFound, "not found", 404, "not_found"},
-	{models.ErrConflict, "conflicts with an existing record", 409, "conflict"},
+	{problem.NotFound, "not found", 404, "not_found"},
+	{problem.Conflict, "conflicts with an existing record", 409, "conflict"},
 	{models.ErrIdempotencyConflict, "Idempotency-Key was used with a different body", 409, "idempotency_conflict"},
 	{models.ErrOrderNotPayable, "order is cancelled or refunded", 409, "order_not_payable"},
 	{models.ErrOrderNotShippable, "a cancelled or refunded order cannot be shipped", 409, "order_not_shippable"},
@@ -52,7 +53,7 @@ var errorPins = []struct {
 	{models.ErrEndpointDisabled, "webhook endpoint is disabled", 409, "endpoint_disabled"},
 	{models.ErrDeliveryNotDropped, "only a dropped delivery can be re-fired", 409, "delivery_not_dropped"},
 	{models.ErrPayloadTooLarge, "body exceeds 1 MiB", 413, "payload_too_large"},
-	{models.ErrValidation, "a field is invalid", 422, "validation_failed"},
+	{problem.Invalid, "a field is invalid", 422, "validation_failed"},
 	{models.ErrExternalIDRequired, "external_id is required", 422, "external_id_required"},
 	{models.ErrLinesRequired, "lines is required and must not be empty", 422, "lines_required"},
 	{models.ErrPartialRefund, "only full refunds are supported", 422, "partial_refund_not_supported"},
@@ -72,7 +73,7 @@ func TestErrorTablePinned(t *testing.T) {
 	for _, p := range errorPins {
 		t.Run(p.code, func(t *testing.T) {
 			wrapped := fmt.Errorf("while doing it: %w", p.err)
-			detailed := models.Fail(p.err, "why %d", 7)
+			detailed := problem.Fail(p.err, "why %d", 7)
 			for _, c := range []struct {
 				err    error
 				detail string
@@ -103,7 +104,7 @@ func TestErrorAnswersOutsideTheTable(t *testing.T) {
 		t.Errorf("Answer(busy) = %d %s %q", status, code, detail)
 	}
 	// A domain error the database also could not serve is still the database's 503.
-	if status, code, _ := Answer(errors.Join(models.ErrConflict, database.ErrBusy)); status != 503 || code != "unavailable" {
+	if status, code, _ := Answer(errors.Join(problem.Conflict, database.ErrBusy)); status != 503 || code != "unavailable" {
 		t.Errorf("Answer(conflict+busy) = %d %s", status, code)
 	}
 	odd := errors.New("disk on fire")
@@ -124,10 +125,10 @@ func TestFailRetryAfter(t *testing.T) {
 		status     int
 		retryAfter string
 	}{
-		{models.Fail(models.ErrRateLimited, "slow down"), 429, "60"},
+		{problem.Fail(models.ErrRateLimited, "slow down"), 429, "60"},
 		{database.ErrBusy, 503, "5"},
-		{models.Fail(models.ErrNotReady, "database unavailable"), 503, ""},
-		{models.ErrNotFound, 404, ""},
+		{problem.Fail(models.ErrNotReady, "database unavailable"), 503, ""},
+		{problem.NotFound, 404, ""},
 		{errors.New("disk on fire"), 500, ""},
 	} {
 		w := httptest.NewRecorder()

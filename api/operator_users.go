@@ -8,7 +8,7 @@ import (
 	"github.com/google/uuid"
 	"gorm.io/gorm"
 
-	"wds/models"
+	"wds/problem"
 	"wds/workspace"
 )
 
@@ -26,7 +26,7 @@ func userTokenOp[T any](s *server, op func(ctx context.Context, db *gorm.DB, use
 	return func(c *gin.Context) {
 		id, err := uuid.Parse(c.Param("id"))
 		if err != nil {
-			fail(c, models.Fail(models.ErrNotFound, "user %q not found", c.Param("id")))
+			fail(c, problem.Fail(problem.NotFound, "user %q not found", c.Param("id")))
 			return
 		}
 		out, err := op(c.Request.Context(), s.DB, id, actorOf(c))

@@ -8,6 +8,7 @@ import (
 
 	"wds/catalog"
 	"wds/models"
+	"wds/problem"
 )
 
 // registerVendors mounts the supplier CRM's writes (README.md, Workspace operations): add and edit a vendor and issue
@@ -91,7 +92,7 @@ const claimsPerMinute = 10
 // counted per client address (X-Forwarded-For only from WDS_TRUSTED_PROXIES) before anything else.
 func (s *server) claimVendor(c *gin.Context) {
 	if !s.limiter.Allow("claim:"+c.ClientIP(), claimsPerMinute) {
-		fail(c, models.Fail(models.ErrRateLimited, "at most %d claim attempts a minute from one address; retry after 60 seconds", claimsPerMinute))
+		fail(c, problem.Fail(models.ErrRateLimited, "at most %d claim attempts a minute from one address; retry after 60 seconds", claimsPerMinute))
 		return
 	}
 	var in catalog.Claim

@@ -9,6 +9,7 @@ import (
 
 	"wds/migrations"
 	"wds/models"
+	"wds/problem"
 )
 
 // readyTimeout bounds the readiness checks: a load balancer's probe must get an answer, and a
@@ -33,7 +34,7 @@ func (s *server) ready(c *gin.Context) {
 func (s *server) checkReady(ctx context.Context) error {
 	sqlDB, err := s.DB.DB()
 	if err != nil {
-		return models.Fail(models.ErrNotReady, "database unavailable")
+		return problem.Fail(models.ErrNotReady, "database unavailable")
 	}
 	if err := sqlDB.PingContext(ctx); err != nil {
 		return &notReady{detail: "database unreachable", cause: err}
@@ -43,7 +44,7 @@ func (s *server) checkReady(ctx context.Context) error {
 		return &notReady{detail: "cannot read the schema version", cause: err}
 	}
 	if pending {
-		return models.Fail(models.ErrNotReady, "database schema is older than this binary: run `wds migrate up`")
+		return problem.Fail(models.ErrNotReady, "database schema is older than this binary: run `wds migrate up`")
 	}
 	return nil
 }
@@ -57,5 +58,5 @@ type notReady struct {
 
 func (e *notReady) Error() string { return e.detail + ": " + e.cause.Error() }
 func (e *notReady) Unwrap() []error {
-	return []error{models.Fail(models.ErrNotReady, "%s", e.detail), e.cause}
+	return []error{problem.Fail(models.ErrNotReady, "%s", e.detail), e.cause}
 }

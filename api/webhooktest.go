@@ -7,6 +7,7 @@ import (
 	"github.com/google/uuid"
 
 	"wds/models"
+	"wds/problem"
 )
 
 // registerWebhookTest mounts POST /v1/webhooks/test/{endpoint_id}, the one write a read_write read
@@ -18,7 +19,7 @@ func (s *server) registerWebhookTest(r *gin.Engine) {
 func (s *server) webhookTest(c *gin.Context) {
 	id, err := uuid.Parse(c.Param("endpoint_id"))
 	if err != nil {
-		fail(c, models.Fail(models.ErrNotFound, "endpoint not found"))
+		fail(c, problem.Fail(problem.NotFound, "endpoint not found"))
 		return
 	}
 	out, err := s.Webhooks.SendTest(c.Request.Context(), c.MustGet(ctxOrgID).(uuid.UUID), id)

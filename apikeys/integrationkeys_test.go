@@ -13,6 +13,7 @@ import (
 	"wds/apikeys"
 	"wds/models"
 	"wds/pgtest"
+	"wds/problem"
 	"wds/secrets"
 	"wds/workspace"
 )
@@ -125,14 +126,14 @@ func TestCreateIntegrationKeyValidation(t *testing.T) {
 		want   error
 	}{
 		{"member", func(in *apikeys.NewIntegrationKey) { in.ActorID = f.member }, models.ErrForbidden},
-		{"stranger", func(in *apikeys.NewIntegrationKey) { in.ActorID = uuid.New() }, models.ErrNotFound}, // the org does not exist for them
-		{"store of another org", func(in *apikeys.NewIntegrationKey) { in.StoreID = otherStore.ID }, models.ErrNotFound},
-		{"unknown scope", func(in *apikeys.NewIntegrationKey) { in.Scopes = []string{"orders:delete"} }, models.ErrValidation},
-		{"bad format", func(in *apikeys.NewIntegrationKey) { in.PayloadFormat = "xml" }, models.ErrValidation},
-		{"bad cidr", func(in *apikeys.NewIntegrationKey) { in.IPAllowlist = []string{"10.0.0.0/33"} }, models.ErrValidation},
-		{"not an address", func(in *apikeys.NewIntegrationKey) { in.IPAllowlist = []string{"example.com"} }, models.ErrValidation},
-		{"rate limit high", func(in *apikeys.NewIntegrationKey) { in.RateLimit = 6001 }, models.ErrValidation},
-		{"rate limit negative", func(in *apikeys.NewIntegrationKey) { in.RateLimit = -1 }, models.ErrValidation},
+		{"stranger", func(in *apikeys.NewIntegrationKey) { in.ActorID = uuid.New() }, problem.NotFound}, // the org does not exist for them
+		{"store of another org", func(in *apikeys.NewIntegrationKey) { in.StoreID = otherStore.ID }, problem.NotFound},
+		{"unknown scope", func(in *apikeys.NewIntegrationKey) { in.Scopes = []string{"orders:delete"} }, problem.Invalid},
+		{"bad format", func(in *apikeys.NewIntegrationKey) { in.PayloadFormat = "xml" }, problem.Invalid},
+		{"bad cidr", func(in *apikeys.NewIntegrationKey) { in.IPAllowlist = []string{"10.0.0.0/33"} }, problem.Invalid},
+		{"not an address", func(in *apikeys.NewIntegrationKey) { in.IPAllowlist = []string{"example.com"} }, problem.Invalid},
+		{"rate limit high", func(in *apikeys.NewIntegrationKey) { in.RateLimit = 6001 }, problem.Invalid},
+		{"rate limit negative", func(in *apikeys.NewIntegrationKey) { in.RateLimit = -1 }, problem.Invalid},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -191,7 +192,7 @@ func TestAuthenticateAndRevokeIntegrationKey(t *testing.T) {
 	if _, err := apikeys.AuthenticateIntegration(ctx, f.db, k.Plaintext, now); !errors.Is(err, models.ErrKeyRevoked) {
 		t.Fatalf("revoked key: %v", err)
 	}
-	if _, err := apikeys.RevokeIntegrationKey(ctx, f.db, uuid.New(), f.owner); !errors.Is(err, models.ErrNotFound) {
+	if _, err := apikeys.RevokeIntegrationKey(ctx, f.db, uuid.New(), f.owner); !errors.Is(err, problem.NotFound) {
 		t.Fatalf("unknown key: %v", err)
 	}
 	var actions []string

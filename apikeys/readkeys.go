@@ -13,6 +13,7 @@ import (
 
 	"wds/database"
 	"wds/models"
+	"wds/problem"
 	"wds/secrets"
 	"wds/workspace"
 )
@@ -41,7 +42,7 @@ func CreateReadKey(ctx context.Context, db *gorm.DB, in NewReadKey) (*models.Rea
 		in.Scope = models.ScopeReadOnly
 	}
 	if in.Scope != models.ScopeReadOnly && in.Scope != models.ScopeReadWrite {
-		return nil, "", models.Fail(models.ErrValidation, "scope must be read_only or read_write")
+		return nil, "", problem.Fail(problem.Invalid, "scope must be read_only or read_write")
 	}
 	plain, hash, err := secrets.NewAPIKey(ReadKeyPrefix)
 	if err != nil {
@@ -70,7 +71,7 @@ func RevokeReadKey(ctx context.Context, db *gorm.DB, id, actorID uuid.UUID) (*mo
 	err := db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		if err := tx.Where("id = ?", id).Take(&k).Error; err != nil {
 			if errors.Is(err, gorm.ErrRecordNotFound) {
-				return models.Fail(models.ErrNotFound, "read key %s not found", id)
+				return problem.Fail(problem.NotFound, "read key %s not found", id)
 			}
 			return err
 		}

@@ -15,6 +15,7 @@ import (
 	"wds/events/eventstest"
 	"wds/models"
 	"wds/pgtest"
+	"wds/problem"
 	"wds/secrets"
 	"wds/workspace"
 )
@@ -104,17 +105,17 @@ func TestVendorsAreAddedAndEditedWithTheirEvents(t *testing.T) {
 		in    catalog.VendorFields
 		want  error
 	}{
-		"clearing the name":   {f.member, catalog.VendorFields{Name: null}, models.ErrValidation},
-		"an empty name":       {f.member, catalog.VendorFields{Name: set("  ")}, models.ErrValidation},
-		"an over-long note":   {f.member, catalog.VendorFields{Notes: set(strings.Repeat("n", 5001))}, models.ErrValidation},
-		"a bad email":         {f.member, catalog.VendorFields{Email: set("nobody")}, models.ErrValidation},
-		"another org's actor": {f.outsider, catalog.VendorFields{Phone: set("1")}, models.ErrNotFound},
+		"clearing the name":   {f.member, catalog.VendorFields{Name: null}, problem.Invalid},
+		"an empty name":       {f.member, catalog.VendorFields{Name: set("  ")}, problem.Invalid},
+		"an over-long note":   {f.member, catalog.VendorFields{Notes: set(strings.Repeat("n", 5001))}, problem.Invalid},
+		"a bad email":         {f.member, catalog.VendorFields{Email: set("nobody")}, problem.Invalid},
+		"another org's actor": {f.outsider, catalog.VendorFields{Phone: set("1")}, problem.NotFound},
 	} {
 		if _, err := catalog.UpdateVendor(f.ctx, f.db, c.actor, v.ID, c.in); !errors.Is(err, c.want) {
 			t.Errorf("%s: %v, want %v", what, err, c.want)
 		}
 	}
-	if _, err := catalog.CreateVendor(f.ctx, f.db, f.org, f.outsider, f.store, catalog.VendorFields{Name: set("x")}); !errors.Is(err, models.ErrNotFound) {
+	if _, err := catalog.CreateVendor(f.ctx, f.db, f.org, f.outsider, f.store, catalog.VendorFields{Name: set("x")}); !errors.Is(err, problem.NotFound) {
 		t.Errorf("an outsider's create: %v", err)
 	}
 	if got := f.emitted(); got != "" {
@@ -150,7 +151,7 @@ func TestAClaimTokenClaimsTheVendorOnce(t *testing.T) {
 	for what, bad := range map[string]catalog.Claim{
 		"no email": {Token: tok.Token}, "a bad email": {Token: tok.Token, Email: "clay"},
 	} {
-		if _, err := catalog.ClaimVendor(f.ctx, f.db, bad); !errors.Is(err, models.ErrValidation) {
+		if _, err := catalog.ClaimVendor(f.ctx, f.db, bad); !errors.Is(err, problem.Invalid) {
 			t.Errorf("%s: %v", what, err)
 		}
 	}

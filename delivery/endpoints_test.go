@@ -20,6 +20,7 @@ import (
 	"wds/egress/egresstest"
 	"wds/events"
 	"wds/models"
+	"wds/problem"
 )
 
 func (f *fixture) create(url string) (*delivery.Created, error) {
@@ -37,16 +38,16 @@ func TestCreateValidatesURLTypesAndAttempts(t *testing.T) {
 	}{
 		{"http refused", f.svc, delivery.CreateInput{URL: "http://example.com/hook"}, models.ErrHTTPSRequired},
 		{"ftp refused", f.svc, delivery.CreateInput{URL: "ftp://example.com/hook"}, models.ErrHTTPSRequired},
-		{"not a URL", f.svc, delivery.CreateInput{URL: "hook"}, models.ErrValidation},
-		{"credentials", f.svc, delivery.CreateInput{URL: "https://u:p@example.com/"}, models.ErrValidation},
+		{"not a URL", f.svc, delivery.CreateInput{URL: "hook"}, problem.Invalid},
+		{"credentials", f.svc, delivery.CreateInput{URL: "https://u:p@example.com/"}, problem.Invalid},
 		{"loopback", strict, delivery.CreateInput{URL: "https://127.0.0.1:8443/hook"}, models.ErrURLNotAllowed},
 		{"localhost", strict, delivery.CreateInput{URL: "https://localhost/hook"}, models.ErrURLNotAllowed},
 		{"private", strict, delivery.CreateInput{URL: "https://10.0.0.5/hook"}, models.ErrURLNotAllowed},
 		{"metadata", strict, delivery.CreateInput{URL: "https://169.254.169.254/"}, models.ErrURLNotAllowed},
-		{"unknown type", f.svc, delivery.CreateInput{URL: "https://example.com/", EventTypes: []string{"order.exploded"}}, models.ErrValidation},
-		{"no types", f.svc, delivery.CreateInput{URL: "https://example.com/", EventTypes: []string{}}, models.ErrValidation},
-		{"max_attempts 11", f.svc, delivery.CreateInput{URL: "https://example.com/", MaxAttempts: 11}, models.ErrValidation},
-		{"max_attempts -1", f.svc, delivery.CreateInput{URL: "https://example.com/", MaxAttempts: -1}, models.ErrValidation},
+		{"unknown type", f.svc, delivery.CreateInput{URL: "https://example.com/", EventTypes: []string{"order.exploded"}}, problem.Invalid},
+		{"no types", f.svc, delivery.CreateInput{URL: "https://example.com/", EventTypes: []string{}}, problem.Invalid},
+		{"max_attempts 11", f.svc, delivery.CreateInput{URL: "https://example.com/", MaxAttempts: 11}, problem.Invalid},
+		{"max_attempts -1", f.svc, delivery.CreateInput{URL: "https://example.com/", MaxAttempts: -1}, problem.Invalid},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -125,7 +126,7 @@ func TestMembersListButDoNotManageAndEveryActionIsAuditedWithoutSecrets(t *testi
 		t.Fatalf("member list: %v %v", rows, err)
 	}
 	stranger := uuid.New()
-	if _, err := f.svc.List(f.ctx, f.org, &stranger); !errors.Is(err, models.ErrNotFound) {
+	if _, err := f.svc.List(f.ctx, f.org, &stranger); !errors.Is(err, problem.NotFound) {
 		t.Fatalf("stranger list: %v", err)
 	}
 	for _, op := range []func(uuid.UUID, uuid.UUID) error{
@@ -144,7 +145,7 @@ func TestMembersListButDoNotManageAndEveryActionIsAuditedWithoutSecrets(t *testi
 	if rows, _ := f.svc.List(f.ctx, f.org, nil); len(rows) != 0 {
 		t.Fatalf("deleted endpoint still listed: %v", rows)
 	}
-	if _, err := f.svc.Disable(f.ctx, ep.ID, f.owner); !errors.Is(err, models.ErrNotFound) {
+	if _, err := f.svc.Disable(f.ctx, ep.ID, f.owner); !errors.Is(err, problem.NotFound) {
 		t.Fatalf("mutating a deleted endpoint: %v", err)
 	}
 	var audit []models.AuditEntry
@@ -247,7 +248,7 @@ func TestRefireQueuesAFreshChainOnlyForDroppedDeliveries(t *testing.T) {
 	if _, err := f.svc.Refire(f.ctx, dropped.ID, f.member); !errors.Is(err, models.ErrForbidden) {
 		t.Fatalf("member re-fire: %v", err)
 	}
-	if _, err := f.svc.Refire(f.ctx, uuid.New(), f.owner); !errors.Is(err, models.ErrNotFound) {
+	if _, err := f.svc.Refire(f.ctx, uuid.New(), f.owner); !errors.Is(err, problem.NotFound) {
 		t.Fatalf("unknown delivery: %v", err)
 	}
 	first, err := f.svc.Refire(f.ctx, dropped.ID, f.owner)
@@ -278,7 +279,7 @@ func TestRefireQueuesAFreshChainOnlyForDroppedDeliveries(t *testing.T) {
 func TestSendTestNeedsAnEnabledEndpointOfTheOrg(t *testing.T) {
 	f := newFixture(t)
 	ep, _ := f.create("https://127.0.0.1/hook")
-	if _, err := f.svc.SendTest(f.ctx, uuid.New(), ep.ID); !errors.Is(err, models.ErrNotFound) {
+	if _, err := f.svc.SendTest(f.ctx, uuid.New(), ep.ID); !errors.Is(err, problem.NotFound) {
 		t.Fatalf("other org: %v", err)
 	}
 	q, err := f.svc.SendTest(f.ctx, f.org, ep.ID)

@@ -6,47 +6,35 @@ import "wds/problem"
 // carries its HTTP status; the HTTP layer's single table (api/errors.go) gives it an error code. Wrap
 // one with Fail to add a detail for the caller.
 var (
-	ErrNotFound              error = problem.NotFound
-	ErrValidation            error = problem.Invalid
-	ErrInvalidJSON                 = problem.New(problem.BadRequest, "body is not a JSON object")
-	ErrPayloadTooLarge             = problem.New(problem.TooLarge, "body exceeds 1 MiB")
-	ErrInvalidParameter            = problem.New(problem.BadRequest, "a query parameter is invalid")
-	ErrInvalidCursor               = problem.New(problem.BadRequest, "cursor_at and cursor_id must be given together as an RFC 3339 time and a UUID")
-	ErrMissingAuthorization        = problem.New(problem.Unauthorized, "send the header Authorization: Bearer followed by your API key")
-	ErrInvalidAPIKey               = problem.New(problem.Unauthorized, "unknown, revoked or expired API key")
-	ErrKeyRevoked                  = problem.New(problem.Unauthorized, "integration key revoked")
-	ErrKeyExpired                  = problem.New(problem.Unauthorized, "integration key expired")
-	ErrInsufficientScope           = problem.New(problem.Forbidden, "the key lacks the scope this endpoint needs")
-	ErrIPNotAllowed                = problem.New(problem.Forbidden, "source address is not in the key's allowlist")
-	ErrRateLimited                 = problem.New(problem.RateLimited, "rate limit exceeded; retry after 60 seconds")
-	ErrForbidden                   = problem.New(problem.Forbidden, "the actor's role does not allow this operation")
-	ErrInvalidOperatorToken        = problem.New(problem.Unauthorized, "unknown operator token")
-	ErrConflict              error = problem.Conflict
-	ErrWrongFormat                 = problem.New(problem.BadRequest, "this endpoint does not accept the key's payload_format")
-	ErrExternalIDRequired          = problem.New(problem.Invalid, "external_id is required")
-	ErrLinesRequired               = problem.New(problem.Invalid, "lines is required and must not be empty")
-	ErrPartialRefund               = problem.New(problem.Invalid, "only full refunds are supported")
-	ErrIdempotencyConflict         = problem.New(problem.Conflict, "Idempotency-Key was used with a different body")
-	ErrInvalidIdempotencyKey       = problem.New(problem.BadRequest, "Idempotency-Key must be 1 to 255 characters")
-	ErrAmountExceedsBalance        = problem.New(problem.Invalid, "amount exceeds the order's open balance")
-	ErrOrderNotPayable             = problem.New(problem.Conflict, "order is cancelled or refunded")
-	ErrOrderNotShippable           = problem.New(problem.Conflict, "a cancelled or refunded order cannot be shipped")
-	ErrInvalidClaimToken           = problem.New(problem.BadRequest, "unknown, used or expired claim token")
-	ErrVendorAlreadyClaimed        = problem.New(problem.Conflict, "the vendor profile is already claimed")
-	ErrHTTPSRequired               = problem.New(problem.Invalid, "webhook endpoint URLs must use https://")
-	ErrURLNotAllowed               = problem.New(problem.Invalid, "webhook endpoint URL resolves to a non-public address")
-	ErrEndpointLimit               = problem.New(problem.Conflict, "an org has at most 10 enabled webhook endpoints")
-	ErrEndpointDisabled            = problem.New(problem.Conflict, "webhook endpoint is disabled")
-	ErrDeliveryNotDropped          = problem.New(problem.Conflict, "only a dropped delivery can be re-fired")
-	ErrSignatureUnconfigured       = problem.New(problem.Unauthorized, "the key requires a signature but has no signing secret on file")
-	ErrNotReady                    = problem.New(problem.Unavailable, "the service cannot serve requests yet")
+	ErrInvalidJSON           = problem.New(problem.BadRequest, "body is not a JSON object")
+	ErrPayloadTooLarge       = problem.New(problem.TooLarge, "body exceeds 1 MiB")
+	ErrInvalidParameter      = problem.New(problem.BadRequest, "a query parameter is invalid")
+	ErrInvalidCursor         = problem.New(problem.BadRequest, "cursor_at and cursor_id must be given together as an RFC 3339 time and a UUID")
+	ErrMissingAuthorization  = problem.New(problem.Unauthorized, "send the header Authorization: Bearer followed by your API key")
+	ErrInvalidAPIKey         = problem.New(problem.Unauthorized, "unknown, revoked or expired API key")
+	ErrKeyRevoked            = problem.New(problem.Unauthorized, "integration key revoked")
+	ErrKeyExpired            = problem.New(problem.Unauthorized, "integration key expired")
+	ErrInsufficientScope     = problem.New(problem.Forbidden, "the key lacks the scope this endpoint needs")
+	ErrIPNotAllowed          = problem.New(problem.Forbidden, "source address is not in the key's allowlist")
+	ErrRateLimited           = problem.New(problem.RateLimited, "rate limit exceeded; retry after 60 seconds")
+	ErrForbidden             = problem.New(problem.Forbidden, "the actor's role does not allow this operation")
+	ErrInvalidOperatorToken  = problem.New(problem.Unauthorized, "unknown operator token")
+	ErrWrongFormat           = problem.New(problem.BadRequest, "this endpoint does not accept the key's payload_format")
+	ErrExternalIDRequired    = problem.New(problem.Invalid, "external_id is required")
+	ErrLinesRequired         = problem.New(problem.Invalid, "lines is required and must not be empty")
+	ErrPartialRefund         = problem.New(problem.Invalid, "only full refunds are supported")
+	ErrIdempotencyConflict   = problem.New(problem.Conflict, "Idempotency-Key was used with a different body")
+	ErrInvalidIdempotencyKey = problem.New(problem.BadRequest, "Idempotency-Key must be 1 to 255 characters")
+	ErrAmountExceedsBalance  = problem.New(problem.Invalid, "amount exceeds the order's open balance")
+	ErrOrderNotPayable       = problem.New(problem.Conflict, "order is cancelled or refunded")
+	ErrOrderNotShippable     = problem.New(problem.Conflict, "a cancelled or refunded order cannot be shipped")
+	ErrInvalidClaimToken     = problem.New(problem.BadRequest, "unknown, used or expired claim token")
+	ErrVendorAlreadyClaimed  = problem.New(problem.Conflict, "the vendor profile is already claimed")
+	ErrHTTPSRequired         = problem.New(problem.Invalid, "webhook endpoint URLs must use https://")
+	ErrURLNotAllowed         = problem.New(problem.Invalid, "webhook endpoint URL resolves to a non-public address")
+	ErrEndpointLimit         = problem.New(problem.Conflict, "an org has at most 10 enabled webhook endpoints")
+	ErrEndpointDisabled      = problem.New(problem.Conflict, "webhook endpoint is disabled")
+	ErrDeliveryNotDropped    = problem.New(problem.Conflict, "only a dropped delivery can be re-fired")
+	ErrSignatureUnconfigured = problem.New(problem.Unauthorized, "the key requires a signature but has no signing secret on file")
+	ErrNotReady              = problem.New(problem.Unavailable, "the service cannot serve requests yet")
 )
-
-// Error is a domain error with a caller-facing detail.
-type Error = problem.Error
-
-// Fail wraps a domain sentinel with a human-readable detail.
-func Fail(kind error, format string, args ...any) error { return problem.Fail(kind, format, args...) }
-
-// Detail is the caller-facing text for err: the wrapped detail when there is one.
-func Detail(err error) string { return problem.Detail(err) }

@@ -12,6 +12,7 @@ import (
 
 	"wds/models"
 	"wds/pgtest"
+	"wds/problem"
 	"wds/workspace"
 )
 
@@ -250,10 +251,10 @@ func TestWhoMayChangeAToken(t *testing.T) {
 		want          error
 	}{
 		{"a member, another user's", e.owner, e.member, models.ErrForbidden},
-		{"an owner, a user of another org", e.otherOwner, e.owner, models.ErrNotFound},
-		{"a user of another org, one of this org", e.member, e.otherOwner, models.ErrNotFound},
-		{"an owner, a user who does not exist", uuid.New(), e.owner, models.ErrNotFound},
-		{"an actor who does not exist", e.member, uuid.New(), models.ErrNotFound},
+		{"an owner, a user of another org", e.otherOwner, e.owner, problem.NotFound},
+		{"a user of another org, one of this org", e.member, e.otherOwner, problem.NotFound},
+		{"an owner, a user who does not exist", uuid.New(), e.owner, problem.NotFound},
+		{"an actor who does not exist", e.member, uuid.New(), problem.NotFound},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -283,7 +284,7 @@ func TestWhoMayChangeAToken(t *testing.T) {
 	if _, err := workspace.RevokeToken(ctx, e.db, e.member, e.admin); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := workspace.RotateToken(ctx, e.db, e.admin, e.otherOwner); !errors.Is(err, models.ErrNotFound) {
+	if _, err := workspace.RotateToken(ctx, e.db, e.admin, e.otherOwner); !errors.Is(err, problem.NotFound) {
 		t.Fatalf("other org's owner rotating an admin: %v", err)
 	}
 }
