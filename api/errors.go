@@ -7,6 +7,7 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"wds/database"
+	"wds/delivery"
 	"wds/models"
 	"wds/problem"
 	"wds/signing"
@@ -43,16 +44,16 @@ var errorTable = []errorRow{
 	{models.ErrOrderNotPayable, "order_not_payable"},
 	{models.ErrOrderNotShippable, "order_not_shippable"},
 	{models.ErrVendorAlreadyClaimed, "vendor_already_claimed"},
-	{models.ErrEndpointLimit, "endpoint_limit_reached"},
-	{models.ErrEndpointDisabled, "endpoint_disabled"},
-	{models.ErrDeliveryNotDropped, "delivery_not_dropped"},
+	{delivery.ErrEndpointLimit, "endpoint_limit_reached"},
+	{delivery.ErrEndpointDisabled, "endpoint_disabled"},
+	{delivery.ErrDeliveryNotDropped, "delivery_not_dropped"},
 	{models.ErrPayloadTooLarge, "payload_too_large"},
 	{models.ErrExternalIDRequired, "external_id_required"},
 	{models.ErrLinesRequired, "lines_required"},
 	{models.ErrPartialRefund, "partial_refund_not_supported"},
 	{models.ErrAmountExceedsBalance, "amount_exceeds_balance"},
-	{models.ErrHTTPSRequired, "https_required"},
-	{models.ErrURLNotAllowed, "url_not_allowed"},
+	{delivery.ErrHTTPSRequired, "https_required"},
+	{delivery.ErrURLNotAllowed, "url_not_allowed"},
 	{models.ErrRateLimited, "rate_limited"},
 	{models.ErrNotReady, "not_ready"},
 	// The categories a domain returns itself come last, so an error of theirs that a row above names

@@ -10,6 +10,7 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"wds/database"
+	"wds/delivery"
 	"wds/models"
 	"wds/problem"
 	"wds/signing"
@@ -49,17 +50,17 @@ var errorPins = []struct {
 	{models.ErrOrderNotPayable, "order is cancelled or refunded", 409, "order_not_payable"},
 	{models.ErrOrderNotShippable, "a cancelled or refunded order cannot be shipped", 409, "order_not_shippable"},
 	{models.ErrVendorAlreadyClaimed, "the vendor profile is already claimed", 409, "vendor_already_claimed"},
-	{models.ErrEndpointLimit, "an org has at most 10 enabled webhook endpoints", 409, "endpoint_limit_reached"},
-	{models.ErrEndpointDisabled, "webhook endpoint is disabled", 409, "endpoint_disabled"},
-	{models.ErrDeliveryNotDropped, "only a dropped delivery can be re-fired", 409, "delivery_not_dropped"},
+	{delivery.ErrEndpointLimit, "an org has at most 10 enabled webhook endpoints", 409, "endpoint_limit_reached"},
+	{delivery.ErrEndpointDisabled, "webhook endpoint is disabled", 409, "endpoint_disabled"},
+	{delivery.ErrDeliveryNotDropped, "only a dropped delivery can be re-fired", 409, "delivery_not_dropped"},
 	{models.ErrPayloadTooLarge, "body exceeds 1 MiB", 413, "payload_too_large"},
 	{problem.Invalid, "a field is invalid", 422, "validation_failed"},
 	{models.ErrExternalIDRequired, "external_id is required", 422, "external_id_required"},
 	{models.ErrLinesRequired, "lines is required and must not be empty", 422, "lines_required"},
 	{models.ErrPartialRefund, "only full refunds are supported", 422, "partial_refund_not_supported"},
 	{models.ErrAmountExceedsBalance, "amount exceeds the order's open balance", 422, "amount_exceeds_balance"},
-	{models.ErrHTTPSRequired, "webhook endpoint URLs must use https://", 422, "https_required"},
-	{models.ErrURLNotAllowed, "webhook endpoint URL resolves to a non-public address", 422, "url_not_allowed"},
+	{delivery.ErrHTTPSRequired, "webhook endpoint URLs must use https://", 422, "https_required"},
+	{delivery.ErrURLNotAllowed, "webhook endpoint URL resolves to a non-public address", 422, "url_not_allowed"},
 	{models.ErrRateLimited, "rate limit exceeded; retry after 60 seconds", 429, "rate_limited"},
 	{models.ErrNotReady, "the service cannot serve requests yet", 503, "not_ready"},
 }

@@ -99,7 +99,7 @@ func (s *Service) Refire(ctx context.Context, deliveryID, actorID uuid.UUID) (*R
 			return err
 		}
 		if d.Status != models.DeliveryDropped {
-			return problem.Fail(models.ErrDeliveryNotDropped, "delivery %s is %s; only dropped deliveries can be re-fired", d.ID, d.Status)
+			return problem.Fail(ErrDeliveryNotDropped, "delivery %s is %s; only dropped deliveries can be re-fired", d.ID, d.Status)
 		}
 		if d.EventType == events.WebhookTest {
 			return problem.Fail(problem.Invalid, "a test delivery cannot be re-fired; send a new test event")
@@ -151,7 +151,7 @@ func liveEnabled(ctx context.Context, tx *gorm.DB, endpointID, orgID uuid.UUID) 
 		return fmt.Errorf("load endpoint: %w", err)
 	}
 	if !ep.Enabled {
-		return problem.Fail(models.ErrEndpointDisabled, "endpoint %s is disabled; enable it first", endpointID)
+		return problem.Fail(ErrEndpointDisabled, "endpoint %s is disabled; enable it first", endpointID)
 	}
 	return nil
 }

@@ -136,7 +136,7 @@ func roomForOneMore(ctx context.Context, tx *gorm.DB, orgID, except uuid.UUID) e
 		return fmt.Errorf("count endpoints: %w", err)
 	}
 	if n >= MaxEnabledPerOrg {
-		return problem.Fail(models.ErrEndpointLimit, "org already has %d enabled endpoints; disable or delete one first", n)
+		return problem.Fail(ErrEndpointLimit, "org already has %d enabled endpoints; disable or delete one first", n)
 	}
 	return nil
 }
@@ -169,12 +169,12 @@ func (s *Service) checkURL(ctx context.Context, raw string) (string, error) {
 	u, err := url.Parse(raw)
 	if err != nil || u.Host == "" || u.Opaque != "" {
 		if u != nil && u.Scheme != "" && !strings.EqualFold(u.Scheme, "https") {
-			return "", problem.Fail(models.ErrHTTPSRequired, "url must start with https://")
+			return "", problem.Fail(ErrHTTPSRequired, "url must start with https://")
 		}
 		return "", problem.Fail(problem.Invalid, "url must be an absolute https:// URL")
 	}
 	if !strings.EqualFold(u.Scheme, "https") {
-		return "", problem.Fail(models.ErrHTTPSRequired, "url must start with https://, not %s://", u.Scheme)
+		return "", problem.Fail(ErrHTTPSRequired, "url must start with https://, not %s://", u.Scheme)
 	}
 	if u.User != nil {
 		return "", problem.Fail(problem.Invalid, "url must not carry credentials; authenticate deliveries with the signature")
@@ -188,9 +188,9 @@ func (s *Service) checkURL(ctx context.Context, raw string) (string, error) {
 	}
 	if err := egress.CheckHost(ctx, s.Resolver, u.Hostname()); err != nil {
 		if errors.Is(err, egress.ErrAddressNotAllowed) {
-			return "", problem.Fail(models.ErrURLNotAllowed, "url host %s resolves to a non-public address", u.Hostname())
+			return "", problem.Fail(ErrURLNotAllowed, "url host %s resolves to a non-public address", u.Hostname())
 		}
-		return "", problem.Fail(models.ErrURLNotAllowed, "url host %s does not resolve", u.Hostname())
+		return "", problem.Fail(ErrURLNotAllowed, "url host %s does not resolve", u.Hostname())
 	}
 	return u.String(), nil
 }

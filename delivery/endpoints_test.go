@@ -36,14 +36,14 @@ func TestCreateValidatesURLTypesAndAttempts(t *testing.T) {
 		in   delivery.CreateInput
 		want error
 	}{
-		{"http refused", f.svc, delivery.CreateInput{URL: "http://example.com/hook"}, models.ErrHTTPSRequired},
-		{"ftp refused", f.svc, delivery.CreateInput{URL: "ftp://example.com/hook"}, models.ErrHTTPSRequired},
+		{"http refused", f.svc, delivery.CreateInput{URL: "http://example.com/hook"}, delivery.ErrHTTPSRequired},
+		{"ftp refused", f.svc, delivery.CreateInput{URL: "ftp://example.com/hook"}, delivery.ErrHTTPSRequired},
 		{"not a URL", f.svc, delivery.CreateInput{URL: "hook"}, problem.Invalid},
 		{"credentials", f.svc, delivery.CreateInput{URL: "https://u:p@example.com/"}, problem.Invalid},
-		{"loopback", strict, delivery.CreateInput{URL: "https://127.0.0.1:8443/hook"}, models.ErrURLNotAllowed},
-		{"localhost", strict, delivery.CreateInput{URL: "https://localhost/hook"}, models.ErrURLNotAllowed},
-		{"private", strict, delivery.CreateInput{URL: "https://10.0.0.5/hook"}, models.ErrURLNotAllowed},
-		{"metadata", strict, delivery.CreateInput{URL: "https://169.254.169.254/"}, models.ErrURLNotAllowed},
+		{"loopback", strict, delivery.CreateInput{URL: "https://127.0.0.1:8443/hook"}, delivery.ErrURLNotAllowed},
+		{"localhost", strict, delivery.CreateInput{URL: "https://localhost/hook"}, delivery.ErrURLNotAllowed},
+		{"private", strict, delivery.CreateInput{URL: "https://10.0.0.5/hook"}, delivery.ErrURLNotAllowed},
+		{"metadata", strict, delivery.CreateInput{URL: "https://169.254.169.254/"}, delivery.ErrURLNotAllowed},
 		{"unknown type", f.svc, delivery.CreateInput{URL: "https://example.com/", EventTypes: []string{"order.exploded"}}, problem.Invalid},
 		{"no types", f.svc, delivery.CreateInput{URL: "https://example.com/", EventTypes: []string{}}, problem.Invalid},
 		{"max_attempts 11", f.svc, delivery.CreateInput{URL: "https://example.com/", MaxAttempts: 11}, problem.Invalid},
@@ -91,7 +91,7 @@ func TestAtMostTenEnabledEndpointsEvenUnderConcurrentCreates(t *testing.T) {
 		switch {
 		case err == nil:
 			ok++
-		case errors.Is(err, models.ErrEndpointLimit):
+		case errors.Is(err, delivery.ErrEndpointLimit):
 			limited++
 		default:
 			t.Fatalf("unexpected: %v", err)
@@ -108,7 +108,7 @@ func TestAtMostTenEnabledEndpointsEvenUnderConcurrentCreates(t *testing.T) {
 	if _, err := f.create("https://127.0.0.1/eleventh"); err != nil {
 		t.Fatalf("room after disabling: %v", err)
 	}
-	if _, err := f.svc.Enable(f.ctx, eps[0].ID, f.owner); !errors.Is(err, models.ErrEndpointLimit) {
+	if _, err := f.svc.Enable(f.ctx, eps[0].ID, f.owner); !errors.Is(err, delivery.ErrEndpointLimit) {
 		t.Fatalf("enable past the limit: %v", err)
 	}
 }
@@ -242,7 +242,7 @@ func TestRefireQueuesAFreshChainOnlyForDroppedDeliveries(t *testing.T) {
 	ev, _ := deliverytest.Emit(f.ctx, f.db, f.org, nil, events.OrderCreated, nil)
 	failed := f.delivery(ev, ep.ID, 1, "failed", time.Now())
 	dropped := f.delivery(ev, ep.ID, 5, "dropped", time.Now())
-	if _, err := f.svc.Refire(f.ctx, failed.ID, f.owner); !errors.Is(err, models.ErrDeliveryNotDropped) {
+	if _, err := f.svc.Refire(f.ctx, failed.ID, f.owner); !errors.Is(err, delivery.ErrDeliveryNotDropped) {
 		t.Fatalf("re-fire of a failed delivery: %v", err)
 	}
 	if _, err := f.svc.Refire(f.ctx, dropped.ID, f.member); !errors.Is(err, models.ErrForbidden) {
@@ -271,7 +271,7 @@ func TestRefireQueuesAFreshChainOnlyForDroppedDeliveries(t *testing.T) {
 	if _, err := f.svc.Disable(f.ctx, ep.ID, f.owner); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := f.svc.Refire(f.ctx, dropped.ID, f.owner); !errors.Is(err, models.ErrEndpointDisabled) {
+	if _, err := f.svc.Refire(f.ctx, dropped.ID, f.owner); !errors.Is(err, delivery.ErrEndpointDisabled) {
 		t.Fatalf("re-fire to a disabled endpoint: %v", err)
 	}
 }
@@ -287,7 +287,7 @@ func TestSendTestNeedsAnEnabledEndpointOfTheOrg(t *testing.T) {
 		t.Fatalf("%+v %v", q, err)
 	}
 	f.svc.Disable(f.ctx, ep.ID, f.owner)
-	if _, err := f.svc.SendTest(f.ctx, f.org, ep.ID); !errors.Is(err, models.ErrEndpointDisabled) {
+	if _, err := f.svc.SendTest(f.ctx, f.org, ep.ID); !errors.Is(err, delivery.ErrEndpointDisabled) {
 		t.Fatalf("disabled: %v", err)
 	}
 }
