@@ -6,8 +6,11 @@ import (
 
 	"github.com/gin-gonic/gin"
 
+	"wds/catalog"
 	"wds/database"
 	"wds/delivery"
+	"wds/fulfillment"
+	"wds/ingest"
 	"wds/models"
 	"wds/problem"
 	"wds/signing"
@@ -25,8 +28,8 @@ var errorTable = []errorRow{
 	{models.ErrWrongFormat, "wrong_format"},
 	{models.ErrInvalidParameter, "invalid_parameter"},
 	{models.ErrInvalidCursor, "invalid_cursor"},
-	{models.ErrInvalidIdempotencyKey, "invalid_idempotency_key"},
-	{models.ErrInvalidClaimToken, "invalid_claim_token"},
+	{ingest.ErrInvalidIdempotencyKey, "invalid_idempotency_key"},
+	{catalog.ErrInvalidClaimToken, "invalid_claim_token"},
 	{models.ErrMissingAuthorization, "missing_authorization"},
 	{models.ErrInvalidAPIKey, "invalid_api_key"},
 	{models.ErrKeyRevoked, "integration_key_revoked"},
@@ -40,18 +43,18 @@ var errorTable = []errorRow{
 	{models.ErrInsufficientScope, "insufficient_scope"},
 	{models.ErrIPNotAllowed, "ip_not_allowed"},
 	{models.ErrForbidden, "forbidden"},
-	{models.ErrIdempotencyConflict, "idempotency_conflict"},
-	{models.ErrOrderNotPayable, "order_not_payable"},
-	{models.ErrOrderNotShippable, "order_not_shippable"},
-	{models.ErrVendorAlreadyClaimed, "vendor_already_claimed"},
+	{ingest.ErrIdempotencyConflict, "idempotency_conflict"},
+	{ingest.ErrOrderNotPayable, "order_not_payable"},
+	{fulfillment.ErrOrderNotShippable, "order_not_shippable"},
+	{catalog.ErrVendorAlreadyClaimed, "vendor_already_claimed"},
 	{delivery.ErrEndpointLimit, "endpoint_limit_reached"},
 	{delivery.ErrEndpointDisabled, "endpoint_disabled"},
 	{delivery.ErrDeliveryNotDropped, "delivery_not_dropped"},
 	{models.ErrPayloadTooLarge, "payload_too_large"},
-	{models.ErrExternalIDRequired, "external_id_required"},
-	{models.ErrLinesRequired, "lines_required"},
-	{models.ErrPartialRefund, "partial_refund_not_supported"},
-	{models.ErrAmountExceedsBalance, "amount_exceeds_balance"},
+	{ingest.ErrExternalIDRequired, "external_id_required"},
+	{ingest.ErrLinesRequired, "lines_required"},
+	{ingest.ErrPartialRefund, "partial_refund_not_supported"},
+	{ingest.ErrAmountExceedsBalance, "amount_exceeds_balance"},
 	{delivery.ErrHTTPSRequired, "https_required"},
 	{delivery.ErrURLNotAllowed, "url_not_allowed"},
 	{models.ErrRateLimited, "rate_limited"},

@@ -9,8 +9,11 @@ import (
 
 	"github.com/gin-gonic/gin"
 
+	"wds/catalog"
 	"wds/database"
 	"wds/delivery"
+	"wds/fulfillment"
+	"wds/ingest"
 	"wds/models"
 	"wds/problem"
 	"wds/signing"
@@ -29,8 +32,8 @@ var errorPins = []struct {
 	{models.ErrWrongFormat, "this endpoint does not accept the key's payload_format", 400, "wrong_format"},
 	{models.ErrInvalidParameter, "a query parameter is invalid", 400, "invalid_parameter"},
 	{models.ErrInvalidCursor, "cursor_at and cursor_id must be given together as an RFC 3339 time and a UUID", 400, "invalid_cursor"},
-	{models.ErrInvalidIdempotencyKey, "Idempotency-Key must be 1 to 255 characters", 400, "invalid_idempotency_key"},
-	{models.ErrInvalidClaimToken, "unknown, used or expired claim token", 400, "invalid_claim_token"},
+	{ingest.ErrInvalidIdempotencyKey, "Idempotency-Key must be 1 to 255 characters", 400, "invalid_idempotency_key"},
+	{catalog.ErrInvalidClaimToken, "unknown, used or expired claim token", 400, "invalid_claim_token"},
 	{models.ErrMissingAuthorization, "send the header Authorization: Bearer followed by your API key", 401, "missing_authorization"},
 	{models.ErrInvalidAPIKey, "unknown, revoked or expired API key", 401, "invalid_api_key"},
 	{models.ErrKeyRevoked, "integration key revoked", 401, "integration_key_revoked"},
@@ -46,19 +49,19 @@ var errorPins = []struct {
 	{models.ErrForbidden, "the actor's role does not allow this operation", 403, "forbidden"},
 	{problem.NotFound, "not found", 404, "not_found"},
 	{problem.Conflict, "conflicts with an existing record", 409, "conflict"},
-	{models.ErrIdempotencyConflict, "Idempotency-Key was used with a different body", 409, "idempotency_conflict"},
-	{models.ErrOrderNotPayable, "order is cancelled or refunded", 409, "order_not_payable"},
-	{models.ErrOrderNotShippable, "a cancelled or refunded order cannot be shipped", 409, "order_not_shippable"},
-	{models.ErrVendorAlreadyClaimed, "the vendor profile is already claimed", 409, "vendor_already_claimed"},
+	{ingest.ErrIdempotencyConflict, "Idempotency-Key was used with a different body", 409, "idempotency_conflict"},
+	{ingest.ErrOrderNotPayable, "order is cancelled or refunded", 409, "order_not_payable"},
+	{fulfillment.ErrOrderNotShippable, "a cancelled or refunded order cannot be shipped", 409, "order_not_shippable"},
+	{catalog.ErrVendorAlreadyClaimed, "the vendor profile is already claimed", 409, "vendor_already_claimed"},
 	{delivery.ErrEndpointLimit, "an org has at most 10 enabled webhook endpoints", 409, "endpoint_limit_reached"},
 	{delivery.ErrEndpointDisabled, "webhook endpoint is disabled", 409, "endpoint_disabled"},
 	{delivery.ErrDeliveryNotDropped, "only a dropped delivery can be re-fired", 409, "delivery_not_dropped"},
 	{models.ErrPayloadTooLarge, "body exceeds 1 MiB", 413, "payload_too_large"},
 	{problem.Invalid, "a field is invalid", 422, "validation_failed"},
-	{models.ErrExternalIDRequired, "external_id is required", 422, "external_id_required"},
-	{models.ErrLinesRequired, "lines is required and must not be empty", 422, "lines_required"},
-	{models.ErrPartialRefund, "only full refunds are supported", 422, "partial_refund_not_supported"},
-	{models.ErrAmountExceedsBalance, "amount exceeds the order's open balance", 422, "amount_exceeds_balance"},
+	{ingest.ErrExternalIDRequired, "external_id is required", 422, "external_id_required"},
+	{ingest.ErrLinesRequired, "lines is required and must not be empty", 422, "lines_required"},
+	{ingest.ErrPartialRefund, "only full refunds are supported", 422, "partial_refund_not_supported"},
+	{ingest.ErrAmountExceedsBalance, "amount exceeds the order's open balance", 422, "amount_exceeds_balance"},
 	{delivery.ErrHTTPSRequired, "webhook endpoint URLs must use https://", 422, "https_required"},
 	{delivery.ErrURLNotAllowed, "webhook endpoint URL resolves to a non-public address", 422, "url_not_allowed"},
 	{models.ErrRateLimited, "rate limit exceeded; retry after 60 seconds", 429, "rate_limited"},

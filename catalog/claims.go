@@ -47,7 +47,7 @@ func IssueClaimToken(ctx context.Context, db *gorm.DB, actorID, vendorID uuid.UU
 			return err
 		}
 		if claimed {
-			return problem.Fail(models.ErrVendorAlreadyClaimed, "vendor %s is already claimed", vendorID)
+			return problem.Fail(ErrVendorAlreadyClaimed, "vendor %s is already claimed", vendorID)
 		}
 		var expires []time.Time
 		err = tx.Raw(`INSERT INTO vendor_claim_tokens (vendor_id, token_hash, expires_at, created_by)
@@ -128,7 +128,7 @@ func ClaimVendor(ctx context.Context, db *gorm.DB, in Claim) (*Claimed, error) {
 			return org, nil, err
 		}
 		if claimed {
-			return org, nil, problem.Fail(models.ErrVendorAlreadyClaimed, "this vendor profile is already claimed")
+			return org, nil, problem.Fail(ErrVendorAlreadyClaimed, "this vendor profile is already claimed")
 		}
 		v, err := views.WriteVendor(ctx, tx, `UPDATE vendors t SET claimed_at = clock_timestamp(), claimed_by_email = ?,
 			name = coalesce(?, name) WHERE id = ?`, *email, name, vendorID)
@@ -167,7 +167,7 @@ func spendToken(ctx context.Context, tx *gorm.DB, token string) (uuid.UUID, erro
 }
 
 func invalidToken() error {
-	return problem.Fail(models.ErrInvalidClaimToken, "the claim token is unknown, used or expired; ask the workspace for a new one")
+	return problem.Fail(ErrInvalidClaimToken, "the claim token is unknown, used or expired; ask the workspace for a new one")
 }
 
 func deref(s *string) string {

@@ -145,7 +145,7 @@ func TestAClaimTokenClaimsTheVendorOnce(t *testing.T) {
 		_, err := catalog.ClaimVendor(f.ctx, f.db, catalog.Claim{Token: token, Email: "owner@clay.test"})
 		return err
 	}
-	if err := claim(old.Token); !errors.Is(err, models.ErrInvalidClaimToken) {
+	if err := claim(old.Token); !errors.Is(err, catalog.ErrInvalidClaimToken) {
 		t.Fatalf("the replaced token: %v", err)
 	}
 	for what, bad := range map[string]catalog.Claim{
@@ -163,25 +163,25 @@ func TestAClaimTokenClaimsTheVendorOnce(t *testing.T) {
 	if got := f.emitted(); got != events.VendorClaimed {
 		t.Fatalf("claim emitted %q", got)
 	}
-	if err := claim(tok.Token); !errors.Is(err, models.ErrInvalidClaimToken) {
+	if err := claim(tok.Token); !errors.Is(err, catalog.ErrInvalidClaimToken) {
 		t.Fatalf("a used token: %v", err)
 	}
-	if _, err := catalog.IssueClaimToken(f.ctx, f.db, f.owner, v.ID); !errors.Is(err, models.ErrVendorAlreadyClaimed) {
+	if _, err := catalog.IssueClaimToken(f.ctx, f.db, f.owner, v.ID); !errors.Is(err, catalog.ErrVendorAlreadyClaimed) {
 		t.Fatalf("a token for a claimed vendor: %v", err)
 	}
 	// An expired token, and one for a vendor claimed meanwhile.
 	w := f.vendor("Glaze Co")
 	expired, _ := catalog.IssueClaimToken(f.ctx, f.db, f.owner, w.ID)
 	f.db.Exec(`UPDATE vendor_claim_tokens SET expires_at = now() - interval '1 second' WHERE vendor_id = ?`, w.ID)
-	if err := claim(expired.Token); !errors.Is(err, models.ErrInvalidClaimToken) {
+	if err := claim(expired.Token); !errors.Is(err, catalog.ErrInvalidClaimToken) {
 		t.Fatalf("an expired token: %v", err)
 	}
 	live, _ := catalog.IssueClaimToken(f.ctx, f.db, f.owner, w.ID)
 	f.db.Exec(`UPDATE vendors SET claimed_at = now() WHERE id = ?`, w.ID)
-	if err := claim(live.Token); !errors.Is(err, models.ErrVendorAlreadyClaimed) {
+	if err := claim(live.Token); !errors.Is(err, catalog.ErrVendorAlreadyClaimed) {
 		t.Fatalf("a vendor claimed meanwhile: %v", err)
 	}
-	if err := claim("vct_short"); !errors.Is(err, models.ErrInvalidClaimToken) {
+	if err := claim("vct_short"); !errors.Is(err, catalog.ErrInvalidClaimToken) {
 		t.Fatalf("a malformed token: %v", err)
 	}
 }
@@ -209,7 +209,7 @@ func TestConcurrentClaimsWithOneTokenClaimOnce(t *testing.T) {
 			switch {
 			case err == nil:
 				won++
-			case errors.Is(err, models.ErrInvalidClaimToken):
+			case errors.Is(err, catalog.ErrInvalidClaimToken):
 				refused++
 			default:
 				t.Error(err)

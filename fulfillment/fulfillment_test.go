@@ -208,7 +208,7 @@ func TestRefusalsChangeNothing(t *testing.T) {
 		err  error
 		call func() error
 	}{
-		{"a cancelled order", models.ErrOrderNotShippable, func() error {
+		{"a cancelled order", fulfillment.ErrOrderNotShippable, func() error {
 			_, err := fulfillment.ShipOrder(f.ctx, f.db, f.member, cancelled, fulfillment.Ship{Carrier: "UPS"})
 			return err
 		}},

@@ -11,7 +11,6 @@ import (
 
 	"wds/events"
 	"wds/ingest"
-	"wds/models"
 	"wds/problem"
 )
 
@@ -29,7 +28,7 @@ func ShipOrder(ctx context.Context, db *gorm.DB, actor, orderID uuid.UUID, in Sh
 	var out Result
 	ids, err := run(ctx, db, actor, orderID, func(c *change) error {
 		if c.order.Status == ingest.StatusCancelled || c.order.Status == ingest.StatusRefunded {
-			return problem.Fail(models.ErrOrderNotShippable, "order %s is %s; it cannot be shipped", orderID, c.order.Status)
+			return problem.Fail(ErrOrderNotShippable, "order %s is %s; it cannot be shipped", orderID, c.order.Status)
 		}
 		carrier, err := text("carrier", in.Carrier)
 		if err != nil {

@@ -267,11 +267,11 @@ func TestAppOrderRefusalsChangeNothing(t *testing.T) {
 		{e.org, e.member, `{"store_id": "x", "lines": [{"quantity": 1}]}`, problem.Invalid},
 		{e.org, e.member, `{"store_id": "` + e.otherStore.String() + `", "lines": [{"quantity": 1}]}`, problem.NotFound},
 		{e.org, e.member, `{"store_id": "` + uuid.NewString() + `", "lines": [{"quantity": 1}]}`, problem.NotFound},
-		{e.org, e.member, `{"lines": []}`, models.ErrLinesRequired},
+		{e.org, e.member, `{"lines": []}`, ingest.ErrLinesRequired},
 		{e.org, e.member, `{"lines": [{"quantity": 0}]}`, problem.Invalid},
 		{e.org, e.member, `{"currency": "EURO", "lines": [{"quantity": 1}]}`, problem.Invalid},
 		{e.org, e.member, `{"external_id": "` + strings.Repeat("x", 256) + `", "lines": [{"quantity": 1}]}`, problem.Invalid},
-		{e.org, e.member, `{"lines": [{"quantity": 1, "unit_price_cents": 5}], "payment": {"amount_cents": 6}}`, models.ErrAmountExceedsBalance},
+		{e.org, e.member, `{"lines": [{"quantity": 1, "unit_price_cents": 5}], "payment": {"amount_cents": 6}}`, ingest.ErrAmountExceedsBalance},
 		{e.org, e.member, `{"lines": [{"quantity": 1}], "client": {"client_type": "vip"}}`, problem.Invalid},
 		{e.org, e.member, `{"lines": [{"quantity": 1}], "client": {"first_name": "` + strings.Repeat("n", 201) + `"}}`, problem.Invalid},
 	}

@@ -186,13 +186,13 @@ func invalid(path, format string, args ...any) error {
 // order's total.
 func (o *Order) normalize(storeCurrency string, requireExternalID bool) (totals, error) {
 	if requireExternalID && strings.TrimSpace(o.ExternalID) == "" {
-		return totals{}, problem.Fail(models.ErrExternalIDRequired, "external_id is required")
+		return totals{}, problem.Fail(ErrExternalIDRequired, "external_id is required")
 	}
 	if len(o.ExternalID) > maxExternalIDLen {
 		return totals{}, invalid("external_id", "must be at most %d characters", maxExternalIDLen)
 	}
 	if len(o.Lines) == 0 {
-		return totals{}, problem.Fail(models.ErrLinesRequired, "lines is required and must not be empty")
+		return totals{}, problem.Fail(ErrLinesRequired, "lines is required and must not be empty")
 	}
 	cur, err := normalizeCurrency(o.Currency, storeCurrency)
 	if err != nil {
@@ -268,7 +268,7 @@ func computeTotals(lines []Line, shipping, tax int64) (totals, error) {
 // external_id is the dedupe handle of a create.
 func (p *Payment) normalize(path string, requireExternalID bool) error {
 	if requireExternalID && strings.TrimSpace(p.ExternalID) == "" {
-		return problem.Fail(models.ErrExternalIDRequired, "%s is required", join(path, "external_id"))
+		return problem.Fail(ErrExternalIDRequired, "%s is required", join(path, "external_id"))
 	}
 	if len(p.ExternalID) > maxExternalIDLen {
 		return invalid(join(path, "external_id"), "must be at most %d characters", maxExternalIDLen)
@@ -288,7 +288,7 @@ func (p *Payment) normalize(path string, requireExternalID bool) error {
 // normalize checks a client; requireExternalID is true for POST /clients.
 func (c *Client) normalize(path string, requireExternalID bool) error {
 	if requireExternalID && strings.TrimSpace(c.ExternalID) == "" {
-		return problem.Fail(models.ErrExternalIDRequired, "%s is required", join(path, "external_id"))
+		return problem.Fail(ErrExternalIDRequired, "%s is required", join(path, "external_id"))
 	}
 	if len(c.ExternalID) > maxExternalIDLen {
 		return invalid(join(path, "external_id"), "must be at most %d characters", maxExternalIDLen)

@@ -57,7 +57,7 @@ func initialStatus(total int64, payment *Payment) (string, error) {
 // only move an order forward: invoiced, partially_paid, paid.
 func statusAfterPayment(total, paid, amount int64) (string, error) {
 	if amount > total-paid {
-		return "", problem.Fail(models.ErrAmountExceedsBalance,
+		return "", problem.Fail(ErrAmountExceedsBalance,
 			"amount_cents %d exceeds the open balance of %d", amount, total-paid)
 	}
 	if paid+amount == total {

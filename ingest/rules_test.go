@@ -5,7 +5,6 @@ import (
 	"math"
 	"testing"
 
-	"wds/models"
 	"wds/problem"
 )
 
@@ -20,8 +19,8 @@ func TestInitialStatus(t *testing.T) {
 		{1000, &Payment{AmountCents: 1}, StatusPartiallyPaid, nil},
 		{1000, nil, StatusInvoiced, nil},
 		{0, nil, StatusPaid, nil},
-		{1000, &Payment{AmountCents: 1001}, "", models.ErrAmountExceedsBalance},
-		{0, &Payment{AmountCents: 1}, "", models.ErrAmountExceedsBalance},
+		{1000, &Payment{AmountCents: 1001}, "", ErrAmountExceedsBalance},
+		{0, &Payment{AmountCents: 1}, "", ErrAmountExceedsBalance},
 	}
 	for _, tc := range cases {
 		got, err := initialStatus(tc.total, tc.payment)
