@@ -54,7 +54,7 @@ func (s *server) readAuth(scope string) gin.HandlerFunc {
 			return
 		}
 		if scope == models.ScopeReadWrite && k.Scope != models.ScopeReadWrite {
-			fail(c, problem.Fail(models.ErrInsufficientScope, "this endpoint needs a read_write key"))
+			fail(c, problem.Fail(apikeys.ErrInsufficientScope, "this endpoint needs a read_write key"))
 			return
 		}
 		c.Next()

@@ -6,6 +6,7 @@ import (
 
 	"github.com/gin-gonic/gin"
 
+	"wds/apikeys"
 	"wds/catalog"
 	"wds/database"
 	"wds/delivery"
@@ -14,6 +15,7 @@ import (
 	"wds/models"
 	"wds/problem"
 	"wds/signing"
+	"wds/workspace"
 )
 
 // errorRow gives a domain error its code. The HTTP status is the error's problem category's, so this
@@ -31,18 +33,18 @@ var errorTable = []errorRow{
 	{ingest.ErrInvalidIdempotencyKey, "invalid_idempotency_key"},
 	{catalog.ErrInvalidClaimToken, "invalid_claim_token"},
 	{models.ErrMissingAuthorization, "missing_authorization"},
-	{models.ErrInvalidAPIKey, "invalid_api_key"},
-	{models.ErrKeyRevoked, "integration_key_revoked"},
-	{models.ErrKeyExpired, "integration_key_expired"},
-	{models.ErrInvalidOperatorToken, "invalid_token"},
+	{apikeys.ErrInvalidAPIKey, "invalid_api_key"},
+	{apikeys.ErrKeyRevoked, "integration_key_revoked"},
+	{apikeys.ErrKeyExpired, "integration_key_expired"},
+	{workspace.ErrInvalidOperatorToken, "invalid_token"},
 	{signing.ErrSignatureMissing, "signature_missing"},
 	{signing.ErrSignatureMalformed, "signature_malformed"},
 	{signing.ErrSignatureExpired, "signature_expired"},
 	{signing.ErrSignatureInvalid, "signature_invalid"},
-	{models.ErrSignatureUnconfigured, "signature_unconfigured"},
-	{models.ErrInsufficientScope, "insufficient_scope"},
-	{models.ErrIPNotAllowed, "ip_not_allowed"},
-	{models.ErrForbidden, "forbidden"},
+	{apikeys.ErrSignatureUnconfigured, "signature_unconfigured"},
+	{apikeys.ErrInsufficientScope, "insufficient_scope"},
+	{apikeys.ErrIPNotAllowed, "ip_not_allowed"},
+	{workspace.ErrForbidden, "forbidden"},
 	{ingest.ErrIdempotencyConflict, "idempotency_conflict"},
 	{ingest.ErrOrderNotPayable, "order_not_payable"},
 	{fulfillment.ErrOrderNotShippable, "order_not_shippable"},

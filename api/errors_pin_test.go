@@ -9,6 +9,7 @@ import (
 
 	"github.com/gin-gonic/gin"
 
+	"wds/apikeys"
 	"wds/catalog"
 	"wds/database"
 	"wds/delivery"
@@ -17,6 +18,7 @@ import (
 	"wds/models"
 	"wds/problem"
 	"wds/signing"
+	"wds/workspace"
 )
 
 // errorPins is every answer the error table gives: the error, its text (the detail when it is
@@ -35,18 +37,18 @@ var errorPins = []struct {
 	{ingest.ErrInvalidIdempotencyKey, "Idempotency-Key must be 1 to 255 characters", 400, "invalid_idempotency_key"},
 	{catalog.ErrInvalidClaimToken, "unknown, used or expired claim token", 400, "invalid_claim_token"},
 	{models.ErrMissingAuthorization, "send the header Authorization: Bearer followed by your API key", 401, "missing_authorization"},
-	{models.ErrInvalidAPIKey, "unknown, revoked or expired API key", 401, "invalid_api_key"},
-	{models.ErrKeyRevoked, "integration key revoked", 401, "integration_key_revoked"},
-	{models.ErrKeyExpired, "integration key expired", 401, "integration_key_expired"},
-	{models.ErrInvalidOperatorToken, "unknown operator token", 401, "invalid_token"},
+	{apikeys.ErrInvalidAPIKey, "unknown, revoked or expired API key", 401, "invalid_api_key"},
+	{apikeys.ErrKeyRevoked, "integration key revoked", 401, "integration_key_revoked"},
+	{apikeys.ErrKeyExpired, "integration key expired", 401, "integration_key_expired"},
+	{workspace.ErrInvalidOperatorToken, "unknown operator token", 401, "invalid_token"},
 	{signing.ErrSignatureMissing, "signing: signature missing", 401, "signature_missing"},
 	{signing.ErrSignatureMalformed, "signing: signature malformed", 401, "signature_malformed"},
 	{signing.ErrSignatureExpired, "signing: signature expired", 401, "signature_expired"},
 	{signing.ErrSignatureInvalid, "signing: signature invalid", 401, "signature_invalid"},
-	{models.ErrSignatureUnconfigured, "the key requires a signature but has no signing secret on file", 401, "signature_unconfigured"},
-	{models.ErrInsufficientScope, "the key lacks the scope this endpoint needs", 403, "insufficient_scope"},
-	{models.ErrIPNotAllowed, "source address is not in the key's allowlist", 403, "ip_not_allowed"},
-	{models.ErrForbidden, "the actor's role does not allow this operation", 403, "forbidden"},
+	{apikeys.ErrSignatureUnconfigured, "the key requires a signature but has no signing secret on file", 401, "signature_unconfigured"},
+	{apikeys.ErrInsufficientScope, "the key lacks the scope this endpoint needs", 403, "insufficient_scope"},
+	{apikeys.ErrIPNotAllowed, "source address is not in the key's allowlist", 403, "ip_not_allowed"},
+	{workspace.ErrForbidden, "the actor's role does not allow this operation", 403, "forbidden"},
 	{problem.NotFound, "not found", 404, "not_found"},
 	{problem.Conflict, "conflicts with an existing record", 409, "conflict"},
 	{ingest.ErrIdempotencyConflict, "Idempotency-Key was used with a different body", 409, "idempotency_conflict"},

@@ -107,7 +107,7 @@ func (s *server) intAuth(c *gin.Context) {
 // X-Forwarded-For hop a configured trusted proxy reports (gin's ClientIP with our trusted proxies).
 func (s *server) intAllowIP(c *gin.Context) {
 	if !apikeys.AllowsIP(intKey(c), c.ClientIP()) {
-		fail(c, problem.Fail(models.ErrIPNotAllowed, "source address %s is not in the key's allowlist", c.ClientIP()))
+		fail(c, problem.Fail(apikeys.ErrIPNotAllowed, "source address %s is not in the key's allowlist", c.ClientIP()))
 		return
 	}
 	c.Next()
@@ -209,7 +209,7 @@ func acceptFormat(format string) gin.HandlerFunc {
 func requireScope(scope string) gin.HandlerFunc {
 	return func(c *gin.Context) {
 		if !intKey(c).HasScope(scope) {
-			fail(c, problem.Fail(models.ErrInsufficientScope, "this endpoint needs the %s scope", scope))
+			fail(c, problem.Fail(apikeys.ErrInsufficientScope, "this endpoint needs the %s scope", scope))
 			return
 		}
 		c.Next()

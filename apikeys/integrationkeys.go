@@ -243,10 +243,10 @@ func AuthenticateIntegration(ctx context.Context, db *gorm.DB, bearer string, no
 		return nil, fmt.Errorf("authenticate integration key: %w", err)
 	}
 	if k.RevokedAt != nil {
-		return nil, models.ErrKeyRevoked
+		return nil, ErrKeyRevoked
 	}
 	if k.ExpiresAt != nil && !now.Before(*k.ExpiresAt) {
-		return nil, models.ErrKeyExpired
+		return nil, ErrKeyExpired
 	}
 	return &k, nil
 }
@@ -255,7 +255,7 @@ func AuthenticateIntegration(ctx context.Context, db *gorm.DB, bearer string, no
 // secret is ErrSignatureUnconfigured.
 func SigningSecret(box *secrets.Box, k *models.IntegrationKey) ([]byte, error) {
 	if len(k.SigningSecretSealed) == 0 {
-		return nil, models.ErrSignatureUnconfigured
+		return nil, ErrSignatureUnconfigured
 	}
 	if box == nil {
 		return nil, errors.New("open signing secret: no encryption key configured")

@@ -125,7 +125,7 @@ func TestCreateIntegrationKeyValidation(t *testing.T) {
 		modify func(*apikeys.NewIntegrationKey)
 		want   error
 	}{
-		{"member", func(in *apikeys.NewIntegrationKey) { in.ActorID = f.member }, models.ErrForbidden},
+		{"member", func(in *apikeys.NewIntegrationKey) { in.ActorID = f.member }, workspace.ErrForbidden},
 		{"stranger", func(in *apikeys.NewIntegrationKey) { in.ActorID = uuid.New() }, problem.NotFound}, // the org does not exist for them
 		{"store of another org", func(in *apikeys.NewIntegrationKey) { in.StoreID = otherStore.ID }, problem.NotFound},
 		{"unknown scope", func(in *apikeys.NewIntegrationKey) { in.Scopes = []string{"orders:delete"} }, problem.Invalid},
@@ -174,11 +174,11 @@ func TestAuthenticateAndRevokeIntegrationKey(t *testing.T) {
 		t.Fatalf("authenticate: %v", err)
 	}
 	for _, bad := range []string{"pck_int_unknown", "pck_live_x", strings.TrimPrefix(k.Plaintext, "pck_int_")} {
-		if _, err := apikeys.AuthenticateIntegration(ctx, f.db, bad, now); !errors.Is(err, models.ErrInvalidAPIKey) {
+		if _, err := apikeys.AuthenticateIntegration(ctx, f.db, bad, now); !errors.Is(err, apikeys.ErrInvalidAPIKey) {
 			t.Errorf("%q: %v", bad, err)
 		}
 	}
-	if _, err := apikeys.RevokeIntegrationKey(ctx, f.db, k.Key.ID, f.member); !errors.Is(err, models.ErrForbidden) {
+	if _, err := apikeys.RevokeIntegrationKey(ctx, f.db, k.Key.ID, f.member); !errors.Is(err, workspace.ErrForbidden) {
 		t.Fatalf("member revoke: %v", err)
 	}
 	r1, err := apikeys.RevokeIntegrationKey(ctx, f.db, k.Key.ID, f.admin)
@@ -189,7 +189,7 @@ func TestAuthenticateAndRevokeIntegrationKey(t *testing.T) {
 	if !r2.RevokedAt.Equal(*r1.RevokedAt) {
 		t.Fatal("a second revoke moved revoked_at")
 	}
-	if _, err := apikeys.AuthenticateIntegration(ctx, f.db, k.Plaintext, now); !errors.Is(err, models.ErrKeyRevoked) {
+	if _, err := apikeys.AuthenticateIntegration(ctx, f.db, k.Plaintext, now); !errors.Is(err, apikeys.ErrKeyRevoked) {
 		t.Fatalf("revoked key: %v", err)
 	}
 	if _, err := apikeys.RevokeIntegrationKey(ctx, f.db, uuid.New(), f.owner); !errors.Is(err, problem.NotFound) {
@@ -208,7 +208,7 @@ func TestAuthenticateAndRevokeIntegrationKey(t *testing.T) {
 	if _, err := apikeys.AuthenticateIntegration(ctx, f.db, e.Plaintext, now); err != nil {
 		t.Fatalf("before expiry: %v", err)
 	}
-	if _, err := apikeys.AuthenticateIntegration(ctx, f.db, e.Plaintext, exp); !errors.Is(err, models.ErrKeyExpired) {
+	if _, err := apikeys.AuthenticateIntegration(ctx, f.db, e.Plaintext, exp); !errors.Is(err, apikeys.ErrKeyExpired) {
 		t.Fatalf("at expiry: %v", err)
 	}
 }
@@ -231,7 +231,7 @@ func TestAllowsIP(t *testing.T) {
 
 func TestSigningSecretUnconfigured(t *testing.T) {
 	_, err := apikeys.SigningSecret(nil, &models.IntegrationKey{RequireSignature: true})
-	if !errors.Is(err, models.ErrSignatureUnconfigured) {
+	if !errors.Is(err, apikeys.ErrSignatureUnconfigured) {
 		t.Fatalf("got %v", err)
 	}
 }

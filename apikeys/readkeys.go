@@ -99,7 +99,7 @@ func AuthenticateRead(ctx context.Context, db *gorm.DB, bearer string, now time.
 		return nil, fmt.Errorf("authenticate read key: %w", err)
 	}
 	if k.RevokedAt != nil || (k.ExpiresAt != nil && !now.Before(*k.ExpiresAt)) {
-		return nil, models.ErrInvalidAPIKey
+		return nil, ErrInvalidAPIKey
 	}
 	return &k, nil
 }
@@ -109,7 +109,7 @@ func AuthenticateRead(ctx context.Context, db *gorm.DB, bearer string, now time.
 // transaction, so a flood of made-up keys queues instead of taking every connection.
 func findByKey(ctx context.Context, db *gorm.DB, prefix, bearer string, dst any) error {
 	if !secrets.WellFormedKey(prefix, bearer) {
-		return models.ErrInvalidAPIKey
+		return ErrInvalidAPIKey
 	}
 	release, err := database.Admit(ctx, db)
 	if err != nil {
@@ -118,7 +118,7 @@ func findByKey(ctx context.Context, db *gorm.DB, prefix, bearer string, dst any)
 	defer release()
 	err = db.WithContext(ctx).Where("key_hash = ?", secrets.HashAPIKey(bearer)).Take(dst).Error
 	if errors.Is(err, gorm.ErrRecordNotFound) {
-		return models.ErrInvalidAPIKey
+		return ErrInvalidAPIKey
 	}
 	return err
 }

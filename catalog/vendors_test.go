@@ -127,7 +127,7 @@ func TestAClaimTokenClaimsTheVendorOnce(t *testing.T) {
 	f := newFixture(t)
 	v := f.vendor("Clay Supply")
 	f.emitted()
-	if _, err := catalog.IssueClaimToken(f.ctx, f.db, f.member, v.ID); !errors.Is(err, models.ErrForbidden) {
+	if _, err := catalog.IssueClaimToken(f.ctx, f.db, f.member, v.ID); !errors.Is(err, workspace.ErrForbidden) {
 		t.Fatalf("a member issued a claim token: %v", err)
 	}
 	old, err := catalog.IssueClaimToken(f.ctx, f.db, f.owner, v.ID)

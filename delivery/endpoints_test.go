@@ -21,6 +21,7 @@ import (
 	"wds/events"
 	"wds/models"
 	"wds/problem"
+	"wds/workspace"
 )
 
 func (f *fixture) create(url string) (*delivery.Created, error) {
@@ -115,7 +116,7 @@ func TestAtMostTenEnabledEndpointsEvenUnderConcurrentCreates(t *testing.T) {
 
 func TestMembersListButDoNotManageAndEveryActionIsAuditedWithoutSecrets(t *testing.T) {
 	f := newFixture(t)
-	if _, err := f.svc.Create(f.ctx, delivery.CreateInput{OrgID: f.org, ActorID: f.member, URL: "https://127.0.0.1/", EventTypes: []string{events.OrderCreated}}); !errors.Is(err, models.ErrForbidden) {
+	if _, err := f.svc.Create(f.ctx, delivery.CreateInput{OrgID: f.org, ActorID: f.member, URL: "https://127.0.0.1/", EventTypes: []string{events.OrderCreated}}); !errors.Is(err, workspace.ErrForbidden) {
 		t.Fatalf("member create: %v", err)
 	}
 	ep, err := f.create("https://127.0.0.1/hook")
@@ -135,7 +136,7 @@ func TestMembersListButDoNotManageAndEveryActionIsAuditedWithoutSecrets(t *testi
 		func(id, a uuid.UUID) error { _, err := f.svc.RotateSecret(f.ctx, id, a, 0); return err },
 		func(id, a uuid.UUID) error { _, err := f.svc.Delete(f.ctx, id, a); return err },
 	} {
-		if err := op(ep.ID, f.member); !errors.Is(err, models.ErrForbidden) {
+		if err := op(ep.ID, f.member); !errors.Is(err, workspace.ErrForbidden) {
 			t.Fatalf("member mutation: %v", err)
 		}
 		if err := op(ep.ID, f.owner); err != nil {
@@ -245,7 +246,7 @@ func TestRefireQueuesAFreshChainOnlyForDroppedDeliveries(t *testing.T) {
 	if _, err := f.svc.Refire(f.ctx, failed.ID, f.owner); !errors.Is(err, delivery.ErrDeliveryNotDropped) {
 		t.Fatalf("re-fire of a failed delivery: %v", err)
 	}
-	if _, err := f.svc.Refire(f.ctx, dropped.ID, f.member); !errors.Is(err, models.ErrForbidden) {
+	if _, err := f.svc.Refire(f.ctx, dropped.ID, f.member); !errors.Is(err, workspace.ErrForbidden) {
 		t.Fatalf("member re-fire: %v", err)
 	}
 	if _, err := f.svc.Refire(f.ctx, uuid.New(), f.owner); !errors.Is(err, problem.NotFound) {
@@ -568,7 +569,7 @@ func TestDisablingSignalsTheWorkflowsOfTheDroppedChainsAfterCommit(t *testing.T)
 	pending := f.delivery(ev, ep.ID, 1, "failed", time.Now())
 	f.db.Model(&pending).Update("next_attempt_at", time.Now().Add(time.Hour))
 	f.delivery(ev, ep.ID, 1, "succeeded", time.Now()) // a finished chain is not signalled
-	if _, err := f.svc.Disable(f.ctx, ep.ID, f.member); !errors.Is(err, models.ErrForbidden) || len(tc.signals) != 0 {
+	if _, err := f.svc.Disable(f.ctx, ep.ID, f.member); !errors.Is(err, workspace.ErrForbidden) || len(tc.signals) != 0 {
 		t.Fatalf("refused disable signalled: %v %v", err, tc.signals)
 	}
 	if _, err := f.svc.Disable(f.ctx, ep.ID, f.owner); err != nil {

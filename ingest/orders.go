@@ -10,6 +10,7 @@ import (
 	"github.com/jackc/pgx/v5/pgtype"
 	"gorm.io/gorm"
 
+	"wds/apikeys"
 	"wds/events"
 	"wds/models"
 	"wds/problem"
@@ -70,7 +71,7 @@ func statusAfterPayment(total, paid, amount int64) (string, error) {
 // Duplicate set when the key already sent this external_id (no row change, no event).
 func CreateOrder(ctx context.Context, db *gorm.DB, key *models.IntegrationKey, in Order) (*OrderResult, error) {
 	if in.Payment != nil && !key.HasScope(models.ScopePaymentsWrite) {
-		return nil, problem.Fail(models.ErrInsufficientScope, "a payment block needs the payments:write scope as well")
+		return nil, problem.Fail(apikeys.ErrInsufficientScope, "a payment block needs the payments:write scope as well")
 	}
 	var res *OrderResult
 	starts, err := inTx(ctx, db, key, func(o *op) error {

@@ -119,7 +119,7 @@ func lockTokenHolder(ctx context.Context, tx *gorm.DB, userID, actorID uuid.UUID
 	}
 	if len(orgs) == 0 {
 		if userID == actorID {
-			return nil, nil, problem.Fail(models.ErrForbidden, "this operator belongs to no org")
+			return nil, nil, problem.Fail(ErrForbidden, "this operator belongs to no org")
 		}
 		return nil, nil, notFound
 	}
@@ -139,7 +139,7 @@ func lockTokenHolder(ctx context.Context, tx *gorm.DB, userID, actorID uuid.UUID
 		}
 	}
 	if len(actorRoles) < len(orgs) {
-		return nil, nil, problem.Fail(models.ErrForbidden,
+		return nil, nil, problem.Fail(ErrForbidden,
 			"user %s also belongs to an org you do not manage, where their token works too", userID)
 	}
 	return &users[0], orgs, nil

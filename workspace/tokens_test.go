@@ -68,7 +68,7 @@ func (e *tokenEnv) newUser(org uuid.UUID, email string, role models.Role) uuid.U
 func (e *tokenEnv) authenticates(user uuid.UUID) bool {
 	e.t.Helper()
 	u, err := workspace.UserByToken(context.Background(), e.db, e.tokens[user])
-	if errors.Is(err, models.ErrInvalidOperatorToken) {
+	if errors.Is(err, workspace.ErrInvalidOperatorToken) {
 		return false
 	}
 	if err != nil {
@@ -250,7 +250,7 @@ func TestWhoMayChangeAToken(t *testing.T) {
 		target, actor uuid.UUID
 		want          error
 	}{
-		{"a member, another user's", e.owner, e.member, models.ErrForbidden},
+		{"a member, another user's", e.owner, e.member, workspace.ErrForbidden},
 		{"an owner, a user of another org", e.otherOwner, e.owner, problem.NotFound},
 		{"a user of another org, one of this org", e.member, e.otherOwner, problem.NotFound},
 		{"an owner, a user who does not exist", uuid.New(), e.owner, problem.NotFound},
@@ -301,7 +301,7 @@ func TestATokenOfSeveralOrgsNeedsAManagerOfEach(t *testing.T) {
 		func() error { _, err := workspace.RotateToken(ctx, e.db, e.member, e.owner); return err },
 		func() error { _, err := workspace.RevokeToken(ctx, e.db, e.member, e.otherOwner); return err },
 	} {
-		if err := op(); !errors.Is(err, models.ErrForbidden) {
+		if err := op(); !errors.Is(err, workspace.ErrForbidden) {
 			t.Fatalf("a manager of one of the user's two orgs: %v, want forbidden", err)
 		}
 	}

@@ -133,7 +133,7 @@ func CreateUser(ctx context.Context, db *gorm.DB, orgID uuid.UUID, email string,
 func UserByToken(ctx context.Context, db *gorm.DB, token string) (*models.User, error) {
 	// As API keys are: a token that cannot be one costs no query, and the lookup waits its turn.
 	if !secrets.WellFormedKey(OperatorTokenPrefix, token) {
-		return nil, models.ErrInvalidOperatorToken
+		return nil, ErrInvalidOperatorToken
 	}
 	release, err := database.Admit(ctx, db)
 	if err != nil {
@@ -143,7 +143,7 @@ func UserByToken(ctx context.Context, db *gorm.DB, token string) (*models.User, 
 	var u models.User
 	err = db.WithContext(ctx).Where("token_hash = ? AND token_revoked_at IS NULL", secrets.HashAPIKey(token)).Take(&u).Error
 	if errors.Is(err, gorm.ErrRecordNotFound) {
-		return nil, models.ErrInvalidOperatorToken
+		return nil, ErrInvalidOperatorToken
 	}
 	if err != nil {
 		return nil, fmt.Errorf("authenticate operator: %w", err)
@@ -220,7 +220,7 @@ func allowed(role models.Role, roles []models.Role) error {
 	if slices.Contains(roles, role) {
 		return nil
 	}
-	return problem.Fail(models.ErrForbidden, "role %s may not do this; owners and admins may", role)
+	return problem.Fail(ErrForbidden, "role %s may not do this; owners and admins may", role)
 }
 
 // Audit writes one audit row; call it inside the transaction of the action it records.
