@@ -8,6 +8,7 @@ import (
 	"wds/apikeys"
 	"wds/models"
 	"wds/problem"
+	"wds/ratelimit"
 )
 
 // Context keys set by the authentication middleware.
@@ -23,7 +24,7 @@ func bearer(c *gin.Context) (string, error) {
 	scheme, token, ok := strings.Cut(h, " ")
 	token = strings.TrimSpace(token)
 	if !ok || !strings.EqualFold(scheme, "Bearer") || token == "" || strings.ContainsAny(token, " \t") {
-		return "", models.ErrMissingAuthorization
+		return "", ErrMissingAuthorization
 	}
 	return token, nil
 }
@@ -50,7 +51,7 @@ func (s *server) readAuth(scope string) gin.HandlerFunc {
 		c.Set(ctxOrgID, k.OrgID)
 		c.Set(ctxReadKey, k)
 		if !s.limiter.Allow("read:"+k.ID.String(), readRateLimit) {
-			fail(c, models.ErrRateLimited)
+			fail(c, ratelimit.ErrExceeded)
 			return
 		}
 		if scope == models.ScopeReadWrite && k.Scope != models.ScopeReadWrite {

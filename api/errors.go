@@ -14,8 +14,20 @@ import (
 	"wds/ingest"
 	"wds/models"
 	"wds/problem"
+	"wds/ratelimit"
 	"wds/signing"
 	"wds/workspace"
+)
+
+// Errors of the HTTP layer itself: reading the request and whether the service can serve it. Each
+// unwraps to its problem category, which gives its HTTP status.
+var (
+	ErrInvalidJSON          = problem.New(problem.BadRequest, "body is not a JSON object")
+	ErrPayloadTooLarge      = problem.New(problem.TooLarge, "body exceeds 1 MiB")
+	ErrMissingAuthorization = problem.New(problem.Unauthorized, "send the header Authorization: Bearer followed by your API key")
+	// ErrWrongFormat is an Integration API endpoint called with a key of another payload_format.
+	ErrWrongFormat = problem.New(problem.BadRequest, "this endpoint does not accept the key's payload_format")
+	ErrNotReady    = problem.New(problem.Unavailable, "the service cannot serve requests yet")
 )
 
 // errorRow gives a domain error its code. The HTTP status is the error's problem category's, so this
@@ -26,13 +38,13 @@ type errorRow struct {
 }
 
 var errorTable = []errorRow{
-	{models.ErrInvalidJSON, "invalid_json"},
-	{models.ErrWrongFormat, "wrong_format"},
+	{ErrInvalidJSON, "invalid_json"},
+	{ErrWrongFormat, "wrong_format"},
 	{models.ErrInvalidParameter, "invalid_parameter"},
 	{models.ErrInvalidCursor, "invalid_cursor"},
 	{ingest.ErrInvalidIdempotencyKey, "invalid_idempotency_key"},
 	{catalog.ErrInvalidClaimToken, "invalid_claim_token"},
-	{models.ErrMissingAuthorization, "missing_authorization"},
+	{ErrMissingAuthorization, "missing_authorization"},
 	{apikeys.ErrInvalidAPIKey, "invalid_api_key"},
 	{apikeys.ErrKeyRevoked, "integration_key_revoked"},
 	{apikeys.ErrKeyExpired, "integration_key_expired"},
@@ -52,15 +64,15 @@ var errorTable = []errorRow{
 	{delivery.ErrEndpointLimit, "endpoint_limit_reached"},
 	{delivery.ErrEndpointDisabled, "endpoint_disabled"},
 	{delivery.ErrDeliveryNotDropped, "delivery_not_dropped"},
-	{models.ErrPayloadTooLarge, "payload_too_large"},
+	{ErrPayloadTooLarge, "payload_too_large"},
 	{ingest.ErrExternalIDRequired, "external_id_required"},
 	{ingest.ErrLinesRequired, "lines_required"},
 	{ingest.ErrPartialRefund, "partial_refund_not_supported"},
 	{ingest.ErrAmountExceedsBalance, "amount_exceeds_balance"},
 	{delivery.ErrHTTPSRequired, "https_required"},
 	{delivery.ErrURLNotAllowed, "url_not_allowed"},
-	{models.ErrRateLimited, "rate_limited"},
-	{models.ErrNotReady, "not_ready"},
+	{ratelimit.ErrExceeded, "rate_limited"},
+	{ErrNotReady, "not_ready"},
 	// The categories a domain returns itself come last, so an error of theirs that a row above names
 	// answers with that row's code.
 	{problem.NotFound, "not_found"},

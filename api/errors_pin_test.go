@@ -17,6 +17,7 @@ import (
 	"wds/ingest"
 	"wds/models"
 	"wds/problem"
+	"wds/ratelimit"
 	"wds/signing"
 	"wds/workspace"
 )
@@ -30,13 +31,13 @@ var errorPins = []struct {
 	status int
 	code   string
 }{
-	{models.ErrInvalidJSON, "body is not a JSON object", 400, "invalid_json"},
-	{models.ErrWrongFormat, "this endpoint does not accept the key's payload_format", 400, "wrong_format"},
+	{ErrInvalidJSON, "body is not a JSON object", 400, "invalid_json"},
+	{ErrWrongFormat, "this endpoint does not accept the key's payload_format", 400, "wrong_format"},
 	{models.ErrInvalidParameter, "a query parameter is invalid", 400, "invalid_parameter"},
 	{models.ErrInvalidCursor, "cursor_at and cursor_id must be given together as an RFC 3339 time and a UUID", 400, "invalid_cursor"},
 	{ingest.ErrInvalidIdempotencyKey, "Idempotency-Key must be 1 to 255 characters", 400, "invalid_idempotency_key"},
 	{catalog.ErrInvalidClaimToken, "unknown, used or expired claim token", 400, "invalid_claim_token"},
-	{models.ErrMissingAuthorization, "send the header Authorization: Bearer followed by your API key", 401, "missing_authorization"},
+	{ErrMissingAuthorization, "send the header Authorization: Bearer followed by your API key", 401, "missing_authorization"},
 	{apikeys.ErrInvalidAPIKey, "unknown, revoked or expired API key", 401, "invalid_api_key"},
 	{apikeys.ErrKeyRevoked, "integration key revoked", 401, "integration_key_revoked"},
 	{apikeys.ErrKeyExpired, "integration key expired", 401, "integration_key_expired"},
@@ -58,7 +59,7 @@ var errorPins = []struct {
 	{delivery.ErrEndpointLimit, "an org has at most 10 enabled webhook endpoints", 409, "endpoint_limit_reached"},
 	{delivery.ErrEndpointDisabled, "webhook endpoint is disabled", 409, "endpoint_disabled"},
 	{delivery.ErrDeliveryNotDropped, "only a dropped delivery can be re-fired", 409, "delivery_not_dropped"},
-	{models.ErrPayloadTooLarge, "body exceeds 1 MiB", 413, "payload_too_large"},
+	{ErrPayloadTooLarge, "body exceeds 1 MiB", 413, "payload_too_large"},
 	{problem.Invalid, "a field is invalid", 422, "validation_failed"},
 	{ingest.ErrExternalIDRequired, "external_id is required", 422, "external_id_required"},
 	{ingest.ErrLinesRequired, "lines is required and must not be empty", 422, "lines_required"},
@@ -66,8 +67,8 @@ var errorPins = []struct {
 	{ingest.ErrAmountExceedsBalance, "amount exceeds the order's open balance", 422, "amount_exceeds_balance"},
 	{delivery.ErrHTTPSRequired, "webhook endpoint URLs must use https://", 422, "https_required"},
 	{delivery.ErrURLNotAllowed, "webhook endpoint URL resolves to a non-public address", 422, "url_not_allowed"},
-	{models.ErrRateLimited, "rate limit exceeded; retry after 60 seconds", 429, "rate_limited"},
-	{models.ErrNotReady, "the service cannot serve requests yet", 503, "not_ready"},
+	{ratelimit.ErrExceeded, "rate limit exceeded; retry after 60 seconds", 429, "rate_limited"},
+	{ErrNotReady, "the service cannot serve requests yet", 503, "not_ready"},
 }
 
 // TestErrorTablePinned holds every error's answer to what it was before errors moved to their
@@ -131,9 +132,9 @@ func TestFailRetryAfter(t *testing.T) {
 		status     int
 		retryAfter string
 	}{
-		{problem.Fail(models.ErrRateLimited, "slow down"), 429, "60"},
+		{problem.Fail(ratelimit.ErrExceeded, "slow down"), 429, "60"},
 		{database.ErrBusy, 503, "5"},
-		{problem.Fail(models.ErrNotReady, "database unavailable"), 503, ""},
+		{problem.Fail(ErrNotReady, "database unavailable"), 503, ""},
 		{problem.NotFound, 404, ""},
 		{errors.New("disk on fire"), 500, ""},
 	} {

@@ -17,6 +17,7 @@ import (
 	"wds/nativestore"
 	"wds/openapi"
 	"wds/problem"
+	"wds/ratelimit"
 	"wds/signing"
 )
 
@@ -35,10 +36,10 @@ func cappedBody(c *gin.Context) ([]byte, error) {
 	body, err := io.ReadAll(http.MaxBytesReader(c.Writer, c.Request.Body, maxBody))
 	var tooLarge *http.MaxBytesError
 	if errors.As(err, &tooLarge) {
-		return nil, problem.Fail(models.ErrPayloadTooLarge, "the body exceeds %d bytes (1 MiB)", maxBody)
+		return nil, problem.Fail(ErrPayloadTooLarge, "the body exceeds %d bytes (1 MiB)", maxBody)
 	}
 	if err != nil {
-		return nil, problem.Fail(models.ErrInvalidJSON, "the body could not be read")
+		return nil, problem.Fail(ErrInvalidJSON, "the body could not be read")
 	}
 	return body, nil
 }
@@ -130,7 +131,7 @@ func (s *server) intRateLimit(c *gin.Context) {
 		fail(c, err)
 		return
 	case !ok:
-		fail(c, problem.Fail(models.ErrRateLimited, "this key allows %d requests per minute; retry after 60 seconds", k.RateLimit))
+		fail(c, problem.Fail(ratelimit.ErrExceeded, "this key allows %d requests per minute; retry after 60 seconds", k.RateLimit))
 		return
 	}
 	c.Next()
@@ -198,7 +199,7 @@ func signatureError(err error) error {
 func acceptFormat(format string) gin.HandlerFunc {
 	return func(c *gin.Context) {
 		if k := intKey(c); k.PayloadFormat != format {
-			fail(c, problem.Fail(models.ErrWrongFormat, "this endpoint accepts %s keys; this key's payload_format is %s", format, k.PayloadFormat))
+			fail(c, problem.Fail(ErrWrongFormat, "this endpoint accepts %s keys; this key's payload_format is %s", format, k.PayloadFormat))
 			return
 		}
 		c.Next()

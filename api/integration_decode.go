@@ -9,7 +9,6 @@ import (
 	"strings"
 
 	"wds/ingest"
-	"wds/models"
 	"wds/problem"
 )
 
@@ -19,7 +18,7 @@ import (
 func decodeObject(raw []byte, dst any) error {
 	trimmed := bytes.TrimSpace(raw)
 	if len(trimmed) == 0 || trimmed[0] != '{' {
-		return problem.Fail(models.ErrInvalidJSON, "the body must be a JSON object")
+		return problem.Fail(ErrInvalidJSON, "the body must be a JSON object")
 	}
 	err := json.Unmarshal(trimmed, dst)
 	if err == nil {
@@ -32,7 +31,7 @@ func decodeObject(raw []byte, dst any) error {
 	if errors.As(err, &te) && te.Field != "" {
 		return problem.Fail(problem.Invalid, "%s: must be %s", fieldPath(trimmed, te.Field), describe(te.Type))
 	}
-	return problem.Fail(models.ErrInvalidJSON, "the body is not valid JSON: %v", err)
+	return problem.Fail(ErrInvalidJSON, "the body is not valid JSON: %v", err)
 }
 
 // decodeOrder decodes an order create body.

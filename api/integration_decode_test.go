@@ -7,7 +7,6 @@ import (
 	"testing"
 
 	"wds/ingest"
-	"wds/models"
 	"wds/problem"
 )
 
@@ -27,7 +26,7 @@ func FuzzDecodeOrder(f *testing.F) {
 		if err == nil {
 			return
 		}
-		if !errors.Is(err, models.ErrInvalidJSON) && !errors.Is(err, problem.Invalid) {
+		if !errors.Is(err, ErrInvalidJSON) && !errors.Is(err, problem.Invalid) {
 			t.Fatalf("unexpected error kind %v", err)
 		}
 		if status, _ := classify(err); status == http.StatusInternalServerError {

@@ -111,14 +111,14 @@ func decodeParams(c *gin.Context) (rpcParams, error) {
 	}
 	var obj map[string]json.RawMessage
 	if err := json.Unmarshal(raw, &obj); err != nil || obj == nil {
-		return p, problem.Fail(models.ErrInvalidJSON, "body must be a JSON object of parameters")
+		return p, problem.Fail(ErrInvalidJSON, "body must be a JSON object of parameters")
 	}
 	if err := json.Unmarshal(raw, &p); err != nil {
 		var te *json.UnmarshalTypeError
 		if errors.As(err, &te) {
 			return p, problem.Fail(problem.Invalid, "%s has the wrong type", te.Field)
 		}
-		return p, problem.Fail(models.ErrInvalidJSON, "body must be a JSON object of parameters")
+		return p, problem.Fail(ErrInvalidJSON, "body must be a JSON object of parameters")
 	}
 	return p, nil
 }

@@ -9,6 +9,7 @@ import (
 	"wds/catalog"
 	"wds/models"
 	"wds/problem"
+	"wds/ratelimit"
 )
 
 // registerVendors mounts the supplier CRM's writes (README.md, Workspace operations): add and edit a vendor and issue
@@ -92,7 +93,7 @@ const claimsPerMinute = 10
 // counted per client address (X-Forwarded-For only from WDS_TRUSTED_PROXIES) before anything else.
 func (s *server) claimVendor(c *gin.Context) {
 	if !s.limiter.Allow("claim:"+c.ClientIP(), claimsPerMinute) {
-		fail(c, problem.Fail(models.ErrRateLimited, "at most %d claim attempts a minute from one address; retry after 60 seconds", claimsPerMinute))
+		fail(c, problem.Fail(ratelimit.ErrExceeded, "at most %d claim attempts a minute from one address; retry after 60 seconds", claimsPerMinute))
 		return
 	}
 	var in catalog.Claim

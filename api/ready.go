@@ -8,7 +8,6 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"wds/migrations"
-	"wds/models"
 	"wds/problem"
 )
 
@@ -34,7 +33,7 @@ func (s *server) ready(c *gin.Context) {
 func (s *server) checkReady(ctx context.Context) error {
 	sqlDB, err := s.DB.DB()
 	if err != nil {
-		return problem.Fail(models.ErrNotReady, "database unavailable")
+		return problem.Fail(ErrNotReady, "database unavailable")
 	}
 	if err := sqlDB.PingContext(ctx); err != nil {
 		return &notReady{detail: "database unreachable", cause: err}
@@ -44,7 +43,7 @@ func (s *server) checkReady(ctx context.Context) error {
 		return &notReady{detail: "cannot read the schema version", cause: err}
 	}
 	if pending {
-		return problem.Fail(models.ErrNotReady, "database schema is older than this binary: run `wds migrate up`")
+		return problem.Fail(ErrNotReady, "database schema is older than this binary: run `wds migrate up`")
 	}
 	return nil
 }
@@ -58,5 +57,5 @@ type notReady struct {
 
 func (e *notReady) Error() string { return e.detail + ": " + e.cause.Error() }
 func (e *notReady) Unwrap() []error {
-	return []error{problem.Fail(models.ErrNotReady, "%s", e.detail), e.cause}
+	return []error{problem.Fail(ErrNotReady, "%s", e.detail), e.cause}
 }

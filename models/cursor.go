@@ -8,6 +8,13 @@ import (
 	"github.com/google/uuid"
 )
 
+// The list query rules' own errors; each unwraps to problem.BadRequest, and api/errors.go gives it a
+// code. ErrInvalidParameter also serves every other malformed query parameter or command-line flag.
+var (
+	ErrInvalidCursor    = problem.New(problem.BadRequest, "cursor_at and cursor_id must be given together as an RFC 3339 time and a UUID")
+	ErrInvalidParameter = problem.New(problem.BadRequest, "a query parameter is invalid")
+)
+
 // Cursor is a keyset position: the (updated_at, id) of the last row of a page.
 type Cursor struct {
 	At time.Time `json:"at"`

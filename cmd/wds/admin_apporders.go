@@ -57,7 +57,7 @@ func readBodyFile(name string) ([]byte, error) {
 		return nil, problem.Fail(models.ErrInvalidParameter, "--file: %v", err)
 	}
 	if len(raw) > maxBodyFile {
-		return nil, problem.Fail(models.ErrPayloadTooLarge, "--file exceeds 1 MiB")
+		return nil, problem.Fail(api.ErrPayloadTooLarge, "--file exceeds 1 MiB")
 	}
 	return raw, nil
 }
