@@ -86,9 +86,10 @@ type errorBody struct {
 	Detail string `json:"detail"`
 }
 
-// classify finds err's row; anything unknown is an internal error whose detail stays in the log. A
-// database that cannot do the work (down, restarting, too busy, a lock or deadline ran out) is a 503
-// the client may retry, never a 500.
+// classify finds err's row; the category of the row's error gives the status, so an error joining two
+// domain errors still answers with one row's status and code together. Anything unknown is an
+// internal error whose detail stays in the log. A database that cannot do the work (down, restarting,
+// too busy, a lock or deadline ran out) is a 503 the client may retry, never a 500.
 func classify(err error) (int, errorBody) {
 	if database.Unavailable(err) {
 		return http.StatusServiceUnavailable, errorBody{Error: "unavailable",
@@ -96,7 +97,7 @@ func classify(err error) (int, errorBody) {
 	}
 	for _, row := range errorTable {
 		if errors.Is(err, row.err) {
-			return problem.Status(err), errorBody{Error: row.code, Detail: problem.Detail(err)}
+			return problem.Status(row.err), errorBody{Error: row.code, Detail: problem.Detail(err)}
 		}
 	}
 	return http.StatusInternalServerError, errorBody{Error: "internal_error", Detail: "internal error; it has been logged"}

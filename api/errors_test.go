@@ -5,6 +5,8 @@ import (
 	"net/http"
 	"testing"
 
+	"wds/delivery"
+	"wds/ingest"
 	"wds/problem"
 )
 
@@ -24,6 +26,21 @@ func TestErrorTableRows(t *testing.T) {
 			if errors.Is(later.err, c) {
 				t.Errorf("%s: comes after the row of its category (%s), which answers first", later.code, row.code)
 			}
+		}
+	}
+}
+
+// TestJoinedErrorsAnswerOneRow: an error that joins two domain errors of different categories answers
+// with the status and code of one row, never the status of one and the code of the other.
+func TestJoinedErrorsAnswerOneRow(t *testing.T) {
+	for _, err := range []error{
+		errors.Join(delivery.ErrHTTPSRequired, ingest.ErrOrderNotPayable),
+		errors.Join(ingest.ErrOrderNotPayable, delivery.ErrHTTPSRequired),
+	} {
+		status, code, _ := Answer(err)
+		if !(status == http.StatusConflict && code == "order_not_payable") &&
+			!(status == http.StatusUnprocessableEntity && code == "https_required") {
+			t.Errorf("Answer(%q) = %d %s: status and code of different rows", err, status, code)
 		}
 	}
 }
