@@ -9,6 +9,8 @@ import (
 
 	"wds/apikeys"
 	"wds/models"
+	"wds/problem"
+	"wds/ratelimit"
 )
 
 // ReadKeyAuth finds the live read key a bearer token names (apikeys): unknown, revoked and expired
@@ -30,7 +32,7 @@ func bearer(c *gin.Context) (string, error) {
 	scheme, token, ok := strings.Cut(h, " ")
 	token = strings.TrimSpace(token)
 	if !ok || !strings.EqualFold(scheme, "Bearer") || token == "" || strings.ContainsAny(token, " \t") {
-		return "", models.ErrMissingAuthorization
+		return "", ErrMissingAuthorization
 	}
 	return token, nil
 }
@@ -57,11 +59,11 @@ func (s *server) readAuth(scope string) gin.HandlerFunc {
 		c.Set(ctxOrgID, k.OrgID)
 		c.Set(ctxReadKey, k)
 		if !s.limiter.Allow("read:"+k.ID.String(), readRateLimit) {
-			fail(c, models.ErrRateLimited)
+			fail(c, ratelimit.ErrExceeded)
 			return
 		}
 		if scope == models.ScopeReadWrite && k.Scope != models.ScopeReadWrite {
-			fail(c, models.Fail(models.ErrInsufficientScope, "this endpoint needs a read_write key"))
+			fail(c, problem.Fail(apikeys.ErrInsufficientScope, "this endpoint needs a read_write key"))
 			return
 		}
 		c.Next()

@@ -6,58 +6,78 @@ import (
 
 	"github.com/gin-gonic/gin"
 
+	"wds/apikeys"
+	"wds/catalog"
 	"wds/database"
+	"wds/delivery"
+	"wds/fulfillment"
+	"wds/ingest"
 	"wds/models"
+	"wds/problem"
+	"wds/ratelimit"
 	"wds/signing"
+	"wds/workspace"
 )
 
-// errorRow maps a domain error to its HTTP answer. This table is the only place status codes for
-// domain errors are chosen (a handler never invents one).
+// Errors of the HTTP layer itself: reading the request and whether the service can serve it. Each
+// unwraps to its problem category, which gives its HTTP status.
+var (
+	ErrInvalidJSON          = problem.New(problem.BadRequest, "body is not a JSON object")
+	ErrPayloadTooLarge      = problem.New(problem.TooLarge, "body exceeds 1 MiB")
+	ErrMissingAuthorization = problem.New(problem.Unauthorized, "send the header Authorization: Bearer followed by your API key")
+	// ErrWrongFormat is an Integration API endpoint called with a key of another payload_format.
+	ErrWrongFormat = problem.New(problem.BadRequest, "this endpoint does not accept the key's payload_format")
+	ErrNotReady    = problem.New(problem.Unavailable, "the service cannot serve requests yet")
+)
+
+// errorRow gives a domain error its code. The HTTP status is the error's problem category's, so this
+// table only names answers; a handler never invents a code or a status.
 type errorRow struct {
-	err    error
-	status int
-	code   string
+	err  error
+	code string
 }
 
 var errorTable = []errorRow{
-	{models.ErrInvalidJSON, http.StatusBadRequest, "invalid_json"},
-	{models.ErrWrongFormat, http.StatusBadRequest, "wrong_format"},
-	{models.ErrInvalidParameter, http.StatusBadRequest, "invalid_parameter"},
-	{models.ErrInvalidCursor, http.StatusBadRequest, "invalid_cursor"},
-	{models.ErrInvalidIdempotencyKey, http.StatusBadRequest, "invalid_idempotency_key"},
-	{models.ErrInvalidClaimToken, http.StatusBadRequest, "invalid_claim_token"},
-	{models.ErrMissingAuthorization, http.StatusUnauthorized, "missing_authorization"},
-	{models.ErrInvalidAPIKey, http.StatusUnauthorized, "invalid_api_key"},
-	{models.ErrKeyRevoked, http.StatusUnauthorized, "integration_key_revoked"},
-	{models.ErrKeyExpired, http.StatusUnauthorized, "integration_key_expired"},
-	{models.ErrInvalidOperatorToken, http.StatusUnauthorized, "invalid_token"},
-	{signing.ErrSignatureMissing, http.StatusUnauthorized, "signature_missing"},
-	{signing.ErrSignatureMalformed, http.StatusUnauthorized, "signature_malformed"},
-	{signing.ErrSignatureExpired, http.StatusUnauthorized, "signature_expired"},
-	{signing.ErrSignatureInvalid, http.StatusUnauthorized, "signature_invalid"},
-	{models.ErrSignatureUnconfigured, http.StatusUnauthorized, "signature_unconfigured"},
-	{models.ErrInsufficientScope, http.StatusForbidden, "insufficient_scope"},
-	{models.ErrIPNotAllowed, http.StatusForbidden, "ip_not_allowed"},
-	{models.ErrForbidden, http.StatusForbidden, "forbidden"},
-	{models.ErrNotFound, http.StatusNotFound, "not_found"},
-	{models.ErrConflict, http.StatusConflict, "conflict"},
-	{models.ErrIdempotencyConflict, http.StatusConflict, "idempotency_conflict"},
-	{models.ErrOrderNotPayable, http.StatusConflict, "order_not_payable"},
-	{models.ErrOrderNotShippable, http.StatusConflict, "order_not_shippable"},
-	{models.ErrVendorAlreadyClaimed, http.StatusConflict, "vendor_already_claimed"},
-	{models.ErrEndpointLimit, http.StatusConflict, "endpoint_limit_reached"},
-	{models.ErrEndpointDisabled, http.StatusConflict, "endpoint_disabled"},
-	{models.ErrDeliveryNotDropped, http.StatusConflict, "delivery_not_dropped"},
-	{models.ErrPayloadTooLarge, http.StatusRequestEntityTooLarge, "payload_too_large"},
-	{models.ErrValidation, http.StatusUnprocessableEntity, "validation_failed"},
-	{models.ErrExternalIDRequired, http.StatusUnprocessableEntity, "external_id_required"},
-	{models.ErrLinesRequired, http.StatusUnprocessableEntity, "lines_required"},
-	{models.ErrPartialRefund, http.StatusUnprocessableEntity, "partial_refund_not_supported"},
-	{models.ErrAmountExceedsBalance, http.StatusUnprocessableEntity, "amount_exceeds_balance"},
-	{models.ErrHTTPSRequired, http.StatusUnprocessableEntity, "https_required"},
-	{models.ErrURLNotAllowed, http.StatusUnprocessableEntity, "url_not_allowed"},
-	{models.ErrRateLimited, http.StatusTooManyRequests, "rate_limited"},
-	{models.ErrNotReady, http.StatusServiceUnavailable, "not_ready"},
+	{ErrInvalidJSON, "invalid_json"},
+	{ErrWrongFormat, "wrong_format"},
+	{models.ErrInvalidParameter, "invalid_parameter"},
+	{models.ErrInvalidCursor, "invalid_cursor"},
+	{ingest.ErrInvalidIdempotencyKey, "invalid_idempotency_key"},
+	{catalog.ErrInvalidClaimToken, "invalid_claim_token"},
+	{ErrMissingAuthorization, "missing_authorization"},
+	{apikeys.ErrInvalidAPIKey, "invalid_api_key"},
+	{apikeys.ErrKeyRevoked, "integration_key_revoked"},
+	{apikeys.ErrKeyExpired, "integration_key_expired"},
+	{workspace.ErrInvalidOperatorToken, "invalid_token"},
+	{signing.ErrSignatureMissing, "signature_missing"},
+	{signing.ErrSignatureMalformed, "signature_malformed"},
+	{signing.ErrSignatureExpired, "signature_expired"},
+	{signing.ErrSignatureInvalid, "signature_invalid"},
+	{apikeys.ErrSignatureUnconfigured, "signature_unconfigured"},
+	{apikeys.ErrInsufficientScope, "insufficient_scope"},
+	{apikeys.ErrIPNotAllowed, "ip_not_allowed"},
+	{workspace.ErrForbidden, "forbidden"},
+	{ingest.ErrIdempotencyConflict, "idempotency_conflict"},
+	{ingest.ErrOrderNotPayable, "order_not_payable"},
+	{fulfillment.ErrOrderNotShippable, "order_not_shippable"},
+	{catalog.ErrVendorAlreadyClaimed, "vendor_already_claimed"},
+	{delivery.ErrEndpointLimit, "endpoint_limit_reached"},
+	{delivery.ErrEndpointDisabled, "endpoint_disabled"},
+	{delivery.ErrDeliveryNotDropped, "delivery_not_dropped"},
+	{ErrPayloadTooLarge, "payload_too_large"},
+	{ingest.ErrExternalIDRequired, "external_id_required"},
+	{ingest.ErrLinesRequired, "lines_required"},
+	{ingest.ErrPartialRefund, "partial_refund_not_supported"},
+	{ingest.ErrAmountExceedsBalance, "amount_exceeds_balance"},
+	{delivery.ErrHTTPSRequired, "https_required"},
+	{delivery.ErrURLNotAllowed, "url_not_allowed"},
+	{ratelimit.ErrExceeded, "rate_limited"},
+	{ErrNotReady, "not_ready"},
+	// The categories a domain returns itself come last, so an error of theirs that a row above names
+	// answers with that row's code.
+	{problem.NotFound, "not_found"},
+	{problem.Conflict, "conflict"},
+	{problem.Invalid, "validation_failed"},
 }
 
 // errorBody is the failure shape of every API (docs/integration-api.md).
@@ -66,9 +86,10 @@ type errorBody struct {
 	Detail string `json:"detail"`
 }
 
-// classify finds err's row; anything unknown is an internal error whose detail stays in the log. A
-// database that cannot do the work (down, restarting, too busy, a lock or deadline ran out) is a 503
-// the client may retry, never a 500.
+// classify finds err's row; the category of the row's error gives the status, so an error joining two
+// domain errors still answers with one row's status and code together. Anything unknown is an
+// internal error whose detail stays in the log. A database that cannot do the work (down, restarting,
+// too busy, a lock or deadline ran out) is a 503 the client may retry, never a 500.
 func classify(err error) (int, errorBody) {
 	if database.Unavailable(err) {
 		return http.StatusServiceUnavailable, errorBody{Error: "unavailable",
@@ -76,7 +97,7 @@ func classify(err error) (int, errorBody) {
 	}
 	for _, row := range errorTable {
 		if errors.Is(err, row.err) {
-			return row.status, errorBody{Error: row.code, Detail: models.Detail(err)}
+			return problem.Status(row.err), errorBody{Error: row.code, Detail: problem.Detail(err)}
 		}
 	}
 	return http.StatusInternalServerError, errorBody{Error: "internal_error", Detail: "internal error; it has been logged"}

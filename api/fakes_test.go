@@ -18,6 +18,7 @@ import (
 	"wds/ingest"
 	"wds/models"
 	"wds/views"
+	"wds/workspace"
 )
 
 // Fakes of the stores the handlers reach through api.Stores, for tests of what a handler does with
@@ -55,7 +56,7 @@ func (f fakeReadKeys) AuthenticateRead(_ context.Context, token string, _ time.T
 	if k, ok := f[token]; ok {
 		return k, nil
 	}
-	return nil, models.ErrInvalidAPIKey
+	return nil, apikeys.ErrInvalidAPIKey
 }
 
 // fakeReads records the page queries it is asked and answers err.
@@ -94,7 +95,7 @@ func (f *fakeOperators) UserByToken(_ context.Context, token string) (*models.Us
 	if id, ok := f.users[token]; ok {
 		return &models.User{ID: id}, nil
 	}
-	return nil, models.ErrInvalidOperatorToken
+	return nil, workspace.ErrInvalidOperatorToken
 }
 
 func (f *fakeOperators) RequireRole(_ context.Context, org, actor uuid.UUID, roles ...models.Role) error {
@@ -141,7 +142,7 @@ func (f *fakeGate) AuthenticateIntegration(_ context.Context, token string, _ ti
 	if token == "int" {
 		return f.key, nil
 	}
-	return nil, models.ErrInvalidAPIKey
+	return nil, apikeys.ErrInvalidAPIKey
 }
 
 func (f *fakeGate) AllowRequest(context.Context, uuid.UUID, int, time.Time) (bool, error) {

@@ -17,6 +17,8 @@ import (
 	"wds/models"
 	"wds/nativestore"
 	"wds/openapi"
+	"wds/problem"
+	"wds/ratelimit"
 	"wds/signing"
 	"wds/views"
 )
@@ -25,7 +27,7 @@ import (
 // token is (apikeys), the key's signing secret, and the per-key rate limit shared by every instance
 // (ratelimit.Shared).
 type IntegrationGate interface {
-	// AuthenticateIntegration tells revoked and expired keys so (models.ErrKeyRevoked, ErrKeyExpired).
+	// AuthenticateIntegration tells revoked and expired keys so (apikeys.ErrKeyRevoked, ErrKeyExpired).
 	AuthenticateIntegration(ctx context.Context, token string, now time.Time) (*models.IntegrationKey, error)
 	SigningSecret(k *models.IntegrationKey) ([]byte, error)
 	AllowRequest(ctx context.Context, keyID uuid.UUID, limit int, now time.Time) (bool, error)
@@ -58,10 +60,10 @@ func cappedBody(c *gin.Context) ([]byte, error) {
 	body, err := io.ReadAll(http.MaxBytesReader(c.Writer, c.Request.Body, maxBody))
 	var tooLarge *http.MaxBytesError
 	if errors.As(err, &tooLarge) {
-		return nil, models.Fail(models.ErrPayloadTooLarge, "the body exceeds %d bytes (1 MiB)", maxBody)
+		return nil, problem.Fail(ErrPayloadTooLarge, "the body exceeds %d bytes (1 MiB)", maxBody)
 	}
 	if err != nil {
-		return nil, models.Fail(models.ErrInvalidJSON, "the body could not be read")
+		return nil, problem.Fail(ErrInvalidJSON, "the body could not be read")
 	}
 	return body, nil
 }
@@ -130,7 +132,7 @@ func (s *server) intAuth(c *gin.Context) {
 // X-Forwarded-For hop a configured trusted proxy reports (gin's ClientIP with our trusted proxies).
 func (s *server) intAllowIP(c *gin.Context) {
 	if !apikeys.AllowsIP(intKey(c), c.ClientIP()) {
-		fail(c, models.Fail(models.ErrIPNotAllowed, "source address %s is not in the key's allowlist", c.ClientIP()))
+		fail(c, problem.Fail(apikeys.ErrIPNotAllowed, "source address %s is not in the key's allowlist", c.ClientIP()))
 		return
 	}
 	c.Next()
@@ -153,7 +155,7 @@ func (s *server) intRateLimit(c *gin.Context) {
 		fail(c, err)
 		return
 	case !ok:
-		fail(c, models.Fail(models.ErrRateLimited, "this key allows %d requests per minute; retry after 60 seconds", k.RateLimit))
+		fail(c, problem.Fail(ratelimit.ErrExceeded, "this key allows %d requests per minute; retry after 60 seconds", k.RateLimit))
 		return
 	}
 	c.Next()
@@ -206,13 +208,13 @@ func (s *server) intVerifySignature(c *gin.Context) {
 func signatureError(err error) error {
 	switch {
 	case errors.Is(err, signing.ErrSignatureMissing):
-		return models.Fail(signing.ErrSignatureMissing, "this key requires a signed request")
+		return problem.Fail(signing.ErrSignatureMissing, "this key requires a signed request")
 	case errors.Is(err, signing.ErrSignatureMalformed):
-		return models.Fail(signing.ErrSignatureMalformed, "%s", err.Error())
+		return problem.Fail(signing.ErrSignatureMalformed, "%s", err.Error())
 	case errors.Is(err, signing.ErrSignatureExpired):
-		return models.Fail(signing.ErrSignatureExpired, "the signature timestamp is more than 300 seconds from the server clock")
+		return problem.Fail(signing.ErrSignatureExpired, "the signature timestamp is more than 300 seconds from the server clock")
 	case errors.Is(err, signing.ErrSignatureInvalid):
-		return models.Fail(signing.ErrSignatureInvalid, "the signature does not match the body")
+		return problem.Fail(signing.ErrSignatureInvalid, "the signature does not match the body")
 	}
 	return err
 }
@@ -221,7 +223,7 @@ func signatureError(err error) error {
 func acceptFormat(format string) gin.HandlerFunc {
 	return func(c *gin.Context) {
 		if k := intKey(c); k.PayloadFormat != format {
-			fail(c, models.Fail(models.ErrWrongFormat, "this endpoint accepts %s keys; this key's payload_format is %s", format, k.PayloadFormat))
+			fail(c, problem.Fail(ErrWrongFormat, "this endpoint accepts %s keys; this key's payload_format is %s", format, k.PayloadFormat))
 			return
 		}
 		c.Next()
@@ -232,7 +234,7 @@ func acceptFormat(format string) gin.HandlerFunc {
 func requireScope(scope string) gin.HandlerFunc {
 	return func(c *gin.Context) {
 		if !intKey(c).HasScope(scope) {
-			fail(c, models.Fail(models.ErrInsufficientScope, "this endpoint needs the %s scope", scope))
+			fail(c, problem.Fail(apikeys.ErrInsufficientScope, "this endpoint needs the %s scope", scope))
 			return
 		}
 		c.Next()
@@ -243,7 +245,7 @@ func requireScope(scope string) gin.HandlerFunc {
 func pathID(c *gin.Context, what string) (uuid.UUID, bool) {
 	id, err := uuid.Parse(c.Param("id"))
 	if err != nil {
-		fail(c, models.Fail(models.ErrNotFound, "%s %q not found", what, c.Param("id")))
+		fail(c, problem.Fail(problem.NotFound, "%s %q not found", what, c.Param("id")))
 		return uuid.Nil, false
 	}
 	return id, true

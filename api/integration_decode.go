@@ -9,7 +9,7 @@ import (
 	"strings"
 
 	"wds/ingest"
-	"wds/models"
+	"wds/problem"
 )
 
 // decodeObject decodes a JSON object body into dst (docs/integration-api.md): a body that is not JSON or not an
@@ -18,20 +18,20 @@ import (
 func decodeObject(raw []byte, dst any) error {
 	trimmed := bytes.TrimSpace(raw)
 	if len(trimmed) == 0 || trimmed[0] != '{' {
-		return models.Fail(models.ErrInvalidJSON, "the body must be a JSON object")
+		return problem.Fail(ErrInvalidJSON, "the body must be a JSON object")
 	}
 	err := json.Unmarshal(trimmed, dst)
 	if err == nil {
 		if ingest.ContainsNUL(trimmed) {
-			return models.Fail(models.ErrValidation, "strings must not contain the NUL character (\\u0000)")
+			return problem.Fail(problem.Invalid, "strings must not contain the NUL character (\\u0000)")
 		}
 		return nil
 	}
 	var te *json.UnmarshalTypeError
 	if errors.As(err, &te) && te.Field != "" {
-		return models.Fail(models.ErrValidation, "%s: must be %s", fieldPath(trimmed, te.Field), describe(te.Type))
+		return problem.Fail(problem.Invalid, "%s: must be %s", fieldPath(trimmed, te.Field), describe(te.Type))
 	}
-	return models.Fail(models.ErrInvalidJSON, "the body is not valid JSON: %v", err)
+	return problem.Fail(ErrInvalidJSON, "the body is not valid JSON: %v", err)
 }
 
 // decodeOrder decodes an order create body.

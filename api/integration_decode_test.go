@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"wds/ingest"
-	"wds/models"
+	"wds/problem"
 )
 
 // FuzzDecodeOrder: any body decodes, or fails as invalid_json or validation_failed; never a panic and
@@ -26,7 +26,7 @@ func FuzzDecodeOrder(f *testing.F) {
 		if err == nil {
 			return
 		}
-		if !errors.Is(err, models.ErrInvalidJSON) && !errors.Is(err, models.ErrValidation) {
+		if !errors.Is(err, ErrInvalidJSON) && !errors.Is(err, problem.Invalid) {
 			t.Fatalf("unexpected error kind %v", err)
 		}
 		if status, _ := classify(err); status == http.StatusInternalServerError {
@@ -52,7 +52,7 @@ func TestFieldPathNamesTheLine(t *testing.T) {
 	for body, want := range cases {
 		var o ingest.Order
 		err := decodeObject([]byte(body), &o)
-		if !errors.Is(err, models.ErrValidation) || models.Detail(err) != want {
+		if !errors.Is(err, problem.Invalid) || problem.Detail(err) != want {
 			t.Errorf("%s: %v, want %q", body, err, want)
 		}
 	}

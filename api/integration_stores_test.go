@@ -10,6 +10,7 @@ import (
 	"wds/api"
 	"wds/database"
 	"wds/models"
+	"wds/problem"
 )
 
 // intFakes is the Integration API over fakes: one generic key that may write orders, by the token "int".
@@ -22,7 +23,7 @@ func intFakes(t *testing.T, gate *fakeGate, ing *fakeIngest) http.Handler {
 // The shared rate limit fails closed: when it cannot count a request the request is refused as
 // unavailable, to retry, and nothing is written; a key over its limit is told when to come back.
 func TestIntegrationRateLimitIsAskedBeforeTheWrite(t *testing.T) {
-	ing := &fakeIngest{err: models.Fail(models.ErrValidation, "lines are wrong")}
+	ing := &fakeIngest{err: problem.Fail(problem.Invalid, "lines are wrong")}
 	cannotCount := intFakes(t, &fakeGate{allowErr: fmt.Errorf("rate limit of key: %w", database.ErrBusy)}, ing)
 	rec := serve(cannotCount, http.MethodPost, "/integrations/v1/orders", "int", "{}")
 	wantUnavailable(t, rec.Code, rec.Body.Bytes(), rec.Header())

@@ -14,6 +14,7 @@ import (
 
 	"wds/delivery"
 	"wds/models"
+	"wds/problem"
 	"wds/workspace"
 )
 
@@ -26,7 +27,7 @@ type DispatchStarter interface {
 // OperatorAuth is who holds an operator token and what they may do in an org (workspace).
 type OperatorAuth interface {
 	UserByToken(ctx context.Context, token string) (*models.User, error)
-	// RequireRole is models.ErrNotFound for a non-member and models.ErrForbidden for a member
+	// RequireRole is problem.NotFound for a non-member and workspace.ErrForbidden for a member
 	// without one of roles.
 	RequireRole(ctx context.Context, orgID, actorID uuid.UUID, roles ...models.Role) error
 	// OnlyOrg is workspace.ErrSeveralOrgs for an operator in no org or in several.
@@ -106,7 +107,7 @@ func (s *server) rpc(c *gin.Context) {
 	name := strings.TrimPrefix(strings.TrimPrefix(c.Param("operation"), "core."), "rpc_")
 	op := s.rpcOperations()[name]
 	if op == nil {
-		fail(c, models.Fail(models.ErrNotFound, "no operation %q", c.Param("operation")))
+		fail(c, problem.Fail(problem.NotFound, "no operation %q", c.Param("operation")))
 		return
 	}
 	p, err := decodeParams(c)
@@ -134,25 +135,25 @@ func decodeParams(c *gin.Context) (rpcParams, error) {
 	}
 	var obj map[string]json.RawMessage
 	if err := json.Unmarshal(raw, &obj); err != nil || obj == nil {
-		return p, models.Fail(models.ErrInvalidJSON, "body must be a JSON object of parameters")
+		return p, problem.Fail(ErrInvalidJSON, "body must be a JSON object of parameters")
 	}
 	if err := json.Unmarshal(raw, &p); err != nil {
 		var te *json.UnmarshalTypeError
 		if errors.As(err, &te) {
-			return p, models.Fail(models.ErrValidation, "%s has the wrong type", te.Field)
+			return p, problem.Fail(problem.Invalid, "%s has the wrong type", te.Field)
 		}
-		return p, models.Fail(models.ErrInvalidJSON, "body must be a JSON object of parameters")
+		return p, problem.Fail(ErrInvalidJSON, "body must be a JSON object of parameters")
 	}
 	return p, nil
 }
 
 func paramUUID(name string, v *string) (uuid.UUID, error) {
 	if v == nil || *v == "" {
-		return uuid.Nil, models.Fail(models.ErrValidation, "%s is required", name)
+		return uuid.Nil, problem.Fail(problem.Invalid, "%s is required", name)
 	}
 	id, err := uuid.Parse(*v)
 	if err != nil {
-		return uuid.Nil, models.Fail(models.ErrValidation, "%s must be a UUID", name)
+		return uuid.Nil, problem.Fail(problem.Invalid, "%s must be a UUID", name)
 	}
 	return id, nil
 }
@@ -164,7 +165,7 @@ func (s *server) orgOf(ctx context.Context, actor uuid.UUID, p rpcParams) (uuid.
 	}
 	org, err := s.Operators.OnlyOrg(ctx, actor)
 	if errors.Is(err, workspace.ErrSeveralOrgs) {
-		return uuid.Nil, models.Fail(models.ErrValidation, "p_org_id is required")
+		return uuid.Nil, problem.Fail(problem.Invalid, "p_org_id is required")
 	}
 	return org, err
 }
@@ -175,7 +176,7 @@ func (s *server) rpcCreate(ctx context.Context, actor uuid.UUID, p rpcParams) (i
 		return 0, nil, err
 	}
 	if p.EventTypes == nil {
-		return 0, nil, models.Fail(models.ErrValidation, "p_event_types is required")
+		return 0, nil, problem.Fail(problem.Invalid, "p_event_types is required")
 	}
 	ep, err := s.Webhooks.Create(ctx, delivery.CreateInput{OrgID: org, ActorID: actor, URL: p.URL, EventTypes: p.EventTypes, MaxAttempts: p.MaxAttempts})
 	if err != nil {
@@ -253,7 +254,7 @@ func (s *server) rpcDeliveries(ctx context.Context, actor uuid.UUID, p rpcParams
 func (s *server) refire(c *gin.Context) {
 	id, err := uuid.Parse(c.Param("id"))
 	if err != nil {
-		fail(c, models.Fail(models.ErrNotFound, "delivery not found"))
+		fail(c, problem.Fail(problem.NotFound, "delivery not found"))
 		return
 	}
 	out, err := s.Webhooks.Refire(c.Request.Context(), id, c.MustGet(ctxOperator).(uuid.UUID))

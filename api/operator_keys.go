@@ -12,6 +12,7 @@ import (
 	"wds/models"
 	"wds/openapi"
 	"wds/operator"
+	"wds/problem"
 	"wds/workspace"
 )
 
@@ -55,7 +56,7 @@ func (s *server) registerOperatorKeys(r *gin.Engine) {
 func pathOrg(c *gin.Context) {
 	id, err := uuid.Parse(c.Param("org_id"))
 	if err != nil {
-		fail(c, models.Fail(models.ErrNotFound, "no org %q", c.Param("org_id")))
+		fail(c, problem.Fail(problem.NotFound, "no org %q", c.Param("org_id")))
 		return
 	}
 	c.Set(ctxOrgID, id) // also names the org in the request log, as key-authenticated calls do
@@ -216,7 +217,7 @@ func (s *server) revokeIntegrationKey(c *gin.Context) {
 func revokeWith(c *gin.Context, revoke func(context.Context, uuid.UUID) (*time.Time, error)) {
 	id, err := uuid.Parse(c.Param("id"))
 	if err != nil {
-		fail(c, models.Fail(models.ErrNotFound, "no key %q", c.Param("id")))
+		fail(c, problem.Fail(problem.NotFound, "no key %q", c.Param("id")))
 		return
 	}
 	at, err := revoke(c.Request.Context(), id)
@@ -253,7 +254,7 @@ func deliveryFilter(c *gin.Context) (operator.DeliveryFilter, error) {
 	if raw, ok := c.GetQuery("endpoint_id"); ok {
 		id, err := uuid.Parse(raw)
 		if err != nil {
-			return f, models.Fail(models.ErrInvalidParameter, "endpoint_id must be a UUID")
+			return f, problem.Fail(models.ErrInvalidParameter, "endpoint_id must be a UUID")
 		}
 		f.EndpointID = &id
 	}
@@ -264,7 +265,7 @@ func deliveryFilter(c *gin.Context) (operator.DeliveryFilter, error) {
 		}
 		t, err := time.Parse(time.RFC3339Nano, raw)
 		if err != nil {
-			return f, models.Fail(models.ErrInvalidParameter, "%s must be an RFC 3339 date-time", name)
+			return f, problem.Fail(models.ErrInvalidParameter, "%s must be an RFC 3339 date-time", name)
 		}
 		*dst = &t
 	}
@@ -292,7 +293,7 @@ func bodyTime(field string, raw *string) (*time.Time, error) {
 	}
 	t, err := time.Parse(time.RFC3339Nano, *raw)
 	if err != nil {
-		return nil, models.Fail(models.ErrValidation, "%s must be an RFC 3339 date-time", field)
+		return nil, problem.Fail(problem.Invalid, "%s must be an RFC 3339 date-time", field)
 	}
 	return &t, nil
 }

@@ -9,7 +9,7 @@ import (
 	"github.com/google/uuid"
 
 	"wds/api"
-	"wds/models"
+	"wds/problem"
 	"wds/workspace"
 )
 
@@ -32,7 +32,7 @@ func newOpFakes(t *testing.T, roleErr error) *opFakes {
 // is read: they learn that they may not, never what is wrong with their input.
 func TestKeyMintChecksTheRoleBeforeTheBody(t *testing.T) {
 	path := func(f *opFakes) string { return "/admin/v1/orgs/" + f.org.String() + "/read-keys" }
-	member := newOpFakes(t, models.Fail(models.ErrForbidden, "owners and admins only"))
+	member := newOpFakes(t, problem.Fail(workspace.ErrForbidden, "owners and admins only"))
 	rec := serve(member.h, http.MethodPost, path(member), "op", "{not json")
 	wantError(t, rec.Code, rec.Body.Bytes(), http.StatusForbidden, "forbidden")
 	if len(member.ops.checks) != 1 || len(member.keys.created) != 0 {

@@ -7,7 +7,7 @@ import (
 	"github.com/gin-gonic/gin"
 	"github.com/google/uuid"
 
-	"wds/models"
+	"wds/problem"
 	"wds/workspace"
 )
 
@@ -31,7 +31,7 @@ func userTokenOp[T any](s *server, op func(TokenStore, context.Context, uuid.UUI
 	return func(c *gin.Context) {
 		id, err := uuid.Parse(c.Param("id"))
 		if err != nil {
-			fail(c, models.Fail(models.ErrNotFound, "user %q not found", c.Param("id")))
+			fail(c, problem.Fail(problem.NotFound, "user %q not found", c.Param("id")))
 			return
 		}
 		out, err := op(s.Tokens, c.Request.Context(), id, actorOf(c))

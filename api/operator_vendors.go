@@ -9,6 +9,8 @@ import (
 
 	"wds/catalog"
 	"wds/models"
+	"wds/problem"
+	"wds/ratelimit"
 )
 
 // VendorStore is the supplier CRM's writes and the vendor claim (catalog).
@@ -100,7 +102,7 @@ const claimsPerMinute = 10
 // counted per client address (X-Forwarded-For only from WDS_TRUSTED_PROXIES) before anything else.
 func (s *server) claimVendor(c *gin.Context) {
 	if !s.limiter.Allow("claim:"+c.ClientIP(), claimsPerMinute) {
-		fail(c, models.Fail(models.ErrRateLimited, "at most %d claim attempts a minute from one address; retry after 60 seconds", claimsPerMinute))
+		fail(c, problem.Fail(ratelimit.ErrExceeded, "at most %d claim attempts a minute from one address; retry after 60 seconds", claimsPerMinute))
 		return
 	}
 	var in catalog.Claim

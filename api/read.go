@@ -11,6 +11,7 @@ import (
 	"wds/events"
 	"wds/models"
 	"wds/openapi"
+	"wds/problem"
 	"wds/views"
 )
 
@@ -82,7 +83,7 @@ func getHandler[T any](s *server, get func(ReadStore, context.Context, views.Sco
 		// A path id that is not a UUID cannot name a row: 404 as for another org's row.
 		id, err := uuid.Parse(c.Param("id"))
 		if err != nil {
-			fail(c, models.Fail(models.ErrNotFound, "not found"))
+			fail(c, problem.Fail(problem.NotFound, "not found"))
 			return
 		}
 		scope := views.Scope{OrgID: c.MustGet(ctxOrgID).(uuid.UUID)}
@@ -105,7 +106,7 @@ func listQuery(c *gin.Context) (views.ListQuery, error) {
 		if numErr, ok := err.(*strconv.NumError); ok && numErr.Err == strconv.ErrRange && raw[0] != '-' {
 			n, err = models.MaxLimit, nil
 		} else {
-			return q, models.Fail(models.ErrInvalidParameter, "limit must be an integer from 1 to 100")
+			return q, problem.Fail(models.ErrInvalidParameter, "limit must be an integer from 1 to 100")
 		}
 	}
 	if q.Limit, err = models.ClampLimit(n, given); err != nil {
@@ -117,7 +118,7 @@ func listQuery(c *gin.Context) (views.ListQuery, error) {
 	if raw, ok := c.GetQuery("store_id"); ok {
 		id, err := uuid.Parse(raw)
 		if err != nil {
-			return q, models.Fail(models.ErrInvalidParameter, "store_id must be a UUID")
+			return q, problem.Fail(models.ErrInvalidParameter, "store_id must be a UUID")
 		}
 		q.StoreID = &id
 	}

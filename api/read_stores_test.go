@@ -13,6 +13,7 @@ import (
 	"wds/api"
 	"wds/database"
 	"wds/models"
+	"wds/problem"
 )
 
 // readFakes is the Read API over fakes: one org with a read_only key "ro" and a read_write key "rw".
@@ -42,7 +43,7 @@ func TestReadStoreFailuresKeepTheErrorShape(t *testing.T) {
 		status int
 		code   string
 	}{
-		{"not found", models.Fail(models.ErrNotFound, "client not found"), http.StatusNotFound, "not_found"},
+		{"not found", problem.Fail(problem.NotFound, "client not found"), http.StatusNotFound, "not_found"},
 		{"no turn at the database", fmt.Errorf("list clients: %w", database.ErrBusy), http.StatusServiceUnavailable, "unavailable"},
 		{"deadline", fmt.Errorf("list clients: %w", context.DeadlineExceeded), http.StatusServiceUnavailable, "unavailable"},
 		{"defect", errors.New(`relation "clients" does not exist`), http.StatusInternalServerError, "internal_error"},

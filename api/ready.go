@@ -5,9 +5,9 @@ import (
 	"net/http"
 	"time"
 
-	"github.com/gin-gonic/gin"
+	"wds/problem"
 
-	"wds/models"
+	"github.com/gin-gonic/gin"
 )
 
 // readyTimeout bounds the readiness checks: a load balancer's probe must get an answer, and a
@@ -15,7 +15,7 @@ import (
 const readyTimeout = 2 * time.Second
 
 // Readiness reports whether the database answers and its schema is the one this binary expects; a
-// failure wraps models.ErrNotReady with a detail that names no host or user.
+// failure wraps ErrNotReady with a detail that names no host or user.
 type Readiness interface {
 	Ready(ctx context.Context) error
 }
@@ -44,5 +44,5 @@ type notReady struct {
 
 func (e *notReady) Error() string { return e.detail + ": " + e.cause.Error() }
 func (e *notReady) Unwrap() []error {
-	return []error{models.Fail(models.ErrNotReady, "%s", e.detail), e.cause}
+	return []error{problem.Fail(ErrNotReady, "%s", e.detail), e.cause}
 }

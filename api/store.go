@@ -11,6 +11,7 @@ import (
 	"wds/database"
 	"wds/migrations"
 	"wds/models"
+	"wds/problem"
 	"wds/ratelimit"
 	"wds/secrets"
 	"wds/views"
@@ -101,7 +102,7 @@ func (s *dbStore) GetProduct(ctx context.Context, sc views.Scope, id uuid.UUID) 
 func (s *dbStore) Ready(ctx context.Context) error {
 	sqlDB, err := s.db.DB()
 	if err != nil {
-		return models.Fail(models.ErrNotReady, "database unavailable")
+		return problem.Fail(ErrNotReady, "database unavailable")
 	}
 	if err := sqlDB.PingContext(ctx); err != nil {
 		return &notReady{detail: "database unreachable", cause: err}
@@ -111,7 +112,7 @@ func (s *dbStore) Ready(ctx context.Context) error {
 		return &notReady{detail: "cannot read the schema version", cause: err}
 	}
 	if pending {
-		return models.Fail(models.ErrNotReady, "database schema is older than this binary: run `wds migrate up`")
+		return problem.Fail(ErrNotReady, "database schema is older than this binary: run `wds migrate up`")
 	}
 	return nil
 }

@@ -9,6 +9,7 @@ import (
 
 	"wds/delivery"
 	"wds/models"
+	"wds/problem"
 )
 
 // TestSender queues a test event to one of an org's endpoints (delivery.Service).
@@ -25,7 +26,7 @@ func (s *server) registerWebhookTest(r *gin.Engine) {
 func (s *server) webhookTest(c *gin.Context) {
 	id, err := uuid.Parse(c.Param("endpoint_id"))
 	if err != nil {
-		fail(c, models.Fail(models.ErrNotFound, "endpoint not found"))
+		fail(c, problem.Fail(problem.NotFound, "endpoint not found"))
 		return
 	}
 	out, err := s.Webhooks.SendTest(c.Request.Context(), c.MustGet(ctxOrgID).(uuid.UUID), id)

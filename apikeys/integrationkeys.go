@@ -13,6 +13,7 @@ import (
 	"gorm.io/gorm"
 
 	"wds/models"
+	"wds/problem"
 	"wds/secrets"
 	"wds/workspace"
 )
@@ -115,13 +116,13 @@ func (in NewIntegrationKey) validate() (*models.IntegrationKey, error) {
 	case models.FormatNativestore:
 		k.RequireSignature = true
 	default:
-		return nil, models.Fail(models.ErrValidation, "payload_format must be generic or nativestore")
+		return nil, problem.Fail(problem.Invalid, "payload_format must be generic or nativestore")
 	}
 	if k.RateLimit == 0 {
 		k.RateLimit = DefaultRateLimit
 	}
 	if k.RateLimit < 1 || k.RateLimit > MaxRateLimit {
-		return nil, models.Fail(models.ErrValidation, "rate_limit must be between 1 and %d requests per minute", MaxRateLimit)
+		return nil, problem.Fail(problem.Invalid, "rate_limit must be between 1 and %d requests per minute", MaxRateLimit)
 	}
 	var err error
 	if k.Scopes, err = validScopes(in.Scopes); err != nil {
@@ -141,7 +142,7 @@ func validScopes(in []string) ([]string, error) {
 			continue
 		}
 		if !slices.Contains(models.IntegrationScopes, s) {
-			return nil, models.Fail(models.ErrValidation, "unknown scope %q; scopes are %s", s, strings.Join(models.IntegrationScopes, ", "))
+			return nil, problem.Fail(problem.Invalid, "unknown scope %q; scopes are %s", s, strings.Join(models.IntegrationScopes, ", "))
 		}
 		if !slices.Contains(out, s) {
 			out = append(out, s)
@@ -150,7 +151,7 @@ func validScopes(in []string) ([]string, error) {
 	// A key with no scope could call nothing but the order lookup: surely a mistake, so the CLI and
 	// the Operator API both refuse it here.
 	if len(out) == 0 {
-		return nil, models.Fail(models.ErrValidation, "scopes must name at least one of %s", strings.Join(models.IntegrationScopes, ", "))
+		return nil, problem.Fail(problem.Invalid, "scopes must name at least one of %s", strings.Join(models.IntegrationScopes, ", "))
 	}
 	return out, nil
 }
@@ -166,7 +167,7 @@ func validCIDRs(in []string) ([]string, error) {
 		}
 		p, err := parsePrefix(c)
 		if err != nil {
-			return nil, models.Fail(models.ErrValidation, "ip allowlist entry %q is not a CIDR range such as 203.0.113.0/24 or 2001:db8::/32", c)
+			return nil, problem.Fail(problem.Invalid, "ip allowlist entry %q is not a CIDR range such as 203.0.113.0/24 or 2001:db8::/32", c)
 		}
 		out = append(out, p.String())
 	}
@@ -213,7 +214,7 @@ func RevokeIntegrationKey(ctx context.Context, db *gorm.DB, id, actorID uuid.UUI
 	err := db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		if err := tx.Where("id = ?", id).Take(&k).Error; err != nil {
 			if errors.Is(err, gorm.ErrRecordNotFound) {
-				return models.Fail(models.ErrNotFound, "integration key %s not found", id)
+				return problem.Fail(problem.NotFound, "integration key %s not found", id)
 			}
 			return err
 		}
@@ -242,10 +243,10 @@ func AuthenticateIntegration(ctx context.Context, db *gorm.DB, bearer string, no
 		return nil, fmt.Errorf("authenticate integration key: %w", err)
 	}
 	if k.RevokedAt != nil {
-		return nil, models.ErrKeyRevoked
+		return nil, ErrKeyRevoked
 	}
 	if k.ExpiresAt != nil && !now.Before(*k.ExpiresAt) {
-		return nil, models.ErrKeyExpired
+		return nil, ErrKeyExpired
 	}
 	return &k, nil
 }
@@ -254,7 +255,7 @@ func AuthenticateIntegration(ctx context.Context, db *gorm.DB, bearer string, no
 // secret is ErrSignatureUnconfigured.
 func SigningSecret(box *secrets.Box, k *models.IntegrationKey) ([]byte, error) {
 	if len(k.SigningSecretSealed) == 0 {
-		return nil, models.ErrSignatureUnconfigured
+		return nil, ErrSignatureUnconfigured
 	}
 	if box == nil {
 		return nil, errors.New("open signing secret: no encryption key configured")

@@ -13,6 +13,7 @@ import (
 	"wds/apikeys"
 	"wds/models"
 	"wds/pgtest"
+	"wds/problem"
 	"wds/secrets"
 	"wds/workspace"
 )
@@ -124,15 +125,15 @@ func TestCreateIntegrationKeyValidation(t *testing.T) {
 		modify func(*apikeys.NewIntegrationKey)
 		want   error
 	}{
-		{"member", func(in *apikeys.NewIntegrationKey) { in.ActorID = f.member }, models.ErrForbidden},
-		{"stranger", func(in *apikeys.NewIntegrationKey) { in.ActorID = uuid.New() }, models.ErrNotFound}, // the org does not exist for them
-		{"store of another org", func(in *apikeys.NewIntegrationKey) { in.StoreID = otherStore.ID }, models.ErrNotFound},
-		{"unknown scope", func(in *apikeys.NewIntegrationKey) { in.Scopes = []string{"orders:delete"} }, models.ErrValidation},
-		{"bad format", func(in *apikeys.NewIntegrationKey) { in.PayloadFormat = "xml" }, models.ErrValidation},
-		{"bad cidr", func(in *apikeys.NewIntegrationKey) { in.IPAllowlist = []string{"10.0.0.0/33"} }, models.ErrValidation},
-		{"not an address", func(in *apikeys.NewIntegrationKey) { in.IPAllowlist = []string{"example.com"} }, models.ErrValidation},
-		{"rate limit high", func(in *apikeys.NewIntegrationKey) { in.RateLimit = 6001 }, models.ErrValidation},
-		{"rate limit negative", func(in *apikeys.NewIntegrationKey) { in.RateLimit = -1 }, models.ErrValidation},
+		{"member", func(in *apikeys.NewIntegrationKey) { in.ActorID = f.member }, workspace.ErrForbidden},
+		{"stranger", func(in *apikeys.NewIntegrationKey) { in.ActorID = uuid.New() }, problem.NotFound}, // the org does not exist for them
+		{"store of another org", func(in *apikeys.NewIntegrationKey) { in.StoreID = otherStore.ID }, problem.NotFound},
+		{"unknown scope", func(in *apikeys.NewIntegrationKey) { in.Scopes = []string{"orders:delete"} }, problem.Invalid},
+		{"bad format", func(in *apikeys.NewIntegrationKey) { in.PayloadFormat = "xml" }, problem.Invalid},
+		{"bad cidr", func(in *apikeys.NewIntegrationKey) { in.IPAllowlist = []string{"10.0.0.0/33"} }, problem.Invalid},
+		{"not an address", func(in *apikeys.NewIntegrationKey) { in.IPAllowlist = []string{"example.com"} }, problem.Invalid},
+		{"rate limit high", func(in *apikeys.NewIntegrationKey) { in.RateLimit = 6001 }, problem.Invalid},
+		{"rate limit negative", func(in *apikeys.NewIntegrationKey) { in.RateLimit = -1 }, problem.Invalid},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -173,11 +174,11 @@ func TestAuthenticateAndRevokeIntegrationKey(t *testing.T) {
 		t.Fatalf("authenticate: %v", err)
 	}
 	for _, bad := range []string{"pck_int_unknown", "pck_live_x", strings.TrimPrefix(k.Plaintext, "pck_int_")} {
-		if _, err := apikeys.AuthenticateIntegration(ctx, f.db, bad, now); !errors.Is(err, models.ErrInvalidAPIKey) {
+		if _, err := apikeys.AuthenticateIntegration(ctx, f.db, bad, now); !errors.Is(err, apikeys.ErrInvalidAPIKey) {
 			t.Errorf("%q: %v", bad, err)
 		}
 	}
-	if _, err := apikeys.RevokeIntegrationKey(ctx, f.db, k.Key.ID, f.member); !errors.Is(err, models.ErrForbidden) {
+	if _, err := apikeys.RevokeIntegrationKey(ctx, f.db, k.Key.ID, f.member); !errors.Is(err, workspace.ErrForbidden) {
 		t.Fatalf("member revoke: %v", err)
 	}
 	r1, err := apikeys.RevokeIntegrationKey(ctx, f.db, k.Key.ID, f.admin)
@@ -188,10 +189,10 @@ func TestAuthenticateAndRevokeIntegrationKey(t *testing.T) {
 	if !r2.RevokedAt.Equal(*r1.RevokedAt) {
 		t.Fatal("a second revoke moved revoked_at")
 	}
-	if _, err := apikeys.AuthenticateIntegration(ctx, f.db, k.Plaintext, now); !errors.Is(err, models.ErrKeyRevoked) {
+	if _, err := apikeys.AuthenticateIntegration(ctx, f.db, k.Plaintext, now); !errors.Is(err, apikeys.ErrKeyRevoked) {
 		t.Fatalf("revoked key: %v", err)
 	}
-	if _, err := apikeys.RevokeIntegrationKey(ctx, f.db, uuid.New(), f.owner); !errors.Is(err, models.ErrNotFound) {
+	if _, err := apikeys.RevokeIntegrationKey(ctx, f.db, uuid.New(), f.owner); !errors.Is(err, problem.NotFound) {
 		t.Fatalf("unknown key: %v", err)
 	}
 	var actions []string
@@ -207,7 +208,7 @@ func TestAuthenticateAndRevokeIntegrationKey(t *testing.T) {
 	if _, err := apikeys.AuthenticateIntegration(ctx, f.db, e.Plaintext, now); err != nil {
 		t.Fatalf("before expiry: %v", err)
 	}
-	if _, err := apikeys.AuthenticateIntegration(ctx, f.db, e.Plaintext, exp); !errors.Is(err, models.ErrKeyExpired) {
+	if _, err := apikeys.AuthenticateIntegration(ctx, f.db, e.Plaintext, exp); !errors.Is(err, apikeys.ErrKeyExpired) {
 		t.Fatalf("at expiry: %v", err)
 	}
 }
@@ -230,7 +231,7 @@ func TestAllowsIP(t *testing.T) {
 
 func TestSigningSecretUnconfigured(t *testing.T) {
 	_, err := apikeys.SigningSecret(nil, &models.IntegrationKey{RequireSignature: true})
-	if !errors.Is(err, models.ErrSignatureUnconfigured) {
+	if !errors.Is(err, apikeys.ErrSignatureUnconfigured) {
 		t.Fatalf("got %v", err)
 	}
 }

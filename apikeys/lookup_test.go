@@ -10,7 +10,6 @@ import (
 
 	"wds/apikeys"
 	"wds/database"
-	"wds/models"
 	"wds/pgtest"
 	"wds/secrets"
 	"wds/workspace"
@@ -33,7 +32,7 @@ func TestKeyLookupsAreGatedAndMalformedKeysCostNothing(t *testing.T) {
 	wellFormed, _, _ := secrets.NewAPIKey(apikeys.ReadKeyPrefix)
 	for _, malformed := range []string{"pck_live_short", "pck_live_" + wellFormed[9:] + "x", "pck_live_" + wellFormed[10:] + "*"} {
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-		if _, err := apikeys.AuthenticateRead(ctx, db, malformed, time.Now()); !errors.Is(err, models.ErrInvalidAPIKey) {
+		if _, err := apikeys.AuthenticateRead(ctx, db, malformed, time.Now()); !errors.Is(err, apikeys.ErrInvalidAPIKey) {
 			t.Errorf("%q: %v, want invalid_api_key at once", malformed, err)
 		}
 		cancel()

@@ -13,6 +13,7 @@ import (
 
 	"wds/database"
 	"wds/models"
+	"wds/problem"
 	"wds/secrets"
 	"wds/workspace"
 )
@@ -41,7 +42,7 @@ func CreateReadKey(ctx context.Context, db *gorm.DB, in NewReadKey) (*models.Rea
 		in.Scope = models.ScopeReadOnly
 	}
 	if in.Scope != models.ScopeReadOnly && in.Scope != models.ScopeReadWrite {
-		return nil, "", models.Fail(models.ErrValidation, "scope must be read_only or read_write")
+		return nil, "", problem.Fail(problem.Invalid, "scope must be read_only or read_write")
 	}
 	plain, hash, err := secrets.NewAPIKey(ReadKeyPrefix)
 	if err != nil {
@@ -70,7 +71,7 @@ func RevokeReadKey(ctx context.Context, db *gorm.DB, id, actorID uuid.UUID) (*mo
 	err := db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		if err := tx.Where("id = ?", id).Take(&k).Error; err != nil {
 			if errors.Is(err, gorm.ErrRecordNotFound) {
-				return models.Fail(models.ErrNotFound, "read key %s not found", id)
+				return problem.Fail(problem.NotFound, "read key %s not found", id)
 			}
 			return err
 		}
@@ -98,7 +99,7 @@ func AuthenticateRead(ctx context.Context, db *gorm.DB, bearer string, now time.
 		return nil, fmt.Errorf("authenticate read key: %w", err)
 	}
 	if k.RevokedAt != nil || (k.ExpiresAt != nil && !now.Before(*k.ExpiresAt)) {
-		return nil, models.ErrInvalidAPIKey
+		return nil, ErrInvalidAPIKey
 	}
 	return &k, nil
 }
@@ -108,7 +109,7 @@ func AuthenticateRead(ctx context.Context, db *gorm.DB, bearer string, now time.
 // transaction, so a flood of made-up keys queues instead of taking every connection.
 func findByKey(ctx context.Context, db *gorm.DB, prefix, bearer string, dst any) error {
 	if !secrets.WellFormedKey(prefix, bearer) {
-		return models.ErrInvalidAPIKey
+		return ErrInvalidAPIKey
 	}
 	release, err := database.Admit(ctx, db)
 	if err != nil {
@@ -117,7 +118,7 @@ func findByKey(ctx context.Context, db *gorm.DB, prefix, bearer string, dst any)
 	defer release()
 	err = db.WithContext(ctx).Where("key_hash = ?", secrets.HashAPIKey(bearer)).Take(dst).Error
 	if errors.Is(err, gorm.ErrRecordNotFound) {
-		return models.ErrInvalidAPIKey
+		return ErrInvalidAPIKey
 	}
 	return err
 }

@@ -12,6 +12,7 @@ import (
 	"gorm.io/gorm"
 
 	"wds/models"
+	"wds/problem"
 	"wds/workspace"
 )
 
@@ -19,7 +20,7 @@ import (
 func CreateSeller(ctx context.Context, db *gorm.DB, name string) (*models.Seller, error) {
 	name = strings.TrimSpace(name)
 	if name == "" {
-		return nil, models.Fail(models.ErrValidation, "name is required")
+		return nil, problem.Fail(problem.Invalid, "name is required")
 	}
 	s := &models.Seller{ID: uuid.New(), Name: name}
 	if err := db.WithContext(ctx).Create(s).Error; err != nil {
@@ -61,9 +62,9 @@ func CreateProduct(ctx context.Context, db *gorm.DB, in NewProduct) (*models.Pro
 	in.Name = strings.TrimSpace(in.Name)
 	switch {
 	case in.Name == "":
-		return nil, models.Fail(models.ErrValidation, "name is required")
+		return nil, problem.Fail(problem.Invalid, "name is required")
 	case in.PriceCents < 0:
-		return nil, models.Fail(models.ErrValidation, "price_cents must be >= 0")
+		return nil, problem.Fail(problem.Invalid, "price_cents must be >= 0")
 	}
 	if in.Currency == "" {
 		in.Currency = "USD"
@@ -85,7 +86,7 @@ func CreateProduct(ctx context.Context, db *gorm.DB, in NewProduct) (*models.Pro
 func exists(ctx context.Context, db *gorm.DB, model any, id uuid.UUID, what string) error {
 	err := db.WithContext(ctx).Model(model).Select("id").Where("id = ?", id).Take(&struct{ ID uuid.UUID }{}).Error
 	if errors.Is(err, gorm.ErrRecordNotFound) {
-		return models.Fail(models.ErrNotFound, "%s %s not found", what, id)
+		return problem.Fail(problem.NotFound, "%s %s not found", what, id)
 	}
 	if err != nil {
 		return fmt.Errorf("load %s: %w", what, err)

@@ -11,6 +11,7 @@ import (
 
 	"wds/events"
 	"wds/models"
+	"wds/problem"
 	"wds/secrets"
 	"wds/views"
 	"wds/workspace"
@@ -46,7 +47,7 @@ func IssueClaimToken(ctx context.Context, db *gorm.DB, actorID, vendorID uuid.UU
 			return err
 		}
 		if claimed {
-			return models.Fail(models.ErrVendorAlreadyClaimed, "vendor %s is already claimed", vendorID)
+			return problem.Fail(ErrVendorAlreadyClaimed, "vendor %s is already claimed", vendorID)
 		}
 		var expires []time.Time
 		err = tx.Raw(`INSERT INTO vendor_claim_tokens (vendor_id, token_hash, expires_at, created_by)
@@ -77,7 +78,7 @@ func lockClaim(ctx context.Context, tx *gorm.DB, vendorID uuid.UUID) (org uuid.U
 		return uuid.Nil, false, fmt.Errorf("lock vendor: %w", err)
 	}
 	if len(rows) == 0 {
-		return uuid.Nil, false, models.Fail(models.ErrNotFound, "vendor %s not found", vendorID)
+		return uuid.Nil, false, problem.Fail(problem.NotFound, "vendor %s not found", vendorID)
 	}
 	return rows[0].OrgID, rows[0].Claimed, nil
 }
@@ -106,7 +107,7 @@ func ClaimVendor(ctx context.Context, db *gorm.DB, in Claim) (*Claimed, error) {
 		return nil, err
 	}
 	if email == nil || !strings.Contains(*email, "@") {
-		return nil, models.Fail(models.ErrValidation, "email must be an email address")
+		return nil, problem.Fail(problem.Invalid, "email must be an email address")
 	}
 	name, err := text("name", models.Optional[string]{Set: in.Name != nil, Value: deref(in.Name)}, maxName)
 	if err != nil {
@@ -127,7 +128,7 @@ func ClaimVendor(ctx context.Context, db *gorm.DB, in Claim) (*Claimed, error) {
 			return org, nil, err
 		}
 		if claimed {
-			return org, nil, models.Fail(models.ErrVendorAlreadyClaimed, "this vendor profile is already claimed")
+			return org, nil, problem.Fail(ErrVendorAlreadyClaimed, "this vendor profile is already claimed")
 		}
 		v, err := views.WriteVendor(ctx, tx, `UPDATE vendors t SET claimed_at = clock_timestamp(), claimed_by_email = ?,
 			name = coalesce(?, name) WHERE id = ?`, *email, name, vendorID)
@@ -166,7 +167,7 @@ func spendToken(ctx context.Context, tx *gorm.DB, token string) (uuid.UUID, erro
 }
 
 func invalidToken() error {
-	return models.Fail(models.ErrInvalidClaimToken, "the claim token is unknown, used or expired; ask the workspace for a new one")
+	return problem.Fail(ErrInvalidClaimToken, "the claim token is unknown, used or expired; ask the workspace for a new one")
 }
 
 func deref(s *string) string {

@@ -12,6 +12,7 @@ import (
 	"wds/delivery"
 	"wds/events"
 	"wds/models"
+	"wds/problem"
 	"wds/views"
 	"wds/workspace"
 )
@@ -53,7 +54,7 @@ func (r *vendorRow) apply(in VendorFields) error {
 			return err
 		}
 		if name == nil {
-			return models.Fail(models.ErrValidation, "name is required and cannot be cleared")
+			return problem.Fail(problem.Invalid, "name is required and cannot be cleared")
 		}
 		r.Name = *name
 	}
@@ -73,7 +74,7 @@ func (r *vendorRow) apply(in VendorFields) error {
 		*f.field = v
 	}
 	if r.Email != nil && !strings.Contains(*r.Email, "@") {
-		return models.Fail(models.ErrValidation, "email must be an email address")
+		return problem.Fail(problem.Invalid, "email must be an email address")
 	}
 	return nil
 }
@@ -89,9 +90,9 @@ func text(field string, o models.Optional[string], max int) (*string, error) {
 	case v == "":
 		return nil, nil
 	case !utf8.ValidString(v) || utf8.RuneCountInString(v) > max:
-		return nil, models.Fail(models.ErrValidation, "%s must be at most %d characters of text", field, max)
+		return nil, problem.Fail(problem.Invalid, "%s must be at most %d characters of text", field, max)
 	case strings.ContainsFunc(v, func(r rune) bool { return (r < 0x20 && r != '\n' && r != '\t' && r != '\r') || r == 0x7f }):
-		return nil, models.Fail(models.ErrValidation, "%s must not hold control characters", field)
+		return nil, problem.Fail(problem.Invalid, "%s must not hold control characters", field)
 	}
 	return &v, nil
 }
@@ -108,7 +109,7 @@ func CreateVendor(ctx context.Context, db *gorm.DB, orgID, actorID, storeID uuid
 		return nil, err
 	}
 	if !in.Name.Set || in.Name.Null {
-		return nil, models.Fail(models.ErrValidation, "name is required")
+		return nil, problem.Fail(problem.Invalid, "name is required")
 	}
 	var row vendorRow
 	if err := row.apply(in); err != nil {
@@ -198,7 +199,7 @@ func lockVendor(ctx context.Context, tx *gorm.DB, id uuid.UUID) (uuid.UUID, vend
 		return uuid.Nil, vendorRow{}, fmt.Errorf("lock vendor: %w", err)
 	}
 	if len(rows) == 0 {
-		return uuid.Nil, vendorRow{}, models.Fail(models.ErrNotFound, "vendor %s not found", id)
+		return uuid.Nil, vendorRow{}, problem.Fail(problem.NotFound, "vendor %s not found", id)
 	}
 	r := rows[0]
 	return r.OrgID, vendorRow{Name: r.Name, Email: r.Email, Phone: r.Phone, Notes: r.Notes}, nil

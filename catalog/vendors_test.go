@@ -15,6 +15,7 @@ import (
 	"wds/events/eventstest"
 	"wds/models"
 	"wds/pgtest"
+	"wds/problem"
 	"wds/secrets"
 	"wds/workspace"
 )
@@ -104,17 +105,17 @@ func TestVendorsAreAddedAndEditedWithTheirEvents(t *testing.T) {
 		in    catalog.VendorFields
 		want  error
 	}{
-		"clearing the name":   {f.member, catalog.VendorFields{Name: null}, models.ErrValidation},
-		"an empty name":       {f.member, catalog.VendorFields{Name: set("  ")}, models.ErrValidation},
-		"an over-long note":   {f.member, catalog.VendorFields{Notes: set(strings.Repeat("n", 5001))}, models.ErrValidation},
-		"a bad email":         {f.member, catalog.VendorFields{Email: set("nobody")}, models.ErrValidation},
-		"another org's actor": {f.outsider, catalog.VendorFields{Phone: set("1")}, models.ErrNotFound},
+		"clearing the name":   {f.member, catalog.VendorFields{Name: null}, problem.Invalid},
+		"an empty name":       {f.member, catalog.VendorFields{Name: set("  ")}, problem.Invalid},
+		"an over-long note":   {f.member, catalog.VendorFields{Notes: set(strings.Repeat("n", 5001))}, problem.Invalid},
+		"a bad email":         {f.member, catalog.VendorFields{Email: set("nobody")}, problem.Invalid},
+		"another org's actor": {f.outsider, catalog.VendorFields{Phone: set("1")}, problem.NotFound},
 	} {
 		if _, err := catalog.UpdateVendor(f.ctx, f.db, c.actor, v.ID, c.in); !errors.Is(err, c.want) {
 			t.Errorf("%s: %v, want %v", what, err, c.want)
 		}
 	}
-	if _, err := catalog.CreateVendor(f.ctx, f.db, f.org, f.outsider, f.store, catalog.VendorFields{Name: set("x")}); !errors.Is(err, models.ErrNotFound) {
+	if _, err := catalog.CreateVendor(f.ctx, f.db, f.org, f.outsider, f.store, catalog.VendorFields{Name: set("x")}); !errors.Is(err, problem.NotFound) {
 		t.Errorf("an outsider's create: %v", err)
 	}
 	if got := f.emitted(); got != "" {
@@ -126,7 +127,7 @@ func TestAClaimTokenClaimsTheVendorOnce(t *testing.T) {
 	f := newFixture(t)
 	v := f.vendor("Clay Supply")
 	f.emitted()
-	if _, err := catalog.IssueClaimToken(f.ctx, f.db, f.member, v.ID); !errors.Is(err, models.ErrForbidden) {
+	if _, err := catalog.IssueClaimToken(f.ctx, f.db, f.member, v.ID); !errors.Is(err, workspace.ErrForbidden) {
 		t.Fatalf("a member issued a claim token: %v", err)
 	}
 	old, err := catalog.IssueClaimToken(f.ctx, f.db, f.owner, v.ID)
@@ -144,13 +145,13 @@ func TestAClaimTokenClaimsTheVendorOnce(t *testing.T) {
 		_, err := catalog.ClaimVendor(f.ctx, f.db, catalog.Claim{Token: token, Email: "owner@clay.test"})
 		return err
 	}
-	if err := claim(old.Token); !errors.Is(err, models.ErrInvalidClaimToken) {
+	if err := claim(old.Token); !errors.Is(err, catalog.ErrInvalidClaimToken) {
 		t.Fatalf("the replaced token: %v", err)
 	}
 	for what, bad := range map[string]catalog.Claim{
 		"no email": {Token: tok.Token}, "a bad email": {Token: tok.Token, Email: "clay"},
 	} {
-		if _, err := catalog.ClaimVendor(f.ctx, f.db, bad); !errors.Is(err, models.ErrValidation) {
+		if _, err := catalog.ClaimVendor(f.ctx, f.db, bad); !errors.Is(err, problem.Invalid) {
 			t.Errorf("%s: %v", what, err)
 		}
 	}
@@ -162,25 +163,25 @@ func TestAClaimTokenClaimsTheVendorOnce(t *testing.T) {
 	if got := f.emitted(); got != events.VendorClaimed {
 		t.Fatalf("claim emitted %q", got)
 	}
-	if err := claim(tok.Token); !errors.Is(err, models.ErrInvalidClaimToken) {
+	if err := claim(tok.Token); !errors.Is(err, catalog.ErrInvalidClaimToken) {
 		t.Fatalf("a used token: %v", err)
 	}
-	if _, err := catalog.IssueClaimToken(f.ctx, f.db, f.owner, v.ID); !errors.Is(err, models.ErrVendorAlreadyClaimed) {
+	if _, err := catalog.IssueClaimToken(f.ctx, f.db, f.owner, v.ID); !errors.Is(err, catalog.ErrVendorAlreadyClaimed) {
 		t.Fatalf("a token for a claimed vendor: %v", err)
 	}
 	// An expired token, and one for a vendor claimed meanwhile.
 	w := f.vendor("Glaze Co")
 	expired, _ := catalog.IssueClaimToken(f.ctx, f.db, f.owner, w.ID)
 	f.db.Exec(`UPDATE vendor_claim_tokens SET expires_at = now() - interval '1 second' WHERE vendor_id = ?`, w.ID)
-	if err := claim(expired.Token); !errors.Is(err, models.ErrInvalidClaimToken) {
+	if err := claim(expired.Token); !errors.Is(err, catalog.ErrInvalidClaimToken) {
 		t.Fatalf("an expired token: %v", err)
 	}
 	live, _ := catalog.IssueClaimToken(f.ctx, f.db, f.owner, w.ID)
 	f.db.Exec(`UPDATE vendors SET claimed_at = now() WHERE id = ?`, w.ID)
-	if err := claim(live.Token); !errors.Is(err, models.ErrVendorAlreadyClaimed) {
+	if err := claim(live.Token); !errors.Is(err, catalog.ErrVendorAlreadyClaimed) {
 		t.Fatalf("a vendor claimed meanwhile: %v", err)
 	}
-	if err := claim("vct_short"); !errors.Is(err, models.ErrInvalidClaimToken) {
+	if err := claim("vct_short"); !errors.Is(err, catalog.ErrInvalidClaimToken) {
 		t.Fatalf("a malformed token: %v", err)
 	}
 }
@@ -208,7 +209,7 @@ func TestConcurrentClaimsWithOneTokenClaimOnce(t *testing.T) {
 			switch {
 			case err == nil:
 				won++
-			case errors.Is(err, models.ErrInvalidClaimToken):
+			case errors.Is(err, catalog.ErrInvalidClaimToken):
 				refused++
 			default:
 				t.Error(err)

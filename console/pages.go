@@ -15,6 +15,7 @@ import (
 	"wds/events"
 	"wds/models"
 	"wds/operator"
+	"wds/problem"
 	"wds/workspace"
 )
 
@@ -220,7 +221,7 @@ func (c *Console) endpointAction(g *gin.Context) {
 func pathID(g *gin.Context) (uuid.UUID, error) {
 	id, err := uuid.Parse(g.Param("id"))
 	if err != nil {
-		return uuid.Nil, models.Fail(models.ErrNotFound, "no such row")
+		return uuid.Nil, problem.Fail(problem.NotFound, "no such row")
 	}
 	return id, nil
 }
@@ -255,7 +256,7 @@ func (c *Console) endpoint(g *gin.Context) {
 		err = lerr
 	}
 	if err == nil && ep == nil {
-		err = models.Fail(models.ErrNotFound, "endpoint not found")
+		err = problem.Fail(problem.NotFound, "endpoint not found")
 	}
 	if err != nil {
 		c.render(g, status(err), "endpoint", s, view{Error: c.problem(err)})
@@ -342,7 +343,7 @@ func formTime(g *gin.Context, name string) (*time.Time, error) {
 			return &t, nil
 		}
 	}
-	return nil, models.Fail(models.ErrValidation, "%s must be a date and time", name)
+	return nil, problem.Fail(problem.Invalid, "%s must be a date and time", name)
 }
 
 func splitList(v string) []string {

@@ -15,6 +15,7 @@ import (
 	"gorm.io/gorm"
 
 	"wds/models"
+	"wds/problem"
 	"wds/workspace"
 )
 
@@ -63,7 +64,7 @@ func signIn(ctx context.Context, db *gorm.DB, token string) (string, error) {
 		return "", err
 	}
 	if len(orgs) == 0 {
-		return "", models.Fail(models.ErrForbidden, "this operator belongs to no org")
+		return "", problem.Fail(workspace.ErrForbidden, "this operator belongs to no org")
 	}
 	b := make([]byte, 32)
 	if _, err := rand.Read(b); err != nil {
@@ -80,7 +81,7 @@ func signIn(ctx context.Context, db *gorm.DB, token string) (string, error) {
 		return "", fmt.Errorf("open session: %w", opened.Error)
 	}
 	if opened.RowsAffected == 0 {
-		return "", models.ErrInvalidOperatorToken
+		return "", workspace.ErrInvalidOperatorToken
 	}
 	// Sign-in is also when expired sessions are cleared, so the table holds about a day of them.
 	db.WithContext(ctx).Exec(`DELETE FROM console_sessions WHERE expires_at < clock_timestamp() - interval '1 day'`)
@@ -128,7 +129,7 @@ func loadSession(ctx context.Context, db *gorm.DB, id string) (*session, error) 
 // switchOrg moves the session to another org of the operator's.
 func switchOrg(ctx context.Context, db *gorm.DB, s *session, org uuid.UUID) error {
 	if role, err := workspace.RoleOf(ctx, db, org, s.User.ID); err != nil || role == "" {
-		return models.Fail(models.ErrForbidden, "you are not a member of that org")
+		return problem.Fail(workspace.ErrForbidden, "you are not a member of that org")
 	}
 	return db.WithContext(ctx).Model(&sessionRow{}).Where("id_hash = ?", hashID(s.id)).Update("org_id", org).Error
 }

@@ -23,6 +23,7 @@ import (
 	"wds/egress"
 	"wds/events"
 	"wds/models"
+	"wds/problem"
 	"wds/signing"
 	"wds/webhook"
 )
@@ -495,7 +496,7 @@ func TestARotationsGraceSignsWithBothSecrets(t *testing.T) {
 	if h := deliver(); verifies(h, rot.Secret) || !verifies(h, again.Secret) {
 		t.Fatal("a rotation without a grace kept the old secret signing")
 	}
-	if _, err := f.svc.RotateSecret(f.ctx, ep.ID, f.owner, 8*24*time.Hour); !errors.Is(err, models.ErrValidation) {
+	if _, err := f.svc.RotateSecret(f.ctx, ep.ID, f.owner, 8*24*time.Hour); !errors.Is(err, problem.Invalid) {
 		t.Fatalf("a grace over seven days: %v", err)
 	}
 }

@@ -13,6 +13,7 @@ import (
 
 	"wds/events"
 	"wds/models"
+	"wds/problem"
 	"wds/workspace"
 )
 
@@ -38,7 +39,7 @@ func (s *Service) ListDeliveries(ctx context.Context, q DeliveriesQuery) (*Deliv
 	var ep models.Endpoint
 	err := s.DB.WithContext(ctx).Where("id = ?", q.EndpointID).Take(&ep).Error
 	if errors.Is(err, gorm.ErrRecordNotFound) {
-		return nil, models.Fail(models.ErrNotFound, "endpoint %s not found", q.EndpointID)
+		return nil, problem.Fail(problem.NotFound, "endpoint %s not found", q.EndpointID)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("load endpoint: %w", err)
@@ -89,7 +90,7 @@ func (s *Service) Refire(ctx context.Context, deliveryID, actorID uuid.UUID) (*R
 		// the first one's dispatch.
 		err := tx.Clauses(clause.Locking{Strength: "UPDATE"}).Where("id = ?", deliveryID).Take(&d).Error
 		if errors.Is(err, gorm.ErrRecordNotFound) {
-			return models.Fail(models.ErrNotFound, "delivery %s not found", deliveryID)
+			return problem.Fail(problem.NotFound, "delivery %s not found", deliveryID)
 		}
 		if err != nil {
 			return fmt.Errorf("load delivery: %w", err)
@@ -98,10 +99,10 @@ func (s *Service) Refire(ctx context.Context, deliveryID, actorID uuid.UUID) (*R
 			return err
 		}
 		if d.Status != models.DeliveryDropped {
-			return models.Fail(models.ErrDeliveryNotDropped, "delivery %s is %s; only dropped deliveries can be re-fired", d.ID, d.Status)
+			return problem.Fail(ErrDeliveryNotDropped, "delivery %s is %s; only dropped deliveries can be re-fired", d.ID, d.Status)
 		}
 		if d.EventType == events.WebhookTest {
-			return models.Fail(models.ErrValidation, "a test delivery cannot be re-fired; send a new test event")
+			return problem.Fail(problem.Invalid, "a test delivery cannot be re-fired; send a new test event")
 		}
 		if err := liveEnabled(ctx, tx, d.EndpointID, d.OrgID); err != nil {
 			return err
@@ -144,13 +145,13 @@ func liveEnabled(ctx context.Context, tx *gorm.DB, endpointID, orgID uuid.UUID) 
 	err := tx.WithContext(ctx).Clauses(clause.Locking{Strength: "SHARE"}).
 		Where("id = ? AND org_id = ? AND deleted_at IS NULL", endpointID, orgID).Take(&ep).Error
 	if errors.Is(err, gorm.ErrRecordNotFound) {
-		return models.Fail(models.ErrNotFound, "endpoint %s not found", endpointID)
+		return problem.Fail(problem.NotFound, "endpoint %s not found", endpointID)
 	}
 	if err != nil {
 		return fmt.Errorf("load endpoint: %w", err)
 	}
 	if !ep.Enabled {
-		return models.Fail(models.ErrEndpointDisabled, "endpoint %s is disabled; enable it first", endpointID)
+		return problem.Fail(ErrEndpointDisabled, "endpoint %s is disabled; enable it first", endpointID)
 	}
 	return nil
 }

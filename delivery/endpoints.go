@@ -19,6 +19,7 @@ import (
 	"wds/egress"
 	"wds/events"
 	"wds/models"
+	"wds/problem"
 	"wds/secrets"
 	"wds/workspace"
 )
@@ -76,7 +77,7 @@ func (s *Service) Create(ctx context.Context, in CreateInput) (*Created, error) 
 		in.MaxAttempts = DefaultMaxAttempts
 	}
 	if in.MaxAttempts < 1 || in.MaxAttempts > 10 {
-		return nil, models.Fail(models.ErrValidation, "max_attempts must be from 1 to 10")
+		return nil, problem.Fail(problem.Invalid, "max_attempts must be from 1 to 10")
 	}
 	types, err := validTypes(in.EventTypes)
 	if err != nil {
@@ -123,7 +124,7 @@ func roomForOneMore(ctx context.Context, tx *gorm.DB, orgID, except uuid.UUID) e
 	var org models.Org
 	err := tx.WithContext(ctx).Clauses(clause.Locking{Strength: "UPDATE"}).Where("id = ?", orgID).Take(&org).Error
 	if errors.Is(err, gorm.ErrRecordNotFound) {
-		return models.Fail(models.ErrNotFound, "org %s not found", orgID)
+		return problem.Fail(problem.NotFound, "org %s not found", orgID)
 	}
 	if err != nil {
 		return fmt.Errorf("lock org: %w", err)
@@ -135,20 +136,20 @@ func roomForOneMore(ctx context.Context, tx *gorm.DB, orgID, except uuid.UUID) e
 		return fmt.Errorf("count endpoints: %w", err)
 	}
 	if n >= MaxEnabledPerOrg {
-		return models.Fail(models.ErrEndpointLimit, "org already has %d enabled endpoints; disable or delete one first", n)
+		return problem.Fail(ErrEndpointLimit, "org already has %d enabled endpoints; disable or delete one first", n)
 	}
 	return nil
 }
 
 func validTypes(in []string) (models.TextArray, error) {
 	if len(in) == 0 {
-		return nil, models.Fail(models.ErrValidation, "event_types must name at least one event type")
+		return nil, problem.Fail(problem.Invalid, "event_types must name at least one event type")
 	}
 	out := models.TextArray{}
 	for _, t := range in {
 		t = strings.TrimSpace(t)
 		if !events.Known(t) {
-			return nil, models.Fail(models.ErrValidation, "event_types: unknown event type %q; known: %s", t, events.Names())
+			return nil, problem.Fail(problem.Invalid, "event_types: unknown event type %q; known: %s", t, events.Names())
 		}
 		if !slices.Contains(out, t) {
 			out = append(out, t)
@@ -163,33 +164,33 @@ func validTypes(in []string) (models.TextArray, error) {
 func (s *Service) checkURL(ctx context.Context, raw string) (string, error) {
 	raw = strings.TrimSpace(raw)
 	if len(raw) > maxURLLength {
-		return "", models.Fail(models.ErrValidation, "url is longer than %d characters", maxURLLength)
+		return "", problem.Fail(problem.Invalid, "url is longer than %d characters", maxURLLength)
 	}
 	u, err := url.Parse(raw)
 	if err != nil || u.Host == "" || u.Opaque != "" {
 		if u != nil && u.Scheme != "" && !strings.EqualFold(u.Scheme, "https") {
-			return "", models.Fail(models.ErrHTTPSRequired, "url must start with https://")
+			return "", problem.Fail(ErrHTTPSRequired, "url must start with https://")
 		}
-		return "", models.Fail(models.ErrValidation, "url must be an absolute https:// URL")
+		return "", problem.Fail(problem.Invalid, "url must be an absolute https:// URL")
 	}
 	if !strings.EqualFold(u.Scheme, "https") {
-		return "", models.Fail(models.ErrHTTPSRequired, "url must start with https://, not %s://", u.Scheme)
+		return "", problem.Fail(ErrHTTPSRequired, "url must start with https://, not %s://", u.Scheme)
 	}
 	if u.User != nil {
-		return "", models.Fail(models.ErrValidation, "url must not carry credentials; authenticate deliveries with the signature")
+		return "", problem.Fail(problem.Invalid, "url must not carry credentials; authenticate deliveries with the signature")
 	}
 	u.Scheme = "https"
 	if u.Fragment != "" {
-		return "", models.Fail(models.ErrValidation, "url must not have a #fragment")
+		return "", problem.Fail(problem.Invalid, "url must not have a #fragment")
 	}
 	if s.AllowPrivate {
 		return u.String(), nil
 	}
 	if err := egress.CheckHost(ctx, s.Resolver, u.Hostname()); err != nil {
 		if errors.Is(err, egress.ErrAddressNotAllowed) {
-			return "", models.Fail(models.ErrURLNotAllowed, "url host %s resolves to a non-public address", u.Hostname())
+			return "", problem.Fail(ErrURLNotAllowed, "url host %s resolves to a non-public address", u.Hostname())
 		}
-		return "", models.Fail(models.ErrURLNotAllowed, "url host %s does not resolve", u.Hostname())
+		return "", problem.Fail(ErrURLNotAllowed, "url host %s does not resolve", u.Hostname())
 	}
 	return u.String(), nil
 }
@@ -298,7 +299,7 @@ func (s *Service) RotateSecret(ctx context.Context, id, actorID uuid.UUID, grace
 	}
 	_, err = s.mutate(ctx, id, actorID, "webhook_endpoint.rotate_secret", func(tx *gorm.DB, ep *models.Endpoint) (map[string]any, error) {
 		if grace < 0 || grace > MaxRotationGrace {
-			return nil, models.Fail(models.ErrValidation, "the grace period must be from 0 to %s", MaxRotationGrace)
+			return nil, problem.Fail(problem.Invalid, "the grace period must be from 0 to %s", MaxRotationGrace)
 		}
 		// With a grace the current secret goes on signing beside the new one until it ends.
 		err := tx.Exec(`UPDATE webhook_endpoints SET
@@ -325,7 +326,7 @@ func (s *Service) mutate(ctx context.Context, id, actorID uuid.UUID, action stri
 	err := s.DB.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		err := tx.Clauses(clause.Locking{Strength: "UPDATE"}).Where("id = ? AND deleted_at IS NULL", id).Take(&ep).Error
 		if errors.Is(err, gorm.ErrRecordNotFound) {
-			return models.Fail(models.ErrNotFound, "endpoint %s not found", id)
+			return problem.Fail(problem.NotFound, "endpoint %s not found", id)
 		}
 		if err != nil {
 			return fmt.Errorf("load endpoint: %w", err)

@@ -20,6 +20,8 @@ import (
 	"wds/egress/egresstest"
 	"wds/events"
 	"wds/models"
+	"wds/problem"
+	"wds/workspace"
 )
 
 func (f *fixture) create(url string) (*delivery.Created, error) {
@@ -35,18 +37,18 @@ func TestCreateValidatesURLTypesAndAttempts(t *testing.T) {
 		in   delivery.CreateInput
 		want error
 	}{
-		{"http refused", f.svc, delivery.CreateInput{URL: "http://example.com/hook"}, models.ErrHTTPSRequired},
-		{"ftp refused", f.svc, delivery.CreateInput{URL: "ftp://example.com/hook"}, models.ErrHTTPSRequired},
-		{"not a URL", f.svc, delivery.CreateInput{URL: "hook"}, models.ErrValidation},
-		{"credentials", f.svc, delivery.CreateInput{URL: "https://u:p@example.com/"}, models.ErrValidation},
-		{"loopback", strict, delivery.CreateInput{URL: "https://127.0.0.1:8443/hook"}, models.ErrURLNotAllowed},
-		{"localhost", strict, delivery.CreateInput{URL: "https://localhost/hook"}, models.ErrURLNotAllowed},
-		{"private", strict, delivery.CreateInput{URL: "https://10.0.0.5/hook"}, models.ErrURLNotAllowed},
-		{"metadata", strict, delivery.CreateInput{URL: "https://169.254.169.254/"}, models.ErrURLNotAllowed},
-		{"unknown type", f.svc, delivery.CreateInput{URL: "https://example.com/", EventTypes: []string{"order.exploded"}}, models.ErrValidation},
-		{"no types", f.svc, delivery.CreateInput{URL: "https://example.com/", EventTypes: []string{}}, models.ErrValidation},
-		{"max_attempts 11", f.svc, delivery.CreateInput{URL: "https://example.com/", MaxAttempts: 11}, models.ErrValidation},
-		{"max_attempts -1", f.svc, delivery.CreateInput{URL: "https://example.com/", MaxAttempts: -1}, models.ErrValidation},
+		{"http refused", f.svc, delivery.CreateInput{URL: "http://example.com/hook"}, delivery.ErrHTTPSRequired},
+		{"ftp refused", f.svc, delivery.CreateInput{URL: "ftp://example.com/hook"}, delivery.ErrHTTPSRequired},
+		{"not a URL", f.svc, delivery.CreateInput{URL: "hook"}, problem.Invalid},
+		{"credentials", f.svc, delivery.CreateInput{URL: "https://u:p@example.com/"}, problem.Invalid},
+		{"loopback", strict, delivery.CreateInput{URL: "https://127.0.0.1:8443/hook"}, delivery.ErrURLNotAllowed},
+		{"localhost", strict, delivery.CreateInput{URL: "https://localhost/hook"}, delivery.ErrURLNotAllowed},
+		{"private", strict, delivery.CreateInput{URL: "https://10.0.0.5/hook"}, delivery.ErrURLNotAllowed},
+		{"metadata", strict, delivery.CreateInput{URL: "https://169.254.169.254/"}, delivery.ErrURLNotAllowed},
+		{"unknown type", f.svc, delivery.CreateInput{URL: "https://example.com/", EventTypes: []string{"order.exploded"}}, problem.Invalid},
+		{"no types", f.svc, delivery.CreateInput{URL: "https://example.com/", EventTypes: []string{}}, problem.Invalid},
+		{"max_attempts 11", f.svc, delivery.CreateInput{URL: "https://example.com/", MaxAttempts: 11}, problem.Invalid},
+		{"max_attempts -1", f.svc, delivery.CreateInput{URL: "https://example.com/", MaxAttempts: -1}, problem.Invalid},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -90,7 +92,7 @@ func TestAtMostTenEnabledEndpointsEvenUnderConcurrentCreates(t *testing.T) {
 		switch {
 		case err == nil:
 			ok++
-		case errors.Is(err, models.ErrEndpointLimit):
+		case errors.Is(err, delivery.ErrEndpointLimit):
 			limited++
 		default:
 			t.Fatalf("unexpected: %v", err)
@@ -107,14 +109,14 @@ func TestAtMostTenEnabledEndpointsEvenUnderConcurrentCreates(t *testing.T) {
 	if _, err := f.create("https://127.0.0.1/eleventh"); err != nil {
 		t.Fatalf("room after disabling: %v", err)
 	}
-	if _, err := f.svc.Enable(f.ctx, eps[0].ID, f.owner); !errors.Is(err, models.ErrEndpointLimit) {
+	if _, err := f.svc.Enable(f.ctx, eps[0].ID, f.owner); !errors.Is(err, delivery.ErrEndpointLimit) {
 		t.Fatalf("enable past the limit: %v", err)
 	}
 }
 
 func TestMembersListButDoNotManageAndEveryActionIsAuditedWithoutSecrets(t *testing.T) {
 	f := newFixture(t)
-	if _, err := f.svc.Create(f.ctx, delivery.CreateInput{OrgID: f.org, ActorID: f.member, URL: "https://127.0.0.1/", EventTypes: []string{events.OrderCreated}}); !errors.Is(err, models.ErrForbidden) {
+	if _, err := f.svc.Create(f.ctx, delivery.CreateInput{OrgID: f.org, ActorID: f.member, URL: "https://127.0.0.1/", EventTypes: []string{events.OrderCreated}}); !errors.Is(err, workspace.ErrForbidden) {
 		t.Fatalf("member create: %v", err)
 	}
 	ep, err := f.create("https://127.0.0.1/hook")
@@ -125,7 +127,7 @@ func TestMembersListButDoNotManageAndEveryActionIsAuditedWithoutSecrets(t *testi
 		t.Fatalf("member list: %v %v", rows, err)
 	}
 	stranger := uuid.New()
-	if _, err := f.svc.List(f.ctx, f.org, &stranger); !errors.Is(err, models.ErrNotFound) {
+	if _, err := f.svc.List(f.ctx, f.org, &stranger); !errors.Is(err, problem.NotFound) {
 		t.Fatalf("stranger list: %v", err)
 	}
 	for _, op := range []func(uuid.UUID, uuid.UUID) error{
@@ -134,7 +136,7 @@ func TestMembersListButDoNotManageAndEveryActionIsAuditedWithoutSecrets(t *testi
 		func(id, a uuid.UUID) error { _, err := f.svc.RotateSecret(f.ctx, id, a, 0); return err },
 		func(id, a uuid.UUID) error { _, err := f.svc.Delete(f.ctx, id, a); return err },
 	} {
-		if err := op(ep.ID, f.member); !errors.Is(err, models.ErrForbidden) {
+		if err := op(ep.ID, f.member); !errors.Is(err, workspace.ErrForbidden) {
 			t.Fatalf("member mutation: %v", err)
 		}
 		if err := op(ep.ID, f.owner); err != nil {
@@ -144,7 +146,7 @@ func TestMembersListButDoNotManageAndEveryActionIsAuditedWithoutSecrets(t *testi
 	if rows, _ := f.svc.List(f.ctx, f.org, nil); len(rows) != 0 {
 		t.Fatalf("deleted endpoint still listed: %v", rows)
 	}
-	if _, err := f.svc.Disable(f.ctx, ep.ID, f.owner); !errors.Is(err, models.ErrNotFound) {
+	if _, err := f.svc.Disable(f.ctx, ep.ID, f.owner); !errors.Is(err, problem.NotFound) {
 		t.Fatalf("mutating a deleted endpoint: %v", err)
 	}
 	var audit []models.AuditEntry
@@ -241,13 +243,13 @@ func TestRefireQueuesAFreshChainOnlyForDroppedDeliveries(t *testing.T) {
 	ev, _ := deliverytest.Emit(f.ctx, f.db, f.org, nil, events.OrderCreated, nil)
 	failed := f.delivery(ev, ep.ID, 1, "failed", time.Now())
 	dropped := f.delivery(ev, ep.ID, 5, "dropped", time.Now())
-	if _, err := f.svc.Refire(f.ctx, failed.ID, f.owner); !errors.Is(err, models.ErrDeliveryNotDropped) {
+	if _, err := f.svc.Refire(f.ctx, failed.ID, f.owner); !errors.Is(err, delivery.ErrDeliveryNotDropped) {
 		t.Fatalf("re-fire of a failed delivery: %v", err)
 	}
-	if _, err := f.svc.Refire(f.ctx, dropped.ID, f.member); !errors.Is(err, models.ErrForbidden) {
+	if _, err := f.svc.Refire(f.ctx, dropped.ID, f.member); !errors.Is(err, workspace.ErrForbidden) {
 		t.Fatalf("member re-fire: %v", err)
 	}
-	if _, err := f.svc.Refire(f.ctx, uuid.New(), f.owner); !errors.Is(err, models.ErrNotFound) {
+	if _, err := f.svc.Refire(f.ctx, uuid.New(), f.owner); !errors.Is(err, problem.NotFound) {
 		t.Fatalf("unknown delivery: %v", err)
 	}
 	first, err := f.svc.Refire(f.ctx, dropped.ID, f.owner)
@@ -270,7 +272,7 @@ func TestRefireQueuesAFreshChainOnlyForDroppedDeliveries(t *testing.T) {
 	if _, err := f.svc.Disable(f.ctx, ep.ID, f.owner); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := f.svc.Refire(f.ctx, dropped.ID, f.owner); !errors.Is(err, models.ErrEndpointDisabled) {
+	if _, err := f.svc.Refire(f.ctx, dropped.ID, f.owner); !errors.Is(err, delivery.ErrEndpointDisabled) {
 		t.Fatalf("re-fire to a disabled endpoint: %v", err)
 	}
 }
@@ -278,7 +280,7 @@ func TestRefireQueuesAFreshChainOnlyForDroppedDeliveries(t *testing.T) {
 func TestSendTestNeedsAnEnabledEndpointOfTheOrg(t *testing.T) {
 	f := newFixture(t)
 	ep, _ := f.create("https://127.0.0.1/hook")
-	if _, err := f.svc.SendTest(f.ctx, uuid.New(), ep.ID); !errors.Is(err, models.ErrNotFound) {
+	if _, err := f.svc.SendTest(f.ctx, uuid.New(), ep.ID); !errors.Is(err, problem.NotFound) {
 		t.Fatalf("other org: %v", err)
 	}
 	q, err := f.svc.SendTest(f.ctx, f.org, ep.ID)
@@ -286,7 +288,7 @@ func TestSendTestNeedsAnEnabledEndpointOfTheOrg(t *testing.T) {
 		t.Fatalf("%+v %v", q, err)
 	}
 	f.svc.Disable(f.ctx, ep.ID, f.owner)
-	if _, err := f.svc.SendTest(f.ctx, f.org, ep.ID); !errors.Is(err, models.ErrEndpointDisabled) {
+	if _, err := f.svc.SendTest(f.ctx, f.org, ep.ID); !errors.Is(err, delivery.ErrEndpointDisabled) {
 		t.Fatalf("disabled: %v", err)
 	}
 }
@@ -567,7 +569,7 @@ func TestDisablingSignalsTheWorkflowsOfTheDroppedChainsAfterCommit(t *testing.T)
 	pending := f.delivery(ev, ep.ID, 1, "failed", time.Now())
 	f.db.Model(&pending).Update("next_attempt_at", time.Now().Add(time.Hour))
 	f.delivery(ev, ep.ID, 1, "succeeded", time.Now()) // a finished chain is not signalled
-	if _, err := f.svc.Disable(f.ctx, ep.ID, f.member); !errors.Is(err, models.ErrForbidden) || len(tc.signals) != 0 {
+	if _, err := f.svc.Disable(f.ctx, ep.ID, f.member); !errors.Is(err, workspace.ErrForbidden) || len(tc.signals) != 0 {
 		t.Fatalf("refused disable signalled: %v %v", err, tc.signals)
 	}
 	if _, err := f.svc.Disable(f.ctx, ep.ID, f.owner); err != nil {

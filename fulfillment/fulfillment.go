@@ -21,6 +21,7 @@ import (
 
 	"wds/delivery"
 	"wds/models"
+	"wds/problem"
 	"wds/views"
 	"wds/workspace"
 )
@@ -74,7 +75,7 @@ func run(ctx context.Context, db *gorm.DB, actor, orderID uuid.UUID, fn func(c *
 			return fmt.Errorf("lock order: %w", err)
 		}
 		if len(rows) == 0 {
-			return models.Fail(models.ErrNotFound, "order %s not found", orderID)
+			return problem.Fail(problem.NotFound, "order %s not found", orderID)
 		}
 		if err := workspace.RequireRowRole(ctx, tx, rows[0].OrgID, actor, "order", orderID, workspace.Anyone...); err != nil {
 			return err
@@ -98,7 +99,7 @@ func orderOf(ctx context.Context, db *gorm.DB, shipmentID uuid.UUID) (uuid.UUID,
 		return uuid.Nil, fmt.Errorf("find shipment: %w", err)
 	}
 	if len(ids) == 0 {
-		return uuid.Nil, models.Fail(models.ErrNotFound, "shipment %s not found", shipmentID)
+		return uuid.Nil, problem.Fail(problem.NotFound, "shipment %s not found", shipmentID)
 	}
 	return ids[0], nil
 }
@@ -152,11 +153,11 @@ func text(field, v string) (string, error) {
 	v = strings.TrimSpace(v)
 	switch {
 	case v == "":
-		return "", models.Fail(models.ErrValidation, "%s must not be empty", field)
+		return "", problem.Fail(problem.Invalid, "%s must not be empty", field)
 	case !utf8.ValidString(v) || utf8.RuneCountInString(v) > maxText:
-		return "", models.Fail(models.ErrValidation, "%s must be at most %d characters of text", field, maxText)
+		return "", problem.Fail(problem.Invalid, "%s must be at most %d characters of text", field, maxText)
 	case strings.ContainsFunc(v, func(r rune) bool { return r < 0x20 || r == 0x7f }):
-		return "", models.Fail(models.ErrValidation, "%s must not hold control characters", field)
+		return "", problem.Fail(problem.Invalid, "%s must not hold control characters", field)
 	}
 	return v, nil
 }
@@ -164,7 +165,7 @@ func text(field, v string) (string, error) {
 // notAfterNow refuses a time more than a day ahead: a report of the future is a typo.
 func notAfterNow(field string, t *time.Time) error {
 	if t != nil && t.After(time.Now().Add(24*time.Hour)) {
-		return models.Fail(models.ErrValidation, "%s is in the future", field)
+		return problem.Fail(problem.Invalid, "%s is in the future", field)
 	}
 	return nil
 }

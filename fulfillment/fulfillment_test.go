@@ -17,6 +17,7 @@ import (
 	"wds/ingest"
 	"wds/models"
 	"wds/pgtest"
+	"wds/problem"
 	"wds/views"
 	"wds/workspace"
 )
@@ -207,39 +208,39 @@ func TestRefusalsChangeNothing(t *testing.T) {
 		err  error
 		call func() error
 	}{
-		{"a cancelled order", models.ErrOrderNotShippable, func() error {
+		{"a cancelled order", fulfillment.ErrOrderNotShippable, func() error {
 			_, err := fulfillment.ShipOrder(f.ctx, f.db, f.member, cancelled, fulfillment.Ship{Carrier: "UPS"})
 			return err
 		}},
-		{"no carrier", models.ErrValidation, func() error {
+		{"no carrier", problem.Invalid, func() error {
 			_, err := fulfillment.ShipOrder(f.ctx, f.db, f.member, id, fulfillment.Ship{Carrier: "  "})
 			return err
 		}},
-		{"an over-long carrier", models.ErrValidation, func() error {
+		{"an over-long carrier", problem.Invalid, func() error {
 			_, err := fulfillment.ShipOrder(f.ctx, f.db, f.member, id, fulfillment.Ship{Carrier: strings.Repeat("é", 101)})
 			return err
 		}},
-		{"a tracking number with a newline", models.ErrValidation, func() error {
+		{"a tracking number with a newline", problem.Invalid, func() error {
 			_, err := fulfillment.AddTracking(f.ctx, f.db, f.member, s.ID, "1Z\n1", nil)
 			return err
 		}},
-		{"shipped in the future", models.ErrValidation, func() error {
+		{"shipped in the future", problem.Invalid, func() error {
 			_, err := fulfillment.ShipOrder(f.ctx, f.db, f.member, id, fulfillment.Ship{Carrier: "UPS", ShippedAt: &future})
 			return err
 		}},
-		{"delivered before it shipped", models.ErrValidation, func() error {
+		{"delivered before it shipped", problem.Invalid, func() error {
 			_, err := fulfillment.MarkDelivered(f.ctx, f.db, f.member, s.ID, &early)
 			return err
 		}},
-		{"an order of another org", models.ErrNotFound, func() error {
+		{"an order of another org", problem.NotFound, func() error {
 			_, err := fulfillment.ShipOrder(f.ctx, f.db, f.outsider, id, fulfillment.Ship{Carrier: "UPS"})
 			return err
 		}},
-		{"tracking on another org's shipment", models.ErrNotFound, func() error {
+		{"tracking on another org's shipment", problem.NotFound, func() error {
 			_, err := fulfillment.AddTracking(f.ctx, f.db, f.outsider, s.ID, "1Z9", nil)
 			return err
 		}},
-		{"an unknown shipment", models.ErrNotFound, func() error {
+		{"an unknown shipment", problem.NotFound, func() error {
 			_, err := fulfillment.MarkDelivered(f.ctx, f.db, f.member, uuid.New(), nil)
 			return err
 		}},

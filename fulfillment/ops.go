@@ -11,7 +11,7 @@ import (
 
 	"wds/events"
 	"wds/ingest"
-	"wds/models"
+	"wds/problem"
 )
 
 // Ship is what shipping an order asks for.
@@ -28,7 +28,7 @@ func ShipOrder(ctx context.Context, db *gorm.DB, actor, orderID uuid.UUID, in Sh
 	var out Result
 	ids, err := run(ctx, db, actor, orderID, func(c *change) error {
 		if c.order.Status == ingest.StatusCancelled || c.order.Status == ingest.StatusRefunded {
-			return models.Fail(models.ErrOrderNotShippable, "order %s is %s; it cannot be shipped", orderID, c.order.Status)
+			return problem.Fail(ErrOrderNotShippable, "order %s is %s; it cannot be shipped", orderID, c.order.Status)
 		}
 		carrier, err := text("carrier", in.Carrier)
 		if err != nil {
@@ -88,7 +88,7 @@ func (c *change) lockShipment(id uuid.UUID) (shipmentRow, error) {
 		return shipmentRow{}, fmt.Errorf("lock shipment: %w", err)
 	}
 	if len(rows) == 0 { // moved to another order between the two statements: it never does
-		return shipmentRow{}, models.Fail(models.ErrNotFound, "shipment %s not found", id)
+		return shipmentRow{}, problem.Fail(problem.NotFound, "shipment %s not found", id)
 	}
 	return rows[0], nil
 }
@@ -106,8 +106,8 @@ func onShipment(ctx context.Context, db *gorm.DB, actor, shipmentID uuid.UUID, f
 		}
 		return fn(c, s)
 	})
-	if errors.Is(err, models.ErrNotFound) {
-		return nil, models.Fail(models.ErrNotFound, "shipment %s not found", shipmentID)
+	if errors.Is(err, problem.NotFound) {
+		return nil, problem.Fail(problem.NotFound, "shipment %s not found", shipmentID)
 	}
 	return ids, err
 }
@@ -170,7 +170,7 @@ func MarkDelivered(ctx context.Context, db *gorm.DB, actor, shipmentID uuid.UUID
 			return err
 		}
 		if deliveredAt != nil && deliveredAt.Before(s.ShippedAt) {
-			return models.Fail(models.ErrValidation, "delivered_at is before the shipment's shipped_at")
+			return problem.Fail(problem.Invalid, "delivered_at is before the shipment's shipped_at")
 		}
 		var pending int64
 		err := c.tx.Raw(`WITH d AS (UPDATE shipments SET status = 'delivered', delivered_at = coalesce(?, clock_timestamp())

@@ -9,6 +9,7 @@ import (
 	"gorm.io/gorm"
 
 	"wds/models"
+	"wds/problem"
 	"wds/views"
 	"wds/workspace"
 )
@@ -235,7 +236,7 @@ func (o *op) refuseTakenEmail(email string, client uuid.UUID) error {
 		return fmt.Errorf("check client email: %w", err)
 	}
 	if len(ids) > 0 {
-		return models.Fail(models.ErrConflict, "client %s of this store already has the email %s", ids[0], email)
+		return problem.Fail(problem.Conflict, "client %s of this store already has the email %s", ids[0], email)
 	}
 	return nil
 }

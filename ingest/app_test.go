@@ -17,6 +17,7 @@ import (
 	"wds/ingest"
 	"wds/models"
 	"wds/pgtest"
+	"wds/problem"
 	"wds/workspace"
 )
 
@@ -189,7 +190,7 @@ func TestAppOrderRepeatedExternalIDAnswersTheOriginalAndChangesNothing(t *testin
 	repeat := e.order(`{"external_id": "POS-7", "store_id": "` + second.ID.String() + `", "lines": [{"quantity": 9}],
 		"client": {"email": "someone-else@example.com"}, "payment": {"amount_cents": 1}}`)
 	repeat.Payment.AmountCents = 0 // a free order takes no payment: validation still runs first
-	if _, err := ingest.CreateAppOrder(ctx, e.db, e.org, e.member, repeat); !errors.Is(err, models.ErrValidation) {
+	if _, err := ingest.CreateAppOrder(ctx, e.db, e.org, e.member, repeat); !errors.Is(err, problem.Invalid) {
 		t.Fatalf("invalid repeat: %v", err)
 	}
 	repeat.Payment = nil
@@ -260,19 +261,19 @@ func TestAppOrderRefusalsChangeNothing(t *testing.T) {
 		body       string
 		want       error
 	}{
-		{e.org, e.otherOwner, `{"lines": [{"quantity": 1}]}`, models.ErrNotFound},
-		{e.org, e.otherOwner, `{"store_id": "", "lines": []}`, models.ErrNotFound}, // the org comes first
-		{e.org, e.member, `{"store_id": "", "lines": [{"quantity": 1}]}`, models.ErrValidation},
-		{e.org, e.member, `{"store_id": "x", "lines": [{"quantity": 1}]}`, models.ErrValidation},
-		{e.org, e.member, `{"store_id": "` + e.otherStore.String() + `", "lines": [{"quantity": 1}]}`, models.ErrNotFound},
-		{e.org, e.member, `{"store_id": "` + uuid.NewString() + `", "lines": [{"quantity": 1}]}`, models.ErrNotFound},
-		{e.org, e.member, `{"lines": []}`, models.ErrLinesRequired},
-		{e.org, e.member, `{"lines": [{"quantity": 0}]}`, models.ErrValidation},
-		{e.org, e.member, `{"currency": "EURO", "lines": [{"quantity": 1}]}`, models.ErrValidation},
-		{e.org, e.member, `{"external_id": "` + strings.Repeat("x", 256) + `", "lines": [{"quantity": 1}]}`, models.ErrValidation},
-		{e.org, e.member, `{"lines": [{"quantity": 1, "unit_price_cents": 5}], "payment": {"amount_cents": 6}}`, models.ErrAmountExceedsBalance},
-		{e.org, e.member, `{"lines": [{"quantity": 1}], "client": {"client_type": "vip"}}`, models.ErrValidation},
-		{e.org, e.member, `{"lines": [{"quantity": 1}], "client": {"first_name": "` + strings.Repeat("n", 201) + `"}}`, models.ErrValidation},
+		{e.org, e.otherOwner, `{"lines": [{"quantity": 1}]}`, problem.NotFound},
+		{e.org, e.otherOwner, `{"store_id": "", "lines": []}`, problem.NotFound}, // the org comes first
+		{e.org, e.member, `{"store_id": "", "lines": [{"quantity": 1}]}`, problem.Invalid},
+		{e.org, e.member, `{"store_id": "x", "lines": [{"quantity": 1}]}`, problem.Invalid},
+		{e.org, e.member, `{"store_id": "` + e.otherStore.String() + `", "lines": [{"quantity": 1}]}`, problem.NotFound},
+		{e.org, e.member, `{"store_id": "` + uuid.NewString() + `", "lines": [{"quantity": 1}]}`, problem.NotFound},
+		{e.org, e.member, `{"lines": []}`, ingest.ErrLinesRequired},
+		{e.org, e.member, `{"lines": [{"quantity": 0}]}`, problem.Invalid},
+		{e.org, e.member, `{"currency": "EURO", "lines": [{"quantity": 1}]}`, problem.Invalid},
+		{e.org, e.member, `{"external_id": "` + strings.Repeat("x", 256) + `", "lines": [{"quantity": 1}]}`, problem.Invalid},
+		{e.org, e.member, `{"lines": [{"quantity": 1, "unit_price_cents": 5}], "payment": {"amount_cents": 6}}`, ingest.ErrAmountExceedsBalance},
+		{e.org, e.member, `{"lines": [{"quantity": 1}], "client": {"client_type": "vip"}}`, problem.Invalid},
+		{e.org, e.member, `{"lines": [{"quantity": 1}], "client": {"first_name": "` + strings.Repeat("n", 201) + `"}}`, problem.Invalid},
 	}
 	for _, c := range cases {
 		if _, err := ingest.CreateAppOrder(ctx, e.db, c.org, c.actor, e.order(c.body)); !errors.Is(err, c.want) {
@@ -359,10 +360,10 @@ func TestClientEmailsAreOnePerStore(t *testing.T) {
 		t.Fatal(err)
 	}
 	before := e.counts()
-	if _, err := ingest.CreateClient(ctx, e.db, e.org, e.member, newClient(e.store, `{"email": "A@EXAMPLE.com"}`)); !errors.Is(err, models.ErrConflict) {
+	if _, err := ingest.CreateClient(ctx, e.db, e.org, e.member, newClient(e.store, `{"email": "A@EXAMPLE.com"}`)); !errors.Is(err, problem.Conflict) {
 		t.Fatalf("second client with an email: %v", err)
 	}
-	if _, err := ingest.UpdateClient(ctx, e.db, e.member, b.ID, clientFields(t, `{"email": "a@example.com"}`)); !errors.Is(err, models.ErrConflict) {
+	if _, err := ingest.UpdateClient(ctx, e.db, e.member, b.ID, clientFields(t, `{"email": "a@example.com"}`)); !errors.Is(err, problem.Conflict) {
 		t.Fatalf("edit to a taken email: %v", err)
 	}
 	if after := e.counts(); fmt.Sprint(after) != fmt.Sprint(before) {
@@ -398,21 +399,21 @@ func TestClientRefusalsChangeNothing(t *testing.T) {
 		want  error
 		field string
 	}{
-		{theirs.ID, e.member, `{"first_name": "Mine"}`, models.ErrNotFound, ""},
-		{uuid.New(), e.member, `{}`, models.ErrNotFound, ""},
-		{c.ID, e.otherOwner, `{"first_name": "Mine"}`, models.ErrNotFound, ""},
-		{c.ID, e.member, `{"email": "not-an-address"}`, models.ErrValidation, "email"},
-		{c.ID, e.member, `{"client_type": "vip"}`, models.ErrValidation, "client_type"},
-		{c.ID, e.member, long("email", 321), models.ErrValidation, "email"},
-		{c.ID, e.member, long("phone", 201), models.ErrValidation, "phone"},
-		{c.ID, e.member, long("display_name", 201), models.ErrValidation, "display_name"},
-		{c.ID, e.member, `{"tags": ["` + strings.Repeat("t", 101) + `"]}`, models.ErrValidation, "tags[0]"},
-		{c.ID, e.member, `{"tags": [` + strings.TrimSuffix(strings.Repeat(`"t",`, 51), ",") + `]}`, models.ErrValidation, "tags"},
-		{c.ID, e.member, `{"billing_address": {"city": "` + strings.Repeat("c", 201) + `"}}`, models.ErrValidation, "billing_address.city"},
+		{theirs.ID, e.member, `{"first_name": "Mine"}`, problem.NotFound, ""},
+		{uuid.New(), e.member, `{}`, problem.NotFound, ""},
+		{c.ID, e.otherOwner, `{"first_name": "Mine"}`, problem.NotFound, ""},
+		{c.ID, e.member, `{"email": "not-an-address"}`, problem.Invalid, "email"},
+		{c.ID, e.member, `{"client_type": "vip"}`, problem.Invalid, "client_type"},
+		{c.ID, e.member, long("email", 321), problem.Invalid, "email"},
+		{c.ID, e.member, long("phone", 201), problem.Invalid, "phone"},
+		{c.ID, e.member, long("display_name", 201), problem.Invalid, "display_name"},
+		{c.ID, e.member, `{"tags": ["` + strings.Repeat("t", 101) + `"]}`, problem.Invalid, "tags[0]"},
+		{c.ID, e.member, `{"tags": [` + strings.TrimSuffix(strings.Repeat(`"t",`, 51), ",") + `]}`, problem.Invalid, "tags"},
+		{c.ID, e.member, `{"billing_address": {"city": "` + strings.Repeat("c", 201) + `"}}`, problem.Invalid, "billing_address.city"},
 	}
 	for _, ed := range edits {
 		_, err := ingest.UpdateClient(ctx, e.db, ed.actor, ed.id, clientFields(t, ed.body))
-		if !errors.Is(err, ed.want) || !strings.HasPrefix(models.Detail(err), ed.field) {
+		if !errors.Is(err, ed.want) || !strings.HasPrefix(problem.Detail(err), ed.field) {
 			t.Errorf("%.60s: %v, want %v naming %q", ed.body, err, ed.want, ed.field)
 		}
 	}
@@ -421,9 +422,9 @@ func TestClientRefusalsChangeNothing(t *testing.T) {
 		in         ingest.NewClient
 		want       error
 	}{
-		{e.org, e.otherOwner, newClient(e.store, `{}`), models.ErrNotFound},
-		{e.org, e.member, newClient(e.otherStore, `{}`), models.ErrNotFound},
-		{e.org, e.member, ingest.NewClient{}, models.ErrValidation},
+		{e.org, e.otherOwner, newClient(e.store, `{}`), problem.NotFound},
+		{e.org, e.member, newClient(e.otherStore, `{}`), problem.NotFound},
+		{e.org, e.member, ingest.NewClient{}, problem.Invalid},
 	}
 	for i, cr := range creates {
 		if _, err := ingest.CreateClient(ctx, e.db, cr.org, cr.actor, cr.in); !errors.Is(err, cr.want) {

@@ -10,7 +10,7 @@ import (
 	"github.com/google/uuid"
 	"gorm.io/gorm"
 
-	"wds/models"
+	"wds/problem"
 )
 
 // Idempotency-Key rules (docs/integration-api.md).
@@ -56,7 +56,7 @@ func RequestIdentity(method, path string, body []byte) []byte {
 // CheckIdempotencyKey validates the header value: 1 to 255 characters of UTF-8 text.
 func CheckIdempotencyKey(key string) error {
 	if key == "" || !Storable(key) || utf8.RuneCountInString(key) > MaxIdempotencyKeyLen {
-		return models.Fail(models.ErrInvalidIdempotencyKey, "Idempotency-Key must be 1 to %d characters", MaxIdempotencyKeyLen)
+		return problem.Fail(ErrInvalidIdempotencyKey, "Idempotency-Key must be 1 to %d characters", MaxIdempotencyKeyLen)
 	}
 	return nil
 }
@@ -78,7 +78,7 @@ func ClaimIdempotency(ctx context.Context, db *gorm.DB, keyID uuid.UUID, key str
 			return c, r, err
 		}
 		if !now().Before(deadline) {
-			return nil, nil, models.Fail(models.ErrIdempotencyConflict,
+			return nil, nil, problem.Fail(ErrIdempotencyConflict,
 				"a request with this Idempotency-Key is still in progress; retry later")
 		}
 		select {
@@ -131,7 +131,7 @@ func tryClaim(ctx context.Context, db *gorm.DB, keyID uuid.UUID, key string, sum
 	case len(rows) == 0:
 		return nil, nil, nil // released between our two statements: try again
 	case string(rows[0].BodySha256) != string(sum):
-		return nil, nil, models.Fail(models.ErrIdempotencyConflict,
+		return nil, nil, problem.Fail(ErrIdempotencyConflict,
 			"this Idempotency-Key was used for a different request (method, path or body) in the last 24 hours")
 	case rows[0].Status == nil:
 		return nil, nil, nil

@@ -63,7 +63,7 @@ func TestAbandonedClaimIsTakenOver(t *testing.T) {
 	if err != nil || replay == nil || replay.Status != 201 || string(replay.Body) != `{"winner":true}` {
 		t.Fatalf("replay %+v, %v", replay, err)
 	}
-	if _, _, err := ingest.ClaimIdempotency(ctx, db, k.ID, "key", []byte(`{}`), clock); !errors.Is(err, models.ErrIdempotencyConflict) {
+	if _, _, err := ingest.ClaimIdempotency(ctx, db, k.ID, "key", []byte(`{}`), clock); !errors.Is(err, ingest.ErrIdempotencyConflict) {
 		t.Fatalf("different body: %v", err)
 	}
 }
@@ -80,7 +80,7 @@ func TestInProgressClaimTimesOut(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, _, err := ingest.ClaimIdempotency(ctx, db, k.ID, "busy", nil, clock)
-	if !errors.Is(err, models.ErrIdempotencyConflict) {
+	if !errors.Is(err, ingest.ErrIdempotencyConflict) {
 		t.Fatalf("got %v, want idempotency_conflict (in progress)", err)
 	}
 }

@@ -21,6 +21,7 @@ import (
 
 	"wds/delivery"
 	"wds/models"
+	"wds/problem"
 	"wds/views"
 )
 
@@ -113,7 +114,7 @@ func (o *op) claimRef(entity, externalID string, candidate uuid.UUID) (uuid.UUID
 	return id, false, nil
 }
 
-// lookupRef reads the internal id of a known external id, or ErrNotFound.
+// lookupRef reads the internal id of a known external id, or problem.NotFound.
 func (o *op) lookupRef(entity, externalID string) (uuid.UUID, error) {
 	return lookupRef(o.ctx, o.tx, o.key, entity, externalID)
 }
@@ -127,7 +128,7 @@ func lookupRef(ctx context.Context, db *gorm.DB, key *models.IntegrationKey, ent
 		return uuid.Nil, fmt.Errorf("look up %s external_id: %w", entity, err)
 	}
 	if len(ids) == 0 {
-		return uuid.Nil, models.Fail(models.ErrNotFound, "no %s with external_id %q", entity, externalID)
+		return uuid.Nil, problem.Fail(problem.NotFound, "no %s with external_id %q", entity, externalID)
 	}
 	return ids[0], nil
 }
@@ -150,8 +151,8 @@ func (o *op) order(id uuid.UUID) (*views.Order, error) {
 
 // notFound turns a missing row of the key's scope into the caller's 404.
 func notFound(what string, id uuid.UUID) error {
-	return models.Fail(models.ErrNotFound, "%s %s not found", what, id)
+	return problem.Fail(problem.NotFound, "%s %s not found", what, id)
 }
 
 // isNotFound reports a views or lookup miss.
-func isNotFound(err error) bool { return errors.Is(err, models.ErrNotFound) }
+func isNotFound(err error) bool { return errors.Is(err, problem.NotFound) }

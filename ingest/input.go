@@ -12,6 +12,7 @@ import (
 	"unicode/utf8"
 
 	"wds/models"
+	"wds/problem"
 )
 
 // The input types are the JSON contract of the Integration API's write bodies: the HTTP layer decodes
@@ -177,7 +178,7 @@ const (
 )
 
 func invalid(path, format string, args ...any) error {
-	return models.Fail(models.ErrValidation, "%s: %s", path, fmt.Sprintf(format, args...))
+	return problem.Fail(problem.Invalid, "%s: %s", path, fmt.Sprintf(format, args...))
 }
 
 // normalize checks an order and fills defaults; storeCurrency is used when currency is absent, and
@@ -185,13 +186,13 @@ func invalid(path, format string, args ...any) error {
 // order's total.
 func (o *Order) normalize(storeCurrency string, requireExternalID bool) (totals, error) {
 	if requireExternalID && strings.TrimSpace(o.ExternalID) == "" {
-		return totals{}, models.Fail(models.ErrExternalIDRequired, "external_id is required")
+		return totals{}, problem.Fail(ErrExternalIDRequired, "external_id is required")
 	}
 	if len(o.ExternalID) > maxExternalIDLen {
 		return totals{}, invalid("external_id", "must be at most %d characters", maxExternalIDLen)
 	}
 	if len(o.Lines) == 0 {
-		return totals{}, models.Fail(models.ErrLinesRequired, "lines is required and must not be empty")
+		return totals{}, problem.Fail(ErrLinesRequired, "lines is required and must not be empty")
 	}
 	cur, err := normalizeCurrency(o.Currency, storeCurrency)
 	if err != nil {
@@ -267,7 +268,7 @@ func computeTotals(lines []Line, shipping, tax int64) (totals, error) {
 // external_id is the dedupe handle of a create.
 func (p *Payment) normalize(path string, requireExternalID bool) error {
 	if requireExternalID && strings.TrimSpace(p.ExternalID) == "" {
-		return models.Fail(models.ErrExternalIDRequired, "%s is required", join(path, "external_id"))
+		return problem.Fail(ErrExternalIDRequired, "%s is required", join(path, "external_id"))
 	}
 	if len(p.ExternalID) > maxExternalIDLen {
 		return invalid(join(path, "external_id"), "must be at most %d characters", maxExternalIDLen)
@@ -287,7 +288,7 @@ func (p *Payment) normalize(path string, requireExternalID bool) error {
 // normalize checks a client; requireExternalID is true for POST /clients.
 func (c *Client) normalize(path string, requireExternalID bool) error {
 	if requireExternalID && strings.TrimSpace(c.ExternalID) == "" {
-		return models.Fail(models.ErrExternalIDRequired, "%s is required", join(path, "external_id"))
+		return problem.Fail(ErrExternalIDRequired, "%s is required", join(path, "external_id"))
 	}
 	if len(c.ExternalID) > maxExternalIDLen {
 		return invalid(join(path, "external_id"), "must be at most %d characters", maxExternalIDLen)

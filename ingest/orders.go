@@ -10,8 +10,10 @@ import (
 	"github.com/jackc/pgx/v5/pgtype"
 	"gorm.io/gorm"
 
+	"wds/apikeys"
 	"wds/events"
 	"wds/models"
+	"wds/problem"
 	"wds/views"
 )
 
@@ -56,7 +58,7 @@ func initialStatus(total int64, payment *Payment) (string, error) {
 // only move an order forward: invoiced, partially_paid, paid.
 func statusAfterPayment(total, paid, amount int64) (string, error) {
 	if amount > total-paid {
-		return "", models.Fail(models.ErrAmountExceedsBalance,
+		return "", problem.Fail(ErrAmountExceedsBalance,
 			"amount_cents %d exceeds the open balance of %d", amount, total-paid)
 	}
 	if paid+amount == total {
@@ -69,7 +71,7 @@ func statusAfterPayment(total, paid, amount int64) (string, error) {
 // Duplicate set when the key already sent this external_id (no row change, no event).
 func CreateOrder(ctx context.Context, db *gorm.DB, key *models.IntegrationKey, in Order) (*OrderResult, error) {
 	if in.Payment != nil && !key.HasScope(models.ScopePaymentsWrite) {
-		return nil, models.Fail(models.ErrInsufficientScope, "a payment block needs the payments:write scope as well")
+		return nil, problem.Fail(apikeys.ErrInsufficientScope, "a payment block needs the payments:write scope as well")
 	}
 	var res *OrderResult
 	starts, err := inTx(ctx, db, key, func(o *op) error {
@@ -265,7 +267,7 @@ func (o *op) insertOrder(id uuid.UUID, clientID *uuid.UUID, in Order, t totals, 
 		return nil, nil, err
 	}
 	if len(payments) == 0 { // the claim of its external_id failed, so the payment was not inserted
-		return nil, nil, models.Fail(models.ErrConflict, "payment external_id %q is already recorded for another payment", p.ExternalID)
+		return nil, nil, problem.Fail(problem.Conflict, "payment external_id %q is already recorded for another payment", p.ExternalID)
 	}
 	return v, &payments[0], nil // a new order has no other payment
 }
@@ -333,7 +335,7 @@ func jsonObject(m map[string]any) (string, error) {
 // OrderByExternal finds the key's order by the caller's external_id (external ids are per key).
 func OrderByExternal(ctx context.Context, db *gorm.DB, key *models.IntegrationKey, externalID string) (*views.Order, error) {
 	if !Storable(externalID) {
-		return nil, models.Fail(models.ErrNotFound, "no order with this external_id")
+		return nil, problem.Fail(problem.NotFound, "no order with this external_id")
 	}
 	id, err := lookupRef(ctx, db, key, entityOrder, externalID)
 	if err != nil {

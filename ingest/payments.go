@@ -10,6 +10,7 @@ import (
 
 	"wds/events"
 	"wds/models"
+	"wds/problem"
 	"wds/views"
 )
 
@@ -124,7 +125,7 @@ func (o *op) recordPayment(orderID uuid.UUID, in Payment) (*PaymentResult, error
 		return nil, err
 	}
 	if lo.Status == StatusCancelled || lo.Status == StatusRefunded {
-		return nil, models.Fail(models.ErrOrderNotPayable, "order %s is %s", orderID, lo.Status)
+		return nil, problem.Fail(ErrOrderNotPayable, "order %s is %s", orderID, lo.Status)
 	}
 	status, err := statusAfterPayment(lo.TotalCents, lo.AmountPaidCents, in.AmountCents)
 	if err != nil {
@@ -215,7 +216,7 @@ func (o *op) refund(paymentID uuid.UUID, amount *int64) (*RefundResult, error) {
 	}
 	p := rows[0]
 	if amount != nil && *amount != p.AmountCents {
-		return nil, models.Fail(models.ErrPartialRefund,
+		return nil, problem.Fail(ErrPartialRefund,
 			"amount_cents %d differs from the payment's %d; only full refunds are supported", *amount, p.AmountCents)
 	}
 	res := &RefundResult{ID: paymentID, OrderID: p.OrderID, Refunded: true, AlreadyRefunded: p.Refunded}

@@ -5,7 +5,7 @@ import (
 	"math"
 	"testing"
 
-	"wds/models"
+	"wds/problem"
 )
 
 func TestInitialStatus(t *testing.T) {
@@ -19,8 +19,8 @@ func TestInitialStatus(t *testing.T) {
 		{1000, &Payment{AmountCents: 1}, StatusPartiallyPaid, nil},
 		{1000, nil, StatusInvoiced, nil},
 		{0, nil, StatusPaid, nil},
-		{1000, &Payment{AmountCents: 1001}, "", models.ErrAmountExceedsBalance},
-		{0, &Payment{AmountCents: 1}, "", models.ErrAmountExceedsBalance},
+		{1000, &Payment{AmountCents: 1001}, "", ErrAmountExceedsBalance},
+		{0, &Payment{AmountCents: 1}, "", ErrAmountExceedsBalance},
 	}
 	for _, tc := range cases {
 		got, err := initialStatus(tc.total, tc.payment)
@@ -40,11 +40,11 @@ func TestComputeTotals(t *testing.T) {
 		{{Quantity: 1, UnitPriceCents: math.MaxInt64}, {Quantity: 1, UnitPriceCents: 1}},
 	}
 	for _, lines := range overflows {
-		if _, err := computeTotals(lines, 0, 0); !errors.Is(err, models.ErrValidation) {
+		if _, err := computeTotals(lines, 0, 0); !errors.Is(err, problem.Invalid) {
 			t.Errorf("%+v: %v, want a validation error", lines, err)
 		}
 	}
-	if _, err := computeTotals([]Line{{Quantity: 1, UnitPriceCents: math.MaxInt64 - 1}}, 1, 1); !errors.Is(err, models.ErrValidation) {
+	if _, err := computeTotals([]Line{{Quantity: 1, UnitPriceCents: math.MaxInt64 - 1}}, 1, 1); !errors.Is(err, problem.Invalid) {
 		t.Errorf("shipping and tax overflow: %v", err)
 	}
 }
@@ -56,7 +56,7 @@ func TestNormalizeCurrency(t *testing.T) {
 		}
 	}
 	for _, bad := range []string{"US", "USDD", "U$D", "ÜSD", "12 "} {
-		if _, err := normalizeCurrency(bad, "EUR"); !errors.Is(err, models.ErrValidation) {
+		if _, err := normalizeCurrency(bad, "EUR"); !errors.Is(err, problem.Invalid) {
 			t.Errorf("%q accepted", bad)
 		}
 	}

@@ -3,7 +3,16 @@ package models
 import (
 	"time"
 
+	"wds/problem"
+
 	"github.com/google/uuid"
+)
+
+// The list query rules' own errors; each unwraps to problem.BadRequest, and api/errors.go gives it a
+// code. ErrInvalidParameter also serves every other malformed query parameter or command-line flag.
+var (
+	ErrInvalidCursor    = problem.New(problem.BadRequest, "cursor_at and cursor_id must be given together as an RFC 3339 time and a UUID")
+	ErrInvalidParameter = problem.New(problem.BadRequest, "a query parameter is invalid")
 )
 
 // Cursor is a keyset position: the (updated_at, id) of the last row of a page.
@@ -35,18 +44,18 @@ func ParseCursor(at, id string) (*Cursor, error) {
 		return nil, nil
 	}
 	if at == "" || id == "" {
-		return nil, Fail(ErrInvalidCursor, "cursor_at and cursor_id must be given together")
+		return nil, problem.Fail(ErrInvalidCursor, "cursor_at and cursor_id must be given together")
 	}
 	t, err := time.Parse(time.RFC3339Nano, at)
 	if err != nil {
-		return nil, Fail(ErrInvalidCursor, "cursor_at must be an RFC 3339 date-time")
+		return nil, problem.Fail(ErrInvalidCursor, "cursor_at must be an RFC 3339 date-time")
 	}
 	if t.Year() < 1 || t.Year() > 9999 {
-		return nil, Fail(ErrInvalidCursor, "cursor_at is out of range")
+		return nil, problem.Fail(ErrInvalidCursor, "cursor_at is out of range")
 	}
 	u, err := uuid.Parse(id)
 	if err != nil || len(id) != 36 {
-		return nil, Fail(ErrInvalidCursor, "cursor_id must be a UUID")
+		return nil, problem.Fail(ErrInvalidCursor, "cursor_id must be a UUID")
 	}
 	return &Cursor{At: t, ID: u}, nil
 }
@@ -63,7 +72,7 @@ func ClampLimit(n int, given bool) (int, error) {
 	case !given:
 		return DefaultLimit, nil
 	case n < 1:
-		return 0, Fail(ErrInvalidParameter, "limit must be an integer from 1 to 100")
+		return 0, problem.Fail(ErrInvalidParameter, "limit must be an integer from 1 to 100")
 	case n > MaxLimit:
 		return MaxLimit, nil
 	}

@@ -16,7 +16,7 @@ import (
 	"time"
 
 	"wds/ingest"
-	"wds/models"
+	"wds/problem"
 )
 
 // ErrNotAnOrder reports a payload that is not an order, such as the platform's ping
@@ -126,7 +126,7 @@ var actions = map[string]ingest.StoreAction{
 }
 
 // Parse decodes and translates a raw payload. A body that is not a JSON object, or an object without
-// an id, is ErrNotAnOrder; an order that cannot be translated is a models.ErrValidation naming the
+// an id, is ErrNotAnOrder; an order that cannot be translated is a problem.Invalid naming the
 // field (line_items[1].total).
 func Parse(raw []byte) (*ingest.StoreOrder, error) {
 	o, err := decode(raw)
@@ -152,7 +152,7 @@ func decode(raw []byte) (*order, error) {
 		return nil, typeError(err)
 	}
 	if ingest.ContainsNUL(trimmed) {
-		return nil, models.Fail(models.ErrValidation, "strings must not contain the NUL character (\\u0000)")
+		return nil, problem.Fail(problem.Invalid, "strings must not contain the NUL character (\\u0000)")
 	}
 	return &o, nil
 }
@@ -161,13 +161,13 @@ func decode(raw []byte) (*order, error) {
 func typeError(err error) error {
 	var te *json.UnmarshalTypeError
 	if errors.As(err, &te) && te.Field != "" {
-		return models.Fail(models.ErrValidation, "%s: has the wrong type", te.Field)
+		return problem.Fail(problem.Invalid, "%s: has the wrong type", te.Field)
 	}
-	return models.Fail(models.ErrValidation, "the order does not have the platform's order shape")
+	return problem.Fail(problem.Invalid, "the order does not have the platform's order shape")
 }
 
 func invalid(path, format string, args ...any) error {
-	return models.Fail(models.ErrValidation, "%s: %s", path, fmt.Sprintf(format, args...))
+	return problem.Fail(problem.Invalid, "%s: %s", path, fmt.Sprintf(format, args...))
 }
 
 func (o *order) translate() (*ingest.StoreOrder, error) {

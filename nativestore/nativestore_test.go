@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"wds/ingest"
-	"wds/models"
+	"wds/problem"
 )
 
 func fixture(t *testing.T, name string) []byte {
@@ -126,7 +126,7 @@ func TestRejections(t *testing.T) {
 	}
 	for _, tc := range cases {
 		_, err := Parse([]byte(tc.body))
-		if !errors.Is(err, models.ErrValidation) || !strings.HasPrefix(models.Detail(err), tc.field+":") {
+		if !errors.Is(err, problem.Invalid) || !strings.HasPrefix(problem.Detail(err), tc.field+":") {
 			t.Errorf("%s: %v, want a validation error on %s", tc.body, err, tc.field)
 		}
 	}
@@ -199,7 +199,7 @@ func FuzzParse(f *testing.F) {
 	f.Fuzz(func(t *testing.T, body []byte) {
 		so, err := Parse(body)
 		if err != nil {
-			if !errors.Is(err, ErrNotAnOrder) && !errors.Is(err, models.ErrValidation) {
+			if !errors.Is(err, ErrNotAnOrder) && !errors.Is(err, problem.Invalid) {
 				t.Fatalf("unexpected error kind: %v", err)
 			}
 			return

@@ -14,6 +14,7 @@ import (
 	"gorm.io/gorm"
 
 	"wds/models"
+	"wds/problem"
 	"wds/views"
 	"wds/workspace"
 )
@@ -96,7 +97,7 @@ type DeliveryFilter struct {
 // Any member may read it, as they may read an endpoint's log.
 func ListDeliveries(ctx context.Context, db *gorm.DB, q Query, f DeliveryFilter) (Page[models.Delivery], error) {
 	if f.Status != "" && f.Status != models.DeliverySucceeded && f.Status != models.DeliveryFailed && f.Status != models.DeliveryDropped {
-		return Page[models.Delivery]{}, models.Fail(models.ErrInvalidParameter, "status must be succeeded, failed or dropped")
+		return Page[models.Delivery]{}, problem.Fail(models.ErrInvalidParameter, "status must be succeeded, failed or dropped")
 	}
 	if err := workspace.RequireRole(ctx, db, q.OrgID, q.ActorID, workspace.Anyone...); err != nil {
 		return Page[models.Delivery]{}, err

@@ -22,16 +22,17 @@ import (
 	"strings"
 	"time"
 
+	"wds/problem"
 	"wds/webhook"
 )
 
-// Sentinel errors; callers match them with errors.Is. Wrapped reasons describe the shape of the
-// input only and never carry secret material.
+// Sentinel errors; callers match them with errors.Is. A request whose signature fails is not
+// authenticated. Wrapped reasons describe the shape of the input only and never carry secret material.
 var (
-	ErrSignatureMissing   = errors.New("signing: signature missing")
-	ErrSignatureMalformed = errors.New("signing: signature malformed")
-	ErrSignatureExpired   = errors.New("signing: signature expired")
-	ErrSignatureInvalid   = errors.New("signing: signature invalid")
+	ErrSignatureMissing   = problem.New(problem.Unauthorized, "signing: signature missing")
+	ErrSignatureMalformed = problem.New(problem.Unauthorized, "signing: signature malformed")
+	ErrSignatureExpired   = problem.New(problem.Unauthorized, "signing: signature expired")
+	ErrSignatureInvalid   = problem.New(problem.Unauthorized, "signing: signature invalid")
 )
 
 // VerifyPC checks a PC-scheme header against the raw body at the verifier's time now. The rules

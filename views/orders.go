@@ -6,10 +6,10 @@ import (
 	"fmt"
 	"time"
 
+	"wds/problem"
+
 	"github.com/google/uuid"
 	"gorm.io/gorm"
-
-	"wds/models"
 )
 
 // Order is the order object of docs/integration-api.md.
@@ -134,7 +134,7 @@ func GetOrder(ctx context.Context, db *gorm.DB, s Scope, id uuid.UUID) (*Order, 
 		return nil, err
 	}
 	if len(orders) == 0 {
-		return nil, models.Fail(models.ErrNotFound, "order not found")
+		return nil, problem.Fail(problem.NotFound, "order not found")
 	}
 	return &orders[0], nil
 }

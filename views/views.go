@@ -12,6 +12,7 @@ import (
 	"gorm.io/gorm"
 
 	"wds/models"
+	"wds/problem"
 )
 
 // Scope limits what a caller sees: always one org, optionally one store (integration keys, or the
@@ -69,14 +70,14 @@ func page[T any](rows []T, limit int, key func(T) (time.Time, uuid.UUID)) Page[T
 	return p
 }
 
-// one loads a single row by id within scope, or ErrNotFound.
+// one loads a single row by id within scope, or problem.NotFound.
 func one[T any](ctx context.Context, db *gorm.DB, what, query string, args ...any) (*T, error) {
 	var rows []T
 	if err := db.WithContext(ctx).Raw(query, args...).Find(&rows).Error; err != nil {
 		return nil, fmt.Errorf("load %s: %w", what, err)
 	}
 	if len(rows) == 0 {
-		return nil, models.Fail(models.ErrNotFound, "%s not found", what)
+		return nil, problem.Fail(problem.NotFound, "%s not found", what)
 	}
 	return &rows[0], nil
 }

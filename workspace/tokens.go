@@ -10,6 +10,7 @@ import (
 	"gorm.io/gorm/clause"
 
 	"wds/models"
+	"wds/problem"
 	"wds/secrets"
 )
 
@@ -100,7 +101,7 @@ func changeToken(ctx context.Context, db *gorm.DB, userID, actorID uuid.UUID, ac
 // them). A user the actor shares no org with does not exist for them (404), as ids of other orgs
 // never do.
 func lockTokenHolder(ctx context.Context, tx *gorm.DB, userID, actorID uuid.UUID) (*models.User, []uuid.UUID, error) {
-	notFound := models.Fail(models.ErrNotFound, "user %s not found", userID)
+	notFound := problem.Fail(problem.NotFound, "user %s not found", userID)
 	var users []models.User
 	if err := tx.WithContext(ctx).Clauses(clause.Locking{Strength: "UPDATE"}).Where("id = ?", userID).Limit(1).Find(&users).Error; err != nil {
 		return nil, nil, fmt.Errorf("load user: %w", err)
@@ -118,7 +119,7 @@ func lockTokenHolder(ctx context.Context, tx *gorm.DB, userID, actorID uuid.UUID
 	}
 	if len(orgs) == 0 {
 		if userID == actorID {
-			return nil, nil, models.Fail(models.ErrForbidden, "this operator belongs to no org")
+			return nil, nil, problem.Fail(ErrForbidden, "this operator belongs to no org")
 		}
 		return nil, nil, notFound
 	}
@@ -138,7 +139,7 @@ func lockTokenHolder(ctx context.Context, tx *gorm.DB, userID, actorID uuid.UUID
 		}
 	}
 	if len(actorRoles) < len(orgs) {
-		return nil, nil, models.Fail(models.ErrForbidden,
+		return nil, nil, problem.Fail(ErrForbidden,
 			"user %s also belongs to an org you do not manage, where their token works too", userID)
 	}
 	return &users[0], orgs, nil

@@ -12,6 +12,7 @@ import (
 
 	"wds/models"
 	"wds/pgtest"
+	"wds/problem"
 	"wds/workspace"
 )
 
@@ -67,7 +68,7 @@ func (e *tokenEnv) newUser(org uuid.UUID, email string, role models.Role) uuid.U
 func (e *tokenEnv) authenticates(user uuid.UUID) bool {
 	e.t.Helper()
 	u, err := workspace.UserByToken(context.Background(), e.db, e.tokens[user])
-	if errors.Is(err, models.ErrInvalidOperatorToken) {
+	if errors.Is(err, workspace.ErrInvalidOperatorToken) {
 		return false
 	}
 	if err != nil {
@@ -249,11 +250,11 @@ func TestWhoMayChangeAToken(t *testing.T) {
 		target, actor uuid.UUID
 		want          error
 	}{
-		{"a member, another user's", e.owner, e.member, models.ErrForbidden},
-		{"an owner, a user of another org", e.otherOwner, e.owner, models.ErrNotFound},
-		{"a user of another org, one of this org", e.member, e.otherOwner, models.ErrNotFound},
-		{"an owner, a user who does not exist", uuid.New(), e.owner, models.ErrNotFound},
-		{"an actor who does not exist", e.member, uuid.New(), models.ErrNotFound},
+		{"a member, another user's", e.owner, e.member, workspace.ErrForbidden},
+		{"an owner, a user of another org", e.otherOwner, e.owner, problem.NotFound},
+		{"a user of another org, one of this org", e.member, e.otherOwner, problem.NotFound},
+		{"an owner, a user who does not exist", uuid.New(), e.owner, problem.NotFound},
+		{"an actor who does not exist", e.member, uuid.New(), problem.NotFound},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -283,7 +284,7 @@ func TestWhoMayChangeAToken(t *testing.T) {
 	if _, err := workspace.RevokeToken(ctx, e.db, e.member, e.admin); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := workspace.RotateToken(ctx, e.db, e.admin, e.otherOwner); !errors.Is(err, models.ErrNotFound) {
+	if _, err := workspace.RotateToken(ctx, e.db, e.admin, e.otherOwner); !errors.Is(err, problem.NotFound) {
 		t.Fatalf("other org's owner rotating an admin: %v", err)
 	}
 }
@@ -300,7 +301,7 @@ func TestATokenOfSeveralOrgsNeedsAManagerOfEach(t *testing.T) {
 		func() error { _, err := workspace.RotateToken(ctx, e.db, e.member, e.owner); return err },
 		func() error { _, err := workspace.RevokeToken(ctx, e.db, e.member, e.otherOwner); return err },
 	} {
-		if err := op(); !errors.Is(err, models.ErrForbidden) {
+		if err := op(); !errors.Is(err, workspace.ErrForbidden) {
 			t.Fatalf("a manager of one of the user's two orgs: %v, want forbidden", err)
 		}
 	}

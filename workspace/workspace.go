@@ -16,6 +16,7 @@ import (
 
 	"wds/database"
 	"wds/models"
+	"wds/problem"
 	"wds/secrets"
 )
 
@@ -23,7 +24,7 @@ import (
 func CreateOrg(ctx context.Context, db *gorm.DB, name string) (*models.Org, error) {
 	name = strings.TrimSpace(name)
 	if name == "" {
-		return nil, models.Fail(models.ErrValidation, "name is required")
+		return nil, problem.Fail(problem.Invalid, "name is required")
 	}
 	org := &models.Org{ID: uuid.New(), Name: name}
 	err := db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
@@ -50,13 +51,13 @@ var currencyRE = regexp.MustCompile(`^[A-Za-z]{3}$`)
 func CreateStore(ctx context.Context, db *gorm.DB, orgID uuid.UUID, name, currency string) (*models.Store, error) {
 	name = strings.TrimSpace(name)
 	if name == "" {
-		return nil, models.Fail(models.ErrValidation, "name is required")
+		return nil, problem.Fail(problem.Invalid, "name is required")
 	}
 	if currency == "" {
 		currency = "USD"
 	}
 	if !currencyRE.MatchString(currency) {
-		return nil, models.Fail(models.ErrValidation, "currency must be three letters, e.g. USD")
+		return nil, problem.Fail(problem.Invalid, "currency must be three letters, e.g. USD")
 	}
 	if err := orgExists(ctx, db, orgID); err != nil {
 		return nil, err
@@ -73,7 +74,7 @@ func StoreOf(ctx context.Context, db *gorm.DB, orgID, storeID uuid.UUID) (*model
 	var s models.Store
 	err := db.WithContext(ctx).Where("id = ? AND org_id = ?", storeID, orgID).Take(&s).Error
 	if errors.Is(err, gorm.ErrRecordNotFound) {
-		return nil, models.Fail(models.ErrNotFound, "store %s not found in org %s", storeID, orgID)
+		return nil, problem.Fail(problem.NotFound, "store %s not found in org %s", storeID, orgID)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("load store: %w", err)
@@ -87,7 +88,7 @@ func orgExists(ctx context.Context, db *gorm.DB, orgID uuid.UUID) error {
 		return fmt.Errorf("load org: %w", err)
 	}
 	if n == 0 {
-		return models.Fail(models.ErrNotFound, "org %s not found", orgID)
+		return problem.Fail(problem.NotFound, "org %s not found", orgID)
 	}
 	return nil
 }
@@ -99,10 +100,10 @@ const OperatorTokenPrefix = "wds_op_"
 func CreateUser(ctx context.Context, db *gorm.DB, orgID uuid.UUID, email string, role models.Role) (*models.User, string, error) {
 	email = strings.TrimSpace(email)
 	if !strings.Contains(email, "@") {
-		return nil, "", models.Fail(models.ErrValidation, "email must be an email address")
+		return nil, "", problem.Fail(problem.Invalid, "email must be an email address")
 	}
 	if !role.Valid() {
-		return nil, "", models.Fail(models.ErrValidation, "role must be owner, admin or member")
+		return nil, "", problem.Fail(problem.Invalid, "role must be owner, admin or member")
 	}
 	if err := orgExists(ctx, db, orgID); err != nil {
 		return nil, "", err
@@ -115,7 +116,7 @@ func CreateUser(ctx context.Context, db *gorm.DB, orgID uuid.UUID, email string,
 	err = db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		if err := tx.Create(u).Error; err != nil {
 			if errors.Is(err, gorm.ErrDuplicatedKey) {
-				return models.Fail(models.ErrConflict, "a user with email %s exists", email)
+				return problem.Fail(problem.Conflict, "a user with email %s exists", email)
 			}
 			return err
 		}
@@ -132,7 +133,7 @@ func CreateUser(ctx context.Context, db *gorm.DB, orgID uuid.UUID, email string,
 func UserByToken(ctx context.Context, db *gorm.DB, token string) (*models.User, error) {
 	// As API keys are: a token that cannot be one costs no query, and the lookup waits its turn.
 	if !secrets.WellFormedKey(OperatorTokenPrefix, token) {
-		return nil, models.ErrInvalidOperatorToken
+		return nil, ErrInvalidOperatorToken
 	}
 	release, err := database.Admit(ctx, db)
 	if err != nil {
@@ -142,7 +143,7 @@ func UserByToken(ctx context.Context, db *gorm.DB, token string) (*models.User, 
 	var u models.User
 	err = db.WithContext(ctx).Where("token_hash = ? AND token_revoked_at IS NULL", secrets.HashAPIKey(token)).Take(&u).Error
 	if errors.Is(err, gorm.ErrRecordNotFound) {
-		return nil, models.ErrInvalidOperatorToken
+		return nil, ErrInvalidOperatorToken
 	}
 	if err != nil {
 		return nil, fmt.Errorf("authenticate operator: %w", err)
@@ -173,7 +174,7 @@ var Managers = []models.Role{models.RoleOwner, models.RoleAdmin}
 var Anyone = []models.Role{models.RoleOwner, models.RoleAdmin, models.RoleMember}
 
 // RequireRole checks that actor is a member of org with one of roles. To a non-member the org does
-// not exist (ErrNotFound, exactly as for an unknown org): an operator learns nothing about orgs they
+// not exist (problem.NotFound, exactly as for an unknown org): an operator learns nothing about orgs they
 // do not belong to, and an id of another org is 404 wherever it appears. A member without one of
 // roles is forbidden. orgID must be the caller's own words (a path, a parameter, a session), since
 // the answer names it; for a row found by its id use RequireRowRole, which names the row instead.
@@ -183,7 +184,7 @@ func RequireRole(ctx context.Context, db *gorm.DB, orgID, actorID uuid.UUID, rol
 		return err
 	}
 	if role == "" {
-		return models.Fail(models.ErrNotFound, "org %s not found", orgID)
+		return problem.Fail(problem.NotFound, "org %s not found", orgID)
 	}
 	return allowed(role, roles)
 }
@@ -197,7 +198,7 @@ func RequireRowRole(ctx context.Context, db *gorm.DB, orgID, actorID uuid.UUID, 
 		return err
 	}
 	if role == "" {
-		return models.Fail(models.ErrNotFound, "%s %s not found", what, rowID)
+		return problem.Fail(problem.NotFound, "%s %s not found", what, rowID)
 	}
 	return allowed(role, roles)
 }
@@ -219,7 +220,7 @@ func allowed(role models.Role, roles []models.Role) error {
 	if slices.Contains(roles, role) {
 		return nil
 	}
-	return models.Fail(models.ErrForbidden, "role %s may not do this; owners and admins may", role)
+	return problem.Fail(ErrForbidden, "role %s may not do this; owners and admins may", role)
 }
 
 // Audit writes one audit row; call it inside the transaction of the action it records.

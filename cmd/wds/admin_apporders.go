@@ -10,6 +10,7 @@ import (
 	"wds/api"
 	"wds/ingest"
 	"wds/models"
+	"wds/problem"
 )
 
 func init() {
@@ -46,17 +47,17 @@ func readBodyFile(name string) ([]byte, error) {
 	if name != "-" {
 		f, err := os.Open(name)
 		if err != nil {
-			return nil, models.Fail(models.ErrInvalidParameter, "--file: %v", err)
+			return nil, problem.Fail(models.ErrInvalidParameter, "--file: %v", err)
 		}
 		defer f.Close()
 		r = f
 	}
 	raw, err := io.ReadAll(io.LimitReader(r, maxBodyFile+1))
 	if err != nil {
-		return nil, models.Fail(models.ErrInvalidParameter, "--file: %v", err)
+		return nil, problem.Fail(models.ErrInvalidParameter, "--file: %v", err)
 	}
 	if len(raw) > maxBodyFile {
-		return nil, models.Fail(models.ErrPayloadTooLarge, "--file exceeds 1 MiB")
+		return nil, problem.Fail(api.ErrPayloadTooLarge, "--file exceeds 1 MiB")
 	}
 	return raw, nil
 }

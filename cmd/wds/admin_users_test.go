@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"wds/database"
-	"wds/models"
 	"wds/pgtest"
 	"wds/workspace"
 )
@@ -21,7 +20,7 @@ func signsIn(t *testing.T, url, token string) bool {
 	}
 	defer database.Close(db)
 	_, err = workspace.UserByToken(context.Background(), db, token)
-	if errors.Is(err, models.ErrInvalidOperatorToken) {
+	if errors.Is(err, workspace.ErrInvalidOperatorToken) {
 		return false
 	}
 	if err != nil {

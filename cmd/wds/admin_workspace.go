@@ -8,6 +8,7 @@ import (
 	"wds/apikeys"
 	"wds/catalog"
 	"wds/models"
+	"wds/problem"
 	"wds/workspace"
 )
 
@@ -154,7 +155,7 @@ func productCreate(fs *flag.FlagSet) runFunc {
 	currency := fs.String("currency", "USD", "ISO currency")
 	return func(ctx context.Context, env *adminEnv) (any, error) {
 		if *price < 0 {
-			return nil, models.Fail(models.ErrInvalidParameter, "--price-cents is required and must be >= 0")
+			return nil, problem.Fail(models.ErrInvalidParameter, "--price-cents is required and must be >= 0")
 		}
 		p, err := catalog.CreateProduct(ctx, env.db, catalog.NewProduct{SellerID: *seller, Name: *name, PriceCents: *price, SKU: *sku, Currency: *currency, Published: *published})
 		if err != nil {

@@ -21,7 +21,7 @@ import (
 	"wds/database"
 	"wds/delivery"
 	"wds/events"
-	"wds/models"
+	"wds/problem"
 	"wds/webhook"
 )
 
@@ -113,7 +113,7 @@ func listen(ctx context.Context, svc *delivery.Service, ln net.Listener, cert tl
 	url := "https://" + ln.Addr().String() + "/hooks"
 	ep, err := svc.Create(ctx, delivery.CreateInput{OrgID: org, ActorID: actor, URL: url, EventTypes: types})
 	if err != nil {
-		return fmt.Errorf("register the endpoint: %s", models.Detail(err))
+		return fmt.Errorf("register the endpoint: %s", problem.Detail(err))
 	}
 	l := &listener{secret: ep.Secret, forwardTo: forwardTo, client: &http.Client{Timeout: 9 * time.Second}, out: os.Stdout}
 	srv := newHTTPServer("", l)
