@@ -33,7 +33,7 @@ func checkOrderJSON(t *testing.T, o Order) {
 
 // sampleOrder makes an order whose text fields, and metadata (written as PostgreSQL writes JSON: with
 // spaces, and <, >, & and U+2028 unescaped), carry the given strings.
-func sampleOrder(t *testing.T, number, status, externalID, label string, at time.Time) Order {
+func sampleOrder(t testing.TB, number, status, externalID, label string, at time.Time) Order {
 	t.Helper()
 	var meta bytes.Buffer
 	enc := json.NewEncoder(&meta)
