@@ -242,7 +242,7 @@ func (o *op) insertOrder(id uuid.UUID, clientID *uuid.UUID, in Order, t totals, 
 		label, insert = o.key.Label, integrationOrderInsert
 	}
 	paymentID := uuid.New()
-	v, err := views.InsertOrder(o.ctx, o.tx, insert,
+	v, err := views.InsertOrder(o.ctx, o.tx, insert, newOrder,
 		id, o.org, o.store, o.org, clientID, externalID,
 		in.Currency, o.store,
 		t.subtotal, in.ShippingCents, in.TaxCents, t.total, p.AmountCents, status, meta,
@@ -284,10 +284,15 @@ var (
 		ON CONFLICT (org_id, external_id) WHERE source_kind = 'app' AND external_id IS NOT NULL DO NOTHING`)
 )
 
+// newOrder names the CTEs of orderInsert that return the new order, its lines and its payment, which
+// views.InsertOrder reads the order from as the APIs show it.
+var newOrder = views.OrderRows{Orders: "new_order", Lines: "new_lines", Payments: "new_payment"}
+
 // orderInsert is insertOrder's statement for orders of source kind (an SQL literal); onConflict is
 // the orders insert's conflict clause.
 func orderInsert(kind, onConflict string) string {
-	return `WITH o AS (
+	order, lines, pay := newOrder.Orders, newOrder.Lines, newOrder.Payments
+	return `WITH ` + order + ` AS (
 		INSERT INTO orders (id, org_id, store_id, number, client_id, external_id, currency,
 			subtotal_cents, shipping_cents, tax_cents, total_cents, amount_paid_cents, status, metadata,
 			source_kind, source_integration_key_id, source_label)
@@ -295,18 +300,18 @@ func orderInsert(kind, onConflict string) string {
 			coalesce(nullif(?, ''), (SELECT currency FROM stores WHERE id = ?)),
 			?, ?, ?, ?, ?, ?, ?, ` + kind + `, ?, nullif(?, ''))` + onConflict + `
 		RETURNING *),
-	lines AS (
+	` + lines + ` AS (
 		INSERT INTO order_lines (order_id, position, description, quantity, unit_price_cents, metadata)
 		SELECT o.id, l.ord - 1, l.description, l.quantity, l.unit_price_cents, l.metadata
-		FROM o, unnest(?::text[], ?::bigint[], ?::bigint[], ?::jsonb[])
+		FROM ` + order + ` o, unnest(?::text[], ?::bigint[], ?::bigint[], ?::jsonb[])
 			WITH ORDINALITY AS l(description, quantity, unit_price_cents, metadata, ord)
 		RETURNING *),
 	ref AS (
 		INSERT INTO external_refs (integration_key_id, entity_type, external_id, internal_id)
-		SELECT ?, ?, ?, ? FROM o WHERE ? <> '' ON CONFLICT DO NOTHING RETURNING internal_id),
-	pay AS (
+		SELECT ?, ?, ?, ? FROM ` + order + ` WHERE ? <> '' ON CONFLICT DO NOTHING RETURNING internal_id),
+	` + pay + ` AS (
 		INSERT INTO payments (id, order_id, external_id, amount_cents, method, provider, provider_payment_id, paid_at)
-		SELECT ?, o.id, nullif(?, ''), ?, ?, ?, ?, coalesce(?, clock_timestamp()) FROM o
+		SELECT ?, o.id, nullif(?, ''), ?, ?, ?, ?, coalesce(?, clock_timestamp()) FROM ` + order + ` o
 		WHERE ?::boolean AND (? = '' OR EXISTS (SELECT 1 FROM ref))
 		RETURNING *)`
 }
