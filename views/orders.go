@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"reflect"
 	"strings"
 	"time"
 
@@ -197,13 +196,13 @@ func loadOrders(ctx context.Context, db *gorm.DB, query string, args ...any) ([]
 	defer rows.Close()
 	var orders []Order
 	var o Order
-	targets := orderShape.targets(reflect.ValueOf(&o).Elem())
+	targets := orderShape.targets(&o)
 	for rows.Next() {
 		o = Order{} // no pointer of the previous row may be scanned into
 		if err := rows.Scan(targets...); err != nil {
 			return nil, fmt.Errorf("scan order: %w", err)
 		}
-		orderShape.toUTC(targets)
+		toUTC(targets)
 		orders = append(orders, o)
 	}
 	if err := rows.Err(); err != nil {

@@ -18,7 +18,7 @@ import (
 // walked the same way. A shape, derived once from the struct, gives what would otherwise be written
 // again by hand and drift: the select list and the Scan targets of a row, the json_build_object
 // PostgreSQL builds an element of an array with, and the fast encoder of the Read API's pages.
-type shape struct {
+type shape[T any] struct {
 	leaves []leaf
 	// end is the JSON after the last leaf: the closing braces.
 	end string
@@ -37,19 +37,21 @@ type leaf struct {
 	// encode appends the value of the field at p as encoding/json writes it; nil for types the fast
 	// encoder does not know, which shapes that need it refuse (encoder).
 	encode func(b []byte, p unsafe.Pointer) []byte
-	time   bool
+	// time: the value is a time.Time or *time.Time, which SQL must write as Go does (jsonTime).
+	time bool
 }
 
 // shapeOf walks T's fields; a field without a json key is a definition defect, so it panics.
-func shapeOf[T any]() *shape {
-	s := &shape{}
-	s.end = s.walk(reflect.TypeFor[T](), nil, 0, "")
+func shapeOf[T any]() *shape[T] {
+	s := &shape[T]{}
+	s.end = walk(&s.leaves, reflect.TypeFor[T](), nil, 0, "")
 	return s
 }
 
-// walk adds t's fields, t being at index and offset, writing pending before the object, and returns
-// the JSON due after it.
-func (s *shape) walk(t reflect.Type, index []int, offset uintptr, pending string) string {
+// walk adds t's fields to leaves, t being at index and offset, writing pending before the object, and
+// returns the JSON due after it. It is a function, not a method of the generic shape: as a method,
+// package initialization did not order orderShape after encoders and timeType, which it reads.
+func walk(leaves *[]leaf, t reflect.Type, index []int, offset uintptr, pending string) string {
 	pending += "{"
 	for i := range t.NumField() {
 		f := t.Field(i)
@@ -64,11 +66,12 @@ func (s *shape) walk(t reflect.Type, index []int, offset uintptr, pending string
 		at := append(slices.Clip(index), i)
 		expr, ok := f.Tag.Lookup("sql")
 		if !ok && f.Type.Kind() == reflect.Struct && f.Type != timeType {
-			pending = s.walk(f.Type, at, offset+f.Offset, pending)
+			pending = walk(leaves, f.Type, at, offset+f.Offset, pending)
 			continue
 		}
-		s.leaves = append(s.leaves, leaf{index: at, key: key, sql: expr, prefix: pending,
-			offset: offset + f.Offset, encode: encoders[f.Type], time: f.Type == timeType || f.Type == reflect.PointerTo(timeType)})
+		isTime := f.Type == timeType || f.Type == reflect.PointerTo(timeType)
+		*leaves = append(*leaves, leaf{index: at, key: key, sql: expr, prefix: pending,
+			offset: offset + f.Offset, encode: encoders[f.Type], time: isTime})
 		pending = ""
 	}
 	return pending + "}"
@@ -91,7 +94,7 @@ var encoders = map[reflect.Type]func(b []byte, p unsafe.Pointer) []byte{
 }
 
 // encoder is the shape, checked to be one the fast encoder can write.
-func (s *shape) encoder() *shape {
+func (s *shape[T]) encoder() *shape[T] {
 	for _, l := range s.leaves {
 		if l.encode == nil {
 			panic(fmt.Sprintf("views: no fast encoding for the value of %q", l.key))
@@ -100,18 +103,18 @@ func (s *shape) encoder() *shape {
 	return s
 }
 
-// targets are pointers to v's leaves, in shape order, for Scan; v must be addressable.
-func (s *shape) targets(v reflect.Value) []any {
+// targets are pointers to v's leaves, in shape order, for Scan.
+func (s *shape[T]) targets(v *T) []any {
 	ptrs := make([]any, len(s.leaves))
 	for i, l := range s.leaves {
-		ptrs[i] = v.FieldByIndex(l.index).Addr().Interface()
+		ptrs[i] = reflect.ValueOf(v).Elem().FieldByIndex(l.index).Addr().Interface()
 	}
 	return ptrs
 }
 
 // toUTC puts the times among targets in UTC: encoding/json writes a time with its zone's offset, and
 // the session's zone must not show in the output.
-func (s *shape) toUTC(targets []any) {
+func toUTC(targets []any) {
 	for _, p := range targets {
 		switch t := p.(type) {
 		case *time.Time:
@@ -122,8 +125,9 @@ func (s *shape) toUTC(targets []any) {
 	}
 }
 
-// appendJSON appends the struct at p, which must be of the shape's type, as encoding/json writes it.
-func (s *shape) appendJSON(b []byte, p unsafe.Pointer) []byte {
+// appendJSON appends v as encoding/json writes it. The shape is T's, so the offsets are v's fields.
+func (s *shape[T]) appendJSON(b []byte, v *T) []byte {
+	p := unsafe.Pointer(v)
 	for i := range s.leaves {
 		l := &s.leaves[i]
 		b = l.encode(append(b, l.prefix...), unsafe.Add(p, l.offset))
@@ -133,7 +137,7 @@ func (s *shape) appendJSON(b []byte, p unsafe.Pointer) []byte {
 
 // jsonObject is the SQL json_build_object of a flat shape whose values are its sql tags. Times are
 // written as encoding/json writes them (jsonTime), so a value reads the same built by either.
-func (s *shape) jsonObject() string {
+func (s *shape[T]) jsonObject() string {
 	args := make([]string, len(s.leaves))
 	for i, l := range s.leaves {
 		if len(l.index) > 1 || l.sql == "" {
