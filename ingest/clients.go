@@ -192,10 +192,12 @@ func (o *op) insertClient(in Client) (*resolved, error) {
 		client_type, tags, billing_address, source_label, source_external_id, source_integration_key_id)
 	SELECT ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?
 	WHERE NOT EXISTS (SELECT 1 FROM email_match) AND (? = '' OR EXISTS (SELECT 1 FROM ref))`,
-		slices.Concat([]any{o.store, email, email}, o.ref(entityClient, in.ExternalID).claimArgs(id), []any{in.ExternalID,
-			id, o.org, o.store, row.Email, row.DisplayName, row.FirstName, row.LastName,
-			row.Phone, row.ClientType, array(row.Tags), addr, row.SourceLabel, row.SourceExternalID, row.SourceIntegrationKeyID,
-			in.ExternalID})...)
+		slices.Concat([]any{o.store, email, email},
+			o.ref(entityClient, in.ExternalID).claimArgs(id),
+			[]any{in.ExternalID,
+				id, o.org, o.store, row.Email, row.DisplayName, row.FirstName, row.LastName, row.Phone, row.ClientType,
+				array(row.Tags), addr, row.SourceLabel, row.SourceExternalID, row.SourceIntegrationKeyID,
+				in.ExternalID})...)
 	if err != nil {
 		return nil, fmt.Errorf("insert client: %w", err)
 	}
