@@ -93,7 +93,7 @@ func (o *op) knownClient(externalID, email string) (uuid.NullUUID, error) {
 	}
 	var ids []uuid.NullUUID
 	err := o.tx.Raw(`SELECT (`+clientRefLookup+`) AS id FROM (SELECT pg_advisory_xact_lock(hashtextextended(?, 0))) AS email_lock`,
-		o.keyID(), entityClient, externalID, externalID, o.emailLock(email)).Find(&ids).Error
+		append(o.clientRefArgs(externalID), o.emailLock(email))...).Find(&ids).Error
 	if err != nil {
 		return uuid.NullUUID{}, fmt.Errorf("lock client email: %w", err)
 	}
@@ -103,10 +103,13 @@ func (o *op) knownClient(externalID, email string) (uuid.NullUUID, error) {
 	return ids[0], nil
 }
 
-// clientRefLookup finds the client an external id of a key names, if the id is not empty; its
-// arguments are the key, entityClient and the external id twice.
-const clientRefLookup = `SELECT internal_id FROM external_refs
-	WHERE integration_key_id = ? AND entity_type = ? AND external_id = ? AND ? <> ''`
+// clientRefLookup finds the client an external id of the op's key names, if the id is not empty;
+// its arguments are clientRefArgs.
+const clientRefLookup = lookupSQL + ` AND ? <> ''`
+
+func (o *op) clientRefArgs(externalID string) []any {
+	return append(o.ref(entityClient, externalID).lookupArgs(), externalID)
+}
 
 // emailLock is the advisory lock's name for an email of the op's store.
 func (o *op) emailLock(email string) string {
@@ -184,19 +187,17 @@ func (o *op) insertClient(in Client) (*resolved, error) {
 	// CTEs are then empty and the row is inserted.
 	c, err := views.WriteClient(o.ctx, o.tx, `WITH email_match AS (
 		SELECT 1 FROM clients WHERE store_id = ? AND lower(email) = lower(?) AND ? <> '' LIMIT 1),
-	ref AS (
-		INSERT INTO external_refs (integration_key_id, entity_type, external_id, internal_id)
-		SELECT ?, ?, ?, ? WHERE ? <> '' AND NOT EXISTS (SELECT 1 FROM email_match)
-		ON CONFLICT DO NOTHING RETURNING internal_id)
+	ref AS (`+claimSQL(`WHERE ? <> '' AND NOT EXISTS (SELECT 1 FROM email_match)`)+`)
 	INSERT INTO clients AS t (id, org_id, store_id, email, display_name, first_name, last_name, phone,
 		client_type, tags, billing_address, source_label, source_external_id, source_integration_key_id)
 	SELECT ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?
 	WHERE NOT EXISTS (SELECT 1 FROM email_match) AND (? = '' OR EXISTS (SELECT 1 FROM ref))`,
-		o.store, email, email,
-		o.keyID(), entityClient, in.ExternalID, id, in.ExternalID,
-		id, o.org, o.store, row.Email, row.DisplayName, row.FirstName, row.LastName,
-		row.Phone, row.ClientType, array(row.Tags), addr, row.SourceLabel, row.SourceExternalID, row.SourceIntegrationKeyID,
-		in.ExternalID)
+		slices.Concat([]any{o.store, email, email},
+			o.ref(entityClient, in.ExternalID).claimArgs(id),
+			[]any{in.ExternalID,
+				id, o.org, o.store, row.Email, row.DisplayName, row.FirstName, row.LastName, row.Phone, row.ClientType,
+				array(row.Tags), addr, row.SourceLabel, row.SourceExternalID, row.SourceIntegrationKeyID,
+				in.ExternalID})...)
 	if err != nil {
 		return nil, fmt.Errorf("insert client: %w", err)
 	}

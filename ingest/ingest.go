@@ -7,14 +7,13 @@
 //
 // Each operation is one database transaction holding its business rows and its outbox events, so a
 // failure leaves nothing behind. Races are settled by PostgreSQL: external ids are claimed with
-// INSERT ... ON CONFLICT DO NOTHING on external_refs (whose primary key is the final word), and a
-// loser reads the winner's row instead of checking first in Go.
+// INSERT ... ON CONFLICT DO NOTHING on external_refs (whose primary key is the final word; refs.go),
+// and a loser reads the winner's row instead of checking first in Go.
 package ingest
 
 import (
 	"context"
 	"errors"
-	"fmt"
 
 	"github.com/google/uuid"
 	"gorm.io/gorm"
@@ -23,13 +22,6 @@ import (
 	"wds/models"
 	"wds/problem"
 	"wds/views"
-)
-
-// Entity types of external_refs.
-const (
-	entityOrder   = "order"
-	entityPayment = "payment"
-	entityClient  = "client"
 )
 
 // scope is what an integration key may see: its own org and store, nothing else.
@@ -90,47 +82,6 @@ func run(ctx context.Context, db *gorm.DB, newOp func(tx *gorm.DB) *op, fn func(
 		return err
 	})
 	return ids, err
-}
-
-// claimRef records externalID -> candidate for the key unless the external id is already known, and
-// returns the id it maps to and whether this call made the mapping. A concurrent claim of the same id
-// waits on the primary key until the first transaction ends, so exactly one caller wins and the
-// others read the winner's id.
-func (o *op) claimRef(entity, externalID string, candidate uuid.UUID) (uuid.UUID, bool, error) {
-	var won []uuid.UUID
-	err := o.tx.Raw(`INSERT INTO external_refs (integration_key_id, entity_type, external_id, internal_id)
-		VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING RETURNING internal_id`,
-		o.key.ID, entity, externalID, candidate).Find(&won).Error
-	if err != nil {
-		return uuid.Nil, false, fmt.Errorf("claim %s external_id: %w", entity, err)
-	}
-	if len(won) == 1 {
-		return candidate, true, nil
-	}
-	id, err := o.lookupRef(entity, externalID)
-	if err != nil {
-		return uuid.Nil, false, err
-	}
-	return id, false, nil
-}
-
-// lookupRef reads the internal id of a known external id, or problem.NotFound.
-func (o *op) lookupRef(entity, externalID string) (uuid.UUID, error) {
-	return lookupRef(o.ctx, o.tx, o.key, entity, externalID)
-}
-
-func lookupRef(ctx context.Context, db *gorm.DB, key *models.IntegrationKey, entity, externalID string) (uuid.UUID, error) {
-	var ids []uuid.UUID
-	err := db.WithContext(ctx).Raw(`SELECT internal_id FROM external_refs
-		WHERE integration_key_id = ? AND entity_type = ? AND external_id = ?`, key.ID, entity, externalID).
-		Find(&ids).Error
-	if err != nil {
-		return uuid.Nil, fmt.Errorf("look up %s external_id: %w", entity, err)
-	}
-	if len(ids) == 0 {
-		return uuid.Nil, problem.Fail(problem.NotFound, "no %s with external_id %q", entity, externalID)
-	}
-	return ids[0], nil
 }
 
 // emit announces a change of this transaction; inTx writes the event with the others before commit.

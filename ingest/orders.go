@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5/pgtype"
@@ -137,16 +138,13 @@ func (o *op) claimOrder(externalID string, id uuid.UUID, client *Client) (won bo
 		Won    bool
 		Client uuid.NullUUID
 	}
-	err = o.tx.Raw(`WITH claim AS (
-		INSERT INTO external_refs (integration_key_id, entity_type, external_id, internal_id)
-		VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING RETURNING internal_id),
+	err = o.tx.Raw(`WITH claim AS (`+claimSQL("")+`),
 	email_lock AS (
 		SELECT pg_advisory_xact_lock(hashtextextended(?, 0)) FROM claim WHERE ? <> '')
 	SELECT EXISTS (SELECT 1 FROM claim) AS won, (`+clientRefLookup+`) AS client,
 		(SELECT count(*) FROM email_lock) AS locks -- a CTE nobody reads does not run`,
-		o.key.ID, entityOrder, externalID, id,
-		o.emailLock(email), email,
-		o.key.ID, entityClient, c.ExternalID, c.ExternalID).Find(&rows).Error
+		slices.Concat(o.ref(entityOrder, externalID).claimArgs(id), []any{o.emailLock(email), email},
+			o.clientRefArgs(c.ExternalID))...).Find(&rows).Error
 	if err != nil {
 		return false, uuid.NullUUID{}, fmt.Errorf("claim order external_id: %w", err)
 	}
@@ -244,15 +242,13 @@ func (o *op) insertOrder(id uuid.UUID, clientID *uuid.UUID, in Order, t totals, 
 		label, insert = o.key.Label, integrationOrderInsert
 	}
 	paymentID := uuid.New()
-	v, err := views.InsertOrder(o.ctx, o.tx, insert,
-		id, o.org, o.store, o.org, clientID, externalID,
-		in.Currency, o.store,
-		t.subtotal, in.ShippingCents, in.TaxCents, t.total, p.AmountCents, status, meta,
-		o.keyID(), label,
-		array(desc), array(qty), array(price), array(lineMeta),
-		o.keyID(), entityPayment, p.ExternalID, paymentID, p.ExternalID,
-		paymentID, p.ExternalID, p.AmountCents, p.Method, p.Provider, p.ProviderPaymentID, paidAt(p),
-		in.Payment != nil, p.ExternalID)
+	args := slices.Concat([]any{id, o.org, o.store, o.org, clientID, externalID, in.Currency, o.store,
+		t.subtotal, in.ShippingCents, in.TaxCents, t.total, p.AmountCents, status, meta, o.keyID(), label,
+		array(desc), array(qty), array(price), array(lineMeta)},
+		o.ref(entityPayment, p.ExternalID).claimArgs(paymentID),
+		[]any{p.ExternalID, paymentID, p.ExternalID, p.AmountCents, p.Method, p.Provider, p.ProviderPaymentID, paidAt(p),
+			in.Payment != nil, p.ExternalID})
+	v, err := views.InsertOrder(o.ctx, o.tx, insert, newOrder, args...)
 	if err != nil {
 		return nil, nil, fmt.Errorf("insert order: %w", err)
 	}
@@ -286,10 +282,15 @@ var (
 		ON CONFLICT (org_id, external_id) WHERE source_kind = 'app' AND external_id IS NOT NULL DO NOTHING`)
 )
 
+// newOrder names the CTEs of orderInsert that return the new order, its lines and its payment, which
+// views.InsertOrder reads the order from as the APIs show it.
+var newOrder = views.OrderRows{Orders: "new_order", Lines: "new_lines", Payments: "new_payment"}
+
 // orderInsert is insertOrder's statement for orders of source kind (an SQL literal); onConflict is
-// the orders insert's conflict clause.
+// the orders insert's conflict clause. The payment's external_id is claimed in the CTE ref.
 func orderInsert(kind, onConflict string) string {
-	return `WITH o AS (
+	order, lines, pay := newOrder.Orders, newOrder.Lines, newOrder.Payments
+	return `WITH ` + order + ` AS (
 		INSERT INTO orders (id, org_id, store_id, number, client_id, external_id, currency,
 			subtotal_cents, shipping_cents, tax_cents, total_cents, amount_paid_cents, status, metadata,
 			source_kind, source_integration_key_id, source_label)
@@ -297,18 +298,16 @@ func orderInsert(kind, onConflict string) string {
 			coalesce(nullif(?, ''), (SELECT currency FROM stores WHERE id = ?)),
 			?, ?, ?, ?, ?, ?, ?, ` + kind + `, ?, nullif(?, ''))` + onConflict + `
 		RETURNING *),
-	lines AS (
+	` + lines + ` AS (
 		INSERT INTO order_lines (order_id, position, description, quantity, unit_price_cents, metadata)
 		SELECT o.id, l.ord - 1, l.description, l.quantity, l.unit_price_cents, l.metadata
-		FROM o, unnest(?::text[], ?::bigint[], ?::bigint[], ?::jsonb[])
+		FROM ` + order + ` o, unnest(?::text[], ?::bigint[], ?::bigint[], ?::jsonb[])
 			WITH ORDINALITY AS l(description, quantity, unit_price_cents, metadata, ord)
 		RETURNING *),
-	ref AS (
-		INSERT INTO external_refs (integration_key_id, entity_type, external_id, internal_id)
-		SELECT ?, ?, ?, ? FROM o WHERE ? <> '' ON CONFLICT DO NOTHING RETURNING internal_id),
-	pay AS (
+	ref AS (` + claimSQL(`FROM `+order+` WHERE ? <> ''`) + `),
+	` + pay + ` AS (
 		INSERT INTO payments (id, order_id, external_id, amount_cents, method, provider, provider_payment_id, paid_at)
-		SELECT ?, o.id, nullif(?, ''), ?, ?, ?, ?, coalesce(?, clock_timestamp()) FROM o
+		SELECT ?, o.id, nullif(?, ''), ?, ?, ?, ?, coalesce(?, clock_timestamp()) FROM ` + order + ` o
 		WHERE ?::boolean AND (? = '' OR EXISTS (SELECT 1 FROM ref))
 		RETURNING *)`
 }

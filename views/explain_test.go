@@ -18,7 +18,7 @@ func TestMain(m *testing.M) { pgtest.Main(m) }
 
 // seed fills orders, clients and vendors for several orgs so the planner faces a table where a
 // sequential scan plus sort would be a real choice.
-func seed(t *testing.T, db *gorm.DB, perOrg int) []uuid.UUID {
+func seed(t testing.TB, db *gorm.DB, perOrg int) []uuid.UUID {
 	t.Helper()
 	var orgs []uuid.UUID
 	for i := 0; i < 4; i++ {

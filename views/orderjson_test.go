@@ -3,6 +3,9 @@ package views
 import (
 	"bytes"
 	"encoding/json"
+	"math/rand/v2"
+	"reflect"
+	"strings"
 	"testing"
 	"time"
 
@@ -33,7 +36,7 @@ func checkOrderJSON(t *testing.T, o Order) {
 
 // sampleOrder makes an order whose text fields, and metadata (written as PostgreSQL writes JSON: with
 // spaces, and <, >, & and U+2028 unescaped), carry the given strings.
-func sampleOrder(t *testing.T, number, status, externalID, label string, at time.Time) Order {
+func sampleOrder(t testing.TB, number, status, externalID, label string, at time.Time) Order {
 	t.Helper()
 	var meta bytes.Buffer
 	enc := json.NewEncoder(&meta)
@@ -89,4 +92,89 @@ func TestOrderPageMatchesEncodingJSON(t *testing.T) {
 			t.Fatalf("page differs from encoding/json:\n got %s\nwant %s", got.Bytes(), want)
 		}
 	}
+}
+
+// TestRandomOrdersEncodeAsEncodingJSON fills every field of Order (found through its shape, so a new
+// field is covered too) with random values, absent ones included, and holds AppendJSON to
+// encoding/json on each.
+func TestRandomOrdersEncodeAsEncodingJSON(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 2))
+	for range 3000 {
+		var o Order
+		v := reflect.ValueOf(&o).Elem()
+		for _, l := range orderShape.leaves {
+			f := v.FieldByIndex(l.index)
+			f.Set(reflect.ValueOf(randomValue(t, r, f.Type())))
+		}
+		checkOrderJSON(t, o)
+	}
+}
+
+// randomValue is a random value of a type a view's field holds; a pointer is nil one time in four.
+func randomValue(t *testing.T, r *rand.Rand, typ reflect.Type) any {
+	if typ.Kind() == reflect.Pointer {
+		p := reflect.New(typ.Elem())
+		if r.IntN(4) == 0 {
+			return reflect.Zero(typ).Interface()
+		}
+		p.Elem().Set(reflect.ValueOf(randomValue(t, r, typ.Elem())))
+		return p.Interface()
+	}
+	switch typ {
+	case reflect.TypeFor[uuid.UUID]():
+		var id uuid.UUID
+		for i := range id {
+			id[i] = byte(r.Uint32())
+		}
+		return id
+	case reflect.TypeFor[string]():
+		return randomString(r)
+	case reflect.TypeFor[int64]():
+		return []int64{0, -1, 1 << 62, -1 << 63, r.Int64(), r.Int64N(100000)}[r.IntN(6)]
+	case reflect.TypeFor[json.RawMessage]():
+		if r.IntN(5) == 0 {
+			return json.RawMessage(nil)
+		}
+		return randomJSON(t, r)
+	case reflect.TypeFor[time.Time]():
+		at := time.Unix(r.Int64N(7e9), r.Int64N(1e9)*int64(r.IntN(2))) // whole seconds half the time
+		return at.In(time.FixedZone("z", (r.IntN(48)-24)*1800))
+	}
+	t.Fatalf("no random %v", typ)
+	return nil
+}
+
+// randomString mixes plain text with what encoding/json escapes: quotes, controls, HTML characters,
+// U+2028/U+2029, other multi-byte runes and invalid UTF-8.
+func randomString(r *rand.Rand) string {
+	pieces := []string{"a", "Shop 7", `"`, `\`, "<", ">", "&", "\n", "\t", "\x00", "\x1f", "\u2028", "\u2029", "ü", "€", "😀", "\xff", "\xe2\x80", "/", "'"}
+	var b strings.Builder
+	for range r.IntN(12) {
+		b.WriteString(pieces[r.IntN(len(pieces))])
+	}
+	return b.String()
+}
+
+// randomJSON is a random JSON object as PostgreSQL writes one: HTML characters and U+2028 unescaped,
+// and, half the time, spaces around its separators.
+func randomJSON(t *testing.T, r *rand.Rand) json.RawMessage {
+	m := map[string]any{}
+	for range r.IntN(4) {
+		m[randomString(r)] = []any{randomString(r), r.Float64(), nil, true, map[string]any{"k": randomString(r)}}[r.IntN(5)]
+	}
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(m); err != nil {
+		t.Fatal(err)
+	}
+	out := bytes.TrimSpace(buf.Bytes())
+	if r.IntN(2) == 0 {
+		var spaced bytes.Buffer
+		if err := json.Indent(&spaced, out, "", " "); err != nil {
+			t.Fatal(err)
+		}
+		out = spaced.Bytes()
+	}
+	return out
 }

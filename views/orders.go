@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strings"
 	"time"
 
 	"wds/problem"
@@ -12,108 +13,144 @@ import (
 	"gorm.io/gorm"
 )
 
-// Order is the order object of docs/integration-api.md.
+// Order is the order object of docs/integration-api.md, and the one definition of its shape: the SQL
+// that loads it, the JSON PostgreSQL builds of its lines, payments and shipments, its Scan and its
+// fast encoder all derive from these tags (shape.go). A test holds it to the schema the service
+// serves.
 type Order struct {
-	ID                uuid.UUID  `json:"id"`
-	Number            string     `json:"number"`
-	Status            string     `json:"status"`
-	FulfillmentStatus string     `json:"fulfillment_status"`
-	StoreID           uuid.UUID  `json:"store_id"`
-	ClientID          *uuid.UUID `json:"client_id"`
-	ExternalID        *string    `json:"external_id"`
-	Currency          string     `json:"currency"`
-	SubtotalCents     int64      `json:"subtotal_cents"`
-	ShippingCents     int64      `json:"shipping_cents"`
-	TaxCents          int64      `json:"tax_cents"`
-	TotalCents        int64      `json:"total_cents"`
-	AmountPaidCents   int64      `json:"amount_paid_cents"`
-	// Lines, Payments and Shipments are the JSON arrays PostgreSQL builds, passed through as they
-	// are: decoding them only to encode them again was half of a list page's CPU. Use PaymentList
-	// and ShipmentList to read them.
+	ID                uuid.UUID  `json:"id" sql:"t.id"`
+	Number            string     `json:"number" sql:"t.number"`
+	Status            string     `json:"status" sql:"t.status"`
+	FulfillmentStatus string     `json:"fulfillment_status" sql:"t.fulfillment_status"`
+	StoreID           uuid.UUID  `json:"store_id" sql:"t.store_id"`
+	ClientID          *uuid.UUID `json:"client_id" sql:"t.client_id"`
+	ExternalID        *string    `json:"external_id" sql:"t.external_id"`
+	Currency          string     `json:"currency" sql:"t.currency"`
+	SubtotalCents     int64      `json:"subtotal_cents" sql:"t.subtotal_cents"`
+	ShippingCents     int64      `json:"shipping_cents" sql:"t.shipping_cents"`
+	TaxCents          int64      `json:"tax_cents" sql:"t.tax_cents"`
+	TotalCents        int64      `json:"total_cents" sql:"t.total_cents"`
+	AmountPaidCents   int64      `json:"amount_paid_cents" sql:"t.amount_paid_cents"`
+	// Lines, Payments and Shipments are the JSON arrays PostgreSQL builds (orderArrays), passed
+	// through as they are: decoding them only to encode them again was half of a list page's CPU. Use
+	// PaymentList and ShipmentList to read them.
 	Lines       json.RawMessage `json:"lines"`
 	Payments    json.RawMessage `json:"payments"`
 	Shipments   json.RawMessage `json:"shipments"`
-	Metadata    json.RawMessage `json:"metadata"`
+	Metadata    json.RawMessage `json:"metadata" sql:"t.metadata"`
 	Source      Source          `json:"source"`
-	CreatedAt   time.Time       `json:"created_at"`
-	UpdatedAt   time.Time       `json:"updated_at"`
-	CancelledAt *time.Time      `json:"cancelled_at"`
+	CreatedAt   time.Time       `json:"created_at" sql:"t.created_at"`
+	UpdatedAt   time.Time       `json:"updated_at" sql:"t.updated_at"`
+	CancelledAt *time.Time      `json:"cancelled_at" sql:"t.cancelled_at"`
 }
 
-// Payment is a payment of an order.
+// Line is a line of an order, as PostgreSQL builds it from a row of order_lines aliased l.
+type Line struct {
+	Description    string          `json:"description" sql:"l.description"`
+	Quantity       int64           `json:"quantity" sql:"l.quantity"`
+	UnitPriceCents int64           `json:"unit_price_cents" sql:"l.unit_price_cents"`
+	TotalCents     int64           `json:"total_cents" sql:"l.quantity * l.unit_price_cents"`
+	Metadata       json.RawMessage `json:"metadata" sql:"l.metadata"`
+}
+
+// Payment is a payment of an order, as PostgreSQL builds it from a row of payments aliased p.
 type Payment struct {
-	ID                uuid.UUID  `json:"id"`
-	OrderID           uuid.UUID  `json:"order_id"`
-	ExternalID        *string    `json:"external_id"`
-	AmountCents       int64      `json:"amount_cents"`
-	Method            string     `json:"method"`
-	Provider          string     `json:"provider"`
-	ProviderPaymentID string     `json:"provider_payment_id"`
-	PaidAt            time.Time  `json:"paid_at"`
-	Refunded          bool       `json:"refunded"`
-	RefundedAt        *time.Time `json:"refunded_at"`
-	CreatedAt         time.Time  `json:"created_at"`
+	ID                uuid.UUID  `json:"id" sql:"p.id"`
+	OrderID           uuid.UUID  `json:"order_id" sql:"p.order_id"`
+	ExternalID        *string    `json:"external_id" sql:"p.external_id"`
+	AmountCents       int64      `json:"amount_cents" sql:"p.amount_cents"`
+	Method            string     `json:"method" sql:"p.method"`
+	Provider          string     `json:"provider" sql:"p.provider"`
+	ProviderPaymentID string     `json:"provider_payment_id" sql:"p.provider_payment_id"`
+	PaidAt            time.Time  `json:"paid_at" sql:"p.paid_at"`
+	Refunded          bool       `json:"refunded" sql:"p.refunded_at IS NOT NULL"`
+	RefundedAt        *time.Time `json:"refunded_at" sql:"p.refunded_at"`
+	CreatedAt         time.Time  `json:"created_at" sql:"p.created_at"`
 }
 
-// Shipment is one parcel of an order (README.md, Workspace operations).
+// Shipment is one parcel of an order (README.md, Workspace operations), as PostgreSQL builds it from
+// a row of shipments aliased s.
 type Shipment struct {
-	ID             uuid.UUID  `json:"id"`
-	OrderID        uuid.UUID  `json:"order_id"`
-	Carrier        string     `json:"carrier"`
-	TrackingNumber *string    `json:"tracking_number"`
-	Status         string     `json:"status"`
-	ShippedAt      time.Time  `json:"shipped_at"`
-	DeliveredAt    *time.Time `json:"delivered_at"`
+	ID             uuid.UUID  `json:"id" sql:"s.id"`
+	OrderID        uuid.UUID  `json:"order_id" sql:"s.order_id"`
+	Carrier        string     `json:"carrier" sql:"s.carrier"`
+	TrackingNumber *string    `json:"tracking_number" sql:"s.tracking_number"`
+	Status         string     `json:"status" sql:"s.status"`
+	ShippedAt      time.Time  `json:"shipped_at" sql:"s.shipped_at"`
+	DeliveredAt    *time.Time `json:"delivered_at" sql:"s.delivered_at"`
 }
 
 // Source says where an order came from; kind integration is the UI's "imported" badge.
 type Source struct {
-	Kind             string     `json:"kind"`
-	IntegrationKeyID *uuid.UUID `json:"integration_key_id"`
-	Label            *string    `json:"label"`
+	Kind             string     `json:"kind" sql:"t.source_kind"`
+	IntegrationKeyID *uuid.UUID `json:"integration_key_id" sql:"t.source_integration_key_id"`
+	Label            *string    `json:"label" sql:"t.source_label"`
 }
 
-// orderSelect loads orders as the APIs show them; lines, payments and shipments arrive as JSON
-// arrays in the same row, so a page of orders is one round trip. loadOrders scans its columns in
-// this order.
-var orderSelect = `SELECT ` + orderColumns + `, ` + orderArrays("order_lines", "payments") + `, ` + shipmentArray + ` FROM orders t`
+// orderShape is Order's shape; the fast encoder writes it.
+var orderShape = shapeOf[Order]().encoder()
 
-// orderColumns are an order's own columns, of a row named t.
-const orderColumns = `t.id, t.number, t.status, t.fulfillment_status, t.store_id, t.client_id, t.external_id, t.currency,
-	t.subtotal_cents, t.shipping_cents, t.tax_cents, t.total_cents, t.amount_paid_cents, t.metadata,
-	t.source_kind, t.source_integration_key_id, t.source_label, t.created_at, t.updated_at, t.cancelled_at`
-
-// orderArrays are the lines and payments of order t as JSON arrays, read from the tables (or CTEs)
-// named lines and payments.
-func orderArrays(lines, payments string) string {
-	return `(SELECT coalesce(json_agg(json_build_object('description', l.description, 'quantity', l.quantity,
-		'unit_price_cents', l.unit_price_cents, 'total_cents', l.quantity * l.unit_price_cents,
-		'metadata', l.metadata) ORDER BY l.position), '[]')
-		FROM ` + lines + ` l WHERE l.order_id = t.id) AS lines,
-	(SELECT coalesce(json_agg(json_build_object('id', p.id, 'order_id', p.order_id,
-		'external_id', p.external_id, 'amount_cents', p.amount_cents, 'method', p.method,
-		'provider', p.provider, 'provider_payment_id', p.provider_payment_id, 'paid_at', ` + jsonTime("p.paid_at") + `,
-		'refunded', p.refunded_at IS NOT NULL, 'refunded_at', ` + jsonTime("p.refunded_at") + `,
-		'created_at', ` + jsonTime("p.created_at") + `)
-		ORDER BY p.created_at, p.id), '[]')
-		FROM ` + payments + ` p WHERE p.order_id = t.id) AS payments`
+// OrderRows names the relations an order is read from: its tables, or the CTEs of a statement that
+// inserts one (InsertOrder), whose author names them.
+type OrderRows struct {
+	Orders, Lines, Payments string
+	// Shipments is empty for an order just inserted, which has none.
+	Shipments string
 }
 
-// shipmentArray is the shipments of order t as a JSON array, oldest first.
-var shipmentArray = `(SELECT coalesce(json_agg(json_build_object('id', s.id, 'order_id', s.order_id,
-		'carrier', s.carrier, 'tracking_number', s.tracking_number, 'status', s.status,
-		'shipped_at', ` + jsonTime("s.shipped_at") + `, 'delivered_at', ` + jsonTime("s.delivered_at") + `)
-		ORDER BY s.shipped_at, s.id), '[]')
-		FROM shipments s WHERE s.order_id = t.id) AS shipments`
+// orderArray is how PostgreSQL builds an array field of Order: object (an element type's
+// json_build_object) per row of the relation from names, aliased as the element's sql tags expect,
+// in order.
+type orderArray struct {
+	object, alias, orderBy string
+	from                   func(OrderRows) string
+}
 
-// InsertOrder runs with, the WITH clause of a statement that inserts one order in a CTE named o,
-// its lines in one named lines and its payments in one named pay, each RETURNING *, and returns the
-// order as GetOrder shows it, so a create needs no second statement to read it back, or nil when the
-// insert skipped its row (ON CONFLICT DO NOTHING). A statement cannot read its own inserts from the
-// tables, so the arrays are built from the CTEs.
-func InsertOrder(ctx context.Context, db *gorm.DB, with string, args ...any) (*Order, error) {
-	// A new order has no shipment yet: no need to look.
-	orders, err := loadOrders(ctx, db, with+` SELECT `+orderColumns+`, `+orderArrays("lines", "pay")+`, '[]'::json AS shipments FROM o AS t`, args...)
+// orderArrays are Order's fields without an sql tag, by JSON key.
+var orderArrays = map[string]orderArray{
+	"lines":     {shapeOf[Line]().jsonObject(), "l", "l.position", func(r OrderRows) string { return r.Lines }},
+	"payments":  {shapeOf[Payment]().jsonObject(), "p", "p.created_at, p.id", func(r OrderRows) string { return r.Payments }},
+	"shipments": {shapeOf[Shipment]().jsonObject(), "s", "s.shipped_at, s.id", func(r OrderRows) string { return r.Shipments }},
+}
+
+// sql is the array of order t's elements; an empty relation name means the order has none.
+func (a orderArray) sql(r OrderRows) string {
+	from := a.from(r)
+	if from == "" {
+		return `'[]'::json`
+	}
+	return `(SELECT coalesce(json_agg(` + a.object + ` ORDER BY ` + a.orderBy + `), '[]') FROM ` +
+		from + ` ` + a.alias + ` WHERE ` + a.alias + `.order_id = t.id)`
+}
+
+// selectOrders is the SELECT of orders as the APIs show them, one row per order of r.Orders (aliased
+// t) with its lines, payments and shipments as JSON arrays in the same row, so a page of orders is one
+// round trip. Its columns are orderShape's leaves, in order, which is how loadOrders scans them.
+func selectOrders(r OrderRows) string {
+	cols := make([]string, len(orderShape.leaves))
+	for i, l := range orderShape.leaves {
+		switch a, isArray := orderArrays[l.key]; {
+		case isArray && l.sql == "" && len(l.index) == 1:
+			cols[i] = a.sql(r) + ` AS ` + l.key
+		case !isArray && l.sql != "":
+			cols[i] = l.sql
+		default:
+			panic(fmt.Sprintf("views: Order's %q needs either an sql tag or an orderArrays entry", l.key))
+		}
+	}
+	return `SELECT ` + strings.Join(cols, ", ") + ` FROM ` + r.Orders + ` t`
+}
+
+// orderSelect loads orders from their tables.
+var orderSelect = selectOrders(OrderRows{Orders: "orders", Lines: "order_lines", Payments: "payments", Shipments: "shipments"})
+
+// InsertOrder runs with, the WITH clause of a statement that inserts one order, its lines and its
+// payments in the CTEs r names, each RETURNING *, and returns the order as GetOrder shows it, so a
+// create needs no second statement to read it back, or nil when the insert skipped its row (ON
+// CONFLICT DO NOTHING). A statement cannot read its own inserts from the tables, so the arrays are
+// built from the CTEs; a new order has no shipment, so r names none.
+func InsertOrder(ctx context.Context, db *gorm.DB, with string, r OrderRows, args ...any) (*Order, error) {
+	orders, err := loadOrders(ctx, db, with+` `+selectOrders(r), args...)
 	if err != nil {
 		return nil, err
 	}
@@ -149,7 +186,7 @@ func ListOrders(ctx context.Context, db *gorm.DB, q ListQuery) (Page[Order], err
 	return page(orders, q.Limit, func(o Order) (time.Time, uuid.UUID) { return o.UpdatedAt, o.ID }), nil
 }
 
-// loadOrders runs an orderSelect query. It scans each row's columns straight into an Order: GORM's
+// loadOrders runs a selectOrders query. It scans each row's columns straight into an Order: GORM's
 // reflective scan was a quarter of wds serve's CPU per list page.
 func loadOrders(ctx context.Context, db *gorm.DB, query string, args ...any) ([]Order, error) {
 	rows, err := db.WithContext(ctx).Raw(query, args...).Rows()
@@ -158,16 +195,14 @@ func loadOrders(ctx context.Context, db *gorm.DB, query string, args ...any) ([]
 	}
 	defer rows.Close()
 	var orders []Order
+	var o Order
+	targets := orderShape.targets(&o)
 	for rows.Next() {
-		var o Order
-		err := rows.Scan(&o.ID, &o.Number, &o.Status, &o.FulfillmentStatus, &o.StoreID, &o.ClientID, &o.ExternalID, &o.Currency,
-			&o.SubtotalCents, &o.ShippingCents, &o.TaxCents, &o.TotalCents, &o.AmountPaidCents, &o.Metadata,
-			&o.Source.Kind, &o.Source.IntegrationKeyID, &o.Source.Label, &o.CreatedAt, &o.UpdatedAt,
-			&o.CancelledAt, &o.Lines, &o.Payments, &o.Shipments)
-		if err != nil {
+		o = Order{} // no pointer of the previous row may be scanned into
+		if err := rows.Scan(targets...); err != nil {
 			return nil, fmt.Errorf("scan order: %w", err)
 		}
-		o.CreatedAt, o.UpdatedAt, o.CancelledAt = utc(o.CreatedAt), utc(o.UpdatedAt), utcPtr(o.CancelledAt)
+		toUTC(targets)
 		orders = append(orders, o)
 	}
 	if err := rows.Err(); err != nil {
