@@ -157,6 +157,11 @@ func (rc *receiver) answer(w http.ResponseWriter, r *http.Request, b behaviour) 
 		sleep(r, rc.slow)
 	case hangPastLimit:
 		sleep(r, 15*time.Second)
+		if r.Context().Err() != nil {
+			// The client gave up: a hung receiver never answers, not even as the connection closes
+			// (an answer written then could reach a client at its very deadline).
+			panic(http.ErrAbortHandler)
+		}
 	case redirect:
 		http.Redirect(w, r, followedPath, http.StatusFound)
 		return
