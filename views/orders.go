@@ -7,10 +7,11 @@ import (
 	"strings"
 	"time"
 
-	"wds/problem"
-
 	"github.com/google/uuid"
 	"gorm.io/gorm"
+
+	"wds/database"
+	"wds/problem"
 )
 
 // Order is the order object of docs/integration-api.md, and the one definition of its shape: the SQL
@@ -189,23 +190,19 @@ func ListOrders(ctx context.Context, db *gorm.DB, q ListQuery) (Page[Order], err
 // loadOrders runs a selectOrders query. It scans each row's columns straight into an Order: GORM's
 // reflective scan was a quarter of wds serve's CPU per list page.
 func loadOrders(ctx context.Context, db *gorm.DB, query string, args ...any) ([]Order, error) {
-	rows, err := db.WithContext(ctx).Raw(query, args...).Rows()
-	if err != nil {
-		return nil, fmt.Errorf("load orders: %w", err)
-	}
-	defer rows.Close()
 	var orders []Order
 	var o Order
 	targets := orderShape.targets(&o)
-	for rows.Next() {
+	err := database.EachRow(ctx, db, query, args, func(row database.Row) error {
 		o = Order{} // no pointer of the previous row may be scanned into
-		if err := rows.Scan(targets...); err != nil {
-			return nil, fmt.Errorf("scan order: %w", err)
+		if err := row.Scan(targets...); err != nil {
+			return fmt.Errorf("scan order: %w", err)
 		}
 		toUTC(targets)
 		orders = append(orders, o)
-	}
-	if err := rows.Err(); err != nil {
+		return nil
+	})
+	if err != nil {
 		return nil, fmt.Errorf("load orders: %w", err)
 	}
 	return orders, nil

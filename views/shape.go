@@ -103,11 +103,15 @@ func (s *shape[T]) encoder() *shape[T] {
 	return s
 }
 
-// targets are pointers to v's leaves, in shape order, for Scan.
+// targets are pointers to v's leaves, in shape order, for Scan. A json.RawMessage is given as the
+// []byte it is: pgx copies a column into a *[]byte, where it would decode JSON into any other type.
 func (s *shape[T]) targets(v *T) []any {
 	ptrs := make([]any, len(s.leaves))
 	for i, l := range s.leaves {
 		ptrs[i] = reflect.ValueOf(v).Elem().FieldByIndex(l.index).Addr().Interface()
+		if raw, ok := ptrs[i].(*json.RawMessage); ok {
+			ptrs[i] = (*[]byte)(raw)
+		}
 	}
 	return ptrs
 }
