@@ -5,9 +5,9 @@ import (
 	"net/http"
 	"time"
 
-	"wds/problem"
-
 	"github.com/gin-gonic/gin"
+
+	"wds/problem"
 )
 
 // readyTimeout bounds the readiness checks: a load balancer's probe must get an answer, and a

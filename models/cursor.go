@@ -3,9 +3,9 @@ package models
 import (
 	"time"
 
-	"wds/problem"
-
 	"github.com/google/uuid"
+
+	"wds/problem"
 )
 
 // The list query rules' own errors; each unwraps to problem.BadRequest, and api/errors.go gives it a

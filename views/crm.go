@@ -6,10 +6,10 @@ import (
 	"fmt"
 	"time"
 
-	"wds/models"
-
 	"github.com/google/uuid"
 	"gorm.io/gorm"
+
+	"wds/models"
 )
 
 // Client is a CRM client row.
