@@ -18,6 +18,7 @@ import (
 	"go.temporal.io/sdk/temporal"
 	"gorm.io/gorm"
 
+	"wds/config"
 	"wds/egress"
 	"wds/metrics"
 	"wds/models"
@@ -68,9 +69,10 @@ func (a *Activities) Deliver(ctx context.Context, in AttemptInput) (AttemptResul
 	return res, err
 }
 
-// heartbeatReserve is the time a task keeps, out of its deadline, to hand its outcome to Temporal
-// after a write that failed.
-const heartbeatReserve = 3 * time.Second
+// heartbeatTime is what a task keeps, out of its deadline, to hand its outcome to Temporal after a
+// write that failed: the heartbeat itself, after the database's grace to acknowledge the write's
+// cancellation.
+const heartbeatTime = 3 * time.Second
 
 // writeSent records the attempt. When the row cannot be written after a POST, the outcome is kept as
 // the task's heartbeat, so the retry records it instead of sending again. Only then: a heartbeat is
@@ -81,12 +83,16 @@ func (a *Activities) writeSent(ctx context.Context, d *models.Delivery, sent boo
 	wctx := ctx
 	if deadline, ok := ctx.Deadline(); ok && sent {
 		var cancel context.CancelFunc
-		wctx, cancel = context.WithDeadline(ctx, deadline.Add(-heartbeatReserve))
+		wctx, cancel = context.WithDeadline(ctx, deadline.Add(-config.DBCancelGrace-heartbeatTime))
 		defer cancel()
 	}
 	res, err := a.write(wctx, d)
 	if err != nil && sent && activity.IsActivity(ctx) {
-		activity.RecordHeartbeat(ctx, outcomeOf(d))
+		// On a context of its own: the task's may be cancelled (the worker stopping) right after
+		// the POST, which is when the outcome matters most.
+		hctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), heartbeatTime)
+		defer cancel()
+		activity.RecordHeartbeat(hctx, outcomeOf(d))
 	}
 	return res, err
 }
