@@ -2,9 +2,12 @@ package database
 
 import (
 	"context"
+	"database/sql/driver"
 	"errors"
 	"fmt"
+	"time"
 
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/stdlib"
 	"gorm.io/gorm"
 )
@@ -19,7 +22,8 @@ type Row interface {
 // builds a driver.Value and then converts it, which was a sixth of wds serve's CPU on a Read API
 // page of 50 orders (docs/benchmarks.md). Inside a transaction, which database/sql holds, the same
 // targets are scanned through it. GORM still builds the statement and runs its row callbacks, as a
-// dry run, so whatever watches GORM's statements sees this one too.
+// dry run, so whatever watches GORM's statements sees this one too, and its logger is told how the
+// query went.
 func EachRow(ctx context.Context, db *gorm.DB, query string, args []any, each func(Row) error) error {
 	tx := db.WithContext(ctx)
 	if _, inTx := tx.Statement.ConnPool.(gorm.TxCommitter); inTx {
@@ -29,6 +33,30 @@ func EachRow(ctx context.Context, db *gorm.DB, query string, args []any, each fu
 	if _, err := dry.Rows(); err != nil && !errors.Is(err, gorm.ErrDryRunModeUnsupported) {
 		return err
 	}
+	sqlText, vars := dry.Statement.SQL.String(), dry.Statement.Vars
+	begin := time.Now()
+	var n int64
+	counted := func(r Row) error { n++; return each(r) }
+	err := eachPgxRow(ctx, db, sqlText, vars, counted)
+	if errors.Is(err, driver.ErrBadConn) && n == 0 {
+		// A pooled connection that died (PostgreSQL restarted) was dropped; database/sql would have
+		// tried another one too.
+		err = eachPgxRow(ctx, db, sqlText, vars, counted)
+	}
+	if errors.Is(err, errNotPgx) {
+		return eachSQLRow(tx, query, args, each)
+	}
+	tx.Logger.Trace(ctx, begin, func() (string, int64) { return sqlText, n }, err)
+	return err
+}
+
+// errNotPgx is a pool whose connections are not pgx's (a wrapped driver): EachRow reads through
+// database/sql instead.
+var errNotPgx = errors.New("the connection is not pgx's")
+
+// eachPgxRow runs the query on a connection of db's pool with pgx. An error that left nothing sent
+// is reported as driver.ErrBadConn, which makes database/sql drop the connection.
+func eachPgxRow(ctx context.Context, db *gorm.DB, query string, args []any, each func(Row) error) error {
 	sqlDB, err := db.DB()
 	if err != nil {
 		return fmt.Errorf("query: %w", err)
@@ -39,17 +67,19 @@ func EachRow(ctx context.Context, db *gorm.DB, query string, args []any, each fu
 	}
 	defer conn.Close()
 	return conn.Raw(func(driverConn any) error {
-		rows, err := driverConn.(*stdlib.Conn).Conn().Query(ctx, dry.Statement.SQL.String(), dry.Statement.Vars...)
-		if err != nil {
-			return err
+		c, ok := driverConn.(*stdlib.Conn)
+		if !ok {
+			return errNotPgx
 		}
-		defer rows.Close()
-		for rows.Next() {
-			if err := each(rows); err != nil {
-				return err
-			}
+		rows, err := c.Conn().Query(ctx, query, args...)
+		if err == nil {
+			defer rows.Close()
+			err = forEach(rows, each)
 		}
-		return rows.Err()
+		if err != nil && pgconn.SafeToRetry(err) {
+			return fmt.Errorf("%w: %w", driver.ErrBadConn, err)
+		}
+		return err
 	})
 }
 
@@ -59,10 +89,21 @@ func eachSQLRow(tx *gorm.DB, query string, args []any, each func(Row) error) err
 		return err
 	}
 	defer rows.Close()
-	for rows.Next() {
-		if err := each(rows); err != nil {
+	return forEach(rows, each)
+}
+
+// rowSet is pgx's rows and database/sql's alike.
+type rowSet interface {
+	Row
+	Next() bool
+	Err() error
+}
+
+func forEach(r rowSet, each func(Row) error) error {
+	for r.Next() {
+		if err := each(r); err != nil {
 			return err
 		}
 	}
-	return rows.Err()
+	return r.Err()
 }
