@@ -12,7 +12,9 @@ const gcPercent = 300
 // runs as often as it must, so the wider target cannot grow a busy process's heap without end.
 const memoryLimit = 256 << 20
 
-// tuneGC applies gcPercent and memoryLimit where the environment does not choose its own.
+// tuneGC applies gcPercent and memoryLimit where the environment does not choose its own. Only
+// `wds serve` does: its live heap is small and measured. The worker's holds Temporal's cache of
+// running workflows, which a backlog can grow toward any fixed limit.
 func tuneGC(getenv func(string) string) {
 	if getenv("GOGC") == "" {
 		debug.SetGCPercent(gcPercent)

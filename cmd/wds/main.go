@@ -86,7 +86,6 @@ func main() {
 			os.Exit(code)
 		}
 	}
-	tuneGC(os.Getenv)
 	// SIGINT and SIGTERM cancel ctx; each command drains and stops cleanly on it.
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	err := commands[name](ctx, args)

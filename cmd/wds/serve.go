@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"os"
 
 	"github.com/sirupsen/logrus"
 	"gorm.io/gorm"
@@ -19,6 +20,7 @@ func init() { commands["serve"] = serveCmd }
 
 // serveCmd runs the HTTP API until SIGTERM.
 func serveCmd(ctx context.Context, _ []string) error {
+	tuneGC(os.Getenv)
 	p, closeAll, err := startService(ctx)
 	if err != nil {
 		return err
