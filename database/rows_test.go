@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5/stdlib"
 	"gorm.io/gorm"
 
 	"wds/database"
@@ -69,5 +70,30 @@ func TestEachRowEndsWithItsContext(t *testing.T) {
 	}
 	if took := time.Since(start); took > 3*time.Second {
 		t.Fatalf("the query ran %s", took)
+	}
+}
+
+// A pooled connection whose socket died unnoticed (idle too briefly to be checked) fails before
+// anything is sent; EachRow drops it and reads through another, as database/sql would.
+func TestEachRowRetriesAConnectionThatDied(t *testing.T) {
+	db := openWith(t, pgtest.URL(t))
+	sqlDB, err := db.DB()
+	if err != nil {
+		t.Fatal(err)
+	}
+	sqlDB.SetMaxIdleConns(1)
+	conn, err := sqlDB.Conn(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = conn.Raw(func(dc any) error { return dc.(*stdlib.Conn).Conn().PgConn().Conn().Close() })
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = conn.Close() // back to the pool, its socket closed under pgx
+	var got int
+	err = database.EachRow(context.Background(), db, `SELECT 7`, nil, func(r database.Row) error { return r.Scan(&got) })
+	if err != nil || got != 7 {
+		t.Fatalf("got %d, %v: want the query answered on a fresh connection", got, err)
 	}
 }
