@@ -214,14 +214,23 @@ func (s *Service) List(ctx context.Context, orgID uuid.UUID, actorID *uuid.UUID)
 
 // Disable stops deliveries to an endpoint, including the pending chains of earlier events.
 func (s *Service) Disable(ctx context.Context, id, actorID uuid.UUID) (*models.Endpoint, error) {
-	var chains []string
-	ep, err := s.mutate(ctx, id, actorID, "webhook_endpoint.disable", func(tx *gorm.DB, ep *models.Endpoint) (map[string]any, error) {
-		if err := tx.Model(ep).Update("enabled", false).Error; err != nil {
-			return nil, fmt.Errorf("disable endpoint: %w", err)
-		}
+	return s.stop(ctx, id, actorID, "webhook_endpoint.disable", ReasonEndpointDisabled, func(ep *models.Endpoint) map[string]any {
 		ep.Enabled = false
+		return map[string]any{"enabled": false}
+	})
+}
+
+// stop turns an endpoint off with the changes turnOff makes (and returns as columns), drops its
+// pending chains in the same transaction and, once that is committed, signals their workflows.
+func (s *Service) stop(ctx context.Context, id, actorID uuid.UUID, action, reason string,
+	turnOff func(*models.Endpoint) map[string]any) (*models.Endpoint, error) {
+	var chains []string
+	ep, err := s.mutate(ctx, id, actorID, action, func(tx *gorm.DB, ep *models.Endpoint) (map[string]any, error) {
+		if err := tx.Model(ep).Updates(turnOff(ep)).Error; err != nil {
+			return nil, fmt.Errorf("%s: %w", action, err)
+		}
 		var err error
-		chains, err = DropPendingChains(ctx, tx, ep.ID, ReasonEndpointDisabled)
+		chains, err = DropPendingChains(ctx, tx, ep.ID, reason)
 		return nil, err
 	})
 	if err != nil {
@@ -257,22 +266,11 @@ func (s *Service) Enable(ctx context.Context, id, actorID uuid.UUID) (*models.En
 
 // Delete removes an endpoint (softly: its delivery log stays) and stops its pending chains.
 func (s *Service) Delete(ctx context.Context, id, actorID uuid.UUID) (*models.Endpoint, error) {
-	var chains []string
-	ep, err := s.mutate(ctx, id, actorID, "webhook_endpoint.delete", func(tx *gorm.DB, ep *models.Endpoint) (map[string]any, error) {
+	return s.stop(ctx, id, actorID, "webhook_endpoint.delete", ReasonEndpointDeleted, func(ep *models.Endpoint) map[string]any {
 		now := time.Now().UTC()
-		if err := tx.Model(ep).Updates(map[string]any{"enabled": false, "deleted_at": now}).Error; err != nil {
-			return nil, fmt.Errorf("delete endpoint: %w", err)
-		}
 		ep.Enabled, ep.DeletedAt = false, &now
-		var err error
-		chains, err = DropPendingChains(ctx, tx, ep.ID, ReasonEndpointDeleted)
-		return nil, err
+		return map[string]any{"enabled": false, "deleted_at": now}
 	})
-	if err != nil {
-		return nil, err
-	}
-	s.stopChains(ctx, ep.ID, chains)
-	return ep, nil
 }
 
 // Rotated is an endpoint's new secret, shown only here.
