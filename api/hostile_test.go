@@ -27,6 +27,7 @@ import (
 	"wds/console"
 	"wds/delivery"
 	"wds/models"
+	"wds/openapi/openapitest"
 	"wds/pgtest"
 	"wds/secrets"
 	"wds/workspace"
@@ -176,7 +177,7 @@ func (e *hostileEnv) call(method, path, auth, contentType string, body []byte, h
 	if contentType != "" {
 		req.Header.Set("Content-Type", contentType)
 	}
-	c := http.DefaultClient
+	c := openapitest.Client(e.t, nil)
 	if strings.HasPrefix(path, "/console") {
 		c = e.browser
 	}

@@ -18,6 +18,7 @@ import (
 	"wds/api"
 	"wds/metrics"
 	"wds/models"
+	"wds/openapi/openapitest"
 	"wds/pgtest"
 )
 
@@ -84,7 +85,7 @@ func call(t *testing.T, srv *httptest.Server, path, key, requestID string) (*htt
 	}
 	defer res.Body.Close()
 	body, _ := io.ReadAll(res.Body)
-	(&readEnv{t: t, docRout: readDocRouter(t)}).validate(req, res, body)
+	openapitest.Check(t, req, res.StatusCode, res.Header, body)
 	return res, body
 }
 

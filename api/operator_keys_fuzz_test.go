@@ -12,6 +12,7 @@ import (
 
 	"wds/api"
 	"wds/models"
+	"wds/openapi/openapitest"
 	"wds/pgtest"
 	"wds/secrets"
 	"wds/workspace"
@@ -56,8 +57,7 @@ func FuzzOperatorInputs(f *testing.F) {
 			withQuery(base + "/audit-log"),
 		} {
 			req.Header.Set("Authorization", "Bearer "+token)
-			rec := httptest.NewRecorder()
-			r.ServeHTTP(rec, req)
+			rec := openapitest.Serve(t, r, req)
 			if rec.Code >= 500 {
 				t.Fatalf("%s %s with %q: %d %s", req.Method, req.URL.Path, input, rec.Code, rec.Body)
 			}

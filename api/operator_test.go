@@ -22,6 +22,7 @@ import (
 	"wds/delivery/deliverytest"
 	"wds/events"
 	"wds/models"
+	"wds/openapi/openapitest"
 	"wds/pgtest"
 	"wds/secrets"
 	"wds/workspace"
@@ -108,7 +109,7 @@ func (e *opEnv) post(token, path string, body any) (int, map[string]any) {
 	if token != "" {
 		req.Header.Set("Authorization", "Bearer "+token)
 	}
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := openapitest.Client(e.t, nil).Do(req)
 	if err != nil {
 		e.t.Fatal(err)
 	}

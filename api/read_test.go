@@ -19,6 +19,7 @@ import (
 	"wds/catalog"
 	"wds/models"
 	"wds/openapi"
+	"wds/openapi/openapitest"
 )
 
 func TestHealthNeedsNoKey(t *testing.T) {
@@ -137,7 +138,7 @@ func TestRateLimit600PerMinute(t *testing.T) {
 	}
 	req, _ := http.NewRequest(http.MethodGet, e.srv.URL+"/v1/vendors", nil)
 	req.Header.Set("Authorization", "Bearer "+e.key)
-	res, err := http.DefaultClient.Do(req)
+	res, err := openapitest.Client(t, nil).Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}

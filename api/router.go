@@ -85,6 +85,9 @@ func NewRouter(d Deps) (*gin.Engine, error) {
 	r.NoRoute(func(c *gin.Context) { fail(c, problem.Fail(problem.NotFound, "no such path")) })
 	r.NoMethod(func(c *gin.Context) { fail(c, problem.Fail(problem.NotFound, "no such path")) })
 	r.HandleMethodNotAllowed = false
+	// A path with a stray trailing slash is no path of the APIs: 404 in the error shape, not an
+	// HTML redirect that no document describes.
+	r.RedirectTrailingSlash = false
 	s.registerRead(r)
 	r.GET("/v1/ready", s.ready)
 	if d.Webhooks != nil {

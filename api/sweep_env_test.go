@@ -23,6 +23,7 @@ import (
 	"wds/console"
 	"wds/delivery"
 	"wds/models"
+	"wds/openapi/openapitest"
 	"wds/secrets"
 	"wds/workspace"
 )
@@ -127,7 +128,7 @@ func (e *sweepEnv) send(c *http.Client, method, path, bearer string, body any, h
 		req.Header.Set(k, v)
 	}
 	if c == nil {
-		c = http.DefaultClient
+		c = openapitest.Client(e.t, nil)
 	}
 	res, err := c.Do(req)
 	if err != nil {

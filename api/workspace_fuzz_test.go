@@ -14,6 +14,7 @@ import (
 	"wds/fulfillment"
 	"wds/ingest"
 	"wds/models"
+	"wds/openapi/openapitest"
 	"wds/pgtest"
 	"wds/secrets"
 	"wds/workspace"
@@ -79,8 +80,7 @@ func FuzzWorkspaceOperations(f *testing.F) {
 		for _, rt := range routes {
 			req := httptest.NewRequest(rt.method, rt.path, strings.NewReader(body))
 			req.Header.Set("Authorization", "Bearer "+token)
-			rec := httptest.NewRecorder()
-			r.ServeHTTP(rec, req)
+			rec := openapitest.Serve(t, r, req)
 			if rec.Code >= 500 {
 				t.Fatalf("%s %s with %q: %d %s", rt.method, rt.path, input, rec.Code, rec.Body)
 			}
