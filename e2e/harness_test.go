@@ -5,17 +5,21 @@ package e2e
 import (
 	"context"
 	"encoding/pem"
+	"errors"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/google/uuid"
 	"github.com/sirupsen/logrus"
+	"go.temporal.io/api/enums/v1"
+	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/sdk/client"
 	"gorm.io/gorm"
 
@@ -188,4 +192,56 @@ func (h *harness) deliveries(endpointID uuid.UUID) []models.Delivery {
 		h.t.Fatal(err)
 	}
 	return rows
+}
+
+// settled waits until every workflow started for the org's events and queued starts has closed.
+// After it no delivery can still arrive, so a count taken then is final: no quiet window is guessed.
+func (h *harness) settled() {
+	h.t.Helper()
+	waitFor(h.t, 60*time.Second, "every delivery workflow of the org to close", func() bool {
+		var pending int64
+		h.db.Raw(`SELECT (SELECT count(*) FROM events WHERE org_id = ? AND dispatched_at IS NULL) +
+			(SELECT count(*) FROM webhook_dispatches WHERE org_id = ? AND dispatched_at IS NULL)`, h.org, h.org).Scan(&pending)
+		if pending > 0 {
+			return false
+		}
+		var events []uuid.UUID
+		var ids []string
+		h.db.Raw("SELECT id FROM events WHERE org_id = ?", h.org).Scan(&events)
+		h.db.Raw("SELECT workflow_id FROM webhook_dispatches WHERE org_id = ?", h.org).Scan(&ids)
+		for _, id := range events {
+			ids = append(ids, delivery.EventWorkflowID(id))
+		}
+		return !slices.ContainsFunc(ids, h.running)
+	})
+}
+
+// running tells whether the workflow is open. An event that targeted no endpoint has none.
+func (h *harness) running(workflowID string) bool {
+	h.t.Helper()
+	d, err := h.temporal.DescribeWorkflowExecution(h.ctx, workflowID, "")
+	var notFound *serviceerror.NotFound
+	if errors.As(err, &notFound) {
+		return false
+	}
+	if err != nil {
+		h.t.Fatalf("describe %s: %v", workflowID, err)
+	}
+	return d.GetWorkflowExecutionInfo().GetStatus() == enums.WORKFLOW_EXECUTION_STATUS_RUNNING
+}
+
+// timerFired tells whether a durable timer of the workflow has fired: a ladder step has fallen due.
+func (h *harness) timerFired(workflowID string) bool {
+	h.t.Helper()
+	it := h.temporal.GetWorkflowHistory(h.ctx, workflowID, "", false, enums.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
+	for it.HasNext() {
+		ev, err := it.Next()
+		if err != nil {
+			h.t.Fatalf("history of %s: %v", workflowID, err)
+		}
+		if ev.GetEventType() == enums.EVENT_TYPE_TIMER_FIRED {
+			return true
+		}
+	}
+	return false
 }
