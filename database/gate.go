@@ -12,6 +12,8 @@ import (
 
 	"golang.org/x/sync/semaphore"
 	"gorm.io/gorm"
+
+	"wds/metrics"
 )
 
 // defaultConcurrency is how many turns at the database a process grants at once when
@@ -51,18 +53,23 @@ func newGatedPool(db *sql.DB, concurrency int, maxWait time.Duration) *gatedPool
 // for is taken without arming a timer.
 func (p *gatedPool) acquire(ctx context.Context) error {
 	if p.turns.TryAcquire(1) { // fails whenever someone queues, so arrival order is kept
+		metrics.GateWait(0, false)
 		return nil
 	}
 	wctx, cancel := context.WithTimeout(ctx, p.maxWait)
 	defer cancel()
 	p.waiting.Add(1) // right before queueing, so Waiting counts those in the queue
 	defer p.waiting.Add(-1)
+	start := time.Now()
 	if err := p.turns.Acquire(wctx, 1); err != nil {
-		if ctx.Err() == nil { // the bound ran out, not the caller's own deadline
+		busy := ctx.Err() == nil // the bound ran out, not the caller's own deadline
+		metrics.GateWait(time.Since(start), busy)
+		if busy {
 			err = fmt.Errorf("%w (waited %s)", ErrBusy, p.maxWait)
 		}
 		return fmt.Errorf("wait for a turn at the database: %w", err)
 	}
+	metrics.GateWait(time.Since(start), false)
 	return nil
 }
 

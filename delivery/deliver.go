@@ -64,7 +64,7 @@ func (a *Activities) Deliver(ctx context.Context, in AttemptInput) (AttemptResul
 	if err == nil {
 		// Counted once the row is recorded: a task that is retried after this point returns early
 		// above and is not counted twice.
-		metrics.DeliveryAttempt(d.Status, d.Attempt, time.Duration(d.DurationMS)*time.Millisecond)
+		metrics.DeliveryAttempt(d.EndpointID.String(), d.Status, d.Attempt, time.Duration(d.DurationMS)*time.Millisecond)
 	}
 	return res, err
 }
