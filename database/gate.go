@@ -10,6 +10,10 @@ import (
 	"sync/atomic"
 	"time"
 
+	"go.opentelemetry.io/otel"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/trace"
 	"golang.org/x/sync/semaphore"
 	"gorm.io/gorm"
 
@@ -76,16 +80,31 @@ func (p *gatedPool) acquire(ctx context.Context) error {
 func (p *gatedPool) release() { p.turns.Release(1) }
 
 // BeginTx takes a turn, then begins. The turn is held until the transaction commits or rolls back.
+// The transaction is a span of the caller's trace, its wait for a turn included.
 func (p *gatedPool) BeginTx(ctx context.Context, opts *sql.TxOptions) (gorm.ConnPool, error) {
+	// Looked up per transaction, not once, so it is the provider installed now (the tracing package);
+	// without an exporter that is OpenTelemetry's no-op, and the span costs next to nothing.
+	ctx, span := otel.Tracer("wds/database").Start(ctx, "db.transaction", trace.WithSpanKind(trace.SpanKindClient),
+		trace.WithAttributes(attribute.String("db.system.name", "postgresql")))
 	if err := p.acquire(ctx); err != nil {
+		endSpan(span, err)
 		return nil, err
 	}
 	tx, err := p.DB.BeginTx(ctx, opts)
 	if err != nil {
 		p.release()
+		endSpan(span, err)
 		return nil, err
 	}
-	return &gatedTx{Tx: tx, db: p.DB, ctx: ctx, release: sync.OnceFunc(p.release)}, nil
+	return &gatedTx{Tx: tx, db: p.DB, ctx: ctx, span: span, release: sync.OnceFunc(p.release)}, nil
+}
+
+// endSpan ends a transaction's span, marking it failed when err is set.
+func endSpan(span trace.Span, err error) {
+	if err != nil {
+		span.SetStatus(codes.Error, err.Error())
+	}
+	span.End()
 }
 
 // Admit takes a turn for work on db that is not a transaction but is worth queueing like one (a
@@ -116,17 +135,25 @@ type gatedTx struct {
 	db *sql.DB
 	// ctx is the context the transaction began with, kept only to explain ErrTxDone.
 	ctx     context.Context
+	span    trace.Span
 	release func()
 }
 
 func (t *gatedTx) Commit() error {
 	defer t.release()
-	return t.explain(t.Tx.Commit())
+	err := t.explain(t.Tx.Commit())
+	endSpan(t.span, err)
+	return err
 }
 
+// Rollback ends the span with an error only when the rollback itself fails: a rollback after a
+// failed commit (GORM does that) finds the span ended already, which OpenTelemetry ignores.
 func (t *gatedTx) Rollback() error {
 	defer t.release()
-	return t.explain(t.Tx.Rollback())
+	err := t.explain(t.Tx.Rollback())
+	t.span.SetAttributes(attribute.Bool("db.rolled_back", true))
+	endSpan(t.span, err)
+	return err
 }
 
 // explain adds why a transaction was already done: when its context ends (a request's deadline

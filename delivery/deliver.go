@@ -108,7 +108,7 @@ func (a *Activities) send(ctx context.Context, d *models.Delivery, at *attemptSt
 	if err != nil {
 		return err
 	}
-	a.post(ctx, d, at.URL, in, keys, body)
+	tracePost(ctx, d, in, func(ctx context.Context) { a.post(ctx, d, at.URL, in, keys, body) })
 	return nil
 }
 
