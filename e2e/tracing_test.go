@@ -15,6 +15,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 	"go.temporal.io/sdk/client"
 
+	"wds/delivery"
 	"wds/temporaldev"
 	"wds/tracing"
 )
@@ -56,7 +57,12 @@ func TestOneTraceFollowsAnOrderToTheReceiver(t *testing.T) {
 	}
 	eventID := created[0].ID.String()
 	posts := func() []sdktrace.ReadOnlySpan { return named(rec.Ended(), "webhook POST") }
-	waitFor(t, 20*time.Second, "both attempts' POST spans", func() bool { return len(posts()) == 2 })
+	// A span is recorded when it ends: the workflow's when the chain completes, after the last POST.
+	waitFor(t, 20*time.Second, "both attempts and the workflow to end", func() bool {
+		ended := rec.Ended()
+		return len(posts()) == 2 && len(named(ended, "RunActivity:"+delivery.ActivityDeliver)) == 2 &&
+			len(named(ended, "RunWorkflow:"+delivery.PlannedEventWorkflowName)) == 1
+	})
 
 	request := named(rec.Ended(), "POST /integrations/v1/orders")
 	if len(request) != 1 || request[0].SpanKind() != trace.SpanKindServer {
