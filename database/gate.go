@@ -14,6 +14,7 @@ import (
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/trace"
+	"go.opentelemetry.io/otel/trace/noop"
 	"golang.org/x/sync/semaphore"
 	"gorm.io/gorm"
 
@@ -82,10 +83,7 @@ func (p *gatedPool) release() { p.turns.Release(1) }
 // BeginTx takes a turn, then begins. The turn is held until the transaction commits or rolls back.
 // The transaction is a span of the caller's trace, its wait for a turn included.
 func (p *gatedPool) BeginTx(ctx context.Context, opts *sql.TxOptions) (gorm.ConnPool, error) {
-	// Looked up per transaction, not once, so it is the provider installed now (the tracing package);
-	// without an exporter that is OpenTelemetry's no-op, and the span costs next to nothing.
-	ctx, span := otel.Tracer("wds/database").Start(ctx, "db.transaction", trace.WithSpanKind(trace.SpanKindClient),
-		trace.WithAttributes(attribute.String("db.system.name", "postgresql")))
+	ctx, span := txSpan(ctx)
 	if err := p.acquire(ctx); err != nil {
 		endSpan(span, err)
 		return nil, err
@@ -97,6 +95,18 @@ func (p *gatedPool) BeginTx(ctx context.Context, opts *sql.TxOptions) (gorm.Conn
 		return nil, err
 	}
 	return &gatedTx{Tx: tx, db: p.DB, ctx: ctx, span: span, release: sync.OnceFunc(p.release)}, nil
+}
+
+// txSpan starts the span of a transaction inside a traced request or activity. Work outside any
+// trace (the relay's passes, twice a second per worker, the retention sweep) gets none: each would
+// otherwise be a trace of one span. The tracer is looked up each time, not once, so it is the
+// provider installed now (the tracing package).
+func txSpan(ctx context.Context) (context.Context, trace.Span) {
+	if !trace.SpanContextFromContext(ctx).IsValid() {
+		return ctx, noop.Span{}
+	}
+	return otel.Tracer("wds/database").Start(ctx, "db.transaction", trace.WithSpanKind(trace.SpanKindClient),
+		trace.WithAttributes(attribute.String("db.system.name", "postgresql")))
 }
 
 // endSpan ends a transaction's span, marking it failed when err is set.
