@@ -18,7 +18,7 @@ import (
 	"github.com/sirupsen/logrus"
 	"gorm.io/gorm"
 
-	"wds/api"
+	"wds/answer"
 	"wds/delivery"
 	"wds/models"
 )
@@ -150,7 +150,7 @@ type pageError struct{ Code, Detail string }
 
 // problem is err as the page shows it; a defect's detail goes to the log, not the page.
 func (c *Console) problem(err error) *pageError {
-	status, code, detail := api.Answer(err)
+	status, code, detail := answer.Of(err)
 	if status >= http.StatusInternalServerError {
 		c.Log.WithError(err).Error("console")
 	}
@@ -158,7 +158,7 @@ func (c *Console) problem(err error) *pageError {
 }
 
 // status is the HTTP status a failed form comes back with.
-func status(err error) int { s, _, _ := api.Answer(err); return s }
+func status(err error) int { s, _, _ := answer.Of(err); return s }
 
 var funcs = template.FuncMap{
 	"statuses": func() []string {

@@ -20,7 +20,7 @@ import (
 	"github.com/sirupsen/logrus"
 	"gorm.io/gorm"
 
-	"wds/api"
+	"wds/answer"
 	"wds/config"
 	"wds/database"
 	"wds/models"
@@ -92,7 +92,7 @@ func adminCmd(ctx context.Context, args []string) error {
 		return nil
 	}
 	if err != nil {
-		code, detail := api.ErrorCode(err)
+		code, detail := answer.Code(err)
 		_ = jsonEncoder(os.Stderr).Encode(map[string]string{"error": code, "detail": detail})
 		return err
 	}
