@@ -1,6 +1,7 @@
 // Package api is the HTTP surface: Gin handlers and middleware for the Read, Integration and
-// Operator APIs. Handlers parse, authenticate and render; the rules live in the operations packages,
-// which handlers reach through the small interfaces of Stores, never through the database.
+// Operator APIs. Handlers parse, authenticate and render; the rules live in the domain services,
+// which handlers reach through the small interfaces of Stores, never through the database. The
+// services start the webhook events they commit, so no handler does.
 package api
 
 import (
@@ -9,7 +10,6 @@ import (
 	"time"
 
 	"github.com/gin-gonic/gin"
-	"github.com/google/uuid"
 	"github.com/sirupsen/logrus"
 
 	"wds/apikeys"
@@ -30,9 +30,6 @@ type Deps struct {
 	LastUsed *apikeys.LastUsed
 	// Now is the clock; nil is time.Now.
 	Now func() time.Time
-	// Events starts delivery of committed events at once (low latency); nil leaves them to the
-	// worker's outbox relay, which starts whatever is still undispatched.
-	Events EventStarter
 	// Webhooks runs the endpoint and delivery operations; nil leaves the Operator API and the test
 	// event unmounted (tests of the Read API alone).
 	Webhooks WebhookService
@@ -40,19 +37,6 @@ type Deps struct {
 	Dispatches DispatchStarter
 	// RequestTimeout is the deadline on each request's context; 0 is config.RequestTimeout.
 	RequestTimeout time.Duration
-}
-
-// EventStarter starts webhook delivery for events already committed to the outbox. It must not fail
-// the request: an event it cannot start now is picked up by the relay once its grace has passed.
-type EventStarter interface {
-	StartEvents(ctx context.Context, eventIDs []uuid.UUID)
-}
-
-// startEvents hands committed events to the starter, if any.
-func (s *server) startEvents(c *gin.Context, ids []uuid.UUID) {
-	if s.Events != nil && len(ids) > 0 {
-		s.Events.StartEvents(c.Request.Context(), ids)
-	}
 }
 
 // server carries the dependencies and per-instance state of one router.

@@ -71,7 +71,7 @@ func TestEveryEventTypeFiresAndMatchesItsServedSchema(t *testing.T) {
 	schemas := h.servedSchemas()
 	rc := newReceiver(t, ok)
 	ep := h.endpoint(rc, 5, events.Types()...)
-	ik, err := apikeys.CreateIntegrationKey(h.ctx, h.db, h.box, apikeys.NewIntegrationKey{OrgID: h.org, StoreID: h.store,
+	ik, err := apikeys.NewService(h.db, h.box).CreateIntegrationKey(h.ctx, apikeys.NewIntegrationKey{OrgID: h.org, StoreID: h.store,
 		ActorID: h.owner, Scopes: []string{"orders:write", "orders:cancel", "payments:write", "payments:refund", "clients:write"}})
 	if err != nil {
 		t.Fatal(err)

@@ -25,10 +25,14 @@ import (
 
 	"wds/api"
 	"wds/apikeys"
+	"wds/catalog"
 	"wds/console"
 	"wds/delivery"
 	"wds/egress"
+	"wds/fulfillment"
+	"wds/ingest"
 	"wds/models"
+	"wds/operator"
 	"wds/pgtest"
 	"wds/secrets"
 	"wds/temporaldev"
@@ -73,11 +77,13 @@ func newHarness(t *testing.T, tc client.Client) *harness {
 	h.box, _ = secrets.NewBox(secrets.GenerateKey())
 	h.starter = &delivery.Starter{DB: h.db, Temporal: tc, Schedule: schedule, Log: log}
 	hooks := &delivery.Service{DB: h.db, Box: h.box, AllowPrivate: true, Stopper: h.starter}
-	router, err := api.NewRouter(api.Deps{Stores: api.DBStores(h.db, h.box), Log: log, Events: h.starter, Dispatches: h.starter, Webhooks: hooks})
+	router, err := api.NewRouter(api.Deps{Stores: api.DBStores(h.db, h.box, h.starter), Log: log, Dispatches: h.starter, Webhooks: hooks})
 	if err != nil {
 		t.Fatal(err)
 	}
-	(&console.Console{DB: h.db, Log: log, Box: h.box, Webhooks: hooks, Dispatches: h.starter,
+	(&console.Console{DB: h.db, Log: log, Members: workspace.NewService(h.db), Keys: apikeys.NewService(h.db, h.box), Lists: operator.NewService(h.db),
+		Shipping: fulfillment.NewService(h.db, h.starter), Vendors: catalog.NewService(h.db, h.starter), Clients: ingest.NewService(h.db, h.starter),
+		Webhooks: hooks, Dispatches: h.starter,
 		TemporalUI: "http://localhost:8233", Namespace: "default", InsecureCookie: true}).Register(router)
 	h.api = httptest.NewServer(router)
 	t.Cleanup(h.api.Close)
@@ -88,23 +94,23 @@ func newHarness(t *testing.T, tc client.Client) *harness {
 // workspace makes an org with a store, an owner with an operator token, and keys.
 func (h *harness) workspace() {
 	t := h.t
-	org, err := workspace.CreateOrg(h.ctx, h.db, "Acme")
+	org, err := workspace.NewService(h.db).CreateOrg(h.ctx, "Acme")
 	if err != nil {
 		t.Fatal(err)
 	}
-	store, err := workspace.CreateStore(h.ctx, h.db, org.ID, "Main", "USD")
+	store, err := workspace.NewService(h.db).CreateStore(h.ctx, org.ID, "Main", "USD")
 	if err != nil {
 		t.Fatal(err)
 	}
-	owner, token, err := workspace.CreateUser(h.ctx, h.db, org.ID, "owner@acme.test", models.RoleOwner)
+	owner, token, err := workspace.NewService(h.db).CreateUser(h.ctx, org.ID, "owner@acme.test", models.RoleOwner)
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, rw, err := apikeys.CreateReadKey(h.ctx, h.db, apikeys.NewReadKey{OrgID: org.ID, ActorID: owner.ID, Scope: models.ScopeReadWrite})
+	_, rw, err := apikeys.NewService(h.db, nil).CreateReadKey(h.ctx, apikeys.NewReadKey{OrgID: org.ID, ActorID: owner.ID, Scope: models.ScopeReadWrite})
 	if err != nil {
 		t.Fatal(err)
 	}
-	ik, err := apikeys.CreateIntegrationKey(h.ctx, h.db, h.box, apikeys.NewIntegrationKey{OrgID: org.ID, StoreID: store.ID, ActorID: owner.ID,
+	ik, err := apikeys.NewService(h.db, h.box).CreateIntegrationKey(h.ctx, apikeys.NewIntegrationKey{OrgID: org.ID, StoreID: store.ID, ActorID: owner.ID,
 		Scopes: []string{"orders:write", "payments:write"}})
 	if err != nil {
 		t.Fatal(err)
