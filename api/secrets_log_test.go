@@ -247,8 +247,9 @@ func TestSecretsSweep(t *testing.T) {
 	want(e.send(fresh, "POST", "/console/login", "", url.Values{"token": {made("wds_op_")}}, nil), 401, "console sign-in with a made-up token")
 	want(e.send(fresh, "POST", "/console/login", "", url.Values{"token": {x.readKey}}, nil), 401, "console sign-in with a read key")
 
-	// Operator tokens: rotated by an owner, by their holder, revoked; old ones refused, everywhere.
-	member := want(e.send(nil, "POST", "/admin/v1/users/"+x.memberID.String()+"/rotate-token", x.owner, nil, nil), 200, "rotate member").str(t, "token")
+	// Operator tokens: rotated by their holder (an owner may not), revoked; old ones refused, everywhere.
+	want(e.send(nil, "POST", "/admin/v1/users/"+x.memberID.String()+"/rotate-token", x.owner, nil, nil), 403, "an owner rotating a member's token")
+	member := want(e.send(nil, "POST", "/admin/v1/users/"+x.memberID.String()+"/rotate-token", x.member, nil, nil), 200, "rotate member").str(t, "token")
 	want(e.send(nil, "GET", orgPath+"/read-keys", x.member, nil, nil), 401, "replaced member token")
 	want(e.send(nil, "GET", orgPath+"/read-keys", member, nil, nil), 200, "rotated member token")
 	member2 := want(e.send(nil, "POST", "/admin/v1/users/"+x.memberID.String()+"/rotate-token", member, nil, nil), 200, "member rotates own").str(t, "token")

@@ -48,7 +48,7 @@ func TestRotatingOrRevokingATokenEndsItsConsoleSessions(t *testing.T) {
 	second, _ := e.signIn(e.memberToken)
 	owners, _ := e.signIn(e.ownerToken)
 
-	rotated, err := workspace.RotateToken(ctx, e.db, member, owner)
+	rotated, err := workspace.ReissueToken(ctx, e.db, member, owner)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -83,7 +83,7 @@ func TestSignInsRacingARevocationLeaveNoSession(t *testing.T) {
 	ctx := context.Background()
 	member, owner := e.userOf(e.memberToken), e.userOf(e.ownerToken)
 	for round := range 5 {
-		rotated, err := workspace.RotateToken(ctx, e.db, member, owner)
+		rotated, err := workspace.ReissueToken(ctx, e.db, member, owner)
 		if err != nil {
 			t.Fatal(err)
 		}

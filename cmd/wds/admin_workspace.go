@@ -80,7 +80,7 @@ func userList(fs *flag.FlagSet) runFunc {
 func userRotateToken(fs *flag.FlagSet) runFunc {
 	id, actor := uuidFlag(fs, "id", "user whose token to replace"), uuidFlag(fs, "actor", "acting user id (the user themselves, or an owner or admin of their org)")
 	return func(ctx context.Context, env *adminEnv) (any, error) {
-		out, err := workspace.RotateToken(ctx, env.db, *id, *actor)
+		out, err := workspace.ReissueToken(ctx, env.db, *id, *actor)
 		if err != nil {
 			return nil, err
 		}
