@@ -50,14 +50,15 @@ type Console struct {
 
 // Register mounts the console on r.
 func (c *Console) Register(r *gin.Engine) {
-	r.GET("/console", func(g *gin.Context) { g.Redirect(http.StatusMovedPermanently, "/console/") })
-	r.GET("/console/console.css", func(g *gin.Context) {
+	r.GET("/console", c.guard, func(g *gin.Context) { g.Redirect(http.StatusMovedPermanently, "/console/") })
+	open := r.Group("/console", c.guard)
+	open.GET("/console.css", func(g *gin.Context) {
 		b, _ := files.ReadFile("templates/console.css")
 		g.Data(http.StatusOK, "text/css; charset=utf-8", b)
 	})
-	r.GET("/console/login", c.loginForm)
-	r.POST("/console/login", c.login)
-	p := r.Group("/console", c.signedIn)
+	open.GET("/login", c.loginForm)
+	open.POST("/login", c.login)
+	p := open.Group("", c.signedIn)
 	p.POST("/logout", c.logout)
 	p.POST("/org", c.chooseOrg)
 	c.registerPages(p)
@@ -186,7 +187,6 @@ func (c *Console) render(g *gin.Context, code int, page string, s *session, v vi
 	v.S = s
 	g.Header("Content-Type", "text/html; charset=utf-8")
 	g.Header("Cache-Control", "no-store") // pages may show a secret once
-	g.Header("X-Frame-Options", "DENY")
 	g.Status(code)
 	if err := pages[page].Execute(g.Writer, v); err != nil {
 		c.Log.WithError(err).WithField("page", page).Error("console page")
