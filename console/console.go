@@ -3,7 +3,8 @@
 // test, read the delivery log and re-fire dropped deliveries. Every page calls the same operations
 // as the Operator API and `wds admin` (apikeys, webhooks, operator, workspace); roles are the
 // operations' own. Sign-in takes an operator token and keeps a session (a random id in an HttpOnly,
-// SameSite=Strict cookie, stored hashed for 12 h); every form carries a CSRF token bound to it.
+// SameSite=Strict cookie, stored hashed, 2 h idle and 12 h at most); every form, the sign-in form
+// included, carries a CSRF token bound to its cookie (guard.go and login.go hold the request rules).
 package console
 
 import (
@@ -21,6 +22,8 @@ import (
 	"wds/api"
 	"wds/delivery"
 	"wds/models"
+	"wds/problem"
+	"wds/ratelimit"
 	"wds/secrets"
 )
 
@@ -46,10 +49,19 @@ type Console struct {
 	Namespace string
 	// InsecureCookie drops Secure from the cookie (plain-HTTP `wds dev` only).
 	InsecureCookie bool
+	// SignInLimit is how many failed sign-ins one client address may make a minute; 0 is
+	// DefaultSignInLimit.
+	SignInLimit int
+
+	signIns *ratelimit.Limiter
 }
 
 // Register mounts the console on r.
 func (c *Console) Register(r *gin.Engine) {
+	c.signIns = ratelimit.New(nil)
+	if c.SignInLimit <= 0 {
+		c.SignInLimit = DefaultSignInLimit
+	}
 	r.GET("/console", c.guard, func(g *gin.Context) { g.Redirect(http.StatusMovedPermanently, "/console/") })
 	open := r.Group("/console", c.guard)
 	open.GET("/console.css", func(g *gin.Context) {
@@ -69,7 +81,7 @@ const ctxSession = "wds.console.session"
 // signedIn loads the session or sends the browser to sign in; a POST must carry the session's CSRF
 // token, or it is refused with 403 before anything happens.
 func (c *Console) signedIn(g *gin.Context) {
-	id, err := g.Cookie(cookieName)
+	id, err := g.Cookie(c.cookieName())
 	var s *session
 	if err == nil {
 		s, err = loadSession(g.Request.Context(), c.DB, id)
@@ -93,20 +105,36 @@ func (c *Console) signedIn(g *gin.Context) {
 
 func sessionOf(g *gin.Context) *session { return g.MustGet(ctxSession).(*session) }
 
-func (c *Console) setCookie(g *gin.Context, value string, maxAge int) {
-	http.SetCookie(g.Writer, &http.Cookie{Name: cookieName, Value: value, Path: "/console/", MaxAge: maxAge,
-		HttpOnly: true, Secure: !c.InsecureCookie, SameSite: http.SameSiteStrictMode})
-}
-
-func (c *Console) loginForm(g *gin.Context) { c.render(g, http.StatusOK, "login", nil, view{}) }
+func (c *Console) loginForm(g *gin.Context) { c.renderLogin(g, http.StatusOK, nil) }
 
 func (c *Console) login(g *gin.Context) {
-	id, err := signIn(g.Request.Context(), c.DB, g.PostForm("token"))
-	if err != nil {
-		c.render(g, http.StatusUnauthorized, "login", nil, view{Error: c.problem(err)})
+	if !c.validLoginToken(g) {
+		c.refuse(g, errStaleLoginForm)
 		return
 	}
-	c.setCookie(g, id, int(sessionTTL.Seconds()))
+	// Failed sign-ins are counted per client address (X-Forwarded-For only from trusted proxies), so
+	// guessing tokens is slow while an operator who signs in often is never held back.
+	client := "signin:" + g.ClientIP()
+	if c.signIns.Exhausted(client, c.SignInLimit) {
+		g.Header("Retry-After", "60")
+		c.renderLogin(g, http.StatusTooManyRequests, c.problem(problem.Fail(ratelimit.ErrExceeded,
+			"at most %d failed sign-ins a minute from one address; retry after 60 seconds", c.SignInLimit)))
+		return
+	}
+	id, err := signIn(g.Request.Context(), c.DB, g.PostForm("token"))
+	if err != nil {
+		c.signIns.Allow(client, c.SignInLimit)
+		c.renderLogin(g, http.StatusUnauthorized, c.problem(err))
+		return
+	}
+	// Signing in again replaces the browser's previous session rather than leaving it open.
+	if old, err := g.Cookie(c.cookieName()); err == nil {
+		if err := signOut(g.Request.Context(), c.DB, old); err != nil {
+			c.Log.WithError(err).Error("console: end the replaced session")
+		}
+	}
+	c.setCookie(g, c.preSessionCookie(), "", -1)
+	c.setCookie(g, c.cookieName(), id, int(sessionTTL.Seconds()))
 	g.Redirect(http.StatusSeeOther, "/console/")
 }
 
@@ -114,7 +142,7 @@ func (c *Console) logout(g *gin.Context) {
 	if err := signOut(g.Request.Context(), c.DB, sessionOf(g).id); err != nil {
 		c.Log.WithError(err).Error("console sign-out")
 	}
-	c.setCookie(g, "", -1)
+	c.setCookie(g, c.cookieName(), "", -1)
 	g.Redirect(http.StatusSeeOther, "/console/login")
 }
 

@@ -92,6 +92,9 @@ func readForm(w http.ResponseWriter, r *http.Request) error {
 // refuse answers a request the console will not serve with the APIs' code and detail, as text.
 func (c *Console) refuse(g *gin.Context, err error) {
 	status, code, detail := api.Answer(err)
+	if status >= http.StatusInternalServerError {
+		c.Log.WithError(err).Error("console")
+	}
 	g.Data(status, "text/plain; charset=utf-8", []byte(http.StatusText(status)+": "+code+": "+detail+"\n"))
 	g.Abort()
 }

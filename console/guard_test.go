@@ -180,3 +180,44 @@ func TestACrossSitePostIsRefused(t *testing.T) {
 		t.Fatalf("a same-origin POST: %d", res.StatusCode)
 	}
 }
+
+// The sign-in form is protected against login CSRF like every other form: a sign-in without the
+// form's token, with a token of another browser's form, or without the pre-session cookie the token
+// is bound to, is 403 and opens no session, even with a valid operator token.
+func TestASignInNeedsItsFormsToken(t *testing.T) {
+	e := newEnv(t)
+	owner := e.userOf(e.ownerToken)
+	_, theirs := e.loginForm()
+	mine, form := e.loginForm()
+	for _, c := range []struct {
+		name   string
+		client *http.Client
+		csrf   string
+	}{
+		{"no token", mine, ""},
+		{"a made-up token", mine, strings.Repeat("0", 64)},
+		{"another browser's form", mine, theirs.Get("csrf")},
+		{"no pre-session cookie", e.browser(), form.Get("csrf")},
+	} {
+		res, page := e.do(c.client, "POST", "/console/login", url.Values{"token": {e.ownerToken}, "csrf": {c.csrf}})
+		if res.StatusCode != http.StatusForbidden || !strings.Contains(page, "forbidden") {
+			t.Errorf("%s: %d %.200s", c.name, res.StatusCode, page)
+		}
+	}
+	if n := e.sessionsOf(owner); n != 0 {
+		t.Fatalf("refused sign-ins opened %d sessions", n)
+	}
+	// The form's own token signs in; the pre-session cookie is Secure, so __Host- named, and ends.
+	form.Set("token", e.ownerToken)
+	res, _ := e.do(mine, "POST", "/console/login", form)
+	if res.StatusCode != http.StatusSeeOther || e.sessionsOf(owner) != 1 {
+		t.Fatalf("the form's own token: %d", res.StatusCode)
+	}
+	ended := false
+	for _, ck := range res.Cookies() {
+		ended = ended || ck.Name == "__Host-wds_console_login" && ck.MaxAge < 0 && ck.Secure && ck.Path == "/"
+	}
+	if !ended {
+		t.Fatalf("the pre-session cookie did not end: %v", res.Cookies())
+	}
+}
