@@ -54,11 +54,12 @@ type Console struct {
 	SignInLimit int
 
 	signIns *ratelimit.Limiter
+	tests   *ratelimit.Limiter // Send test, per endpoint
 }
 
 // Register mounts the console on r.
 func (c *Console) Register(r *gin.Engine) {
-	c.signIns = ratelimit.New(nil)
+	c.signIns, c.tests = ratelimit.New(nil), ratelimit.New(nil)
 	if c.SignInLimit <= 0 {
 		c.SignInLimit = DefaultSignInLimit
 	}
@@ -148,11 +149,13 @@ func (c *Console) logout(g *gin.Context) {
 
 func (c *Console) chooseOrg(g *gin.Context) {
 	org, err := uuid.Parse(g.PostForm("org"))
-	if err == nil {
+	if err != nil {
+		err = problem.Fail(problem.NotFound, "org %q not found", g.PostForm("org"))
+	} else {
 		err = switchOrg(g.Request.Context(), c.DB, sessionOf(g), org)
 	}
 	if err != nil {
-		g.String(http.StatusForbidden, "403 Forbidden: %s\n", err)
+		c.refuse(g, err)
 		return
 	}
 	g.Redirect(http.StatusSeeOther, "/console/")

@@ -132,10 +132,15 @@ func loadSession(ctx context.Context, db *gorm.DB, id string) (*session, error) 
 	return s, nil
 }
 
-// switchOrg moves the session to another org of the operator's.
+// switchOrg moves the session to another org of the operator's; any other org does not exist for
+// them (404), as in the APIs.
 func switchOrg(ctx context.Context, db *gorm.DB, s *session, org uuid.UUID) error {
-	if role, err := workspace.RoleOf(ctx, db, org, s.User.ID); err != nil || role == "" {
-		return problem.Fail(workspace.ErrForbidden, "you are not a member of that org")
+	role, err := workspace.RoleOf(ctx, db, org, s.User.ID)
+	if err != nil {
+		return err
+	}
+	if role == "" {
+		return problem.Fail(problem.NotFound, "org %s not found", org)
 	}
 	return db.WithContext(ctx).Model(&sessionRow{}).Where("id_hash = ?", hashID(s.id)).Update("org_id", org).Error
 }

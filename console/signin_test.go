@@ -1,9 +1,16 @@
 package console_test
 
 import (
+	"context"
 	"net/http"
+	"net/url"
 	"strings"
 	"testing"
+
+	"github.com/google/uuid"
+
+	"wds/models"
+	"wds/workspace"
 )
 
 // Failed sign-ins are limited per client address: past the limit the form answers 429 with
@@ -78,3 +85,31 @@ func TestASessionEndsWhenIdleOrOld(t *testing.T) {
 	}
 }
 
+// Switching to an org the operator is not in answers 404, as the APIs do for another org's ids, and
+// keeps the session where it was; an org of theirs switches.
+func TestSwitchingToAnotherOrgsIDIsNotFound(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	other, err := workspace.CreateOrg(ctx, e.db, "Elsewhere")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, csrf := e.signIn(e.ownerToken)
+	for _, org := range []string{other.ID.String(), uuid.NewString(), "not-an-id", ""} {
+		res, page := e.do(c, "POST", "/console/org", url.Values{"csrf": {csrf}, "org": {org}})
+		if res.StatusCode != http.StatusNotFound || !strings.Contains(page, "not_found") {
+			t.Errorf("switch to %q: %d %s", org, res.StatusCode, page)
+		}
+	}
+	var orgs []uuid.UUID
+	e.db.Raw(`SELECT org_id FROM console_sessions`).Scan(&orgs)
+	if len(orgs) != 1 || orgs[0] != e.org.ID {
+		t.Fatalf("the session moved: %v", orgs)
+	}
+	if err := e.db.Create(&models.Membership{OrgID: other.ID, UserID: e.userOf(e.ownerToken), Role: models.RoleMember}).Error; err != nil {
+		t.Fatal(err)
+	}
+	if res, _ := e.do(c, "POST", "/console/org", url.Values{"csrf": {csrf}, "org": {other.ID.String()}}); res.StatusCode != http.StatusSeeOther {
+		t.Fatalf("switch to an org of the operator's: %d", res.StatusCode)
+	}
+}
