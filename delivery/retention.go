@@ -19,13 +19,16 @@ type Pruned struct {
 	Events     int64 `json:"events"`
 	// Secrets counts previous signing secrets cleared because their rotation's grace had ended.
 	Secrets int64 `json:"secrets"`
+	// Expired counts endpoints deleted because their lease (lease.go) had ended.
+	Expired int64 `json:"expired"`
 }
 
 // Prune deletes delivery rows attempted before cutoff, started re-fire and test dispatches queued
 // before it, and events created before it that nothing refers to any more (no delivery row, no
 // dispatch): the log and the outbox would otherwise grow forever. It works in batches of at most
 // batch rows, each its own short statement, so it never holds many locks at once. It also clears
-// previous signing secrets whose rotation's grace has ended, whatever the cutoff.
+// previous signing secrets whose rotation's grace has ended and deletes endpoints whose lease has
+// ended, whatever the cutoff.
 func Prune(ctx context.Context, db *gorm.DB, cutoff time.Time, batch int) (Pruned, error) {
 	var p Pruned
 	steps := []struct {
@@ -65,5 +68,9 @@ func Prune(ctx context.Context, db *gorm.DB, cutoff time.Time, batch int) (Prune
 		return p, fmt.Errorf("prune: clear previous secrets: %w", r.Error)
 	}
 	p.Secrets = r.RowsAffected
+	if r = db.WithContext(ctx).Exec(expireLeases); r.Error != nil {
+		return p, fmt.Errorf("prune: expire leased endpoints: %w", r.Error)
+	}
+	p.Expired = r.RowsAffected
 	return p, nil
 }

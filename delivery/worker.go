@@ -95,7 +95,7 @@ func prune(ctx context.Context, o WorkerOptions) {
 		if err != nil && ctx.Err() == nil {
 			o.Log.WithError(err).Warn("cannot prune old events and deliveries; will retry")
 		} else if p != (Pruned{}) {
-			o.Log.WithFields(logrus.Fields{"deliveries": p.Deliveries, "dispatches": p.Dispatches, "events": p.Events, "secrets": p.Secrets}).
+			o.Log.WithFields(logrus.Fields{"deliveries": p.Deliveries, "dispatches": p.Dispatches, "events": p.Events, "secrets": p.Secrets, "expired": p.Expired}).
 				Info("pruned events and deliveries older than the retention")
 		}
 		select {

@@ -38,7 +38,8 @@ delivery as it arrives (type, event id, delivery id, whether its signature verif
 --forward-to it also POSTs each delivery, headers and all, to a local app over plain HTTP and answers
 wds with the app's status, so the delivery log records what the app said; a request whose signature
 did not verify is answered 400 and never forwarded. Ctrl-C (or a closed terminal) deletes the
-endpoint. Run wds dev first.
+endpoint; should wds listen die without deleting it, the endpoint expires an hour after its last
+renewal. Run wds dev first.
 
   --org UUID          the org whose events to receive (required)
   --actor UUID        an owner or admin of the org, who registers the endpoint (required)
@@ -123,6 +124,13 @@ func listen(ctx context.Context, svc *delivery.Service, ln net.Listener, cert tl
 	if err != nil {
 		return fmt.Errorf("register the endpoint: %s", problem.Detail(err))
 	}
+	// The endpoint lives on a lease renewed while this runs: if wds listen dies without deleting it,
+	// it stops counting against the org's ten endpoints an hour later and the worker deletes it.
+	if err := svc.Renew(ctx, ep.ID); err != nil {
+		_, _ = svc.Delete(context.WithoutCancel(ctx), ep.ID, actor)
+		return fmt.Errorf("put endpoint %s on a lease: %w", ep.ID, err)
+	}
+	go renewLease(ctx, svc, ep.ID, os.Stderr)
 	l := &listener{secret: ep.Secret, forwardTo: forwardTo, client: &http.Client{Timeout: 9 * time.Second}, out: os.Stdout}
 	srv := newHTTPServer("", l)
 	srv.TLSConfig = &tls.Config{Certificates: []tls.Certificate{cert}}
@@ -142,6 +150,23 @@ func listen(ctx context.Context, svc *delivery.Service, ln net.Listener, cert tl
 	}
 	fmt.Fprintf(l.out, "Endpoint %s deleted\n", ep.ID)
 	return nil
+}
+
+// renewLease renews the endpoint's lease every twelfth of it until ctx ends; a failed renewal is
+// reported and tried again at the next tick, long before the lease runs out.
+func renewLease(ctx context.Context, svc *delivery.Service, id uuid.UUID, report io.Writer) {
+	tick := time.NewTicker(delivery.LeaseTTL / 12)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+			if err := svc.Renew(ctx, id); err != nil && ctx.Err() == nil {
+				fmt.Fprintf(report, "cannot renew endpoint %s's lease (it ends within %s unless renewed): %v\n", id, delivery.LeaseTTL, err)
+			}
+		}
+	}
 }
 
 // ServeHTTP prints a delivery and answers it: 400 when its signature did not verify (and nothing is

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"wds/database"
+	"wds/delivery"
 	"wds/models"
 	"wds/pgtest"
 	"wds/secrets"
@@ -74,7 +75,7 @@ func TestListenPrintsNoTerminalControlCharacters(t *testing.T) {
 }
 
 // SIGHUP (the terminal closed) ends wds listen like Ctrl-C: its endpoint is deleted, so it does not
-// keep one of the org's ten slots.
+// keep one of the org's ten slots. While it runs the endpoint is on a lease.
 func TestListenDeletesItsEndpointOnSIGHUP(t *testing.T) {
 	url, dir := pgtest.URL(t), t.TempDir()
 	if _, err := ensureDevCA(dir); err != nil {
@@ -90,6 +91,12 @@ func TestListenDeletesItsEndpointOnSIGHUP(t *testing.T) {
 	l := startWDS(t, []string{"DATABASE_URL=" + url, "WDS_DATA_DIR=" + dir, "WDS_ENCRYPTION_KEY=" + secrets.GenerateKey()},
 		"listen", "--org", org.ID.String(), "--actor", owner.ID.String(), "--events", "client.created")
 	waitFor(t, "wds listen to be ready", func() bool { return strings.Contains(l.out.String(), "Ready: endpoint ") })
+	// The endpoint is on a lease: should wds listen die without deleting it, it expires by itself.
+	var left float64
+	db.Raw(`SELECT extract(epoch FROM lease_until - now()) FROM webhook_endpoints WHERE org_id = ?`, org.ID).Scan(&left)
+	if d := time.Duration(left) * time.Second; d < delivery.LeaseTTL-time.Minute || d > delivery.LeaseTTL {
+		t.Errorf("the listener's endpoint lease ends in %v, want %v", d, delivery.LeaseTTL)
+	}
 	if err := l.cmd.Process.Signal(syscall.SIGHUP); err != nil {
 		t.Fatal(err)
 	}
