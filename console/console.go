@@ -71,6 +71,9 @@ func (c *Console) Register(r *gin.Engine) {
 	})
 	open.GET("/login", c.loginForm)
 	open.POST("/login", c.login)
+	// Gin has one NoRoute for the whole engine: the console answers its own unknown paths with an
+	// HTML page and hands the rest back to the APIs' JSON 404.
+	r.NoRoute(c.notFound)
 	p := open.Group("", c.signedIn)
 	p.POST("/logout", c.logout)
 	p.POST("/org", c.chooseOrg)
@@ -207,7 +210,7 @@ var funcs = template.FuncMap{
 var pages = map[string]*template.Template{}
 
 func init() {
-	for _, p := range []string{"login", "overview", "keys", "connectors", "webhooks", "endpoint", "audit",
+	for _, p := range []string{"login", "notfound", "overview", "keys", "connectors", "webhooks", "endpoint", "audit",
 		"orders", "order", "vendors", "clients"} {
 		pages[p] = template.Must(template.New("layout.html").Funcs(funcs).ParseFS(files, "templates/layout.html", "templates/"+p+".html"))
 	}

@@ -5,6 +5,7 @@ import (
 	"mime"
 	"net/http"
 	"net/url"
+	"strings"
 
 	"github.com/gin-gonic/gin"
 
@@ -26,11 +27,7 @@ const contentSecurityPolicy = "default-src 'self'; form-action 'self'; frame-anc
 // cross-site POST, and reads a POST's form under the body cap, so no handler reads an unbounded body
 // (gin's PostForm would buffer a multipart body of 32 MiB and spill the rest to temporary files).
 func (c *Console) guard(g *gin.Context) {
-	h := g.Writer.Header()
-	h.Set("Content-Security-Policy", contentSecurityPolicy)
-	h.Set("X-Frame-Options", "DENY")
-	h.Set("X-Content-Type-Options", "nosniff")
-	h.Set("Referrer-Policy", "same-origin")
+	securityHeaders(g.Writer.Header())
 	if g.Request.Method == http.MethodGet || g.Request.Method == http.MethodHead {
 		g.Next()
 		return
@@ -44,6 +41,24 @@ func (c *Console) guard(g *gin.Context) {
 		return
 	}
 	g.Next()
+}
+
+func securityHeaders(h http.Header) {
+	h.Set("Content-Security-Policy", contentSecurityPolicy)
+	h.Set("X-Frame-Options", "DENY")
+	h.Set("X-Content-Type-Options", "nosniff")
+	h.Set("Referrer-Policy", "same-origin")
+}
+
+// notFound is the engine's NoRoute: an HTML page for an unknown console path, the APIs' JSON 404
+// for any other.
+func (c *Console) notFound(g *gin.Context) {
+	if g.Request.URL.Path != "/console" && !strings.HasPrefix(g.Request.URL.Path, "/console/") {
+		api.NotFound(g)
+		return
+	}
+	securityHeaders(g.Writer.Header())
+	c.render(g, http.StatusNotFound, "notfound", nil, view{})
 }
 
 // crossSite reports whether the browser says the request comes from another site: Sec-Fetch-Site

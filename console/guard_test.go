@@ -221,3 +221,25 @@ func TestASignInNeedsItsFormsToken(t *testing.T) {
 		t.Fatalf("the pre-session cookie did not end: %v", res.Cookies())
 	}
 }
+
+// An unknown console path answers an HTML 404 page with the security headers; other unknown paths
+// keep the APIs' JSON 404.
+func TestUnknownConsolePathsAnswerAnHTMLPage(t *testing.T) {
+	e := newEnv(t)
+	b, _ := e.signIn(e.ownerToken)
+	for _, c := range []struct {
+		client *http.Client
+		method string
+		path   string
+	}{{e.browser(), "GET", "/console/nope"}, {b, "GET", "/console/keys/x/y"}, {b, "POST", "/console/nope"}, {e.browser(), "GET", "/console/%2e%2e/v1/x"}} {
+		res, page := e.do(c.client, c.method, c.path, nil)
+		if res.StatusCode != http.StatusNotFound || !strings.HasPrefix(res.Header.Get("Content-Type"), "text/html") ||
+			!strings.Contains(page, "Not found") || res.Header.Get("X-Content-Type-Options") != "nosniff" {
+			t.Errorf("%s %s: %d %s %.200s", c.method, c.path, res.StatusCode, res.Header.Get("Content-Type"), page)
+		}
+	}
+	res, page := e.do(e.browser(), "GET", "/v1/nope", nil)
+	if res.StatusCode != http.StatusNotFound || page != `{"error":"not_found","detail":"no such path"}` {
+		t.Fatalf("an unknown API path: %d %s", res.StatusCode, page)
+	}
+}
