@@ -36,8 +36,8 @@ func (l *lockedBuffer) String() string {
 	return l.b.String()
 }
 
-// The secrets sweep for the Temporal worker: the SDK's own log lines (worker start, activity
-// failures and retries, workflow task logs) at debug level, and ours at trace, captured while
+// The secrets sweep for the Temporal worker: the SDK's own log lines (worker start and stop, task
+// processing, whatever it reports) at debug level, and ours at trace, captured while
 // deliveries fail, retry, drop and succeed under a rotated secret with a grace, to an endpoint whose
 // URL carries a token. No signing secret, URL token, key or operator token appears in any form.
 func TestTheWorkersOwnLogLinesCarryNoSecret(t *testing.T) {
