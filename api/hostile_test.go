@@ -154,7 +154,17 @@ func mustBox(t *testing.T) *secrets.Box {
 func (e *hostileEnv) signIn() {
 	jar, _ := cookiejar.New(nil)
 	e.browser = &http.Client{Jar: jar, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
-	resp, err := e.browser.PostForm(e.srv.URL+"/console/login", url.Values{"token": {e.token}})
+	form, err := e.browser.Get(e.srv.URL + "/console/login") // the form's token, bound to its pre-session cookie
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	formPage, _ := io.ReadAll(form.Body)
+	form.Body.Close()
+	token := regexp.MustCompile(`name="csrf" value="([^"]+)"`).FindSubmatch(formPage)
+	if token == nil {
+		e.t.Fatalf("no token on the sign-in form: %s", formPage)
+	}
+	resp, err := e.browser.PostForm(e.srv.URL+"/console/login", url.Values{"token": {e.token}, "csrf": {string(token[1])}})
 	if err != nil || resp.StatusCode != http.StatusSeeOther {
 		e.t.Fatalf("console sign-in: %v %v", resp, err)
 	}

@@ -17,6 +17,7 @@ import (
 	"wds/models"
 	"wds/operator"
 	"wds/problem"
+	"wds/ratelimit"
 )
 
 // KeyService mints and revokes an org's keys of both kinds (apikeys.Service).
@@ -197,6 +198,10 @@ func (c *Console) createEndpoint(g *gin.Context) {
 	c.webhooksPage(g, http.StatusOK, view{Data: map[string]string{"ID": ep.ID.String(), "Secret": ep.Secret, "What": "endpoint"}})
 }
 
+// testsPerMinute is how many test events the console sends one endpoint a minute: Send test is open
+// to every member, and each one is a signed POST to the receiver.
+const testsPerMinute = 10
+
 // endpointAction runs enable, disable, rotate, delete and test on an endpoint of the session's org.
 func (c *Console) endpointAction(g *gin.Context) {
 	s := sessionOf(g)
@@ -217,7 +222,11 @@ func (c *Console) endpointAction(g *gin.Context) {
 		"disable": func(id uuid.UUID) error { _, err := c.Webhooks.Disable(ctx, id, s.User.ID); return err },
 		"delete":  func(id uuid.UUID) error { _, err := c.Webhooks.Delete(ctx, id, s.User.ID); return err },
 		"test": func(id uuid.UUID) error {
-			q, err := c.Webhooks.SendTest(ctx, s.OrgID, id)
+			if !c.tests.Allow(id.String(), testsPerMinute) {
+				g.Header("Retry-After", "60")
+				return problem.Fail(ratelimit.ErrExceeded, "at most %d test events a minute to one endpoint; retry after 60 seconds", testsPerMinute)
+			}
+			q, err := c.Webhooks.SendTestAs(ctx, s.OrgID, id, s.User.ID)
 			if err == nil && c.Dispatches != nil {
 				c.Dispatches.StartDispatches(ctx, q.DispatchID)
 			}

@@ -184,10 +184,28 @@ func testEvent(orgID, endpointID uuid.UUID, now time.Time) ([]byte, error) {
 // (the delivery activity loads bodies by id); the row is born dispatched because the test's own
 // queued start, not the event relay, delivers it, to this endpoint only.
 func (s *Service) SendTest(ctx context.Context, orgID, endpointID uuid.UUID) (*TestQueued, error) {
+	return s.sendTest(ctx, orgID, endpointID, nil)
+}
+
+// SendTestAs is SendTest pressed by an operator (the console's Send test): the audit log records who,
+// in the same transaction.
+func (s *Service) SendTestAs(ctx context.Context, orgID, endpointID, actorID uuid.UUID) (*TestQueued, error) {
+	return s.sendTest(ctx, orgID, endpointID, func(tx *gorm.DB) error {
+		return workspace.Audit(ctx, tx, models.AuditEntry{OrgID: orgID, ActorID: actorID, Action: "webhook_endpoint.test",
+			TargetType: "webhook_endpoint", TargetID: endpointID})
+	})
+}
+
+func (s *Service) sendTest(ctx context.Context, orgID, endpointID uuid.UUID, audit func(tx *gorm.DB) error) (*TestQueued, error) {
 	out := TestQueued{DeliveryID: uuid.New(), EndpointID: endpointID, EventType: events.WebhookTest, Status: "enqueued"}
 	err := s.DB.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		if err := liveEnabled(ctx, tx, endpointID, orgID); err != nil {
 			return err
+		}
+		if audit != nil {
+			if err := audit(tx); err != nil {
+				return err
+			}
 		}
 		now := time.Now().UTC()
 		raw, err := testEvent(orgID, endpointID, now)

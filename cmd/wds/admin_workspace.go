@@ -36,7 +36,7 @@ type workspaceOps interface {
 	CreateStore(ctx context.Context, orgID uuid.UUID, name, currency string) (*models.Store, error)
 	CreateUser(ctx context.Context, orgID uuid.UUID, email string, role models.Role) (*models.User, string, error)
 	ListMembers(ctx context.Context, orgID uuid.UUID) ([]workspace.Member, error)
-	RotateToken(ctx context.Context, userID, actorID uuid.UUID) (*workspace.RotatedToken, error)
+	ReissueToken(ctx context.Context, userID, actorID uuid.UUID) (*workspace.RotatedToken, error)
 	RevokeToken(ctx context.Context, userID, actorID uuid.UUID) (*workspace.RevokedToken, error)
 }
 
@@ -108,7 +108,7 @@ func userList(fs *flag.FlagSet) runFunc {
 func userRotateToken(fs *flag.FlagSet) runFunc {
 	id, actor := uuidFlag(fs, "id", "user whose token to replace"), uuidFlag(fs, "actor", "acting user id (the user themselves, or an owner or admin of their org)")
 	return func(ctx context.Context, env *adminEnv) (any, error) {
-		out, err := env.workspace.RotateToken(ctx, *id, *actor)
+		out, err := env.workspace.ReissueToken(ctx, *id, *actor)
 		if err != nil {
 			return nil, err
 		}
