@@ -41,6 +41,7 @@ var errorTable = []errorRow{
 	{ErrInvalidJSON, "invalid_json"},
 	{ErrWrongFormat, "wrong_format"},
 	{models.ErrInvalidParameter, "invalid_parameter"},
+	{delivery.ErrInvalidParameter, "invalid_parameter"},
 	{models.ErrInvalidCursor, "invalid_cursor"},
 	{ingest.ErrInvalidIdempotencyKey, "invalid_idempotency_key"},
 	{catalog.ErrInvalidClaimToken, "invalid_claim_token"},

@@ -67,6 +67,7 @@ var errorPins = []struct {
 	{ingest.ErrAmountExceedsBalance, "amount exceeds the order's open balance", 422, "amount_exceeds_balance"},
 	{delivery.ErrHTTPSRequired, "webhook endpoint URLs must use https://", 422, "https_required"},
 	{delivery.ErrURLNotAllowed, "webhook endpoint URL resolves to a non-public address", 422, "url_not_allowed"},
+	{delivery.ErrInvalidParameter, "a parameter is not acceptable", 422, "invalid_parameter"},
 	{ratelimit.ErrExceeded, "rate limit exceeded; retry after 60 seconds", 429, "rate_limited"},
 	{ErrNotReady, "the service cannot serve requests yet", 503, "not_ready"},
 }

@@ -108,7 +108,7 @@ func (a *Activities) send(ctx context.Context, d *models.Delivery, at *attemptSt
 	if err != nil {
 		return err
 	}
-	a.post(ctx, d, at.URL, in, keys, body)
+	a.post(ctx, d, at.URL, at.Headers, in, keys, body)
 	return nil
 }
 
@@ -188,6 +188,7 @@ type attemptState struct {
 	Body           *string
 	EndpointFound  bool
 	URL            string
+	Headers        models.Headers // the endpoint's custom headers
 	SecretSealed   []byte
 	PreviousSealed []byte // the rotated-out secret while its grace lasts
 	Enabled        bool
@@ -203,7 +204,7 @@ func (a *Activities) attempt(ctx context.Context, in AttemptInput) (*attemptStat
 	var rows []attemptState
 	err := a.DB.WithContext(ctx).Raw(`SELECT e.id, e.org_id, e.type, e.created_at, octet_length(e.body::text) AS size,
 			CASE WHEN octet_length(e.body::text) <= ? THEN e.body::text END AS body,
-			w.id IS NOT NULL AS endpoint_found, w.url, w.secret_sealed, coalesce(w.enabled, false) AS enabled, w.deleted_at,
+			w.id IS NOT NULL AS endpoint_found, w.url, w.headers, w.secret_sealed, coalesce(w.enabled, false) AS enabled, w.deleted_at,
 			CASE WHEN w.previous_secret_until > clock_timestamp() THEN w.previous_secret_sealed END AS previous_sealed,
 			(SELECT coalesce(nullif(x.error, ''), x.status) FROM webhook_deliveries x
 				WHERE x.chain_id = ? AND x.status = ? LIMIT 1) AS dropped,
@@ -293,7 +294,7 @@ func (a *Activities) summary(ctx context.Context, ev *eventMeta) ([]byte, error)
 
 // post sends the request and fills the row's outcome. Success is a 2xx within egress.Timeout;
 // anything else (3xx included: redirects are not followed) is a failure.
-func (a *Activities) post(ctx context.Context, d *models.Delivery, url string, in AttemptInput, keys []string, body []byte) {
+func (a *Activities) post(ctx context.Context, d *models.Delivery, url string, custom models.Headers, in AttemptInput, keys []string, body []byte) {
 	start := time.Now()
 	ts := a.now().Unix()
 	eventID := in.EventID.String()
@@ -310,6 +311,11 @@ func (a *Activities) post(ctx context.Context, d *models.Delivery, url string, i
 		return
 	}
 	h := req.Header
+	// The endpoint's own headers first: the service's below cannot be overridden (and the names are
+	// refused when the headers are set).
+	for name, value := range custom {
+		h.Set(name, value)
+	}
 	h.Set("Content-Type", "application/json")
 	h.Set("User-Agent", UserAgent)
 	h.Set(webhook.HeaderEventType, d.EventType)

@@ -12,4 +12,8 @@ var (
 	ErrEndpointLimit      = problem.New(problem.Conflict, "an org has at most 10 enabled webhook endpoints")
 	ErrEndpointDisabled   = problem.New(problem.Conflict, "webhook endpoint is disabled")
 	ErrDeliveryNotDropped = problem.New(problem.Conflict, "only a dropped delivery can be re-fired")
+
+	// ErrInvalidParameter is a support-desk parameter that is well formed but not acceptable: a
+	// custom header the service sets itself, a time window out of order, an endpoint not subscribed.
+	ErrInvalidParameter = problem.New(problem.Invalid, "a parameter is not acceptable")
 )
