@@ -56,7 +56,7 @@ func newSweepEnv(t *testing.T, db *gorm.DB, log logrus.FieldLogger) *sweepEnv {
 	e := &sweepEnv{t: t, db: db, box: box, lastUsed: apikeys.NewLastUsed(db, log)}
 	svc := &delivery.Service{DB: db, Box: box, AllowPrivate: true}
 	e.router, err = api.NewRouter(api.Deps{Stores: api.DBStores(db, box), Log: log, Webhooks: svc, LastUsed: e.lastUsed,
-		Events: nopStarter{}, Dispatches: nopStarter{}})
+		Events: nopStarter{}, Dispatches: nopStarter{}, Support: svc})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -209,6 +209,7 @@ type tenant struct {
 	endpointID         uuid.UUID // operated on through the Operator API
 	consoleEndpointID  uuid.UUID // operated on through the console
 	deliveryID         uuid.UUID // a dropped delivery of endpointID
+	eventID            uuid.UUID // the order.created event that delivery is of
 	console            *browser  // the owner's console session
 	secrets            []string  // every secret the tenant was given
 }
@@ -306,6 +307,9 @@ func (e *sweepEnv) tenant(name string) *tenant {
 		SELECT ?, org_id, id, ?, type, ?, 'webhook-event/' || id, 5, 'dropped', 'connection refused', now()
 		FROM events WHERE org_id = ? AND type = 'order.created'`, x.deliveryID, x.endpointID, uuid.New(), x.org).Error
 	if err != nil {
+		t.Fatal(err)
+	}
+	if err := e.db.Raw("SELECT event_id FROM webhook_deliveries WHERE id = ?", x.deliveryID).Row().Scan(&x.eventID); err != nil {
 		t.Fatal(err)
 	}
 	x.console = e.signIn(x.owner)

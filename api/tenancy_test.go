@@ -134,6 +134,7 @@ func tenancyCases() []tcase {
 		{"GET /admin/v1/orgs/:org_id/integration-keys", asOperator, targetOrg, nil},
 		{"GET /admin/v1/orgs/:org_id/audit-log", asOperator, targetOrg, nil},
 		{"GET /admin/v1/orgs/:org_id/deliveries", asOperator, targetOrg, nil},
+		{"GET /admin/v1/orgs/:org_id/events", asOperator, targetOrg, nil},
 		{"POST /admin/v1/orgs/:org_id/orders", asOperator, targetOrg, withStore(map[string]any{"lines": lines})},
 		{"POST /admin/v1/orgs/:org_id/clients", asOperator, targetOrg, withStore(map[string]any{"email": "by-hand-1@example.test"})},
 		{"POST /admin/v1/orgs/:org_id/vendors", asOperator, targetOrg, withStore(map[string]any{"name": "By hand"})},
@@ -149,6 +150,8 @@ func tenancyCases() []tcase {
 		// Webhooks: the Operator API works on endpointID, the console on consoleEndpointID; each is
 		// deleted last.
 		rpc("outbound_webhook_list_deliveries", "p_id", endpointID, nil),
+		rpc("outbound_webhook_update", "p_id", endpointID, map[string]any{"p_rate_limit": 5, "p_headers": map[string]string{"X-Sweep": "1"}}),
+		{"GET /admin/v1/events/:id", asOperator, param("id", func(x *tenant) uuid.UUID { return x.eventID }), nil},
 		rpc("outbound_webhook_rotate_secret", "p_id", endpointID, nil),
 		rpc("outbound_webhook_disable", "p_id", endpointID, nil),
 		rpc("outbound_webhook_enable", "p_id", endpointID, nil),

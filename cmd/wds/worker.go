@@ -165,6 +165,7 @@ func newWebhookWiring(cfg *config.Config, db *gorm.DB, box *secrets.Box, c clien
 // apply fills the API's dependencies.
 func (w webhookWiring) apply(d *api.Deps) {
 	d.Webhooks = w.service
+	d.Support = w.service
 	d.Events = w.starter
 	d.Dispatches = w.starter
 }
