@@ -34,6 +34,7 @@ func (c *Console) registerPages(p *gin.RouterGroup) {
 	p.POST("/deliveries/:id/refire", c.refire)
 	p.GET("/audit", c.audit)
 	c.registerWorkspacePages(p)
+	c.registerSupportPages(p)
 }
 
 // notices are the messages a redirect may ask a page to show (by name, so no text travels in URLs).
