@@ -19,6 +19,7 @@ import (
 type SupportDesk interface {
 	ListEvents(ctx context.Context, q delivery.EventsQuery) (*delivery.EventsPage, error)
 	Event(ctx context.Context, id uuid.UUID, actorID *uuid.UUID) (*delivery.EventDetail, error)
+	Resend(ctx context.Context, eventID, actorID uuid.UUID, endpointID *uuid.UUID) (*delivery.Resent, error)
 }
 
 // registerSupport mounts the support desk's routes on the Operator API.
@@ -26,6 +27,7 @@ func (s *server) registerSupport(r *gin.Engine) {
 	g := r.Group("/admin/v1", s.operatorAuth)
 	g.GET("/orgs/:org_id/events", pathOrg, s.listEvents)
 	g.GET("/events/:id", s.showEvent)
+	g.POST("/events/:id/resend", s.resendEvent)
 }
 
 // listEvents is GET /admin/v1/orgs/{org_id}/events, newest first, with its filters.
@@ -88,4 +90,36 @@ func (s *server) showEvent(c *gin.Context) {
 		return
 	}
 	c.JSON(http.StatusOK, d)
+}
+
+// resendEvent is POST /admin/v1/events/{id}/resend {endpoint_id?}: 202 with the fresh chains, which
+// the service starts after its commit.
+func (s *server) resendEvent(c *gin.Context) {
+	id, err := uuid.Parse(c.Param("id"))
+	if err != nil {
+		fail(c, problem.Fail(problem.NotFound, "event %q not found", c.Param("id")))
+		return
+	}
+	var b struct {
+		EndpointID *string `json:"endpoint_id"`
+	}
+	if err := readObject(c, &b); err != nil {
+		fail(c, err)
+		return
+	}
+	var endpoint *uuid.UUID
+	if b.EndpointID != nil {
+		ep, err := uuid.Parse(*b.EndpointID)
+		if err != nil {
+			fail(c, problem.Fail(problem.Invalid, "endpoint_id must be a UUID"))
+			return
+		}
+		endpoint = &ep
+	}
+	out, err := s.Support.Resend(c.Request.Context(), id, actorOf(c), endpoint)
+	if err != nil {
+		fail(c, err)
+		return
+	}
+	c.JSON(http.StatusAccepted, out)
 }

@@ -230,3 +230,95 @@ func TestSupportDeskShowsAnEventsPayloadChainsAndAttempts(t *testing.T) {
 		}
 	}
 }
+
+func (e *eventDesk) resend(token string, ev uuid.UUID, body any) (int, map[string]any) {
+	return e.call(http.MethodPost, "/admin/v1/events/"+ev.String()+"/resend", token, body)
+}
+
+func (e *eventDesk) dispatches() int64 {
+	var n int64
+	e.db.Model(&models.Dispatch{}).Count(&n)
+	return n
+}
+
+func TestResendStartsAFreshChainAndRefusesWhatItCannotDo(t *testing.T) {
+	e := newEventDesk(t)
+	// A succeeded chain may be resent: the receiver lost it.
+	status, out := e.resend(e.ownerToken, e.created, map[string]any{"endpoint_id": e.a})
+	chains, _ := out["chains"].([]any)
+	if status != http.StatusAccepted || len(chains) != 1 || chains[0].(map[string]any)["endpoint_id"] != e.a.String() ||
+		chains[0].(map[string]any)["workflow_id"] != delivery.ResendWorkflowID(e.created, e.a, 1) {
+		t.Fatalf("resend %d %v", status, out)
+	}
+	var disp models.Dispatch
+	e.db.Where("chain_id = ?", chains[0].(map[string]any)["chain_id"]).Take(&disp)
+	if disp.Kind != "resend" || disp.EventID != e.created || *disp.CreatedBy != e.owner.ID || len(e.started.ids) != 1 || e.started.ids[0] != disp.ID {
+		t.Fatalf("dispatch %+v, started %v", disp, e.started.ids)
+	}
+	_, ev := e.call(http.MethodGet, "/admin/v1/events/"+e.created.String(), e.memberToken, nil)
+	if ev["outcome"] != "in_progress" || ev["chains_total"] != 3.0 {
+		t.Fatalf("a queued resend is in progress: %v", ev)
+	}
+
+	// The rest of the table must change nothing.
+	e.db.Exec("UPDATE webhook_endpoints SET enabled = false, disabled_reason = 'manual' WHERE id = ?", e.b)
+	_, _, otherOwner := mustOrg(t, e.db, "Elsewhere")
+	before := e.dispatches()
+	for _, c := range []struct {
+		name   string
+		token  string
+		ev     uuid.UUID
+		body   any
+		status int
+		code   string
+	}{
+		{"again while the first is queued", e.ownerToken, e.created, map[string]any{"endpoint_id": e.a}, 409, "delivery_in_progress"},
+		{"to all while one is in progress", e.ownerToken, e.paid, nil, 409, "delivery_in_progress"},
+		{"disabled endpoint", e.ownerToken, e.otherOrders, map[string]any{"endpoint_id": e.b}, 409, "endpoint_disabled"},
+		{"not subscribed", e.ownerToken, e.tracked, map[string]any{"endpoint_id": e.a}, 422, "invalid_parameter"},
+		{"nobody subscribed", e.ownerToken, e.vendor, nil, 422, "invalid_parameter"},
+		{"unknown endpoint", e.ownerToken, e.otherOrders, map[string]any{"endpoint_id": uuid.New()}, 404, "not_found"},
+		{"endpoint_id not a UUID", e.ownerToken, e.otherOrders, map[string]any{"endpoint_id": "b"}, 422, "validation_failed"},
+		{"body not an object", e.ownerToken, e.otherOrders, "[1]", 400, "invalid_json"},
+		{"member", e.memberToken, e.otherOrders, nil, 403, "forbidden"},
+		{"another org", e.token(otherOwner.ID), e.otherOrders, nil, 404, "not_found"},
+		{"unknown event", e.ownerToken, uuid.New(), nil, 404, "not_found"},
+	} {
+		status, body := e.resend(c.token, c.ev, c.body)
+		if status != c.status || body["error"] != c.code {
+			t.Errorf("%s: %d %v, want %d %s", c.name, status, body, c.status, c.code)
+		}
+	}
+	if n := e.dispatches(); n != before {
+		t.Fatalf("refused resends queued %d chains", n-before)
+	}
+
+	// Ten resends at once of one event to every subscribed endpoint: one wins, the others find its
+	// chain in progress.
+	e.db.Exec("UPDATE webhook_endpoints SET enabled = true, disabled_reason = NULL WHERE id = ?", e.b)
+	statuses := make(chan int, 10)
+	for range 10 {
+		go func() {
+			status, _ := e.post(e.ownerToken, "/admin/v1/events/"+e.otherOrders.String()+"/resend", nil)
+			statuses <- status
+		}()
+	}
+	won := 0
+	for range 10 {
+		switch <-statuses {
+		case http.StatusAccepted:
+			won++
+		case http.StatusConflict:
+		default:
+			t.Error("a concurrent resend answered neither 202 nor 409")
+		}
+	}
+	if n := e.dispatches(); won != 1 || n != before+2 {
+		t.Fatalf("%d resends won and %d chains were queued, want 1 and 2", won, n-before)
+	}
+	var audit []models.AuditEntry
+	e.db.Where("action = 'event.resend'").Find(&audit)
+	if len(audit) != 2 || audit[0].TargetID != e.created || audit[0].ActorID != e.owner.ID {
+		t.Fatalf("audit %+v", audit)
+	}
+}

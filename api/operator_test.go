@@ -71,6 +71,9 @@ func newOpEnvWith(t testing.TB, hooks delivery.Service) *opEnv {
 	log := logrus.New()
 	log.SetOutput(io.Discard)
 	hooks.DB, hooks.Box = db, box
+	if hooks.Dispatcher == nil {
+		hooks.Dispatcher = e.started
+	}
 	r, err := api.NewRouter(api.Deps{Stores: api.DBStores(db, nil), Log: log, Webhooks: &hooks, Support: &hooks, Dispatches: e.started})
 	if err != nil {
 		t.Fatal(err)

@@ -9,6 +9,7 @@ import (
 	"html/template"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -23,6 +24,7 @@ import (
 )
 
 func init() {
+	notices["resent"] = "Resent: a fresh chain starts at attempt 1."
 	for _, p := range []string{"events", "event"} {
 		pages[p] = template.Must(template.New("layout.html").Funcs(funcs).ParseFS(files, "templates/layout.html", "templates/"+p+".html"))
 	}
@@ -31,6 +33,7 @@ func init() {
 func (c *Console) registerSupportPages(p *gin.RouterGroup) {
 	p.GET("/events", c.events)
 	p.GET("/events/:id", c.event)
+	p.POST("/events/:id/resend", c.resend)
 }
 
 // eventFilters are the search form's fields, as typed.
@@ -122,8 +125,32 @@ type chainView struct {
 	WorkflowURL string
 }
 
-// event is one event: its payload, every chain with its attempts.
-func (c *Console) event(g *gin.Context) {
+// event is one event: its payload, every chain with its attempts, and Resend per endpoint.
+func (c *Console) event(g *gin.Context) { c.eventPage(g, http.StatusOK, view{Notice: notice(g)}) }
+
+// resend delivers the event again to the form's endpoint (the service starts the chain), or shows
+// the event with the refusal.
+func (c *Console) resend(g *gin.Context) {
+	s := sessionOf(g)
+	id, err := pathID(g)
+	var endpoint uuid.UUID
+	if err == nil {
+		if endpoint, err = uuid.Parse(g.PostForm("endpoint")); err != nil {
+			err = problem.Fail(problem.Invalid, "endpoint must be an endpoint id")
+		}
+	}
+	if err == nil {
+		_, err = c.Webhooks.Resend(g.Request.Context(), id, s.User.ID, &endpoint)
+	}
+	if err != nil {
+		c.eventPage(g, status(err), view{Error: c.problem(err)})
+		return
+	}
+	g.Redirect(http.StatusSeeOther, "/console/events/"+id.String()+"?done=resent")
+}
+
+// eventPage renders the event of the path with v's notice or error.
+func (c *Console) eventPage(g *gin.Context, code int, v view) {
 	s := sessionOf(g)
 	id, err := pathID(g)
 	var ev *delivery.EventDetail
@@ -141,8 +168,19 @@ func (c *Console) event(g *gin.Context) {
 	for i, ch := range ev.Chains {
 		chains[i] = chainView{Chain: ch, WorkflowURL: c.workflowURL(ch.WorkflowID)}
 	}
-	c.render(g, http.StatusOK, "event", s, view{Notice: notice(g), Data: map[string]any{"Event": ev, "Chains": chains,
-		"Payload": indent(ev.Payload)}})
+	eps, err := c.Webhooks.List(g.Request.Context(), s.OrgID, &s.User.ID)
+	if err != nil {
+		c.render(g, status(err), "event", s, view{Error: c.problem(err)})
+		return
+	}
+	var targets []models.Endpoint // where Resend can send it: enabled endpoints subscribed to its type
+	for _, ep := range eps {
+		if ep.Enabled && slices.Contains(ep.EventTypes, ev.Type) {
+			targets = append(targets, ep)
+		}
+	}
+	v.Data = map[string]any{"Event": ev, "Chains": chains, "Targets": targets, "Payload": indent(ev.Payload)}
+	c.render(g, code, "event", s, v)
 }
 
 // indent lays out a JSON body for reading; a body that does not parse is shown as stored.

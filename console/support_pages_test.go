@@ -3,6 +3,7 @@ package console_test
 import (
 	"context"
 	"net/http"
+	"net/url"
 	"strings"
 	"testing"
 	"time"
@@ -79,5 +80,55 @@ func TestEventsPageFindsAnOrderByNumberAndOpensItsEvent(t *testing.T) {
 	foreign, _ := deliverytest.Emit(ctx, e.db, org2.ID, nil, events.OrderCreated, map[string]any{"id": uuid.New()})
 	if res, _ := e.do(c, "GET", "/console/events/"+foreign.String(), nil); res.StatusCode != http.StatusNotFound {
 		t.Fatalf("another org's event: %d", res.StatusCode)
+	}
+}
+
+func TestResendFromTheEventPage(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	var owner models.User
+	e.db.Raw("SELECT u.* FROM users u JOIN memberships m ON m.user_id = u.id WHERE m.org_id = ? AND m.role = 'owner'", e.org.ID).Scan(&owner)
+	ep := models.Endpoint{ID: uuid.New(), OrgID: e.org.ID, URL: "https://receiver.example/hooks", EventTypes: models.TextArray{"order.created"},
+		SecretSealed: []byte("x"), Enabled: true, MaxAttempts: 5, CreatedBy: owner.ID}
+	if err := e.db.Create(&ep).Error; err != nil {
+		t.Fatal(err)
+	}
+	ev, _ := deliverytest.Emit(ctx, e.db, e.org.ID, nil, events.OrderCreated, map[string]any{"id": uuid.New()})
+	e.db.Exec("UPDATE events SET dispatched_at = now()")
+	d := models.Delivery{ID: uuid.New(), OrgID: e.org.ID, EventID: ev, EndpointID: ep.ID, EventType: "order.created", ChainID: uuid.New(),
+		WorkflowID: delivery.EventWorkflowID(ev), Attempt: 1, Status: "succeeded", AttemptedAt: time.Now()}
+	e.db.Create(&d)
+	path := "/console/events/" + ev.String()
+
+	member, memberCSRF := e.signIn(e.memberToken)
+	if _, page := e.do(member, "GET", path, nil); strings.Contains(page, ">Resend</button>") {
+		t.Fatal("a member sees Resend")
+	}
+	if res, _ := e.do(member, "POST", path+"/resend", url.Values{"csrf": {memberCSRF}, "endpoint": {ep.ID.String()}}); res.StatusCode != http.StatusForbidden {
+		t.Fatalf("member's forged resend: %d", res.StatusCode)
+	}
+	c, csrf := e.signIn(e.ownerToken)
+	if res, _ := e.do(c, "POST", path+"/resend", url.Values{"endpoint": {ep.ID.String()}}); res.StatusCode != http.StatusForbidden {
+		t.Fatalf("resend without CSRF: %d", res.StatusCode)
+	}
+	_, page := e.do(c, "GET", path, nil)
+	if !strings.Contains(page, ">Resend</button>") {
+		t.Fatalf("owner sees no Resend:\n%s", page)
+	}
+	res, _ := e.do(c, "POST", path+"/resend", url.Values{"csrf": {csrf}, "endpoint": {ep.ID.String()}})
+	if res.StatusCode != http.StatusSeeOther || res.Header.Get("Location") != path+"?done=resent" {
+		t.Fatalf("resend: %d %s", res.StatusCode, res.Header.Get("Location"))
+	}
+	if _, page := e.do(c, "GET", path+"?done=resent", nil); !strings.Contains(page, "Resent:") || !strings.Contains(page, "resend ·") {
+		t.Fatalf("after resend:\n%s", page)
+	}
+	res, page = e.do(c, "POST", path+"/resend", url.Values{"csrf": {csrf}, "endpoint": {ep.ID.String()}})
+	if res.StatusCode != http.StatusConflict || !strings.Contains(page, "<code>delivery_in_progress</code>") {
+		t.Fatalf("second resend: %d\n%s", res.StatusCode, page)
+	}
+	var n int64
+	e.db.Model(&models.Dispatch{}).Where("kind = 'resend'").Count(&n)
+	if n != 1 {
+		t.Fatalf("%d resends queued, want 1", n)
 	}
 }

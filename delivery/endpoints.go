@@ -43,6 +43,9 @@ type Service struct {
 	// Stopper tells running chains of a disabled or deleted endpoint to stop now; nil leaves them to
 	// stop at their next due time (the database-only CLI).
 	Stopper ChainStopper
+	// Dispatcher starts the chains a resend or recovery queues, after commit; nil leaves them to the
+	// worker's relay (the database-only CLI).
+	Dispatcher DispatchStarter
 }
 
 // ChainStopper signals the workflows of stopped chains after the change is committed.

@@ -367,7 +367,9 @@ func (s *Starter) startDispatch(ctx context.Context, r dispatchRow) error {
 		return s.start(ctx, r.WorkflowID, TestWorkflowName, r.EventType+" → 1 endpoint", r.OrgID, r.EventID, r.EventType, p)
 	}
 	p := RefireParams{EventID: r.EventID, OrgID: r.OrgID, EventType: r.EventType, EndpointID: r.EndpointID, ChainID: r.ChainID, Schedule: s.Schedule}
-	return s.start(ctx, r.WorkflowID, RefireWorkflowName, r.EventType+" re-fire → 1 endpoint", r.OrgID, r.EventID, r.EventType, p)
+	// A re-fire, resend or recovery: a fresh chain to one endpoint, named in the UI by its kind.
+	kind := map[string]string{models.DispatchRefire: "re-fire", models.DispatchResend: "resend", models.DispatchRecovery: "recovery"}[r.Kind]
+	return s.start(ctx, r.WorkflowID, RefireWorkflowName, r.EventType+" "+kind+" → 1 endpoint", r.OrgID, r.EventID, r.EventType, p)
 }
 
 // endpoints is "1 endpoint" or "n endpoints".

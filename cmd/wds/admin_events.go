@@ -15,6 +15,7 @@ import (
 func init() {
 	registerAdmin("event list", eventList)
 	registerAdmin("event show", eventShow)
+	registerAdmin("event resend", eventResend)
 }
 
 // eventList finds an org's events, newest first; --order takes the order's id or its number.
@@ -77,5 +78,24 @@ func eventShow(fs *flag.FlagSet) runFunc {
 	return func(ctx context.Context, env *adminEnv) (any, error) {
 		svc, _ := webhookService(env, false)
 		return svc.Event(ctx, *id, nil)
+	}
+}
+
+// eventResend queues a fresh chain of the event to one endpoint or to every subscribed one; the
+// worker's relay starts them within seconds.
+func eventResend(fs *flag.FlagSet) runFunc {
+	id, actor := uuidFlag(fs, "id", "event id"), uuidFlag(fs, "actor", "acting user id")
+	endpoint := fs.String("endpoint", "", "endpoint id (default: every enabled endpoint subscribed to the event's type)")
+	return func(ctx context.Context, env *adminEnv) (any, error) {
+		var ep *uuid.UUID
+		if *endpoint != "" {
+			parsed, err := uuid.Parse(*endpoint)
+			if err != nil {
+				return nil, problem.Fail(models.ErrInvalidParameter, "--endpoint must be a UUID")
+			}
+			ep = &parsed
+		}
+		svc, _ := webhookService(env, false)
+		return svc.Resend(ctx, *id, *actor, ep)
 	}
 }

@@ -36,6 +36,7 @@ func TestAdminEventListAndShow(t *testing.T) {
 		VALUES (?, ?, ?, 1042, 'EUR', 100, 100, 'invoiced')`, order, orgID, store)
 	ev, _ := deliverytest.Emit(context.Background(), db, orgID, nil, events.OrderCreated, map[string]any{"id": order})
 	deliverytest.Emit(context.Background(), db, orgID, nil, events.OrderCreated, map[string]any{"id": uuid.New()})
+	db.Exec("UPDATE events SET dispatched_at = now()") // as the relay leaves them once started
 	d := models.Delivery{ID: uuid.New(), OrgID: orgID, EventID: ev, EndpointID: uuid.MustParse(ep), EventType: "order.created",
 		ChainID: uuid.New(), WorkflowID: delivery.EventWorkflowID(ev), Attempt: 1, Status: "dropped", AttemptedAt: time.Now()}
 	if err := db.Create(&d).Error; err != nil {
@@ -60,6 +61,17 @@ func TestAdminEventListAndShow(t *testing.T) {
 		len(chains[0].(map[string]any)["attempts"].([]any)) != 1 {
 		t.Fatalf("show %v", show)
 	}
+	member := mustAdmin(t, "user", "create", "--org", org, "--email", "m@acme.example", "--role", "member")["id"].(string)
+	_, err = admin(t, "event", "resend", "--id", ev.String(), "--actor", member)
+	wantCode(t, err, "forbidden")
+	_, err = admin(t, "event", "resend", "--id", ev.String(), "--actor", owner, "--endpoint", "nope")
+	wantCode(t, err, "invalid_parameter")
+	re := mustAdmin(t, "event", "resend", "--id", ev.String(), "--actor", owner, "--endpoint", ep)["chains"].([]any)
+	if len(re) != 1 || re[0].(map[string]any)["workflow_id"] != delivery.ResendWorkflowID(ev, uuid.MustParse(ep), 1) {
+		t.Fatalf("resend %v", re)
+	}
+	_, err = admin(t, "event", "resend", "--id", ev.String(), "--actor", owner)
+	wantCode(t, err, "delivery_in_progress")
 	_, err = admin(t, "event", "list", "--org", org, "--order", "A-1042")
 	wantCode(t, err, "invalid_parameter")
 	_, err = admin(t, "event", "list", "--org", org, "--outcome", "lost")

@@ -157,7 +157,7 @@ type webhookWiring struct {
 func newWebhookWiring(cfg *config.Config, db *gorm.DB, box *secrets.Box, c client.Client, log logrus.FieldLogger) webhookWiring {
 	starter := newStarter(cfg, db, c, log)
 	return webhookWiring{
-		service: &delivery.Service{DB: db, Box: box, AllowPrivate: cfg.WebhookAllowPrivate, Stopper: starter},
+		service: &delivery.Service{DB: db, Box: box, AllowPrivate: cfg.WebhookAllowPrivate, Stopper: starter, Dispatcher: starter},
 		starter: starter,
 	}
 }
