@@ -66,6 +66,7 @@ var errorTable = []errorRow{
 	{delivery.ErrEndpointDisabled, "endpoint_disabled"},
 	{delivery.ErrDeliveryNotDropped, "delivery_not_dropped"},
 	{delivery.ErrDeliveryInProgress, "delivery_in_progress"},
+	{delivery.ErrRecoveryInProgress, "recovery_in_progress"},
 	{ErrPayloadTooLarge, "payload_too_large"},
 	{ingest.ErrExternalIDRequired, "external_id_required"},
 	{ingest.ErrLinesRequired, "lines_required"},

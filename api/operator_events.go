@@ -15,8 +15,11 @@ import (
 )
 
 // SupportDesk is the support desk's operations (delivery.Service): find an org's events, show one
-// with its chains (docs/support.md).
+// with its chains, resend it, recover an endpoint's outage (docs/support.md).
 type SupportDesk interface {
+	Recover(ctx context.Context, endpointID, actorID uuid.UUID, since time.Time, until *time.Time) (*delivery.Recovery, error)
+	Recovery(ctx context.Context, id uuid.UUID, actorID *uuid.UUID) (*delivery.Recovery, error)
+	CancelRecovery(ctx context.Context, id, actorID uuid.UUID) (*delivery.Recovery, error)
 	ListEvents(ctx context.Context, q delivery.EventsQuery) (*delivery.EventsPage, error)
 	Event(ctx context.Context, id uuid.UUID, actorID *uuid.UUID) (*delivery.EventDetail, error)
 	Resend(ctx context.Context, eventID, actorID uuid.UUID, endpointID *uuid.UUID) (*delivery.Resent, error)
@@ -28,6 +31,7 @@ func (s *server) registerSupport(r *gin.Engine) {
 	g.GET("/orgs/:org_id/events", pathOrg, s.listEvents)
 	g.GET("/events/:id", s.showEvent)
 	g.POST("/events/:id/resend", s.resendEvent)
+	s.registerRecovery(g)
 }
 
 // listEvents is GET /admin/v1/orgs/{org_id}/events, newest first, with its filters.

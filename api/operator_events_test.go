@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"strings"
 	"testing"
 	"time"
 
@@ -319,6 +320,75 @@ func TestResendStartsAFreshChainAndRefusesWhatItCannotDo(t *testing.T) {
 	var audit []models.AuditEntry
 	e.db.Where("action = 'event.resend'").Find(&audit)
 	if len(audit) != 2 || audit[0].TargetID != e.created || audit[0].ActorID != e.owner.ID {
+		t.Fatalf("audit %+v", audit)
+	}
+}
+
+func TestRecoveryRefusesWhatItCannotDoAndChangesNothing(t *testing.T) {
+	e := newEventDesk(t)
+	recover := func(token string, ep uuid.UUID, body any) (int, map[string]any) {
+		return e.call(http.MethodPost, "/admin/v1/endpoints/"+ep.String()+"/recover", token, body)
+	}
+	since := time.Now().Add(-time.Hour).UTC().Format(time.RFC3339Nano)
+	status, rec := recover(e.ownerToken, e.b, map[string]any{"since": since})
+	if status != http.StatusAccepted || rec["total"] != 1.0 || rec["started"] != 0.0 || rec["status"] != "running" {
+		t.Fatalf("recover %d %v", status, rec)
+	}
+	id := rec["id"].(string)
+	if status, got := e.call(http.MethodGet, "/admin/v1/recoveries/"+id, e.memberToken, nil); status != 200 || got["id"] != id {
+		t.Fatalf("show %d %v", status, got)
+	}
+	var n int64
+	count := func() int64 { e.db.Model(&delivery.Recovery{}).Count(&n); return n }
+	e.db.Exec("UPDATE webhook_endpoints SET enabled = false WHERE id = ?", e.a)
+	_, _, otherOwner := mustOrg(t, e.db, "Elsewhere")
+	other := e.token(otherOwner.ID)
+	for _, c := range []struct {
+		name   string
+		token  string
+		ep     uuid.UUID
+		body   any
+		status int
+		code   string
+	}{
+		{"running already", e.ownerToken, e.b, map[string]any{"since": since}, 409, "recovery_in_progress"},
+		{"disabled", e.ownerToken, e.a, map[string]any{"since": since}, 409, "endpoint_disabled"},
+		{"no since", e.ownerToken, e.b, map[string]any{}, 422, "validation_failed"},
+		{"since unparseable", e.ownerToken, e.b, map[string]any{"since": "last tuesday"}, 422, "validation_failed"},
+		{"since in the future", e.ownerToken, e.b, map[string]any{"since": time.Now().Add(time.Hour).Format(time.RFC3339)}, 422, "invalid_parameter"},
+		{"since after until", e.ownerToken, e.b, map[string]any{"since": since, "until": time.Now().Add(-2 * time.Hour).Format(time.RFC3339)}, 422, "invalid_parameter"},
+		{"member", e.memberToken, e.b, map[string]any{"since": since}, 403, "forbidden"},
+		{"another org", other, e.b, map[string]any{"since": since}, 404, "not_found"},
+		{"unknown endpoint", e.ownerToken, uuid.New(), map[string]any{"since": since}, 404, "not_found"},
+	} {
+		if status, body := recover(c.token, c.ep, c.body); status != c.status || body["error"] != c.code {
+			t.Errorf("%s: %d %v, want %d %s", c.name, status, body, c.status, c.code)
+		}
+	}
+	if count() != 1 {
+		t.Fatalf("refusals made %d recoveries", n-1)
+	}
+	if status, body := e.call(http.MethodPost, "/admin/v1/recoveries/"+id+"/cancel", e.memberToken, nil); status != 403 || body["error"] != "forbidden" {
+		t.Fatalf("member cancel %d %v", status, body)
+	}
+	if status, body := e.call(http.MethodPost, "/admin/v1/recoveries/"+id+"/cancel", other, nil); status != 404 {
+		t.Fatalf("other org's cancel %d %v", status, body)
+	}
+	status, got := e.call(http.MethodPost, "/admin/v1/recoveries/"+id+"/cancel", e.ownerToken, nil)
+	if status != 200 || got["status"] != "cancelled" || got["finished_at"] == nil {
+		t.Fatalf("cancel %d %v", status, got)
+	}
+	if status, again := e.call(http.MethodPost, "/admin/v1/recoveries/"+id+"/cancel", e.ownerToken, nil); status != 200 || again["finished_at"] != got["finished_at"] {
+		t.Fatalf("cancel again %d %v", status, again)
+	}
+	// With a retention, a window older than it is refused.
+	old := &delivery.Service{DB: e.db, Retention: 24 * time.Hour}
+	if _, err := old.Recover(context.Background(), e.b, e.owner.ID, time.Now().Add(-48*time.Hour), nil); err == nil || !strings.Contains(err.Error(), "retention") {
+		t.Fatalf("older than the retention: %v", err)
+	}
+	var audit []models.AuditEntry
+	e.db.Where("action IN ('endpoint.recover', 'recovery.cancel')").Order("created_at").Find(&audit)
+	if len(audit) != 2 || audit[0].Action != "endpoint.recover" || audit[1].Action != "recovery.cancel" {
 		t.Fatalf("audit %+v", audit)
 	}
 }

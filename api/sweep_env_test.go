@@ -11,6 +11,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/gin-gonic/gin"
 	"github.com/google/uuid"
@@ -210,6 +211,7 @@ type tenant struct {
 	consoleEndpointID  uuid.UUID // operated on through the console
 	deliveryID         uuid.UUID // a dropped delivery of endpointID
 	eventID            uuid.UUID // the order.created event that delivery is of
+	recoveryID         uuid.UUID // a running recovery of endpointID
 	console            *browser  // the owner's console session
 	secrets            []string  // every secret the tenant was given
 }
@@ -314,6 +316,9 @@ func (e *sweepEnv) tenant(name string) *tenant {
 	}
 	// Started, as the relay leaves events (the starter is not part of this surface): resend needs it.
 	e.db.Exec("UPDATE events SET dispatched_at = now() WHERE org_id = ?", x.org)
+	rec := e.must(http.StatusAccepted, "POST", "/admin/v1/endpoints/"+x.endpointID.String()+"/recover", x.owner,
+		map[string]any{"since": time.Now().Add(-time.Hour)})
+	x.recoveryID = e.id(rec, "id")
 	x.console = e.signIn(x.owner)
 	return x
 }

@@ -31,6 +31,8 @@ type Activities struct {
 	HTTP *http.Client
 	// Now is the clock; nil is time.Now.
 	Now func() time.Time
+	// Dispatcher starts the chains a recovery batch queues; nil leaves them to the relay.
+	Dispatcher DispatchStarter
 
 	budgetOnce sync.Once
 	budget     *semaphore.Weighted
@@ -59,6 +61,7 @@ func (a *Activities) Register(r worker.ActivityRegistry) {
 	r.RegisterActivityWithOptions(a.ResolveTargets, activity.RegisterOptions{Name: ActivityResolveTargets})
 	r.RegisterActivityWithOptions(a.Deliver, activity.RegisterOptions{Name: ActivityDeliver})
 	r.RegisterActivityWithOptions(a.RecordLostAttempt, activity.RegisterOptions{Name: ActivityRecordLost})
+	r.RegisterActivityWithOptions(a.RecoverBatch, activity.RegisterOptions{Name: ActivityRecoverBatch})
 }
 
 func (a *Activities) now() time.Time {

@@ -46,6 +46,10 @@ type Service struct {
 	// Dispatcher starts the chains a resend or recovery queues, after commit; nil leaves them to the
 	// worker's relay (the database-only CLI).
 	Dispatcher DispatchStarter
+	// Recoveries starts a recovery's workflow after commit; nil leaves it to the relay.
+	Recoveries RecoveryStarter
+	// Retention is WDS_RETENTION: a recovery cannot reach further back; 0 is no bound.
+	Retention time.Duration
 }
 
 // ChainStopper signals the workflows of stopped chains after the change is committed.

@@ -13,6 +13,7 @@ var (
 	ErrEndpointDisabled   = problem.New(problem.Conflict, "webhook endpoint is disabled")
 	ErrDeliveryNotDropped = problem.New(problem.Conflict, "only a dropped delivery can be re-fired")
 	ErrDeliveryInProgress = problem.New(problem.Conflict, "a chain of this event to this endpoint is still in progress")
+	ErrRecoveryInProgress = problem.New(problem.Conflict, "a recovery of this endpoint is still running")
 
 	// ErrInvalidParameter is a support-desk parameter that is well formed but not acceptable: a
 	// custom header the service sets itself, a time window out of order, an endpoint not subscribed.

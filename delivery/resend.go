@@ -21,9 +21,15 @@ type DispatchStarter interface {
 	StartDispatches(ctx context.Context, dispatchIDs ...uuid.UUID)
 }
 
-// ResendWorkflowID names the n-th manual start (re-fire or resend) of one event to one endpoint.
+// ResendWorkflowID names the chain of the n-th manual start of one event to one endpoint, a resend.
 func ResendWorkflowID(eventID, endpointID uuid.UUID, n int) string {
-	return fmt.Sprintf("webhook-resend/%s/%s/%d", eventID, endpointID, n)
+	return manualWorkflowID(models.DispatchResend, eventID, endpointID, n)
+}
+
+// manualWorkflowID names the chain of the n-th manual start (re-fires, resends and recoveries share
+// the count) of one event to one endpoint: webhook-resend/... or webhook-recovery/...
+func manualWorkflowID(kind string, eventID, endpointID uuid.UUID, n int) string {
+	return fmt.Sprintf("webhook-%s/%s/%s/%d", kind, eventID, endpointID, n)
 }
 
 // ResentChain is one fresh chain of a resend.

@@ -121,15 +121,19 @@ func (s *Starter) immediately(ctx context.Context, start func(context.Context) e
 	}
 }
 
-// RelayOnce starts up to limit undispatched events and up to limit queued manual starts, oldest
-// first, and reports how many it started.
+// RelayOnce starts up to limit undispatched events, up to limit queued manual starts and up to limit
+// unstarted recoveries, oldest first, and reports how many it started.
 func (s *Starter) RelayOnce(ctx context.Context, limit int) (int, error) {
 	n, err := s.claimEvents(ctx, limit)
 	if err != nil {
 		return n, err
 	}
 	m, err := s.claimDispatches(ctx, limit)
-	return n + m, err
+	if err != nil {
+		return n + m, err
+	}
+	r, err := s.claimRecoveries(ctx, limit)
+	return n + m + r, err
 }
 
 type eventRow struct {

@@ -79,6 +79,7 @@ func RegisterWorkflows(w sdkworker.WorkflowRegistry) {
 	w.RegisterWorkflowWithOptions(EventWorkflow, workflow.RegisterOptions{Name: PlannedEventWorkflowName})
 	w.RegisterWorkflowWithOptions(RefireWorkflow, workflow.RegisterOptions{Name: RefireWorkflowName})
 	w.RegisterWorkflowWithOptions(TestWorkflow, workflow.RegisterOptions{Name: TestWorkflowName})
+	w.RegisterWorkflowWithOptions(RecoveryWorkflow, workflow.RegisterOptions{Name: RecoveryWorkflowName})
 }
 
 // prune deletes events and delivery rows older than the retention, at start and then hourly, until

@@ -68,8 +68,9 @@ func newHarness(t *testing.T, tc client.Client) *harness {
 	h := &harness{t: t, ctx: ctx, db: pgtest.New(t), temporal: tc, log: log, caFile: receiverCAFile(t)}
 	h.box, _ = secrets.NewBox(secrets.GenerateKey())
 	h.starter = &delivery.Starter{DB: h.db, Temporal: tc, Schedule: schedule, Log: log}
-	hooks := &delivery.Service{DB: h.db, Box: h.box, AllowPrivate: true, Stopper: h.starter}
-	router, err := api.NewRouter(api.Deps{Stores: api.DBStores(h.db, h.box), Log: log, Events: h.starter, Dispatches: h.starter, Webhooks: hooks})
+	hooks := &delivery.Service{DB: h.db, Box: h.box, AllowPrivate: true, Stopper: h.starter, Dispatcher: h.starter, Recoveries: h.starter}
+	router, err := api.NewRouter(api.Deps{Stores: api.DBStores(h.db, h.box), Log: log, Events: h.starter, Dispatches: h.starter,
+		Webhooks: hooks, Support: hooks})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -119,7 +120,7 @@ func (h *harness) startWorker() {
 	done := make(chan error, 1)
 	go func() {
 		done <- delivery.RunWorker(ctx, delivery.WorkerOptions{Temporal: h.temporal, Starter: h.starter, Log: h.log, RelayInterval: 100 * time.Millisecond,
-			Activities: &delivery.Activities{DB: h.db, Box: h.box, HTTP: httpc}, Retention: h.retention})
+			Activities: &delivery.Activities{DB: h.db, Box: h.box, HTTP: httpc, Dispatcher: h.starter}, Retention: h.retention})
 	}()
 	t := h.t
 	h.mu.Lock()

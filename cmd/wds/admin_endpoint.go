@@ -26,7 +26,7 @@ func init() {
 
 // webhookService builds the operations; sealing needs the encryption key, reading does not.
 func webhookService(env *adminEnv, seals bool) (*delivery.Service, error) {
-	s := &delivery.Service{DB: env.db, AllowPrivate: env.cfg.WebhookAllowPrivate}
+	s := &delivery.Service{DB: env.db, AllowPrivate: env.cfg.WebhookAllowPrivate, Retention: env.cfg.Retention}
 	if seals {
 		box, err := env.box()
 		if err != nil {
