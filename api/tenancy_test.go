@@ -305,6 +305,7 @@ var scopedTables = map[string]string{
 	"idempotency_keys":        "integration_key_id IN (SELECT id FROM integration_keys WHERE org_id = @org)",
 	"rate_limit_hits":         "key_id IN (SELECT id FROM integration_keys WHERE org_id = @org)",
 	"webhook_refire_counters": "endpoint_id IN (SELECT id FROM webhook_endpoints WHERE org_id = @org)",
+	"webhook_endpoint_sends":  "endpoint_id IN (SELECT id FROM webhook_endpoints WHERE org_id = @org)",
 	"vendor_claim_tokens":     "vendor_id IN (SELECT id FROM vendors WHERE org_id = @org)",
 }
 

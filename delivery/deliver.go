@@ -55,6 +55,17 @@ func (a *Activities) Deliver(ctx context.Context, in AttemptInput) (AttemptResul
 		if reason := at.stopReason(); reason != "" {
 			return a.stop(ctx, in, &at.Event, reason)
 		}
+		if at.RateLimit != nil {
+			wait, err := pace(ctx, a.DB, in.EndpointID, *at.RateLimit)
+			if err != nil {
+				return AttemptResult{}, err
+			}
+			if wait > 0 {
+				// Returned rather than waited for here: the workflow waits on a timer, holding no
+				// activity slot, so a backlog at a slow endpoint never holds up the others.
+				return AttemptResult{Outcome: OutcomeHeld, Wait: wait}, nil
+			}
+		}
 		if err := a.send(ctx, d, at, in); err != nil {
 			return AttemptResult{}, err
 		}
@@ -189,6 +200,7 @@ type attemptState struct {
 	EndpointFound  bool
 	URL            string
 	Headers        models.Headers // the endpoint's custom headers
+	RateLimit      *int           // POSTs a second at most; nil is no limit
 	SecretSealed   []byte
 	PreviousSealed []byte // the rotated-out secret while its grace lasts
 	Enabled        bool
@@ -204,7 +216,7 @@ func (a *Activities) attempt(ctx context.Context, in AttemptInput) (*attemptStat
 	var rows []attemptState
 	err := a.DB.WithContext(ctx).Raw(`SELECT e.id, e.org_id, e.type, e.created_at, octet_length(e.body::text) AS size,
 			CASE WHEN octet_length(e.body::text) <= ? THEN e.body::text END AS body,
-			w.id IS NOT NULL AS endpoint_found, w.url, w.headers, w.secret_sealed, coalesce(w.enabled, false) AS enabled, w.deleted_at,
+			w.id IS NOT NULL AS endpoint_found, w.url, w.headers, w.rate_limit, w.secret_sealed, coalesce(w.enabled, false) AS enabled, w.deleted_at,
 			CASE WHEN w.previous_secret_until > clock_timestamp() THEN w.previous_secret_sealed END AS previous_sealed,
 			(SELECT coalesce(nullif(x.error, ''), x.status) FROM webhook_deliveries x
 				WHERE x.chain_id = ? AND x.status = ? LIMIT 1) AS dropped,

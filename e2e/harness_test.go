@@ -53,6 +53,8 @@ type harness struct {
 
 	// retention is the workers' WDS_RETENTION; 0 keeps everything.
 	retention time.Duration
+	// maxActivities bounds each worker's concurrent activities; 0 is the SDK's default.
+	maxActivities int
 
 	org, store, owner uuid.UUID
 	ownerToken        string
@@ -120,7 +122,8 @@ func (h *harness) startWorker() {
 	done := make(chan error, 1)
 	go func() {
 		done <- delivery.RunWorker(ctx, delivery.WorkerOptions{Temporal: h.temporal, Starter: h.starter, Log: h.log, RelayInterval: 100 * time.Millisecond,
-			Activities: &delivery.Activities{DB: h.db, Box: h.box, HTTP: httpc, Dispatcher: h.starter}, Retention: h.retention})
+			Activities: &delivery.Activities{DB: h.db, Box: h.box, HTTP: httpc, Dispatcher: h.starter}, Retention: h.retention,
+			MaxConcurrentActivities: h.maxActivities})
 	}()
 	t := h.t
 	h.mu.Lock()

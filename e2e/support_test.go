@@ -138,6 +138,9 @@ func TestRecoveryReFiresAnOutageOnceAcrossAWorkerRestartAndAHandReFire(t *testin
 	if fmt.Sprint(kinds) != fmt.Sprintf("[{recovery %d} {refire 1}]", outage-1) {
 		t.Errorf("queued chains %v", kinds)
 	}
+	if most := maxInAnySecond(rc.deliveries()[outage:]); most > rate {
+		t.Errorf("the receiver got %d requests within one second, over the rate limit of %d", most, rate)
+	}
 	// Paced: no second window holds more than rate chains started by the recovery.
 	var created []time.Time
 	h.db.Raw("SELECT created_at FROM webhook_dispatches WHERE kind = 'recovery' ORDER BY created_at").Scan(&created)
@@ -170,4 +173,60 @@ func TestRecoveryReFiresAnOutageOnceAcrossAWorkerRestartAndAHandReFire(t *testin
 	if meta.GetCurrentDetails() != wantDetails {
 		t.Errorf("current details %q, want %q", meta.GetCurrentDetails(), wantDetails)
 	}
+}
+
+// maxInAnySecond is the most receipts any one-second window of the receiver's log holds.
+func maxInAnySecond(got []received) int {
+	at := make([]time.Time, len(got))
+	for i, d := range got {
+		at[i] = d.at
+	}
+	sort.Slice(at, func(i, j int) bool { return at[i].Before(at[j]) })
+	most := 0
+	for i := range at {
+		n := 0
+		for j := i; j < len(at) && at[j].Sub(at[i]) < time.Second; j++ {
+			n++
+		}
+		most = max(most, n)
+	}
+	return most
+}
+
+// TestARateLimitedBacklogDoesNotHoldUpOtherEndpoints: a worker that runs two activities at once
+// delivers twenty events to an endpoint limited to one a second and to an unlimited one. Held
+// attempts wait on workflow timers, not in activity slots: the unlimited endpoint gets all twenty
+// while the limited one has had only a few, and the limited one gets each at one a second.
+func TestARateLimitedBacklogDoesNotHoldUpOtherEndpoints(t *testing.T) {
+	srv := startTemporal(t, temporaldev.Options{})
+	h := newHarness(t, srv.Client())
+	h.maxActivities = 2
+	h.startWorker()
+	slow, fast := newReceiver(t, ok), newReceiver(t, ok)
+	limited := h.endpoint(slow, 5, "vendor.created")
+	if status, out := h.call("/admin/v1/rpc/outbound_webhook_update", h.ownerToken, map[string]any{"p_id": limited.id, "p_rate_limit": 1}); status != http.StatusOK {
+		t.Fatalf("rate limit: %d %v", status, out)
+	}
+	h.endpoint(fast, 5, "vendor.created")
+	const backlog = 20
+	start := time.Now()
+	for range backlog {
+		h.emit("vendor.created")
+	}
+	waitFor(t, 30*time.Second, "the unlimited endpoint's deliveries", func() bool { return fast.count() == backlog })
+	tookFast, slowSoFar := time.Since(start), slow.count()
+	if slowSoFar > backlog/2 {
+		t.Fatalf("the limited endpoint had %d of %d when the unlimited one had all (after %v)", slowSoFar, backlog, tookFast)
+	}
+	waitFor(t, 60*time.Second, "the limited endpoint's deliveries", func() bool { return slow.count() == backlog })
+	if most := maxInAnySecond(slow.deliveries()); most > 1 {
+		t.Errorf("the limited endpoint got %d requests within one second", most)
+	}
+	var rows, failed int64
+	h.db.Model(&models.Delivery{}).Where("endpoint_id = ?", limited.id).Count(&rows)
+	h.db.Model(&models.Delivery{}).Where("endpoint_id = ? AND (attempt > 1 OR status <> 'succeeded')", limited.id).Count(&failed)
+	if rows != backlog || failed != 0 {
+		t.Errorf("the limited endpoint's log has %d rows, %d of them not a first successful attempt: waiting must not be an attempt", rows, failed)
+	}
+	t.Logf("unlimited endpoint: %d events in %v while the limited one had %d", backlog, tookFast.Round(time.Millisecond), slowSoFar)
 }
