@@ -34,6 +34,7 @@ func (c *Console) registerSupportPages(p *gin.RouterGroup) {
 	p.GET("/events", c.events)
 	p.GET("/events/:id", c.event)
 	p.POST("/events/:id/resend", c.resend)
+	c.registerEndpointSupport(p)
 }
 
 // eventFilters are the search form's fields, as typed.
