@@ -33,6 +33,11 @@ type Activities struct {
 	Now func() time.Time
 	// Dispatcher starts the chains a recovery batch queues; nil leaves them to the relay.
 	Dispatcher DispatchStarter
+	// Events starts the webhook.endpoint_disabled events of auto-disables; nil leaves them to the relay.
+	Events EventStarter
+	// DisableAfter is WDS_WEBHOOK_DISABLE_AFTER: an endpoint failing this long is disabled when a
+	// chain drops; 0 never disables one.
+	DisableAfter time.Duration
 
 	budgetOnce sync.Once
 	budget     *semaphore.Weighted

@@ -46,8 +46,10 @@ func (a *Activities) Deliver(ctx context.Context, in AttemptInput) (AttemptResul
 		return AttemptResult{}, err
 	}
 	if at.RecordedStatus != nil {
-		// a retried or duplicated task: the attempt is already in the log
-		return AttemptResult{Outcome: *at.RecordedStatus, Error: deref(at.RecordedError)}, nil
+		// a retried or duplicated task: the attempt is already in the log (and an auto-disable the
+		// first run could not finish is finished now)
+		res := AttemptResult{Outcome: *at.RecordedStatus, Error: deref(at.RecordedError)}
+		return res, a.afterDrop(ctx, in, res)
 	}
 	d := newRow(in, &at.Event, a.now())
 	sent := false
@@ -76,8 +78,19 @@ func (a *Activities) Deliver(ctx context.Context, in AttemptInput) (AttemptResul
 		// Counted once the row is recorded: a task that is retried after this point returns early
 		// above and is not counted twice.
 		metrics.DeliveryAttempt(d.Status, d.Attempt, time.Duration(d.DurationMS)*time.Millisecond)
+		err = a.afterDrop(ctx, in, res)
 	}
 	return res, err
+}
+
+// afterDrop disables the endpoint for failing when the attempt dropped its chain and the endpoint
+// has failed for long enough. A chain dropped because the endpoint was disabled or deleted does not
+// count: nothing was sent.
+func (a *Activities) afterDrop(ctx context.Context, in AttemptInput, res AttemptResult) error {
+	if res.Outcome != models.DeliveryDropped || in.Test || res.Error == ReasonEndpointDisabled || res.Error == ReasonEndpointDeleted {
+		return nil
+	}
+	return a.autoDisable(ctx, in.EndpointID)
 }
 
 // heartbeatTime is what a task keeps, out of its deadline, to hand its outcome to Temporal after a

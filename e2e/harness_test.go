@@ -55,6 +55,8 @@ type harness struct {
 	retention time.Duration
 	// maxActivities bounds each worker's concurrent activities; 0 is the SDK's default.
 	maxActivities int
+	// disableAfter is the workers' WDS_WEBHOOK_DISABLE_AFTER; 0 never disables an endpoint.
+	disableAfter time.Duration
 
 	org, store, owner uuid.UUID
 	ownerToken        string
@@ -122,7 +124,8 @@ func (h *harness) startWorker() {
 	done := make(chan error, 1)
 	go func() {
 		done <- delivery.RunWorker(ctx, delivery.WorkerOptions{Temporal: h.temporal, Starter: h.starter, Log: h.log, RelayInterval: 100 * time.Millisecond,
-			Activities: &delivery.Activities{DB: h.db, Box: h.box, HTTP: httpc, Dispatcher: h.starter}, Retention: h.retention,
+			Activities: &delivery.Activities{DB: h.db, Box: h.box, HTTP: httpc, Dispatcher: h.starter, Events: h.starter,
+				DisableAfter: h.disableAfter}, Retention: h.retention,
 			MaxConcurrentActivities: h.maxActivities})
 	}()
 	t := h.t
