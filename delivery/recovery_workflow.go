@@ -45,7 +45,9 @@ const batchesPerRun = 500
 // batch; the current details name the endpoint and the counts for the Temporal UI.
 func RecoveryWorkflow(ctx workflow.Context, p RecoveryParams) error {
 	ctx = workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
-		StartToCloseTimeout: time.Minute,
+		// A batch is one short transaction: a worker killed during one is noticed, and the batch
+		// run again elsewhere, within seconds.
+		StartToCloseTimeout: 10 * time.Second,
 		RetryPolicy:         &temporal.RetryPolicy{MaximumInterval: 30 * time.Second},
 		Summary:             "start the next chains",
 	})

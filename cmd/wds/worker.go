@@ -136,12 +136,12 @@ func runWorker(ctx context.Context, cfg *config.Config, db *gorm.DB, box *secret
 	}
 	starter := newStarter(cfg, db, c, log)
 	return delivery.RunWorker(ctx, delivery.WorkerOptions{
-		Temporal:   c,
+		Temporal: c,
 		Activities: &delivery.Activities{DB: db, Box: box, HTTP: httpc, Dispatcher: starter, Events: starter,
 			DisableAfter: cfg.WebhookDisableAfter},
-		Starter:    starter,
-		Log:        log,
-		Retention:  cfg.Retention,
+		Starter:   starter,
+		Log:       log,
+		Retention: cfg.Retention,
 	})
 }
 
