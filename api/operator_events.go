@@ -42,7 +42,7 @@ func (s *server) listEvents(c *gin.Context) {
 		return
 	}
 	actor := actorOf(c)
-	q := delivery.EventsQuery{OrgID: lq.OrgID, ActorID: &actor, Limit: lq.Limit, Cursor: lq.Cursor,
+	q := delivery.EventsQuery{OrgID: lq.OrgID, ActorID: &actor, StoreID: lq.StoreID, Limit: lq.Limit, Cursor: lq.Cursor,
 		Type: c.Query("type"), Outcome: c.Query("outcome")}
 	for name, dst := range map[string]**uuid.UUID{"order_id": &q.OrderID, "resource_id": &q.ResourceID} {
 		if raw, ok := c.GetQuery(name); ok {

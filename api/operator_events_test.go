@@ -116,6 +116,7 @@ func TestSupportDeskFindsAnOrdersEventsWithTheirOutcome(t *testing.T) {
 		{"resource_id=" + e.payment.String(), []uuid.UUID{e.paid}},
 		{"order_number=1042&limit=2", []uuid.UUID{e.tracked, e.paid}},
 		{"order_number=1043", nil},
+		{"store_id=" + uuid.NewString(), nil},
 		{"type=order.created", []uuid.UUID{e.otherOrders, e.created}},
 		{"outcome=dropped", []uuid.UUID{e.created}},
 		{"outcome=succeeded", []uuid.UUID{e.otherOrders}},

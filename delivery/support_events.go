@@ -41,6 +41,8 @@ type EventsQuery struct {
 	OrgID uuid.UUID
 	// ActorID nil is the database's own operator (`wds admin`); otherwise a member of the org.
 	ActorID *uuid.UUID
+	// StoreID narrows to one store's events (the lists' optional store_id).
+	StoreID *uuid.UUID
 	Type    string
 	OrderID *uuid.UUID
 	// OrderNumber finds the order by its number in the org (what a customer quotes), instead of OrderID.
@@ -147,6 +149,9 @@ func eventsPageSQL(q EventsQuery) (string, []any) {
 		add("e.type = ?", q.Type)
 	default:
 		add("e.type <> ?", events.WebhookTest)
+	}
+	if q.StoreID != nil {
+		add("e.store_id = ?", *q.StoreID)
 	}
 	if q.OrderID != nil {
 		add("e.order_id = ?", *q.OrderID)
