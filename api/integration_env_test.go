@@ -1,7 +1,6 @@
 package api_test
 
 import (
-	"bytes"
 	"context"
 	"crypto/hmac"
 	"crypto/sha256"
@@ -11,14 +10,9 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
-	"github.com/getkin/kin-openapi/openapi3"
-	"github.com/getkin/kin-openapi/openapi3filter"
-	"github.com/getkin/kin-openapi/routers"
-	"github.com/getkin/kin-openapi/routers/gorillamux"
 	"github.com/google/uuid"
 	"github.com/sirupsen/logrus"
 	"gorm.io/gorm"
@@ -26,7 +20,7 @@ import (
 	"wds/api"
 	"wds/apikeys"
 	"wds/models"
-	"wds/openapi"
+	"wds/openapi/openapitest"
 	"wds/pgtest"
 	"wds/secrets"
 	"wds/signing"
@@ -45,7 +39,6 @@ type intEnv struct {
 	org   *models.Org
 	store *models.Store
 	owner *models.User
-	docRt routers.Router
 	used  *apikeys.LastUsed
 	// router serves in-process requests (the fuzz target), without a network round trip.
 	router http.Handler
@@ -62,14 +55,13 @@ func newIntEnv(t testing.TB, trustedProxies ...string) *intEnv {
 	log := logrus.New()
 	log.SetOutput(io.Discard)
 	e.used = apikeys.NewLastUsed(e.db, log)
-	r, err := api.NewRouter(api.Deps{Stores: api.DBStores(e.db, box), Log: log, Now: e.clock.Now, TrustedProxies: trustedProxies, LastUsed: e.used})
+	r, err := api.NewRouter(api.Deps{Stores: api.DBStores(e.db, box, nil), Log: log, Now: e.clock.Now, TrustedProxies: trustedProxies, LastUsed: e.used})
 	if err != nil {
 		t.Fatal(err)
 	}
 	e.router = r
 	e.srv = httptest.NewServer(r)
 	t.Cleanup(e.srv.Close)
-	e.docRt = integrationDocRouter(t)
 	return e
 }
 
@@ -99,7 +91,7 @@ func (e *intEnv) mint(in apikeys.NewIntegrationKey) intKey {
 	if in.Label == "" {
 		in.Label = "Test shop"
 	}
-	k, err := apikeys.CreateIntegrationKey(context.Background(), e.db, e.box, in)
+	k, err := apikeys.NewService(e.db, e.box).CreateIntegrationKey(context.Background(), in)
 	if err != nil {
 		e.t.Fatal(err)
 	}
@@ -163,7 +155,7 @@ func (e *intEnv) call(method, path string, k intKey, body string, hdr map[string
 	}
 	defer res.Body.Close()
 	out, _ := io.ReadAll(res.Body)
-	e.validate(req, []byte(body), res, out)
+	e.validate(req, res, out)
 	return resp{status: res.StatusCode, body: out, header: res.Header}
 }
 
@@ -177,44 +169,10 @@ func (e *intEnv) get(path string, k intKey) resp {
 	return e.call(http.MethodGet, path, k, "", nil)
 }
 
-var (
-	intDocOnce sync.Once
-	intDoc     *openapi3.T
-)
-
-func integrationDocRouter(t testing.TB) routers.Router {
-	t.Helper()
-	intDocOnce.Do(func() {
-		doc, err := openapi3.NewLoader().LoadFromData(openapi.IntegrationJSON())
-		if err != nil {
-			t.Fatalf("integration API document does not load: %v", err)
-		}
-		intDoc = doc
-	})
-	r, err := gorillamux.NewRouter(intDoc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return r
-}
-
 // validate checks a real answer against the document, so the two cannot drift apart.
-func (e *intEnv) validate(req *http.Request, reqBody []byte, res *http.Response, body []byte) {
+func (e *intEnv) validate(req *http.Request, res *http.Response, body []byte) {
 	e.t.Helper()
-	req.Body = io.NopCloser(bytes.NewReader(reqBody))
-	route, params, err := e.docRt.FindRoute(req)
-	if err != nil {
-		e.t.Errorf("%s %s is not in the Integration API document: %v", req.Method, req.URL.Path, err)
-		return
-	}
-	in := &openapi3filter.RequestValidationInput{Request: req, PathParams: params, Route: route,
-		Options: &openapi3filter.Options{AuthenticationFunc: openapi3filter.NoopAuthenticationFunc}}
-	out := &openapi3filter.ResponseValidationInput{RequestValidationInput: in, Status: res.StatusCode,
-		Header: res.Header, Body: io.NopCloser(bytes.NewReader(body)),
-		Options: &openapi3filter.Options{IncludeResponseStatus: true}}
-	if err := openapi3filter.ValidateResponse(context.Background(), out); err != nil {
-		e.t.Errorf("%s %s: response does not match the OpenAPI document: %v\n%s", req.Method, req.URL.Path, err, body)
-	}
+	openapitest.Check(e.t, req, res.StatusCode, res.Header, body)
 }
 
 // count runs a COUNT query.
@@ -257,7 +215,7 @@ func (e *intEnv) eventBody(typ string) map[string]any {
 // mustStore adds a store to the env's org.
 func mustStore(t testing.TB, e *intEnv, name string) uuid.UUID {
 	t.Helper()
-	s, err := workspace.CreateStore(context.Background(), e.db, e.org.ID, name, "USD")
+	s, err := workspace.NewService(e.db).CreateStore(context.Background(), e.org.ID, name, "USD")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,6 +9,7 @@ import (
 
 	"wds/apikeys"
 	"wds/models"
+	"wds/openapi/openapitest"
 )
 
 // FuzzIntegrationWritesNever500 posts arbitrary bodies to every write endpoint of the real router on a
@@ -46,8 +47,7 @@ func FuzzIntegrationWritesNever500(f *testing.F) {
 		if key.secret != "" {
 			req.Header.Set("X-Store-Webhook-Signature", signNative(key.secret, body))
 		}
-		rec := httptest.NewRecorder()
-		e.router.ServeHTTP(rec, req)
+		rec := openapitest.Serve(t, e.router, req)
 		if rec.Code >= http.StatusInternalServerError {
 			t.Fatalf("%s %q: %d %s", path, body, rec.Code, rec.Body)
 		}

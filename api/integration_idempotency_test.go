@@ -11,6 +11,7 @@ import (
 	"wds/apikeys"
 	"wds/ingest"
 	"wds/models"
+	"wds/openapi/openapitest"
 )
 
 func TestIdempotencyKeyReplaysAndConflicts(t *testing.T) {
@@ -93,7 +94,7 @@ func TestAnInfrastructureFailureReleasesTheIdempotencyKey(t *testing.T) {
 	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, e.srv.URL+"/integrations/v1/orders", strings.NewReader(body))
 	req.Header.Set("Authorization", "Bearer "+k.token)
 	req.Header.Set("Idempotency-Key", "infra-1")
-	if res, err := http.DefaultClient.Do(req); err == nil {
+	if res, err := openapitest.Client(t, nil).Do(req); err == nil {
 		res.Body.Close()
 		t.Fatalf("the blocked create answered %d", res.StatusCode)
 	}

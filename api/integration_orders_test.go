@@ -15,6 +15,7 @@ import (
 
 	"wds/apikeys"
 	"wds/models"
+	"wds/openapi/openapitest"
 	"wds/views"
 )
 
@@ -441,7 +442,7 @@ func TestMetadataNumbersBeyondFloat64RoundTrip(t *testing.T) {
 	readKey := mustReadKey(t, e.db, e.org.ID, e.owner.ID, models.ScopeReadOnly, nil)
 	req, _ := http.NewRequest(http.MethodGet, e.srv.URL+"/v1/orders/"+id, nil)
 	req.Header.Set("Authorization", "Bearer "+readKey)
-	res, err := http.DefaultClient.Do(req)
+	res, err := openapitest.Client(t, nil).Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}

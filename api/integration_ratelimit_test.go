@@ -14,6 +14,7 @@ import (
 
 	"wds/api"
 	"wds/apikeys"
+	"wds/openapi/openapitest"
 )
 
 const rateLimitedPath = "/integrations/v1/orders/by-external/x"
@@ -23,7 +24,7 @@ func (e *intEnv) secondInstance() *intEnv {
 	e.t.Helper()
 	log := logrus.New()
 	log.SetOutput(io.Discard)
-	r, err := api.NewRouter(api.Deps{Stores: api.DBStores(e.db, e.box), Log: log, Now: e.clock.Now})
+	r, err := api.NewRouter(api.Deps{Stores: api.DBStores(e.db, e.box, nil), Log: log, Now: e.clock.Now})
 	if err != nil {
 		e.t.Fatal(err)
 	}
@@ -92,7 +93,7 @@ func TestIntegrationRateLimitConcurrent(t *testing.T) {
 			status := 0 // a transport error
 			req, _ := http.NewRequest(http.MethodGet, url, nil)
 			req.Header.Set("Authorization", "Bearer "+k.token)
-			if res, err := http.DefaultClient.Do(req); err == nil {
+			if res, err := openapitest.Client(t, nil).Do(req); err == nil {
 				_, _ = io.Copy(io.Discard, res.Body)
 				res.Body.Close()
 				status = res.StatusCode
@@ -215,7 +216,7 @@ func TestIntegrationRateLimitLetsAHungUpClientGo(t *testing.T) {
 	go func() {
 		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, logged.srv.URL+rateLimitedPath, nil)
 		req.Header.Set("Authorization", "Bearer "+k.token)
-		res, err := http.DefaultClient.Do(req)
+		res, err := openapitest.Client(t, nil).Do(req)
 		if err == nil {
 			res.Body.Close()
 		}

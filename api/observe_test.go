@@ -18,6 +18,7 @@ import (
 	"wds/api"
 	"wds/metrics"
 	"wds/models"
+	"wds/openapi/openapitest"
 	"wds/pgtest"
 )
 
@@ -60,7 +61,7 @@ func observedServer(t *testing.T, db *gorm.DB) (*httptest.Server, *syncBuffer) {
 	log.SetFormatter(&logrus.JSONFormatter{})
 	// A frozen clock: a burst that crossed a minute boundary would find part of its budget back.
 	frozen := time.Now()
-	r, err := api.NewRouter(api.Deps{Stores: api.DBStores(db, nil), Log: log, Now: func() time.Time { return frozen }})
+	r, err := api.NewRouter(api.Deps{Stores: api.DBStores(db, nil, nil), Log: log, Now: func() time.Time { return frozen }})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -84,7 +85,7 @@ func call(t *testing.T, srv *httptest.Server, path, key, requestID string) (*htt
 	}
 	defer res.Body.Close()
 	body, _ := io.ReadAll(res.Body)
-	(&readEnv{t: t, docRout: readDocRouter(t)}).validate(req, res, body)
+	openapitest.Check(t, req, res.StatusCode, res.Header, body)
 	return res, body
 }
 

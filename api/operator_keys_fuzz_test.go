@@ -12,6 +12,7 @@ import (
 
 	"wds/api"
 	"wds/models"
+	"wds/openapi/openapitest"
 	"wds/pgtest"
 	"wds/secrets"
 	"wds/workspace"
@@ -30,14 +31,14 @@ func FuzzOperatorInputs(f *testing.F) {
 	db := pgtest.New(f)
 	ctx := context.Background()
 	org, store, _ := mustOrg(f, db, "Fuzzed")
-	_, token, err := workspace.CreateUser(ctx, db, org.ID, "fuzz@fuzzed.test", models.RoleOwner)
+	_, token, err := workspace.NewService(db).CreateUser(ctx, org.ID, "fuzz@fuzzed.test", models.RoleOwner)
 	if err != nil {
 		f.Fatal(err)
 	}
 	log := logrus.New()
 	log.SetOutput(io.Discard)
 	box, _ := secrets.NewBox(secrets.GenerateKey())
-	r, err := api.NewRouter(api.Deps{Stores: api.DBStores(db, box), Log: log})
+	r, err := api.NewRouter(api.Deps{Stores: api.DBStores(db, box, nil), Log: log})
 	if err != nil {
 		f.Fatal(err)
 	}
@@ -56,8 +57,7 @@ func FuzzOperatorInputs(f *testing.F) {
 			withQuery(base + "/audit-log"),
 		} {
 			req.Header.Set("Authorization", "Bearer "+token)
-			rec := httptest.NewRecorder()
-			r.ServeHTTP(rec, req)
+			rec := openapitest.Serve(t, r, req)
 			if rec.Code >= 500 {
 				t.Fatalf("%s %s with %q: %d %s", req.Method, req.URL.Path, input, rec.Code, rec.Body)
 			}

@@ -9,21 +9,17 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/getkin/kin-openapi/openapi3"
-	"github.com/getkin/kin-openapi/openapi3filter"
-	"github.com/getkin/kin-openapi/routers"
-	"github.com/getkin/kin-openapi/routers/gorillamux"
 	"github.com/google/uuid"
 	"github.com/sirupsen/logrus"
 	"gorm.io/gorm"
 
 	"wds/api"
 	"wds/models"
-	"wds/openapi"
+	"wds/openapi/openapitest"
 	"wds/pgtest"
 	"wds/secrets"
 	"wds/workspace"
@@ -36,7 +32,6 @@ type keysEnv struct {
 	db                  *gorm.DB
 	srv                 *httptest.Server
 	logs                *syncBuffer
-	doc                 routers.Router
 	org                 *models.Org
 	store               *models.Store
 	owner, member       string // operator tokens
@@ -45,22 +40,17 @@ type keysEnv struct {
 	otherOrg, otherUser uuid.UUID
 }
 
-var (
-	opDocOnce sync.Once
-	opDoc     *openapi3.T
-)
-
 func newKeysEnv(t *testing.T) *keysEnv {
 	t.Helper()
 	ctx := context.Background()
 	e := &keysEnv{t: t, db: pgtest.New(t), logs: &syncBuffer{}}
 	// mustOrg's owner has no token we know: make an owner and a member of our own.
 	e.org, e.store, _ = mustOrg(t, e.db, "Operated")
-	owner, ownerTok, err := workspace.CreateUser(ctx, e.db, e.org.ID, "op-owner@operated.test", models.RoleOwner)
+	owner, ownerTok, err := workspace.NewService(e.db).CreateUser(ctx, e.org.ID, "op-owner@operated.test", models.RoleOwner)
 	if err != nil {
 		t.Fatal(err)
 	}
-	member, memberTok, err := workspace.CreateUser(ctx, e.db, e.org.ID, "op-member@operated.test", models.RoleMember)
+	member, memberTok, err := workspace.NewService(e.db).CreateUser(ctx, e.org.ID, "op-member@operated.test", models.RoleMember)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -74,24 +64,12 @@ func newKeysEnv(t *testing.T) *keysEnv {
 	log.SetFormatter(&logrus.JSONFormatter{})
 	log.SetLevel(logrus.TraceLevel) // every line a misconfigured production log level could add
 	box, _ := secrets.NewBox(secrets.GenerateKey())
-	r, err := api.NewRouter(api.Deps{Stores: api.DBStores(e.db, box), Log: log})
+	r, err := api.NewRouter(api.Deps{Stores: api.DBStores(e.db, box, nil), Log: log})
 	if err != nil {
 		t.Fatal(err)
 	}
 	e.srv = httptest.NewServer(r)
 	t.Cleanup(e.srv.Close)
-	opDocOnce.Do(func() {
-		d, err := openapi3.NewLoader().LoadFromData(openapi.OperatorJSON())
-		if err == nil {
-			opDoc = d
-		}
-	})
-	if opDoc == nil {
-		t.Fatal("operator API document does not load")
-	}
-	if e.doc, err = gorillamux.NewRouter(opDoc); err != nil {
-		t.Fatal(err)
-	}
 	return e
 }
 
@@ -123,19 +101,7 @@ func (e *keysEnv) call(method, path, token string, body any) (int, []byte) {
 
 func (e *keysEnv) validate(req *http.Request, res *http.Response, body []byte) {
 	e.t.Helper()
-	route, params, err := e.doc.FindRoute(req)
-	if err != nil {
-		e.t.Errorf("%s %s is not in the Operator API document: %v", req.Method, req.URL.Path, err)
-		return
-	}
-	in := &openapi3filter.RequestValidationInput{Request: req, PathParams: params, Route: route,
-		Options: &openapi3filter.Options{AuthenticationFunc: openapi3filter.NoopAuthenticationFunc, ExcludeRequestBody: true}}
-	out := &openapi3filter.ResponseValidationInput{RequestValidationInput: in, Status: res.StatusCode,
-		Header: res.Header, Body: io.NopCloser(bytes.NewReader(body)),
-		Options: &openapi3filter.Options{IncludeResponseStatus: true}}
-	if err := openapi3filter.ValidateResponse(context.Background(), out); err != nil {
-		e.t.Errorf("%s %s: answer does not match the Operator API document: %v\n%s", req.Method, req.URL.Path, err, body)
-	}
+	openapitest.Check(e.t, req, res.StatusCode, res.Header, body)
 }
 
 func decode[T any](t *testing.T, body []byte) T {
@@ -211,7 +177,7 @@ func TestOperatorReadKeysCreateListRevoke(t *testing.T) {
 	status, body = e.call("POST", "/admin/v1/read-keys/"+id+"/revoke", e.member, nil)
 	wantError(t, status, body, http.StatusForbidden, "forbidden")
 	// A user of another org learns nothing about this one: to them it does not exist.
-	_, otherTok, err := workspace.CreateUser(context.Background(), e.db, e.otherOrg, "x@elsewhere.test", models.RoleOwner)
+	_, otherTok, err := workspace.NewService(e.db).CreateUser(context.Background(), e.otherOrg, "x@elsewhere.test", models.RoleOwner)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -476,7 +442,7 @@ func callRead(t *testing.T, base, path, key string) (int, []byte) {
 	t.Helper()
 	req, _ := http.NewRequest(http.MethodGet, base+path, nil)
 	req.Header.Set("Authorization", "Bearer "+key)
-	res, err := http.DefaultClient.Do(req)
+	res, err := openapitest.Client(t, nil).Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}

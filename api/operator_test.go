@@ -22,6 +22,7 @@ import (
 	"wds/delivery/deliverytest"
 	"wds/events"
 	"wds/models"
+	"wds/openapi/openapitest"
 	"wds/pgtest"
 	"wds/secrets"
 	"wds/workspace"
@@ -63,7 +64,7 @@ func newOpEnvWith(t testing.TB, hooks delivery.Service) *opEnv {
 	e.org, _, e.owner = mustOrg(t, db, "Acme")
 	var err error
 	e.ownerToken = e.token(e.owner.ID)
-	_, e.memberToken, err = workspace.CreateUser(context.Background(), db, e.org.ID, "member@acme.test", models.RoleMember)
+	_, e.memberToken, err = workspace.NewService(db).CreateUser(context.Background(), e.org.ID, "member@acme.test", models.RoleMember)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -74,7 +75,7 @@ func newOpEnvWith(t testing.TB, hooks delivery.Service) *opEnv {
 	if hooks.Dispatcher == nil {
 		hooks.Dispatcher = e.started
 	}
-	r, err := api.NewRouter(api.Deps{Stores: api.DBStores(db, nil), Log: log, Webhooks: &hooks, Support: &hooks, Dispatches: e.started})
+	r, err := api.NewRouter(api.Deps{Stores: api.DBStores(db, nil, nil), Log: log, Webhooks: &hooks, Support: &hooks, Dispatches: e.started})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -111,7 +112,7 @@ func (e *opEnv) post(token, path string, body any) (int, map[string]any) {
 	if token != "" {
 		req.Header.Set("Authorization", "Bearer "+token)
 	}
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := openapitest.Client(e.t, nil).Do(req)
 	if err != nil {
 		e.t.Fatal(err)
 	}

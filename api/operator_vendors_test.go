@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"wds/openapi/openapitest"
 )
 
 // The vendor routes over HTTP, checked against the documents: add, edit (no-op included), claim
@@ -108,6 +109,6 @@ func (e *keysEnv) public(method, path string, body any) (int, []byte) {
 	}
 	defer res.Body.Close()
 	out, _ := io.ReadAll(res.Body)
-	(&readEnv{t: e.t, docRout: readDocRouter(e.t)}).validate(req, res, out)
+	openapitest.Check(e.t, req, res.StatusCode, res.Header, out)
 	return res.StatusCode, out
 }

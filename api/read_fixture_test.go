@@ -1,7 +1,6 @@
 package api_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"io"
@@ -12,10 +11,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/getkin/kin-openapi/openapi3"
-	"github.com/getkin/kin-openapi/openapi3filter"
-	"github.com/getkin/kin-openapi/routers"
-	"github.com/getkin/kin-openapi/routers/gorillamux"
 	"github.com/google/uuid"
 	"github.com/sirupsen/logrus"
 	"gorm.io/gorm"
@@ -24,7 +19,7 @@ import (
 	"wds/apikeys"
 	"wds/catalog"
 	"wds/models"
-	"wds/openapi"
+	"wds/openapi/openapitest"
 	"wds/pgtest"
 	"wds/views"
 	"wds/workspace"
@@ -32,16 +27,15 @@ import (
 
 // readEnv is one org with a store, an owner and keys, served by the real router over real PostgreSQL.
 type readEnv struct {
-	t       testing.TB
-	db      *gorm.DB
-	srv     *httptest.Server
-	org     *models.Org
-	store   *models.Store
-	owner   *models.User
-	key     string // read_only
-	rwKey   string // read_write
-	clock   *testClock
-	docRout routers.Router
+	t     testing.TB
+	db    *gorm.DB
+	srv   *httptest.Server
+	org   *models.Org
+	store *models.Store
+	owner *models.User
+	key   string // read_only
+	rwKey string // read_write
+	clock *testClock
 }
 
 type testClock struct {
@@ -65,13 +59,12 @@ func newReadEnv(t testing.TB) *readEnv {
 	e.rwKey = mustReadKey(t, e.db, e.org.ID, e.owner.ID, models.ScopeReadWrite, nil)
 	log := logrus.New()
 	log.SetOutput(io.Discard)
-	r, err := api.NewRouter(api.Deps{Stores: api.DBStores(e.db, nil), Log: log, Now: e.clock.Now, LastUsed: apikeys.NewLastUsed(e.db, log)})
+	r, err := api.NewRouter(api.Deps{Stores: api.DBStores(e.db, nil, nil), Log: log, Now: e.clock.Now, LastUsed: apikeys.NewLastUsed(e.db, log)})
 	if err != nil {
 		t.Fatal(err)
 	}
 	e.srv = httptest.NewServer(r)
 	t.Cleanup(e.srv.Close)
-	e.docRout = readDocRouter(t)
 	_ = ctx
 	return e
 }
@@ -79,15 +72,15 @@ func newReadEnv(t testing.TB) *readEnv {
 func mustOrg(t testing.TB, db *gorm.DB, name string) (*models.Org, *models.Store, *models.User) {
 	t.Helper()
 	ctx := context.Background()
-	org, err := workspace.CreateOrg(ctx, db, name)
+	org, err := workspace.NewService(db).CreateOrg(ctx, name)
 	if err != nil {
 		t.Fatal(err)
 	}
-	store, err := workspace.CreateStore(ctx, db, org.ID, name+" store", "EUR")
+	store, err := workspace.NewService(db).CreateStore(ctx, org.ID, name+" store", "EUR")
 	if err != nil {
 		t.Fatal(err)
 	}
-	owner, _, err := workspace.CreateUser(ctx, db, org.ID, uuid.NewString()+"@example.com", models.RoleOwner)
+	owner, _, err := workspace.NewService(db).CreateUser(ctx, org.ID, uuid.NewString()+"@example.com", models.RoleOwner)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -102,7 +95,7 @@ func mustReadKey(t testing.TB, db *gorm.DB, org, actor uuid.UUID, scope string, 
 
 func mustReadKeyWithID(t testing.TB, db *gorm.DB, org, actor uuid.UUID, scope string, expires *time.Time) (uuid.UUID, string) {
 	t.Helper()
-	k, key, err := apikeys.CreateReadKey(context.Background(), db, apikeys.NewReadKey{OrgID: org, ActorID: actor, Scope: scope, ExpiresAt: expires})
+	k, key, err := apikeys.NewService(db, nil).CreateReadKey(context.Background(), apikeys.NewReadKey{OrgID: org, ActorID: actor, Scope: scope, ExpiresAt: expires})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -116,33 +109,12 @@ func mustVendor(t testing.TB, db *gorm.DB, org, store uuid.UUID, name string) *v
 	if err := db.Where("org_id = ?", org).Take(&m).Error; err != nil {
 		t.Fatal(err)
 	}
-	v, err := catalog.CreateVendor(context.Background(), db, org, m.UserID, store,
+	v, err := catalog.NewService(db, nil).CreateVendor(context.Background(), org, m.UserID, store,
 		catalog.VendorFields{Name: models.Optional[string]{Set: true, Value: name}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &v.Vendor
-}
-
-var (
-	readDocOnce sync.Once
-	readDoc     *openapi3.T
-)
-
-func readDocRouter(t testing.TB) routers.Router {
-	t.Helper()
-	readDocOnce.Do(func() {
-		doc, err := openapi3.NewLoader().LoadFromData(openapi.ReadJSON())
-		if err != nil {
-			t.Fatalf("read API document does not load: %v", err)
-		}
-		readDoc = doc
-	})
-	r, err := gorillamux.NewRouter(readDoc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return r
+	return v
 }
 
 // get calls the API and checks the response against the OpenAPI document, so the document and the
@@ -173,18 +145,7 @@ func (e *readEnv) do(method, path, key string, hdr http.Header) (int, []byte) {
 
 func (e *readEnv) validate(req *http.Request, res *http.Response, body []byte) {
 	e.t.Helper()
-	route, params, err := e.docRout.FindRoute(req)
-	if err != nil {
-		return // paths outside the document (404 probes) have nothing to check
-	}
-	in := &openapi3filter.RequestValidationInput{Request: req, PathParams: params, Route: route,
-		Options: &openapi3filter.Options{AuthenticationFunc: openapi3filter.NoopAuthenticationFunc}}
-	out := &openapi3filter.ResponseValidationInput{RequestValidationInput: in, Status: res.StatusCode,
-		Header: res.Header, Body: io.NopCloser(bytes.NewReader(body)),
-		Options: &openapi3filter.Options{IncludeResponseStatus: true}}
-	if err := openapi3filter.ValidateResponse(context.Background(), out); err != nil {
-		e.t.Errorf("%s %s: response does not match the OpenAPI document: %v\n%s", req.Method, req.URL.Path, err, body)
-	}
+	openapitest.Check(e.t, req, res.StatusCode, res.Header, body)
 }
 
 func wantError(t testing.TB, status int, body []byte, wantStatus int, code string) {

@@ -4,6 +4,7 @@ import (
 	"net/http"
 	"net/url"
 	"testing"
+	"wds/openapi/openapitest"
 )
 
 // FuzzReadAPIInput sends arbitrary paths and query strings to the Read API: whatever arrives, the
@@ -28,7 +29,7 @@ func FuzzReadAPIInput(f *testing.F) {
 			return // not a request a client could send
 		}
 		req.Header.Set("Authorization", "Bearer "+e.key)
-		res, err := http.DefaultClient.Do(req)
+		res, err := openapitest.Client(t, nil).Do(req)
 		if err != nil {
 			return
 		}

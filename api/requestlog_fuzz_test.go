@@ -10,6 +10,7 @@ import (
 	"github.com/sirupsen/logrus"
 
 	"wds/api"
+	"wds/openapi/openapitest"
 )
 
 // FuzzRequestID feeds any X-Request-Id: the answer echoes either exactly that id, when it is short
@@ -28,8 +29,7 @@ func FuzzRequestID(f *testing.F) {
 	f.Fuzz(func(t *testing.T, id string) {
 		req := httptest.NewRequest(http.MethodGet, "/v1/health", nil)
 		req.Header[api.HeaderRequestID] = []string{id}
-		rec := httptest.NewRecorder()
-		r.ServeHTTP(rec, req)
+		rec := openapitest.Serve(t, r, req)
 		got := rec.Header().Get(api.HeaderRequestID)
 		if got == id {
 			if len(id) == 0 || len(id) > 128 {

@@ -60,7 +60,7 @@ func Profile(ctx context.Context, o Options, what, out string) (ProfileResult, e
 		return ProfileResult{}, err
 	}
 	starter := &delivery.Starter{DB: s.db, Temporal: s.temporal.Client(), Schedule: []time.Duration{time.Minute}, Log: quietLog()}
-	router, err := api.NewRouter(api.Deps{Stores: api.DBStores(s.db, s.box), Log: quietLog(), LastUsed: lastUsed, Events: starter})
+	router, err := api.NewRouter(api.Deps{Stores: api.DBStores(s.db, s.box, starter), Log: quietLog(), LastUsed: lastUsed})
 	if err != nil {
 		return ProfileResult{}, fmt.Errorf("bench: %w", err)
 	}

@@ -76,7 +76,7 @@ func TestEventsPageFindsAnOrderByNumberAndOpensItsEvent(t *testing.T) {
 		}
 	}
 	// Another org's event does not exist for this operator.
-	org2, _ := workspace.CreateOrg(ctx, e.db, "Elsewhere")
+	org2, _ := workspace.NewService(e.db).CreateOrg(ctx, "Elsewhere")
 	foreign, _ := deliverytest.Emit(ctx, e.db, org2.ID, nil, events.OrderCreated, map[string]any{"id": uuid.New()})
 	if res, _ := e.do(c, "GET", "/console/events/"+foreign.String(), nil); res.StatusCode != http.StatusNotFound {
 		t.Fatalf("another org's event: %d", res.StatusCode)

@@ -173,7 +173,7 @@ func TestACommitAfterTheDeadlineIsReportedUnavailable(t *testing.T) {
 			return err
 		}
 		<-ctx.Done()
-		time.Sleep(100 * time.Millisecond) // database/sql rolls back as soon as the context ends
+		waitUntilNoOpenTransaction(t, db) // database/sql rolls back as soon as the context ends
 		return nil
 	})
 	if err == nil || !database.Unavailable(err) {
@@ -204,11 +204,16 @@ func TestAStatementWhoseContextEndsIsCancelledInTheDatabase(t *testing.T) {
 		if !database.Unavailable(err) {
 			t.Fatalf("err = %v, want the deadline, reported unavailable", err)
 		}
+		// By the time the call returned, no backend may still be running the UPDATE.
+		var running int64
+		if err := other.Raw(`SELECT count(*) FROM pg_stat_activity
+			WHERE state = 'active' AND query LIKE 'UPDATE cancel_t%'`).Scan(&running).Error; err != nil || running != 0 {
+			t.Fatalf("round %d: %d backends still run the UPDATE (%v) after its caller gave up", i, running, err)
+		}
 		// The caller moves on at once: here, the lock the UPDATE waited for is released.
 		if err := holder.Rollback().Error; err != nil {
 			t.Fatal(err)
 		}
-		time.Sleep(300 * time.Millisecond)
 		var n int64
 		if err := other.Raw(`SELECT n FROM cancel_t WHERE id = 1`).Scan(&n).Error; err != nil || n != 0 {
 			t.Fatalf("round %d: n = %d (%v): the UPDATE its caller gave up on ran after all", i, n, err)
@@ -240,7 +245,7 @@ func TestAnIdleTransactionIsEndedAndItsLocksReleased(t *testing.T) {
 	if err := tx.Exec(`UPDATE idle_t SET n = 1 WHERE id = 1`).Error; err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(time.Second) // idle in the transaction, holding the row
+	waitUntilNoOpenTransaction(t, other) // PostgreSQL ends it once it has been idle 300 ms
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	if err := other.WithContext(ctx).Exec(`UPDATE idle_t SET n = 2 WHERE id = 1`).Error; err != nil {
@@ -285,5 +290,23 @@ func TestTheLoserOfADeadlockIsReportedUnavailable(t *testing.T) {
 	}
 	if len(failed) != 1 || pgCode(failed[0]) != "40P01" || !database.Unavailable(failed[0]) {
 		t.Fatalf("errors %v: want one deadlock_detected (40P01), reported unavailable", failed)
+	}
+}
+
+// waitUntilNoOpenTransaction waits until no backend of the test database holds an open transaction.
+func waitUntilNoOpenTransaction(t *testing.T, db *gorm.DB) {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		var open int64
+		if err := db.Raw(`SELECT count(*) FROM pg_stat_activity
+			WHERE datname = current_database() AND state LIKE 'idle in transaction%'`).Scan(&open).Error; err != nil {
+			t.Fatal(err)
+		}
+		if open == 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d transactions still open", open)
+		}
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -748,14 +749,19 @@ func TestAnEventDoesNotMissAnEndpointBeingCreated(t *testing.T) {
 	}()
 	waitForLockWaiters(t, f, 1)
 	emitted := make(chan uuid.UUID, 1)
+	var wrote atomic.Bool
 	go func() {
 		id, err := deliverytest.Emit(f.ctx, f.db, f.org, nil, events.OrderCreated, nil)
 		if err != nil {
 			t.Error(err)
 		}
+		wrote.Store(true)
 		emitted <- id
 	}()
-	time.Sleep(200 * time.Millisecond) // the event's write has run or is waiting
+	// The event's write has either committed (the bug this test catches) or waits behind the creation.
+	waitFor(t, "the event's write to commit or wait for a lock", func() bool {
+		return wrote.Load() || lockWaiters(f) >= 2
+	})
 	hold.Rollback()
 	ep, id := <-created, <-emitted
 	var row struct {
@@ -773,15 +779,22 @@ func TestAnEventDoesNotMissAnEndpointBeingCreated(t *testing.T) {
 // waitForLockWaiters waits until n backends wait for a lock.
 func waitForLockWaiters(t *testing.T, f *fixture, n int) {
 	t.Helper()
-	for deadline := time.Now().Add(10 * time.Second); ; {
-		var waiting int
-		f.db.Raw("SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'").Scan(&waiting)
-		if waiting >= n {
-			return
-		}
+	waitFor(t, fmt.Sprintf("%d backends waiting for a lock", n), func() bool { return lockWaiters(f) >= n })
+}
+
+// lockWaiters counts the test database's backends waiting for a lock.
+func lockWaiters(f *fixture) int {
+	var waiting int
+	f.db.Raw("SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'").Scan(&waiting)
+	return waiting
+}
+
+// waitFor polls cond until it holds, failing the test after 10 s.
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); !cond(); time.Sleep(10 * time.Millisecond) {
 		if time.Now().After(deadline) {
-			t.Fatalf("%d backends waiting for a lock, want %d", waiting, n)
+			t.Fatalf("gave up waiting for %s", what)
 		}
-		time.Sleep(10 * time.Millisecond)
 	}
 }

@@ -245,7 +245,7 @@ func lookPath(t *testing.T, name, install string) string {
 	t.Helper()
 	path, err := exec.LookPath(name)
 	if err != nil {
-		t.Skipf("%s is not on PATH; install %s to run this test", name, install)
+		t.Fatalf("%s is not on PATH: install %s (.ci/run does)", name, install)
 	}
 	return path
 }

@@ -12,8 +12,13 @@ import (
 
 	"wds/api"
 	"wds/apikeys"
+	"wds/catalog"
 	"wds/config"
 	"wds/console"
+	"wds/fulfillment"
+	"wds/ingest"
+	"wds/operator"
+	"wds/workspace"
 )
 
 func init() { commands["serve"] = serveCmd }
@@ -21,7 +26,7 @@ func init() { commands["serve"] = serveCmd }
 // serveCmd runs the HTTP API until SIGTERM.
 func serveCmd(ctx context.Context, _ []string) error {
 	tuneGC(os.Getenv)
-	p, closeAll, err := startService(ctx)
+	p, closeAll, err := startService(ctx, "wds-serve")
 	if err != nil {
 		return err
 	}
@@ -53,13 +58,17 @@ func newHTTPServer(addr string, h http.Handler) *http.Server {
 func serveHTTP(ctx context.Context, cfg *config.Config, db *gorm.DB, log *logrus.Logger, hooks webhookWiring) error {
 	lastUsed := apikeys.NewLastUsed(db, log)
 	// Integration keys' signing secrets are sealed with the same key as the webhook endpoints'.
-	deps := api.Deps{Stores: api.DBStores(db, hooks.service.Box), Log: log, TrustedProxies: cfg.TrustedProxies, LastUsed: lastUsed}
+	// The domain services start the events they commit with the webhook starter, whichever of the
+	// APIs or the console called them.
+	deps := api.Deps{Stores: api.DBStores(db, hooks.service.Box, hooks.starter), Log: log, TrustedProxies: cfg.TrustedProxies, LastUsed: lastUsed}
 	hooks.apply(&deps)
 	router, err := api.NewRouter(deps)
 	if err != nil {
 		return fmt.Errorf("WDS_TRUSTED_PROXIES: %w", err)
 	}
-	(&console.Console{DB: db, Log: log, Box: hooks.service.Box, Webhooks: hooks.service, Dispatches: hooks.starter,
+	(&console.Console{DB: db, Log: log, Webhooks: hooks.service, Dispatches: hooks.starter,
+		Members: workspace.NewService(db), Keys: apikeys.NewService(db, hooks.service.Box), Lists: operator.NewService(db), Shipping: fulfillment.NewService(db, hooks.starter),
+		Vendors: catalog.NewService(db, hooks.starter), Clients: ingest.NewService(db, hooks.starter),
 		TemporalUI: cfg.TemporalUIURL, Namespace: cfg.TemporalNamespace, InsecureCookie: cfg.ConsoleInsecureCookie}).Register(router)
 	srv := newHTTPServer(cfg.HTTPAddr, router)
 	flushCtx, stopFlush := context.WithCancel(context.WithoutCancel(ctx))
