@@ -60,6 +60,8 @@ var errorPins = []struct {
 	{delivery.ErrEndpointLimit, "an org has at most 10 enabled webhook endpoints", 409, "endpoint_limit_reached"},
 	{delivery.ErrEndpointDisabled, "webhook endpoint is disabled", 409, "endpoint_disabled"},
 	{delivery.ErrDeliveryNotDropped, "only a dropped delivery can be re-fired", 409, "delivery_not_dropped"},
+	{delivery.ErrDeliveryInProgress, "a chain of this event to this endpoint is still in progress", 409, "delivery_in_progress"},
+	{delivery.ErrRecoveryInProgress, "a recovery of this endpoint is still running", 409, "recovery_in_progress"},
 	{ErrPayloadTooLarge, "body exceeds 1 MiB", 413, "payload_too_large"},
 	{problem.Invalid, "a field is invalid", 422, "validation_failed"},
 	{ingest.ErrExternalIDRequired, "external_id is required", 422, "external_id_required"},
@@ -68,6 +70,7 @@ var errorPins = []struct {
 	{ingest.ErrAmountExceedsBalance, "amount exceeds the order's open balance", 422, "amount_exceeds_balance"},
 	{delivery.ErrHTTPSRequired, "webhook endpoint URLs must use https://", 422, "https_required"},
 	{delivery.ErrURLNotAllowed, "webhook endpoint URL resolves to a non-public address", 422, "url_not_allowed"},
+	{delivery.ErrInvalidParameter, "a parameter is not acceptable", 422, "invalid_parameter"},
 	{ratelimit.ErrExceeded, "rate limit exceeded; retry after 60 seconds", 429, "rate_limited"},
 	{ErrNotReady, "the service cannot serve requests yet", 503, "not_ready"},
 }

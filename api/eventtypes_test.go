@@ -10,7 +10,7 @@ import (
 	"wds/events/eventstest"
 )
 
-// GET /v1/event-types needs no key and lists all 13 types with a description and a schema that a
+// GET /v1/event-types needs no key and lists all 14 types with a description and a schema that a
 // JSON Schema library compiles.
 func TestEventTypesCatalogIsServedWithSchemas(t *testing.T) {
 	e := newReadEnv(t)
@@ -39,7 +39,7 @@ func TestEventTypesCatalogIsServedWithSchemas(t *testing.T) {
 	}
 	want := []string{"order.created", "order.shipped", "order.delivered", "order.cancelled", "client.created",
 		"client.updated", "vendor.created", "vendor.updated", "vendor.claimed", "payment.recorded",
-		"payment.refunded", "shipment.tracking_added", "webhook.test"}
+		"payment.refunded", "shipment.tracking_added", "webhook.endpoint_disabled", "webhook.test"}
 	if !slices.Equal(types, want) || !slices.Equal(events.Types(), want) {
 		t.Fatalf("served %v, want %v", types, want)
 	}

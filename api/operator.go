@@ -46,6 +46,7 @@ type WebhookService interface {
 	RotateSecret(ctx context.Context, id, actorID uuid.UUID, grace time.Duration) (*delivery.Rotated, error)
 	ListDeliveries(ctx context.Context, q delivery.DeliveriesQuery) (*delivery.DeliveriesPage, error)
 	Refire(ctx context.Context, deliveryID, actorID uuid.UUID) (*delivery.Refired, error)
+	Update(ctx context.Context, in delivery.UpdateInput) (*models.Endpoint, error)
 }
 
 const ctxOperator = "wds.operator"
@@ -76,14 +77,17 @@ func (s *server) operatorAuth(c *gin.Context) {
 
 // rpcParams are the parameters of every operation; each operation reads the ones it needs.
 type rpcParams struct {
-	ID          *string  `json:"p_id"`
-	OrgID       *string  `json:"p_org_id"`
-	URL         string   `json:"p_url"`
-	EventTypes  []string `json:"p_event_types"`
-	MaxAttempts int      `json:"p_max_attempts"`
-	Limit       *int     `json:"p_limit"`
-	CursorAt    string   `json:"p_cursor_at"`
-	CursorID    string   `json:"p_cursor_id"`
+	ID    *string `json:"p_id"`
+	OrgID *string `json:"p_org_id"`
+	// The endpoint's fields: Optional, so that an update tells "leave as is" from "clear".
+	URL         models.Optional[string]            `json:"p_url"`
+	EventTypes  models.Optional[[]string]          `json:"p_event_types"`
+	MaxAttempts models.Optional[int]               `json:"p_max_attempts"`
+	RateLimit   models.Optional[int]               `json:"p_rate_limit"`
+	Headers     models.Optional[map[string]string] `json:"p_headers"`
+	Limit       *int                               `json:"p_limit"`
+	CursorAt    string                             `json:"p_cursor_at"`
+	CursorID    string                             `json:"p_cursor_id"`
 	// GraceSeconds is how long a rotated-out secret also signs (rotate_secret).
 	GraceSeconds int64 `json:"p_grace_seconds"`
 }
@@ -93,6 +97,7 @@ type rpcFunc func(ctx context.Context, actor uuid.UUID, p rpcParams) (int, any, 
 func (s *server) rpcOperations() map[string]rpcFunc {
 	return map[string]rpcFunc{
 		"outbound_webhook_create":          s.rpcCreate,
+		"outbound_webhook_update":          s.rpcUpdate,
 		"outbound_webhook_list":            s.rpcList,
 		"outbound_webhook_disable":         s.rpcEndpoint(WebhookService.Disable),
 		"outbound_webhook_enable":          s.rpcEndpoint(WebhookService.Enable),
@@ -175,14 +180,33 @@ func (s *server) rpcCreate(ctx context.Context, actor uuid.UUID, p rpcParams) (i
 	if err != nil {
 		return 0, nil, err
 	}
-	if p.EventTypes == nil {
+	if p.EventTypes.Value == nil {
 		return 0, nil, problem.Fail(problem.Invalid, "p_event_types is required")
 	}
-	ep, err := s.Webhooks.Create(ctx, delivery.CreateInput{OrgID: org, ActorID: actor, URL: p.URL, EventTypes: p.EventTypes, MaxAttempts: p.MaxAttempts})
+	in := delivery.CreateInput{OrgID: org, ActorID: actor, URL: p.URL.Value, EventTypes: p.EventTypes.Value,
+		MaxAttempts: p.MaxAttempts.Value, Headers: p.Headers.Value}
+	if p.RateLimit.Set && !p.RateLimit.Null {
+		in.RateLimit = &p.RateLimit.Value
+	}
+	ep, err := s.Webhooks.Create(ctx, in)
 	if err != nil {
 		return 0, nil, err
 	}
 	return http.StatusCreated, ep, nil
+}
+
+// rpcUpdate edits the fields the parameters name; p_rate_limit and p_headers null clear them.
+func (s *server) rpcUpdate(ctx context.Context, actor uuid.UUID, p rpcParams) (int, any, error) {
+	id, err := paramUUID("p_id", p.ID)
+	if err != nil {
+		return 0, nil, err
+	}
+	ep, err := s.Webhooks.Update(ctx, delivery.UpdateInput{ID: id, ActorID: actor, URL: p.URL, EventTypes: p.EventTypes,
+		MaxAttempts: p.MaxAttempts, RateLimit: p.RateLimit, Headers: p.Headers})
+	if err != nil {
+		return 0, nil, err
+	}
+	return http.StatusOK, ep, nil
 }
 
 func (s *server) rpcList(ctx context.Context, actor uuid.UUID, p rpcParams) (int, any, error) {

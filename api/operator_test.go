@@ -72,7 +72,10 @@ func newOpEnvWith(t testing.TB, hooks delivery.Service) *opEnv {
 	log := logrus.New()
 	log.SetOutput(io.Discard)
 	hooks.DB, hooks.Box = db, box
-	r, err := api.NewRouter(api.Deps{Stores: api.DBStores(db, nil, nil), Log: log, Webhooks: &hooks, Dispatches: e.started})
+	if hooks.Dispatcher == nil {
+		hooks.Dispatcher = e.started
+	}
+	r, err := api.NewRouter(api.Deps{Stores: api.DBStores(db, nil, nil), Log: log, Webhooks: &hooks, Support: &hooks, Dispatches: e.started})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -34,6 +34,8 @@ type Deps struct {
 	Webhooks WebhookService
 	// Dispatches starts queued re-fires and test events at once; nil leaves them to the relay.
 	Dispatches DispatchStarter
+	// Support runs the support desk (events, resends, recoveries); nil leaves its routes unmounted.
+	Support SupportDesk
 	// RequestTimeout is the deadline on each request's context; 0 is config.RequestTimeout.
 	RequestTimeout time.Duration
 }
@@ -77,6 +79,9 @@ func NewRouter(d Deps) (*gin.Engine, error) {
 	if d.Webhooks != nil {
 		s.registerOperator(r)
 		s.registerWebhookTest(r)
+	}
+	if d.Support != nil {
+		s.registerSupport(r)
 	}
 	s.registerIntegration(r)
 	s.registerOperatorKeys(r)

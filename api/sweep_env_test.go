@@ -11,6 +11,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/gin-gonic/gin"
 	"github.com/google/uuid"
@@ -60,7 +61,7 @@ func newSweepEnv(t *testing.T, db *gorm.DB, log logrus.FieldLogger) *sweepEnv {
 	e := &sweepEnv{t: t, db: db, box: box, lastUsed: apikeys.NewLastUsed(db, log)}
 	svc := &delivery.Service{DB: db, Box: box, AllowPrivate: true}
 	e.router, err = api.NewRouter(api.Deps{Stores: api.DBStores(db, box, nopStarter{}), Log: log, Webhooks: svc, LastUsed: e.lastUsed,
-		Dispatches: nopStarter{}})
+		Dispatches: nopStarter{}, Support: svc})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -227,6 +228,8 @@ type tenant struct {
 	endpointID         uuid.UUID // operated on through the Operator API
 	consoleEndpointID  uuid.UUID // operated on through the console
 	deliveryID         uuid.UUID // a dropped delivery of endpointID
+	eventID            uuid.UUID // the order.created event that delivery is of
+	recoveryID         uuid.UUID // a running recovery of endpointID
 	console            *browser  // the owner's console session
 	secrets            []string  // every secret the tenant was given
 }
@@ -326,6 +329,14 @@ func (e *sweepEnv) tenant(name string) *tenant {
 	if err != nil {
 		t.Fatal(err)
 	}
+	if err := e.db.Raw("SELECT event_id FROM webhook_deliveries WHERE id = ?", x.deliveryID).Row().Scan(&x.eventID); err != nil {
+		t.Fatal(err)
+	}
+	// Started, as the relay leaves events (the starter is not part of this surface): resend needs it.
+	e.db.Exec("UPDATE events SET dispatched_at = now() WHERE org_id = ?", x.org)
+	rec := e.must(http.StatusAccepted, "POST", "/admin/v1/endpoints/"+x.endpointID.String()+"/recover", x.owner,
+		map[string]any{"since": time.Now().Add(-time.Hour)})
+	x.recoveryID = e.id(rec, "id")
 	x.console = e.signIn(x.owner)
 	return x
 }

@@ -134,6 +134,7 @@ func tenancyCases() []tcase {
 		{"GET /admin/v1/orgs/:org_id/integration-keys", asOperator, targetOrg, nil},
 		{"GET /admin/v1/orgs/:org_id/audit-log", asOperator, targetOrg, nil},
 		{"GET /admin/v1/orgs/:org_id/deliveries", asOperator, targetOrg, nil},
+		{"GET /admin/v1/orgs/:org_id/events", asOperator, targetOrg, nil},
 		{"POST /admin/v1/orgs/:org_id/orders", asOperator, targetOrg, withStore(map[string]any{"lines": lines})},
 		{"POST /admin/v1/orgs/:org_id/clients", asOperator, targetOrg, withStore(map[string]any{"email": "by-hand-1@example.test"})},
 		{"POST /admin/v1/orgs/:org_id/vendors", asOperator, targetOrg, withStore(map[string]any{"name": "By hand"})},
@@ -149,6 +150,19 @@ func tenancyCases() []tcase {
 		// Webhooks: the Operator API works on endpointID, the console on consoleEndpointID; each is
 		// deleted last.
 		rpc("outbound_webhook_list_deliveries", "p_id", endpointID, nil),
+		rpc("outbound_webhook_update", "p_id", endpointID, map[string]any{"p_rate_limit": 5, "p_headers": map[string]string{"X-Sweep": "1"}}),
+		{"GET /admin/v1/events/:id", asOperator, param("id", func(x *tenant) uuid.UUID { return x.eventID }), nil},
+		{"GET /console/events/:id", asConsole, param("id", func(x *tenant) uuid.UUID { return x.eventID }), nil},
+		{"GET /admin/v1/recoveries/:id", asOperator, param("id", func(x *tenant) uuid.UUID { return x.recoveryID }), nil},
+		{"POST /admin/v1/recoveries/:id/cancel", asOperator, param("id", func(x *tenant) uuid.UUID { return x.recoveryID }), nil},
+		{"POST /admin/v1/endpoints/:id/recover", asOperator, param("id", endpointID), body(map[string]any{"since": "2026-01-01T00:00:00Z"})},
+		{"POST /console/endpoints/:id/settings", asConsole, consoleEndpoint, form(url.Values{"rate_limit": {"7"}, "headers": {"X-Sweep: 1"}})},
+		{"POST /console/endpoints/:id/recover", asConsole, consoleEndpoint, form(url.Values{"since": {"2026-01-01T00:00"}})},
+		{"POST /console/recoveries/:id/cancel", asConsole, param("id", func(x *tenant) uuid.UUID { return x.recoveryID }), nil},
+		{"POST /admin/v1/events/:id/resend", asOperator, param("id", func(x *tenant) uuid.UUID { return x.eventID }),
+			func(_, x *tenant) any { return map[string]any{"endpoint_id": x.endpointID} }},
+		{"POST /console/events/:id/resend", asConsole, param("id", func(x *tenant) uuid.UUID { return x.eventID }),
+			func(_, x *tenant) any { return url.Values{"endpoint": {x.consoleEndpointID.String()}} }},
 		rpc("outbound_webhook_rotate_secret", "p_id", endpointID, nil),
 		rpc("outbound_webhook_disable", "p_id", endpointID, nil),
 		rpc("outbound_webhook_enable", "p_id", endpointID, nil),
@@ -199,6 +213,7 @@ func tenancyLists() []listCase {
 		{"GET /console/keys", asConsole, func(x *tenant) uuid.UUID { return x.targetReadKeyID }},
 		{"GET /console/connectors", asConsole, func(x *tenant) uuid.UUID { return x.targetIntKeyID }},
 		{"GET /console/webhooks", asConsole, func(x *tenant) uuid.UUID { return x.consoleEndpointID }},
+		{"GET /console/events", asConsole, func(x *tenant) uuid.UUID { return x.eventID }},
 		{"GET /console/orders", asConsole, func(x *tenant) uuid.UUID { return x.orderID }},
 		{"GET /console/vendors", asConsole, func(x *tenant) uuid.UUID { return x.vendorID }},
 		{"GET /console/clients", asConsole, func(x *tenant) uuid.UUID { return x.clientID }},
@@ -295,6 +310,7 @@ var scopedTables = map[string]string{
 	"idempotency_keys":        "integration_key_id IN (SELECT id FROM integration_keys WHERE org_id = @org)",
 	"rate_limit_hits":         "key_id IN (SELECT id FROM integration_keys WHERE org_id = @org)",
 	"webhook_refire_counters": "endpoint_id IN (SELECT id FROM webhook_endpoints WHERE org_id = @org)",
+	"webhook_endpoint_sends":  "endpoint_id IN (SELECT id FROM webhook_endpoints WHERE org_id = @org)",
 	"vendor_claim_tokens":     "vendor_id IN (SELECT id FROM vendors WHERE org_id = @org)",
 }
 

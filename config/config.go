@@ -37,6 +37,9 @@ type Config struct {
 	WebhookAllowPrivate   bool            `env:"WDS_WEBHOOK_ALLOW_PRIVATE" envDefault:"false"`
 	WebhookCAFile         string          `env:"WDS_WEBHOOK_CA_FILE"`
 	WebhookRetrySchedule  []time.Duration `env:"WDS_WEBHOOK_RETRY_SCHEDULE" envDefault:"1m,5m,30m,2h,8h" envSeparator:","`
+	// WebhookDisableAfter disables an endpoint that has not succeeded for this long when one of its
+	// chains drops (docs/support.md); 0 never disables one.
+	WebhookDisableAfter time.Duration `env:"WDS_WEBHOOK_DISABLE_AFTER" envDefault:"120h"`
 	// ConsoleInsecureCookie drops Secure from the console's cookie, for plain-HTTP `wds dev` only.
 	ConsoleInsecureCookie bool `env:"WDS_CONSOLE_INSECURE_COOKIE" envDefault:"false"`
 	// TemporalUIURL is where the console links a delivery's workflow.

@@ -51,6 +51,7 @@ func (c *Console) registerPages(p *gin.RouterGroup) {
 	p.POST("/deliveries/:id/refire", c.refire)
 	p.GET("/audit", c.audit)
 	c.registerWorkspacePages(p)
+	c.registerSupportPages(p)
 }
 
 // notices are the messages a redirect may ask a page to show (by name, so no text travels in URLs).
@@ -266,7 +267,11 @@ func (c *Console) act(g *gin.Context, back, done string, op func(id uuid.UUID) e
 
 // endpoint is one endpoint's delivery log, newest first, filtered and keyset-paged, with Re-fire on
 // dropped rows and a link from every row to its workflow in the Temporal UI.
-func (c *Console) endpoint(g *gin.Context) {
+func (c *Console) endpoint(g *gin.Context) { c.endpointPage(g, http.StatusOK, view{Notice: notice(g)}) }
+
+// endpointPage renders the endpoint of the path with v's notice, error and form: its delivery log
+// and the support desk's sections (health, settings, recovery).
+func (c *Console) endpointPage(g *gin.Context, code int, v view) {
 	s := sessionOf(g)
 	ctx := g.Request.Context()
 	id, err := pathID(g)
@@ -287,21 +292,26 @@ func (c *Console) endpoint(g *gin.Context) {
 		c.render(g, status(err), "endpoint", s, view{Error: c.problem(err)})
 		return
 	}
-	q := c.query(g, 50)
-	if q.Cursor, err = models.ParseCursor(g.Query("cursor_at"), g.Query("cursor_id")); err == nil {
-		filter := operator.DeliveryFilter{EndpointID: &id, Status: g.Query("status"), EventType: g.Query("event_type")}
-		var page operator.Page[models.Delivery]
-		if page, err = c.Lists.ListDeliveries(ctx, q, filter); err == nil {
-			rows := make([]deliveryRow, len(page.Rows))
-			for i, d := range page.Rows {
-				rows[i] = deliveryRow{Delivery: d, WorkflowURL: c.workflowURL(d.WorkflowID)}
+	data := map[string]any{"Endpoint": ep, "Types": events.Types()}
+	if err = c.supportData(g, ep, data); err == nil {
+		q := c.query(g, 50)
+		if q.Cursor, err = models.ParseCursor(g.Query("cursor_at"), g.Query("cursor_id")); err == nil {
+			filter := operator.DeliveryFilter{EndpointID: &id, Status: g.Query("status"), EventType: g.Query("event_type")}
+			var page operator.Page[models.Delivery]
+			if page, err = c.Lists.ListDeliveries(ctx, q, filter); err == nil {
+				rows := make([]deliveryRow, len(page.Rows))
+				for i, d := range page.Rows {
+					rows[i] = deliveryRow{Delivery: d, WorkflowURL: c.workflowURL(d.WorkflowID)}
+				}
+				data["Rows"], data["Status"], data["EventType"], data["Next"] = rows, filter.Status, filter.EventType, next(g, page)
+				v.Data = data
+				c.render(g, code, "endpoint", s, v)
+				return
 			}
-			c.render(g, http.StatusOK, "endpoint", s, view{Notice: notice(g), Data: map[string]any{"Endpoint": ep, "Rows": rows,
-				"Types": events.Types(), "Status": filter.Status, "EventType": filter.EventType, "Next": next(g, page)}})
-			return
 		}
 	}
-	c.render(g, status(err), "endpoint", s, view{Error: c.problem(err), Data: map[string]any{"Endpoint": ep, "Types": events.Types()}})
+	v.Error, v.Data = c.problem(err), data
+	c.render(g, status(err), "endpoint", s, v)
 }
 
 // next is the next page's URL, keeping the filters, or "" on the last page.

@@ -31,6 +31,13 @@ type Activities struct {
 	HTTP *http.Client
 	// Now is the clock; nil is time.Now.
 	Now func() time.Time
+	// Dispatcher starts the chains a recovery batch queues; nil leaves them to the relay.
+	Dispatcher DispatchStarter
+	// Events starts the webhook.endpoint_disabled events of auto-disables; nil leaves them to the relay.
+	Events EventStarter
+	// DisableAfter is WDS_WEBHOOK_DISABLE_AFTER: an endpoint failing this long is disabled when a
+	// chain drops; 0 never disables one.
+	DisableAfter time.Duration
 
 	budgetOnce sync.Once
 	budget     *semaphore.Weighted
@@ -59,6 +66,7 @@ func (a *Activities) Register(r worker.ActivityRegistry) {
 	r.RegisterActivityWithOptions(a.ResolveTargets, activity.RegisterOptions{Name: ActivityResolveTargets})
 	r.RegisterActivityWithOptions(a.Deliver, activity.RegisterOptions{Name: ActivityDeliver})
 	r.RegisterActivityWithOptions(a.RecordLostAttempt, activity.RegisterOptions{Name: ActivityRecordLost})
+	r.RegisterActivityWithOptions(a.RecoverBatch, activity.RegisterOptions{Name: ActivityRecoverBatch})
 }
 
 func (a *Activities) now() time.Time {

@@ -150,7 +150,13 @@ type AttemptInput struct {
 type AttemptResult struct {
 	Outcome string
 	Error   string
+	// Wait is how long a held attempt (OutcomeHeld) waits before it asks again.
+	Wait time.Duration
 }
+
+// OutcomeHeld is an attempt the endpoint's rate limit holds back: nothing was sent or recorded, and
+// the workflow asks again after Wait on a durable timer. Waiting is never an attempt.
+const OutcomeHeld = "held"
 
 // LostAttempt records an attempt whose Deliver activity failed without recording an outcome (the
 // worker died, the database was unreachable), so every attempt still has exactly one row.

@@ -46,14 +46,27 @@ func (a *Activities) Deliver(ctx context.Context, in AttemptInput) (AttemptResul
 		return AttemptResult{}, err
 	}
 	if at.RecordedStatus != nil {
-		// a retried or duplicated task: the attempt is already in the log
-		return AttemptResult{Outcome: *at.RecordedStatus, Error: deref(at.RecordedError)}, nil
+		// a retried or duplicated task: the attempt is already in the log (and an auto-disable the
+		// first run could not finish is finished now)
+		res := AttemptResult{Outcome: *at.RecordedStatus, Error: deref(at.RecordedError)}
+		return res, a.afterDrop(ctx, in, res)
 	}
 	d := newRow(in, &at.Event, a.now())
 	sent := false
 	if !sentEarlier(ctx, d) {
 		if reason := at.stopReason(); reason != "" {
 			return a.stop(ctx, in, &at.Event, reason)
+		}
+		if at.RateLimit != nil {
+			wait, err := pace(ctx, a.DB, in.EndpointID, *at.RateLimit)
+			if err != nil {
+				return AttemptResult{}, err
+			}
+			if wait > 0 {
+				// Returned rather than waited for here: the workflow waits on a timer, holding no
+				// activity slot, so a backlog at a slow endpoint never holds up the others.
+				return AttemptResult{Outcome: OutcomeHeld, Wait: wait}, nil
+			}
 		}
 		if err := a.send(ctx, d, at, in); err != nil {
 			return AttemptResult{}, err
@@ -65,8 +78,19 @@ func (a *Activities) Deliver(ctx context.Context, in AttemptInput) (AttemptResul
 		// Counted once the row is recorded: a task that is retried after this point returns early
 		// above and is not counted twice.
 		metrics.DeliveryAttempt(d.EndpointID.String(), d.Status, d.Attempt, time.Duration(d.DurationMS)*time.Millisecond)
+		err = a.afterDrop(ctx, in, res)
 	}
 	return res, err
+}
+
+// afterDrop disables the endpoint for failing when the attempt dropped its chain and the endpoint
+// has failed for long enough. A chain dropped because the endpoint was disabled or deleted does not
+// count: nothing was sent.
+func (a *Activities) afterDrop(ctx context.Context, in AttemptInput, res AttemptResult) error {
+	if res.Outcome != models.DeliveryDropped || in.Test || res.Error == ReasonEndpointDisabled || res.Error == ReasonEndpointDeleted {
+		return nil
+	}
+	return a.autoDisable(ctx, in.EndpointID)
 }
 
 // heartbeatTime is what a task keeps, out of its deadline, to hand its outcome to Temporal after a
@@ -108,7 +132,7 @@ func (a *Activities) send(ctx context.Context, d *models.Delivery, at *attemptSt
 	if err != nil {
 		return err
 	}
-	tracePost(ctx, d, in, func(ctx context.Context) { a.post(ctx, d, at.URL, in, keys, body) })
+	tracePost(ctx, d, in, func(ctx context.Context) { a.post(ctx, d, at.URL, at.Headers, in, keys, body) })
 	return nil
 }
 
@@ -188,6 +212,8 @@ type attemptState struct {
 	Body           *string
 	EndpointFound  bool
 	URL            string
+	Headers        models.Headers // the endpoint's custom headers
+	RateLimit      *int           // POSTs a second at most; nil is no limit
 	SecretSealed   []byte
 	PreviousSealed []byte // the rotated-out secret while its grace lasts
 	Enabled        bool
@@ -203,7 +229,7 @@ func (a *Activities) attempt(ctx context.Context, in AttemptInput) (*attemptStat
 	var rows []attemptState
 	err := a.DB.WithContext(ctx).Raw(`SELECT e.id, e.org_id, e.type, e.created_at, octet_length(e.body::text) AS size,
 			CASE WHEN octet_length(e.body::text) <= ? THEN e.body::text END AS body,
-			w.id IS NOT NULL AS endpoint_found, w.url, w.secret_sealed, coalesce(w.enabled, false) AS enabled, w.deleted_at,
+			w.id IS NOT NULL AS endpoint_found, w.url, w.headers, w.rate_limit, w.secret_sealed, coalesce(w.enabled, false) AS enabled, w.deleted_at,
 			CASE WHEN w.previous_secret_until > clock_timestamp() THEN w.previous_secret_sealed END AS previous_sealed,
 			(SELECT coalesce(nullif(x.error, ''), x.status) FROM webhook_deliveries x
 				WHERE x.chain_id = ? AND x.status = ? LIMIT 1) AS dropped,
@@ -293,7 +319,7 @@ func (a *Activities) summary(ctx context.Context, ev *eventMeta) ([]byte, error)
 
 // post sends the request and fills the row's outcome. Success is a 2xx within egress.Timeout;
 // anything else (3xx included: redirects are not followed) is a failure.
-func (a *Activities) post(ctx context.Context, d *models.Delivery, url string, in AttemptInput, keys []string, body []byte) {
+func (a *Activities) post(ctx context.Context, d *models.Delivery, url string, custom models.Headers, in AttemptInput, keys []string, body []byte) {
 	start := time.Now()
 	ts := a.now().Unix()
 	eventID := in.EventID.String()
@@ -310,6 +336,11 @@ func (a *Activities) post(ctx context.Context, d *models.Delivery, url string, i
 		return
 	}
 	h := req.Header
+	// The endpoint's own headers first: the service's below cannot be overridden (and the names are
+	// refused when the headers are set).
+	for name, value := range custom {
+		h.Set(name, value)
+	}
 	h.Set("Content-Type", "application/json")
 	h.Set("User-Agent", UserAgent)
 	h.Set(webhook.HeaderEventType, d.EventType)

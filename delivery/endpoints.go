@@ -43,6 +43,13 @@ type Service struct {
 	// Stopper tells running chains of a disabled or deleted endpoint to stop now; nil leaves them to
 	// stop at their next due time (the database-only CLI).
 	Stopper ChainStopper
+	// Dispatcher starts the chains a resend or recovery queues, after commit; nil leaves them to the
+	// worker's relay (the database-only CLI).
+	Dispatcher DispatchStarter
+	// Recoveries starts a recovery's workflow after commit; nil leaves it to the relay.
+	Recoveries RecoveryStarter
+	// Retention is WDS_RETENTION: a recovery cannot reach further back; 0 is no bound.
+	Retention time.Duration
 }
 
 // ChainStopper signals the workflows of stopped chains after the change is committed.
@@ -57,6 +64,10 @@ type CreateInput struct {
 	URL         string
 	EventTypes  []string
 	MaxAttempts int
+	// RateLimit is the most POSTs a second (1..MaxRateLimit); nil is none.
+	RateLimit *int
+	// Headers are sent on every attempt; nil is none.
+	Headers map[string]string
 }
 
 // Created is a new endpoint and its signing secret, shown only here.
@@ -79,6 +90,13 @@ func (s *Service) Create(ctx context.Context, in CreateInput) (*Created, error) 
 	if in.MaxAttempts < 1 || in.MaxAttempts > 10 {
 		return nil, problem.Fail(problem.Invalid, "max_attempts must be from 1 to 10")
 	}
+	if err := validRateLimit(in.RateLimit); err != nil {
+		return nil, err
+	}
+	headers, err := validHeaders(in.Headers)
+	if err != nil {
+		return nil, err
+	}
 	types, err := validTypes(in.EventTypes)
 	if err != nil {
 		return nil, err
@@ -96,7 +114,8 @@ func (s *Service) Create(ctx context.Context, in CreateInput) (*Created, error) 
 		return nil, fmt.Errorf("seal endpoint secret: %w", err)
 	}
 	ep := models.Endpoint{ID: uuid.New(), OrgID: in.OrgID, URL: u, EventTypes: types, SecretSealed: sealed,
-		Enabled: true, MaxAttempts: in.MaxAttempts, CreatedBy: in.ActorID}
+		Enabled: true, MaxAttempts: in.MaxAttempts, RateLimit: in.RateLimit, Headers: headers, CreatedBy: in.ActorID,
+		Health: &models.EndpointHealth{}}
 	err = s.DB.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		if err := roomForOneMore(ctx, tx, in.OrgID, uuid.Nil); err != nil {
 			return err
@@ -111,7 +130,8 @@ func (s *Service) Create(ctx context.Context, in CreateInput) (*Created, error) 
 		}
 		return workspace.Audit(ctx, tx, models.AuditEntry{OrgID: in.OrgID, ActorID: in.ActorID,
 			Action: "webhook_endpoint.create", TargetType: "webhook_endpoint", TargetID: ep.ID,
-			Details: map[string]any{"url": redactURL(ep.URL), "event_types": []string(types), "max_attempts": ep.MaxAttempts}})
+			Details: map[string]any{"url": redactURL(ep.URL), "event_types": []string(types), "max_attempts": ep.MaxAttempts,
+				"rate_limit": ep.RateLimit, "header_names": headerNames(headers)}})
 	})
 	if err != nil {
 		return nil, err
@@ -210,14 +230,21 @@ func (s *Service) List(ctx context.Context, orgID uuid.UUID, actorID *uuid.UUID)
 	if err != nil {
 		return nil, fmt.Errorf("list endpoints: %w", err)
 	}
+	views := make([]*models.Endpoint, len(rows))
+	for i := range rows {
+		views[i] = &rows[i]
+	}
+	if err := withHealth(ctx, s.DB, views...); err != nil {
+		return nil, err
+	}
 	return rows, nil
 }
 
 // Disable stops deliveries to an endpoint, including the pending chains of earlier events.
 func (s *Service) Disable(ctx context.Context, id, actorID uuid.UUID) (*models.Endpoint, error) {
 	return s.stop(ctx, id, actorID, "webhook_endpoint.disable", ReasonEndpointDisabled, func(ep *models.Endpoint) map[string]any {
-		ep.Enabled = false
-		return map[string]any{"enabled": false}
+		ep.Enabled, ep.DisabledReason = false, ptr(models.DisabledManual)
+		return map[string]any{"enabled": false, "disabled_reason": models.DisabledManual}
 	})
 }
 
@@ -248,7 +275,8 @@ func (s *Service) stopChains(ctx context.Context, endpointID uuid.UUID, workflow
 	}
 }
 
-// Enable resumes deliveries for events fired from now on, within the ten-enabled limit.
+// Enable resumes deliveries for events fired from now on, within the ten-enabled limit, and starts
+// the endpoint's health afresh: the failures before it no longer count towards auto-disable.
 func (s *Service) Enable(ctx context.Context, id, actorID uuid.UUID) (*models.Endpoint, error) {
 	return s.mutate(ctx, id, actorID, "webhook_endpoint.enable", func(tx *gorm.DB, ep *models.Endpoint) (map[string]any, error) {
 		if ep.Enabled {
@@ -257,10 +285,13 @@ func (s *Service) Enable(ctx context.Context, id, actorID uuid.UUID) (*models.En
 		if err := roomForOneMore(ctx, tx, ep.OrgID, ep.ID); err != nil {
 			return nil, err
 		}
-		if err := tx.Model(ep).Update("enabled", true).Error; err != nil {
+		var reset time.Time
+		err := tx.Raw(`UPDATE webhook_endpoints SET enabled = true, disabled_reason = NULL, health_reset_at = clock_timestamp()
+			WHERE id = ? RETURNING health_reset_at`, ep.ID).Row().Scan(&reset)
+		if err != nil {
 			return nil, fmt.Errorf("enable endpoint: %w", err)
 		}
-		ep.Enabled = true
+		ep.Enabled, ep.DisabledReason, ep.HealthResetAt = true, nil, &reset
 		return nil, nil
 	})
 }
@@ -343,8 +374,13 @@ func (s *Service) mutate(ctx context.Context, id, actorID uuid.UUID, action stri
 	if err != nil {
 		return nil, err
 	}
+	if err := withHealth(ctx, s.DB, &ep); err != nil {
+		return nil, err
+	}
 	return &ep, nil
 }
+
+func ptr[T any](v T) *T { return &v }
 
 // Reasons a chain is dropped early (the delivery row's error).
 const (

@@ -16,3 +16,6 @@ func Emit(ctx context.Context, tx *gorm.DB, orgID uuid.UUID, storeID *uuid.UUID,
 	_, err = WriteEvents(ctx, tx, []PendingEvent{ev})
 	return ev.ID, err
 }
+
+// EventsPageSQL is the support desk's page query, for the plan test.
+func EventsPageSQL(q EventsQuery) (string, []any) { return eventsPageSQL(q) }

@@ -121,15 +121,19 @@ func (s *Starter) immediately(ctx context.Context, start func(context.Context) e
 	}
 }
 
-// RelayOnce starts up to limit undispatched events and up to limit queued manual starts, oldest
-// first, and reports how many it started.
+// RelayOnce starts up to limit undispatched events, up to limit queued manual starts and up to limit
+// unstarted recoveries, oldest first, and reports how many it started.
 func (s *Starter) RelayOnce(ctx context.Context, limit int) (int, error) {
 	n, err := s.claimEvents(ctx, limit)
 	if err != nil {
 		return n, err
 	}
 	m, err := s.claimDispatches(ctx, limit)
-	return n + m, err
+	if err != nil {
+		return n + m, err
+	}
+	r, err := s.claimRecoveries(ctx, limit)
+	return n + m + r, err
 }
 
 type eventRow struct {
@@ -367,7 +371,9 @@ func (s *Starter) startDispatch(ctx context.Context, r dispatchRow) error {
 		return s.start(ctx, r.WorkflowID, TestWorkflowName, r.EventType+" → 1 endpoint", r.OrgID, r.EventID, r.EventType, p)
 	}
 	p := RefireParams{EventID: r.EventID, OrgID: r.OrgID, EventType: r.EventType, EndpointID: r.EndpointID, ChainID: r.ChainID, Schedule: s.Schedule}
-	return s.start(ctx, r.WorkflowID, RefireWorkflowName, r.EventType+" re-fire → 1 endpoint", r.OrgID, r.EventID, r.EventType, p)
+	// A re-fire, resend or recovery: a fresh chain to one endpoint, named in the UI by its kind.
+	kind := map[string]string{models.DispatchRefire: "re-fire", models.DispatchResend: "resend", models.DispatchRecovery: "recovery"}[r.Kind]
+	return s.start(ctx, r.WorkflowID, RefireWorkflowName, r.EventType+" "+kind+" → 1 endpoint", r.OrgID, r.EventID, r.EventType, p)
 }
 
 // endpoints is "1 endpoint" or "n endpoints".

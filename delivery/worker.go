@@ -31,6 +31,8 @@ type WorkerOptions struct {
 	RelayBatch int
 	// Retention is how long events and delivery rows are kept; 0 keeps them forever.
 	Retention time.Duration
+	// MaxConcurrentActivities bounds the activities the worker runs at once; 0 is the SDK's default.
+	MaxConcurrentActivities int
 }
 
 // pruneEvery is how often the worker prunes what is older than its retention.
@@ -52,8 +54,9 @@ func RunWorker(ctx context.Context, o WorkerOptions) error {
 		WorkerStopTimeout: 15 * time.Second,
 		// A cluster splits a task queue into four partitions by default; with the SDK's two pollers a
 		// task can wait a full long poll (60 s) on a partition nobody polls. Poll them all.
-		MaxConcurrentWorkflowTaskPollers: taskQueuePartitions,
-		MaxConcurrentActivityTaskPollers: taskQueuePartitions,
+		MaxConcurrentWorkflowTaskPollers:   taskQueuePartitions,
+		MaxConcurrentActivityTaskPollers:   taskQueuePartitions,
+		MaxConcurrentActivityExecutionSize: o.MaxConcurrentActivities,
 	})
 	Register(w, o.Activities)
 	if err := w.Start(); err != nil {
@@ -81,6 +84,7 @@ func RegisterWorkflows(w sdkworker.WorkflowRegistry) {
 	w.RegisterWorkflowWithOptions(EventWorkflow, workflow.RegisterOptions{Name: PlannedEventWorkflowName})
 	w.RegisterWorkflowWithOptions(RefireWorkflow, workflow.RegisterOptions{Name: RefireWorkflowName})
 	w.RegisterWorkflowWithOptions(TestWorkflow, workflow.RegisterOptions{Name: TestWorkflowName})
+	w.RegisterWorkflowWithOptions(RecoveryWorkflow, workflow.RegisterOptions{Name: RecoveryWorkflowName})
 }
 
 // prune deletes events and delivery rows older than the retention (none when it is 0) and clears

@@ -279,6 +279,17 @@ func (c chain) attempt(ctx workflow.Context, in AttemptInput) (AttemptResult, er
 	})
 	var res AttemptResult
 	err := workflow.ExecuteActivity(actx, acts.Deliver, in).Get(ctx, &res)
+	for err == nil && res.Outcome == OutcomeHeld {
+		// Held by the endpoint's rate limit: wait on a timer (a stop signal ends it early) and ask
+		// again with the same delivery id; the wait is not an attempt.
+		opts := workflow.AwaitOptions{Timeout: res.Wait, TimerOptions: workflow.TimerOptions{
+			Summary: fmt.Sprintf("attempt %d held by the rate limit of %s", in.Attempt, c.target.URL)}}
+		if _, err := workflow.AwaitWithOptions(ctx, opts, c.stopped); err != nil {
+			return AttemptResult{}, fmt.Errorf("wait for the rate limit: %w", err)
+		}
+		res = AttemptResult{}
+		err = workflow.ExecuteActivity(actx, acts.Deliver, in).Get(ctx, &res)
+	}
 	if err == nil {
 		return res, nil
 	}

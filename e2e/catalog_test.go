@@ -61,16 +61,19 @@ func (h *harness) must(want int, method, path, token string, body any) map[strin
 	return out
 }
 
-// Every one of the 13 event types fires from a real operation, arrives signed at an endpoint
+// Every one of the 14 event types fires from a real operation, arrives signed at an endpoint
 // subscribed to all of them, and validates against the schema GET /v1/event-types serves; operations
 // that change nothing emit nothing.
 func TestEveryEventTypeFiresAndMatchesItsServedSchema(t *testing.T) {
 	srv := startTemporal(t, temporaldev.Options{})
 	h := newHarness(t, srv.Client())
+	h.disableAfter = time.Nanosecond // the first dropped chain disables its endpoint
 	h.startWorker()
 	schemas := h.servedSchemas()
 	rc := newReceiver(t, ok)
 	ep := h.endpoint(rc, 5, events.Types()...)
+	// A receiver that is down: its first dropped chain disables it, and ep hears of it.
+	h.endpoint(newReceiver(t, func(int) int { return http.StatusServiceUnavailable }), 1, events.VendorCreated)
 	ik, err := apikeys.NewService(h.db, h.box).CreateIntegrationKey(h.ctx, apikeys.NewIntegrationKey{OrgID: h.org, StoreID: h.store,
 		ActorID: h.owner, Scopes: []string{"orders:write", "orders:cancel", "payments:write", "payments:refund", "clients:write"}})
 	if err != nil {
@@ -132,6 +135,11 @@ func TestEveryEventTypeFiresAndMatchesItsServedSchema(t *testing.T) {
 
 	h.must(http.StatusOK, "POST", "/v1/webhooks/test/"+ep.id.String(), h.readWriteKey, nil)
 
+	waitFor(t, 30*time.Second, "the failing endpoint's auto-disable", func() bool {
+		var n int64
+		h.db.Raw("SELECT count(*) FROM events WHERE type = ?", events.WebhookEndpointDisabled).Find(&n)
+		return n == 1
+	})
 	want := h.orgEvents()
 	waitFor(t, 30*time.Second, "every event delivered", func() bool { return int64(rc.count()) >= want })
 	h.settled() // nothing more may arrive

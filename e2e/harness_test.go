@@ -61,6 +61,10 @@ type harness struct {
 
 	// retention is the workers' WDS_RETENTION; 0 keeps everything.
 	retention time.Duration
+	// maxActivities bounds each worker's concurrent activities; 0 is the SDK's default.
+	maxActivities int
+	// disableAfter is the workers' WDS_WEBHOOK_DISABLE_AFTER; 0 never disables an endpoint.
+	disableAfter time.Duration
 
 	org, store, owner uuid.UUID
 	ownerToken        string
@@ -76,8 +80,9 @@ func newHarness(t *testing.T, tc client.Client) *harness {
 	h := &harness{t: t, ctx: ctx, db: pgtest.New(t), temporal: tc, log: log, caFile: receiverCAFile(t)}
 	h.box, _ = secrets.NewBox(secrets.GenerateKey())
 	h.starter = &delivery.Starter{DB: h.db, Temporal: tc, Schedule: schedule, Log: log}
-	hooks := &delivery.Service{DB: h.db, Box: h.box, AllowPrivate: true, Stopper: h.starter}
-	router, err := api.NewRouter(api.Deps{Stores: api.DBStores(h.db, h.box, h.starter), Log: log, Dispatches: h.starter, Webhooks: hooks})
+	hooks := &delivery.Service{DB: h.db, Box: h.box, AllowPrivate: true, Stopper: h.starter, Dispatcher: h.starter, Recoveries: h.starter}
+	router, err := api.NewRouter(api.Deps{Stores: api.DBStores(h.db, h.box, h.starter), Log: log, Dispatches: h.starter,
+		Webhooks: hooks, Support: hooks})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -129,7 +134,9 @@ func (h *harness) startWorker() {
 	done := make(chan error, 1)
 	go func() {
 		done <- delivery.RunWorker(ctx, delivery.WorkerOptions{Temporal: h.temporal, Starter: h.starter, Log: h.log, RelayInterval: 100 * time.Millisecond,
-			Activities: &delivery.Activities{DB: h.db, Box: h.box, HTTP: httpc}, Retention: h.retention})
+			Activities: &delivery.Activities{DB: h.db, Box: h.box, HTTP: httpc, Dispatcher: h.starter, Events: h.starter,
+				DisableAfter: h.disableAfter}, Retention: h.retention,
+			MaxConcurrentActivities: h.maxActivities})
 	}()
 	t := h.t
 	h.mu.Lock()

@@ -18,10 +18,10 @@ func validator(t *testing.T) *eventstest.Validator {
 	return v
 }
 
-func TestCatalogHasThirteenTypesEachWithASchema(t *testing.T) {
+func TestCatalogHasFourteenTypesEachWithASchema(t *testing.T) {
 	kinds := events.Catalog()
-	if len(kinds) != 13 {
-		t.Fatalf("%d types, want the 11 of the catalog plus order.cancelled and payment.refunded", len(kinds))
+	if len(kinds) != 14 {
+		t.Fatalf("%d types, want the 11 of the catalog plus order.cancelled, payment.refunded and webhook.endpoint_disabled", len(kinds))
 	}
 	seen := map[string]bool{}
 	for _, k := range kinds {
@@ -79,6 +79,10 @@ func TestSchemasAcceptEachKindsBody(t *testing.T) {
 		events.VendorCreated:         body(events.VendorCreated, vendor),
 		events.VendorUpdated:         body(events.VendorUpdated, vendor),
 		events.VendorClaimed:         body(events.VendorClaimed, vendor),
+		events.WebhookEndpointDisabled: body(events.WebhookEndpointDisabled, `{"id":"`+uuid1+`","org_id":"`+uuid2+`","url":"https://hooks.example.com/in",
+			"event_types":["order.created"],"enabled":false,"max_attempts":5,"rate_limit":null,"headers":{"Authorization":""},
+			"disabled_reason":"failing","health":{"last_success_at":null,"failing_since":"`+at+`","consecutive_dropped":12,
+			"succeeded_24h":0,"failed_24h":60},"created_by":"`+uuid1+`","created_at":"`+at+`","updated_at":"`+at+`","reason":"failing"}`),
 		events.WebhookTest: `{"id":null,"type":"webhook.test","created_at":"` + at + `","org_id":"` + uuid2 +
 			`","store_id":null,"data":{"endpoint_id":"` + uuid1 + `","message":"hello"}}`,
 	}

@@ -1,6 +1,9 @@
 package models
 
 import (
+	"database/sql/driver"
+	"encoding/json"
+	"fmt"
 	"time"
 
 	"github.com/google/uuid"
@@ -19,14 +22,86 @@ type Endpoint struct {
 	PreviousSecretUntil  *time.Time `json:"previous_secret_until,omitempty"`
 	Enabled              bool       `json:"enabled"`
 	MaxAttempts          int        `json:"max_attempts"`
-	CreatedBy            uuid.UUID  `json:"created_by"`
-	CreatedAt            time.Time  `json:"created_at" gorm:"default:clock_timestamp()"`
-	UpdatedAt            time.Time  `json:"updated_at" gorm:"default:clock_timestamp()"`
-	DeletedAt            *time.Time `json:"deleted_at,omitempty"`
+	// RateLimit is the most POSTs a second the endpoint receives; nil is no limit.
+	RateLimit *int `json:"rate_limit"`
+	// Headers are sent on every attempt, unsigned.
+	Headers Headers `json:"headers" gorm:"type:jsonb"`
+	// DisabledReason is why a disabled endpoint is: DisabledManual or DisabledFailing.
+	DisabledReason *string `json:"disabled_reason"`
+	// HealthResetAt is when it was last enabled: failures before it are not held against it.
+	HealthResetAt *time.Time `json:"-"`
+	// Health is read from the delivery log for each view (delivery.Service fills it).
+	Health    *EndpointHealth `json:"health" gorm:"-"`
+	CreatedBy uuid.UUID       `json:"created_by"`
+	CreatedAt time.Time       `json:"created_at" gorm:"default:clock_timestamp()"`
+	UpdatedAt time.Time       `json:"updated_at" gorm:"default:clock_timestamp()"`
+	DeletedAt *time.Time      `json:"deleted_at,omitempty"`
 }
 
 // TableName is the endpoints table.
 func (Endpoint) TableName() string { return "webhook_endpoints" }
+
+// Why an endpoint is disabled.
+const (
+	DisabledManual  = "manual"
+	DisabledFailing = "failing"
+)
+
+// EndpointHealth is how an endpoint has fared, read from its delivery log.
+type EndpointHealth struct {
+	LastSuccessAt *time.Time `json:"last_success_at"`
+	// FailingSince is its first failed attempt after its last success (or its last enable); nil
+	// while it is healthy.
+	FailingSince       *time.Time `json:"failing_since"`
+	ConsecutiveDropped int64      `json:"consecutive_dropped"`
+	Succeeded24h       int64      `json:"succeeded_24h" gorm:"column:succeeded_24h"`
+	Failed24h          int64      `json:"failed_24h" gorm:"column:failed_24h"`
+}
+
+// Headers are an endpoint's custom request headers, a jsonb object of name to value.
+type Headers map[string]string
+
+// Scan reads the jsonb column.
+func (h *Headers) Scan(src any) error {
+	var raw []byte
+	switch v := src.(type) {
+	case nil:
+		*h = Headers{}
+		return nil
+	case string:
+		raw = []byte(v)
+	case []byte:
+		raw = v
+	default:
+		return fmt.Errorf("scan headers: unexpected %T", src)
+	}
+	out := Headers{}
+	if err := json.Unmarshal(raw, &out); err != nil {
+		return fmt.Errorf("scan headers: %w", err)
+	}
+	*h = out
+	return nil
+}
+
+// Value writes the object; nil is the empty object, as the column is NOT NULL.
+func (h Headers) Value() (driver.Value, error) {
+	if h == nil {
+		return "{}", nil
+	}
+	raw, err := json.Marshal(map[string]string(h))
+	if err != nil {
+		return nil, fmt.Errorf("encode headers: %w", err)
+	}
+	return string(raw), nil
+}
+
+// MarshalJSON writes nil as {}, so every view shows an object.
+func (h Headers) MarshalJSON() ([]byte, error) {
+	if h == nil {
+		return []byte("{}"), nil
+	}
+	return json.Marshal(map[string]string(h))
+}
 
 // Delivery statuses (docs/webhooks.md).
 const (
@@ -59,8 +134,10 @@ func (Delivery) TableName() string { return "webhook_deliveries" }
 
 // Dispatch kinds: manual starts queued for the relay.
 const (
-	DispatchRefire = "refire"
-	DispatchTest   = "test"
+	DispatchRefire   = "refire"
+	DispatchTest     = "test"
+	DispatchResend   = "resend"
+	DispatchRecovery = "recovery"
 )
 
 // Dispatch is a re-fire or test event waiting for its workflow to be started.

@@ -26,7 +26,7 @@ func init() {
 
 // webhookService builds the operations; sealing needs the encryption key, reading does not.
 func webhookService(env *adminEnv, seals bool) (*delivery.Service, error) {
-	s := &delivery.Service{DB: env.db, AllowPrivate: env.cfg.WebhookAllowPrivate}
+	s := &delivery.Service{DB: env.db, AllowPrivate: env.cfg.WebhookAllowPrivate, Retention: env.cfg.Retention}
 	if seals {
 		box, err := env.box()
 		if err != nil {
@@ -40,7 +40,14 @@ func webhookService(env *adminEnv, seals bool) (*delivery.Service, error) {
 func endpointCreate(fs *flag.FlagSet) runFunc {
 	org, actor, url := uuidFlag(fs, "org", "org id"), uuidFlag(fs, "actor", "acting user id"), stringFlag(fs, "url", "https:// URL")
 	events, maxAttempts := stringFlag(fs, "events", "event types, comma separated"), fs.Int("max-attempts", delivery.DefaultMaxAttempts, "1..10")
+	rateLimit := fs.String("rate-limit", "none", "deliveries a second (1..1000), or none")
+	headers := headerFlags{}
+	fs.Var(headers, "header", "'Name: value' sent on every attempt; repeat for several")
 	return func(ctx context.Context, env *adminEnv) (any, error) {
+		limit, err := rateLimitFlag(*rateLimit)
+		if err != nil {
+			return nil, err
+		}
 		if env.devDB && allowLocalReceivers(env.cfg) {
 			fmt.Fprintln(os.Stderr, "wds admin: "+localReceiversNote)
 		}
@@ -48,8 +55,12 @@ func endpointCreate(fs *flag.FlagSet) runFunc {
 		if err != nil {
 			return nil, err
 		}
-		ep, err := svc.Create(ctx, delivery.CreateInput{OrgID: *org, ActorID: *actor, URL: *url,
-			EventTypes: strings.Split(*events, ","), MaxAttempts: *maxAttempts})
+		in := delivery.CreateInput{OrgID: *org, ActorID: *actor, URL: *url,
+			EventTypes: strings.Split(*events, ","), MaxAttempts: *maxAttempts, Headers: headers}
+		if !limit.Null {
+			in.RateLimit = &limit.Value
+		}
+		ep, err := svc.Create(ctx, in)
 		if err != nil {
 			return nil, err
 		}

@@ -141,12 +141,14 @@ func runWorker(ctx context.Context, cfg *config.Config, db *gorm.DB, box *secret
 		return fmt.Errorf("WDS_RETENTION=%s: keep at least %s (a chain's retries span days), or 0 to keep everything",
 			cfg.Retention, delivery.MinRetention)
 	}
+	starter := newStarter(cfg, db, c, log)
 	return delivery.RunWorker(ctx, delivery.WorkerOptions{
-		Temporal:   c,
-		Activities: &delivery.Activities{DB: db, Box: box, HTTP: httpc},
-		Starter:    newStarter(cfg, db, c, log),
-		Log:        log,
-		Retention:  cfg.Retention,
+		Temporal: c,
+		Activities: &delivery.Activities{DB: db, Box: box, HTTP: httpc, Dispatcher: starter, Events: starter,
+			DisableAfter: cfg.WebhookDisableAfter},
+		Starter:   starter,
+		Log:       log,
+		Retention: cfg.Retention,
 	})
 }
 
@@ -164,7 +166,8 @@ type webhookWiring struct {
 func newWebhookWiring(cfg *config.Config, db *gorm.DB, box *secrets.Box, c client.Client, log logrus.FieldLogger) webhookWiring {
 	starter := newStarter(cfg, db, c, log)
 	return webhookWiring{
-		service: &delivery.Service{DB: db, Box: box, AllowPrivate: cfg.WebhookAllowPrivate, Stopper: starter},
+		service: &delivery.Service{DB: db, Box: box, AllowPrivate: cfg.WebhookAllowPrivate, Stopper: starter, Dispatcher: starter,
+			Recoveries: starter, Retention: cfg.Retention},
 		starter: starter,
 	}
 }
@@ -172,6 +175,7 @@ func newWebhookWiring(cfg *config.Config, db *gorm.DB, box *secrets.Box, c clien
 // apply fills the API's dependencies.
 func (w webhookWiring) apply(d *api.Deps) {
 	d.Webhooks = w.service
+	d.Support = w.service
 	d.Dispatches = w.starter
 }
 

@@ -1,0 +1,129 @@
+package api
+
+import (
+	"context"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/gin-gonic/gin"
+	"github.com/google/uuid"
+
+	"wds/delivery"
+	"wds/models"
+	"wds/problem"
+)
+
+// SupportDesk is the support desk's operations (delivery.Service): find an org's events, show one
+// with its chains, resend it, recover an endpoint's outage (docs/support.md).
+type SupportDesk interface {
+	Recover(ctx context.Context, endpointID, actorID uuid.UUID, since time.Time, until *time.Time) (*delivery.Recovery, error)
+	Recovery(ctx context.Context, id uuid.UUID, actorID *uuid.UUID) (*delivery.Recovery, error)
+	CancelRecovery(ctx context.Context, id, actorID uuid.UUID) (*delivery.Recovery, error)
+	ListEvents(ctx context.Context, q delivery.EventsQuery) (*delivery.EventsPage, error)
+	Event(ctx context.Context, id uuid.UUID, actorID *uuid.UUID) (*delivery.EventDetail, error)
+	Resend(ctx context.Context, eventID, actorID uuid.UUID, endpointID *uuid.UUID) (*delivery.Resent, error)
+}
+
+// registerSupport mounts the support desk's routes on the Operator API.
+func (s *server) registerSupport(r *gin.Engine) {
+	g := r.Group("/admin/v1", s.operatorAuth)
+	g.GET("/orgs/:org_id/events", pathOrg, s.listEvents)
+	g.GET("/events/:id", s.showEvent)
+	g.POST("/events/:id/resend", s.resendEvent)
+	s.registerRecovery(g)
+}
+
+// listEvents is GET /admin/v1/orgs/{org_id}/events, newest first, with its filters.
+func (s *server) listEvents(c *gin.Context) {
+	lq, err := listQuery(c)
+	if err != nil {
+		fail(c, err)
+		return
+	}
+	actor := actorOf(c)
+	q := delivery.EventsQuery{OrgID: lq.OrgID, ActorID: &actor, StoreID: lq.StoreID, Limit: lq.Limit, Cursor: lq.Cursor,
+		Type: c.Query("type"), Outcome: c.Query("outcome")}
+	for name, dst := range map[string]**uuid.UUID{"order_id": &q.OrderID, "resource_id": &q.ResourceID} {
+		if raw, ok := c.GetQuery(name); ok {
+			id, err := uuid.Parse(raw)
+			if err != nil {
+				fail(c, problem.Fail(models.ErrInvalidParameter, "%s must be a UUID", name))
+				return
+			}
+			*dst = &id
+		}
+	}
+	if raw, ok := c.GetQuery("order_number"); ok {
+		n, err := strconv.ParseInt(raw, 10, 64)
+		if err != nil {
+			fail(c, problem.Fail(models.ErrInvalidParameter, "order_number must be an order's number, such as 1042"))
+			return
+		}
+		q.OrderNumber = &n
+	}
+	for name, dst := range map[string]**time.Time{"since": &q.Since, "until": &q.Until} {
+		if raw, ok := c.GetQuery(name); ok {
+			t, err := time.Parse(time.RFC3339Nano, raw)
+			if err != nil {
+				fail(c, problem.Fail(models.ErrInvalidParameter, "%s must be an RFC 3339 date-time", name))
+				return
+			}
+			*dst = &t
+		}
+	}
+	p, err := s.Support.ListEvents(c.Request.Context(), q)
+	if err != nil {
+		fail(c, err)
+		return
+	}
+	c.JSON(http.StatusOK, p)
+}
+
+// showEvent is GET /admin/v1/events/{id}: the event, its payload and every chain with its attempts.
+func (s *server) showEvent(c *gin.Context) {
+	id, err := uuid.Parse(c.Param("id"))
+	if err != nil {
+		fail(c, problem.Fail(problem.NotFound, "event %q not found", c.Param("id")))
+		return
+	}
+	actor := actorOf(c)
+	d, err := s.Support.Event(c.Request.Context(), id, &actor)
+	if err != nil {
+		fail(c, err)
+		return
+	}
+	c.JSON(http.StatusOK, d)
+}
+
+// resendEvent is POST /admin/v1/events/{id}/resend {endpoint_id?}: 202 with the fresh chains, which
+// the service starts after its commit.
+func (s *server) resendEvent(c *gin.Context) {
+	id, err := uuid.Parse(c.Param("id"))
+	if err != nil {
+		fail(c, problem.Fail(problem.NotFound, "event %q not found", c.Param("id")))
+		return
+	}
+	var b struct {
+		EndpointID *string `json:"endpoint_id"`
+	}
+	if err := readObject(c, &b); err != nil {
+		fail(c, err)
+		return
+	}
+	var endpoint *uuid.UUID
+	if b.EndpointID != nil {
+		ep, err := uuid.Parse(*b.EndpointID)
+		if err != nil {
+			fail(c, problem.Fail(problem.Invalid, "endpoint_id must be a UUID"))
+			return
+		}
+		endpoint = &ep
+	}
+	out, err := s.Support.Resend(c.Request.Context(), id, actorOf(c), endpoint)
+	if err != nil {
+		fail(c, err)
+		return
+	}
+	c.JSON(http.StatusAccepted, out)
+}

@@ -1,0 +1,101 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"strconv"
+
+	"github.com/google/uuid"
+
+	"wds/delivery"
+	"wds/models"
+	"wds/problem"
+)
+
+func init() {
+	registerAdmin("event list", eventList)
+	registerAdmin("event show", eventShow)
+	registerAdmin("event resend", eventResend)
+}
+
+// eventList finds an org's events, newest first; --order takes the order's id or its number.
+func eventList(fs *flag.FlagSet) runFunc {
+	org := uuidFlag(fs, "org", "org id")
+	order, typ := fs.String("order", "", "the order's id or number: every event about it"), fs.String("type", "", "event type")
+	resource, outcome := fs.String("resource", "", "the event's resource id"), fs.String("outcome", "", "in_progress|dropped|succeeded|no_endpoints")
+	since, until := fs.String("since", "", "created at or after (RFC 3339)"), fs.String("until", "", "created before (RFC 3339)")
+	limit := fs.Int("limit", models.DefaultLimit, "1..100")
+	cursorAt, cursorID := fs.String("cursor-at", "", "next_cursor.at"), fs.String("cursor-id", "", "next_cursor.id")
+	return func(ctx context.Context, env *adminEnv) (any, error) {
+		q := delivery.EventsQuery{OrgID: *org, Type: *typ, Outcome: *outcome}
+		var err error
+		if q.Limit, err = models.ClampLimit(*limit, true); err != nil {
+			return nil, err
+		}
+		if q.Cursor, err = models.ParseCursor(*cursorAt, *cursorID); err != nil {
+			return nil, err
+		}
+		if err := orderFlag(*order, &q); err != nil {
+			return nil, err
+		}
+		if *resource != "" {
+			id, err := uuid.Parse(*resource)
+			if err != nil {
+				return nil, problem.Fail(models.ErrInvalidParameter, "--resource must be a UUID")
+			}
+			q.ResourceID = &id
+		}
+		if q.Since, err = optionalTime("since", *since); err != nil {
+			return nil, err
+		}
+		if q.Until, err = optionalTime("until", *until); err != nil {
+			return nil, err
+		}
+		svc, _ := webhookService(env, false)
+		return svc.ListEvents(ctx, q)
+	}
+}
+
+// orderFlag reads --order as an order id, or else as an order number.
+func orderFlag(v string, q *delivery.EventsQuery) error {
+	if v == "" {
+		return nil
+	}
+	if id, err := uuid.Parse(v); err == nil {
+		q.OrderID = &id
+		return nil
+	}
+	n, err := strconv.ParseInt(v, 10, 64)
+	if err != nil {
+		return problem.Fail(models.ErrInvalidParameter, "--order must be an order's id or its number, such as 1042")
+	}
+	q.OrderNumber = &n
+	return nil
+}
+
+func eventShow(fs *flag.FlagSet) runFunc {
+	id := uuidFlag(fs, "id", "event id")
+	return func(ctx context.Context, env *adminEnv) (any, error) {
+		svc, _ := webhookService(env, false)
+		return svc.Event(ctx, *id, nil)
+	}
+}
+
+// eventResend queues a fresh chain of the event to one endpoint or to every subscribed one; the
+// worker's relay starts them within seconds.
+func eventResend(fs *flag.FlagSet) runFunc {
+	id, actor := uuidFlag(fs, "id", "event id"), uuidFlag(fs, "actor", "acting user id")
+	endpoint := fs.String("endpoint", "", "endpoint id (default: every enabled endpoint subscribed to the event's type)")
+	return func(ctx context.Context, env *adminEnv) (any, error) {
+		var ep *uuid.UUID
+		if *endpoint != "" {
+			parsed, err := uuid.Parse(*endpoint)
+			if err != nil {
+				return nil, problem.Fail(models.ErrInvalidParameter, "--endpoint must be a UUID")
+			}
+			ep = &parsed
+		}
+		svc, _ := webhookService(env, false)
+		return svc.Resend(ctx, *id, *actor, ep)
+	}
+}

@@ -1,0 +1,83 @@
+package main
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+
+	"wds/database"
+	"wds/delivery"
+	"wds/delivery/deliverytest"
+	"wds/events"
+	"wds/models"
+	"wds/pgtest"
+	"wds/secrets"
+)
+
+func TestAdminEventListAndShow(t *testing.T) {
+	url := pgtest.URL(t)
+	t.Setenv("DATABASE_URL", url)
+	t.Setenv("WDS_ENCRYPTION_KEY", secrets.GenerateKey())
+	t.Setenv("WDS_WEBHOOK_ALLOW_PRIVATE", "true")
+	org := mustAdmin(t, "org", "create", "--name", "Acme")["id"].(string)
+	store := mustAdmin(t, "store", "create", "--org", org, "--name", "Shop")["id"].(string)
+	owner := mustAdmin(t, "user", "create", "--org", org, "--email", "o@acme.example", "--role", "owner")["id"].(string)
+	ep := mustAdmin(t, "endpoint", "create", "--org", org, "--actor", owner, "--url", "https://127.0.0.1:9443/hook", "--events", "order.created")["id"].(string)
+
+	db, err := database.Open(context.Background(), url, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer database.Close(db)
+	orgID, order := uuid.MustParse(org), uuid.New()
+	db.Exec(`INSERT INTO orders (id, org_id, store_id, number, currency, subtotal_cents, total_cents, status)
+		VALUES (?, ?, ?, 1042, 'EUR', 100, 100, 'invoiced')`, order, orgID, store)
+	ev, _ := deliverytest.Emit(context.Background(), db, orgID, nil, events.OrderCreated, map[string]any{"id": order})
+	deliverytest.Emit(context.Background(), db, orgID, nil, events.OrderCreated, map[string]any{"id": uuid.New()})
+	db.Exec("UPDATE events SET dispatched_at = now()") // as the relay leaves them once started
+	d := models.Delivery{ID: uuid.New(), OrgID: orgID, EventID: ev, EndpointID: uuid.MustParse(ep), EventType: "order.created",
+		ChainID: uuid.New(), WorkflowID: delivery.EventWorkflowID(ev), Attempt: 1, Status: "dropped", AttemptedAt: time.Now()}
+	if err := db.Create(&d).Error; err != nil {
+		t.Fatal(err)
+	}
+
+	for _, order := range []string{"1042", order.String()} {
+		rows := mustAdmin(t, "event", "list", "--org", org, "--order", order)["rows"].([]any)
+		if len(rows) != 1 || rows[0].(map[string]any)["id"] != ev.String() || rows[0].(map[string]any)["outcome"] != "dropped" {
+			t.Fatalf("--order %s: %v", order, rows)
+		}
+	}
+	if rows := mustAdmin(t, "event", "list", "--org", org, "--type", "order.created", "--outcome", "dropped", "--since", "2026-01-01T00:00:00Z")["rows"].([]any); len(rows) != 1 {
+		t.Fatalf("filters: %v", rows)
+	}
+	if rows := mustAdmin(t, "event", "list", "--org", org)["rows"].([]any); len(rows) != 2 {
+		t.Fatalf("all: %v", rows)
+	}
+	show := mustAdmin(t, "event", "show", "--id", ev.String())
+	chains := show["chains"].([]any)
+	if show["payload"].(map[string]any)["id"] != ev.String() || len(chains) != 1 || chains[0].(map[string]any)["kind"] != "original" ||
+		len(chains[0].(map[string]any)["attempts"].([]any)) != 1 {
+		t.Fatalf("show %v", show)
+	}
+	member := mustAdmin(t, "user", "create", "--org", org, "--email", "m@acme.example", "--role", "member")["id"].(string)
+	_, err = admin(t, "event", "resend", "--id", ev.String(), "--actor", member)
+	wantCode(t, err, "forbidden")
+	_, err = admin(t, "event", "resend", "--id", ev.String(), "--actor", owner, "--endpoint", "nope")
+	wantCode(t, err, "invalid_parameter")
+	re := mustAdmin(t, "event", "resend", "--id", ev.String(), "--actor", owner, "--endpoint", ep)["chains"].([]any)
+	if len(re) != 1 || re[0].(map[string]any)["workflow_id"] != delivery.ResendWorkflowID(ev, uuid.MustParse(ep), 1) {
+		t.Fatalf("resend %v", re)
+	}
+	_, err = admin(t, "event", "resend", "--id", ev.String(), "--actor", owner)
+	wantCode(t, err, "delivery_in_progress")
+	_, err = admin(t, "event", "list", "--org", org, "--order", "A-1042")
+	wantCode(t, err, "invalid_parameter")
+	_, err = admin(t, "event", "list", "--org", org, "--outcome", "lost")
+	wantCode(t, err, "invalid_parameter")
+	_, err = admin(t, "event", "list", "--org", org, "--since", "yesterday")
+	wantCode(t, err, "invalid_parameter")
+	_, err = admin(t, "event", "show", "--id", uuid.NewString())
+	wantCode(t, err, "not_found")
+}

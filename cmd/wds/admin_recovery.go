@@ -1,0 +1,90 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"time"
+
+	"github.com/google/uuid"
+
+	"wds/delivery"
+)
+
+func init() {
+	registerAdmin("endpoint recover", endpointRecover)
+	registerAdmin("recovery show", recoveryShow)
+	registerAdmin("recovery cancel", recoveryCancel)
+}
+
+// recoveryPoll is how often --wait reads a recovery's progress.
+const recoveryPoll = time.Second
+
+// progressOut is where --wait reports progress: stderr, so stdout stays one JSON object.
+var progressOut io.Writer = os.Stderr
+
+// endpointRecover asks for a recovery; the worker's relay starts its workflow within seconds. With
+// --wait it reports the progress on stderr until the recovery ends, then prints it.
+func endpointRecover(fs *flag.FlagSet) runFunc {
+	id, actor := uuidFlag(fs, "id", "endpoint id"), uuidFlag(fs, "actor", "acting user id")
+	since := stringFlag(fs, "since", "re-fire chains dropped at or after this time (RFC 3339)")
+	until := fs.String("until", "", "and before this time (RFC 3339; default now)")
+	wait := fs.Bool("wait", false, "report progress on stderr until the recovery ends")
+	return func(ctx context.Context, env *adminEnv) (any, error) {
+		from, err := optionalTime("since", *since)
+		if err != nil {
+			return nil, err
+		}
+		to, err := optionalTime("until", *until)
+		if err != nil {
+			return nil, err
+		}
+		svc, _ := webhookService(env, false)
+		rec, err := svc.Recover(ctx, *id, *actor, *from, to)
+		if err != nil || !*wait {
+			return rec, err
+		}
+		return waitForRecovery(ctx, svc, rec.ID)
+	}
+}
+
+// waitForRecovery reports a recovery's progress whenever it changes until it is no longer running.
+func waitForRecovery(ctx context.Context, svc *delivery.Service, id uuid.UUID) (*delivery.Recovery, error) {
+	last := -1
+	for {
+		rec, err := svc.Recovery(ctx, id, nil)
+		if err != nil {
+			return nil, err
+		}
+		if rec.Started != last || rec.Status != delivery.RecoveryRunning {
+			fmt.Fprintf(progressOut, "recovery %s: %d of %d chains started, %s\n", rec.ID, rec.Started, rec.Total, rec.Status)
+			last = rec.Started
+		}
+		if rec.Status != delivery.RecoveryRunning {
+			return rec, nil
+		}
+		select {
+		case <-ctx.Done():
+			return nil, fmt.Errorf("stopped waiting; the recovery runs on (wds admin recovery show --id %s): %w", id, ctx.Err())
+		case <-time.After(recoveryPoll):
+		}
+	}
+}
+
+func recoveryShow(fs *flag.FlagSet) runFunc {
+	id := uuidFlag(fs, "id", "recovery id")
+	return func(ctx context.Context, env *adminEnv) (any, error) {
+		svc, _ := webhookService(env, false)
+		return svc.Recovery(ctx, *id, nil)
+	}
+}
+
+func recoveryCancel(fs *flag.FlagSet) runFunc {
+	id, actor := uuidFlag(fs, "id", "recovery id"), uuidFlag(fs, "actor", "acting user id")
+	return func(ctx context.Context, env *adminEnv) (any, error) {
+		svc, _ := webhookService(env, false)
+		return svc.CancelRecovery(ctx, *id, *actor)
+	}
+}

@@ -1,0 +1,101 @@
+package delivery_test
+
+import (
+	"encoding/json"
+	"net/http"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+
+	"wds/delivery"
+	"wds/events"
+	"wds/events/eventstest"
+	"wds/models"
+)
+
+func TestAFailingEndpointIsDisabledWhenAChainDropsAndTheOthersAreTold(t *testing.T) {
+	f := newFixture(t)
+	down := newReceiver(t, func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusServiceUnavailable) })
+	failing, err := f.svc.Create(f.ctx, delivery.CreateInput{OrgID: f.org, ActorID: f.owner, URL: down.srv.URL,
+		EventTypes: []string{events.OrderCreated}, Headers: map[string]string{"Authorization": "Bearer secret-token"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.endpoint("https://127.0.0.1/watch", events.WebhookEndpointDisabled) // told of the disable
+	acts := f.acts(down, true)
+
+	// Failing, but not for long enough: a chain drops and the endpoint stays.
+	acts.DisableAfter = time.Hour
+	pending := attempt(f.event(events.OrderCreated, nil), failing.ID, 1, later())
+	acts.Deliver(f.ctx, pending)
+	if res, err := acts.Deliver(f.ctx, attempt(f.event(events.OrderCreated, nil), failing.ID, 1, nil)); err != nil || res.Outcome != models.DeliveryDropped {
+		t.Fatalf("%+v %v", res, err)
+	}
+	var ep models.Endpoint
+	f.db.Where("id = ?", failing.ID).Take(&ep)
+	if !ep.Enabled {
+		t.Fatal("disabled before WDS_WEBHOOK_DISABLE_AFTER")
+	}
+
+	// Long enough: the next drop disables it.
+	acts.DisableAfter = time.Nanosecond
+	dropped := attempt(f.event(events.OrderCreated, nil), failing.ID, 1, nil)
+	if res, err := acts.Deliver(f.ctx, dropped); err != nil || res.Outcome != models.DeliveryDropped {
+		t.Fatalf("%+v %v", res, err)
+	}
+	f.db.Where("id = ?", failing.ID).Take(&ep)
+	if ep.Enabled || ep.DisabledReason == nil || *ep.DisabledReason != models.DisabledFailing {
+		t.Fatalf("endpoint %+v", ep)
+	}
+	if rows := f.rows(pending.ChainID); rows[len(rows)-1].Status != models.DeliveryDropped || rows[len(rows)-1].Error != delivery.ReasonEndpointDisabled {
+		t.Fatalf("its pending chain: %+v", rows)
+	}
+	var audit []struct {
+		ActorID *uuid.UUID
+		Action  string
+	}
+	f.db.Raw("SELECT actor_id, action FROM audit_log WHERE target_id = ? AND action = 'endpoint.auto_disabled'", failing.ID).Scan(&audit)
+	if len(audit) != 1 || audit[0].ActorID != nil {
+		t.Fatalf("audit %+v", audit)
+	}
+	var evs []models.Event
+	f.db.Where("type = ?", events.WebhookEndpointDisabled).Find(&evs)
+	if len(evs) != 1 || evs[0].DispatchedAt != nil {
+		t.Fatalf("events %+v: want one, waiting for its start to the watching endpoint", evs)
+	}
+	v, err := eventstest.Catalog()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := v.Validate(evs[0].Body); err != nil {
+		t.Fatalf("body does not match its schema: %v\n%s", err, evs[0].Body)
+	}
+	var body struct {
+		Data struct {
+			ID      uuid.UUID         `json:"id"`
+			Reason  string            `json:"reason"`
+			Headers map[string]string `json:"headers"`
+		} `json:"data"`
+	}
+	json.Unmarshal(evs[0].Body, &body)
+	if body.Data.ID != failing.ID || body.Data.Reason != "failing" || body.Data.Headers["Authorization"] != "" || len(body.Data.Headers) != 1 {
+		t.Fatalf("data %s", evs[0].Body)
+	}
+
+	// Again (a retried task): nothing more happens.
+	if _, err := acts.Deliver(f.ctx, dropped); err != nil {
+		t.Fatal(err)
+	}
+	var n int64
+	f.db.Model(&models.Event{}).Where("type = ?", events.WebhookEndpointDisabled).Count(&n)
+	if n != 1 {
+		t.Fatalf("%d endpoint_disabled events after a retried task", n)
+	}
+
+	// Enabling starts its health afresh.
+	on, err := f.svc.Enable(f.ctx, failing.ID, f.owner)
+	if err != nil || on.DisabledReason != nil || on.Health.FailingSince != nil {
+		t.Fatalf("%+v %v", on, err)
+	}
+}

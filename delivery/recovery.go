@@ -1,0 +1,253 @@
+// Recoveries: after a receiver's outage, re-fire every dropped chain of the endpoint in a window, in
+// one Temporal workflow that paces the starts, survives restarts and can be cancelled.
+
+package delivery
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5/pgconn"
+	"gorm.io/gorm"
+	"gorm.io/gorm/clause"
+
+	"wds/events"
+	"wds/models"
+	"wds/problem"
+	"wds/workspace"
+)
+
+// Recovery statuses.
+const (
+	RecoveryRunning   = "running"
+	RecoveryCompleted = "completed"
+	RecoveryCancelled = "cancelled"
+)
+
+// DefaultRecoveryRate is how many chains a second a recovery starts for an endpoint without a rate
+// limit.
+const DefaultRecoveryRate = 10
+
+// Recovery is one recovery and its progress.
+type Recovery struct {
+	ID         uuid.UUID  `json:"id"`
+	OrgID      uuid.UUID  `json:"-"`
+	EndpointID uuid.UUID  `json:"endpoint_id"`
+	Since      time.Time  `json:"since"`
+	Until      time.Time  `json:"until"`
+	Status     string     `json:"status"`
+	Total      int        `json:"total"`
+	Started    int        `json:"started"`
+	WorkflowID string     `json:"workflow_id"`
+	CreatedBy  *uuid.UUID `json:"-"`
+	CreatedAt  time.Time  `json:"created_at" gorm:"default:clock_timestamp()"`
+	FinishedAt *time.Time `json:"finished_at"`
+}
+
+// TableName is the recoveries table.
+func (Recovery) TableName() string { return "webhook_recoveries" }
+
+// RecoveryWorkflowID names a recovery's workflow.
+func RecoveryWorkflowID(id uuid.UUID) string { return "recover-" + id.String() }
+
+// RecoveryStarter starts a committed recovery's workflow at once; the relay starts it otherwise.
+type RecoveryStarter interface {
+	StartRecoveries(ctx context.Context, ids ...uuid.UUID)
+}
+
+// recoverableSQL selects the dropped chains of endpoint @ep whose last attempt is in [@since,
+// @until) and that were never re-fired (by hand or by a recovery): each chain's dropped row, which
+// the re-fire names. Test events are not re-fired.
+const recoverableSQL = `FROM webhook_deliveries d
+	WHERE d.endpoint_id = @ep AND d.status = 'dropped' AND d.event_type <> '` + events.WebhookTest + `'
+		AND d.attempted_at >= @since AND d.attempted_at < @until
+		AND NOT EXISTS (SELECT 1 FROM webhook_dispatches p WHERE p.refired_delivery_id = d.id)`
+
+// CountRecoverable is how many chains a recovery of the endpoint over [since, until) would re-fire
+// now (the console shows it before the operator confirms). A nil until is now.
+func (s *Service) CountRecoverable(ctx context.Context, endpointID uuid.UUID, actorID *uuid.UUID, since time.Time, until *time.Time) (int, error) {
+	ep, err := s.endpointFor(ctx, endpointID, actorID, workspace.Anyone...)
+	if err != nil {
+		return 0, err
+	}
+	end, err := s.recoveryWindow(since, until)
+	if err != nil {
+		return 0, err
+	}
+	return countRecoverable(ctx, s.DB, ep.ID, since, end)
+}
+
+func countRecoverable(ctx context.Context, db *gorm.DB, endpointID uuid.UUID, since, until time.Time) (int, error) {
+	var n int
+	err := db.WithContext(ctx).Raw("SELECT count(*) "+recoverableSQL, map[string]any{"ep": endpointID, "since": since, "until": until}).Row().Scan(&n)
+	if err != nil {
+		return 0, fmt.Errorf("count dropped chains: %w", err)
+	}
+	return n, nil
+}
+
+// Recover starts a recovery of the endpoint's dropped chains over [since, until) (until nil: now).
+// It refuses a window that is out of order, in the future or older than the retention, a disabled
+// endpoint, and a second recovery of an endpoint while one runs.
+func (s *Service) Recover(ctx context.Context, endpointID, actorID uuid.UUID, since time.Time, until *time.Time) (*Recovery, error) {
+	ep, err := s.endpointFor(ctx, endpointID, &actorID, workspace.Managers...)
+	if err != nil {
+		return nil, err
+	}
+	end, err := s.recoveryWindow(since, until)
+	if err != nil {
+		return nil, err
+	}
+	rec := Recovery{ID: uuid.New(), OrgID: ep.OrgID, EndpointID: ep.ID, Since: since.UTC(), Until: end.UTC(), Status: RecoveryRunning, CreatedBy: &actorID}
+	rec.WorkflowID = RecoveryWorkflowID(rec.ID)
+	err = s.DB.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		var live models.Endpoint
+		err := tx.Clauses(clause.Locking{Strength: "UPDATE"}).Where("id = ? AND deleted_at IS NULL", ep.ID).Take(&live).Error
+		if errors.Is(err, gorm.ErrRecordNotFound) || (err == nil && !live.Enabled) {
+			return problem.Fail(ErrEndpointDisabled, "endpoint %s is disabled; enable it before recovering its deliveries", ep.ID)
+		}
+		if err != nil {
+			return fmt.Errorf("lock endpoint: %w", err)
+		}
+		var running []uuid.UUID
+		if err := tx.Model(&Recovery{}).Where("endpoint_id = ? AND status = ?", ep.ID, RecoveryRunning).Pluck("id", &running).Error; err != nil {
+			return fmt.Errorf("look for a running recovery: %w", err)
+		}
+		if len(running) > 0 {
+			return problem.Fail(ErrRecoveryInProgress, "recovery %s of endpoint %s is still running; cancel it or wait for it", running[0], ep.ID)
+		}
+		if rec.Total, err = countRecoverable(ctx, tx, ep.ID, rec.Since, rec.Until); err != nil {
+			return err
+		}
+		if err := tx.Create(&rec).Error; err != nil {
+			var pg *pgconn.PgError
+			if errors.As(err, &pg) && pg.Code == "23505" && pg.ConstraintName == "webhook_recoveries_running" {
+				return problem.Fail(ErrRecoveryInProgress, "a recovery of endpoint %s is already running", ep.ID)
+			}
+			return fmt.Errorf("create recovery: %w", err)
+		}
+		return workspace.Audit(ctx, tx, models.AuditEntry{OrgID: ep.OrgID, ActorID: actorID, Action: "endpoint.recover",
+			TargetType: "webhook_recovery", TargetID: rec.ID, Details: map[string]any{"endpoint_id": ep.ID,
+				"since": rec.Since, "until": rec.Until, "total": rec.Total, "workflow_id": rec.WorkflowID}})
+	})
+	if err != nil {
+		return nil, err
+	}
+	if s.Recoveries != nil {
+		s.Recoveries.StartRecoveries(ctx, rec.ID)
+	}
+	return &rec, nil
+}
+
+// recoveryWindow checks [since, until) and returns its end: until, or now when it is nil or later.
+func (s *Service) recoveryWindow(since time.Time, until *time.Time) (time.Time, error) {
+	now := time.Now().UTC()
+	end := now
+	if until != nil && until.Before(now) {
+		end = *until
+	}
+	switch {
+	case since.After(now):
+		return time.Time{}, problem.Fail(ErrInvalidParameter, "since is in the future")
+	case until != nil && !since.Before(*until):
+		return time.Time{}, problem.Fail(ErrInvalidParameter, "since must be before until")
+	case s.Retention > 0 && since.Before(now.Add(-s.Retention)):
+		return time.Time{}, problem.Fail(ErrInvalidParameter, "since is older than the retention (%s): those deliveries are gone", s.Retention)
+	}
+	return end, nil
+}
+
+// endpointFor loads an endpoint (deleted ones too) the actor has one of roles in; nil actor is the
+// database's own operator. To an actor outside its org it does not exist.
+func (s *Service) endpointFor(ctx context.Context, id uuid.UUID, actorID *uuid.UUID, roles ...models.Role) (*models.Endpoint, error) {
+	var ep models.Endpoint
+	err := s.DB.WithContext(ctx).Where("id = ?", id).Take(&ep).Error
+	if errors.Is(err, gorm.ErrRecordNotFound) {
+		return nil, problem.Fail(problem.NotFound, "endpoint %s not found", id)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("load endpoint: %w", err)
+	}
+	if actorID != nil {
+		if err := workspace.RequireRowRole(ctx, s.DB, ep.OrgID, *actorID, "endpoint", id, roles...); err != nil {
+			return nil, err
+		}
+	}
+	return &ep, nil
+}
+
+// Recovery is one recovery and its progress. A nil actor is the database's own operator.
+func (s *Service) Recovery(ctx context.Context, id uuid.UUID, actorID *uuid.UUID) (*Recovery, error) {
+	var rec Recovery
+	err := s.DB.WithContext(ctx).Where("id = ?", id).Take(&rec).Error
+	if errors.Is(err, gorm.ErrRecordNotFound) {
+		return nil, problem.Fail(problem.NotFound, "recovery %s not found", id)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("load recovery: %w", err)
+	}
+	if actorID != nil {
+		if err := workspace.RequireRowRole(ctx, s.DB, rec.OrgID, *actorID, "recovery", id, workspace.Anyone...); err != nil {
+			return nil, err
+		}
+	}
+	return &rec, nil
+}
+
+// LatestRecovery is the endpoint's most recent recovery, or nil.
+func (s *Service) LatestRecovery(ctx context.Context, endpointID uuid.UUID) (*Recovery, error) {
+	var recs []Recovery
+	if err := s.DB.WithContext(ctx).Where("endpoint_id = ?", endpointID).Order("created_at DESC").Limit(1).Find(&recs).Error; err != nil {
+		return nil, fmt.Errorf("load recovery: %w", err)
+	}
+	if len(recs) == 0 {
+		return nil, nil
+	}
+	return &recs[0], nil
+}
+
+// CancelRecovery stops a recovery from starting more chains; the chains it started run on. Cancelling
+// one that already ended answers it as it is.
+func (s *Service) CancelRecovery(ctx context.Context, id, actorID uuid.UUID) (*Recovery, error) {
+	var rec Recovery
+	err := s.DB.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		// The row lock waits for a batch in flight: once this commits, no batch starts another chain.
+		err := tx.Clauses(clause.Locking{Strength: "UPDATE"}).Where("id = ?", id).Take(&rec).Error
+		if errors.Is(err, gorm.ErrRecordNotFound) {
+			return problem.Fail(problem.NotFound, "recovery %s not found", id)
+		}
+		if err != nil {
+			return fmt.Errorf("load recovery: %w", err)
+		}
+		if err := workspace.RequireRowRole(ctx, tx, rec.OrgID, actorID, "recovery", id, workspace.Managers...); err != nil {
+			return err
+		}
+		if rec.Status != RecoveryRunning {
+			return nil
+		}
+		if err := finishRecovery(ctx, tx, &rec, RecoveryCancelled); err != nil {
+			return err
+		}
+		return workspace.Audit(ctx, tx, models.AuditEntry{OrgID: rec.OrgID, ActorID: actorID, Action: "recovery.cancel",
+			TargetType: "webhook_recovery", TargetID: rec.ID, Details: map[string]any{"endpoint_id": rec.EndpointID, "started": rec.Started, "total": rec.Total}})
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &rec, nil
+}
+
+// finishRecovery ends a running recovery with status.
+func finishRecovery(ctx context.Context, tx *gorm.DB, rec *Recovery, status string) error {
+	var at time.Time
+	err := tx.WithContext(ctx).Raw("UPDATE webhook_recoveries SET status = ?, finished_at = clock_timestamp() WHERE id = ? RETURNING finished_at",
+		status, rec.ID).Row().Scan(&at)
+	if err != nil {
+		return fmt.Errorf("finish recovery: %w", err)
+	}
+	rec.Status, rec.FinishedAt = status, &at
+	return nil
+}

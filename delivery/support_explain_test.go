@@ -1,0 +1,101 @@
+package delivery_test
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+
+	"wds/delivery"
+	"wds/models"
+)
+
+// planNode is the part of an EXPLAIN (FORMAT JSON) node the test reads.
+type planNode struct {
+	NodeType string     `json:"Node Type"`
+	Relation string     `json:"Relation Name"`
+	Index    string     `json:"Index Name"`
+	Plans    []planNode `json:"Plans"`
+}
+
+func (n planNode) walk(f func(planNode)) {
+	f(n)
+	for _, c := range n.Plans {
+		c.walk(f)
+	}
+}
+
+func (n planNode) reads(rel string) bool {
+	found := false
+	n.walk(func(c planNode) { found = found || c.Relation == rel })
+	return found
+}
+
+// TestOrderSearchIsAnIndexWalk seeds 120,000 events (ten per order) with a delivery each in two
+// orgs, so that a sequential scan and sort is a real choice for the planner, and checks that finding
+// an order's events (first page and deep) walks events_org_order in order, and reads each event's
+// chains through webhook_deliveries_event: the page costs the same at ten million events.
+func TestOrderSearchIsAnIndexWalk(t *testing.T) {
+	f := newFixture(t)
+	ep := f.endpoint("https://127.0.0.1/hook")
+	other := uuid.New()
+	f.db.Exec("INSERT INTO orgs (id, name) VALUES (?, 'other')", other)
+	for _, org := range []uuid.UUID{f.org, other} {
+		err := f.db.Exec(`INSERT INTO events (id, org_id, type, body, created_at, dispatched_at)
+			SELECT gen_random_uuid(), ?, 'payment.recorded',
+				json_build_object('data', json_build_object('payment', json_build_object('id', gen_random_uuid()),
+					'order', json_build_object('id', md5((g / 10)::text || ?::text)::uuid))),
+				now() - g * interval '1 second', now()
+			FROM generate_series(1, 60000) g`, org, org.String()).Error
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	err := f.db.Exec(`INSERT INTO webhook_deliveries (id, org_id, event_id, endpoint_id, event_type, chain_id, workflow_id, attempt, status, attempted_at)
+		SELECT gen_random_uuid(), org_id, id, ?, type, gen_random_uuid(), 'w', 1, 'succeeded', created_at FROM events`, ep.ID).Error
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.db.Exec("ANALYZE")
+	var order uuid.UUID
+	if err := f.db.Raw("SELECT order_id FROM events WHERE org_id = ? ORDER BY created_at DESC OFFSET 5000 LIMIT 1", f.org).Row().Scan(&order); err != nil {
+		t.Fatal(err)
+	}
+	deep := &models.Cursor{At: time.Now().Add(-50000 * time.Second), ID: uuid.New()}
+	for _, q := range []delivery.EventsQuery{
+		{OrgID: f.org, OrderID: &order, Limit: 51},
+		{OrgID: f.org, OrderID: &order, Limit: 51, Cursor: deep},
+		{OrgID: f.org, OrderID: &order, Limit: 51, Outcome: delivery.OutcomeDropped},
+	} {
+		sql, args := delivery.EventsPageSQL(q)
+		var rows []string
+		if err := f.db.Raw("EXPLAIN (FORMAT JSON) "+sql, args...).Scan(&rows).Error; err != nil {
+			t.Fatal(err)
+		}
+		p := strings.Join(rows, "")
+		var top []struct{ Plan planNode }
+		if err := json.Unmarshal([]byte(p), &top); err != nil || len(top) != 1 {
+			t.Fatalf("plan is not JSON: %v %s", err, p)
+		}
+		usedOrder, usedChains := false, false
+		top[0].Plan.walk(func(n planNode) {
+			if strings.Contains(n.NodeType, "Sort") && n.reads("events") {
+				t.Errorf("plan sorts the events:\n%s", p)
+			}
+			if (n.Relation == "events" || n.Relation == "webhook_deliveries") && !strings.HasPrefix(n.NodeType, "Index") && !strings.HasPrefix(n.NodeType, "Bitmap") {
+				t.Errorf("%s is read by %s, want an index:\n%s", n.Relation, n.NodeType, p)
+			}
+			usedOrder = usedOrder || n.Index == "events_org_order"
+			usedChains = usedChains || n.Index == "webhook_deliveries_event"
+		})
+		if !usedOrder || !usedChains {
+			t.Errorf("plan does not walk events_org_order (%v) and webhook_deliveries_event (%v):\n%s", usedOrder, usedChains, p)
+		}
+	}
+	page, err := f.svc.ListEvents(f.ctx, delivery.EventsQuery{OrgID: f.org, OrderID: &order, Limit: 50})
+	if err != nil || len(page.Rows) != 10 || page.Rows[0].Outcome != delivery.OutcomeSucceeded || *page.Rows[0].OrderID != order {
+		t.Fatalf("%+v %v", page, err)
+	}
+}
