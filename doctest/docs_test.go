@@ -2,6 +2,7 @@ package doctest
 
 import (
 	"context"
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -149,5 +150,28 @@ func must(t *testing.T, err error) {
 	t.Helper()
 	if err != nil {
 		t.Fatal(err)
+	}
+}
+
+// In a clone, curl's HTTP errors fail the block as the pages are written (curl -s, no --fail): a
+// page whose URL broke is a failing test, not a 404 body printed and passed over.
+func TestCurlHTTPErrorsFailTheBlock(t *testing.T) {
+	root, err := filepath.Abs("..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	clone := freshClone(t, root, filepath.Join(t.TempDir(), "wds"))
+	page := "<!-- run in background as web until it prints: Serving HTTP -->\n```sh\npython3 -u -m http.server 8080\n```\n\n" +
+		"```sh\ncurl -s localhost:8080/README.md >/dev/null\n```\n\n```sh\ncurl -s localhost:8080/no-such-page\necho not reached\n```\n"
+	blocks, err := Parse("page.md", []byte(page))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	err = Runner{Dir: clone, Env: readerEnv(clone), Logs: t.TempDir()}.Run(ctx, blocks)
+	var be *BlockError
+	if !errors.As(err, &be) || be.Block.Line != 10 || !strings.Contains(be.Output, "404") || strings.Contains(be.Output, "not reached") {
+		t.Fatalf("want the 404 to fail page.md:10, got %v", err)
 	}
 }
