@@ -9,8 +9,8 @@
 //
 // A background block is a long-running command a reader starts in a second terminal (a server, a
 // receiver): it runs in its own process group, the page goes on once it has printed TEXT, and it is
-// stopped with SIGINT (a reader's Ctrl-C) at the page's end, or when another background block of the
-// same NAME starts (a reader restarting it).
+// stopped with SIGINT (a reader's Ctrl-C), and SIGKILL if it still runs a minute later, at the page's
+// end or when another background block of the same NAME starts (a reader restarting it).
 package doctest
 
 import (
@@ -25,6 +25,7 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+	"time"
 )
 
 // Block is one fenced shell block of a page.
@@ -180,9 +181,11 @@ func (r Runner) Run(ctx context.Context, blocks []Block) error {
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.WaitDelay = 10 * time.Second // the namespace's processes die with it; never wait on a stray pipe
 	err := cmd.Run()
 	output := out.String()
-	if err == nil && strings.HasSuffix(strings.TrimRight(output, "\n"), endMark) {
+	// The end mark after the last block's: bash may still report a stopped background job after it.
+	if err == nil && strings.LastIndex(output, endMark) > strings.LastIndex(output, blockMark) {
 		return nil
 	}
 	if !strings.Contains(output, blockMark) {
@@ -213,6 +216,11 @@ __stop() {
   local pid=${__jobs[$1]:-}
   [ -n "$pid" ] || return 0
   kill -INT -- "-$pid" 2>/dev/null || true
+  local i
+  for ((i = 0; i < 600; i++)); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+  if kill -0 "$pid" 2>/dev/null; then
+    echo "background block $1 ignored Ctrl-C for 60 s; killing it"; kill -KILL -- "-$pid" 2>/dev/null || true
+  fi
   wait "$pid" 2>/dev/null || true
   unset "__jobs[$1]"
 }
