@@ -17,6 +17,7 @@ import (
 	"wds/metrics"
 	"wds/problem"
 	"wds/ratelimit"
+	"wds/tracing"
 )
 
 // Deps is what the handlers need from the process.
@@ -81,7 +82,7 @@ func NewRouter(d Deps) (*gin.Engine, error) {
 	// Outermost first: the id exists before anything answers, and a panic recovered inside the
 	// log and metrics middleware is still logged and counted as the 500 it became. The deadline
 	// comes last, so what follows it (every handler, and the console's) runs under it.
-	r.Use(requestID, metrics.Middleware, s.requestLog, s.recover, s.deadline)
+	r.Use(requestID, tracing.Middleware, metrics.Middleware, s.requestLog, s.recover, s.deadline)
 	r.NoRoute(func(c *gin.Context) { fail(c, problem.Fail(problem.NotFound, "no such path")) })
 	r.NoMethod(func(c *gin.Context) { fail(c, problem.Fail(problem.NotFound, "no such path")) })
 	r.HandleMethodNotAllowed = false

@@ -230,8 +230,9 @@ func (h *harness) running(workflowID string) bool {
 	return d.GetWorkflowExecutionInfo().GetStatus() == enums.WORKFLOW_EXECUTION_STATUS_RUNNING
 }
 
-// timerFired tells whether a durable timer of the workflow has fired: a ladder step has fallen due.
-func (h *harness) timerFired(workflowID string) bool {
+// historyHas tells whether the workflow's history holds an event of the type: the server's record,
+// so a test can tell a durable timer was started, or has fired, without any worker running.
+func (h *harness) historyHas(workflowID string, typ enums.EventType) bool {
 	h.t.Helper()
 	it := h.temporal.GetWorkflowHistory(h.ctx, workflowID, "", false, enums.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
 	for it.HasNext() {
@@ -239,7 +240,7 @@ func (h *harness) timerFired(workflowID string) bool {
 		if err != nil {
 			h.t.Fatalf("history of %s: %v", workflowID, err)
 		}
-		if ev.GetEventType() == enums.EVENT_TYPE_TIMER_FIRED {
+		if ev.GetEventType() == typ {
 			return true
 		}
 	}

@@ -353,11 +353,14 @@ func TestWebhooksEndToEnd(t *testing.T) {
 		h.t = t
 		rc := newReceiver(t, failFirst(1))
 		ep := h.endpoint(rc, 5, "shipment.tracking_added")
-		id := h.emit("shipment.tracking_added")
+		wf := delivery.EventWorkflowID(h.emit("shipment.tracking_added"))
 		waitFor(t, 10*time.Second, "first attempt logged", func() bool { return len(h.deliveries(ep.id)) == 1 })
+		waitFor(t, 10*time.Second, "the ladder's timer for attempt 2", func() bool {
+			return h.historyHas(wf, enumspb.EVENT_TYPE_TIMER_STARTED)
+		})
 		h.stop()
 		waitFor(t, 20*time.Second, "attempt 2 to fall due while no worker runs", func() bool {
-			return h.timerFired(delivery.EventWorkflowID(id))
+			return h.historyHas(wf, enumspb.EVENT_TYPE_TIMER_FIRED)
 		})
 		if rc.count() != 1 {
 			t.Fatalf("%d requests with no worker", rc.count())

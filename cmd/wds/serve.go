@@ -21,7 +21,7 @@ func init() { commands["serve"] = serveCmd }
 // serveCmd runs the HTTP API until SIGTERM.
 func serveCmd(ctx context.Context, _ []string) error {
 	tuneGC(os.Getenv)
-	p, closeAll, err := startService(ctx)
+	p, closeAll, err := startService(ctx, "wds-serve")
 	if err != nil {
 		return err
 	}
