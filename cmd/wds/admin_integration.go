@@ -31,7 +31,7 @@ type integrationKeyOps interface {
 
 func integrationKeyCreate(fs *flag.FlagSet) runFunc {
 	org, store, actor := uuidFlag(fs, "org", "org id"), uuidFlag(fs, "store", "store id the key is pinned to"), uuidFlag(fs, "actor", "acting user id")
-	scopes := fs.String("scopes", "", "comma-separated: orders:write,orders:cancel,payments:write,payments:refund,clients:write")
+	scopes := stringFlag(fs, "scopes", "comma-separated: orders:write,orders:cancel,payments:write,payments:refund,clients:write")
 	format := fs.String("format", "generic", "payload format: generic or nativestore")
 	requireSig := fs.Bool("require-signature", false, "require signed requests (always on for nativestore)")
 	allow := fs.String("ip-allowlist", "", "comma-separated CIDR ranges (IPv4 or IPv6)")

@@ -66,6 +66,10 @@ func listenCmd(ctx context.Context, args []string) error {
 	if err := fs.Parse(args); err != nil {
 		return errors.New(dashDash(err.Error()))
 	}
+	// flag stops at the first word that is not a flag: refuse it rather than drop every flag after it.
+	if fs.NArg() > 0 {
+		return fmt.Errorf("unexpected argument %q (flags after it would be ignored)", fs.Arg(0))
+	}
 	if err := missingRequired(fs); err != nil {
 		return err
 	}
