@@ -24,6 +24,7 @@ import (
 	"wds/api"
 	"wds/models"
 	"wds/openapi"
+	"wds/paging"
 	"wds/pgtest"
 	"wds/secrets"
 	"wds/workspace"
@@ -149,7 +150,7 @@ func decode[T any](t *testing.T, body []byte) T {
 
 type listPage struct {
 	Rows       []map[string]any `json:"rows"`
-	NextCursor *models.Cursor   `json:"next_cursor"`
+	NextCursor *paging.Cursor   `json:"next_cursor"`
 }
 
 // assertNoSecretLeaked looks for every secret minted in the test in the captured log and in every

@@ -1,9 +1,11 @@
 // Package console is the operator console under /console/: server-rendered HTML (html/template,
 // embedded) that works without JavaScript, for the people who mint keys and endpoints, run Send
-// test, read the delivery log and re-fire dropped deliveries. Every page calls the same operations
-// as the Operator API and `wds admin` (apikeys, webhooks, operator, workspace); roles are the
-// operations' own. Sign-in takes an operator token and keeps a session (a random id in an HttpOnly,
-// SameSite=Strict cookie, stored hashed for 12 h); every form carries a CSRF token bound to it.
+// test, read the delivery log and re-fire dropped deliveries. Every page calls the same domain
+// services as the Operator API and `wds admin` (apikeys, catalog, delivery, fulfillment, ingest,
+// operator, workspace), through the small interfaces declared beside the pages; roles are the
+// services' own, and so is starting the webhook events a write commits. Sign-in takes an operator
+// token and keeps a session (a random id in an HttpOnly, SameSite=Strict cookie, stored hashed for
+// 12 h); every form carries a CSRF token bound to it.
 package console
 
 import (
