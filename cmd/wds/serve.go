@@ -52,8 +52,14 @@ func newHTTPServer(addr string, h http.Handler) *http.Server {
 // serveHTTP builds the API from cfg and serves it on WDS_HTTP_ADDR until ctx ends, then drains.
 func serveHTTP(ctx context.Context, cfg *config.Config, db *gorm.DB, log *logrus.Logger, hooks webhookWiring) error {
 	lastUsed := apikeys.NewLastUsed(db, log)
+	url, err := databaseURL(cfg)
+	if err != nil {
+		return err
+	}
 	// Integration keys' signing secrets are sealed with the same key as the webhook endpoints'.
-	deps := api.Deps{Stores: api.DBStores(db, hooks.service.Box), Log: log, TrustedProxies: cfg.TrustedProxies, LastUsed: lastUsed}
+	stores := api.DBStores(db, hooks.service.Box)
+	keys := cacheKeys(&stores)
+	deps := api.Deps{Stores: stores, Log: log, TrustedProxies: cfg.TrustedProxies, LastUsed: lastUsed}
 	hooks.apply(&deps)
 	router, err := api.NewRouter(deps)
 	if err != nil {
@@ -65,6 +71,8 @@ func serveHTTP(ctx context.Context, cfg *config.Config, db *gorm.DB, log *logrus
 	flushCtx, stopFlush := context.WithCancel(context.WithoutCancel(ctx))
 	flushed := make(chan struct{})
 	go func() { lastUsed.Run(flushCtx); close(flushed) }()
+	listened := make(chan struct{})
+	go func() { keys.Listen(flushCtx, apikeys.ConnectURL(url), log); close(listened) }()
 
 	errc := make(chan error, 1)
 	go func() { errc <- srv.ListenAndServe() }()
@@ -79,6 +87,7 @@ func serveHTTP(ctx context.Context, cfg *config.Config, db *gorm.DB, log *logrus
 	}
 	stopFlush()
 	<-flushed
+	<-listened
 	if errors.Is(err, http.ErrServerClosed) {
 		err = nil
 	}
