@@ -25,7 +25,7 @@ import (
 
 // IntegrationGate is what the Integration API's middleware asks before a handler runs: whose key the
 // token is (apikeys), the key's signing secret, and the per-key rate limit shared by every instance
-// (ratelimit.Shared).
+// (ratelimit.Leased).
 type IntegrationGate interface {
 	// AuthenticateIntegration tells revoked and expired keys so (apikeys.ErrKeyRevoked, ErrKeyExpired).
 	AuthenticateIntegration(ctx context.Context, token string, now time.Time) (*models.IntegrationKey, error)

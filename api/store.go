@@ -40,7 +40,7 @@ type Stores struct {
 // DBStores wires every store to the operations packages over db. box seals and opens integration
 // keys' signing secrets; nil refuses to mint keys and rejects keys that require signatures.
 func DBStores(db *gorm.DB, box *secrets.Box) Stores {
-	st := &dbStore{db: db, box: box, limiter: ratelimit.NewShared(db)}
+	st := &dbStore{db: db, box: box, limiter: ratelimit.NewLeased(db)}
 	return Stores{ReadKeys: st, Reads: st, Readiness: st, Operators: st, Tokens: st, Keys: st, Lists: st,
 		Vendors: st, Shipping: st, AppOrders: st, Gate: st, Ingest: st, Idempotency: st}
 }
@@ -50,7 +50,7 @@ func DBStores(db *gorm.DB, box *secrets.Box) Stores {
 type dbStore struct {
 	db      *gorm.DB
 	box     *secrets.Box
-	limiter *ratelimit.Shared
+	limiter *ratelimit.Leased
 }
 
 // admitted runs a read in its turn at the database (database.Admit), so that the Read API's queries
