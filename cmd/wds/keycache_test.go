@@ -37,7 +37,8 @@ func newKeyInstance(t *testing.T, db *gorm.DB, connect apikeys.Connect) *keyInst
 	log := logrus.New()
 	log.SetOutput(io.Discard)
 	stores := api.DBStores(db, nil)
-	in := &keyInstance{t: t, cache: cacheKeys(&stores)}
+	in := &keyInstance{t: t, cache: apikeys.NewCache()}
+	api.CacheKeys(&stores, in.cache)
 	r, err := api.NewRouter(api.Deps{Stores: stores, Log: log})
 	if err != nil {
 		t.Fatal(err)

@@ -58,7 +58,8 @@ func serveHTTP(ctx context.Context, cfg *config.Config, db *gorm.DB, log *logrus
 	}
 	// Integration keys' signing secrets are sealed with the same key as the webhook endpoints'.
 	stores := api.DBStores(db, hooks.service.Box)
-	keys := cacheKeys(&stores)
+	keys := apikeys.NewCache()
+	api.CacheKeys(&stores, keys)
 	deps := api.Deps{Stores: stores, Log: log, TrustedProxies: cfg.TrustedProxies, LastUsed: lastUsed}
 	hooks.apply(&deps)
 	router, err := api.NewRouter(deps)
