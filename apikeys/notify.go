@@ -58,7 +58,12 @@ func (c *Cache) listenOnce(ctx context.Context, connect Connect) error {
 	if err != nil {
 		return fmt.Errorf("connect: %w", err)
 	}
-	defer conn.Close(context.WithoutCancel(ctx))
+	defer func() {
+		// Bounded: a database that went away must not hold up a shutdown.
+		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), pingTimeout)
+		defer cancel()
+		_ = conn.Close(cctx)
+	}()
 	if _, err := conn.Exec(ctx, "LISTEN "+ChangeChannel); err != nil {
 		return fmt.Errorf("listen: %w", err)
 	}
