@@ -5,42 +5,40 @@ import (
 	"net/http"
 	"testing"
 
+	"wds/answer"
 	"wds/delivery"
 	"wds/ingest"
 	"wds/problem"
 )
 
-// TestErrorTableRows holds the two rules the table relies on: every row's error belongs to a category
-// (which gives its status), and a category's own row follows every row of its errors, since
-// errors.Is matches a category for each error in it.
-func TestErrorTableRows(t *testing.T) {
-	for i, row := range errorTable {
-		if problem.Status(row.err) == http.StatusInternalServerError {
-			t.Errorf("%s: %q belongs to no problem category", row.code, row.err)
+// TestDeclaredErrorsHaveOneCodeEach holds the rules answers rely on now that each error carries its
+// code: every declared error belongs to a category with a status, and no two errors (nor a category
+// answering itself) share a code, so a code names one error wherever it was declared.
+func TestDeclaredErrorsHaveOneCodeEach(t *testing.T) {
+	seen := map[string]error{}
+	for _, err := range append(problem.Declared(), problem.NotFound, problem.Conflict, problem.Invalid) {
+		c, code, ok := problem.Classify(err)
+		if !ok || answer.Status(c) == http.StatusInternalServerError {
+			t.Errorf("%q belongs to no category with a status", err)
 		}
-		var c *problem.Category
-		if !errors.As(row.err, &c) || error(c) != row.err {
-			continue
+		if other, dup := seen[code]; dup {
+			t.Errorf("%q and %q share the code %s", other, err, code)
 		}
-		for _, later := range errorTable[i+1:] {
-			if errors.Is(later.err, c) {
-				t.Errorf("%s: comes after the row of its category (%s), which answers first", later.code, row.code)
-			}
-		}
+		seen[code] = err
 	}
 }
 
 // TestJoinedErrorsAnswerOneRow: an error that joins two domain errors of different categories answers
-// with the status and code of one row, never the status of one and the code of the other.
+// with the status and code of one of them, never the status of one and the code of the other.
 func TestJoinedErrorsAnswerOneRow(t *testing.T) {
 	for _, err := range []error{
 		errors.Join(delivery.ErrHTTPSRequired, ingest.ErrOrderNotPayable),
 		errors.Join(ingest.ErrOrderNotPayable, delivery.ErrHTTPSRequired),
 	} {
-		status, code, _ := Answer(err)
+		status, code, _ := answer.Of(err)
 		if !(status == http.StatusConflict && code == "order_not_payable") &&
 			!(status == http.StatusUnprocessableEntity && code == "https_required") {
-			t.Errorf("Answer(%q) = %d %s: status and code of different rows", err, status, code)
+			t.Errorf("answer.Of(%q) = %d %s: status and code of different errors", err, status, code)
 		}
 	}
 }

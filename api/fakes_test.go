@@ -145,7 +145,7 @@ func (f *fakeGate) AuthenticateIntegration(_ context.Context, token string, _ ti
 	return nil, apikeys.ErrInvalidAPIKey
 }
 
-func (f *fakeGate) AllowRequest(context.Context, uuid.UUID, int, time.Time) (bool, error) {
+func (f *fakeGate) Allow(context.Context, uuid.UUID, int, time.Time) (bool, error) {
 	return f.allow, f.allowErr
 }
 

@@ -24,10 +24,14 @@ import (
 
 	"wds/api"
 	"wds/apikeys"
+	"wds/catalog"
 	"wds/console"
 	"wds/delivery"
+	"wds/fulfillment"
+	"wds/ingest"
 	"wds/models"
 	"wds/openapi/openapitest"
+	"wds/operator"
 	"wds/pgtest"
 	"wds/secrets"
 	"wds/workspace"
@@ -54,22 +58,24 @@ func newHostileEnv(t *testing.T) *hostileEnv {
 	ctx := context.Background()
 	box, _ := secrets.NewBox(secrets.GenerateKey())
 	org, store, _ := mustOrg(t, db, "Hostile")
-	owner, token, err := workspace.CreateUser(ctx, db, org.ID, "owner@hostile.test", models.RoleOwner)
+	owner, token, err := workspace.NewService(db).CreateUser(ctx, org.ID, "owner@hostile.test", models.RoleOwner)
 	if err != nil {
 		t.Fatal(err)
 	}
-	member, _, err := workspace.CreateUser(ctx, db, org.ID, "member@hostile.test", models.RoleMember)
+	member, _, err := workspace.NewService(db).CreateUser(ctx, org.ID, "member@hostile.test", models.RoleMember)
 	if err != nil {
 		t.Fatal(err)
 	}
 	log := logrus.New()
 	log.SetOutput(io.Discard)
 	hooks := &delivery.Service{DB: db, Box: box, AllowPrivate: true}
-	r, err := api.NewRouter(api.Deps{Stores: api.DBStores(db, box), Log: log, Webhooks: hooks, Dispatches: &startedDispatches{}})
+	r, err := api.NewRouter(api.Deps{Stores: api.DBStores(db, box, nil), Log: log, Webhooks: hooks, Dispatches: &startedDispatches{}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	(&console.Console{DB: db, Log: log, Box: box, Webhooks: hooks, InsecureCookie: true}).Register(r)
+	(&console.Console{DB: db, Log: log, Members: workspace.NewService(db), Keys: apikeys.NewService(db, box), Lists: operator.NewService(db),
+		Shipping: fulfillment.NewService(db, nil), Vendors: catalog.NewService(db, nil), Clients: ingest.NewService(db, nil),
+		Webhooks: hooks, InsecureCookie: true}).Register(r)
 	e := &hostileEnv{t: t, db: db, srv: httptest.NewServer(r), token: token, ids: map[string]string{"orgs": org.ID.String()}}
 	t.Cleanup(e.srv.Close)
 	for _, rt := range r.Routes() {
@@ -77,7 +83,7 @@ func newHostileEnv(t *testing.T) *hostileEnv {
 	}
 	sort.Strings(e.routes)
 	e.readKey = mustReadKey(t, db, org.ID, owner.ID, models.ScopeReadWrite, nil)
-	ik, err := apikeys.CreateIntegrationKey(ctx, db, box, apikeys.NewIntegrationKey{OrgID: org.ID, StoreID: store.ID,
+	ik, err := apikeys.NewService(db, box).CreateIntegrationKey(ctx, apikeys.NewIntegrationKey{OrgID: org.ID, StoreID: store.ID,
 		ActorID: owner.ID, Scopes: models.IntegrationScopes, RateLimit: apikeys.MaxRateLimit})
 	if err != nil {
 		t.Fatal(err)
@@ -107,7 +113,7 @@ func (e *hostileEnv) resources(org, store, owner, member uuid.UUID) {
 	}
 	vendor := mustVendor(t, e.db, org, store, "Clay Co")
 	spareRead, _ := mustReadKeyWithID(t, e.db, org, owner, models.ScopeReadOnly, nil)
-	spareInt, err := apikeys.CreateIntegrationKey(context.Background(), e.db, nil, apikeys.NewIntegrationKey{OrgID: org,
+	spareInt, err := apikeys.NewService(e.db, nil).CreateIntegrationKey(context.Background(), apikeys.NewIntegrationKey{OrgID: org,
 		StoreID: store, ActorID: owner, Scopes: []string{models.ScopeOrdersWrite}})
 	if err != nil {
 		t.Fatal(err)

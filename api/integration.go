@@ -24,17 +24,20 @@ import (
 )
 
 // IntegrationGate is what the Integration API's middleware asks before a handler runs: whose key the
-// token is (apikeys), the key's signing secret, and the per-key rate limit shared by every instance
-// (ratelimit.Leased).
+// token is, and the key's signing secret (apikeys).
 type IntegrationGate interface {
 	// AuthenticateIntegration tells revoked and expired keys so (apikeys.ErrKeyRevoked, ErrKeyExpired).
 	AuthenticateIntegration(ctx context.Context, token string, now time.Time) (*models.IntegrationKey, error)
 	SigningSecret(k *models.IntegrationKey) ([]byte, error)
-	AllowRequest(ctx context.Context, keyID uuid.UUID, limit int, now time.Time) (bool, error)
 }
 
-// IngestStore is the Integration API's writes and its one read (ingest). Each write is one
-// transaction whose result lists the events it committed.
+// RequestLimit is the per-key rate limit shared by every instance (ratelimit.Leased).
+type RequestLimit interface {
+	Allow(ctx context.Context, keyID uuid.UUID, limit int, now time.Time) (bool, error)
+}
+
+// IngestStore is the Integration API's writes and its one read (ingest.Service). Each write is one
+// transaction, and starts the events it committed once it has.
 type IngestStore interface {
 	CreateOrder(ctx context.Context, key *models.IntegrationKey, in ingest.Order) (*ingest.OrderResult, error)
 	RecordPayment(ctx context.Context, key *models.IntegrationKey, orderID uuid.UUID, in ingest.Payment) (*ingest.PaymentResult, error)
@@ -146,7 +149,7 @@ func (s *server) intAllowIP(c *gin.Context) {
 // database anyway. A client that hung up while it waited is let go without an answer.
 func (s *server) intRateLimit(c *gin.Context) {
 	k := intKey(c)
-	ok, err := s.Gate.AllowRequest(c.Request.Context(), k.ID, k.RateLimit, s.Now())
+	ok, err := s.Limits.Allow(c.Request.Context(), k.ID, k.RateLimit, s.Now())
 	switch {
 	case err != nil && errors.Is(c.Request.Context().Err(), context.Canceled):
 		c.AbortWithStatus(statusClientClosed)
@@ -270,7 +273,6 @@ func (s *server) createOrder(c *gin.Context) {
 		fail(c, err)
 		return
 	}
-	s.startEvents(c, res.Events)
 	c.JSON(created(!res.Duplicate), res)
 }
 
@@ -289,7 +291,6 @@ func (s *server) recordPayment(c *gin.Context) {
 		fail(c, err)
 		return
 	}
-	s.startEvents(c, res.Events)
 	c.JSON(created(!res.Duplicate), res)
 }
 
@@ -303,7 +304,6 @@ func (s *server) cancelOrder(c *gin.Context) {
 		fail(c, err)
 		return
 	}
-	s.startEvents(c, res.Events)
 	c.JSON(http.StatusOK, res)
 }
 
@@ -322,7 +322,6 @@ func (s *server) refundPayment(c *gin.Context) {
 		fail(c, err)
 		return
 	}
-	s.startEvents(c, res.Events)
 	c.JSON(http.StatusOK, res)
 }
 
@@ -337,7 +336,6 @@ func (s *server) upsertClient(c *gin.Context) {
 		fail(c, err)
 		return
 	}
-	s.startEvents(c, res.Events)
 	c.JSON(created(res.Created), res)
 }
 
@@ -358,7 +356,6 @@ func (s *server) receiveNativestore(c *gin.Context) {
 		fail(c, err)
 		return
 	}
-	s.startEvents(c, res.Events)
 	c.JSON(created(res.Created), res)
 }
 

@@ -52,7 +52,7 @@ func TestIntegrationAuthenticationErrors(t *testing.T) {
 	past := e.clock.Now().Add(-time.Minute)
 	expired := e.mint(apikeys.NewIntegrationKey{ExpiresAt: &past})
 	revoked := e.mint(apikeys.NewIntegrationKey{})
-	if _, err := apikeys.RevokeIntegrationKey(context.Background(), e.db, revoked.ID, e.owner.ID); err != nil {
+	if _, err := apikeys.NewService(e.db, nil).RevokeIntegrationKey(context.Background(), revoked.ID, e.owner.ID); err != nil {
 		t.Fatal(err)
 	}
 	readKey := mustReadKey(t, e.db, e.org.ID, e.owner.ID, "read_only", nil)

@@ -6,12 +6,13 @@ import (
 	"net/http"
 	"testing"
 
+	"wds/answer"
 	"wds/ingest"
 	"wds/problem"
 )
 
 // FuzzDecodeOrder: any body decodes, or fails as invalid_json or validation_failed; never a panic and
-// never an error the error table would answer with 500.
+// never an error answered with 500.
 func FuzzDecodeOrder(f *testing.F) {
 	for _, s := range []string{
 		`{"external_id":"a","lines":[{"quantity":1,"unit_price_cents":100}]}`,
@@ -29,7 +30,7 @@ func FuzzDecodeOrder(f *testing.F) {
 		if !errors.Is(err, ErrInvalidJSON) && !errors.Is(err, problem.Invalid) {
 			t.Fatalf("unexpected error kind %v", err)
 		}
-		if status, _ := classify(err); status == http.StatusInternalServerError {
+		if status, _, _ := answer.Of(err); status == http.StatusInternalServerError {
 			t.Fatalf("500 for %q", body)
 		}
 	})

@@ -55,7 +55,7 @@ func newIntEnv(t testing.TB, trustedProxies ...string) *intEnv {
 	log := logrus.New()
 	log.SetOutput(io.Discard)
 	e.used = apikeys.NewLastUsed(e.db, log)
-	r, err := api.NewRouter(api.Deps{Stores: api.DBStores(e.db, box), Log: log, Now: e.clock.Now, TrustedProxies: trustedProxies, LastUsed: e.used})
+	r, err := api.NewRouter(api.Deps{Stores: api.DBStores(e.db, box, nil), Log: log, Now: e.clock.Now, TrustedProxies: trustedProxies, LastUsed: e.used})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -91,7 +91,7 @@ func (e *intEnv) mint(in apikeys.NewIntegrationKey) intKey {
 	if in.Label == "" {
 		in.Label = "Test shop"
 	}
-	k, err := apikeys.CreateIntegrationKey(context.Background(), e.db, e.box, in)
+	k, err := apikeys.NewService(e.db, e.box).CreateIntegrationKey(context.Background(), in)
 	if err != nil {
 		e.t.Fatal(err)
 	}
@@ -215,7 +215,7 @@ func (e *intEnv) eventBody(typ string) map[string]any {
 // mustStore adds a store to the env's org.
 func mustStore(t testing.TB, e *intEnv, name string) uuid.UUID {
 	t.Helper()
-	s, err := workspace.CreateStore(context.Background(), e.db, e.org.ID, name, "USD")
+	s, err := workspace.NewService(e.db).CreateStore(context.Background(), e.org.ID, name, "USD")
 	if err != nil {
 		t.Fatal(err)
 	}

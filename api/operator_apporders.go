@@ -8,13 +8,14 @@ import (
 	"github.com/google/uuid"
 
 	"wds/ingest"
+	"wds/views"
 )
 
 // AppOrderStore is the operator's own writes of orders and clients (ingest).
 type AppOrderStore interface {
 	CreateAppOrder(ctx context.Context, orgID, actorID uuid.UUID, in ingest.AppOrder) (*ingest.OrderResult, error)
-	CreateClient(ctx context.Context, orgID, actorID uuid.UUID, in ingest.NewClient) (*ingest.AppClient, error)
-	UpdateClient(ctx context.Context, actorID, clientID uuid.UUID, in ingest.ClientFields) (*ingest.AppClient, error)
+	CreateClient(ctx context.Context, orgID, actorID uuid.UUID, in ingest.NewClient) (*views.Client, error)
+	UpdateClient(ctx context.Context, actorID, clientID uuid.UUID, in ingest.ClientFields) (*views.Client, error)
 }
 
 // registerOperatorAppOrders mounts the operator's own writes of orders and clients (README.md, Workspace operations):
@@ -38,7 +39,6 @@ func (s *server) createAppOrder(c *gin.Context) {
 		fail(c, err)
 		return
 	}
-	s.startEvents(c, res.Events)
 	c.JSON(created(!res.Duplicate), res)
 }
 
@@ -53,7 +53,6 @@ func (s *server) createAppClient(c *gin.Context) {
 		fail(c, err)
 		return
 	}
-	s.startEvents(c, res.Events)
 	c.JSON(http.StatusCreated, res)
 }
 
@@ -72,7 +71,6 @@ func (s *server) updateAppClient(c *gin.Context) {
 		fail(c, err)
 		return
 	}
-	s.startEvents(c, res.Events)
 	c.JSON(http.StatusOK, res)
 }
 

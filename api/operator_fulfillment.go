@@ -9,13 +9,14 @@ import (
 	"github.com/google/uuid"
 
 	"wds/fulfillment"
+	"wds/views"
 )
 
 // ShippingStore ships orders and records their tracking and delivery (fulfillment).
 type ShippingStore interface {
-	ShipOrder(ctx context.Context, actor, orderID uuid.UUID, in fulfillment.Ship) (*fulfillment.Result, error)
-	AddTracking(ctx context.Context, actor, shipmentID uuid.UUID, tracking string, carrier *string) (*fulfillment.Result, error)
-	MarkDelivered(ctx context.Context, actor, shipmentID uuid.UUID, deliveredAt *time.Time) (*fulfillment.Result, error)
+	ShipOrder(ctx context.Context, actor, orderID uuid.UUID, in fulfillment.Ship) (*views.Shipment, error)
+	AddTracking(ctx context.Context, actor, shipmentID uuid.UUID, tracking string, carrier *string) (*views.Shipment, error)
+	MarkDelivered(ctx context.Context, actor, shipmentID uuid.UUID, deliveredAt *time.Time) (*views.Shipment, error)
 }
 
 // registerOperatorFulfillment mounts shipping (README.md, Workspace operations): ship an order, attach tracking,
@@ -98,12 +99,11 @@ func (s *server) markDelivered(c *gin.Context) {
 	s.answerShipment(c, http.StatusOK, res, err)
 }
 
-// answerShipment renders a shipment operation's outcome and starts its events.
-func (s *server) answerShipment(c *gin.Context, status int, res *fulfillment.Result, err error) {
+// answerShipment renders a shipment operation's outcome.
+func (s *server) answerShipment(c *gin.Context, status int, res *views.Shipment, err error) {
 	if err != nil {
 		fail(c, err)
 		return
 	}
-	s.startEvents(c, res.Events)
-	c.JSON(status, res.Shipment)
+	c.JSON(status, res)
 }

@@ -31,14 +31,14 @@ func FuzzOperatorInputs(f *testing.F) {
 	db := pgtest.New(f)
 	ctx := context.Background()
 	org, store, _ := mustOrg(f, db, "Fuzzed")
-	_, token, err := workspace.CreateUser(ctx, db, org.ID, "fuzz@fuzzed.test", models.RoleOwner)
+	_, token, err := workspace.NewService(db).CreateUser(ctx, org.ID, "fuzz@fuzzed.test", models.RoleOwner)
 	if err != nil {
 		f.Fatal(err)
 	}
 	log := logrus.New()
 	log.SetOutput(io.Discard)
 	box, _ := secrets.NewBox(secrets.GenerateKey())
-	r, err := api.NewRouter(api.Deps{Stores: api.DBStores(db, box), Log: log})
+	r, err := api.NewRouter(api.Deps{Stores: api.DBStores(db, box, nil), Log: log})
 	if err != nil {
 		f.Fatal(err)
 	}

@@ -46,11 +46,11 @@ func newKeysEnv(t *testing.T) *keysEnv {
 	e := &keysEnv{t: t, db: pgtest.New(t), logs: &syncBuffer{}}
 	// mustOrg's owner has no token we know: make an owner and a member of our own.
 	e.org, e.store, _ = mustOrg(t, e.db, "Operated")
-	owner, ownerTok, err := workspace.CreateUser(ctx, e.db, e.org.ID, "op-owner@operated.test", models.RoleOwner)
+	owner, ownerTok, err := workspace.NewService(e.db).CreateUser(ctx, e.org.ID, "op-owner@operated.test", models.RoleOwner)
 	if err != nil {
 		t.Fatal(err)
 	}
-	member, memberTok, err := workspace.CreateUser(ctx, e.db, e.org.ID, "op-member@operated.test", models.RoleMember)
+	member, memberTok, err := workspace.NewService(e.db).CreateUser(ctx, e.org.ID, "op-member@operated.test", models.RoleMember)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -64,7 +64,7 @@ func newKeysEnv(t *testing.T) *keysEnv {
 	log.SetFormatter(&logrus.JSONFormatter{})
 	log.SetLevel(logrus.TraceLevel) // every line a misconfigured production log level could add
 	box, _ := secrets.NewBox(secrets.GenerateKey())
-	r, err := api.NewRouter(api.Deps{Stores: api.DBStores(e.db, box), Log: log})
+	r, err := api.NewRouter(api.Deps{Stores: api.DBStores(e.db, box, nil), Log: log})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -177,7 +177,7 @@ func TestOperatorReadKeysCreateListRevoke(t *testing.T) {
 	status, body = e.call("POST", "/admin/v1/read-keys/"+id+"/revoke", e.member, nil)
 	wantError(t, status, body, http.StatusForbidden, "forbidden")
 	// A user of another org learns nothing about this one: to them it does not exist.
-	_, otherTok, err := workspace.CreateUser(context.Background(), e.db, e.otherOrg, "x@elsewhere.test", models.RoleOwner)
+	_, otherTok, err := workspace.NewService(e.db).CreateUser(context.Background(), e.otherOrg, "x@elsewhere.test", models.RoleOwner)
 	if err != nil {
 		t.Fatal(err)
 	}

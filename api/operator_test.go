@@ -64,7 +64,7 @@ func newOpEnvWith(t testing.TB, hooks delivery.Service) *opEnv {
 	e.org, _, e.owner = mustOrg(t, db, "Acme")
 	var err error
 	e.ownerToken = e.token(e.owner.ID)
-	_, e.memberToken, err = workspace.CreateUser(context.Background(), db, e.org.ID, "member@acme.test", models.RoleMember)
+	_, e.memberToken, err = workspace.NewService(db).CreateUser(context.Background(), e.org.ID, "member@acme.test", models.RoleMember)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -72,7 +72,7 @@ func newOpEnvWith(t testing.TB, hooks delivery.Service) *opEnv {
 	log := logrus.New()
 	log.SetOutput(io.Discard)
 	hooks.DB, hooks.Box = db, box
-	r, err := api.NewRouter(api.Deps{Stores: api.DBStores(db, nil), Log: log, Webhooks: &hooks, Dispatches: e.started})
+	r, err := api.NewRouter(api.Deps{Stores: api.DBStores(db, nil, nil), Log: log, Webhooks: &hooks, Dispatches: e.started})
 	if err != nil {
 		t.Fatal(err)
 	}

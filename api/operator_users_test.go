@@ -115,7 +115,7 @@ func TestOperatorRotatesAndRevokesTokens(t *testing.T) {
 // A user of another org does not exist for the caller: 404, and nothing changes.
 func TestOperatorTokenOfAnotherOrgIsNotFound(t *testing.T) {
 	e := newKeysEnv(t)
-	other, otherTok, err := workspace.CreateUser(context.Background(), e.db, e.otherOrg, "owner2@elsewhere.test", models.RoleOwner)
+	other, otherTok, err := workspace.NewService(e.db).CreateUser(context.Background(), e.otherOrg, "owner2@elsewhere.test", models.RoleOwner)
 	if err != nil {
 		t.Fatal(err)
 	}

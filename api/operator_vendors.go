@@ -11,12 +11,13 @@ import (
 	"wds/models"
 	"wds/problem"
 	"wds/ratelimit"
+	"wds/views"
 )
 
 // VendorStore is the supplier CRM's writes and the vendor claim (catalog).
 type VendorStore interface {
-	CreateVendor(ctx context.Context, orgID, actorID, storeID uuid.UUID, in catalog.VendorFields) (*catalog.VendorResult, error)
-	UpdateVendor(ctx context.Context, actorID, vendorID uuid.UUID, in catalog.VendorFields) (*catalog.VendorResult, error)
+	CreateVendor(ctx context.Context, orgID, actorID, storeID uuid.UUID, in catalog.VendorFields) (*views.Vendor, error)
+	UpdateVendor(ctx context.Context, actorID, vendorID uuid.UUID, in catalog.VendorFields) (*views.Vendor, error)
 	IssueClaimToken(ctx context.Context, actorID, vendorID uuid.UUID) (*catalog.ClaimToken, error)
 	ClaimVendor(ctx context.Context, in catalog.Claim) (*catalog.Claimed, error)
 }
@@ -58,8 +59,7 @@ func (s *server) createVendor(c *gin.Context) {
 		fail(c, err)
 		return
 	}
-	s.startEvents(c, v.Events)
-	c.JSON(http.StatusCreated, v.Vendor)
+	c.JSON(http.StatusCreated, v)
 }
 
 func (s *server) updateVendor(c *gin.Context) {
@@ -77,8 +77,7 @@ func (s *server) updateVendor(c *gin.Context) {
 		fail(c, err)
 		return
 	}
-	s.startEvents(c, v.Events)
-	c.JSON(http.StatusOK, v.Vendor)
+	c.JSON(http.StatusOK, v)
 }
 
 func (s *server) issueClaimToken(c *gin.Context) {
@@ -115,6 +114,5 @@ func (s *server) claimVendor(c *gin.Context) {
 		fail(c, err)
 		return
 	}
-	s.startEvents(c, out.Events)
 	c.JSON(http.StatusOK, out)
 }

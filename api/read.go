@@ -7,7 +7,9 @@ import (
 
 	"github.com/gin-gonic/gin"
 	"github.com/google/uuid"
+	"gorm.io/gorm"
 
+	"wds/database"
 	"wds/events"
 	"wds/models"
 	"wds/openapi"
@@ -27,6 +29,54 @@ type ReadStore interface {
 	GetClient(context.Context, views.Scope, uuid.UUID) (*views.Client, error)
 	ListProducts(context.Context, views.ListQuery) (views.Page[views.Product], error)
 	GetProduct(context.Context, views.Scope, uuid.UUID) (*views.Product, error)
+}
+
+// admittedReads is the Read API's ReadStore: the views' queries, each in its turn at the database.
+type admittedReads struct{ db *gorm.DB }
+
+// admitted runs a read in its turn at the database (database.Admit), so that the Read API's queries
+// queue with the writes' transactions instead of crowding the CPUs; the turn ends when the read
+// returns, before the answer is written.
+func admitted[T any](ctx context.Context, db *gorm.DB, read func() (T, error)) (T, error) {
+	release, err := database.Admit(ctx, db)
+	if err != nil {
+		var zero T
+		return zero, err
+	}
+	defer release()
+	return read()
+}
+
+func (r admittedReads) ListOrders(ctx context.Context, q views.ListQuery) (views.Page[views.Order], error) {
+	return admitted(ctx, r.db, func() (views.Page[views.Order], error) { return views.ListOrders(ctx, r.db, q) })
+}
+
+func (r admittedReads) GetOrder(ctx context.Context, sc views.Scope, id uuid.UUID) (*views.Order, error) {
+	return admitted(ctx, r.db, func() (*views.Order, error) { return views.GetOrder(ctx, r.db, sc, id) })
+}
+
+func (r admittedReads) ListVendors(ctx context.Context, q views.ListQuery) (views.Page[views.Vendor], error) {
+	return admitted(ctx, r.db, func() (views.Page[views.Vendor], error) { return views.ListVendors(ctx, r.db, q) })
+}
+
+func (r admittedReads) GetVendor(ctx context.Context, sc views.Scope, id uuid.UUID) (*views.Vendor, error) {
+	return admitted(ctx, r.db, func() (*views.Vendor, error) { return views.GetVendor(ctx, r.db, sc, id) })
+}
+
+func (r admittedReads) ListClients(ctx context.Context, q views.ListQuery) (views.Page[views.Client], error) {
+	return admitted(ctx, r.db, func() (views.Page[views.Client], error) { return views.ListClients(ctx, r.db, q) })
+}
+
+func (r admittedReads) GetClient(ctx context.Context, sc views.Scope, id uuid.UUID) (*views.Client, error) {
+	return admitted(ctx, r.db, func() (*views.Client, error) { return views.GetClient(ctx, r.db, sc, id) })
+}
+
+func (r admittedReads) ListProducts(ctx context.Context, q views.ListQuery) (views.Page[views.Product], error) {
+	return admitted(ctx, r.db, func() (views.Page[views.Product], error) { return views.ListProducts(ctx, r.db, q) })
+}
+
+func (r admittedReads) GetProduct(ctx context.Context, sc views.Scope, id uuid.UUID) (*views.Product, error) {
+	return admitted(ctx, r.db, func() (*views.Product, error) { return views.GetProduct(ctx, r.db, sc, id) })
 }
 
 func (s *server) registerRead(r *gin.Engine) {

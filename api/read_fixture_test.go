@@ -59,7 +59,7 @@ func newReadEnv(t testing.TB) *readEnv {
 	e.rwKey = mustReadKey(t, e.db, e.org.ID, e.owner.ID, models.ScopeReadWrite, nil)
 	log := logrus.New()
 	log.SetOutput(io.Discard)
-	r, err := api.NewRouter(api.Deps{Stores: api.DBStores(e.db, nil), Log: log, Now: e.clock.Now, LastUsed: apikeys.NewLastUsed(e.db, log)})
+	r, err := api.NewRouter(api.Deps{Stores: api.DBStores(e.db, nil, nil), Log: log, Now: e.clock.Now, LastUsed: apikeys.NewLastUsed(e.db, log)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -72,15 +72,15 @@ func newReadEnv(t testing.TB) *readEnv {
 func mustOrg(t testing.TB, db *gorm.DB, name string) (*models.Org, *models.Store, *models.User) {
 	t.Helper()
 	ctx := context.Background()
-	org, err := workspace.CreateOrg(ctx, db, name)
+	org, err := workspace.NewService(db).CreateOrg(ctx, name)
 	if err != nil {
 		t.Fatal(err)
 	}
-	store, err := workspace.CreateStore(ctx, db, org.ID, name+" store", "EUR")
+	store, err := workspace.NewService(db).CreateStore(ctx, org.ID, name+" store", "EUR")
 	if err != nil {
 		t.Fatal(err)
 	}
-	owner, _, err := workspace.CreateUser(ctx, db, org.ID, uuid.NewString()+"@example.com", models.RoleOwner)
+	owner, _, err := workspace.NewService(db).CreateUser(ctx, org.ID, uuid.NewString()+"@example.com", models.RoleOwner)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -95,7 +95,7 @@ func mustReadKey(t testing.TB, db *gorm.DB, org, actor uuid.UUID, scope string, 
 
 func mustReadKeyWithID(t testing.TB, db *gorm.DB, org, actor uuid.UUID, scope string, expires *time.Time) (uuid.UUID, string) {
 	t.Helper()
-	k, key, err := apikeys.CreateReadKey(context.Background(), db, apikeys.NewReadKey{OrgID: org, ActorID: actor, Scope: scope, ExpiresAt: expires})
+	k, key, err := apikeys.NewService(db, nil).CreateReadKey(context.Background(), apikeys.NewReadKey{OrgID: org, ActorID: actor, Scope: scope, ExpiresAt: expires})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -109,12 +109,12 @@ func mustVendor(t testing.TB, db *gorm.DB, org, store uuid.UUID, name string) *v
 	if err := db.Where("org_id = ?", org).Take(&m).Error; err != nil {
 		t.Fatal(err)
 	}
-	v, err := catalog.CreateVendor(context.Background(), db, org, m.UserID, store,
+	v, err := catalog.NewService(db, nil).CreateVendor(context.Background(), org, m.UserID, store,
 		catalog.VendorFields{Name: models.Optional[string]{Set: true, Value: name}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &v.Vendor
+	return v
 }
 
 // get calls the API and checks the response against the OpenAPI document, so the document and the

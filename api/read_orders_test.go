@@ -12,7 +12,7 @@ import (
 )
 
 func catalogStore(ctx context.Context, e *readEnv) (uuid.UUID, error) {
-	s, err := workspace.CreateStore(ctx, e.db, e.org.ID, "second", "USD")
+	s, err := workspace.NewService(e.db).CreateStore(ctx, e.org.ID, "second", "USD")
 	if err != nil {
 		return uuid.Nil, err
 	}

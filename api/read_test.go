@@ -73,7 +73,7 @@ func TestAuthenticationErrors(t *testing.T) {
 	past := time.Now().Add(-time.Minute)
 	expired := mustReadKey(t, e.db, e.org.ID, e.owner.ID, models.ScopeReadOnly, &past)
 	revokedID, revokedKey := mustReadKeyWithID(t, e.db, e.org.ID, e.owner.ID, models.ScopeReadOnly, nil)
-	if _, err := apikeys.RevokeReadKey(context.Background(), e.db, revokedID, e.owner.ID); err != nil {
+	if _, err := apikeys.NewService(e.db, nil).RevokeReadKey(context.Background(), revokedID, e.owner.ID); err != nil {
 		t.Fatal(err)
 	}
 	cases := []struct {
@@ -116,7 +116,7 @@ func TestLastUsedIsRecordedWithoutAWritePerRequest(t *testing.T) {
 		t.Fatal("last_used_at written inside the request; it must be batched")
 	}
 	lu := apikeys.NewLastUsed(e.db, nil)
-	k, err := apikeys.AuthenticateRead(context.Background(), e.db, e.key, time.Now())
+	k, err := apikeys.NewService(e.db, nil).AuthenticateRead(context.Background(), e.key, time.Now())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -338,14 +338,14 @@ func TestProductsOfLinkedSellersOnly(t *testing.T) {
 	if p := decodePage(t, body); status != http.StatusOK || len(p.Rows) != 0 || p.NextCursor != nil {
 		t.Fatalf("org with no seller: %s", body)
 	}
-	linked, _ := catalog.CreateSeller(ctx, e.db, "linked")
-	unlinked, _ := catalog.CreateSeller(ctx, e.db, "unlinked")
-	if _, err := catalog.LinkSeller(ctx, e.db, e.org.ID, e.store.ID, linked.ID); err != nil {
+	linked, _ := catalog.NewService(e.db, nil).CreateSeller(ctx, "linked")
+	unlinked, _ := catalog.NewService(e.db, nil).CreateSeller(ctx, "unlinked")
+	if _, err := catalog.NewService(e.db, nil).LinkSeller(ctx, e.org.ID, e.store.ID, linked.ID); err != nil {
 		t.Fatal(err)
 	}
-	pub, _ := catalog.CreateProduct(ctx, e.db, catalog.NewProduct{SellerID: linked.ID, Name: "mug", PriceCents: 900, Published: true})
-	draft, _ := catalog.CreateProduct(ctx, e.db, catalog.NewProduct{SellerID: linked.ID, Name: "draft", PriceCents: 900})
-	elsewhere, _ := catalog.CreateProduct(ctx, e.db, catalog.NewProduct{SellerID: unlinked.ID, Name: "x", PriceCents: 1, Published: true})
+	pub, _ := catalog.NewService(e.db, nil).CreateProduct(ctx, catalog.NewProduct{SellerID: linked.ID, Name: "mug", PriceCents: 900, Published: true})
+	draft, _ := catalog.NewService(e.db, nil).CreateProduct(ctx, catalog.NewProduct{SellerID: linked.ID, Name: "draft", PriceCents: 900})
+	elsewhere, _ := catalog.NewService(e.db, nil).CreateProduct(ctx, catalog.NewProduct{SellerID: unlinked.ID, Name: "x", PriceCents: 1, Published: true})
 	status, body = e.get("/v1/products", e.key)
 	p := decodePage(t, body)
 	if status != http.StatusOK || len(p.Rows) != 1 || p.Rows[0].ID != pub.ID || p.Rows[0].StoreID != e.store.ID {

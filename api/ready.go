@@ -6,7 +6,9 @@ import (
 	"time"
 
 	"github.com/gin-gonic/gin"
+	"gorm.io/gorm"
 
+	"wds/migrations"
 	"wds/problem"
 )
 
@@ -18,6 +20,28 @@ const readyTimeout = 2 * time.Second
 // failure wraps ErrNotReady with a detail that names no host or user.
 type Readiness interface {
 	Ready(ctx context.Context) error
+}
+
+// schemaReadiness is Readiness over the database.
+type schemaReadiness struct{ db *gorm.DB }
+
+// Ready pings the database and compares its schema version with this binary's migrations.
+func (r schemaReadiness) Ready(ctx context.Context) error {
+	sqlDB, err := r.db.DB()
+	if err != nil {
+		return problem.Fail(ErrNotReady, "database unavailable")
+	}
+	if err := sqlDB.PingContext(ctx); err != nil {
+		return &notReady{detail: "database unreachable", cause: err}
+	}
+	pending, err := migrations.Pending(ctx, sqlDB)
+	if err != nil {
+		return &notReady{detail: "cannot read the schema version", cause: err}
+	}
+	if pending {
+		return problem.Fail(ErrNotReady, "database schema is older than this binary: run `wds migrate up`")
+	}
+	return nil
 }
 
 // ready answers whether this instance can serve: the database answers and its schema is the one this

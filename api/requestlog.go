@@ -69,7 +69,7 @@ func (s *server) requestLog(c *gin.Context) {
 			fields[field] = v
 		}
 	}
-	entry := s.Log.WithFields(fields)
+	entry := s.Log.WithFields(fields).WithContext(c.Request.Context()) // the context: its trace id (tracing.LogHook)
 	if len(c.Errors) > 0 {
 		entry = entry.WithError(c.Errors.Last().Err)
 	}

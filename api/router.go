@@ -1,6 +1,7 @@
 // Package api is the HTTP surface: Gin handlers and middleware for the Read, Integration and
-// Operator APIs. Handlers parse, authenticate and render; the rules live in the operations packages,
-// which handlers reach through the small interfaces of Stores, never through the database.
+// Operator APIs. Handlers parse, authenticate and render; the rules live in the domain services,
+// which handlers reach through the small interfaces of Stores, never through the database. The
+// services start the webhook events they commit, so no handler does.
 package api
 
 import (
@@ -9,7 +10,6 @@ import (
 	"time"
 
 	"github.com/gin-gonic/gin"
-	"github.com/google/uuid"
 	"github.com/sirupsen/logrus"
 
 	"wds/apikeys"
@@ -17,6 +17,7 @@ import (
 	"wds/metrics"
 	"wds/problem"
 	"wds/ratelimit"
+	"wds/tracing"
 )
 
 // Deps is what the handlers need from the process.
@@ -29,9 +30,6 @@ type Deps struct {
 	LastUsed *apikeys.LastUsed
 	// Now is the clock; nil is time.Now.
 	Now func() time.Time
-	// Events starts delivery of committed events at once (low latency); nil leaves them to the
-	// worker's outbox relay, which starts whatever is still undispatched.
-	Events EventStarter
 	// Webhooks runs the endpoint and delivery operations; nil leaves the Operator API and the test
 	// event unmounted (tests of the Read API alone).
 	Webhooks WebhookService
@@ -39,19 +37,6 @@ type Deps struct {
 	Dispatches DispatchStarter
 	// RequestTimeout is the deadline on each request's context; 0 is config.RequestTimeout.
 	RequestTimeout time.Duration
-}
-
-// EventStarter starts webhook delivery for events already committed to the outbox. It must not fail
-// the request: an event it cannot start now is picked up by the relay once its grace has passed.
-type EventStarter interface {
-	StartEvents(ctx context.Context, eventIDs []uuid.UUID)
-}
-
-// startEvents hands committed events to the starter, if any.
-func (s *server) startEvents(c *gin.Context, ids []uuid.UUID) {
-	if s.Events != nil && len(ids) > 0 {
-		s.Events.StartEvents(c.Request.Context(), ids)
-	}
 }
 
 // server carries the dependencies and per-instance state of one router.
@@ -81,7 +66,7 @@ func NewRouter(d Deps) (*gin.Engine, error) {
 	// Outermost first: the id exists before anything answers, and a panic recovered inside the
 	// log and metrics middleware is still logged and counted as the 500 it became. The deadline
 	// comes last, so what follows it (every handler, and the console's) runs under it.
-	r.Use(requestID, metrics.Middleware, s.requestLog, s.recover, s.deadline)
+	r.Use(requestID, tracing.Middleware, metrics.Middleware, s.requestLog, s.recover, s.deadline)
 	r.NoRoute(func(c *gin.Context) { fail(c, problem.Fail(problem.NotFound, "no such path")) })
 	r.NoMethod(func(c *gin.Context) { fail(c, problem.Fail(problem.NotFound, "no such path")) })
 	r.HandleMethodNotAllowed = false

@@ -22,8 +22,11 @@ import (
 	"wds/catalog"
 	"wds/console"
 	"wds/delivery"
+	"wds/fulfillment"
+	"wds/ingest"
 	"wds/models"
 	"wds/openapi/openapitest"
+	"wds/operator"
 	"wds/secrets"
 	"wds/workspace"
 )
@@ -56,12 +59,14 @@ func newSweepEnv(t *testing.T, db *gorm.DB, log logrus.FieldLogger) *sweepEnv {
 	}
 	e := &sweepEnv{t: t, db: db, box: box, lastUsed: apikeys.NewLastUsed(db, log)}
 	svc := &delivery.Service{DB: db, Box: box, AllowPrivate: true}
-	e.router, err = api.NewRouter(api.Deps{Stores: api.DBStores(db, box), Log: log, Webhooks: svc, LastUsed: e.lastUsed,
-		Events: nopStarter{}, Dispatches: nopStarter{}})
+	e.router, err = api.NewRouter(api.Deps{Stores: api.DBStores(db, box, nopStarter{}), Log: log, Webhooks: svc, LastUsed: e.lastUsed,
+		Dispatches: nopStarter{}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	(&console.Console{DB: db, Log: log, Box: box, Webhooks: svc, Dispatches: nopStarter{},
+	(&console.Console{DB: db, Log: log, Members: workspace.NewService(db), Keys: apikeys.NewService(db, box), Lists: operator.NewService(db),
+		Shipping: fulfillment.NewService(db, nopStarter{}), Vendors: catalog.NewService(db, nopStarter{}), Clients: ingest.NewService(db, nopStarter{}),
+		Webhooks: svc, Dispatches: nopStarter{},
 		TemporalUI: "http://localhost:8233", Namespace: "default", InsecureCookie: true}).Register(e.router)
 	e.srv = httptest.NewServer(e.router)
 	t.Cleanup(e.srv.Close)
@@ -229,20 +234,20 @@ func (e *sweepEnv) tenant(name string) *tenant {
 	t.Helper()
 	ctx := context.Background()
 	x := &tenant{name: name}
-	org, err := workspace.CreateOrg(ctx, e.db, name)
+	org, err := workspace.NewService(e.db).CreateOrg(ctx, name)
 	if err != nil {
 		t.Fatal(err)
 	}
-	store, err := workspace.CreateStore(ctx, e.db, org.ID, name+" store", "USD")
+	store, err := workspace.NewService(e.db).CreateStore(ctx, org.ID, name+" store", "USD")
 	if err != nil {
 		t.Fatal(err)
 	}
 	x.org, x.store = org.ID, store.ID
-	owner, ownerTok, err := workspace.CreateUser(ctx, e.db, org.ID, "owner@"+name+".test", models.RoleOwner)
+	owner, ownerTok, err := workspace.NewService(e.db).CreateUser(ctx, org.ID, "owner@"+name+".test", models.RoleOwner)
 	if err != nil {
 		t.Fatal(err)
 	}
-	member, memberTok, err := workspace.CreateUser(ctx, e.db, org.ID, "member@"+name+".test", models.RoleMember)
+	member, memberTok, err := workspace.NewService(e.db).CreateUser(ctx, org.ID, "member@"+name+".test", models.RoleMember)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -280,14 +285,14 @@ func (e *sweepEnv) tenant(name string) *tenant {
 	x.shipmentID = e.id(e.must(http.StatusCreated, "POST", "/admin/v1/orders/"+x.orderID.String()+"/shipments", x.owner,
 		map[string]any{"carrier": "UPS"}), "id")
 
-	seller, err := catalog.CreateSeller(ctx, e.db, name+" seller")
+	seller, err := catalog.NewService(e.db, nil).CreateSeller(ctx, name+" seller")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := catalog.LinkSeller(ctx, e.db, x.org, x.store, seller.ID); err != nil {
+	if _, err := catalog.NewService(e.db, nil).LinkSeller(ctx, x.org, x.store, seller.ID); err != nil {
 		t.Fatal(err)
 	}
-	p, err := catalog.CreateProduct(ctx, e.db, catalog.NewProduct{SellerID: seller.ID, Name: "Lamp", PriceCents: 4200, Published: true})
+	p, err := catalog.NewService(e.db, nil).CreateProduct(ctx, catalog.NewProduct{SellerID: seller.ID, Name: "Lamp", PriceCents: 4200, Published: true})
 	if err != nil {
 		t.Fatal(err)
 	}

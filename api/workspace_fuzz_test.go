@@ -34,21 +34,21 @@ func FuzzWorkspaceOperations(f *testing.F) {
 	db := pgtest.New(f)
 	ctx := context.Background()
 	org, store, _ := mustOrg(f, db, "Fuzzed")
-	owner, token, err := workspace.CreateUser(ctx, db, org.ID, "fuzz@fuzzed.test", models.RoleOwner)
+	owner, token, err := workspace.NewService(db).CreateUser(ctx, org.ID, "fuzz@fuzzed.test", models.RoleOwner)
 	if err != nil {
 		f.Fatal(err)
 	}
 	storeID := store.ID.String()
-	order, err := ingest.CreateAppOrder(ctx, db, org.ID, owner.ID, ingest.AppOrder{StoreID: &storeID,
+	order, err := ingest.NewService(db, nil).CreateAppOrder(ctx, org.ID, owner.ID, ingest.AppOrder{StoreID: &storeID,
 		Order: ingest.Order{Lines: []ingest.Line{{Quantity: 1, UnitPriceCents: 5}}}})
 	if err != nil {
 		f.Fatal(err)
 	}
-	shipment, err := fulfillment.ShipOrder(ctx, db, owner.ID, order.ID, fulfillment.Ship{Carrier: "UPS"})
+	shipment, err := fulfillment.NewService(db, nil).ShipOrder(ctx, owner.ID, order.ID, fulfillment.Ship{Carrier: "UPS"})
 	if err != nil {
 		f.Fatal(err)
 	}
-	vendor, err := catalog.CreateVendor(ctx, db, org.ID, owner.ID, store.ID, catalog.VendorFields{Name: models.Optional[string]{Set: true, Value: "V"}})
+	vendor, err := catalog.NewService(db, nil).CreateVendor(ctx, org.ID, owner.ID, store.ID, catalog.VendorFields{Name: models.Optional[string]{Set: true, Value: "V"}})
 	if err != nil {
 		f.Fatal(err)
 	}
@@ -57,7 +57,7 @@ func FuzzWorkspaceOperations(f *testing.F) {
 	log := logrus.New()
 	log.SetOutput(io.Discard)
 	box, _ := secrets.NewBox(secrets.GenerateKey())
-	r, err := api.NewRouter(api.Deps{Stores: api.DBStores(db, box), Log: log})
+	r, err := api.NewRouter(api.Deps{Stores: api.DBStores(db, box, nil), Log: log})
 	if err != nil {
 		f.Fatal(err)
 	}

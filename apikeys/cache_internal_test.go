@@ -26,7 +26,7 @@ type readLookup struct {
 }
 
 func (r *readLookup) AuthenticateRead(ctx context.Context, token string, now time.Time) (*models.ReadKey, error) {
-	k, err := AuthenticateRead(ctx, r.db, token, now)
+	k, err := NewService(r.db, nil).AuthenticateRead(ctx, token, now)
 	r.mu.Lock()
 	r.calls++
 	during := r.during
@@ -42,15 +42,16 @@ func (r *readLookup) count() int { r.mu.Lock(); defer r.mu.Unlock(); return r.ca
 func mintReadKey(t *testing.T, db *gorm.DB, expires *time.Time) (*models.ReadKey, string) {
 	t.Helper()
 	ctx := context.Background()
-	org, err := workspace.CreateOrg(ctx, db, "Cache")
+	people := workspace.NewService(db)
+	org, err := people.CreateOrg(ctx, "Cache")
 	if err != nil {
 		t.Fatal(err)
 	}
-	owner, _, err := workspace.CreateUser(ctx, db, org.ID, "owner@cache.test", models.RoleOwner)
+	owner, _, err := people.CreateUser(ctx, org.ID, "owner@cache.test", models.RoleOwner)
 	if err != nil {
 		t.Fatal(err)
 	}
-	k, plain, err := CreateReadKey(ctx, db, NewReadKey{OrgID: org.ID, ActorID: owner.ID, ExpiresAt: expires})
+	k, plain, err := NewService(db, nil).CreateReadKey(ctx, NewReadKey{OrgID: org.ID, ActorID: owner.ID, ExpiresAt: expires})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -51,15 +51,15 @@ type CreatedIntegrationKey struct {
 // CreateIntegrationKey mints a key pinned to (org, store) (owners and admins only) and audits it. A
 // nativestore key always requires signatures, because the platform always signs. When signatures are
 // required a signing secret is generated and stored sealed with box, the plaintext returned once.
-func CreateIntegrationKey(ctx context.Context, db *gorm.DB, box *secrets.Box, in NewIntegrationKey) (*CreatedIntegrationKey, error) {
-	if err := workspace.RequireRole(ctx, db, in.OrgID, in.ActorID, workspace.Managers...); err != nil {
+func (s *Service) CreateIntegrationKey(ctx context.Context, in NewIntegrationKey) (*CreatedIntegrationKey, error) {
+	if err := workspace.RequireRole(ctx, s.db, in.OrgID, in.ActorID, workspace.Managers...); err != nil {
 		return nil, err
 	}
 	k, err := in.validate()
 	if err != nil {
 		return nil, err
 	}
-	if _, err := workspace.StoreOf(ctx, db, in.OrgID, in.StoreID); err != nil {
+	if _, err := workspace.StoreOf(ctx, s.db, in.OrgID, in.StoreID); err != nil {
 		return nil, err
 	}
 	out := &CreatedIntegrationKey{Key: k}
@@ -68,11 +68,11 @@ func CreateIntegrationKey(ctx context.Context, db *gorm.DB, box *secrets.Box, in
 	}
 	k.KeyHint = out.Plaintext[:hintLen]
 	if k.RequireSignature {
-		if out.SigningSecret, k.SigningSecretSealed, err = newSealedSecret(box); err != nil {
+		if out.SigningSecret, k.SigningSecretSealed, err = newSealedSecret(s.box); err != nil {
 			return nil, err
 		}
 	}
-	err = db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+	err = s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		if err := tx.Create(k).Error; err != nil {
 			return err
 		}
@@ -209,9 +209,9 @@ func AllowsIP(key *models.IntegrationKey, addr string) bool {
 
 // RevokeIntegrationKey revokes a key (owners and admins of its org) and audits it. Revoking twice keeps
 // the first revocation time. A key of an org the actor is not in is not found, as an unknown one is.
-func RevokeIntegrationKey(ctx context.Context, db *gorm.DB, id, actorID uuid.UUID) (*models.IntegrationKey, error) {
+func (s *Service) RevokeIntegrationKey(ctx context.Context, id, actorID uuid.UUID) (*models.IntegrationKey, error) {
 	var k models.IntegrationKey
-	err := db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		if err := tx.Where("id = ?", id).Take(&k).Error; err != nil {
 			if errors.Is(err, gorm.ErrRecordNotFound) {
 				return problem.Fail(problem.NotFound, "integration key %s not found", id)
@@ -237,9 +237,9 @@ func RevokeIntegrationKey(ctx context.Context, db *gorm.DB, id, actorID uuid.UUI
 
 // AuthenticateIntegration finds the integration key for a bearer value. Unlike read keys, a revoked or
 // expired integration key is told so (docs/integration-api.md): an integrator needs to know to ask for a new one.
-func AuthenticateIntegration(ctx context.Context, db *gorm.DB, bearer string, now time.Time) (*models.IntegrationKey, error) {
+func (s *Service) AuthenticateIntegration(ctx context.Context, bearer string, now time.Time) (*models.IntegrationKey, error) {
 	var k models.IntegrationKey
-	if err := findByKey(ctx, db, IntegrationKeyPrefix, bearer, &k); err != nil {
+	if err := findByKey(ctx, s.db, IntegrationKeyPrefix, bearer, &k); err != nil {
 		return nil, fmt.Errorf("authenticate integration key: %w", err)
 	}
 	if k.RevokedAt != nil {
@@ -253,14 +253,14 @@ func AuthenticateIntegration(ctx context.Context, db *gorm.DB, bearer string, no
 
 // SigningSecret opens the key's sealed signing secret. A key that requires signatures but holds no
 // secret is ErrSignatureUnconfigured.
-func SigningSecret(box *secrets.Box, k *models.IntegrationKey) ([]byte, error) {
+func (s *Service) SigningSecret(k *models.IntegrationKey) ([]byte, error) {
 	if len(k.SigningSecretSealed) == 0 {
 		return nil, ErrSignatureUnconfigured
 	}
-	if box == nil {
+	if s.box == nil {
 		return nil, errors.New("open signing secret: no encryption key configured")
 	}
-	secret, err := box.Open(k.SigningSecretSealed)
+	secret, err := s.box.Open(k.SigningSecretSealed)
 	if err != nil {
 		return nil, fmt.Errorf("open signing secret of key %s: %w", k.ID, err)
 	}

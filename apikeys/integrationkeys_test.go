@@ -35,11 +35,11 @@ func newFixture(t *testing.T) *fixture {
 	if f.box, err = secrets.NewBox(secrets.GenerateKey()); err != nil {
 		t.Fatal(err)
 	}
-	org, err := workspace.CreateOrg(ctx, f.db, "Acme")
+	org, err := workspace.NewService(f.db).CreateOrg(ctx, "Acme")
 	if err != nil {
 		t.Fatal(err)
 	}
-	store, err := workspace.CreateStore(ctx, f.db, org.ID, "Shop", "USD")
+	store, err := workspace.NewService(f.db).CreateStore(ctx, org.ID, "Shop", "USD")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -48,7 +48,7 @@ func newFixture(t *testing.T) *fixture {
 		dst  *uuid.UUID
 		role models.Role
 	}{{&f.owner, models.RoleOwner}, {&f.admin, models.RoleAdmin}, {&f.member, models.RoleMember}} {
-		u, _, err := workspace.CreateUser(ctx, f.db, org.ID, uuid.NewString()+"@example.com", r.role)
+		u, _, err := workspace.NewService(f.db).CreateUser(ctx, org.ID, uuid.NewString()+"@example.com", r.role)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -68,7 +68,7 @@ func TestCreateIntegrationKeyDefaultsAndSecrets(t *testing.T) {
 	in.RequireSignature = true
 	in.IPAllowlist = []string{"10.1.2.3/8", "2001:db8::1/32", "192.0.2.4"}
 	in.Label = "  Shopify  "
-	k, err := apikeys.CreateIntegrationKey(ctx, f.db, f.box, in)
+	k, err := apikeys.NewService(f.db, f.box).CreateIntegrationKey(ctx, in)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -87,7 +87,7 @@ func TestCreateIntegrationKeyDefaultsAndSecrets(t *testing.T) {
 	if strings.Contains(string(stored.SigningSecretSealed), k.SigningSecret) {
 		t.Fatal("the signing secret is stored in the clear")
 	}
-	opened, err := apikeys.SigningSecret(f.box, &stored)
+	opened, err := apikeys.NewService(nil, f.box).SigningSecret(&stored)
 	if err != nil || string(opened) != k.SigningSecret {
 		t.Fatalf("sealed secret opens to %q, %v", opened, err)
 	}
@@ -102,14 +102,14 @@ func TestNativestoreForcesSignature(t *testing.T) {
 	f := newFixture(t)
 	in := f.req(f.owner)
 	in.PayloadFormat = models.FormatNativestore
-	k, err := apikeys.CreateIntegrationKey(context.Background(), f.db, f.box, in)
+	k, err := apikeys.NewService(f.db, f.box).CreateIntegrationKey(context.Background(), in)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if !k.Key.RequireSignature || k.SigningSecret == "" {
 		t.Fatal("a nativestore key must require signatures")
 	}
-	plain, err := apikeys.CreateIntegrationKey(context.Background(), f.db, f.box, f.req(f.owner))
+	plain, err := apikeys.NewService(f.db, f.box).CreateIntegrationKey(context.Background(), f.req(f.owner))
 	if err != nil || plain.SigningSecret != "" || plain.Key.SigningSecretSealed != nil {
 		t.Fatalf("a key without signatures got a secret: %v", err)
 	}
@@ -118,8 +118,8 @@ func TestNativestoreForcesSignature(t *testing.T) {
 func TestCreateIntegrationKeyValidation(t *testing.T) {
 	f := newFixture(t)
 	ctx := context.Background()
-	otherOrg, _ := workspace.CreateOrg(ctx, f.db, "Other")
-	otherStore, _ := workspace.CreateStore(ctx, f.db, otherOrg.ID, "S", "USD")
+	otherOrg, _ := workspace.NewService(f.db).CreateOrg(ctx, "Other")
+	otherStore, _ := workspace.NewService(f.db).CreateStore(ctx, otherOrg.ID, "S", "USD")
 	cases := []struct {
 		name   string
 		modify func(*apikeys.NewIntegrationKey)
@@ -139,14 +139,14 @@ func TestCreateIntegrationKeyValidation(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			in := f.req(f.owner)
 			tc.modify(&in)
-			if _, err := apikeys.CreateIntegrationKey(ctx, f.db, f.box, in); !errors.Is(err, tc.want) {
+			if _, err := apikeys.NewService(f.db, f.box).CreateIntegrationKey(ctx, in); !errors.Is(err, tc.want) {
 				t.Fatalf("got %v, want %v", err, tc.want)
 			}
 		})
 	}
 	in := f.req(f.owner)
 	in.RateLimit = 6000
-	if _, err := apikeys.CreateIntegrationKey(ctx, f.db, f.box, in); err != nil {
+	if _, err := apikeys.NewService(f.db, f.box).CreateIntegrationKey(ctx, in); err != nil {
 		t.Fatalf("rate limit 6000: %v", err)
 	}
 	if n := countKeys(t, f.db); n != 1 {
@@ -165,34 +165,34 @@ func TestAuthenticateAndRevokeIntegrationKey(t *testing.T) {
 	f := newFixture(t)
 	ctx := context.Background()
 	now := time.Now()
-	k, err := apikeys.CreateIntegrationKey(ctx, f.db, f.box, f.req(f.owner))
+	k, err := apikeys.NewService(f.db, f.box).CreateIntegrationKey(ctx, f.req(f.owner))
 	if err != nil {
 		t.Fatal(err)
 	}
-	got, err := apikeys.AuthenticateIntegration(ctx, f.db, k.Plaintext, now)
+	got, err := apikeys.NewService(f.db, nil).AuthenticateIntegration(ctx, k.Plaintext, now)
 	if err != nil || got.ID != k.Key.ID || got.StoreID != f.store {
 		t.Fatalf("authenticate: %v", err)
 	}
 	for _, bad := range []string{"pck_int_unknown", "pck_live_x", strings.TrimPrefix(k.Plaintext, "pck_int_")} {
-		if _, err := apikeys.AuthenticateIntegration(ctx, f.db, bad, now); !errors.Is(err, apikeys.ErrInvalidAPIKey) {
+		if _, err := apikeys.NewService(f.db, nil).AuthenticateIntegration(ctx, bad, now); !errors.Is(err, apikeys.ErrInvalidAPIKey) {
 			t.Errorf("%q: %v", bad, err)
 		}
 	}
-	if _, err := apikeys.RevokeIntegrationKey(ctx, f.db, k.Key.ID, f.member); !errors.Is(err, workspace.ErrForbidden) {
+	if _, err := apikeys.NewService(f.db, nil).RevokeIntegrationKey(ctx, k.Key.ID, f.member); !errors.Is(err, workspace.ErrForbidden) {
 		t.Fatalf("member revoke: %v", err)
 	}
-	r1, err := apikeys.RevokeIntegrationKey(ctx, f.db, k.Key.ID, f.admin)
+	r1, err := apikeys.NewService(f.db, nil).RevokeIntegrationKey(ctx, k.Key.ID, f.admin)
 	if err != nil || r1.RevokedAt == nil {
 		t.Fatalf("revoke: %v", err)
 	}
-	r2, _ := apikeys.RevokeIntegrationKey(ctx, f.db, k.Key.ID, f.owner)
+	r2, _ := apikeys.NewService(f.db, nil).RevokeIntegrationKey(ctx, k.Key.ID, f.owner)
 	if !r2.RevokedAt.Equal(*r1.RevokedAt) {
 		t.Fatal("a second revoke moved revoked_at")
 	}
-	if _, err := apikeys.AuthenticateIntegration(ctx, f.db, k.Plaintext, now); !errors.Is(err, apikeys.ErrKeyRevoked) {
+	if _, err := apikeys.NewService(f.db, nil).AuthenticateIntegration(ctx, k.Plaintext, now); !errors.Is(err, apikeys.ErrKeyRevoked) {
 		t.Fatalf("revoked key: %v", err)
 	}
-	if _, err := apikeys.RevokeIntegrationKey(ctx, f.db, uuid.New(), f.owner); !errors.Is(err, problem.NotFound) {
+	if _, err := apikeys.NewService(f.db, nil).RevokeIntegrationKey(ctx, uuid.New(), f.owner); !errors.Is(err, problem.NotFound) {
 		t.Fatalf("unknown key: %v", err)
 	}
 	var actions []string
@@ -204,11 +204,11 @@ func TestAuthenticateAndRevokeIntegrationKey(t *testing.T) {
 	in := f.req(f.owner)
 	exp := now.Add(time.Hour)
 	in.ExpiresAt = &exp
-	e, _ := apikeys.CreateIntegrationKey(ctx, f.db, f.box, in)
-	if _, err := apikeys.AuthenticateIntegration(ctx, f.db, e.Plaintext, now); err != nil {
+	e, _ := apikeys.NewService(f.db, f.box).CreateIntegrationKey(ctx, in)
+	if _, err := apikeys.NewService(f.db, nil).AuthenticateIntegration(ctx, e.Plaintext, now); err != nil {
 		t.Fatalf("before expiry: %v", err)
 	}
-	if _, err := apikeys.AuthenticateIntegration(ctx, f.db, e.Plaintext, exp); !errors.Is(err, apikeys.ErrKeyExpired) {
+	if _, err := apikeys.NewService(f.db, nil).AuthenticateIntegration(ctx, e.Plaintext, exp); !errors.Is(err, apikeys.ErrKeyExpired) {
 		t.Fatalf("at expiry: %v", err)
 	}
 }
@@ -230,7 +230,7 @@ func TestAllowsIP(t *testing.T) {
 }
 
 func TestSigningSecretUnconfigured(t *testing.T) {
-	_, err := apikeys.SigningSecret(nil, &models.IntegrationKey{RequireSignature: true})
+	_, err := apikeys.NewService(nil, nil).SigningSecret(&models.IntegrationKey{RequireSignature: true})
 	if !errors.Is(err, apikeys.ErrSignatureUnconfigured) {
 		t.Fatalf("got %v", err)
 	}

@@ -32,26 +32,26 @@ func TestKeyLookupsAreGatedAndMalformedKeysCostNothing(t *testing.T) {
 	wellFormed, _, _ := secrets.NewAPIKey(apikeys.ReadKeyPrefix)
 	for _, malformed := range []string{"pck_live_short", "pck_live_" + wellFormed[9:] + "x", "pck_live_" + wellFormed[10:] + "*"} {
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-		if _, err := apikeys.AuthenticateRead(ctx, db, malformed, time.Now()); !errors.Is(err, apikeys.ErrInvalidAPIKey) {
+		if _, err := apikeys.NewService(db, nil).AuthenticateRead(ctx, malformed, time.Now()); !errors.Is(err, apikeys.ErrInvalidAPIKey) {
 			t.Errorf("%q: %v, want invalid_api_key at once", malformed, err)
 		}
 		cancel()
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
 	defer cancel()
-	if _, err := apikeys.AuthenticateRead(ctx, db, wellFormed, time.Now()); !errors.Is(err, context.DeadlineExceeded) {
+	if _, err := apikeys.NewService(db, nil).AuthenticateRead(ctx, wellFormed, time.Now()); !errors.Is(err, context.DeadlineExceeded) {
 		t.Errorf("well-formed key while the turn is taken: %v, want it to wait its turn", err)
 	}
 	intKey, _, _ := secrets.NewAPIKey(apikeys.IntegrationKeyPrefix)
 	ctx2, cancel2 := context.WithTimeout(context.Background(), 200*time.Millisecond)
 	defer cancel2()
-	if _, err := apikeys.AuthenticateIntegration(ctx2, db, intKey, time.Now()); !errors.Is(err, context.DeadlineExceeded) {
+	if _, err := apikeys.NewService(db, nil).AuthenticateIntegration(ctx2, intKey, time.Now()); !errors.Is(err, context.DeadlineExceeded) {
 		t.Errorf("integration key while the turn is taken: %v, want it to wait its turn", err)
 	}
 	token, _, _ := secrets.NewAPIKey(workspace.OperatorTokenPrefix)
 	ctx3, cancel3 := context.WithTimeout(context.Background(), 200*time.Millisecond)
 	defer cancel3()
-	if _, err := workspace.UserByToken(ctx3, db, token); !errors.Is(err, context.DeadlineExceeded) {
+	if _, err := workspace.NewService(db).UserByToken(ctx3, token); !errors.Is(err, context.DeadlineExceeded) {
 		t.Errorf("operator token while the turn is taken: %v, want it to wait its turn", err)
 	}
 }

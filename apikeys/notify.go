@@ -11,7 +11,7 @@ import (
 )
 
 // ChangeChannel is the PostgreSQL notification channel on which every change to a key row is
-// announced with the row's key_hash in hex (migration 00017's trigger).
+// announced with the row's key_hash in hex (migration 00021's trigger).
 const ChangeChannel = "wds_key_changes"
 
 // How the listener watches its connection. A connection can die without a word (a dropped network

@@ -1,5 +1,7 @@
 // Package apikeys mints, revokes and authenticates API keys. Keys are random, shown once, and stored
 // only as SHA-256 hashes, so authentication is a lookup by hash (nothing to steal from the database).
+// The operations are the methods of Service, which the APIs, the console and the CLI call; keys emit
+// no webhook events, so the service needs no event starter.
 package apikeys
 
 import (
@@ -18,6 +20,16 @@ import (
 	"wds/workspace"
 )
 
+// Service runs the key operations over the database. box seals and opens integration keys' signing
+// secrets; nil refuses to mint integration keys that require signatures and to open their secrets.
+type Service struct {
+	db  *gorm.DB
+	box *secrets.Box
+}
+
+// NewService is the key operations over db, sealing with box.
+func NewService(db *gorm.DB, box *secrets.Box) *Service { return &Service{db: db, box: box} }
+
 // ReadKeyPrefix marks Read API keys.
 const ReadKeyPrefix = "pck_live_"
 
@@ -34,8 +46,8 @@ type NewReadKey struct {
 }
 
 // CreateReadKey mints a key (owners and admins only) and audits it. The plaintext is returned once.
-func CreateReadKey(ctx context.Context, db *gorm.DB, in NewReadKey) (*models.ReadKey, string, error) {
-	if err := workspace.RequireRole(ctx, db, in.OrgID, in.ActorID, workspace.Managers...); err != nil {
+func (s *Service) CreateReadKey(ctx context.Context, in NewReadKey) (*models.ReadKey, string, error) {
+	if err := workspace.RequireRole(ctx, s.db, in.OrgID, in.ActorID, workspace.Managers...); err != nil {
 		return nil, "", err
 	}
 	if in.Scope == "" {
@@ -50,7 +62,7 @@ func CreateReadKey(ctx context.Context, db *gorm.DB, in NewReadKey) (*models.Rea
 	}
 	k := &models.ReadKey{ID: uuid.New(), OrgID: in.OrgID, Name: in.Name, KeyHash: hash,
 		KeyHint: plain[:hintLen], Scope: in.Scope, CreatedBy: in.ActorID, ExpiresAt: in.ExpiresAt}
-	err = db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+	err = s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		if err := tx.Create(k).Error; err != nil {
 			return err
 		}
@@ -66,9 +78,9 @@ func CreateReadKey(ctx context.Context, db *gorm.DB, in NewReadKey) (*models.Rea
 
 // RevokeReadKey revokes a key (owners and admins of its org) and audits it. Revoking twice keeps the
 // first revocation time. A key of an org the actor is not in is not found, as an unknown one is.
-func RevokeReadKey(ctx context.Context, db *gorm.DB, id, actorID uuid.UUID) (*models.ReadKey, error) {
+func (s *Service) RevokeReadKey(ctx context.Context, id, actorID uuid.UUID) (*models.ReadKey, error) {
 	var k models.ReadKey
-	err := db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		if err := tx.Where("id = ?", id).Take(&k).Error; err != nil {
 			if errors.Is(err, gorm.ErrRecordNotFound) {
 				return problem.Fail(problem.NotFound, "read key %s not found", id)
@@ -93,9 +105,9 @@ func RevokeReadKey(ctx context.Context, db *gorm.DB, id, actorID uuid.UUID) (*mo
 
 // AuthenticateRead finds the active read key for a bearer value. Unknown, revoked, expired and
 // wrong-prefix keys are all ErrInvalidAPIKey (docs/integration-api.md): a caller learns nothing about which.
-func AuthenticateRead(ctx context.Context, db *gorm.DB, bearer string, now time.Time) (*models.ReadKey, error) {
+func (s *Service) AuthenticateRead(ctx context.Context, bearer string, now time.Time) (*models.ReadKey, error) {
 	var k models.ReadKey
-	if err := findByKey(ctx, db, ReadKeyPrefix, bearer, &k); err != nil {
+	if err := findByKey(ctx, s.db, ReadKeyPrefix, bearer, &k); err != nil {
 		return nil, fmt.Errorf("authenticate read key: %w", err)
 	}
 	if k.RevokedAt != nil || (k.ExpiresAt != nil && !now.Before(*k.ExpiresAt)) {

@@ -66,7 +66,7 @@ type ingester struct {
 func mintIntegrationKeys(ctx context.Context, db *gorm.DB, box *secrets.Box, t *tenant, n int) (*keyPool, error) {
 	keys := make([]string, n)
 	for i := range keys {
-		k, err := apikeys.CreateIntegrationKey(ctx, db, box, apikeys.NewIntegrationKey{OrgID: t.orgID, StoreID: t.storeID,
+		k, err := apikeys.NewService(db, box).CreateIntegrationKey(ctx, apikeys.NewIntegrationKey{OrgID: t.orgID, StoreID: t.storeID,
 			ActorID: t.ownerID, Label: fmt.Sprintf("bench %d", i), RateLimit: apikeys.MaxRateLimit,
 			Scopes: []string{models.ScopeOrdersWrite, models.ScopePaymentsWrite}})
 		if err != nil {

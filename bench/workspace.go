@@ -21,15 +21,15 @@ type tenant struct {
 
 // newTenant creates an org, its store and an owner through the same operations `wds admin` uses.
 func newTenant(ctx context.Context, db *gorm.DB, name string) (*tenant, error) {
-	org, err := workspace.CreateOrg(ctx, db, name)
+	org, err := workspace.NewService(db).CreateOrg(ctx, name)
 	if err != nil {
 		return nil, fmt.Errorf("bench: %w", err)
 	}
-	store, err := workspace.CreateStore(ctx, db, org.ID, name+" store", "USD")
+	store, err := workspace.NewService(db).CreateStore(ctx, org.ID, name+" store", "USD")
 	if err != nil {
 		return nil, fmt.Errorf("bench: %w", err)
 	}
-	owner, _, err := workspace.CreateUser(ctx, db, org.ID, "owner@"+org.ID.String()+".example.com", models.RoleOwner)
+	owner, _, err := workspace.NewService(db).CreateUser(ctx, org.ID, "owner@"+org.ID.String()+".example.com", models.RoleOwner)
 	if err != nil {
 		return nil, fmt.Errorf("bench: %w", err)
 	}
@@ -67,7 +67,7 @@ func mintReadKeys(ctx context.Context, db *gorm.DB, t *tenant, n int) (*keyPool,
 	g.SetLimit(4)
 	for i := range keys {
 		g.Go(func() error {
-			_, plain, err := apikeys.CreateReadKey(gctx, db, apikeys.NewReadKey{OrgID: t.orgID, ActorID: t.ownerID,
+			_, plain, err := apikeys.NewService(db, nil).CreateReadKey(gctx, apikeys.NewReadKey{OrgID: t.orgID, ActorID: t.ownerID,
 				Name: fmt.Sprintf("bench %d", i)})
 			keys[i] = plain
 			if err != nil {

@@ -1,5 +1,7 @@
 // Package catalog holds the supplier CRM (vendors: add, edit, and the claim-token flow by which a
 // supplier claims its profile), marketplace sellers, their links to an org's stores, and products.
+// The operations are the methods of Service; a write that announces a vendor event starts it as
+// soon as its transaction commits (EventStarter), whichever adapter called it.
 package catalog
 
 import (
@@ -16,30 +18,47 @@ import (
 	"wds/workspace"
 )
 
+// Service runs the catalog's operations over the database.
+type Service struct {
+	db     *gorm.DB
+	events EventStarter
+}
+
+// EventStarter starts webhook delivery of events already committed to the outbox (delivery.Starter).
+// It must not fail the write: what it cannot start now the worker's relay starts after its grace.
+type EventStarter interface {
+	StartEvents(ctx context.Context, eventIDs []uuid.UUID)
+}
+
+// NewService is the operations over db; events nil leaves every event to the worker's relay.
+func NewService(db *gorm.DB, events EventStarter) *Service {
+	return &Service{db: db, events: events}
+}
+
 // CreateSeller adds a marketplace seller.
-func CreateSeller(ctx context.Context, db *gorm.DB, name string) (*models.Seller, error) {
+func (s *Service) CreateSeller(ctx context.Context, name string) (*models.Seller, error) {
 	name = strings.TrimSpace(name)
 	if name == "" {
 		return nil, problem.Fail(problem.Invalid, "name is required")
 	}
-	s := &models.Seller{ID: uuid.New(), Name: name}
-	if err := db.WithContext(ctx).Create(s).Error; err != nil {
+	seller := &models.Seller{ID: uuid.New(), Name: name}
+	if err := s.db.WithContext(ctx).Create(seller).Error; err != nil {
 		return nil, fmt.Errorf("create seller: %w", err)
 	}
-	return s, nil
+	return seller, nil
 }
 
 // LinkSeller makes a seller's published products visible to an org through one of its stores. Linking
 // again moves the link to the given store.
-func LinkSeller(ctx context.Context, db *gorm.DB, orgID, storeID, sellerID uuid.UUID) (*models.SellerLink, error) {
-	if _, err := workspace.StoreOf(ctx, db, orgID, storeID); err != nil {
+func (s *Service) LinkSeller(ctx context.Context, orgID, storeID, sellerID uuid.UUID) (*models.SellerLink, error) {
+	if _, err := workspace.StoreOf(ctx, s.db, orgID, storeID); err != nil {
 		return nil, err
 	}
-	if err := exists(ctx, db, &models.Seller{}, sellerID, "seller"); err != nil {
+	if err := exists(ctx, s.db, &models.Seller{}, sellerID, "seller"); err != nil {
 		return nil, err
 	}
 	l := &models.SellerLink{OrgID: orgID, SellerID: sellerID, StoreID: storeID}
-	err := db.WithContext(ctx).Exec(`INSERT INTO seller_links (org_id, seller_id, store_id) VALUES (?, ?, ?)
+	err := s.db.WithContext(ctx).Exec(`INSERT INTO seller_links (org_id, seller_id, store_id) VALUES (?, ?, ?)
 		ON CONFLICT (org_id, seller_id) DO UPDATE SET store_id = EXCLUDED.store_id`, orgID, sellerID, storeID).Error
 	if err != nil {
 		return nil, fmt.Errorf("link seller: %w", err)
@@ -58,7 +77,7 @@ type NewProduct struct {
 }
 
 // CreateProduct adds a product to a seller's shop.
-func CreateProduct(ctx context.Context, db *gorm.DB, in NewProduct) (*models.Product, error) {
+func (s *Service) CreateProduct(ctx context.Context, in NewProduct) (*models.Product, error) {
 	in.Name = strings.TrimSpace(in.Name)
 	switch {
 	case in.Name == "":
@@ -69,7 +88,7 @@ func CreateProduct(ctx context.Context, db *gorm.DB, in NewProduct) (*models.Pro
 	if in.Currency == "" {
 		in.Currency = "USD"
 	}
-	if err := exists(ctx, db, &models.Seller{}, in.SellerID, "seller"); err != nil {
+	if err := exists(ctx, s.db, &models.Seller{}, in.SellerID, "seller"); err != nil {
 		return nil, err
 	}
 	p := &models.Product{ID: uuid.New(), SellerID: in.SellerID, Name: in.Name, PriceCents: in.PriceCents,
@@ -77,7 +96,7 @@ func CreateProduct(ctx context.Context, db *gorm.DB, in NewProduct) (*models.Pro
 	if in.SKU != "" {
 		p.SKU = &in.SKU
 	}
-	if err := db.WithContext(ctx).Create(p).Error; err != nil {
+	if err := s.db.WithContext(ctx).Create(p).Error; err != nil {
 		return nil, fmt.Errorf("create product: %w", err)
 	}
 	return p, nil

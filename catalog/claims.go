@@ -32,13 +32,13 @@ type ClaimToken struct {
 // IssueClaimToken makes a single-use token (owners and admins only) by which the supplier claims its
 // vendor profile, valid seven days. It replaces the vendor's previous token; only its SHA-256 is
 // stored, and neither the audit row nor any error carries it.
-func IssueClaimToken(ctx context.Context, db *gorm.DB, actorID, vendorID uuid.UUID) (*ClaimToken, error) {
+func (s *Service) IssueClaimToken(ctx context.Context, actorID, vendorID uuid.UUID) (*ClaimToken, error) {
 	token, hash, err := secrets.NewAPIKey(ClaimTokenPrefix)
 	if err != nil {
 		return nil, err
 	}
 	out := &ClaimToken{Token: token}
-	err = db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+	err = s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		org, claimed, err := lockClaim(ctx, tx, vendorID)
 		if err != nil {
 			return err
@@ -92,16 +92,15 @@ type Claim struct {
 
 // Claimed answers a claim.
 type Claimed struct {
-	VendorID  uuid.UUID   `json:"vendor_id"`
-	ClaimedAt time.Time   `json:"claimed_at"`
-	Events    []uuid.UUID `json:"-"`
+	VendorID  uuid.UUID `json:"vendor_id"`
+	ClaimedAt time.Time `json:"claimed_at"`
 }
 
 // ClaimVendor spends a claim token: the vendor records who claimed it and when (and the name they
 // give), and vendor.claimed fires. The token is the credential. An unknown, used or expired token is
 // invalid_claim_token; a vendor already claimed is vendor_already_claimed. The token row is locked
 // first, so of concurrent claims with one token exactly one succeeds.
-func ClaimVendor(ctx context.Context, db *gorm.DB, in Claim) (*Claimed, error) {
+func (s *Service) ClaimVendor(ctx context.Context, in Claim) (*Claimed, error) {
 	email, err := text("email", models.Optional[string]{Set: true, Value: in.Email}, maxEmail)
 	if err != nil {
 		return nil, err
@@ -117,8 +116,8 @@ func ClaimVendor(ctx context.Context, db *gorm.DB, in Claim) (*Claimed, error) {
 		return nil, invalidToken()
 	}
 	var out Claimed
-	var written VendorResult
-	err = inTx(ctx, db, &written, func(tx *gorm.DB) (uuid.UUID, *views.Vendor, error) {
+	var written *views.Vendor
+	err = s.inTx(ctx, &written, func(tx *gorm.DB) (uuid.UUID, *views.Vendor, error) {
 		vendorID, err := spendToken(ctx, tx, in.Token)
 		if err != nil {
 			return uuid.Nil, nil, err
@@ -141,7 +140,6 @@ func ClaimVendor(ctx context.Context, db *gorm.DB, in Claim) (*Claimed, error) {
 	if err != nil {
 		return nil, fmt.Errorf("claim vendor: %w", err)
 	}
-	out.Events = written.Events
 	return &out, nil
 }
 

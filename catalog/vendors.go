@@ -34,12 +34,6 @@ type VendorFields struct {
 	Notes models.Optional[string] `json:"notes"`
 }
 
-// VendorResult is a vendor as the APIs show it and the events to start after commit.
-type VendorResult struct {
-	views.Vendor
-	Events []uuid.UUID `json:"-"`
-}
-
 // vendorRow is what an edit may change.
 type vendorRow struct {
 	Name                string
@@ -104,8 +98,8 @@ func (r vendorRow) equal(o vendorRow) bool {
 func ptrEqual(a, b *string) bool { return a == nil && b == nil || a != nil && b != nil && *a == *b }
 
 // CreateVendor adds a supplier to a store's CRM (any member of the org) and emits vendor.created.
-func CreateVendor(ctx context.Context, db *gorm.DB, orgID, actorID, storeID uuid.UUID, in VendorFields) (*VendorResult, error) {
-	if err := workspace.RequireRole(ctx, db, orgID, actorID, workspace.Anyone...); err != nil {
+func (s *Service) CreateVendor(ctx context.Context, orgID, actorID, storeID uuid.UUID, in VendorFields) (*views.Vendor, error) {
+	if err := workspace.RequireRole(ctx, s.db, orgID, actorID, workspace.Anyone...); err != nil {
 		return nil, err
 	}
 	if !in.Name.Set || in.Name.Null {
@@ -115,8 +109,8 @@ func CreateVendor(ctx context.Context, db *gorm.DB, orgID, actorID, storeID uuid
 	if err := row.apply(in); err != nil {
 		return nil, err
 	}
-	var out VendorResult
-	err := inTx(ctx, db, &out, func(tx *gorm.DB) (uuid.UUID, *views.Vendor, error) {
+	var out *views.Vendor
+	err := s.inTx(ctx, &out, func(tx *gorm.DB) (uuid.UUID, *views.Vendor, error) {
 		if _, err := workspace.StoreOf(ctx, tx, orgID, storeID); err != nil {
 			return orgID, nil, err
 		}
@@ -130,14 +124,14 @@ func CreateVendor(ctx context.Context, db *gorm.DB, orgID, actorID, storeID uuid
 	if err != nil {
 		return nil, fmt.Errorf("create vendor: %w", err)
 	}
-	return &out, nil
+	return out, nil
 }
 
 // UpdateVendor edits a vendor (any member of its org) and emits vendor.updated when a stored field
 // changed; an edit that changes nothing writes nothing.
-func UpdateVendor(ctx context.Context, db *gorm.DB, actorID, vendorID uuid.UUID, in VendorFields) (*VendorResult, error) {
-	var out VendorResult
-	err := inTx(ctx, db, &out, func(tx *gorm.DB) (uuid.UUID, *views.Vendor, error) {
+func (s *Service) UpdateVendor(ctx context.Context, actorID, vendorID uuid.UUID, in VendorFields) (*views.Vendor, error) {
+	var out *views.Vendor
+	err := s.inTx(ctx, &out, func(tx *gorm.DB) (uuid.UUID, *views.Vendor, error) {
 		org, before, err := lockVendor(ctx, tx, vendorID)
 		if err != nil {
 			return org, nil, err
@@ -154,7 +148,7 @@ func UpdateVendor(ctx context.Context, db *gorm.DB, actorID, vendorID uuid.UUID,
 			if err != nil {
 				return org, nil, err
 			}
-			out.Vendor = *v
+			out = v
 			return org, nil, nil // nothing to announce
 		}
 		v, err := views.WriteVendor(ctx, tx, `UPDATE vendors t SET name = ?, email = ?, phone = ?, notes = ? WHERE id = ?`,
@@ -167,7 +161,7 @@ func UpdateVendor(ctx context.Context, db *gorm.DB, actorID, vendorID uuid.UUID,
 	if err != nil {
 		return nil, fmt.Errorf("update vendor: %w", err)
 	}
-	return &out, nil
+	return out, nil
 }
 
 // changed names the fields an edit changed, never their values.
@@ -206,9 +200,10 @@ func lockVendor(ctx context.Context, tx *gorm.DB, id uuid.UUID) (uuid.UUID, vend
 }
 
 // inTx runs write in a transaction; when it returns a vendor (of org), that vendor is announced as
-// typ in the same transaction and becomes out's, and the event is started after commit by the caller.
-func inTx(ctx context.Context, db *gorm.DB, out *VendorResult, write func(tx *gorm.DB) (uuid.UUID, *views.Vendor, error), typ string) error {
-	return db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+// typ in the same transaction and becomes out's, and the event is started after commit.
+func (s *Service) inTx(ctx context.Context, out **views.Vendor, write func(tx *gorm.DB) (uuid.UUID, *views.Vendor, error), typ string) error {
+	var ids []uuid.UUID
+	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		org, v, err := write(tx)
 		if err != nil || v == nil {
 			return err
@@ -217,10 +212,17 @@ func inTx(ctx context.Context, db *gorm.DB, out *VendorResult, write func(tx *go
 		if err != nil {
 			return err
 		}
-		out.Vendor = *v
-		out.Events, err = delivery.WriteEvents(ctx, tx, []delivery.PendingEvent{ev})
+		*out = v
+		ids, err = delivery.WriteEvents(ctx, tx, []delivery.PendingEvent{ev})
 		return err
 	})
+	if err != nil {
+		return err
+	}
+	if s.events != nil && len(ids) > 0 {
+		s.events.StartEvents(ctx, ids)
+	}
+	return nil
 }
 
 func audit(ctx context.Context, tx *gorm.DB, org, actor uuid.UUID, action string, vendorID uuid.UUID, details map[string]any) error {

@@ -17,6 +17,7 @@ import (
 	"wds/pgtest"
 	"wds/problem"
 	"wds/secrets"
+	"wds/views"
 	"wds/workspace"
 )
 
@@ -35,12 +36,12 @@ func newFixture(t *testing.T) *fixture {
 	t.Helper()
 	ctx := context.Background()
 	db := pgtest.New(t)
-	org, _ := workspace.CreateOrg(ctx, db, "Acme")
-	store, _ := workspace.CreateStore(ctx, db, org.ID, "Main", "USD")
-	owner, _, _ := workspace.CreateUser(ctx, db, org.ID, "o@acme.test", models.RoleOwner)
-	member, _, _ := workspace.CreateUser(ctx, db, org.ID, "m@acme.test", models.RoleMember)
-	other, _ := workspace.CreateOrg(ctx, db, "Other")
-	outsider, _, err := workspace.CreateUser(ctx, db, other.ID, "x@other.test", models.RoleOwner)
+	org, _ := workspace.NewService(db).CreateOrg(ctx, "Acme")
+	store, _ := workspace.NewService(db).CreateStore(ctx, org.ID, "Main", "USD")
+	owner, _, _ := workspace.NewService(db).CreateUser(ctx, org.ID, "o@acme.test", models.RoleOwner)
+	member, _, _ := workspace.NewService(db).CreateUser(ctx, org.ID, "m@acme.test", models.RoleMember)
+	other, _ := workspace.NewService(db).CreateOrg(ctx, "Other")
+	outsider, _, err := workspace.NewService(db).CreateUser(ctx, other.ID, "x@other.test", models.RoleOwner)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -59,9 +60,9 @@ func (f *fixture) emitted() string {
 	return strings.Join(all[f.seen:], ",")
 }
 
-func (f *fixture) vendor(name string) *catalog.VendorResult {
+func (f *fixture) vendor(name string) *views.Vendor {
 	f.t.Helper()
-	v, err := catalog.CreateVendor(f.ctx, f.db, f.org, f.member, f.store, catalog.VendorFields{Name: set(name), Email: set("s@supply.test")})
+	v, err := catalog.NewService(f.db, nil).CreateVendor(f.ctx, f.org, f.member, f.store, catalog.VendorFields{Name: set(name), Email: set("s@supply.test")})
 	if err != nil {
 		f.t.Fatal(err)
 	}
@@ -78,12 +79,12 @@ func TestVendorsAreAddedAndEditedWithTheirEvents(t *testing.T) {
 	f := newFixture(t)
 	v := f.vendor(" Clay Supply ")
 	if v.Name != "Clay Supply" || *v.Email != "s@supply.test" || v.Phone != nil || v.ClaimedAt != nil {
-		t.Fatalf("created %+v", v.Vendor)
+		t.Fatalf("created %+v", v)
 	}
 	if got := f.emitted(); got != events.VendorCreated {
 		t.Fatalf("create emitted %q", got)
 	}
-	u, err := catalog.UpdateVendor(f.ctx, f.db, f.member, v.ID, catalog.VendorFields{Phone: set("+1 555"), Email: null})
+	u, err := catalog.NewService(f.db, nil).UpdateVendor(f.ctx, f.member, v.ID, catalog.VendorFields{Phone: set("+1 555"), Email: null})
 	if err != nil || *u.Phone != "+1 555" || u.Email != nil || !u.UpdatedAt.After(v.UpdatedAt) {
 		t.Fatalf("update %+v %v", u, err)
 	}
@@ -92,8 +93,8 @@ func TestVendorsAreAddedAndEditedWithTheirEvents(t *testing.T) {
 	}
 	audits := f.audits("vendor.update")
 	for _, same := range []catalog.VendorFields{{}, {Phone: set(" +1 555 ")}, {Email: null, Name: set("Clay Supply")}} {
-		got, err := catalog.UpdateVendor(f.ctx, f.db, f.member, v.ID, same)
-		if err != nil || !got.UpdatedAt.Equal(u.UpdatedAt) || len(got.Events) != 0 {
+		got, err := catalog.NewService(f.db, nil).UpdateVendor(f.ctx, f.member, v.ID, same)
+		if err != nil || !got.UpdatedAt.Equal(u.UpdatedAt) {
 			t.Fatalf("no-op edit %+v: %+v %v", same, got, err)
 		}
 	}
@@ -111,11 +112,11 @@ func TestVendorsAreAddedAndEditedWithTheirEvents(t *testing.T) {
 		"a bad email":         {f.member, catalog.VendorFields{Email: set("nobody")}, problem.Invalid},
 		"another org's actor": {f.outsider, catalog.VendorFields{Phone: set("1")}, problem.NotFound},
 	} {
-		if _, err := catalog.UpdateVendor(f.ctx, f.db, c.actor, v.ID, c.in); !errors.Is(err, c.want) {
+		if _, err := catalog.NewService(f.db, nil).UpdateVendor(f.ctx, c.actor, v.ID, c.in); !errors.Is(err, c.want) {
 			t.Errorf("%s: %v, want %v", what, err, c.want)
 		}
 	}
-	if _, err := catalog.CreateVendor(f.ctx, f.db, f.org, f.outsider, f.store, catalog.VendorFields{Name: set("x")}); !errors.Is(err, problem.NotFound) {
+	if _, err := catalog.NewService(f.db, nil).CreateVendor(f.ctx, f.org, f.outsider, f.store, catalog.VendorFields{Name: set("x")}); !errors.Is(err, problem.NotFound) {
 		t.Errorf("an outsider's create: %v", err)
 	}
 	if got := f.emitted(); got != "" {
@@ -127,14 +128,14 @@ func TestAClaimTokenClaimsTheVendorOnce(t *testing.T) {
 	f := newFixture(t)
 	v := f.vendor("Clay Supply")
 	f.emitted()
-	if _, err := catalog.IssueClaimToken(f.ctx, f.db, f.member, v.ID); !errors.Is(err, workspace.ErrForbidden) {
+	if _, err := catalog.NewService(f.db, nil).IssueClaimToken(f.ctx, f.member, v.ID); !errors.Is(err, workspace.ErrForbidden) {
 		t.Fatalf("a member issued a claim token: %v", err)
 	}
-	old, err := catalog.IssueClaimToken(f.ctx, f.db, f.owner, v.ID)
+	old, err := catalog.NewService(f.db, nil).IssueClaimToken(f.ctx, f.owner, v.ID)
 	if err != nil {
 		t.Fatal(err)
 	}
-	tok, err := catalog.IssueClaimToken(f.ctx, f.db, f.owner, v.ID) // replaces the first
+	tok, err := catalog.NewService(f.db, nil).IssueClaimToken(f.ctx, f.owner, v.ID) // replaces the first
 	if err != nil || !secrets.WellFormedKey(catalog.ClaimTokenPrefix, tok.Token) {
 		t.Fatalf("token %+v %v", tok, err)
 	}
@@ -142,7 +143,7 @@ func TestAClaimTokenClaimsTheVendorOnce(t *testing.T) {
 		t.Fatalf("issuing a token emitted %q", got)
 	}
 	claim := func(token string) error {
-		_, err := catalog.ClaimVendor(f.ctx, f.db, catalog.Claim{Token: token, Email: "owner@clay.test"})
+		_, err := catalog.NewService(f.db, nil).ClaimVendor(f.ctx, catalog.Claim{Token: token, Email: "owner@clay.test"})
 		return err
 	}
 	if err := claim(old.Token); !errors.Is(err, catalog.ErrInvalidClaimToken) {
@@ -151,12 +152,12 @@ func TestAClaimTokenClaimsTheVendorOnce(t *testing.T) {
 	for what, bad := range map[string]catalog.Claim{
 		"no email": {Token: tok.Token}, "a bad email": {Token: tok.Token, Email: "clay"},
 	} {
-		if _, err := catalog.ClaimVendor(f.ctx, f.db, bad); !errors.Is(err, problem.Invalid) {
+		if _, err := catalog.NewService(f.db, nil).ClaimVendor(f.ctx, bad); !errors.Is(err, problem.Invalid) {
 			t.Errorf("%s: %v", what, err)
 		}
 	}
 	name := "Clay Supply Co."
-	got, err := catalog.ClaimVendor(f.ctx, f.db, catalog.Claim{Token: tok.Token, Email: "owner@clay.test", Name: &name})
+	got, err := catalog.NewService(f.db, nil).ClaimVendor(f.ctx, catalog.Claim{Token: tok.Token, Email: "owner@clay.test", Name: &name})
 	if err != nil || got.VendorID != v.ID {
 		t.Fatalf("claim %+v %v", got, err)
 	}
@@ -166,17 +167,17 @@ func TestAClaimTokenClaimsTheVendorOnce(t *testing.T) {
 	if err := claim(tok.Token); !errors.Is(err, catalog.ErrInvalidClaimToken) {
 		t.Fatalf("a used token: %v", err)
 	}
-	if _, err := catalog.IssueClaimToken(f.ctx, f.db, f.owner, v.ID); !errors.Is(err, catalog.ErrVendorAlreadyClaimed) {
+	if _, err := catalog.NewService(f.db, nil).IssueClaimToken(f.ctx, f.owner, v.ID); !errors.Is(err, catalog.ErrVendorAlreadyClaimed) {
 		t.Fatalf("a token for a claimed vendor: %v", err)
 	}
 	// An expired token, and one for a vendor claimed meanwhile.
 	w := f.vendor("Glaze Co")
-	expired, _ := catalog.IssueClaimToken(f.ctx, f.db, f.owner, w.ID)
+	expired, _ := catalog.NewService(f.db, nil).IssueClaimToken(f.ctx, f.owner, w.ID)
 	f.db.Exec(`UPDATE vendor_claim_tokens SET expires_at = now() - interval '1 second' WHERE vendor_id = ?`, w.ID)
 	if err := claim(expired.Token); !errors.Is(err, catalog.ErrInvalidClaimToken) {
 		t.Fatalf("an expired token: %v", err)
 	}
-	live, _ := catalog.IssueClaimToken(f.ctx, f.db, f.owner, w.ID)
+	live, _ := catalog.NewService(f.db, nil).IssueClaimToken(f.ctx, f.owner, w.ID)
 	f.db.Exec(`UPDATE vendors SET claimed_at = now() WHERE id = ?`, w.ID)
 	if err := claim(live.Token); !errors.Is(err, catalog.ErrVendorAlreadyClaimed) {
 		t.Fatalf("a vendor claimed meanwhile: %v", err)
@@ -191,7 +192,7 @@ func TestAClaimTokenClaimsTheVendorOnce(t *testing.T) {
 func TestConcurrentClaimsWithOneTokenClaimOnce(t *testing.T) {
 	f := newFixture(t)
 	v := f.vendor("Clay Supply")
-	tok, err := catalog.IssueClaimToken(f.ctx, f.db, f.owner, v.ID)
+	tok, err := catalog.NewService(f.db, nil).IssueClaimToken(f.ctx, f.owner, v.ID)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -203,7 +204,7 @@ func TestConcurrentClaimsWithOneTokenClaimOnce(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			_, err := catalog.ClaimVendor(f.ctx, f.db, catalog.Claim{Token: tok.Token, Email: "c" + string(rune('a'+i)) + "@clay.test"})
+			_, err := catalog.NewService(f.db, nil).ClaimVendor(f.ctx, catalog.Claim{Token: tok.Token, Email: "c" + string(rune('a'+i)) + "@clay.test"})
 			mu.Lock()
 			defer mu.Unlock()
 			switch {
@@ -229,7 +230,7 @@ func TestConcurrentClaimsWithOneTokenClaimOnce(t *testing.T) {
 func TestTheClaimTokenIsStoredOnlyAsAHash(t *testing.T) {
 	f := newFixture(t)
 	v := f.vendor("Clay Supply")
-	tok, err := catalog.IssueClaimToken(f.ctx, f.db, f.owner, v.ID)
+	tok, err := catalog.NewService(f.db, nil).IssueClaimToken(f.ctx, f.owner, v.ID)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -19,6 +19,8 @@ type proc struct {
 	logPath string
 	done    chan struct{}
 	err     error
+	// metrics is the address of its /metrics listener (WDS_METRICS_ADDR).
+	metrics string
 }
 
 // start launches bin with args; the test's cleanup ends it if the scenario has not.

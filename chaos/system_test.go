@@ -79,6 +79,13 @@ type system struct {
 
 func newSystem(t *testing.T, slowReceiver time.Duration) *system {
 	t.Helper()
+	return newSystemWith(t, slowReceiver, temporaldev.Options{})
+}
+
+// newSystemWith is newSystem on a Temporal dev server started with temporal's options (its port and
+// state file are the system's own).
+func newSystemWith(t *testing.T, slowReceiver time.Duration, temporal temporaldev.Options) *system {
+	t.Helper()
 	ctx := context.Background()
 	dir, err := os.MkdirTemp("", "wds-chaos-")
 	if err != nil {
@@ -100,7 +107,8 @@ func newSystem(t *testing.T, slowReceiver time.Duration) *system {
 	t.Cleanup(func() { _ = s.pg.Stop(context.Background()) })
 	dbURL := s.createDatabase()
 	s.rcv = newReceiver(t, dir, slowReceiver)
-	s.tOpts = temporaldev.Options{Port: freePort(t), DBFile: filepath.Join(dir, "temporal.db")}
+	s.tOpts = temporal
+	s.tOpts.Port, s.tOpts.DBFile = freePort(t), filepath.Join(dir, "temporal.db")
 	s.startTemporal()
 	t.Cleanup(func() { _ = s.tserve.Stop() })
 	s.env = append(os.Environ(),
@@ -160,8 +168,10 @@ func (s *system) stopTemporal() {
 // startServe runs `wds serve` and waits until it answers.
 func (s *system) startServe() {
 	addr := net.JoinHostPort("127.0.0.1", fmt.Sprint(freePort(s.t)))
-	env := append(s.env, "WDS_HTTP_ADDR="+addr, fmt.Sprintf("WDS_METRICS_ADDR=127.0.0.1:%d", freePort(s.t)))
+	metricsAddr := fmt.Sprintf("127.0.0.1:%d", freePort(s.t))
+	env := append(s.env, "WDS_HTTP_ADDR="+addr, "WDS_METRICS_ADDR="+metricsAddr)
 	s.serve = start(s.t, s.dir, "serve", env, wdsBin, "serve")
+	s.serve.metrics = metricsAddr
 	s.base = "http://" + addr
 	deadline := time.Now().Add(60 * time.Second)
 	for {
@@ -184,8 +194,10 @@ func (s *system) startServe() {
 
 // startWorker runs one more `wds worker` (Temporal worker and outbox relay).
 func (s *system) startWorker() *proc {
-	env := append(s.env, fmt.Sprintf("WDS_METRICS_ADDR=127.0.0.1:%d", freePort(s.t)))
+	metricsAddr := fmt.Sprintf("127.0.0.1:%d", freePort(s.t))
+	env := append(s.env, "WDS_METRICS_ADDR="+metricsAddr)
 	p := start(s.t, s.dir, fmt.Sprintf("worker-%d", len(s.workers)+1), env, wdsBin, "worker")
+	p.metrics = metricsAddr
 	s.workers = append(s.workers, p)
 	return p
 }

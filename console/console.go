@@ -18,10 +18,9 @@ import (
 	"github.com/sirupsen/logrus"
 	"gorm.io/gorm"
 
-	"wds/api"
+	"wds/answer"
 	"wds/delivery"
 	"wds/models"
-	"wds/secrets"
 )
 
 //go:embed templates/*.html templates/console.css
@@ -32,12 +31,19 @@ type DispatchStarter interface {
 	StartDispatches(ctx context.Context, dispatchIDs ...uuid.UUID)
 }
 
-// Console is what the pages need from the process.
+// Console is what the pages need from the process. DB holds the console's own sessions and the
+// pages' reads; every write goes through a domain service, which starts the webhook events it
+// commits, so a console write's events leave as soon as an API write's.
 type Console struct {
 	DB       *gorm.DB
 	Log      logrus.FieldLogger
-	Box      *secrets.Box
 	Webhooks *delivery.Service
+	Members  Members         // workspace.Service (session.go)
+	Keys     KeyService      // apikeys.Service (pages.go)
+	Lists    OrgLists        // operator.Service (pages.go)
+	Shipping ShippingService // fulfillment.Service (workspace_pages.go)
+	Vendors  VendorService   // catalog.Service (workspace_pages.go)
+	Clients  ClientService   // ingest.Service (workspace_pages.go)
 	// Dispatches starts re-fires and test events after commit; nil leaves them to the relay.
 	Dispatches DispatchStarter
 	// TemporalUI is the Temporal UI's base URL, for links from the delivery log to workflows.
@@ -71,7 +77,7 @@ func (c *Console) signedIn(g *gin.Context) {
 	id, err := g.Cookie(cookieName)
 	var s *session
 	if err == nil {
-		s, err = loadSession(g.Request.Context(), c.DB, id)
+		s, err = loadSession(g.Request.Context(), c.DB, c.Members, id)
 	}
 	if err != nil {
 		if err != errNoSession && err != http.ErrNoCookie {
@@ -100,7 +106,7 @@ func (c *Console) setCookie(g *gin.Context, value string, maxAge int) {
 func (c *Console) loginForm(g *gin.Context) { c.render(g, http.StatusOK, "login", nil, view{}) }
 
 func (c *Console) login(g *gin.Context) {
-	id, err := signIn(g.Request.Context(), c.DB, g.PostForm("token"))
+	id, err := signIn(g.Request.Context(), c.DB, c.Members, g.PostForm("token"))
 	if err != nil {
 		c.render(g, http.StatusUnauthorized, "login", nil, view{Error: c.problem(err)})
 		return
@@ -120,7 +126,7 @@ func (c *Console) logout(g *gin.Context) {
 func (c *Console) chooseOrg(g *gin.Context) {
 	org, err := uuid.Parse(g.PostForm("org"))
 	if err == nil {
-		err = switchOrg(g.Request.Context(), c.DB, sessionOf(g), org)
+		err = switchOrg(g.Request.Context(), c.DB, c.Members, sessionOf(g), org)
 	}
 	if err != nil {
 		g.String(http.StatusForbidden, "403 Forbidden: %s\n", err)
@@ -144,7 +150,7 @@ type pageError struct{ Code, Detail string }
 
 // problem is err as the page shows it; a defect's detail goes to the log, not the page.
 func (c *Console) problem(err error) *pageError {
-	status, code, detail := api.Answer(err)
+	status, code, detail := answer.Of(err)
 	if status >= http.StatusInternalServerError {
 		c.Log.WithError(err).Error("console")
 	}
@@ -152,7 +158,7 @@ func (c *Console) problem(err error) *pageError {
 }
 
 // status is the HTTP status a failed form comes back with.
-func status(err error) int { s, _, _ := api.Answer(err); return s }
+func status(err error) int { s, _, _ := answer.Of(err); return s }
 
 var funcs = template.FuncMap{
 	"statuses": func() []string {

@@ -16,11 +16,15 @@ import (
 	"gorm.io/gorm"
 
 	"wds/api"
+	"wds/apikeys"
+	"wds/catalog"
 	"wds/console"
 	"wds/delivery"
 	"wds/events/eventstest"
+	"wds/fulfillment"
 	"wds/ingest"
 	"wds/models"
+	"wds/operator"
 	"wds/pgtest"
 	"wds/secrets"
 	"wds/workspace"
@@ -40,21 +44,23 @@ func newEnv(t *testing.T) *env {
 	t.Helper()
 	ctx := context.Background()
 	db := pgtest.New(t)
-	org, _ := workspace.CreateOrg(ctx, db, "Acme")
-	if _, err := workspace.CreateStore(ctx, db, org.ID, "Main", "USD"); err != nil {
+	org, _ := workspace.NewService(db).CreateOrg(ctx, "Acme")
+	if _, err := workspace.NewService(db).CreateStore(ctx, org.ID, "Main", "USD"); err != nil {
 		t.Fatal(err)
 	}
-	_, owner, _ := workspace.CreateUser(ctx, db, org.ID, "o@acme.test", models.RoleOwner)
-	_, member, _ := workspace.CreateUser(ctx, db, org.ID, "m@acme.test", models.RoleMember)
+	_, owner, _ := workspace.NewService(db).CreateUser(ctx, org.ID, "o@acme.test", models.RoleOwner)
+	_, member, _ := workspace.NewService(db).CreateUser(ctx, org.ID, "m@acme.test", models.RoleMember)
 	log := logrus.New()
 	log.SetOutput(io.Discard)
 	box, _ := secrets.NewBox(secrets.GenerateKey())
 	svc := &delivery.Service{DB: db, Box: box, AllowPrivate: true}
-	r, err := api.NewRouter(api.Deps{Stores: api.DBStores(db, box), Log: log, Webhooks: svc})
+	r, err := api.NewRouter(api.Deps{Stores: api.DBStores(db, box, nil), Log: log, Webhooks: svc})
 	if err != nil {
 		t.Fatal(err)
 	}
-	(&console.Console{DB: db, Log: log, Box: box, Webhooks: svc, TemporalUI: "http://localhost:8233", Namespace: "default"}).Register(r)
+	(&console.Console{DB: db, Log: log, Members: workspace.NewService(db), Keys: apikeys.NewService(db, box), Lists: operator.NewService(db),
+		Shipping: fulfillment.NewService(db, nil), Vendors: catalog.NewService(db, nil), Clients: ingest.NewService(db, nil),
+		Webhooks: svc, TemporalUI: "http://localhost:8233", Namespace: "default"}).Register(r)
 	srv := httptest.NewServer(r)
 	t.Cleanup(srv.Close)
 	return &env{t: t, db: db, srv: srv, org: org, ownerToken: owner, memberToken: member}
@@ -244,7 +250,7 @@ func TestWorkspacePagesRunTheOperations(t *testing.T) {
 	var owner models.User
 	e.db.Where("email = ?", "o@acme.test").Take(&owner)
 	s := store.ID.String()
-	order, err := ingest.CreateAppOrder(context.Background(), e.db, e.org.ID, owner.ID, ingest.AppOrder{StoreID: &s,
+	order, err := ingest.NewService(e.db, nil).CreateAppOrder(context.Background(), e.org.ID, owner.ID, ingest.AppOrder{StoreID: &s,
 		Order: ingest.Order{Lines: []ingest.Line{{Description: "Mug", Quantity: 1, UnitPriceCents: 900}}}})
 	if err != nil {
 		t.Fatal(err)

@@ -1,6 +1,7 @@
 package console
 
 import (
+	"context"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -16,8 +17,23 @@ import (
 	"wds/models"
 	"wds/operator"
 	"wds/problem"
-	"wds/workspace"
 )
+
+// KeyService mints and revokes an org's keys of both kinds (apikeys.Service).
+type KeyService interface {
+	CreateReadKey(ctx context.Context, in apikeys.NewReadKey) (*models.ReadKey, string, error)
+	RevokeReadKey(ctx context.Context, id, actorID uuid.UUID) (*models.ReadKey, error)
+	CreateIntegrationKey(ctx context.Context, in apikeys.NewIntegrationKey) (*apikeys.CreatedIntegrationKey, error)
+	RevokeIntegrationKey(ctx context.Context, id, actorID uuid.UUID) (*models.IntegrationKey, error)
+}
+
+// OrgLists are an org's keys, audit log and delivery log, role-checked (operator.Service).
+type OrgLists interface {
+	ListReadKeys(ctx context.Context, q operator.Query) (operator.Page[operator.ReadKey], error)
+	ListIntegrationKeys(ctx context.Context, q operator.Query) (operator.Page[operator.IntegrationKey], error)
+	ListAudit(ctx context.Context, q operator.Query) (operator.Page[operator.AuditEntry], error)
+	ListDeliveries(ctx context.Context, q operator.Query, f operator.DeliveryFilter) (operator.Page[models.Delivery], error)
+}
 
 func (c *Console) registerPages(p *gin.RouterGroup) {
 	p.GET("/", c.overview)
@@ -67,7 +83,7 @@ func (c *Console) overview(g *gin.Context) {
 	}
 	var latest []any
 	for _, st := range []string{models.DeliveryDropped, models.DeliveryFailed} {
-		page, err := operator.ListDeliveries(ctx, c.DB, c.query(g, 5), operator.DeliveryFilter{Status: st})
+		page, err := c.Lists.ListDeliveries(ctx, c.query(g, 5), operator.DeliveryFilter{Status: st})
 		if err != nil {
 			c.render(g, status(err), "overview", s, view{Error: c.problem(err)})
 			return
@@ -83,7 +99,7 @@ func (c *Console) overview(g *gin.Context) {
 func (c *Console) keys(g *gin.Context) { c.keysPage(g, http.StatusOK, view{Notice: notice(g)}) }
 
 func (c *Console) keysPage(g *gin.Context, code int, v view) {
-	page, err := operator.ListReadKeys(g.Request.Context(), c.DB, c.query(g, 100))
+	page, err := c.Lists.ListReadKeys(g.Request.Context(), c.query(g, 100))
 	if err != nil && v.Error == nil {
 		v.Error = c.problem(err)
 	}
@@ -99,7 +115,7 @@ func (c *Console) createReadKey(g *gin.Context) {
 		in.ExpiresAt = exp
 		var k *models.ReadKey
 		var plain string
-		if k, plain, err = apikeys.CreateReadKey(g.Request.Context(), c.DB, in); err == nil {
+		if k, plain, err = c.Keys.CreateReadKey(g.Request.Context(), in); err == nil {
 			c.keysPage(g, http.StatusOK, view{Data: map[string]string{"ID": k.ID.String(), "Secret": plain}})
 			return
 		}
@@ -109,7 +125,7 @@ func (c *Console) createReadKey(g *gin.Context) {
 
 func (c *Console) revokeReadKey(g *gin.Context) {
 	c.act(g, "/console/keys", "revoked", func(id uuid.UUID) error {
-		_, err := apikeys.RevokeReadKey(g.Request.Context(), c.DB, id, sessionOf(g).User.ID)
+		_, err := c.Keys.RevokeReadKey(g.Request.Context(), id, sessionOf(g).User.ID)
 		return err
 	}, c.keysPage)
 }
@@ -121,11 +137,11 @@ func (c *Console) connectors(g *gin.Context) {
 
 func (c *Console) connectorsPage(g *gin.Context, code int, v view) {
 	ctx := g.Request.Context()
-	page, err := operator.ListIntegrationKeys(ctx, c.DB, c.query(g, 100))
+	page, err := c.Lists.ListIntegrationKeys(ctx, c.query(g, 100))
 	if err != nil && v.Error == nil {
 		v.Error = c.problem(err)
 	}
-	stores, _ := workspace.Stores(ctx, c.DB, sessionOf(g).OrgID)
+	stores, _ := c.Members.Stores(ctx, sessionOf(g).OrgID)
 	v.Data = map[string]any{"Keys": page.Rows, "Stores": stores, "Scopes": models.IntegrationScopes, "Created": v.Data}
 	c.render(g, code, "connectors", sessionOf(g), v)
 }
@@ -141,7 +157,7 @@ func (c *Console) createConnector(g *gin.Context) {
 	if err == nil {
 		in.ExpiresAt = exp
 		var k *apikeys.CreatedIntegrationKey
-		if k, err = apikeys.CreateIntegrationKey(g.Request.Context(), c.DB, c.Box, in); err == nil {
+		if k, err = c.Keys.CreateIntegrationKey(g.Request.Context(), in); err == nil {
 			c.connectorsPage(g, http.StatusOK, view{Data: map[string]string{"ID": k.Key.ID.String(), "Secret": k.Plaintext, "Signing": k.SigningSecret}})
 			return
 		}
@@ -151,7 +167,7 @@ func (c *Console) createConnector(g *gin.Context) {
 
 func (c *Console) revokeConnector(g *gin.Context) {
 	c.act(g, "/console/connectors", "revoked", func(id uuid.UUID) error {
-		_, err := apikeys.RevokeIntegrationKey(g.Request.Context(), c.DB, id, sessionOf(g).User.ID)
+		_, err := c.Keys.RevokeIntegrationKey(g.Request.Context(), id, sessionOf(g).User.ID)
 		return err
 	}, c.connectorsPage)
 }
@@ -266,7 +282,7 @@ func (c *Console) endpoint(g *gin.Context) {
 	if q.Cursor, err = models.ParseCursor(g.Query("cursor_at"), g.Query("cursor_id")); err == nil {
 		filter := operator.DeliveryFilter{EndpointID: &id, Status: g.Query("status"), EventType: g.Query("event_type")}
 		var page operator.Page[models.Delivery]
-		if page, err = operator.ListDeliveries(ctx, c.DB, q, filter); err == nil {
+		if page, err = c.Lists.ListDeliveries(ctx, q, filter); err == nil {
 			rows := make([]deliveryRow, len(page.Rows))
 			for i, d := range page.Rows {
 				rows[i] = deliveryRow{Delivery: d, WorkflowURL: c.workflowURL(d.WorkflowID)}
@@ -313,7 +329,7 @@ func (c *Console) workflowURL(workflowID string) string {
 }
 
 func (c *Console) audit(g *gin.Context) {
-	page, err := operator.ListAudit(g.Request.Context(), c.DB, c.query(g, 100))
+	page, err := c.Lists.ListAudit(g.Request.Context(), c.query(g, 100))
 	if err != nil {
 		c.render(g, status(err), "audit", sessionOf(g), view{Error: c.problem(err)})
 		return

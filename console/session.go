@@ -25,6 +25,14 @@ const (
 	cookieName = "wds_console"
 )
 
+// Members is who the operators are and where they belong (workspace.Service).
+type Members interface {
+	UserByToken(ctx context.Context, token string) (*models.User, error)
+	Orgs(ctx context.Context, actorID uuid.UUID) ([]models.Org, error)
+	RoleOf(ctx context.Context, orgID, actorID uuid.UUID) (models.Role, error)
+	Stores(ctx context.Context, orgID uuid.UUID) ([]models.Store, error)
+}
+
 // session is a signed-in operator working in one org.
 type session struct {
 	id    string // the cookie's value; only its hash is stored
@@ -54,12 +62,12 @@ func (s *session) validCSRF(token string) bool {
 }
 
 // signIn authenticates an operator token and opens a session in the operator's first org.
-func signIn(ctx context.Context, db *gorm.DB, token string) (string, error) {
-	u, err := workspace.UserByToken(ctx, db, token)
+func signIn(ctx context.Context, db *gorm.DB, members Members, token string) (string, error) {
+	u, err := members.UserByToken(ctx, token)
 	if err != nil {
 		return "", err
 	}
-	orgs, err := workspace.Orgs(ctx, db, u.ID)
+	orgs, err := members.Orgs(ctx, u.ID)
 	if err != nil {
 		return "", err
 	}
@@ -101,7 +109,7 @@ type sessionRow struct {
 func (sessionRow) TableName() string { return "console_sessions" }
 
 // loadSession finds a live session by the cookie's id, with the operator's role in its org.
-func loadSession(ctx context.Context, db *gorm.DB, id string) (*session, error) {
+func loadSession(ctx context.Context, db *gorm.DB, members Members, id string) (*session, error) {
 	var rows []sessionRow
 	err := db.WithContext(ctx).Where("id_hash = ? AND expires_at > clock_timestamp()", hashID(id)).Limit(1).Find(&rows).Error
 	if err != nil {
@@ -114,10 +122,10 @@ func loadSession(ctx context.Context, db *gorm.DB, id string) (*session, error) 
 	if err := db.WithContext(ctx).Where("id = ?", rows[0].UserID).Take(&s.User).Error; err != nil {
 		return nil, fmt.Errorf("load operator: %w", err)
 	}
-	if s.Orgs, err = workspace.Orgs(ctx, db, s.User.ID); err != nil {
+	if s.Orgs, err = members.Orgs(ctx, s.User.ID); err != nil {
 		return nil, err
 	}
-	if s.Role, err = workspace.RoleOf(ctx, db, s.OrgID, s.User.ID); err != nil {
+	if s.Role, err = members.RoleOf(ctx, s.OrgID, s.User.ID); err != nil {
 		return nil, err
 	}
 	if s.Role == "" { // removed from the org since signing in
@@ -127,8 +135,8 @@ func loadSession(ctx context.Context, db *gorm.DB, id string) (*session, error) 
 }
 
 // switchOrg moves the session to another org of the operator's.
-func switchOrg(ctx context.Context, db *gorm.DB, s *session, org uuid.UUID) error {
-	if role, err := workspace.RoleOf(ctx, db, org, s.User.ID); err != nil || role == "" {
+func switchOrg(ctx context.Context, db *gorm.DB, members Members, s *session, org uuid.UUID) error {
+	if role, err := members.RoleOf(ctx, org, s.User.ID); err != nil || role == "" {
 		return problem.Fail(workspace.ErrForbidden, "you are not a member of that org")
 	}
 	return db.WithContext(ctx).Model(&sessionRow{}).Where("id_hash = ?", hashID(s.id)).Update("org_id", org).Error

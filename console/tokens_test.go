@@ -15,7 +15,7 @@ import (
 
 func (e *env) userOf(token string) uuid.UUID {
 	e.t.Helper()
-	u, err := workspace.UserByToken(context.Background(), e.db, token)
+	u, err := workspace.NewService(e.db).UserByToken(context.Background(), token)
 	if err != nil {
 		e.t.Fatal(err)
 	}
@@ -48,7 +48,7 @@ func TestRotatingOrRevokingATokenEndsItsConsoleSessions(t *testing.T) {
 	second, _ := e.signIn(e.memberToken)
 	owners, _ := e.signIn(e.ownerToken)
 
-	rotated, err := workspace.RotateToken(ctx, e.db, member, owner)
+	rotated, err := workspace.NewService(e.db).RotateToken(ctx, member, owner)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -64,7 +64,7 @@ func TestRotatingOrRevokingATokenEndsItsConsoleSessions(t *testing.T) {
 	}
 	third, _ := e.signIn(rotated.Token)
 
-	if _, err := workspace.RevokeToken(ctx, e.db, member, member); err != nil {
+	if _, err := workspace.NewService(e.db).RevokeToken(ctx, member, member); err != nil {
 		t.Fatal(err)
 	}
 	if !e.signedOut(third) || e.sessionsOf(member) != 0 {
@@ -83,7 +83,7 @@ func TestSignInsRacingARevocationLeaveNoSession(t *testing.T) {
 	ctx := context.Background()
 	member, owner := e.userOf(e.memberToken), e.userOf(e.ownerToken)
 	for round := range 5 {
-		rotated, err := workspace.RotateToken(ctx, e.db, member, owner)
+		rotated, err := workspace.NewService(e.db).RotateToken(ctx, member, owner)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -103,7 +103,7 @@ func TestSignInsRacingARevocationLeaveNoSession(t *testing.T) {
 				codes <- res.StatusCode
 			}()
 		}
-		if _, err := workspace.RevokeToken(ctx, e.db, member, owner); err != nil {
+		if _, err := workspace.NewService(e.db).RevokeToken(ctx, member, owner); err != nil {
 			t.Fatal(err)
 		}
 		wg.Wait()

@@ -1,10 +1,12 @@
 package console
 
 import (
+	"context"
 	"encoding/json"
 	"net/http"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/gin-gonic/gin"
 	"github.com/google/uuid"
@@ -14,8 +16,27 @@ import (
 	"wds/ingest"
 	"wds/models"
 	"wds/views"
-	"wds/workspace"
 )
+
+// ShippingService ships orders and records their tracking and delivery (fulfillment.Service).
+type ShippingService interface {
+	ShipOrder(ctx context.Context, actor, orderID uuid.UUID, in fulfillment.Ship) (*views.Shipment, error)
+	AddTracking(ctx context.Context, actor, shipmentID uuid.UUID, tracking string, carrier *string) (*views.Shipment, error)
+	MarkDelivered(ctx context.Context, actor, shipmentID uuid.UUID, deliveredAt *time.Time) (*views.Shipment, error)
+}
+
+// VendorService is the supplier CRM's writes (catalog.Service).
+type VendorService interface {
+	CreateVendor(ctx context.Context, orgID, actorID, storeID uuid.UUID, in catalog.VendorFields) (*views.Vendor, error)
+	UpdateVendor(ctx context.Context, actorID, vendorID uuid.UUID, in catalog.VendorFields) (*views.Vendor, error)
+	IssueClaimToken(ctx context.Context, actorID, vendorID uuid.UUID) (*catalog.ClaimToken, error)
+}
+
+// ClientService is the operator's own writes of clients (ingest.Service).
+type ClientService interface {
+	CreateClient(ctx context.Context, orgID, actorID uuid.UUID, in ingest.NewClient) (*views.Client, error)
+	UpdateClient(ctx context.Context, actorID, clientID uuid.UUID, in ingest.ClientFields) (*views.Client, error)
+}
 
 // The workspace pages: orders (ship, tracking, delivered), vendors (add, edit, claim token) and
 // clients (add, edit), over the same operations as the Operator API.
@@ -91,7 +112,7 @@ func (c *Console) shipOrder(g *gin.Context) {
 	if t := strings.TrimSpace(g.PostForm("tracking_number")); t != "" {
 		in.TrackingNumber = &t
 	}
-	_, err := fulfillment.ShipOrder(g.Request.Context(), c.DB, sessionOf(g).User.ID, id, in)
+	_, err := c.Shipping.ShipOrder(g.Request.Context(), sessionOf(g).User.ID, id, in)
 	c.shipped(g, id, err)
 }
 
@@ -101,13 +122,13 @@ func (c *Console) addTracking(g *gin.Context) {
 	if v := strings.TrimSpace(g.PostForm("carrier")); v != "" {
 		carrier = &v
 	}
-	_, err := fulfillment.AddTracking(g.Request.Context(), c.DB, sessionOf(g).User.ID, id, g.PostForm("tracking_number"), carrier)
+	_, err := c.Shipping.AddTracking(g.Request.Context(), sessionOf(g).User.ID, id, g.PostForm("tracking_number"), carrier)
 	c.shipped(g, formOrder(g), err)
 }
 
 func (c *Console) markDelivered(g *gin.Context) {
 	id, _ := uuid.Parse(g.Param("id"))
-	_, err := fulfillment.MarkDelivered(g.Request.Context(), c.DB, sessionOf(g).User.ID, id, nil)
+	_, err := c.Shipping.MarkDelivered(g.Request.Context(), sessionOf(g).User.ID, id, nil)
 	c.shipped(g, formOrder(g), err)
 }
 
@@ -122,7 +143,7 @@ func (c *Console) vendorsPage(g *gin.Context, code int, v view) {
 	if err != nil && v.Error == nil {
 		v.Error = c.problem(err)
 	}
-	stores, _ := workspace.Stores(ctx, c.DB, sessionOf(g).OrgID)
+	stores, _ := c.Members.Stores(ctx, sessionOf(g).OrgID)
 	v.Data = map[string]any{"Vendors": page.Rows, "Stores": stores, "Token": v.Data}
 	c.render(g, code, "vendors", sessionOf(g), v)
 }
@@ -139,19 +160,19 @@ func vendorFields(g *gin.Context) catalog.VendorFields {
 func (c *Console) createVendor(g *gin.Context) {
 	s := sessionOf(g)
 	store, _ := uuid.Parse(g.PostForm("store_id"))
-	_, err := catalog.CreateVendor(g.Request.Context(), c.DB, s.OrgID, s.User.ID, store, vendorFields(g))
+	_, err := c.Vendors.CreateVendor(g.Request.Context(), s.OrgID, s.User.ID, store, vendorFields(g))
 	c.back(g, "/console/vendors?done=saved", err, c.vendorsPage)
 }
 
 func (c *Console) updateVendor(g *gin.Context) {
 	id, _ := uuid.Parse(g.Param("id"))
-	_, err := catalog.UpdateVendor(g.Request.Context(), c.DB, sessionOf(g).User.ID, id, vendorFields(g))
+	_, err := c.Vendors.UpdateVendor(g.Request.Context(), sessionOf(g).User.ID, id, vendorFields(g))
 	c.back(g, "/console/vendors?done=saved", err, c.vendorsPage)
 }
 
 func (c *Console) claimToken(g *gin.Context) {
 	id, _ := uuid.Parse(g.Param("id"))
-	tok, err := catalog.IssueClaimToken(g.Request.Context(), c.DB, sessionOf(g).User.ID, id)
+	tok, err := c.Vendors.IssueClaimToken(g.Request.Context(), sessionOf(g).User.ID, id)
 	if err != nil {
 		c.vendorsPage(g, status(err), view{Error: c.problem(err)})
 		return
@@ -168,7 +189,7 @@ func (c *Console) clientsPage(g *gin.Context, code int, v view) {
 	if err != nil && v.Error == nil {
 		v.Error = c.problem(err)
 	}
-	stores, _ := workspace.Stores(ctx, c.DB, sessionOf(g).OrgID)
+	stores, _ := c.Members.Stores(ctx, sessionOf(g).OrgID)
 	v.Data = map[string]any{"Clients": page.Rows, "Stores": stores}
 	c.render(g, code, "clients", sessionOf(g), v)
 }
@@ -188,13 +209,13 @@ func clientFields(g *gin.Context) ingest.ClientFields {
 func (c *Console) createClient(g *gin.Context) {
 	s := sessionOf(g)
 	store := g.PostForm("store_id")
-	_, err := ingest.CreateClient(g.Request.Context(), c.DB, s.OrgID, s.User.ID, ingest.NewClient{StoreID: &store, ClientFields: clientFields(g)})
+	_, err := c.Clients.CreateClient(g.Request.Context(), s.OrgID, s.User.ID, ingest.NewClient{StoreID: &store, ClientFields: clientFields(g)})
 	c.back(g, "/console/clients?done=saved", err, c.clientsPage)
 }
 
 func (c *Console) updateClient(g *gin.Context) {
 	id, _ := uuid.Parse(g.Param("id"))
-	_, err := ingest.UpdateClient(g.Request.Context(), c.DB, sessionOf(g).User.ID, id, clientFields(g))
+	_, err := c.Clients.UpdateClient(g.Request.Context(), sessionOf(g).User.ID, id, clientFields(g))
 	c.back(g, "/console/clients?done=saved", err, c.clientsPage)
 }
 

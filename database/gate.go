@@ -10,8 +10,15 @@ import (
 	"sync/atomic"
 	"time"
 
+	"go.opentelemetry.io/otel"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/trace"
+	"go.opentelemetry.io/otel/trace/noop"
 	"golang.org/x/sync/semaphore"
 	"gorm.io/gorm"
+
+	"wds/metrics"
 )
 
 // defaultConcurrency is how many turns at the database a process grants at once when
@@ -51,34 +58,63 @@ func newGatedPool(db *sql.DB, concurrency int, maxWait time.Duration) *gatedPool
 // for is taken without arming a timer.
 func (p *gatedPool) acquire(ctx context.Context) error {
 	if p.turns.TryAcquire(1) { // fails whenever someone queues, so arrival order is kept
+		metrics.GateWait(0, false)
 		return nil
 	}
 	wctx, cancel := context.WithTimeout(ctx, p.maxWait)
 	defer cancel()
 	p.waiting.Add(1) // right before queueing, so Waiting counts those in the queue
 	defer p.waiting.Add(-1)
+	start := time.Now()
 	if err := p.turns.Acquire(wctx, 1); err != nil {
-		if ctx.Err() == nil { // the bound ran out, not the caller's own deadline
+		busy := ctx.Err() == nil // the bound ran out, not the caller's own deadline
+		metrics.GateWait(time.Since(start), busy)
+		if busy {
 			err = fmt.Errorf("%w (waited %s)", ErrBusy, p.maxWait)
 		}
 		return fmt.Errorf("wait for a turn at the database: %w", err)
 	}
+	metrics.GateWait(time.Since(start), false)
 	return nil
 }
 
 func (p *gatedPool) release() { p.turns.Release(1) }
 
 // BeginTx takes a turn, then begins. The turn is held until the transaction commits or rolls back.
+// The transaction is a span of the caller's trace, its wait for a turn included.
 func (p *gatedPool) BeginTx(ctx context.Context, opts *sql.TxOptions) (gorm.ConnPool, error) {
+	ctx, span := txSpan(ctx)
 	if err := p.acquire(ctx); err != nil {
+		endSpan(span, err)
 		return nil, err
 	}
 	tx, err := p.DB.BeginTx(ctx, opts)
 	if err != nil {
 		p.release()
+		endSpan(span, err)
 		return nil, err
 	}
-	return &gatedTx{Tx: tx, db: p.DB, ctx: ctx, release: sync.OnceFunc(p.release)}, nil
+	return &gatedTx{Tx: tx, db: p.DB, ctx: ctx, span: span, release: sync.OnceFunc(p.release)}, nil
+}
+
+// txSpan starts the span of a transaction inside a traced request or activity. Work outside any
+// trace (the relay's passes, twice a second per worker, the retention sweep) gets none: each would
+// otherwise be a trace of one span. The tracer is looked up each time, not once, so it is the
+// provider installed now (the tracing package).
+func txSpan(ctx context.Context) (context.Context, trace.Span) {
+	if !trace.SpanContextFromContext(ctx).IsValid() {
+		return ctx, noop.Span{}
+	}
+	return otel.Tracer("wds/database").Start(ctx, "db.transaction", trace.WithSpanKind(trace.SpanKindClient),
+		trace.WithAttributes(attribute.String("db.system.name", "postgresql")))
+}
+
+// endSpan ends a transaction's span, marking it failed when err is set.
+func endSpan(span trace.Span, err error) {
+	if err != nil {
+		span.SetStatus(codes.Error, err.Error())
+	}
+	span.End()
 }
 
 // Admit takes a turn for work on db that is not a transaction but is worth queueing like one (a
@@ -109,17 +145,25 @@ type gatedTx struct {
 	db *sql.DB
 	// ctx is the context the transaction began with, kept only to explain ErrTxDone.
 	ctx     context.Context
+	span    trace.Span
 	release func()
 }
 
 func (t *gatedTx) Commit() error {
 	defer t.release()
-	return t.explain(t.Tx.Commit())
+	err := t.explain(t.Tx.Commit())
+	endSpan(t.span, err)
+	return err
 }
 
+// Rollback ends the span with an error only when the rollback itself fails: a rollback after a
+// failed commit (GORM does that) finds the span ended already, which OpenTelemetry ignores.
 func (t *gatedTx) Rollback() error {
 	defer t.release()
-	return t.explain(t.Tx.Rollback())
+	err := t.explain(t.Tx.Rollback())
+	t.span.SetAttributes(attribute.Bool("db.rolled_back", true))
+	endSpan(t.span, err)
+	return err
 }
 
 // explain adds why a transaction was already done: when its context ends (a request's deadline

@@ -11,6 +11,7 @@ import (
 	"gorm.io/gorm"
 
 	"wds/database"
+	"wds/metrics"
 	"wds/pgtest"
 )
 
@@ -225,6 +226,7 @@ func TestAdmittedWorkTakesATurnBesideTransactions(t *testing.T) {
 func TestAWaiterGivesUpAfterTheTurnWait(t *testing.T) {
 	db := openWith(t, pgtest.URL(t), database.Concurrency(1), database.TurnWait(200*time.Millisecond))
 	end := hold(t, db)
+	refused, waited := gathered(t, "wds_db_gate_busy_total"), gathered(t, "wds_db_gate_wait_seconds")
 	for what, wait := range map[string]func() error{
 		"a transaction": func() error { return db.Transaction(func(tx *gorm.DB) error { return nil }) },
 		"admitted work": func() error { _, err := database.Admit(context.Background(), db); return err },
@@ -248,7 +250,35 @@ func TestAWaiterGivesUpAfterTheTurnWait(t *testing.T) {
 	if n := database.Waiting(db); n != 0 {
 		t.Fatalf("%d still queued after giving up", n)
 	}
+	// Both refusals are on the dashboard: counted, and their waits observed.
+	if got := gathered(t, "wds_db_gate_busy_total") - refused; got < 2 {
+		t.Errorf("wds_db_gate_busy_total grew by %v, want at least the 2 refusals", got)
+	}
+	if got := gathered(t, "wds_db_gate_wait_seconds") - waited; got < 2 {
+		t.Errorf("wds_db_gate_wait_seconds observed %v waits, want at least the 2 refused ones", got)
+	}
 	end()
 	// The turns the waiters never got are not lost.
 	within(t, time.Second, func() error { return db.Transaction(func(tx *gorm.DB) error { return nil }) })
+}
+
+// gathered reads a counter's value or a histogram's count from the process's metrics registry.
+func gathered(t *testing.T, name string) float64 {
+	t.Helper()
+	fams, err := metrics.Registry.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range fams {
+		for _, m := range f.GetMetric() {
+			switch {
+			case f.GetName() != name:
+			case m.Counter != nil:
+				return m.Counter.GetValue()
+			case m.Histogram != nil:
+				return float64(m.Histogram.GetSampleCount())
+			}
+		}
+	}
+	return 0
 }

@@ -64,7 +64,7 @@ func (a *Activities) Deliver(ctx context.Context, in AttemptInput) (AttemptResul
 	if err == nil {
 		// Counted once the row is recorded: a task that is retried after this point returns early
 		// above and is not counted twice.
-		metrics.DeliveryAttempt(d.Status, d.Attempt, time.Duration(d.DurationMS)*time.Millisecond)
+		metrics.DeliveryAttempt(d.EndpointID.String(), d.Status, d.Attempt, time.Duration(d.DurationMS)*time.Millisecond)
 	}
 	return res, err
 }
@@ -108,7 +108,7 @@ func (a *Activities) send(ctx context.Context, d *models.Delivery, at *attemptSt
 	if err != nil {
 		return err
 	}
-	a.post(ctx, d, at.URL, in, keys, body)
+	tracePost(ctx, d, in, func(ctx context.Context) { a.post(ctx, d, at.URL, in, keys, body) })
 	return nil
 }
 

@@ -37,15 +37,15 @@ func newFixture(t *testing.T) *fixture {
 	if err != nil {
 		t.Fatal(err)
 	}
-	org, err := workspace.CreateOrg(ctx, db, "Acme")
+	org, err := workspace.NewService(db).CreateOrg(ctx, "Acme")
 	if err != nil {
 		t.Fatal(err)
 	}
-	owner, _, err := workspace.CreateUser(ctx, db, org.ID, "owner@acme.test", models.RoleOwner)
+	owner, _, err := workspace.NewService(db).CreateUser(ctx, org.ID, "owner@acme.test", models.RoleOwner)
 	if err != nil {
 		t.Fatal(err)
 	}
-	member, _, err := workspace.CreateUser(ctx, db, org.ID, "member@acme.test", models.RoleMember)
+	member, _, err := workspace.NewService(db).CreateUser(ctx, org.ID, "member@acme.test", models.RoleMember)
 	if err != nil {
 		t.Fatal(err)
 	}

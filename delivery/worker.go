@@ -15,6 +15,8 @@ import (
 	"go.temporal.io/sdk/client"
 	sdkworker "go.temporal.io/sdk/worker"
 	"go.temporal.io/sdk/workflow"
+
+	"wds/metrics"
 )
 
 // WorkerOptions configure one worker process.
@@ -112,6 +114,7 @@ func relay(ctx context.Context, o WorkerOptions) {
 	for {
 		// A pass is not cut short by shutdown: it finishes its transaction, then the loop ends.
 		n, err := o.Starter.RelayOnce(context.WithoutCancel(ctx), o.RelayBatch)
+		metrics.RelayPass(n, err != nil, err == nil && failing)
 		switch {
 		case err != nil:
 			if !failing {

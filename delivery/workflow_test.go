@@ -13,6 +13,7 @@ import (
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/testsuite"
+	"go.temporal.io/sdk/worker"
 	"go.temporal.io/sdk/workflow"
 
 	"wds/models"
@@ -92,6 +93,9 @@ func newEnv(t *testing.T, r *receiver) *testsuite.TestWorkflowEnvironment {
 	t.Helper()
 	var suite testsuite.WorkflowTestSuite
 	env := suite.NewTestWorkflowEnvironment()
+	// Under -race on a busy two-core machine a workflow task can take over the default 1 s without
+	// any deadlock; a real one still fails the test.
+	env.SetWorkerOptions(worker.Options{DeadlockDetectionTimeout: 10 * time.Second})
 	r.env = env
 	env.RegisterWorkflowWithOptions(EventWorkflow, workflow.RegisterOptions{Name: EventWorkflowName})
 	env.RegisterWorkflowWithOptions(RefireWorkflow, workflow.RegisterOptions{Name: RefireWorkflowName})

@@ -2,9 +2,11 @@ package deploy_test
 
 import (
 	"context"
+	"maps"
 	"net"
 	"net/url"
 	"reflect"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -14,6 +16,7 @@ import (
 	"github.com/compose-spec/compose-go/v2/types"
 
 	"wds/config"
+	"wds/delivery"
 )
 
 // secrets the compose file must take from the operator's environment, never hold.
@@ -66,12 +69,22 @@ func envVars(t *testing.T) []string {
 	return out
 }
 
+// images are the services and the image each runs: Temporal's supported server image, with its
+// schema and namespace set up by admin-tools one-shots (temporalio/auto-setup is deprecated).
+var images = map[string]string{
+	"postgres": "postgres:", "temporal-schema": "temporalio/admin-tools:", "temporal": "temporalio/server:",
+	"temporal-setup": "temporalio/admin-tools:", "temporal-ui": "temporalio/ui:",
+	"migrate": "wds:", "serve": "wds:", "worker": "wds:",
+}
+
+// oneShots run to completion on every `up`; the others run until stopped.
+var oneShots = map[string]bool{"temporal-schema": true, "temporal-setup": true, "migrate": true}
+
+// wdsServices run the wds image and read config.Config.
+var wdsServices = []string{"migrate", "serve", "worker"}
+
 func TestComposeNamesEveryService(t *testing.T) {
 	p := project(t)
-	images := map[string]string{
-		"postgres": "postgres:", "temporal": "temporalio/auto-setup:", "temporal-ui": "temporalio/ui:",
-		"migrate": "wds:", "serve": "wds:", "worker": "wds:",
-	}
 	if len(p.Services) != len(images) {
 		t.Errorf("services %v, want exactly %d", p.ServiceNames(), len(images))
 	}
@@ -85,7 +98,7 @@ func TestComposeNamesEveryService(t *testing.T) {
 			t.Errorf("%s runs image %q, want %s...", name, s.Image, prefix)
 		}
 	}
-	for _, name := range []string{"migrate", "serve", "worker"} {
+	for _, name := range wdsServices {
 		if s, _ := p.GetService(name); s.Build == nil || s.Build.Dockerfile != "Dockerfile" {
 			t.Errorf("%s is not built from the repository's Dockerfile", name)
 		}
@@ -104,26 +117,64 @@ func TestComposeNamesEveryService(t *testing.T) {
 	}
 }
 
+// pinnedVersion matches a release tag: digits first, never latest or a moving major like 1.28.
+var pinnedVersion = regexp.MustCompile(`^\d+\.\d+(\.\d+)?(-[a-z0-9.-]+)?$`)
+
+func TestComposePinsEveryImage(t *testing.T) {
+	p := project(t)
+	tags := map[string]string{}
+	for name, s := range p.Services {
+		if slices.Contains(wdsServices, name) {
+			continue // built from this checkout
+		}
+		_, tag, ok := strings.Cut(s.Image, ":")
+		if !ok || !pinnedVersion.MatchString(tag) {
+			t.Errorf("%s image %q is not pinned to a release", name, s.Image)
+		}
+		tags[name] = tag
+	}
+	for _, name := range []string{"temporal", "temporal-ui"} {
+		if strings.Count(tags[name], ".") != 2 {
+			t.Errorf("%s tag %q: pin the patch release", name, tags[name])
+		}
+	}
+	// admin-tools' schema files must be those of the server release that runs on them.
+	for _, name := range []string{"temporal-schema", "temporal-setup"} {
+		if !strings.HasPrefix(tags[name], tags["temporal"]+"-") && tags[name] != tags["temporal"] {
+			t.Errorf("%s runs admin-tools %q, not the server's release %q", name, tags[name], tags["temporal"])
+		}
+	}
+}
+
 func TestComposeHealthchecksAndDependencies(t *testing.T) {
 	p := project(t)
-	for _, name := range []string{"postgres", "temporal", "serve", "worker"} {
-		s, _ := p.GetService(name)
-		if s.HealthCheck == nil || len(s.HealthCheck.Test) < 2 || s.HealthCheck.Disable {
+	for name, s := range p.Services {
+		hasCheck := s.HealthCheck != nil && len(s.HealthCheck.Test) >= 2 && !s.HealthCheck.Disable
+		switch {
+		case oneShots[name] && hasCheck:
+			t.Errorf("%s is a one-shot: dependents wait for it to complete, not to be healthy", name)
+		case !oneShots[name] && !hasCheck && name != "temporal-ui":
 			t.Errorf("%s has no healthcheck", name)
+		}
+		if oneShots[name] && s.Restart != types.RestartPolicyOnFailure {
+			t.Errorf("%s restarts %q, want on-failure (a one-shot retried until it succeeds)", name, s.Restart)
 		}
 	}
 	want := map[string]map[string]string{
-		"temporal":    {"postgres": types.ServiceConditionHealthy},
-		"temporal-ui": {"temporal": types.ServiceConditionHealthy},
-		"migrate":     {"postgres": types.ServiceConditionHealthy, "temporal": types.ServiceConditionHealthy},
+		"temporal-schema": {"postgres": types.ServiceConditionHealthy},
+		"temporal":        {"temporal-schema": types.ServiceConditionCompletedSuccessfully},
+		"temporal-setup":  {"temporal": types.ServiceConditionHealthy},
+		"temporal-ui":     {"temporal-setup": types.ServiceConditionCompletedSuccessfully},
+		"migrate": {"postgres": types.ServiceConditionHealthy,
+			"temporal-setup": types.ServiceConditionCompletedSuccessfully},
 		"serve": {"postgres": types.ServiceConditionHealthy,
 			"migrate": types.ServiceConditionCompletedSuccessfully},
 		"worker": {"postgres": types.ServiceConditionHealthy,
-			"migrate":  types.ServiceConditionCompletedSuccessfully,
-			"temporal": types.ServiceConditionHealthy},
+			"migrate":        types.ServiceConditionCompletedSuccessfully,
+			"temporal-setup": types.ServiceConditionCompletedSuccessfully},
 	}
-	for name, deps := range want {
-		s, _ := p.GetService(name)
+	for name, s := range p.Services {
+		deps := want[name]
 		if len(s.DependsOn) != len(deps) {
 			t.Errorf("%s depends on %v, want %v", name, s.DependsOn, deps)
 		}
@@ -133,18 +184,120 @@ func TestComposeHealthchecksAndDependencies(t *testing.T) {
 			}
 		}
 	}
-	for _, name := range []string{"migrate", "serve", "worker"} {
+	for _, name := range wdsServices {
 		if s, _ := p.GetService(name); s.Restart != types.RestartPolicyOnFailure {
 			t.Errorf("%s restarts %q, want on-failure", name, s.Restart)
 		}
 	}
 }
 
+// script is a one-shot's shell program: entrypoint sh -c and the command as its single argument.
+func script(t *testing.T, s types.ServiceConfig) string {
+	t.Helper()
+	if !slices.Equal(s.Entrypoint, []string{"/bin/sh", "-ec"}) || len(s.Command) != 1 {
+		t.Fatalf("%s: entrypoint %v command %v, want /bin/sh -ec and one script", s.Name, s.Entrypoint, s.Command)
+	}
+	return s.Command[0]
+}
+
+// TestComposeSetsUpTemporalInTheSamePostgres checks that Temporal's databases live in the PostgreSQL
+// server wds uses, under names of their own, and that the schema one-shot makes exactly those.
+func TestComposeSetsUpTemporalInTheSamePostgres(t *testing.T) {
+	p := project(t)
+	serve, _ := p.GetService("serve")
+	wdsURL, err := url.Parse(*serve.Environment["DATABASE_URL"])
+	if err != nil {
+		t.Fatal(err)
+	}
+	pass, _ := wdsURL.User.Password()
+	host, port, _ := net.SplitHostPort(wdsURL.Host)
+	wdsDB := strings.TrimPrefix(wdsURL.Path, "/")
+
+	temporal, _ := p.GetService("temporal")
+	env := func(s types.ServiceConfig, k string) string {
+		if v := s.Environment[k]; v != nil {
+			return *v
+		}
+		return ""
+	}
+	for k, want := range map[string]string{"DB": "postgres12", "POSTGRES_SEEDS": host, "DB_PORT": port,
+		"POSTGRES_USER": wdsURL.User.Username(), "POSTGRES_PWD": pass} {
+		if got := env(temporal, k); got != want {
+			t.Errorf("temporal %s=%q, want %q (the PostgreSQL wds uses)", k, got, want)
+		}
+	}
+	dbs := []string{env(temporal, "DBNAME"), env(temporal, "VISIBILITY_DBNAME")}
+	if slices.Contains(dbs, wdsDB) || dbs[0] == dbs[1] || slices.Contains(dbs, "") {
+		t.Errorf("Temporal databases %v must be named, distinct, and not wds's %q", dbs, wdsDB)
+	}
+
+	schema, _ := p.GetService("temporal-schema")
+	for k, want := range map[string]string{"SQL_PLUGIN": "postgres12", "SQL_HOST": host, "SQL_PORT": port,
+		"SQL_USER": wdsURL.User.Username(), "SQL_PASSWORD": pass} {
+		if got := env(schema, k); got != want {
+			t.Errorf("temporal-schema %s=%q, want %q", k, got, want)
+		}
+	}
+	sh := script(t, schema)
+	for i, dir := range []string{"temporal", "visibility"} {
+		if !strings.Contains(sh, dbs[i]+":"+dir) {
+			t.Errorf("temporal-schema does not set up database %s from schema %s", dbs[i], dir)
+		}
+	}
+	for _, step := range []string{"create-database", "setup-schema -v 0.0", "update-schema -d"} {
+		if !strings.Contains(sh, `temporal-sql-tool --db "$name" `+step) {
+			t.Errorf("temporal-schema does not run temporal-sql-tool %s", step)
+		}
+	}
+}
+
+// attrLine is one registration in temporal-setup's script: attr NAME TYPE.
+var attrLine = regexp.MustCompile(`(?m)^attr (\w+) (\w+)$`)
+
+// TestComposeRegistersSearchAttributes checks the one-shot that creates the namespace and the
+// search attributes against the ones the workflows set (delivery.SearchAttributeKeys), by name and
+// type, and that it talks to the Temporal and namespace wds uses.
+func TestComposeRegistersSearchAttributes(t *testing.T) {
+	p := project(t)
+	setup, _ := p.GetService("temporal-setup")
+	got := map[string]string{}
+	for _, m := range attrLine.FindAllStringSubmatch(script(t, setup), -1) {
+		got[m[1]] = m[2]
+	}
+	want := map[string]string{}
+	for _, k := range delivery.SearchAttributeKeys() {
+		want[k.GetName()] = k.GetValueType().String()
+	}
+	if !maps.Equal(got, want) {
+		t.Errorf("temporal-setup registers %v, the workflows set %v", got, want)
+	}
+	worker, _ := p.GetService("worker")
+	for _, k := range []string{"TEMPORAL_ADDRESS", "TEMPORAL_NAMESPACE"} {
+		if *setup.Environment[k] != *worker.Environment[k] {
+			t.Errorf("temporal-setup %s=%q, the worker's is %q", k, *setup.Environment[k], *worker.Environment[k])
+		}
+	}
+	for _, step := range []string{"temporal operator cluster health", "temporal operator namespace create"} {
+		if !strings.Contains(script(t, setup), step) {
+			t.Errorf("temporal-setup does not run %s", step)
+		}
+	}
+	migrate, _ := p.GetService("migrate")
+	if addr := migrate.Environment["TEMPORAL_ADDRESS"]; addr == nil || *addr == "" {
+		t.Error("migrate has no TEMPORAL_ADDRESS, so it would not check the search attributes")
+	}
+}
+
 func TestComposePassesEverySettingByEnvironment(t *testing.T) {
 	p := project(t)
 	vars := envVars(t)
-	for _, name := range []string{"migrate", "serve", "worker"} {
+	for _, name := range wdsServices {
 		s, _ := p.GetService(name)
+		for k := range s.Environment {
+			if !slices.Contains(vars, k) {
+				t.Errorf("%s sets %s, which config.Config does not read (misspelt or stale?)", name, k)
+			}
+		}
 		for _, v := range vars {
 			if _, ok := s.Environment[v]; !ok && !devOnly[v] {
 				t.Errorf("%s does not set %s", name, v)
@@ -213,18 +366,5 @@ func TestComposeHealthchecksProbeTheConfiguredListeners(t *testing.T) {
 	_, port, _ := net.SplitHostPort(*serve.Environment["WDS_HTTP_ADDR"])
 	if len(serve.Ports) != 1 || strconv.Itoa(int(serve.Ports[0].Target)) != port {
 		t.Errorf("serve publishes %+v, want its API port %s", serve.Ports, port)
-	}
-}
-
-// TestComposeRegistersSearchAttributes checks the one-shot that registers them: `wds migrate up` with
-// TEMPORAL_ADDRESS, once Temporal is healthy (cmd/wds tests what the command registers).
-func TestComposeRegistersSearchAttributes(t *testing.T) {
-	p := project(t)
-	s, _ := p.GetService("migrate")
-	if strings.Join(s.Command, " ") != "migrate up" {
-		t.Errorf("migrate runs %v, want migrate up", s.Command)
-	}
-	if addr := s.Environment["TEMPORAL_ADDRESS"]; addr == nil || *addr == "" {
-		t.Error("migrate has no TEMPORAL_ADDRESS, so it would skip the search attributes")
 	}
 }

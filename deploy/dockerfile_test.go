@@ -1,7 +1,10 @@
 package deploy_test
 
 import (
+	"encoding/json"
 	"os"
+	"os/exec"
+	"path/filepath"
 	"reflect"
 	"slices"
 	"strings"
@@ -113,5 +116,45 @@ func TestDockerignoreKeepsLocalStateOut(t *testing.T) {
 		if !slices.Contains(lines, p) {
 			t.Errorf(".dockerignore lets %s into the build context", p)
 		}
+	}
+}
+
+// TestImageEntrypointRunsEveryRole runs the binary the Dockerfile installs as its ENTRYPOINT with the
+// image's default CMD and with each compose service's command, asking for help: a command the
+// binary does not have exits non-zero, so a renamed subcommand fails here instead of in a container.
+func TestImageEntrypointRunsEveryRole(t *testing.T) {
+	final := dockerfileStages(t)[len(dockerfileStages(t))-1]
+	var entry, cmd []string
+	if err := json.Unmarshal([]byte(final.instr("ENTRYPOINT")[0]), &entry); err != nil || len(entry) != 1 {
+		t.Fatalf("ENTRYPOINT %v: want the exec form naming one binary (%v)", final.instr("ENTRYPOINT"), err)
+	}
+	installed := slices.ContainsFunc(final.instr("COPY"), func(c string) bool { return strings.HasSuffix(c, " "+entry[0]) })
+	if !installed {
+		t.Errorf("ENTRYPOINT %s is not where the runtime stage copies the binary: %v", entry[0], final.instr("COPY"))
+	}
+	if err := json.Unmarshal([]byte(final.instr("CMD")[0]), &cmd); err != nil {
+		t.Fatalf("CMD %v: want the exec form (%v)", final.instr("CMD"), err)
+	}
+	bin := filepath.Join(t.TempDir(), "wds")
+	if out, err := exec.Command("go", "build", "-o", bin, "wds/cmd/wds").CombinedOutput(); err != nil {
+		t.Fatalf("build wds: %v\n%s", err, out)
+	}
+	roles := [][]string{cmd}
+	p := project(t)
+	for _, name := range wdsServices {
+		s, _ := p.GetService(name)
+		if len(s.Entrypoint) != 0 {
+			t.Errorf("%s overrides the image's ENTRYPOINT with %v", name, s.Entrypoint)
+		}
+		roles = append(roles, s.Command)
+	}
+	for _, args := range roles {
+		out, err := exec.Command(bin, append(slices.Clone(args), "-h")...).CombinedOutput()
+		if err != nil {
+			t.Errorf("wds %v -h: %v\n%s", args, err, out)
+		}
+	}
+	if out, err := exec.Command(bin, "no-such-role", "-h").CombinedOutput(); err == nil {
+		t.Errorf("wds no-such-role -h succeeded, so this test could not catch a missing command:\n%s", out)
 	}
 }

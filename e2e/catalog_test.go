@@ -12,13 +12,14 @@ import (
 	"wds/apikeys"
 	"wds/events"
 	"wds/events/eventstest"
+	"wds/openapi/openapitest"
 	"wds/temporaldev"
 )
 
 // servedSchemas compiles the schemas GET /v1/event-types serves, as a receiver would fetch them.
 func (h *harness) servedSchemas() *eventstest.Validator {
 	h.t.Helper()
-	resp, err := http.Get(h.api.URL + "/v1/event-types")
+	resp, err := openapitest.Client(h.t, nil).Get(h.api.URL + "/v1/event-types")
 	if err != nil {
 		h.t.Fatal(err)
 	}
@@ -70,7 +71,7 @@ func TestEveryEventTypeFiresAndMatchesItsServedSchema(t *testing.T) {
 	schemas := h.servedSchemas()
 	rc := newReceiver(t, ok)
 	ep := h.endpoint(rc, 5, events.Types()...)
-	ik, err := apikeys.CreateIntegrationKey(h.ctx, h.db, h.box, apikeys.NewIntegrationKey{OrgID: h.org, StoreID: h.store,
+	ik, err := apikeys.NewService(h.db, h.box).CreateIntegrationKey(h.ctx, apikeys.NewIntegrationKey{OrgID: h.org, StoreID: h.store,
 		ActorID: h.owner, Scopes: []string{"orders:write", "orders:cancel", "payments:write", "payments:refund", "clients:write"}})
 	if err != nil {
 		t.Fatal(err)
@@ -133,7 +134,7 @@ func TestEveryEventTypeFiresAndMatchesItsServedSchema(t *testing.T) {
 
 	want := h.orgEvents()
 	waitFor(t, 30*time.Second, "every event delivered", func() bool { return int64(rc.count()) >= want })
-	time.Sleep(time.Second) // nothing more may arrive
+	h.settled() // nothing more may arrive
 	got := rc.deliveries()
 	if int64(len(got)) != want {
 		t.Fatalf("receiver got %d deliveries for %d events", len(got), want)

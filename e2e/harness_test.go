@@ -5,26 +5,34 @@ package e2e
 import (
 	"context"
 	"encoding/pem"
+	"errors"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/google/uuid"
 	"github.com/sirupsen/logrus"
+	"go.temporal.io/api/enums/v1"
+	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/sdk/client"
 	"gorm.io/gorm"
 
 	"wds/api"
 	"wds/apikeys"
+	"wds/catalog"
 	"wds/console"
 	"wds/delivery"
 	"wds/egress"
+	"wds/fulfillment"
+	"wds/ingest"
 	"wds/models"
+	"wds/operator"
 	"wds/pgtest"
 	"wds/secrets"
 	"wds/temporaldev"
@@ -69,11 +77,13 @@ func newHarness(t *testing.T, tc client.Client) *harness {
 	h.box, _ = secrets.NewBox(secrets.GenerateKey())
 	h.starter = &delivery.Starter{DB: h.db, Temporal: tc, Schedule: schedule, Log: log}
 	hooks := &delivery.Service{DB: h.db, Box: h.box, AllowPrivate: true, Stopper: h.starter}
-	router, err := api.NewRouter(api.Deps{Stores: api.DBStores(h.db, h.box), Log: log, Events: h.starter, Dispatches: h.starter, Webhooks: hooks})
+	router, err := api.NewRouter(api.Deps{Stores: api.DBStores(h.db, h.box, h.starter), Log: log, Dispatches: h.starter, Webhooks: hooks})
 	if err != nil {
 		t.Fatal(err)
 	}
-	(&console.Console{DB: h.db, Log: log, Box: h.box, Webhooks: hooks, Dispatches: h.starter,
+	(&console.Console{DB: h.db, Log: log, Members: workspace.NewService(h.db), Keys: apikeys.NewService(h.db, h.box), Lists: operator.NewService(h.db),
+		Shipping: fulfillment.NewService(h.db, h.starter), Vendors: catalog.NewService(h.db, h.starter), Clients: ingest.NewService(h.db, h.starter),
+		Webhooks: hooks, Dispatches: h.starter,
 		TemporalUI: "http://localhost:8233", Namespace: "default", InsecureCookie: true}).Register(router)
 	h.api = httptest.NewServer(router)
 	t.Cleanup(h.api.Close)
@@ -84,23 +94,23 @@ func newHarness(t *testing.T, tc client.Client) *harness {
 // workspace makes an org with a store, an owner with an operator token, and keys.
 func (h *harness) workspace() {
 	t := h.t
-	org, err := workspace.CreateOrg(h.ctx, h.db, "Acme")
+	org, err := workspace.NewService(h.db).CreateOrg(h.ctx, "Acme")
 	if err != nil {
 		t.Fatal(err)
 	}
-	store, err := workspace.CreateStore(h.ctx, h.db, org.ID, "Main", "USD")
+	store, err := workspace.NewService(h.db).CreateStore(h.ctx, org.ID, "Main", "USD")
 	if err != nil {
 		t.Fatal(err)
 	}
-	owner, token, err := workspace.CreateUser(h.ctx, h.db, org.ID, "owner@acme.test", models.RoleOwner)
+	owner, token, err := workspace.NewService(h.db).CreateUser(h.ctx, org.ID, "owner@acme.test", models.RoleOwner)
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, rw, err := apikeys.CreateReadKey(h.ctx, h.db, apikeys.NewReadKey{OrgID: org.ID, ActorID: owner.ID, Scope: models.ScopeReadWrite})
+	_, rw, err := apikeys.NewService(h.db, nil).CreateReadKey(h.ctx, apikeys.NewReadKey{OrgID: org.ID, ActorID: owner.ID, Scope: models.ScopeReadWrite})
 	if err != nil {
 		t.Fatal(err)
 	}
-	ik, err := apikeys.CreateIntegrationKey(h.ctx, h.db, h.box, apikeys.NewIntegrationKey{OrgID: org.ID, StoreID: store.ID, ActorID: owner.ID,
+	ik, err := apikeys.NewService(h.db, h.box).CreateIntegrationKey(h.ctx, apikeys.NewIntegrationKey{OrgID: org.ID, StoreID: store.ID, ActorID: owner.ID,
 		Scopes: []string{"orders:write", "payments:write"}})
 	if err != nil {
 		t.Fatal(err)
@@ -188,4 +198,57 @@ func (h *harness) deliveries(endpointID uuid.UUID) []models.Delivery {
 		h.t.Fatal(err)
 	}
 	return rows
+}
+
+// settled waits until every workflow started for the org's events and queued starts has closed.
+// After it no delivery can still arrive, so a count taken then is final: no quiet window is guessed.
+func (h *harness) settled() {
+	h.t.Helper()
+	waitFor(h.t, 60*time.Second, "every delivery workflow of the org to close", func() bool {
+		var pending int64
+		h.db.Raw(`SELECT (SELECT count(*) FROM events WHERE org_id = ? AND dispatched_at IS NULL) +
+			(SELECT count(*) FROM webhook_dispatches WHERE org_id = ? AND dispatched_at IS NULL)`, h.org, h.org).Scan(&pending)
+		if pending > 0 {
+			return false
+		}
+		var events []uuid.UUID
+		var ids []string
+		h.db.Raw("SELECT id FROM events WHERE org_id = ?", h.org).Scan(&events)
+		h.db.Raw("SELECT workflow_id FROM webhook_dispatches WHERE org_id = ?", h.org).Scan(&ids)
+		for _, id := range events {
+			ids = append(ids, delivery.EventWorkflowID(id))
+		}
+		return !slices.ContainsFunc(ids, h.running)
+	})
+}
+
+// running tells whether the workflow is open. An event that targeted no endpoint has none.
+func (h *harness) running(workflowID string) bool {
+	h.t.Helper()
+	d, err := h.temporal.DescribeWorkflowExecution(h.ctx, workflowID, "")
+	var notFound *serviceerror.NotFound
+	if errors.As(err, &notFound) {
+		return false
+	}
+	if err != nil {
+		h.t.Fatalf("describe %s: %v", workflowID, err)
+	}
+	return d.GetWorkflowExecutionInfo().GetStatus() == enums.WORKFLOW_EXECUTION_STATUS_RUNNING
+}
+
+// historyHas tells whether the workflow's history holds an event of the type: the server's record,
+// so a test can tell a durable timer was started, or has fired, without any worker running.
+func (h *harness) historyHas(workflowID string, typ enums.EventType) bool {
+	h.t.Helper()
+	it := h.temporal.GetWorkflowHistory(h.ctx, workflowID, "", false, enums.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
+	for it.HasNext() {
+		ev, err := it.Next()
+		if err != nil {
+			h.t.Fatalf("history of %s: %v", workflowID, err)
+		}
+		if ev.GetEventType() == typ {
+			return true
+		}
+	}
+	return false
 }

@@ -27,6 +27,7 @@ import (
 	"wds/delivery"
 	"wds/delivery/deliverytest"
 	"wds/models"
+	"wds/openapi/openapitest"
 	"wds/signing"
 	"wds/temporaldev"
 )
@@ -50,7 +51,7 @@ func (h *harness) request(method, path, token string, body any) (int, map[string
 		req.Header.Set("Authorization", "Bearer "+token)
 	}
 	req.Header.Set("Content-Type", "application/json")
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := openapitest.Client(h.t, nil).Do(req) // every answer is held to the served documents
 	if err != nil {
 		h.t.Fatal(err)
 	}
@@ -165,7 +166,7 @@ func TestWebhooksEndToEnd(t *testing.T) {
 		waitFor(t, 10*time.Second, "visibility", func() bool {
 			return h.workflowsWith(fmt.Sprintf("WdsEventId = '%s' AND WdsDeliveryStatus = 'succeeded' AND WdsEndpointIds = '%s'", created[0].ID, epB.id)) == 1
 		})
-		time.Sleep(time.Second)
+		h.settled()
 		if a.count() != 2 || b.count() != 1 || c.count() != 0 || len(h.events("order.created")) != 1 {
 			t.Fatalf("after the duplicate: A %d, B %d, C %d deliveries", a.count(), b.count(), c.count())
 		}
@@ -352,10 +353,15 @@ func TestWebhooksEndToEnd(t *testing.T) {
 		h.t = t
 		rc := newReceiver(t, failFirst(1))
 		ep := h.endpoint(rc, 5, "shipment.tracking_added")
-		h.emit("shipment.tracking_added")
+		wf := delivery.EventWorkflowID(h.emit("shipment.tracking_added"))
 		waitFor(t, 10*time.Second, "first attempt logged", func() bool { return len(h.deliveries(ep.id)) == 1 })
+		waitFor(t, 10*time.Second, "the ladder's timer for attempt 2", func() bool {
+			return h.historyHas(wf, enumspb.EVENT_TYPE_TIMER_STARTED)
+		})
 		h.stop()
-		time.Sleep(2 * time.Second) // attempt 2 falls due while no worker runs
+		waitFor(t, 20*time.Second, "attempt 2 to fall due while no worker runs", func() bool {
+			return h.historyHas(wf, enumspb.EVENT_TYPE_TIMER_FIRED)
+		})
 		if rc.count() != 1 {
 			t.Fatalf("%d requests with no worker", rc.count())
 		}
@@ -460,7 +466,7 @@ func TestTemporalOutageLosesNothingAndStartsNothingTwice(t *testing.T) {
 	h.startWorker()
 	h.startWorker()
 	waitFor(t, 30*time.Second, "every event delivered", func() bool { return recv[0].count() == 5 && recv[1].count() == 10 })
-	time.Sleep(time.Second)
+	h.settled()
 	for i, rc := range recv {
 		seen := map[string]int{}
 		for _, d := range rc.deliveries() {

@@ -1,7 +1,8 @@
 // Package fulfillment ships orders (README.md, Workspace operations): a shipment leaves, gains a tracking number,
 // and is reported delivered. The order keeps its fulfillment_status (unfulfilled, shipped,
-// delivered) in step. The Operator API and `wds admin` both call it; each operation writes its rows,
-// its events and its audit row in one transaction, and a call that changes nothing emits nothing.
+// delivered) in step. The Operator API, the console and `wds admin` all call its Service; each
+// operation writes its rows, its events and its audit row in one transaction, starts the events once
+// it has committed, and a call that changes nothing emits nothing.
 //
 // Every operation locks the order row first and then the shipment, so concurrent reports about one
 // order take turns in the same order and the database, not a check in Go, decides who changed what:
@@ -36,10 +37,21 @@ const (
 // maxText bounds a carrier name and a tracking number, in characters.
 const maxText = 100
 
-// Result is a shipment as the APIs show it and the events to start after commit.
-type Result struct {
-	views.Shipment
-	Events []uuid.UUID `json:"-"`
+// Service runs the fulfillment operations over the database.
+type Service struct {
+	db     *gorm.DB
+	events EventStarter
+}
+
+// EventStarter starts webhook delivery of events already committed to the outbox (delivery.Starter).
+// It must not fail the write: what it cannot start now the worker's relay starts after its grace.
+type EventStarter interface {
+	StartEvents(ctx context.Context, eventIDs []uuid.UUID)
+}
+
+// NewService is the operations over db; events nil leaves every event to the worker's relay.
+func NewService(db *gorm.DB, events EventStarter) *Service {
+	return &Service{db: db, events: events}
 }
 
 // shipmentEvent is the data of order.shipped, order.delivered and shipment.tracking_added.
@@ -64,11 +76,11 @@ type lockedOrder struct {
 	FulfillmentStatus string
 }
 
-// run locks the order, checks the actor may work on it, runs fn, writes the events fn announced and
-// returns those to start.
-func run(ctx context.Context, db *gorm.DB, actor, orderID uuid.UUID, fn func(c *change) error) ([]uuid.UUID, error) {
+// run locks the order, checks the actor may work on it, runs fn, writes the events fn announced and,
+// once committed, starts them.
+func (s *Service) run(ctx context.Context, actor, orderID uuid.UUID, fn func(c *change) error) error {
 	var ids []uuid.UUID
-	err := db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		var rows []lockedOrder
 		if err := tx.Raw(`SELECT id, org_id, store_id, status, fulfillment_status FROM orders WHERE id = ? FOR UPDATE`, orderID).
 			Find(&rows).Error; err != nil {
@@ -88,7 +100,13 @@ func run(ctx context.Context, db *gorm.DB, actor, orderID uuid.UUID, fn func(c *
 		ids, err = delivery.WriteEvents(ctx, tx, c.events)
 		return err
 	})
-	return ids, err
+	if err != nil {
+		return err
+	}
+	if s.events != nil && len(ids) > 0 {
+		s.events.StartEvents(ctx, ids)
+	}
+	return nil
 }
 
 // orderOf finds a shipment's order without locking: run locks the order, then the operation its

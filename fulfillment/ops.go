@@ -7,11 +7,11 @@ import (
 	"time"
 
 	"github.com/google/uuid"
-	"gorm.io/gorm"
 
 	"wds/events"
 	"wds/ingest"
 	"wds/problem"
+	"wds/views"
 )
 
 // Ship is what shipping an order asks for.
@@ -24,9 +24,9 @@ type Ship struct {
 // ShipOrder records a shipment of the order. The order's fulfillment_status becomes shipped;
 // order.shipped fires when it first does (an order delivered before and shipping again was shipped
 // already), and shipment.tracking_added when a tracking number comes with it.
-func ShipOrder(ctx context.Context, db *gorm.DB, actor, orderID uuid.UUID, in Ship) (*Result, error) {
-	var out Result
-	ids, err := run(ctx, db, actor, orderID, func(c *change) error {
+func (s *Service) ShipOrder(ctx context.Context, actor, orderID uuid.UUID, in Ship) (*views.Shipment, error) {
+	var out views.Shipment
+	err := s.run(ctx, actor, orderID, func(c *change) error {
 		if c.order.Status == ingest.StatusCancelled || c.order.Status == ingest.StatusRefunded {
 			return problem.Fail(ErrOrderNotShippable, "order %s is %s; it cannot be shipped", orderID, c.order.Status)
 		}
@@ -60,7 +60,7 @@ func ShipOrder(ctx context.Context, db *gorm.DB, actor, orderID uuid.UUID, in Sh
 		if err := c.setFulfillment(Shipped); err != nil {
 			return err
 		}
-		if out.Shipment, err = c.announce(id, types...); err != nil {
+		if out, err = c.announce(id, types...); err != nil {
 			return err
 		}
 		return c.audit(actor, "shipment.create", id, map[string]any{"carrier": carrier, "tracking_number": tracking != nil})
@@ -68,7 +68,6 @@ func ShipOrder(ctx context.Context, db *gorm.DB, actor, orderID uuid.UUID, in Sh
 	if err != nil {
 		return nil, fmt.Errorf("ship order: %w", err)
 	}
-	out.Events = ids
 	return &out, nil
 }
 
@@ -94,30 +93,30 @@ func (c *change) lockShipment(id uuid.UUID) (shipmentRow, error) {
 }
 
 // onShipment runs fn on a shipment inside its order's transaction; a shipment of another org is 404.
-func onShipment(ctx context.Context, db *gorm.DB, actor, shipmentID uuid.UUID, fn func(c *change, s shipmentRow) error) ([]uuid.UUID, error) {
-	orderID, err := orderOf(ctx, db, shipmentID)
+func (s *Service) onShipment(ctx context.Context, actor, shipmentID uuid.UUID, fn func(c *change, s shipmentRow) error) error {
+	orderID, err := orderOf(ctx, s.db, shipmentID)
 	if err != nil {
-		return nil, err
+		return err
 	}
-	ids, err := run(ctx, db, actor, orderID, func(c *change) error {
-		s, err := c.lockShipment(shipmentID)
+	err = s.run(ctx, actor, orderID, func(c *change) error {
+		row, err := c.lockShipment(shipmentID)
 		if err != nil {
 			return err
 		}
-		return fn(c, s)
+		return fn(c, row)
 	})
 	if errors.Is(err, problem.NotFound) {
-		return nil, problem.Fail(problem.NotFound, "shipment %s not found", shipmentID)
+		return problem.Fail(problem.NotFound, "shipment %s not found", shipmentID)
 	}
-	return ids, err
+	return err
 }
 
 // AddTracking attaches a tracking number (and optionally a carrier) to a shipment. A number new to
 // the shipment fires shipment.tracking_added; the same number again changes nothing and fires
 // nothing, unless a different carrier comes with it, which is corrected without an event.
-func AddTracking(ctx context.Context, db *gorm.DB, actor, shipmentID uuid.UUID, tracking string, carrier *string) (*Result, error) {
-	var out Result
-	ids, err := onShipment(ctx, db, actor, shipmentID, func(c *change, s shipmentRow) error {
+func (s *Service) AddTracking(ctx context.Context, actor, shipmentID uuid.UUID, tracking string, carrier *string) (*views.Shipment, error) {
+	var out views.Shipment
+	err := s.onShipment(ctx, actor, shipmentID, func(c *change, s shipmentRow) error {
 		number, err := text("tracking_number", tracking)
 		if err != nil {
 			return err
@@ -130,7 +129,7 @@ func AddTracking(ctx context.Context, db *gorm.DB, actor, shipmentID uuid.UUID, 
 		}
 		sameNumber := s.TrackingNumber != nil && *s.TrackingNumber == number
 		if sameNumber && newCarrier == s.Carrier {
-			out.Shipment, err = c.announce(shipmentID)
+			out, err = c.announce(shipmentID)
 			return err
 		}
 		if err := c.tx.Exec(`UPDATE shipments SET tracking_number = ?, carrier = ? WHERE id = ?`, number, newCarrier, shipmentID).Error; err != nil {
@@ -143,7 +142,7 @@ func AddTracking(ctx context.Context, db *gorm.DB, actor, shipmentID uuid.UUID, 
 		if !sameNumber {
 			types = append(types, events.ShipmentTrackingAdded)
 		}
-		if out.Shipment, err = c.announce(shipmentID, types...); err != nil {
+		if out, err = c.announce(shipmentID, types...); err != nil {
 			return err
 		}
 		return c.audit(actor, "shipment.track", shipmentID, map[string]any{"carrier": newCarrier, "new_number": !sameNumber})
@@ -151,19 +150,18 @@ func AddTracking(ctx context.Context, db *gorm.DB, actor, shipmentID uuid.UUID, 
 	if err != nil {
 		return nil, fmt.Errorf("add tracking: %w", err)
 	}
-	out.Events = ids
 	return &out, nil
 }
 
 // MarkDelivered records that the carrier delivered a shipment. When it was the order's last
 // undelivered shipment the order becomes delivered and order.delivered fires; a shipment already
 // delivered changes nothing and fires nothing.
-func MarkDelivered(ctx context.Context, db *gorm.DB, actor, shipmentID uuid.UUID, deliveredAt *time.Time) (*Result, error) {
-	var out Result
-	ids, err := onShipment(ctx, db, actor, shipmentID, func(c *change, s shipmentRow) error {
+func (s *Service) MarkDelivered(ctx context.Context, actor, shipmentID uuid.UUID, deliveredAt *time.Time) (*views.Shipment, error) {
+	var out views.Shipment
+	err := s.onShipment(ctx, actor, shipmentID, func(c *change, s shipmentRow) error {
 		if s.Status == Delivered {
 			var err error
-			out.Shipment, err = c.announce(shipmentID)
+			out, err = c.announce(shipmentID)
 			return err
 		}
 		if err := notAfterNow("delivered_at", deliveredAt); err != nil {
@@ -187,7 +185,7 @@ func MarkDelivered(ctx context.Context, db *gorm.DB, actor, shipmentID uuid.UUID
 		if err := c.setFulfillment(status); err != nil {
 			return err
 		}
-		if out.Shipment, err = c.announce(shipmentID, types...); err != nil {
+		if out, err = c.announce(shipmentID, types...); err != nil {
 			return err
 		}
 		return c.audit(actor, "shipment.deliver", shipmentID, map[string]any{"order_delivered": pending == 0})
@@ -195,6 +193,5 @@ func MarkDelivered(ctx context.Context, db *gorm.DB, actor, shipmentID uuid.UUID
 	if err != nil {
 		return nil, fmt.Errorf("mark delivered: %w", err)
 	}
-	out.Events = ids
 	return &out, nil
 }

@@ -31,8 +31,8 @@ func appOp(ctx context.Context, org, store uuid.UUID) func(tx *gorm.DB) *op {
 // when it names another store. The client block is matched by email within the store (its
 // external_id is ignored), else it makes a new client; an inline payment's external_id is ignored
 // too.
-func CreateAppOrder(ctx context.Context, db *gorm.DB, orgID, actorID uuid.UUID, in AppOrder) (*OrderResult, error) {
-	if err := workspace.RequireRole(ctx, db, orgID, actorID, workspace.Anyone...); err != nil {
+func (s *Service) CreateAppOrder(ctx context.Context, orgID, actorID uuid.UUID, in AppOrder) (*OrderResult, error) {
+	if err := workspace.RequireRole(ctx, s.db, orgID, actorID, workspace.Anyone...); err != nil {
 		return nil, err
 	}
 	storeID, err := requiredID("store_id", in.StoreID)
@@ -43,11 +43,11 @@ func CreateAppOrder(ctx context.Context, db *gorm.DB, orgID, actorID uuid.UUID, 
 	if err != nil {
 		return nil, err
 	}
-	if _, err := workspace.StoreOf(ctx, db, orgID, storeID); err != nil {
+	if _, err := workspace.StoreOf(ctx, s.db, orgID, storeID); err != nil {
 		return nil, err
 	}
 	var res *OrderResult
-	starts, err := run(ctx, db, appOp(ctx, orgID, storeID), func(o *op) error {
+	err = s.run(ctx, appOp(ctx, orgID, storeID), func(o *op) error {
 		var err error
 		if res, err = o.createAppOrder(order, t, status); err != nil {
 			return err
@@ -56,12 +56,11 @@ func CreateAppOrder(ctx context.Context, db *gorm.DB, orgID, actorID uuid.UUID, 
 			"number": res.Number, "external_id": order.ExternalID, "total_cents": res.TotalCents, "status": res.Status})
 	})
 	if errors.Is(err, errExternalIDTaken) { // the whole attempt rolled back: answer the original
-		return appOrderByExternal(ctx, db, orgID, order.ExternalID)
+		return appOrderByExternal(ctx, s.db, orgID, order.ExternalID)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("create app order: %w", err)
 	}
-	res.Events = starts
 	return res, nil
 }
 
@@ -128,19 +127,11 @@ func appOrderByExternal(ctx context.Context, db *gorm.DB, orgID uuid.UUID, exter
 	return duplicateOf(v)
 }
 
-// AppClient is the answer of an operator's client create or edit: the client as GET /v1/clients/{id}
-// shows it.
-type AppClient struct {
-	*views.Client
-	// Events are the outbox rows to start after commit; never rendered.
-	Events []uuid.UUID `json:"-"`
-}
-
 // CreateClient adds a client to one of the org's stores and emits client.created. A client of the
 // store already holding the email (case-insensitive) is a conflict: the store's clients are told
 // apart by email, as order client blocks and integration upserts match them.
-func CreateClient(ctx context.Context, db *gorm.DB, orgID, actorID uuid.UUID, in NewClient) (*AppClient, error) {
-	if err := workspace.RequireRole(ctx, db, orgID, actorID, workspace.Anyone...); err != nil {
+func (s *Service) CreateClient(ctx context.Context, orgID, actorID uuid.UUID, in NewClient) (*views.Client, error) {
+	if err := workspace.RequireRole(ctx, s.db, orgID, actorID, workspace.Anyone...); err != nil {
 		return nil, err
 	}
 	storeID, err := requiredID("store_id", in.StoreID)
@@ -151,11 +142,11 @@ func CreateClient(ctx context.Context, db *gorm.DB, orgID, actorID uuid.UUID, in
 	if err != nil {
 		return nil, err
 	}
-	if _, err := workspace.StoreOf(ctx, db, orgID, storeID); err != nil {
+	if _, err := workspace.StoreOf(ctx, s.db, orgID, storeID); err != nil {
 		return nil, err
 	}
 	var out *views.Client
-	starts, err := run(ctx, db, appOp(ctx, orgID, storeID), func(o *op) error {
+	err = s.run(ctx, appOp(ctx, orgID, storeID), func(o *op) error {
 		if err := o.refuseTakenEmail(deref(c.Email), uuid.Nil); err != nil {
 			return err
 		}
@@ -172,22 +163,22 @@ func CreateClient(ctx context.Context, db *gorm.DB, orgID, actorID uuid.UUID, in
 	if err != nil {
 		return nil, fmt.Errorf("create client: %w", err)
 	}
-	return &AppClient{Client: out, Events: starts}, nil
+	return out, nil
 }
 
 // UpdateClient edits a client: only the fields sent change, null clears one. client.updated and the
 // audit row are written only when a stored field changed; an edit that changes nothing writes
 // nothing. A client of an org the actor is not a member of is not found.
-func UpdateClient(ctx context.Context, db *gorm.DB, actorID, clientID uuid.UUID, in ClientFields) (*AppClient, error) {
+func (s *Service) UpdateClient(ctx context.Context, actorID, clientID uuid.UUID, in ClientFields) (*views.Client, error) {
 	var homes []struct{ OrgID, StoreID uuid.UUID }
-	if err := db.WithContext(ctx).Raw(`SELECT org_id, store_id FROM clients WHERE id = ?`, clientID).Find(&homes).Error; err != nil {
+	if err := s.db.WithContext(ctx).Raw(`SELECT org_id, store_id FROM clients WHERE id = ?`, clientID).Find(&homes).Error; err != nil {
 		return nil, fmt.Errorf("load client: %w", err)
 	}
 	if len(homes) == 0 {
 		return nil, notFound("client", clientID)
 	}
 	org, store := homes[0].OrgID, homes[0].StoreID
-	if err := workspace.RequireRowRole(ctx, db, org, actorID, "client", clientID, workspace.Anyone...); err != nil {
+	if err := workspace.RequireRowRole(ctx, s.db, org, actorID, "client", clientID, workspace.Anyone...); err != nil {
 		return nil, err
 	}
 	c, err := in.client()
@@ -195,7 +186,7 @@ func UpdateClient(ctx context.Context, db *gorm.DB, actorID, clientID uuid.UUID,
 		return nil, err
 	}
 	var out *views.Client
-	starts, err := run(ctx, db, appOp(ctx, org, store), func(o *op) error {
+	err = s.run(ctx, appOp(ctx, org, store), func(o *op) error {
 		if err := o.refuseTakenEmail(deref(c.Email), clientID); err != nil {
 			return err
 		}
@@ -210,11 +201,11 @@ func UpdateClient(ctx context.Context, db *gorm.DB, actorID, clientID uuid.UUID,
 		return nil, fmt.Errorf("update client: %w", err)
 	}
 	if out == nil { // nothing changed
-		if out, err = views.GetClient(ctx, db, views.Scope{OrgID: org}, clientID); err != nil {
+		if out, err = views.GetClient(ctx, s.db, views.Scope{OrgID: org}, clientID); err != nil {
 			return nil, err
 		}
 	}
-	return &AppClient{Client: out, Events: starts}, nil
+	return out, nil
 }
 
 // refuseTakenEmail takes the store's lock on email (held to commit, as every client write to that

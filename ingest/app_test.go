@@ -40,17 +40,17 @@ func newAppEnv(t *testing.T) *appEnv {
 			t.Fatal(err)
 		}
 	}
-	org, err := workspace.CreateOrg(ctx, e.db, "Acme")
+	org, err := workspace.NewService(e.db).CreateOrg(ctx, "Acme")
 	must(err)
-	store, err := workspace.CreateStore(ctx, e.db, org.ID, "Shop", "EUR")
+	store, err := workspace.NewService(e.db).CreateStore(ctx, org.ID, "Shop", "EUR")
 	must(err)
-	member, _, err := workspace.CreateUser(ctx, e.db, org.ID, uuid.NewString()+"@example.com", models.RoleMember)
+	member, _, err := workspace.NewService(e.db).CreateUser(ctx, org.ID, uuid.NewString()+"@example.com", models.RoleMember)
 	must(err)
-	other, err := workspace.CreateOrg(ctx, e.db, "Elsewhere")
+	other, err := workspace.NewService(e.db).CreateOrg(ctx, "Elsewhere")
 	must(err)
-	otherStore, err := workspace.CreateStore(ctx, e.db, other.ID, "Far", "USD")
+	otherStore, err := workspace.NewService(e.db).CreateStore(ctx, other.ID, "Far", "USD")
 	must(err)
-	otherOwner, _, err := workspace.CreateUser(ctx, e.db, other.ID, uuid.NewString()+"@example.com", models.RoleOwner)
+	otherOwner, _, err := workspace.NewService(e.db).CreateUser(ctx, other.ID, uuid.NewString()+"@example.com", models.RoleOwner)
 	must(err)
 	e.org, e.store, e.member, e.otherOrg, e.otherStore, e.otherOwner = org.ID, store.ID, member.ID, other.ID, otherStore.ID, otherOwner.ID
 	return e
@@ -89,7 +89,7 @@ func (e *appEnv) eventTypes() []string { e.t.Helper(); return eventstest.Written
 func TestAppOrderFollowsTheIntegrationRulesAndIsAudited(t *testing.T) {
 	e := newAppEnv(t)
 	ctx := context.Background()
-	res, err := ingest.CreateAppOrder(ctx, e.db, e.org, e.member, e.order(`{"external_id": "POS-1",
+	res, err := ingest.NewService(e.db, nil).CreateAppOrder(ctx, e.org, e.member, e.order(`{"external_id": "POS-1",
 		"lines": [{"description": "Mug", "quantity": 2, "unit_price_cents": 1500}], "shipping_cents": 500, "tax_cents": 100,
 		"client": {"external_id": "ignored", "email": "Ann@Example.com", "first_name": "Ann"},
 		"payment": {"external_id": "ignored-too", "amount_cents": 1000, "method": "cash"}}`))
@@ -128,7 +128,7 @@ func TestAppOrderFollowsTheIntegrationRulesAndIsAudited(t *testing.T) {
 
 	// Zero total without payment is paid; no external_id twice makes two orders.
 	for range 2 {
-		r, err := ingest.CreateAppOrder(ctx, e.db, e.org, e.member, e.order(`{"lines": [{"quantity": 1}]}`))
+		r, err := ingest.NewService(e.db, nil).CreateAppOrder(ctx, e.org, e.member, e.order(`{"lines": [{"quantity": 1}]}`))
 		if err != nil || r.Status != ingest.StatusPaid || r.ExternalID != "" || r.Duplicate {
 			t.Fatalf("free order: %+v, %v", r, err)
 		}
@@ -142,24 +142,24 @@ func TestAppOrderMatchesTheClientByEmailInTheStore(t *testing.T) {
 	e := newAppEnv(t)
 	ctx := context.Background()
 	email := "ann@example.com"
-	c, err := ingest.CreateClient(ctx, e.db, e.org, e.member, newClient(e.store, `{"email": "ann@example.com", "first_name": "Ann"}`))
+	c, err := ingest.NewService(e.db, nil).CreateClient(ctx, e.org, e.member, newClient(e.store, `{"email": "ann@example.com", "first_name": "Ann"}`))
 	if err != nil || c.Email == nil || *c.Email != email || c.DisplayName != "Ann" || c.Source != nil {
 		t.Fatalf("client %+v, %v", c, err)
 	}
 	// Same fields: matched, unchanged, no client.updated.
-	r, err := ingest.CreateAppOrder(ctx, e.db, e.org, e.member, e.order(`{"lines": [{"quantity": 1, "unit_price_cents": 10}],
+	r, err := ingest.NewService(e.db, nil).CreateAppOrder(ctx, e.org, e.member, e.order(`{"lines": [{"quantity": 1, "unit_price_cents": 10}],
 		"client": {"email": "ann@example.com", "first_name": "Ann"}}`))
 	if err != nil || r.ClientID == nil || *r.ClientID != c.ID {
 		t.Fatalf("matched %+v, %v", r, err)
 	}
 	// Matched whatever the case; the fields sent overwrite the stored ones: client.updated.
-	r, err = ingest.CreateAppOrder(ctx, e.db, e.org, e.member, e.order(`{"lines": [{"quantity": 1, "unit_price_cents": 10}],
+	r, err = ingest.NewService(e.db, nil).CreateAppOrder(ctx, e.org, e.member, e.order(`{"lines": [{"quantity": 1, "unit_price_cents": 10}],
 		"client": {"email": "ANN@example.com", "phone": "+1 555"}}`))
 	if err != nil || *r.ClientID != c.ID {
 		t.Fatalf("matched again %+v, %v", r, err)
 	}
 	// No email: a new client each time.
-	r, err = ingest.CreateAppOrder(ctx, e.db, e.org, e.member, e.order(`{"lines": [{"quantity": 1, "unit_price_cents": 10}],
+	r, err = ingest.NewService(e.db, nil).CreateAppOrder(ctx, e.org, e.member, e.order(`{"lines": [{"quantity": 1, "unit_price_cents": 10}],
 		"client": {"first_name": "Bob", "last_name": "Stone"}}`))
 	if err != nil || *r.ClientID == c.ID {
 		t.Fatalf("no email %+v, %v", r, err)
@@ -180,29 +180,29 @@ func TestAppOrderRepeatedExternalIDAnswersTheOriginalAndChangesNothing(t *testin
 	e := newAppEnv(t)
 	ctx := context.Background()
 	body := `{"external_id": "POS-7", "lines": [{"quantity": 1, "unit_price_cents": 700}], "client": {"email": "c@example.com"}}`
-	first, err := ingest.CreateAppOrder(ctx, e.db, e.org, e.member, e.order(body))
+	first, err := ingest.NewService(e.db, nil).CreateAppOrder(ctx, e.org, e.member, e.order(body))
 	if err != nil {
 		t.Fatal(err)
 	}
 	// Another store, another client block, a payment: still the original, and nothing is written.
-	second, _ := workspace.CreateStore(ctx, e.db, e.org, "Second", "EUR")
+	second, _ := workspace.NewService(e.db).CreateStore(ctx, e.org, "Second", "EUR")
 	before := e.counts()
 	repeat := e.order(`{"external_id": "POS-7", "store_id": "` + second.ID.String() + `", "lines": [{"quantity": 9}],
 		"client": {"email": "someone-else@example.com"}, "payment": {"amount_cents": 1}}`)
 	repeat.Payment.AmountCents = 0 // a free order takes no payment: validation still runs first
-	if _, err := ingest.CreateAppOrder(ctx, e.db, e.org, e.member, repeat); !errors.Is(err, problem.Invalid) {
+	if _, err := ingest.NewService(e.db, nil).CreateAppOrder(ctx, e.org, e.member, repeat); !errors.Is(err, problem.Invalid) {
 		t.Fatalf("invalid repeat: %v", err)
 	}
 	repeat.Payment = nil
-	dup, err := ingest.CreateAppOrder(ctx, e.db, e.org, e.member, repeat)
-	if err != nil || !dup.Duplicate || dup.ID != first.ID || dup.Number != first.Number || dup.ClientID == nil || *dup.ClientID != *first.ClientID || len(dup.Events) != 0 {
+	dup, err := ingest.NewService(e.db, nil).CreateAppOrder(ctx, e.org, e.member, repeat)
+	if err != nil || !dup.Duplicate || dup.ID != first.ID || dup.Number != first.Number || dup.ClientID == nil || *dup.ClientID != *first.ClientID {
 		t.Fatalf("repeat %+v (first %+v), %v", dup, first, err)
 	}
 	if after := e.counts(); fmt.Sprint(after) != fmt.Sprint(before) {
 		t.Fatalf("a repeat wrote rows: %v -> %v", before, after)
 	}
 	// External ids are per org: another org may use the same one.
-	if r, err := ingest.CreateAppOrder(ctx, e.db, e.otherOrg, e.otherOwner, ingest.AppOrder{StoreID: ptr(e.otherStore.String()),
+	if r, err := ingest.NewService(e.db, nil).CreateAppOrder(ctx, e.otherOrg, e.otherOwner, ingest.AppOrder{StoreID: ptr(e.otherStore.String()),
 		Order: ingest.Order{ExternalID: "POS-7", Lines: []ingest.Line{{Quantity: 1}}}}); err != nil || r.Duplicate {
 		t.Fatalf("other org: %+v, %v", r, err)
 	}
@@ -218,7 +218,7 @@ func TestConcurrentAppOrderCreatesOfOneExternalIDMakeOneOrder(t *testing.T) {
 	var wg sync.WaitGroup
 	for i := range n {
 		wg.Go(func() {
-			results[i], errs[i] = ingest.CreateAppOrder(ctx, e.db, e.org, e.member, e.order(`{"external_id": "RACE",
+			results[i], errs[i] = ingest.NewService(e.db, nil).CreateAppOrder(ctx, e.org, e.member, e.order(`{"external_id": "RACE",
 				"lines": [{"quantity": 1, "unit_price_cents": 500}], "client": {"email": "race@example.com"},
 				"payment": {"amount_cents": 500}}`))
 		})
@@ -276,7 +276,7 @@ func TestAppOrderRefusalsChangeNothing(t *testing.T) {
 		{e.org, e.member, `{"lines": [{"quantity": 1}], "client": {"first_name": "` + strings.Repeat("n", 201) + `"}}`, problem.Invalid},
 	}
 	for _, c := range cases {
-		if _, err := ingest.CreateAppOrder(ctx, e.db, c.org, c.actor, e.order(c.body)); !errors.Is(err, c.want) {
+		if _, err := ingest.NewService(e.db, nil).CreateAppOrder(ctx, c.org, c.actor, e.order(c.body)); !errors.Is(err, c.want) {
 			t.Errorf("%s: %v, want %v", c.body, err, c.want)
 		}
 	}
@@ -309,32 +309,32 @@ func ptr[T any](v T) *T { return &v }
 func TestClientCreateAndEdit(t *testing.T) {
 	e := newAppEnv(t)
 	ctx := context.Background()
-	c, err := ingest.CreateClient(ctx, e.db, e.org, e.member, newClient(e.store, `{"email": " Dee@Example.com ", "display_name": "Dee",
+	c, err := ingest.NewService(e.db, nil).CreateClient(ctx, e.org, e.member, newClient(e.store, `{"email": " Dee@Example.com ", "display_name": "Dee",
 		"first_name": "D", "last_name": "E", "phone": "+44", "client_type": "wholesale", "tags": ["vip", "b2b"],
 		"billing_address": {"address_line1": "1 Way", "city": "Leeds", "state": "", "postal_code": "LS1", "country": "GB"}}`))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if *c.Email != "Dee@Example.com" || c.ClientType != "wholesale" || len(c.Tags) != 2 || string(c.BillingAddress) == "null" || c.Source != nil {
-		t.Fatalf("created %+v", c.Client)
+		t.Fatalf("created %+v", c)
 	}
 	// Nothing changes: no event, no audit row, no updated_at change.
-	same, err := ingest.UpdateClient(ctx, e.db, e.member, c.ID, clientFields(t, `{"email": "Dee@Example.com", "tags": ["vip", "b2b"], "unknown": 1}`))
-	if err != nil || !same.UpdatedAt.Equal(c.UpdatedAt) || len(same.Events) != 0 {
+	same, err := ingest.NewService(e.db, nil).UpdateClient(ctx, e.member, c.ID, clientFields(t, `{"email": "Dee@Example.com", "tags": ["vip", "b2b"], "unknown": 1}`))
+	if err != nil || !same.UpdatedAt.Equal(c.UpdatedAt) {
 		t.Fatalf("no-op edit %+v, %v", same, err)
 	}
 	// null clears each optional field; client_type goes back to its default.
-	cleared, err := ingest.UpdateClient(ctx, e.db, e.member, c.ID, clientFields(t, `{"email": null, "display_name": null,
+	cleared, err := ingest.NewService(e.db, nil).UpdateClient(ctx, e.member, c.ID, clientFields(t, `{"email": null, "display_name": null,
 		"first_name": null, "last_name": null, "phone": null, "client_type": null, "tags": null, "billing_address": null}`))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if cl := cleared.Client; cl.Email != nil || cl.DisplayName != "" || cl.FirstName != "" || cl.Phone != "" || cl.ClientType != "retail" ||
+	if cl := cleared; cl.Email != nil || cl.DisplayName != "" || cl.FirstName != "" || cl.Phone != "" || cl.ClientType != "retail" ||
 		len(cl.Tags) != 0 || string(cl.BillingAddress) != "null" || !cl.UpdatedAt.After(c.UpdatedAt) {
 		t.Fatalf("cleared %+v", cl)
 	}
 	// Only the fields sent change.
-	renamed, err := ingest.UpdateClient(ctx, e.db, e.member, c.ID, clientFields(t, `{"first_name": "Deirdre"}`))
+	renamed, err := ingest.NewService(e.db, nil).UpdateClient(ctx, e.member, c.ID, clientFields(t, `{"first_name": "Deirdre"}`))
 	if err != nil || renamed.FirstName != "Deirdre" || renamed.LastName != "" || renamed.ClientType != "retail" {
 		t.Fatalf("renamed %+v, %v", renamed, err)
 	}
@@ -351,30 +351,30 @@ func TestClientCreateAndEdit(t *testing.T) {
 func TestClientEmailsAreOnePerStore(t *testing.T) {
 	e := newAppEnv(t)
 	ctx := context.Background()
-	a, err := ingest.CreateClient(ctx, e.db, e.org, e.member, newClient(e.store, `{"email": "a@example.com"}`))
+	a, err := ingest.NewService(e.db, nil).CreateClient(ctx, e.org, e.member, newClient(e.store, `{"email": "a@example.com"}`))
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := ingest.CreateClient(ctx, e.db, e.org, e.member, newClient(e.store, `{"email": "b@example.com"}`))
+	b, err := ingest.NewService(e.db, nil).CreateClient(ctx, e.org, e.member, newClient(e.store, `{"email": "b@example.com"}`))
 	if err != nil {
 		t.Fatal(err)
 	}
 	before := e.counts()
-	if _, err := ingest.CreateClient(ctx, e.db, e.org, e.member, newClient(e.store, `{"email": "A@EXAMPLE.com"}`)); !errors.Is(err, problem.Conflict) {
+	if _, err := ingest.NewService(e.db, nil).CreateClient(ctx, e.org, e.member, newClient(e.store, `{"email": "A@EXAMPLE.com"}`)); !errors.Is(err, problem.Conflict) {
 		t.Fatalf("second client with an email: %v", err)
 	}
-	if _, err := ingest.UpdateClient(ctx, e.db, e.member, b.ID, clientFields(t, `{"email": "a@example.com"}`)); !errors.Is(err, problem.Conflict) {
+	if _, err := ingest.NewService(e.db, nil).UpdateClient(ctx, e.member, b.ID, clientFields(t, `{"email": "a@example.com"}`)); !errors.Is(err, problem.Conflict) {
 		t.Fatalf("edit to a taken email: %v", err)
 	}
 	if after := e.counts(); fmt.Sprint(after) != fmt.Sprint(before) {
 		t.Fatalf("refusals wrote rows: %v -> %v", before, after)
 	}
 	// A client keeps its own email in another case; another store may hold the same address.
-	if _, err := ingest.UpdateClient(ctx, e.db, e.member, a.ID, clientFields(t, `{"email": "A@example.com"}`)); err != nil {
+	if _, err := ingest.NewService(e.db, nil).UpdateClient(ctx, e.member, a.ID, clientFields(t, `{"email": "A@example.com"}`)); err != nil {
 		t.Fatal(err)
 	}
-	second, _ := workspace.CreateStore(ctx, e.db, e.org, "Second", "EUR")
-	if _, err := ingest.CreateClient(ctx, e.db, e.org, e.member, newClient(second.ID, `{"email": "a@example.com"}`)); err != nil {
+	second, _ := workspace.NewService(e.db).CreateStore(ctx, e.org, "Second", "EUR")
+	if _, err := ingest.NewService(e.db, nil).CreateClient(ctx, e.org, e.member, newClient(second.ID, `{"email": "a@example.com"}`)); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -382,11 +382,11 @@ func TestClientEmailsAreOnePerStore(t *testing.T) {
 func TestClientRefusalsChangeNothing(t *testing.T) {
 	e := newAppEnv(t)
 	ctx := context.Background()
-	c, err := ingest.CreateClient(ctx, e.db, e.org, e.member, newClient(e.store, `{"first_name": "Zed"}`))
+	c, err := ingest.NewService(e.db, nil).CreateClient(ctx, e.org, e.member, newClient(e.store, `{"first_name": "Zed"}`))
 	if err != nil {
 		t.Fatal(err)
 	}
-	theirs, err := ingest.CreateClient(ctx, e.db, e.otherOrg, e.otherOwner, newClient(e.otherStore, `{"first_name": "Far"}`))
+	theirs, err := ingest.NewService(e.db, nil).CreateClient(ctx, e.otherOrg, e.otherOwner, newClient(e.otherStore, `{"first_name": "Far"}`))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -412,7 +412,7 @@ func TestClientRefusalsChangeNothing(t *testing.T) {
 		{c.ID, e.member, `{"billing_address": {"city": "` + strings.Repeat("c", 201) + `"}}`, problem.Invalid, "billing_address.city"},
 	}
 	for _, ed := range edits {
-		_, err := ingest.UpdateClient(ctx, e.db, ed.actor, ed.id, clientFields(t, ed.body))
+		_, err := ingest.NewService(e.db, nil).UpdateClient(ctx, ed.actor, ed.id, clientFields(t, ed.body))
 		if !errors.Is(err, ed.want) || !strings.HasPrefix(problem.Detail(err), ed.field) {
 			t.Errorf("%.60s: %v, want %v naming %q", ed.body, err, ed.want, ed.field)
 		}
@@ -427,7 +427,7 @@ func TestClientRefusalsChangeNothing(t *testing.T) {
 		{e.org, e.member, ingest.NewClient{}, problem.Invalid},
 	}
 	for i, cr := range creates {
-		if _, err := ingest.CreateClient(ctx, e.db, cr.org, cr.actor, cr.in); !errors.Is(err, cr.want) {
+		if _, err := ingest.NewService(e.db, nil).CreateClient(ctx, cr.org, cr.actor, cr.in); !errors.Is(err, cr.want) {
 			t.Errorf("create %d: %v, want %v", i, err, cr.want)
 		}
 	}

@@ -25,7 +25,7 @@ func BenchmarkCreateOrder(b *testing.B) {
 		for pb.Next() {
 			id := fmt.Sprint(n.Add(1))
 			email := "c" + id + "@example.com"
-			_, err := ingest.CreateOrder(ctx, db, k, ingest.Order{ExternalID: "o-" + id,
+			_, err := ingest.NewService(db, nil).CreateOrder(ctx, k, ingest.Order{ExternalID: "o-" + id,
 				Client: &ingest.Client{ExternalID: "c-" + id, Email: &email},
 				Lines: []ingest.Line{{Quantity: 1, UnitPriceCents: 1000}, {Quantity: 2, UnitPriceCents: 500},
 					{Quantity: 3, UnitPriceCents: 100}},

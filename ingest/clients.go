@@ -8,7 +8,6 @@ import (
 	"strings"
 
 	"github.com/google/uuid"
-	"gorm.io/gorm"
 
 	"wds/events"
 	"wds/models"
@@ -17,20 +16,19 @@ import (
 
 // ClientResult answers POST /clients (docs/integration-api.md).
 type ClientResult struct {
-	ID         uuid.UUID   `json:"id"`
-	ExternalID string      `json:"external_id"`
-	Created    bool        `json:"created"`
-	Updated    bool        `json:"updated"`
-	Events     []uuid.UUID `json:"-"`
+	ID         uuid.UUID `json:"id"`
+	ExternalID string    `json:"external_id"`
+	Created    bool      `json:"created"`
+	Updated    bool      `json:"updated"`
 }
 
 // UpsertClient creates or updates a CRM client of the key's store by the three resolution rules.
-func UpsertClient(ctx context.Context, db *gorm.DB, key *models.IntegrationKey, in Client) (*ClientResult, error) {
+func (s *Service) UpsertClient(ctx context.Context, key *models.IntegrationKey, in Client) (*ClientResult, error) {
 	if err := in.normalize("", true); err != nil {
 		return nil, err
 	}
 	var res *ClientResult
-	starts, err := inTx(ctx, db, key, func(o *op) error {
+	err := s.inTx(ctx, key, func(o *op) error {
 		c, err := o.resolveClient(in)
 		if err != nil {
 			return err
@@ -41,7 +39,6 @@ func UpsertClient(ctx context.Context, db *gorm.DB, key *models.IntegrationKey, 
 	if err != nil {
 		return nil, fmt.Errorf("upsert client: %w", err)
 	}
-	res.Events = starts
 	return res, nil
 }
 

@@ -18,16 +18,16 @@ import (
 func TestAClientWhoseEmailChangesMidCreateIsNotLost(t *testing.T) {
 	ctx := context.Background()
 	db := pgtest.New(t)
-	org, _ := workspace.CreateOrg(ctx, db, "Acme")
-	store, _ := workspace.CreateStore(ctx, db, org.ID, "Shop", "USD")
-	owner, _, _ := workspace.CreateUser(ctx, db, org.ID, uuid.NewString()+"@example.com", models.RoleOwner)
+	org, _ := workspace.NewService(db).CreateOrg(ctx, "Acme")
+	store, _ := workspace.NewService(db).CreateStore(ctx, org.ID, "Shop", "USD")
+	owner, _, _ := workspace.NewService(db).CreateUser(ctx, org.ID, uuid.NewString()+"@example.com", models.RoleOwner)
 	key := &models.IntegrationKey{ID: uuid.New(), OrgID: org.ID, StoreID: store.ID, Label: "Shop", KeyHash: []byte(uuid.NewString()),
 		KeyHint: "test", PayloadFormat: "generic", Scopes: models.IntegrationScopes, IPAllowlist: []string{}, RateLimit: 600, CreatedBy: owner.ID}
 	if err := db.Create(key).Error; err != nil {
 		t.Fatal(err)
 	}
 	email := "moving@example.com"
-	first, err := UpsertClient(ctx, db, key, Client{ExternalID: "c-1", Email: &email})
+	first, err := NewService(db, nil).UpsertClient(ctx, key, Client{ExternalID: "c-1", Email: &email})
 	if err != nil {
 		t.Fatal(err)
 	}

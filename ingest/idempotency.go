@@ -69,11 +69,11 @@ func CheckIdempotencyKey(key string) error {
 // request arriving while the first still executes waits for it (up to 10 s) and replays its answer,
 // so two requests with one key never both execute. The unique (integration key, key) row decides who
 // is first.
-func ClaimIdempotency(ctx context.Context, db *gorm.DB, keyID uuid.UUID, key string, request []byte, now func() time.Time) (*Claim, *Replay, error) {
+func (s *Service) ClaimIdempotency(ctx context.Context, keyID uuid.UUID, key string, request []byte, now func() time.Time) (*Claim, *Replay, error) {
 	sum := sha256.Sum256(request)
 	deadline := now().Add(idempotencyWait)
 	for pause := 20 * time.Millisecond; ; pause = min(2*pause, 250*time.Millisecond) {
-		c, r, err := tryClaim(ctx, db, keyID, key, sum[:], now())
+		c, r, err := tryClaim(ctx, s.db, keyID, key, sum[:], now())
 		if err != nil || c != nil || r != nil {
 			return c, r, err
 		}

@@ -24,11 +24,11 @@ func newKey(t testing.TB) (*gorm.DB, *models.IntegrationKey) {
 	t.Helper()
 	ctx := context.Background()
 	db := pgtest.New(t)
-	org, _ := workspace.CreateOrg(ctx, db, "Acme")
-	store, _ := workspace.CreateStore(ctx, db, org.ID, "Shop", "USD")
-	owner, _, _ := workspace.CreateUser(ctx, db, org.ID, uuid.NewString()+"@example.com", models.RoleOwner)
+	org, _ := workspace.NewService(db).CreateOrg(ctx, "Acme")
+	store, _ := workspace.NewService(db).CreateStore(ctx, org.ID, "Shop", "USD")
+	owner, _, _ := workspace.NewService(db).CreateUser(ctx, org.ID, uuid.NewString()+"@example.com", models.RoleOwner)
 	box, _ := secrets.NewBox(secrets.GenerateKey())
-	k, err := apikeys.CreateIntegrationKey(ctx, db, box, apikeys.NewIntegrationKey{OrgID: org.ID, StoreID: store.ID,
+	k, err := apikeys.NewService(db, box).CreateIntegrationKey(ctx, apikeys.NewIntegrationKey{OrgID: org.ID, StoreID: store.ID,
 		ActorID: owner.ID, Scopes: models.IntegrationScopes})
 	if err != nil {
 		t.Fatal(err)
@@ -44,12 +44,12 @@ func TestAbandonedClaimIsTakenOver(t *testing.T) {
 	now := time.Now()
 	clock := func() time.Time { return now }
 	body := []byte(`{"a":1}`)
-	dead, replay, err := ingest.ClaimIdempotency(ctx, db, k.ID, "key", body, clock)
+	dead, replay, err := ingest.NewService(db, nil).ClaimIdempotency(ctx, k.ID, "key", body, clock)
 	if err != nil || dead == nil || replay != nil {
 		t.Fatalf("first claim: %v %v %v", dead, replay, err)
 	}
 	now = now.Add(2 * time.Minute)
-	alive, _, err := ingest.ClaimIdempotency(ctx, db, k.ID, "key", body, clock)
+	alive, _, err := ingest.NewService(db, nil).ClaimIdempotency(ctx, k.ID, "key", body, clock)
 	if err != nil || alive == nil {
 		t.Fatalf("takeover: %v %v", alive, err)
 	}
@@ -59,11 +59,11 @@ func TestAbandonedClaimIsTakenOver(t *testing.T) {
 	if err := dead.Finish(ctx, 500, []byte(`{"late":true}`)); err != nil {
 		t.Fatal(err)
 	}
-	_, replay, err = ingest.ClaimIdempotency(ctx, db, k.ID, "key", body, clock)
+	_, replay, err = ingest.NewService(db, nil).ClaimIdempotency(ctx, k.ID, "key", body, clock)
 	if err != nil || replay == nil || replay.Status != 201 || string(replay.Body) != `{"winner":true}` {
 		t.Fatalf("replay %+v, %v", replay, err)
 	}
-	if _, _, err := ingest.ClaimIdempotency(ctx, db, k.ID, "key", []byte(`{}`), clock); !errors.Is(err, ingest.ErrIdempotencyConflict) {
+	if _, _, err := ingest.NewService(db, nil).ClaimIdempotency(ctx, k.ID, "key", []byte(`{}`), clock); !errors.Is(err, ingest.ErrIdempotencyConflict) {
 		t.Fatalf("different body: %v", err)
 	}
 }
@@ -76,10 +76,10 @@ func TestInProgressClaimTimesOut(t *testing.T) {
 	calls := 0
 	// A clock that jumps 4 s per reading makes the 10 s wait end after a few polls.
 	clock := func() time.Time { calls++; return start.Add(time.Duration(calls) * 4 * time.Second) }
-	if c, _, err := ingest.ClaimIdempotency(ctx, db, k.ID, "busy", nil, func() time.Time { return start }); err != nil || c == nil {
+	if c, _, err := ingest.NewService(db, nil).ClaimIdempotency(ctx, k.ID, "busy", nil, func() time.Time { return start }); err != nil || c == nil {
 		t.Fatal(err)
 	}
-	_, _, err := ingest.ClaimIdempotency(ctx, db, k.ID, "busy", nil, clock)
+	_, _, err := ingest.NewService(db, nil).ClaimIdempotency(ctx, k.ID, "busy", nil, clock)
 	if !errors.Is(err, ingest.ErrIdempotencyConflict) {
 		t.Fatalf("got %v, want idempotency_conflict (in progress)", err)
 	}
@@ -88,14 +88,14 @@ func TestInProgressClaimTimesOut(t *testing.T) {
 func TestReleasedClaimExecutesAgain(t *testing.T) {
 	db, k := newKey(t)
 	ctx := context.Background()
-	c, _, err := ingest.ClaimIdempotency(ctx, db, k.ID, "k", []byte("x"), time.Now)
+	c, _, err := ingest.NewService(db, nil).ClaimIdempotency(ctx, k.ID, "k", []byte("x"), time.Now)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if err := c.Release(ctx); err != nil {
 		t.Fatal(err)
 	}
-	again, replay, err := ingest.ClaimIdempotency(ctx, db, k.ID, "k", []byte("other body"), time.Now)
+	again, replay, err := ingest.NewService(db, nil).ClaimIdempotency(ctx, k.ID, "k", []byte("other body"), time.Now)
 	if err != nil || again == nil || replay != nil {
 		t.Fatalf("after release: %v %v %v", again, replay, err)
 	}
@@ -119,7 +119,7 @@ func TestClaimsPurgeExpiredEntries(t *testing.T) {
 	ctx := context.Background()
 	now := time.Now()
 	for i := range 15 {
-		if _, _, err := ingest.ClaimIdempotency(ctx, db, k.ID, fmt.Sprint("old-", i), nil, func() time.Time { return now }); err != nil {
+		if _, _, err := ingest.NewService(db, nil).ClaimIdempotency(ctx, k.ID, fmt.Sprint("old-", i), nil, func() time.Time { return now }); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -128,13 +128,13 @@ func TestClaimsPurgeExpiredEntries(t *testing.T) {
 		db.Raw(`SELECT count(*) FROM idempotency_keys`).Scan(&n)
 		return n
 	}
-	if _, _, err := ingest.ClaimIdempotency(ctx, db, k.ID, "new-1", nil, later); err != nil {
+	if _, _, err := ingest.NewService(db, nil).ClaimIdempotency(ctx, k.ID, "new-1", nil, later); err != nil {
 		t.Fatal(err)
 	}
 	if n := count(); n != 6 { // 15 expired - 10 purged + 1 new
 		t.Fatalf("%d entries after one claim, want 6", n)
 	}
-	if _, _, err := ingest.ClaimIdempotency(ctx, db, k.ID, "new-2", nil, later); err != nil {
+	if _, _, err := ingest.NewService(db, nil).ClaimIdempotency(ctx, k.ID, "new-2", nil, later); err != nil {
 		t.Fatal(err)
 	}
 	if n := count(); n != 2 {

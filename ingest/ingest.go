@@ -2,13 +2,14 @@
 // an inline payment), record a payment, cancel, refund, upsert a client, look an order up by its
 // external id, apply a store-native order, and the Idempotency-Key cache; and the same writes made by
 // an operator in the app (app.go): an order made by hand, a client added or edited. Every rule of
-// those operations lives here, once for both writers; the HTTP layer and the CLI only decode,
-// authenticate and render.
+// those operations lives here, once for both writers; the HTTP layer, the console and the CLI only
+// decode, authenticate and render.
 //
-// Each operation is one database transaction holding its business rows and its outbox events, so a
-// failure leaves nothing behind. Races are settled by PostgreSQL: external ids are claimed with
-// INSERT ... ON CONFLICT DO NOTHING on external_refs (whose primary key is the final word; refs.go),
-// and a loser reads the winner's row instead of checking first in Go.
+// Each operation is a method of Service and one database transaction holding its business rows and
+// its outbox events, so a failure leaves nothing behind; after the commit the service starts the
+// events it wrote (EventStarter), so no caller has to. Races are settled by PostgreSQL: external ids
+// are claimed with INSERT ... ON CONFLICT DO NOTHING on external_refs (whose primary key is the final
+// word; refs.go), and a loser reads the winner's row instead of checking first in Go.
 package ingest
 
 import (
@@ -24,6 +25,25 @@ import (
 	"wds/views"
 )
 
+// Service runs the operations over the database. Each write starts the events it committed as soon
+// as its transaction commits, whichever adapter called it (HTTP, console, CLI).
+type Service struct {
+	db     *gorm.DB
+	events EventStarter
+}
+
+// EventStarter starts webhook delivery of events already committed to the outbox (delivery.Starter).
+// It must not fail the write: what it cannot start now the worker's relay starts after its grace.
+type EventStarter interface {
+	StartEvents(ctx context.Context, eventIDs []uuid.UUID)
+}
+
+// NewService is the operations over db; events nil leaves every event to the worker's relay (the
+// database-only CLI, tests of the rules alone).
+func NewService(db *gorm.DB, events EventStarter) *Service {
+	return &Service{db: db, events: events}
+}
+
 // scope is what an integration key may see: its own org and store, nothing else.
 func scope(key *models.IntegrationKey) views.Scope {
 	store := key.StoreID
@@ -37,8 +57,8 @@ func (o *op) scope() views.Scope {
 }
 
 // op carries one transaction, who writes (an integration key, or an operator working in the app),
-// and the events it announces, which are written in one statement just before commit; the caller
-// starts those an endpoint can receive after it.
+// and the events it announces, which are written in one statement just before commit and started
+// after it (Service.run).
 type op struct {
 	ctx context.Context
 	tx  *gorm.DB
@@ -63,16 +83,17 @@ func (o *op) keyID() *uuid.UUID {
 	return &o.key.ID
 }
 
-// inTx runs fn in one transaction of the key, writes the events it emitted and, once committed,
-// returns the ids of those to start (the ones an endpoint can receive).
-func inTx(ctx context.Context, db *gorm.DB, key *models.IntegrationKey, fn func(o *op) error) ([]uuid.UUID, error) {
-	return run(ctx, db, func(tx *gorm.DB) *op { return keyOp(ctx, tx, key) }, fn)
+// inTx runs fn in one transaction of the key and, once committed, starts the events it emitted
+// (run).
+func (s *Service) inTx(ctx context.Context, key *models.IntegrationKey, fn func(o *op) error) error {
+	return s.run(ctx, func(tx *gorm.DB) *op { return keyOp(ctx, tx, key) }, fn)
 }
 
-// run is inTx for an op that newOp makes from the transaction.
-func run(ctx context.Context, db *gorm.DB, newOp func(tx *gorm.DB) *op, fn func(o *op) error) ([]uuid.UUID, error) {
+// run is inTx for an op that newOp makes from the transaction: the events fn emitted are written
+// just before commit and, after it, those an endpoint can receive are started.
+func (s *Service) run(ctx context.Context, newOp func(tx *gorm.DB) *op, fn func(o *op) error) error {
 	var ids []uuid.UUID
-	err := db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		o := newOp(tx)
 		if err := fn(o); err != nil {
 			return err
@@ -81,7 +102,13 @@ func run(ctx context.Context, db *gorm.DB, newOp func(tx *gorm.DB) *op, fn func(
 		ids, err = delivery.WriteEvents(ctx, tx, o.events)
 		return err
 	})
-	return ids, err
+	if err != nil {
+		return err
+	}
+	if s.events != nil && len(ids) > 0 {
+		s.events.StartEvents(ctx, ids)
+	}
+	return nil
 }
 
 // emit announces a change of this transaction; inTx writes the event with the others before commit.

@@ -9,7 +9,6 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5/pgtype"
-	"gorm.io/gorm"
 
 	"wds/apikeys"
 	"wds/events"
@@ -38,9 +37,6 @@ type OrderResult struct {
 	ExternalID      string     `json:"external_id"`
 	PaymentID       *uuid.UUID `json:"payment_id,omitempty"`
 	Duplicate       bool       `json:"duplicate"`
-	// Events are the outbox rows this call wrote that an endpoint can receive, to start after
-	// commit; never rendered.
-	Events []uuid.UUID `json:"-"`
 }
 
 // initialStatus is the order-status table's rows for a new integration order: integration orders skip
@@ -70,12 +66,12 @@ func statusAfterPayment(total, paid, amount int64) (string, error) {
 
 // CreateOrder creates an order with its lines, client and inline payment, or returns the original with
 // Duplicate set when the key already sent this external_id (no row change, no event).
-func CreateOrder(ctx context.Context, db *gorm.DB, key *models.IntegrationKey, in Order) (*OrderResult, error) {
+func (s *Service) CreateOrder(ctx context.Context, key *models.IntegrationKey, in Order) (*OrderResult, error) {
 	if in.Payment != nil && !key.HasScope(models.ScopePaymentsWrite) {
 		return nil, problem.Fail(apikeys.ErrInsufficientScope, "a payment block needs the payments:write scope as well")
 	}
 	var res *OrderResult
-	starts, err := inTx(ctx, db, key, func(o *op) error {
+	err := s.inTx(ctx, key, func(o *op) error {
 		var err error
 		res, err = o.createOrder(in)
 		return err
@@ -83,7 +79,6 @@ func CreateOrder(ctx context.Context, db *gorm.DB, key *models.IntegrationKey, i
 	if err != nil {
 		return nil, fmt.Errorf("create order: %w", err)
 	}
-	res.Events = starts
 	return res, nil
 }
 
@@ -332,30 +327,29 @@ func jsonObject(m map[string]any) (string, error) {
 }
 
 // OrderByExternal finds the key's order by the caller's external_id (external ids are per key).
-func OrderByExternal(ctx context.Context, db *gorm.DB, key *models.IntegrationKey, externalID string) (*views.Order, error) {
+func (s *Service) OrderByExternal(ctx context.Context, key *models.IntegrationKey, externalID string) (*views.Order, error) {
 	if !Storable(externalID) {
 		return nil, problem.Fail(problem.NotFound, "no order with this external_id")
 	}
-	id, err := lookupRef(ctx, db, key, entityOrder, externalID)
+	id, err := lookupRef(ctx, s.db, key, entityOrder, externalID)
 	if err != nil {
 		return nil, err
 	}
-	return views.GetOrder(ctx, db, scope(key), id)
+	return views.GetOrder(ctx, s.db, scope(key), id)
 }
 
 // CancelResult answers POST /orders/{id}/cancel.
 type CancelResult struct {
-	ID               uuid.UUID   `json:"id"`
-	Status           string      `json:"status"`
-	AlreadyCancelled bool        `json:"already_cancelled"`
-	Events           []uuid.UUID `json:"-"`
+	ID               uuid.UUID `json:"id"`
+	Status           string    `json:"status"`
+	AlreadyCancelled bool      `json:"already_cancelled"`
 }
 
 // CancelOrder cancels an order of the key's store whatever its payment state; cancelling a cancelled
 // order changes nothing and says so.
-func CancelOrder(ctx context.Context, db *gorm.DB, key *models.IntegrationKey, orderID uuid.UUID) (*CancelResult, error) {
+func (s *Service) CancelOrder(ctx context.Context, key *models.IntegrationKey, orderID uuid.UUID) (*CancelResult, error) {
 	var res *CancelResult
-	starts, err := inTx(ctx, db, key, func(o *op) error {
+	err := s.inTx(ctx, key, func(o *op) error {
 		var err error
 		res, err = o.cancel(orderID)
 		return err
@@ -363,7 +357,6 @@ func CancelOrder(ctx context.Context, db *gorm.DB, key *models.IntegrationKey, o
 	if err != nil {
 		return nil, fmt.Errorf("cancel order: %w", err)
 	}
-	res.Events = starts
 	return res, nil
 }
 

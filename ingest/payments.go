@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"github.com/google/uuid"
-	"gorm.io/gorm"
 
 	"wds/events"
 	"wds/models"
@@ -16,25 +15,23 @@ import (
 
 // PaymentResult answers POST /orders/{id}/payments (docs/integration-api.md).
 type PaymentResult struct {
-	ID              uuid.UUID   `json:"id"`
-	OrderID         uuid.UUID   `json:"order_id"`
-	ExternalID      string      `json:"external_id"`
-	AmountCents     int64       `json:"amount_cents"`
-	OrderStatus     string      `json:"order_status"`
-	AmountPaidCents int64       `json:"amount_paid_cents"`
-	Duplicate       bool        `json:"duplicate"`
-	Events          []uuid.UUID `json:"-"`
+	ID              uuid.UUID `json:"id"`
+	OrderID         uuid.UUID `json:"order_id"`
+	ExternalID      string    `json:"external_id"`
+	AmountCents     int64     `json:"amount_cents"`
+	OrderStatus     string    `json:"order_status"`
+	AmountPaidCents int64     `json:"amount_paid_cents"`
+	Duplicate       bool      `json:"duplicate"`
 }
 
 // RefundResult answers POST /payments/{id}/refund (docs/integration-api.md).
 type RefundResult struct {
-	ID              uuid.UUID   `json:"id"`
-	OrderID         uuid.UUID   `json:"order_id"`
-	Refunded        bool        `json:"refunded"`
-	AlreadyRefunded bool        `json:"already_refunded"`
-	OrderStatus     string      `json:"order_status"`
-	AmountPaidCents int64       `json:"amount_paid_cents"`
-	Events          []uuid.UUID `json:"-"`
+	ID              uuid.UUID `json:"id"`
+	OrderID         uuid.UUID `json:"order_id"`
+	Refunded        bool      `json:"refunded"`
+	AlreadyRefunded bool      `json:"already_refunded"`
+	OrderStatus     string    `json:"order_status"`
+	AmountPaidCents int64     `json:"amount_paid_cents"`
 }
 
 // paymentEvent is the data of payment events: the payment and its order (docs/webhooks.md).
@@ -74,12 +71,12 @@ func paidAt(p Payment) *time.Time {
 
 // RecordPayment records a payment against an order of the key's store, or returns the original when
 // the key already sent this payment external_id.
-func RecordPayment(ctx context.Context, db *gorm.DB, key *models.IntegrationKey, orderID uuid.UUID, in Payment) (*PaymentResult, error) {
+func (s *Service) RecordPayment(ctx context.Context, key *models.IntegrationKey, orderID uuid.UUID, in Payment) (*PaymentResult, error) {
 	if err := in.normalize("", true); err != nil {
 		return nil, err
 	}
 	var res *PaymentResult
-	starts, err := inTx(ctx, db, key, func(o *op) error {
+	err := s.inTx(ctx, key, func(o *op) error {
 		var err error
 		res, err = o.recordPayment(orderID, in)
 		return err
@@ -87,7 +84,6 @@ func RecordPayment(ctx context.Context, db *gorm.DB, key *models.IntegrationKey,
 	if err != nil {
 		return nil, fmt.Errorf("record payment: %w", err)
 	}
-	res.Events = starts
 	return res, nil
 }
 
@@ -184,9 +180,9 @@ func (o *op) existingPayment(id uuid.UUID) (*PaymentResult, error) {
 
 // RefundPayment fully refunds a payment of the key's store. amountCents, when sent, must equal the
 // payment's amount: version 1 has no partial refunds.
-func RefundPayment(ctx context.Context, db *gorm.DB, key *models.IntegrationKey, paymentID uuid.UUID, in Refund) (*RefundResult, error) {
+func (s *Service) RefundPayment(ctx context.Context, key *models.IntegrationKey, paymentID uuid.UUID, in Refund) (*RefundResult, error) {
 	var res *RefundResult
-	starts, err := inTx(ctx, db, key, func(o *op) error {
+	err := s.inTx(ctx, key, func(o *op) error {
 		var err error
 		res, err = o.refund(paymentID, in.AmountCents)
 		return err
@@ -194,7 +190,6 @@ func RefundPayment(ctx context.Context, db *gorm.DB, key *models.IntegrationKey,
 	if err != nil {
 		return nil, fmt.Errorf("refund payment: %w", err)
 	}
-	res.Events = starts
 	return res, nil
 }
 

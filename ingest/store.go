@@ -5,7 +5,6 @@ import (
 	"fmt"
 
 	"github.com/google/uuid"
-	"gorm.io/gorm"
 
 	"wds/models"
 )
@@ -47,9 +46,9 @@ type StoreResult struct {
 // ApplyStoreOrder applies a store-native order idempotently in one transaction: an unknown order is
 // created (with its payment when the status says it was paid), then a cancel or refund is applied; a
 // known order gets only the transition its new status implies.
-func ApplyStoreOrder(ctx context.Context, db *gorm.DB, key *models.IntegrationKey, in StoreOrder) (*StoreResult, error) {
+func (s *Service) ApplyStoreOrder(ctx context.Context, key *models.IntegrationKey, in StoreOrder) (*StoreResult, error) {
 	var res *StoreResult
-	starts, err := inTx(ctx, db, key, func(o *op) error {
+	err := s.inTx(ctx, key, func(o *op) error {
 		var err error
 		res, err = o.applyStore(in)
 		return err
@@ -57,7 +56,6 @@ func ApplyStoreOrder(ctx context.Context, db *gorm.DB, key *models.IntegrationKe
 	if err != nil {
 		return nil, fmt.Errorf("apply store order: %w", err)
 	}
-	res.Events = starts
 	return res, nil
 }
 

@@ -10,8 +10,8 @@ import (
 
 // Middleware records every request by route pattern (c.FullPath(), never the raw path, so ids in
 // paths do not become series), method and status, and counts 429 answers as rate-limit refusals of
-// the API the route belongs to. The error table maps only rate_limited to 429, so the status alone
-// identifies them without each API's auth code reporting separately.
+// the API the route belongs to. Only rate_limited is of the category answered 429 (package answer),
+// so the status alone identifies them without each API's auth code reporting separately.
 func Middleware(c *gin.Context) {
 	start := time.Now()
 	c.Next()

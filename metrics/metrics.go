@@ -55,13 +55,48 @@ var (
 		// Outbound requests time out at 10 s (outbound requests are hostile territory), so the last bucket catches those.
 		Buckets: []float64{.05, .1, .25, .5, 1, 2, 4, 8, 10, 15},
 	}, []string{"outcome"})
+
+	// dropped is per endpoint so an operator sees which receiver is losing events; endpoints are
+	// made by operators, not by callers, so the label is bounded.
+	dropped = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "wds_webhook_dropped_total",
+		Help: "Delivery chains dropped (their last attempt failed), by endpoint id.",
+	}, []string{"endpoint_id"})
+
+	relayPasses = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "wds_relay_passes_total",
+		Help: "Passes of the outbox relay over undispatched rows, by result (ok: it could claim and start; failed: the database or Temporal refused).",
+	}, []string{"result"})
+
+	relayStarted = prometheus.NewCounter(prometheus.CounterOpts{
+		Name: "wds_relay_started_total",
+		Help: "Rows the outbox relay started: events whose start right after commit did not happen (crash, Temporal away), plus re-fires and tests.",
+	})
+
+	relayRecoveries = prometheus.NewCounter(prometheus.CounterOpts{
+		Name: "wds_relay_recoveries_total",
+		Help: "Times the outbox relay passed again after failing passes (Temporal or the database came back).",
+	})
+
+	gateWait = prometheus.NewHistogram(prometheus.HistogramOpts{
+		Name: "wds_db_gate_wait_seconds",
+		Help: "Time a transaction or Read API query waited for a turn at the database (WDS_DB_CONCURRENCY); 0 when one was free.",
+		// A turn is refused after 10 s (config.DBTurnWait), so the last bucket catches those.
+		Buckets: []float64{.0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10},
+	})
+
+	gateBusy = prometheus.NewCounter(prometheus.CounterOpts{
+		Name: "wds_db_gate_busy_total",
+		Help: "Callers refused because no turn at the database became free within 10 s (answered 503 unavailable).",
+	})
 )
 
 func init() {
 	Registry.MustRegister(
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
-		httpRequests, httpDuration, rateLimited, keyCache, deliveries, deliveryDuration,
+		httpRequests, httpDuration, rateLimited, keyCache, deliveries, deliveryDuration, dropped,
+		relayPasses, relayStarted, relayRecoveries, gateWait, gateBusy,
 	)
 }
 
@@ -88,10 +123,38 @@ const (
 // KeyCacheLookup counts one authentication by how the key cache served it.
 func KeyCacheLookup(result string) { keyCache.WithLabelValues(result).Inc() }
 
-// DeliveryAttempt records one webhook delivery attempt: its outcome (the delivery row's status),
-// its attempt number within the chain and how long it took. The delivery activity calls it once per
-// attempt it records.
-func DeliveryAttempt(outcome string, attempt int, d time.Duration) {
+// OutcomeDropped is the outcome of a chain's failed last attempt (delivery.StatusDropped).
+const OutcomeDropped = "dropped"
+
+// DeliveryAttempt records one webhook delivery attempt to endpointID: its outcome (the delivery
+// row's status), its attempt number within the chain and how long it took. The delivery activity
+// calls it once per attempt it records.
+func DeliveryAttempt(endpointID, outcome string, attempt int, d time.Duration) {
 	deliveries.WithLabelValues(outcome, strconv.Itoa(attempt)).Inc()
 	deliveryDuration.WithLabelValues(outcome).Observe(d.Seconds())
+	if outcome == OutcomeDropped {
+		dropped.WithLabelValues(endpointID).Inc()
+	}
+}
+
+// RelayPass records one pass of the outbox relay: whether it failed, how many rows it started, and
+// whether it is the first good pass after failing ones.
+func RelayPass(started int, failed, recovered bool) {
+	if failed {
+		relayPasses.WithLabelValues("failed").Inc()
+		return
+	}
+	relayPasses.WithLabelValues("ok").Inc()
+	relayStarted.Add(float64(started))
+	if recovered {
+		relayRecoveries.Inc()
+	}
+}
+
+// GateWait records how long a caller waited for a turn at the database, and whether it got none.
+func GateWait(d time.Duration, refused bool) {
+	gateWait.Observe(d.Seconds())
+	if refused {
+		gateBusy.Inc()
+	}
 }

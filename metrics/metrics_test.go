@@ -117,8 +117,8 @@ func TestDeliveryAttemptRecordsOutcomeAttemptAndLatency(t *testing.T) {
 	l := map[string]string{"outcome": "failed", "attempt": "3"}
 	before := value(t, "wds_webhook_deliveries_total", l)
 	beforeHist := value(t, "wds_webhook_delivery_duration_seconds", map[string]string{"outcome": "failed"})
-	metrics.DeliveryAttempt("failed", 3, 1500*time.Millisecond)
-	metrics.DeliveryAttempt("failed", 3, 20*time.Millisecond)
+	metrics.DeliveryAttempt("ep-failed", "failed", 3, 1500*time.Millisecond)
+	metrics.DeliveryAttempt("ep-failed", "failed", 3, 20*time.Millisecond)
 	if got := value(t, "wds_webhook_deliveries_total", l) - before; got != 2 {
 		t.Errorf("deliveries grew by %v, want 2", got)
 	}
@@ -127,6 +127,48 @@ func TestDeliveryAttemptRecordsOutcomeAttemptAndLatency(t *testing.T) {
 	}
 	if !strings.Contains(scrape(t), `wds_webhook_delivery_duration_seconds_bucket{outcome="failed",le="2"}`) {
 		t.Errorf("latency histogram buckets missing")
+	}
+}
+
+func TestDroppedChainsAreCountedPerEndpoint(t *testing.T) {
+	ep, other := uuid.NewString(), uuid.NewString()
+	metrics.DeliveryAttempt(ep, metrics.OutcomeDropped, 6, time.Second)
+	metrics.DeliveryAttempt(ep, metrics.OutcomeDropped, 6, time.Second)
+	metrics.DeliveryAttempt(other, "failed", 1, time.Second)
+	metrics.DeliveryAttempt(other, "succeeded", 2, time.Second)
+	if got := value(t, "wds_webhook_dropped_total", map[string]string{"endpoint_id": ep}); got != 2 {
+		t.Errorf("dropped for %s = %v, want 2", ep, got)
+	}
+	if strings.Contains(scrape(t), `wds_webhook_dropped_total{endpoint_id="`+other+`"}`) {
+		t.Errorf("an endpoint that dropped nothing has a dropped series")
+	}
+}
+
+func TestRelayPassesStartsAndRecoveries(t *testing.T) {
+	ok, failed := map[string]string{"result": "ok"}, map[string]string{"result": "failed"}
+	before := []float64{value(t, "wds_relay_passes_total", ok), value(t, "wds_relay_passes_total", failed),
+		value(t, "wds_relay_started_total", nil), value(t, "wds_relay_recoveries_total", nil)}
+	metrics.RelayPass(0, true, false)
+	metrics.RelayPass(3, false, true)
+	metrics.RelayPass(2, false, false)
+	after := []float64{value(t, "wds_relay_passes_total", ok), value(t, "wds_relay_passes_total", failed),
+		value(t, "wds_relay_started_total", nil), value(t, "wds_relay_recoveries_total", nil)}
+	for i, want := range []float64{2, 1, 5, 1} {
+		if got := after[i] - before[i]; got != want {
+			t.Errorf("series %d grew by %v, want %v", i, got, want)
+		}
+	}
+}
+
+func TestGateWaitObservesEveryTurnAndCountsRefusals(t *testing.T) {
+	before, busy := value(t, "wds_db_gate_wait_seconds", nil), value(t, "wds_db_gate_busy_total", nil)
+	metrics.GateWait(0, false)
+	metrics.GateWait(10*time.Second, true)
+	if got := value(t, "wds_db_gate_wait_seconds", nil) - before; got != 2 {
+		t.Errorf("gate waits grew by %v, want 2", got)
+	}
+	if got := value(t, "wds_db_gate_busy_total", nil) - busy; got != 1 {
+		t.Errorf("refusals grew by %v, want 1", got)
 	}
 }
 

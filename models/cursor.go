@@ -8,11 +8,11 @@ import (
 	"wds/problem"
 )
 
-// The list query rules' own errors; each unwraps to problem.BadRequest, and api/errors.go gives it a
+// The list query rules' own errors; each unwraps to problem.BadRequest, and carries its
 // code. ErrInvalidParameter also serves every other malformed query parameter or command-line flag.
 var (
-	ErrInvalidCursor    = problem.New(problem.BadRequest, "cursor_at and cursor_id must be given together as an RFC 3339 time and a UUID")
-	ErrInvalidParameter = problem.New(problem.BadRequest, "a query parameter is invalid")
+	ErrInvalidCursor    = problem.New(problem.BadRequest, "invalid_cursor", "cursor_at and cursor_id must be given together as an RFC 3339 time and a UUID")
+	ErrInvalidParameter = problem.New(problem.BadRequest, "invalid_parameter", "a query parameter is invalid")
 )
 
 // Cursor is a keyset position: the (updated_at, id) of the last row of a page.

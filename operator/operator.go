@@ -1,7 +1,7 @@
 // Package operator holds what the Operator API reads: an org's read and integration keys (never their
 // secrets), its audit log and its delivery log across every endpoint. Each list is role-checked and
-// keyset-paginated on an index, like the Read API's views. Minting and revoking keys stay in apikeys,
-// the one place both the CLI and the HTTP API call.
+// keyset-paginated on an index, like the Read API's views. The lists are the methods of Service.
+// Minting and revoking keys stay in apikeys, the one place both the CLI and the HTTP API call.
 package operator
 
 import (
@@ -18,6 +18,14 @@ import (
 	"wds/views"
 	"wds/workspace"
 )
+
+// Service reads the Operator API's lists from the database.
+type Service struct {
+	db *gorm.DB
+}
+
+// NewService is the lists over db.
+func NewService(db *gorm.DB) *Service { return &Service{db: db} }
 
 // Page is one page of a list: views.Page, so every list of every API has the same envelope.
 type Page[T any] = views.Page[T]
@@ -75,11 +83,11 @@ type AuditEntry struct {
 
 // ListAudit pages through the org's audit log, newest first. Owners and admins only: the log names
 // who did what to which key.
-func ListAudit(ctx context.Context, db *gorm.DB, q Query) (Page[AuditEntry], error) {
-	if err := workspace.RequireRole(ctx, db, q.OrgID, q.ActorID, workspace.Managers...); err != nil {
+func (s *Service) ListAudit(ctx context.Context, q Query) (Page[AuditEntry], error) {
+	if err := workspace.RequireRole(ctx, s.db, q.OrgID, q.ActorID, workspace.Managers...); err != nil {
 		return Page[AuditEntry]{}, err
 	}
-	return list(ctx, db, q, `SELECT t.id, t.actor_id, t.action, t.target_type, t.target_id, t.details, t.created_at FROM audit_log t`,
+	return list(ctx, s.db, q, `SELECT t.id, t.actor_id, t.action, t.target_type, t.target_id, t.details, t.created_at FROM audit_log t`,
 		"created_at", []string{"t.org_id = ?"}, []any{q.OrgID},
 		func(e AuditEntry) (time.Time, uuid.UUID) { return e.CreatedAt, e.ID })
 }
@@ -95,15 +103,15 @@ type DeliveryFilter struct {
 
 // ListDeliveries pages through every attempt of every endpoint of the org, newest first, filtered.
 // Any member may read it, as they may read an endpoint's log.
-func ListDeliveries(ctx context.Context, db *gorm.DB, q Query, f DeliveryFilter) (Page[models.Delivery], error) {
+func (s *Service) ListDeliveries(ctx context.Context, q Query, f DeliveryFilter) (Page[models.Delivery], error) {
 	if f.Status != "" && f.Status != models.DeliverySucceeded && f.Status != models.DeliveryFailed && f.Status != models.DeliveryDropped {
 		return Page[models.Delivery]{}, problem.Fail(models.ErrInvalidParameter, "status must be succeeded, failed or dropped")
 	}
-	if err := workspace.RequireRole(ctx, db, q.OrgID, q.ActorID, workspace.Anyone...); err != nil {
+	if err := workspace.RequireRole(ctx, s.db, q.OrgID, q.ActorID, workspace.Anyone...); err != nil {
 		return Page[models.Delivery]{}, err
 	}
 	where, args := deliveryPredicates(q.OrgID, f)
-	return list(ctx, db, q, deliveriesSelect, "attempted_at", where, args,
+	return list(ctx, s.db, q, deliveriesSelect, "attempted_at", where, args,
 		func(d models.Delivery) (time.Time, uuid.UUID) { return d.AttemptedAt, d.ID })
 }
 

@@ -3,21 +3,20 @@ package problem_test
 import (
 	"errors"
 	"fmt"
-	"net/http"
 	"testing"
 
 	"wds/problem"
 )
 
-var errGone = problem.New(problem.Conflict, "the thing is gone")
+var errGone = problem.New(problem.Conflict, "gone", "the thing is gone")
 
 func TestDomainErrorUnwrapsToItsCategory(t *testing.T) {
 	err := fmt.Errorf("context: %w", problem.Fail(errGone, "thing %d is gone", 7))
 	if !errors.Is(err, errGone) || !errors.Is(err, problem.Conflict) || errors.Is(err, problem.NotFound) {
 		t.Fatalf("errors.Is on %v: want errGone and Conflict only", err)
 	}
-	if got := problem.Status(err); got != http.StatusConflict {
-		t.Errorf("Status = %d, want 409", got)
+	if c, code, ok := problem.Classify(err); !ok || c != problem.Conflict || code != "gone" {
+		t.Errorf("Classify = %v %q %v, want Conflict gone", c, code, ok)
 	}
 	if got := problem.Detail(err); got != "thing 7 is gone" {
 		t.Errorf("Detail = %q", got)
@@ -25,14 +24,21 @@ func TestDomainErrorUnwrapsToItsCategory(t *testing.T) {
 	if got := problem.Detail(errGone); got != "the thing is gone" {
 		t.Errorf("Detail(bare) = %q", got)
 	}
+	if d := problem.Declared(); len(d) != 1 || d[0] != errGone {
+		t.Errorf("Declared = %v, want errGone alone", d)
+	}
 }
 
 func TestCategoryIsAnErrorItself(t *testing.T) {
 	err := problem.Fail(problem.NotFound, "order %s not found", "x")
-	if !errors.Is(err, problem.NotFound) || problem.Status(err) != http.StatusNotFound || problem.Detail(err) != "order x not found" {
-		t.Fatalf("%v: want a 404 NotFound with its detail", err)
+	if c, code, ok := problem.Classify(err); !errors.Is(err, problem.NotFound) || !ok || c != problem.NotFound ||
+		code != "not_found" || problem.Detail(err) != "order x not found" {
+		t.Fatalf("%v: want NotFound, not_found, with its detail", err)
 	}
-	if got := problem.Status(errors.New("plain")); got != http.StatusInternalServerError {
-		t.Errorf("Status(uncategorised) = %d, want 500", got)
+	if _, _, ok := problem.Classify(errors.New("plain")); ok {
+		t.Error("Classify(uncategorised) is ok, want a defect")
+	}
+	if _, _, ok := problem.Classify(problem.Fail(problem.BadRequest, "bare")); ok {
+		t.Error("Classify(BadRequest returned itself) is ok: that category has no code of its own")
 	}
 }

@@ -44,7 +44,7 @@ func (s *Shared) Allow(ctx context.Context, keyID uuid.UUID, limit int, now time
 
 // lease grants up to want of keyID's budget at now, to be spent until until, and first gives back
 // back requests of the lease that ended at backUntil. It reports how many it granted: fewer than
-// want near the limit, 0 at it (migration 00018).
+// want near the limit, 0 at it (migration 00022).
 func (s *Shared) lease(ctx context.Context, keyID uuid.UUID, limit, want int, now, until time.Time, back int, backUntil time.Time) (int, error) {
 	return s.callLease(ctx, keyID, limit, want, now, until, back, backUntil, s.purgeDue(now))
 }

@@ -33,15 +33,15 @@ func newFixture(t *testing.T) *fixture {
 	t.Helper()
 	ctx := context.Background()
 	db := pgtest.New(t)
-	org, err := workspace.CreateOrg(ctx, db, "Rotating")
+	org, err := workspace.NewService(db).CreateOrg(ctx, "Rotating")
 	if err != nil {
 		t.Fatal(err)
 	}
-	owner, _, err := workspace.CreateUser(ctx, db, org.ID, "owner@rotating.test", models.RoleOwner)
+	owner, _, err := workspace.NewService(db).CreateUser(ctx, org.ID, "owner@rotating.test", models.RoleOwner)
 	if err != nil {
 		t.Fatal(err)
 	}
-	store, err := workspace.CreateStore(ctx, db, org.ID, "Main", "USD")
+	store, err := workspace.NewService(db).CreateStore(ctx, org.ID, "Main", "USD")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -75,7 +75,7 @@ func (f *fixture) endpoint(t *testing.T, box *secrets.Box) {
 
 func (f *fixture) intKey(t *testing.T, box *secrets.Box) {
 	t.Helper()
-	k, err := apikeys.CreateIntegrationKey(f.ctx, f.db, box, apikeys.NewIntegrationKey{OrgID: f.org, StoreID: f.store,
+	k, err := apikeys.NewService(f.db, box).CreateIntegrationKey(f.ctx, apikeys.NewIntegrationKey{OrgID: f.org, StoreID: f.store,
 		ActorID: f.owner, Scopes: []string{"orders:write"}, RequireSignature: true})
 	if err != nil {
 		t.Fatal(err)
@@ -114,7 +114,7 @@ func TestRunResealsEverySecretUnderTheNewKey(t *testing.T) {
 	}
 	f.endpoint(t, newBox) // made after the new key went live: already current
 	// An integration key without signatures has nothing sealed and must be left alone.
-	if _, err := apikeys.CreateIntegrationKey(f.ctx, f.db, newBox, apikeys.NewIntegrationKey{OrgID: f.org, StoreID: f.store,
+	if _, err := apikeys.NewService(f.db, newBox).CreateIntegrationKey(f.ctx, apikeys.NewIntegrationKey{OrgID: f.org, StoreID: f.store,
 		ActorID: f.owner, Scopes: []string{"orders:write"}}); err != nil {
 		t.Fatal(err)
 	}

@@ -29,10 +29,10 @@ import (
 // Sentinel errors; callers match them with errors.Is. A request whose signature fails is not
 // authenticated. Wrapped reasons describe the shape of the input only and never carry secret material.
 var (
-	ErrSignatureMissing   = problem.New(problem.Unauthorized, "signing: signature missing")
-	ErrSignatureMalformed = problem.New(problem.Unauthorized, "signing: signature malformed")
-	ErrSignatureExpired   = problem.New(problem.Unauthorized, "signing: signature expired")
-	ErrSignatureInvalid   = problem.New(problem.Unauthorized, "signing: signature invalid")
+	ErrSignatureMissing   = problem.New(problem.Unauthorized, "signature_missing", "signing: signature missing")
+	ErrSignatureMalformed = problem.New(problem.Unauthorized, "signature_malformed", "signing: signature malformed")
+	ErrSignatureExpired   = problem.New(problem.Unauthorized, "signature_expired", "signing: signature expired")
+	ErrSignatureInvalid   = problem.New(problem.Unauthorized, "signature_invalid", "signing: signature invalid")
 )
 
 // VerifyPC checks a PC-scheme header against the raw body at the verifier's time now. The rules

@@ -36,6 +36,9 @@ type Options struct {
 	Namespace string
 	// Output receives the server's own log lines; nil discards them.
 	Output io.Writer
+	// NoEagerActivities leaves eager activity execution off, as a Temporal cluster runs by default:
+	// every activity goes through the task queue, so the SDK reports its schedule-to-start latency.
+	NoEagerActivities bool
 }
 
 // Server is a running dev server.
@@ -82,7 +85,7 @@ func Start(ctx context.Context, o Options) (*Server, error) {
 		// One task-queue partition: on a single node more buy nothing, and the benchmark saw workflow
 		// tasks wait a whole 60 s long poll on a partition no poller was waiting on.
 		ExtraArgs: []string{"--sqlite-pragma", "journal_mode=wal", "--sqlite-pragma", "synchronous=normal",
-			"--dynamic-config-value", "system.enableActivityEagerExecution=true",
+			"--dynamic-config-value", "system.enableActivityEagerExecution=" + strconv.FormatBool(!o.NoEagerActivities),
 			"--dynamic-config-value", "matching.numTaskqueueReadPartitions=1",
 			"--dynamic-config-value", "matching.numTaskqueueWritePartitions=1"},
 		Stdout: o.Output,

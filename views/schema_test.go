@@ -135,17 +135,17 @@ func TestViewStructsHaveTheServedSchemasKeys(t *testing.T) {
 func richOrder(t *testing.T, db *gorm.DB) (uuid.UUID, uuid.UUID) {
 	t.Helper()
 	ctx := context.Background()
-	org, _ := workspace.CreateOrg(ctx, db, "Acme")
-	store, _ := workspace.CreateStore(ctx, db, org.ID, "Shop", "USD")
-	owner, _, _ := workspace.CreateUser(ctx, db, org.ID, uuid.NewString()+"@example.com", models.RoleOwner)
+	org, _ := workspace.NewService(db).CreateOrg(ctx, "Acme")
+	store, _ := workspace.NewService(db).CreateStore(ctx, org.ID, "Shop", "USD")
+	owner, _, _ := workspace.NewService(db).CreateUser(ctx, org.ID, uuid.NewString()+"@example.com", models.RoleOwner)
 	box, _ := secrets.NewBox(secrets.GenerateKey())
-	k, err := apikeys.CreateIntegrationKey(ctx, db, box, apikeys.NewIntegrationKey{OrgID: org.ID, StoreID: store.ID,
+	k, err := apikeys.NewService(db, box).CreateIntegrationKey(ctx, apikeys.NewIntegrationKey{OrgID: org.ID, StoreID: store.ID,
 		ActorID: owner.ID, Scopes: models.IntegrationScopes, Label: "Shop <&>"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	email := "ann@example.com"
-	res, err := ingest.CreateOrder(ctx, db, k.Key, ingest.Order{ExternalID: "INV/7 <&>",
+	res, err := ingest.NewService(db, nil).CreateOrder(ctx, k.Key, ingest.Order{ExternalID: "INV/7 <&>",
 		Client:   &ingest.Client{ExternalID: "c-1", Email: &email},
 		Lines:    []ingest.Line{{Description: "Fish & Chips <b>\u2028", Quantity: 2, UnitPriceCents: 1500, Metadata: ingest.Metadata{"sku": "M"}}, {Quantity: 1, UnitPriceCents: 5}},
 		Metadata: ingest.Metadata{"note": "<x> & \u2029"}, ShippingCents: 100, TaxCents: 7,

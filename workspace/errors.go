@@ -2,10 +2,9 @@ package workspace
 
 import "wds/problem"
 
-// Operator errors. Each unwraps to its problem category, which gives its HTTP status; api/errors.go
-// gives its code.
+// Operator errors, each with its problem category (which gives its HTTP status) and its code.
 var (
-	ErrInvalidOperatorToken = problem.New(problem.Unauthorized, "unknown operator token")
+	ErrInvalidOperatorToken = problem.New(problem.Unauthorized, "invalid_token", "unknown operator token")
 	// ErrForbidden is an operator whose role in the org does not allow the operation.
-	ErrForbidden = problem.New(problem.Forbidden, "the actor's role does not allow this operation")
+	ErrForbidden = problem.New(problem.Forbidden, "forbidden", "the actor's role does not allow this operation")
 )

@@ -30,12 +30,12 @@ type RevokedToken struct {
 // revoked user may authenticate again (with the new token only), and the user's console sessions end.
 // Who may: the user for their own token; owners and admins of the user's org (of each of them, for a
 // user in several) for anyone in it.
-func RotateToken(ctx context.Context, db *gorm.DB, userID, actorID uuid.UUID) (*RotatedToken, error) {
+func (s *Service) RotateToken(ctx context.Context, userID, actorID uuid.UUID) (*RotatedToken, error) {
 	token, hash, err := secrets.NewAPIKey(OperatorTokenPrefix)
 	if err != nil {
 		return nil, err
 	}
-	err = changeToken(ctx, db, userID, actorID, "user.rotate_token", func(tx *gorm.DB, _ *models.User, _ map[string]any) error {
+	err = changeToken(ctx, s.db, userID, actorID, "user.rotate_token", func(tx *gorm.DB, _ *models.User, _ map[string]any) error {
 		return tx.Exec(`UPDATE users SET token_hash = ?, token_revoked_at = NULL WHERE id = ?`, hash, userID).Error
 	})
 	if err != nil {
@@ -47,9 +47,9 @@ func RotateToken(ctx context.Context, db *gorm.DB, userID, actorID uuid.UUID) (*
 // RevokeToken stops a user's operator token from authenticating until RotateToken gives them a new
 // one, and ends the user's console sessions. Revoking again keeps the first time. Who may: as for
 // RotateToken.
-func RevokeToken(ctx context.Context, db *gorm.DB, userID, actorID uuid.UUID) (*RevokedToken, error) {
+func (s *Service) RevokeToken(ctx context.Context, userID, actorID uuid.UUID) (*RevokedToken, error) {
 	out := &RevokedToken{ID: userID}
-	err := changeToken(ctx, db, userID, actorID, "user.revoke_token", func(tx *gorm.DB, u *models.User, details map[string]any) error {
+	err := changeToken(ctx, s.db, userID, actorID, "user.revoke_token", func(tx *gorm.DB, u *models.User, details map[string]any) error {
 		details["already_revoked"] = u.TokenRevokedAt != nil
 		if u.TokenRevokedAt != nil {
 			out.RevokedAt = *u.TokenRevokedAt

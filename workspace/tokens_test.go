@@ -46,7 +46,7 @@ func newTokenEnv(t *testing.T) *tokenEnv {
 
 func (e *tokenEnv) newOrg(name string) uuid.UUID {
 	e.t.Helper()
-	org, err := workspace.CreateOrg(context.Background(), e.db, name)
+	org, err := workspace.NewService(e.db).CreateOrg(context.Background(), name)
 	if err != nil {
 		e.t.Fatal(err)
 	}
@@ -55,7 +55,7 @@ func (e *tokenEnv) newOrg(name string) uuid.UUID {
 
 func (e *tokenEnv) newUser(org uuid.UUID, email string, role models.Role) uuid.UUID {
 	e.t.Helper()
-	u, tok, err := workspace.CreateUser(context.Background(), e.db, org, email, role)
+	u, tok, err := workspace.NewService(e.db).CreateUser(context.Background(), org, email, role)
 	if err != nil {
 		e.t.Fatal(err)
 	}
@@ -67,7 +67,7 @@ func (e *tokenEnv) newUser(org uuid.UUID, email string, role models.Role) uuid.U
 // authenticates reports whether the user's current token (as the test knows it) signs in.
 func (e *tokenEnv) authenticates(user uuid.UUID) bool {
 	e.t.Helper()
-	u, err := workspace.UserByToken(context.Background(), e.db, e.tokens[user])
+	u, err := workspace.NewService(e.db).UserByToken(context.Background(), e.tokens[user])
 	if errors.Is(err, workspace.ErrInvalidOperatorToken) {
 		return false
 	}
@@ -133,7 +133,7 @@ func TestRotateTokenReplacesTheTokenAtOnce(t *testing.T) {
 	e.session(e.owner, e.org)
 	old := e.tokens[e.member]
 
-	out, err := workspace.RotateToken(ctx, e.db, e.member, e.owner)
+	out, err := workspace.NewService(e.db).RotateToken(ctx, e.member, e.owner)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -161,7 +161,7 @@ func TestRotateTokenReplacesTheTokenAtOnce(t *testing.T) {
 		t.Fatalf("audit row %+v", r)
 	}
 	// Anyone may rotate their own token, a member too.
-	out, err = workspace.RotateToken(ctx, e.db, e.member, e.member)
+	out, err = workspace.NewService(e.db).RotateToken(ctx, e.member, e.member)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -183,7 +183,7 @@ func TestRevokeTokenRefusesTheTokenUntilRotated(t *testing.T) {
 	e.session(e.admin, e.org)
 
 	before := time.Now().Add(-time.Minute)
-	out, err := workspace.RevokeToken(ctx, e.db, e.admin, e.admin)
+	out, err := workspace.NewService(e.db).RevokeToken(ctx, e.admin, e.admin)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -197,7 +197,7 @@ func TestRevokeTokenRefusesTheTokenUntilRotated(t *testing.T) {
 		t.Fatal("the revoked user's console sessions survived")
 	}
 	// Revoking again keeps the first time and says so in the audit row.
-	again, err := workspace.RevokeToken(ctx, e.db, e.admin, e.owner)
+	again, err := workspace.NewService(e.db).RevokeToken(ctx, e.admin, e.owner)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -205,7 +205,7 @@ func TestRevokeTokenRefusesTheTokenUntilRotated(t *testing.T) {
 		t.Fatalf("second revoke moved revoked_at from %v to %v", out.RevokedAt, again.RevokedAt)
 	}
 	// Rotating gives the user a working token again.
-	rotated, err := workspace.RotateToken(ctx, e.db, e.admin, e.owner)
+	rotated, err := workspace.NewService(e.db).RotateToken(ctx, e.admin, e.owner)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -258,11 +258,11 @@ func TestWhoMayChangeAToken(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			_, err := workspace.RotateToken(ctx, e.db, c.target, c.actor)
+			_, err := workspace.NewService(e.db).RotateToken(ctx, c.target, c.actor)
 			if !errors.Is(err, c.want) {
 				t.Fatalf("rotate: %v, want %v", err, c.want)
 			}
-			_, err = workspace.RevokeToken(ctx, e.db, c.target, c.actor)
+			_, err = workspace.NewService(e.db).RevokeToken(ctx, c.target, c.actor)
 			if !errors.Is(err, c.want) {
 				t.Fatalf("revoke: %v, want %v", err, c.want)
 			}
@@ -278,13 +278,13 @@ func TestWhoMayChangeAToken(t *testing.T) {
 		t.Fatalf("refused calls were audited: %+v", rows)
 	}
 	// An admin may change an owner's token; the owner may change an admin's.
-	if _, err := workspace.RevokeToken(ctx, e.db, e.owner, e.admin); err != nil {
+	if _, err := workspace.NewService(e.db).RevokeToken(ctx, e.owner, e.admin); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := workspace.RevokeToken(ctx, e.db, e.member, e.admin); err != nil {
+	if _, err := workspace.NewService(e.db).RevokeToken(ctx, e.member, e.admin); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := workspace.RotateToken(ctx, e.db, e.admin, e.otherOwner); !errors.Is(err, problem.NotFound) {
+	if _, err := workspace.NewService(e.db).RotateToken(ctx, e.admin, e.otherOwner); !errors.Is(err, problem.NotFound) {
 		t.Fatalf("other org's owner rotating an admin: %v", err)
 	}
 }
@@ -298,8 +298,11 @@ func TestATokenOfSeveralOrgsNeedsAManagerOfEach(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, op := range []func() error{
-		func() error { _, err := workspace.RotateToken(ctx, e.db, e.member, e.owner); return err },
-		func() error { _, err := workspace.RevokeToken(ctx, e.db, e.member, e.otherOwner); return err },
+		func() error { _, err := workspace.NewService(e.db).RotateToken(ctx, e.member, e.owner); return err },
+		func() error {
+			_, err := workspace.NewService(e.db).RevokeToken(ctx, e.member, e.otherOwner)
+			return err
+		},
 	} {
 		if err := op(); !errors.Is(err, workspace.ErrForbidden) {
 			t.Fatalf("a manager of one of the user's two orgs: %v, want forbidden", err)
@@ -311,7 +314,7 @@ func TestATokenOfSeveralOrgsNeedsAManagerOfEach(t *testing.T) {
 	if err := e.db.Create(&models.Membership{OrgID: e.other, UserID: e.owner, Role: models.RoleAdmin}).Error; err != nil {
 		t.Fatal(err)
 	}
-	if _, err := workspace.RevokeToken(ctx, e.db, e.member, e.owner); err != nil {
+	if _, err := workspace.NewService(e.db).RevokeToken(ctx, e.member, e.owner); err != nil {
 		t.Fatal(err)
 	}
 	rows := e.audit()
@@ -324,7 +327,7 @@ func TestATokenOfSeveralOrgsNeedsAManagerOfEach(t *testing.T) {
 		}
 	}
 	// The user may always change their own token, in however many orgs.
-	out, err := workspace.RotateToken(ctx, e.db, e.member, e.member)
+	out, err := workspace.NewService(e.db).RotateToken(ctx, e.member, e.member)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,5 +1,8 @@
 // Package workspace creates orgs, stores and operators, checks an operator's role, and writes the
-// audit log. The CLI and the Operator API both call it; neither holds these rules itself.
+// audit log. Its operations are the methods of Service, which the CLI, the console and the Operator
+// API call; none of them holds these rules itself. The rules other domains apply inside their own
+// transactions (RequireRole, RequireRowRole, StoreOf, Audit) take that transaction. Nothing here
+// emits webhook events, so the service needs no event starter.
 package workspace
 
 import (
@@ -20,14 +23,27 @@ import (
 	"wds/secrets"
 )
 
+// Service runs the workspace's operations over the database.
+type Service struct {
+	db *gorm.DB
+}
+
+// NewService is the operations over db.
+func NewService(db *gorm.DB) *Service { return &Service{db: db} }
+
+// RequireRole is the package's RequireRole over the service's database: who may act in an org.
+func (s *Service) RequireRole(ctx context.Context, orgID, actorID uuid.UUID, roles ...models.Role) error {
+	return RequireRole(ctx, s.db, orgID, actorID, roles...)
+}
+
 // CreateOrg makes an org and its order-number sequence in one transaction.
-func CreateOrg(ctx context.Context, db *gorm.DB, name string) (*models.Org, error) {
+func (s *Service) CreateOrg(ctx context.Context, name string) (*models.Org, error) {
 	name = strings.TrimSpace(name)
 	if name == "" {
 		return nil, problem.Fail(problem.Invalid, "name is required")
 	}
 	org := &models.Org{ID: uuid.New(), Name: name}
-	err := db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		if err := tx.Create(org).Error; err != nil {
 			return err
 		}
@@ -48,7 +64,7 @@ func CreateOrg(ctx context.Context, db *gorm.DB, name string) (*models.Org, erro
 var currencyRE = regexp.MustCompile(`^[A-Za-z]{3}$`)
 
 // CreateStore adds a store to an org; currency defaults to USD.
-func CreateStore(ctx context.Context, db *gorm.DB, orgID uuid.UUID, name, currency string) (*models.Store, error) {
+func (s *Service) CreateStore(ctx context.Context, orgID uuid.UUID, name, currency string) (*models.Store, error) {
 	name = strings.TrimSpace(name)
 	if name == "" {
 		return nil, problem.Fail(problem.Invalid, "name is required")
@@ -59,14 +75,14 @@ func CreateStore(ctx context.Context, db *gorm.DB, orgID uuid.UUID, name, curren
 	if !currencyRE.MatchString(currency) {
 		return nil, problem.Fail(problem.Invalid, "currency must be three letters, e.g. USD")
 	}
-	if err := orgExists(ctx, db, orgID); err != nil {
+	if err := orgExists(ctx, s.db, orgID); err != nil {
 		return nil, err
 	}
-	s := &models.Store{ID: uuid.New(), OrgID: orgID, Name: name, Currency: strings.ToUpper(currency)}
-	if err := db.WithContext(ctx).Create(s).Error; err != nil {
+	store := &models.Store{ID: uuid.New(), OrgID: orgID, Name: name, Currency: strings.ToUpper(currency)}
+	if err := s.db.WithContext(ctx).Create(store).Error; err != nil {
 		return nil, fmt.Errorf("create store: %w", err)
 	}
-	return s, nil
+	return store, nil
 }
 
 // StoreOf loads a store and checks it belongs to orgID.
@@ -97,7 +113,7 @@ func orgExists(ctx context.Context, db *gorm.DB, orgID uuid.UUID) error {
 const OperatorTokenPrefix = "wds_op_"
 
 // CreateUser makes an operator with a role in an org and returns the token, shown only here.
-func CreateUser(ctx context.Context, db *gorm.DB, orgID uuid.UUID, email string, role models.Role) (*models.User, string, error) {
+func (s *Service) CreateUser(ctx context.Context, orgID uuid.UUID, email string, role models.Role) (*models.User, string, error) {
 	email = strings.TrimSpace(email)
 	if !strings.Contains(email, "@") {
 		return nil, "", problem.Fail(problem.Invalid, "email must be an email address")
@@ -105,7 +121,7 @@ func CreateUser(ctx context.Context, db *gorm.DB, orgID uuid.UUID, email string,
 	if !role.Valid() {
 		return nil, "", problem.Fail(problem.Invalid, "role must be owner, admin or member")
 	}
-	if err := orgExists(ctx, db, orgID); err != nil {
+	if err := orgExists(ctx, s.db, orgID); err != nil {
 		return nil, "", err
 	}
 	token, hash, err := secrets.NewAPIKey(OperatorTokenPrefix)
@@ -113,7 +129,7 @@ func CreateUser(ctx context.Context, db *gorm.DB, orgID uuid.UUID, email string,
 		return nil, "", err
 	}
 	u := &models.User{ID: uuid.New(), Email: email, TokenHash: hash}
-	err = db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+	err = s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		if err := tx.Create(u).Error; err != nil {
 			if errors.Is(err, gorm.ErrDuplicatedKey) {
 				return problem.Fail(problem.Conflict, "a user with email %s exists", email)
@@ -130,18 +146,18 @@ func CreateUser(ctx context.Context, db *gorm.DB, orgID uuid.UUID, email string,
 
 // UserByToken authenticates an operator token. A revoked token (RevokeToken) is refused exactly as an
 // unknown one is: the caller learns nothing about which.
-func UserByToken(ctx context.Context, db *gorm.DB, token string) (*models.User, error) {
+func (s *Service) UserByToken(ctx context.Context, token string) (*models.User, error) {
 	// As API keys are: a token that cannot be one costs no query, and the lookup waits its turn.
 	if !secrets.WellFormedKey(OperatorTokenPrefix, token) {
 		return nil, ErrInvalidOperatorToken
 	}
-	release, err := database.Admit(ctx, db)
+	release, err := database.Admit(ctx, s.db)
 	if err != nil {
 		return nil, fmt.Errorf("authenticate operator: %w", err)
 	}
 	defer release()
 	var u models.User
-	err = db.WithContext(ctx).Where("token_hash = ? AND token_revoked_at IS NULL", secrets.HashAPIKey(token)).Take(&u).Error
+	err = s.db.WithContext(ctx).Where("token_hash = ? AND token_revoked_at IS NULL", secrets.HashAPIKey(token)).Take(&u).Error
 	if errors.Is(err, gorm.ErrRecordNotFound) {
 		return nil, ErrInvalidOperatorToken
 	}
@@ -155,9 +171,9 @@ func UserByToken(ctx context.Context, db *gorm.DB, token string) (*models.User, 
 var ErrSeveralOrgs = errors.New("the operator belongs to no org or to several")
 
 // OnlyOrg is the org of an operator who belongs to exactly one, so callers may leave the org out.
-func OnlyOrg(ctx context.Context, db *gorm.DB, actorID uuid.UUID) (uuid.UUID, error) {
+func (s *Service) OnlyOrg(ctx context.Context, actorID uuid.UUID) (uuid.UUID, error) {
 	var orgs []uuid.UUID
-	err := db.WithContext(ctx).Model(&models.Membership{}).Where("user_id = ?", actorID).Limit(2).Pluck("org_id", &orgs).Error
+	err := s.db.WithContext(ctx).Model(&models.Membership{}).Where("user_id = ?", actorID).Limit(2).Pluck("org_id", &orgs).Error
 	if err != nil {
 		return uuid.Nil, fmt.Errorf("find the operator's org: %w", err)
 	}
@@ -244,12 +260,12 @@ type Member struct {
 }
 
 // ListMembers lists an org's operators, oldest first, so support staff can find an --actor id.
-func ListMembers(ctx context.Context, db *gorm.DB, orgID uuid.UUID) ([]Member, error) {
-	if err := orgExists(ctx, db, orgID); err != nil {
+func (s *Service) ListMembers(ctx context.Context, orgID uuid.UUID) ([]Member, error) {
+	if err := orgExists(ctx, s.db, orgID); err != nil {
 		return nil, err
 	}
 	rows := []Member{}
-	err := db.WithContext(ctx).Raw(`SELECT u.id, u.email, m.role, m.created_at FROM memberships m
+	err := s.db.WithContext(ctx).Raw(`SELECT u.id, u.email, m.role, m.created_at FROM memberships m
 		JOIN users u ON u.id = m.user_id WHERE m.org_id = ? ORDER BY m.created_at, u.id`, orgID).Find(&rows).Error
 	if err != nil {
 		return nil, fmt.Errorf("list members: %w", err)
@@ -259,14 +275,14 @@ func ListMembers(ctx context.Context, db *gorm.DB, orgID uuid.UUID) ([]Member, e
 
 // RoleOf is the actor's role in the org, or "" when they are not a member: what a page shows, never
 // what it allows (every operation checks the role itself).
-func RoleOf(ctx context.Context, db *gorm.DB, orgID, actorID uuid.UUID) (models.Role, error) {
-	return roleIn(ctx, db, orgID, actorID)
+func (s *Service) RoleOf(ctx context.Context, orgID, actorID uuid.UUID) (models.Role, error) {
+	return roleIn(ctx, s.db, orgID, actorID)
 }
 
 // Orgs lists the orgs an operator belongs to, oldest membership first.
-func Orgs(ctx context.Context, db *gorm.DB, actorID uuid.UUID) ([]models.Org, error) {
+func (s *Service) Orgs(ctx context.Context, actorID uuid.UUID) ([]models.Org, error) {
 	var orgs []models.Org
-	err := db.WithContext(ctx).Raw(`SELECT o.* FROM orgs o JOIN memberships m ON m.org_id = o.id
+	err := s.db.WithContext(ctx).Raw(`SELECT o.* FROM orgs o JOIN memberships m ON m.org_id = o.id
 		WHERE m.user_id = ? ORDER BY m.created_at, o.id`, actorID).Find(&orgs).Error
 	if err != nil {
 		return nil, fmt.Errorf("list the operator's orgs: %w", err)
@@ -275,9 +291,9 @@ func Orgs(ctx context.Context, db *gorm.DB, actorID uuid.UUID) ([]models.Org, er
 }
 
 // Stores lists an org's stores, oldest first.
-func Stores(ctx context.Context, db *gorm.DB, orgID uuid.UUID) ([]models.Store, error) {
+func (s *Service) Stores(ctx context.Context, orgID uuid.UUID) ([]models.Store, error) {
 	var out []models.Store
-	if err := db.WithContext(ctx).Where("org_id = ?", orgID).Order("created_at, id").Find(&out).Error; err != nil {
+	if err := s.db.WithContext(ctx).Where("org_id = ?", orgID).Order("created_at, id").Find(&out).Error; err != nil {
 		return nil, fmt.Errorf("list stores: %w", err)
 	}
 	return out, nil

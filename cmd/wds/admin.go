@@ -10,12 +10,17 @@ import (
 	"sort"
 	"strings"
 	"time"
+	"wds/apikeys"
+	"wds/catalog"
+	"wds/fulfillment"
+	"wds/ingest"
+	"wds/workspace"
 
 	"github.com/google/uuid"
 	"github.com/sirupsen/logrus"
 	"gorm.io/gorm"
 
-	"wds/api"
+	"wds/answer"
 	"wds/config"
 	"wds/database"
 	"wds/models"
@@ -32,10 +37,35 @@ type adminEnv struct {
 	log logrus.FieldLogger
 	// devDB is set when the command works on the wds dev database (DATABASE_URL unset).
 	devDB bool
+	// The domain services the commands call, each through the interface its command file declares.
+	// The CLI has no Temporal client: the worker's relay starts the events its writes commit.
+	workspace       workspaceOps      // workspace.Service
+	readKeys        readKeyOps        // apikeys.Service
+	integrationKeys integrationKeyOps // apikeys.Service, without the encryption key
+	catalog         catalogOps        // catalog.Service
+	orders          orderOps          // ingest.Service
+	shipping        shippingOps       // fulfillment.Service
+}
+
+// newAdminEnv wires the services over db.
+func newAdminEnv(cfg *config.Config, db *gorm.DB, log logrus.FieldLogger) *adminEnv {
+	keys := apikeys.NewService(db, nil)
+	return &adminEnv{cfg: cfg, db: db, log: log, devDB: cfg.DatabaseURL == "",
+		workspace: workspace.NewService(db), readKeys: keys, integrationKeys: keys,
+		catalog: catalog.NewService(db, nil), orders: ingest.NewService(db, nil), shipping: fulfillment.NewService(db, nil)}
 }
 
 // box opens the encryption key only for commands that seal secrets.
 func (e *adminEnv) box() (*secrets.Box, error) { return encryptionBox(e.cfg) }
+
+// sealingKeys is the key operations with the encryption key open, to mint an integration key.
+func (e *adminEnv) sealingKeys() (integrationKeyOps, error) {
+	box, err := e.box()
+	if err != nil {
+		return nil, err
+	}
+	return apikeys.NewService(e.db, box), nil
+}
 
 // adminCommand parses its flags from fs (already parsed) and returns the one JSON object to print.
 type adminCommand struct {
@@ -62,7 +92,7 @@ func adminCmd(ctx context.Context, args []string) error {
 		return nil
 	}
 	if err != nil {
-		code, detail := api.ErrorCode(err)
+		code, detail := answer.Code(err)
 		_ = jsonEncoder(os.Stderr).Encode(map[string]string{"error": code, "detail": detail})
 		return err
 	}
@@ -110,7 +140,7 @@ func runAdmin(ctx context.Context, args []string) (any, error) {
 		return nil, err
 	}
 	defer database.Close(db)
-	return run(ctx, &adminEnv{cfg: cfg, db: db, log: log, devDB: cfg.DatabaseURL == ""})
+	return run(ctx, newAdminEnv(cfg, db, log))
 }
 
 func adminNames() string {

@@ -3,9 +3,11 @@ package main
 import (
 	"context"
 	"flag"
+	"github.com/google/uuid"
 	"io"
 	"os"
 	"strings"
+	"wds/views"
 
 	"wds/api"
 	"wds/ingest"
@@ -17,6 +19,13 @@ func init() {
 	registerAdmin("order create", orderCreate)
 	registerAdmin("client create", clientCreate)
 	registerAdmin("client update", clientUpdate)
+}
+
+// orderOps is what the order and client commands call (ingest.Service).
+type orderOps interface {
+	CreateAppOrder(ctx context.Context, orgID, actorID uuid.UUID, in ingest.AppOrder) (*ingest.OrderResult, error)
+	CreateClient(ctx context.Context, orgID, actorID uuid.UUID, in ingest.NewClient) (*views.Client, error)
+	UpdateClient(ctx context.Context, actorID, clientID uuid.UUID, in ingest.ClientFields) (*views.Client, error)
 }
 
 // maxBodyFile caps an order file like the API caps a request body.
@@ -38,7 +47,7 @@ func orderCreate(fs *flag.FlagSet) runFunc {
 		}
 		s := store.String()
 		in.StoreID = &s
-		return ingest.CreateAppOrder(ctx, env.db, *org, *actor, in)
+		return env.orders.CreateAppOrder(ctx, *org, *actor, in)
 	}
 }
 
@@ -103,7 +112,7 @@ func clientCreate(fs *flag.FlagSet) runFunc {
 	fields := clientFlags(fs)
 	return func(ctx context.Context, env *adminEnv) (any, error) {
 		s := store.String()
-		return ingest.CreateClient(ctx, env.db, *org, *actor, ingest.NewClient{StoreID: &s, ClientFields: fields()})
+		return env.orders.CreateClient(ctx, *org, *actor, ingest.NewClient{StoreID: &s, ClientFields: fields()})
 	}
 }
 
@@ -113,6 +122,6 @@ func clientUpdate(fs *flag.FlagSet) runFunc {
 	id, actor := uuidFlag(fs, "id", "client id"), uuidFlag(fs, "actor", "acting user id")
 	fields := clientFlags(fs)
 	return func(ctx context.Context, env *adminEnv) (any, error) {
-		return ingest.UpdateClient(ctx, env.db, *actor, *id, fields())
+		return env.orders.UpdateClient(ctx, *actor, *id, fields())
 	}
 }

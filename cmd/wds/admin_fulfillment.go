@@ -3,6 +3,9 @@ package main
 import (
 	"context"
 	"flag"
+	"github.com/google/uuid"
+	"time"
+	"wds/views"
 
 	"wds/fulfillment"
 )
@@ -11,6 +14,13 @@ func init() {
 	registerAdmin("order ship", orderShip)
 	registerAdmin("shipment track", shipmentTrack)
 	registerAdmin("shipment deliver", shipmentDeliver)
+}
+
+// shippingOps is what the shipment commands call (fulfillment.Service).
+type shippingOps interface {
+	ShipOrder(ctx context.Context, actor, orderID uuid.UUID, in fulfillment.Ship) (*views.Shipment, error)
+	AddTracking(ctx context.Context, actor, shipmentID uuid.UUID, tracking string, carrier *string) (*views.Shipment, error)
+	MarkDelivered(ctx context.Context, actor, shipmentID uuid.UUID, deliveredAt *time.Time) (*views.Shipment, error)
 }
 
 // orderShip is `wds admin order ship --id --actor --carrier [--tracking] [--shipped-at]`.
@@ -26,11 +36,11 @@ func orderShip(fs *flag.FlagSet) runFunc {
 		if *tracking != "" {
 			in.TrackingNumber = tracking
 		}
-		res, err := fulfillment.ShipOrder(ctx, env.db, *actor, *id, in)
+		res, err := env.shipping.ShipOrder(ctx, *actor, *id, in)
 		if err != nil {
 			return nil, err
 		}
-		return res.Shipment, nil
+		return res, nil
 	}
 }
 
@@ -43,11 +53,11 @@ func shipmentTrack(fs *flag.FlagSet) runFunc {
 		if *carrier != "" {
 			c = carrier
 		}
-		res, err := fulfillment.AddTracking(ctx, env.db, *actor, *id, *tracking, c)
+		res, err := env.shipping.AddTracking(ctx, *actor, *id, *tracking, c)
 		if err != nil {
 			return nil, err
 		}
-		return res.Shipment, nil
+		return res, nil
 	}
 }
 
@@ -59,10 +69,10 @@ func shipmentDeliver(fs *flag.FlagSet) runFunc {
 		if err != nil {
 			return nil, err
 		}
-		res, err := fulfillment.MarkDelivered(ctx, env.db, *actor, *id, at)
+		res, err := env.shipping.MarkDelivered(ctx, *actor, *id, at)
 		if err != nil {
 			return nil, err
 		}
-		return res.Shipment, nil
+		return res, nil
 	}
 }

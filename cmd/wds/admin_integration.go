@@ -3,8 +3,10 @@ package main
 import (
 	"context"
 	"flag"
+	"github.com/google/uuid"
 	"strings"
 	"time"
+	"wds/models"
 
 	"wds/apikeys"
 )
@@ -19,6 +21,12 @@ type integrationKeyOut struct {
 	ID            string `json:"id"`
 	Key           string `json:"key"`
 	SigningSecret string `json:"signing_secret,omitempty"`
+}
+
+// integrationKeyOps is what the integration-key commands call (apikeys.Service).
+type integrationKeyOps interface {
+	CreateIntegrationKey(ctx context.Context, in apikeys.NewIntegrationKey) (*apikeys.CreatedIntegrationKey, error)
+	RevokeIntegrationKey(ctx context.Context, id, actorID uuid.UUID) (*models.IntegrationKey, error)
 }
 
 func integrationKeyCreate(fs *flag.FlagSet) runFunc {
@@ -37,11 +45,11 @@ func integrationKeyCreate(fs *flag.FlagSet) runFunc {
 		if in.ExpiresAt, err = optionalTime("expires-at", *expires); err != nil {
 			return nil, err
 		}
-		box, err := env.box()
+		keys, err := env.sealingKeys()
 		if err != nil {
 			return nil, err
 		}
-		k, err := apikeys.CreateIntegrationKey(ctx, env.db, box, in)
+		k, err := keys.CreateIntegrationKey(ctx, in)
 		if err != nil {
 			return nil, err
 		}
@@ -52,7 +60,7 @@ func integrationKeyCreate(fs *flag.FlagSet) runFunc {
 func integrationKeyRevoke(fs *flag.FlagSet) runFunc {
 	id, actor := uuidFlag(fs, "id", "key id"), uuidFlag(fs, "actor", "acting user id")
 	return func(ctx context.Context, env *adminEnv) (any, error) {
-		k, err := apikeys.RevokeIntegrationKey(ctx, env.db, *id, *actor)
+		k, err := env.integrationKeys.RevokeIntegrationKey(ctx, *id, *actor)
 		if err != nil {
 			return nil, err
 		}

@@ -22,8 +22,8 @@ func TestAdminSecretsReencryptCompletesARotation(t *testing.T) {
 	}
 	defer database.Close(db)
 	ctx := context.Background()
-	org, _ := workspace.CreateOrg(ctx, db, "Rotating")
-	owner, _, _ := workspace.CreateUser(ctx, db, org.ID, "o@rotating.test", models.RoleOwner)
+	org, _ := workspace.NewService(db).CreateOrg(ctx, "Rotating")
+	owner, _, _ := workspace.NewService(db).CreateUser(ctx, org.ID, "o@rotating.test", models.RoleOwner)
 	oldBox, _ := secrets.NewBox(oldKey)
 	ep, err := (&delivery.Service{DB: db, Box: oldBox, AllowPrivate: true}).Create(ctx,
 		delivery.CreateInput{OrgID: org.ID, ActorID: owner.ID, URL: "https://127.0.0.1/hook", EventTypes: []string{"order.created"}})

@@ -6,7 +6,7 @@ import (
 	"errors"
 	"testing"
 
-	"wds/api"
+	"wds/answer"
 	"wds/pgtest"
 )
 
@@ -41,7 +41,7 @@ func wantCode(t *testing.T, err error, code string) {
 	if err == nil {
 		t.Fatalf("want error %s, got success", code)
 	}
-	if got, _ := api.ErrorCode(err); got != code {
+	if got, _ := answer.Code(err); got != code {
 		t.Fatalf("error code %s (%v), want %s", got, err, code)
 	}
 }

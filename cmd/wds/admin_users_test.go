@@ -19,7 +19,7 @@ func signsIn(t *testing.T, url, token string) bool {
 		t.Fatal(err)
 	}
 	defer database.Close(db)
-	_, err = workspace.UserByToken(context.Background(), db, token)
+	_, err = workspace.NewService(db).UserByToken(context.Background(), token)
 	if errors.Is(err, workspace.ErrInvalidOperatorToken) {
 		return false
 	}

@@ -39,11 +39,11 @@ func vendorCreate(fs *flag.FlagSet) runFunc {
 	org, store, actor := uuidFlag(fs, "org", "org id"), uuidFlag(fs, "store", "store id"), uuidFlag(fs, "actor", "acting user id")
 	fields := vendorFlags(fs)
 	return func(ctx context.Context, env *adminEnv) (any, error) {
-		v, err := catalog.CreateVendor(ctx, env.db, *org, *actor, *store, fields())
+		v, err := env.catalog.CreateVendor(ctx, *org, *actor, *store, fields())
 		if err != nil {
 			return nil, err
 		}
-		return v.Vendor, nil
+		return v, nil
 	}
 }
 
@@ -53,11 +53,11 @@ func vendorUpdate(fs *flag.FlagSet) runFunc {
 	id, actor := uuidFlag(fs, "id", "vendor id"), uuidFlag(fs, "actor", "acting user id")
 	fields := vendorFlags(fs)
 	return func(ctx context.Context, env *adminEnv) (any, error) {
-		v, err := catalog.UpdateVendor(ctx, env.db, *actor, *id, fields())
+		v, err := env.catalog.UpdateVendor(ctx, *actor, *id, fields())
 		if err != nil {
 			return nil, err
 		}
-		return v.Vendor, nil
+		return v, nil
 	}
 }
 
@@ -66,6 +66,6 @@ func vendorUpdate(fs *flag.FlagSet) runFunc {
 func vendorClaimToken(fs *flag.FlagSet) runFunc {
 	id, actor := uuidFlag(fs, "id", "vendor id"), uuidFlag(fs, "actor", "acting user id (owner or admin)")
 	return func(ctx context.Context, env *adminEnv) (any, error) {
-		return catalog.IssueClaimToken(ctx, env.db, *actor, *id)
+		return env.catalog.IssueClaimToken(ctx, *actor, *id)
 	}
 }

@@ -3,7 +3,9 @@ package main
 import (
 	"context"
 	"flag"
+	"github.com/google/uuid"
 	"time"
+	"wds/views"
 
 	"wds/apikeys"
 	"wds/catalog"
@@ -28,6 +30,32 @@ func init() {
 	registerAdmin("product create", productCreate)
 }
 
+// workspaceOps is what the org, store and user commands call (workspace.Service).
+type workspaceOps interface {
+	CreateOrg(ctx context.Context, name string) (*models.Org, error)
+	CreateStore(ctx context.Context, orgID uuid.UUID, name, currency string) (*models.Store, error)
+	CreateUser(ctx context.Context, orgID uuid.UUID, email string, role models.Role) (*models.User, string, error)
+	ListMembers(ctx context.Context, orgID uuid.UUID) ([]workspace.Member, error)
+	RotateToken(ctx context.Context, userID, actorID uuid.UUID) (*workspace.RotatedToken, error)
+	RevokeToken(ctx context.Context, userID, actorID uuid.UUID) (*workspace.RevokedToken, error)
+}
+
+// readKeyOps is what the read-key commands call (apikeys.Service).
+type readKeyOps interface {
+	CreateReadKey(ctx context.Context, in apikeys.NewReadKey) (*models.ReadKey, string, error)
+	RevokeReadKey(ctx context.Context, id, actorID uuid.UUID) (*models.ReadKey, error)
+}
+
+// catalogOps is what the seller, product and vendor commands call (catalog.Service).
+type catalogOps interface {
+	CreateSeller(ctx context.Context, name string) (*models.Seller, error)
+	LinkSeller(ctx context.Context, orgID, storeID, sellerID uuid.UUID) (*models.SellerLink, error)
+	CreateProduct(ctx context.Context, in catalog.NewProduct) (*models.Product, error)
+	CreateVendor(ctx context.Context, orgID, actorID, storeID uuid.UUID, in catalog.VendorFields) (*views.Vendor, error)
+	UpdateVendor(ctx context.Context, actorID, vendorID uuid.UUID, in catalog.VendorFields) (*views.Vendor, error)
+	IssueClaimToken(ctx context.Context, actorID, vendorID uuid.UUID) (*catalog.ClaimToken, error)
+}
+
 type idOut struct {
 	ID string `json:"id"`
 }
@@ -35,7 +63,7 @@ type idOut struct {
 func orgCreate(fs *flag.FlagSet) runFunc {
 	name := stringFlag(fs, "name", "org name")
 	return func(ctx context.Context, env *adminEnv) (any, error) {
-		org, err := workspace.CreateOrg(ctx, env.db, *name)
+		org, err := env.workspace.CreateOrg(ctx, *name)
 		if err != nil {
 			return nil, err
 		}
@@ -46,7 +74,7 @@ func orgCreate(fs *flag.FlagSet) runFunc {
 func storeCreate(fs *flag.FlagSet) runFunc {
 	org, name, currency := uuidFlag(fs, "org", "org id"), fs.String("name", "", "store name"), fs.String("currency", "USD", "ISO currency")
 	return func(ctx context.Context, env *adminEnv) (any, error) {
-		s, err := workspace.CreateStore(ctx, env.db, *org, *name, *currency)
+		s, err := env.workspace.CreateStore(ctx, *org, *name, *currency)
 		if err != nil {
 			return nil, err
 		}
@@ -57,7 +85,7 @@ func storeCreate(fs *flag.FlagSet) runFunc {
 func userCreate(fs *flag.FlagSet) runFunc {
 	org, email, role := uuidFlag(fs, "org", "org id"), fs.String("email", "", "email"), fs.String("role", "", "owner|admin|member")
 	return func(ctx context.Context, env *adminEnv) (any, error) {
-		u, token, err := workspace.CreateUser(ctx, env.db, *org, *email, models.Role(*role))
+		u, token, err := env.workspace.CreateUser(ctx, *org, *email, models.Role(*role))
 		if err != nil {
 			return nil, err
 		}
@@ -68,7 +96,7 @@ func userCreate(fs *flag.FlagSet) runFunc {
 func userList(fs *flag.FlagSet) runFunc {
 	org := uuidFlag(fs, "org", "org id")
 	return func(ctx context.Context, env *adminEnv) (any, error) {
-		rows, err := workspace.ListMembers(ctx, env.db, *org)
+		rows, err := env.workspace.ListMembers(ctx, *org)
 		if err != nil {
 			return nil, err
 		}
@@ -80,7 +108,7 @@ func userList(fs *flag.FlagSet) runFunc {
 func userRotateToken(fs *flag.FlagSet) runFunc {
 	id, actor := uuidFlag(fs, "id", "user whose token to replace"), uuidFlag(fs, "actor", "acting user id (the user themselves, or an owner or admin of their org)")
 	return func(ctx context.Context, env *adminEnv) (any, error) {
-		out, err := workspace.RotateToken(ctx, env.db, *id, *actor)
+		out, err := env.workspace.RotateToken(ctx, *id, *actor)
 		if err != nil {
 			return nil, err
 		}
@@ -92,7 +120,7 @@ func userRotateToken(fs *flag.FlagSet) runFunc {
 func userRevokeToken(fs *flag.FlagSet) runFunc {
 	id, actor := uuidFlag(fs, "id", "user whose token to revoke"), uuidFlag(fs, "actor", "acting user id (the user themselves, or an owner or admin of their org)")
 	return func(ctx context.Context, env *adminEnv) (any, error) {
-		out, err := workspace.RevokeToken(ctx, env.db, *id, *actor)
+		out, err := env.workspace.RevokeToken(ctx, *id, *actor)
 		if err != nil {
 			return nil, err
 		}
@@ -108,7 +136,7 @@ func readKeyCreate(fs *flag.FlagSet) runFunc {
 		if err != nil {
 			return nil, err
 		}
-		k, plain, err := apikeys.CreateReadKey(ctx, env.db, apikeys.NewReadKey{OrgID: *org, ActorID: *actor, Scope: *scope, Name: *name, ExpiresAt: exp})
+		k, plain, err := env.readKeys.CreateReadKey(ctx, apikeys.NewReadKey{OrgID: *org, ActorID: *actor, Scope: *scope, Name: *name, ExpiresAt: exp})
 		if err != nil {
 			return nil, err
 		}
@@ -119,7 +147,7 @@ func readKeyCreate(fs *flag.FlagSet) runFunc {
 func readKeyRevoke(fs *flag.FlagSet) runFunc {
 	id, actor := uuidFlag(fs, "id", "key id"), uuidFlag(fs, "actor", "acting user id")
 	return func(ctx context.Context, env *adminEnv) (any, error) {
-		k, err := apikeys.RevokeReadKey(ctx, env.db, *id, *actor)
+		k, err := env.readKeys.RevokeReadKey(ctx, *id, *actor)
 		if err != nil {
 			return nil, err
 		}
@@ -130,7 +158,7 @@ func readKeyRevoke(fs *flag.FlagSet) runFunc {
 func sellerCreate(fs *flag.FlagSet) runFunc {
 	name := fs.String("name", "", "seller name")
 	return func(ctx context.Context, env *adminEnv) (any, error) {
-		s, err := catalog.CreateSeller(ctx, env.db, *name)
+		s, err := env.catalog.CreateSeller(ctx, *name)
 		if err != nil {
 			return nil, err
 		}
@@ -141,7 +169,7 @@ func sellerCreate(fs *flag.FlagSet) runFunc {
 func sellerLink(fs *flag.FlagSet) runFunc {
 	org, store, seller := uuidFlag(fs, "org", "org id"), uuidFlag(fs, "store", "store id"), uuidFlag(fs, "seller", "seller id")
 	return func(ctx context.Context, env *adminEnv) (any, error) {
-		l, err := catalog.LinkSeller(ctx, env.db, *org, *store, *seller)
+		l, err := env.catalog.LinkSeller(ctx, *org, *store, *seller)
 		if err != nil {
 			return nil, err
 		}
@@ -157,7 +185,7 @@ func productCreate(fs *flag.FlagSet) runFunc {
 		if *price < 0 {
 			return nil, problem.Fail(models.ErrInvalidParameter, "--price-cents is required and must be >= 0")
 		}
-		p, err := catalog.CreateProduct(ctx, env.db, catalog.NewProduct{SellerID: *seller, Name: *name, PriceCents: *price, SKU: *sku, Currency: *currency, Published: *published})
+		p, err := env.catalog.CreateProduct(ctx, catalog.NewProduct{SellerID: *seller, Name: *name, PriceCents: *price, SKU: *sku, Currency: *currency, Published: *published})
 		if err != nil {
 			return nil, err
 		}

@@ -52,36 +52,39 @@ func ensureDemo(ctx context.Context, db *gorm.DB, dir string) (*demoData, error)
 	return d, nil
 }
 
+// createDemo writes the demo workspace through the services; its one event (vendor.created) has no
+// endpoint to go to, so the services get no event starter.
 func createDemo(ctx context.Context, db *gorm.DB) (*demoData, error) {
-	org, err := workspace.CreateOrg(ctx, db, "Demo Workspace")
+	people, keys, cat := workspace.NewService(db), apikeys.NewService(db, nil), catalog.NewService(db, nil)
+	org, err := people.CreateOrg(ctx, "Demo Workspace")
 	if err != nil {
 		return nil, err
 	}
-	store, err := workspace.CreateStore(ctx, db, org.ID, "Demo Store", "USD")
+	store, err := people.CreateStore(ctx, org.ID, "Demo Store", "USD")
 	if err != nil {
 		return nil, err
 	}
-	owner, token, err := workspace.CreateUser(ctx, db, org.ID, "owner+"+org.ID.String()[:8]+"@demo.example", models.RoleOwner)
+	owner, token, err := people.CreateUser(ctx, org.ID, "owner+"+org.ID.String()[:8]+"@demo.example", models.RoleOwner)
 	if err != nil {
 		return nil, err
 	}
-	_, key, err := apikeys.CreateReadKey(ctx, db, apikeys.NewReadKey{OrgID: org.ID, ActorID: owner.ID, Scope: models.ScopeReadWrite, Name: "demo"})
+	_, key, err := keys.CreateReadKey(ctx, apikeys.NewReadKey{OrgID: org.ID, ActorID: owner.ID, Scope: models.ScopeReadWrite, Name: "demo"})
 	if err != nil {
 		return nil, err
 	}
-	if _, err := catalog.CreateVendor(ctx, db, org.ID, owner.ID, store.ID, catalog.VendorFields{
+	if _, err := cat.CreateVendor(ctx, org.ID, owner.ID, store.ID, catalog.VendorFields{
 		Name:  models.Optional[string]{Set: true, Value: "Acme Supplies"},
 		Email: models.Optional[string]{Set: true, Value: "orders@acme.example"}}); err != nil {
 		return nil, err
 	}
-	seller, err := catalog.CreateSeller(ctx, db, "Demo Seller")
+	seller, err := cat.CreateSeller(ctx, "Demo Seller")
 	if err != nil {
 		return nil, err
 	}
-	if _, err := catalog.LinkSeller(ctx, db, org.ID, store.ID, seller.ID); err != nil {
+	if _, err := cat.LinkSeller(ctx, org.ID, store.ID, seller.ID); err != nil {
 		return nil, err
 	}
-	if _, err := catalog.CreateProduct(ctx, db, catalog.NewProduct{SellerID: seller.ID, Name: "Demo Mug", PriceCents: 1250, SKU: "MUG-1", Published: true}); err != nil {
+	if _, err := cat.CreateProduct(ctx, catalog.NewProduct{SellerID: seller.ID, Name: "Demo Mug", PriceCents: 1250, SKU: "MUG-1", Published: true}); err != nil {
 		return nil, err
 	}
 	return &demoData{OrgID: org.ID.String(), StoreID: store.ID.String(), OwnerID: owner.ID.String(), OperatorToken: token, ReadKey: key}, nil

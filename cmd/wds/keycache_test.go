@@ -36,7 +36,7 @@ func newKeyInstance(t *testing.T, db *gorm.DB, connect apikeys.Connect) *keyInst
 	t.Helper()
 	log := logrus.New()
 	log.SetOutput(io.Discard)
-	stores := api.DBStores(db, nil)
+	stores := api.DBStores(db, nil, nil)
 	in := &keyInstance{t: t, cache: apikeys.NewCache()}
 	api.CacheKeys(&stores, in.cache)
 	r, err := api.NewRouter(api.Deps{Stores: stores, Log: log})
@@ -133,7 +133,7 @@ type keyFixture struct {
 
 func (f *keyFixture) readKey(t *testing.T) (uuid.UUID, string) {
 	t.Helper()
-	k, plain, err := apikeys.CreateReadKey(context.Background(), f.db, apikeys.NewReadKey{OrgID: f.org, ActorID: f.owner})
+	k, plain, err := apikeys.NewService(f.db, nil).CreateReadKey(context.Background(), apikeys.NewReadKey{OrgID: f.org, ActorID: f.owner})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -142,7 +142,7 @@ func (f *keyFixture) readKey(t *testing.T) (uuid.UUID, string) {
 
 func (f *keyFixture) integrationKey(t *testing.T) (uuid.UUID, string) {
 	t.Helper()
-	k, err := apikeys.CreateIntegrationKey(context.Background(), f.db, nil, apikeys.NewIntegrationKey{
+	k, err := apikeys.NewService(f.db, nil).CreateIntegrationKey(context.Background(), apikeys.NewIntegrationKey{
 		OrgID: f.org, StoreID: f.store, ActorID: f.owner, Scopes: []string{"orders:write"}})
 	if err != nil {
 		t.Fatal(err)
@@ -164,15 +164,16 @@ func TestKeyRevocationReachesEveryInstance(t *testing.T) {
 	}
 	t.Cleanup(func() { _ = database.Close(db) })
 	f := &keyFixture{db: db}
-	org, err := workspace.CreateOrg(ctx, db, "Cached")
+	people := workspace.NewService(db)
+	org, err := people.CreateOrg(ctx, "Cached")
 	if err != nil {
 		t.Fatal(err)
 	}
-	store, err := workspace.CreateStore(ctx, db, org.ID, "Main", "USD")
+	store, err := people.CreateStore(ctx, org.ID, "Main", "USD")
 	if err != nil {
 		t.Fatal(err)
 	}
-	owner, opToken, err := workspace.CreateUser(ctx, db, org.ID, "owner@cached.test", models.RoleOwner)
+	owner, opToken, err := people.CreateUser(ctx, org.ID, "owner@cached.test", models.RoleOwner)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -37,8 +37,8 @@ func TestListenReceivesForwardsAndCleansUp(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer database.Close(db)
-	org, _ := workspace.CreateOrg(context.Background(), db, "Acme")
-	owner, _, _ := workspace.CreateUser(context.Background(), db, org.ID, "owner@acme.test", models.RoleOwner)
+	org, _ := workspace.NewService(db).CreateOrg(context.Background(), "Acme")
+	owner, _, _ := workspace.NewService(db).CreateUser(context.Background(), org.ID, "owner@acme.test", models.RoleOwner)
 
 	var mu sync.Mutex
 	var got []http.Header

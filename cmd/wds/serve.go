@@ -12,8 +12,13 @@ import (
 
 	"wds/api"
 	"wds/apikeys"
+	"wds/catalog"
 	"wds/config"
 	"wds/console"
+	"wds/fulfillment"
+	"wds/ingest"
+	"wds/operator"
+	"wds/workspace"
 )
 
 func init() { commands["serve"] = serveCmd }
@@ -21,7 +26,7 @@ func init() { commands["serve"] = serveCmd }
 // serveCmd runs the HTTP API until SIGTERM.
 func serveCmd(ctx context.Context, _ []string) error {
 	tuneGC(os.Getenv)
-	p, closeAll, err := startService(ctx)
+	p, closeAll, err := startService(ctx, "wds-serve")
 	if err != nil {
 		return err
 	}
@@ -57,7 +62,9 @@ func serveHTTP(ctx context.Context, cfg *config.Config, db *gorm.DB, log *logrus
 		return err
 	}
 	// Integration keys' signing secrets are sealed with the same key as the webhook endpoints'.
-	stores := api.DBStores(db, hooks.service.Box)
+	// The domain services start the events they commit with the webhook starter, whichever of the
+	// APIs or the console called them.
+	stores := api.DBStores(db, hooks.service.Box, hooks.starter)
 	keys := apikeys.NewCache()
 	api.CacheKeys(&stores, keys)
 	deps := api.Deps{Stores: stores, Log: log, TrustedProxies: cfg.TrustedProxies, LastUsed: lastUsed}
@@ -66,7 +73,9 @@ func serveHTTP(ctx context.Context, cfg *config.Config, db *gorm.DB, log *logrus
 	if err != nil {
 		return fmt.Errorf("WDS_TRUSTED_PROXIES: %w", err)
 	}
-	(&console.Console{DB: db, Log: log, Box: hooks.service.Box, Webhooks: hooks.service, Dispatches: hooks.starter,
+	(&console.Console{DB: db, Log: log, Webhooks: hooks.service, Dispatches: hooks.starter,
+		Members: workspace.NewService(db), Keys: apikeys.NewService(db, hooks.service.Box), Lists: operator.NewService(db), Shipping: fulfillment.NewService(db, hooks.starter),
+		Vendors: catalog.NewService(db, hooks.starter), Clients: ingest.NewService(db, hooks.starter),
 		TemporalUI: cfg.TemporalUIURL, Namespace: cfg.TemporalNamespace, InsecureCookie: cfg.ConsoleInsecureCookie}).Register(router)
 	srv := newHTTPServer(cfg.HTTPAddr, router)
 	flushCtx, stopFlush := context.WithCancel(context.WithoutCancel(ctx))

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/sirupsen/logrus"
 	"gorm.io/gorm"
@@ -16,6 +17,7 @@ import (
 	"wds/metrics"
 	"wds/migrations"
 	"wds/secrets"
+	"wds/tracing"
 )
 
 // devURLFile is where `wds dev` records its database URL so admin commands find it.
@@ -109,28 +111,44 @@ type service struct {
 }
 
 // startService opens everything a long-running command needs; close releases it in reverse order.
-func startService(ctx context.Context) (p *service, closeAll func(), err error) {
+// role names the process in its traces (wds-serve, wds-worker).
+func startService(ctx context.Context, role string) (p *service, closeAll func(), err error) {
 	cfg, err := config.Load()
 	if err != nil {
 		return nil, nil, err
 	}
 	log := cfg.Logger()
+	// Before the database and Temporal clients are made, so their spans and interceptors see it.
+	stopTracing, err := tracing.Setup(ctx, role, log)
+	if err != nil {
+		return nil, nil, err
+	}
+	flushTraces := func() {
+		fctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		if err := stopTracing(fctx); err != nil {
+			log.WithError(err).Warn("traces not flushed")
+		}
+	}
 	db, err := openCurrent(ctx, cfg, log)
 	if err != nil {
+		flushTraces()
 		return nil, nil, err
 	}
 	// The Temporal SDK's exporter finishes initialising after it registers with the registry, so it
 	// must exist before the listener serves scrapes (the race detector caught a scrape reading it).
 	if _, err := metrics.TemporalHandler(); err != nil {
 		_ = database.Close(db)
+		flushTraces()
 		return nil, nil, err
 	}
 	stopMetrics, err := startMetrics(cfg, db, log)
 	if err != nil {
 		_ = database.Close(db)
+		flushTraces()
 		return nil, nil, err
 	}
-	closeAll = func() { stopMetrics(); _ = database.Close(db) }
+	closeAll = func() { stopMetrics(); _ = database.Close(db); flushTraces() }
 	box, err := encryptionBox(cfg)
 	if err != nil {
 		closeAll()

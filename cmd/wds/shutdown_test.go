@@ -193,15 +193,15 @@ func TestServeNamesTheVariableOfABadSetting(t *testing.T) {
 func readKeyFor(t *testing.T, db *gorm.DB) string {
 	t.Helper()
 	ctx := context.Background()
-	org, err := workspace.CreateOrg(ctx, db, "Draining")
+	org, err := workspace.NewService(db).CreateOrg(ctx, "Draining")
 	if err != nil {
 		t.Fatal(err)
 	}
-	owner, _, err := workspace.CreateUser(ctx, db, org.ID, "owner@draining.test", models.RoleOwner)
+	owner, _, err := workspace.NewService(db).CreateUser(ctx, org.ID, "owner@draining.test", models.RoleOwner)
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, key, err := apikeys.CreateReadKey(ctx, db, apikeys.NewReadKey{OrgID: org.ID, ActorID: owner.ID, Scope: models.ScopeReadOnly})
+	_, key, err := apikeys.NewService(db, nil).CreateReadKey(ctx, apikeys.NewReadKey{OrgID: org.ID, ActorID: owner.ID, Scope: models.ScopeReadOnly})
 	if err != nil {
 		t.Fatal(err)
 	}

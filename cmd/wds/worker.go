@@ -19,13 +19,14 @@ import (
 	"wds/metrics"
 	"wds/secrets"
 	"wds/temporaldev"
+	"wds/tracing"
 )
 
 func init() { commands["worker"] = workerCmd }
 
 // workerCmd runs the Temporal worker and the outbox relay until SIGTERM.
 func workerCmd(ctx context.Context, _ []string) error {
-	p, closeAll, err := startService(ctx)
+	p, closeAll, err := startService(ctx, "wds-worker")
 	if err != nil {
 		return err
 	}
@@ -62,8 +63,14 @@ func temporalOptions(cfg *config.Config) (client.Options, error) {
 	if err != nil {
 		return client.Options{}, err
 	}
+	// With tracing on, the trace of the request that starts a workflow goes on into its activities.
+	interceptors, err := tracing.TemporalInterceptors()
+	if err != nil {
+		return client.Options{}, err
+	}
 	o := client.Options{HostPort: temporalAddress(cfg), Namespace: cfg.TemporalNamespace, Logger: temporaldev.QuietLogger(),
-		MetricsHandler: mh, ConnectionOptions: client.ConnectionOptions{GrpcCompression: &client.GrpcCompressionNone{}}}
+		MetricsHandler: mh, Interceptors: interceptors,
+		ConnectionOptions: client.ConnectionOptions{GrpcCompression: &client.GrpcCompressionNone{}}}
 	if cfg.TemporalAPIKey != "" {
 		o.Credentials = client.NewAPIKeyStaticCredentials(cfg.TemporalAPIKey)
 	}
@@ -165,7 +172,6 @@ func newWebhookWiring(cfg *config.Config, db *gorm.DB, box *secrets.Box, c clien
 // apply fills the API's dependencies.
 func (w webhookWiring) apply(d *api.Deps) {
 	d.Webhooks = w.service
-	d.Events = w.starter
 	d.Dispatches = w.starter
 }
 
