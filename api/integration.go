@@ -30,7 +30,7 @@ type IntegrationGate interface {
 	SigningSecret(k *apikeys.IntegrationKey) ([]byte, error)
 }
 
-// RequestLimit is the per-key rate limit shared by every instance (ratelimit.Shared).
+// RequestLimit is the per-key rate limit shared by every instance (ratelimit.Leased).
 type RequestLimit interface {
 	Allow(ctx context.Context, keyID uuid.UUID, limit int, now time.Time) (bool, error)
 }

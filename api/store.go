@@ -54,5 +54,5 @@ func DBStores(db *gorm.DB, box *secrets.Box, events EventStarter) Stores {
 	return Stores{ReadKeys: keys, Reads: admittedReads{db: db}, Readiness: schemaReadiness{db: db},
 		Operators: people, Tokens: people, Keys: keys, Lists: operator.NewService(db),
 		Vendors: catalog.NewService(db, events), Shipping: fulfillment.NewService(db, events), AppOrders: orders,
-		Gate: keys, Limits: ratelimit.NewShared(db), Ingest: orders, Idempotency: orders}
+		Gate: keys, Limits: ratelimit.NewLeased(db), Ingest: orders, Idempotency: orders}
 }
