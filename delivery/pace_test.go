@@ -55,7 +55,7 @@ func TestARateLimitHoldsAttemptsBackWithoutSendingOrRecording(t *testing.T) {
 		t.Fatalf("%d sent, %d held, %d rows; want 5, 35, 5", got, len(held), rows)
 	}
 	for _, w := range waits {
-		if w <= 0 || w > 1100*time.Millisecond {
+		if w <= 0 || w > 1200*time.Millisecond {
 			t.Fatalf("held for %v", w)
 		}
 	}
