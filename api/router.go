@@ -15,7 +15,6 @@ import (
 	"wds/apikeys"
 	"wds/config"
 	"wds/metrics"
-	"wds/problem"
 	"wds/ratelimit"
 	"wds/tracing"
 )
@@ -69,8 +68,8 @@ func NewRouter(d Deps) (*gin.Engine, error) {
 	// log and metrics middleware is still logged and counted as the 500 it became. The deadline
 	// comes last, so what follows it (every handler, and the console's) runs under it.
 	r.Use(requestID, tracing.Middleware, metrics.Middleware, s.requestLog, s.recover, s.deadline)
-	r.NoRoute(func(c *gin.Context) { fail(c, problem.Fail(problem.NotFound, "no such path")) })
-	r.NoMethod(func(c *gin.Context) { fail(c, problem.Fail(problem.NotFound, "no such path")) })
+	r.NoRoute(NotFound)
+	r.NoMethod(NotFound)
 	r.HandleMethodNotAllowed = false
 	// A path with a stray trailing slash is no path of the APIs: 404 in the error shape, not an
 	// HTML redirect that no document describes.

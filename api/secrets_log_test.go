@@ -8,6 +8,7 @@ import (
 	"fmt"
 	stdlog "log"
 	"net/http"
+	"net/http/cookiejar"
 	"net/url"
 	"os"
 	"regexp"
@@ -20,8 +21,8 @@ import (
 
 	"github.com/sirupsen/logrus"
 
+	"wds/apikeys"
 	"wds/database"
-	"wds/models"
 	"wds/pgtest"
 	"wds/secrets"
 	"wds/signing"
@@ -153,7 +154,7 @@ func TestSecretsSweep(t *testing.T) {
 	// secret pasted where the signature goes, expired, unsigned, without the scope, failing on the
 	// server, revoked; and the store platform's signed receiver.
 	sk := want(e.send(nil, "POST", orgPath+"/integration-keys", x.owner, map[string]any{"store_id": x.store,
-		"scopes": models.IntegrationScopes, "require_signature": true, "label": "signed"}, nil), 201, "signed key")
+		"scopes": apikeys.IntegrationScopes, "require_signature": true, "label": "signed"}, nil), 201, "signed key")
 	signedKey, signingSecret, signedID := sk.str(t, "key"), sk.str(t, "signing_secret"), sk.str(t, "id")
 	order := func(ext string) string {
 		return `{"external_id":"` + ext + `","client":{"external_id":"c-` + ext + `","email":"` + ext + `@example.test"},` +
@@ -190,7 +191,7 @@ func TestSecretsSweep(t *testing.T) {
 	want(e.send(nil, "POST", "/integrations/v1/orders", signedKey, body, sign(signingSecret, body, time.Now())), 401, "revoked integration key")
 
 	nk := want(e.send(nil, "POST", orgPath+"/integration-keys", x.owner, map[string]any{"store_id": x.store, "format": "nativestore",
-		"scopes": models.IntegrationScopes}, nil), 201, "nativestore key")
+		"scopes": apikeys.IntegrationScopes}, nil), 201, "nativestore key")
 	nativeKey, nativeSecret := nk.str(t, "key"), nk.str(t, "signing_secret")
 	native := storeFixture(t, "processing_jpy.json", "")
 	want(e.send(nil, "POST", "/integrations/v1/webhook/nativestore", nativeKey, native,
@@ -243,18 +244,20 @@ func TestSecretsSweep(t *testing.T) {
 	}
 	want(e.send(nil, "POST", "/v1/vendor-claims", "", map[string]any{"token": consoleClaim, "email": "second@acme.test"}, nil), 200, "console claim token")
 	// A sign-in that fails shows the form again, 401.
-	fresh := &http.Client{CheckRedirect: b.c.CheckRedirect}
-	want(e.send(fresh, "POST", "/console/login", "", url.Values{"token": {made("wds_op_")}}, nil), 401, "console sign-in with a made-up token")
-	want(e.send(fresh, "POST", "/console/login", "", url.Values{"token": {x.readKey}}, nil), 401, "console sign-in with a read key")
+	jar, _ := cookiejar.New(nil)
+	fresh := &http.Client{Jar: jar, CheckRedirect: b.c.CheckRedirect}
+	want(e.login(fresh, made("wds_op_")), 401, "console sign-in with a made-up token")
+	want(e.login(fresh, x.readKey), 401, "console sign-in with a read key")
 
-	// Operator tokens: rotated by an owner, by their holder, revoked; old ones refused, everywhere.
-	member := want(e.send(nil, "POST", "/admin/v1/users/"+x.memberID.String()+"/rotate-token", x.owner, nil, nil), 200, "rotate member").str(t, "token")
+	// Operator tokens: rotated by their holder (an owner may not), revoked; old ones refused, everywhere.
+	want(e.send(nil, "POST", "/admin/v1/users/"+x.memberID.String()+"/rotate-token", x.owner, nil, nil), 403, "an owner rotating a member's token")
+	member := want(e.send(nil, "POST", "/admin/v1/users/"+x.memberID.String()+"/rotate-token", x.member, nil, nil), 200, "rotate member").str(t, "token")
 	want(e.send(nil, "GET", orgPath+"/read-keys", x.member, nil, nil), 401, "replaced member token")
 	want(e.send(nil, "GET", orgPath+"/read-keys", member, nil, nil), 200, "rotated member token")
 	member2 := want(e.send(nil, "POST", "/admin/v1/users/"+x.memberID.String()+"/rotate-token", member, nil, nil), 200, "member rotates own").str(t, "token")
 	want(e.send(nil, "POST", "/admin/v1/users/"+x.memberID.String()+"/revoke-token", member2, nil, nil), 200, "member revokes own")
 	want(e.send(nil, "GET", orgPath+"/read-keys", member2, nil, nil), 401, "revoked member token")
-	want(e.send(fresh, "POST", "/console/login", "", url.Values{"token": {member2}}, nil), 401, "console sign-in with a revoked token")
+	want(e.login(fresh, member2), 401, "console sign-in with a revoked token")
 	owner := want(e.send(nil, "POST", "/admin/v1/users/"+x.ownerID.String()+"/rotate-token", x.owner, nil, nil), 200, "owner rotates own").str(t, "token")
 	want(e.send(nil, "GET", orgPath+"/audit-log", x.owner, nil, nil), 401, "replaced owner token")
 	want(e.send(nil, "GET", orgPath+"/audit-log", owner, nil, nil), 200, "audit log")

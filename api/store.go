@@ -44,8 +44,9 @@ type EventStarter interface {
 }
 
 // DBStores wires every store to the domain services over db. box seals and opens integration keys'
-// signing secrets; nil refuses to mint keys that require signatures and rejects their requests. events starts
-// what each write committed as soon as it commits; nil leaves the events to the worker's relay.
+// signing secrets; nil refuses to mint keys that require signatures and rejects their requests.
+// events starts what each write committed as soon as it commits; nil leaves the events to the
+// worker's relay.
 func DBStores(db *gorm.DB, box *secrets.Box, events EventStarter) Stores {
 	keys := apikeys.NewService(db, box)
 	people := workspace.NewService(db)

@@ -172,7 +172,7 @@ func (e *sweepEnv) signIn(token string) *browser {
 	e.t.Helper()
 	jar, _ := cookiejar.New(nil)
 	b := &browser{c: &http.Client{Jar: jar, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}}
-	if a := e.send(b.c, "POST", "/console/login", "", url.Values{"token": {token}}, nil); a.status != http.StatusSeeOther {
+	if a := e.login(b.c, token); a.status != http.StatusSeeOther {
 		e.t.Fatalf("console sign-in: %d %s", a.status, a.body)
 	}
 	page := e.send(b.c, "GET", "/console/webhooks", "", nil, nil)
@@ -182,6 +182,18 @@ func (e *sweepEnv) signIn(token string) *browser {
 	}
 	b.csrf = string(m[1])
 	return b
+}
+
+// login posts the sign-in form as a browser does: it loads the form, which sets the pre-session
+// cookie its token is bound to, and sends the token back with the operator token.
+func (e *sweepEnv) login(c *http.Client, token string) answer {
+	e.t.Helper()
+	form := e.send(c, "GET", "/console/login", "", nil, nil)
+	m := sweepCSRF.FindSubmatch(form.body)
+	if m == nil {
+		e.t.Fatalf("no token on the sign-in form (%d)", form.status)
+	}
+	return e.send(c, "POST", "/console/login", "", url.Values{"token": {token}, "csrf": {string(m[1])}}, nil)
 }
 
 // post sends a console form with the session's CSRF token.
@@ -265,10 +277,10 @@ func (e *sweepEnv) tenant(name string) *tenant {
 	x.secrets = append(x.secrets, x.readKey, rk.str(t, "key"))
 
 	ik := e.must(http.StatusCreated, "POST", orgPath+"/integration-keys", x.owner,
-		map[string]any{"store_id": x.store, "scopes": models.IntegrationScopes, "label": "sweep"})
+		map[string]any{"store_id": x.store, "scopes": apikeys.IntegrationScopes, "label": "sweep"})
 	x.intKey, x.intKeyID = ik.str(t, "key"), e.id(ik, "id")
 	ik = e.must(http.StatusCreated, "POST", orgPath+"/integration-keys", x.owner,
-		map[string]any{"store_id": x.store, "scopes": []string{models.ScopeOrdersWrite}, "label": "to revoke"})
+		map[string]any{"store_id": x.store, "scopes": []string{apikeys.ScopeOrdersWrite}, "label": "to revoke"})
 	x.targetIntKeyID = e.id(ik, "id")
 	x.secrets = append(x.secrets, x.intKey, ik.str(t, "key"))
 

@@ -181,8 +181,10 @@ func tenancyCases() []tcase {
 		{"POST /console/keys/:id/revoke", asConsole, param("id", func(x *tenant) uuid.UUID { return x.targetReadKeyID }), nil},
 		{"POST /admin/v1/integration-keys/:id/revoke", asOperator, param("id", func(x *tenant) uuid.UUID { return x.targetIntKeyID }), nil},
 		{"POST /console/connectors/:id/revoke", asConsole, param("id", func(x *tenant) uuid.UUID { return x.targetIntKeyID }), nil},
-		{"POST /admin/v1/users/:id/rotate-token", asOperator, param("id", func(x *tenant) uuid.UUID { return x.memberID }), nil},
 		{"POST /admin/v1/users/:id/revoke-token", asOperator, param("id", func(x *tenant) uuid.UUID { return x.memberID }), nil},
+		// Only the holder rotates a token, so the control rotates the owner's own; last, as it
+		// replaces the token and ends the session the cases above use.
+		{"POST /admin/v1/users/:id/rotate-token", asOperator, param("id", func(x *tenant) uuid.UUID { return x.ownerID }), nil},
 	}
 }
 

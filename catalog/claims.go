@@ -98,8 +98,9 @@ type Claimed struct {
 
 // ClaimVendor spends a claim token: the vendor records who claimed it and when (and the name they
 // give), and vendor.claimed fires. The token is the credential. An unknown, used or expired token is
-// invalid_claim_token; a vendor already claimed is vendor_already_claimed. The token row is locked
-// first, so of concurrent claims with one token exactly one succeeds.
+// invalid_claim_token; a vendor already claimed is vendor_already_claimed. Locks are taken in
+// IssueClaimToken's order, the vendor's row and then its token's, so a re-issue racing a claim waits
+// instead of deadlocking; of concurrent claims with one token exactly one succeeds.
 func (s *Service) ClaimVendor(ctx context.Context, in Claim) (*Claimed, error) {
 	email, err := text("email", models.Optional[string]{Set: true, Value: in.Email}, maxEmail)
 	if err != nil {
@@ -118,12 +119,15 @@ func (s *Service) ClaimVendor(ctx context.Context, in Claim) (*Claimed, error) {
 	var out Claimed
 	var written *views.Vendor
 	err = s.inTx(ctx, &written, func(tx *gorm.DB) (uuid.UUID, *views.Vendor, error) {
-		vendorID, err := spendToken(ctx, tx, in.Token)
+		vendorID, err := tokenVendor(ctx, tx, in.Token)
 		if err != nil {
 			return uuid.Nil, nil, err
 		}
 		org, claimed, err := lockClaim(ctx, tx, vendorID)
 		if err != nil {
+			return org, nil, err
+		}
+		if err := spendToken(ctx, tx, in.Token, vendorID); err != nil {
 			return org, nil, err
 		}
 		if claimed {
@@ -143,25 +147,38 @@ func (s *Service) ClaimVendor(ctx context.Context, in Claim) (*Claimed, error) {
 	return &out, nil
 }
 
-// spendToken marks a live token used and returns its vendor; the row lock makes concurrent claims
-// with one token take turns, and every one after the first finds it used.
-func spendToken(ctx context.Context, tx *gorm.DB, token string) (uuid.UUID, error) {
-	var rows []struct {
-		VendorID uuid.UUID
-		Live     bool
-	}
-	err := tx.WithContext(ctx).Raw(`SELECT vendor_id, used_at IS NULL AND expires_at > clock_timestamp() AS live
-		FROM vendor_claim_tokens WHERE token_hash = ? FOR UPDATE`, secrets.HashAPIKey(token)).Find(&rows).Error
+// tokenVendor is the vendor a token was issued for, read without a lock: the claim locks the vendor
+// next and then checks the token again under its own lock (spendToken).
+func tokenVendor(ctx context.Context, tx *gorm.DB, token string) (uuid.UUID, error) {
+	var vendors []uuid.UUID
+	err := tx.WithContext(ctx).Raw(`SELECT vendor_id FROM vendor_claim_tokens WHERE token_hash = ?`, secrets.HashAPIKey(token)).
+		Find(&vendors).Error
 	if err != nil {
 		return uuid.Nil, fmt.Errorf("look up claim token: %w", err)
 	}
-	if len(rows) == 0 || !rows[0].Live {
+	if len(vendors) == 0 {
 		return uuid.Nil, invalidToken()
 	}
-	if err := tx.Exec(`UPDATE vendor_claim_tokens SET used_at = clock_timestamp() WHERE vendor_id = ?`, rows[0].VendorID).Error; err != nil {
-		return uuid.Nil, fmt.Errorf("spend claim token: %w", err)
+	return vendors[0], nil
+}
+
+// spendToken marks the vendor's token used if it is still this live token: a re-issue that committed
+// since tokenVendor replaced it (invalid). The row lock makes concurrent claims with one token take
+// turns, and every one after the first finds it used.
+func spendToken(ctx context.Context, tx *gorm.DB, token string, vendorID uuid.UUID) error {
+	var live []bool
+	err := tx.WithContext(ctx).Raw(`SELECT used_at IS NULL AND expires_at > clock_timestamp() AND token_hash = ?
+		FROM vendor_claim_tokens WHERE vendor_id = ? FOR UPDATE`, secrets.HashAPIKey(token), vendorID).Find(&live).Error
+	if err != nil {
+		return fmt.Errorf("look up claim token: %w", err)
 	}
-	return rows[0].VendorID, nil
+	if len(live) == 0 || !live[0] {
+		return invalidToken()
+	}
+	if err := tx.Exec(`UPDATE vendor_claim_tokens SET used_at = clock_timestamp() WHERE vendor_id = ?`, vendorID).Error; err != nil {
+		return fmt.Errorf("spend claim token: %w", err)
+	}
+	return nil
 }
 
 func invalidToken() error {

@@ -248,3 +248,38 @@ func TestTheClaimTokenIsStoredOnlyAsAHash(t *testing.T) {
 		t.Fatal("the plaintext token is stored")
 	}
 }
+
+// A re-issue racing a claim never deadlocks: both lock the vendor first, then its token, so one waits
+// for the other. Either the claim wins (the re-issue finds the vendor claimed) or the re-issue does
+// (the claim's token was replaced); nothing else is answered, no 503 from a deadlock.
+func TestAReissueRacingAClaimDoesNotDeadlock(t *testing.T) {
+	f := newFixture(t)
+	for round := range 30 {
+		v := f.vendor("Race " + string(rune('A'+round)))
+		tok, err := catalog.NewService(f.db, nil).IssueClaimToken(f.ctx, f.owner, v.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var issueErr, claimErr error
+		var wg sync.WaitGroup
+		start := make(chan struct{})
+		wg.Add(2)
+		go func() {
+			defer wg.Done()
+			<-start
+			_, issueErr = catalog.NewService(f.db, nil).IssueClaimToken(f.ctx, f.owner, v.ID)
+		}()
+		go func() {
+			defer wg.Done()
+			<-start
+			_, claimErr = catalog.NewService(f.db, nil).ClaimVendor(f.ctx, catalog.Claim{Token: tok.Token, Email: "race@clay.test"})
+		}()
+		close(start)
+		wg.Wait()
+		claimWon := claimErr == nil && errors.Is(issueErr, catalog.ErrVendorAlreadyClaimed)
+		issueWon := issueErr == nil && errors.Is(claimErr, catalog.ErrInvalidClaimToken)
+		if !claimWon && !issueWon {
+			t.Fatalf("round %d: re-issue %v, claim %v", round, issueErr, claimErr)
+		}
+	}
+}

@@ -1,9 +1,12 @@
 // Package console is the operator console under /console/: server-rendered HTML (html/template,
 // embedded) that works without JavaScript, for the people who mint keys and endpoints, run Send
-// test, read the delivery log and re-fire dropped deliveries. Every page calls the same operations
-// as the Operator API and `wds admin` (apikeys, webhooks, operator, workspace); roles are the
-// operations' own. Sign-in takes an operator token and keeps a session (a random id in an HttpOnly,
-// SameSite=Strict cookie, stored hashed for 12 h); every form carries a CSRF token bound to it.
+// test, read the delivery log and re-fire dropped deliveries. Every page calls the same domain
+// services as the Operator API and `wds admin` (apikeys, catalog, delivery, fulfillment, ingest,
+// operator, workspace), through the small interfaces declared beside the pages; roles are the
+// services' own, and so is starting the webhook events a write commits. Sign-in takes an operator
+// token and keeps a session (a random id in an HttpOnly, SameSite=Strict cookie, stored hashed, 2 h
+// idle and 12 h at most); every form, the sign-in form included, carries a CSRF token bound to its
+// cookie (guard.go and login.go hold the request rules).
 package console
 
 import (
@@ -21,6 +24,8 @@ import (
 	"wds/answer"
 	"wds/delivery"
 	"wds/models"
+	"wds/problem"
+	"wds/ratelimit"
 )
 
 //go:embed templates/*.html templates/console.css
@@ -52,18 +57,32 @@ type Console struct {
 	Namespace string
 	// InsecureCookie drops Secure from the cookie (plain-HTTP `wds dev` only).
 	InsecureCookie bool
+	// SignInLimit is how many failed sign-ins one client address may make a minute; 0 is
+	// DefaultSignInLimit.
+	SignInLimit int
+
+	signIns *ratelimit.Limiter
+	tests   *ratelimit.Limiter // Send test, per endpoint
 }
 
 // Register mounts the console on r.
 func (c *Console) Register(r *gin.Engine) {
-	r.GET("/console", func(g *gin.Context) { g.Redirect(http.StatusMovedPermanently, "/console/") })
-	r.GET("/console/console.css", func(g *gin.Context) {
+	c.signIns, c.tests = ratelimit.New(nil), ratelimit.New(nil)
+	if c.SignInLimit <= 0 {
+		c.SignInLimit = DefaultSignInLimit
+	}
+	r.GET("/console", c.guard, func(g *gin.Context) { g.Redirect(http.StatusMovedPermanently, "/console/") })
+	open := r.Group("/console", c.guard)
+	open.GET("/console.css", func(g *gin.Context) {
 		b, _ := files.ReadFile("templates/console.css")
 		g.Data(http.StatusOK, "text/css; charset=utf-8", b)
 	})
-	r.GET("/console/login", c.loginForm)
-	r.POST("/console/login", c.login)
-	p := r.Group("/console", c.signedIn)
+	open.GET("/login", c.loginForm)
+	open.POST("/login", c.login)
+	// Gin has one NoRoute for the whole engine: the console answers its own unknown paths with an
+	// HTML page and hands the rest back to the APIs' JSON 404.
+	r.NoRoute(c.notFound)
+	p := open.Group("", c.signedIn)
 	p.POST("/logout", c.logout)
 	p.POST("/org", c.chooseOrg)
 	c.registerPages(p)
@@ -74,7 +93,7 @@ const ctxSession = "wds.console.session"
 // signedIn loads the session or sends the browser to sign in; a POST must carry the session's CSRF
 // token, or it is refused with 403 before anything happens.
 func (c *Console) signedIn(g *gin.Context) {
-	id, err := g.Cookie(cookieName)
+	id, err := g.Cookie(c.cookieName())
 	var s *session
 	if err == nil {
 		s, err = loadSession(g.Request.Context(), c.DB, c.Members, id)
@@ -98,20 +117,36 @@ func (c *Console) signedIn(g *gin.Context) {
 
 func sessionOf(g *gin.Context) *session { return g.MustGet(ctxSession).(*session) }
 
-func (c *Console) setCookie(g *gin.Context, value string, maxAge int) {
-	http.SetCookie(g.Writer, &http.Cookie{Name: cookieName, Value: value, Path: "/console/", MaxAge: maxAge,
-		HttpOnly: true, Secure: !c.InsecureCookie, SameSite: http.SameSiteStrictMode})
-}
-
-func (c *Console) loginForm(g *gin.Context) { c.render(g, http.StatusOK, "login", nil, view{}) }
+func (c *Console) loginForm(g *gin.Context) { c.renderLogin(g, http.StatusOK, nil) }
 
 func (c *Console) login(g *gin.Context) {
-	id, err := signIn(g.Request.Context(), c.DB, c.Members, g.PostForm("token"))
-	if err != nil {
-		c.render(g, http.StatusUnauthorized, "login", nil, view{Error: c.problem(err)})
+	if !c.validLoginToken(g) {
+		c.refuse(g, errStaleLoginForm)
 		return
 	}
-	c.setCookie(g, id, int(sessionTTL.Seconds()))
+	// Failed sign-ins are counted per client address (X-Forwarded-For only from trusted proxies), so
+	// guessing tokens is slow while an operator who signs in often is never held back.
+	client := "signin:" + g.ClientIP()
+	if c.signIns.Exhausted(client, c.SignInLimit) {
+		g.Header("Retry-After", "60")
+		c.renderLogin(g, http.StatusTooManyRequests, c.problem(problem.Fail(ratelimit.ErrExceeded,
+			"at most %d failed sign-ins a minute from one address; retry after 60 seconds", c.SignInLimit)))
+		return
+	}
+	id, err := signIn(g.Request.Context(), c.DB, c.Members, g.PostForm("token"))
+	if err != nil {
+		c.signIns.Allow(client, c.SignInLimit)
+		c.renderLogin(g, http.StatusUnauthorized, c.problem(err))
+		return
+	}
+	// Signing in again replaces the browser's previous session rather than leaving it open.
+	if old, err := g.Cookie(c.cookieName()); err == nil {
+		if err := signOut(g.Request.Context(), c.DB, old); err != nil {
+			c.Log.WithError(err).Error("console: end the replaced session")
+		}
+	}
+	c.setCookie(g, c.preSessionCookie(), "", -1)
+	c.setCookie(g, c.cookieName(), id, int(sessionTTL.Seconds()))
 	g.Redirect(http.StatusSeeOther, "/console/")
 }
 
@@ -119,17 +154,19 @@ func (c *Console) logout(g *gin.Context) {
 	if err := signOut(g.Request.Context(), c.DB, sessionOf(g).id); err != nil {
 		c.Log.WithError(err).Error("console sign-out")
 	}
-	c.setCookie(g, "", -1)
+	c.setCookie(g, c.cookieName(), "", -1)
 	g.Redirect(http.StatusSeeOther, "/console/login")
 }
 
 func (c *Console) chooseOrg(g *gin.Context) {
 	org, err := uuid.Parse(g.PostForm("org"))
-	if err == nil {
+	if err != nil {
+		err = problem.Fail(problem.NotFound, "org %q not found", g.PostForm("org"))
+	} else {
 		err = switchOrg(g.Request.Context(), c.DB, c.Members, sessionOf(g), org)
 	}
 	if err != nil {
-		g.String(http.StatusForbidden, "403 Forbidden: %s\n", err)
+		c.refuse(g, err)
 		return
 	}
 	g.Redirect(http.StatusSeeOther, "/console/")
@@ -181,7 +218,7 @@ var funcs = template.FuncMap{
 var pages = map[string]*template.Template{}
 
 func init() {
-	for _, p := range []string{"login", "overview", "keys", "connectors", "webhooks", "endpoint", "audit",
+	for _, p := range []string{"login", "notfound", "overview", "keys", "connectors", "webhooks", "endpoint", "audit",
 		"orders", "order", "vendors", "clients"} {
 		pages[p] = template.Must(template.New("layout.html").Funcs(funcs).ParseFS(files, "templates/layout.html", "templates/"+p+".html"))
 	}
@@ -192,7 +229,6 @@ func (c *Console) render(g *gin.Context, code int, page string, s *session, v vi
 	v.S = s
 	g.Header("Content-Type", "text/html; charset=utf-8")
 	g.Header("Cache-Control", "no-store") // pages may show a secret once
-	g.Header("X-Frame-Options", "DENY")
 	g.Status(code)
 	if err := pages[page].Execute(g.Writer, v); err != nil {
 		c.Log.WithError(err).WithField("page", page).Error("console page")

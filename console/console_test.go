@@ -40,7 +40,9 @@ type env struct {
 	ownerToken, memberToken string
 }
 
-func newEnv(t *testing.T) *env {
+// newEnv serves a console (and the APIs) over an org with an owner and a member; opts adjust the
+// console before it is mounted.
+func newEnv(t *testing.T, opts ...func(*console.Console)) *env {
 	t.Helper()
 	ctx := context.Background()
 	db := pgtest.New(t)
@@ -58,9 +60,13 @@ func newEnv(t *testing.T) *env {
 	if err != nil {
 		t.Fatal(err)
 	}
-	(&console.Console{DB: db, Log: log, Members: workspace.NewService(db), Keys: apikeys.NewService(db, box), Lists: operator.NewService(db),
+	con := &console.Console{DB: db, Log: log, Members: workspace.NewService(db), Keys: apikeys.NewService(db, box), Lists: operator.NewService(db),
 		Shipping: fulfillment.NewService(db, nil), Vendors: catalog.NewService(db, nil), Clients: ingest.NewService(db, nil),
-		Webhooks: svc, TemporalUI: "http://localhost:8233", Namespace: "default"}).Register(r)
+		Webhooks: svc, TemporalUI: "http://localhost:8233", Namespace: "default"}
+	for _, o := range opts {
+		o(con)
+	}
+	con.Register(r)
 	srv := httptest.NewServer(r)
 	t.Cleanup(srv.Close)
 	return &env{t: t, db: db, srv: srv, org: org, ownerToken: owner, memberToken: member}
@@ -93,11 +99,35 @@ func (e *env) do(c *http.Client, method, path string, form url.Values) (*http.Re
 
 var csrfField = regexp.MustCompile(`name="csrf" value="([0-9a-f]+)"`)
 
+// loginForm is a new browser that has loaded the sign-in form (and so holds its pre-session cookie),
+// with the form's fields as it would post them.
+func (e *env) loginForm() (*http.Client, url.Values) {
+	e.t.Helper()
+	c := e.browser()
+	_, form := e.do(c, "GET", "/console/login", nil)
+	m := csrfField.FindStringSubmatch(form)
+	if m == nil {
+		e.t.Fatalf("no token on the sign-in form:\n%s", form)
+	}
+	return c, url.Values{"csrf": {m[1]}}
+}
+
+// login posts the sign-in form as a browser does: it loads the form first and sends its token back.
+func (e *env) login(c *http.Client, token string) (*http.Response, string) {
+	e.t.Helper()
+	_, form := e.do(c, "GET", "/console/login", nil)
+	m := csrfField.FindStringSubmatch(form)
+	if m == nil {
+		e.t.Fatalf("no token on the sign-in form:\n%s", form)
+	}
+	return e.do(c, "POST", "/console/login", url.Values{"token": {token}, "csrf": {m[1]}})
+}
+
 // signIn signs a browser in and returns it with a CSRF token read from a page, as a browser has it.
 func (e *env) signIn(token string) (*http.Client, string) {
 	e.t.Helper()
 	c := e.browser()
-	res, page := e.do(c, "POST", "/console/login", url.Values{"token": {token}})
+	res, page := e.login(c, token)
 	if res.StatusCode != http.StatusSeeOther || res.Header.Get("Location") != "/console/" {
 		e.t.Fatalf("sign in: %d %s\n%s", res.StatusCode, res.Header.Get("Location"), page)
 	}
@@ -131,22 +161,24 @@ func TestEveryPageNeedsASession(t *testing.T) {
 	if res.StatusCode != http.StatusOK || !strings.Contains(page, `name="token"`) {
 		t.Fatalf("login form: %d", res.StatusCode)
 	}
-	res, page = e.do(c, "POST", "/console/login", url.Values{"token": {"wds_op_nope"}})
-	if res.StatusCode != http.StatusUnauthorized || !strings.Contains(page, "invalid_token") {
+	res, page = e.login(c, "wds_op_nope")
+	if res.StatusCode != http.StatusUnauthorized || !strings.Contains(page, "invalid_token") || !csrfField.MatchString(page) {
 		t.Fatalf("bad token: %d %s", res.StatusCode, page)
 	}
 }
 
 func TestTheSessionCookieIsHttpOnlyStrictSecureAndStoredHashed(t *testing.T) {
 	e := newEnv(t)
-	res, _ := e.do(e.browser(), "POST", "/console/login", url.Values{"token": {e.ownerToken}})
+	res, _ := e.login(e.browser(), e.ownerToken)
 	var ck *http.Cookie
 	for _, c := range res.Cookies() {
-		if c.Name == "wds_console" {
+		if c.Name == "__Host-wds_console" {
 			ck = c
 		}
 	}
-	if ck == nil || !ck.HttpOnly || !ck.Secure || ck.SameSite != http.SameSiteStrictMode || ck.MaxAge != 12*3600 {
+	// Secure, so the __Host- prefix: Path=/ and no Domain, which browsers enforce for that name.
+	if ck == nil || !ck.HttpOnly || !ck.Secure || ck.SameSite != http.SameSiteStrictMode || ck.MaxAge != 12*3600 ||
+		ck.Path != "/" || ck.Domain != "" {
 		t.Fatalf("cookie %+v", ck)
 	}
 	var stored []struct{ IDHash []byte }

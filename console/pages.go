@@ -16,15 +16,17 @@ import (
 	"wds/events"
 	"wds/models"
 	"wds/operator"
+	"wds/paging"
 	"wds/problem"
+	"wds/ratelimit"
 )
 
 // KeyService mints and revokes an org's keys of both kinds (apikeys.Service).
 type KeyService interface {
-	CreateReadKey(ctx context.Context, in apikeys.NewReadKey) (*models.ReadKey, string, error)
-	RevokeReadKey(ctx context.Context, id, actorID uuid.UUID) (*models.ReadKey, error)
+	CreateReadKey(ctx context.Context, in apikeys.NewReadKey) (*apikeys.ReadKey, string, error)
+	RevokeReadKey(ctx context.Context, id, actorID uuid.UUID) (*apikeys.ReadKey, error)
 	CreateIntegrationKey(ctx context.Context, in apikeys.NewIntegrationKey) (*apikeys.CreatedIntegrationKey, error)
-	RevokeIntegrationKey(ctx context.Context, id, actorID uuid.UUID) (*models.IntegrationKey, error)
+	RevokeIntegrationKey(ctx context.Context, id, actorID uuid.UUID) (*apikeys.IntegrationKey, error)
 }
 
 // OrgLists are an org's keys, audit log and delivery log, role-checked (operator.Service).
@@ -114,7 +116,7 @@ func (c *Console) createReadKey(g *gin.Context) {
 	exp, err := formTime(g, "expires_at")
 	if err == nil {
 		in.ExpiresAt = exp
-		var k *models.ReadKey
+		var k *apikeys.ReadKey
 		var plain string
 		if k, plain, err = c.Keys.CreateReadKey(g.Request.Context(), in); err == nil {
 			c.keysPage(g, http.StatusOK, view{Data: map[string]string{"ID": k.ID.String(), "Secret": plain}})
@@ -143,7 +145,7 @@ func (c *Console) connectorsPage(g *gin.Context, code int, v view) {
 		v.Error = c.problem(err)
 	}
 	stores, _ := c.Members.Stores(ctx, sessionOf(g).OrgID)
-	v.Data = map[string]any{"Keys": page.Rows, "Stores": stores, "Scopes": models.IntegrationScopes, "Created": v.Data}
+	v.Data = map[string]any{"Keys": page.Rows, "Stores": stores, "Scopes": apikeys.IntegrationScopes, "Created": v.Data}
 	c.render(g, code, "connectors", sessionOf(g), v)
 }
 
@@ -198,6 +200,10 @@ func (c *Console) createEndpoint(g *gin.Context) {
 	c.webhooksPage(g, http.StatusOK, view{Data: map[string]string{"ID": ep.ID.String(), "Secret": ep.Secret, "What": "endpoint"}})
 }
 
+// testsPerMinute is how many test events the console sends one endpoint a minute: Send test is open
+// to every member, and each one is a signed POST to the receiver.
+const testsPerMinute = 10
+
 // endpointAction runs enable, disable, rotate, delete and test on an endpoint of the session's org.
 func (c *Console) endpointAction(g *gin.Context) {
 	s := sessionOf(g)
@@ -218,7 +224,11 @@ func (c *Console) endpointAction(g *gin.Context) {
 		"disable": func(id uuid.UUID) error { _, err := c.Webhooks.Disable(ctx, id, s.User.ID); return err },
 		"delete":  func(id uuid.UUID) error { _, err := c.Webhooks.Delete(ctx, id, s.User.ID); return err },
 		"test": func(id uuid.UUID) error {
-			q, err := c.Webhooks.SendTest(ctx, s.OrgID, id)
+			if !c.tests.Allow(id.String(), testsPerMinute) {
+				g.Header("Retry-After", "60")
+				return problem.Fail(ratelimit.ErrExceeded, "at most %d test events a minute to one endpoint; retry after 60 seconds", testsPerMinute)
+			}
+			q, err := c.Webhooks.SendTestAs(ctx, s.OrgID, id, s.User.ID)
 			if err == nil && c.Dispatches != nil {
 				c.Dispatches.StartDispatches(ctx, q.DispatchID)
 			}
@@ -286,7 +296,7 @@ func (c *Console) endpointPage(g *gin.Context, code int, v view) {
 	data := map[string]any{"Endpoint": ep, "Types": events.Types()}
 	if err = c.supportData(g, ep, data); err == nil {
 		q := c.query(g, 50)
-		if q.Cursor, err = models.ParseCursor(g.Query("cursor_at"), g.Query("cursor_id")); err == nil {
+		if q.Cursor, err = paging.ParseCursor(g.Query("cursor_at"), g.Query("cursor_id")); err == nil {
 			filter := operator.DeliveryFilter{EndpointID: &id, Status: g.Query("status"), EventType: g.Query("event_type")}
 			var page operator.Page[models.Delivery]
 			if page, err = c.Lists.ListDeliveries(ctx, q, filter); err == nil {

@@ -19,10 +19,12 @@ import (
 	"wds/workspace"
 )
 
-// Session lifetime and cookie (the console's sign-in).
+// A console session ends sessionTTL after sign-in, or sessionIdle after its last request, whichever
+// comes first: a browser left signed in on a shared machine does not stay useful for half a day.
+// (The cookie's name is in login.go.)
 const (
-	sessionTTL = 12 * time.Hour
-	cookieName = "wds_console"
+	sessionTTL  = 12 * time.Hour
+	sessionIdle = 2 * time.Hour
 )
 
 // Members is who the operators are and where they belong (workspace.Service).
@@ -84,7 +86,7 @@ func signIn(ctx context.Context, db *gorm.DB, members Members, token string) (st
 	// for this insert and then ends the session, or this insert waits for it and opens none.
 	opened := db.WithContext(ctx).Exec(`INSERT INTO console_sessions (id_hash, user_id, org_id, expires_at)
 		SELECT ?, u.id, ?, ? FROM users u WHERE u.id = ? AND u.token_hash = ? AND u.token_revoked_at IS NULL FOR SHARE`,
-		hashID(id), orgs[0].ID, time.Now().Add(sessionTTL), u.ID, u.TokenHash)
+		hashID(id), orgs[0].ID, time.Now().Add(sessionIdle), u.ID, u.TokenHash)
 	if opened.Error != nil {
 		return "", fmt.Errorf("open session: %w", opened.Error)
 	}
@@ -108,10 +110,14 @@ type sessionRow struct {
 
 func (sessionRow) TableName() string { return "console_sessions" }
 
-// loadSession finds a live session by the cookie's id, with the operator's role in its org.
+// loadSession finds a live session by the cookie's id, with the operator's role in its org, and
+// moves its end to sessionIdle from now, never past sessionTTL after sign-in.
 func loadSession(ctx context.Context, db *gorm.DB, members Members, id string) (*session, error) {
 	var rows []sessionRow
-	err := db.WithContext(ctx).Where("id_hash = ? AND expires_at > clock_timestamp()", hashID(id)).Limit(1).Find(&rows).Error
+	err := db.WithContext(ctx).Raw(`UPDATE console_sessions
+		SET expires_at = LEAST(created_at + make_interval(secs => ?), clock_timestamp() + make_interval(secs => ?))
+		WHERE id_hash = ? AND expires_at > clock_timestamp() RETURNING id_hash, user_id, org_id, expires_at`,
+		sessionTTL.Seconds(), sessionIdle.Seconds(), hashID(id)).Scan(&rows).Error
 	if err != nil {
 		return nil, fmt.Errorf("load session: %w", err)
 	}
@@ -134,10 +140,15 @@ func loadSession(ctx context.Context, db *gorm.DB, members Members, id string) (
 	return s, nil
 }
 
-// switchOrg moves the session to another org of the operator's.
+// switchOrg moves the session to another org of the operator's; any other org does not exist for
+// them (404), as in the APIs.
 func switchOrg(ctx context.Context, db *gorm.DB, members Members, s *session, org uuid.UUID) error {
-	if role, err := members.RoleOf(ctx, org, s.User.ID); err != nil || role == "" {
-		return problem.Fail(workspace.ErrForbidden, "you are not a member of that org")
+	role, err := members.RoleOf(ctx, org, s.User.ID)
+	if err != nil {
+		return err
+	}
+	if role == "" {
+		return problem.Fail(problem.NotFound, "org %s not found", org)
 	}
 	return db.WithContext(ctx).Model(&sessionRow{}).Where("id_hash = ?", hashID(s.id)).Update("org_id", org).Error
 }

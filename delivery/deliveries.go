@@ -13,6 +13,7 @@ import (
 
 	"wds/events"
 	"wds/models"
+	"wds/paging"
 	"wds/problem"
 	"wds/workspace"
 )
@@ -23,13 +24,13 @@ type DeliveriesQuery struct {
 	// ActorID nil is the database's own operator (`wds admin`); otherwise a member of the org.
 	ActorID *uuid.UUID
 	Limit   int
-	Cursor  *models.Cursor
+	Cursor  *paging.Cursor
 }
 
 // DeliveriesPage is the list envelope.
 type DeliveriesPage struct {
 	Rows       []models.Delivery `json:"rows"`
-	NextCursor *models.Cursor    `json:"next_cursor"`
+	NextCursor *paging.Cursor    `json:"next_cursor"`
 }
 
 // ListDeliveries pages through an endpoint's attempts by (attempted_at DESC, id DESC), the order of
@@ -50,7 +51,7 @@ func (s *Service) ListDeliveries(ctx context.Context, q DeliveriesQuery) (*Deliv
 		}
 	}
 	if q.Limit == 0 {
-		q.Limit = models.DefaultLimit
+		q.Limit = paging.DefaultLimit
 	}
 	tx := s.DB.WithContext(ctx).Where("endpoint_id = ?", q.EndpointID)
 	if q.Cursor != nil {
@@ -64,7 +65,7 @@ func (s *Service) ListDeliveries(ctx context.Context, q DeliveriesQuery) (*Deliv
 	if len(rows) > q.Limit {
 		p.Rows = rows[:q.Limit]
 		last := p.Rows[q.Limit-1]
-		p.NextCursor = &models.Cursor{At: last.AttemptedAt, ID: last.ID}
+		p.NextCursor = &paging.Cursor{At: last.AttemptedAt, ID: last.ID}
 	}
 	return p, nil
 }
@@ -184,10 +185,28 @@ func testEvent(orgID, endpointID uuid.UUID, now time.Time) ([]byte, error) {
 // (the delivery activity loads bodies by id); the row is born dispatched because the test's own
 // queued start, not the event relay, delivers it, to this endpoint only.
 func (s *Service) SendTest(ctx context.Context, orgID, endpointID uuid.UUID) (*TestQueued, error) {
+	return s.sendTest(ctx, orgID, endpointID, nil)
+}
+
+// SendTestAs is SendTest pressed by an operator (the console's Send test): the audit log records who,
+// in the same transaction.
+func (s *Service) SendTestAs(ctx context.Context, orgID, endpointID, actorID uuid.UUID) (*TestQueued, error) {
+	return s.sendTest(ctx, orgID, endpointID, func(tx *gorm.DB) error {
+		return workspace.Audit(ctx, tx, models.AuditEntry{OrgID: orgID, ActorID: actorID, Action: "webhook_endpoint.test",
+			TargetType: "webhook_endpoint", TargetID: endpointID})
+	})
+}
+
+func (s *Service) sendTest(ctx context.Context, orgID, endpointID uuid.UUID, audit func(tx *gorm.DB) error) (*TestQueued, error) {
 	out := TestQueued{DeliveryID: uuid.New(), EndpointID: endpointID, EventType: events.WebhookTest, Status: "enqueued"}
 	err := s.DB.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		if err := liveEnabled(ctx, tx, endpointID, orgID); err != nil {
 			return err
+		}
+		if audit != nil {
+			if err := audit(tx); err != nil {
+				return err
+			}
 		}
 		now := time.Now().UTC()
 		raw, err := testEvent(orgID, endpointID, now)

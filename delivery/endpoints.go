@@ -139,7 +139,8 @@ func (s *Service) Create(ctx context.Context, in CreateInput) (*Created, error) 
 	return &Created{Endpoint: ep, Secret: secret}, nil
 }
 
-// roomForOneMore locks the org row, then counts its enabled endpoints other than except.
+// roomForOneMore locks the org row, then counts its enabled endpoints other than except (an endpoint
+// whose lease has ended is as good as deleted: lease.go).
 func roomForOneMore(ctx context.Context, tx *gorm.DB, orgID, except uuid.UUID) error {
 	var org models.Org
 	err := tx.WithContext(ctx).Clauses(clause.Locking{Strength: "UPDATE"}).Where("id = ?", orgID).Take(&org).Error
@@ -151,7 +152,7 @@ func roomForOneMore(ctx context.Context, tx *gorm.DB, orgID, except uuid.UUID) e
 	}
 	var n int64
 	err = tx.WithContext(ctx).Model(&models.Endpoint{}).
-		Where("org_id = ? AND enabled AND deleted_at IS NULL AND id <> ?", orgID, except).Count(&n).Error
+		Where("org_id = ? AND enabled AND deleted_at IS NULL AND id <> ? AND "+liveLease, orgID, except).Count(&n).Error
 	if err != nil {
 		return fmt.Errorf("count endpoints: %w", err)
 	}

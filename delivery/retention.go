@@ -17,12 +17,18 @@ type Pruned struct {
 	Deliveries int64 `json:"deliveries"`
 	Dispatches int64 `json:"dispatches"`
 	Events     int64 `json:"events"`
+	// Secrets counts previous signing secrets cleared because their rotation's grace had ended.
+	Secrets int64 `json:"secrets"`
+	// Expired counts endpoints deleted because their lease (lease.go) had ended.
+	Expired int64 `json:"expired"`
 }
 
 // Prune deletes delivery rows attempted before cutoff, started re-fire and test dispatches queued
 // before it, and events created before it that nothing refers to any more (no delivery row, no
 // dispatch): the log and the outbox would otherwise grow forever. It works in batches of at most
-// batch rows, each its own short statement, so it never holds many locks at once.
+// batch rows, each its own short statement, so it never holds many locks at once. It also clears
+// previous signing secrets whose rotation's grace has ended and deletes endpoints whose lease has
+// ended, whatever the cutoff.
 func Prune(ctx context.Context, db *gorm.DB, cutoff time.Time, batch int) (Pruned, error) {
 	var p Pruned
 	steps := []struct {
@@ -54,5 +60,17 @@ func Prune(ctx context.Context, db *gorm.DB, cutoff time.Time, batch int) (Prune
 			}
 		}
 	}
+	// A rotation's previous secret signs nothing once its grace has ended (deliver.go reads it only
+	// before previous_secret_until); a sealed copy kept beyond that would only outlive its use.
+	r := db.WithContext(ctx).Exec(`UPDATE webhook_endpoints SET previous_secret_sealed = NULL, previous_secret_until = NULL
+		WHERE previous_secret_until <= clock_timestamp()`)
+	if r.Error != nil {
+		return p, fmt.Errorf("prune: clear previous secrets: %w", r.Error)
+	}
+	p.Secrets = r.RowsAffected
+	if r = db.WithContext(ctx).Exec(expireLeases); r.Error != nil {
+		return p, fmt.Errorf("prune: expire leased endpoints: %w", r.Error)
+	}
+	p.Expired = r.RowsAffected
 	return p, nil
 }

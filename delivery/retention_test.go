@@ -62,3 +62,32 @@ func TestPruneDeletesOnlyWhatNothingNeeds(t *testing.T) {
 		t.Errorf("%d re-fire counters of pruned events left", counters)
 	}
 }
+
+// Once a rotation's grace has ended, the previous secret leaves the database at the next prune: it
+// signs nothing any more, and a sealed copy kept forever would outlive its use. A secret still in
+// its grace stays.
+func TestPruneClearsPreviousSecretsWhoseGraceEnded(t *testing.T) {
+	f := newFixture(t)
+	ended, _ := f.create("https://127.0.0.1/ended")
+	running, _ := f.create("https://127.0.0.1/running")
+	for _, ep := range []uuid.UUID{ended.ID, running.ID} {
+		if _, err := f.svc.RotateSecret(f.ctx, ep, f.owner, time.Hour); err != nil {
+			t.Fatal(err)
+		}
+	}
+	f.db.Exec(`UPDATE webhook_endpoints SET previous_secret_until = now() - interval '1 second' WHERE id = ?`, ended.ID)
+	p, err := delivery.Prune(f.ctx, f.db, time.Now().Add(-90*24*time.Hour), 1000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Secrets != 1 {
+		t.Fatalf("pruned %+v, want one previous secret cleared", p)
+	}
+	for id, kept := range map[uuid.UUID]bool{ended.ID: false, running.ID: true} {
+		var ep models.Endpoint
+		f.db.Take(&ep, "id = ?", id)
+		if (ep.PreviousSecretSealed != nil) != kept || (ep.PreviousSecretUntil != nil) != kept {
+			t.Errorf("endpoint %s: previous secret kept %v (until %v), want %v", id, ep.PreviousSecretSealed != nil, ep.PreviousSecretUntil, kept)
+		}
+	}
+}

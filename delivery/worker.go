@@ -87,19 +87,21 @@ func RegisterWorkflows(w sdkworker.WorkflowRegistry) {
 	w.RegisterWorkflowWithOptions(RecoveryWorkflow, workflow.RegisterOptions{Name: RecoveryWorkflowName})
 }
 
-// prune deletes events and delivery rows older than the retention, at start and then hourly, until
-// ctx ends. Several workers may prune at once: each batch is its own statement and skips rows
-// another is deleting.
+// prune deletes events and delivery rows older than the retention (none when it is 0) and clears
+// expired previous secrets, at start and then hourly, until ctx ends. Several workers may prune at
+// once: each batch is its own statement and skips rows another is deleting.
 func prune(ctx context.Context, o WorkerOptions) {
-	if o.Retention <= 0 {
-		return
-	}
 	for {
-		p, err := Prune(ctx, o.Starter.DB, time.Now().Add(-o.Retention), 1000)
+		// Retention 0 keeps every row, but previous secrets whose grace ended are still cleared.
+		var cutoff time.Time
+		if o.Retention > 0 {
+			cutoff = time.Now().Add(-o.Retention)
+		}
+		p, err := Prune(ctx, o.Starter.DB, cutoff, 1000)
 		if err != nil && ctx.Err() == nil {
 			o.Log.WithError(err).Warn("cannot prune old events and deliveries; will retry")
 		} else if p != (Pruned{}) {
-			o.Log.WithFields(logrus.Fields{"deliveries": p.Deliveries, "dispatches": p.Dispatches, "events": p.Events}).
+			o.Log.WithFields(logrus.Fields{"deliveries": p.Deliveries, "dispatches": p.Dispatches, "events": p.Events, "secrets": p.Secrets, "expired": p.Expired}).
 				Info("pruned events and deliveries older than the retention")
 		}
 		select {

@@ -41,8 +41,14 @@ var nonPublic = []netip.Prefix{
 	netip.MustParsePrefix("198.51.100.0/24"),
 	netip.MustParsePrefix("203.0.113.0/24"),
 	netip.MustParsePrefix("240.0.0.0/4"),
+	// IPv6 forms that embed an IPv4 address, which a translator or a dual-stack host may deliver to
+	// that IPv4 address (a private one included); none is globally routable: IPv4-compatible
+	// (deprecated), IPv4-translated (SIIT), and both NAT64 prefixes. IPv4-mapped is Unmap's.
+	netip.MustParsePrefix("::/96"),
+	netip.MustParsePrefix("::ffff:0:0:0/96"),
 	netip.MustParsePrefix("64:ff9b::/96"),
 	netip.MustParsePrefix("64:ff9b:1::/48"),
+	netip.MustParsePrefix("fec0::/10"), // site-local, deprecated but still routed inside some sites
 	netip.MustParsePrefix("100::/64"),
 	netip.MustParsePrefix("2001::/23"),
 	netip.MustParsePrefix("2001:db8::/32"),

@@ -172,3 +172,37 @@ func TestClientReportsResolverFailures(t *testing.T) {
 		t.Fatalf("err = %v, want a DNS error", err)
 	}
 }
+
+// Every IPv6 form that embeds an IPv4 address, or that is not globally routable, is refused: a
+// receiver's DNS answer in one of them would otherwise reach the private IPv4 inside it (or a
+// site-local network), and public addresses stay allowed.
+func TestIsPublicRefusesIPv6FormsOfIPv4AndSiteLocal(t *testing.T) {
+	cases := []struct {
+		addr string
+		want bool
+		why  string
+	}{
+		{"::10.0.0.1", false, "IPv4-compatible (::/96) form of a private address"},
+		{"::127.0.0.1", false, "IPv4-compatible form of loopback"},
+		{"::8.8.8.8", false, "IPv4-compatible form: deprecated, never routed"},
+		{"::ffff:0:10.0.0.1", false, "IPv4-translated (::ffff:0:0:0/96) form of a private address"},
+		{"::ffff:0:169.254.169.254", false, "IPv4-translated form of the metadata address"},
+		{"::ffff:0:8.8.8.8", false, "IPv4-translated form: SIIT only, never routed"},
+		{"::ffff:10.0.0.1", false, "IPv4-mapped form of a private address"},
+		{"::ffff:8.8.8.8", true, "IPv4-mapped form of a public address is that address"},
+		{"64:ff9b::10.0.0.1", false, "NAT64 (64:ff9b::/96) form of a private address"},
+		{"64:ff9b::169.254.169.254", false, "NAT64 form of the metadata address"},
+		{"64:ff9b::8.8.8.8", false, "NAT64 form: the well-known prefix is not globally routable"},
+		{"64:ff9b:1::a00:1", false, "local-use NAT64 (64:ff9b:1::/48)"},
+		{"fec0::1", false, "site-local (fec0::/10)"},
+		{"feff:ffff::1", false, "site-local, top of the range"},
+		{"fc00::1", false, "unique local"},
+		{"2606:4700:4700::1111", true, "global unicast"},
+		{"2a00:1450:4001:80b::200e", true, "global unicast"},
+	}
+	for _, c := range cases {
+		if got := IsPublic(netip.MustParseAddr(c.addr)); got != c.want {
+			t.Errorf("IsPublic(%s) = %v, want %v: %s", c.addr, got, c.want, c.why)
+		}
+	}
+}

@@ -40,6 +40,26 @@ func New(now func() time.Time) *Limiter {
 func (l *Limiter) Allow(key string, limit int) bool {
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	c, used := l.used(key)
+	if used >= float64(limit) {
+		return false
+	}
+	c.cur++
+	return true
+}
+
+// Exhausted reports whether key has used its limit in the current window, without counting a
+// request: for limits on failures only (sign-in attempts), checked before the attempt and counted
+// with Allow when it fails.
+func (l *Limiter) Exhausted(key string, limit int) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	_, used := l.used(key)
+	return used >= float64(limit)
+}
+
+// used is key's counter, advanced to now, and the requests it has counted in the sliding window.
+func (l *Limiter) used(key string) (*counter, float64) {
 	now := l.now()
 	l.forgetIdle(now)
 	c := l.keys[key]
@@ -50,11 +70,7 @@ func (l *Limiter) Allow(key string, limit int) bool {
 	c.advance(now)
 	elapsed := now.Sub(c.start)
 	weight := float64(Window-elapsed) / float64(Window)
-	if float64(c.prev)*weight+float64(c.cur) >= float64(limit) {
-		return false
-	}
-	c.cur++
-	return true
+	return c, float64(c.prev)*weight + float64(c.cur)
 }
 
 func (c *counter) advance(now time.Time) {

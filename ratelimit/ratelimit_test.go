@@ -61,3 +61,25 @@ func TestRejectedRequestsDoNotCount(t *testing.T) {
 		t.Fatal("refused requests were counted")
 	}
 }
+
+// Exhausted reads the window without counting: asking never uses up the budget, and it says so
+// exactly when Allow would refuse.
+func TestExhaustedDoesNotCount(t *testing.T) {
+	c := &clock{t: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
+	l := New(c.now)
+	for i := range 3 {
+		for range 5 {
+			if l.Exhausted("k", 3) {
+				t.Fatalf("exhausted after %d of 3", i)
+			}
+		}
+		l.Allow("k", 3)
+	}
+	if !l.Exhausted("k", 3) || l.Allow("k", 3) {
+		t.Fatal("3 of 3 used: Exhausted must say so and Allow refuse")
+	}
+	c.t = c.t.Add(2 * Window)
+	if l.Exhausted("k", 3) {
+		t.Fatal("still exhausted two windows later")
+	}
+}

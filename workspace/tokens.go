@@ -26,16 +26,28 @@ type RevokedToken struct {
 	RevokedAt time.Time `json:"revoked_at"`
 }
 
-// RotateToken gives a user a new operator token. The old one stops working when this commits, a
+// RotateToken gives the caller a new operator token. The old one stops working when this commits, a
 // revoked user may authenticate again (with the new token only), and the user's console sessions end.
-// Who may: the user for their own token; owners and admins of the user's org (of each of them, for a
-// user in several) for anyone in it.
+// Only the token's holder receives it: a manager who could rotate someone else's token would hold
+// their credential (an admin taking over an owner). A manager revokes another's token instead, and
+// the holder gets a new one from ReissueToken.
 func (s *Service) RotateToken(ctx context.Context, userID, actorID uuid.UUID) (*RotatedToken, error) {
+	return s.newToken(ctx, userID, actorID, holderOnly)
+}
+
+// ReissueToken is RotateToken for `wds admin user rotate-token`, which runs with the database's own
+// credentials: the way back for an operator who lost or revoked their token. The actor may be the
+// user or an owner or admin of each of the user's orgs.
+func (s *Service) ReissueToken(ctx context.Context, userID, actorID uuid.UUID) (*RotatedToken, error) {
+	return s.newToken(ctx, userID, actorID, managers)
+}
+
+func (s *Service) newToken(ctx context.Context, userID, actorID uuid.UUID, may tokenRule) (*RotatedToken, error) {
 	token, hash, err := secrets.NewAPIKey(OperatorTokenPrefix)
 	if err != nil {
 		return nil, err
 	}
-	err = changeToken(ctx, s.db, userID, actorID, "user.rotate_token", func(tx *gorm.DB, _ *models.User, _ map[string]any) error {
+	err = changeToken(ctx, s.db, userID, actorID, "user.rotate_token", may, func(tx *gorm.DB, _ *models.User, _ map[string]any) error {
 		return tx.Exec(`UPDATE users SET token_hash = ?, token_revoked_at = NULL WHERE id = ?`, hash, userID).Error
 	})
 	if err != nil {
@@ -45,11 +57,11 @@ func (s *Service) RotateToken(ctx context.Context, userID, actorID uuid.UUID) (*
 }
 
 // RevokeToken stops a user's operator token from authenticating until RotateToken gives them a new
-// one, and ends the user's console sessions. Revoking again keeps the first time. Who may: as for
-// RotateToken.
+// one, and ends the user's console sessions. Revoking again keeps the first time. Who may: the user;
+// an owner or admin of each of the user's orgs, but an owner's token only an owner.
 func (s *Service) RevokeToken(ctx context.Context, userID, actorID uuid.UUID) (*RevokedToken, error) {
 	out := &RevokedToken{ID: userID}
-	err := changeToken(ctx, s.db, userID, actorID, "user.revoke_token", func(tx *gorm.DB, u *models.User, details map[string]any) error {
+	err := changeToken(ctx, s.db, userID, actorID, "user.revoke_token", managersBelowOwners, func(tx *gorm.DB, u *models.User, details map[string]any) error {
 		details["already_revoked"] = u.TokenRevokedAt != nil
 		if u.TokenRevokedAt != nil {
 			out.RevokedAt = *u.TokenRevokedAt
@@ -66,10 +78,10 @@ func (s *Service) RevokeToken(ctx context.Context, userID, actorID uuid.UUID) (*
 // changeToken runs change on the user's locked row, ends the user's console sessions and writes one
 // audit row (action, target the user) in each org the user belongs to, all in one transaction. The
 // audit rows never hold the token; details says how many console sessions ended.
-func changeToken(ctx context.Context, db *gorm.DB, userID, actorID uuid.UUID, action string,
+func changeToken(ctx context.Context, db *gorm.DB, userID, actorID uuid.UUID, action string, may tokenRule,
 	change func(tx *gorm.DB, u *models.User, details map[string]any) error) error {
 	return db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
-		u, orgs, err := lockTokenHolder(ctx, tx, userID, actorID)
+		u, orgs, err := lockTokenHolder(ctx, tx, userID, actorID, may)
 		if err != nil {
 			return err
 		}
@@ -95,12 +107,21 @@ func changeToken(ctx context.Context, db *gorm.DB, userID, actorID uuid.UUID, ac
 	})
 }
 
+// tokenRule says who, besides the holder, may change a user's token.
+type tokenRule int
+
+const (
+	holderOnly          tokenRule = iota // nobody: only the holder (rotation through the APIs)
+	managers                             // an owner or admin of each of the user's orgs
+	managersBelowOwners                  // as managers, but an owner's token only an owner
+)
+
 // lockTokenHolder locks the user's row and returns it with the user's orgs, oldest membership first,
-// once it has checked that the actor may change the user's token: anyone their own; an owner or admin
-// anyone of their org, provided they manage every org the user belongs to (the token works in all of
+// once it has checked that the actor may change the user's token under rule may: anyone their own;
+// others as may says, provided they manage every org the user belongs to (the token works in all of
 // them). A user the actor shares no org with does not exist for them (404), as ids of other orgs
 // never do.
-func lockTokenHolder(ctx context.Context, tx *gorm.DB, userID, actorID uuid.UUID) (*models.User, []uuid.UUID, error) {
+func lockTokenHolder(ctx context.Context, tx *gorm.DB, userID, actorID uuid.UUID, may tokenRule) (*models.User, []uuid.UUID, error) {
 	notFound := problem.Fail(problem.NotFound, "user %s not found", userID)
 	var users []models.User
 	if err := tx.WithContext(ctx).Clauses(clause.Locking{Strength: "UPDATE"}).Where("id = ?", userID).Limit(1).Find(&users).Error; err != nil {
@@ -114,8 +135,10 @@ func lockTokenHolder(ctx context.Context, tx *gorm.DB, userID, actorID uuid.UUID
 		return nil, nil, fmt.Errorf("load memberships: %w", err)
 	}
 	orgs := make([]uuid.UUID, len(held))
+	roles := make(map[uuid.UUID]models.Role, len(held))
 	for i, m := range held {
 		orgs[i] = m.OrgID
+		roles[m.OrgID] = m.Role
 	}
 	if len(orgs) == 0 {
 		if userID == actorID {
@@ -133,9 +156,16 @@ func lockTokenHolder(ctx context.Context, tx *gorm.DB, userID, actorID uuid.UUID
 	if len(actorRoles) == 0 {
 		return nil, nil, notFound
 	}
+	if may == holderOnly {
+		return nil, nil, problem.Fail(ErrForbidden,
+			"only user %s may rotate their own token; an owner or admin may revoke it instead", userID)
+	}
 	for _, m := range actorRoles {
 		if err := allowed(m.Role, Managers); err != nil {
 			return nil, nil, err
+		}
+		if may == managersBelowOwners && roles[m.OrgID] == models.RoleOwner && m.Role != models.RoleOwner {
+			return nil, nil, problem.Fail(ErrForbidden, "user %s is an owner; only an owner may revoke their token", userID)
 		}
 	}
 	if len(actorRoles) < len(orgs) {

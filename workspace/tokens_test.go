@@ -133,7 +133,7 @@ func TestRotateTokenReplacesTheTokenAtOnce(t *testing.T) {
 	e.session(e.owner, e.org)
 	old := e.tokens[e.member]
 
-	out, err := workspace.NewService(e.db).RotateToken(ctx, e.member, e.owner)
+	out, err := workspace.NewService(e.db).ReissueToken(ctx, e.member, e.owner)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -204,8 +204,8 @@ func TestRevokeTokenRefusesTheTokenUntilRotated(t *testing.T) {
 	if !again.RevokedAt.Equal(out.RevokedAt) {
 		t.Fatalf("second revoke moved revoked_at from %v to %v", out.RevokedAt, again.RevokedAt)
 	}
-	// Rotating gives the user a working token again.
-	rotated, err := workspace.NewService(e.db).RotateToken(ctx, e.admin, e.owner)
+	// Reissuing (the CLI's way back) gives the user a working token again.
+	rotated, err := workspace.NewService(e.db).ReissueToken(ctx, e.admin, e.owner)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -277,14 +277,14 @@ func TestWhoMayChangeAToken(t *testing.T) {
 	if rows := e.audit(); len(rows) != 0 {
 		t.Fatalf("refused calls were audited: %+v", rows)
 	}
-	// An admin may change an owner's token; the owner may change an admin's.
-	if _, err := workspace.NewService(e.db).RevokeToken(ctx, e.owner, e.admin); err != nil {
+	// An admin may revoke a member's token; the owner an admin's.
+	if _, err := workspace.NewService(e.db).RevokeToken(ctx, e.admin, e.owner); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := workspace.NewService(e.db).RevokeToken(ctx, e.member, e.admin); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := workspace.NewService(e.db).RotateToken(ctx, e.admin, e.otherOwner); !errors.Is(err, problem.NotFound) {
+	if _, err := workspace.NewService(e.db).ReissueToken(ctx, e.admin, e.otherOwner); !errors.Is(err, problem.NotFound) {
 		t.Fatalf("other org's owner rotating an admin: %v", err)
 	}
 }
@@ -298,7 +298,7 @@ func TestATokenOfSeveralOrgsNeedsAManagerOfEach(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, op := range []func() error{
-		func() error { _, err := workspace.NewService(e.db).RotateToken(ctx, e.member, e.owner); return err },
+		func() error { _, err := workspace.NewService(e.db).ReissueToken(ctx, e.member, e.owner); return err },
 		func() error {
 			_, err := workspace.NewService(e.db).RevokeToken(ctx, e.member, e.otherOwner)
 			return err
@@ -335,6 +335,51 @@ func TestATokenOfSeveralOrgsNeedsAManagerOfEach(t *testing.T) {
 	e.seen = append(e.seen, out.Token)
 	if !e.authenticates(e.member) {
 		t.Fatal("the self-rotated token does not authenticate")
+	}
+	e.assertNoTokenAudited()
+}
+
+// Only the holder receives a rotated token: a manager who could rotate another's token would hold
+// their credential. A manager may revoke it (no credential changes hands), but an admin not an
+// owner's, so an admin cannot lock the owners out either. Every refusal changes nothing.
+func TestOnlyTheHolderReceivesARotatedToken(t *testing.T) {
+	e := newTokenEnv(t)
+	ctx := context.Background()
+	owner2 := e.newUser(e.org, "owner2@acme.test", models.RoleOwner)
+	for _, c := range []struct {
+		name          string
+		target, actor uuid.UUID
+	}{
+		{"an owner, a member's", e.member, e.owner},
+		{"an owner, an admin's", e.admin, e.owner},
+		{"an owner, another owner's", owner2, e.owner},
+		{"an admin, an owner's", e.owner, e.admin},
+		{"an admin, a member's", e.member, e.admin},
+	} {
+		if _, err := workspace.NewService(e.db).RotateToken(ctx, c.target, c.actor); !errors.Is(err, workspace.ErrForbidden) {
+			t.Errorf("rotate, %s: %v, want forbidden", c.name, err)
+		}
+	}
+	if _, err := workspace.NewService(e.db).RevokeToken(ctx, e.owner, e.admin); !errors.Is(err, workspace.ErrForbidden) {
+		t.Fatalf("an admin revoking an owner's token: %v, want forbidden", err)
+	}
+	for _, u := range []uuid.UUID{e.owner, owner2, e.admin, e.member} {
+		if !e.authenticates(u) {
+			t.Fatalf("user %s lost their token to a refused call", u)
+		}
+	}
+	if rows := e.audit(); len(rows) != 0 {
+		t.Fatalf("refused calls were audited: %+v", rows)
+	}
+	// An owner may revoke another owner's token, and an admin a member's.
+	if _, err := workspace.NewService(e.db).RevokeToken(ctx, owner2, e.owner); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := workspace.NewService(e.db).RevokeToken(ctx, e.member, e.admin); err != nil {
+		t.Fatal(err)
+	}
+	if e.authenticates(owner2) || e.authenticates(e.member) {
+		t.Fatal("a revoked token still authenticates")
 	}
 	e.assertNoTokenAudited()
 }

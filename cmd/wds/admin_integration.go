@@ -6,7 +6,6 @@ import (
 	"github.com/google/uuid"
 	"strings"
 	"time"
-	"wds/models"
 
 	"wds/apikeys"
 )
@@ -26,12 +25,12 @@ type integrationKeyOut struct {
 // integrationKeyOps is what the integration-key commands call (apikeys.Service).
 type integrationKeyOps interface {
 	CreateIntegrationKey(ctx context.Context, in apikeys.NewIntegrationKey) (*apikeys.CreatedIntegrationKey, error)
-	RevokeIntegrationKey(ctx context.Context, id, actorID uuid.UUID) (*models.IntegrationKey, error)
+	RevokeIntegrationKey(ctx context.Context, id, actorID uuid.UUID) (*apikeys.IntegrationKey, error)
 }
 
 func integrationKeyCreate(fs *flag.FlagSet) runFunc {
 	org, store, actor := uuidFlag(fs, "org", "org id"), uuidFlag(fs, "store", "store id the key is pinned to"), uuidFlag(fs, "actor", "acting user id")
-	scopes := fs.String("scopes", "", "comma-separated: orders:write,orders:cancel,payments:write,payments:refund,clients:write")
+	scopes := stringFlag(fs, "scopes", "comma-separated: orders:write,orders:cancel,payments:write,payments:refund,clients:write")
 	format := fs.String("format", "generic", "payload format: generic or nativestore")
 	requireSig := fs.Bool("require-signature", false, "require signed requests (always on for nativestore)")
 	allow := fs.String("ip-allowlist", "", "comma-separated CIDR ranges (IPv4 or IPv6)")

@@ -37,6 +37,8 @@ func TestAdminIntegrationKeyCommands(t *testing.T) {
 	_, err = admin(t, "integration-key", "create", "--org", org, "--store", store, "--actor", owner, "--scopes", "orders:delete")
 	wantCode(t, err, "validation_failed")
 	_, err = admin(t, "integration-key", "create", "--org", org, "--store", store, "--actor", owner)
+	wantCode(t, err, "invalid_parameter") // --scopes is a required flag, as -h says
+	_, err = admin(t, "integration-key", "create", "--org", org, "--store", store, "--actor", owner, "--scopes", ",")
 	wantCode(t, err, "validation_failed") // the same rule as the Operator API's: at least one scope
 	_, err = admin(t, "integration-key", "create", "--org", org, "--store", store, "--actor", owner, "--scopes", "orders:write", "--rate-limit", "6001")
 	wantCode(t, err, "validation_failed")

@@ -44,6 +44,13 @@ func TestEveryCommandExplainsItself(t *testing.T) {
 		{[]string{"migrate", "-h"}, 0, "usage: wds migrate up|status"},
 		{[]string{"serve", "now"}, 2, `unexpected argument "now"`},
 		{[]string{"nope"}, 2, `unknown command "nope"`},
+		{[]string{"-h"}, 0, "\n  listen     receive an org's webhooks"},
+		{[]string{"listen", "-h"}, 0, "usage: wds listen --org UUID --actor UUID"},
+		// flag stops at the first stray word; every flag after it would silently be dropped.
+		{[]string{"listen", "--org", "5b0e7c1a-2f3d-4c8e-9a6b-0d1e2f3a4b5c", "--actor", "94d0c1b2-3a4e-4f5a-8b6c-7d8e9f0a1b2c",
+			"stray", "--events", "order.created"}, 1, `unexpected argument "stray"`},
+		{[]string{"admin", "integration-key", "create", "-h"}, 0,
+			"usage: wds admin integration-key create --actor UUID --org UUID --scopes STRING --store UUID [--expires-at STRING]"},
 		{[]string{"version"}, 0, "wds dev (go"},
 		{[]string{"admin"}, 0, "wds admin org create --name STRING"},
 		{[]string{"admin", "help"}, 0, "wds admin user list --org UUID"},

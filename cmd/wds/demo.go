@@ -8,10 +8,12 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/google/uuid"
 	"gorm.io/gorm"
 
 	"wds/apikeys"
 	"wds/catalog"
+	"wds/ingest"
 	"wds/models"
 	"wds/workspace"
 )
@@ -28,8 +30,8 @@ type demoData struct {
 	ReadKey       string `json:"read_key"`
 }
 
-// ensureDemo creates a demo org, store, owner, read_write key, vendor and published product on the
-// first start and reads them back on later ones.
+// ensureDemo creates a demo org, store, owner, read_write key, vendors, clients with orders and a
+// published product on the first start and reads them back on later ones.
 func ensureDemo(ctx context.Context, db *gorm.DB, dir string) (*demoData, error) {
 	file := filepath.Join(dir, demoFile)
 	if b, err := os.ReadFile(file); err == nil {
@@ -68,13 +70,11 @@ func createDemo(ctx context.Context, db *gorm.DB) (*demoData, error) {
 	if err != nil {
 		return nil, err
 	}
-	_, key, err := keys.CreateReadKey(ctx, apikeys.NewReadKey{OrgID: org.ID, ActorID: owner.ID, Scope: models.ScopeReadWrite, Name: "demo"})
+	_, key, err := keys.CreateReadKey(ctx, apikeys.NewReadKey{OrgID: org.ID, ActorID: owner.ID, Scope: apikeys.ScopeReadWrite, Name: "demo"})
 	if err != nil {
 		return nil, err
 	}
-	if _, err := cat.CreateVendor(ctx, org.ID, owner.ID, store.ID, catalog.VendorFields{
-		Name:  models.Optional[string]{Set: true, Value: "Acme Supplies"},
-		Email: models.Optional[string]{Set: true, Value: "orders@acme.example"}}); err != nil {
+	if err := createDemoRows(ctx, db, org.ID, store.ID, owner.ID); err != nil {
 		return nil, err
 	}
 	seller, err := cat.CreateSeller(ctx, "Demo Seller")
@@ -88,4 +88,40 @@ func createDemo(ctx context.Context, db *gorm.DB) (*demoData, error) {
 		return nil, err
 	}
 	return &demoData{OrgID: org.ID.String(), StoreID: store.ID.String(), OwnerID: owner.ID.String(), OperatorToken: token, ReadKey: key}, nil
+}
+
+// demoRows is how many vendors, and orders each with its own client, the demo workspace holds:
+// enough for a few pages at the README's limit=5, so paging can be tried on a fresh start.
+const demoRows = 12
+
+// createDemoRows makes the vendors and the paid orders (with their clients) of the demo store.
+func createDemoRows(ctx context.Context, db *gorm.DB, org, store, owner uuid.UUID) error {
+	cat, orders := catalog.NewService(db, nil), ingest.NewService(db, nil)
+	for i := range demoRows {
+		name, email := fmt.Sprintf("Supplier %02d", i+1), fmt.Sprintf("orders@supplier%02d.example", i+1)
+		if i == 0 {
+			name, email = "Acme Supplies", "orders@acme.example"
+		}
+		if _, err := cat.CreateVendor(ctx, org, owner, store, catalog.VendorFields{
+			Name:  models.Optional[string]{Set: true, Value: name},
+			Email: models.Optional[string]{Set: true, Value: email}}); err != nil {
+			return err
+		}
+		if _, err := orders.CreateAppOrder(ctx, org, owner, demoOrder(store, i)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// demoOrder is the i-th demo order: a few mugs for the i-th client, paid by card.
+func demoOrder(store uuid.UUID, i int) ingest.AppOrder {
+	s, email := store.String(), fmt.Sprintf("client%02d@demo.example", i+1)
+	qty := int64(i%3 + 1)
+	return ingest.AppOrder{StoreID: &s, Order: ingest.Order{
+		ExternalID: fmt.Sprintf("demo-%02d", i+1),
+		Client:     &ingest.Client{Email: &email},
+		Lines:      []ingest.Line{{Description: "Demo Mug", Quantity: qty, UnitPriceCents: 1250}},
+		Payment:    &ingest.Payment{AmountCents: qty * 1250, Method: "card"},
+	}}
 }

@@ -19,16 +19,28 @@ import (
 
 // The local CA of `wds dev`: made once in WDS_DATA_DIR and trusted by its worker, so `wds listen` can
 // serve HTTPS with a throwaway certificate the worker accepts, with nothing for a developer to
-// install. It exists only on the laptop and signs only certificates for loopback names.
+// install. It exists only on the laptop, and its name constraints (critical) make any certificate it
+// signs good for loopback names and addresses only.
 const (
 	devCAFile    = "listen-ca.pem"
 	devCAKeyFile = "listen-ca.key"
 )
 
-// ensureDevCA makes the CA on the first call and returns its certificate file.
+// loopbackOnly are the CA's name constraints: its key lies in the data directory, so whatever it
+// signs must be good for this laptop's loopback names and addresses only, never for a real site.
+var loopbackOnly = struct {
+	dns []string
+	ips []*net.IPNet
+}{
+	dns: []string{"localhost"},
+	ips: []*net.IPNet{{IP: net.IPv4(127, 0, 0, 0).To4(), Mask: net.CIDRMask(8, 32)}, {IP: net.IPv6loopback, Mask: net.CIDRMask(128, 128)}},
+}
+
+// ensureDevCA makes the CA on the first call and returns its certificate file. A CA made before it
+// carried name constraints is replaced.
 func ensureDevCA(dataDir string) (string, error) {
 	certFile, keyFile := filepath.Join(dataDir, devCAFile), filepath.Join(dataDir, devCAKeyFile)
-	if _, err := os.Stat(certFile); err == nil {
+	if ca, _, err := loadDevCA(dataDir); err == nil && ca.PermittedDNSDomainsCritical && len(ca.PermittedIPRanges) > 0 {
 		return certFile, nil
 	}
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
@@ -37,7 +49,8 @@ func ensureDevCA(dataDir string) (string, error) {
 	}
 	tmpl := &x509.Certificate{SerialNumber: serial(), Subject: pkix.Name{CommonName: "wds dev local CA"},
 		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().AddDate(10, 0, 0),
-		IsCA: true, BasicConstraintsValid: true, KeyUsage: x509.KeyUsageCertSign}
+		IsCA: true, BasicConstraintsValid: true, KeyUsage: x509.KeyUsageCertSign,
+		PermittedDNSDomainsCritical: true, PermittedDNSDomains: loopbackOnly.dns, PermittedIPRanges: loopbackOnly.ips}
 	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
 	if err != nil {
 		return "", fmt.Errorf("local CA: %w", err)

@@ -12,8 +12,11 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"os/signal"
 	"strings"
+	"syscall"
 	"time"
+	"unicode"
 
 	"github.com/google/uuid"
 
@@ -33,8 +36,10 @@ Like stripe listen, for wds: starts an HTTPS receiver on this laptop with a thro
 wds dev's local CA, registers it as an endpoint of the org on the wds dev database, and prints every
 delivery as it arrives (type, event id, delivery id, whether its signature verified, the body). With
 --forward-to it also POSTs each delivery, headers and all, to a local app over plain HTTP and answers
-wds with the app's status, so the delivery log records what the app said. Ctrl-C disables and
-deletes the endpoint. Run wds dev first.
+wds with the app's status, so the delivery log records what the app said; a request whose signature
+did not verify is answered 400 and never forwarded. Ctrl-C (or a closed terminal) deletes the
+endpoint; should wds listen die without deleting it, the endpoint expires an hour after its last
+renewal. Run wds dev first.
 
   --org UUID          the org whose events to receive (required)
   --actor UUID        an owner or admin of the org, who registers the endpoint (required)
@@ -61,6 +66,10 @@ func listenCmd(ctx context.Context, args []string) error {
 	if err := fs.Parse(args); err != nil {
 		return errors.New(dashDash(err.Error()))
 	}
+	// flag stops at the first word that is not a flag: refuse it rather than drop every flag after it.
+	if fs.NArg() > 0 {
+		return fmt.Errorf("unexpected argument %q (flags after it would be ignored)", fs.Arg(0))
+	}
 	if err := missingRequired(fs); err != nil {
 		return err
 	}
@@ -82,6 +91,10 @@ func listenCmd(ctx context.Context, args []string) error {
 		return err
 	}
 	defer closeDB()
+	// A closed terminal (SIGHUP) ends the session like Ctrl-C: the endpoint is deleted, not left
+	// holding one of the org's ten slots.
+	ctx, stop := signal.NotifyContext(ctx, syscall.SIGHUP)
+	defer stop()
 	return listen(ctx, svc, ln, cert, *org, *actor, splitList(*types), *forward)
 }
 
@@ -115,6 +128,13 @@ func listen(ctx context.Context, svc *delivery.Service, ln net.Listener, cert tl
 	if err != nil {
 		return fmt.Errorf("register the endpoint: %s", problem.Detail(err))
 	}
+	// The endpoint lives on a lease renewed while this runs: if wds listen dies without deleting it,
+	// it stops counting against the org's ten endpoints an hour later and the worker deletes it.
+	if err := svc.Renew(ctx, ep.ID); err != nil {
+		_, _ = svc.Delete(context.WithoutCancel(ctx), ep.ID, actor)
+		return fmt.Errorf("put endpoint %s on a lease: %w", ep.ID, err)
+	}
+	go renewLease(ctx, svc, ep.ID, os.Stderr)
 	l := &listener{secret: ep.Secret, forwardTo: forwardTo, client: &http.Client{Timeout: 9 * time.Second}, out: os.Stdout}
 	srv := newHTTPServer("", l)
 	srv.TLSConfig = &tls.Config{Certificates: []tls.Certificate{cert}}
@@ -127,18 +147,34 @@ func listen(ctx context.Context, svc *delivery.Service, ln net.Listener, cert tl
 	sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	_ = srv.Shutdown(sctx)
-	if _, err := svc.Disable(sctx, ep.ID, actor); err != nil {
-		return fmt.Errorf("disable endpoint %s: %w", ep.ID, err)
-	}
+	// Delete alone turns the endpoint off (pending chains stop as on a disable): no earlier step
+	// whose failure could leave it registered.
 	if _, err := svc.Delete(sctx, ep.ID, actor); err != nil {
 		return fmt.Errorf("delete endpoint %s: %w", ep.ID, err)
 	}
-	fmt.Fprintf(l.out, "Endpoint %s disabled and deleted\n", ep.ID)
+	fmt.Fprintf(l.out, "Endpoint %s deleted\n", ep.ID)
 	return nil
 }
 
-// ServeHTTP prints a delivery and answers it: with the local app's answer when forwarding, else 200
-// when its signature verified and 400 when not.
+// renewLease renews the endpoint's lease every twelfth of it until ctx ends; a failed renewal is
+// reported and tried again at the next tick, long before the lease runs out.
+func renewLease(ctx context.Context, svc *delivery.Service, id uuid.UUID, report io.Writer) {
+	tick := time.NewTicker(delivery.LeaseTTL / 12)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+			if err := svc.Renew(ctx, id); err != nil && ctx.Err() == nil {
+				fmt.Fprintf(report, "cannot renew endpoint %s's lease (it ends within %s unless renewed): %v\n", id, delivery.LeaseTTL, err)
+			}
+		}
+	}
+}
+
+// ServeHTTP prints a delivery and answers it: 400 when its signature did not verify (and nothing is
+// forwarded), else with the local app's answer when forwarding, else 200.
 func (l *listener) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	body, err := io.ReadAll(io.LimitReader(r.Body, 7<<20))
 	if err != nil {
@@ -151,12 +187,15 @@ func (l *listener) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		verified = "NOT VERIFIED (" + err.Error() + ")"
 	}
 	fmt.Fprintf(l.out, "%s  %-24s event %s  delivery %s  %s\n  %s\n", time.Now().Format(time.TimeOnly),
-		r.Header.Get(webhook.HeaderEventType), r.Header.Get(webhook.HeaderEventID), r.Header.Get(webhook.HeaderDeliveryID), verified, compact(body))
+		printable(r.Header.Get(webhook.HeaderEventType)), printable(r.Header.Get(webhook.HeaderEventID)),
+		printable(r.Header.Get(webhook.HeaderDeliveryID)), printable(verified), printable(compact(body)))
+	// The port is open to anything on this laptop, a web page included: only what wds signed reaches
+	// the local app, which trusts what it is handed.
+	if verified != "verified" {
+		w.WriteHeader(http.StatusBadRequest)
+		return
+	}
 	if l.forwardTo == "" {
-		if verified != "verified" {
-			w.WriteHeader(http.StatusBadRequest)
-			return
-		}
 		w.WriteHeader(http.StatusOK)
 		return
 	}
@@ -193,6 +232,20 @@ func compact(body []byte) string {
 	}
 	if r := []rune(b.String()); len(r) > 240 {
 		return string(r[:240]) + "…"
+	}
+	return b.String()
+}
+
+// printable is untrusted text as it may reach a terminal: control characters (C0, DEL, C1), which
+// could move the cursor, retitle the window or write the clipboard, are shown as \x escapes.
+func printable(s string) string {
+	var b strings.Builder
+	for _, r := range s {
+		if unicode.IsControl(r) {
+			fmt.Fprintf(&b, `\x%02x`, r)
+			continue
+		}
+		b.WriteRune(r)
 	}
 	return b.String()
 }

@@ -1,5 +1,5 @@
 // Command wds is the Workspace Data Service: one program with a subcommand per role
-// (`wds dev`, `serve`, `worker`, `migrate`, `admin`, `version`).
+// (`wds dev`, `serve`, `worker`, `migrate`, `admin`, `listen`, `version`).
 package main
 
 import (
@@ -20,6 +20,7 @@ const usage = `usage: wds <command> [-h]
   worker     Temporal worker plus the outbox relay
   migrate    up | status
   admin ...  operator commands (wds admin help)
+  listen     receive an org's webhooks on this laptop, like stripe listen (wds listen -h)
   version    print the version
 
 Configuration comes from the environment (README.md, "Configuration").

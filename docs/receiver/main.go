@@ -8,6 +8,7 @@ package main
 import (
 	"io"
 	"log"
+	"net"
 	"net/http"
 	"os"
 	"sync"
@@ -19,7 +20,12 @@ import (
 func main() {
 	rc := &receiver{secret: os.Getenv("WEBHOOK_SECRET"), fail: os.Getenv("FAIL") != "", seen: map[string]bool{}}
 	http.Handle("POST /hooks", rc)
-	log.Fatal(http.ListenAndServeTLS("localhost:9443", "cert.pem", "key.pem", nil))
+	ln, err := net.Listen("tcp", "localhost:9443")
+	if err != nil {
+		log.Fatal(err)
+	}
+	log.Print("listening on https://localhost:9443/hooks") // deliveries are accepted from here on
+	log.Fatal(http.ServeTLS(ln, nil, "cert.pem", "key.pem"))
 }
 
 // receiver answers deliveries of one endpoint.
