@@ -47,6 +47,7 @@ func rows(res *Results) []row {
 	}
 	out = append(out, ingestRows(res.Ingest)...)
 	out = append(out, webhookRows(res.Webhooks)...)
+	out = append(out, scaleRows(res.Scale)...)
 	for _, m := range res.Memory {
 		out = append(out, row{"Peak RSS of " + m.Process, fmt.Sprintf("%.0f MB", m.PeakMB), "", "", "< 100 MB", met(m.PeakMB < 100)})
 	}
@@ -91,6 +92,46 @@ func webhookRows(r *WebhookResult) []row {
 		{"Webhook events at the receiver's dedupe", fmt.Sprintf("%d events, %d missing, %d redelivered",
 			r.Events, r.Missing, r.Duplicates), "", "", "each exactly once", met(r.Missing == 0 && r.Unreadable == 0)},
 		{"Webhook attempts other than a first success", attemptsText(r.Attempts), "", "", "", ""},
+	}
+}
+
+// scaleRows are delivery measured without the create: committed events, a backlog, waiting chains.
+func scaleRows(r *ScaleResult) []row {
+	if r == nil {
+		return nil
+	}
+	d, b, w := r.Delivery, r.Backlog, r.Waiting
+	return []row{
+		{fmt.Sprintf("Delivery only: %d committed events a round, %d rounds", d.EventsPerRound, len(d.WDS)),
+			fmt.Sprintf("%.1f events/s", d.WDSRate), fmt.Sprintf("%.1f workflows/s (bare workflow + POST started per event)", d.BareRate),
+			fmt.Sprintf("%.2f", d.Ratio), ">= 0.90", met(d.Ratio >= 0.9)},
+		{fmt.Sprintf("Backlog drain: %d events committed with Temporal stopped", b.Events),
+			fmt.Sprintf("all delivered %.0f s after Temporal started, %.1f events/s", b.Seconds, b.Rate),
+			fmt.Sprintf("%.1f events/s (delivery only, same run)", b.SteadyRate), fmt.Sprintf("%.2f", b.Ratio), ">= 0.90", met(b.Ratio >= 0.9)},
+		{fmt.Sprintf("Waiting chains: %d on the ladder's timers (receiver answering 500, ladder %s)", w.Chains, w.Ladder),
+			fmt.Sprintf("peak RSS wds worker %.0f MB, Temporal server %.0f MB", w.WorkerPeakMB, w.TemporalPeakMB), "", "",
+			"worker < 150 MB", met(w.WorkerPeakMB > 0 && w.WorkerPeakMB < 150)},
+		{"Waiting chains: history and finish", fmt.Sprintf("%d history events a chain (timers %d, activity tasks %d); all waiting after %.0f s; "+
+			"last delivered %.0f s after the receiver recovered, %.0f s after the first retry arrived",
+			w.HistoryEvents, w.History.Timers, w.History.Activities, w.SecondsToWait, w.RecoverySeconds, w.FinishSeconds), "", "", "", ""},
+	}
+}
+
+// Merge puts the parts a partial run measured into the results of an earlier run, so a run of a few
+// parts updates their lines and keeps the others'. The run's header (machine, load, source) stays
+// the earlier run's; the scale part carries its own.
+func Merge(into, from *Results, parts []string) {
+	for _, p := range parts {
+		switch p {
+		case "read":
+			into.Read, into.Load = from.Read, from.Load
+		case "ingest":
+			into.Ingest = from.Ingest
+		case "webhooks":
+			into.Webhooks = from.Webhooks
+		case "scale":
+			into.Scale = from.Scale
+		}
 	}
 }
 
@@ -205,6 +246,10 @@ func resultsMarkdown(res *Results, chartRef string) string {
 		m.Kernel, m.Go, m.LoadStart, m.LoadEnd, res.PostgreSQL, res.Cluster, res.Source)
 	fmt.Fprintf(&b, "Loaded %d orders (%d rows with lines, payments and clients) in %.1f s, %.0f rows/s.\n\n",
 		res.Load.Orders, res.Load.Rows, res.Load.Seconds, res.Load.RowsPerSec)
+	if sc := res.Scale; sc != nil {
+		fmt.Fprintf(&b, "The delivery-only, backlog and waiting-chain lines: run of %s, load average %s at their start, %s at their end; "+
+			"code measured: %s.\n\n", sc.StartedAt.Format("2006-01-02 15:04 MST"), sc.LoadStart, sc.LoadEnd, sc.Source)
+	}
 	b.WriteString("| measurement | wds | baseline (same run) | ratio | target | met |\n|---|---|---|---|---|---|\n")
 	for _, r := range rows(res) {
 		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s |\n", r.What, r.WDS, r.Baseline, r.Ratio, r.Target, r.Met)
