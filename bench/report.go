@@ -277,15 +277,22 @@ func ladderMarkdown(b *bytes.Buffer, w *WebhookResult) {
 	if w == nil {
 		return
 	}
-	b.WriteString("\nWebhook ladders, every try of every step (latency from the answer or the start to the receipt):\n\n" +
-		"| side | rate/s | sent | delivered in time | answered p50 | p50 | p90 | p99 | new connections | steady |\n|---|---|---|---|---|---|---|---|---|---|\n")
+	b.WriteString("\nWebhook ladders, the last try of each rate (a steady one ends the rate's tries; every try is in the JSON), " +
+		"latency from the answer or the start to the receipt:\n\n" +
+		"| side | rate/s | tries | sent | delivered in time | answered p50 | p50 | p90 | p99 | new connections | steady |\n" +
+		"|---|---|---|---|---|---|---|---|---|---|---|\n")
 	for _, side := range []struct {
 		name  string
 		steps []RatePoint
 	}{{"wds", w.WDSLadder}, {"bare", w.BareLadder}} {
-		for _, p := range side.steps {
-			fmt.Fprintf(b, "| %s | %.1f | %d | %d | %.0f ms | %.0f ms | %.0f ms | %.0f ms | %d | %s |\n", side.name, p.Rate, p.Sent,
-				p.Delivered, p.AckP50Ms, p.P50Ms, p.P90Ms, p.P99Ms, p.Connections, met(p.Steady))
+		for i, tries := 0, 1; i < len(side.steps); i, tries = i+1, tries+1 {
+			p := side.steps[i]
+			if i+1 < len(side.steps) && side.steps[i+1].Rate == p.Rate {
+				continue // the rate's tries are consecutive: print the last
+			}
+			fmt.Fprintf(b, "| %s | %.1f | %d | %d | %d | %.0f ms | %.0f ms | %.0f ms | %.0f ms | %d | %s |\n", side.name, p.Rate, tries,
+				p.Sent, p.Delivered, p.AckP50Ms, p.P50Ms, p.P90Ms, p.P99Ms, p.Connections, met(p.Steady))
+			tries = 0
 		}
 	}
 }
@@ -315,6 +322,10 @@ func cpuMarkdown(b *bytes.Buffer, res *Results) {
 		if p, ok := lastSteady(r.BareLadder); ok {
 			lines = append(lines, line{fmt.Sprintf("Webhook baseline: one bare workflow (at %.1f/s)", p.Rate), p.CPUPerItem})
 		}
+	}
+	if r := res.Scale; r != nil {
+		lines = append(lines, line{"Delivery only: one committed event delivered by wds", r.Delivery.WDSCPU},
+			line{"Delivery only baseline: one bare workflow started and run", r.Delivery.BareCPU})
 	}
 	if len(lines) == 0 {
 		return

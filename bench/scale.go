@@ -36,6 +36,9 @@ type DeliveryOnly struct {
 	WDSRate        float64   `json:"wds_rate"`
 	BareRate       float64   `json:"bare_rate"`
 	Ratio          float64   `json:"ratio"`
+	// CPU milliseconds per event, by process, over every round of the side.
+	WDSCPU  map[string]float64 `json:"wds_cpu_ms_per_event"`
+	BareCPU map[string]float64 `json:"bare_cpu_ms_per_event"`
 }
 
 // Drained is one batch delivered: how many, how long from the commit (or the first start) to the
@@ -148,16 +151,20 @@ func (e *env) deliveryOnly(ctx context.Context, o Options, s *stack) (DeliveryOn
 		return res, err
 	}
 	defer w.Stop()
+	wdsCPU, bareCPU := map[string]float64{}, map[string]float64{}
 	for round := range o.ScaleRounds {
 		if err := e.waitIdle(ctx, s); err != nil {
 			return res, err
 		}
-		start := time.Now()
-		ids, err := commitEvents(ctx, s, t, o.ScaleEvents)
-		if err != nil {
-			return res, err
-		}
-		d, err := drained(ctx, s.rcv, ids, start, drainLimit(o.ScaleEvents))
+		var d Drained
+		_, err := s.cpu.metered(wdsCPU, func() (sample, error) {
+			start := time.Now()
+			ids, err := commitEvents(ctx, s, t, o.ScaleEvents)
+			if err == nil {
+				d, err = drained(ctx, s.rcv, ids, start, drainLimit(o.ScaleEvents))
+			}
+			return sample{}, err
+		})()
 		if err != nil {
 			return res, fmt.Errorf("bench: delivery-only wds round %d: %w", round+1, err)
 		}
@@ -165,7 +172,11 @@ func (e *env) deliveryOnly(ctx context.Context, o Options, s *stack) (DeliveryOn
 		if err := e.waitIdle(ctx, s); err != nil {
 			return res, err
 		}
-		if d, err = bareBatch(ctx, bc, s.rcv, fmt.Sprintf("batch%d", round), o.ScaleEvents); err != nil {
+		_, err = s.cpu.metered(bareCPU, func() (sample, error) {
+			d, err = bareBatch(ctx, bc, s.rcv, fmt.Sprintf("batch%d", round), o.ScaleEvents)
+			return sample{}, err
+		})()
+		if err != nil {
 			return res, fmt.Errorf("bench: delivery-only bare round %d: %w", round+1, err)
 		}
 		res.Bare = append(res.Bare, d)
@@ -173,6 +184,7 @@ func (e *env) deliveryOnly(ctx context.Context, o Options, s *stack) (DeliveryOn
 	}
 	res.WDSRate, res.BareRate = pooledRate(res.WDS), pooledRate(res.Bare)
 	res.Ratio = ratio(res.WDSRate, res.BareRate)
+	res.WDSCPU, res.BareCPU = perOp(wdsCPU, o.ScaleEvents*o.ScaleRounds), perOp(bareCPU, o.ScaleEvents*o.ScaleRounds)
 	return res, e.waitIdle(ctx, s)
 }
 
