@@ -272,28 +272,32 @@ func resultsMarkdown(res *Results, chartRef string) string {
 	return b.String()
 }
 
-// ladderMarkdown lists every step of both webhook ladders, failed tries included.
+// ladderMarkdown sums up both webhook ladders, a line each: every rate tried, its last try's p90
+// and whether that was steady (a steady try ends a rate's tries). Every try is in the JSON.
 func ladderMarkdown(b *bytes.Buffer, w *WebhookResult) {
 	if w == nil {
 		return
 	}
-	b.WriteString("\nWebhook ladders, the last try of each rate (a steady one ends the rate's tries; every try is in the JSON), " +
-		"latency from the answer or the start to the receipt:\n\n" +
-		"| side | rate/s | tries | sent | delivered in time | answered p50 | p50 | p90 | p99 | new connections | steady |\n" +
-		"|---|---|---|---|---|---|---|---|---|---|---|\n")
+	b.WriteString("\nWebhook ladders, each rate tried with its last try's p90 from the answer or the start to the receipt " +
+		"(every try in the JSON):\n\n")
 	for _, side := range []struct {
 		name  string
 		steps []RatePoint
 	}{{"wds", w.WDSLadder}, {"bare", w.BareLadder}} {
+		var parts []string
 		for i, tries := 0, 1; i < len(side.steps); i, tries = i+1, tries+1 {
 			p := side.steps[i]
 			if i+1 < len(side.steps) && side.steps[i+1].Rate == p.Rate {
-				continue // the rate's tries are consecutive: print the last
+				continue // the rate's tries are consecutive: the last says how it ended
 			}
-			fmt.Fprintf(b, "| %s | %.1f | %d | %d | %d | %.0f ms | %.0f ms | %.0f ms | %.0f ms | %d | %s |\n", side.name, p.Rate, tries,
-				p.Sent, p.Delivered, p.AckP50Ms, p.P50Ms, p.P90Ms, p.P99Ms, p.Connections, met(p.Steady))
+			part := fmt.Sprintf("%.1f/s %.0f ms %s", p.Rate, p.P90Ms, map[bool]string{true: "steady", false: "**not steady**"}[p.Steady])
+			if tries > 1 {
+				part += fmt.Sprintf(" (%d tries)", tries)
+			}
+			parts = append(parts, part)
 			tries = 0
 		}
+		fmt.Fprintf(b, "- %s: %s\n", side.name, strings.Join(parts, ", "))
 	}
 }
 
