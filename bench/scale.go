@@ -315,8 +315,8 @@ func (e *env) backlogDrain(ctx context.Context, o Options, s *stack) (BacklogDra
 }
 
 // waitingChains fails every first attempt of o.WaitingChains events, waits until each chain has
-// failed once (its timer then runs), reads the peak RSS of the worker and of Temporal, lets the
-// receiver recover and times the retries from the first to the last arrival.
+// failed once (its timer then runs), lets the receiver recover, times the retries to the last
+// arrival, and reads the high-water RSS of the worker and of Temporal, which covers the waiting.
 func (e *env) waitingChains(ctx context.Context, o Options, s *stack) (WaitingChains, error) {
 	res := WaitingChains{Chains: o.WaitingChains, Ladder: o.WaitingLadder}
 	t, err := e.hookTenant(ctx, s, "Waiting chains benchmark", "/flaky")
