@@ -71,10 +71,11 @@ func pageSQL(q Query, sel, atCol string, where []string, args []any) (string, []
 	return sel + " WHERE " + strings.Join(where, " AND ") + " ORDER BY t." + atCol + " DESC, t.id DESC LIMIT ?", args
 }
 
-// AuditEntry is one audit row as the Operator API shows it.
+// AuditEntry is one audit row as the Operator API shows it. ActorID is nil for what the service
+// did by itself (an endpoint disabled for failing, decisions §9).
 type AuditEntry struct {
 	ID         uuid.UUID      `json:"id"`
-	ActorID    uuid.UUID      `json:"actor_id"`
+	ActorID    *uuid.UUID     `json:"actor_id"`
 	Action     string         `json:"action"`
 	TargetType string         `json:"target_type"`
 	TargetID   uuid.UUID      `json:"target_id"`
