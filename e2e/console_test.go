@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"os"
 	"os/exec"
@@ -182,15 +183,20 @@ func TestTheConsoleInABrowser(t *testing.T) {
 }
 
 // checkOutcomeInTemporal reads the order's event workflow as the Temporal UI shows it: its summary
-// names the type and how many endpoints, and its result says per chain how it ended, so "Completed"
-// no longer hides the dropped delivery.
+// names the type and how many endpoints; it is Failed, with a failure naming the dropped endpoint and
+// carrying per chain how it ended; and the workflow list's filters on status find it.
 func (h *harness) checkOutcomeInTemporal(dropped uuid.UUID) {
 	h.t.Helper()
 	ev := h.events("order.created")
 	id := delivery.EventWorkflowID(ev[len(ev)-1].ID)
-	var res delivery.Result
-	if err := h.temporal.GetWorkflow(h.ctx, id, "").Get(h.ctx, &res); err != nil {
-		h.t.Fatal(err)
+	err := h.temporal.GetWorkflow(h.ctx, id, "").Get(h.ctx, nil)
+	res, ok := delivery.DroppedResult(err)
+	if !ok || !strings.Contains(err.Error(), dropped.String()) {
+		h.t.Fatalf("the workflow of a dropped chain ended with %v", err)
+	}
+	for _, q := range []string{"ExecutionStatus = 'Failed'", "WdsDeliveryStatus = 'partially_dropped'"} {
+		query := fmt.Sprintf("WorkflowId = '%s' AND %s", id, q)
+		waitFor(h.t, 10*time.Second, "the workflow list to show "+q, func() bool { return h.workflowsWith(query) == 1 })
 	}
 	outcomes := map[uuid.UUID]string{}
 	for _, c := range res.Chains {
