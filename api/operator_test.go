@@ -321,6 +321,26 @@ func TestOperatorListsDeliveriesAndRefiresADroppedOne(t *testing.T) {
 	if audit.ActorID != e.owner.ID || audit.Details["workflow_id"] != out["workflow_id"] {
 		t.Fatalf("re-fire audit %+v", audit)
 	}
+
+	// Both delivery lists name the re-fired row's new chain, and only on that row.
+	_, byEndpoint := e.rpc(e.memberToken, "outbound_webhook_list_deliveries", map[string]any{"p_id": epID, "p_limit": 3})
+	_, byOrg := e.call(http.MethodGet, "/admin/v1/orgs/"+e.org.ID.String()+"/deliveries?limit=3", e.memberToken, nil)
+	for name, page := range map[string]map[string]any{"endpoint": byEndpoint, "org": byOrg} {
+		rows, _ := page["rows"].([]any)
+		if len(rows) != 3 {
+			t.Fatalf("%s list after the re-fire: %v", name, page)
+		}
+		for _, r := range rows {
+			row := r.(map[string]any)
+			if row["id"] == newest["id"] {
+				if row["refired_chain_id"] != out["chain_id"] || row["refired_workflow_id"] != out["workflow_id"] {
+					t.Fatalf("%s list: the re-fired row %v does not name its new chain %v", name, row, out)
+				}
+			} else if _, ok := row["refired_chain_id"]; ok {
+				t.Fatalf("%s list: a row never re-fired names a chain: %v", name, row)
+			}
+		}
+	}
 }
 
 // A member is told they may not create an endpoint before anything about their input is checked:

@@ -570,3 +570,25 @@ func refuseDeliveryRows(t *testing.T, f *fixture) {
 		t.Fatal(err)
 	}
 }
+
+// duration_ms covers the whole exchange, the response body included: a receiver that answers its
+// status at once and its reason 50 ms later took 50 ms, not the 0 ms of its headers alone.
+func TestTheDurationCoversTheWholeExchange(t *testing.T) {
+	f := newFixture(t)
+	const pause = 50 * time.Millisecond
+	rc := newReceiver(t, func(w http.ResponseWriter, r *http.Request) {
+		w.WriteHeader(http.StatusUnauthorized)
+		w.(http.Flusher).Flush()
+		time.Sleep(pause)
+		_, _ = io.WriteString(w, "bad signature")
+	})
+	ep := f.endpoint(rc.srv.URL)
+	in := attempt(f.event(events.OrderCreated, nil), ep.ID, 1, later())
+	if _, err := f.acts(rc, true).Deliver(f.ctx, in); err != nil {
+		t.Fatal(err)
+	}
+	r := f.rows(in.ChainID)[0]
+	if r.DurationMS < pause.Milliseconds() || *r.ResponseStatus != http.StatusUnauthorized || r.ResponseExcerpt != "bad signature" || r.Error != "HTTP 401" {
+		t.Fatalf("row %+v: want at least %d ms, 401, the excerpt and the status as the error", r, pause.Milliseconds())
+	}
+}

@@ -53,12 +53,12 @@ func (s *Service) ListDeliveries(ctx context.Context, q DeliveriesQuery) (*Deliv
 	if q.Limit == 0 {
 		q.Limit = paging.DefaultLimit
 	}
-	tx := s.DB.WithContext(ctx).Where("endpoint_id = ?", q.EndpointID)
+	tx := s.DB.WithContext(ctx).Table(models.DeliveryLogFrom).Select(models.DeliveryLogColumns).Where("t.endpoint_id = ?", q.EndpointID)
 	if q.Cursor != nil {
-		tx = tx.Where("(attempted_at, id) < (?, ?)", q.Cursor.At, q.Cursor.ID)
+		tx = tx.Where("(t.attempted_at, t.id) < (?, ?)", q.Cursor.At, q.Cursor.ID)
 	}
 	rows := []models.Delivery{}
-	if err := tx.Order("attempted_at DESC, id DESC").Limit(q.Limit + 1).Find(&rows).Error; err != nil {
+	if err := tx.Order("t.attempted_at DESC, t.id DESC").Limit(q.Limit + 1).Find(&rows).Error; err != nil {
 		return nil, fmt.Errorf("list deliveries: %w", err)
 	}
 	p := &DeliveriesPage{Rows: rows}

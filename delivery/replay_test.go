@@ -14,9 +14,11 @@ import (
 // testdata holds one event workflow from before the starter planned chains (commit fa333b4) and one
 // planned one (commit 75e6de0): two endpoints, the second failing its first attempt, so each holds
 // parallel chains, a retry timer and a retry. They were recorded on the Temporal dev server with fake
-// activities, whose results are all a replay reads.
+// activities, whose results are all a replay reads. webhook-event-dropped-completed.json (commit
+// 085a5ba) dropped the second endpoint's chain and completed, as workflows did before
+// VersionFailWhenDropped: a query replays it on this code, which must complete it the same way.
 func TestRecordedHistoriesReplay(t *testing.T) {
-	for _, name := range []string{"webhook-event-unplanned.json", "webhook-event-planned.json"} {
+	for _, name := range []string{"webhook-event-unplanned.json", "webhook-event-planned.json", "webhook-event-dropped-completed.json"} {
 		r := sdkworker.NewWorkflowReplayer()
 		delivery.RegisterWorkflows(r)
 		if err := r.ReplayWorkflowHistoryFromJSONFile(nil, filepath.Join("testdata", name)); err != nil {

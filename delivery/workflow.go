@@ -1,7 +1,9 @@
 package delivery
 
 import (
+	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/google/uuid"
@@ -100,8 +102,9 @@ func resolve(ctx workflow.Context, in ResolveInput) ([]Target, error) {
 	return targets, nil
 }
 
-// Result is what a delivery workflow returns, so the Temporal UI's "Completed" says how it ended:
-// the overall status (WdsDeliveryStatus's value) and each chain's outcome.
+// Result is how a delivery workflow ended: the overall status (WdsDeliveryStatus's value) and each
+// chain's outcome. A workflow that reached every endpoint returns it; one that dropped a chain fails
+// with it as its error's details (DroppedResult).
 type Result struct {
 	Status string        `json:"status"`
 	Chains []ChainResult `json:"chains"`
@@ -141,7 +144,52 @@ func fanOut(ctx workflow.Context, chains []chain) (Result, error) {
 	for i, c := range chains {
 		res.Chains[i] = ChainResult{EndpointID: c.target.EndpointID, URL: c.target.URL, Outcome: outcomes[i]}
 	}
-	return res, workflow.UpsertTypedSearchAttributes(ctx, AttrDeliveryStatus.ValueSet(res.Status))
+	if err := workflow.UpsertTypedSearchAttributes(ctx, AttrDeliveryStatus.ValueSet(res.Status)); err != nil {
+		return res, err
+	}
+	return res, droppedError(ctx, res)
+}
+
+// VersionFailWhenDropped is the change that ends a workflow with a dropped chain as Failed. A
+// workflow that completed with a dropped chain before it replays (a query) down its old path.
+const VersionFailWhenDropped = "fail-when-dropped"
+
+// ErrTypeDropped is the failure type of a delivery workflow that dropped at least one chain.
+const ErrTypeDropped = "DeliveryDropped"
+
+// droppedError fails a workflow that did not reach every endpoint, so the Temporal UI's workflow list
+// shows it as Failed, naming the dropped endpoints, without a query. The error is non-retryable (a
+// workflow has no retry policy anyway) and carries the whole Result as its details, every chain's
+// outcome included; WdsDeliveryStatus is already set.
+func droppedError(ctx workflow.Context, res Result) error {
+	if res.Status == StatusSucceeded {
+		return nil
+	}
+	if workflow.GetVersion(ctx, VersionFailWhenDropped, workflow.DefaultVersion, 1) == workflow.DefaultVersion {
+		return nil
+	}
+	var names []string
+	for _, c := range res.Chains {
+		if c.Outcome == models.DeliveryDropped {
+			names = append(names, c.EndpointID.String()+" ("+c.URL+")")
+		}
+	}
+	msg := fmt.Sprintf("%s: dropped to %d of %d endpoints: %s", res.Status, len(names), len(res.Chains), strings.Join(names, ", "))
+	return temporal.NewNonRetryableApplicationError(msg, ErrTypeDropped, nil, res)
+}
+
+// DroppedResult is the Result a workflow failed by droppedError carries, and false for any other
+// error: how a caller reading a finished delivery workflow gets every chain's outcome either way.
+func DroppedResult(err error) (Result, bool) {
+	var app *temporal.ApplicationError
+	if !errors.As(err, &app) || app.Type() != ErrTypeDropped {
+		return Result{}, false
+	}
+	var res Result
+	if app.Details(&res) != nil {
+		return Result{}, false
+	}
+	return res, true
 }
 
 // publishEndpoints sets WdsEndpointIds and WdsDeliveryStatus delivering, unless the starter planned

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -115,10 +116,39 @@ func runEvent(t *testing.T, r *receiver, schedule []time.Duration) (start time.T
 	env := newEnv(t, r)
 	start = env.Now()
 	env.ExecuteWorkflow(EventWorkflowName, EventParams{EventID: uuid.New(), OrgID: uuid.New(), EventType: "order.created", Schedule: schedule})
-	if !env.IsWorkflowCompleted() || env.GetWorkflowError() != nil {
-		t.Fatalf("workflow: completed=%v err=%v", env.IsWorkflowCompleted(), env.GetWorkflowError())
-	}
+	ended(t, env)
 	return start
+}
+
+// ended is how a finished workflow ended: a workflow that reached every endpoint completes with its
+// Result; one that dropped a chain fails, not to be retried, with the Result in the failure.
+func ended(t *testing.T, env *testsuite.TestWorkflowEnvironment) Result {
+	t.Helper()
+	if !env.IsWorkflowCompleted() {
+		t.Fatal("the workflow did not finish")
+	}
+	err := env.GetWorkflowError()
+	if err == nil {
+		var res Result
+		if err := env.GetWorkflowResult(&res); err != nil {
+			t.Fatal(err)
+		}
+		if res.Status != StatusSucceeded {
+			t.Fatalf("a workflow that ended %s completed; want it failed", res.Status)
+		}
+		return res
+	}
+	res, ok := DroppedResult(err)
+	var app *temporal.ApplicationError
+	if !ok || !errors.As(err, &app) || !app.NonRetryable() || res.Status == StatusSucceeded {
+		t.Fatalf("workflow: %v", err)
+	}
+	for _, c := range res.Chains {
+		if c.Outcome == models.DeliveryDropped && !strings.Contains(app.Error(), c.EndpointID.String()) {
+			t.Fatalf("the failure %q does not name the dropped endpoint %s", app.Error(), c.EndpointID)
+		}
+	}
+	return res
 }
 
 func offsets(start time.Time, rs []recorded) []time.Duration {
@@ -176,9 +206,7 @@ func TestLadderStaysAnchoredWhenAttemptsAreSlow(t *testing.T) {
 		func(ctx context.Context, in AttemptInput) (AttemptResult, error) { return r.deliver(ctx, in) })
 	start := env.Now()
 	env.ExecuteWorkflow(EventWorkflowName, EventParams{EventID: uuid.New(), Schedule: defaultSchedule})
-	if env.GetWorkflowError() != nil {
-		t.Fatal(env.GetWorkflowError())
-	}
+	ended(t, env)
 	want := []time.Duration{10 * time.Second, time.Minute + 10*time.Second, 5*time.Minute + 10*time.Second}
 	if got := offsets(start, r.attempts); !slices.Equal(got, want) {
 		t.Fatalf("attempts completed at %v, want %v", got, want)
@@ -239,7 +267,17 @@ func TestEachSubscribedEndpointGetsItsOwnParallelChain(t *testing.T) {
 		}
 		return alwaysFail(in)
 	}}
-	start := runEvent(t, r, defaultSchedule)
+	env := newEnv(t, r)
+	start := env.Now()
+	env.ExecuteWorkflow(EventWorkflowName, EventParams{EventID: uuid.New(), OrgID: uuid.New(), EventType: "order.created", Schedule: defaultSchedule})
+	res := ended(t, env)
+	if res.Status != StatusPartiallyDropped || len(res.Chains) != 2 || res.Chains[0].Outcome != models.DeliverySucceeded ||
+		res.Chains[1].Outcome != models.DeliveryDropped || res.Chains[1].EndpointID != failing.EndpointID {
+		t.Fatalf("result %+v", res)
+	}
+	if strings.Contains(env.GetWorkflowError().Error(), ok.EndpointID.String()) {
+		t.Fatalf("the failure names the endpoint that succeeded: %v", env.GetWorkflowError())
+	}
 	byEndpoint := map[uuid.UUID][]time.Duration{}
 	chains := map[uuid.UUID]uuid.UUID{}
 	for _, a := range r.attempts {
@@ -284,8 +322,8 @@ func TestPlannedAndUnplannedEventsDeliverAlike(t *testing.T) {
 			}
 		}
 		env.ExecuteWorkflow(EventWorkflowName, p)
-		if !env.IsWorkflowCompleted() || env.GetWorkflowError() != nil {
-			t.Fatalf("planned %v: completed=%v err=%v", planned, env.IsWorkflowCompleted(), env.GetWorkflowError())
+		if res := ended(t, env); res.Status != StatusPartiallyDropped {
+			t.Fatalf("planned %v: result %+v", planned, res)
 		}
 		if len(r.attempts) != 3 {
 			t.Fatalf("planned %v: %d attempts, want 3 (one success, a failure and its retry)", planned, len(r.attempts))
@@ -316,8 +354,8 @@ func TestRefireStartsAFreshChainAtAttemptOne(t *testing.T) {
 	start := env.Now()
 	chainID := uuid.New()
 	env.ExecuteWorkflow(RefireWorkflowName, RefireParams{EventID: uuid.New(), EndpointID: tg.EndpointID, ChainID: chainID, Schedule: defaultSchedule})
-	if env.GetWorkflowError() != nil {
-		t.Fatal(env.GetWorkflowError())
+	if res := ended(t, env); res.Status != StatusDropped {
+		t.Fatalf("re-fire result %+v", res)
 	}
 	if got := offsets(start, r.attempts); !slices.Equal(got, []time.Duration{0, time.Minute, 5 * time.Minute}) {
 		t.Fatalf("re-fire attempts at %v", got)
@@ -333,8 +371,8 @@ func TestTestEventIsOneAttemptUnderTheAnnouncedDeliveryID(t *testing.T) {
 	env := newEnv(t, r)
 	deliveryID := uuid.New()
 	env.ExecuteWorkflow(TestWorkflowName, TestParams{EventID: uuid.New(), EndpointID: tg.EndpointID, ChainID: uuid.New(), DeliveryID: deliveryID})
-	if env.GetWorkflowError() != nil {
-		t.Fatal(env.GetWorkflowError())
+	if res := ended(t, env); res.Status != StatusDropped {
+		t.Fatalf("test result %+v", res)
 	}
 	if len(r.attempts) != 1 || r.attempts[0].in.DeliveryID != deliveryID || !r.attempts[0].in.Test || r.attempts[0].in.NextAttemptAt != nil {
 		t.Fatalf("test delivery attempts: %+v", r.attempts)
@@ -420,8 +458,8 @@ func TestAStopSignalEndsTheWaitAndTheChain(t *testing.T) {
 	begin := env.Now()
 	r.begin = begin
 	env.ExecuteWorkflow(EventWorkflowName, EventParams{EventID: uuid.New(), Schedule: defaultSchedule})
-	if env.GetWorkflowError() != nil {
-		t.Fatal(env.GetWorkflowError())
+	if res := ended(t, env); res.Status != StatusDropped {
+		t.Fatalf("result %+v", res)
 	}
 	var stoppedTimes, otherTimes []time.Duration
 	for _, a := range r.attempts {
@@ -436,5 +474,21 @@ func TestAStopSignalEndsTheWaitAndTheChain(t *testing.T) {
 	}
 	if !slices.Equal(otherTimes, []time.Duration{0, time.Minute, 5 * time.Minute, 30 * time.Minute, 2 * time.Hour}) {
 		t.Fatalf("the other endpoint's chain was disturbed: %v", otherTimes)
+	}
+}
+
+// A workflow that dropped a chain before VersionFailWhenDropped, replayed (by a query, say) after it,
+// still completes with its Result, as its history says it did.
+func TestAWorkflowFromBeforeFailWhenDroppedStillCompletes(t *testing.T) {
+	r := &receiver{targets: []Target{target(1)}, decide: alwaysFail}
+	env := newEnv(t, r)
+	env.OnGetVersion(VersionFailWhenDropped, workflow.DefaultVersion, 1).Return(workflow.DefaultVersion)
+	env.ExecuteWorkflow(EventWorkflowName, EventParams{EventID: uuid.New(), Schedule: defaultSchedule})
+	var res Result
+	if err := env.GetWorkflowError(); err != nil {
+		t.Fatalf("old path failed: %v", err)
+	}
+	if err := env.GetWorkflowResult(&res); err != nil || res.Status != StatusDropped {
+		t.Fatalf("old path result %+v (%v)", res, err)
 	}
 }

@@ -2,7 +2,9 @@ package e2e
 
 import (
 	"context"
+	"fmt"
 	"net/http"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -123,24 +125,25 @@ func TestTheConsoleInABrowser(t *testing.T) {
 		t.Fatalf("the delivery log: %v", err)
 	}
 
-	// A receiver that fails until told otherwise; one attempt per chain.
+	// A receiver that refuses, saying why, until told otherwise; two attempts per chain.
 	var healthy atomic.Bool
-	flaky := newReceiver(t, func(int) int {
+	flaky := newReceiverSaying(t, func(int) int {
 		if healthy.Load() {
 			return http.StatusOK
 		}
-		return http.StatusInternalServerError
-	})
-	h.addEndpoint(ctx, flaky.srv.URL+"/hooks", "1")
+		return http.StatusUnauthorized
+	}, "bad signature")
+	h.addEndpoint(ctx, flaky.srv.URL+"/hooks", "2")
 	failing := h.newestEndpoint()
 	if status, out := h.order("console-1"); status != http.StatusCreated {
 		t.Fatalf("order: %d %v", status, out)
 	}
 	waitFor(t, 30*time.Second, "the delivery dropped", func() bool {
 		rows := h.deliveries(failing.ID)
-		return len(rows) == 1 && rows[0].Status == "dropped"
+		return len(rows) == 2 && rows[1].Status == "dropped"
 	})
 	h.checkOutcomeInTemporal(failing.ID)
+	h.checkDeliveryLog(ctx, failing, h.deliveries(failing.ID))
 	healthy.Store(true)
 	before := flaky.count()
 	if err := chromedp.Run(ctx, chromedp.Navigate(h.api.URL+"/console/webhooks/"+failing.ID.String()),
@@ -149,6 +152,7 @@ func TestTheConsoleInABrowser(t *testing.T) {
 		t.Fatalf("re-fire: %v", err)
 	}
 	waitFor(t, 30*time.Second, "the re-fired attempt at the receiver", func() bool { return flaky.count() == before+1 })
+	h.checkRefiredRow(ctx, failing.ID, h.deliveries(failing.ID)[1])
 
 	// Ship the order, then report it delivered, on its page.
 	var orderID string
@@ -182,15 +186,20 @@ func TestTheConsoleInABrowser(t *testing.T) {
 }
 
 // checkOutcomeInTemporal reads the order's event workflow as the Temporal UI shows it: its summary
-// names the type and how many endpoints, and its result says per chain how it ended, so "Completed"
-// no longer hides the dropped delivery.
+// names the type and how many endpoints; it is Failed, with a failure naming the dropped endpoint and
+// carrying per chain how it ended; and the workflow list's filters on status find it.
 func (h *harness) checkOutcomeInTemporal(dropped uuid.UUID) {
 	h.t.Helper()
 	ev := h.events("order.created")
 	id := delivery.EventWorkflowID(ev[len(ev)-1].ID)
-	var res delivery.Result
-	if err := h.temporal.GetWorkflow(h.ctx, id, "").Get(h.ctx, &res); err != nil {
-		h.t.Fatal(err)
+	err := h.temporal.GetWorkflow(h.ctx, id, "").Get(h.ctx, nil)
+	res, ok := delivery.DroppedResult(err)
+	if !ok || !strings.Contains(err.Error(), dropped.String()) {
+		h.t.Fatalf("the workflow of a dropped chain ended with %v", err)
+	}
+	for _, q := range []string{"ExecutionStatus = 'Failed'", "WdsDeliveryStatus = 'partially_dropped'"} {
+		query := fmt.Sprintf("WorkflowId = '%s' AND %s", id, q)
+		waitFor(h.t, 10*time.Second, "the workflow list to show "+q, func() bool { return h.workflowsWith(query) == 1 })
 	}
 	outcomes := map[uuid.UUID]string{}
 	for _, c := range res.Chains {
@@ -209,5 +218,85 @@ func (h *harness) checkOutcomeInTemporal(dropped uuid.UUID) {
 	}
 	if summary != "order.created → 2 endpoints" {
 		h.t.Fatalf("workflow summary %q", summary)
+	}
+}
+
+// checkDeliveryLog reads a dropped chain's two attempts on the endpoint's page: a header that names
+// the endpoint and leads back, and per attempt the response status once, the receiver's excerpt, the
+// event linking to its page, a real duration and, on the failed attempt, when the next one is due.
+func (h *harness) checkDeliveryLog(ctx context.Context, ep models.Endpoint, rows []models.Delivery) {
+	h.t.Helper()
+	var id, events, enabled, back, eventHref string
+	failed := "#delivery-" + rows[0].ID.String()
+	cell := func(row, class string) string {
+		var text string
+		if err := chromedp.Run(ctx, chromedp.Text(row+" td."+class, &text, chromedp.ByQuery)); err != nil {
+			h.t.Fatalf("%s %s: %v", row, class, err)
+		}
+		return strings.TrimSpace(text)
+	}
+	var ok bool
+	err := chromedp.Run(ctx, chromedp.Navigate(h.api.URL+"/console/webhooks/"+ep.ID.String()),
+		chromedp.WaitVisible(failed, chromedp.ByQuery),
+		chromedp.Text(`#endpoint-id`, &id, chromedp.ByQuery), chromedp.Text(`#endpoint-events`, &events, chromedp.ByQuery),
+		chromedp.Text(`#endpoint-enabled`, &enabled, chromedp.ByQuery), chromedp.AttributeValue(`#back`, "href", &back, nil, chromedp.ByQuery),
+		chromedp.AttributeValue(failed+" a.event", "href", &eventHref, &ok, chromedp.ByQuery))
+	if err != nil {
+		h.t.Fatalf("the delivery log: %v", err)
+	}
+	if id != ep.ID.String() || events != "order.created" || enabled != "yes" || back != "/console/webhooks" {
+		h.t.Fatalf("endpoint header: id %q, events %q, enabled %q, back %q", id, events, enabled, back)
+	}
+	if eventHref != "/console/events/"+rows[0].EventID.String() {
+		h.t.Fatalf("the event links to %q", eventHref)
+	}
+	for i, row := range []string{failed, "#delivery-" + rows[1].ID.String()} {
+		if got := cell(row, "answer"); got != "401 Unauthorized" {
+			h.t.Errorf("attempt %d answer %q, want the status once", i+1, got)
+		}
+		if got := cell(row, "excerpt"); got != "bad signature" {
+			h.t.Errorf("attempt %d excerpt %q", i+1, got)
+		}
+		if got := cell(row, "reason"); got != "" {
+			h.t.Errorf("attempt %d repeats the status as its error: %q", i+1, got)
+		}
+		if got, want := cell(row, "took"), fmt.Sprintf("%d ms", rows[i].DurationMS); got != want && !(rows[i].DurationMS == 0 && got == "<1 ms") {
+			h.t.Errorf("attempt %d took %q, want %q", i+1, got, want)
+		}
+	}
+	if got := cell(failed, "next"); rows[0].NextAttemptAt == nil || got != rows[0].NextAttemptAt.UTC().Format("2006-01-02 15:04:05") {
+		h.t.Errorf("the failed attempt's next attempt reads %q, logged %v", got, rows[0].NextAttemptAt)
+	}
+	if got := cell("#delivery-"+rows[1].ID.String(), "next"); got != "" {
+		h.t.Errorf("the dropped attempt has a next attempt %q", got)
+	}
+	if err := chromedp.Run(ctx, chromedp.Click(failed+" a.event", chromedp.ByQuery),
+		chromedp.WaitVisible(`//h1[starts-with(text(), "order.created")]`)); err != nil {
+		h.t.Fatalf("the event link: %v", err)
+	}
+}
+
+// checkRefiredRow reads the re-fired row again: it says "re-fired" and links to its new chain's
+// workflow, and offers no second Re-fire.
+func (h *harness) checkRefiredRow(ctx context.Context, endpointID uuid.UUID, dropped models.Delivery) {
+	h.t.Helper()
+	var refire []models.Dispatch
+	if err := h.db.Where("refired_delivery_id = ?", dropped.ID).Find(&refire).Error; err != nil || len(refire) != 1 {
+		h.t.Fatalf("the re-fire's dispatch: %v, %d rows", err, len(refire))
+	}
+	row := "#delivery-" + dropped.ID.String()
+	var href, html string
+	err := chromedp.Run(ctx, chromedp.Navigate(h.api.URL+"/console/webhooks/"+endpointID.String()),
+		chromedp.WaitVisible(row+" .refired", chromedp.ByQuery),
+		chromedp.AttributeValue(row+" a.new-chain", "href", &href, nil, chromedp.ByQuery),
+		chromedp.OuterHTML(row, &html, chromedp.ByQuery))
+	if err != nil {
+		h.t.Fatalf("the re-fired row: %v", err)
+	}
+	if !strings.HasSuffix(href, "/workflows/"+url.PathEscape(refire[0].WorkflowID)) {
+		h.t.Fatalf("the new chain links to %q, want workflow %s", href, refire[0].WorkflowID)
+	}
+	if strings.Contains(html, "Re-fire</button>") {
+		h.t.Fatal("a re-fired row still offers Re-fire")
 	}
 }

@@ -39,6 +39,13 @@ type receiver struct {
 
 func newReceiver(t *testing.T, answer func(n int) int) *receiver {
 	t.Helper()
+	return newReceiverSaying(t, answer, "")
+}
+
+// newReceiverSaying is newReceiver whose answers other than 2xx carry text as their body, as a
+// receiver that explains its refusal ("bad signature") does.
+func newReceiverSaying(t *testing.T, answer func(n int) int, text string) *receiver {
+	t.Helper()
 	rc := &receiver{answer: answer}
 	rc.srv = httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		b, _ := io.ReadAll(r.Body)
@@ -54,6 +61,9 @@ func newReceiver(t *testing.T, answer func(n int) int) *receiver {
 			status = rc.answer(n)
 		}
 		w.WriteHeader(status)
+		if status >= 300 && text != "" {
+			_, _ = io.WriteString(w, text)
+		}
 	}))
 	t.Cleanup(rc.srv.Close)
 	return rc

@@ -305,13 +305,15 @@ func TestWebhooksEndToEnd(t *testing.T) {
 			t.Fatalf("last row after disabling %+v", rows[0])
 		}
 		// Waits for the workflow to end: an hour, unless the signal cut the wait short.
-		if err := h.temporal.GetWorkflow(h.ctx, delivery.EventWorkflowID(ev), "").Get(h.ctx, nil); err != nil {
+		// A dropped chain fails the workflow, with the result in the failure.
+		err = h.temporal.GetWorkflow(h.ctx, delivery.EventWorkflowID(ev), "").Get(h.ctx, nil)
+		if res, dropped := delivery.DroppedResult(err); !dropped || res.Status != delivery.StatusDropped {
 			t.Fatalf("workflow after disable: %v", err)
 		}
-		// Visibility lags the close; the replay subtest below lists completed workflows and needs this
+		// Visibility lags the close; the replay subtest below lists finished workflows and needs this
 		// one, the only unplanned event workflow.
 		waitFor(t, 10*time.Second, "visibility", func() bool {
-			return h.workflowsWith(fmt.Sprintf("WorkflowId = '%s' AND WdsDeliveryStatus = 'dropped' AND ExecutionStatus = 'Completed'",
+			return h.workflowsWith(fmt.Sprintf("WorkflowId = '%s' AND WdsDeliveryStatus = 'dropped' AND ExecutionStatus = 'Failed'",
 				delivery.EventWorkflowID(ev))) == 1
 		})
 		if rc.count() != 1 || len(h.deliveries(ep.id)) != 1 {
@@ -321,7 +323,7 @@ func TestWebhooksEndToEnd(t *testing.T) {
 
 	t.Run("every recorded history replays deterministically", func(t *testing.T) {
 		h.t = t
-		resp, err := h.temporal.ListWorkflow(h.ctx, &workflowservice.ListWorkflowExecutionsRequest{Query: "ExecutionStatus = 'Completed'"})
+		resp, err := h.temporal.ListWorkflow(h.ctx, &workflowservice.ListWorkflowExecutionsRequest{Query: "ExecutionStatus = 'Completed' OR ExecutionStatus = 'Failed'"})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -127,10 +127,21 @@ type Delivery struct {
 	DurationMS      int64      `json:"duration_ms" gorm:"column:duration_ms"`
 	AttemptedAt     time.Time  `json:"attempted_at"`
 	NextAttemptAt   *time.Time `json:"next_attempt_at"`
+	// RefiredChainID and RefiredWorkflowID name the fresh chain a dropped row was re-fired into
+	// (omitted until it is). They are read from the re-fire's dispatch (DeliveryLogFrom), never written.
+	RefiredChainID    *uuid.UUID `json:"refired_chain_id,omitempty" gorm:"->"`
+	RefiredWorkflowID *string    `json:"refired_workflow_id,omitempty" gorm:"->"`
 }
 
 // TableName is the delivery log.
 func (Delivery) TableName() string { return "webhook_deliveries" }
+
+// DeliveryLogColumns and DeliveryLogFrom read the delivery log as t, each row with the re-fire that
+// started a fresh chain from it, if any (a delivery is re-fired at most once).
+const (
+	DeliveryLogColumns = "t.*, r.chain_id AS refired_chain_id, r.workflow_id AS refired_workflow_id"
+	DeliveryLogFrom    = "webhook_deliveries t LEFT JOIN webhook_dispatches r ON r.refired_delivery_id = t.id"
+)
 
 // Dispatch kinds: manual starts queued for the relay.
 const (

@@ -117,7 +117,7 @@ func (s *Service) ListDeliveries(ctx context.Context, q Query, f DeliveryFilter)
 		func(d models.Delivery) (time.Time, uuid.UUID) { return d.AttemptedAt, d.ID })
 }
 
-const deliveriesSelect = `SELECT t.* FROM webhook_deliveries t`
+const deliveriesSelect = "SELECT " + models.DeliveryLogColumns + " FROM " + models.DeliveryLogFrom
 
 func deliveryPredicates(org uuid.UUID, f DeliveryFilter) ([]string, []any) {
 	where, args := []string{"t.org_id = ?"}, []any{org}
