@@ -62,12 +62,14 @@ func (e *env) captureCreates(ctx context.Context, s *stack, g *ingester, n int) 
 	return out, nil
 }
 
-// captureReplay captures three creates of the load's shape with the pool's first key and builds the
-// replay from two in a row that sent the same statements: the API's batch of keys' last-use times
-// (every two seconds, for every request since) may fall into one create's window, never into two.
+// captureReplay captures six creates of the load's shape with the pool's first key and builds the
+// replay from the two that sent the same, fewest statements: the steady state of a busy key. Work a
+// create shares with others lands in some creates' windows only: the API's batch of keys' last-use
+// times (every two seconds, for every request since) and a new slice of the key's rate-limit budget
+// (one statement for up to a second's worth of requests).
 func (e *env) captureReplay(ctx context.Context, s *stack, g *ingester, t *tenant) (*replay, error) {
 	c := &ingester{client: g.client, keys: &keyPool{keys: g.keys.keys[:1], perKey: intKeyBudget}, prefix: "capture-", payment: true}
-	caps, err := e.captureCreates(ctx, s, c, 3)
+	caps, err := e.captureCreates(ctx, s, c, 6)
 	if err != nil {
 		return nil, err
 	}
@@ -75,12 +77,20 @@ func (e *env) captureReplay(ctx context.Context, s *stack, g *ingester, t *tenan
 	if err != nil {
 		return nil, err
 	}
-	for i := 0; i+1 < len(caps); i++ {
-		if sameStatements(caps[i].statements, caps[i+1].statements) == nil {
-			return buildReplay(caps[i].statements, caps[i+1].statements, caps[i].token, keys)
+	best := [2]int{-1, -1}
+	for i := range caps {
+		for j := i + 1; j < len(caps); j++ {
+			same := sameStatements(caps[i].statements, caps[j].statements) == nil
+			if same && (best[0] < 0 || len(caps[i].statements) < len(caps[best[0]].statements)) {
+				best = [2]int{i, j}
+			}
 		}
 	}
-	return nil, sameStatements(caps[0].statements, caps[1].statements)
+	if best[0] < 0 {
+		return nil, sameStatements(caps[0].statements, caps[1].statements)
+	}
+	a, b := caps[best[0]], caps[best[1]]
+	return buildReplay(a.statements, b.statements, a.token, keys)
 }
 
 // integrationKeys reads the tenant's integration keys, each as column => value as text.
