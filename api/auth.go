@@ -8,7 +8,6 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"wds/apikeys"
-	"wds/models"
 	"wds/problem"
 	"wds/ratelimit"
 )
@@ -16,7 +15,7 @@ import (
 // ReadKeyAuth finds the live read key a bearer token names (apikeys): unknown, revoked and expired
 // keys are all invalid_api_key.
 type ReadKeyAuth interface {
-	AuthenticateRead(ctx context.Context, token string, now time.Time) (*models.ReadKey, error)
+	AuthenticateRead(ctx context.Context, token string, now time.Time) (*apikeys.ReadKey, error)
 }
 
 // Context keys set by the authentication middleware.
@@ -62,7 +61,7 @@ func (s *server) readAuth(scope string) gin.HandlerFunc {
 			fail(c, ratelimit.ErrExceeded)
 			return
 		}
-		if scope == models.ScopeReadWrite && k.Scope != models.ScopeReadWrite {
+		if scope == apikeys.ScopeReadWrite && k.Scope != apikeys.ScopeReadWrite {
 			fail(c, problem.Fail(apikeys.ErrInsufficientScope, "this endpoint needs a read_write key"))
 			return
 		}

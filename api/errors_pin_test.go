@@ -16,7 +16,7 @@ import (
 	"wds/delivery"
 	"wds/fulfillment"
 	"wds/ingest"
-	"wds/models"
+	"wds/paging"
 	"wds/problem"
 	"wds/ratelimit"
 	"wds/signing"
@@ -34,8 +34,8 @@ var errorPins = []struct {
 }{
 	{ErrInvalidJSON, "body is not a JSON object", 400, "invalid_json"},
 	{ErrWrongFormat, "this endpoint does not accept the key's payload_format", 400, "wrong_format"},
-	{models.ErrInvalidParameter, "a query parameter is invalid", 400, "invalid_parameter"},
-	{models.ErrInvalidCursor, "cursor_at and cursor_id must be given together as an RFC 3339 time and a UUID", 400, "invalid_cursor"},
+	{paging.ErrInvalidParameter, "a query parameter is invalid", 400, "invalid_parameter"},
+	{paging.ErrInvalidCursor, "cursor_at and cursor_id must be given together as an RFC 3339 time and a UUID", 400, "invalid_cursor"},
 	{ingest.ErrInvalidIdempotencyKey, "Idempotency-Key must be 1 to 255 characters", 400, "invalid_idempotency_key"},
 	{catalog.ErrInvalidClaimToken, "unknown, used or expired claim token", 400, "invalid_claim_token"},
 	{ErrMissingAuthorization, "send the header Authorization: Bearer followed by your API key", 401, "missing_authorization"},

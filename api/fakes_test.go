@@ -50,9 +50,9 @@ func serve(h http.Handler, method, path, token, body string) *httptest.ResponseR
 }
 
 // fakeReadKeys knows read keys by their token; any other token is invalid.
-type fakeReadKeys map[string]*models.ReadKey
+type fakeReadKeys map[string]*apikeys.ReadKey
 
-func (f fakeReadKeys) AuthenticateRead(_ context.Context, token string, _ time.Time) (*models.ReadKey, error) {
+func (f fakeReadKeys) AuthenticateRead(_ context.Context, token string, _ time.Time) (*apikeys.ReadKey, error) {
 	if k, ok := f[token]; ok {
 		return k, nil
 	}
@@ -113,9 +113,9 @@ type fakeKeys struct {
 	created []apikeys.NewReadKey
 }
 
-func (f *fakeKeys) CreateReadKey(_ context.Context, in apikeys.NewReadKey) (*models.ReadKey, string, error) {
+func (f *fakeKeys) CreateReadKey(_ context.Context, in apikeys.NewReadKey) (*apikeys.ReadKey, string, error) {
 	f.created = append(f.created, in)
-	return &models.ReadKey{ID: uuid.New(), OrgID: in.OrgID, Name: in.Name, Scope: in.Scope}, "pck_live_fake", nil
+	return &apikeys.ReadKey{ID: uuid.New(), OrgID: in.OrgID, Name: in.Name, Scope: in.Scope}, "pck_live_fake", nil
 }
 
 // fakeWebhooks counts the test events it queues; any other operation panics.
@@ -133,12 +133,12 @@ func (f *fakeWebhooks) SendTest(_ context.Context, _, endpointID uuid.UUID) (*de
 // with allow and allowErr.
 type fakeGate struct {
 	api.IntegrationGate
-	key      *models.IntegrationKey
+	key      *apikeys.IntegrationKey
 	allow    bool
 	allowErr error
 }
 
-func (f *fakeGate) AuthenticateIntegration(_ context.Context, token string, _ time.Time) (*models.IntegrationKey, error) {
+func (f *fakeGate) AuthenticateIntegration(_ context.Context, token string, _ time.Time) (*apikeys.IntegrationKey, error) {
 	if token == "int" {
 		return f.key, nil
 	}
@@ -156,7 +156,7 @@ type fakeIngest struct {
 	orders int
 }
 
-func (f *fakeIngest) CreateOrder(context.Context, *models.IntegrationKey, ingest.Order) (*ingest.OrderResult, error) {
+func (f *fakeIngest) CreateOrder(context.Context, *apikeys.IntegrationKey, ingest.Order) (*ingest.OrderResult, error) {
 	f.orders++
 	return nil, f.err
 }

@@ -14,6 +14,7 @@ import (
 
 	"wds/delivery"
 	"wds/models"
+	"wds/paging"
 	"wds/problem"
 	"wds/workspace"
 )
@@ -260,10 +261,10 @@ func (s *server) rpcDeliveries(ctx context.Context, actor uuid.UUID, p rpcParams
 	if p.Limit != nil {
 		limit = *p.Limit
 	}
-	if limit, err = models.ClampLimit(limit, p.Limit != nil); err != nil {
+	if limit, err = paging.ClampLimit(limit, p.Limit != nil); err != nil {
 		return 0, nil, err
 	}
-	cur, err := models.ParseCursor(p.CursorAt, p.CursorID)
+	cur, err := paging.ParseCursor(p.CursorAt, p.CursorID)
 	if err != nil {
 		return 0, nil, err
 	}

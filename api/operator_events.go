@@ -10,7 +10,7 @@ import (
 	"github.com/google/uuid"
 
 	"wds/delivery"
-	"wds/models"
+	"wds/paging"
 	"wds/problem"
 )
 
@@ -48,7 +48,7 @@ func (s *server) listEvents(c *gin.Context) {
 		if raw, ok := c.GetQuery(name); ok {
 			id, err := uuid.Parse(raw)
 			if err != nil {
-				fail(c, problem.Fail(models.ErrInvalidParameter, "%s must be a UUID", name))
+				fail(c, problem.Fail(paging.ErrInvalidParameter, "%s must be a UUID", name))
 				return
 			}
 			*dst = &id
@@ -57,7 +57,7 @@ func (s *server) listEvents(c *gin.Context) {
 	if raw, ok := c.GetQuery("order_number"); ok {
 		n, err := strconv.ParseInt(raw, 10, 64)
 		if err != nil {
-			fail(c, problem.Fail(models.ErrInvalidParameter, "order_number must be an order's number, such as 1042"))
+			fail(c, problem.Fail(paging.ErrInvalidParameter, "order_number must be an order's number, such as 1042"))
 			return
 		}
 		q.OrderNumber = &n
@@ -66,7 +66,7 @@ func (s *server) listEvents(c *gin.Context) {
 		if raw, ok := c.GetQuery(name); ok {
 			t, err := time.Parse(time.RFC3339Nano, raw)
 			if err != nil {
-				fail(c, problem.Fail(models.ErrInvalidParameter, "%s must be an RFC 3339 date-time", name))
+				fail(c, problem.Fail(paging.ErrInvalidParameter, "%s must be an RFC 3339 date-time", name))
 				return
 			}
 			*dst = &t

@@ -12,6 +12,7 @@ import (
 	"wds/models"
 	"wds/openapi"
 	"wds/operator"
+	"wds/paging"
 	"wds/problem"
 	"wds/workspace"
 )
@@ -19,10 +20,10 @@ import (
 // KeyStore mints and revokes an org's keys of both kinds (apikeys). Minting an integration key seals
 // its signing secret, so it fails when no encryption key is configured.
 type KeyStore interface {
-	CreateReadKey(ctx context.Context, in apikeys.NewReadKey) (*models.ReadKey, string, error)
+	CreateReadKey(ctx context.Context, in apikeys.NewReadKey) (*apikeys.ReadKey, string, error)
 	CreateIntegrationKey(ctx context.Context, in apikeys.NewIntegrationKey) (*apikeys.CreatedIntegrationKey, error)
-	RevokeReadKey(ctx context.Context, id, actorID uuid.UUID) (*models.ReadKey, error)
-	RevokeIntegrationKey(ctx context.Context, id, actorID uuid.UUID) (*models.IntegrationKey, error)
+	RevokeReadKey(ctx context.Context, id, actorID uuid.UUID) (*apikeys.ReadKey, error)
+	RevokeIntegrationKey(ctx context.Context, id, actorID uuid.UUID) (*apikeys.IntegrationKey, error)
 }
 
 // OrgLists are the Operator API's pages of an org: its keys, audit log and delivery log (operator).
@@ -254,7 +255,7 @@ func deliveryFilter(c *gin.Context) (operator.DeliveryFilter, error) {
 	if raw, ok := c.GetQuery("endpoint_id"); ok {
 		id, err := uuid.Parse(raw)
 		if err != nil {
-			return f, problem.Fail(models.ErrInvalidParameter, "endpoint_id must be a UUID")
+			return f, problem.Fail(paging.ErrInvalidParameter, "endpoint_id must be a UUID")
 		}
 		f.EndpointID = &id
 	}
@@ -265,7 +266,7 @@ func deliveryFilter(c *gin.Context) (operator.DeliveryFilter, error) {
 		}
 		t, err := time.Parse(time.RFC3339Nano, raw)
 		if err != nil {
-			return f, problem.Fail(models.ErrInvalidParameter, "%s must be an RFC 3339 date-time", name)
+			return f, problem.Fail(paging.ErrInvalidParameter, "%s must be an RFC 3339 date-time", name)
 		}
 		*dst = &t
 	}

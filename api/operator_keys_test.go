@@ -20,6 +20,7 @@ import (
 	"wds/api"
 	"wds/models"
 	"wds/openapi/openapitest"
+	"wds/paging"
 	"wds/pgtest"
 	"wds/secrets"
 	"wds/workspace"
@@ -115,7 +116,7 @@ func decode[T any](t *testing.T, body []byte) T {
 
 type listPage struct {
 	Rows       []map[string]any `json:"rows"`
-	NextCursor *models.Cursor   `json:"next_cursor"`
+	NextCursor *paging.Cursor   `json:"next_cursor"`
 }
 
 // assertNoSecretLeaked looks for every secret minted in the test in the captured log and in every

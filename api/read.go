@@ -9,10 +9,11 @@ import (
 	"github.com/google/uuid"
 	"gorm.io/gorm"
 
+	"wds/apikeys"
 	"wds/database"
 	"wds/events"
-	"wds/models"
 	"wds/openapi"
+	"wds/paging"
 	"wds/problem"
 	"wds/views"
 )
@@ -86,7 +87,7 @@ func (s *server) registerRead(r *gin.Engine) {
 	// The event catalog is public like the API descriptions: receivers read it before they hold a key.
 	r.GET("/v1/event-types", serveDoc(events.Document, jsonContentType))
 
-	v1 := r.Group("/v1", s.readAuth(models.ScopeReadOnly))
+	v1 := r.Group("/v1", s.readAuth(apikeys.ScopeReadOnly))
 	v1.GET("/orders", listHandler(s, ReadStore.ListOrders))
 	v1.GET("/orders/:id", getHandler(s, ReadStore.GetOrder))
 	v1.GET("/vendors", listHandler(s, ReadStore.ListVendors))
@@ -154,21 +155,21 @@ func listQuery(c *gin.Context) (views.ListQuery, error) {
 	if given && err != nil {
 		// Digits too many for an int are still "above 100": clamp them like any other large value.
 		if numErr, ok := err.(*strconv.NumError); ok && numErr.Err == strconv.ErrRange && raw[0] != '-' {
-			n, err = models.MaxLimit, nil
+			n, err = paging.MaxLimit, nil
 		} else {
-			return q, problem.Fail(models.ErrInvalidParameter, "limit must be an integer from 1 to 100")
+			return q, problem.Fail(paging.ErrInvalidParameter, "limit must be an integer from 1 to 100")
 		}
 	}
-	if q.Limit, err = models.ClampLimit(n, given); err != nil {
+	if q.Limit, err = paging.ClampLimit(n, given); err != nil {
 		return q, err
 	}
-	if q.Cursor, err = models.ParseCursor(c.Query("cursor_at"), c.Query("cursor_id")); err != nil {
+	if q.Cursor, err = paging.ParseCursor(c.Query("cursor_at"), c.Query("cursor_id")); err != nil {
 		return q, err
 	}
 	if raw, ok := c.GetQuery("store_id"); ok {
 		id, err := uuid.Parse(raw)
 		if err != nil {
-			return q, problem.Fail(models.ErrInvalidParameter, "store_id must be a UUID")
+			return q, problem.Fail(paging.ErrInvalidParameter, "store_id must be a UUID")
 		}
 		q.StoreID = &id
 	}

@@ -11,8 +11,9 @@ import (
 	"github.com/google/uuid"
 
 	"wds/api"
+	"wds/apikeys"
 	"wds/database"
-	"wds/models"
+	"wds/paging"
 	"wds/problem"
 )
 
@@ -27,8 +28,8 @@ type readFakes struct {
 func newReadFakes(t *testing.T) *readFakes {
 	f := &readFakes{org: uuid.New(), reads: &fakeReads{}, hooks: &fakeWebhooks{}}
 	keys := fakeReadKeys{
-		"ro": {ID: uuid.New(), OrgID: f.org, Scope: models.ScopeReadOnly},
-		"rw": {ID: uuid.New(), OrgID: f.org, Scope: models.ScopeReadWrite},
+		"ro": {ID: uuid.New(), OrgID: f.org, Scope: apikeys.ScopeReadOnly},
+		"rw": {ID: uuid.New(), OrgID: f.org, Scope: apikeys.ScopeReadWrite},
 	}
 	f.h = fakeRouter(t, api.Deps{Stores: api.Stores{ReadKeys: keys, Reads: f.reads}, Webhooks: f.hooks})
 	return f
@@ -93,8 +94,8 @@ func TestReadPageQueryIsTheKeysOrg(t *testing.T) {
 		t.Fatalf("got %d after %d store calls: %s", rec.Code, len(f.reads.queries), rec.Body)
 	}
 	q := f.reads.queries[0]
-	if q.OrgID != f.org || q.StoreID == nil || *q.StoreID != store || q.Limit != models.MaxLimit || q.Cursor != nil {
-		t.Errorf("store asked %+v, want org %s, store %s, limit %d, no cursor", q, f.org, store, models.MaxLimit)
+	if q.OrgID != f.org || q.StoreID == nil || *q.StoreID != store || q.Limit != paging.MaxLimit || q.Cursor != nil {
+		t.Errorf("store asked %+v, want org %s, store %s, limit %d, no cursor", q, f.org, store, paging.MaxLimit)
 	}
 }
 

@@ -44,8 +44,9 @@ type EventStarter interface {
 }
 
 // DBStores wires every store to the domain services over db. box seals and opens integration keys'
-// signing secrets; nil refuses to mint keys that require signatures and rejects their requests. events starts
-// what each write committed as soon as it commits; nil leaves the events to the worker's relay.
+// signing secrets; nil refuses to mint keys that require signatures and rejects their requests.
+// events starts what each write committed as soon as it commits; nil leaves the events to the
+// worker's relay.
 func DBStores(db *gorm.DB, box *secrets.Box, events EventStarter) Stores {
 	keys := apikeys.NewService(db, box)
 	people := workspace.NewService(db)
@@ -53,5 +54,5 @@ func DBStores(db *gorm.DB, box *secrets.Box, events EventStarter) Stores {
 	return Stores{ReadKeys: keys, Reads: admittedReads{db: db}, Readiness: schemaReadiness{db: db},
 		Operators: people, Tokens: people, Keys: keys, Lists: operator.NewService(db),
 		Vendors: catalog.NewService(db, events), Shipping: fulfillment.NewService(db, events), AppOrders: orders,
-		Gate: keys, Limits: ratelimit.NewShared(db), Ingest: orders, Idempotency: orders}
+		Gate: keys, Limits: ratelimit.NewLeased(db), Ingest: orders, Idempotency: orders}
 }

@@ -7,8 +7,8 @@ import (
 	"github.com/gin-gonic/gin"
 	"github.com/google/uuid"
 
+	"wds/apikeys"
 	"wds/delivery"
-	"wds/models"
 	"wds/problem"
 )
 
@@ -20,7 +20,7 @@ type TestSender interface {
 // registerWebhookTest mounts POST /v1/webhooks/test/{endpoint_id}, the one write a read_write read
 // key may do.
 func (s *server) registerWebhookTest(r *gin.Engine) {
-	r.POST("/v1/webhooks/test/:endpoint_id", s.readAuth(models.ScopeReadWrite), s.webhookTest)
+	r.POST("/v1/webhooks/test/:endpoint_id", s.readAuth(apikeys.ScopeReadWrite), s.webhookTest)
 }
 
 func (s *server) webhookTest(c *gin.Context) {

@@ -1,7 +1,8 @@
 // Package apikeys mints, revokes and authenticates API keys. Keys are random, shown once, and stored
 // only as SHA-256 hashes, so authentication is a lookup by hash (nothing to steal from the database).
 // The operations are the methods of Service, which the APIs, the console and the CLI call; keys emit
-// no webhook events, so the service needs no event starter.
+// no webhook events, so the service needs no event starter. The key rows, scopes and payload formats
+// are in rows.go.
 package apikeys
 
 import (
@@ -46,21 +47,21 @@ type NewReadKey struct {
 }
 
 // CreateReadKey mints a key (owners and admins only) and audits it. The plaintext is returned once.
-func (s *Service) CreateReadKey(ctx context.Context, in NewReadKey) (*models.ReadKey, string, error) {
+func (s *Service) CreateReadKey(ctx context.Context, in NewReadKey) (*ReadKey, string, error) {
 	if err := workspace.RequireRole(ctx, s.db, in.OrgID, in.ActorID, workspace.Managers...); err != nil {
 		return nil, "", err
 	}
 	if in.Scope == "" {
-		in.Scope = models.ScopeReadOnly
+		in.Scope = ScopeReadOnly
 	}
-	if in.Scope != models.ScopeReadOnly && in.Scope != models.ScopeReadWrite {
+	if in.Scope != ScopeReadOnly && in.Scope != ScopeReadWrite {
 		return nil, "", problem.Fail(problem.Invalid, "scope must be read_only or read_write")
 	}
 	plain, hash, err := secrets.NewAPIKey(ReadKeyPrefix)
 	if err != nil {
 		return nil, "", err
 	}
-	k := &models.ReadKey{ID: uuid.New(), OrgID: in.OrgID, Name: in.Name, KeyHash: hash,
+	k := &ReadKey{ID: uuid.New(), OrgID: in.OrgID, Name: in.Name, KeyHash: hash,
 		KeyHint: plain[:hintLen], Scope: in.Scope, CreatedBy: in.ActorID, ExpiresAt: in.ExpiresAt}
 	err = s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		if err := tx.Create(k).Error; err != nil {
@@ -78,8 +79,8 @@ func (s *Service) CreateReadKey(ctx context.Context, in NewReadKey) (*models.Rea
 
 // RevokeReadKey revokes a key (owners and admins of its org) and audits it. Revoking twice keeps the
 // first revocation time. A key of an org the actor is not in is not found, as an unknown one is.
-func (s *Service) RevokeReadKey(ctx context.Context, id, actorID uuid.UUID) (*models.ReadKey, error) {
-	var k models.ReadKey
+func (s *Service) RevokeReadKey(ctx context.Context, id, actorID uuid.UUID) (*ReadKey, error) {
+	var k ReadKey
 	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		if err := tx.Where("id = ?", id).Take(&k).Error; err != nil {
 			if errors.Is(err, gorm.ErrRecordNotFound) {
@@ -105,8 +106,8 @@ func (s *Service) RevokeReadKey(ctx context.Context, id, actorID uuid.UUID) (*mo
 
 // AuthenticateRead finds the active read key for a bearer value. Unknown, revoked, expired and
 // wrong-prefix keys are all ErrInvalidAPIKey (docs/integration-api.md): a caller learns nothing about which.
-func (s *Service) AuthenticateRead(ctx context.Context, bearer string, now time.Time) (*models.ReadKey, error) {
-	var k models.ReadKey
+func (s *Service) AuthenticateRead(ctx context.Context, bearer string, now time.Time) (*ReadKey, error) {
+	var k ReadKey
 	if err := findByKey(ctx, s.db, ReadKeyPrefix, bearer, &k); err != nil {
 		return nil, fmt.Errorf("authenticate read key: %w", err)
 	}

@@ -13,6 +13,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"time"
 
@@ -48,22 +49,38 @@ type Options struct {
 	WDSBinary    string        // a built wds; empty builds this module's cmd/wds
 	Keep         bool          // keep the run's directory (cluster, logs) for inspection
 	ProfileServe bool          // Profile drives the run's wds serve instead of the API in its own process
-	Log          io.Writer     // progress and the results table
+	// ScaleEvents events are committed at once in each of ScaleRounds delivery-only rounds.
+	ScaleEvents, ScaleRounds int
+	BacklogEvents            int    // committed while Temporal is stopped, then drained
+	WaitingChains            int    // chains left waiting on the ladder's timers
+	WaitingLadder            string // WDS_WEBHOOK_RETRY_SCHEDULE of the waiting chains, shortened
+	// Parts selects what runs, of Parts(); empty runs everything.
+	Parts []string
+	Log   io.Writer // progress and the results table
 }
 
 // Full is the measurement the issue asks for.
 func Full() Options {
 	return Options{Mode: "full", Orders: 1_000_000, Clients: 16, Duration: 20 * time.Second, Rounds: 4, Warmup: 5 * time.Second,
 		PageCompare: 6 * time.Second, CurveClients: []int{1, 2, 4, 8, 16}, CurveStep: 5 * time.Second, Walk: 20,
-		ReadKeys: 1000, TPCBScale: 16, RateStart: 5, RateMax: 2000, RateStep: 8 * time.Second, Log: os.Stderr}
+		ReadKeys: 1000, TPCBScale: 16, RateStart: 5, RateMax: 2000, RateStep: 8 * time.Second,
+		ScaleEvents: 1000, ScaleRounds: 3, BacklogEvents: 20_000, WaitingChains: 10_000, WaitingLadder: "10m", Log: os.Stderr}
 }
 
 // Smoke is a few seconds on tiny data: it proves the whole program still runs, not how fast.
 func Smoke() Options {
 	return Options{Mode: "smoke", Orders: 2000, Clients: 4, Duration: 2 * time.Second, Rounds: 2, Warmup: 500 * time.Millisecond,
 		PageCompare: 500 * time.Millisecond, CurveClients: []int{1, 4}, CurveStep: time.Second, Walk: 5,
-		ReadKeys: 100, TPCBScale: 1, RateStart: 5, RateMax: 8, RateStep: time.Second, Log: os.Stderr}
+		ReadKeys: 100, TPCBScale: 1, RateStart: 5, RateMax: 8, RateStep: time.Second,
+		ScaleEvents: 10, ScaleRounds: 1, BacklogEvents: 20, WaitingChains: 10, WaitingLadder: "3s", Log: os.Stderr}
 }
+
+// Parts are the parts of a run, each a group of lines of the table: read, ingest, webhooks (the
+// ladders), scale (delivery only, backlog drain, waiting chains).
+func Parts() []string { return []string{"read", "ingest", "webhooks", "scale"} }
+
+// runs reports whether the run includes part.
+func (o Options) runs(part string) bool { return len(o.Parts) == 0 || slices.Contains(o.Parts, part) }
 
 // Results is everything a run measured; cmd/wdsbench writes it as JSON and renders the docs from it.
 type Results struct {
@@ -77,6 +94,7 @@ type Results struct {
 	Read       *ReadResult    `json:"read"`
 	Ingest     *IngestResult  `json:"ingest"`
 	Webhooks   *WebhookResult `json:"webhooks"`
+	Scale      *ScaleResult   `json:"delivery_scale"`
 	Memory     []Memory       `json:"memory"`
 }
 
@@ -116,20 +134,7 @@ func Run(ctx context.Context, o Options) (*Results, error) {
 	if res.PostgreSQL, err = e.serverVersion(ctx); err != nil {
 		return nil, err
 	}
-	r, err := e.prepareRead(ctx, o, s, res)
-	if err != nil {
-		return nil, err
-	}
-	if res.Read, err = e.runRead(ctx, o, r, s.cpu, s.dbURL, "wds"); err != nil {
-		return nil, err
-	}
-	if res.Ingest, err = e.ingestPhase(ctx, o, s); err != nil {
-		return nil, err
-	}
-	if err := e.waitIdle(ctx, s); err != nil {
-		return nil, err
-	}
-	if res.Webhooks, err = e.webhookPhase(ctx, o, s); err != nil {
+	if err := e.runParts(ctx, o, s, res); err != nil {
 		return nil, err
 	}
 	for _, p := range []*proc{s.serve, s.worker} {
@@ -140,10 +145,44 @@ func Run(ctx context.Context, o Options) (*Results, error) {
 		if err != nil {
 			return nil, err
 		}
-		res.Memory = append(res.Memory, Memory{Process: "wds " + p.name, PeakMB: round1(float64(rss) / (1 << 20))})
+		res.Memory = append(res.Memory, Memory{Process: "wds " + p.name, PeakMB: mb(rss)})
+	}
+	// Last: it stops the stack's worker, whose relay would start the events it commits.
+	if o.runs("scale") {
+		if res.Scale, err = e.scalePhase(ctx, o, s); err != nil {
+			return nil, err
+		}
 	}
 	res.Machine.LoadEnd = loadavg()
 	return res, nil
+}
+
+// runParts runs the selected parts but the scale, which comes last.
+func (e *env) runParts(ctx context.Context, o Options, s *stack, res *Results) error {
+	var err error
+	if o.runs("read") {
+		r, err := e.prepareRead(ctx, o, s, res)
+		if err != nil {
+			return err
+		}
+		if res.Read, err = e.runRead(ctx, o, r, s.cpu, s.dbURL, "wds"); err != nil {
+			return err
+		}
+	}
+	if o.runs("ingest") {
+		if res.Ingest, err = e.ingestPhase(ctx, o, s); err != nil {
+			return err
+		}
+	}
+	if o.runs("webhooks") {
+		if err := e.waitIdle(ctx, s); err != nil {
+			return err
+		}
+		if res.Webhooks, err = e.webhookPhase(ctx, o, s); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // stack is what every measurement talks to: the database, Temporal, the receiver, wds serve and

@@ -45,7 +45,41 @@ func TestSmoke(t *testing.T) {
 	if w := res.Webhooks; w == nil || len(w.WDSLadder) == 0 || len(w.BareLadder) == 0 || w.Events == 0 || w.Missing != 0 {
 		t.Errorf("webhooks: %+v", w)
 	}
+	checkScale(t, res.Scale, o)
 	checkRender(t, res)
+}
+
+// checkScale checks that the delivery-only rounds, the backlog and the waiting chains all delivered
+// every event and measured what they name.
+func checkScale(t *testing.T, s *ScaleResult, o Options) {
+	if s == nil {
+		t.Fatal("no delivery scale results")
+	}
+	d := s.Delivery
+	if len(d.WDS) != o.ScaleRounds || len(d.Bare) != o.ScaleRounds || d.WDSRate <= 0 || d.BareRate <= 0 || d.Ratio <= 0 ||
+		cpuTotal(d.WDSCPU) <= 0 || cpuTotal(d.BareCPU) <= 0 {
+		t.Errorf("delivery only: %+v", d)
+	}
+	if b := s.Backlog; b.Events != o.BacklogEvents || b.Rate <= 0 || b.SteadyRate != d.WDSRate || b.Ratio <= 0 {
+		t.Errorf("backlog: %+v", b)
+	}
+	w := s.Waiting
+	if w.Chains != o.WaitingChains || w.WorkerPeakMB <= 0 || w.TemporalPeakMB <= 0 || w.RecoverySeconds <= 0 {
+		t.Errorf("waiting chains: %+v", w)
+	}
+	// A chain that waited failed once, slept on a timer and then succeeded.
+	if w.History.Timers < 1 || w.History.Activities < 2 || w.HistoryEvents != w.History.Events {
+		t.Errorf("waiting chain history: %+v", w.History)
+	}
+}
+
+// cpuTotal is the CPU of every process: a tiny round may take less than a clock tick of one.
+func cpuTotal(byProcess map[string]float64) float64 {
+	total := 0.0
+	for _, ms := range byProcess {
+		total += ms
+	}
+	return total
 }
 
 // checkReplay checks that the ingest baseline was captured from the service and replayed: the
@@ -86,7 +120,8 @@ func checkRender(t *testing.T, res *Results) {
 		t.Fatal(err)
 	}
 	s := string(b)
-	for _, want := range []string{"by hand", "Read list throughput", "pgbench replaying a create", "](c.png)", "after"} {
+	for _, want := range []string{"by hand", "Read list throughput", "pgbench replaying a create", "](c.png)", "after",
+		"Delivery only", "Backlog drain", "Waiting chains"} {
 		if !strings.Contains(s, want) {
 			t.Errorf("rendered document lacks %q:\n%s", want, s)
 		}

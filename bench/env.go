@@ -213,21 +213,24 @@ func (p *proc) stop() {
 }
 
 // peakRSS is the process's high-water resident set (VmHWM), in bytes.
-func (p *proc) peakRSS() (int64, error) {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", p.cmd.Process.Pid))
+func (p *proc) peakRSS() (int64, error) { return peakRSS(p.cmd.Process.Pid, p.name) }
+
+// peakRSS is the high-water resident set (VmHWM) of process pid, named name in errors, in bytes.
+func peakRSS(pid int, name string) (int64, error) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
 	if err != nil {
-		return 0, fmt.Errorf("bench: read %s status: %w", p.name, err)
+		return 0, fmt.Errorf("bench: read %s status: %w", name, err)
 	}
 	for _, line := range strings.Split(string(b), "\n") {
 		if v, ok := strings.CutPrefix(line, "VmHWM:"); ok {
 			kb, err := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 10, 64)
 			if err != nil {
-				return 0, fmt.Errorf("bench: parse VmHWM of %s: %w", p.name, err)
+				return 0, fmt.Errorf("bench: parse VmHWM of %s: %w", name, err)
 			}
 			return kb * 1024, nil
 		}
 	}
-	return 0, fmt.Errorf("bench: no VmHWM for %s", p.name)
+	return 0, fmt.Errorf("bench: no VmHWM for %s", name)
 }
 
 // waitHTTP polls url until it answers 200, the process dies, or 60 s pass.

@@ -18,7 +18,6 @@ import (
 	"gorm.io/gorm"
 
 	"wds/apikeys"
-	"wds/models"
 	"wds/secrets"
 )
 
@@ -68,7 +67,7 @@ func mintIntegrationKeys(ctx context.Context, db *gorm.DB, box *secrets.Box, t *
 	for i := range keys {
 		k, err := apikeys.NewService(db, box).CreateIntegrationKey(ctx, apikeys.NewIntegrationKey{OrgID: t.orgID, StoreID: t.storeID,
 			ActorID: t.ownerID, Label: fmt.Sprintf("bench %d", i), RateLimit: apikeys.MaxRateLimit,
-			Scopes: []string{models.ScopeOrdersWrite, models.ScopePaymentsWrite}})
+			Scopes: []string{apikeys.ScopeOrdersWrite, apikeys.ScopePaymentsWrite}})
 		if err != nil {
 			return nil, fmt.Errorf("bench: mint integration key: %w", err)
 		}

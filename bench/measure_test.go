@@ -74,3 +74,17 @@ func TestParsePgbench(t *testing.T) {
 		t.Error("the log file should be removed once read")
 	}
 }
+
+// TestMergeReplacesOnlyTheRunParts: a partial run's lines replace the saved ones of its parts, and
+// the saved lines of the other parts stay.
+func TestMergeReplacesOnlyTheRunParts(t *testing.T) {
+	saved := &Results{Mode: "full", Read: &ReadResult{ThroughputRatio: 0.7}, Scale: &ScaleResult{Source: "old"}}
+	run := &Results{Mode: "full", Scale: &ScaleResult{Source: "new"}}
+	Merge(saved, run, []string{"scale"})
+	if saved.Read == nil || saved.Read.ThroughputRatio != 0.7 {
+		t.Errorf("read lines lost: %+v", saved.Read)
+	}
+	if saved.Scale == nil || saved.Scale.Source != "new" {
+		t.Errorf("scale lines not replaced: %+v", saved.Scale)
+	}
+}

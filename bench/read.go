@@ -19,7 +19,7 @@ import (
 	"gorm.io/gorm"
 
 	"wds/database"
-	"wds/models"
+	"wds/paging"
 	"wds/views"
 )
 
@@ -68,7 +68,7 @@ func (r *reader) maxStart() int { return r.data.orders - r.walk*(pageLimit+1) - 
 // page fetches one page after the cursor (nil: the first page) and returns the next cursor, nil on the
 // last page. Only next_cursor is decoded: the load generator shares two cores with the server, and
 // decoding fifty orders it does not need would steal time from what is measured.
-func (r *reader) page(ctx context.Context, cur *models.Cursor, buf *bytes.Buffer) (*models.Cursor, error) {
+func (r *reader) page(ctx context.Context, cur *paging.Cursor, buf *bytes.Buffer) (*paging.Cursor, error) {
 	q := url.Values{"limit": {fmt.Sprint(pageLimit)}}
 	if cur != nil {
 		q.Set("cursor_at", cur.At.UTC().Format(time.RFC3339Nano))
@@ -96,7 +96,7 @@ func (r *reader) page(ctx context.Context, cur *models.Cursor, buf *bytes.Buffer
 }
 
 // nextCursor reads next_cursor, the envelope's last member, without decoding the rows before it.
-func nextCursor(body []byte) (*models.Cursor, error) {
+func nextCursor(body []byte) (*paging.Cursor, error) {
 	i := bytes.LastIndex(body, []byte(`"next_cursor":`))
 	if i < 0 {
 		return nil, errors.New("GET /v1/orders: no next_cursor in the answer")
@@ -113,19 +113,19 @@ func nextCursor(body []byte) (*models.Cursor, error) {
 	if env.NextCursor == nil {
 		return nil, nil
 	}
-	return &models.Cursor{At: env.NextCursor.At, ID: env.NextCursor.ID}, nil
+	return &paging.Cursor{At: env.NextCursor.At, ID: env.NextCursor.ID}, nil
 }
 
 // walker is one client: from a random position it follows next_cursor for walk pages, then starts again
 // elsewhere, so the whole list is read, not just its hot head.
 func (r *reader) walker(seed uint64) op {
 	rng := rand.New(rand.NewPCG(seed, 0x5eed))
-	var cur *models.Cursor
+	var cur *paging.Cursor
 	left := 0
 	buf := new(bytes.Buffer)
 	return func(ctx context.Context) error {
 		if left == 0 {
-			cur = &models.Cursor{At: r.data.cursorAt(rng.IntN(r.maxStart() + 1)), ID: uuid.Nil}
+			cur = &paging.Cursor{At: r.data.cursorAt(rng.IntN(r.maxStart() + 1)), ID: uuid.Nil}
 			left = r.walk
 		}
 		next, err := r.page(ctx, cur, buf)
@@ -142,11 +142,11 @@ func (r *reader) walker(seed uint64) op {
 // firstAndLast alternates the first page and the last page from one client for d, so both see the
 // same moment's noise, and checks that the last page really is the last.
 func (r *reader) firstAndLast(ctx context.Context, d time.Duration) (first, last Measure, err error) {
-	lastCur := &models.Cursor{At: r.data.cursorAt(r.data.orders - pageLimit - 1), ID: uuid.Nil}
+	lastCur := &paging.Cursor{At: r.data.cursorAt(r.data.orders - pageLimit - 1), ID: uuid.Nil}
 	var fl, ll []time.Duration
 	buf := new(bytes.Buffer)
 	for deadline := time.Now().Add(d); time.Now().Before(deadline); {
-		for _, c := range []*models.Cursor{nil, lastCur} {
+		for _, c := range []*paging.Cursor{nil, lastCur} {
 			t := time.Now()
 			next, err := r.page(ctx, c, buf)
 			lat := time.Since(t)
@@ -193,7 +193,7 @@ func listSQL(ctx context.Context, dbURL string, orgID uuid.UUID) (string, error)
 		}
 	}
 	q := views.ListQuery{Scope: views.Scope{OrgID: orgID}, Limit: pageLimit,
-		Cursor: &models.Cursor{At: time.Now(), ID: uuid.Nil}}
+		Cursor: &paging.Cursor{At: time.Now(), ID: uuid.Nil}}
 	if _, err := views.ListOrders(ctx, db, q); err != nil {
 		return "", err
 	}

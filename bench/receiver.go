@@ -32,6 +32,8 @@ type receiver struct {
 	// conns counts the connections accepted: each is a TLS handshake on both sides, so a sender
 	// that does not keep its connections open pays for it in CPU.
 	conns atomic.Int64
+	// failing makes /flaky answer 500, as a receiver that is down does.
+	failing atomic.Bool
 }
 
 // newReceiver starts the HTTPS receiver on loopback and writes its certificate for the worker
@@ -41,6 +43,7 @@ func newReceiver(dir string) (*receiver, error) {
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /hook", r.wds)
 	mux.HandleFunc("POST /bare", r.bare)
+	mux.HandleFunc("POST /flaky", r.flaky)
 	r.srv = httptest.NewUnstartedServer(mux)
 	r.srv.Config.ConnState = func(_ net.Conn, state http.ConnState) {
 		if state == http.StateNew {
@@ -78,6 +81,16 @@ func (r *receiver) wds(w http.ResponseWriter, req *http.Request) {
 	if _, seen := r.arrived[ev.Data.ID]; !seen {
 		r.arrived[ev.Data.ID] = now
 	}
+}
+
+// flaky is wds's endpoint that can be down: while failing it answers 500 and records nothing.
+func (r *receiver) flaky(w http.ResponseWriter, req *http.Request) {
+	if r.failing.Load() {
+		_, _ = io.Copy(io.Discard, req.Body)
+		http.Error(w, "down", http.StatusInternalServerError)
+		return
+	}
+	r.wds(w, req)
 }
 
 // bare takes the baseline's POST; the item is named by the X-Bare-Id header.

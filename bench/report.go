@@ -47,6 +47,7 @@ func rows(res *Results) []row {
 	}
 	out = append(out, ingestRows(res.Ingest)...)
 	out = append(out, webhookRows(res.Webhooks)...)
+	out = append(out, scaleRows(res.Scale)...)
 	for _, m := range res.Memory {
 		out = append(out, row{"Peak RSS of " + m.Process, fmt.Sprintf("%.0f MB", m.PeakMB), "", "", "< 100 MB", met(m.PeakMB < 100)})
 	}
@@ -91,6 +92,46 @@ func webhookRows(r *WebhookResult) []row {
 		{"Webhook events at the receiver's dedupe", fmt.Sprintf("%d events, %d missing, %d redelivered",
 			r.Events, r.Missing, r.Duplicates), "", "", "each exactly once", met(r.Missing == 0 && r.Unreadable == 0)},
 		{"Webhook attempts other than a first success", attemptsText(r.Attempts), "", "", "", ""},
+	}
+}
+
+// scaleRows are delivery measured without the create: committed events, a backlog, waiting chains.
+func scaleRows(r *ScaleResult) []row {
+	if r == nil {
+		return nil
+	}
+	d, b, w := r.Delivery, r.Backlog, r.Waiting
+	return []row{
+		{fmt.Sprintf("Delivery only: %d committed events a round, %d rounds", d.EventsPerRound, len(d.WDS)),
+			fmt.Sprintf("%.1f events/s", d.WDSRate), fmt.Sprintf("%.1f workflows/s (bare workflow + POST started per event)", d.BareRate),
+			fmt.Sprintf("%.2f", d.Ratio), ">= 0.90", met(d.Ratio >= 0.9)},
+		{fmt.Sprintf("Backlog drain: %d events committed with Temporal stopped", b.Events),
+			fmt.Sprintf("all delivered %.0f s after Temporal started, %.1f events/s", b.Seconds, b.Rate),
+			fmt.Sprintf("%.1f events/s (delivery only, same run)", b.SteadyRate), fmt.Sprintf("%.2f", b.Ratio), ">= 0.90", met(b.Ratio >= 0.9)},
+		{fmt.Sprintf("Waiting chains: %d on the ladder's timers (receiver answering 500, ladder %s)", w.Chains, w.Ladder),
+			fmt.Sprintf("peak RSS wds worker %.0f MB, Temporal server %.0f MB", w.WorkerPeakMB, w.TemporalPeakMB), "", "",
+			"worker < 150 MB", met(w.WorkerPeakMB > 0 && w.WorkerPeakMB < 150)},
+		{"Waiting chains: history and finish", fmt.Sprintf("%d history events a chain (timers %d, activity tasks %d); all waiting after %.0f s; "+
+			"last delivered %.0f s after the receiver recovered, %.0f s after the first retry arrived",
+			w.HistoryEvents, w.History.Timers, w.History.Activities, w.SecondsToWait, w.RecoverySeconds, w.FinishSeconds), "", "", "", ""},
+	}
+}
+
+// Merge puts the parts a partial run measured into the results of an earlier run, so a run of a few
+// parts updates their lines and keeps the others'. The run's header (machine, load, source) stays
+// the earlier run's; the scale part carries its own.
+func Merge(into, from *Results, parts []string) {
+	for _, p := range parts {
+		switch p {
+		case "read":
+			into.Read, into.Load = from.Read, from.Load
+		case "ingest":
+			into.Ingest = from.Ingest
+		case "webhooks":
+			into.Webhooks = from.Webhooks
+		case "scale":
+			into.Scale = from.Scale
+		}
 	}
 }
 
@@ -205,6 +246,10 @@ func resultsMarkdown(res *Results, chartRef string) string {
 		m.Kernel, m.Go, m.LoadStart, m.LoadEnd, res.PostgreSQL, res.Cluster, res.Source)
 	fmt.Fprintf(&b, "Loaded %d orders (%d rows with lines, payments and clients) in %.1f s, %.0f rows/s.\n\n",
 		res.Load.Orders, res.Load.Rows, res.Load.Seconds, res.Load.RowsPerSec)
+	if sc := res.Scale; sc != nil {
+		fmt.Fprintf(&b, "The delivery-only, backlog and waiting-chain lines: run of %s, load average %s at their start, %s at their end; "+
+			"code measured: %s.\n\n", sc.StartedAt.Format("2006-01-02 15:04 MST"), sc.LoadStart, sc.LoadEnd, sc.Source)
+	}
 	b.WriteString("| measurement | wds | baseline (same run) | ratio | target | met |\n|---|---|---|---|---|---|\n")
 	for _, r := range rows(res) {
 		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s |\n", r.What, r.WDS, r.Baseline, r.Ratio, r.Target, r.Met)
@@ -227,21 +272,32 @@ func resultsMarkdown(res *Results, chartRef string) string {
 	return b.String()
 }
 
-// ladderMarkdown lists every step of both webhook ladders, failed tries included.
+// ladderMarkdown sums up both webhook ladders, a line each: every rate tried, its last try's p90
+// and whether that was steady (a steady try ends a rate's tries). Every try is in the JSON.
 func ladderMarkdown(b *bytes.Buffer, w *WebhookResult) {
 	if w == nil {
 		return
 	}
-	b.WriteString("\nWebhook ladders, every try of every step (latency from the answer or the start to the receipt):\n\n" +
-		"| side | rate/s | sent | delivered in time | answered p50 | p50 | p90 | p99 | new connections | steady |\n|---|---|---|---|---|---|---|---|---|---|\n")
+	b.WriteString("\nWebhook ladders, each rate tried with its last try's p90 from the answer or the start to the receipt " +
+		"(every try in the JSON):\n\n")
 	for _, side := range []struct {
 		name  string
 		steps []RatePoint
 	}{{"wds", w.WDSLadder}, {"bare", w.BareLadder}} {
-		for _, p := range side.steps {
-			fmt.Fprintf(b, "| %s | %.1f | %d | %d | %.0f ms | %.0f ms | %.0f ms | %.0f ms | %d | %s |\n", side.name, p.Rate, p.Sent,
-				p.Delivered, p.AckP50Ms, p.P50Ms, p.P90Ms, p.P99Ms, p.Connections, met(p.Steady))
+		var parts []string
+		for i, tries := 0, 1; i < len(side.steps); i, tries = i+1, tries+1 {
+			p := side.steps[i]
+			if i+1 < len(side.steps) && side.steps[i+1].Rate == p.Rate {
+				continue // the rate's tries are consecutive: the last says how it ended
+			}
+			part := fmt.Sprintf("%.1f/s %.0f ms %s", p.Rate, p.P90Ms, map[bool]string{true: "steady", false: "**not steady**"}[p.Steady])
+			if tries > 1 {
+				part += fmt.Sprintf(" (%d tries)", tries)
+			}
+			parts = append(parts, part)
+			tries = 0
 		}
+		fmt.Fprintf(b, "- %s: %s\n", side.name, strings.Join(parts, ", "))
 	}
 }
 
@@ -270,6 +326,10 @@ func cpuMarkdown(b *bytes.Buffer, res *Results) {
 		if p, ok := lastSteady(r.BareLadder); ok {
 			lines = append(lines, line{fmt.Sprintf("Webhook baseline: one bare workflow (at %.1f/s)", p.Rate), p.CPUPerItem})
 		}
+	}
+	if r := res.Scale; r != nil {
+		lines = append(lines, line{"Delivery only: one committed event delivered by wds", r.Delivery.WDSCPU},
+			line{"Delivery only baseline: one bare workflow started and run", r.Delivery.BareCPU})
 	}
 	if len(lines) == 0 {
 		return

@@ -1,7 +1,8 @@
 // Package catalog holds the supplier CRM (vendors: add, edit, and the claim-token flow by which a
 // supplier claims its profile), marketplace sellers, their links to an org's stores, and products.
 // The operations are the methods of Service; a write that announces a vendor event starts it as
-// soon as its transaction commits (EventStarter), whichever adapter called it.
+// soon as its transaction commits (EventStarter), whichever adapter called it. Its rows are in
+// rows.go; a vendor's shape is views.Vendor.
 package catalog
 
 import (
@@ -13,7 +14,6 @@ import (
 	"github.com/google/uuid"
 	"gorm.io/gorm"
 
-	"wds/models"
 	"wds/problem"
 	"wds/workspace"
 )
@@ -36,12 +36,12 @@ func NewService(db *gorm.DB, events EventStarter) *Service {
 }
 
 // CreateSeller adds a marketplace seller.
-func (s *Service) CreateSeller(ctx context.Context, name string) (*models.Seller, error) {
+func (s *Service) CreateSeller(ctx context.Context, name string) (*Seller, error) {
 	name = strings.TrimSpace(name)
 	if name == "" {
 		return nil, problem.Fail(problem.Invalid, "name is required")
 	}
-	seller := &models.Seller{ID: uuid.New(), Name: name}
+	seller := &Seller{ID: uuid.New(), Name: name}
 	if err := s.db.WithContext(ctx).Create(seller).Error; err != nil {
 		return nil, fmt.Errorf("create seller: %w", err)
 	}
@@ -50,14 +50,14 @@ func (s *Service) CreateSeller(ctx context.Context, name string) (*models.Seller
 
 // LinkSeller makes a seller's published products visible to an org through one of its stores. Linking
 // again moves the link to the given store.
-func (s *Service) LinkSeller(ctx context.Context, orgID, storeID, sellerID uuid.UUID) (*models.SellerLink, error) {
+func (s *Service) LinkSeller(ctx context.Context, orgID, storeID, sellerID uuid.UUID) (*SellerLink, error) {
 	if _, err := workspace.StoreOf(ctx, s.db, orgID, storeID); err != nil {
 		return nil, err
 	}
-	if err := exists(ctx, s.db, &models.Seller{}, sellerID, "seller"); err != nil {
+	if err := exists(ctx, s.db, &Seller{}, sellerID, "seller"); err != nil {
 		return nil, err
 	}
-	l := &models.SellerLink{OrgID: orgID, SellerID: sellerID, StoreID: storeID}
+	l := &SellerLink{OrgID: orgID, SellerID: sellerID, StoreID: storeID}
 	err := s.db.WithContext(ctx).Exec(`INSERT INTO seller_links (org_id, seller_id, store_id) VALUES (?, ?, ?)
 		ON CONFLICT (org_id, seller_id) DO UPDATE SET store_id = EXCLUDED.store_id`, orgID, sellerID, storeID).Error
 	if err != nil {
@@ -77,7 +77,7 @@ type NewProduct struct {
 }
 
 // CreateProduct adds a product to a seller's shop.
-func (s *Service) CreateProduct(ctx context.Context, in NewProduct) (*models.Product, error) {
+func (s *Service) CreateProduct(ctx context.Context, in NewProduct) (*Product, error) {
 	in.Name = strings.TrimSpace(in.Name)
 	switch {
 	case in.Name == "":
@@ -88,10 +88,10 @@ func (s *Service) CreateProduct(ctx context.Context, in NewProduct) (*models.Pro
 	if in.Currency == "" {
 		in.Currency = "USD"
 	}
-	if err := exists(ctx, s.db, &models.Seller{}, in.SellerID, "seller"); err != nil {
+	if err := exists(ctx, s.db, &Seller{}, in.SellerID, "seller"); err != nil {
 		return nil, err
 	}
-	p := &models.Product{ID: uuid.New(), SellerID: in.SellerID, Name: in.Name, PriceCents: in.PriceCents,
+	p := &Product{ID: uuid.New(), SellerID: in.SellerID, Name: in.Name, PriceCents: in.PriceCents,
 		Currency: strings.ToUpper(in.Currency), Published: in.Published}
 	if in.SKU != "" {
 		p.SKU = &in.SKU

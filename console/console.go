@@ -1,10 +1,12 @@
 // Package console is the operator console under /console/: server-rendered HTML (html/template,
 // embedded) that works without JavaScript, for the people who mint keys and endpoints, run Send
-// test, read the delivery log and re-fire dropped deliveries. Every page calls the same operations
-// as the Operator API and `wds admin` (apikeys, webhooks, operator, workspace); roles are the
-// operations' own. Sign-in takes an operator token and keeps a session (a random id in an HttpOnly,
-// SameSite=Strict cookie, stored hashed, 2 h idle and 12 h at most); every form, the sign-in form
-// included, carries a CSRF token bound to its cookie (guard.go and login.go hold the request rules).
+// test, read the delivery log and re-fire dropped deliveries. Every page calls the same domain
+// services as the Operator API and `wds admin` (apikeys, catalog, delivery, fulfillment, ingest,
+// operator, workspace), through the small interfaces declared beside the pages; roles are the
+// services' own, and so is starting the webhook events a write commits. Sign-in takes an operator
+// token and keeps a session (a random id in an HttpOnly, SameSite=Strict cookie, stored hashed, 2 h
+// idle and 12 h at most); every form, the sign-in form included, carries a CSRF token bound to its
+// cookie (guard.go and login.go hold the request rules).
 package console
 
 import (

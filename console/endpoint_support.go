@@ -16,6 +16,7 @@ import (
 
 	"wds/delivery"
 	"wds/models"
+	"wds/paging"
 	"wds/problem"
 )
 
@@ -56,7 +57,7 @@ func (c *Console) supportData(g *gin.Context, ep *models.Endpoint, data map[stri
 		data["RecoverSince"] = since
 		t, err := searchTime(since)
 		if err != nil {
-			return problem.Fail(models.ErrInvalidParameter, "since must be a date and time such as 2026-11-26T09:00 (UTC) or an RFC 3339 time")
+			return problem.Fail(paging.ErrInvalidParameter, "since must be a date and time such as 2026-11-26T09:00 (UTC) or an RFC 3339 time")
 		}
 		n, err := c.Webhooks.CountRecoverable(g.Request.Context(), ep.ID, &s.User.ID, t, nil)
 		if err != nil {

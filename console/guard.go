@@ -10,7 +10,7 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"wds/api"
-	"wds/models"
+	"wds/paging"
 	"wds/problem"
 	"wds/workspace"
 )
@@ -90,7 +90,7 @@ func readForm(w http.ResponseWriter, r *http.Request) error {
 	if ct, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type")); ct == "multipart/form-data" {
 		// No console form uploads a file, and a multipart parser buffers parts and spills them to
 		// temporary files: the console takes url-encoded forms only.
-		return problem.Fail(models.ErrInvalidParameter, "console forms are application/x-www-form-urlencoded; multipart bodies are refused")
+		return problem.Fail(paging.ErrInvalidParameter, "console forms are application/x-www-form-urlencoded; multipart bodies are refused")
 	}
 	r.Body = http.MaxBytesReader(w, r.Body, maxBody)
 	err := r.ParseForm()
@@ -99,7 +99,7 @@ func readForm(w http.ResponseWriter, r *http.Request) error {
 	case errors.As(err, &over):
 		return tooLarge
 	case err != nil:
-		return problem.Fail(models.ErrInvalidParameter, "the form could not be read: %v", err)
+		return problem.Fail(paging.ErrInvalidParameter, "the form could not be read: %v", err)
 	}
 	return nil
 }

@@ -20,6 +20,7 @@ import (
 	"wds/delivery"
 	"wds/events"
 	"wds/models"
+	"wds/paging"
 	"wds/problem"
 )
 
@@ -68,7 +69,7 @@ func (c *Console) events(g *gin.Context) {
 func eventsQuery(g *gin.Context, form map[string]string) (delivery.EventsQuery, error) {
 	q := delivery.EventsQuery{Type: form["type"], Outcome: form["outcome"], Limit: 50}
 	var err error
-	if q.Cursor, err = models.ParseCursor(g.Query("cursor_at"), g.Query("cursor_id")); err != nil {
+	if q.Cursor, err = paging.ParseCursor(g.Query("cursor_at"), g.Query("cursor_id")); err != nil {
 		return q, err
 	}
 	if o := strings.TrimPrefix(form["order"], "#"); o != "" {
@@ -77,7 +78,7 @@ func eventsQuery(g *gin.Context, form map[string]string) (delivery.EventsQuery, 
 		} else if n, perr := strconv.ParseInt(o, 10, 64); perr == nil {
 			q.OrderNumber = &n
 		} else {
-			return q, problem.Fail(models.ErrInvalidParameter, "order must be an order's id or its number, such as 1042")
+			return q, problem.Fail(paging.ErrInvalidParameter, "order must be an order's id or its number, such as 1042")
 		}
 	}
 	for name, dst := range map[string]**time.Time{"since": &q.Since, "until": &q.Until} {
@@ -86,7 +87,7 @@ func eventsQuery(g *gin.Context, form map[string]string) (delivery.EventsQuery, 
 		}
 		t, err := searchTime(form[name])
 		if err != nil {
-			return q, problem.Fail(models.ErrInvalidParameter, "%s must be a date and time such as 2026-11-26T09:00 (UTC) or an RFC 3339 time", name)
+			return q, problem.Fail(paging.ErrInvalidParameter, "%s must be a date and time such as 2026-11-26T09:00 (UTC) or an RFC 3339 time", name)
 		}
 		*dst = &t
 	}
@@ -103,11 +104,11 @@ func searchTime(v string) (time.Time, error) {
 			return t.UTC(), nil
 		}
 	}
-	return time.Time{}, problem.Fail(models.ErrInvalidParameter, "not a time")
+	return time.Time{}, problem.Fail(paging.ErrInvalidParameter, "not a time")
 }
 
 // nextEvents is the next page's URL, keeping the search, or "" on the last page.
-func nextEvents(g *gin.Context, form map[string]string, cur *models.Cursor) string {
+func nextEvents(g *gin.Context, form map[string]string, cur *paging.Cursor) string {
 	if cur == nil {
 		return ""
 	}

@@ -13,6 +13,7 @@ import (
 
 	"wds/events"
 	"wds/models"
+	"wds/paging"
 	"wds/problem"
 	"wds/workspace"
 )
@@ -23,13 +24,13 @@ type DeliveriesQuery struct {
 	// ActorID nil is the database's own operator (`wds admin`); otherwise a member of the org.
 	ActorID *uuid.UUID
 	Limit   int
-	Cursor  *models.Cursor
+	Cursor  *paging.Cursor
 }
 
 // DeliveriesPage is the list envelope.
 type DeliveriesPage struct {
 	Rows       []models.Delivery `json:"rows"`
-	NextCursor *models.Cursor    `json:"next_cursor"`
+	NextCursor *paging.Cursor    `json:"next_cursor"`
 }
 
 // ListDeliveries pages through an endpoint's attempts by (attempted_at DESC, id DESC), the order of
@@ -50,7 +51,7 @@ func (s *Service) ListDeliveries(ctx context.Context, q DeliveriesQuery) (*Deliv
 		}
 	}
 	if q.Limit == 0 {
-		q.Limit = models.DefaultLimit
+		q.Limit = paging.DefaultLimit
 	}
 	tx := s.DB.WithContext(ctx).Where("endpoint_id = ?", q.EndpointID)
 	if q.Cursor != nil {
@@ -64,7 +65,7 @@ func (s *Service) ListDeliveries(ctx context.Context, q DeliveriesQuery) (*Deliv
 	if len(rows) > q.Limit {
 		p.Rows = rows[:q.Limit]
 		last := p.Rows[q.Limit-1]
-		p.NextCursor = &models.Cursor{At: last.AttemptedAt, ID: last.ID}
+		p.NextCursor = &paging.Cursor{At: last.AttemptedAt, ID: last.ID}
 	}
 	return p, nil
 }

@@ -21,6 +21,7 @@ import (
 	"wds/egress/egresstest"
 	"wds/events"
 	"wds/models"
+	"wds/paging"
 	"wds/problem"
 	"wds/workspace"
 )
@@ -214,7 +215,7 @@ func TestListDeliveriesPagesWithoutGapsOrRepeats(t *testing.T) {
 		want[f.delivery(ev, ep.ID, 1, "failed", at.Add(time.Duration(i/2)*time.Second)).ID] = true
 	}
 	seen := map[uuid.UUID]bool{}
-	var cur *models.Cursor
+	var cur *paging.Cursor
 	pages := 0
 	for {
 		p, err := f.svc.ListDeliveries(f.ctx, delivery.DeliveriesQuery{EndpointID: ep.ID, Limit: 3, Cursor: cur, ActorID: &f.member})

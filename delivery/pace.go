@@ -10,9 +10,10 @@ import (
 )
 
 // paceWindow is the window an endpoint's rate limit counts sends in: a second, and a margin for the
-// time between taking a place and the request reaching the receiver, so that no second the
-// receiver sees holds more than the limit.
-const paceWindow = time.Second + 25*time.Millisecond
+// time between taking a place and the request reaching the receiver (which varies with the worker's
+// load and a new connection's handshake), so that no second the receiver sees holds more than the
+// limit.
+const paceWindow = time.Second + 100*time.Millisecond
 
 // minHold is the shortest a held attempt waits, so a workflow never spins on a place about to free.
 const minHold = 10 * time.Millisecond

@@ -14,8 +14,8 @@ import (
 )
 
 // TestARateLimitHoldsAttemptsBackWithoutSendingOrRecording: forty attempts at once to an endpoint
-// limited to 5 a second, from as many goroutines as workers: five send, the others are held with a
-// wait of at most a second and leave no row; asked again after their wait, held ones send.
+// limited to 5 a second, from as many goroutines as workers: five a second send, the others are held
+// with a wait of at most the window and leave no row; asked again after their wait, held ones send.
 func TestARateLimitHoldsAttemptsBackWithoutSendingOrRecording(t *testing.T) {
 	f := newFixture(t)
 	rc := newReceiver(t, func(w http.ResponseWriter, r *http.Request) {})
@@ -49,13 +49,23 @@ func TestARateLimitHoldsAttemptsBackWithoutSendingOrRecording(t *testing.T) {
 		}()
 	}
 	wg.Wait()
+	// Five places a window: on a loaded machine the forty may take longer than a window, and a
+	// place freed meanwhile is taken again, so the count holds per window of the database's clock.
 	var rows int64
 	f.db.Model(&models.Delivery{}).Count(&rows)
-	if got := len(rc.got()); got != 5 || len(held) != 35 || rows != 5 {
-		t.Fatalf("%d sent, %d held, %d rows; want 5, 35, 5", got, len(held), rows)
+	sent := len(rc.got())
+	if sent < 5 || sent+len(held) != 40 || rows != int64(sent) {
+		t.Fatalf("%d sent, %d held, %d rows; want at least 5 sent, the rest held, a row per send", sent, len(held), rows)
+	}
+	var at []time.Time
+	f.db.Raw("SELECT sent_at FROM webhook_endpoint_sends WHERE endpoint_id = ? ORDER BY sent_at", ep.ID).Scan(&at)
+	for i := range at {
+		if j := i + 5; j < len(at) && at[j].Sub(at[i]) < time.Second {
+			t.Fatalf("six sends within %v: %v", at[j].Sub(at[i]), at[i:j+1])
+		}
 	}
 	for _, w := range waits {
-		if w <= 0 || w > 1100*time.Millisecond {
+		if w <= 0 || w > 1200*time.Millisecond {
 			t.Fatalf("held for %v", w)
 		}
 	}

@@ -14,6 +14,7 @@ import (
 
 	"wds/events"
 	"wds/models"
+	"wds/paging"
 	"wds/problem"
 	"wds/workspace"
 )
@@ -52,7 +53,7 @@ type EventsQuery struct {
 	// Since is inclusive and Until exclusive, on created_at.
 	Since, Until *time.Time
 	Limit        int
-	Cursor       *models.Cursor
+	Cursor       *paging.Cursor
 }
 
 // EventRow is an event as the support desk lists it.
@@ -69,7 +70,7 @@ type EventRow struct {
 // EventsPage is the list envelope.
 type EventsPage struct {
 	Rows       []EventRow     `json:"rows"`
-	NextCursor *models.Cursor `json:"next_cursor"`
+	NextCursor *paging.Cursor `json:"next_cursor"`
 }
 
 // chainsSQL lists the chains of the event e: one row per chain with its endpoint, kind, start, the
@@ -113,7 +114,7 @@ func (s *Service) ListEvents(ctx context.Context, q EventsQuery) (*EventsPage, e
 		return nil, err
 	}
 	if q.Limit == 0 {
-		q.Limit = models.DefaultLimit
+		q.Limit = paging.DefaultLimit
 	}
 	if q.OrderNumber != nil {
 		var found []uuid.UUID
@@ -135,7 +136,7 @@ func (s *Service) ListEvents(ctx context.Context, q EventsQuery) (*EventsPage, e
 	if len(rows) > q.Limit {
 		p.Rows = rows[:q.Limit]
 		last := p.Rows[q.Limit-1]
-		p.NextCursor = &models.Cursor{At: last.CreatedAt, ID: last.ID}
+		p.NextCursor = &paging.Cursor{At: last.CreatedAt, ID: last.ID}
 	}
 	return p, nil
 }
@@ -176,16 +177,16 @@ func eventsPageSQL(q EventsQuery) (string, []any) {
 
 func validEventsQuery(q EventsQuery) error {
 	if q.Type != "" && !events.Known(q.Type) {
-		return problem.Fail(models.ErrInvalidParameter, "type: unknown event type %q; known: %s", q.Type, events.Names())
+		return problem.Fail(paging.ErrInvalidParameter, "type: unknown event type %q; known: %s", q.Type, events.Names())
 	}
 	if q.Outcome != "" && !slices.Contains(outcomes, q.Outcome) {
-		return problem.Fail(models.ErrInvalidParameter, "outcome must be one of in_progress, dropped, succeeded, no_endpoints")
+		return problem.Fail(paging.ErrInvalidParameter, "outcome must be one of in_progress, dropped, succeeded, no_endpoints")
 	}
 	if q.OrderID != nil && q.OrderNumber != nil {
-		return problem.Fail(models.ErrInvalidParameter, "give the order's id or its number, not both")
+		return problem.Fail(paging.ErrInvalidParameter, "give the order's id or its number, not both")
 	}
 	if q.Since != nil && q.Until != nil && !q.Since.Before(*q.Until) {
-		return problem.Fail(models.ErrInvalidParameter, "since must be before until")
+		return problem.Fail(paging.ErrInvalidParameter, "since must be before until")
 	}
 	return nil
 }

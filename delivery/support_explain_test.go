@@ -9,7 +9,7 @@ import (
 	"github.com/google/uuid"
 
 	"wds/delivery"
-	"wds/models"
+	"wds/paging"
 )
 
 // planNode is the part of an EXPLAIN (FORMAT JSON) node the test reads.
@@ -63,7 +63,7 @@ func TestOrderSearchIsAnIndexWalk(t *testing.T) {
 	if err := f.db.Raw("SELECT order_id FROM events WHERE org_id = ? ORDER BY created_at DESC OFFSET 5000 LIMIT 1", f.org).Row().Scan(&order); err != nil {
 		t.Fatal(err)
 	}
-	deep := &models.Cursor{At: time.Now().Add(-50000 * time.Second), ID: uuid.New()}
+	deep := &paging.Cursor{At: time.Now().Add(-50000 * time.Second), ID: uuid.New()}
 	for _, q := range []delivery.EventsQuery{
 		{OrgID: f.org, OrderID: &order, Limit: 51},
 		{OrgID: f.org, OrderID: &order, Limit: 51, Cursor: deep},

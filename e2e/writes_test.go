@@ -14,10 +14,6 @@ import (
 	"wds/temporaldev"
 )
 
-// fasterThanRelay is how soon a write's event must reach its receiver: well inside the relay's
-// grace, so only the write's own after-commit start can make it.
-const fasterThanRelay = time.Second
-
 var csrfField = regexp.MustCompile(`name="csrf" value="([^"]+)"`)
 
 // consoleBrowser is a cookie-keeping HTTP client signed in to the console, with the session's CSRF
@@ -83,8 +79,11 @@ func (h *harness) orderID(externalID string) string {
 	return out["id"].(string)
 }
 
-// arrivesAtOnce waits for the receiver's n-th delivery, of typ, and fails unless it came within
-// fasterThanRelay of start.
+// arrivesAtOnce waits for the receiver's n-th delivery, of typ, and fails unless it came before the
+// relay could have taken the event: the relay leaves an event alone for its grace after the write
+// committed, so only the write's own after-commit start delivers it sooner. On an idle dev stack it
+// arrives in about 100 ms (logged); the bound is the grace, not a speed, so a loaded machine does not
+// make the test fail.
 func arrivesAtOnce(t *testing.T, rc *receiver, n int, typ string, start time.Time) {
 	t.Helper()
 	waitFor(t, delivery.RelayGrace+10*time.Second, typ+" at the receiver", func() bool { return rc.count() >= n })
@@ -94,13 +93,13 @@ func arrivesAtOnce(t *testing.T, rc *receiver, n int, typ string, start time.Tim
 	}
 	latency := got.at.Sub(start)
 	t.Logf("%s reached the receiver %v after the write", typ, latency.Round(time.Millisecond))
-	if latency > fasterThanRelay {
-		t.Fatalf("%s took %v, more than %v: the write left it to the relay", typ, latency, fasterThanRelay)
+	if latency >= delivery.RelayGrace {
+		t.Fatalf("%s took %v, not less than the relay's grace (%v): the write left it to the relay", typ, latency, delivery.RelayGrace)
 	}
 }
 
 // A write's webhook leaves as soon as the write commits, whichever adapter made it: a console Ship
-// is as fast as the Operator API's, though the relay would wait its grace (5 s) before taking
+// is as fast as the Operator API's, though the relay waits its grace (5 s, as in wds) before taking
 // either event.
 func TestConsoleAndOperatorWritesStartTheirEventsAtOnce(t *testing.T) {
 	srv := startTemporal(t, temporaldev.Options{})

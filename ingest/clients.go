@@ -9,6 +9,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"wds/apikeys"
 	"wds/events"
 	"wds/models"
 	"wds/views"
@@ -23,7 +24,7 @@ type ClientResult struct {
 }
 
 // UpsertClient creates or updates a CRM client of the key's store by the three resolution rules.
-func (s *Service) UpsertClient(ctx context.Context, key *models.IntegrationKey, in Client) (*ClientResult, error) {
+func (s *Service) UpsertClient(ctx context.Context, key *apikeys.IntegrationKey, in Client) (*ClientResult, error) {
 	if err := in.normalize("", true); err != nil {
 		return nil, err
 	}
@@ -334,7 +335,7 @@ func (r *clientRow) apply(in Client) {
 
 // stamp records which integration brought the client in (the UI's "imported" badge). An operator's
 // write in the app (no key) stamps nothing.
-func (r *clientRow) stamp(key *models.IntegrationKey, externalID string) {
+func (r *clientRow) stamp(key *apikeys.IntegrationKey, externalID string) {
 	if key == nil {
 		return
 	}

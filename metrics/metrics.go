@@ -39,6 +39,11 @@ var (
 		Help: "Requests refused with 429 rate_limited, by API (read, integration, operator).",
 	}, []string{"api"})
 
+	keyCache = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "wds_key_cache_lookups_total",
+		Help: "API key authentications by how the key cache served them: hit (no database round trip), miss (looked up and kept), bypass (looked up because the key change listener is not listening).",
+	}, []string{"result"})
+
 	deliveries = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "wds_webhook_deliveries_total",
 		Help: "Webhook delivery attempts sent to a receiver, by outcome (succeeded; failed; dropped when it was the chain's last attempt) and attempt number.",
@@ -90,7 +95,7 @@ func init() {
 	Registry.MustRegister(
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
-		httpRequests, httpDuration, rateLimited, deliveries, deliveryDuration, dropped,
+		httpRequests, httpDuration, rateLimited, keyCache, deliveries, deliveryDuration, dropped,
 		relayPasses, relayStarted, relayRecoveries, gateWait, gateBusy,
 	)
 }
@@ -107,6 +112,16 @@ func ObserveRequest(route, method string, status int, d time.Duration) {
 
 // RateLimited counts one request refused by a rate limit of the named API.
 func RateLimited(api string) { rateLimited.WithLabelValues(api).Inc() }
+
+// The results of a key cache lookup (KeyCacheLookup).
+const (
+	KeyCacheHit    = "hit"
+	KeyCacheMiss   = "miss"
+	KeyCacheBypass = "bypass"
+)
+
+// KeyCacheLookup counts one authentication by how the key cache served it.
+func KeyCacheLookup(result string) { keyCache.WithLabelValues(result).Inc() }
 
 // OutcomeDropped is the outcome of a chain's failed last attempt (delivery.StatusDropped).
 const OutcomeDropped = "dropped"

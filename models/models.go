@@ -1,9 +1,11 @@
-// Package models holds the GORM models of the schema (migrations/) and the domain rules that need no
-// I/O. It imports no package of ours.
+// Package models holds the GORM rows that several domains share: the workspace's orgs, stores,
+// users, memberships, roles and audit entries, and the webhook engine's events, endpoints, deliveries
+// and dispatches; with the column types they use (TextArray, Optional). Rows one domain owns live
+// beside it (apikeys/rows.go, catalog/rows.go), and the keyset paging rules in package paging. It
+// imports no package of ours.
 package models
 
 import (
-	"slices"
 	"time"
 
 	"github.com/google/uuid"
@@ -70,97 +72,6 @@ type AuditEntry struct {
 
 // TableName is the audit table's name.
 func (AuditEntry) TableName() string { return "audit_log" }
-
-// ReadKey is a pck_live_ key.
-type ReadKey struct {
-	ID         uuid.UUID
-	OrgID      uuid.UUID
-	Name       string
-	KeyHash    []byte
-	KeyHint    string
-	Scope      string
-	CreatedBy  uuid.UUID
-	CreatedAt  time.Time `gorm:"default:now()"`
-	ExpiresAt  *time.Time
-	RevokedAt  *time.Time
-	LastUsedAt *time.Time
-}
-
-// Read key scopes.
-const (
-	ScopeReadOnly  = "read_only"
-	ScopeReadWrite = "read_write"
-)
-
-// Integration key scopes: what an integration key may write (docs/integration-api.md).
-const (
-	ScopeOrdersWrite    = "orders:write"
-	ScopeOrdersCancel   = "orders:cancel"
-	ScopePaymentsWrite  = "payments:write"
-	ScopePaymentsRefund = "payments:refund"
-	ScopeClientsWrite   = "clients:write"
-)
-
-// IntegrationScopes lists every integration scope.
-var IntegrationScopes = []string{ScopeOrdersWrite, ScopeOrdersCancel, ScopePaymentsWrite, ScopePaymentsRefund, ScopeClientsWrite}
-
-// Payload formats of an integration key: generic bodies, or the store platform's own order webhooks.
-const (
-	FormatGeneric     = "generic"
-	FormatNativestore = "nativestore"
-)
-
-// IntegrationKey is a pck_int_ key pinned to one (org, store).
-type IntegrationKey struct {
-	ID                  uuid.UUID
-	OrgID               uuid.UUID
-	StoreID             uuid.UUID
-	Label               string
-	KeyHash             []byte
-	KeyHint             string
-	PayloadFormat       string
-	Scopes              TextArray `gorm:"type:text[]"`
-	IPAllowlist         TextArray `gorm:"type:cidr[];column:ip_allowlist"`
-	RequireSignature    bool
-	SigningSecretSealed []byte
-	RateLimit           int
-	CreatedBy           uuid.UUID
-	CreatedAt           time.Time `gorm:"default:now()"`
-	ExpiresAt           *time.Time
-	RevokedAt           *time.Time
-	LastUsedAt          *time.Time
-}
-
-// HasScope reports whether the key holds scope.
-func (k *IntegrationKey) HasScope(scope string) bool { return slices.Contains(k.Scopes, scope) }
-
-// Seller is a marketplace party whose published products an org sees through a SellerLink.
-type Seller struct {
-	ID        uuid.UUID
-	Name      string
-	CreatedAt time.Time `gorm:"default:now()"`
-}
-
-// SellerLink ties a seller to one store of an org.
-type SellerLink struct {
-	OrgID     uuid.UUID `gorm:"primaryKey"`
-	SellerID  uuid.UUID `gorm:"primaryKey"`
-	StoreID   uuid.UUID
-	CreatedAt time.Time `gorm:"default:now()"`
-}
-
-// Product is a seller's shop product.
-type Product struct {
-	ID         uuid.UUID
-	SellerID   uuid.UUID
-	Name       string
-	SKU        *string `gorm:"column:sku"`
-	PriceCents int64
-	Currency   string
-	Published  bool
-	CreatedAt  time.Time `gorm:"default:clock_timestamp()"`
-	UpdatedAt  time.Time `gorm:"default:clock_timestamp()"`
-}
 
 // Event is an outbox row: written with the business rows, delivered by the webhook engine.
 type Event struct {

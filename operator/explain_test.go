@@ -8,7 +8,7 @@ import (
 	"github.com/google/uuid"
 	"gorm.io/gorm"
 
-	"wds/models"
+	"wds/paging"
 	"wds/pgtest"
 )
 
@@ -49,11 +49,11 @@ func TestOrgDeliveryPagesAreIndexScans(t *testing.T) {
 	db := pgtest.New(t)
 	orgs := seedDeliveries(t, db, 20000)
 	since := time.Now().Add(-time.Hour)
-	cursor := &models.Cursor{At: time.Now().Add(-time.Minute), ID: uuid.New()}
+	cursor := &paging.Cursor{At: time.Now().Add(-time.Minute), ID: uuid.New()}
 	for name, f := range map[string]DeliveryFilter{
 		"no filter": {}, "status": {Status: "dropped"}, "type": {EventType: "order.created"}, "since": {Since: &since},
 	} {
-		for _, c := range []*models.Cursor{nil, cursor} {
+		for _, c := range []*paging.Cursor{nil, cursor} {
 			where, args := deliveryPredicates(orgs[1], f)
 			sql, args := pageSQL(Query{OrgID: orgs[1], Limit: 50, Cursor: c}, deliveriesSelect, "attempted_at", where, args)
 			var rows []string

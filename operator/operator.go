@@ -14,6 +14,7 @@ import (
 	"gorm.io/gorm"
 
 	"wds/models"
+	"wds/paging"
 	"wds/problem"
 	"wds/views"
 	"wds/workspace"
@@ -35,7 +36,7 @@ type Query struct {
 	OrgID   uuid.UUID
 	ActorID uuid.UUID
 	Limit   int
-	Cursor  *models.Cursor
+	Cursor  *paging.Cursor
 }
 
 // list runs a keyset query over table t whose time column is atCol: predicates where (ANDed, with
@@ -43,7 +44,7 @@ type Query struct {
 func list[T any](ctx context.Context, db *gorm.DB, q Query, sel, atCol string, where []string, args []any,
 	key func(T) (time.Time, uuid.UUID)) (Page[T], error) {
 	if q.Limit == 0 {
-		q.Limit = models.DefaultLimit
+		q.Limit = paging.DefaultLimit
 	}
 	sql, args := pageSQL(q, sel, atCol, where, args)
 	rows := []T{}
@@ -54,7 +55,7 @@ func list[T any](ctx context.Context, db *gorm.DB, q Query, sel, atCol string, w
 	if len(rows) > q.Limit {
 		p.Rows = rows[:q.Limit]
 		at, id := key(p.Rows[q.Limit-1])
-		p.NextCursor = &models.Cursor{At: at, ID: id}
+		p.NextCursor = &paging.Cursor{At: at, ID: id}
 	}
 	return p, nil
 }
@@ -105,7 +106,7 @@ type DeliveryFilter struct {
 // Any member may read it, as they may read an endpoint's log.
 func (s *Service) ListDeliveries(ctx context.Context, q Query, f DeliveryFilter) (Page[models.Delivery], error) {
 	if f.Status != "" && f.Status != models.DeliverySucceeded && f.Status != models.DeliveryFailed && f.Status != models.DeliveryDropped {
-		return Page[models.Delivery]{}, problem.Fail(models.ErrInvalidParameter, "status must be succeeded, failed or dropped")
+		return Page[models.Delivery]{}, problem.Fail(paging.ErrInvalidParameter, "status must be succeeded, failed or dropped")
 	}
 	if err := workspace.RequireRole(ctx, s.db, q.OrgID, q.ActorID, workspace.Anyone...); err != nil {
 		return Page[models.Delivery]{}, err

@@ -1,5 +1,6 @@
 // Package ratelimit holds per-key sliding 60-second windows: Limiter, kept in memory per instance
-// (the Read API's best-effort limit), and Shared, kept in PostgreSQL for every instance (shared.go).
+// (the Read API's best-effort limit), and Shared, kept in PostgreSQL for every instance (shared.go),
+// which the Integration API draws on a lease at a time (Leased, lease.go).
 //
 // Limiter uses the sliding-window counter: the current fixed minute's count plus the previous minute's
 // count weighted by how much of it still lies inside the window. That needs two integers per key

@@ -10,7 +10,7 @@ import (
 	"github.com/google/uuid"
 	"gorm.io/gorm"
 
-	"wds/models"
+	"wds/paging"
 	"wds/pgtest"
 )
 
@@ -58,7 +58,7 @@ func plan(t *testing.T, db *gorm.DB, sel string, q ListQuery) string {
 func TestListQueriesAreKeysetIndexScans(t *testing.T) {
 	db := pgtest.New(t)
 	orgs := seed(t, db, 50000)
-	deep := &models.Cursor{At: time.Now().Add(-40000 * time.Second), ID: uuid.New()}
+	deep := &paging.Cursor{At: time.Now().Add(-40000 * time.Second), ID: uuid.New()}
 	cases := []struct {
 		table, sel, index string
 	}{
@@ -67,7 +67,7 @@ func TestListQueriesAreKeysetIndexScans(t *testing.T) {
 		{"vendors", vendorSelect, "vendors_keyset"},
 	}
 	for _, c := range cases {
-		for _, cur := range []*models.Cursor{nil, deep} {
+		for _, cur := range []*paging.Cursor{nil, deep} {
 			p := plan(t, db, c.sel, ListQuery{Scope: Scope{OrgID: orgs[2]}, Cursor: cur, Limit: 50})
 			var top []struct{ Plan node }
 			if err := json.Unmarshal([]byte(p), &top); err != nil || len(top) != 1 {

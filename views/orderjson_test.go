@@ -11,7 +11,7 @@ import (
 
 	"github.com/google/uuid"
 
-	"wds/models"
+	"wds/paging"
 )
 
 // plainOrder is Order without its methods: what encoding/json writes from the struct's tags, the
@@ -79,7 +79,7 @@ func FuzzOrderJSON(f *testing.F) {
 func TestOrderPageMatchesEncodingJSON(t *testing.T) {
 	at := time.Date(2026, 11, 22, 3, 47, 15, 566230000, time.UTC)
 	orders := []Order{sampleOrder(t, "1", "paid", "a", "b", at), sampleOrder(t, "2", "paid", "c", "d", at)}
-	for _, p := range []Page[Order]{{Rows: []Order{}}, {Rows: orders}, {Rows: orders, NextCursor: &models.Cursor{At: at, ID: orders[1].ID}}} {
+	for _, p := range []Page[Order]{{Rows: []Order{}}, {Rows: orders}, {Rows: orders, NextCursor: &paging.Cursor{At: at, ID: orders[1].ID}}} {
 		want, err := json.Marshal(p)
 		if err != nil {
 			t.Fatal(err)

@@ -11,7 +11,7 @@ import (
 	"github.com/google/uuid"
 	"gorm.io/gorm"
 
-	"wds/models"
+	"wds/paging"
 	"wds/problem"
 )
 
@@ -25,14 +25,14 @@ type Scope struct {
 // ListQuery is one page request.
 type ListQuery struct {
 	Scope
-	Cursor *models.Cursor
+	Cursor *paging.Cursor
 	Limit  int
 }
 
 // Page is the list envelope: next_cursor is null on the last page.
 type Page[T any] struct {
 	Rows       []T            `json:"rows"`
-	NextCursor *models.Cursor `json:"next_cursor"`
+	NextCursor *paging.Cursor `json:"next_cursor"`
 }
 
 // keyset builds the WHERE and ORDER BY of a page over a table aliased t whose org column is orgCol.
@@ -62,7 +62,7 @@ func page[T any](rows []T, limit int, key func(T) (time.Time, uuid.UUID)) Page[T
 	if len(rows) > limit {
 		p.Rows = rows[:limit]
 		at, id := key(p.Rows[limit-1])
-		p.NextCursor = &models.Cursor{At: at, ID: id}
+		p.NextCursor = &paging.Cursor{At: at, ID: id}
 	}
 	if p.Rows == nil {
 		p.Rows = []T{}

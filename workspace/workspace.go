@@ -2,7 +2,8 @@
 // audit log. Its operations are the methods of Service, which the CLI, the console and the Operator
 // API call; none of them holds these rules itself. The rules other domains apply inside their own
 // transactions (RequireRole, RequireRowRole, StoreOf, Audit) take that transaction. Nothing here
-// emits webhook events, so the service needs no event starter.
+// emits webhook events, so the service needs no event starter. Its rows (orgs, stores, users,
+// memberships, roles, audit entries) are in models, since every domain reads them.
 package workspace
 
 import (

@@ -14,6 +14,7 @@ import (
 	"wds/catalog"
 	"wds/fulfillment"
 	"wds/ingest"
+	"wds/paging"
 	"wds/workspace"
 
 	"github.com/google/uuid"
@@ -23,7 +24,6 @@ import (
 	"wds/answer"
 	"wds/config"
 	"wds/database"
-	"wds/models"
 	"wds/problem"
 	"wds/secrets"
 )
@@ -108,7 +108,7 @@ func jsonEncoder(w io.Writer) *json.Encoder {
 
 func runAdmin(ctx context.Context, args []string) (any, error) {
 	if len(args) < 2 || adminCommands[args[0]+" "+args[1]].flags == nil {
-		return nil, problem.Fail(models.ErrInvalidParameter, "unknown command %q; `wds admin help` lists them: %s",
+		return nil, problem.Fail(paging.ErrInvalidParameter, "unknown command %q; `wds admin help` lists them: %s",
 			strings.Join(args[:min(2, len(args))], " "), adminNames())
 	}
 	fs := newAdminFlags(args[0] + " " + args[1])
@@ -117,23 +117,23 @@ func runAdmin(ctx context.Context, args []string) (any, error) {
 		if errors.Is(err, flag.ErrHelp) {
 			return nil, err
 		}
-		return nil, problem.Fail(models.ErrInvalidParameter, "%s", dashDash(err.Error()))
+		return nil, problem.Fail(paging.ErrInvalidParameter, "%s", dashDash(err.Error()))
 	}
 	if fs.NArg() > 0 {
-		return nil, problem.Fail(models.ErrInvalidParameter, "unexpected argument %q", fs.Arg(0))
+		return nil, problem.Fail(paging.ErrInvalidParameter, "unexpected argument %q", fs.Arg(0))
 	}
 	if err := missingRequired(fs); err != nil {
 		return nil, err
 	}
 	cfg, err := config.Load()
 	if err != nil {
-		return nil, problem.Fail(models.ErrInvalidParameter, "%v", err)
+		return nil, problem.Fail(paging.ErrInvalidParameter, "%v", err)
 	}
 	log := cfg.Logger()
 	log.SetOutput(os.Stderr)
 	url, err := databaseURL(cfg)
 	if err != nil {
-		return nil, problem.Fail(models.ErrInvalidParameter, "%v", err)
+		return nil, problem.Fail(paging.ErrInvalidParameter, "%v", err)
 	}
 	db, err := database.Open(ctx, url, log)
 	if err != nil {
@@ -215,7 +215,7 @@ func missingRequired(fs *flag.FlagSet) error {
 	var missing error
 	fs.VisitAll(func(f *flag.Flag) {
 		if must, given := required(f); must && !given && missing == nil {
-			missing = problem.Fail(models.ErrInvalidParameter, "--%s is required", f.Name)
+			missing = problem.Fail(paging.ErrInvalidParameter, "--%s is required", f.Name)
 		}
 	})
 	return missing
@@ -227,7 +227,7 @@ func optionalTime(name, v string) (*time.Time, error) {
 	}
 	t, err := time.Parse(time.RFC3339, v)
 	if err != nil {
-		return nil, problem.Fail(models.ErrInvalidParameter, "--%s must be an RFC 3339 time such as 2027-01-01T00:00:00Z", name)
+		return nil, problem.Fail(paging.ErrInvalidParameter, "--%s must be an RFC 3339 time such as 2027-01-01T00:00:00Z", name)
 	}
 	return &t, nil
 }

@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"strings"
+	"wds/paging"
 	"wds/views"
 
 	"wds/api"
@@ -56,14 +57,14 @@ func readBodyFile(name string) ([]byte, error) {
 	if name != "-" {
 		f, err := os.Open(name)
 		if err != nil {
-			return nil, problem.Fail(models.ErrInvalidParameter, "--file: %v", err)
+			return nil, problem.Fail(paging.ErrInvalidParameter, "--file: %v", err)
 		}
 		defer f.Close()
 		r = f
 	}
 	raw, err := io.ReadAll(io.LimitReader(r, maxBodyFile+1))
 	if err != nil {
-		return nil, problem.Fail(models.ErrInvalidParameter, "--file: %v", err)
+		return nil, problem.Fail(paging.ErrInvalidParameter, "--file: %v", err)
 	}
 	if len(raw) > maxBodyFile {
 		return nil, problem.Fail(api.ErrPayloadTooLarge, "--file exceeds 1 MiB")

@@ -11,6 +11,7 @@ import (
 
 	"wds/delivery"
 	"wds/models"
+	"wds/paging"
 )
 
 func init() {
@@ -104,14 +105,14 @@ func endpointRotate(fs *flag.FlagSet) runFunc {
 }
 
 func endpointDeliveries(fs *flag.FlagSet) runFunc {
-	id, limit := uuidFlag(fs, "id", "endpoint id"), fs.Int("limit", models.DefaultLimit, "1..100")
+	id, limit := uuidFlag(fs, "id", "endpoint id"), fs.Int("limit", paging.DefaultLimit, "1..100")
 	cursorAt, cursorID := fs.String("cursor-at", "", "next_cursor.at"), fs.String("cursor-id", "", "next_cursor.id")
 	return func(ctx context.Context, env *adminEnv) (any, error) {
-		n, err := models.ClampLimit(*limit, true)
+		n, err := paging.ClampLimit(*limit, true)
 		if err != nil {
 			return nil, err
 		}
-		cur, err := models.ParseCursor(*cursorAt, *cursorID)
+		cur, err := paging.ParseCursor(*cursorAt, *cursorID)
 		if err != nil {
 			return nil, err
 		}

@@ -8,6 +8,7 @@ import (
 
 	"wds/delivery"
 	"wds/models"
+	"wds/paging"
 	"wds/problem"
 )
 
@@ -23,7 +24,7 @@ func (h headerFlags) String() string { return "" }
 func (h headerFlags) Set(v string) error {
 	name, value, ok := strings.Cut(v, ":")
 	if !ok || strings.TrimSpace(name) == "" {
-		return problem.Fail(models.ErrInvalidParameter, "--header must be 'Name: value'")
+		return problem.Fail(paging.ErrInvalidParameter, "--header must be 'Name: value'")
 	}
 	h[strings.TrimSpace(name)] = strings.TrimSpace(value)
 	return nil
@@ -36,7 +37,7 @@ func rateLimitFlag(v string) (models.Optional[int], error) {
 	}
 	n, err := strconv.Atoi(v)
 	if err != nil {
-		return models.Optional[int]{}, problem.Fail(models.ErrInvalidParameter, "--rate-limit must be a number of deliveries a second or none")
+		return models.Optional[int]{}, problem.Fail(paging.ErrInvalidParameter, "--rate-limit must be a number of deliveries a second or none")
 	}
 	return models.Optional[int]{Set: true, Value: n}, nil
 }

@@ -8,7 +8,7 @@ import (
 	"github.com/google/uuid"
 
 	"wds/delivery"
-	"wds/models"
+	"wds/paging"
 	"wds/problem"
 )
 
@@ -24,15 +24,15 @@ func eventList(fs *flag.FlagSet) runFunc {
 	order, typ := fs.String("order", "", "the order's id or number: every event about it"), fs.String("type", "", "event type")
 	resource, outcome := fs.String("resource", "", "the event's resource id"), fs.String("outcome", "", "in_progress|dropped|succeeded|no_endpoints")
 	since, until := fs.String("since", "", "created at or after (RFC 3339)"), fs.String("until", "", "created before (RFC 3339)")
-	limit := fs.Int("limit", models.DefaultLimit, "1..100")
+	limit := fs.Int("limit", paging.DefaultLimit, "1..100")
 	cursorAt, cursorID := fs.String("cursor-at", "", "next_cursor.at"), fs.String("cursor-id", "", "next_cursor.id")
 	return func(ctx context.Context, env *adminEnv) (any, error) {
 		q := delivery.EventsQuery{OrgID: *org, Type: *typ, Outcome: *outcome}
 		var err error
-		if q.Limit, err = models.ClampLimit(*limit, true); err != nil {
+		if q.Limit, err = paging.ClampLimit(*limit, true); err != nil {
 			return nil, err
 		}
-		if q.Cursor, err = models.ParseCursor(*cursorAt, *cursorID); err != nil {
+		if q.Cursor, err = paging.ParseCursor(*cursorAt, *cursorID); err != nil {
 			return nil, err
 		}
 		if err := orderFlag(*order, &q); err != nil {
@@ -41,7 +41,7 @@ func eventList(fs *flag.FlagSet) runFunc {
 		if *resource != "" {
 			id, err := uuid.Parse(*resource)
 			if err != nil {
-				return nil, problem.Fail(models.ErrInvalidParameter, "--resource must be a UUID")
+				return nil, problem.Fail(paging.ErrInvalidParameter, "--resource must be a UUID")
 			}
 			q.ResourceID = &id
 		}
@@ -67,7 +67,7 @@ func orderFlag(v string, q *delivery.EventsQuery) error {
 	}
 	n, err := strconv.ParseInt(v, 10, 64)
 	if err != nil {
-		return problem.Fail(models.ErrInvalidParameter, "--order must be an order's id or its number, such as 1042")
+		return problem.Fail(paging.ErrInvalidParameter, "--order must be an order's id or its number, such as 1042")
 	}
 	q.OrderNumber = &n
 	return nil
@@ -91,7 +91,7 @@ func eventResend(fs *flag.FlagSet) runFunc {
 		if *endpoint != "" {
 			parsed, err := uuid.Parse(*endpoint)
 			if err != nil {
-				return nil, problem.Fail(models.ErrInvalidParameter, "--endpoint must be a UUID")
+				return nil, problem.Fail(paging.ErrInvalidParameter, "--endpoint must be a UUID")
 			}
 			ep = &parsed
 		}

@@ -6,7 +6,6 @@ import (
 	"github.com/google/uuid"
 	"strings"
 	"time"
-	"wds/models"
 
 	"wds/apikeys"
 )
@@ -26,7 +25,7 @@ type integrationKeyOut struct {
 // integrationKeyOps is what the integration-key commands call (apikeys.Service).
 type integrationKeyOps interface {
 	CreateIntegrationKey(ctx context.Context, in apikeys.NewIntegrationKey) (*apikeys.CreatedIntegrationKey, error)
-	RevokeIntegrationKey(ctx context.Context, id, actorID uuid.UUID) (*models.IntegrationKey, error)
+	RevokeIntegrationKey(ctx context.Context, id, actorID uuid.UUID) (*apikeys.IntegrationKey, error)
 }
 
 func integrationKeyCreate(fs *flag.FlagSet) runFunc {

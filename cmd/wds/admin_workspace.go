@@ -5,6 +5,7 @@ import (
 	"flag"
 	"github.com/google/uuid"
 	"time"
+	"wds/paging"
 	"wds/views"
 
 	"wds/apikeys"
@@ -42,15 +43,15 @@ type workspaceOps interface {
 
 // readKeyOps is what the read-key commands call (apikeys.Service).
 type readKeyOps interface {
-	CreateReadKey(ctx context.Context, in apikeys.NewReadKey) (*models.ReadKey, string, error)
-	RevokeReadKey(ctx context.Context, id, actorID uuid.UUID) (*models.ReadKey, error)
+	CreateReadKey(ctx context.Context, in apikeys.NewReadKey) (*apikeys.ReadKey, string, error)
+	RevokeReadKey(ctx context.Context, id, actorID uuid.UUID) (*apikeys.ReadKey, error)
 }
 
 // catalogOps is what the seller, product and vendor commands call (catalog.Service).
 type catalogOps interface {
-	CreateSeller(ctx context.Context, name string) (*models.Seller, error)
-	LinkSeller(ctx context.Context, orgID, storeID, sellerID uuid.UUID) (*models.SellerLink, error)
-	CreateProduct(ctx context.Context, in catalog.NewProduct) (*models.Product, error)
+	CreateSeller(ctx context.Context, name string) (*catalog.Seller, error)
+	LinkSeller(ctx context.Context, orgID, storeID, sellerID uuid.UUID) (*catalog.SellerLink, error)
+	CreateProduct(ctx context.Context, in catalog.NewProduct) (*catalog.Product, error)
 	CreateVendor(ctx context.Context, orgID, actorID, storeID uuid.UUID, in catalog.VendorFields) (*views.Vendor, error)
 	UpdateVendor(ctx context.Context, actorID, vendorID uuid.UUID, in catalog.VendorFields) (*views.Vendor, error)
 	IssueClaimToken(ctx context.Context, actorID, vendorID uuid.UUID) (*catalog.ClaimToken, error)
@@ -130,7 +131,7 @@ func userRevokeToken(fs *flag.FlagSet) runFunc {
 
 func readKeyCreate(fs *flag.FlagSet) runFunc {
 	org, actor := uuidFlag(fs, "org", "org id"), uuidFlag(fs, "actor", "acting user id")
-	scope, name, expires := fs.String("scope", models.ScopeReadOnly, "read_only|read_write"), fs.String("name", "", "label"), fs.String("expires-at", "", "RFC 3339")
+	scope, name, expires := fs.String("scope", apikeys.ScopeReadOnly, "read_only|read_write"), fs.String("name", "", "label"), fs.String("expires-at", "", "RFC 3339")
 	return func(ctx context.Context, env *adminEnv) (any, error) {
 		exp, err := optionalTime("expires-at", *expires)
 		if err != nil {
@@ -183,7 +184,7 @@ func productCreate(fs *flag.FlagSet) runFunc {
 	currency := fs.String("currency", "USD", "ISO currency")
 	return func(ctx context.Context, env *adminEnv) (any, error) {
 		if *price < 0 {
-			return nil, problem.Fail(models.ErrInvalidParameter, "--price-cents is required and must be >= 0")
+			return nil, problem.Fail(paging.ErrInvalidParameter, "--price-cents is required and must be >= 0")
 		}
 		p, err := env.catalog.CreateProduct(ctx, catalog.NewProduct{SellerID: *seller, Name: *name, PriceCents: *price, SKU: *sku, Currency: *currency, Published: *published})
 		if err != nil {

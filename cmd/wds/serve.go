@@ -57,10 +57,17 @@ func newHTTPServer(addr string, h http.Handler) *http.Server {
 // serveHTTP builds the API from cfg and serves it on WDS_HTTP_ADDR until ctx ends, then drains.
 func serveHTTP(ctx context.Context, cfg *config.Config, db *gorm.DB, log *logrus.Logger, hooks webhookWiring) error {
 	lastUsed := apikeys.NewLastUsed(db, log)
+	url, err := databaseURL(cfg)
+	if err != nil {
+		return err
+	}
 	// Integration keys' signing secrets are sealed with the same key as the webhook endpoints'.
 	// The domain services start the events they commit with the webhook starter, whichever of the
 	// APIs or the console called them.
-	deps := api.Deps{Stores: api.DBStores(db, hooks.service.Box, hooks.starter), Log: log, TrustedProxies: cfg.TrustedProxies, LastUsed: lastUsed}
+	stores := api.DBStores(db, hooks.service.Box, hooks.starter)
+	keys := apikeys.NewCache()
+	api.CacheKeys(&stores, keys)
+	deps := api.Deps{Stores: stores, Log: log, TrustedProxies: cfg.TrustedProxies, LastUsed: lastUsed}
 	hooks.apply(&deps)
 	router, err := api.NewRouter(deps)
 	if err != nil {
@@ -74,6 +81,8 @@ func serveHTTP(ctx context.Context, cfg *config.Config, db *gorm.DB, log *logrus
 	flushCtx, stopFlush := context.WithCancel(context.WithoutCancel(ctx))
 	flushed := make(chan struct{})
 	go func() { lastUsed.Run(flushCtx); close(flushed) }()
+	listened := make(chan struct{})
+	go func() { keys.Listen(flushCtx, apikeys.ConnectURL(url), log); close(listened) }()
 
 	errc := make(chan error, 1)
 	go func() { errc <- srv.ListenAndServe() }()
@@ -88,6 +97,7 @@ func serveHTTP(ctx context.Context, cfg *config.Config, db *gorm.DB, log *logrus
 	}
 	stopFlush()
 	<-flushed
+	<-listened
 	if errors.Is(err, http.ErrServerClosed) {
 		err = nil
 	}

@@ -3,6 +3,7 @@
 //
 //	wdsbench                 full run (a million orders, 16 clients, 20 s per measurement)
 //	wdsbench -smoke          a few seconds on tiny data
+//	wdsbench -only scale     only these parts' lines, merged into the saved results
 //	wdsbench -render-only    re-render the docs from the saved JSON
 //	wdsbench -profile read   CPU profile of the API serving the read load in this process
 //	wdsbench -profile ingest -profile-serve   the same load on a separate wds serve, as the full run
@@ -10,10 +11,14 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
+	"io/fs"
 	"os"
 	"os/signal"
+	"slices"
+	"strings"
 	"syscall"
 
 	"wds/bench"
@@ -39,6 +44,8 @@ func run() error {
 	profile := flag.String("profile", "", "read or ingest: profile the API in this process instead of measuring")
 	profileOut := flag.String("profile-out", "cpu.pprof", "where -profile writes the CPU profile")
 	profileServe := flag.Bool("profile-serve", false, "-profile drives a separate wds serve (the profile covers the load generator only)")
+	only := flag.String("only", "", "comma-separated parts to run, of "+strings.Join(bench.Parts(), ",")+
+		" (default: all); their lines replace those in -results, the others stay")
 	flag.Parse()
 
 	o := bench.Full()
@@ -46,6 +53,14 @@ func run() error {
 		o = bench.Smoke()
 	}
 	o.WDSBinary, o.Keep, o.ProfileServe = *wds, *keep, *profileServe
+	if *only != "" {
+		o.Parts = strings.Split(*only, ",")
+		for _, p := range o.Parts {
+			if !slices.Contains(bench.Parts(), p) {
+				return fmt.Errorf("-only: unknown part %q (parts: %s)", p, strings.Join(bench.Parts(), ", "))
+			}
+		}
+	}
 	if *orders > 0 {
 		o.Orders = *orders
 	}
@@ -71,6 +86,11 @@ func run() error {
 			return err
 		}
 		bench.PrintTable(os.Stdout, res)
+		if len(o.Parts) > 0 {
+			if res, err = mergeSaved(*out, res, o.Parts); err != nil {
+				return err
+			}
+		}
 		if err := bench.Save(*out, res); err != nil {
 			return err
 		}
@@ -80,4 +100,17 @@ func run() error {
 		return err
 	}
 	return bench.Render(res, *doc, *chart)
+}
+
+// mergeSaved puts a partial run's parts into the results saved at path, when there are any.
+func mergeSaved(path string, res *bench.Results, parts []string) (*bench.Results, error) {
+	saved, err := bench.LoadResults(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return res, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	bench.Merge(saved, res, parts)
+	return saved, nil
 }

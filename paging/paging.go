@@ -1,4 +1,7 @@
-package models
+// Package paging holds the keyset paging rules every list of every API and the CLI share: the
+// cursor (the (updated_at, id) of a page's last row, at PostgreSQL's microsecond precision), how it
+// is read from cursor_at and cursor_id, and the page limit; with the errors of those rules.
+package paging
 
 import (
 	"time"
@@ -8,8 +11,8 @@ import (
 	"wds/problem"
 )
 
-// The list query rules' own errors; each unwraps to problem.BadRequest, and carries its
-// code. ErrInvalidParameter also serves every other malformed query parameter or command-line flag.
+// The paging rules' own errors; each unwraps to problem.BadRequest and carries its code.
+// ErrInvalidParameter also serves every other malformed query parameter or command-line flag.
 var (
 	ErrInvalidCursor    = problem.New(problem.BadRequest, "invalid_cursor", "cursor_at and cursor_id must be given together as an RFC 3339 time and a UUID")
 	ErrInvalidParameter = problem.New(problem.BadRequest, "invalid_parameter", "a query parameter is invalid")

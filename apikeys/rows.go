@@ -1,0 +1,73 @@
+package apikeys
+
+import (
+	"slices"
+	"time"
+
+	"github.com/google/uuid"
+
+	"wds/models"
+)
+
+// ReadKey is a pck_live_ key.
+type ReadKey struct {
+	ID         uuid.UUID
+	OrgID      uuid.UUID
+	Name       string
+	KeyHash    []byte
+	KeyHint    string
+	Scope      string
+	CreatedBy  uuid.UUID
+	CreatedAt  time.Time `gorm:"default:now()"`
+	ExpiresAt  *time.Time
+	RevokedAt  *time.Time
+	LastUsedAt *time.Time
+}
+
+// Read key scopes.
+const (
+	ScopeReadOnly  = "read_only"
+	ScopeReadWrite = "read_write"
+)
+
+// Integration key scopes: what an integration key may write (docs/integration-api.md).
+const (
+	ScopeOrdersWrite    = "orders:write"
+	ScopeOrdersCancel   = "orders:cancel"
+	ScopePaymentsWrite  = "payments:write"
+	ScopePaymentsRefund = "payments:refund"
+	ScopeClientsWrite   = "clients:write"
+)
+
+// IntegrationScopes lists every integration scope.
+var IntegrationScopes = []string{ScopeOrdersWrite, ScopeOrdersCancel, ScopePaymentsWrite, ScopePaymentsRefund, ScopeClientsWrite}
+
+// Payload formats of an integration key: generic bodies, or the store platform's own order webhooks.
+const (
+	FormatGeneric     = "generic"
+	FormatNativestore = "nativestore"
+)
+
+// IntegrationKey is a pck_int_ key pinned to one (org, store).
+type IntegrationKey struct {
+	ID                  uuid.UUID
+	OrgID               uuid.UUID
+	StoreID             uuid.UUID
+	Label               string
+	KeyHash             []byte
+	KeyHint             string
+	PayloadFormat       string
+	Scopes              models.TextArray `gorm:"type:text[]"`
+	IPAllowlist         models.TextArray `gorm:"type:cidr[];column:ip_allowlist"`
+	RequireSignature    bool
+	SigningSecretSealed []byte
+	RateLimit           int
+	CreatedBy           uuid.UUID
+	CreatedAt           time.Time `gorm:"default:now()"`
+	ExpiresAt           *time.Time
+	RevokedAt           *time.Time
+	LastUsedAt          *time.Time
+}
+
+// HasScope reports whether the key holds scope.
+func (k *IntegrationKey) HasScope(scope string) bool { return slices.Contains(k.Scopes, scope) }
