@@ -122,11 +122,17 @@ func orderDetails(ctx context.Context, db *gorm.DB, scope views.Scope, o *views.
 // shipped sends the browser back to the order after a shipment operation, or shows the failure.
 func (c *Console) shipped(g *gin.Context, orderID uuid.UUID, err error) {
 	if err != nil {
+		// A shipment's own form failed when the path names the shipment: that row keeps what was
+		// typed, not the Ship form.
+		v := view{Error: c.problem(err), Form: form(g)}
+		if row := g.Param("id"); row != orderID.String() {
+			v.editing = row
+		}
 		// The order page reads its id from the path; a shipment route's :id is the shipment's, and
 		// gin's Param answers the first "id", so replace it rather than add one.
 		g.Params = append(slices.DeleteFunc(g.Params, func(p gin.Param) bool { return p.Key == "id" }),
 			gin.Param{Key: "id", Value: orderID.String()})
-		c.orderPage(g, status(err), view{Error: c.problem(err), Form: form(g)})
+		c.orderPage(g, status(err), v)
 		return
 	}
 	g.Redirect(http.StatusSeeOther, "/console/orders/"+orderID.String()+"?done=shipment")
