@@ -2,7 +2,7 @@
 GO ?= go
 export GOFLAGS ?= -buildvcs=false
 
-.PHONY: run test build vet fuzz bench chaos
+.PHONY: run test build vet fuzz bench chaos screenshots
 
 # The version `wds version` prints: the commit, marked when the tree has uncommitted changes.
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
@@ -46,3 +46,8 @@ bench: build bin/temporal
 # of results written into docs/reliability.md. `make test` runs the same scenarios shortened.
 chaos: bin/temporal
 	$(GO) test -count=1 -timeout 60m -v -run . ./chaos -args -chaos.long -chaos.report $(CURDIR)/docs/reliability.md
+
+# The console's screenshots in docs/console.md, made again over a real stack with the browser tests'
+# Chromium (about 30 seconds). `make test` makes them into a temporary directory, never into docs/.
+screenshots: bin/temporal
+	$(GO) test -count=1 -run '^TestConsoleScreenshots$$' ./e2e -args -screenshots $(CURDIR)/docs/console

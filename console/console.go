@@ -12,8 +12,12 @@ package console
 import (
 	"context"
 	"embed"
+	"fmt"
 	"html/template"
 	"net/http"
+	"net/url"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/gin-gonic/gin"
@@ -24,8 +28,10 @@ import (
 	"wds/answer"
 	"wds/delivery"
 	"wds/models"
+	"wds/money"
 	"wds/problem"
 	"wds/ratelimit"
+	"wds/workspace"
 )
 
 //go:embed templates/*.html templates/console.css
@@ -55,6 +61,9 @@ type Console struct {
 	TemporalUI string
 	// Namespace is the Temporal namespace the links open.
 	Namespace string
+	// RetrySchedule is the retry ladder (WDS_WEBHOOK_RETRY_SCHEDULE) this process starts deliveries
+	// with, which the webhooks page states.
+	RetrySchedule []time.Duration
 	// InsecureCookie drops Secure from the cookie (plain-HTTP `wds dev` only).
 	InsecureCookie bool
 	// SignInLimit is how many failed sign-ins one client address may make a minute; 0 is
@@ -107,8 +116,7 @@ func (c *Console) signedIn(g *gin.Context) {
 		return
 	}
 	if g.Request.Method == http.MethodPost && !s.validCSRF(g.PostForm("csrf")) {
-		g.Data(http.StatusForbidden, "text/plain; charset=utf-8", []byte("403 Forbidden: the form's CSRF token is missing or not this session's; reload the page\n"))
-		g.Abort()
+		c.refuse(g, problem.Fail(workspace.ErrForbidden, "the form's CSRF token is missing or not this session's; reload the page and send it again"))
 		return
 	}
 	g.Set(ctxSession, s)
@@ -180,7 +188,45 @@ type view struct {
 	Notice string
 	// Form echoes the inputs of a form that failed, so nothing typed is lost.
 	Form map[string]string
+	// Page names the page, so the nav marks where the operator is.
+	Page string
+	// sent is the whole form that failed, for the choices Form cannot hold (checkboxes, selects).
+	sent url.Values
+	// editing is the row whose edit form failed; Form then holds that row's inputs, not the add
+	// form's.
+	editing string
 }
+
+// Typed is what the operator typed into the add form's field name before it failed.
+func (v view) Typed(name string) string {
+	if v.editing != "" {
+		return ""
+	}
+	return v.Form[name]
+}
+
+// Row is a grid row's field: as typed when that row's edit failed, else as stored.
+func (v view) Row(id uuid.UUID, name string, stored any) string {
+	if v.editing == id.String() {
+		return v.Form[name]
+	}
+	switch s := stored.(type) {
+	case *string:
+		if s == nil {
+			return ""
+		}
+		return *s
+	case []string:
+		return strings.Join(s, ", ")
+	case string:
+		return s
+	}
+	return fmt.Sprint(stored)
+}
+
+// Sent reports whether the failed form chose value for name, so a checkbox or an option the
+// operator picked comes back picked.
+func (v view) Sent(name, value string) bool { return slices.Contains(v.sent[name], value) }
 
 // pageError is a failure as the APIs would answer it.
 type pageError struct{ Code, Detail string }
@@ -198,6 +244,8 @@ func (c *Console) problem(err error) *pageError {
 func status(err error) int { s, _, _ := answer.Of(err); return s }
 
 var funcs = template.FuncMap{
+	"money":  money.Format,
+	"ladder": ladder,
 	"statuses": func() []string {
 		return []string{models.DeliverySucceeded, models.DeliveryFailed, models.DeliveryDropped}
 	},
@@ -218,7 +266,7 @@ var funcs = template.FuncMap{
 var pages = map[string]*template.Template{}
 
 func init() {
-	for _, p := range []string{"login", "notfound", "overview", "keys", "connectors", "webhooks", "endpoint", "audit",
+	for _, p := range []string{"login", "notfound", "error", "overview", "keys", "connectors", "webhooks", "endpoint", "audit",
 		"orders", "order", "vendors", "clients"} {
 		pages[p] = template.Must(template.New("layout.html").Funcs(funcs).ParseFS(files, "templates/layout.html", "templates/"+p+".html"))
 	}
@@ -226,11 +274,35 @@ func init() {
 
 // render writes a page; a template failure is a defect, logged, and the page says so.
 func (c *Console) render(g *gin.Context, code int, page string, s *session, v view) {
-	v.S = s
+	v.S, v.Page = s, page
+	if v.Form != nil {
+		v.sent = g.Request.PostForm
+	}
 	g.Header("Content-Type", "text/html; charset=utf-8")
 	g.Header("Cache-Control", "no-store") // pages may show a secret once
 	g.Status(code)
 	if err := pages[page].Execute(g.Writer, v); err != nil {
 		c.Log.WithError(err).WithField("page", page).Error("console page")
 	}
+}
+
+// ladder shows a retry schedule as the delays after the first attempt: "+1m, +5m, +30m, +2h, +8h".
+func ladder(schedule []time.Duration) string {
+	steps := make([]string, len(schedule))
+	for i, d := range schedule {
+		steps[i] = "+" + shortDuration(d)
+	}
+	return strings.Join(steps, ", ")
+}
+
+// shortDuration drops a Duration's zero parts: 2h rather than 2h0m0s, 90s as 1m30s.
+func shortDuration(d time.Duration) string {
+	s := d.String()
+	if strings.HasSuffix(s, "m0s") {
+		s = strings.TrimSuffix(s, "0s")
+	}
+	if strings.HasSuffix(s, "h0m") {
+		s = strings.TrimSuffix(s, "0m")
+	}
+	return s
 }

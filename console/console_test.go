@@ -312,6 +312,12 @@ func TestWorkspacePagesRunTheOperations(t *testing.T) {
 		!strings.Contains(page, "validation_failed") || !strings.Contains(page, `id="fulfillment">delivered<`) {
 		t.Fatalf("tracking without a number: %d\n%s", code, page)
 	}
+	// A tracking number the service refuses stays in its shipment's row, not in the Ship form.
+	long := strings.Repeat("9", 101)
+	if code, page := post("/console/shipments/"+shipment.ID+"/tracking", url.Values{"order": {id}, "tracking_number": {long}}); code != 422 ||
+		!strings.Contains(page, `name="tracking_number" value="`+long+`" placeholder`) || strings.Count(page, long) != 1 {
+		t.Fatalf("a refused tracking number: %d\n%s", code, page)
+	}
 	if code, _ := post("/console/vendors", url.Values{"store_id": {s}, "name": {"Clay Supply"}, "email": {"c@clay.test"}}); code != 200 {
 		t.Fatalf("add vendor: %d", code)
 	}

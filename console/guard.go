@@ -9,7 +9,6 @@ import (
 
 	"github.com/gin-gonic/gin"
 
-	"wds/answer"
 	"wds/api"
 	"wds/paging"
 	"wds/problem"
@@ -105,12 +104,14 @@ func readForm(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-// refuse answers a request the console will not serve with the APIs' code and detail, as text.
+// refuse answers a request the console will not serve with a page that gives the APIs' code and
+// detail and a way back; a person never gets raw JSON or text under /console/.
 func (c *Console) refuse(g *gin.Context, err error) {
-	status, code, detail := answer.Of(err)
-	if status >= http.StatusInternalServerError {
-		c.Log.WithError(err).Error("console")
+	var s *session
+	if v, ok := g.Get(ctxSession); ok {
+		s = v.(*session)
 	}
-	g.Data(status, "text/plain; charset=utf-8", []byte(http.StatusText(status)+": "+code+": "+detail+"\n"))
+	code := status(err)
+	c.render(g, code, "error", s, view{Error: c.problem(err), Data: http.StatusText(code)})
 	g.Abort()
 }

@@ -19,6 +19,7 @@ import (
 	"wds/paging"
 	"wds/problem"
 	"wds/ratelimit"
+	"wds/workspace"
 )
 
 // KeyService mints and revokes an org's keys of both kinds (apikeys.Service).
@@ -145,7 +146,11 @@ func (c *Console) connectorsPage(g *gin.Context, code int, v view) {
 		v.Error = c.problem(err)
 	}
 	stores, _ := c.Members.Stores(ctx, sessionOf(g).OrgID)
-	v.Data = map[string]any{"Keys": page.Rows, "Stores": stores, "Scopes": apikeys.IntegrationScopes, "Created": v.Data}
+	names := make(map[uuid.UUID]string, len(stores))
+	for _, st := range stores {
+		names[st.ID] = st.Name
+	}
+	v.Data = map[string]any{"Keys": page.Rows, "Stores": stores, "StoreNames": names, "Scopes": apikeys.IntegrationScopes, "Created": v.Data}
 	c.render(g, code, "connectors", sessionOf(g), v)
 }
 
@@ -184,7 +189,7 @@ func (c *Console) webhooksPage(g *gin.Context, code int, v view) {
 	if err != nil && v.Error == nil {
 		v.Error = c.problem(err)
 	}
-	v.Data = map[string]any{"Endpoints": eps, "Types": events.Types(), "Created": v.Data}
+	v.Data = map[string]any{"Endpoints": eps, "Types": events.Types(), "Created": v.Data, "Ladder": c.RetrySchedule}
 	c.render(g, code, "webhooks", s, v)
 }
 
@@ -237,7 +242,7 @@ func (c *Console) endpointAction(g *gin.Context) {
 	}
 	op := ops[action]
 	if op == nil {
-		g.String(http.StatusNotFound, "404 page not found\n")
+		c.notFound(g)
 		return
 	}
 	done := map[string]string{"enable": "enabled", "disable": "disabled", "delete": "deleted", "test": "test"}[action]
@@ -383,13 +388,24 @@ func (c *Console) workflowURL(workflowID string) string {
 	return strings.TrimRight(c.TemporalUI, "/") + "/namespaces/" + url.PathEscape(c.Namespace) + "/workflows/" + url.PathEscape(workflowID)
 }
 
+// audit is the org's audit log, each actor shown by email: an operator who has left the org keeps
+// their id.
 func (c *Console) audit(g *gin.Context) {
-	page, err := c.Lists.ListAudit(g.Request.Context(), c.query(g, 100))
+	ctx := g.Request.Context()
+	page, err := c.Lists.ListAudit(ctx, c.query(g, 100))
+	var members []workspace.Member
+	if err == nil {
+		members, err = c.Members.ListMembers(ctx, sessionOf(g).OrgID)
+	}
 	if err != nil {
 		c.render(g, status(err), "audit", sessionOf(g), view{Error: c.problem(err)})
 		return
 	}
-	c.render(g, http.StatusOK, "audit", sessionOf(g), view{Data: page.Rows})
+	emails := make(map[string]string, len(members)) // by id as text: an automatic entry has no actor
+	for _, m := range members {
+		emails[m.ID.String()] = m.Email
+	}
+	c.render(g, http.StatusOK, "audit", sessionOf(g), view{Data: map[string]any{"Rows": page.Rows, "Emails": emails}})
 }
 
 // form keeps a failed form's text inputs for the page to show again.

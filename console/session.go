@@ -33,6 +33,7 @@ type Members interface {
 	Orgs(ctx context.Context, actorID uuid.UUID) ([]models.Org, error)
 	RoleOf(ctx context.Context, orgID, actorID uuid.UUID) (models.Role, error)
 	Stores(ctx context.Context, orgID uuid.UUID) ([]models.Store, error)
+	ListMembers(ctx context.Context, orgID uuid.UUID) ([]workspace.Member, error)
 }
 
 // session is a signed-in operator working in one org.

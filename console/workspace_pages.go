@@ -3,6 +3,8 @@ package console
 import (
 	"context"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"net/http"
 	"slices"
 	"strings"
@@ -10,11 +12,13 @@ import (
 
 	"github.com/gin-gonic/gin"
 	"github.com/google/uuid"
+	"gorm.io/gorm"
 
 	"wds/catalog"
 	"wds/fulfillment"
 	"wds/ingest"
 	"wds/models"
+	"wds/problem"
 	"wds/views"
 )
 
@@ -76,31 +80,59 @@ func (c *Console) orderPage(g *gin.Context, code int, v view) {
 	if err == nil {
 		o, err = views.GetOrder(g.Request.Context(), c.DB, views.Scope{OrgID: sessionOf(g).OrgID}, id)
 	}
+	data := map[string]any{"Order": o}
+	if err == nil {
+		err = orderDetails(g.Request.Context(), c.DB, views.Scope{OrgID: sessionOf(g).OrgID}, o, data)
+	}
 	if err != nil {
-		c.render(g, status(err), "order", sessionOf(g), view{Error: c.problem(err)})
+		c.refuse(g, err)
 		return
 	}
-	ss, _ := o.ShipmentList()
-	lines, _ := lineList(o)
-	v.Data = map[string]any{"Order": o, "Shipments": ss, "Lines": lines}
+	v.Data = data
 	c.render(g, code, "order", sessionOf(g), v)
 }
 
-// lineList decodes an order's lines for display.
-func lineList(o *views.Order) ([]map[string]any, error) {
-	var out []map[string]any
-	err := json.Unmarshal(o.Lines, &out)
-	return out, err
+// orderDetails decodes what the order page shows beside the order: its lines with their totals,
+// payments, shipments and client.
+func orderDetails(ctx context.Context, db *gorm.DB, scope views.Scope, o *views.Order, data map[string]any) error {
+	var lines []views.Line
+	if err := json.Unmarshal(o.Lines, &lines); err != nil {
+		return fmt.Errorf("order lines: %w", err)
+	}
+	payments, err := o.PaymentList()
+	if err != nil {
+		return err
+	}
+	shipments, err := o.ShipmentList()
+	if err != nil {
+		return err
+	}
+	data["Lines"], data["Payments"], data["Shipments"] = lines, payments, shipments
+	if o.ClientID != nil {
+		// A client deleted since keeps its id on the order; the page says so rather than failing.
+		client, err := views.GetClient(ctx, db, scope, *o.ClientID)
+		if err != nil && !errors.Is(err, problem.NotFound) {
+			return err
+		}
+		data["Client"] = client
+	}
+	return nil
 }
 
 // shipped sends the browser back to the order after a shipment operation, or shows the failure.
 func (c *Console) shipped(g *gin.Context, orderID uuid.UUID, err error) {
 	if err != nil {
+		// A shipment's own form failed when the path names the shipment: that row keeps what was
+		// typed, not the Ship form.
+		v := view{Error: c.problem(err), Form: form(g)}
+		if row := g.Param("id"); row != orderID.String() {
+			v.editing = row
+		}
 		// The order page reads its id from the path; a shipment route's :id is the shipment's, and
 		// gin's Param answers the first "id", so replace it rather than add one.
 		g.Params = append(slices.DeleteFunc(g.Params, func(p gin.Param) bool { return p.Key == "id" }),
 			gin.Param{Key: "id", Value: orderID.String()})
-		c.orderPage(g, status(err), view{Error: c.problem(err), Form: form(g)})
+		c.orderPage(g, status(err), v)
 		return
 	}
 	g.Redirect(http.StatusSeeOther, "/console/orders/"+orderID.String()+"?done=shipment")
@@ -167,7 +199,7 @@ func (c *Console) createVendor(g *gin.Context) {
 func (c *Console) updateVendor(g *gin.Context) {
 	id, _ := uuid.Parse(g.Param("id"))
 	_, err := c.Vendors.UpdateVendor(g.Request.Context(), sessionOf(g).User.ID, id, vendorFields(g))
-	c.back(g, "/console/vendors?done=saved", err, c.vendorsPage)
+	c.backToRow(g, "/console/vendors?done=saved", err, c.vendorsPage)
 }
 
 func (c *Console) claimToken(g *gin.Context) {
@@ -216,13 +248,22 @@ func (c *Console) createClient(g *gin.Context) {
 func (c *Console) updateClient(g *gin.Context) {
 	id, _ := uuid.Parse(g.Param("id"))
 	_, err := c.Clients.UpdateClient(g.Request.Context(), sessionOf(g).User.ID, id, clientFields(g))
-	c.back(g, "/console/clients?done=saved", err, c.clientsPage)
+	c.backToRow(g, "/console/clients?done=saved", err, c.clientsPage)
 }
 
 // back goes to url after a write, or shows page with the failure and the form as typed.
 func (c *Console) back(g *gin.Context, url string, err error, page func(*gin.Context, int, view)) {
 	if err != nil {
 		page(g, status(err), view{Error: c.problem(err), Form: form(g)})
+		return
+	}
+	g.Redirect(http.StatusSeeOther, url)
+}
+
+// backToRow is back for a grid row's edit form: the failure keeps what was typed in that row.
+func (c *Console) backToRow(g *gin.Context, url string, err error, page func(*gin.Context, int, view)) {
+	if err != nil {
+		page(g, status(err), view{Error: c.problem(err), Form: form(g), editing: g.Param("id")})
 		return
 	}
 	g.Redirect(http.StatusSeeOther, url)

@@ -37,7 +37,7 @@ func browser(t *testing.T) context.Context {
 		chromedp.Flag("headless", true), chromedp.NoSandbox, chromedp.DisableGPU, chromedp.NoFirstRun,
 		chromedp.Flag("disable-quic", true), chromedp.Flag("disable-background-networking", true),
 		chromedp.Flag("disable-component-update", true), chromedp.Flag("disable-sync", true),
-		chromedp.UserDataDir(t.TempDir()), chromedp.WindowSize(1280, 900))
+		chromedp.UserDataDir(profileDir(t)), chromedp.WindowSize(1280, 900))
 	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
 	ctx, cancel := chromedp.NewContext(actx)
 	ctx, cancelTimeout := context.WithTimeout(ctx, 3*time.Minute)
@@ -56,6 +56,24 @@ func browser(t *testing.T) context.Context {
 		cancelAlloc()
 	})
 	return ctx
+}
+
+// profileDir is a Chromium profile directory removed after the test. Chromium's helper processes may
+// still be writing to it for a moment after the browser has exited, which t.TempDir's one-shot removal
+// reports as a failure; this removal tries again until the directory is gone.
+func profileDir(t *testing.T) string {
+	t.Helper()
+	dir, err := os.MkdirTemp("", "wds-chromium-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		deadline := time.Now().Add(10 * time.Second)
+		for os.RemoveAll(dir) != nil && time.Now().Before(deadline) {
+			time.Sleep(50 * time.Millisecond)
+		}
+	})
+	return dir
 }
 
 // newestEndpoint is the endpoint the console created last.

@@ -89,7 +89,7 @@ func newHarness(t *testing.T, tc client.Client) *harness {
 	(&console.Console{DB: h.db, Log: log, Members: workspace.NewService(h.db), Keys: apikeys.NewService(h.db, h.box), Lists: operator.NewService(h.db),
 		Shipping: fulfillment.NewService(h.db, h.starter), Vendors: catalog.NewService(h.db, h.starter), Clients: ingest.NewService(h.db, h.starter),
 		Webhooks: hooks, Dispatches: h.starter,
-		TemporalUI: "http://localhost:8233", Namespace: "default", InsecureCookie: true}).Register(router)
+		TemporalUI: "http://localhost:8233", Namespace: "default", RetrySchedule: schedule, InsecureCookie: true}).Register(router)
 	h.api = httptest.NewServer(router)
 	t.Cleanup(h.api.Close)
 	h.workspace()

@@ -4,27 +4,9 @@ import (
 	"fmt"
 
 	"github.com/shopspring/decimal"
+
+	iso4217 "wds/money"
 )
-
-// minorUnits is the ISO 4217 exponent of currencies whose minor unit is not the cent. Every other
-// currency has two decimals.
-var minorUnits = map[string]int32{
-	// zero-decimal
-	"BIF": 0, "CLP": 0, "DJF": 0, "GNF": 0, "ISK": 0, "JPY": 0, "KMF": 0, "KRW": 0, "PYG": 0,
-	"RWF": 0, "UGX": 0, "UYI": 0, "VND": 0, "VUV": 0, "XAF": 0, "XOF": 0, "XPF": 0,
-	// three-decimal
-	"BHD": 3, "IQD": 3, "JOD": 3, "KWD": 3, "LYD": 3, "OMR": 3, "TND": 3,
-	// four-decimal
-	"CLF": 4, "UYW": 4,
-}
-
-// Exponent is the number of decimals of currency's minor unit.
-func Exponent(currency string) int32 {
-	if e, ok := minorUnits[currency]; ok {
-		return e
-	}
-	return 2
-}
 
 // maxExponent bounds the decimal exponent accepted from outside.
 const maxExponent = 30
@@ -48,7 +30,7 @@ func ToMinor(amount, currency string, round bool) (int64, error) {
 	if d.IsNegative() {
 		return 0, fmt.Errorf("%q is negative", amount)
 	}
-	exp := Exponent(currency)
+	exp := int32(iso4217.Exponent(currency))
 	minor := d.Shift(exp)
 	if !minor.IsInteger() {
 		if !round {

@@ -76,7 +76,7 @@ func serveHTTP(ctx context.Context, cfg *config.Config, db *gorm.DB, log *logrus
 	(&console.Console{DB: db, Log: log, Webhooks: hooks.service, Dispatches: hooks.starter,
 		Members: workspace.NewService(db), Keys: apikeys.NewService(db, hooks.service.Box), Lists: operator.NewService(db), Shipping: fulfillment.NewService(db, hooks.starter),
 		Vendors: catalog.NewService(db, hooks.starter), Clients: ingest.NewService(db, hooks.starter),
-		TemporalUI: cfg.TemporalUIURL, Namespace: cfg.TemporalNamespace, InsecureCookie: cfg.ConsoleInsecureCookie}).Register(router)
+		TemporalUI: cfg.TemporalUIURL, Namespace: cfg.TemporalNamespace, RetrySchedule: cfg.WebhookRetrySchedule, InsecureCookie: cfg.ConsoleInsecureCookie}).Register(router)
 	srv := newHTTPServer(cfg.HTTPAddr, router)
 	flushCtx, stopFlush := context.WithCancel(context.WithoutCancel(ctx))
 	flushed := make(chan struct{})
