@@ -134,7 +134,7 @@ func (rc *flakyReceiver) caFile(t *testing.T) string {
 }
 
 // TestSupportRunbook runs every command of docs/support.md verbatim against a real system: an order
-// 1042 whose webhook the customer lost, then an outage of a hundred dropped chains that the
+// 1042 whose webhook the customer lost, then an outage of 500 dropped chains that the
 // runbook's recovery re-fires at 20 a second while the wds worker running it is killed with SIGKILL
 // and another takes over. Every outage event gets exactly one new chain and arrives under exactly
 // one new attempt (a POST the killed worker made but could not record is sent again under the same
@@ -176,7 +176,7 @@ func TestSupportRunbook(t *testing.T) {
 	}
 	waitUntil := func(what string, cond func() bool) {
 		t.Helper()
-		deadline := time.Now().Add(90 * time.Second)
+		deadline := time.Now().Add(180 * time.Second)
 		for !cond() {
 			select {
 			case <-worker.exited:
@@ -198,10 +198,10 @@ func TestSupportRunbook(t *testing.T) {
 	vars["EVENT"] = ev1042.String()
 	waitUntil("order 1042's webhook", func() bool { return len(rc.received(ev1042)) == 1 })
 
-	// The receiver is down while a hundred orders come in: every chain drops.
+	// The receiver is down while 500 orders come in: every chain drops.
 	vars["SINCE"] = time.Now().UTC().Format(time.RFC3339Nano)
 	rc.setDown(true)
-	const outage = 100
+	const outage = 500
 	var lost []uuid.UUID
 	for range outage {
 		lost = append(lost, emit(map[string]any{"id": uuid.New()}))
@@ -248,7 +248,7 @@ func TestSupportRunbook(t *testing.T) {
 				t.Fatalf("recovery ended %v", out)
 			}
 			vars["RECOVERY"] = out["id"].(string)
-		case <-time.After(120 * time.Second):
+		case <-time.After(240 * time.Second): // 500 chains at 20 a second, and a worker restart
 			t.Fatal("the recovery did not end")
 		}
 		waitUntil("every lost event delivered", func() bool {
