@@ -246,6 +246,8 @@ func status(err error) int { s, _, _ := answer.Of(err); return s }
 var funcs = template.FuncMap{
 	"money":  money.Format,
 	"ladder": ladder,
+	// attempt gives an event page's attempt the delivery log's wording (deliveryRow).
+	"attempt": func(d models.Delivery) deliveryRow { return deliveryRow{Delivery: d} },
 	"statuses": func() []string {
 		return []string{models.DeliverySucceeded, models.DeliveryFailed, models.DeliveryDropped}
 	},

@@ -53,7 +53,7 @@ func TestEventsPageFindsAnOrderByNumberAndOpensItsEvent(t *testing.T) {
 		t.Fatalf("outcome filter:\n%s", page)
 	}
 	res, page = e.do(c, "GET", "/console/events/"+ev.String(), nil)
-	if res.StatusCode != http.StatusOK || !strings.Contains(page, "HTTP 503") || !strings.Contains(page, "https://receiver.example/hooks") ||
+	if res.StatusCode != http.StatusOK || !strings.Contains(page, "503 Service Unavailable") || strings.Contains(page, "HTTP 503") || !strings.Contains(page, "https://receiver.example/hooks") ||
 		!strings.Contains(page, "http://localhost:8233/namespaces/default/workflows/webhook-event%2F"+ev.String()) ||
 		!strings.Contains(page, `&#34;number&#34;: &#34;1042&#34;`) {
 		t.Fatalf("event page: %d\n%s", res.StatusCode, page)

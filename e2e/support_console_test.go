@@ -61,7 +61,7 @@ func TestTheSupportDeskInABrowser(t *testing.T) {
 	if err != nil {
 		t.Fatalf("find the order's event: %v", err)
 	}
-	if !strings.Contains(eventPage, "HTTP 503") || !strings.Contains(eventPage, `"number": "`+number+`"`) {
+	if !strings.Contains(eventPage, "503 Service Unavailable") || !strings.Contains(eventPage, `"number": "`+number+`"`) {
 		t.Fatalf("the event's page lacks the attempt or the payload:\n%s", eventPage)
 	}
 	if err := chromedp.Run(ctx, chromedp.Click(`//button[text()="Resend"]`), chromedp.WaitVisible(`.notice`)); err != nil {
