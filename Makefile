@@ -2,7 +2,7 @@
 GO ?= go
 export GOFLAGS ?= -buildvcs=false
 
-.PHONY: run test build vet fuzz bench chaos screenshots
+.PHONY: run test test-deps build vet fuzz bench chaos screenshots
 
 # The version `wds version` prints: the commit, marked when the tree has uncommitted changes.
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
@@ -22,7 +22,12 @@ vet:
 	cd bench && $(GO) vet ./...
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed: $$out"; exit 1; fi
 
-test: vet bin/temporal
+# What the tests drive besides Go (PostgreSQL, Chromium, Node.js, Python 3, promtool, curl, openssl,
+# iproute2), installed from Debian's packages when missing.
+test-deps:
+	./tools/test-deps
+
+test: test-deps vet bin/temporal
 	$(GO) test -race -count=1 -timeout 45m ./...
 	cd bench && $(GO) test -race -count=1 -timeout 20m ./...
 

@@ -5,13 +5,13 @@ import (
 	"testing"
 )
 
-// promtool is Prometheus's own checker (Debian: apt-get install prometheus; .ci/run installs it).
+// promtool is Prometheus's own checker (Debian: apt-get install prometheus; make test installs it through tools/test-deps).
 // A machine without it fails here: the alert rules would otherwise ship untested.
 func promtool(t *testing.T, args ...string) {
 	t.Helper()
 	bin, err := exec.LookPath("promtool")
 	if err != nil {
-		t.Fatalf("promtool not found (%v): install Debian's prometheus package (apt-get install prometheus), as .ci/run does", err)
+		t.Fatalf("promtool not found (%v): install Debian's prometheus package (apt-get install prometheus), as make test does through tools/test-deps", err)
 	}
 	cmd := exec.Command(bin, args...)
 	cmd.Dir = "prometheus"

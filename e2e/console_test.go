@@ -23,7 +23,7 @@ import (
 	"wds/workspace"
 )
 
-// chromiumPath is Debian's chromium, which .ci/run installs when it is missing.
+// chromiumPath is Debian's chromium, which make test installs when it is missing (tools/test-deps).
 const chromiumPath = "/usr/bin/chromium"
 
 // browser starts headless Chromium for one test and saves a screenshot of the page into the test's

@@ -245,7 +245,7 @@ func lookPath(t *testing.T, name, install string) string {
 	t.Helper()
 	path, err := exec.LookPath(name)
 	if err != nil {
-		t.Fatalf("%s is not on PATH: install %s (.ci/run does)", name, install)
+		t.Fatalf("%s is not on PATH: install %s (make test does, through tools/test-deps)", name, install)
 	}
 	return path
 }
