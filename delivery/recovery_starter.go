@@ -65,16 +65,9 @@ func (s *Starter) claimRecoveries(ctx context.Context, limit int) (int, error) {
 	return len(started), startErr
 }
 
-// startRecoveryRows starts each recovery's workflow, in order, until one fails.
+// startRecoveryRows starts each recovery's workflow (startEach).
 func (s *Starter) startRecoveryRows(ctx context.Context, rows []recoveryRow) ([]uuid.UUID, error) {
-	var started []uuid.UUID
-	for _, r := range rows {
-		if err := s.startRecovery(ctx, r); err != nil {
-			return started, err
-		}
-		started = append(started, r.ID)
-	}
-	return started, nil
+	return startEach(ctx, rows, s.startRecovery)
 }
 
 // startRecovery starts recover-{id}; its summary names the endpoint and the count, so the Temporal

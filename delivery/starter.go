@@ -353,14 +353,20 @@ func (s *Starter) claimDispatches(ctx context.Context, limit int) (int, error) {
 	return len(started), startErr
 }
 
-// startDispatchRows starts each row's workflow, in order, until one fails, and returns those started.
+// startDispatchRows starts each queued start's workflow (startEach).
 func (s *Starter) startDispatchRows(ctx context.Context, rows []dispatchRow) ([]uuid.UUID, error) {
+	return startEach(ctx, rows, s.startDispatch)
+}
+
+// startEach starts each row's workflow with start, in order, until one fails, and returns the ids of
+// those started: the rest stay unstarted for the next pass.
+func startEach[R row](ctx context.Context, rows []R, start func(context.Context, R) error) ([]uuid.UUID, error) {
 	var started []uuid.UUID
 	for _, r := range rows {
-		if err := s.startDispatch(ctx, r); err != nil {
+		if err := start(ctx, r); err != nil {
 			return started, err
 		}
-		started = append(started, r.ID)
+		started = append(started, r.rowID())
 	}
 	return started, nil
 }
