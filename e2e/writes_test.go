@@ -1,16 +1,17 @@
 package e2e
 
 import (
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/cookiejar"
 	"net/url"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
-	"wds/delivery"
 	"wds/temporaldev"
 )
 
@@ -79,50 +80,69 @@ func (h *harness) orderID(externalID string) string {
 	return out["id"].(string)
 }
 
-// arrivesAtOnce waits for the receiver's n-th delivery, of typ, and fails unless it came before the
-// relay could have taken the event: the relay leaves an event alone for its grace after the write
-// committed, so only the write's own after-commit start delivers it sooner. On an idle dev stack it
-// arrives in about 100 ms (logged); the bound is the grace, not a speed, so a loaded machine does not
-// make the test fail.
-func arrivesAtOnce(t *testing.T, rc *receiver, n int, typ string, start time.Time) {
+// arrival waits for the receiver's n-th delivery, of typ, and returns how long after start it came.
+// It fails unless it came before the relay could have taken the event: the relay leaves an event
+// alone for its grace after the write committed, so only the write's own after-commit start delivers
+// it sooner.
+func arrival(t *testing.T, rc *receiver, n int, typ string, start time.Time, grace time.Duration) time.Duration {
 	t.Helper()
-	waitFor(t, delivery.RelayGrace+10*time.Second, typ+" at the receiver", func() bool { return rc.count() >= n })
+	waitFor(t, grace+10*time.Second, typ+" at the receiver", func() bool { return rc.count() >= n })
 	got := rc.deliveries()[n-1]
 	if got.eventType() != typ {
 		t.Fatalf("delivery %d is %s, want %s", n, got.eventType(), typ)
 	}
 	latency := got.at.Sub(start)
-	t.Logf("%s reached the receiver %v after the write", typ, latency.Round(time.Millisecond))
-	if latency >= delivery.RelayGrace {
-		t.Fatalf("%s took %v, not less than the relay's grace (%v): the write left it to the relay", typ, latency, delivery.RelayGrace)
+	if latency >= grace {
+		t.Fatalf("%s took %v, not less than the relay's grace (%v): the write left it to the relay", typ, latency, grace)
 	}
+	return latency
+}
+
+// median is the middle of an odd number of durations.
+func median(d []time.Duration) time.Duration {
+	s := slices.Clone(d)
+	slices.Sort(s)
+	return s[len(s)/2]
 }
 
 // A write's webhook leaves as soon as the write commits, whichever adapter made it: a console Ship
-// is as fast as the Operator API's, though the relay waits its grace (5 s, as in wds) before taking
-// either event.
+// reaches the receiver within 1 s, like the Operator API's. The relay's grace is a minute here, so
+// only the write's own start can deliver in time. Each adapter ships three orders and the bound holds
+// for the median, so one slow round on a loaded machine does not fail the test while a write that
+// leaves its event to the relay always does.
 func TestConsoleAndOperatorWritesStartTheirEventsAtOnce(t *testing.T) {
+	const rounds, bound, grace = 3, time.Second, time.Minute
 	srv := startTemporal(t, temporaldev.Options{})
 	h := newHarness(t, srv.Client())
-	h.starter.Grace = delivery.RelayGrace // as in wds; set before the worker's relay reads it
+	h.starter.Grace = grace // set before the worker's relay reads it
 	h.startWorker()
 	rc := newReceiver(t, ok)
 	ep := h.endpoint(rc, 5, "order.shipped")
-	viaConsole, viaAPI := h.orderID("ship-console"), h.orderID("ship-api")
-
 	b := h.signInToConsole(h.ownerToken)
-	start := time.Now()
-	res, page := b.post("/console/orders/"+viaConsole+"/ship", url.Values{"csrf": {b.csrf}, "carrier": {"UPS"}})
-	if res.StatusCode != http.StatusSeeOther {
-		t.Fatalf("console ship: %d\n%s", res.StatusCode, page)
-	}
-	arrivesAtOnce(t, rc, 1, "order.shipped", start)
-	verify(t, rc.deliveries()[0], ep.secret)
 
-	start = time.Now()
-	status, out := h.call("/admin/v1/orders/"+viaAPI+"/shipments", h.ownerToken, map[string]any{"carrier": "DHL"})
-	if status != http.StatusCreated {
-		t.Fatalf("operator API ship: %d %v", status, out)
+	var viaConsole, viaAPI []time.Duration
+	for i := range rounds {
+		id := h.orderID(fmt.Sprintf("ship-console-%d", i))
+		start := time.Now()
+		res, page := b.post("/console/orders/"+id+"/ship", url.Values{"csrf": {b.csrf}, "carrier": {"UPS"}})
+		if res.StatusCode != http.StatusSeeOther {
+			t.Fatalf("console ship: %d\n%s", res.StatusCode, page)
+		}
+		viaConsole = append(viaConsole, arrival(t, rc, 2*i+1, "order.shipped", start, grace))
+		verify(t, rc.deliveries()[2*i], ep.secret)
+
+		id = h.orderID(fmt.Sprintf("ship-api-%d", i))
+		start = time.Now()
+		status, out := h.call("/admin/v1/orders/"+id+"/shipments", h.ownerToken, map[string]any{"carrier": "DHL"})
+		if status != http.StatusCreated {
+			t.Fatalf("operator API ship: %d %v", status, out)
+		}
+		viaAPI = append(viaAPI, arrival(t, rc, 2*i+2, "order.shipped", start, grace))
 	}
-	arrivesAtOnce(t, rc, 2, "order.shipped", start)
+	t.Logf("order.shipped at the receiver after the write: console %v, Operator API %v", viaConsole, viaAPI)
+	for name, d := range map[string][]time.Duration{"console": viaConsole, "Operator API": viaAPI} {
+		if m := median(d); m >= bound {
+			t.Errorf("%s ship: median %v to the receiver, want under %v", name, m, bound)
+		}
+	}
 }
