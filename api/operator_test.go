@@ -282,7 +282,7 @@ func TestOperatorListsDeliveriesAndRefiresADroppedOne(t *testing.T) {
 		if a == 3 {
 			status = "dropped"
 		}
-		d := models.Delivery{ID: uuid.New(), OrgID: e.org.ID, EventID: ev, EndpointID: epID, EventType: "order.created", ChainID: chain,
+		d := delivery.Delivery{ID: uuid.New(), OrgID: e.org.ID, EventID: ev, EndpointID: epID, EventType: "order.created", ChainID: chain,
 			WorkflowID: delivery.EventWorkflowID(ev), Attempt: a, Status: status, AttemptedAt: time.Now().Add(time.Duration(a) * time.Minute)}
 		if err := e.db.Create(&d).Error; err != nil {
 			t.Fatal(err)

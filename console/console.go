@@ -27,7 +27,6 @@ import (
 
 	"wds/answer"
 	"wds/delivery"
-	"wds/models"
 	"wds/money"
 	"wds/problem"
 	"wds/ratelimit"
@@ -247,9 +246,9 @@ var funcs = template.FuncMap{
 	"money":  money.Format,
 	"ladder": ladder,
 	// attempt gives an event page's attempt the delivery log's wording (deliveryRow).
-	"attempt": func(d models.Delivery) deliveryRow { return deliveryRow{Delivery: d} },
+	"attempt": func(d delivery.Delivery) deliveryRow { return deliveryRow{Delivery: d} },
 	"statuses": func() []string {
-		return []string{models.DeliverySucceeded, models.DeliveryFailed, models.DeliveryDropped}
+		return []string{delivery.DeliverySucceeded, delivery.DeliveryFailed, delivery.DeliveryDropped}
 	},
 	"when": func(t any) string {
 		switch v := t.(type) {

@@ -19,7 +19,6 @@ import (
 
 	"wds/delivery"
 	"wds/events"
-	"wds/models"
 	"wds/paging"
 	"wds/problem"
 )
@@ -175,7 +174,7 @@ func (c *Console) eventPage(g *gin.Context, code int, v view) {
 		c.render(g, status(err), "event", s, view{Error: c.problem(err)})
 		return
 	}
-	var targets []models.Endpoint // where Resend can send it: enabled endpoints subscribed to its type
+	var targets []delivery.Endpoint // where Resend can send it: enabled endpoints subscribed to its type
 	for _, ep := range eps {
 		if ep.Enabled && slices.Contains(ep.EventTypes, ev.Type) {
 			targets = append(targets, ep)

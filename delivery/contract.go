@@ -144,7 +144,7 @@ type AttemptInput struct {
 	Test bool
 }
 
-// AttemptResult is the outcome the attempt recorded, its row's status (models.Delivery*): succeeded,
+// AttemptResult is the outcome the attempt recorded, its row's status (Delivery*): succeeded,
 // failed, or dropped (last attempt failed, or the endpoint was disabled or deleted, or the chain was
 // dropped by the operator).
 type AttemptResult struct {

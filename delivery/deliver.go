@@ -21,7 +21,6 @@ import (
 	"wds/config"
 	"wds/egress"
 	"wds/metrics"
-	"wds/models"
 	"wds/webhook"
 )
 
@@ -87,7 +86,7 @@ func (a *Activities) Deliver(ctx context.Context, in AttemptInput) (AttemptResul
 // has failed for long enough. A chain dropped because the endpoint was disabled or deleted does not
 // count: nothing was sent.
 func (a *Activities) afterDrop(ctx context.Context, in AttemptInput, res AttemptResult) error {
-	if res.Outcome != models.DeliveryDropped || in.Test || res.Error == ReasonEndpointDisabled || res.Error == ReasonEndpointDeleted {
+	if res.Outcome != DeliveryDropped || in.Test || res.Error == ReasonEndpointDisabled || res.Error == ReasonEndpointDeleted {
 		return nil
 	}
 	return a.autoDisable(ctx, in.EndpointID)
@@ -103,7 +102,7 @@ const heartbeatTime = 3 * time.Second
 // a request and a write on the Temporal server, which every attempt would otherwise pay for the
 // rare task that sends and then loses its database. A worker killed between the POST and the row
 // keeps nothing, and the retry sends again; receivers deduplicate on X-PC-Event-Id for that.
-func (a *Activities) writeSent(ctx context.Context, d *models.Delivery, sent bool) (AttemptResult, error) {
+func (a *Activities) writeSent(ctx context.Context, d *Delivery, sent bool) (AttemptResult, error) {
 	wctx := ctx
 	if deadline, ok := ctx.Deadline(); ok && sent {
 		var cancel context.CancelFunc
@@ -122,7 +121,7 @@ func (a *Activities) writeSent(ctx context.Context, d *models.Delivery, sent boo
 }
 
 // send POSTs the event and fills d with the outcome.
-func (a *Activities) send(ctx context.Context, d *models.Delivery, at *attemptState, in AttemptInput) error {
+func (a *Activities) send(ctx context.Context, d *Delivery, at *attemptState, in AttemptInput) error {
 	body, release, err := a.body(ctx, at)
 	if err != nil {
 		return err
@@ -148,13 +147,13 @@ type outcome struct {
 	NextAttemptAt   *time.Time
 }
 
-func outcomeOf(d *models.Delivery) outcome {
+func outcomeOf(d *Delivery) outcome {
 	return outcome{Status: d.Status, ResponseStatus: d.ResponseStatus, ResponseExcerpt: d.ResponseExcerpt,
 		Error: d.Error, DurationMS: d.DurationMS, AttemptedAt: d.AttemptedAt, NextAttemptAt: d.NextAttemptAt}
 }
 
 // sentEarlier fills d from the outcome an earlier run of this task sent and kept, if there is one.
-func sentEarlier(ctx context.Context, d *models.Delivery) bool {
+func sentEarlier(ctx context.Context, d *Delivery) bool {
 	if !activity.IsActivity(ctx) || !activity.HasHeartbeatDetails(ctx) {
 		return false
 	}
@@ -212,8 +211,8 @@ type attemptState struct {
 	Body           *string
 	EndpointFound  bool
 	URL            string
-	Headers        models.Headers // the endpoint's custom headers
-	RateLimit      *int           // POSTs a second at most; nil is no limit
+	Headers        Headers // the endpoint's custom headers
+	RateLimit      *int    // POSTs a second at most; nil is no limit
 	SecretSealed   []byte
 	PreviousSealed []byte // the rotated-out secret while its grace lasts
 	Enabled        bool
@@ -237,7 +236,7 @@ func (a *Activities) attempt(ctx context.Context, in AttemptInput) (*attemptStat
 		FROM events e
 		LEFT JOIN webhook_endpoints w ON w.id = ?
 		LEFT JOIN webhook_deliveries d ON d.id = ?
-		WHERE e.id = ?`, smallBody, in.ChainID, models.DeliveryDropped, in.EndpointID, in.DeliveryID, in.EventID).Find(&rows).Error
+		WHERE e.id = ?`, smallBody, in.ChainID, DeliveryDropped, in.EndpointID, in.DeliveryID, in.EventID).Find(&rows).Error
 	if err != nil {
 		return nil, fmt.Errorf("load attempt: %w", err)
 	}
@@ -273,17 +272,17 @@ func (a *Activities) stop(ctx context.Context, in AttemptInput, ev *eventMeta, r
 		if _, err := dropWaiting(ctx, tx, "chain_id", in.ChainID, reason); err != nil {
 			return err
 		}
-		return tx.Model(&models.Delivery{}).Where("chain_id = ?", in.ChainID).Count(&rows).Error
+		return tx.Model(&Delivery{}).Where("chain_id = ?", in.ChainID).Count(&rows).Error
 	})
 	if err != nil {
 		return AttemptResult{}, fmt.Errorf("drop chain: %w", err)
 	}
 	if rows == 0 {
 		d := newRow(in, ev, a.now())
-		d.Status, d.Error, d.NextAttemptAt = models.DeliveryDropped, reason, nil
+		d.Status, d.Error, d.NextAttemptAt = DeliveryDropped, reason, nil
 		return a.write(ctx, d)
 	}
-	return AttemptResult{Outcome: models.DeliveryDropped, Error: reason}, nil
+	return AttemptResult{Outcome: DeliveryDropped, Error: reason}, nil
 }
 
 func deref(s *string) string {
@@ -319,7 +318,7 @@ func (a *Activities) summary(ctx context.Context, ev *eventMeta) ([]byte, error)
 
 // post sends the request and fills the row's outcome. Success is a 2xx within egress.Timeout;
 // anything else (3xx included: redirects are not followed) is a failure.
-func (a *Activities) post(ctx context.Context, d *models.Delivery, url string, custom models.Headers, in AttemptInput, keys []string, body []byte) {
+func (a *Activities) post(ctx context.Context, d *Delivery, url string, custom Headers, in AttemptInput, keys []string, body []byte) {
 	start := time.Now()
 	ts := a.now().Unix()
 	eventID := in.EventID.String()
@@ -367,7 +366,7 @@ func (a *Activities) post(ctx context.Context, d *models.Delivery, url string, c
 	case readErr != nil:
 		d.Status, d.Error = failedOrDropped(in), "reading response: "+describe(readErr)
 	case resp.StatusCode >= 200 && resp.StatusCode < 300:
-		d.Status, d.NextAttemptAt = models.DeliverySucceeded, nil
+		d.Status, d.NextAttemptAt = DeliverySucceeded, nil
 	default:
 		d.Status, d.Error = failedOrDropped(in), "HTTP "+strconv.Itoa(resp.StatusCode)
 	}

@@ -29,15 +29,15 @@ type DeliveriesQuery struct {
 
 // DeliveriesPage is the list envelope.
 type DeliveriesPage struct {
-	Rows       []models.Delivery `json:"rows"`
-	NextCursor *paging.Cursor    `json:"next_cursor"`
+	Rows       []Delivery     `json:"rows"`
+	NextCursor *paging.Cursor `json:"next_cursor"`
 }
 
 // ListDeliveries pages through an endpoint's attempts by (attempted_at DESC, id DESC), the order of
 // the webhook_deliveries_keyset index. Deleted endpoints keep their log. An endpoint of an org the
 // actor is not in is not found.
 func (s *Service) ListDeliveries(ctx context.Context, q DeliveriesQuery) (*DeliveriesPage, error) {
-	var ep models.Endpoint
+	var ep Endpoint
 	err := s.DB.WithContext(ctx).Where("id = ?", q.EndpointID).Take(&ep).Error
 	if errors.Is(err, gorm.ErrRecordNotFound) {
 		return nil, problem.Fail(problem.NotFound, "endpoint %s not found", q.EndpointID)
@@ -53,11 +53,11 @@ func (s *Service) ListDeliveries(ctx context.Context, q DeliveriesQuery) (*Deliv
 	if q.Limit == 0 {
 		q.Limit = paging.DefaultLimit
 	}
-	tx := s.DB.WithContext(ctx).Table(models.DeliveryLogFrom).Select(models.DeliveryLogColumns).Where("t.endpoint_id = ?", q.EndpointID)
+	tx := s.DB.WithContext(ctx).Table(DeliveryLogFrom).Select(DeliveryLogColumns).Where("t.endpoint_id = ?", q.EndpointID)
 	if q.Cursor != nil {
 		tx = tx.Where("(t.attempted_at, t.id) < (?, ?)", q.Cursor.At, q.Cursor.ID)
 	}
-	rows := []models.Delivery{}
+	rows := []Delivery{}
 	if err := tx.Order("t.attempted_at DESC, t.id DESC").Limit(q.Limit + 1).Find(&rows).Error; err != nil {
 		return nil, fmt.Errorf("list deliveries: %w", err)
 	}
@@ -86,7 +86,7 @@ type Refired struct {
 func (s *Service) Refire(ctx context.Context, deliveryID, actorID uuid.UUID) (*Refired, error) {
 	var out Refired
 	err := s.DB.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
-		var d models.Delivery
+		var d Delivery
 		// The row lock makes concurrent re-fires of one delivery take turns; the second then finds
 		// the first one's dispatch.
 		err := tx.Clauses(clause.Locking{Strength: "UPDATE"}).Where("id = ?", deliveryID).Take(&d).Error
@@ -99,7 +99,7 @@ func (s *Service) Refire(ctx context.Context, deliveryID, actorID uuid.UUID) (*R
 		if err := workspace.RequireRowRole(ctx, tx, d.OrgID, actorID, "delivery", deliveryID, workspace.Managers...); err != nil {
 			return err
 		}
-		if d.Status != models.DeliveryDropped {
+		if d.Status != DeliveryDropped {
 			return problem.Fail(ErrDeliveryNotDropped, "delivery %s is %s; only dropped deliveries can be re-fired", d.ID, d.Status)
 		}
 		if d.EventType == events.WebhookTest {
@@ -108,7 +108,7 @@ func (s *Service) Refire(ctx context.Context, deliveryID, actorID uuid.UUID) (*R
 		if err := liveEnabled(ctx, tx, d.EndpointID, d.OrgID); err != nil {
 			return err
 		}
-		var earlier []models.Dispatch
+		var earlier []Dispatch
 		if err := tx.Where("refired_delivery_id = ?", d.ID).Limit(1).Find(&earlier).Error; err != nil {
 			return fmt.Errorf("look up earlier re-fire: %w", err)
 		}
@@ -123,7 +123,7 @@ func (s *Service) Refire(ctx context.Context, deliveryID, actorID uuid.UUID) (*R
 		if err != nil {
 			return fmt.Errorf("count re-fires: %w", err)
 		}
-		disp := models.Dispatch{ID: uuid.New(), OrgID: d.OrgID, Kind: models.DispatchRefire,
+		disp := Dispatch{ID: uuid.New(), OrgID: d.OrgID, Kind: DispatchRefire,
 			WorkflowID: RefireWorkflowID(d.EventID, d.EndpointID, n), EventID: d.EventID,
 			EndpointID: d.EndpointID, ChainID: uuid.New(), RefiredDeliveryID: &d.ID, CreatedBy: &actorID}
 		if err := tx.Create(&disp).Error; err != nil {
@@ -142,7 +142,7 @@ func (s *Service) Refire(ctx context.Context, deliveryID, actorID uuid.UUID) (*R
 
 // liveEnabled checks that the endpoint exists in org, is not deleted and is enabled.
 func liveEnabled(ctx context.Context, tx *gorm.DB, endpointID, orgID uuid.UUID) error {
-	var ep models.Endpoint
+	var ep Endpoint
 	err := tx.WithContext(ctx).Clauses(clause.Locking{Strength: "SHARE"}).
 		Where("id = ? AND org_id = ? AND deleted_at IS NULL", endpointID, orgID).Take(&ep).Error
 	if errors.Is(err, gorm.ErrRecordNotFound) {
@@ -213,11 +213,11 @@ func (s *Service) sendTest(ctx context.Context, orgID, endpointID uuid.UUID, aud
 		if err != nil {
 			return fmt.Errorf("encode test event: %w", err)
 		}
-		ev := models.Event{ID: uuid.New(), OrgID: orgID, Type: events.WebhookTest, Body: raw, CreatedAt: now, DispatchedAt: &now}
+		ev := Event{ID: uuid.New(), OrgID: orgID, Type: events.WebhookTest, Body: raw, CreatedAt: now, DispatchedAt: &now}
 		if err := tx.Create(&ev).Error; err != nil {
 			return fmt.Errorf("write test event: %w", err)
 		}
-		disp := models.Dispatch{ID: uuid.New(), OrgID: orgID, Kind: models.DispatchTest,
+		disp := Dispatch{ID: uuid.New(), OrgID: orgID, Kind: DispatchTest,
 			WorkflowID: TestWorkflowID(out.DeliveryID), EventID: ev.ID, EndpointID: endpointID,
 			ChainID: uuid.New(), DeliveryID: &out.DeliveryID}
 		if err := tx.Create(&disp).Error; err != nil {

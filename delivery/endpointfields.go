@@ -14,7 +14,6 @@ import (
 	"github.com/google/uuid"
 	"gorm.io/gorm"
 
-	"wds/models"
 	"wds/problem"
 )
 
@@ -37,7 +36,7 @@ var reservedHeaders = []string{"content-type", "content-length", "host", "user-a
 	"transfer-encoding", "upgrade"}
 
 // validHeaders checks a set of custom headers and returns it in a new map (never nil).
-func validHeaders(in map[string]string) (models.Headers, error) {
+func validHeaders(in map[string]string) (Headers, error) {
 	if len(in) > MaxHeaders {
 		return nil, problem.Fail(ErrInvalidParameter, "headers: at most %d names, not %d", MaxHeaders, len(in))
 	}
@@ -46,7 +45,7 @@ func validHeaders(in map[string]string) (models.Headers, error) {
 		names = append(names, name)
 	}
 	sort.Strings(names) // the first offending name is the same every time
-	out := models.Headers{}
+	out := Headers{}
 	seen := map[string]bool{}
 	for _, name := range names {
 		value, lower := in[name], strings.ToLower(name)
@@ -95,7 +94,7 @@ const healthSQL = `SELECT w.id, s.last_success_at, f.failing_since, coalesce(f.c
 	WHERE w.id IN ?`
 
 // withHealth fills the health of each endpoint.
-func withHealth(ctx context.Context, db *gorm.DB, eps ...*models.Endpoint) error {
+func withHealth(ctx context.Context, db *gorm.DB, eps ...*Endpoint) error {
 	if len(eps) == 0 {
 		return nil
 	}
@@ -105,12 +104,12 @@ func withHealth(ctx context.Context, db *gorm.DB, eps ...*models.Endpoint) error
 	}
 	var rows []struct {
 		ID uuid.UUID
-		models.EndpointHealth
+		EndpointHealth
 	}
 	if err := db.WithContext(ctx).Raw(healthSQL, ids).Scan(&rows).Error; err != nil {
 		return fmt.Errorf("read endpoint health: %w", err)
 	}
-	byID := make(map[uuid.UUID]models.EndpointHealth, len(rows))
+	byID := make(map[uuid.UUID]EndpointHealth, len(rows))
 	for _, r := range rows {
 		byID[r.ID] = r.EndpointHealth
 	}

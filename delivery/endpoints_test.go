@@ -178,7 +178,7 @@ func TestRotateSecretReplacesTheSealedSecret(t *testing.T) {
 	if err != nil || rot.Secret == ep.Secret {
 		t.Fatalf("%+v %v", rot, err)
 	}
-	var stored models.Endpoint
+	var stored delivery.Endpoint
 	f.db.Where("id = ?", ep.ID).Take(&stored)
 	plain, err := f.box.Open(stored.SecretSealed)
 	if err != nil || string(plain) != rot.Secret {
@@ -195,8 +195,8 @@ func (f *fixture) subscribe() {
 }
 
 // delivery writes a row as the activity would.
-func (f *fixture) delivery(ev, ep uuid.UUID, attempt int, status string, at time.Time) models.Delivery {
-	d := models.Delivery{ID: uuid.New(), OrgID: f.org, EventID: ev, EndpointID: ep, EventType: events.OrderCreated,
+func (f *fixture) delivery(ev, ep uuid.UUID, attempt int, status string, at time.Time) delivery.Delivery {
+	d := delivery.Delivery{ID: uuid.New(), OrgID: f.org, EventID: ev, EndpointID: ep, EventType: events.OrderCreated,
 		ChainID: uuid.New(), WorkflowID: delivery.EventWorkflowID(ev), Attempt: attempt, Status: status, AttemptedAt: at}
 	if err := f.db.Create(&d).Error; err != nil {
 		f.t.Fatal(err)
@@ -429,7 +429,7 @@ func relays(t *testing.T, f *fixture, st *delivery.Starter, n int) {
 
 func (f *fixture) undispatched() int64 {
 	var n int64
-	f.db.Model(&models.Event{}).Where("dispatched_at IS NULL").Count(&n)
+	f.db.Model(&delivery.Event{}).Where("dispatched_at IS NULL").Count(&n)
 	return n
 }
 
@@ -502,7 +502,7 @@ func TestAnAlreadyStartedWorkflowCountsAsDispatched(t *testing.T) {
 	if n, err := st.RelayOnce(f.ctx, 10); err != nil || n != 1 {
 		t.Fatalf("%d %v", n, err)
 	}
-	var e models.Event
+	var e delivery.Event
 	f.db.Where("id = ?", ev).Take(&e)
 	if e.DispatchedAt == nil {
 		t.Fatal("event crashed between start and mark stays undispatched forever")
@@ -581,7 +581,7 @@ func TestDisablingSignalsTheWorkflowsOfTheDroppedChainsAfterCommit(t *testing.T)
 	if len(tc.signals) != 1 || tc.signals[0] != want {
 		t.Fatalf("signals %v, want [%s]", tc.signals, want)
 	}
-	var row models.Delivery
+	var row delivery.Delivery
 	f.db.Where("id = ?", pending.ID).Take(&row)
 	if row.Status != "dropped" || row.Error != delivery.ReasonEndpointDisabled || row.NextAttemptAt != nil {
 		t.Fatalf("pending row after disable: %+v", row)
@@ -610,7 +610,7 @@ func TestEventsWithoutReceiversAreWrittenDispatched(t *testing.T) {
 		t.Fatalf("Write returned %v, want %v", targeted, want)
 	}
 	for id, want := range map[uuid.UUID]bool{lonely: true, evs[0].ID: false, evs[1].ID: true, evs[2].ID: false} {
-		var e models.Event
+		var e delivery.Event
 		f.db.Where("id = ?", id).Take(&e)
 		if got := e.DispatchedAt != nil; got != want {
 			t.Fatalf("event %s (%s) dispatched %v, want %v", id, e.Type, got, want)
@@ -686,7 +686,7 @@ func TestEventsWhoseReceiverWentAwayStartNoWorkflow(t *testing.T) {
 	st := &delivery.Starter{DB: f.db, Temporal: tc, Schedule: []time.Duration{time.Second}, Log: quiet()}
 	st.StartEvents(f.ctx, []uuid.UUID{orphan, wanted})
 	var undispatched int64
-	f.db.Model(&models.Event{}).Where("dispatched_at IS NULL").Count(&undispatched)
+	f.db.Model(&delivery.Event{}).Where("dispatched_at IS NULL").Count(&undispatched)
 	if undispatched != 0 {
 		t.Fatalf("%d events left undispatched", undispatched)
 	}
@@ -724,7 +724,7 @@ func TestConcurrentRefiresOfOneDeliveryQueueOneChain(t *testing.T) {
 		}
 	}
 	var queued int64
-	f.db.Model(&models.Dispatch{}).Where("refired_delivery_id = ?", dropped.ID).Count(&queued)
+	f.db.Model(&delivery.Dispatch{}).Where("refired_delivery_id = ?", dropped.ID).Count(&queued)
 	if len(distinct) != 1 || queued != 1 {
 		t.Fatalf("%d chains answered, %d queued; want 1 and 1", len(distinct), queued)
 	}

@@ -104,7 +104,7 @@ func (s *Service) Recover(ctx context.Context, endpointID, actorID uuid.UUID, si
 	rec := Recovery{ID: uuid.New(), OrgID: ep.OrgID, EndpointID: ep.ID, Since: since.UTC(), Until: end.UTC(), Status: RecoveryRunning, CreatedBy: &actorID}
 	rec.WorkflowID = RecoveryWorkflowID(rec.ID)
 	err = s.DB.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
-		var live models.Endpoint
+		var live Endpoint
 		err := tx.Clauses(clause.Locking{Strength: "UPDATE"}).Where("id = ? AND deleted_at IS NULL", ep.ID).Take(&live).Error
 		if errors.Is(err, gorm.ErrRecordNotFound) || (err == nil && !live.Enabled) {
 			return problem.Fail(ErrEndpointDisabled, "endpoint %s is disabled; enable it before recovering its deliveries", ep.ID)
@@ -162,8 +162,8 @@ func (s *Service) recoveryWindow(since time.Time, until *time.Time) (time.Time, 
 
 // endpointFor loads an endpoint (deleted ones too) the actor has one of roles in; nil actor is the
 // database's own operator. To an actor outside its org it does not exist.
-func (s *Service) endpointFor(ctx context.Context, id uuid.UUID, actorID *uuid.UUID, roles ...models.Role) (*models.Endpoint, error) {
-	var ep models.Endpoint
+func (s *Service) endpointFor(ctx context.Context, id uuid.UUID, actorID *uuid.UUID, roles ...models.Role) (*Endpoint, error) {
+	var ep Endpoint
 	err := s.DB.WithContext(ctx).Where("id = ?", id).Take(&ep).Error
 	if errors.Is(err, gorm.ErrRecordNotFound) {
 		return nil, problem.Fail(problem.NotFound, "endpoint %s not found", id)

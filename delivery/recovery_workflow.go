@@ -10,8 +10,6 @@ import (
 	"go.temporal.io/sdk/workflow"
 	"gorm.io/gorm"
 	"gorm.io/gorm/clause"
-
-	"wds/models"
 )
 
 // Recovery workflow and activity names, stable because running workflows are bound to them.
@@ -83,7 +81,7 @@ func (a *Activities) RecoverBatch(ctx context.Context, p RecoveryParams) (Recove
 		if err := tx.Clauses(clause.Locking{Strength: "UPDATE"}).Where("id = ?", p.RecoveryID).Take(&rec).Error; err != nil {
 			return fmt.Errorf("load recovery: %w", err)
 		}
-		var ep models.Endpoint
+		var ep Endpoint
 		if err := tx.Where("id = ?", rec.EndpointID).Take(&ep).Error; err != nil {
 			return fmt.Errorf("load endpoint: %w", err)
 		}
@@ -155,7 +153,7 @@ func queueRecovered(ctx context.Context, tx *gorm.DB, rec *Recovery, n int) ([]u
 				refired_delivery_id, recovery_id, created_by)
 			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 			ON CONFLICT (refired_delivery_id) WHERE refired_delivery_id IS NOT NULL DO NOTHING RETURNING id`,
-			uuid.New(), rec.OrgID, models.DispatchRecovery, manualWorkflowID(models.DispatchRecovery, r.EventID, rec.EndpointID, num),
+			uuid.New(), rec.OrgID, DispatchRecovery, manualWorkflowID(DispatchRecovery, r.EventID, rec.EndpointID, num),
 			r.EventID, rec.EndpointID, uuid.New(), r.ID, rec.ID, rec.CreatedBy).Scan(&ids).Error
 		if err != nil {
 			return nil, fmt.Errorf("queue recovered chain: %w", err)

@@ -13,7 +13,6 @@ import (
 	"github.com/google/uuid"
 
 	"wds/events"
-	"wds/models"
 	"wds/paging"
 	"wds/problem"
 	"wds/workspace"
@@ -30,9 +29,9 @@ const (
 // Chain kinds: what started a chain.
 const (
 	ChainOriginal = "original"
-	ChainRefire   = models.DispatchRefire
-	ChainResend   = models.DispatchResend
-	ChainRecovery = models.DispatchRecovery
+	ChainRefire   = DispatchRefire
+	ChainResend   = DispatchResend
+	ChainRecovery = DispatchRecovery
 )
 
 var outcomes = []string{OutcomeInProgress, OutcomeDropped, OutcomeSucceeded, OutcomeNoEndpoints}
@@ -202,14 +201,14 @@ func (s *Service) requireMember(ctx context.Context, orgID uuid.UUID, actorID *u
 
 // Chain is one retry ladder of an event to one endpoint, with its attempts oldest first.
 type Chain struct {
-	ChainID     uuid.UUID         `json:"chain_id"`
-	EndpointID  uuid.UUID         `json:"endpoint_id"`
-	EndpointURL string            `json:"endpoint_url"`
-	Kind        string            `json:"kind"`
-	Outcome     string            `json:"outcome"`
-	WorkflowID  string            `json:"workflow_id"`
-	StartedAt   time.Time         `json:"started_at"`
-	Attempts    []models.Delivery `json:"attempts" gorm:"-"`
+	ChainID     uuid.UUID  `json:"chain_id"`
+	EndpointID  uuid.UUID  `json:"endpoint_id"`
+	EndpointURL string     `json:"endpoint_url"`
+	Kind        string     `json:"kind"`
+	Outcome     string     `json:"outcome"`
+	WorkflowID  string     `json:"workflow_id"`
+	StartedAt   time.Time  `json:"started_at"`
+	Attempts    []Delivery `json:"attempts" gorm:"-"`
 }
 
 // EventDetail is one event with the exact body delivered and every chain.
@@ -257,12 +256,12 @@ func (s *Service) chains(ctx context.Context, eventID uuid.UUID) ([]Chain, error
 	if err != nil {
 		return nil, fmt.Errorf("load chains: %w", err)
 	}
-	var attempts []models.Delivery
+	var attempts []Delivery
 	if err := s.DB.WithContext(ctx).Where("event_id = ?", eventID).Order("attempted_at, attempt, id").Find(&attempts).Error; err != nil {
 		return nil, fmt.Errorf("load attempts: %w", err)
 	}
 	for i := range chains {
-		chains[i].Attempts = []models.Delivery{}
+		chains[i].Attempts = []Delivery{}
 		for _, a := range attempts {
 			if a.ChainID == chains[i].ChainID {
 				chains[i].Attempts = append(chains[i].Attempts, a)

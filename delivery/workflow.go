@@ -9,8 +9,6 @@ import (
 	"github.com/google/uuid"
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
-
-	"wds/models"
 )
 
 const (
@@ -170,7 +168,7 @@ func droppedError(ctx workflow.Context, res Result) error {
 	}
 	var names []string
 	for _, c := range res.Chains {
-		if c.Outcome == models.DeliveryDropped {
+		if c.Outcome == DeliveryDropped {
 			names = append(names, c.EndpointID.String()+" ("+c.URL+")")
 		}
 	}
@@ -228,7 +226,7 @@ func watchStops(ctx workflow.Context) map[uuid.UUID]bool {
 func summarize(outcomes []string) string {
 	dropped := 0
 	for _, o := range outcomes {
-		if o == models.DeliveryDropped {
+		if o == DeliveryDropped {
 			dropped++
 		}
 	}
@@ -282,13 +280,13 @@ func (c chain) run(ctx workflow.Context) (string, error) {
 		if err != nil {
 			return "", err
 		}
-		if res.Outcome != models.DeliveryFailed {
+		if res.Outcome != DeliveryFailed {
 			return res.Outcome, nil
 		}
 	}
 	// The last attempt's failure is recorded as dropped by the activity; reaching here means the
 	// activity reported failed on the last attempt, which it never does.
-	return models.DeliveryDropped, nil
+	return DeliveryDropped, nil
 }
 
 func (c chain) deliveryID(ctx workflow.Context, attempt int) uuid.UUID {

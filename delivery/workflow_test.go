@@ -16,8 +16,6 @@ import (
 	"go.temporal.io/sdk/testsuite"
 	"go.temporal.io/sdk/worker"
 	"go.temporal.io/sdk/workflow"
-
-	"wds/models"
 )
 
 var defaultSchedule = []time.Duration{time.Minute, 5 * time.Minute, 30 * time.Minute, 2 * time.Hour, 8 * time.Hour}
@@ -77,17 +75,17 @@ func (r *receiver) recordLost(_ context.Context, l LostAttempt) (AttemptResult, 
 	defer r.mu.Unlock()
 	r.lost = append(r.lost, l)
 	if l.Attempt.NextAttemptAt == nil {
-		return AttemptResult{Outcome: models.DeliveryDropped, Error: l.Error}, nil
+		return AttemptResult{Outcome: DeliveryDropped, Error: l.Error}, nil
 	}
-	return AttemptResult{Outcome: models.DeliveryFailed, Error: l.Error}, nil
+	return AttemptResult{Outcome: DeliveryFailed, Error: l.Error}, nil
 }
 
 // alwaysFail is a receiver that answers 500 forever: failed, and dropped on the last attempt.
 func alwaysFail(in AttemptInput) AttemptResult {
 	if in.NextAttemptAt == nil {
-		return AttemptResult{Outcome: models.DeliveryDropped, Error: "HTTP 500"}
+		return AttemptResult{Outcome: DeliveryDropped, Error: "HTTP 500"}
 	}
-	return AttemptResult{Outcome: models.DeliveryFailed, Error: "HTTP 500"}
+	return AttemptResult{Outcome: DeliveryFailed, Error: "HTTP 500"}
 }
 
 func newEnv(t *testing.T, r *receiver) *testsuite.TestWorkflowEnvironment {
@@ -144,7 +142,7 @@ func ended(t *testing.T, env *testsuite.TestWorkflowEnvironment) Result {
 		t.Fatalf("workflow: %v", err)
 	}
 	for _, c := range res.Chains {
-		if c.Outcome == models.DeliveryDropped && !strings.Contains(app.Error(), c.EndpointID.String()) {
+		if c.Outcome == DeliveryDropped && !strings.Contains(app.Error(), c.EndpointID.String()) {
 			t.Fatalf("the failure %q does not name the dropped endpoint %s", app.Error(), c.EndpointID)
 		}
 	}
@@ -226,7 +224,7 @@ func TestSuccessAtAttemptKStopsTheChain(t *testing.T) {
 	for k := 1; k <= 5; k++ {
 		r := &receiver{targets: []Target{target(5)}, decide: func(in AttemptInput) AttemptResult {
 			if in.Attempt == k {
-				return AttemptResult{Outcome: models.DeliverySucceeded}
+				return AttemptResult{Outcome: DeliverySucceeded}
 			}
 			return alwaysFail(in)
 		}}
@@ -240,7 +238,7 @@ func TestSuccessAtAttemptKStopsTheChain(t *testing.T) {
 func TestDroppedAfterTheLastAttempt(t *testing.T) {
 	r := &receiver{targets: []Target{target(3)}, decide: alwaysFail}
 	runEvent(t, r, defaultSchedule)
-	if len(r.attempts) != 3 || alwaysFail(r.attempts[2].in).Outcome != models.DeliveryDropped {
+	if len(r.attempts) != 3 || alwaysFail(r.attempts[2].in).Outcome != DeliveryDropped {
 		t.Fatalf("want 3 attempts ending dropped, got %d", len(r.attempts))
 	}
 }
@@ -249,7 +247,7 @@ func TestDisableMidChainStopsIt(t *testing.T) {
 	// The activity finds the endpoint disabled before attempt 3 and reports the chain dropped.
 	r := &receiver{targets: []Target{target(5)}, decide: func(in AttemptInput) AttemptResult {
 		if in.Attempt == 3 {
-			return AttemptResult{Outcome: models.DeliveryDropped, Error: "endpoint_disabled"}
+			return AttemptResult{Outcome: DeliveryDropped, Error: "endpoint_disabled"}
 		}
 		return alwaysFail(in)
 	}}
@@ -263,7 +261,7 @@ func TestEachSubscribedEndpointGetsItsOwnParallelChain(t *testing.T) {
 	ok, failing := target(2), target(2)
 	r := &receiver{targets: []Target{ok, failing}, decide: func(in AttemptInput) AttemptResult {
 		if in.EndpointID == ok.EndpointID {
-			return AttemptResult{Outcome: models.DeliverySucceeded}
+			return AttemptResult{Outcome: DeliverySucceeded}
 		}
 		return alwaysFail(in)
 	}}
@@ -271,8 +269,8 @@ func TestEachSubscribedEndpointGetsItsOwnParallelChain(t *testing.T) {
 	start := env.Now()
 	env.ExecuteWorkflow(EventWorkflowName, EventParams{EventID: uuid.New(), OrgID: uuid.New(), EventType: "order.created", Schedule: defaultSchedule})
 	res := ended(t, env)
-	if res.Status != StatusPartiallyDropped || len(res.Chains) != 2 || res.Chains[0].Outcome != models.DeliverySucceeded ||
-		res.Chains[1].Outcome != models.DeliveryDropped || res.Chains[1].EndpointID != failing.EndpointID {
+	if res.Status != StatusPartiallyDropped || len(res.Chains) != 2 || res.Chains[0].Outcome != DeliverySucceeded ||
+		res.Chains[1].Outcome != DeliveryDropped || res.Chains[1].EndpointID != failing.EndpointID {
 		t.Fatalf("result %+v", res)
 	}
 	if strings.Contains(env.GetWorkflowError().Error(), ok.EndpointID.String()) {
@@ -302,7 +300,7 @@ func TestPlannedAndUnplannedEventsDeliverAlike(t *testing.T) {
 		ok, failing := target(2), target(2)
 		r := &receiver{targets: []Target{ok, failing}, decide: func(in AttemptInput) AttemptResult {
 			if in.EndpointID == ok.EndpointID {
-				return AttemptResult{Outcome: models.DeliverySucceeded}
+				return AttemptResult{Outcome: DeliverySucceeded}
 			}
 			return alwaysFail(in)
 		}}
@@ -418,9 +416,9 @@ func TestSummarize(t *testing.T) {
 		want string
 	}{
 		{nil, StatusSucceeded},
-		{[]string{models.DeliverySucceeded, models.DeliverySucceeded}, StatusSucceeded},
-		{[]string{models.DeliveryDropped}, StatusDropped},
-		{[]string{models.DeliverySucceeded, models.DeliveryDropped}, StatusPartiallyDropped},
+		{[]string{DeliverySucceeded, DeliverySucceeded}, StatusSucceeded},
+		{[]string{DeliveryDropped}, StatusDropped},
+		{[]string{DeliverySucceeded, DeliveryDropped}, StatusPartiallyDropped},
 	}
 	for _, c := range cases {
 		if got := summarize(c.in); got != c.want {
@@ -449,7 +447,7 @@ func TestAStopSignalEndsTheWaitAndTheChain(t *testing.T) {
 	r.decide = func(in AttemptInput) AttemptResult {
 		// The activity finds the endpoint disabled once it has been.
 		if in.EndpointID == stoppedEP.EndpointID && r.env.Now().Sub(r.begin) >= stoppedAt {
-			return AttemptResult{Outcome: models.DeliveryDropped, Error: "endpoint_disabled"}
+			return AttemptResult{Outcome: DeliveryDropped, Error: "endpoint_disabled"}
 		}
 		return alwaysFail(in)
 	}

@@ -1,4 +1,7 @@
-package models
+// The webhook engine's rows: endpoints, their health and headers, the delivery log, the queue of
+// manual starts (dispatches) and the outbox's events.
+
+package delivery
 
 import (
 	"database/sql/driver"
@@ -7,16 +10,18 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+
+	"wds/models"
 )
 
 // Endpoint is an outbound webhook endpoint. The signing secret is stored sealed (secrets.Box) and
 // opened only to sign a delivery.
 type Endpoint struct {
-	ID           uuid.UUID `json:"id"`
-	OrgID        uuid.UUID `json:"org_id"`
-	URL          string    `json:"url" gorm:"column:url"`
-	EventTypes   TextArray `json:"event_types" gorm:"type:text[]"`
-	SecretSealed []byte    `json:"-"`
+	ID           uuid.UUID        `json:"id"`
+	OrgID        uuid.UUID        `json:"org_id"`
+	URL          string           `json:"url" gorm:"column:url"`
+	EventTypes   models.TextArray `json:"event_types" gorm:"type:text[]"`
+	SecretSealed []byte           `json:"-"`
 	// PreviousSecretSealed signs deliveries too until PreviousSecretUntil (a rotation's grace).
 	PreviousSecretSealed []byte     `json:"-"`
 	PreviousSecretUntil  *time.Time `json:"previous_secret_until,omitempty"`
@@ -170,3 +175,14 @@ type Dispatch struct {
 
 // TableName is the manual-start queue.
 func (Dispatch) TableName() string { return "webhook_dispatches" }
+
+// Event is an outbox row: written with the business rows, delivered by the webhook engine.
+type Event struct {
+	ID           uuid.UUID
+	OrgID        uuid.UUID
+	StoreID      *uuid.UUID
+	Type         string
+	Body         []byte    `gorm:"type:json"`
+	CreatedAt    time.Time `gorm:"default:clock_timestamp()"`
+	DispatchedAt *time.Time
+}
