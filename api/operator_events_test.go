@@ -37,7 +37,7 @@ func (e *opEnv) emit(typ string, data any) uuid.UUID {
 }
 
 // attempt logs one attempt of a chain.
-func (e *opEnv) attempt(ev, ep, chain uuid.UUID, n int, status string, next *time.Time) delivery.Delivery {
+func (e *opEnv) attempt(ev, ep, chain uuid.UUID, n int, status delivery.Status, next *time.Time) delivery.Delivery {
 	e.t.Helper()
 	var typ string
 	e.db.Raw("SELECT type FROM events WHERE id = ?", ev).Scan(&typ)

@@ -252,7 +252,7 @@ func (s *server) listOrgDeliveries(c *gin.Context) {
 }
 
 func deliveryFilter(c *gin.Context) (operator.DeliveryFilter, error) {
-	f := operator.DeliveryFilter{EventType: c.Query("event_type"), Status: c.Query("status")}
+	f := operator.DeliveryFilter{EventType: c.Query("event_type"), Status: delivery.Status(c.Query("status"))}
 	if raw, ok := c.GetQuery("endpoint_id"); ok {
 		id, err := uuid.Parse(raw)
 		if err != nil {

@@ -247,9 +247,8 @@ var funcs = template.FuncMap{
 	"ladder": ladder,
 	// attempt gives an event page's attempt the delivery log's wording (deliveryRow).
 	"attempt": func(d delivery.Delivery) deliveryRow { return deliveryRow{Delivery: d} },
-	"statuses": func() []string {
-		return []string{delivery.DeliverySucceeded, delivery.DeliveryFailed, delivery.DeliveryDropped}
-	},
+	// statuses are the delivery log's status filter's options.
+	"statuses": func() []delivery.Status { return delivery.Recorded },
 	"when": func(t any) string {
 		switch v := t.(type) {
 		case time.Time:

@@ -79,13 +79,13 @@ func (c *Console) overview(g *gin.Context) {
 		(SELECT count(*) FROM integration_keys WHERE org_id = @o AND revoked_at IS NULL) AS integration_keys,
 		(SELECT count(*) FROM webhook_deliveries WHERE org_id = @o AND status = @failed AND attempted_at > now() - interval '1 day') AS failed,
 		(SELECT count(*) FROM webhook_deliveries WHERE org_id = @o AND status = @dropped AND attempted_at > now() - interval '1 day') AS dropped`,
-		map[string]any{"o": s.OrgID, "failed": delivery.DeliveryFailed, "dropped": delivery.DeliveryDropped}).Find(&counts).Error
+		map[string]any{"o": s.OrgID, "failed": delivery.StatusFailed, "dropped": delivery.StatusDropped}).Find(&counts).Error
 	if err != nil {
 		c.render(g, status(err), "overview", s, view{Error: c.problem(err)})
 		return
 	}
 	var latest []any
-	for _, st := range []string{delivery.DeliveryDropped, delivery.DeliveryFailed} {
+	for _, st := range []delivery.Status{delivery.StatusDropped, delivery.StatusFailed} {
 		page, err := c.Lists.ListDeliveries(ctx, c.query(g, 5), operator.DeliveryFilter{Status: st})
 		if err != nil {
 			c.render(g, status(err), "overview", s, view{Error: c.problem(err)})
@@ -301,7 +301,7 @@ func (c *Console) endpointPage(g *gin.Context, code int, v view) {
 	if err = c.supportData(g, ep, data); err == nil {
 		q := c.query(g, 50)
 		if q.Cursor, err = paging.ParseCursor(g.Query("cursor_at"), g.Query("cursor_id")); err == nil {
-			filter := operator.DeliveryFilter{EndpointID: &id, Status: g.Query("status"), EventType: g.Query("event_type")}
+			filter := operator.DeliveryFilter{EndpointID: &id, Status: delivery.Status(g.Query("status")), EventType: g.Query("event_type")}
 			var page operator.Page[delivery.Delivery]
 			if page, err = c.Lists.ListDeliveries(ctx, q, filter); err == nil {
 				rows := make([]deliveryRow, len(page.Rows))

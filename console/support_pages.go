@@ -48,8 +48,7 @@ func (c *Console) events(g *gin.Context) {
 	for _, f := range eventFilters {
 		form[f] = strings.TrimSpace(g.Query(f))
 	}
-	data := map[string]any{"Types": events.Types(), "Outcomes": []string{delivery.OutcomeInProgress, delivery.OutcomeDropped,
-		delivery.OutcomeSucceeded, delivery.OutcomeNoEndpoints}}
+	data := map[string]any{"Types": events.Types(), "Outcomes": delivery.Outcomes}
 	q, err := eventsQuery(g, form)
 	if err == nil {
 		q.OrgID, q.ActorID = s.OrgID, &s.User.ID
@@ -66,7 +65,7 @@ func (c *Console) events(g *gin.Context) {
 // eventsQuery reads the search form: the order as an id or a number, times as RFC 3339 or as a
 // browser's datetime-local value (UTC).
 func eventsQuery(g *gin.Context, form map[string]string) (delivery.EventsQuery, error) {
-	q := delivery.EventsQuery{Type: form["type"], Outcome: form["outcome"], Limit: 50}
+	q := delivery.EventsQuery{Type: form["type"], Outcome: delivery.Outcome(form["outcome"]), Limit: 50}
 	var err error
 	if q.Cursor, err = paging.ParseCursor(g.Query("cursor_at"), g.Query("cursor_id")); err != nil {
 		return q, err

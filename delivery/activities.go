@@ -177,7 +177,7 @@ func (a *Activities) RecordLostAttempt(ctx context.Context, l LostAttempt) (Atte
 	d := newRow(l.Attempt, ev, a.now())
 	d.Error = truncate(l.Error, 1000)
 	d.Status = failedOrDropped(l.Attempt)
-	if d.Status == DeliveryDropped {
+	if d.Status == StatusDropped {
 		d.NextAttemptAt = nil
 	}
 	return a.write(ctx, d)
@@ -190,11 +190,11 @@ func newRow(in AttemptInput, ev *eventMeta, at time.Time) *Delivery {
 }
 
 // failedOrDropped is the status of a failed attempt: the last one drops the chain.
-func failedOrDropped(in AttemptInput) string {
+func failedOrDropped(in AttemptInput) Status {
 	if in.NextAttemptAt == nil {
-		return DeliveryDropped
+		return StatusDropped
 	}
-	return DeliveryFailed
+	return StatusFailed
 }
 
 func truncate(s string, n int) string {

@@ -121,7 +121,7 @@ func TestDeliverSendsEveryHeaderAndAVerifiableSignature(t *testing.T) {
 	in := attempt(ev, ep.ID, 1, later())
 
 	res, err := f.acts(rc, true).Deliver(f.ctx, in)
-	if err != nil || res.Outcome != delivery.DeliverySucceeded {
+	if err != nil || res.Outcome != delivery.StatusSucceeded {
 		t.Fatalf("outcome %+v err %v", res, err)
 	}
 	hits := rc.got()
@@ -544,14 +544,14 @@ func TestARetryOfATaskThatSentRecordsWithoutSendingAgain(t *testing.T) {
 		t.Fatal(err)
 	}
 	var res delivery.AttemptResult
-	if err := val.Get(&res); err != nil || res.Outcome != delivery.DeliverySucceeded {
+	if err := val.Get(&res); err != nil || res.Outcome != delivery.StatusSucceeded {
 		t.Fatalf("retry answered %+v %v", res, err)
 	}
 	if n := len(rc.got()); n != 2 {
 		t.Fatalf("%d POSTs, want one per event: the retry sends nothing", n)
 	}
 	rows := f.rows(in.ChainID)
-	if len(rows) != 1 || rows[0].Status != delivery.DeliverySucceeded || rows[0].ResponseStatus == nil || *rows[0].ResponseStatus != http.StatusAccepted {
+	if len(rows) != 1 || rows[0].Status != delivery.StatusSucceeded || rows[0].ResponseStatus == nil || *rows[0].ResponseStatus != http.StatusAccepted {
 		t.Fatalf("rows %+v", rows)
 	}
 }

@@ -28,7 +28,7 @@ func TestAFailingEndpointIsDisabledWhenAChainDropsAndTheOthersAreTold(t *testing
 	acts.DisableAfter = time.Hour
 	pending := attempt(f.event(events.OrderCreated, nil), failing.ID, 1, later())
 	acts.Deliver(f.ctx, pending)
-	if res, err := acts.Deliver(f.ctx, attempt(f.event(events.OrderCreated, nil), failing.ID, 1, nil)); err != nil || res.Outcome != delivery.DeliveryDropped {
+	if res, err := acts.Deliver(f.ctx, attempt(f.event(events.OrderCreated, nil), failing.ID, 1, nil)); err != nil || res.Outcome != delivery.StatusDropped {
 		t.Fatalf("%+v %v", res, err)
 	}
 	var ep delivery.Endpoint
@@ -40,14 +40,14 @@ func TestAFailingEndpointIsDisabledWhenAChainDropsAndTheOthersAreTold(t *testing
 	// Long enough: the next drop disables it.
 	acts.DisableAfter = time.Nanosecond
 	dropped := attempt(f.event(events.OrderCreated, nil), failing.ID, 1, nil)
-	if res, err := acts.Deliver(f.ctx, dropped); err != nil || res.Outcome != delivery.DeliveryDropped {
+	if res, err := acts.Deliver(f.ctx, dropped); err != nil || res.Outcome != delivery.StatusDropped {
 		t.Fatalf("%+v %v", res, err)
 	}
 	f.db.Where("id = ?", failing.ID).Take(&ep)
 	if ep.Enabled || ep.DisabledReason == nil || *ep.DisabledReason != delivery.DisabledFailing {
 		t.Fatalf("endpoint %+v", ep)
 	}
-	if rows := f.rows(pending.ChainID); rows[len(rows)-1].Status != delivery.DeliveryDropped || rows[len(rows)-1].Error != delivery.ReasonEndpointDisabled {
+	if rows := f.rows(pending.ChainID); rows[len(rows)-1].Status != delivery.StatusDropped || rows[len(rows)-1].Error != delivery.ReasonEndpointDisabled {
 		t.Fatalf("its pending chain: %+v", rows)
 	}
 	var audit []struct {

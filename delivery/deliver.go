@@ -64,7 +64,7 @@ func (a *Activities) Deliver(ctx context.Context, in AttemptInput) (AttemptResul
 			if wait > 0 {
 				// Returned rather than waited for here: the workflow waits on a timer, holding no
 				// activity slot, so a backlog at a slow endpoint never holds up the others.
-				return AttemptResult{Outcome: OutcomeHeld, Wait: wait}, nil
+				return AttemptResult{Outcome: StatusHeld, Wait: wait}, nil
 			}
 		}
 		if err := a.send(ctx, d, at, in); err != nil {
@@ -76,7 +76,7 @@ func (a *Activities) Deliver(ctx context.Context, in AttemptInput) (AttemptResul
 	if err == nil {
 		// Counted once the row is recorded: a task that is retried after this point returns early
 		// above and is not counted twice.
-		metrics.DeliveryAttempt(d.EndpointID.String(), d.Status, d.Attempt, time.Duration(d.DurationMS)*time.Millisecond)
+		metrics.DeliveryAttempt(d.EndpointID.String(), string(d.Status), d.Status == StatusDropped, d.Attempt, time.Duration(d.DurationMS)*time.Millisecond)
 		err = a.afterDrop(ctx, in, res)
 	}
 	return res, err
@@ -86,7 +86,7 @@ func (a *Activities) Deliver(ctx context.Context, in AttemptInput) (AttemptResul
 // has failed for long enough. A chain dropped because the endpoint was disabled or deleted does not
 // count: nothing was sent.
 func (a *Activities) afterDrop(ctx context.Context, in AttemptInput, res AttemptResult) error {
-	if res.Outcome != DeliveryDropped || in.Test || res.Error == ReasonEndpointDisabled || res.Error == ReasonEndpointDeleted {
+	if res.Outcome != StatusDropped || in.Test || res.Error == ReasonEndpointDisabled || res.Error == ReasonEndpointDeleted {
 		return nil
 	}
 	return a.autoDisable(ctx, in.EndpointID)
@@ -138,7 +138,7 @@ func (a *Activities) send(ctx context.Context, d *Delivery, at *attemptState, in
 // outcome is what a POST came back with. Kept as the task's heartbeat when the row could not be
 // written, it lets the retry write the row instead of sending again.
 type outcome struct {
-	Status          string
+	Status          Status
 	ResponseStatus  *int
 	ResponseExcerpt string
 	Error           string
@@ -218,7 +218,7 @@ type attemptState struct {
 	Enabled        bool
 	DeletedAt      *time.Time
 	Dropped        *string
-	RecordedStatus *string
+	RecordedStatus *Status
 	RecordedError  *string
 }
 
@@ -236,7 +236,7 @@ func (a *Activities) attempt(ctx context.Context, in AttemptInput) (*attemptStat
 		FROM events e
 		LEFT JOIN webhook_endpoints w ON w.id = ?
 		LEFT JOIN webhook_deliveries d ON d.id = ?
-		WHERE e.id = ?`, smallBody, in.ChainID, DeliveryDropped, in.EndpointID, in.DeliveryID, in.EventID).Find(&rows).Error
+		WHERE e.id = ?`, smallBody, in.ChainID, StatusDropped, in.EndpointID, in.DeliveryID, in.EventID).Find(&rows).Error
 	if err != nil {
 		return nil, fmt.Errorf("load attempt: %w", err)
 	}
@@ -279,10 +279,10 @@ func (a *Activities) stop(ctx context.Context, in AttemptInput, ev *eventMeta, r
 	}
 	if rows == 0 {
 		d := newRow(in, ev, a.now())
-		d.Status, d.Error, d.NextAttemptAt = DeliveryDropped, reason, nil
+		d.Status, d.Error, d.NextAttemptAt = StatusDropped, reason, nil
 		return a.write(ctx, d)
 	}
-	return AttemptResult{Outcome: DeliveryDropped, Error: reason}, nil
+	return AttemptResult{Outcome: StatusDropped, Error: reason}, nil
 }
 
 func deref(s *string) string {
@@ -366,7 +366,7 @@ func (a *Activities) post(ctx context.Context, d *Delivery, url string, custom H
 	case readErr != nil:
 		d.Status, d.Error = failedOrDropped(in), "reading response: "+describe(readErr)
 	case resp.StatusCode >= 200 && resp.StatusCode < 300:
-		d.Status, d.NextAttemptAt = DeliverySucceeded, nil
+		d.Status, d.NextAttemptAt = StatusSucceeded, nil
 	default:
 		d.Status, d.Error = failedOrDropped(in), "HTTP "+strconv.Itoa(resp.StatusCode)
 	}

@@ -99,7 +99,7 @@ func (s *Service) Refire(ctx context.Context, deliveryID, actorID uuid.UUID) (*R
 		if err := workspace.RequireRowRole(ctx, tx, d.OrgID, actorID, "delivery", deliveryID, workspace.Managers...); err != nil {
 			return err
 		}
-		if d.Status != DeliveryDropped {
+		if d.Status != StatusDropped {
 			return problem.Fail(ErrDeliveryNotDropped, "delivery %s is %s; only dropped deliveries can be re-fired", d.ID, d.Status)
 		}
 		if d.EventType == events.WebhookTest {
@@ -162,7 +162,7 @@ type TestQueued struct {
 	DeliveryID uuid.UUID `json:"delivery_id"`
 	EndpointID uuid.UUID `json:"endpoint_id"`
 	EventType  string    `json:"event_type"`
-	Status     string    `json:"status"`
+	Status     Status    `json:"status"`
 	// DispatchID is the queued start, for the caller that starts it at once.
 	DispatchID uuid.UUID `json:"-"`
 }
@@ -198,7 +198,7 @@ func (s *Service) SendTestAs(ctx context.Context, orgID, endpointID, actorID uui
 }
 
 func (s *Service) sendTest(ctx context.Context, orgID, endpointID uuid.UUID, audit func(tx *gorm.DB) error) (*TestQueued, error) {
-	out := TestQueued{DeliveryID: uuid.New(), EndpointID: endpointID, EventType: events.WebhookTest, Status: "enqueued"}
+	out := TestQueued{DeliveryID: uuid.New(), EndpointID: endpointID, EventType: events.WebhookTest, Status: StatusEnqueued}
 	err := s.DB.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		if err := liveEnabled(ctx, tx, endpointID, orgID); err != nil {
 			return err

@@ -83,15 +83,15 @@ const healthSQL = `SELECT w.id, s.last_success_at, f.failing_since, coalesce(f.c
 		coalesce(c.succeeded_24h, 0) AS succeeded_24h, coalesce(c.failed_24h, 0) AS failed_24h
 	FROM webhook_endpoints w
 	LEFT JOIN LATERAL (SELECT d.attempted_at AS last_success_at FROM webhook_deliveries d
-		WHERE d.endpoint_id = w.id AND d.status = 'succeeded' ORDER BY d.attempted_at DESC LIMIT 1) s ON true
-	LEFT JOIN LATERAL (SELECT min(d.attempted_at) FILTER (WHERE d.status <> 'succeeded') AS failing_since,
-			count(DISTINCT d.chain_id) FILTER (WHERE d.status = 'dropped') AS consecutive_dropped
+		WHERE d.endpoint_id = w.id AND d.status = @succeeded ORDER BY d.attempted_at DESC LIMIT 1) s ON true
+	LEFT JOIN LATERAL (SELECT min(d.attempted_at) FILTER (WHERE d.status <> @succeeded) AS failing_since,
+			count(DISTINCT d.chain_id) FILTER (WHERE d.status = @dropped) AS consecutive_dropped
 		FROM webhook_deliveries d WHERE d.endpoint_id = w.id
 			AND d.attempted_at > greatest(coalesce(s.last_success_at, '-infinity'), coalesce(w.health_reset_at, '-infinity'))) f ON true
-	LEFT JOIN LATERAL (SELECT count(*) FILTER (WHERE d.status = 'succeeded') AS succeeded_24h,
-			count(*) FILTER (WHERE d.status <> 'succeeded') AS failed_24h
+	LEFT JOIN LATERAL (SELECT count(*) FILTER (WHERE d.status = @succeeded) AS succeeded_24h,
+			count(*) FILTER (WHERE d.status <> @succeeded) AS failed_24h
 		FROM webhook_deliveries d WHERE d.endpoint_id = w.id AND d.attempted_at >= clock_timestamp() - interval '24 hours') c ON true
-	WHERE w.id IN ?`
+	WHERE w.id IN @ids`
 
 // withHealth fills the health of each endpoint.
 func withHealth(ctx context.Context, db *gorm.DB, eps ...*Endpoint) error {
@@ -106,7 +106,7 @@ func withHealth(ctx context.Context, db *gorm.DB, eps ...*Endpoint) error {
 		ID uuid.UUID
 		EndpointHealth
 	}
-	if err := db.WithContext(ctx).Raw(healthSQL, ids).Scan(&rows).Error; err != nil {
+	if err := db.WithContext(ctx).Raw(healthSQL, map[string]any{"ids": ids, "succeeded": StatusSucceeded, "dropped": StatusDropped}).Scan(&rows).Error; err != nil {
 		return fmt.Errorf("read endpoint health: %w", err)
 	}
 	byID := make(map[uuid.UUID]EndpointHealth, len(rows))

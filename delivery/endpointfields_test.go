@@ -146,7 +146,7 @@ func TestCustomHeadersAreSentOnEveryAttemptUnsigned(t *testing.T) {
 		t.Fatal(err)
 	}
 	ev := f.event(events.OrderCreated, map[string]any{"id": uuid.New()})
-	if res, err := f.acts(rc, true).Deliver(f.ctx, attempt(ev, ep.ID, 1, later())); err != nil || res.Outcome != delivery.DeliverySucceeded {
+	if res, err := f.acts(rc, true).Deliver(f.ctx, attempt(ev, ep.ID, 1, later())); err != nil || res.Outcome != delivery.StatusSucceeded {
 		t.Fatalf("%+v %v", res, err)
 	}
 	h := rc.got()[0].header

@@ -402,7 +402,7 @@ func dropWaiting(ctx context.Context, tx *gorm.DB, column string, id uuid.UUID, 
 	var workflowIDs []string
 	err := tx.WithContext(ctx).Raw(`UPDATE webhook_deliveries SET status = ?, error = ?, next_attempt_at = NULL
 		WHERE `+column+` = ? AND next_attempt_at IS NOT NULL AND status = ? RETURNING workflow_id`,
-		DeliveryDropped, reason, id, DeliveryFailed).Find(&workflowIDs).Error
+		StatusDropped, reason, id, StatusFailed).Find(&workflowIDs).Error
 	if err != nil {
 		return nil, fmt.Errorf("drop waiting deliveries: %w", err)
 	}

@@ -195,7 +195,7 @@ func (f *fixture) subscribe() {
 }
 
 // delivery writes a row as the activity would.
-func (f *fixture) delivery(ev, ep uuid.UUID, attempt int, status string, at time.Time) delivery.Delivery {
+func (f *fixture) delivery(ev, ep uuid.UUID, attempt int, status delivery.Status, at time.Time) delivery.Delivery {
 	d := delivery.Delivery{ID: uuid.New(), OrgID: f.org, EventID: ev, EndpointID: ep, EventType: events.OrderCreated,
 		ChainID: uuid.New(), WorkflowID: delivery.EventWorkflowID(ev), Attempt: attempt, Status: status, AttemptedAt: at}
 	if err := f.db.Create(&d).Error; err != nil {

@@ -40,7 +40,7 @@ func TestARateLimitHoldsAttemptsBackWithoutSendingOrRecording(t *testing.T) {
 				t.Error(err)
 				return
 			}
-			if res.Outcome == delivery.OutcomeHeld {
+			if res.Outcome == delivery.StatusHeld {
 				mu.Lock()
 				held, waits = append(held, in), append(waits, res.Wait)
 				mu.Unlock()
@@ -70,13 +70,13 @@ func TestARateLimitHoldsAttemptsBackWithoutSendingOrRecording(t *testing.T) {
 	}
 	time.Sleep(waits[0])
 	res, err := acts.Deliver(f.ctx, held[0])
-	if err != nil || res.Outcome != delivery.DeliverySucceeded {
+	if err != nil || res.Outcome != delivery.StatusSucceeded {
 		t.Fatalf("asked again after the wait: %+v %v", res, err)
 	}
 	// An endpoint without a limit is never held.
 	free := f.endpoint(rc.srv.URL)
 	for range 20 {
-		if res, err := acts.Deliver(f.ctx, attempt(ev, free.ID, 1, later())); err != nil || res.Outcome != delivery.DeliverySucceeded {
+		if res, err := acts.Deliver(f.ctx, attempt(ev, free.ID, 1, later())); err != nil || res.Outcome != delivery.StatusSucceeded {
 			t.Fatalf("unlimited: %+v %v", res, err)
 		}
 	}

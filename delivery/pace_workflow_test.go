@@ -21,12 +21,12 @@ func TestAHeldAttemptWaitsOnATimerAndIsNotAnAttempt(t *testing.T) {
 	r.decide = func(in AttemptInput) AttemptResult {
 		if in.Attempt == 1 && holds > 0 {
 			holds--
-			return AttemptResult{Outcome: OutcomeHeld, Wait: 700 * time.Millisecond}
+			return AttemptResult{Outcome: StatusHeld, Wait: 700 * time.Millisecond}
 		}
 		if in.Attempt == 1 {
-			return AttemptResult{Outcome: DeliveryFailed, Error: "HTTP 500"}
+			return AttemptResult{Outcome: StatusFailed, Error: "HTTP 500"}
 		}
-		return AttemptResult{Outcome: DeliverySucceeded}
+		return AttemptResult{Outcome: StatusSucceeded}
 	}
 	start := runEvent(t, r, defaultSchedule)
 	if len(r.attempts) != 5 {

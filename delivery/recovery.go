@@ -60,9 +60,9 @@ type RecoveryStarter interface {
 
 // recoverableSQL selects the dropped chains of endpoint @ep whose last attempt is in [@since,
 // @until) and that were never re-fired (by hand or by a recovery): each chain's dropped row, which
-// the re-fire names. Test events are not re-fired.
+// the re-fire names. Test events are not re-fired. Its callers bind recoverableArgs too.
 const recoverableSQL = `FROM webhook_deliveries d
-	WHERE d.endpoint_id = @ep AND d.status = 'dropped' AND d.event_type <> '` + events.WebhookTest + `'
+	WHERE d.endpoint_id = @ep AND d.status = @dropped AND d.event_type <> @test
 		AND d.attempted_at >= @since AND d.attempted_at < @until
 		AND NOT EXISTS (SELECT 1 FROM webhook_dispatches p WHERE p.refired_delivery_id = d.id)`
 
@@ -80,9 +80,20 @@ func (s *Service) CountRecoverable(ctx context.Context, endpointID uuid.UUID, ac
 	return countRecoverable(ctx, s.DB, ep.ID, since, end)
 }
 
+// recoverableArgs are recoverableSQL's parameters.
+func recoverableArgs(endpointID uuid.UUID, since, until time.Time) map[string]any {
+	return map[string]any{"ep": endpointID, "since": since, "until": until, "dropped": StatusDropped, "test": events.WebhookTest}
+}
+
+// withLimit adds the page size @n to args.
+func withLimit(args map[string]any, n int) map[string]any {
+	args["n"] = n
+	return args
+}
+
 func countRecoverable(ctx context.Context, db *gorm.DB, endpointID uuid.UUID, since, until time.Time) (int, error) {
 	var n int
-	err := db.WithContext(ctx).Raw("SELECT count(*) "+recoverableSQL, map[string]any{"ep": endpointID, "since": since, "until": until}).Row().Scan(&n)
+	err := db.WithContext(ctx).Raw("SELECT count(*) "+recoverableSQL, recoverableArgs(endpointID, since, until)).Row().Scan(&n)
 	if err != nil {
 		return 0, fmt.Errorf("count dropped chains: %w", err)
 	}

@@ -28,7 +28,7 @@ func TestHandReFiresRacingARecoveryReFireEachDeliveryOnce(t *testing.T) {
 	for range n {
 		ev := f.event(events.OrderCreated, map[string]any{"id": uuid.New()})
 		d := delivery.Delivery{ID: uuid.New(), OrgID: f.org, EventID: ev, EndpointID: ep.ID, EventType: events.OrderCreated,
-			ChainID: uuid.New(), WorkflowID: delivery.EventWorkflowID(ev), Attempt: 1, Status: delivery.DeliveryDropped, AttemptedAt: time.Now()}
+			ChainID: uuid.New(), WorkflowID: delivery.EventWorkflowID(ev), Attempt: 1, Status: delivery.StatusDropped, AttemptedAt: time.Now()}
 		if err := f.db.Create(&d).Error; err != nil {
 			t.Fatal(err)
 		}

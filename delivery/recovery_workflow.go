@@ -135,7 +135,7 @@ func queueRecovered(ctx context.Context, tx *gorm.DB, rec *Recovery, n int) ([]u
 		EventID uuid.UUID
 	}
 	err := tx.WithContext(ctx).Raw("SELECT d.id, d.event_id "+recoverableSQL+" ORDER BY d.attempted_at, d.id LIMIT @n FOR UPDATE OF d SKIP LOCKED",
-		map[string]any{"ep": rec.EndpointID, "since": rec.Since, "until": rec.Until, "n": n}).Scan(&rows).Error
+		withLimit(recoverableArgs(rec.EndpointID, rec.Since, rec.Until), n)).Scan(&rows).Error
 	if err != nil {
 		return nil, fmt.Errorf("find dropped chains: %w", err)
 	}

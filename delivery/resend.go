@@ -150,7 +150,7 @@ func noChainInProgress(ctx context.Context, tx *gorm.DB, ev *Event, endpointID u
 	}
 	var busy bool
 	err = tx.WithContext(ctx).Raw(`SELECT e.dispatched_at IS NULL OR EXISTS (SELECT 1 FROM (`+chainsSQL+`) ch
-			WHERE ch.endpoint_id = ? AND ch.state = 'in_progress')
+			WHERE ch.endpoint_id = ? AND ch.state = `+sqlInProgress+`)
 		FROM events e WHERE e.id = ?`, endpointID, ev.ID).Row().Scan(&busy)
 	if err != nil {
 		return fmt.Errorf("look for chains in progress: %w", err)

@@ -11,6 +11,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"wds/events"
 	"wds/models"
 )
 
@@ -108,13 +109,6 @@ func (h Headers) MarshalJSON() ([]byte, error) {
 	return json.Marshal(map[string]string(h))
 }
 
-// Delivery statuses (docs/webhooks.md).
-const (
-	DeliverySucceeded = "succeeded"
-	DeliveryFailed    = "failed"
-	DeliveryDropped   = "dropped"
-)
-
 // Delivery is one attempt to deliver one event to one endpoint.
 type Delivery struct {
 	ID              uuid.UUID  `json:"id"`
@@ -125,7 +119,7 @@ type Delivery struct {
 	ChainID         uuid.UUID  `json:"chain_id"`
 	WorkflowID      string     `json:"workflow_id"`
 	Attempt         int        `json:"attempt"`
-	Status          string     `json:"status"`
+	Status          Status     `json:"status"`
 	ResponseStatus  *int       `json:"response_status"`
 	ResponseExcerpt string     `json:"response_excerpt"`
 	Error           string     `json:"error"`
@@ -140,6 +134,12 @@ type Delivery struct {
 
 // TableName is the delivery log.
 func (Delivery) TableName() string { return "webhook_deliveries" }
+
+// Refirable reports whether an operator may re-fire the attempt: a dropped one of a real event
+// (Service.Refire says why any other may not).
+func (d Delivery) Refirable() bool {
+	return d.Status == StatusDropped && d.EventType != events.WebhookTest
+}
 
 // DeliveryLogColumns and DeliveryLogFrom read the delivery log as t, each row with the re-fire that
 // started a fresh chain from it, if any (a delivery is re-fired at most once).

@@ -398,7 +398,7 @@ func (s *Starter) start(ctx context.Context, id, name, summary string, orgID, ev
 		AttrOrgID.ValueSet(orgID.String()),
 		AttrEventID.ValueSet(eventID.String()),
 		AttrEventType.ValueSet(eventType),
-		AttrDeliveryStatus.ValueSet(StatusDelivering),
+		AttrDeliveryStatus.ValueSet(string(WorkflowDelivering)),
 	}, extra...)
 	_, err := s.Temporal.ExecuteWorkflow(ctx, client.StartWorkflowOptions{
 		ID:                                       id,

@@ -22,7 +22,7 @@ func tracePost(ctx context.Context, d *Delivery, in AttemptInput, post func(cont
 		attribute.String("http.request.method", "POST")))
 	defer span.End()
 	post(ctx)
-	span.SetAttributes(tracing.AttrOutcome.String(d.Status))
+	span.SetAttributes(tracing.AttrOutcome.String(string(d.Status)))
 	if d.ResponseStatus != nil {
 		span.SetAttributes(attribute.Int("http.response.status_code", *d.ResponseStatus))
 	}

@@ -219,11 +219,11 @@ func (h *harness) checkOutcomeInTemporal(dropped uuid.UUID) {
 		query := fmt.Sprintf("WorkflowId = '%s' AND %s", id, q)
 		waitFor(h.t, 10*time.Second, "the workflow list to show "+q, func() bool { return h.workflowsWith(query) == 1 })
 	}
-	outcomes := map[uuid.UUID]string{}
+	outcomes := map[uuid.UUID]delivery.Status{}
 	for _, c := range res.Chains {
 		outcomes[c.EndpointID] = c.Outcome
 	}
-	if res.Status != delivery.StatusPartiallyDropped || len(res.Chains) != 2 || outcomes[dropped] != delivery.DeliveryDropped {
+	if res.Status != delivery.WorkflowPartiallyDropped || len(res.Chains) != 2 || outcomes[dropped] != delivery.StatusDropped {
 		h.t.Fatalf("workflow result %+v", res)
 	}
 	desc, err := h.temporal.DescribeWorkflowExecution(h.ctx, id, "")

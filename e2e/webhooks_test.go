@@ -306,7 +306,7 @@ func TestWebhooksEndToEnd(t *testing.T) {
 		// Waits for the workflow to end: an hour, unless the signal cut the wait short.
 		// A dropped chain fails the workflow, with the result in the failure.
 		err = h.temporal.GetWorkflow(h.ctx, delivery.EventWorkflowID(ev), "").Get(h.ctx, nil)
-		if res, dropped := delivery.DroppedResult(err); !dropped || res.Status != delivery.StatusDropped {
+		if res, dropped := delivery.DroppedResult(err); !dropped || res.Status != delivery.WorkflowDropped {
 			t.Fatalf("workflow after disable: %v", err)
 		}
 		// Visibility lags the close; the replay subtest below lists finished workflows and needs this

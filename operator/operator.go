@@ -7,6 +7,7 @@ package operator
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -98,7 +99,7 @@ func (s *Service) ListAudit(ctx context.Context, q Query) (Page[AuditEntry], err
 type DeliveryFilter struct {
 	EndpointID *uuid.UUID
 	EventType  string
-	Status     string
+	Status     delivery.Status
 	// Since and Until bound attempted_at: Since inclusive, Until exclusive.
 	Since, Until *time.Time
 }
@@ -106,7 +107,7 @@ type DeliveryFilter struct {
 // ListDeliveries pages through every attempt of every endpoint of the org, newest first, filtered.
 // Any member may read it, as they may read an endpoint's log.
 func (s *Service) ListDeliveries(ctx context.Context, q Query, f DeliveryFilter) (Page[delivery.Delivery], error) {
-	if f.Status != "" && f.Status != delivery.DeliverySucceeded && f.Status != delivery.DeliveryFailed && f.Status != delivery.DeliveryDropped {
+	if f.Status != "" && !slices.Contains(delivery.Recorded, f.Status) {
 		return Page[delivery.Delivery]{}, problem.Fail(paging.ErrInvalidParameter, "status must be succeeded, failed or dropped")
 	}
 	if err := workspace.RequireRole(ctx, s.db, q.OrgID, q.ActorID, workspace.Anyone...); err != nil {

@@ -80,7 +80,7 @@ func TestListenReceivesForwardsAndCleansUp(t *testing.T) {
 	})
 	var d delivery.Delivery
 	db.Where("event_id = ?", ev).Take(&d)
-	if d.Status != delivery.DeliverySucceeded || *d.ResponseStatus != http.StatusAccepted {
+	if d.Status != delivery.StatusSucceeded || *d.ResponseStatus != http.StatusAccepted {
 		t.Errorf("delivery %s with %d, want succeeded with the app's 202", d.Status, *d.ResponseStatus)
 	}
 	out := l.out.String()
