@@ -302,7 +302,7 @@ func (a *Activities) summary(ctx context.Context, ev *eventMeta) ([]byte, error)
 	if err != nil {
 		return nil, fmt.Errorf("summarise event: %w", err)
 	}
-	var env Envelope
+	var env webhook.Event
 	if err := json.Unmarshal([]byte(row.Head), &env); err != nil {
 		return nil, fmt.Errorf("decode event %s: %w", ev.ID, err)
 	}

@@ -2,10 +2,8 @@ package delivery
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"time"
 
 	"github.com/google/uuid"
 	"gorm.io/gorm"
@@ -173,17 +171,9 @@ type testData struct {
 	Message    string    `json:"message"`
 }
 
-func testEvent(orgID, endpointID uuid.UUID, now time.Time) ([]byte, error) {
-	data, err := json.Marshal(testData{EndpointID: endpointID, Message: "This is a test event from Workspace Data Service."})
-	if err != nil {
-		return nil, err
-	}
-	return json.Marshal(Envelope{Type: events.WebhookTest, CreatedAt: now.Format(time.RFC3339Nano), OrgID: orgID, Data: data})
-}
-
-// SendTest queues a webhook.test event for one endpoint of org. Its body is stored like every event
-// (the delivery activity loads bodies by id); the row is born dispatched because the test's own
-// queued start, not the event relay, delivers it, to this endpoint only.
+// SendTest queues a webhook.test event for one endpoint of org. Its row is written by the outbox's
+// WriteEvents like every event (the delivery activity loads bodies by id), born dispatched because
+// the test's own queued start, not the event relay, delivers it, to this endpoint only.
 func (s *Service) SendTest(ctx context.Context, orgID, endpointID uuid.UUID) (*TestQueued, error) {
 	return s.sendTest(ctx, orgID, endpointID, nil)
 }
@@ -208,13 +198,12 @@ func (s *Service) sendTest(ctx context.Context, orgID, endpointID uuid.UUID, aud
 				return err
 			}
 		}
-		now := time.Now().UTC()
-		raw, err := testEvent(orgID, endpointID, now)
+		ev, err := NewEvent(orgID, nil, events.WebhookTest,
+			testData{EndpointID: endpointID, Message: "This is a test event from Workspace Data Service."})
 		if err != nil {
-			return fmt.Errorf("encode test event: %w", err)
+			return err
 		}
-		ev := Event{ID: uuid.New(), OrgID: orgID, Type: events.WebhookTest, Body: raw, CreatedAt: now, DispatchedAt: &now}
-		if err := tx.Create(&ev).Error; err != nil {
+		if _, err := WriteEvents(ctx, tx, []PendingEvent{ev}); err != nil {
 			return fmt.Errorf("write test event: %w", err)
 		}
 		disp := Dispatch{ID: uuid.New(), OrgID: orgID, Kind: DispatchTest,
