@@ -2,6 +2,7 @@ package delivery_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -20,9 +21,11 @@ import (
 	"wds/delivery/deliverytest"
 	"wds/egress/egresstest"
 	"wds/events"
+	"wds/events/eventstest"
 	"wds/models"
 	"wds/paging"
 	"wds/problem"
+	"wds/webhook"
 	"wds/workspace"
 )
 
@@ -292,6 +295,34 @@ func TestSendTestNeedsAnEnabledEndpointOfTheOrg(t *testing.T) {
 	f.svc.Disable(f.ctx, ep.ID, f.owner)
 	if _, err := f.svc.SendTest(f.ctx, f.org, ep.ID); !errors.Is(err, delivery.ErrEndpointDisabled) {
 		t.Fatalf("disabled: %v", err)
+	}
+}
+
+// A test event is written by the outbox's one writer like every event, but born dispatched with a
+// null id even when an endpoint subscribes to webhook.test: its own queued start delivers it, to the
+// one endpoint tested, and the relay never fans it out.
+func TestSendTestWritesItsEventThroughTheOutbox(t *testing.T) {
+	f := newFixture(t)
+	ep, err := f.svc.Create(f.ctx, delivery.CreateInput{OrgID: f.org, ActorID: f.owner, URL: "https://127.0.0.1/hook",
+		EventTypes: []string{events.WebhookTest}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.svc.SendTest(f.ctx, f.org, ep.ID); err != nil {
+		t.Fatal(err)
+	}
+	var rows []delivery.Event
+	f.db.Where("org_id = ? AND type = ?", f.org, events.WebhookTest).Find(&rows)
+	if len(rows) != 1 || rows[0].DispatchedAt == nil {
+		t.Fatalf("%d test events, want one, dispatched", len(rows))
+	}
+	var body webhook.Event
+	if err := json.Unmarshal(rows[0].Body, &body); err != nil || body.ID != nil || body.StoreID != nil ||
+		body.Type != events.WebhookTest || body.OrgID != f.org.String() || !body.CreatedAt.Equal(rows[0].CreatedAt) {
+		t.Fatalf("test event body %s (%v), written at %v", rows[0].Body, err, rows[0].CreatedAt)
+	}
+	if types := eventstest.Written(t, f.db); !slices.Contains(types, events.WebhookTest) {
+		t.Fatalf("outbox types %v", types)
 	}
 }
 
