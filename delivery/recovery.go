@@ -85,12 +85,6 @@ func recoverableArgs(endpointID uuid.UUID, since, until time.Time) map[string]an
 	return map[string]any{"ep": endpointID, "since": since, "until": until, "dropped": StatusDropped, "test": events.WebhookTest}
 }
 
-// withLimit adds the page size @n to args.
-func withLimit(args map[string]any, n int) map[string]any {
-	args["n"] = n
-	return args
-}
-
 func countRecoverable(ctx context.Context, db *gorm.DB, endpointID uuid.UUID, since, until time.Time) (int, error) {
 	var n int
 	err := db.WithContext(ctx).Raw("SELECT count(*) "+recoverableSQL, recoverableArgs(endpointID, since, until)).Row().Scan(&n)

@@ -134,8 +134,10 @@ func queueRecovered(ctx context.Context, tx *gorm.DB, rec *Recovery, n int) ([]u
 		ID      uuid.UUID
 		EventID uuid.UUID
 	}
+	args := recoverableArgs(rec.EndpointID, rec.Since, rec.Until)
+	args["n"] = n
 	err := tx.WithContext(ctx).Raw("SELECT d.id, d.event_id "+recoverableSQL+" ORDER BY d.attempted_at, d.id LIMIT @n FOR UPDATE OF d SKIP LOCKED",
-		withLimit(recoverableArgs(rec.EndpointID, rec.Since, rec.Until), n)).Scan(&rows).Error
+		args).Scan(&rows).Error
 	if err != nil {
 		return nil, fmt.Errorf("find dropped chains: %w", err)
 	}
