@@ -1,12 +1,12 @@
 package console_test
 
 import (
-	"wds/delivery"
-
 	"net/http"
 	"net/url"
 	"strings"
 	"testing"
+
+	"wds/delivery"
 )
 
 // Send test from the console is audit logged with the operator who pressed it, and limited per
