@@ -126,8 +126,8 @@ func (e *hostileEnv) resources(org, store, owner, member uuid.UUID) {
 	var evID string
 	e.db.Raw("SELECT id::text FROM events LIMIT 1").Scan(&evID)
 	ev := uuid.MustParse(evID)
-	delivery := models.Delivery{ID: uuid.New(), OrgID: org, EventID: ev, EndpointID: ep.Endpoint.ID, EventType: "order.created",
-		ChainID: uuid.New(), WorkflowID: "webhook-event/" + ev.String(), Attempt: 1, Status: models.DeliveryDropped, AttemptedAt: time.Now()}
+	delivery := delivery.Delivery{ID: uuid.New(), OrgID: org, EventID: ev, EndpointID: ep.Endpoint.ID, EventType: "order.created",
+		ChainID: uuid.New(), WorkflowID: "webhook-event/" + ev.String(), Attempt: 1, Status: delivery.StatusDropped, AttemptedAt: time.Now()}
 	if err := e.db.Create(&delivery).Error; err != nil {
 		t.Fatal(err)
 	}

@@ -40,14 +40,14 @@ type OperatorAuth interface {
 type WebhookService interface {
 	TestSender
 	Create(ctx context.Context, in delivery.CreateInput) (*delivery.Created, error)
-	List(ctx context.Context, orgID uuid.UUID, actorID *uuid.UUID) ([]models.Endpoint, error)
-	Disable(ctx context.Context, id, actorID uuid.UUID) (*models.Endpoint, error)
-	Enable(ctx context.Context, id, actorID uuid.UUID) (*models.Endpoint, error)
-	Delete(ctx context.Context, id, actorID uuid.UUID) (*models.Endpoint, error)
+	List(ctx context.Context, orgID uuid.UUID, actorID *uuid.UUID) ([]delivery.Endpoint, error)
+	Disable(ctx context.Context, id, actorID uuid.UUID) (*delivery.Endpoint, error)
+	Enable(ctx context.Context, id, actorID uuid.UUID) (*delivery.Endpoint, error)
+	Delete(ctx context.Context, id, actorID uuid.UUID) (*delivery.Endpoint, error)
 	RotateSecret(ctx context.Context, id, actorID uuid.UUID, grace time.Duration) (*delivery.Rotated, error)
 	ListDeliveries(ctx context.Context, q delivery.DeliveriesQuery) (*delivery.DeliveriesPage, error)
 	Refire(ctx context.Context, deliveryID, actorID uuid.UUID) (*delivery.Refired, error)
-	Update(ctx context.Context, in delivery.UpdateInput) (*models.Endpoint, error)
+	Update(ctx context.Context, in delivery.UpdateInput) (*delivery.Endpoint, error)
 }
 
 const ctxOperator = "wds.operator"
@@ -222,7 +222,7 @@ func (s *server) rpcList(ctx context.Context, actor uuid.UUID, p rpcParams) (int
 	return http.StatusOK, gin.H{"rows": rows}, nil
 }
 
-func (s *server) rpcEndpoint(op func(WebhookService, context.Context, uuid.UUID, uuid.UUID) (*models.Endpoint, error)) rpcFunc {
+func (s *server) rpcEndpoint(op func(WebhookService, context.Context, uuid.UUID, uuid.UUID) (*delivery.Endpoint, error)) rpcFunc {
 	return func(ctx context.Context, actor uuid.UUID, p rpcParams) (int, any, error) {
 		id, err := paramUUID("p_id", p.ID)
 		if err != nil {

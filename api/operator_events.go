@@ -43,7 +43,7 @@ func (s *server) listEvents(c *gin.Context) {
 	}
 	actor := actorOf(c)
 	q := delivery.EventsQuery{OrgID: lq.OrgID, ActorID: &actor, StoreID: lq.StoreID, Limit: lq.Limit, Cursor: lq.Cursor,
-		Type: c.Query("type"), Outcome: c.Query("outcome")}
+		Type: c.Query("type"), Outcome: delivery.Outcome(c.Query("outcome"))}
 	for name, dst := range map[string]**uuid.UUID{"order_id": &q.OrderID, "resource_id": &q.ResourceID} {
 		if raw, ok := c.GetQuery(name); ok {
 			id, err := uuid.Parse(raw)

@@ -37,11 +37,11 @@ func (e *opEnv) emit(typ string, data any) uuid.UUID {
 }
 
 // attempt logs one attempt of a chain.
-func (e *opEnv) attempt(ev, ep, chain uuid.UUID, n int, status string, next *time.Time) models.Delivery {
+func (e *opEnv) attempt(ev, ep, chain uuid.UUID, n int, status delivery.Status, next *time.Time) delivery.Delivery {
 	e.t.Helper()
 	var typ string
 	e.db.Raw("SELECT type FROM events WHERE id = ?", ev).Scan(&typ)
-	d := models.Delivery{ID: uuid.New(), OrgID: e.org.ID, EventID: ev, EndpointID: ep, EventType: typ, ChainID: chain,
+	d := delivery.Delivery{ID: uuid.New(), OrgID: e.org.ID, EventID: ev, EndpointID: ep, EventType: typ, ChainID: chain,
 		WorkflowID: delivery.EventWorkflowID(ev), Attempt: n, Status: status, AttemptedAt: time.Now().UTC(), NextAttemptAt: next}
 	if err := e.db.Create(&d).Error; err != nil {
 		e.t.Fatal(err)
@@ -183,7 +183,7 @@ func uuidStrings(in []uuid.UUID) []string {
 func TestSupportDeskShowsAnEventsPayloadChainsAndAttempts(t *testing.T) {
 	e := newEventDesk(t)
 	// A re-fire of B's dropped chain, queued and then delivered.
-	var dropped models.Delivery
+	var dropped delivery.Delivery
 	e.db.Where("event_id = ? AND status = 'dropped'", e.created).Take(&dropped)
 	status, re := e.post(e.ownerToken, "/admin/v1/deliveries/"+dropped.ID.String()+"/refire", nil)
 	if status != http.StatusOK {
@@ -239,7 +239,7 @@ func (e *eventDesk) resend(token string, ev uuid.UUID, body any) (int, map[strin
 
 func (e *eventDesk) dispatches() int64 {
 	var n int64
-	e.db.Model(&models.Dispatch{}).Count(&n)
+	e.db.Model(&delivery.Dispatch{}).Count(&n)
 	return n
 }
 
@@ -252,7 +252,7 @@ func TestResendStartsAFreshChainAndRefusesWhatItCannotDo(t *testing.T) {
 		chains[0].(map[string]any)["workflow_id"] != delivery.ResendWorkflowID(e.created, e.a, 1) {
 		t.Fatalf("resend %d %v", status, out)
 	}
-	var disp models.Dispatch
+	var disp delivery.Dispatch
 	e.db.Where("chain_id = ?", chains[0].(map[string]any)["chain_id"]).Take(&disp)
 	if disp.Kind != "resend" || disp.EventID != e.created || *disp.CreatedBy != e.owner.ID || len(e.started.ids) != 1 || e.started.ids[0] != disp.ID {
 		t.Fatalf("dispatch %+v, started %v", disp, e.started.ids)

@@ -6,7 +6,6 @@ import (
 
 	"wds/delivery"
 	"wds/egress/egresstest"
-	"wds/models"
 )
 
 // Endpoint registration refuses every URL whose host is, or resolves to, an address that is not
@@ -49,7 +48,7 @@ func TestOperatorRefusesEndpointURLsThatReachTheInternalNetwork(t *testing.T) {
 		}
 	}
 	var rows int64
-	e.db.Model(&models.Endpoint{}).Where("org_id = ?", e.org.ID).Count(&rows)
+	e.db.Model(&delivery.Endpoint{}).Where("org_id = ?", e.org.ID).Count(&rows)
 	if rows != 0 {
 		t.Fatalf("%d endpoint rows written for refused URLs", rows)
 	}
@@ -58,7 +57,7 @@ func TestOperatorRefusesEndpointURLsThatReachTheInternalNetwork(t *testing.T) {
 	if status, body := e.create("https://public.example.com/hook"); status != http.StatusCreated {
 		t.Fatalf("public name: %d %v", status, body)
 	}
-	e.db.Model(&models.Endpoint{}).Where("org_id = ?", e.org.ID).Count(&rows)
+	e.db.Model(&delivery.Endpoint{}).Where("org_id = ?", e.org.ID).Count(&rows)
 	if rows != 1 {
 		t.Fatalf("%d endpoint rows after one registration", rows)
 	}

@@ -16,6 +16,7 @@ import (
 	"github.com/getkin/kin-openapi/routers/gorillamux"
 	"github.com/google/uuid"
 
+	"wds/delivery"
 	"wds/models"
 	"wds/openapi"
 )
@@ -112,7 +113,7 @@ func TestOperatorEndpointRateLimitHeadersAndUpdate(t *testing.T) {
 	}
 
 	_, _, otherOwner := mustOrg(t, e.db, "Elsewhere")
-	var foreign models.Endpoint
+	var foreign delivery.Endpoint
 	if err := e.db.Where("id = ?", id).Take(&foreign).Error; err != nil {
 		t.Fatal(err)
 	}
@@ -143,10 +144,10 @@ func TestOperatorEndpointRateLimitHeadersAndUpdate(t *testing.T) {
 			t.Errorf("%s: %d %v, want %d %s", c.name, status, body, c.status, c.code)
 		}
 	}
-	var after models.Endpoint
+	var after delivery.Endpoint
 	e.db.Where("id = ?", id).Take(&after)
 	var n int64
-	e.db.Model(&models.Endpoint{}).Count(&n)
+	e.db.Model(&delivery.Endpoint{}).Count(&n)
 	if after.RateLimit != nil || after.MaxAttempts != 3 || after.Headers["X-Tenant"] != "acme" || !after.UpdatedAt.Equal(foreign.UpdatedAt) || n != 1 {
 		t.Fatalf("refusals changed the database: %+v (%d endpoints)", after, n)
 	}

@@ -278,11 +278,11 @@ func TestOperatorListsDeliveriesAndRefiresADroppedOne(t *testing.T) {
 	ev, _ := deliverytest.Emit(context.Background(), e.db, e.org.ID, nil, events.OrderCreated, nil)
 	chain := uuid.New()
 	for a := 1; a <= 3; a++ {
-		status := "failed"
+		status := delivery.StatusFailed
 		if a == 3 {
-			status = "dropped"
+			status = delivery.StatusDropped
 		}
-		d := models.Delivery{ID: uuid.New(), OrgID: e.org.ID, EventID: ev, EndpointID: epID, EventType: "order.created", ChainID: chain,
+		d := delivery.Delivery{ID: uuid.New(), OrgID: e.org.ID, EventID: ev, EndpointID: epID, EventType: "order.created", ChainID: chain,
 			WorkflowID: delivery.EventWorkflowID(ev), Attempt: a, Status: status, AttemptedAt: time.Now().Add(time.Duration(a) * time.Minute)}
 		if err := e.db.Create(&d).Error; err != nil {
 			t.Fatal(err)

@@ -8,7 +8,6 @@ import (
 
 	"wds/apikeys"
 	"wds/delivery"
-	"wds/models"
 )
 
 func TestWebhookTestEventNeedsAReadWriteKeyOfTheEndpointsOrg(t *testing.T) {
@@ -42,7 +41,7 @@ func TestWebhookTestEventNeedsAReadWriteKeyOfTheEndpointsOrg(t *testing.T) {
 		t.Fatalf("%d %v", status, body)
 	}
 	deliveryID := uuid.MustParse(body["delivery_id"].(string))
-	var disp models.Dispatch
+	var disp delivery.Dispatch
 	if err := e.db.Where("workflow_id = ?", delivery.TestWorkflowID(deliveryID)).Take(&disp).Error; err != nil {
 		t.Fatalf("no queued test workflow: %v", err)
 	}

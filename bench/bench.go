@@ -24,7 +24,7 @@ import (
 	"gorm.io/gorm"
 
 	"wds/database"
-	"wds/models"
+	"wds/delivery"
 	"wds/secrets"
 	"wds/temporaldev"
 )
@@ -350,7 +350,7 @@ func (e *env) webhookPhase(ctx context.Context, o Options, s *stack) (*WebhookRe
 	res.Attempts = []AttemptCount{}
 	err = s.db.WithContext(ctx).Raw(`SELECT attempt, status, left(error, 80) AS error, count(*) AS count
 		FROM webhook_deliveries WHERE org_id = ? AND NOT (attempt = 1 AND status = ?)
-		GROUP BY 1, 2, 3 ORDER BY 4 DESC, 1, 2, 3`, t.orgID, models.DeliverySucceeded).Scan(&res.Attempts).Error
+		GROUP BY 1, 2, 3 ORDER BY 4 DESC, 1, 2, 3`, t.orgID, delivery.StatusSucceeded).Scan(&res.Attempts).Error
 	if err != nil {
 		return nil, fmt.Errorf("bench: delivery attempts: %w", err)
 	}

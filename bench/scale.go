@@ -10,7 +10,6 @@ import (
 	"go.temporal.io/sdk/client"
 
 	"wds/delivery"
-	"wds/models"
 	"wds/temporaldev"
 )
 
@@ -395,7 +394,7 @@ func (e *env) waitFailedOnce(ctx context.Context, s *stack, orgID uuid.UUID, n i
 	for deadline := time.Now().Add(drainLimit(n)); ; time.Sleep(250 * time.Millisecond) {
 		var failed int64
 		if err := s.db.WithContext(ctx).Raw("SELECT count(*) FROM webhook_deliveries WHERE org_id = ? AND attempt = 1 AND status <> ?",
-			orgID, models.DeliverySucceeded).Scan(&failed).Error; err != nil {
+			orgID, delivery.StatusSucceeded).Scan(&failed).Error; err != nil {
 			return fmt.Errorf("bench: %w", err)
 		}
 		if int(failed) >= n {

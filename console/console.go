@@ -27,7 +27,6 @@ import (
 
 	"wds/answer"
 	"wds/delivery"
-	"wds/models"
 	"wds/money"
 	"wds/problem"
 	"wds/ratelimit"
@@ -247,10 +246,9 @@ var funcs = template.FuncMap{
 	"money":  money.Format,
 	"ladder": ladder,
 	// attempt gives an event page's attempt the delivery log's wording (deliveryRow).
-	"attempt": func(d models.Delivery) deliveryRow { return deliveryRow{Delivery: d} },
-	"statuses": func() []string {
-		return []string{models.DeliverySucceeded, models.DeliveryFailed, models.DeliveryDropped}
-	},
+	"attempt": func(d delivery.Delivery) deliveryRow { return deliveryRow{Delivery: d} },
+	// statuses are the delivery log's status filter's options.
+	"statuses": func() []delivery.Status { return delivery.Recorded },
 	"when": func(t any) string {
 		switch v := t.(type) {
 		case time.Time:

@@ -203,7 +203,7 @@ func TestAPostWithoutItsCSRFTokenIsRefusedAndChangesNothing(t *testing.T) {
 	if res.StatusCode != http.StatusOK || !strings.Contains(page, "whsec_") {
 		t.Fatalf("create endpoint: %d", res.StatusCode)
 	}
-	var ep models.Endpoint
+	var ep delivery.Endpoint
 	e.db.Take(&ep)
 	before := e.rows()
 	for _, p := range []string{"/console/keys", "/console/connectors", "/console/webhooks", "/console/webhooks/" + ep.ID.String() + "/disable",
@@ -231,7 +231,7 @@ func TestAMembersConsoleHasNoManagerActions(t *testing.T) {
 	e := newEnv(t)
 	owner, ocsrf := e.signIn(e.ownerToken)
 	e.do(owner, "POST", "/console/webhooks", url.Values{"csrf": {ocsrf}, "url": {"https://127.0.0.1/h"}, "events": {"order.created"}})
-	var ep models.Endpoint
+	var ep delivery.Endpoint
 	e.db.Take(&ep)
 	member, mcsrf := e.signIn(e.memberToken)
 	for _, p := range []string{"/console/keys", "/console/connectors", "/console/webhooks"} {

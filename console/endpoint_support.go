@@ -42,7 +42,7 @@ func (c *Console) registerEndpointSupport(p *gin.RouterGroup) {
 
 // supportData adds the endpoint's headers as text, its latest recovery and, when the page is asked
 // with recover_since, how many chains a recovery from then would re-fire.
-func (c *Console) supportData(g *gin.Context, ep *models.Endpoint, data map[string]any) error {
+func (c *Console) supportData(g *gin.Context, ep *delivery.Endpoint, data map[string]any) error {
 	s := sessionOf(g)
 	data["HeaderText"] = headerText(ep.Headers)
 	rec, err := c.Webhooks.LatestRecovery(g.Request.Context(), ep.ID)
@@ -69,7 +69,7 @@ func (c *Console) supportData(g *gin.Context, ep *models.Endpoint, data map[stri
 }
 
 // headerText is a header set as the form's textarea shows it: "Name: value" lines, sorted.
-func headerText(h models.Headers) string {
+func headerText(h delivery.Headers) string {
 	lines := make([]string, 0, len(h))
 	for name, value := range h {
 		lines = append(lines, name+": "+value)

@@ -21,7 +21,7 @@ func TestEndpointPageEditsSettingsShowsHealthAndRecovers(t *testing.T) {
 	ctx := context.Background()
 	var owner models.User
 	e.db.Raw("SELECT u.* FROM users u JOIN memberships m ON m.user_id = u.id WHERE m.org_id = ? AND m.role = 'owner'", e.org.ID).Scan(&owner)
-	ep := models.Endpoint{ID: uuid.New(), OrgID: e.org.ID, URL: "https://receiver.example/hooks", EventTypes: models.TextArray{"order.created"},
+	ep := delivery.Endpoint{ID: uuid.New(), OrgID: e.org.ID, URL: "https://receiver.example/hooks", EventTypes: models.TextArray{"order.created"},
 		SecretSealed: []byte("x"), Enabled: true, MaxAttempts: 1, CreatedBy: owner.ID}
 	if err := e.db.Create(&ep).Error; err != nil {
 		t.Fatal(err)
@@ -29,7 +29,7 @@ func TestEndpointPageEditsSettingsShowsHealthAndRecovers(t *testing.T) {
 	for range 3 {
 		ev, _ := deliverytest.Emit(ctx, e.db, e.org.ID, nil, events.OrderCreated, map[string]any{"id": uuid.New()})
 		code := 503
-		e.db.Create(&models.Delivery{ID: uuid.New(), OrgID: e.org.ID, EventID: ev, EndpointID: ep.ID, EventType: "order.created", ChainID: uuid.New(),
+		e.db.Create(&delivery.Delivery{ID: uuid.New(), OrgID: e.org.ID, EventID: ev, EndpointID: ep.ID, EventType: "order.created", ChainID: uuid.New(),
 			WorkflowID: delivery.EventWorkflowID(ev), Attempt: 1, Status: "dropped", ResponseStatus: &code, Error: "HTTP 503", AttemptedAt: time.Now()})
 	}
 	path := "/console/webhooks/" + ep.ID.String()
@@ -48,7 +48,7 @@ func TestEndpointPageEditsSettingsShowsHealthAndRecovers(t *testing.T) {
 	if res.StatusCode != http.StatusSeeOther {
 		t.Fatalf("settings: %d", res.StatusCode)
 	}
-	var saved models.Endpoint
+	var saved delivery.Endpoint
 	e.db.Where("id = ?", ep.ID).Take(&saved)
 	if saved.RateLimit == nil || *saved.RateLimit != 20 || saved.Headers["X-Tenant"] != "acme" || saved.Headers["Authorization"] != "Bearer tok" {
 		t.Fatalf("saved %+v", saved)

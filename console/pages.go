@@ -14,7 +14,6 @@ import (
 	"wds/apikeys"
 	"wds/delivery"
 	"wds/events"
-	"wds/models"
 	"wds/operator"
 	"wds/paging"
 	"wds/problem"
@@ -35,7 +34,7 @@ type OrgLists interface {
 	ListReadKeys(ctx context.Context, q operator.Query) (operator.Page[operator.ReadKey], error)
 	ListIntegrationKeys(ctx context.Context, q operator.Query) (operator.Page[operator.IntegrationKey], error)
 	ListAudit(ctx context.Context, q operator.Query) (operator.Page[operator.AuditEntry], error)
-	ListDeliveries(ctx context.Context, q operator.Query, f operator.DeliveryFilter) (operator.Page[models.Delivery], error)
+	ListDeliveries(ctx context.Context, q operator.Query, f operator.DeliveryFilter) (operator.Page[delivery.Delivery], error)
 }
 
 func (c *Console) registerPages(p *gin.RouterGroup) {
@@ -80,13 +79,13 @@ func (c *Console) overview(g *gin.Context) {
 		(SELECT count(*) FROM integration_keys WHERE org_id = @o AND revoked_at IS NULL) AS integration_keys,
 		(SELECT count(*) FROM webhook_deliveries WHERE org_id = @o AND status = @failed AND attempted_at > now() - interval '1 day') AS failed,
 		(SELECT count(*) FROM webhook_deliveries WHERE org_id = @o AND status = @dropped AND attempted_at > now() - interval '1 day') AS dropped`,
-		map[string]any{"o": s.OrgID, "failed": models.DeliveryFailed, "dropped": models.DeliveryDropped}).Find(&counts).Error
+		map[string]any{"o": s.OrgID, "failed": delivery.StatusFailed, "dropped": delivery.StatusDropped}).Find(&counts).Error
 	if err != nil {
 		c.render(g, status(err), "overview", s, view{Error: c.problem(err)})
 		return
 	}
 	var latest []any
-	for _, st := range []string{models.DeliveryDropped, models.DeliveryFailed} {
+	for _, st := range []delivery.Status{delivery.StatusDropped, delivery.StatusFailed} {
 		page, err := c.Lists.ListDeliveries(ctx, c.query(g, 5), operator.DeliveryFilter{Status: st})
 		if err != nil {
 			c.render(g, status(err), "overview", s, view{Error: c.problem(err)})
@@ -281,7 +280,7 @@ func (c *Console) endpointPage(g *gin.Context, code int, v view) {
 	s := sessionOf(g)
 	ctx := g.Request.Context()
 	id, err := pathID(g)
-	var ep *models.Endpoint
+	var ep *delivery.Endpoint
 	if err == nil {
 		eps, lerr := c.Webhooks.List(ctx, s.OrgID, &s.User.ID)
 		for i := range eps {
@@ -302,8 +301,8 @@ func (c *Console) endpointPage(g *gin.Context, code int, v view) {
 	if err = c.supportData(g, ep, data); err == nil {
 		q := c.query(g, 50)
 		if q.Cursor, err = paging.ParseCursor(g.Query("cursor_at"), g.Query("cursor_id")); err == nil {
-			filter := operator.DeliveryFilter{EndpointID: &id, Status: g.Query("status"), EventType: g.Query("event_type")}
-			var page operator.Page[models.Delivery]
+			filter := operator.DeliveryFilter{EndpointID: &id, Status: delivery.Status(g.Query("status")), EventType: g.Query("event_type")}
+			var page operator.Page[delivery.Delivery]
 			if page, err = c.Lists.ListDeliveries(ctx, q, filter); err == nil {
 				rows := make([]deliveryRow, len(page.Rows))
 				for i, d := range page.Rows {
@@ -324,7 +323,7 @@ func (c *Console) endpointPage(g *gin.Context, code int, v view) {
 }
 
 // next is the next page's URL, keeping the filters, or "" on the last page.
-func next(g *gin.Context, page operator.Page[models.Delivery]) string {
+func next(g *gin.Context, page operator.Page[delivery.Delivery]) string {
 	if page.NextCursor == nil {
 		return ""
 	}
@@ -348,7 +347,7 @@ func (c *Console) refire(g *gin.Context) {
 // deliveryRow is a delivery log row with the links to its workflow and, once it was re-fired, to the
 // workflow of its new chain.
 type deliveryRow struct {
-	models.Delivery
+	delivery.Delivery
 	WorkflowURL string
 	RefiredURL  string
 }

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"wds/models"
+	"wds/delivery"
 )
 
 // Send test from the console is audit logged with the operator who pressed it, and limited per
@@ -20,10 +20,10 @@ func TestConsoleSendTestIsLimitedPerEndpointAndAudited(t *testing.T) {
 			t.Fatalf("create endpoint: %d", res.StatusCode)
 		}
 	}
-	var eps []models.Endpoint
+	var eps []delivery.Endpoint
 	e.db.Order("url").Find(&eps)
 	member, mcsrf := e.signIn(e.memberToken)
-	test := func(ep models.Endpoint) *http.Response {
+	test := func(ep delivery.Endpoint) *http.Response {
 		res, _ := e.do(member, "POST", "/console/webhooks/"+ep.ID.String()+"/test", url.Values{"csrf": {mcsrf}})
 		return res
 	}

@@ -19,7 +19,6 @@ import (
 
 	"wds/delivery"
 	"wds/events"
-	"wds/models"
 	"wds/paging"
 	"wds/problem"
 )
@@ -49,8 +48,7 @@ func (c *Console) events(g *gin.Context) {
 	for _, f := range eventFilters {
 		form[f] = strings.TrimSpace(g.Query(f))
 	}
-	data := map[string]any{"Types": events.Types(), "Outcomes": []string{delivery.OutcomeInProgress, delivery.OutcomeDropped,
-		delivery.OutcomeSucceeded, delivery.OutcomeNoEndpoints}}
+	data := map[string]any{"Types": events.Types(), "Outcomes": delivery.Outcomes}
 	q, err := eventsQuery(g, form)
 	if err == nil {
 		q.OrgID, q.ActorID = s.OrgID, &s.User.ID
@@ -67,7 +65,7 @@ func (c *Console) events(g *gin.Context) {
 // eventsQuery reads the search form: the order as an id or a number, times as RFC 3339 or as a
 // browser's datetime-local value (UTC).
 func eventsQuery(g *gin.Context, form map[string]string) (delivery.EventsQuery, error) {
-	q := delivery.EventsQuery{Type: form["type"], Outcome: form["outcome"], Limit: 50}
+	q := delivery.EventsQuery{Type: form["type"], Outcome: delivery.Outcome(form["outcome"]), Limit: 50}
 	var err error
 	if q.Cursor, err = paging.ParseCursor(g.Query("cursor_at"), g.Query("cursor_id")); err != nil {
 		return q, err
@@ -175,7 +173,7 @@ func (c *Console) eventPage(g *gin.Context, code int, v view) {
 		c.render(g, status(err), "event", s, view{Error: c.problem(err)})
 		return
 	}
-	var targets []models.Endpoint // where Resend can send it: enabled endpoints subscribed to its type
+	var targets []delivery.Endpoint // where Resend can send it: enabled endpoints subscribed to its type
 	for _, ep := range eps {
 		if ep.Enabled && slices.Contains(ep.EventTypes, ev.Type) {
 			targets = append(targets, ep)

@@ -19,7 +19,6 @@ import (
 	"golang.org/x/sync/semaphore"
 	"gorm.io/gorm"
 
-	"wds/models"
 	"wds/secrets"
 )
 
@@ -126,7 +125,7 @@ func (a *Activities) event(ctx context.Context, id uuid.UUID) (*eventMeta, error
 
 // recorded returns the outcome of an attempt already in the log, if it is.
 func (a *Activities) recorded(ctx context.Context, deliveryID uuid.UUID) (*AttemptResult, error) {
-	var rows []models.Delivery
+	var rows []Delivery
 	if err := a.DB.WithContext(ctx).Where("id = ?", deliveryID).Limit(1).Find(&rows).Error; err != nil {
 		return nil, fmt.Errorf("load delivery: %w", err)
 	}
@@ -138,7 +137,7 @@ func (a *Activities) recorded(ctx context.Context, deliveryID uuid.UUID) (*Attem
 
 // write inserts the attempt's row once: a retried task with the same delivery id, or a second
 // attempt number in the same chain, changes nothing. It returns the outcome the log holds.
-func (a *Activities) write(ctx context.Context, d *models.Delivery) (AttemptResult, error) {
+func (a *Activities) write(ctx context.Context, d *Delivery) (AttemptResult, error) {
 	var inserted []uuid.UUID
 	err := a.DB.WithContext(ctx).Raw(`INSERT INTO webhook_deliveries (id, org_id, event_id, endpoint_id, event_type, chain_id,
 		workflow_id, attempt, status, response_status, response_excerpt, error, duration_ms, attempted_at, next_attempt_at)
@@ -178,24 +177,24 @@ func (a *Activities) RecordLostAttempt(ctx context.Context, l LostAttempt) (Atte
 	d := newRow(l.Attempt, ev, a.now())
 	d.Error = truncate(l.Error, 1000)
 	d.Status = failedOrDropped(l.Attempt)
-	if d.Status == models.DeliveryDropped {
+	if d.Status == StatusDropped {
 		d.NextAttemptAt = nil
 	}
 	return a.write(ctx, d)
 }
 
-func newRow(in AttemptInput, ev *eventMeta, at time.Time) *models.Delivery {
-	return &models.Delivery{ID: in.DeliveryID, OrgID: ev.OrgID, EventID: in.EventID, EndpointID: in.EndpointID,
+func newRow(in AttemptInput, ev *eventMeta, at time.Time) *Delivery {
+	return &Delivery{ID: in.DeliveryID, OrgID: ev.OrgID, EventID: in.EventID, EndpointID: in.EndpointID,
 		EventType: ev.Type, ChainID: in.ChainID, WorkflowID: in.WorkflowID, Attempt: in.Attempt,
 		AttemptedAt: at, NextAttemptAt: in.NextAttemptAt}
 }
 
 // failedOrDropped is the status of a failed attempt: the last one drops the chain.
-func failedOrDropped(in AttemptInput) string {
+func failedOrDropped(in AttemptInput) Status {
 	if in.NextAttemptAt == nil {
-		return models.DeliveryDropped
+		return StatusDropped
 	}
-	return models.DeliveryFailed
+	return StatusFailed
 }
 
 func truncate(s string, n int) string {

@@ -22,7 +22,6 @@ import (
 	"wds/delivery/deliverytest"
 	"wds/egress"
 	"wds/events"
-	"wds/models"
 	"wds/problem"
 	"wds/signing"
 	"wds/webhook"
@@ -98,9 +97,9 @@ func (f *fixture) acts(rc *receiver, allowPrivate bool) *delivery.Activities {
 	return &delivery.Activities{DB: f.db, Box: f.box, HTTP: c}
 }
 
-func (f *fixture) rows(chainID uuid.UUID) []models.Delivery {
+func (f *fixture) rows(chainID uuid.UUID) []delivery.Delivery {
 	f.t.Helper()
-	var rows []models.Delivery
+	var rows []delivery.Delivery
 	if err := f.db.Where("chain_id = ?", chainID).Order("attempt").Find(&rows).Error; err != nil {
 		f.t.Fatal(err)
 	}
@@ -122,7 +121,7 @@ func TestDeliverSendsEveryHeaderAndAVerifiableSignature(t *testing.T) {
 	in := attempt(ev, ep.ID, 1, later())
 
 	res, err := f.acts(rc, true).Deliver(f.ctx, in)
-	if err != nil || res.Outcome != models.DeliverySucceeded {
+	if err != nil || res.Outcome != delivery.StatusSucceeded {
 		t.Fatalf("outcome %+v err %v", res, err)
 	}
 	hits := rc.got()
@@ -172,7 +171,7 @@ func TestTestEventCarriesTheLiteralNullEventID(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var disp models.Dispatch
+	var disp delivery.Dispatch
 	f.db.Where("id = ?", q.DispatchID).Take(&disp)
 	in := delivery.AttemptInput{DeliveryID: q.DeliveryID, EventID: disp.EventID, EndpointID: ep.ID, ChainID: disp.ChainID, Attempt: 1, Test: true}
 	if res, err := f.acts(rc, true).Deliver(f.ctx, in); err != nil || res.Outcome != "succeeded" {
@@ -545,14 +544,14 @@ func TestARetryOfATaskThatSentRecordsWithoutSendingAgain(t *testing.T) {
 		t.Fatal(err)
 	}
 	var res delivery.AttemptResult
-	if err := val.Get(&res); err != nil || res.Outcome != models.DeliverySucceeded {
+	if err := val.Get(&res); err != nil || res.Outcome != delivery.StatusSucceeded {
 		t.Fatalf("retry answered %+v %v", res, err)
 	}
 	if n := len(rc.got()); n != 2 {
 		t.Fatalf("%d POSTs, want one per event: the retry sends nothing", n)
 	}
 	rows := f.rows(in.ChainID)
-	if len(rows) != 1 || rows[0].Status != models.DeliverySucceeded || rows[0].ResponseStatus == nil || *rows[0].ResponseStatus != http.StatusAccepted {
+	if len(rows) != 1 || rows[0].Status != delivery.StatusSucceeded || rows[0].ResponseStatus == nil || *rows[0].ResponseStatus != http.StatusAccepted {
 		t.Fatalf("rows %+v", rows)
 	}
 }

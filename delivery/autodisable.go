@@ -11,7 +11,6 @@ import (
 	"gorm.io/gorm/clause"
 
 	"wds/events"
-	"wds/models"
 )
 
 // EventStarter starts committed events' workflows at once; the relay starts them otherwise.
@@ -23,7 +22,7 @@ type EventStarter interface {
 // it, with its header values blanked (they may be credentials, and the event goes to other
 // receivers), and why.
 type disabledEndpoint struct {
-	models.Endpoint
+	Endpoint
 	Reason string `json:"reason"`
 }
 
@@ -38,7 +37,7 @@ func (a *Activities) autoDisable(ctx context.Context, endpointID uuid.UUID) erro
 	}
 	var targeted []uuid.UUID
 	err := a.DB.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
-		var ep models.Endpoint
+		var ep Endpoint
 		err := tx.Clauses(clause.Locking{Strength: "UPDATE"}).Where("id = ? AND enabled AND deleted_at IS NULL", endpointID).Take(&ep).Error
 		if errors.Is(err, gorm.ErrRecordNotFound) {
 			return nil
@@ -53,10 +52,10 @@ func (a *Activities) autoDisable(ctx context.Context, endpointID uuid.UUID) erro
 		if since == nil || a.now().Sub(*since) < a.DisableAfter {
 			return nil
 		}
-		if err := tx.Model(&ep).Updates(map[string]any{"enabled": false, "disabled_reason": models.DisabledFailing}).Error; err != nil {
+		if err := tx.Model(&ep).Updates(map[string]any{"enabled": false, "disabled_reason": DisabledFailing}).Error; err != nil {
 			return fmt.Errorf("disable endpoint: %w", err)
 		}
-		ep.Enabled, ep.DisabledReason = false, ptr(models.DisabledFailing)
+		ep.Enabled, ep.DisabledReason = false, ptr(DisabledFailing)
 		if _, err := DropPendingChains(ctx, tx, ep.ID, ReasonEndpointDisabled); err != nil {
 			return err
 		}
@@ -67,11 +66,11 @@ func (a *Activities) autoDisable(ctx context.Context, endpointID uuid.UUID) erro
 			return fmt.Errorf("write audit log: %w", err)
 		}
 		view := ep
-		view.Headers = models.Headers{}
+		view.Headers = Headers{}
 		for name := range ep.Headers {
 			view.Headers[name] = ""
 		}
-		ev, err := NewEvent(ep.OrgID, nil, events.WebhookEndpointDisabled, disabledEndpoint{Endpoint: view, Reason: models.DisabledFailing})
+		ev, err := NewEvent(ep.OrgID, nil, events.WebhookEndpointDisabled, disabledEndpoint{Endpoint: view, Reason: DisabledFailing})
 		if err != nil {
 			return err
 		}

@@ -11,7 +11,6 @@ import (
 	"wds/delivery"
 	"wds/events"
 	"wds/events/eventstest"
-	"wds/models"
 )
 
 func TestAFailingEndpointIsDisabledWhenAChainDropsAndTheOthersAreTold(t *testing.T) {
@@ -29,10 +28,10 @@ func TestAFailingEndpointIsDisabledWhenAChainDropsAndTheOthersAreTold(t *testing
 	acts.DisableAfter = time.Hour
 	pending := attempt(f.event(events.OrderCreated, nil), failing.ID, 1, later())
 	acts.Deliver(f.ctx, pending)
-	if res, err := acts.Deliver(f.ctx, attempt(f.event(events.OrderCreated, nil), failing.ID, 1, nil)); err != nil || res.Outcome != models.DeliveryDropped {
+	if res, err := acts.Deliver(f.ctx, attempt(f.event(events.OrderCreated, nil), failing.ID, 1, nil)); err != nil || res.Outcome != delivery.StatusDropped {
 		t.Fatalf("%+v %v", res, err)
 	}
-	var ep models.Endpoint
+	var ep delivery.Endpoint
 	f.db.Where("id = ?", failing.ID).Take(&ep)
 	if !ep.Enabled {
 		t.Fatal("disabled before WDS_WEBHOOK_DISABLE_AFTER")
@@ -41,14 +40,14 @@ func TestAFailingEndpointIsDisabledWhenAChainDropsAndTheOthersAreTold(t *testing
 	// Long enough: the next drop disables it.
 	acts.DisableAfter = time.Nanosecond
 	dropped := attempt(f.event(events.OrderCreated, nil), failing.ID, 1, nil)
-	if res, err := acts.Deliver(f.ctx, dropped); err != nil || res.Outcome != models.DeliveryDropped {
+	if res, err := acts.Deliver(f.ctx, dropped); err != nil || res.Outcome != delivery.StatusDropped {
 		t.Fatalf("%+v %v", res, err)
 	}
 	f.db.Where("id = ?", failing.ID).Take(&ep)
-	if ep.Enabled || ep.DisabledReason == nil || *ep.DisabledReason != models.DisabledFailing {
+	if ep.Enabled || ep.DisabledReason == nil || *ep.DisabledReason != delivery.DisabledFailing {
 		t.Fatalf("endpoint %+v", ep)
 	}
-	if rows := f.rows(pending.ChainID); rows[len(rows)-1].Status != models.DeliveryDropped || rows[len(rows)-1].Error != delivery.ReasonEndpointDisabled {
+	if rows := f.rows(pending.ChainID); rows[len(rows)-1].Status != delivery.StatusDropped || rows[len(rows)-1].Error != delivery.ReasonEndpointDisabled {
 		t.Fatalf("its pending chain: %+v", rows)
 	}
 	var audit []struct {
@@ -59,7 +58,7 @@ func TestAFailingEndpointIsDisabledWhenAChainDropsAndTheOthersAreTold(t *testing
 	if len(audit) != 1 || audit[0].ActorID != nil {
 		t.Fatalf("audit %+v", audit)
 	}
-	var evs []models.Event
+	var evs []delivery.Event
 	f.db.Where("type = ?", events.WebhookEndpointDisabled).Find(&evs)
 	if len(evs) != 1 || evs[0].DispatchedAt != nil {
 		t.Fatalf("events %+v: want one, waiting for its start to the watching endpoint", evs)
@@ -88,7 +87,7 @@ func TestAFailingEndpointIsDisabledWhenAChainDropsAndTheOthersAreTold(t *testing
 		t.Fatal(err)
 	}
 	var n int64
-	f.db.Model(&models.Event{}).Where("type = ?", events.WebhookEndpointDisabled).Count(&n)
+	f.db.Model(&delivery.Event{}).Where("type = ?", events.WebhookEndpointDisabled).Count(&n)
 	if n != 1 {
 		t.Fatalf("%d endpoint_disabled events after a retried task", n)
 	}

@@ -1,5 +1,5 @@
 // The contract between the workflows, the activities, the starter and the Temporal UI: the task
-// queue, workflow and activity type names, the signal, the search attributes, the statuses and the
+// queue, workflow and activity type names, the signal, the search attributes and the
 // inputs and results that go into workflow history. Every name here is recorded in running
 // workflows' histories: changing one breaks their replay.
 
@@ -55,14 +55,6 @@ var (
 func SearchAttributeKeys() []temporal.SearchAttributeKey {
 	return []temporal.SearchAttributeKey{AttrOrgID, AttrEventID, AttrEventType, AttrDeliveryStatus, AttrEndpointIDs}
 }
-
-// WdsDeliveryStatus values.
-const (
-	StatusDelivering       = "delivering"
-	StatusSucceeded        = "succeeded"
-	StatusDropped          = "dropped"
-	StatusPartiallyDropped = "partially_dropped"
-)
 
 // Workflow ids (docs/webhooks.md).
 func EventWorkflowID(eventID uuid.UUID) string { return "webhook-event/" + eventID.String() }
@@ -144,19 +136,14 @@ type AttemptInput struct {
 	Test bool
 }
 
-// AttemptResult is the outcome the attempt recorded, its row's status (models.Delivery*): succeeded,
-// failed, or dropped (last attempt failed, or the endpoint was disabled or deleted, or the chain was
-// dropped by the operator).
+// AttemptResult is the outcome of an attempt: the status it recorded in its row (succeeded, failed,
+// or dropped), or StatusHeld, when the endpoint's rate limit held it back unrecorded.
 type AttemptResult struct {
-	Outcome string
+	Outcome Status
 	Error   string
-	// Wait is how long a held attempt (OutcomeHeld) waits before it asks again.
+	// Wait is how long a held attempt waits before it asks again.
 	Wait time.Duration
 }
-
-// OutcomeHeld is an attempt the endpoint's rate limit holds back: nothing was sent or recorded, and
-// the workflow asks again after Wait on a durable timer. Waiting is never an attempt.
-const OutcomeHeld = "held"
 
 // LostAttempt records an attempt whose Deliver activity failed without recording an outcome (the
 // worker died, the database was unreachable), so every attempt still has exactly one row.

@@ -21,7 +21,6 @@ import (
 	"wds/config"
 	"wds/egress"
 	"wds/metrics"
-	"wds/models"
 	"wds/webhook"
 )
 
@@ -65,7 +64,7 @@ func (a *Activities) Deliver(ctx context.Context, in AttemptInput) (AttemptResul
 			if wait > 0 {
 				// Returned rather than waited for here: the workflow waits on a timer, holding no
 				// activity slot, so a backlog at a slow endpoint never holds up the others.
-				return AttemptResult{Outcome: OutcomeHeld, Wait: wait}, nil
+				return AttemptResult{Outcome: StatusHeld, Wait: wait}, nil
 			}
 		}
 		if err := a.send(ctx, d, at, in); err != nil {
@@ -77,7 +76,7 @@ func (a *Activities) Deliver(ctx context.Context, in AttemptInput) (AttemptResul
 	if err == nil {
 		// Counted once the row is recorded: a task that is retried after this point returns early
 		// above and is not counted twice.
-		metrics.DeliveryAttempt(d.EndpointID.String(), d.Status, d.Attempt, time.Duration(d.DurationMS)*time.Millisecond)
+		metrics.DeliveryAttempt(d.EndpointID.String(), string(d.Status), d.Status == StatusDropped, d.Attempt, time.Duration(d.DurationMS)*time.Millisecond)
 		err = a.afterDrop(ctx, in, res)
 	}
 	return res, err
@@ -87,7 +86,7 @@ func (a *Activities) Deliver(ctx context.Context, in AttemptInput) (AttemptResul
 // has failed for long enough. A chain dropped because the endpoint was disabled or deleted does not
 // count: nothing was sent.
 func (a *Activities) afterDrop(ctx context.Context, in AttemptInput, res AttemptResult) error {
-	if res.Outcome != models.DeliveryDropped || in.Test || res.Error == ReasonEndpointDisabled || res.Error == ReasonEndpointDeleted {
+	if res.Outcome != StatusDropped || in.Test || res.Error == ReasonEndpointDisabled || res.Error == ReasonEndpointDeleted {
 		return nil
 	}
 	return a.autoDisable(ctx, in.EndpointID)
@@ -103,7 +102,7 @@ const heartbeatTime = 3 * time.Second
 // a request and a write on the Temporal server, which every attempt would otherwise pay for the
 // rare task that sends and then loses its database. A worker killed between the POST and the row
 // keeps nothing, and the retry sends again; receivers deduplicate on X-PC-Event-Id for that.
-func (a *Activities) writeSent(ctx context.Context, d *models.Delivery, sent bool) (AttemptResult, error) {
+func (a *Activities) writeSent(ctx context.Context, d *Delivery, sent bool) (AttemptResult, error) {
 	wctx := ctx
 	if deadline, ok := ctx.Deadline(); ok && sent {
 		var cancel context.CancelFunc
@@ -122,7 +121,7 @@ func (a *Activities) writeSent(ctx context.Context, d *models.Delivery, sent boo
 }
 
 // send POSTs the event and fills d with the outcome.
-func (a *Activities) send(ctx context.Context, d *models.Delivery, at *attemptState, in AttemptInput) error {
+func (a *Activities) send(ctx context.Context, d *Delivery, at *attemptState, in AttemptInput) error {
 	body, release, err := a.body(ctx, at)
 	if err != nil {
 		return err
@@ -139,7 +138,7 @@ func (a *Activities) send(ctx context.Context, d *models.Delivery, at *attemptSt
 // outcome is what a POST came back with. Kept as the task's heartbeat when the row could not be
 // written, it lets the retry write the row instead of sending again.
 type outcome struct {
-	Status          string
+	Status          Status
 	ResponseStatus  *int
 	ResponseExcerpt string
 	Error           string
@@ -148,13 +147,13 @@ type outcome struct {
 	NextAttemptAt   *time.Time
 }
 
-func outcomeOf(d *models.Delivery) outcome {
+func outcomeOf(d *Delivery) outcome {
 	return outcome{Status: d.Status, ResponseStatus: d.ResponseStatus, ResponseExcerpt: d.ResponseExcerpt,
 		Error: d.Error, DurationMS: d.DurationMS, AttemptedAt: d.AttemptedAt, NextAttemptAt: d.NextAttemptAt}
 }
 
 // sentEarlier fills d from the outcome an earlier run of this task sent and kept, if there is one.
-func sentEarlier(ctx context.Context, d *models.Delivery) bool {
+func sentEarlier(ctx context.Context, d *Delivery) bool {
 	if !activity.IsActivity(ctx) || !activity.HasHeartbeatDetails(ctx) {
 		return false
 	}
@@ -212,14 +211,14 @@ type attemptState struct {
 	Body           *string
 	EndpointFound  bool
 	URL            string
-	Headers        models.Headers // the endpoint's custom headers
-	RateLimit      *int           // POSTs a second at most; nil is no limit
+	Headers        Headers // the endpoint's custom headers
+	RateLimit      *int    // POSTs a second at most; nil is no limit
 	SecretSealed   []byte
 	PreviousSealed []byte // the rotated-out secret while its grace lasts
 	Enabled        bool
 	DeletedAt      *time.Time
 	Dropped        *string
-	RecordedStatus *string
+	RecordedStatus *Status
 	RecordedError  *string
 }
 
@@ -237,7 +236,7 @@ func (a *Activities) attempt(ctx context.Context, in AttemptInput) (*attemptStat
 		FROM events e
 		LEFT JOIN webhook_endpoints w ON w.id = ?
 		LEFT JOIN webhook_deliveries d ON d.id = ?
-		WHERE e.id = ?`, smallBody, in.ChainID, models.DeliveryDropped, in.EndpointID, in.DeliveryID, in.EventID).Find(&rows).Error
+		WHERE e.id = ?`, smallBody, in.ChainID, StatusDropped, in.EndpointID, in.DeliveryID, in.EventID).Find(&rows).Error
 	if err != nil {
 		return nil, fmt.Errorf("load attempt: %w", err)
 	}
@@ -273,17 +272,17 @@ func (a *Activities) stop(ctx context.Context, in AttemptInput, ev *eventMeta, r
 		if _, err := dropWaiting(ctx, tx, "chain_id", in.ChainID, reason); err != nil {
 			return err
 		}
-		return tx.Model(&models.Delivery{}).Where("chain_id = ?", in.ChainID).Count(&rows).Error
+		return tx.Model(&Delivery{}).Where("chain_id = ?", in.ChainID).Count(&rows).Error
 	})
 	if err != nil {
 		return AttemptResult{}, fmt.Errorf("drop chain: %w", err)
 	}
 	if rows == 0 {
 		d := newRow(in, ev, a.now())
-		d.Status, d.Error, d.NextAttemptAt = models.DeliveryDropped, reason, nil
+		d.Status, d.Error, d.NextAttemptAt = StatusDropped, reason, nil
 		return a.write(ctx, d)
 	}
-	return AttemptResult{Outcome: models.DeliveryDropped, Error: reason}, nil
+	return AttemptResult{Outcome: StatusDropped, Error: reason}, nil
 }
 
 func deref(s *string) string {
@@ -303,7 +302,7 @@ func (a *Activities) summary(ctx context.Context, ev *eventMeta) ([]byte, error)
 	if err != nil {
 		return nil, fmt.Errorf("summarise event: %w", err)
 	}
-	var env Envelope
+	var env webhook.Event
 	if err := json.Unmarshal([]byte(row.Head), &env); err != nil {
 		return nil, fmt.Errorf("decode event %s: %w", ev.ID, err)
 	}
@@ -319,7 +318,7 @@ func (a *Activities) summary(ctx context.Context, ev *eventMeta) ([]byte, error)
 
 // post sends the request and fills the row's outcome. Success is a 2xx within egress.Timeout;
 // anything else (3xx included: redirects are not followed) is a failure.
-func (a *Activities) post(ctx context.Context, d *models.Delivery, url string, custom models.Headers, in AttemptInput, keys []string, body []byte) {
+func (a *Activities) post(ctx context.Context, d *Delivery, url string, custom Headers, in AttemptInput, keys []string, body []byte) {
 	start := time.Now()
 	ts := a.now().Unix()
 	eventID := in.EventID.String()
@@ -367,7 +366,7 @@ func (a *Activities) post(ctx context.Context, d *models.Delivery, url string, c
 	case readErr != nil:
 		d.Status, d.Error = failedOrDropped(in), "reading response: "+describe(readErr)
 	case resp.StatusCode >= 200 && resp.StatusCode < 300:
-		d.Status, d.NextAttemptAt = models.DeliverySucceeded, nil
+		d.Status, d.NextAttemptAt = StatusSucceeded, nil
 	default:
 		d.Status, d.Error = failedOrDropped(in), "HTTP "+strconv.Itoa(resp.StatusCode)
 	}

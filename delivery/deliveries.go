@@ -2,10 +2,8 @@ package delivery
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"time"
 
 	"github.com/google/uuid"
 	"gorm.io/gorm"
@@ -29,15 +27,15 @@ type DeliveriesQuery struct {
 
 // DeliveriesPage is the list envelope.
 type DeliveriesPage struct {
-	Rows       []models.Delivery `json:"rows"`
-	NextCursor *paging.Cursor    `json:"next_cursor"`
+	Rows       []Delivery     `json:"rows"`
+	NextCursor *paging.Cursor `json:"next_cursor"`
 }
 
 // ListDeliveries pages through an endpoint's attempts by (attempted_at DESC, id DESC), the order of
 // the webhook_deliveries_keyset index. Deleted endpoints keep their log. An endpoint of an org the
 // actor is not in is not found.
 func (s *Service) ListDeliveries(ctx context.Context, q DeliveriesQuery) (*DeliveriesPage, error) {
-	var ep models.Endpoint
+	var ep Endpoint
 	err := s.DB.WithContext(ctx).Where("id = ?", q.EndpointID).Take(&ep).Error
 	if errors.Is(err, gorm.ErrRecordNotFound) {
 		return nil, problem.Fail(problem.NotFound, "endpoint %s not found", q.EndpointID)
@@ -53,11 +51,11 @@ func (s *Service) ListDeliveries(ctx context.Context, q DeliveriesQuery) (*Deliv
 	if q.Limit == 0 {
 		q.Limit = paging.DefaultLimit
 	}
-	tx := s.DB.WithContext(ctx).Table(models.DeliveryLogFrom).Select(models.DeliveryLogColumns).Where("t.endpoint_id = ?", q.EndpointID)
+	tx := s.DB.WithContext(ctx).Table(DeliveryLogFrom).Select(DeliveryLogColumns).Where("t.endpoint_id = ?", q.EndpointID)
 	if q.Cursor != nil {
 		tx = tx.Where("(t.attempted_at, t.id) < (?, ?)", q.Cursor.At, q.Cursor.ID)
 	}
-	rows := []models.Delivery{}
+	rows := []Delivery{}
 	if err := tx.Order("t.attempted_at DESC, t.id DESC").Limit(q.Limit + 1).Find(&rows).Error; err != nil {
 		return nil, fmt.Errorf("list deliveries: %w", err)
 	}
@@ -86,7 +84,7 @@ type Refired struct {
 func (s *Service) Refire(ctx context.Context, deliveryID, actorID uuid.UUID) (*Refired, error) {
 	var out Refired
 	err := s.DB.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
-		var d models.Delivery
+		var d Delivery
 		// The row lock makes concurrent re-fires of one delivery take turns; the second then finds
 		// the first one's dispatch.
 		err := tx.Clauses(clause.Locking{Strength: "UPDATE"}).Where("id = ?", deliveryID).Take(&d).Error
@@ -99,7 +97,7 @@ func (s *Service) Refire(ctx context.Context, deliveryID, actorID uuid.UUID) (*R
 		if err := workspace.RequireRowRole(ctx, tx, d.OrgID, actorID, "delivery", deliveryID, workspace.Managers...); err != nil {
 			return err
 		}
-		if d.Status != models.DeliveryDropped {
+		if d.Status != StatusDropped {
 			return problem.Fail(ErrDeliveryNotDropped, "delivery %s is %s; only dropped deliveries can be re-fired", d.ID, d.Status)
 		}
 		if d.EventType == events.WebhookTest {
@@ -108,7 +106,7 @@ func (s *Service) Refire(ctx context.Context, deliveryID, actorID uuid.UUID) (*R
 		if err := liveEnabled(ctx, tx, d.EndpointID, d.OrgID); err != nil {
 			return err
 		}
-		var earlier []models.Dispatch
+		var earlier []Dispatch
 		if err := tx.Where("refired_delivery_id = ?", d.ID).Limit(1).Find(&earlier).Error; err != nil {
 			return fmt.Errorf("look up earlier re-fire: %w", err)
 		}
@@ -123,7 +121,7 @@ func (s *Service) Refire(ctx context.Context, deliveryID, actorID uuid.UUID) (*R
 		if err != nil {
 			return fmt.Errorf("count re-fires: %w", err)
 		}
-		disp := models.Dispatch{ID: uuid.New(), OrgID: d.OrgID, Kind: models.DispatchRefire,
+		disp := Dispatch{ID: uuid.New(), OrgID: d.OrgID, Kind: DispatchRefire,
 			WorkflowID: RefireWorkflowID(d.EventID, d.EndpointID, n), EventID: d.EventID,
 			EndpointID: d.EndpointID, ChainID: uuid.New(), RefiredDeliveryID: &d.ID, CreatedBy: &actorID}
 		if err := tx.Create(&disp).Error; err != nil {
@@ -142,7 +140,7 @@ func (s *Service) Refire(ctx context.Context, deliveryID, actorID uuid.UUID) (*R
 
 // liveEnabled checks that the endpoint exists in org, is not deleted and is enabled.
 func liveEnabled(ctx context.Context, tx *gorm.DB, endpointID, orgID uuid.UUID) error {
-	var ep models.Endpoint
+	var ep Endpoint
 	err := tx.WithContext(ctx).Clauses(clause.Locking{Strength: "SHARE"}).
 		Where("id = ? AND org_id = ? AND deleted_at IS NULL", endpointID, orgID).Take(&ep).Error
 	if errors.Is(err, gorm.ErrRecordNotFound) {
@@ -162,7 +160,7 @@ type TestQueued struct {
 	DeliveryID uuid.UUID `json:"delivery_id"`
 	EndpointID uuid.UUID `json:"endpoint_id"`
 	EventType  string    `json:"event_type"`
-	Status     string    `json:"status"`
+	Status     Status    `json:"status"`
 	// DispatchID is the queued start, for the caller that starts it at once.
 	DispatchID uuid.UUID `json:"-"`
 }
@@ -173,17 +171,9 @@ type testData struct {
 	Message    string    `json:"message"`
 }
 
-func testEvent(orgID, endpointID uuid.UUID, now time.Time) ([]byte, error) {
-	data, err := json.Marshal(testData{EndpointID: endpointID, Message: "This is a test event from Workspace Data Service."})
-	if err != nil {
-		return nil, err
-	}
-	return json.Marshal(Envelope{Type: events.WebhookTest, CreatedAt: now.Format(time.RFC3339Nano), OrgID: orgID, Data: data})
-}
-
-// SendTest queues a webhook.test event for one endpoint of org. Its body is stored like every event
-// (the delivery activity loads bodies by id); the row is born dispatched because the test's own
-// queued start, not the event relay, delivers it, to this endpoint only.
+// SendTest queues a webhook.test event for one endpoint of org. Its row is written by the outbox's
+// WriteEvents like every event (the delivery activity loads bodies by id), born dispatched because
+// the test's own queued start, not the event relay, delivers it, to this endpoint only.
 func (s *Service) SendTest(ctx context.Context, orgID, endpointID uuid.UUID) (*TestQueued, error) {
 	return s.sendTest(ctx, orgID, endpointID, nil)
 }
@@ -198,7 +188,7 @@ func (s *Service) SendTestAs(ctx context.Context, orgID, endpointID, actorID uui
 }
 
 func (s *Service) sendTest(ctx context.Context, orgID, endpointID uuid.UUID, audit func(tx *gorm.DB) error) (*TestQueued, error) {
-	out := TestQueued{DeliveryID: uuid.New(), EndpointID: endpointID, EventType: events.WebhookTest, Status: "enqueued"}
+	out := TestQueued{DeliveryID: uuid.New(), EndpointID: endpointID, EventType: events.WebhookTest, Status: StatusEnqueued}
 	err := s.DB.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		if err := liveEnabled(ctx, tx, endpointID, orgID); err != nil {
 			return err
@@ -208,16 +198,15 @@ func (s *Service) sendTest(ctx context.Context, orgID, endpointID uuid.UUID, aud
 				return err
 			}
 		}
-		now := time.Now().UTC()
-		raw, err := testEvent(orgID, endpointID, now)
+		ev, err := NewEvent(orgID, nil, events.WebhookTest,
+			testData{EndpointID: endpointID, Message: "This is a test event from Workspace Data Service."})
 		if err != nil {
-			return fmt.Errorf("encode test event: %w", err)
+			return err
 		}
-		ev := models.Event{ID: uuid.New(), OrgID: orgID, Type: events.WebhookTest, Body: raw, CreatedAt: now, DispatchedAt: &now}
-		if err := tx.Create(&ev).Error; err != nil {
+		if _, err := WriteEvents(ctx, tx, []PendingEvent{ev}); err != nil {
 			return fmt.Errorf("write test event: %w", err)
 		}
-		disp := models.Dispatch{ID: uuid.New(), OrgID: orgID, Kind: models.DispatchTest,
+		disp := Dispatch{ID: uuid.New(), OrgID: orgID, Kind: DispatchTest,
 			WorkflowID: TestWorkflowID(out.DeliveryID), EventID: ev.ID, EndpointID: endpointID,
 			ChainID: uuid.New(), DeliveryID: &out.DeliveryID}
 		if err := tx.Create(&disp).Error; err != nil {

@@ -2,13 +2,16 @@
 // (github.com/temporalio/reference-app-orders-go, app/order/) keeps an order's workflows, activities,
 // worker registration and starter together:
 //
-//   - outbox.go: event rows written in the business change's own transaction;
+//   - rows.go: the engine's rows (Endpoint, Delivery, Dispatch, Event) and status.go: the one
+//     vocabulary of a delivery's status (Status, WorkflowStatus, the support desk's Outcome);
+//   - outbox.go: WriteEvents, the one writer of event rows (test events included), in the business
+//     change's own transaction; each body is a webhook.Event, the type receivers decode;
 //   - endpoints.go, deliveries.go: endpoint management, the delivery log, re-fires and test events,
 //     which the Operator API, the console and `wds admin` call;
 //   - starter.go: starting workflows for committed events and queued starts, after commit or from
 //     the relay;
-//   - contract.go: task queue, type names, signal, search attributes, statuses, and the workflows'
-//     inputs and results;
+//   - contract.go: task queue, type names, signal, search attributes, and the workflows' inputs and
+//     results;
 //   - workflow.go: the deterministic workflows, one per event fanning out to one retry chain per
 //     endpoint, one per re-fire, one per test event;
 //   - activities.go, deliver.go: what the workflows ask of the outside world, above all the signed

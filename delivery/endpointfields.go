@@ -14,7 +14,6 @@ import (
 	"github.com/google/uuid"
 	"gorm.io/gorm"
 
-	"wds/models"
 	"wds/problem"
 )
 
@@ -37,7 +36,7 @@ var reservedHeaders = []string{"content-type", "content-length", "host", "user-a
 	"transfer-encoding", "upgrade"}
 
 // validHeaders checks a set of custom headers and returns it in a new map (never nil).
-func validHeaders(in map[string]string) (models.Headers, error) {
+func validHeaders(in map[string]string) (Headers, error) {
 	if len(in) > MaxHeaders {
 		return nil, problem.Fail(ErrInvalidParameter, "headers: at most %d names, not %d", MaxHeaders, len(in))
 	}
@@ -46,7 +45,7 @@ func validHeaders(in map[string]string) (models.Headers, error) {
 		names = append(names, name)
 	}
 	sort.Strings(names) // the first offending name is the same every time
-	out := models.Headers{}
+	out := Headers{}
 	seen := map[string]bool{}
 	for _, name := range names {
 		value, lower := in[name], strings.ToLower(name)
@@ -84,18 +83,18 @@ const healthSQL = `SELECT w.id, s.last_success_at, f.failing_since, coalesce(f.c
 		coalesce(c.succeeded_24h, 0) AS succeeded_24h, coalesce(c.failed_24h, 0) AS failed_24h
 	FROM webhook_endpoints w
 	LEFT JOIN LATERAL (SELECT d.attempted_at AS last_success_at FROM webhook_deliveries d
-		WHERE d.endpoint_id = w.id AND d.status = 'succeeded' ORDER BY d.attempted_at DESC LIMIT 1) s ON true
-	LEFT JOIN LATERAL (SELECT min(d.attempted_at) FILTER (WHERE d.status <> 'succeeded') AS failing_since,
-			count(DISTINCT d.chain_id) FILTER (WHERE d.status = 'dropped') AS consecutive_dropped
+		WHERE d.endpoint_id = w.id AND d.status = @succeeded ORDER BY d.attempted_at DESC LIMIT 1) s ON true
+	LEFT JOIN LATERAL (SELECT min(d.attempted_at) FILTER (WHERE d.status <> @succeeded) AS failing_since,
+			count(DISTINCT d.chain_id) FILTER (WHERE d.status = @dropped) AS consecutive_dropped
 		FROM webhook_deliveries d WHERE d.endpoint_id = w.id
 			AND d.attempted_at > greatest(coalesce(s.last_success_at, '-infinity'), coalesce(w.health_reset_at, '-infinity'))) f ON true
-	LEFT JOIN LATERAL (SELECT count(*) FILTER (WHERE d.status = 'succeeded') AS succeeded_24h,
-			count(*) FILTER (WHERE d.status <> 'succeeded') AS failed_24h
+	LEFT JOIN LATERAL (SELECT count(*) FILTER (WHERE d.status = @succeeded) AS succeeded_24h,
+			count(*) FILTER (WHERE d.status <> @succeeded) AS failed_24h
 		FROM webhook_deliveries d WHERE d.endpoint_id = w.id AND d.attempted_at >= clock_timestamp() - interval '24 hours') c ON true
-	WHERE w.id IN ?`
+	WHERE w.id IN @ids`
 
 // withHealth fills the health of each endpoint.
-func withHealth(ctx context.Context, db *gorm.DB, eps ...*models.Endpoint) error {
+func withHealth(ctx context.Context, db *gorm.DB, eps ...*Endpoint) error {
 	if len(eps) == 0 {
 		return nil
 	}
@@ -105,12 +104,12 @@ func withHealth(ctx context.Context, db *gorm.DB, eps ...*models.Endpoint) error
 	}
 	var rows []struct {
 		ID uuid.UUID
-		models.EndpointHealth
+		EndpointHealth
 	}
-	if err := db.WithContext(ctx).Raw(healthSQL, ids).Scan(&rows).Error; err != nil {
+	if err := db.WithContext(ctx).Raw(healthSQL, map[string]any{"ids": ids, "succeeded": StatusSucceeded, "dropped": StatusDropped}).Scan(&rows).Error; err != nil {
 		return fmt.Errorf("read endpoint health: %w", err)
 	}
-	byID := make(map[uuid.UUID]models.EndpointHealth, len(rows))
+	byID := make(map[uuid.UUID]EndpointHealth, len(rows))
 	for _, r := range rows {
 		byID[r.ID] = r.EndpointHealth
 	}

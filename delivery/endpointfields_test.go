@@ -56,7 +56,7 @@ func TestCreateRefusesHeadersTheServiceSetsAndRateLimitsOutOfRange(t *testing.T)
 		})
 	}
 	var n int64
-	f.db.Model(&models.Endpoint{}).Count(&n)
+	f.db.Model(&delivery.Endpoint{}).Count(&n)
 	if n != 0 {
 		t.Fatalf("%d endpoints written by refused creates", n)
 	}
@@ -146,7 +146,7 @@ func TestCustomHeadersAreSentOnEveryAttemptUnsigned(t *testing.T) {
 		t.Fatal(err)
 	}
 	ev := f.event(events.OrderCreated, map[string]any{"id": uuid.New()})
-	if res, err := f.acts(rc, true).Deliver(f.ctx, attempt(ev, ep.ID, 1, later())); err != nil || res.Outcome != models.DeliverySucceeded {
+	if res, err := f.acts(rc, true).Deliver(f.ctx, attempt(ev, ep.ID, 1, later())); err != nil || res.Outcome != delivery.StatusSucceeded {
 		t.Fatalf("%+v %v", res, err)
 	}
 	h := rc.got()[0].header
@@ -179,7 +179,7 @@ func TestDisableSaysWhyAndEnableResetsHealth(t *testing.T) {
 	}
 
 	off, err := f.svc.Disable(f.ctx, ep.ID, f.owner)
-	if err != nil || off.DisabledReason == nil || *off.DisabledReason != models.DisabledManual || off.Health == nil {
+	if err != nil || off.DisabledReason == nil || *off.DisabledReason != delivery.DisabledManual || off.Health == nil {
 		t.Fatalf("%+v %v", off, err)
 	}
 	time.Sleep(time.Millisecond) // the enable's time must follow the drop's

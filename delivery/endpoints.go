@@ -72,7 +72,7 @@ type CreateInput struct {
 
 // Created is a new endpoint and its signing secret, shown only here.
 type Created struct {
-	models.Endpoint
+	Endpoint
 	Secret string `json:"secret"`
 }
 
@@ -113,9 +113,9 @@ func (s *Service) Create(ctx context.Context, in CreateInput) (*Created, error) 
 	if err != nil {
 		return nil, fmt.Errorf("seal endpoint secret: %w", err)
 	}
-	ep := models.Endpoint{ID: uuid.New(), OrgID: in.OrgID, URL: u, EventTypes: types, SecretSealed: sealed,
+	ep := Endpoint{ID: uuid.New(), OrgID: in.OrgID, URL: u, EventTypes: types, SecretSealed: sealed,
 		Enabled: true, MaxAttempts: in.MaxAttempts, RateLimit: in.RateLimit, Headers: headers, CreatedBy: in.ActorID,
-		Health: &models.EndpointHealth{}}
+		Health: &EndpointHealth{}}
 	err = s.DB.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		if err := roomForOneMore(ctx, tx, in.OrgID, uuid.Nil); err != nil {
 			return err
@@ -151,7 +151,7 @@ func roomForOneMore(ctx context.Context, tx *gorm.DB, orgID, except uuid.UUID) e
 		return fmt.Errorf("lock org: %w", err)
 	}
 	var n int64
-	err = tx.WithContext(ctx).Model(&models.Endpoint{}).
+	err = tx.WithContext(ctx).Model(&Endpoint{}).
 		Where("org_id = ? AND enabled AND deleted_at IS NULL AND id <> ? AND "+liveLease, orgID, except).Count(&n).Error
 	if err != nil {
 		return fmt.Errorf("count endpoints: %w", err)
@@ -218,19 +218,19 @@ func (s *Service) checkURL(ctx context.Context, raw string) (string, error) {
 
 // List returns the org's endpoints (not deleted), newest first. A nil actor is the database's own
 // operator (`wds admin`), who may read anything; an actor must be a member of the org.
-func (s *Service) List(ctx context.Context, orgID uuid.UUID, actorID *uuid.UUID) ([]models.Endpoint, error) {
+func (s *Service) List(ctx context.Context, orgID uuid.UUID, actorID *uuid.UUID) ([]Endpoint, error) {
 	if actorID != nil {
 		if err := workspace.RequireRole(ctx, s.DB, orgID, *actorID, workspace.Anyone...); err != nil {
 			return nil, err
 		}
 	}
-	rows := []models.Endpoint{}
+	rows := []Endpoint{}
 	err := s.DB.WithContext(ctx).Where("org_id = ? AND deleted_at IS NULL", orgID).
 		Order("created_at DESC, id DESC").Find(&rows).Error
 	if err != nil {
 		return nil, fmt.Errorf("list endpoints: %w", err)
 	}
-	views := make([]*models.Endpoint, len(rows))
+	views := make([]*Endpoint, len(rows))
 	for i := range rows {
 		views[i] = &rows[i]
 	}
@@ -241,19 +241,19 @@ func (s *Service) List(ctx context.Context, orgID uuid.UUID, actorID *uuid.UUID)
 }
 
 // Disable stops deliveries to an endpoint, including the pending chains of earlier events.
-func (s *Service) Disable(ctx context.Context, id, actorID uuid.UUID) (*models.Endpoint, error) {
-	return s.stop(ctx, id, actorID, "webhook_endpoint.disable", ReasonEndpointDisabled, func(ep *models.Endpoint) map[string]any {
-		ep.Enabled, ep.DisabledReason = false, ptr(models.DisabledManual)
-		return map[string]any{"enabled": false, "disabled_reason": models.DisabledManual}
+func (s *Service) Disable(ctx context.Context, id, actorID uuid.UUID) (*Endpoint, error) {
+	return s.stop(ctx, id, actorID, "webhook_endpoint.disable", ReasonEndpointDisabled, func(ep *Endpoint) map[string]any {
+		ep.Enabled, ep.DisabledReason = false, ptr(DisabledManual)
+		return map[string]any{"enabled": false, "disabled_reason": DisabledManual}
 	})
 }
 
 // stop turns an endpoint off with the changes turnOff makes (and returns as columns), drops its
 // pending chains in the same transaction and, once that is committed, signals their workflows.
 func (s *Service) stop(ctx context.Context, id, actorID uuid.UUID, action, reason string,
-	turnOff func(*models.Endpoint) map[string]any) (*models.Endpoint, error) {
+	turnOff func(*Endpoint) map[string]any) (*Endpoint, error) {
 	var chains []string
-	ep, err := s.mutate(ctx, id, actorID, action, func(tx *gorm.DB, ep *models.Endpoint) (map[string]any, error) {
+	ep, err := s.mutate(ctx, id, actorID, action, func(tx *gorm.DB, ep *Endpoint) (map[string]any, error) {
 		if err := tx.Model(ep).Updates(turnOff(ep)).Error; err != nil {
 			return nil, fmt.Errorf("%s: %w", action, err)
 		}
@@ -277,8 +277,8 @@ func (s *Service) stopChains(ctx context.Context, endpointID uuid.UUID, workflow
 
 // Enable resumes deliveries for events fired from now on, within the ten-enabled limit, and starts
 // the endpoint's health afresh: the failures before it no longer count towards auto-disable.
-func (s *Service) Enable(ctx context.Context, id, actorID uuid.UUID) (*models.Endpoint, error) {
-	return s.mutate(ctx, id, actorID, "webhook_endpoint.enable", func(tx *gorm.DB, ep *models.Endpoint) (map[string]any, error) {
+func (s *Service) Enable(ctx context.Context, id, actorID uuid.UUID) (*Endpoint, error) {
+	return s.mutate(ctx, id, actorID, "webhook_endpoint.enable", func(tx *gorm.DB, ep *Endpoint) (map[string]any, error) {
 		if ep.Enabled {
 			return nil, nil
 		}
@@ -297,8 +297,8 @@ func (s *Service) Enable(ctx context.Context, id, actorID uuid.UUID) (*models.En
 }
 
 // Delete removes an endpoint (softly: its delivery log stays) and stops its pending chains.
-func (s *Service) Delete(ctx context.Context, id, actorID uuid.UUID) (*models.Endpoint, error) {
-	return s.stop(ctx, id, actorID, "webhook_endpoint.delete", ReasonEndpointDeleted, func(ep *models.Endpoint) map[string]any {
+func (s *Service) Delete(ctx context.Context, id, actorID uuid.UUID) (*Endpoint, error) {
+	return s.stop(ctx, id, actorID, "webhook_endpoint.delete", ReasonEndpointDeleted, func(ep *Endpoint) map[string]any {
 		now := time.Now().UTC()
 		ep.Enabled, ep.DeletedAt = false, &now
 		return map[string]any{"enabled": false, "deleted_at": now}
@@ -327,7 +327,7 @@ func (s *Service) RotateSecret(ctx context.Context, id, actorID uuid.UUID, grace
 	if err != nil {
 		return nil, fmt.Errorf("seal endpoint secret: %w", err)
 	}
-	_, err = s.mutate(ctx, id, actorID, "webhook_endpoint.rotate_secret", func(tx *gorm.DB, ep *models.Endpoint) (map[string]any, error) {
+	_, err = s.mutate(ctx, id, actorID, "webhook_endpoint.rotate_secret", func(tx *gorm.DB, ep *Endpoint) (map[string]any, error) {
 		if grace < 0 || grace > MaxRotationGrace {
 			return nil, problem.Fail(problem.Invalid, "the grace period must be from 0 to %s", MaxRotationGrace)
 		}
@@ -351,8 +351,8 @@ func (s *Service) RotateSecret(ctx context.Context, id, actorID uuid.UUID, grace
 // and writes the audit row, all in one transaction. To an actor outside its org the endpoint does
 // not exist: 404 naming only the id asked for, never its org.
 func (s *Service) mutate(ctx context.Context, id, actorID uuid.UUID, action string,
-	change func(tx *gorm.DB, ep *models.Endpoint) (map[string]any, error)) (*models.Endpoint, error) {
-	var ep models.Endpoint
+	change func(tx *gorm.DB, ep *Endpoint) (map[string]any, error)) (*Endpoint, error) {
+	var ep Endpoint
 	err := s.DB.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		err := tx.Clauses(clause.Locking{Strength: "UPDATE"}).Where("id = ? AND deleted_at IS NULL", id).Take(&ep).Error
 		if errors.Is(err, gorm.ErrRecordNotFound) {
@@ -402,7 +402,7 @@ func dropWaiting(ctx context.Context, tx *gorm.DB, column string, id uuid.UUID, 
 	var workflowIDs []string
 	err := tx.WithContext(ctx).Raw(`UPDATE webhook_deliveries SET status = ?, error = ?, next_attempt_at = NULL
 		WHERE `+column+` = ? AND next_attempt_at IS NOT NULL AND status = ? RETURNING workflow_id`,
-		models.DeliveryDropped, reason, id, models.DeliveryFailed).Find(&workflowIDs).Error
+		StatusDropped, reason, id, StatusFailed).Find(&workflowIDs).Error
 	if err != nil {
 		return nil, fmt.Errorf("drop waiting deliveries: %w", err)
 	}

@@ -2,6 +2,7 @@ package delivery_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -20,9 +21,11 @@ import (
 	"wds/delivery/deliverytest"
 	"wds/egress/egresstest"
 	"wds/events"
+	"wds/events/eventstest"
 	"wds/models"
 	"wds/paging"
 	"wds/problem"
+	"wds/webhook"
 	"wds/workspace"
 )
 
@@ -178,7 +181,7 @@ func TestRotateSecretReplacesTheSealedSecret(t *testing.T) {
 	if err != nil || rot.Secret == ep.Secret {
 		t.Fatalf("%+v %v", rot, err)
 	}
-	var stored models.Endpoint
+	var stored delivery.Endpoint
 	f.db.Where("id = ?", ep.ID).Take(&stored)
 	plain, err := f.box.Open(stored.SecretSealed)
 	if err != nil || string(plain) != rot.Secret {
@@ -195,8 +198,8 @@ func (f *fixture) subscribe() {
 }
 
 // delivery writes a row as the activity would.
-func (f *fixture) delivery(ev, ep uuid.UUID, attempt int, status string, at time.Time) models.Delivery {
-	d := models.Delivery{ID: uuid.New(), OrgID: f.org, EventID: ev, EndpointID: ep, EventType: events.OrderCreated,
+func (f *fixture) delivery(ev, ep uuid.UUID, attempt int, status delivery.Status, at time.Time) delivery.Delivery {
+	d := delivery.Delivery{ID: uuid.New(), OrgID: f.org, EventID: ev, EndpointID: ep, EventType: events.OrderCreated,
 		ChainID: uuid.New(), WorkflowID: delivery.EventWorkflowID(ev), Attempt: attempt, Status: status, AttemptedAt: at}
 	if err := f.db.Create(&d).Error; err != nil {
 		f.t.Fatal(err)
@@ -292,6 +295,34 @@ func TestSendTestNeedsAnEnabledEndpointOfTheOrg(t *testing.T) {
 	f.svc.Disable(f.ctx, ep.ID, f.owner)
 	if _, err := f.svc.SendTest(f.ctx, f.org, ep.ID); !errors.Is(err, delivery.ErrEndpointDisabled) {
 		t.Fatalf("disabled: %v", err)
+	}
+}
+
+// A test event is written by the outbox's one writer like every event, but born dispatched with a
+// null id even when an endpoint subscribes to webhook.test: its own queued start delivers it, to the
+// one endpoint tested, and the relay never fans it out.
+func TestSendTestWritesItsEventThroughTheOutbox(t *testing.T) {
+	f := newFixture(t)
+	ep, err := f.svc.Create(f.ctx, delivery.CreateInput{OrgID: f.org, ActorID: f.owner, URL: "https://127.0.0.1/hook",
+		EventTypes: []string{events.WebhookTest}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.svc.SendTest(f.ctx, f.org, ep.ID); err != nil {
+		t.Fatal(err)
+	}
+	var rows []delivery.Event
+	f.db.Where("org_id = ? AND type = ?", f.org, events.WebhookTest).Find(&rows)
+	if len(rows) != 1 || rows[0].DispatchedAt == nil {
+		t.Fatalf("%d test events, want one, dispatched", len(rows))
+	}
+	var body webhook.Event
+	if err := json.Unmarshal(rows[0].Body, &body); err != nil || body.ID != nil || body.StoreID != nil ||
+		body.Type != events.WebhookTest || body.OrgID != f.org.String() || !body.CreatedAt.Equal(rows[0].CreatedAt) {
+		t.Fatalf("test event body %s (%v), written at %v", rows[0].Body, err, rows[0].CreatedAt)
+	}
+	if types := eventstest.Written(t, f.db); !slices.Contains(types, events.WebhookTest) {
+		t.Fatalf("outbox types %v", types)
 	}
 }
 
@@ -429,7 +460,7 @@ func relays(t *testing.T, f *fixture, st *delivery.Starter, n int) {
 
 func (f *fixture) undispatched() int64 {
 	var n int64
-	f.db.Model(&models.Event{}).Where("dispatched_at IS NULL").Count(&n)
+	f.db.Model(&delivery.Event{}).Where("dispatched_at IS NULL").Count(&n)
 	return n
 }
 
@@ -502,7 +533,7 @@ func TestAnAlreadyStartedWorkflowCountsAsDispatched(t *testing.T) {
 	if n, err := st.RelayOnce(f.ctx, 10); err != nil || n != 1 {
 		t.Fatalf("%d %v", n, err)
 	}
-	var e models.Event
+	var e delivery.Event
 	f.db.Where("id = ?", ev).Take(&e)
 	if e.DispatchedAt == nil {
 		t.Fatal("event crashed between start and mark stays undispatched forever")
@@ -581,7 +612,7 @@ func TestDisablingSignalsTheWorkflowsOfTheDroppedChainsAfterCommit(t *testing.T)
 	if len(tc.signals) != 1 || tc.signals[0] != want {
 		t.Fatalf("signals %v, want [%s]", tc.signals, want)
 	}
-	var row models.Delivery
+	var row delivery.Delivery
 	f.db.Where("id = ?", pending.ID).Take(&row)
 	if row.Status != "dropped" || row.Error != delivery.ReasonEndpointDisabled || row.NextAttemptAt != nil {
 		t.Fatalf("pending row after disable: %+v", row)
@@ -610,7 +641,7 @@ func TestEventsWithoutReceiversAreWrittenDispatched(t *testing.T) {
 		t.Fatalf("Write returned %v, want %v", targeted, want)
 	}
 	for id, want := range map[uuid.UUID]bool{lonely: true, evs[0].ID: false, evs[1].ID: true, evs[2].ID: false} {
-		var e models.Event
+		var e delivery.Event
 		f.db.Where("id = ?", id).Take(&e)
 		if got := e.DispatchedAt != nil; got != want {
 			t.Fatalf("event %s (%s) dispatched %v, want %v", id, e.Type, got, want)
@@ -686,7 +717,7 @@ func TestEventsWhoseReceiverWentAwayStartNoWorkflow(t *testing.T) {
 	st := &delivery.Starter{DB: f.db, Temporal: tc, Schedule: []time.Duration{time.Second}, Log: quiet()}
 	st.StartEvents(f.ctx, []uuid.UUID{orphan, wanted})
 	var undispatched int64
-	f.db.Model(&models.Event{}).Where("dispatched_at IS NULL").Count(&undispatched)
+	f.db.Model(&delivery.Event{}).Where("dispatched_at IS NULL").Count(&undispatched)
 	if undispatched != 0 {
 		t.Fatalf("%d events left undispatched", undispatched)
 	}
@@ -724,7 +755,7 @@ func TestConcurrentRefiresOfOneDeliveryQueueOneChain(t *testing.T) {
 		}
 	}
 	var queued int64
-	f.db.Model(&models.Dispatch{}).Where("refired_delivery_id = ?", dropped.ID).Count(&queued)
+	f.db.Model(&delivery.Dispatch{}).Where("refired_delivery_id = ?", dropped.ID).Count(&queued)
 	if len(distinct) != 1 || queued != 1 {
 		t.Fatalf("%d chains answered, %d queued; want 1 and 1", len(distinct), queued)
 	}

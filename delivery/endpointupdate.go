@@ -29,7 +29,7 @@ type UpdateInput struct {
 // Update edits an endpoint's url, event types, max attempts, rate limit and headers. Chains already
 // running keep the ladder they started with; every attempt from now on sends to the new URL with the
 // new headers, paced by the new rate limit. The URL is checked as at creation.
-func (s *Service) Update(ctx context.Context, in UpdateInput) (*models.Endpoint, error) {
+func (s *Service) Update(ctx context.Context, in UpdateInput) (*Endpoint, error) {
 	// The role comes first, as at creation: a member learns that they may not, not what a host
 	// resolves to. mutate checks it again under the row lock.
 	if _, err := s.managed(ctx, in.ID, in.ActorID); err != nil {
@@ -39,7 +39,7 @@ func (s *Service) Update(ctx context.Context, in UpdateInput) (*models.Endpoint,
 	if err != nil {
 		return nil, err
 	}
-	return s.mutate(ctx, in.ID, in.ActorID, "webhook_endpoint.update", func(tx *gorm.DB, ep *models.Endpoint) (map[string]any, error) {
+	return s.mutate(ctx, in.ID, in.ActorID, "webhook_endpoint.update", func(tx *gorm.DB, ep *Endpoint) (map[string]any, error) {
 		if len(cols) == 0 {
 			return details, nil
 		}
@@ -99,7 +99,7 @@ func (s *Service) updateColumns(ctx context.Context, in UpdateInput) (map[string
 }
 
 // headerNames lists a header set's names, sorted, for audit rows.
-func headerNames(h models.Headers) []string {
+func headerNames(h Headers) []string {
 	out := make([]string, 0, len(h))
 	for name := range h {
 		out = append(out, name)
@@ -109,8 +109,8 @@ func headerNames(h models.Headers) []string {
 }
 
 // managed loads a live endpoint the actor may manage; to an actor outside its org it does not exist.
-func (s *Service) managed(ctx context.Context, id, actorID uuid.UUID) (*models.Endpoint, error) {
-	var ep models.Endpoint
+func (s *Service) managed(ctx context.Context, id, actorID uuid.UUID) (*Endpoint, error) {
+	var ep Endpoint
 	err := s.DB.WithContext(ctx).Where("id = ? AND deleted_at IS NULL", id).Take(&ep).Error
 	if errors.Is(err, gorm.ErrRecordNotFound) {
 		return nil, problem.Fail(problem.NotFound, "endpoint %s not found", id)

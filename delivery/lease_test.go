@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"wds/delivery"
-	"wds/models"
 )
 
 // An endpoint on a lease (wds listen's) that is not renewed ends by itself: past its lease it no
@@ -46,7 +45,7 @@ func TestAnEndpointWhoseLeaseEndedFreesItsSlotAndIsDeleted(t *testing.T) {
 		t.Fatalf("pruned %+v, want one expired endpoint", p)
 	}
 	for id, deleted := range map[any]bool{crashed.ID: true, alive.ID: false} {
-		var ep models.Endpoint
+		var ep delivery.Endpoint
 		f.db.Take(&ep, "id = ?", id)
 		if (ep.DeletedAt != nil) != deleted || ep.Enabled == deleted {
 			t.Errorf("endpoint %v: deleted %v enabled %v, want deleted %v", id, ep.DeletedAt, ep.Enabled, deleted)

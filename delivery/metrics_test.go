@@ -6,14 +6,14 @@ import (
 
 	"github.com/google/uuid"
 
+	"wds/delivery"
 	"wds/events"
 	"wds/metrics"
-	"wds/models"
 )
 
 // deliveryCount reads wds_webhook_deliveries_total{outcome,attempt} and the latency histogram's count
 // for outcome from the process registry.
-func deliveryCount(t *testing.T, outcome, attempt string) (total, latencies float64) {
+func deliveryCount(t *testing.T, outcome delivery.Status, attempt string) (total, latencies float64) {
 	t.Helper()
 	fams, err := metrics.Registry.Gather()
 	if err != nil {
@@ -26,9 +26,9 @@ func deliveryCount(t *testing.T, outcome, attempt string) (total, latencies floa
 				labels[l.GetName()] = l.GetValue()
 			}
 			switch {
-			case f.GetName() == "wds_webhook_deliveries_total" && labels["outcome"] == outcome && labels["attempt"] == attempt:
+			case f.GetName() == "wds_webhook_deliveries_total" && labels["outcome"] == string(outcome) && labels["attempt"] == attempt:
 				total = m.GetCounter().GetValue()
-			case f.GetName() == "wds_webhook_delivery_duration_seconds" && labels["outcome"] == outcome:
+			case f.GetName() == "wds_webhook_delivery_duration_seconds" && labels["outcome"] == string(outcome):
 				latencies = float64(m.GetHistogram().GetSampleCount())
 			}
 		}
@@ -44,25 +44,25 @@ func TestDeliverRecordsMetricsOncePerAttempt(t *testing.T) {
 	ev := f.event(events.OrderCreated, map[string]any{"id": uuid.New()})
 	acts := f.acts(rc, true)
 
-	okBefore, okLatBefore := deliveryCount(t, models.DeliverySucceeded, "1")
+	okBefore, okLatBefore := deliveryCount(t, delivery.StatusSucceeded, "1")
 	in := attempt(ev, ep.ID, 1, later())
-	if res, err := acts.Deliver(f.ctx, in); err != nil || res.Outcome != models.DeliverySucceeded {
+	if res, err := acts.Deliver(f.ctx, in); err != nil || res.Outcome != delivery.StatusSucceeded {
 		t.Fatalf("attempt 1: %+v %v", res, err)
 	}
 	// The same task run again (a retried activity) sends nothing and counts nothing.
 	if _, err := acts.Deliver(f.ctx, in); err != nil {
 		t.Fatal(err)
 	}
-	if total, lat := deliveryCount(t, models.DeliverySucceeded, "1"); total-okBefore != 1 || lat-okLatBefore != 1 {
+	if total, lat := deliveryCount(t, delivery.StatusSucceeded, "1"); total-okBefore != 1 || lat-okLatBefore != 1 {
 		t.Errorf("succeeded attempt 1 counted %v times with %v latencies, want 1 and 1", total-okBefore, lat-okLatBefore)
 	}
 
 	status = http.StatusServiceUnavailable
-	failBefore, _ := deliveryCount(t, models.DeliveryFailed, "2")
-	if res, err := acts.Deliver(f.ctx, attempt(ev, ep.ID, 2, later())); err != nil || res.Outcome != models.DeliveryFailed {
+	failBefore, _ := deliveryCount(t, delivery.StatusFailed, "2")
+	if res, err := acts.Deliver(f.ctx, attempt(ev, ep.ID, 2, later())); err != nil || res.Outcome != delivery.StatusFailed {
 		t.Fatalf("attempt 2: %+v %v", res, err)
 	}
-	if total, _ := deliveryCount(t, models.DeliveryFailed, "2"); total-failBefore != 1 {
+	if total, _ := deliveryCount(t, delivery.StatusFailed, "2"); total-failBefore != 1 {
 		t.Errorf("failed attempt 2 counted %v times, want 1", total-failBefore)
 	}
 }

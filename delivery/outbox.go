@@ -1,5 +1,6 @@
 // The outbox: event rows written in the caller's transaction, so an event exists exactly when the
-// business change that causes it is committed. Delivery reads them back by id.
+// business change that causes it is committed. Delivery reads them back by id. WriteEvents is the one
+// writer of event rows, test events included; each row's body is the webhook.Event delivered.
 
 package delivery
 
@@ -13,6 +14,9 @@ import (
 
 	"github.com/google/uuid"
 	"gorm.io/gorm"
+
+	"wds/events"
+	"wds/webhook"
 )
 
 // PendingEvent is an event of a transaction, not yet written: WriteEvents stamps it with its time.
@@ -38,27 +42,28 @@ func NewEvent(orgID uuid.UUID, storeID *uuid.UUID, typ string, data any) (Pendin
 // its order, the order's payment) pays one round trip for all of them, and returns the ids of those
 // an endpoint can receive, for the after-commit start. An event no endpoint is subscribed to when it
 // fires is written already dispatched: it needs no workflow, and marking it later would cost the
-// request a second statement after commit.
+// request a second statement after commit. A webhook.test event is written dispatched too, with a
+// null id (X-PC-Event-Id: null): its own queued start delivers it, to one endpoint.
 //
 // An event goes to the endpoints created no later than it. Both times are the database's, and the
 // event's is taken under the org's endpoints lock (shared; creating an endpoint holds it exclusively),
 // so an endpoint still being created is either committed, and seen, before the event's time, or
 // created after it.
-func WriteEvents(ctx context.Context, tx *gorm.DB, events []PendingEvent) ([]uuid.UUID, error) {
-	if len(events) == 0 {
+func WriteEvents(ctx context.Context, tx *gorm.DB, pending []PendingEvent) ([]uuid.UUID, error) {
+	if len(pending) == 0 {
 		return nil, nil
 	}
-	now, err := lockEndpoints(ctx, tx, events)
+	now, err := lockEndpoints(ctx, tx, pending)
 	if err != nil {
 		return nil, err
 	}
-	values := make([]string, len(events))
-	args := make([]any, 0, 6*len(events))
-	for i, e := range events {
+	values := make([]string, len(pending))
+	// the CASE's type comes first in the statement, then the values
+	args := append(make([]any, 0, 1+6*len(pending)), events.WebhookTest)
+	for i, e := range pending {
 		// A microsecond apart, PostgreSQL's resolution: events keep their emission order in time.
 		at := now.Add(time.Duration(i) * time.Microsecond)
-		raw, err := json.Marshal(Envelope{ID: &e.ID, Type: e.typ, CreatedAt: at.UTC().Format(time.RFC3339Nano),
-			OrgID: e.orgID, StoreID: e.storeID, Data: e.data})
+		raw, err := json.Marshal(e.body(at))
 		if err != nil {
 			return nil, fmt.Errorf("encode %s event: %w", e.typ, err)
 		}
@@ -68,15 +73,15 @@ func WriteEvents(ctx context.Context, tx *gorm.DB, events []PendingEvent) ([]uui
 	var rows []written
 	err = tx.WithContext(ctx).Raw(`INSERT INTO events (id, org_id, store_id, type, body, created_at, dispatched_at)
 		SELECT v.id, v.org_id, v.store_id, v.type, v.body, v.created_at,
-			CASE WHEN EXISTS (SELECT 1 FROM webhook_endpoints w WHERE `+
+			CASE WHEN v.type <> ? AND EXISTS (SELECT 1 FROM webhook_endpoints w WHERE `+
 		subscribedAtEventTime("v.org_id", "v.type", "v.created_at")+`) THEN NULL ELSE clock_timestamp() END
 		FROM (VALUES `+strings.Join(values, ", ")+`) AS v (id, org_id, store_id, type, body, created_at)
 		RETURNING id, dispatched_at IS NULL AS targeted`, args...).Find(&rows).Error
 	if err != nil {
-		return nil, fmt.Errorf("write %d events: %w", len(events), err)
+		return nil, fmt.Errorf("write %d events: %w", len(pending), err)
 	}
 	var targeted []uuid.UUID
-	for _, e := range events { // in the order they were emitted, which RETURNING does not promise
+	for _, e := range pending { // in the order they were emitted, which RETURNING does not promise
 		if slices.Contains(rows, written{ID: e.ID, Targeted: true}) {
 			targeted = append(targeted, e.ID)
 		}
@@ -84,11 +89,25 @@ func WriteEvents(ctx context.Context, tx *gorm.DB, events []PendingEvent) ([]uui
 	return targeted, nil
 }
 
+// body is the event as delivered, written at.
+func (e PendingEvent) body(at time.Time) webhook.Event {
+	b := webhook.Event{Type: e.typ, CreatedAt: at.UTC(), OrgID: e.orgID.String(), Data: e.data}
+	if e.typ != events.WebhookTest {
+		id := e.ID.String()
+		b.ID = &id
+	}
+	if e.storeID != nil {
+		store := e.storeID.String()
+		b.StoreID = &store
+	}
+	return b
+}
+
 // lockEndpoints takes the events' orgs' endpoints locks, shared, and returns the database's time
 // after them: the events' time.
-func lockEndpoints(ctx context.Context, tx *gorm.DB, events []PendingEvent) (time.Time, error) {
+func lockEndpoints(ctx context.Context, tx *gorm.DB, pending []PendingEvent) (time.Time, error) {
 	var orgs []string
-	for _, e := range events {
+	for _, e := range pending {
 		if !slices.Contains(orgs, e.orgID.String()) {
 			orgs = append(orgs, e.orgID.String())
 		}

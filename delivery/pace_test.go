@@ -10,7 +10,6 @@ import (
 
 	"wds/delivery"
 	"wds/events"
-	"wds/models"
 )
 
 // TestARateLimitHoldsAttemptsBackWithoutSendingOrRecording: forty attempts at once to an endpoint
@@ -41,7 +40,7 @@ func TestARateLimitHoldsAttemptsBackWithoutSendingOrRecording(t *testing.T) {
 				t.Error(err)
 				return
 			}
-			if res.Outcome == delivery.OutcomeHeld {
+			if res.Outcome == delivery.StatusHeld {
 				mu.Lock()
 				held, waits = append(held, in), append(waits, res.Wait)
 				mu.Unlock()
@@ -52,7 +51,7 @@ func TestARateLimitHoldsAttemptsBackWithoutSendingOrRecording(t *testing.T) {
 	// Five places a window: on a loaded machine the forty may take longer than a window, and a
 	// place freed meanwhile is taken again, so the count holds per window of the database's clock.
 	var rows int64
-	f.db.Model(&models.Delivery{}).Count(&rows)
+	f.db.Model(&delivery.Delivery{}).Count(&rows)
 	sent := len(rc.got())
 	if sent < 5 || sent+len(held) != 40 || rows != int64(sent) {
 		t.Fatalf("%d sent, %d held, %d rows; want at least 5 sent, the rest held, a row per send", sent, len(held), rows)
@@ -71,13 +70,13 @@ func TestARateLimitHoldsAttemptsBackWithoutSendingOrRecording(t *testing.T) {
 	}
 	time.Sleep(waits[0])
 	res, err := acts.Deliver(f.ctx, held[0])
-	if err != nil || res.Outcome != models.DeliverySucceeded {
+	if err != nil || res.Outcome != delivery.StatusSucceeded {
 		t.Fatalf("asked again after the wait: %+v %v", res, err)
 	}
 	// An endpoint without a limit is never held.
 	free := f.endpoint(rc.srv.URL)
 	for range 20 {
-		if res, err := acts.Deliver(f.ctx, attempt(ev, free.ID, 1, later())); err != nil || res.Outcome != models.DeliverySucceeded {
+		if res, err := acts.Deliver(f.ctx, attempt(ev, free.ID, 1, later())); err != nil || res.Outcome != delivery.StatusSucceeded {
 			t.Fatalf("unlimited: %+v %v", res, err)
 		}
 	}

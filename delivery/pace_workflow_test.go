@@ -11,8 +11,6 @@ import (
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/testsuite"
 	"go.temporal.io/sdk/workflow"
-
-	"wds/models"
 )
 
 // A held attempt is asked again after its wait, on the workflow's clock, with the same delivery id
@@ -23,12 +21,12 @@ func TestAHeldAttemptWaitsOnATimerAndIsNotAnAttempt(t *testing.T) {
 	r.decide = func(in AttemptInput) AttemptResult {
 		if in.Attempt == 1 && holds > 0 {
 			holds--
-			return AttemptResult{Outcome: OutcomeHeld, Wait: 700 * time.Millisecond}
+			return AttemptResult{Outcome: StatusHeld, Wait: 700 * time.Millisecond}
 		}
 		if in.Attempt == 1 {
-			return AttemptResult{Outcome: models.DeliveryFailed, Error: "HTTP 500"}
+			return AttemptResult{Outcome: StatusFailed, Error: "HTTP 500"}
 		}
-		return AttemptResult{Outcome: models.DeliverySucceeded}
+		return AttemptResult{Outcome: StatusSucceeded}
 	}
 	start := runEvent(t, r, defaultSchedule)
 	if len(r.attempts) != 5 {

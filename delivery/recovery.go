@@ -60,9 +60,9 @@ type RecoveryStarter interface {
 
 // recoverableSQL selects the dropped chains of endpoint @ep whose last attempt is in [@since,
 // @until) and that were never re-fired (by hand or by a recovery): each chain's dropped row, which
-// the re-fire names. Test events are not re-fired.
+// the re-fire names. Test events are not re-fired. Its callers bind recoverableArgs too.
 const recoverableSQL = `FROM webhook_deliveries d
-	WHERE d.endpoint_id = @ep AND d.status = 'dropped' AND d.event_type <> '` + events.WebhookTest + `'
+	WHERE d.endpoint_id = @ep AND d.status = @dropped AND d.event_type <> @test
 		AND d.attempted_at >= @since AND d.attempted_at < @until
 		AND NOT EXISTS (SELECT 1 FROM webhook_dispatches p WHERE p.refired_delivery_id = d.id)`
 
@@ -80,9 +80,14 @@ func (s *Service) CountRecoverable(ctx context.Context, endpointID uuid.UUID, ac
 	return countRecoverable(ctx, s.DB, ep.ID, since, end)
 }
 
+// recoverableArgs are recoverableSQL's parameters.
+func recoverableArgs(endpointID uuid.UUID, since, until time.Time) map[string]any {
+	return map[string]any{"ep": endpointID, "since": since, "until": until, "dropped": StatusDropped, "test": events.WebhookTest}
+}
+
 func countRecoverable(ctx context.Context, db *gorm.DB, endpointID uuid.UUID, since, until time.Time) (int, error) {
 	var n int
-	err := db.WithContext(ctx).Raw("SELECT count(*) "+recoverableSQL, map[string]any{"ep": endpointID, "since": since, "until": until}).Row().Scan(&n)
+	err := db.WithContext(ctx).Raw("SELECT count(*) "+recoverableSQL, recoverableArgs(endpointID, since, until)).Row().Scan(&n)
 	if err != nil {
 		return 0, fmt.Errorf("count dropped chains: %w", err)
 	}
@@ -104,7 +109,7 @@ func (s *Service) Recover(ctx context.Context, endpointID, actorID uuid.UUID, si
 	rec := Recovery{ID: uuid.New(), OrgID: ep.OrgID, EndpointID: ep.ID, Since: since.UTC(), Until: end.UTC(), Status: RecoveryRunning, CreatedBy: &actorID}
 	rec.WorkflowID = RecoveryWorkflowID(rec.ID)
 	err = s.DB.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
-		var live models.Endpoint
+		var live Endpoint
 		err := tx.Clauses(clause.Locking{Strength: "UPDATE"}).Where("id = ? AND deleted_at IS NULL", ep.ID).Take(&live).Error
 		if errors.Is(err, gorm.ErrRecordNotFound) || (err == nil && !live.Enabled) {
 			return problem.Fail(ErrEndpointDisabled, "endpoint %s is disabled; enable it before recovering its deliveries", ep.ID)
@@ -162,8 +167,8 @@ func (s *Service) recoveryWindow(since time.Time, until *time.Time) (time.Time, 
 
 // endpointFor loads an endpoint (deleted ones too) the actor has one of roles in; nil actor is the
 // database's own operator. To an actor outside its org it does not exist.
-func (s *Service) endpointFor(ctx context.Context, id uuid.UUID, actorID *uuid.UUID, roles ...models.Role) (*models.Endpoint, error) {
-	var ep models.Endpoint
+func (s *Service) endpointFor(ctx context.Context, id uuid.UUID, actorID *uuid.UUID, roles ...models.Role) (*Endpoint, error) {
+	var ep Endpoint
 	err := s.DB.WithContext(ctx).Where("id = ?", id).Take(&ep).Error
 	if errors.Is(err, gorm.ErrRecordNotFound) {
 		return nil, problem.Fail(problem.NotFound, "endpoint %s not found", id)

@@ -9,7 +9,6 @@ import (
 
 	"wds/delivery"
 	"wds/events"
-	"wds/models"
 )
 
 // TestHandReFiresRacingARecoveryReFireEachDeliveryOnce: forty dropped chains; a recovery's batches
@@ -28,8 +27,8 @@ func TestHandReFiresRacingARecoveryReFireEachDeliveryOnce(t *testing.T) {
 	var drops []uuid.UUID
 	for range n {
 		ev := f.event(events.OrderCreated, map[string]any{"id": uuid.New()})
-		d := models.Delivery{ID: uuid.New(), OrgID: f.org, EventID: ev, EndpointID: ep.ID, EventType: events.OrderCreated,
-			ChainID: uuid.New(), WorkflowID: delivery.EventWorkflowID(ev), Attempt: 1, Status: models.DeliveryDropped, AttemptedAt: time.Now()}
+		d := delivery.Delivery{ID: uuid.New(), OrgID: f.org, EventID: ev, EndpointID: ep.ID, EventType: events.OrderCreated,
+			ChainID: uuid.New(), WorkflowID: delivery.EventWorkflowID(ev), Attempt: 1, Status: delivery.StatusDropped, AttemptedAt: time.Now()}
 		if err := f.db.Create(&d).Error; err != nil {
 			t.Fatal(err)
 		}
@@ -103,7 +102,7 @@ func TestHandReFiresRacingARecoveryReFireEachDeliveryOnce(t *testing.T) {
 	}
 	got, _ := f.svc.Recovery(f.ctx, rec.ID, nil)
 	var byRecovery int64
-	f.db.Model(&models.Dispatch{}).Where("kind = ?", models.DispatchRecovery).Count(&byRecovery)
+	f.db.Model(&delivery.Dispatch{}).Where("kind = ?", delivery.DispatchRecovery).Count(&byRecovery)
 	if got.Status != delivery.RecoveryCompleted || int64(got.Started) != byRecovery {
 		t.Fatalf("recovery %+v, %d chains of its own", got, byRecovery)
 	}

@@ -10,8 +10,6 @@ import (
 	"go.temporal.io/sdk/workflow"
 	"gorm.io/gorm"
 	"gorm.io/gorm/clause"
-
-	"wds/models"
 )
 
 // Recovery workflow and activity names, stable because running workflows are bound to them.
@@ -83,7 +81,7 @@ func (a *Activities) RecoverBatch(ctx context.Context, p RecoveryParams) (Recove
 		if err := tx.Clauses(clause.Locking{Strength: "UPDATE"}).Where("id = ?", p.RecoveryID).Take(&rec).Error; err != nil {
 			return fmt.Errorf("load recovery: %w", err)
 		}
-		var ep models.Endpoint
+		var ep Endpoint
 		if err := tx.Where("id = ?", rec.EndpointID).Take(&ep).Error; err != nil {
 			return fmt.Errorf("load endpoint: %w", err)
 		}
@@ -136,8 +134,10 @@ func queueRecovered(ctx context.Context, tx *gorm.DB, rec *Recovery, n int) ([]u
 		ID      uuid.UUID
 		EventID uuid.UUID
 	}
+	args := recoverableArgs(rec.EndpointID, rec.Since, rec.Until)
+	args["n"] = n
 	err := tx.WithContext(ctx).Raw("SELECT d.id, d.event_id "+recoverableSQL+" ORDER BY d.attempted_at, d.id LIMIT @n FOR UPDATE OF d SKIP LOCKED",
-		map[string]any{"ep": rec.EndpointID, "since": rec.Since, "until": rec.Until, "n": n}).Scan(&rows).Error
+		args).Scan(&rows).Error
 	if err != nil {
 		return nil, fmt.Errorf("find dropped chains: %w", err)
 	}
@@ -155,7 +155,7 @@ func queueRecovered(ctx context.Context, tx *gorm.DB, rec *Recovery, n int) ([]u
 				refired_delivery_id, recovery_id, created_by)
 			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 			ON CONFLICT (refired_delivery_id) WHERE refired_delivery_id IS NOT NULL DO NOTHING RETURNING id`,
-			uuid.New(), rec.OrgID, models.DispatchRecovery, manualWorkflowID(models.DispatchRecovery, r.EventID, rec.EndpointID, num),
+			uuid.New(), rec.OrgID, DispatchRecovery, manualWorkflowID(DispatchRecovery, r.EventID, rec.EndpointID, num),
 			r.EventID, rec.EndpointID, uuid.New(), r.ID, rec.ID, rec.CreatedBy).Scan(&ids).Error
 		if err != nil {
 			return nil, fmt.Errorf("queue recovered chain: %w", err)

@@ -23,7 +23,7 @@ type DispatchStarter interface {
 
 // ResendWorkflowID names the chain of the n-th manual start of one event to one endpoint, a resend.
 func ResendWorkflowID(eventID, endpointID uuid.UUID, n int) string {
-	return manualWorkflowID(models.DispatchResend, eventID, endpointID, n)
+	return manualWorkflowID(DispatchResend, eventID, endpointID, n)
 }
 
 // manualWorkflowID names the chain of the n-th manual start (re-fires, resends and recoveries share
@@ -65,7 +65,7 @@ func (s *Service) Resend(ctx context.Context, eventID, actorID uuid.UUID, endpoi
 			return err
 		}
 		for _, ep := range targets {
-			disp, err := queueChain(ctx, tx, ev, ep, models.DispatchResend, &actorID)
+			disp, err := queueChain(ctx, tx, ev, ep, DispatchResend, &actorID)
 			if err != nil {
 				return err
 			}
@@ -90,8 +90,8 @@ func (s *Service) startDispatches(ctx context.Context, ids ...uuid.UUID) {
 }
 
 // loadEvent reads an event's row; test events are not the support desk's.
-func loadEvent(ctx context.Context, tx *gorm.DB, id uuid.UUID) (*models.Event, error) {
-	var ev models.Event
+func loadEvent(ctx context.Context, tx *gorm.DB, id uuid.UUID) (*Event, error) {
+	var ev Event
 	err := tx.WithContext(ctx).Select("id, org_id, store_id, type, created_at, dispatched_at").
 		Where("id = ? AND type <> ?", id, events.WebhookTest).Take(&ev).Error
 	if errors.Is(err, gorm.ErrRecordNotFound) {
@@ -106,8 +106,8 @@ func loadEvent(ctx context.Context, tx *gorm.DB, id uuid.UUID) (*models.Event, e
 // resendTargets checks the endpoint asked for, or finds every enabled endpoint subscribed to the
 // event's type, and holds the event's resend lock for each, so that two resends at once cannot both
 // find no chain in progress.
-func resendTargets(ctx context.Context, tx *gorm.DB, ev *models.Event, endpointID *uuid.UUID) ([]uuid.UUID, error) {
-	var eps []models.Endpoint
+func resendTargets(ctx context.Context, tx *gorm.DB, ev *Event, endpointID *uuid.UUID) ([]uuid.UUID, error) {
+	var eps []Endpoint
 	q := tx.WithContext(ctx).Where("org_id = ?", ev.OrgID)
 	if endpointID != nil {
 		q = q.Where("id = ?", *endpointID)
@@ -142,7 +142,7 @@ func resendTargets(ctx context.Context, tx *gorm.DB, ev *models.Event, endpointI
 // noChainInProgress refuses a new chain of the event to the endpoint while one still has attempts to
 // make (or the event's own workflow has not started yet). It takes the pair's lock first: a second
 // manual start waits for the first to commit, then sees its queued chain.
-func noChainInProgress(ctx context.Context, tx *gorm.DB, ev *models.Event, endpointID uuid.UUID) error {
+func noChainInProgress(ctx context.Context, tx *gorm.DB, ev *Event, endpointID uuid.UUID) error {
 	err := tx.WithContext(ctx).Exec("SELECT pg_advisory_xact_lock(hashtextextended('wds.chain:' || ?::text || ?::text, 0))",
 		ev.ID, endpointID).Error
 	if err != nil {
@@ -150,7 +150,7 @@ func noChainInProgress(ctx context.Context, tx *gorm.DB, ev *models.Event, endpo
 	}
 	var busy bool
 	err = tx.WithContext(ctx).Raw(`SELECT e.dispatched_at IS NULL OR EXISTS (SELECT 1 FROM (`+chainsSQL+`) ch
-			WHERE ch.endpoint_id = ? AND ch.state = 'in_progress')
+			WHERE ch.endpoint_id = ? AND ch.state = `+sqlInProgress+`)
 		FROM events e WHERE e.id = ?`, endpointID, ev.ID).Row().Scan(&busy)
 	if err != nil {
 		return fmt.Errorf("look for chains in progress: %w", err)
@@ -163,7 +163,7 @@ func noChainInProgress(ctx context.Context, tx *gorm.DB, ev *models.Event, endpo
 
 // queueChain queues a fresh chain of the event to the endpoint, numbered by the pair's counter, which
 // re-fires share.
-func queueChain(ctx context.Context, tx *gorm.DB, ev *models.Event, endpointID uuid.UUID, kind string, actor *uuid.UUID) (*models.Dispatch, error) {
+func queueChain(ctx context.Context, tx *gorm.DB, ev *Event, endpointID uuid.UUID, kind string, actor *uuid.UUID) (*Dispatch, error) {
 	var n int
 	err := tx.WithContext(ctx).Raw(`INSERT INTO webhook_refire_counters (event_id, endpoint_id, n) VALUES (?, ?, 1)
 		ON CONFLICT (event_id, endpoint_id) DO UPDATE SET n = webhook_refire_counters.n + 1 RETURNING n`,
@@ -171,7 +171,7 @@ func queueChain(ctx context.Context, tx *gorm.DB, ev *models.Event, endpointID u
 	if err != nil {
 		return nil, fmt.Errorf("count manual starts: %w", err)
 	}
-	disp := models.Dispatch{ID: uuid.New(), OrgID: ev.OrgID, Kind: kind, WorkflowID: ResendWorkflowID(ev.ID, endpointID, n),
+	disp := Dispatch{ID: uuid.New(), OrgID: ev.OrgID, Kind: kind, WorkflowID: ResendWorkflowID(ev.ID, endpointID, n),
 		EventID: ev.ID, EndpointID: endpointID, ChainID: uuid.New(), CreatedBy: actor}
 	if err := tx.WithContext(ctx).Create(&disp).Error; err != nil {
 		return nil, fmt.Errorf("queue %s: %w", kind, err)

@@ -9,7 +9,6 @@ import (
 	"wds/delivery"
 	"wds/delivery/deliverytest"
 	"wds/events"
-	"wds/models"
 )
 
 // Prune removes what is older than the cutoff and nothing that anything newer, or anything still to
@@ -31,13 +30,13 @@ func TestPruneDeletesOnlyWhatNothingNeeds(t *testing.T) {
 	gone := event(old, true) // old, delivered long ago: pruned with its rows
 	f.delivery(gone, ep.ID, 1, "succeeded", old)
 	f.db.Exec(`INSERT INTO webhook_refire_counters (event_id, endpoint_id, n) VALUES (?, ?, 1)`, gone, ep.ID)
-	f.db.Create(&models.Dispatch{ID: uuid.New(), OrgID: f.org, Kind: models.DispatchRefire, WorkflowID: "w-old",
+	f.db.Create(&delivery.Dispatch{ID: uuid.New(), OrgID: f.org, Kind: delivery.DispatchRefire, WorkflowID: "w-old",
 		EventID: gone, EndpointID: ep.ID, ChainID: uuid.New(), CreatedAt: old, DispatchedAt: &old})
 	refired := event(old, true) // old, but re-fired recently: its new rows keep it
 	f.delivery(refired, ep.ID, 5, "dropped", old)
 	f.delivery(refired, ep.ID, 1, "succeeded", recent)
 	queued := event(old, true) // old, with a re-fire still waiting to start
-	f.db.Create(&models.Dispatch{ID: uuid.New(), OrgID: f.org, Kind: models.DispatchRefire, WorkflowID: "w-queued",
+	f.db.Create(&delivery.Dispatch{ID: uuid.New(), OrgID: f.org, Kind: delivery.DispatchRefire, WorkflowID: "w-queued",
 		EventID: queued, EndpointID: ep.ID, ChainID: uuid.New(), CreatedAt: old})
 	undispatched := event(old, false) // never started (the relay's backlog): kept
 	fresh := event(recent, true)
@@ -51,7 +50,7 @@ func TestPruneDeletesOnlyWhatNothingNeeds(t *testing.T) {
 	}
 	for id, want := range map[uuid.UUID]bool{gone: false, refired: true, queued: true, undispatched: true, fresh: true} {
 		var n int64
-		f.db.Model(&models.Event{}).Where("id = ?", id).Count(&n)
+		f.db.Model(&delivery.Event{}).Where("id = ?", id).Count(&n)
 		if (n == 1) != want {
 			t.Errorf("event %s kept %v, want %v", id, n == 1, want)
 		}
@@ -84,7 +83,7 @@ func TestPruneClearsPreviousSecretsWhoseGraceEnded(t *testing.T) {
 		t.Fatalf("pruned %+v, want one previous secret cleared", p)
 	}
 	for id, kept := range map[uuid.UUID]bool{ended.ID: false, running.ID: true} {
-		var ep models.Endpoint
+		var ep delivery.Endpoint
 		f.db.Take(&ep, "id = ?", id)
 		if (ep.PreviousSecretSealed != nil) != kept || (ep.PreviousSecretUntil != nil) != kept {
 			t.Errorf("endpoint %s: previous secret kept %v (until %v), want %v", id, ep.PreviousSecretSealed != nil, ep.PreviousSecretUntil, kept)

@@ -10,7 +10,6 @@ import (
 	"wds/egress"
 	"wds/egress/egresstest"
 	"wds/events"
-	"wds/models"
 )
 
 // DNS rebinding: an endpoint registered while its name resolved to a public address is delivered to
@@ -42,14 +41,14 @@ func TestDeliveryRefusesANameRepointedAtAnInternalAddress(t *testing.T) {
 			asked := dns.Asked(host)
 			in := attempt(f.event(events.OrderCreated, nil), ep.ID, 1, later())
 			res, err := a.Deliver(f.ctx, in)
-			if err != nil || res.Outcome != models.DeliveryFailed || res.Error != "address_not_allowed" {
+			if err != nil || res.Outcome != delivery.StatusFailed || res.Error != "address_not_allowed" {
 				t.Fatalf("deliver: %+v %v", res, err)
 			}
 			if dns.Asked(host) == asked {
 				t.Fatal("the delivery did not resolve the name again")
 			}
 			rows := f.rows(in.ChainID)
-			if len(rows) != 1 || rows[0].Status != models.DeliveryFailed || rows[0].Error != "address_not_allowed" ||
+			if len(rows) != 1 || rows[0].Status != delivery.StatusFailed || rows[0].Error != "address_not_allowed" ||
 				rows[0].ResponseStatus != nil || rows[0].NextAttemptAt == nil {
 				t.Fatalf("recorded %+v", rows)
 			}
@@ -68,7 +67,7 @@ func TestDeliveryRefusesANameRepointedAtAnInternalAddress(t *testing.T) {
 			a.HTTP = open
 			next := in
 			next.DeliveryID, next.Attempt = uuid.New(), 2
-			if res, err := a.Deliver(f.ctx, next); err != nil || res.Outcome != models.DeliverySucceeded || len(rc.got()) != 1 {
+			if res, err := a.Deliver(f.ctx, next); err != nil || res.Outcome != delivery.StatusSucceeded || len(rc.got()) != 1 {
 				t.Fatalf("control without the guard: %+v %v, %d requests", res, err, len(rc.got()))
 			}
 		})

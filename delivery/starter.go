@@ -17,8 +17,6 @@ import (
 	"go.temporal.io/sdk/temporal"
 	"gorm.io/gorm"
 	"gorm.io/gorm/clause"
-
-	"wds/models"
 )
 
 // WorkflowClient is the part of the Temporal client that starts and signals workflows.
@@ -157,7 +155,7 @@ var claimColumns = "id, org_id, type, EXISTS (SELECT 1 FROM webhook_endpoints w 
 
 // undispatchedEvents selects events not yet started, oldest first, with their targets.
 func undispatchedEvents(db *gorm.DB) *gorm.DB {
-	return db.Model(&models.Event{}).Select(claimColumns).Where("dispatched_at IS NULL").Order("created_at, id")
+	return db.Model(&Event{}).Select(claimColumns).Where("dispatched_at IS NULL").Order("created_at, id")
 }
 
 // claimEvents is the relay's pass over events: it leases up to limit undispatched events older than
@@ -322,7 +320,7 @@ func (s *Starter) startEvent(ctx context.Context, r eventRow) error {
 }
 
 type dispatchRow struct {
-	models.Dispatch
+	Dispatch
 	EventType string
 }
 
@@ -372,13 +370,13 @@ func startEach[R row](ctx context.Context, rows []R, start func(context.Context,
 }
 
 func (s *Starter) startDispatch(ctx context.Context, r dispatchRow) error {
-	if r.Kind == models.DispatchTest {
+	if r.Kind == DispatchTest {
 		p := TestParams{EventID: r.EventID, OrgID: r.OrgID, EndpointID: r.EndpointID, ChainID: r.ChainID, DeliveryID: *r.DeliveryID}
 		return s.start(ctx, r.WorkflowID, TestWorkflowName, r.EventType+" → 1 endpoint", r.OrgID, r.EventID, r.EventType, p)
 	}
 	p := RefireParams{EventID: r.EventID, OrgID: r.OrgID, EventType: r.EventType, EndpointID: r.EndpointID, ChainID: r.ChainID, Schedule: s.Schedule}
 	// A re-fire, resend or recovery: a fresh chain to one endpoint, named in the UI by its kind.
-	kind := map[string]string{models.DispatchRefire: "re-fire", models.DispatchResend: "resend", models.DispatchRecovery: "recovery"}[r.Kind]
+	kind := map[string]string{DispatchRefire: "re-fire", DispatchResend: "resend", DispatchRecovery: "recovery"}[r.Kind]
 	return s.start(ctx, r.WorkflowID, RefireWorkflowName, r.EventType+" "+kind+" → 1 endpoint", r.OrgID, r.EventID, r.EventType, p)
 }
 
@@ -400,7 +398,7 @@ func (s *Starter) start(ctx context.Context, id, name, summary string, orgID, ev
 		AttrOrgID.ValueSet(orgID.String()),
 		AttrEventID.ValueSet(eventID.String()),
 		AttrEventType.ValueSet(eventType),
-		AttrDeliveryStatus.ValueSet(StatusDelivering),
+		AttrDeliveryStatus.ValueSet(string(WorkflowDelivering)),
 	}, extra...)
 	_, err := s.Temporal.ExecuteWorkflow(ctx, client.StartWorkflowOptions{
 		ID:                                       id,

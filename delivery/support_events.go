@@ -13,29 +13,18 @@ import (
 	"github.com/google/uuid"
 
 	"wds/events"
-	"wds/models"
 	"wds/paging"
 	"wds/problem"
 	"wds/workspace"
 )
 
-// Event outcomes, from each endpoint's latest chain for the event.
-const (
-	OutcomeInProgress  = "in_progress"
-	OutcomeDropped     = "dropped"
-	OutcomeSucceeded   = "succeeded"
-	OutcomeNoEndpoints = "no_endpoints"
-)
-
 // Chain kinds: what started a chain.
 const (
 	ChainOriginal = "original"
-	ChainRefire   = models.DispatchRefire
-	ChainResend   = models.DispatchResend
-	ChainRecovery = models.DispatchRecovery
+	ChainRefire   = DispatchRefire
+	ChainResend   = DispatchResend
+	ChainRecovery = DispatchRecovery
 )
-
-var outcomes = []string{OutcomeInProgress, OutcomeDropped, OutcomeSucceeded, OutcomeNoEndpoints}
 
 // EventsQuery is one page of an org's events, newest first. Zero fields do not filter.
 type EventsQuery struct {
@@ -49,7 +38,7 @@ type EventsQuery struct {
 	// OrderNumber finds the order by its number in the org (what a customer quotes), instead of OrderID.
 	OrderNumber *int64
 	ResourceID  *uuid.UUID
-	Outcome     string
+	Outcome     Outcome
 	// Since is inclusive and Until exclusive, on created_at.
 	Since, Until *time.Time
 	Limit        int
@@ -63,7 +52,7 @@ type EventRow struct {
 	CreatedAt   time.Time  `json:"created_at"`
 	OrderID     *uuid.UUID `json:"order_id"`
 	ResourceID  *uuid.UUID `json:"resource_id"`
-	Outcome     string     `json:"outcome"`
+	Outcome     Outcome    `json:"outcome"`
 	ChainsTotal int        `json:"chains_total"`
 }
 
@@ -76,28 +65,37 @@ type EventsPage struct {
 // chainsSQL lists the chains of the event e: one row per chain with its endpoint, kind, start, the
 // workflow running it and its state (succeeded, dropped or in_progress). A queued resend, re-fire
 // or recovery whose first attempt has not been made yet is a chain in progress. Test chains are not
-// the event's.
+// the event's. The statuses and outcomes are the Go constants' words, written into the text because
+// this fragment is shared by queries whose parameters are positional.
 const chainsSQL = `SELECT c.chain_id, c.endpoint_id, coalesce(p.kind, 'original') AS kind, c.workflow_id, c.started_at,
-		CASE WHEN c.last_status IN ('succeeded', 'dropped') THEN c.last_status ELSE 'in_progress' END AS state
+		CASE WHEN c.last_status IN (` + sqlSucceeded + `, ` + sqlDropped + `) THEN c.last_status ELSE ` + sqlInProgress + ` END AS state
 	FROM (SELECT d.chain_id, d.endpoint_id, min(d.workflow_id) AS workflow_id, min(d.attempted_at) AS started_at,
 			(array_agg(d.status ORDER BY d.attempt DESC))[1] AS last_status
 		FROM webhook_deliveries d WHERE d.event_id = e.id GROUP BY d.chain_id, d.endpoint_id) c
 	LEFT JOIN webhook_dispatches p ON p.chain_id = c.chain_id AND p.event_id = e.id
 	WHERE p.kind IS DISTINCT FROM 'test'
 	UNION ALL
-	SELECT p.chain_id, p.endpoint_id, p.kind, p.workflow_id, p.created_at, 'in_progress'
+	SELECT p.chain_id, p.endpoint_id, p.kind, p.workflow_id, p.created_at, ` + sqlInProgress + `
 	FROM webhook_dispatches p WHERE p.event_id = e.id AND p.kind <> 'test'
 		AND NOT EXISTS (SELECT 1 FROM webhook_deliveries x WHERE x.chain_id = p.chain_id)`
 
 // outcomeSQL computes, for the event e, its outcome over each endpoint's latest chain and how many
 // chains it has. An event with targets not started yet is in progress.
 const outcomeSQL = `SELECT count(*) AS chains_total,
-		CASE WHEN count(*) = 0 THEN CASE WHEN e.dispatched_at IS NULL THEN 'in_progress' ELSE 'no_endpoints' END
-			WHEN bool_or(l.latest AND l.state = 'in_progress') THEN 'in_progress'
-			WHEN bool_or(l.latest AND l.state = 'dropped') THEN 'dropped'
-			ELSE 'succeeded' END AS outcome
+		CASE WHEN count(*) = 0 THEN CASE WHEN e.dispatched_at IS NULL THEN ` + sqlInProgress + ` ELSE ` + sqlNoEndpoints + ` END
+			WHEN bool_or(l.latest AND l.state = ` + sqlInProgress + `) THEN ` + sqlInProgress + `
+			WHEN bool_or(l.latest AND l.state = ` + sqlDropped + `) THEN ` + sqlDropped + `
+			ELSE ` + sqlSucceeded + ` END AS outcome
 	FROM (SELECT ch.state, row_number() OVER (PARTITION BY ch.endpoint_id ORDER BY ch.started_at DESC, ch.chain_id DESC) = 1 AS latest
 		FROM (` + chainsSQL + `) ch) l`
+
+// The words chainsSQL and outcomeSQL compare and answer, as SQL literals.
+const (
+	sqlSucceeded   = "'" + string(StatusSucceeded) + "'"
+	sqlDropped     = "'" + string(StatusDropped) + "'"
+	sqlInProgress  = "'" + string(OutcomeInProgress) + "'"
+	sqlNoEndpoints = "'" + string(OutcomeNoEndpoints) + "'"
+)
 
 const eventRowSQL = `SELECT e.id, e.type, e.created_at, e.order_id, e.resource_id, o.outcome, o.chains_total
 	FROM events e CROSS JOIN LATERAL (` + outcomeSQL + `) o`
@@ -179,7 +177,7 @@ func validEventsQuery(q EventsQuery) error {
 	if q.Type != "" && !events.Known(q.Type) {
 		return problem.Fail(paging.ErrInvalidParameter, "type: unknown event type %q; known: %s", q.Type, events.Names())
 	}
-	if q.Outcome != "" && !slices.Contains(outcomes, q.Outcome) {
+	if q.Outcome != "" && !slices.Contains(Outcomes, q.Outcome) {
 		return problem.Fail(paging.ErrInvalidParameter, "outcome must be one of in_progress, dropped, succeeded, no_endpoints")
 	}
 	if q.OrderID != nil && q.OrderNumber != nil {
@@ -202,14 +200,14 @@ func (s *Service) requireMember(ctx context.Context, orgID uuid.UUID, actorID *u
 
 // Chain is one retry ladder of an event to one endpoint, with its attempts oldest first.
 type Chain struct {
-	ChainID     uuid.UUID         `json:"chain_id"`
-	EndpointID  uuid.UUID         `json:"endpoint_id"`
-	EndpointURL string            `json:"endpoint_url"`
-	Kind        string            `json:"kind"`
-	Outcome     string            `json:"outcome"`
-	WorkflowID  string            `json:"workflow_id"`
-	StartedAt   time.Time         `json:"started_at"`
-	Attempts    []models.Delivery `json:"attempts" gorm:"-"`
+	ChainID     uuid.UUID  `json:"chain_id"`
+	EndpointID  uuid.UUID  `json:"endpoint_id"`
+	EndpointURL string     `json:"endpoint_url"`
+	Kind        string     `json:"kind"`
+	Outcome     Outcome    `json:"outcome"`
+	WorkflowID  string     `json:"workflow_id"`
+	StartedAt   time.Time  `json:"started_at"`
+	Attempts    []Delivery `json:"attempts" gorm:"-"`
 }
 
 // EventDetail is one event with the exact body delivered and every chain.
@@ -257,12 +255,12 @@ func (s *Service) chains(ctx context.Context, eventID uuid.UUID) ([]Chain, error
 	if err != nil {
 		return nil, fmt.Errorf("load chains: %w", err)
 	}
-	var attempts []models.Delivery
+	var attempts []Delivery
 	if err := s.DB.WithContext(ctx).Where("event_id = ?", eventID).Order("attempted_at, attempt, id").Find(&attempts).Error; err != nil {
 		return nil, fmt.Errorf("load attempts: %w", err)
 	}
 	for i := range chains {
-		chains[i].Attempts = []models.Delivery{}
+		chains[i].Attempts = []Delivery{}
 		for _, a := range attempts {
 			if a.ChainID == chains[i].ChainID {
 				chains[i].Attempts = append(chains[i].Attempts, a)

@@ -9,8 +9,6 @@ import (
 	"github.com/google/uuid"
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
-
-	"wds/models"
 )
 
 const (
@@ -106,15 +104,15 @@ func resolve(ctx workflow.Context, in ResolveInput) ([]Target, error) {
 // chain's outcome. A workflow that reached every endpoint returns it; one that dropped a chain fails
 // with it as its error's details (DroppedResult).
 type Result struct {
-	Status string        `json:"status"`
-	Chains []ChainResult `json:"chains"`
+	Status WorkflowStatus `json:"status"`
+	Chains []ChainResult  `json:"chains"`
 }
 
 // ChainResult is how one chain ended: succeeded, or dropped after its last attempt.
 type ChainResult struct {
 	EndpointID uuid.UUID `json:"endpoint_id"`
 	URL        string    `json:"url"`
-	Outcome    string    `json:"outcome"`
+	Outcome    Status    `json:"outcome"`
 }
 
 // fanOut runs every chain in parallel, publishes the outcome as WdsDeliveryStatus and returns it.
@@ -123,7 +121,7 @@ func fanOut(ctx workflow.Context, chains []chain) (Result, error) {
 		return Result{}, err
 	}
 	stopped := watchStops(ctx)
-	outcomes := make([]string, len(chains))
+	outcomes := make([]Status, len(chains))
 	errs := make([]error, len(chains))
 	wg := workflow.NewWaitGroup(ctx)
 	for i := range chains {
@@ -144,7 +142,7 @@ func fanOut(ctx workflow.Context, chains []chain) (Result, error) {
 	for i, c := range chains {
 		res.Chains[i] = ChainResult{EndpointID: c.target.EndpointID, URL: c.target.URL, Outcome: outcomes[i]}
 	}
-	if err := workflow.UpsertTypedSearchAttributes(ctx, AttrDeliveryStatus.ValueSet(res.Status)); err != nil {
+	if err := workflow.UpsertTypedSearchAttributes(ctx, AttrDeliveryStatus.ValueSet(string(res.Status))); err != nil {
 		return res, err
 	}
 	return res, droppedError(ctx, res)
@@ -162,7 +160,7 @@ const ErrTypeDropped = "DeliveryDropped"
 // workflow has no retry policy anyway) and carries the whole Result as its details, every chain's
 // outcome included; WdsDeliveryStatus is already set.
 func droppedError(ctx workflow.Context, res Result) error {
-	if res.Status == StatusSucceeded {
+	if res.Status == WorkflowSucceeded {
 		return nil
 	}
 	if workflow.GetVersion(ctx, VersionFailWhenDropped, workflow.DefaultVersion, 1) == workflow.DefaultVersion {
@@ -170,7 +168,7 @@ func droppedError(ctx workflow.Context, res Result) error {
 	}
 	var names []string
 	for _, c := range res.Chains {
-		if c.Outcome == models.DeliveryDropped {
+		if c.Outcome == StatusDropped {
 			names = append(names, c.EndpointID.String()+" ("+c.URL+")")
 		}
 	}
@@ -203,7 +201,7 @@ func publishEndpoints(ctx workflow.Context, chains []chain) error {
 	for i, c := range chains {
 		ids[i] = c.target.EndpointID.String()
 	}
-	if err := workflow.UpsertTypedSearchAttributes(ctx, AttrEndpointIDs.ValueSet(ids), AttrDeliveryStatus.ValueSet(StatusDelivering)); err != nil {
+	if err := workflow.UpsertTypedSearchAttributes(ctx, AttrEndpointIDs.ValueSet(ids), AttrDeliveryStatus.ValueSet(string(WorkflowDelivering))); err != nil {
 		return fmt.Errorf("search attributes: %w", err)
 	}
 	return nil
@@ -225,20 +223,20 @@ func watchStops(ctx workflow.Context) map[uuid.UUID]bool {
 }
 
 // summarize folds chain outcomes into WdsDeliveryStatus. No subscribers is a success: nothing was lost.
-func summarize(outcomes []string) string {
+func summarize(outcomes []Status) WorkflowStatus {
 	dropped := 0
 	for _, o := range outcomes {
-		if o == models.DeliveryDropped {
+		if o == StatusDropped {
 			dropped++
 		}
 	}
 	switch {
 	case dropped == 0:
-		return StatusSucceeded
+		return WorkflowSucceeded
 	case dropped == len(outcomes):
-		return StatusDropped
+		return WorkflowDropped
 	default:
-		return StatusPartiallyDropped
+		return WorkflowPartiallyDropped
 	}
 }
 
@@ -258,7 +256,7 @@ type chain struct {
 
 // run makes attempts until one succeeds or the chain is dropped, and returns the final outcome.
 // Attempt n is due at first + Offset(n), whatever time the earlier attempts took.
-func (c chain) run(ctx workflow.Context) (string, error) {
+func (c chain) run(ctx workflow.Context) (Status, error) {
 	if c.chainID == uuid.Nil {
 		c.chainID = newID(ctx)
 	}
@@ -282,13 +280,13 @@ func (c chain) run(ctx workflow.Context) (string, error) {
 		if err != nil {
 			return "", err
 		}
-		if res.Outcome != models.DeliveryFailed {
+		if res.Outcome != StatusFailed {
 			return res.Outcome, nil
 		}
 	}
 	// The last attempt's failure is recorded as dropped by the activity; reaching here means the
 	// activity reported failed on the last attempt, which it never does.
-	return models.DeliveryDropped, nil
+	return StatusDropped, nil
 }
 
 func (c chain) deliveryID(ctx workflow.Context, attempt int) uuid.UUID {
@@ -327,7 +325,7 @@ func (c chain) attempt(ctx workflow.Context, in AttemptInput) (AttemptResult, er
 	})
 	var res AttemptResult
 	err := workflow.ExecuteActivity(actx, acts.Deliver, in).Get(ctx, &res)
-	for err == nil && res.Outcome == OutcomeHeld {
+	for err == nil && res.Outcome == StatusHeld {
 		// Held by the endpoint's rate limit: wait on a timer (a stop signal ends it early) and ask
 		// again with the same delivery id; the wait is not an attempt.
 		opts := workflow.AwaitOptions{Timeout: res.Wait, TimerOptions: workflow.TimerOptions{

@@ -16,8 +16,6 @@ import (
 	"go.temporal.io/sdk/testsuite"
 	"go.temporal.io/sdk/worker"
 	"go.temporal.io/sdk/workflow"
-
-	"wds/models"
 )
 
 var defaultSchedule = []time.Duration{time.Minute, 5 * time.Minute, 30 * time.Minute, 2 * time.Hour, 8 * time.Hour}
@@ -77,17 +75,17 @@ func (r *receiver) recordLost(_ context.Context, l LostAttempt) (AttemptResult, 
 	defer r.mu.Unlock()
 	r.lost = append(r.lost, l)
 	if l.Attempt.NextAttemptAt == nil {
-		return AttemptResult{Outcome: models.DeliveryDropped, Error: l.Error}, nil
+		return AttemptResult{Outcome: StatusDropped, Error: l.Error}, nil
 	}
-	return AttemptResult{Outcome: models.DeliveryFailed, Error: l.Error}, nil
+	return AttemptResult{Outcome: StatusFailed, Error: l.Error}, nil
 }
 
 // alwaysFail is a receiver that answers 500 forever: failed, and dropped on the last attempt.
 func alwaysFail(in AttemptInput) AttemptResult {
 	if in.NextAttemptAt == nil {
-		return AttemptResult{Outcome: models.DeliveryDropped, Error: "HTTP 500"}
+		return AttemptResult{Outcome: StatusDropped, Error: "HTTP 500"}
 	}
-	return AttemptResult{Outcome: models.DeliveryFailed, Error: "HTTP 500"}
+	return AttemptResult{Outcome: StatusFailed, Error: "HTTP 500"}
 }
 
 func newEnv(t *testing.T, r *receiver) *testsuite.TestWorkflowEnvironment {
@@ -133,18 +131,18 @@ func ended(t *testing.T, env *testsuite.TestWorkflowEnvironment) Result {
 		if err := env.GetWorkflowResult(&res); err != nil {
 			t.Fatal(err)
 		}
-		if res.Status != StatusSucceeded {
+		if res.Status != WorkflowSucceeded {
 			t.Fatalf("a workflow that ended %s completed; want it failed", res.Status)
 		}
 		return res
 	}
 	res, ok := DroppedResult(err)
 	var app *temporal.ApplicationError
-	if !ok || !errors.As(err, &app) || !app.NonRetryable() || res.Status == StatusSucceeded {
+	if !ok || !errors.As(err, &app) || !app.NonRetryable() || res.Status == WorkflowSucceeded {
 		t.Fatalf("workflow: %v", err)
 	}
 	for _, c := range res.Chains {
-		if c.Outcome == models.DeliveryDropped && !strings.Contains(app.Error(), c.EndpointID.String()) {
+		if c.Outcome == StatusDropped && !strings.Contains(app.Error(), c.EndpointID.String()) {
 			t.Fatalf("the failure %q does not name the dropped endpoint %s", app.Error(), c.EndpointID)
 		}
 	}
@@ -226,7 +224,7 @@ func TestSuccessAtAttemptKStopsTheChain(t *testing.T) {
 	for k := 1; k <= 5; k++ {
 		r := &receiver{targets: []Target{target(5)}, decide: func(in AttemptInput) AttemptResult {
 			if in.Attempt == k {
-				return AttemptResult{Outcome: models.DeliverySucceeded}
+				return AttemptResult{Outcome: StatusSucceeded}
 			}
 			return alwaysFail(in)
 		}}
@@ -240,7 +238,7 @@ func TestSuccessAtAttemptKStopsTheChain(t *testing.T) {
 func TestDroppedAfterTheLastAttempt(t *testing.T) {
 	r := &receiver{targets: []Target{target(3)}, decide: alwaysFail}
 	runEvent(t, r, defaultSchedule)
-	if len(r.attempts) != 3 || alwaysFail(r.attempts[2].in).Outcome != models.DeliveryDropped {
+	if len(r.attempts) != 3 || alwaysFail(r.attempts[2].in).Outcome != StatusDropped {
 		t.Fatalf("want 3 attempts ending dropped, got %d", len(r.attempts))
 	}
 }
@@ -249,7 +247,7 @@ func TestDisableMidChainStopsIt(t *testing.T) {
 	// The activity finds the endpoint disabled before attempt 3 and reports the chain dropped.
 	r := &receiver{targets: []Target{target(5)}, decide: func(in AttemptInput) AttemptResult {
 		if in.Attempt == 3 {
-			return AttemptResult{Outcome: models.DeliveryDropped, Error: "endpoint_disabled"}
+			return AttemptResult{Outcome: StatusDropped, Error: "endpoint_disabled"}
 		}
 		return alwaysFail(in)
 	}}
@@ -263,7 +261,7 @@ func TestEachSubscribedEndpointGetsItsOwnParallelChain(t *testing.T) {
 	ok, failing := target(2), target(2)
 	r := &receiver{targets: []Target{ok, failing}, decide: func(in AttemptInput) AttemptResult {
 		if in.EndpointID == ok.EndpointID {
-			return AttemptResult{Outcome: models.DeliverySucceeded}
+			return AttemptResult{Outcome: StatusSucceeded}
 		}
 		return alwaysFail(in)
 	}}
@@ -271,8 +269,8 @@ func TestEachSubscribedEndpointGetsItsOwnParallelChain(t *testing.T) {
 	start := env.Now()
 	env.ExecuteWorkflow(EventWorkflowName, EventParams{EventID: uuid.New(), OrgID: uuid.New(), EventType: "order.created", Schedule: defaultSchedule})
 	res := ended(t, env)
-	if res.Status != StatusPartiallyDropped || len(res.Chains) != 2 || res.Chains[0].Outcome != models.DeliverySucceeded ||
-		res.Chains[1].Outcome != models.DeliveryDropped || res.Chains[1].EndpointID != failing.EndpointID {
+	if res.Status != WorkflowPartiallyDropped || len(res.Chains) != 2 || res.Chains[0].Outcome != StatusSucceeded ||
+		res.Chains[1].Outcome != StatusDropped || res.Chains[1].EndpointID != failing.EndpointID {
 		t.Fatalf("result %+v", res)
 	}
 	if strings.Contains(env.GetWorkflowError().Error(), ok.EndpointID.String()) {
@@ -302,7 +300,7 @@ func TestPlannedAndUnplannedEventsDeliverAlike(t *testing.T) {
 		ok, failing := target(2), target(2)
 		r := &receiver{targets: []Target{ok, failing}, decide: func(in AttemptInput) AttemptResult {
 			if in.EndpointID == ok.EndpointID {
-				return AttemptResult{Outcome: models.DeliverySucceeded}
+				return AttemptResult{Outcome: StatusSucceeded}
 			}
 			return alwaysFail(in)
 		}}
@@ -322,7 +320,7 @@ func TestPlannedAndUnplannedEventsDeliverAlike(t *testing.T) {
 			}
 		}
 		env.ExecuteWorkflow(EventWorkflowName, p)
-		if res := ended(t, env); res.Status != StatusPartiallyDropped {
+		if res := ended(t, env); res.Status != WorkflowPartiallyDropped {
 			t.Fatalf("planned %v: result %+v", planned, res)
 		}
 		if len(r.attempts) != 3 {
@@ -341,7 +339,7 @@ func TestPlannedAndUnplannedEventsDeliverAlike(t *testing.T) {
 		if r.resolved != wantResolves || len(upserts) != wantUpserts {
 			t.Fatalf("planned %v: %d lookups, %d upserts; want %d and %d", planned, r.resolved, len(upserts), wantResolves, wantUpserts)
 		}
-		if status, _ := upserts[len(upserts)-1].GetKeyword(AttrDeliveryStatus); status != StatusPartiallyDropped {
+		if status, _ := upserts[len(upserts)-1].GetKeyword(AttrDeliveryStatus); WorkflowStatus(status) != WorkflowPartiallyDropped {
 			t.Fatalf("planned %v: final status %q", planned, status)
 		}
 	}
@@ -354,7 +352,7 @@ func TestRefireStartsAFreshChainAtAttemptOne(t *testing.T) {
 	start := env.Now()
 	chainID := uuid.New()
 	env.ExecuteWorkflow(RefireWorkflowName, RefireParams{EventID: uuid.New(), EndpointID: tg.EndpointID, ChainID: chainID, Schedule: defaultSchedule})
-	if res := ended(t, env); res.Status != StatusDropped {
+	if res := ended(t, env); res.Status != WorkflowDropped {
 		t.Fatalf("re-fire result %+v", res)
 	}
 	if got := offsets(start, r.attempts); !slices.Equal(got, []time.Duration{0, time.Minute, 5 * time.Minute}) {
@@ -371,7 +369,7 @@ func TestTestEventIsOneAttemptUnderTheAnnouncedDeliveryID(t *testing.T) {
 	env := newEnv(t, r)
 	deliveryID := uuid.New()
 	env.ExecuteWorkflow(TestWorkflowName, TestParams{EventID: uuid.New(), EndpointID: tg.EndpointID, ChainID: uuid.New(), DeliveryID: deliveryID})
-	if res := ended(t, env); res.Status != StatusDropped {
+	if res := ended(t, env); res.Status != WorkflowDropped {
 		t.Fatalf("test result %+v", res)
 	}
 	if len(r.attempts) != 1 || r.attempts[0].in.DeliveryID != deliveryID || !r.attempts[0].in.Test || r.attempts[0].in.NextAttemptAt != nil {
@@ -414,13 +412,13 @@ func TestAnAttemptThatNeverGetsThroughIsRecordedLost(t *testing.T) {
 
 func TestSummarize(t *testing.T) {
 	cases := []struct {
-		in   []string
-		want string
+		in   []Status
+		want WorkflowStatus
 	}{
-		{nil, StatusSucceeded},
-		{[]string{models.DeliverySucceeded, models.DeliverySucceeded}, StatusSucceeded},
-		{[]string{models.DeliveryDropped}, StatusDropped},
-		{[]string{models.DeliverySucceeded, models.DeliveryDropped}, StatusPartiallyDropped},
+		{nil, WorkflowSucceeded},
+		{[]Status{StatusSucceeded, StatusSucceeded}, WorkflowSucceeded},
+		{[]Status{StatusDropped}, WorkflowDropped},
+		{[]Status{StatusSucceeded, StatusDropped}, WorkflowPartiallyDropped},
 	}
 	for _, c := range cases {
 		if got := summarize(c.in); got != c.want {
@@ -449,7 +447,7 @@ func TestAStopSignalEndsTheWaitAndTheChain(t *testing.T) {
 	r.decide = func(in AttemptInput) AttemptResult {
 		// The activity finds the endpoint disabled once it has been.
 		if in.EndpointID == stoppedEP.EndpointID && r.env.Now().Sub(r.begin) >= stoppedAt {
-			return AttemptResult{Outcome: models.DeliveryDropped, Error: "endpoint_disabled"}
+			return AttemptResult{Outcome: StatusDropped, Error: "endpoint_disabled"}
 		}
 		return alwaysFail(in)
 	}
@@ -458,7 +456,7 @@ func TestAStopSignalEndsTheWaitAndTheChain(t *testing.T) {
 	begin := env.Now()
 	r.begin = begin
 	env.ExecuteWorkflow(EventWorkflowName, EventParams{EventID: uuid.New(), Schedule: defaultSchedule})
-	if res := ended(t, env); res.Status != StatusDropped {
+	if res := ended(t, env); res.Status != WorkflowDropped {
 		t.Fatalf("result %+v", res)
 	}
 	var stoppedTimes, otherTimes []time.Duration
@@ -488,7 +486,7 @@ func TestAWorkflowFromBeforeFailWhenDroppedStillCompletes(t *testing.T) {
 	if err := env.GetWorkflowError(); err != nil {
 		t.Fatalf("old path failed: %v", err)
 	}
-	if err := env.GetWorkflowResult(&res); err != nil || res.Status != StatusDropped {
+	if err := env.GetWorkflowResult(&res); err != nil || res.Status != WorkflowDropped {
 		t.Fatalf("old path result %+v (%v)", res, err)
 	}
 }

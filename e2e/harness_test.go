@@ -199,8 +199,8 @@ func waitFor(t *testing.T, timeout time.Duration, what string, cond func() bool)
 }
 
 // deliveries returns the endpoint's log, oldest attempt first.
-func (h *harness) deliveries(endpointID uuid.UUID) []models.Delivery {
-	var rows []models.Delivery
+func (h *harness) deliveries(endpointID uuid.UUID) []delivery.Delivery {
+	var rows []delivery.Delivery
 	if err := h.db.Where("endpoint_id = ?", endpointID).Order("attempted_at, attempt").Find(&rows).Error; err != nil {
 		h.t.Fatal(err)
 	}

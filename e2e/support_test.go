@@ -12,14 +12,13 @@ import (
 	sdkpb "go.temporal.io/api/sdk/v1"
 
 	"wds/delivery"
-	"wds/models"
 	"wds/temporaldev"
 )
 
 // dropped waits until the endpoint has n dropped chains and returns their dropped rows.
-func (h *harness) dropped(endpointID uuid.UUID, n int) []models.Delivery {
+func (h *harness) dropped(endpointID uuid.UUID, n int) []delivery.Delivery {
 	h.t.Helper()
-	var rows []models.Delivery
+	var rows []delivery.Delivery
 	waitFor(h.t, 60*time.Second, fmt.Sprintf("%d dropped chains", n), func() bool {
 		rows = nil
 		h.db.Where("endpoint_id = ? AND status = 'dropped'", endpointID).Order("attempted_at").Find(&rows)
@@ -227,8 +226,8 @@ func TestARateLimitedBacklogDoesNotHoldUpOtherEndpoints(t *testing.T) {
 		t.Errorf("the limited endpoint got %d requests within one second (two %v apart)", most, gap)
 	}
 	var rows, failed int64
-	h.db.Model(&models.Delivery{}).Where("endpoint_id = ?", limited.id).Count(&rows)
-	h.db.Model(&models.Delivery{}).Where("endpoint_id = ? AND (attempt > 1 OR status <> 'succeeded')", limited.id).Count(&failed)
+	h.db.Model(&delivery.Delivery{}).Where("endpoint_id = ?", limited.id).Count(&rows)
+	h.db.Model(&delivery.Delivery{}).Where("endpoint_id = ? AND (attempt > 1 OR status <> 'succeeded')", limited.id).Count(&failed)
 	if rows != backlog || failed != 0 {
 		t.Errorf("the limited endpoint's log has %d rows, %d of them not a first successful attempt: waiting must not be an attempt", rows, failed)
 	}

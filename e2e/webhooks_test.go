@@ -26,7 +26,6 @@ import (
 
 	"wds/delivery"
 	"wds/delivery/deliverytest"
-	"wds/models"
 	"wds/openapi/openapitest"
 	"wds/signing"
 	"wds/temporaldev"
@@ -86,8 +85,8 @@ func (h *harness) order(externalID string) (int, map[string]any) {
 	})
 }
 
-func (h *harness) events(typ string) []models.Event {
-	var evs []models.Event
+func (h *harness) events(typ string) []delivery.Event {
+	var evs []delivery.Event
 	h.db.Where("org_id = ? AND type = ?", h.org, typ).Order("created_at").Find(&evs)
 	return evs
 }
@@ -145,7 +144,7 @@ func TestWebhooksEndToEnd(t *testing.T) {
 				t.Error("endpoint A's delivery verifies with endpoint B's secret")
 			}
 		}
-		for _, ev := range []models.Event{created[0], paid[0]} {
+		for _, ev := range []delivery.Event{created[0], paid[0]} {
 			d := byType[ev.Type]
 			var stored string
 			h.db.Raw("SELECT body::text FROM events WHERE id = ?", ev.ID).Scan(&stored)
@@ -290,7 +289,7 @@ func TestWebhooksEndToEnd(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		h.db.Model(&models.Event{}).Where("id = ?", ev).Update("dispatched_at", time.Now())
+		h.db.Model(&delivery.Event{}).Where("id = ?", ev).Update("dispatched_at", time.Now())
 		_, err = h.temporal.ExecuteWorkflow(h.ctx, client.StartWorkflowOptions{ID: delivery.EventWorkflowID(ev), TaskQueue: delivery.TaskQueue},
 			delivery.EventWorkflowName, delivery.EventParams{EventID: ev, OrgID: h.org, EventType: "vendor.updated", Schedule: []time.Duration{time.Hour}})
 		if err != nil {
@@ -307,7 +306,7 @@ func TestWebhooksEndToEnd(t *testing.T) {
 		// Waits for the workflow to end: an hour, unless the signal cut the wait short.
 		// A dropped chain fails the workflow, with the result in the failure.
 		err = h.temporal.GetWorkflow(h.ctx, delivery.EventWorkflowID(ev), "").Get(h.ctx, nil)
-		if res, dropped := delivery.DroppedResult(err); !dropped || res.Status != delivery.StatusDropped {
+		if res, dropped := delivery.DroppedResult(err); !dropped || res.Status != delivery.WorkflowDropped {
 			t.Fatalf("workflow after disable: %v", err)
 		}
 		// Visibility lags the close; the replay subtest below lists finished workflows and needs this
@@ -455,7 +454,7 @@ func TestTemporalOutageLosesNothingAndStartsNothingTwice(t *testing.T) {
 		}
 	}
 	var undispatched int64
-	h.db.Model(&models.Event{}).Where("dispatched_at IS NULL").Count(&undispatched)
+	h.db.Model(&delivery.Event{}).Where("dispatched_at IS NULL").Count(&undispatched)
 	if undispatched != 10 {
 		t.Fatalf("%d undispatched events during the outage, want 10", undispatched)
 	}

@@ -1,6 +1,8 @@
 // Package events is the event catalog: every type an endpoint may subscribe to, when it fires, and the
 // JSON Schema (draft 2020-12) of the whole body delivered for it. The schemas in schemas/ are the one
 // source: GET /v1/event-types serves them and the tests validate every emitted body against them.
+// The body's envelope is webhook.Event, the type wds encodes it with; the schemas' envelope is tested
+// against that type (envelope_test.go).
 package events
 
 import (

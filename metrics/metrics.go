@@ -123,16 +123,13 @@ const (
 // KeyCacheLookup counts one authentication by how the key cache served it.
 func KeyCacheLookup(result string) { keyCache.WithLabelValues(result).Inc() }
 
-// OutcomeDropped is the outcome of a chain's failed last attempt (delivery.StatusDropped).
-const OutcomeDropped = "dropped"
-
 // DeliveryAttempt records one webhook delivery attempt to endpointID: its outcome (the delivery
-// row's status), its attempt number within the chain and how long it took. The delivery activity
-// calls it once per attempt it records.
-func DeliveryAttempt(endpointID, outcome string, attempt int, d time.Duration) {
+// row's status, delivery.Status), its attempt number within the chain and how long it took, and
+// whether it dropped the chain. The delivery activity calls it once per attempt it records.
+func DeliveryAttempt(endpointID, outcome string, dropsChain bool, attempt int, d time.Duration) {
 	deliveries.WithLabelValues(outcome, strconv.Itoa(attempt)).Inc()
 	deliveryDuration.WithLabelValues(outcome).Observe(d.Seconds())
-	if outcome == OutcomeDropped {
+	if dropsChain {
 		dropped.WithLabelValues(endpointID).Inc()
 	}
 }

@@ -117,8 +117,8 @@ func TestDeliveryAttemptRecordsOutcomeAttemptAndLatency(t *testing.T) {
 	l := map[string]string{"outcome": "failed", "attempt": "3"}
 	before := value(t, "wds_webhook_deliveries_total", l)
 	beforeHist := value(t, "wds_webhook_delivery_duration_seconds", map[string]string{"outcome": "failed"})
-	metrics.DeliveryAttempt("ep-failed", "failed", 3, 1500*time.Millisecond)
-	metrics.DeliveryAttempt("ep-failed", "failed", 3, 20*time.Millisecond)
+	metrics.DeliveryAttempt("ep-failed", "failed", false, 3, 1500*time.Millisecond)
+	metrics.DeliveryAttempt("ep-failed", "failed", false, 3, 20*time.Millisecond)
 	if got := value(t, "wds_webhook_deliveries_total", l) - before; got != 2 {
 		t.Errorf("deliveries grew by %v, want 2", got)
 	}
@@ -132,10 +132,10 @@ func TestDeliveryAttemptRecordsOutcomeAttemptAndLatency(t *testing.T) {
 
 func TestDroppedChainsAreCountedPerEndpoint(t *testing.T) {
 	ep, other := uuid.NewString(), uuid.NewString()
-	metrics.DeliveryAttempt(ep, metrics.OutcomeDropped, 6, time.Second)
-	metrics.DeliveryAttempt(ep, metrics.OutcomeDropped, 6, time.Second)
-	metrics.DeliveryAttempt(other, "failed", 1, time.Second)
-	metrics.DeliveryAttempt(other, "succeeded", 2, time.Second)
+	metrics.DeliveryAttempt(ep, "dropped", true, 6, time.Second)
+	metrics.DeliveryAttempt(ep, "dropped", true, 6, time.Second)
+	metrics.DeliveryAttempt(other, "failed", false, 1, time.Second)
+	metrics.DeliveryAttempt(other, "succeeded", false, 2, time.Second)
 	if got := value(t, "wds_webhook_dropped_total", map[string]string{"endpoint_id": ep}); got != 2 {
 		t.Errorf("dropped for %s = %v, want 2", ep, got)
 	}

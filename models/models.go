@@ -1,8 +1,7 @@
 // Package models holds the GORM rows that several domains share: the workspace's orgs, stores,
-// users, memberships, roles and audit entries, and the webhook engine's events, endpoints, deliveries
-// and dispatches; with the column types they use (TextArray, Optional). Rows one domain owns live
-// beside it (apikeys/rows.go, catalog/rows.go), and the keyset paging rules in package paging. It
-// imports no package of ours.
+// users, memberships, roles and audit entries; with the column types they use (TextArray, Optional).
+// Rows one domain owns live beside it (apikeys/rows.go, catalog/rows.go, the webhook engine's in
+// delivery/rows.go), and the keyset paging rules in package paging. It imports no package of ours.
 package models
 
 import (
@@ -72,14 +71,3 @@ type AuditEntry struct {
 
 // TableName is the audit table's name.
 func (AuditEntry) TableName() string { return "audit_log" }
-
-// Event is an outbox row: written with the business rows, delivered by the webhook engine.
-type Event struct {
-	ID           uuid.UUID
-	OrgID        uuid.UUID
-	StoreID      *uuid.UUID
-	Type         string
-	Body         []byte    `gorm:"type:json"`
-	CreatedAt    time.Time `gorm:"default:clock_timestamp()"`
-	DispatchedAt *time.Time
-}

@@ -7,13 +7,14 @@ package operator
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
 	"github.com/google/uuid"
 	"gorm.io/gorm"
 
-	"wds/models"
+	"wds/delivery"
 	"wds/paging"
 	"wds/problem"
 	"wds/views"
@@ -98,26 +99,26 @@ func (s *Service) ListAudit(ctx context.Context, q Query) (Page[AuditEntry], err
 type DeliveryFilter struct {
 	EndpointID *uuid.UUID
 	EventType  string
-	Status     string
+	Status     delivery.Status
 	// Since and Until bound attempted_at: Since inclusive, Until exclusive.
 	Since, Until *time.Time
 }
 
 // ListDeliveries pages through every attempt of every endpoint of the org, newest first, filtered.
 // Any member may read it, as they may read an endpoint's log.
-func (s *Service) ListDeliveries(ctx context.Context, q Query, f DeliveryFilter) (Page[models.Delivery], error) {
-	if f.Status != "" && f.Status != models.DeliverySucceeded && f.Status != models.DeliveryFailed && f.Status != models.DeliveryDropped {
-		return Page[models.Delivery]{}, problem.Fail(paging.ErrInvalidParameter, "status must be succeeded, failed or dropped")
+func (s *Service) ListDeliveries(ctx context.Context, q Query, f DeliveryFilter) (Page[delivery.Delivery], error) {
+	if f.Status != "" && !slices.Contains(delivery.Recorded, f.Status) {
+		return Page[delivery.Delivery]{}, problem.Fail(paging.ErrInvalidParameter, "status must be succeeded, failed or dropped")
 	}
 	if err := workspace.RequireRole(ctx, s.db, q.OrgID, q.ActorID, workspace.Anyone...); err != nil {
-		return Page[models.Delivery]{}, err
+		return Page[delivery.Delivery]{}, err
 	}
 	where, args := deliveryPredicates(q.OrgID, f)
 	return list(ctx, s.db, q, deliveriesSelect, "attempted_at", where, args,
-		func(d models.Delivery) (time.Time, uuid.UUID) { return d.AttemptedAt, d.ID })
+		func(d delivery.Delivery) (time.Time, uuid.UUID) { return d.AttemptedAt, d.ID })
 }
 
-const deliveriesSelect = "SELECT " + models.DeliveryLogColumns + " FROM " + models.DeliveryLogFrom
+const deliveriesSelect = "SELECT " + delivery.DeliveryLogColumns + " FROM " + delivery.DeliveryLogFrom
 
 func deliveryPredicates(org uuid.UUID, f DeliveryFilter) ([]string, []any) {
 	where, args := []string{"t.org_id = ?"}, []any{org}

@@ -40,22 +40,24 @@ const (
 // either direction, so that a captured delivery cannot be replayed later.
 const Tolerance = 300 * time.Second
 
-// Event is the body of every delivery.
+// Event is the body of every delivery: wds encodes this very type with encoding/json, so its
+// fields' order is the order on the wire, and GET /v1/event-types' schemas are tested against it.
 type Event struct {
 	// ID is the event's UUID, the same for every attempt; nil for webhook.test events.
-	ID        *string   `json:"id"`
-	Type      string    `json:"type"`
+	ID   *string `json:"id"`
+	Type string  `json:"type"`
+	// CreatedAt is when the event was written, in UTC (RFC 3339 with up to microseconds on the wire).
 	CreatedAt time.Time `json:"created_at"`
 	OrgID     string    `json:"org_id"`
 	// StoreID is nil for events of the org rather than one of its stores.
 	StoreID *string `json:"store_id"`
-	// Data is the resource as the Read API shows it (GET /v1/event-types has each type's schema),
-	// or {"id": ...} only when Summarized.
-	Data json.RawMessage `json:"data"`
 	// Summarized is true when the event was over the 6 MB payload cap: Data then holds the
 	// resource's id only, Detail says why, and the receiver fetches the resource from the Read API.
-	Summarized bool   `json:"summarized,omitempty"`
-	Detail     string `json:"detail,omitempty"`
+	Summarized bool `json:"summarized,omitempty"`
+	// Data is the resource as the Read API shows it (GET /v1/event-types has each type's schema),
+	// or {"id": ...} only when Summarized.
+	Data   json.RawMessage `json:"data"`
+	Detail string          `json:"detail,omitempty"`
 }
 
 // Verify checks that header (the X-PC-Signature value) signs body with secret and is within

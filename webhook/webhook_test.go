@@ -290,3 +290,21 @@ func isVerifyErr(err error) bool {
 	}
 	return false
 }
+
+// wds encodes delivered bodies with Event itself: decoding a body and encoding it again gives the
+// same bytes, fields in the wire's order, created_at as sent, the summary's members only on a summary.
+func TestEventEncodesTheWireBytes(t *testing.T) {
+	for _, body := range []string{
+		vectors[1].body,
+		`{"id":"e1","type":"order.created","created_at":"2026-11-25T07:30:00.123456Z","org_id":"o","store_id":"s",` +
+			`"summarized":true,"data":{"id":"r1"},"detail":"over the cap"}`,
+	} {
+		var ev webhook.Event
+		if err := json.Unmarshal([]byte(body), &ev); err != nil {
+			t.Fatal(err)
+		}
+		if out, err := json.Marshal(ev); err != nil || string(out) != body {
+			t.Errorf("encoded again:\n%s (%v)\nwant\n%s", out, err, body)
+		}
+	}
+}

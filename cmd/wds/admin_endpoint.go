@@ -10,7 +10,6 @@ import (
 	"github.com/google/uuid"
 
 	"wds/delivery"
-	"wds/models"
 	"wds/paging"
 )
 
@@ -82,7 +81,7 @@ func endpointList(fs *flag.FlagSet) runFunc {
 }
 
 // endpointMutation is disable, enable or delete: --id and --actor, answered with the endpoint.
-func endpointMutation(op func(*delivery.Service, context.Context, uuid.UUID, uuid.UUID) (*models.Endpoint, error)) func(fs *flag.FlagSet) runFunc {
+func endpointMutation(op func(*delivery.Service, context.Context, uuid.UUID, uuid.UUID) (*delivery.Endpoint, error)) func(fs *flag.FlagSet) runFunc {
 	return func(fs *flag.FlagSet) runFunc {
 		id, actor := uuidFlag(fs, "id", "endpoint id"), uuidFlag(fs, "actor", "acting user id")
 		return func(ctx context.Context, env *adminEnv) (any, error) {

@@ -11,7 +11,6 @@ import (
 	"wds/delivery"
 	"wds/delivery/deliverytest"
 	"wds/events"
-	"wds/models"
 	"wds/pgtest"
 	"wds/secrets"
 )
@@ -58,7 +57,7 @@ func TestAdminEndpointAndRefireCommands(t *testing.T) {
 	}
 	defer database.Close(db)
 	ev, _ := deliverytest.Emit(context.Background(), db, uuid.MustParse(org), nil, events.OrderCreated, nil)
-	d := models.Delivery{ID: uuid.New(), OrgID: uuid.MustParse(org), EventID: ev, EndpointID: uuid.MustParse(id), EventType: "order.created",
+	d := delivery.Delivery{ID: uuid.New(), OrgID: uuid.MustParse(org), EventID: ev, EndpointID: uuid.MustParse(id), EventType: "order.created",
 		ChainID: uuid.New(), WorkflowID: delivery.EventWorkflowID(ev), Attempt: 3, Status: "dropped", AttemptedAt: time.Now()}
 	if err := db.Create(&d).Error; err != nil {
 		t.Fatal(err)

@@ -27,7 +27,7 @@ func eventList(fs *flag.FlagSet) runFunc {
 	limit := fs.Int("limit", paging.DefaultLimit, "1..100")
 	cursorAt, cursorID := fs.String("cursor-at", "", "next_cursor.at"), fs.String("cursor-id", "", "next_cursor.id")
 	return func(ctx context.Context, env *adminEnv) (any, error) {
-		q := delivery.EventsQuery{OrgID: *org, Type: *typ, Outcome: *outcome}
+		q := delivery.EventsQuery{OrgID: *org, Type: *typ, Outcome: delivery.Outcome(*outcome)}
 		var err error
 		if q.Limit, err = paging.ClampLimit(*limit, true); err != nil {
 			return nil, err

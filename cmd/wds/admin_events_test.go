@@ -11,7 +11,6 @@ import (
 	"wds/delivery"
 	"wds/delivery/deliverytest"
 	"wds/events"
-	"wds/models"
 	"wds/pgtest"
 	"wds/secrets"
 )
@@ -37,7 +36,7 @@ func TestAdminEventListAndShow(t *testing.T) {
 	ev, _ := deliverytest.Emit(context.Background(), db, orgID, nil, events.OrderCreated, map[string]any{"id": order})
 	deliverytest.Emit(context.Background(), db, orgID, nil, events.OrderCreated, map[string]any{"id": uuid.New()})
 	db.Exec("UPDATE events SET dispatched_at = now()") // as the relay leaves them once started
-	d := models.Delivery{ID: uuid.New(), OrgID: orgID, EventID: ev, EndpointID: uuid.MustParse(ep), EventType: "order.created",
+	d := delivery.Delivery{ID: uuid.New(), OrgID: orgID, EventID: ev, EndpointID: uuid.MustParse(ep), EventType: "order.created",
 		ChainID: uuid.New(), WorkflowID: delivery.EventWorkflowID(ev), Attempt: 1, Status: "dropped", AttemptedAt: time.Now()}
 	if err := db.Create(&d).Error; err != nil {
 		t.Fatal(err)

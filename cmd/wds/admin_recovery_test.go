@@ -14,7 +14,6 @@ import (
 	"wds/delivery"
 	"wds/delivery/deliverytest"
 	"wds/events"
-	"wds/models"
 	"wds/pgtest"
 	"wds/secrets"
 )
@@ -35,7 +34,7 @@ func TestAdminRecoverWaitsShowsAndCancels(t *testing.T) {
 	defer database.Close(db)
 	for range 3 {
 		ev, _ := deliverytest.Emit(context.Background(), db, uuid.MustParse(org), nil, events.OrderCreated, map[string]any{"id": uuid.New()})
-		db.Create(&models.Delivery{ID: uuid.New(), OrgID: uuid.MustParse(org), EventID: ev, EndpointID: uuid.MustParse(ep), EventType: "order.created",
+		db.Create(&delivery.Delivery{ID: uuid.New(), OrgID: uuid.MustParse(org), EventID: ev, EndpointID: uuid.MustParse(ep), EventType: "order.created",
 			ChainID: uuid.New(), WorkflowID: delivery.EventWorkflowID(ev), Attempt: 1, Status: "dropped", AttemptedAt: time.Now()})
 	}
 	since := time.Now().Add(-time.Hour).UTC().Format(time.RFC3339)

@@ -101,7 +101,7 @@ func TestListenDeletesItsEndpointOnSIGHUP(t *testing.T) {
 		t.Fatal(err)
 	}
 	<-l.exited
-	var ep models.Endpoint
+	var ep delivery.Endpoint
 	db.Where("org_id = ?", org.ID).Take(&ep)
 	if l.err != nil || ep.DeletedAt == nil || ep.Enabled {
 		t.Fatalf("after SIGHUP: exit %v, endpoint enabled %v deleted %v\n%s", l.err, ep.Enabled, ep.DeletedAt, l.out.String())

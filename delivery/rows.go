@@ -1,4 +1,7 @@
-package models
+// The webhook engine's rows: endpoints, their health and headers, the delivery log, the queue of
+// manual starts (dispatches) and the outbox's events.
+
+package delivery
 
 import (
 	"database/sql/driver"
@@ -7,16 +10,19 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+
+	"wds/events"
+	"wds/models"
 )
 
 // Endpoint is an outbound webhook endpoint. The signing secret is stored sealed (secrets.Box) and
 // opened only to sign a delivery.
 type Endpoint struct {
-	ID           uuid.UUID `json:"id"`
-	OrgID        uuid.UUID `json:"org_id"`
-	URL          string    `json:"url" gorm:"column:url"`
-	EventTypes   TextArray `json:"event_types" gorm:"type:text[]"`
-	SecretSealed []byte    `json:"-"`
+	ID           uuid.UUID        `json:"id"`
+	OrgID        uuid.UUID        `json:"org_id"`
+	URL          string           `json:"url" gorm:"column:url"`
+	EventTypes   models.TextArray `json:"event_types" gorm:"type:text[]"`
+	SecretSealed []byte           `json:"-"`
 	// PreviousSecretSealed signs deliveries too until PreviousSecretUntil (a rotation's grace).
 	PreviousSecretSealed []byte     `json:"-"`
 	PreviousSecretUntil  *time.Time `json:"previous_secret_until,omitempty"`
@@ -103,13 +109,6 @@ func (h Headers) MarshalJSON() ([]byte, error) {
 	return json.Marshal(map[string]string(h))
 }
 
-// Delivery statuses (docs/webhooks.md).
-const (
-	DeliverySucceeded = "succeeded"
-	DeliveryFailed    = "failed"
-	DeliveryDropped   = "dropped"
-)
-
 // Delivery is one attempt to deliver one event to one endpoint.
 type Delivery struct {
 	ID              uuid.UUID  `json:"id"`
@@ -120,7 +119,7 @@ type Delivery struct {
 	ChainID         uuid.UUID  `json:"chain_id"`
 	WorkflowID      string     `json:"workflow_id"`
 	Attempt         int        `json:"attempt"`
-	Status          string     `json:"status"`
+	Status          Status     `json:"status"`
 	ResponseStatus  *int       `json:"response_status"`
 	ResponseExcerpt string     `json:"response_excerpt"`
 	Error           string     `json:"error"`
@@ -135,6 +134,12 @@ type Delivery struct {
 
 // TableName is the delivery log.
 func (Delivery) TableName() string { return "webhook_deliveries" }
+
+// Refirable reports whether an operator may re-fire the attempt: a dropped one of a real event
+// (Service.Refire says why any other may not).
+func (d Delivery) Refirable() bool {
+	return d.Status == StatusDropped && d.EventType != events.WebhookTest
+}
 
 // DeliveryLogColumns and DeliveryLogFrom read the delivery log as t, each row with the re-fire that
 // started a fresh chain from it, if any (a delivery is re-fired at most once).
@@ -170,3 +175,14 @@ type Dispatch struct {
 
 // TableName is the manual-start queue.
 func (Dispatch) TableName() string { return "webhook_dispatches" }
+
+// Event is an outbox row: written with the business rows, delivered by the webhook engine.
+type Event struct {
+	ID           uuid.UUID
+	OrgID        uuid.UUID
+	StoreID      *uuid.UUID
+	Type         string
+	Body         []byte    `gorm:"type:json"`
+	CreatedAt    time.Time `gorm:"default:clock_timestamp()"`
+	DispatchedAt *time.Time
+}
