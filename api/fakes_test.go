@@ -16,7 +16,6 @@ import (
 	"wds/apikeys"
 	"wds/delivery"
 	"wds/ingest"
-	"wds/models"
 	"wds/views"
 	"wds/workspace"
 )
@@ -78,7 +77,7 @@ func (f *fakeReads) GetClient(context.Context, views.Scope, uuid.UUID) (*views.C
 // roleCheck is one RequireRole call.
 type roleCheck struct {
 	org, actor uuid.UUID
-	roles      []models.Role
+	roles      []workspace.Role
 }
 
 // fakeOperators knows operators by their token, answers every role check with roleErr and OnlyOrg
@@ -91,14 +90,14 @@ type fakeOperators struct {
 	checks     []roleCheck
 }
 
-func (f *fakeOperators) UserByToken(_ context.Context, token string) (*models.User, error) {
+func (f *fakeOperators) UserByToken(_ context.Context, token string) (*workspace.User, error) {
 	if id, ok := f.users[token]; ok {
-		return &models.User{ID: id}, nil
+		return &workspace.User{ID: id}, nil
 	}
 	return nil, workspace.ErrInvalidOperatorToken
 }
 
-func (f *fakeOperators) RequireRole(_ context.Context, org, actor uuid.UUID, roles ...models.Role) error {
+func (f *fakeOperators) RequireRole(_ context.Context, org, actor uuid.UUID, roles ...workspace.Role) error {
 	f.checks = append(f.checks, roleCheck{org: org, actor: actor, roles: roles})
 	return f.roleErr
 }
