@@ -1,7 +1,9 @@
 // Package answer is what every adapter (the HTTP APIs, the console and `wds admin`) answers for an
 // error: the HTTP status of its problem category, its code as its domain declared it (problem.New),
-// and its caller-facing detail. Status is the one place a category meets an HTTP status; nothing
-// below the adapters knows about statuses.
+// and its caller-facing detail, in the APIs' error shape (Body). Status is the one place a category
+// meets an HTTP status; nothing below the adapters knows about statuses. It also declares the errors
+// of reading a request that more than one adapter answers (a body over the cap, a path no route
+// serves), so none of them imports another adapter for them.
 package answer
 
 import (
@@ -10,6 +12,25 @@ import (
 	"wds/database"
 	"wds/problem"
 )
+
+// Errors more than one adapter answers: the APIs, the console's forms and `wds admin --file` cap a
+// body at 1 MiB, and the console hands the APIs' 404 every path outside /console/.
+var (
+	ErrPayloadTooLarge = problem.New(problem.TooLarge, "payload_too_large", "body exceeds 1 MiB")
+	ErrNoSuchPath      = problem.Fail(problem.NotFound, "no such path")
+)
+
+// Body is the failure shape of every API (docs/integration-api.md).
+type Body struct {
+	Error  string `json:"error"`
+	Detail string `json:"detail"`
+}
+
+// JSON is the status and body the APIs answer for err.
+func JSON(err error) (status int, body Body) {
+	status, code, detail := Of(err)
+	return status, Body{Error: code, Detail: detail}
+}
 
 // Codes of the answers no domain error declares.
 const (

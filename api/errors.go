@@ -11,32 +11,25 @@ import (
 
 // Errors of the HTTP layer itself: reading the request and whether the service can serve it. Each
 // unwraps to its problem category, which gives its HTTP status (package answer), and carries its code.
+// Those the console and `wds admin` answer too (a body over the cap, an unknown path) are in answer.
 var (
 	ErrInvalidJSON          = problem.New(problem.BadRequest, "invalid_json", "body is not a JSON object")
-	ErrPayloadTooLarge      = problem.New(problem.TooLarge, "payload_too_large", "body exceeds 1 MiB")
 	ErrMissingAuthorization = problem.New(problem.Unauthorized, "missing_authorization", "send the header Authorization: Bearer followed by your API key")
 	// ErrWrongFormat is an Integration API endpoint called with a key of another payload_format.
 	ErrWrongFormat = problem.New(problem.BadRequest, "wrong_format", "this endpoint does not accept the key's payload_format")
 	ErrNotReady    = problem.New(problem.Unavailable, "not_ready", "the service cannot serve requests yet")
 )
 
-// errorBody is the failure shape of every API (docs/integration-api.md).
-type errorBody struct {
-	Error  string `json:"error"`
-	Detail string `json:"detail"`
-}
-
 // fail answers c with err in the error shape and stops the handler chain.
 func fail(c *gin.Context, err error) {
-	status, code, detail := answer.Of(err)
-	body := errorBody{Error: code, Detail: detail}
+	status, body := answer.JSON(err)
 	if status >= http.StatusInternalServerError {
 		_ = c.Error(err) // the request logger reports it: a defect, or why the database could not serve
 	}
 	switch {
 	case status == http.StatusTooManyRequests:
 		c.Header("Retry-After", "60")
-	case code == answer.CodeUnavailable:
+	case body.Error == answer.CodeUnavailable:
 		c.Header("Retry-After", "5")
 	}
 	c.AbortWithStatusJSON(status, body)

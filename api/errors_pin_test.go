@@ -62,7 +62,7 @@ var errorPins = []struct {
 	{delivery.ErrDeliveryNotDropped, "only a dropped delivery can be re-fired", 409, "delivery_not_dropped"},
 	{delivery.ErrDeliveryInProgress, "a chain of this event to this endpoint is still in progress", 409, "delivery_in_progress"},
 	{delivery.ErrRecoveryInProgress, "a recovery of this endpoint is still running", 409, "recovery_in_progress"},
-	{ErrPayloadTooLarge, "body exceeds 1 MiB", 413, "payload_too_large"},
+	{answer.ErrPayloadTooLarge, "body exceeds 1 MiB", 413, "payload_too_large"},
 	{problem.Invalid, "a field is invalid", 422, "validation_failed"},
 	{ingest.ErrExternalIDRequired, "external_id is required", 422, "external_id_required"},
 	{ingest.ErrLinesRequired, "lines is required and must not be empty", 422, "lines_required"},

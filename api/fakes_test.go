@@ -16,7 +16,7 @@ import (
 	"wds/apikeys"
 	"wds/delivery"
 	"wds/ingest"
-	"wds/models"
+	"wds/openapi/openapitest"
 	"wds/views"
 	"wds/workspace"
 )
@@ -38,15 +38,15 @@ func fakeRouter(t *testing.T, d api.Deps) http.Handler {
 	return r
 }
 
-// serve answers one request with a bearer token (none when empty) and a body (none when empty).
-func serve(h http.Handler, method, path, token, body string) *httptest.ResponseRecorder {
+// serve answers one request with a bearer token (none when empty) and a body (none when empty), and
+// holds the answer to the served OpenAPI document, as every other API test does.
+func serve(t *testing.T, h http.Handler, method, path, token, body string) *httptest.ResponseRecorder {
+	t.Helper()
 	req := httptest.NewRequest(method, path, strings.NewReader(body))
 	if token != "" {
 		req.Header.Set("Authorization", "Bearer "+token)
 	}
-	rec := httptest.NewRecorder()
-	h.ServeHTTP(rec, req)
-	return rec
+	return openapitest.Serve(t, h, req)
 }
 
 // fakeReadKeys knows read keys by their token; any other token is invalid.
@@ -78,7 +78,7 @@ func (f *fakeReads) GetClient(context.Context, views.Scope, uuid.UUID) (*views.C
 // roleCheck is one RequireRole call.
 type roleCheck struct {
 	org, actor uuid.UUID
-	roles      []models.Role
+	roles      []workspace.Role
 }
 
 // fakeOperators knows operators by their token, answers every role check with roleErr and OnlyOrg
@@ -91,14 +91,14 @@ type fakeOperators struct {
 	checks     []roleCheck
 }
 
-func (f *fakeOperators) UserByToken(_ context.Context, token string) (*models.User, error) {
+func (f *fakeOperators) UserByToken(_ context.Context, token string) (*workspace.User, error) {
 	if id, ok := f.users[token]; ok {
-		return &models.User{ID: id}, nil
+		return &workspace.User{ID: id}, nil
 	}
 	return nil, workspace.ErrInvalidOperatorToken
 }
 
-func (f *fakeOperators) RequireRole(_ context.Context, org, actor uuid.UUID, roles ...models.Role) error {
+func (f *fakeOperators) RequireRole(_ context.Context, org, actor uuid.UUID, roles ...workspace.Role) error {
 	f.checks = append(f.checks, roleCheck{org: org, actor: actor, roles: roles})
 	return f.roleErr
 }
@@ -118,7 +118,8 @@ func (f *fakeKeys) CreateReadKey(_ context.Context, in apikeys.NewReadKey) (*api
 	return &apikeys.ReadKey{ID: uuid.New(), OrgID: in.OrgID, Name: in.Name, Scope: in.Scope}, "pck_live_fake", nil
 }
 
-// fakeWebhooks counts the test events it queues; any other operation panics.
+// fakeWebhooks counts the test events it queues, answering as delivery.Service does; any other
+// operation panics.
 type fakeWebhooks struct {
 	api.WebhookService
 	tests int
@@ -126,7 +127,7 @@ type fakeWebhooks struct {
 
 func (f *fakeWebhooks) SendTest(_ context.Context, _, endpointID uuid.UUID) (*delivery.TestQueued, error) {
 	f.tests++
-	return &delivery.TestQueued{EndpointID: endpointID, EventType: "webhook.test", Status: "pending"}, nil
+	return &delivery.TestQueued{DeliveryID: uuid.New(), EndpointID: endpointID, EventType: "webhook.test", Status: "enqueued"}, nil
 }
 
 // fakeGate knows one integration key, by the token "int", and answers every rate-limit question

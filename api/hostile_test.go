@@ -29,7 +29,6 @@ import (
 	"wds/delivery"
 	"wds/fulfillment"
 	"wds/ingest"
-	"wds/models"
 	"wds/openapi/openapitest"
 	"wds/operator"
 	"wds/pgtest"
@@ -58,11 +57,11 @@ func newHostileEnv(t *testing.T) *hostileEnv {
 	ctx := context.Background()
 	box, _ := secrets.NewBox(secrets.GenerateKey())
 	org, store, _ := mustOrg(t, db, "Hostile")
-	owner, token, err := workspace.NewService(db).CreateUser(ctx, org.ID, "owner@hostile.test", models.RoleOwner)
+	owner, token, err := workspace.NewService(db).CreateUser(ctx, org.ID, "owner@hostile.test", workspace.RoleOwner)
 	if err != nil {
 		t.Fatal(err)
 	}
-	member, _, err := workspace.NewService(db).CreateUser(ctx, org.ID, "member@hostile.test", models.RoleMember)
+	member, _, err := workspace.NewService(db).CreateUser(ctx, org.ID, "member@hostile.test", workspace.RoleMember)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/gin-gonic/gin"
 	"github.com/google/uuid"
 
+	"wds/answer"
 	"wds/apikeys"
 	"wds/ingest"
 	"wds/nativestore"
@@ -62,7 +63,7 @@ func cappedBody(c *gin.Context) ([]byte, error) {
 	body, err := io.ReadAll(http.MaxBytesReader(c.Writer, c.Request.Body, maxBody))
 	var tooLarge *http.MaxBytesError
 	if errors.As(err, &tooLarge) {
-		return nil, problem.Fail(ErrPayloadTooLarge, "the body exceeds %d bytes (1 MiB)", maxBody)
+		return nil, problem.Fail(answer.ErrPayloadTooLarge, "the body exceeds %d bytes (1 MiB)", maxBody)
 	}
 	if err != nil {
 		return nil, problem.Fail(ErrInvalidJSON, "the body could not be read")

@@ -19,7 +19,6 @@ import (
 
 	"wds/api"
 	"wds/apikeys"
-	"wds/models"
 	"wds/openapi/openapitest"
 	"wds/pgtest"
 	"wds/secrets"
@@ -36,9 +35,9 @@ type intEnv struct {
 	srv   *httptest.Server
 	clock *testClock
 	box   *secrets.Box
-	org   *models.Org
-	store *models.Store
-	owner *models.User
+	org   *workspace.Org
+	store *workspace.Store
+	owner *workspace.User
 	used  *apikeys.LastUsed
 	// router serves in-process requests (the fuzz target), without a network round trip.
 	router http.Handler

@@ -26,11 +26,11 @@ func intFakes(t *testing.T, gate *fakeGate, ing *fakeIngest) http.Handler {
 func TestIntegrationRateLimitIsAskedBeforeTheWrite(t *testing.T) {
 	ing := &fakeIngest{err: problem.Fail(problem.Invalid, "lines are wrong")}
 	cannotCount := intFakes(t, &fakeGate{allowErr: fmt.Errorf("rate limit of key: %w", database.ErrBusy)}, ing)
-	rec := serve(cannotCount, http.MethodPost, "/integrations/v1/orders", "int", "{}")
+	rec := serve(t, cannotCount, http.MethodPost, "/integrations/v1/orders", "int", "{}")
 	wantUnavailable(t, rec.Code, rec.Body.Bytes(), rec.Header())
 
 	over := intFakes(t, &fakeGate{allow: false}, ing)
-	rec = serve(over, http.MethodPost, "/integrations/v1/orders", "int", "{}")
+	rec = serve(t, over, http.MethodPost, "/integrations/v1/orders", "int", "{}")
 	wantError(t, rec.Code, rec.Body.Bytes(), http.StatusTooManyRequests, "rate_limited")
 	if ra := rec.Header().Get("Retry-After"); ra != "60" {
 		t.Errorf("Retry-After %q, want 60", ra)
@@ -40,7 +40,7 @@ func TestIntegrationRateLimitIsAskedBeforeTheWrite(t *testing.T) {
 	}
 
 	within := intFakes(t, &fakeGate{allow: true}, ing)
-	rec = serve(within, http.MethodPost, "/integrations/v1/orders", "int", "{}")
+	rec = serve(t, within, http.MethodPost, "/integrations/v1/orders", "int", "{}")
 	wantError(t, rec.Code, rec.Body.Bytes(), http.StatusUnprocessableEntity, "validation_failed")
 	if ing.orders != 1 {
 		t.Fatalf("%d orders written within the limit, want 1", ing.orders)

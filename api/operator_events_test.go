@@ -15,7 +15,7 @@ import (
 	"wds/delivery"
 	"wds/delivery/deliverytest"
 	"wds/events"
-	"wds/models"
+	"wds/workspace"
 )
 
 // eventDesk is an org with two endpoints and events about one order in every state the support
@@ -318,7 +318,7 @@ func TestResendStartsAFreshChainAndRefusesWhatItCannotDo(t *testing.T) {
 	if n := e.dispatches(); won != 1 || n != before+2 {
 		t.Fatalf("%d resends won and %d chains were queued, want 1 and 2", won, n-before)
 	}
-	var audit []models.AuditEntry
+	var audit []workspace.AuditEntry
 	e.db.Where("action = 'event.resend'").Find(&audit)
 	if len(audit) != 2 || audit[0].TargetID != e.created || audit[0].ActorID != e.owner.ID {
 		t.Fatalf("audit %+v", audit)
@@ -387,7 +387,7 @@ func TestRecoveryRefusesWhatItCannotDoAndChangesNothing(t *testing.T) {
 	if _, err := old.Recover(context.Background(), e.b, e.owner.ID, time.Now().Add(-48*time.Hour), nil); err == nil || !strings.Contains(err.Error(), "retention") {
 		t.Fatalf("older than the retention: %v", err)
 	}
-	var audit []models.AuditEntry
+	var audit []workspace.AuditEntry
 	e.db.Where("action IN ('endpoint.recover', 'recovery.cancel')").Order("created_at").Find(&audit)
 	if len(audit) != 2 || audit[0].Action != "endpoint.recover" || audit[1].Action != "recovery.cancel" {
 		t.Fatalf("audit %+v", audit)

@@ -11,7 +11,6 @@ import (
 	"github.com/sirupsen/logrus"
 
 	"wds/api"
-	"wds/models"
 	"wds/openapi/openapitest"
 	"wds/pgtest"
 	"wds/secrets"
@@ -31,7 +30,7 @@ func FuzzOperatorInputs(f *testing.F) {
 	db := pgtest.New(f)
 	ctx := context.Background()
 	org, store, _ := mustOrg(f, db, "Fuzzed")
-	_, token, err := workspace.NewService(db).CreateUser(ctx, org.ID, "fuzz@fuzzed.test", models.RoleOwner)
+	_, token, err := workspace.NewService(db).CreateUser(ctx, org.ID, "fuzz@fuzzed.test", workspace.RoleOwner)
 	if err != nil {
 		f.Fatal(err)
 	}

@@ -33,7 +33,7 @@ func newOpFakes(t *testing.T, roleErr error) *opFakes {
 func TestKeyMintChecksTheRoleBeforeTheBody(t *testing.T) {
 	path := func(f *opFakes) string { return "/admin/v1/orgs/" + f.org.String() + "/read-keys" }
 	member := newOpFakes(t, problem.Fail(workspace.ErrForbidden, "owners and admins only"))
-	rec := serve(member.h, http.MethodPost, path(member), "op", "{not json")
+	rec := serve(t, member.h, http.MethodPost, path(member), "op", "{not json")
 	wantError(t, rec.Code, rec.Body.Bytes(), http.StatusForbidden, "forbidden")
 	if len(member.ops.checks) != 1 || len(member.keys.created) != 0 {
 		t.Fatalf("%d role checks, %d keys minted; want 1 and 0", len(member.ops.checks), len(member.keys.created))
@@ -43,9 +43,9 @@ func TestKeyMintChecksTheRoleBeforeTheBody(t *testing.T) {
 	}
 
 	admin := newOpFakes(t, nil)
-	rec = serve(admin.h, http.MethodPost, path(admin), "op", "{not json")
+	rec = serve(t, admin.h, http.MethodPost, path(admin), "op", "{not json")
 	wantError(t, rec.Code, rec.Body.Bytes(), http.StatusBadRequest, "invalid_json")
-	rec = serve(admin.h, http.MethodPost, path(admin), "op", `{"scope":"read_only","name":"bi"}`)
+	rec = serve(t, admin.h, http.MethodPost, path(admin), "op", `{"scope":"read_only","name":"bi"}`)
 	if rec.Code != http.StatusCreated || len(admin.keys.created) != 1 || !strings.Contains(rec.Body.String(), "pck_live_fake") {
 		t.Fatalf("admin: got %d after %d mints: %s", rec.Code, len(admin.keys.created), rec.Body)
 	}
@@ -58,11 +58,11 @@ func TestKeyMintChecksTheRoleBeforeTheBody(t *testing.T) {
 func TestOperatorTokenAndOrgAreCheckedFirst(t *testing.T) {
 	f := newOpFakes(t, nil)
 	path := "/admin/v1/orgs/" + f.org.String() + "/read-keys"
-	rec := serve(f.h, http.MethodPost, path, "", "{}")
+	rec := serve(t, f.h, http.MethodPost, path, "", "{}")
 	wantError(t, rec.Code, rec.Body.Bytes(), http.StatusUnauthorized, "missing_authorization")
-	rec = serve(f.h, http.MethodPost, path, "someone-else", "{}")
+	rec = serve(t, f.h, http.MethodPost, path, "someone-else", "{}")
 	wantError(t, rec.Code, rec.Body.Bytes(), http.StatusUnauthorized, "invalid_token")
-	rec = serve(f.h, http.MethodPost, "/admin/v1/orgs/acme/read-keys", "op", "{}")
+	rec = serve(t, f.h, http.MethodPost, "/admin/v1/orgs/acme/read-keys", "op", "{}")
 	wantError(t, rec.Code, rec.Body.Bytes(), http.StatusNotFound, "not_found")
 	if len(f.ops.checks) != 0 || len(f.keys.created) != 0 {
 		t.Fatalf("%d role checks and %d mints for refused requests", len(f.ops.checks), len(f.keys.created))
@@ -75,7 +75,7 @@ func TestWebhookOperationWithoutOrgNeedsAnOnlyOrg(t *testing.T) {
 	f := newOpFakes(t, nil)
 	f.ops.onlyOrgErr = workspace.ErrSeveralOrgs
 	for _, op := range []string{"outbound_webhook_list", "core.rpc_outbound_webhook_create"} {
-		rec := serve(f.h, http.MethodPost, "/admin/v1/rpc/"+op, "op", `{"p_url":"https://example.com/hook","p_event_types":[]}`)
+		rec := serve(t, f.h, http.MethodPost, "/admin/v1/rpc/"+op, "op", `{"p_url":"https://example.com/hook","p_event_types":[]}`)
 		wantError(t, rec.Code, rec.Body.Bytes(), http.StatusUnprocessableEntity, "validation_failed")
 		if !strings.Contains(rec.Body.String(), "p_org_id is required") {
 			t.Errorf("%s: %s does not name p_org_id", op, rec.Body)

@@ -17,8 +17,8 @@ import (
 	"github.com/google/uuid"
 
 	"wds/delivery"
-	"wds/models"
 	"wds/openapi"
+	"wds/workspace"
 )
 
 var (
@@ -151,7 +151,7 @@ func TestOperatorEndpointRateLimitHeadersAndUpdate(t *testing.T) {
 	if after.RateLimit != nil || after.MaxAttempts != 3 || after.Headers["X-Tenant"] != "acme" || !after.UpdatedAt.Equal(foreign.UpdatedAt) || n != 1 {
 		t.Fatalf("refusals changed the database: %+v (%d endpoints)", after, n)
 	}
-	var audit []models.AuditEntry
+	var audit []workspace.AuditEntry
 	e.db.Where("action = ?", "webhook_endpoint.update").Find(&audit)
 	raw, _ := json.Marshal(audit)
 	if len(audit) != 1 || strings.Contains(string(raw), "acme") {

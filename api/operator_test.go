@@ -21,7 +21,6 @@ import (
 	"wds/delivery"
 	"wds/delivery/deliverytest"
 	"wds/events"
-	"wds/models"
 	"wds/openapi/openapitest"
 	"wds/pgtest"
 	"wds/secrets"
@@ -33,8 +32,8 @@ type opEnv struct {
 	t           testing.TB
 	db          *gorm.DB
 	srv         *httptest.Server
-	org         *models.Org
-	owner       *models.User
+	org         *workspace.Org
+	owner       *workspace.User
 	ownerToken  string
 	memberToken string
 	started     *startedDispatches
@@ -64,7 +63,7 @@ func newOpEnvWith(t testing.TB, hooks delivery.Service) *opEnv {
 	e.org, _, e.owner = mustOrg(t, db, "Acme")
 	var err error
 	e.ownerToken = e.token(e.owner.ID)
-	_, e.memberToken, err = workspace.NewService(db).CreateUser(context.Background(), e.org.ID, "member@acme.test", models.RoleMember)
+	_, e.memberToken, err = workspace.NewService(db).CreateUser(context.Background(), e.org.ID, "member@acme.test", workspace.RoleMember)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -90,7 +89,7 @@ func (e *opEnv) token(user uuid.UUID) string {
 	if err != nil {
 		e.t.Fatal(err)
 	}
-	e.db.Model(&models.User{}).Where("id = ?", user).Update("token_hash", hash)
+	e.db.Model(&workspace.User{}).Where("id = ?", user).Update("token_hash", hash)
 	return tok
 }
 
@@ -228,7 +227,7 @@ func TestOperatorRolesAuthAndAuditWithoutSecrets(t *testing.T) {
 			t.Fatalf("owner %s: %d %v", op, status, body)
 		}
 	}
-	var audit []models.AuditEntry
+	var audit []workspace.AuditEntry
 	e.db.Where("org_id = ?", e.org.ID).Order("created_at").Find(&audit)
 	if len(audit) != 5 || audit[0].Action != "webhook_endpoint.create" || audit[0].ActorID != e.owner.ID || audit[0].Details["url"] != "https://127.0.0.1/hook" {
 		t.Fatalf("audit %+v", audit)
@@ -316,7 +315,7 @@ func TestOperatorListsDeliveriesAndRefiresADroppedOne(t *testing.T) {
 	if len(e.started.ids) != 1 {
 		t.Fatalf("re-fire not started after commit: %v", e.started.ids)
 	}
-	var audit models.AuditEntry
+	var audit workspace.AuditEntry
 	e.db.Where("action = ?", "webhook_delivery.refire").Take(&audit)
 	if audit.ActorID != e.owner.ID || audit.Details["workflow_id"] != out["workflow_id"] {
 		t.Fatalf("re-fire audit %+v", audit)

@@ -8,7 +8,6 @@ import (
 
 	"github.com/google/uuid"
 
-	"wds/models"
 	"wds/workspace"
 )
 
@@ -126,7 +125,7 @@ func TestOperatorRotatesAndRevokesTokens(t *testing.T) {
 // A user of another org does not exist for the caller: 404, and nothing changes.
 func TestOperatorTokenOfAnotherOrgIsNotFound(t *testing.T) {
 	e := newKeysEnv(t)
-	other, otherTok, err := workspace.NewService(e.db).CreateUser(context.Background(), e.otherOrg, "owner2@elsewhere.test", models.RoleOwner)
+	other, otherTok, err := workspace.NewService(e.db).CreateUser(context.Background(), e.otherOrg, "owner2@elsewhere.test", workspace.RoleOwner)
 	if err != nil {
 		t.Fatal(err)
 	}

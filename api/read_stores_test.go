@@ -37,23 +37,27 @@ func newReadFakes(t *testing.T) *readFakes {
 
 // A store's failure reaches the caller in the error shape, with the status errors.go gives its
 // kind: a database that cannot serve is a 503 to retry, and a defect is a 500 that names nothing.
+// Only a single row can be not found: a list over the key's org has no such answer (the service
+// spec's pagination rule 4, and the Read API document), so that case asks for one row only.
 func TestReadStoreFailuresKeepTheErrorShape(t *testing.T) {
+	list, one := "/v1/clients", "/v1/clients/"+uuid.NewString()
 	for _, tc := range []struct {
 		name   string
 		err    error
 		status int
 		code   string
+		paths  []string
 	}{
-		{"not found", problem.Fail(problem.NotFound, "client not found"), http.StatusNotFound, "not_found"},
-		{"no turn at the database", fmt.Errorf("list clients: %w", database.ErrBusy), http.StatusServiceUnavailable, "unavailable"},
-		{"deadline", fmt.Errorf("list clients: %w", context.DeadlineExceeded), http.StatusServiceUnavailable, "unavailable"},
-		{"defect", errors.New(`relation "clients" does not exist`), http.StatusInternalServerError, "internal_error"},
+		{"not found", problem.Fail(problem.NotFound, "client not found"), http.StatusNotFound, "not_found", []string{one}},
+		{"no turn at the database", fmt.Errorf("list clients: %w", database.ErrBusy), http.StatusServiceUnavailable, "unavailable", []string{list, one}},
+		{"deadline", fmt.Errorf("list clients: %w", context.DeadlineExceeded), http.StatusServiceUnavailable, "unavailable", []string{list, one}},
+		{"defect", errors.New(`relation "clients" does not exist`), http.StatusInternalServerError, "internal_error", []string{list, one}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			f := newReadFakes(t)
 			f.reads.err = tc.err
-			for _, path := range []string{"/v1/clients", "/v1/clients/" + uuid.NewString()} {
-				rec := serve(f.h, http.MethodGet, path, "ro", "")
+			for _, path := range tc.paths {
+				rec := serve(t, f.h, http.MethodGet, path, "ro", "")
 				wantError(t, rec.Code, rec.Body.Bytes(), tc.status, tc.code)
 				if strings.Contains(rec.Body.String(), "relation") {
 					t.Errorf("%s: the answer names the cause: %s", path, rec.Body)
@@ -77,7 +81,7 @@ func TestReadPageParametersAreCheckedBeforeTheStore(t *testing.T) {
 		{"cursor_at=yesterday&cursor_id=" + uuid.NewString(), "invalid_cursor"},
 	} {
 		f := newReadFakes(t)
-		rec := serve(f.h, http.MethodGet, "/v1/clients?"+tc.query, "ro", "")
+		rec := serve(t, f.h, http.MethodGet, "/v1/clients?"+tc.query, "ro", "")
 		wantError(t, rec.Code, rec.Body.Bytes(), http.StatusBadRequest, tc.code)
 		if len(f.reads.queries) != 0 {
 			t.Errorf("?%s reached the store: %+v", tc.query, f.reads.queries)
@@ -89,7 +93,7 @@ func TestReadPageParametersAreCheckedBeforeTheStore(t *testing.T) {
 func TestReadPageQueryIsTheKeysOrg(t *testing.T) {
 	f := newReadFakes(t)
 	store := uuid.New()
-	rec := serve(f.h, http.MethodGet, "/v1/clients?limit=99999999999999999999&store_id="+store.String()+"&org_id="+uuid.NewString(), "ro", "")
+	rec := serve(t, f.h, http.MethodGet, "/v1/clients?limit=99999999999999999999&store_id="+store.String()+"&org_id="+uuid.NewString(), "ro", "")
 	if rec.Code != http.StatusOK || len(f.reads.queries) != 1 {
 		t.Fatalf("got %d after %d store calls: %s", rec.Code, len(f.reads.queries), rec.Body)
 	}
@@ -103,16 +107,16 @@ func TestReadPageQueryIsTheKeysOrg(t *testing.T) {
 func TestTestEventScopeIsCheckedBeforeItIsQueued(t *testing.T) {
 	f := newReadFakes(t)
 	path := "/v1/webhooks/test/" + uuid.NewString()
-	rec := serve(f.h, http.MethodPost, path, "", "")
+	rec := serve(t, f.h, http.MethodPost, path, "", "")
 	wantError(t, rec.Code, rec.Body.Bytes(), http.StatusUnauthorized, "missing_authorization")
-	rec = serve(f.h, http.MethodPost, path, "pck_live_unknown", "")
+	rec = serve(t, f.h, http.MethodPost, path, "pck_live_unknown", "")
 	wantError(t, rec.Code, rec.Body.Bytes(), http.StatusUnauthorized, "invalid_api_key")
-	rec = serve(f.h, http.MethodPost, path, "ro", "")
+	rec = serve(t, f.h, http.MethodPost, path, "ro", "")
 	wantError(t, rec.Code, rec.Body.Bytes(), http.StatusForbidden, "insufficient_scope")
 	if f.hooks.tests != 0 {
 		t.Fatalf("%d test events queued for refused keys", f.hooks.tests)
 	}
-	if rec = serve(f.h, http.MethodPost, path, "rw", ""); rec.Code != http.StatusOK || f.hooks.tests != 1 {
+	if rec = serve(t, f.h, http.MethodPost, path, "rw", ""); rec.Code != http.StatusOK || f.hooks.tests != 1 {
 		t.Fatalf("read_write key: got %d, %d test events queued: %s", rec.Code, f.hooks.tests, rec.Body)
 	}
 }

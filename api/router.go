@@ -12,6 +12,7 @@ import (
 	"github.com/gin-gonic/gin"
 	"github.com/sirupsen/logrus"
 
+	"wds/answer"
 	"wds/apikeys"
 	"wds/config"
 	"wds/metrics"
@@ -108,7 +109,7 @@ func (s *server) recover(c *gin.Context) {
 	defer func() {
 		if p := recover(); p != nil {
 			s.Log.WithFields(logrus.Fields{"panic": p, "request_id": c.GetString(ctxRequestID)}).Error("handler panicked")
-			c.AbortWithStatusJSON(http.StatusInternalServerError, errorBody{Error: "internal_error", Detail: "internal error; it has been logged"})
+			c.AbortWithStatusJSON(http.StatusInternalServerError, answer.Body{Error: "internal_error", Detail: "internal error; it has been logged"})
 		}
 	}()
 	c.Next()

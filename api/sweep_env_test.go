@@ -25,7 +25,6 @@ import (
 	"wds/delivery"
 	"wds/fulfillment"
 	"wds/ingest"
-	"wds/models"
 	"wds/openapi/openapitest"
 	"wds/operator"
 	"wds/secrets"
@@ -258,11 +257,11 @@ func (e *sweepEnv) tenant(name string) *tenant {
 		t.Fatal(err)
 	}
 	x.org, x.store = org.ID, store.ID
-	owner, ownerTok, err := workspace.NewService(e.db).CreateUser(ctx, org.ID, "owner@"+name+".test", models.RoleOwner)
+	owner, ownerTok, err := workspace.NewService(e.db).CreateUser(ctx, org.ID, "owner@"+name+".test", workspace.RoleOwner)
 	if err != nil {
 		t.Fatal(err)
 	}
-	member, memberTok, err := workspace.NewService(e.db).CreateUser(ctx, org.ID, "member@"+name+".test", models.RoleMember)
+	member, memberTok, err := workspace.NewService(e.db).CreateUser(ctx, org.ID, "member@"+name+".test", workspace.RoleMember)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,7 +10,6 @@ import (
 
 	"gorm.io/gorm"
 
-	"wds/models"
 	"wds/pgtest"
 	"wds/secrets"
 	"wds/workspace"
@@ -47,7 +46,7 @@ func mintReadKey(t *testing.T, db *gorm.DB, expires *time.Time) (*ReadKey, strin
 	if err != nil {
 		t.Fatal(err)
 	}
-	owner, _, err := people.CreateUser(ctx, org.ID, "owner@cache.test", models.RoleOwner)
+	owner, _, err := people.CreateUser(ctx, org.ID, "owner@cache.test", workspace.RoleOwner)
 	if err != nil {
 		t.Fatal(err)
 	}

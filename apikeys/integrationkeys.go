@@ -12,7 +12,6 @@ import (
 	"github.com/google/uuid"
 	"gorm.io/gorm"
 
-	"wds/models"
 	"wds/problem"
 	"wds/secrets"
 	"wds/workspace"
@@ -76,7 +75,7 @@ func (s *Service) CreateIntegrationKey(ctx context.Context, in NewIntegrationKey
 		if err := tx.Create(k).Error; err != nil {
 			return err
 		}
-		return workspace.Audit(ctx, tx, models.AuditEntry{OrgID: k.OrgID, ActorID: in.ActorID,
+		return workspace.Audit(ctx, tx, workspace.AuditEntry{OrgID: k.OrgID, ActorID: in.ActorID,
 			Action: "integration_key.create", TargetType: "integration_key", TargetID: k.ID,
 			Details: map[string]any{"store_id": k.StoreID, "label": k.Label, "hint": k.KeyHint,
 				"payload_format": k.PayloadFormat, "scopes": k.Scopes, "ip_allowlist": k.IPAllowlist,
@@ -225,7 +224,7 @@ func (s *Service) RevokeIntegrationKey(ctx context.Context, id, actorID uuid.UUI
 			Find(&k.RevokedAt).Error; err != nil {
 			return err
 		}
-		return workspace.Audit(ctx, tx, models.AuditEntry{OrgID: k.OrgID, ActorID: actorID,
+		return workspace.Audit(ctx, tx, workspace.AuditEntry{OrgID: k.OrgID, ActorID: actorID,
 			Action: "integration_key.revoke", TargetType: "integration_key", TargetID: k.ID,
 			Details: map[string]any{"hint": k.KeyHint, "store_id": k.StoreID}})
 	})

@@ -11,7 +11,6 @@ import (
 	"gorm.io/gorm"
 
 	"wds/apikeys"
-	"wds/models"
 	"wds/pgtest"
 	"wds/problem"
 	"wds/secrets"
@@ -46,8 +45,8 @@ func newFixture(t *testing.T) *fixture {
 	f.org, f.store = org.ID, store.ID
 	for _, r := range []struct {
 		dst  *uuid.UUID
-		role models.Role
-	}{{&f.owner, models.RoleOwner}, {&f.admin, models.RoleAdmin}, {&f.member, models.RoleMember}} {
+		role workspace.Role
+	}{{&f.owner, workspace.RoleOwner}, {&f.admin, workspace.RoleAdmin}, {&f.member, workspace.RoleMember}} {
 		u, _, err := workspace.NewService(f.db).CreateUser(ctx, org.ID, uuid.NewString()+"@example.com", r.role)
 		if err != nil {
 			t.Fatal(err)

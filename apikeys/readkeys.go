@@ -15,7 +15,6 @@ import (
 	"gorm.io/gorm"
 
 	"wds/database"
-	"wds/models"
 	"wds/problem"
 	"wds/secrets"
 	"wds/workspace"
@@ -67,7 +66,7 @@ func (s *Service) CreateReadKey(ctx context.Context, in NewReadKey) (*ReadKey, s
 		if err := tx.Create(k).Error; err != nil {
 			return err
 		}
-		return workspace.Audit(ctx, tx, models.AuditEntry{OrgID: in.OrgID, ActorID: in.ActorID,
+		return workspace.Audit(ctx, tx, workspace.AuditEntry{OrgID: in.OrgID, ActorID: in.ActorID,
 			Action: "read_key.create", TargetType: "read_key", TargetID: k.ID,
 			Details: map[string]any{"scope": k.Scope, "name": k.Name, "hint": k.KeyHint, "expires_at": k.ExpiresAt}})
 	})
@@ -95,7 +94,7 @@ func (s *Service) RevokeReadKey(ctx context.Context, id, actorID uuid.UUID) (*Re
 			Find(&k.RevokedAt).Error; err != nil {
 			return err
 		}
-		return workspace.Audit(ctx, tx, models.AuditEntry{OrgID: k.OrgID, ActorID: actorID,
+		return workspace.Audit(ctx, tx, workspace.AuditEntry{OrgID: k.OrgID, ActorID: actorID,
 			Action: "read_key.revoke", TargetType: "read_key", TargetID: k.ID, Details: map[string]any{"hint": k.KeyHint}})
 	})
 	if err != nil {

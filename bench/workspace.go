@@ -10,7 +10,6 @@ import (
 	"gorm.io/gorm"
 
 	"wds/apikeys"
-	"wds/models"
 	"wds/workspace"
 )
 
@@ -29,7 +28,7 @@ func newTenant(ctx context.Context, db *gorm.DB, name string) (*tenant, error) {
 	if err != nil {
 		return nil, fmt.Errorf("bench: %w", err)
 	}
-	owner, _, err := workspace.NewService(db).CreateUser(ctx, org.ID, "owner@"+org.ID.String()+".example.com", models.RoleOwner)
+	owner, _, err := workspace.NewService(db).CreateUser(ctx, org.ID, "owner@"+org.ID.String()+".example.com", workspace.RoleOwner)
 	if err != nil {
 		return nil, fmt.Errorf("bench: %w", err)
 	}

@@ -23,7 +23,6 @@ import (
 	"wds/events/eventstest"
 	"wds/fulfillment"
 	"wds/ingest"
-	"wds/models"
 	"wds/operator"
 	"wds/pgtest"
 	"wds/secrets"
@@ -36,7 +35,7 @@ type env struct {
 	t                       *testing.T
 	db                      *gorm.DB
 	srv                     *httptest.Server
-	org                     *models.Org
+	org                     *workspace.Org
 	ownerToken, memberToken string
 }
 
@@ -50,8 +49,8 @@ func newEnv(t *testing.T, opts ...func(*console.Console)) *env {
 	if _, err := workspace.NewService(db).CreateStore(ctx, org.ID, "Main", "USD"); err != nil {
 		t.Fatal(err)
 	}
-	_, owner, _ := workspace.NewService(db).CreateUser(ctx, org.ID, "o@acme.test", models.RoleOwner)
-	_, member, _ := workspace.NewService(db).CreateUser(ctx, org.ID, "m@acme.test", models.RoleMember)
+	_, owner, _ := workspace.NewService(db).CreateUser(ctx, org.ID, "o@acme.test", workspace.RoleOwner)
+	_, member, _ := workspace.NewService(db).CreateUser(ctx, org.ID, "m@acme.test", workspace.RoleMember)
 	log := logrus.New()
 	log.SetOutput(io.Discard)
 	box, _ := secrets.NewBox(secrets.GenerateKey())
@@ -277,9 +276,9 @@ func TestSecretsAreShownOnce(t *testing.T) {
 func TestWorkspacePagesRunTheOperations(t *testing.T) {
 	e := newEnv(t)
 	c, csrf := e.signIn(e.ownerToken)
-	var store models.Store
+	var store workspace.Store
 	e.db.Take(&store)
-	var owner models.User
+	var owner workspace.User
 	e.db.Where("email = ?", "o@acme.test").Take(&owner)
 	s := store.ID.String()
 	order, err := ingest.NewService(e.db, nil).CreateAppOrder(context.Background(), e.org.ID, owner.ID, ingest.AppOrder{StoreID: &s,

@@ -14,12 +14,13 @@ import (
 	"wds/delivery/deliverytest"
 	"wds/events"
 	"wds/models"
+	"wds/workspace"
 )
 
 func TestEndpointPageEditsSettingsShowsHealthAndRecovers(t *testing.T) {
 	e := newEnv(t)
 	ctx := context.Background()
-	var owner models.User
+	var owner workspace.User
 	e.db.Raw("SELECT u.* FROM users u JOIN memberships m ON m.user_id = u.id WHERE m.org_id = ? AND m.role = 'owner'", e.org.ID).Scan(&owner)
 	ep := delivery.Endpoint{ID: uuid.New(), OrgID: e.org.ID, URL: "https://receiver.example/hooks", EventTypes: models.TextArray{"order.created"},
 		SecretSealed: []byte("x"), Enabled: true, MaxAttempts: 1, CreatedBy: owner.ID}

@@ -9,7 +9,7 @@ import (
 
 	"github.com/gin-gonic/gin"
 
-	"wds/api"
+	"wds/answer"
 	"wds/paging"
 	"wds/problem"
 	"wds/workspace"
@@ -54,7 +54,7 @@ func securityHeaders(h http.Header) {
 // for any other.
 func (c *Console) notFound(g *gin.Context) {
 	if g.Request.URL.Path != "/console" && !strings.HasPrefix(g.Request.URL.Path, "/console/") {
-		api.NotFound(g)
+		g.AbortWithStatusJSON(answer.JSON(answer.ErrNoSuchPath))
 		return
 	}
 	securityHeaders(g.Writer.Header())
@@ -83,7 +83,7 @@ func crossSite(r *http.Request) bool {
 // readForm parses the request's url-encoded form, reading at most maxBody bytes of it: a declared
 // length over the cap is refused before a byte is read, a longer body as soon as the cap is passed.
 func readForm(w http.ResponseWriter, r *http.Request) error {
-	tooLarge := problem.Fail(api.ErrPayloadTooLarge, "a console request body may be at most %d bytes (1 MiB)", maxBody)
+	tooLarge := problem.Fail(answer.ErrPayloadTooLarge, "a console request body may be at most %d bytes (1 MiB)", maxBody)
 	if r.ContentLength > maxBody {
 		return tooLarge
 	}

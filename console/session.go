@@ -9,12 +9,12 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/google/uuid"
 	"gorm.io/gorm"
 
-	"wds/models"
 	"wds/problem"
 	"wds/workspace"
 )
@@ -29,25 +29,25 @@ const (
 
 // Members is who the operators are and where they belong (workspace.Service).
 type Members interface {
-	UserByToken(ctx context.Context, token string) (*models.User, error)
-	Orgs(ctx context.Context, actorID uuid.UUID) ([]models.Org, error)
-	RoleOf(ctx context.Context, orgID, actorID uuid.UUID) (models.Role, error)
-	Stores(ctx context.Context, orgID uuid.UUID) ([]models.Store, error)
+	UserByToken(ctx context.Context, token string) (*workspace.User, error)
+	Orgs(ctx context.Context, actorID uuid.UUID) ([]workspace.Org, error)
+	RoleOf(ctx context.Context, orgID, actorID uuid.UUID) (workspace.Role, error)
+	Stores(ctx context.Context, orgID uuid.UUID) ([]workspace.Store, error)
 	ListMembers(ctx context.Context, orgID uuid.UUID) ([]workspace.Member, error)
 }
 
 // session is a signed-in operator working in one org.
 type session struct {
 	id    string // the cookie's value; only its hash is stored
-	User  models.User
+	User  workspace.User
 	OrgID uuid.UUID
-	Orgs  []models.Org
-	Role  models.Role
+	Orgs  []workspace.Org
+	Role  workspace.Role
 	CSRF  string
 }
 
 // Manager reports whether the operator may see owner and admin actions; the operations decide.
-func (s *session) Manager() bool { return s.Role == models.RoleOwner || s.Role == models.RoleAdmin }
+func (s *session) Manager() bool { return slices.Contains(workspace.Managers, s.Role) }
 
 func hashID(id string) []byte { sum := sha256.Sum256([]byte(id)); return sum[:] }
 

@@ -14,6 +14,7 @@ import (
 	"wds/events"
 	"wds/models"
 	"wds/problem"
+	"wds/workspace"
 )
 
 func intp(n int) *int { return &n }
@@ -104,7 +105,7 @@ func TestUpdateChangesOnlyWhatItNamesAndNullClears(t *testing.T) {
 	if err != nil || len(up.Headers) != 0 {
 		t.Fatalf("%+v %v", up, err)
 	}
-	var audit []models.AuditEntry
+	var audit []workspace.AuditEntry
 	f.db.Where("action = ?", "webhook_endpoint.update").Order("created_at").Find(&audit)
 	if len(audit) != 3 || audit[1].Details["rate_limit"] != nil || fmt.Sprint(audit[1].Details["header_names"]) != "[X-B]" {
 		t.Fatalf("audit %+v", audit)

@@ -22,7 +22,6 @@ import (
 	"wds/egress/egresstest"
 	"wds/events"
 	"wds/events/eventstest"
-	"wds/models"
 	"wds/paging"
 	"wds/problem"
 	"wds/webhook"
@@ -154,7 +153,7 @@ func TestMembersListButDoNotManageAndEveryActionIsAuditedWithoutSecrets(t *testi
 	if _, err := f.svc.Disable(f.ctx, ep.ID, f.owner); !errors.Is(err, problem.NotFound) {
 		t.Fatalf("mutating a deleted endpoint: %v", err)
 	}
-	var audit []models.AuditEntry
+	var audit []workspace.AuditEntry
 	f.db.Where("org_id = ?", f.org).Order("created_at").Find(&audit)
 	var actions []string
 	for _, a := range audit {

@@ -8,7 +8,6 @@ import (
 	"gorm.io/gorm"
 
 	"wds/delivery"
-	"wds/models"
 	"wds/pgtest"
 	"wds/secrets"
 	"wds/workspace"
@@ -41,11 +40,11 @@ func newFixture(t *testing.T) *fixture {
 	if err != nil {
 		t.Fatal(err)
 	}
-	owner, _, err := workspace.NewService(db).CreateUser(ctx, org.ID, "owner@acme.test", models.RoleOwner)
+	owner, _, err := workspace.NewService(db).CreateUser(ctx, org.ID, "owner@acme.test", workspace.RoleOwner)
 	if err != nil {
 		t.Fatal(err)
 	}
-	member, _, err := workspace.NewService(db).CreateUser(ctx, org.ID, "member@acme.test", models.RoleMember)
+	member, _, err := workspace.NewService(db).CreateUser(ctx, org.ID, "member@acme.test", workspace.RoleMember)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -15,7 +15,6 @@ import (
 	"gorm.io/gorm/clause"
 
 	"wds/events"
-	"wds/models"
 	"wds/problem"
 	"wds/workspace"
 )
@@ -134,7 +133,7 @@ func (s *Service) Recover(ctx context.Context, endpointID, actorID uuid.UUID, si
 			}
 			return fmt.Errorf("create recovery: %w", err)
 		}
-		return workspace.Audit(ctx, tx, models.AuditEntry{OrgID: ep.OrgID, ActorID: actorID, Action: "endpoint.recover",
+		return workspace.Audit(ctx, tx, workspace.AuditEntry{OrgID: ep.OrgID, ActorID: actorID, Action: "endpoint.recover",
 			TargetType: "webhook_recovery", TargetID: rec.ID, Details: map[string]any{"endpoint_id": ep.ID,
 				"since": rec.Since, "until": rec.Until, "total": rec.Total, "workflow_id": rec.WorkflowID}})
 	})
@@ -167,7 +166,7 @@ func (s *Service) recoveryWindow(since time.Time, until *time.Time) (time.Time, 
 
 // endpointFor loads an endpoint (deleted ones too) the actor has one of roles in; nil actor is the
 // database's own operator. To an actor outside its org it does not exist.
-func (s *Service) endpointFor(ctx context.Context, id uuid.UUID, actorID *uuid.UUID, roles ...models.Role) (*Endpoint, error) {
+func (s *Service) endpointFor(ctx context.Context, id uuid.UUID, actorID *uuid.UUID, roles ...workspace.Role) (*Endpoint, error) {
 	var ep Endpoint
 	err := s.DB.WithContext(ctx).Where("id = ?", id).Take(&ep).Error
 	if errors.Is(err, gorm.ErrRecordNotFound) {
@@ -236,7 +235,7 @@ func (s *Service) CancelRecovery(ctx context.Context, id, actorID uuid.UUID) (*R
 		if err := finishRecovery(ctx, tx, &rec, RecoveryCancelled); err != nil {
 			return err
 		}
-		return workspace.Audit(ctx, tx, models.AuditEntry{OrgID: rec.OrgID, ActorID: actorID, Action: "recovery.cancel",
+		return workspace.Audit(ctx, tx, workspace.AuditEntry{OrgID: rec.OrgID, ActorID: actorID, Action: "recovery.cancel",
 			TargetType: "webhook_recovery", TargetID: rec.ID, Details: map[string]any{"endpoint_id": rec.EndpointID, "started": rec.Started, "total": rec.Total}})
 	})
 	if err != nil {

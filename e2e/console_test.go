@@ -18,7 +18,6 @@ import (
 	"go.temporal.io/sdk/converter"
 
 	"wds/delivery"
-	"wds/models"
 	"wds/temporaldev"
 	"wds/workspace"
 )
@@ -184,7 +183,7 @@ func TestTheConsoleInABrowser(t *testing.T) {
 	}
 
 	// A member: no create, revoke or manage buttons anywhere.
-	_, memberToken, err := workspace.NewService(h.db).CreateUser(h.ctx, h.org, "member@acme.test", models.RoleMember)
+	_, memberToken, err := workspace.NewService(h.db).CreateUser(h.ctx, h.org, "member@acme.test", workspace.RoleMember)
 	if err != nil {
 		t.Fatal(err)
 	}

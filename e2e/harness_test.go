@@ -31,7 +31,6 @@ import (
 	"wds/egress"
 	"wds/fulfillment"
 	"wds/ingest"
-	"wds/models"
 	"wds/operator"
 	"wds/pgtest"
 	"wds/secrets"
@@ -107,7 +106,7 @@ func (h *harness) workspace() {
 	if err != nil {
 		t.Fatal(err)
 	}
-	owner, token, err := workspace.NewService(h.db).CreateUser(h.ctx, org.ID, "owner@acme.test", models.RoleOwner)
+	owner, token, err := workspace.NewService(h.db).CreateUser(h.ctx, org.ID, "owner@acme.test", workspace.RoleOwner)
 	if err != nil {
 		t.Fatal(err)
 	}

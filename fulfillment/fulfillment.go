@@ -21,7 +21,6 @@ import (
 	"gorm.io/gorm"
 
 	"wds/delivery"
-	"wds/models"
 	"wds/problem"
 	"wds/views"
 	"wds/workspace"
@@ -162,7 +161,7 @@ func (c *change) announce(shipmentID uuid.UUID, types ...string) (views.Shipment
 
 func (c *change) audit(actor uuid.UUID, action string, shipmentID uuid.UUID, details map[string]any) error {
 	details["order_id"] = c.order.ID
-	return workspace.Audit(c.ctx, c.tx, models.AuditEntry{OrgID: c.order.OrgID, ActorID: actor, Action: action,
+	return workspace.Audit(c.ctx, c.tx, workspace.AuditEntry{OrgID: c.order.OrgID, ActorID: actor, Action: action,
 		TargetType: "shipment", TargetID: shipmentID, Details: details})
 }
 

@@ -8,7 +8,6 @@ import (
 	"github.com/google/uuid"
 	"gorm.io/gorm"
 
-	"wds/models"
 	"wds/problem"
 	"wds/views"
 	"wds/workspace"
@@ -234,7 +233,7 @@ func (o *op) refuseTakenEmail(email string, client uuid.UUID) error {
 
 // audit writes the op's audit row in its transaction.
 func (o *op) audit(actorID uuid.UUID, action, targetType string, targetID uuid.UUID, details map[string]any) error {
-	return workspace.Audit(o.ctx, o.tx, models.AuditEntry{OrgID: o.org, ActorID: actorID, Action: action,
+	return workspace.Audit(o.ctx, o.tx, workspace.AuditEntry{OrgID: o.org, ActorID: actorID, Action: action,
 		TargetType: targetType, TargetID: targetID, Details: details})
 }
 

@@ -15,7 +15,6 @@ import (
 	"wds/events"
 	"wds/events/eventstest"
 	"wds/ingest"
-	"wds/models"
 	"wds/pgtest"
 	"wds/problem"
 	"wds/workspace"
@@ -44,13 +43,13 @@ func newAppEnv(t *testing.T) *appEnv {
 	must(err)
 	store, err := workspace.NewService(e.db).CreateStore(ctx, org.ID, "Shop", "EUR")
 	must(err)
-	member, _, err := workspace.NewService(e.db).CreateUser(ctx, org.ID, uuid.NewString()+"@example.com", models.RoleMember)
+	member, _, err := workspace.NewService(e.db).CreateUser(ctx, org.ID, uuid.NewString()+"@example.com", workspace.RoleMember)
 	must(err)
 	other, err := workspace.NewService(e.db).CreateOrg(ctx, "Elsewhere")
 	must(err)
 	otherStore, err := workspace.NewService(e.db).CreateStore(ctx, other.ID, "Far", "USD")
 	must(err)
-	otherOwner, _, err := workspace.NewService(e.db).CreateUser(ctx, other.ID, uuid.NewString()+"@example.com", models.RoleOwner)
+	otherOwner, _, err := workspace.NewService(e.db).CreateUser(ctx, other.ID, uuid.NewString()+"@example.com", workspace.RoleOwner)
 	must(err)
 	e.org, e.store, e.member, e.otherOrg, e.otherStore, e.otherOwner = org.ID, store.ID, member.ID, other.ID, otherStore.ID, otherOwner.ID
 	return e
@@ -120,7 +119,7 @@ func TestAppOrderFollowsTheIntegrationRulesAndIsAudited(t *testing.T) {
 	if got := e.eventTypes(); fmt.Sprint(got) != fmt.Sprint([]string{events.ClientCreated, events.OrderCreated, events.PaymentRecorded}) {
 		t.Fatalf("events %v", got)
 	}
-	var audit []models.AuditEntry
+	var audit []workspace.AuditEntry
 	e.db.Where("org_id = ?", e.org).Find(&audit)
 	if len(audit) != 1 || audit[0].Action != "order.create" || audit[0].TargetID != res.ID || audit[0].ActorID != e.member {
 		t.Fatalf("audit %+v", audit)

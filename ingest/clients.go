@@ -170,7 +170,7 @@ const maxClientInserts = 3
 // insertClient inserts the client and writes client.created, unless the email matched or the
 // external id was claimed meanwhile (nil, nil).
 func (o *op) insertClient(in Client) (*resolved, error) {
-	var row clientRow
+	var row clientState
 	row.apply(in)
 	row.stamp(o.key, in.ExternalID)
 	if row.DisplayName == "" {
@@ -239,7 +239,7 @@ func (o *op) existingClient(in Client) (r resolved, found bool, err error) {
 // updateClient overwrites the fields the caller sent (and stamps the source if the client has none);
 // only a real change writes the row and emits client.updated.
 func (o *op) updateClient(id uuid.UUID, in Client) (resolved, error) {
-	var rows []clientRow
+	var rows []clientState
 	err := o.tx.Raw(`SELECT email, display_name, first_name, last_name, phone, client_type, tags,
 		billing_address, source_label, source_external_id, source_integration_key_id
 		FROM clients WHERE id = ? AND org_id = ? AND store_id = ? FOR UPDATE`, id, o.org, o.store).
@@ -284,25 +284,15 @@ func (o *op) updateClient(id uuid.UUID, in Client) (resolved, error) {
 	return resolved{id: id, updated: true, client: c}, nil
 }
 
-// clientRow is the stored state of a client that an upsert may change.
-type clientRow struct {
-	Email                  *string
-	DisplayName            string
-	FirstName              string
-	LastName               string
-	Phone                  string
-	ClientType             string
-	Tags                   models.TextArray `gorm:"type:text[]"`
-	BillingAddress         []byte
-	SourceLabel            *string
-	SourceExternalID       *string
-	SourceIntegrationKeyID *uuid.UUID
-
-	address *Address `gorm:"-"` // BillingAddress decoded, for comparison
+// clientState is a stored client as an upsert sees it: its row (updateClient loads only the fields
+// an upsert may change) and its billing address decoded, for comparison.
+type clientState struct {
+	views.ClientRow
+	address *Address `gorm:"-"`
 }
 
 // apply overwrites the fields the caller sent.
-func (r *clientRow) apply(in Client) {
+func (r *clientState) apply(in Client) {
 	if in.Email != nil {
 		r.Email = nil
 		if *in.Email != "" {
@@ -335,7 +325,7 @@ func (r *clientRow) apply(in Client) {
 
 // stamp records which integration brought the client in (the UI's "imported" badge). An operator's
 // write in the app (no key) stamps nothing.
-func (r *clientRow) stamp(key *apikeys.IntegrationKey, externalID string) {
+func (r *clientState) stamp(key *apikeys.IntegrationKey, externalID string) {
 	if key == nil {
 		return
 	}
@@ -348,7 +338,7 @@ func (r *clientRow) stamp(key *apikeys.IntegrationKey, externalID string) {
 	}
 }
 
-func (r *clientRow) decodeAddress() error {
+func (r *clientState) decodeAddress() error {
 	if len(r.BillingAddress) == 0 {
 		return nil
 	}
@@ -360,7 +350,7 @@ func (r *clientRow) decodeAddress() error {
 	return nil
 }
 
-func (r *clientRow) addressJSON() (*string, error) {
+func (r *clientState) addressJSON() (*string, error) {
 	if r.address == nil {
 		return nil, nil
 	}
@@ -373,7 +363,7 @@ func (r *clientRow) addressJSON() (*string, error) {
 }
 
 // equal compares what an update could change.
-func (r clientRow) equal(o clientRow) bool {
+func (r clientState) equal(o clientState) bool {
 	return ptrEqual(r.Email, o.Email) &&
 		r.DisplayName == o.DisplayName && r.FirstName == o.FirstName && r.LastName == o.LastName &&
 		r.Phone == o.Phone && r.ClientType == o.ClientType && slices.Equal(r.Tags, o.Tags) &&
@@ -381,7 +371,7 @@ func (r clientRow) equal(o clientRow) bool {
 		ptrEqual(r.SourceExternalID, o.SourceExternalID) && ptrEqual(r.SourceIntegrationKeyID, o.SourceIntegrationKeyID)
 }
 
-func defaultDisplayName(r clientRow) string {
+func defaultDisplayName(r clientState) string {
 	if n := strings.TrimSpace(r.FirstName + " " + r.LastName); n != "" {
 		return n
 	}

@@ -347,7 +347,7 @@ func (c *Client) checkLimits(path string) error {
 }
 
 // client turns an operator's fields into the Integration API's client input, whose pointers mean
-// "sent", so one set of rules (normalize, and clientRow.apply when stored) serves both. null
+// "sent", so one set of rules (normalize, and clientState.apply when stored) serves both. null
 // clears: an empty email is no email, empty text is "", no tags is [], client_type goes back to
 // its default, and the billing address is removed. The result is checked and normalized.
 func (f ClientFields) client() (Client, error) {

@@ -11,7 +11,6 @@ import (
 
 	"wds/apikeys"
 	"wds/delivery"
-	"wds/models"
 	"wds/pgtest"
 	"wds/reencrypt"
 	"wds/secrets"
@@ -37,7 +36,7 @@ func newFixture(t *testing.T) *fixture {
 	if err != nil {
 		t.Fatal(err)
 	}
-	owner, _, err := workspace.NewService(db).CreateUser(ctx, org.ID, "owner@rotating.test", models.RoleOwner)
+	owner, _, err := workspace.NewService(db).CreateUser(ctx, org.ID, "owner@rotating.test", workspace.RoleOwner)
 	if err != nil {
 		t.Fatal(err)
 	}

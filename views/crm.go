@@ -36,7 +36,9 @@ type ClientSource struct {
 	IntegrationKeyID *uuid.UUID `json:"integration_key_id"`
 }
 
-type clientRow struct {
+// ClientRow is a client as the clients table stores it: the one row type for it, which this
+// package turns into a Client and ingest reads and compares when it upserts one.
+type ClientRow struct {
 	ID                     uuid.UUID
 	StoreID                uuid.UUID
 	Email                  *string
@@ -61,7 +63,7 @@ const clientColumns = `t.id, t.store_id, t.email, t.display_name, t.first_name, 
 
 const clientSelect = `SELECT ` + clientColumns + ` FROM clients t`
 
-func (r clientRow) view() Client {
+func (r ClientRow) view() Client {
 	c := Client{ID: r.ID, StoreID: r.StoreID, Email: r.Email, DisplayName: r.DisplayName, FirstName: r.FirstName,
 		LastName: r.LastName, Phone: r.Phone, ClientType: r.ClientType, Tags: []string(r.Tags),
 		BillingAddress: json.RawMessage(r.BillingAddress), CreatedAt: utc(r.CreatedAt), UpdatedAt: utc(r.UpdatedAt)}
@@ -80,7 +82,7 @@ func (r clientRow) view() Client {
 // GetClient loads one client within scope.
 func GetClient(ctx context.Context, db *gorm.DB, s Scope, id uuid.UUID) (*Client, error) {
 	cond, args := scopeFilter(s, "t.org_id", "t.store_id")
-	row, err := one[clientRow](ctx, db, "client", clientSelect+" WHERE t.id = ? AND "+cond, append([]any{id}, args...)...)
+	row, err := one[ClientRow](ctx, db, "client", clientSelect+" WHERE t.id = ? AND "+cond, append([]any{id}, args...)...)
 	if err != nil {
 		return nil, err
 	}
@@ -92,7 +94,7 @@ func GetClient(ctx context.Context, db *gorm.DB, s Scope, id uuid.UUID) (*Client
 // clients AS t, UPDATE clients t), and returns the row it wrote as GetClient shows it, or nil when it
 // wrote none. A write that announces the client so needs no second statement to read it back.
 func WriteClient(ctx context.Context, db *gorm.DB, write string, args ...any) (*Client, error) {
-	var rows []clientRow
+	var rows []ClientRow
 	if err := db.WithContext(ctx).Raw(write+" RETURNING "+clientColumns, args...).Find(&rows).Error; err != nil {
 		return nil, fmt.Errorf("write client: %w", err)
 	}
@@ -106,7 +108,7 @@ func WriteClient(ctx context.Context, db *gorm.DB, write string, args ...any) (*
 // ListClients loads one page of clients.
 func ListClients(ctx context.Context, db *gorm.DB, q ListQuery) (Page[Client], error) {
 	tail, args := keyset(q, "t.org_id", "t.store_id")
-	var rows []clientRow
+	var rows []ClientRow
 	if err := db.WithContext(ctx).Raw(clientSelect+tail, args...).Find(&rows).Error; err != nil {
 		return Page[Client]{}, fmt.Errorf("list clients: %w", err)
 	}

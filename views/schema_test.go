@@ -17,7 +17,6 @@ import (
 	"wds/events"
 	"wds/events/eventstest"
 	"wds/ingest"
-	"wds/models"
 	"wds/openapi"
 	"wds/pgtest"
 	"wds/secrets"
@@ -137,7 +136,7 @@ func richOrder(t *testing.T, db *gorm.DB) (uuid.UUID, uuid.UUID) {
 	ctx := context.Background()
 	org, _ := workspace.NewService(db).CreateOrg(ctx, "Acme")
 	store, _ := workspace.NewService(db).CreateStore(ctx, org.ID, "Shop", "USD")
-	owner, _, _ := workspace.NewService(db).CreateUser(ctx, org.ID, uuid.NewString()+"@example.com", models.RoleOwner)
+	owner, _, _ := workspace.NewService(db).CreateUser(ctx, org.ID, uuid.NewString()+"@example.com", workspace.RoleOwner)
 	box, _ := secrets.NewBox(secrets.GenerateKey())
 	k, err := apikeys.NewService(db, box).CreateIntegrationKey(ctx, apikeys.NewIntegrationKey{OrgID: org.ID, StoreID: store.ID,
 		ActorID: owner.ID, Scopes: apikeys.IntegrationScopes, Label: "Shop <&>"})

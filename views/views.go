@@ -1,5 +1,7 @@
 // Package views defines each resource as the APIs and webhook events show it, and the queries that
-// load it: single rows and keyset pages ordered by (updated_at DESC, id DESC).
+// load it: single rows and keyset pages ordered by (updated_at DESC, id DESC). A row type another
+// package also reads lives here once, beside the view made from it (ClientRow, which ingest's
+// client upsert compares).
 package views
 
 import (

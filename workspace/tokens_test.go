@@ -10,7 +10,6 @@ import (
 	"github.com/google/uuid"
 	"gorm.io/gorm"
 
-	"wds/models"
 	"wds/pgtest"
 	"wds/problem"
 	"wds/workspace"
@@ -37,10 +36,10 @@ func newTokenEnv(t *testing.T) *tokenEnv {
 	e := &tokenEnv{t: t, db: pgtest.New(t), tokens: map[uuid.UUID]string{}}
 	e.org = e.newOrg("Acme")
 	e.other = e.newOrg("Elsewhere")
-	e.owner = e.newUser(e.org, "owner@acme.test", models.RoleOwner)
-	e.admin = e.newUser(e.org, "admin@acme.test", models.RoleAdmin)
-	e.member = e.newUser(e.org, "member@acme.test", models.RoleMember)
-	e.otherOwner = e.newUser(e.other, "owner@elsewhere.test", models.RoleOwner)
+	e.owner = e.newUser(e.org, "owner@acme.test", workspace.RoleOwner)
+	e.admin = e.newUser(e.org, "admin@acme.test", workspace.RoleAdmin)
+	e.member = e.newUser(e.org, "member@acme.test", workspace.RoleMember)
+	e.otherOwner = e.newUser(e.other, "owner@elsewhere.test", workspace.RoleOwner)
 	return e
 }
 
@@ -53,7 +52,7 @@ func (e *tokenEnv) newOrg(name string) uuid.UUID {
 	return org.ID
 }
 
-func (e *tokenEnv) newUser(org uuid.UUID, email string, role models.Role) uuid.UUID {
+func (e *tokenEnv) newUser(org uuid.UUID, email string, role workspace.Role) uuid.UUID {
 	e.t.Helper()
 	u, tok, err := workspace.NewService(e.db).CreateUser(context.Background(), org, email, role)
 	if err != nil {
@@ -80,9 +79,9 @@ func (e *tokenEnv) authenticates(user uuid.UUID) bool {
 	return true
 }
 
-func (e *tokenEnv) audit() []models.AuditEntry {
+func (e *tokenEnv) audit() []workspace.AuditEntry {
 	e.t.Helper()
-	var rows []models.AuditEntry
+	var rows []workspace.AuditEntry
 	if err := e.db.Order("created_at, org_id").Find(&rows).Error; err != nil {
 		e.t.Fatal(err)
 	}
@@ -294,7 +293,7 @@ func TestWhoMayChangeAToken(t *testing.T) {
 func TestATokenOfSeveralOrgsNeedsAManagerOfEach(t *testing.T) {
 	e := newTokenEnv(t)
 	ctx := context.Background()
-	if err := e.db.Create(&models.Membership{OrgID: e.other, UserID: e.member, Role: models.RoleMember}).Error; err != nil {
+	if err := e.db.Create(&workspace.Membership{OrgID: e.other, UserID: e.member, Role: workspace.RoleMember}).Error; err != nil {
 		t.Fatal(err)
 	}
 	for _, op := range []func() error{
@@ -311,7 +310,7 @@ func TestATokenOfSeveralOrgsNeedsAManagerOfEach(t *testing.T) {
 	if !e.authenticates(e.member) || len(e.audit()) != 0 {
 		t.Fatal("a refused call changed something")
 	}
-	if err := e.db.Create(&models.Membership{OrgID: e.other, UserID: e.owner, Role: models.RoleAdmin}).Error; err != nil {
+	if err := e.db.Create(&workspace.Membership{OrgID: e.other, UserID: e.owner, Role: workspace.RoleAdmin}).Error; err != nil {
 		t.Fatal(err)
 	}
 	if _, err := workspace.NewService(e.db).RevokeToken(ctx, e.member, e.owner); err != nil {
@@ -345,7 +344,7 @@ func TestATokenOfSeveralOrgsNeedsAManagerOfEach(t *testing.T) {
 func TestOnlyTheHolderReceivesARotatedToken(t *testing.T) {
 	e := newTokenEnv(t)
 	ctx := context.Background()
-	owner2 := e.newUser(e.org, "owner2@acme.test", models.RoleOwner)
+	owner2 := e.newUser(e.org, "owner2@acme.test", workspace.RoleOwner)
 	for _, c := range []struct {
 		name          string
 		target, actor uuid.UUID

@@ -3,17 +3,19 @@ package main
 import (
 	"context"
 	"flag"
-	"github.com/google/uuid"
 	"io"
 	"os"
 	"strings"
-	"wds/paging"
-	"wds/views"
 
+	"github.com/google/uuid"
+
+	"wds/answer"
 	"wds/api"
 	"wds/ingest"
 	"wds/models"
+	"wds/paging"
 	"wds/problem"
+	"wds/views"
 )
 
 func init() {
@@ -67,7 +69,7 @@ func readBodyFile(name string) ([]byte, error) {
 		return nil, problem.Fail(paging.ErrInvalidParameter, "--file: %v", err)
 	}
 	if len(raw) > maxBodyFile {
-		return nil, problem.Fail(api.ErrPayloadTooLarge, "--file exceeds 1 MiB")
+		return nil, problem.Fail(answer.ErrPayloadTooLarge, "--file exceeds 1 MiB")
 	}
 	return raw, nil
 }

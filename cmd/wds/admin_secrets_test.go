@@ -7,7 +7,6 @@ import (
 
 	"wds/database"
 	"wds/delivery"
-	"wds/models"
 	"wds/pgtest"
 	"wds/secrets"
 	"wds/workspace"
@@ -23,7 +22,7 @@ func TestAdminSecretsReencryptCompletesARotation(t *testing.T) {
 	defer database.Close(db)
 	ctx := context.Background()
 	org, _ := workspace.NewService(db).CreateOrg(ctx, "Rotating")
-	owner, _, _ := workspace.NewService(db).CreateUser(ctx, org.ID, "o@rotating.test", models.RoleOwner)
+	owner, _, _ := workspace.NewService(db).CreateUser(ctx, org.ID, "o@rotating.test", workspace.RoleOwner)
 	oldBox, _ := secrets.NewBox(oldKey)
 	ep, err := (&delivery.Service{DB: db, Box: oldBox, AllowPrivate: true}).Create(ctx,
 		delivery.CreateInput{OrgID: org.ID, ActorID: owner.ID, URL: "https://127.0.0.1/hook", EventTypes: []string{"order.created"}})

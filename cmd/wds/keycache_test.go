@@ -19,7 +19,6 @@ import (
 	"wds/apikeys"
 	"wds/database"
 	"wds/metrics"
-	"wds/models"
 	"wds/pgtest"
 	"wds/workspace"
 )
@@ -173,7 +172,7 @@ func TestKeyRevocationReachesEveryInstance(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	owner, opToken, err := people.CreateUser(ctx, org.ID, "owner@cached.test", models.RoleOwner)
+	owner, opToken, err := people.CreateUser(ctx, org.ID, "owner@cached.test", workspace.RoleOwner)
 	if err != nil {
 		t.Fatal(err)
 	}

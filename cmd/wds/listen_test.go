@@ -15,7 +15,6 @@ import (
 	"wds/database"
 	"wds/delivery"
 	"wds/delivery/deliverytest"
-	"wds/models"
 	"wds/pgtest"
 	"wds/secrets"
 	"wds/temporaldev"
@@ -39,7 +38,7 @@ func TestListenReceivesForwardsAndCleansUp(t *testing.T) {
 	}
 	defer database.Close(db)
 	org, _ := workspace.NewService(db).CreateOrg(context.Background(), "Acme")
-	owner, _, _ := workspace.NewService(db).CreateUser(context.Background(), org.ID, "owner@acme.test", models.RoleOwner)
+	owner, _, _ := workspace.NewService(db).CreateUser(context.Background(), org.ID, "owner@acme.test", workspace.RoleOwner)
 
 	var mu sync.Mutex
 	var got []http.Header

@@ -19,7 +19,6 @@ import (
 
 	"wds/apikeys"
 	"wds/database"
-	"wds/models"
 	"wds/pgtest"
 	"wds/secrets"
 	"wds/workspace"
@@ -197,7 +196,7 @@ func readKeyFor(t *testing.T, db *gorm.DB) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	owner, _, err := workspace.NewService(db).CreateUser(ctx, org.ID, "owner@draining.test", models.RoleOwner)
+	owner, _, err := workspace.NewService(db).CreateUser(ctx, org.ID, "owner@draining.test", workspace.RoleOwner)
 	if err != nil {
 		t.Fatal(err)
 	}
