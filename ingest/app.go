@@ -9,6 +9,7 @@ import (
 	"gorm.io/gorm"
 
 	"wds/models"
+	"wds/order"
 	"wds/problem"
 	"wds/views"
 	"wds/workspace"
@@ -120,7 +121,7 @@ func appOrderByExternal(ctx context.Context, db *gorm.DB, orgID uuid.UUID, exter
 	if len(ids) == 0 { // the index said taken, so this cannot be; fail loudly rather than create twice
 		return nil, fmt.Errorf("app order with external_id %q vanished", externalID)
 	}
-	v, err := views.GetOrder(ctx, db, views.Scope{OrgID: orgID}, ids[0])
+	v, err := order.Get(ctx, db, views.Scope{OrgID: orgID}, ids[0])
 	if err != nil {
 		return nil, err
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/google/uuid"
 
 	"wds/apikeys"
+	"wds/database"
 	"wds/events"
 	"wds/models"
 	"wds/views"
@@ -194,7 +195,7 @@ func (o *op) insertClient(in Client) (*resolved, error) {
 			o.ref(entityClient, in.ExternalID).claimArgs(id),
 			[]any{in.ExternalID,
 				id, o.org, o.store, row.Email, row.DisplayName, row.FirstName, row.LastName, row.Phone, row.ClientType,
-				array(row.Tags), addr, row.SourceLabel, row.SourceExternalID, row.SourceIntegrationKeyID,
+				database.Array(row.Tags), addr, row.SourceLabel, row.SourceExternalID, row.SourceIntegrationKeyID,
 				in.ExternalID})...)
 	if err != nil {
 		return nil, fmt.Errorf("insert client: %w", err)
@@ -271,7 +272,7 @@ func (o *op) updateClient(id uuid.UUID, in Client) (resolved, error) {
 		last_name = ?, phone = ?, client_type = ?, tags = ?, billing_address = ?, source_label = ?,
 		source_external_id = ?, source_integration_key_id = ? WHERE id = ?`,
 		after.Email, after.DisplayName, after.FirstName, after.LastName, after.Phone, after.ClientType,
-		array(after.Tags), addr, after.SourceLabel, after.SourceExternalID, after.SourceIntegrationKeyID, id)
+		database.Array(after.Tags), addr, after.SourceLabel, after.SourceExternalID, after.SourceIntegrationKeyID, id)
 	if err != nil {
 		return resolved{}, fmt.Errorf("update client: %w", err)
 	}

@@ -21,6 +21,7 @@ import (
 
 	"wds/apikeys"
 	"wds/delivery"
+	"wds/order"
 	"wds/problem"
 	"wds/views"
 )
@@ -123,8 +124,8 @@ func (o *op) emit(typ string, data any) error {
 }
 
 // order loads the order as the APIs show it, inside the transaction so it reflects this op's writes.
-func (o *op) order(id uuid.UUID) (*views.Order, error) {
-	return views.GetOrder(o.ctx, o.tx, o.scope(), id)
+func (o *op) order(id uuid.UUID) (*order.Order, error) {
+	return order.Get(o.ctx, o.tx, o.scope(), id)
 }
 
 // notFound turns a missing row of the key's scope into the caller's 404.

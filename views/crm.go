@@ -79,7 +79,7 @@ func (r clientRow) view() Client {
 
 // GetClient loads one client within scope.
 func GetClient(ctx context.Context, db *gorm.DB, s Scope, id uuid.UUID) (*Client, error) {
-	cond, args := scopeFilter(s, "t.org_id", "t.store_id")
+	cond, args := ScopeFilter(s, "t.org_id", "t.store_id")
 	row, err := one[clientRow](ctx, db, "client", clientSelect+" WHERE t.id = ? AND "+cond, append([]any{id}, args...)...)
 	if err != nil {
 		return nil, err
@@ -105,7 +105,7 @@ func WriteClient(ctx context.Context, db *gorm.DB, write string, args ...any) (*
 
 // ListClients loads one page of clients.
 func ListClients(ctx context.Context, db *gorm.DB, q ListQuery) (Page[Client], error) {
-	tail, args := keyset(q, "t.org_id", "t.store_id")
+	tail, args := Keyset(q, "t.org_id", "t.store_id")
 	var rows []clientRow
 	if err := db.WithContext(ctx).Raw(clientSelect+tail, args...).Find(&rows).Error; err != nil {
 		return Page[Client]{}, fmt.Errorf("list clients: %w", err)
@@ -114,7 +114,7 @@ func ListClients(ctx context.Context, db *gorm.DB, q ListQuery) (Page[Client], e
 	for i, r := range rows {
 		out[i] = r.view()
 	}
-	return page(out, q.Limit, func(c Client) (time.Time, uuid.UUID) { return c.UpdatedAt, c.ID }), nil
+	return NewPage(out, q.Limit, func(c Client) (time.Time, uuid.UUID) { return c.UpdatedAt, c.ID }), nil
 }
 
 // Vendor is a supplier CRM row; vendors have no slug, the UUID is the only handle.
@@ -158,7 +158,7 @@ func WriteVendor(ctx context.Context, db *gorm.DB, write string, args ...any) (*
 
 // GetVendor loads one vendor within scope.
 func GetVendor(ctx context.Context, db *gorm.DB, s Scope, id uuid.UUID) (*Vendor, error) {
-	cond, args := scopeFilter(s, "t.org_id", "t.store_id")
+	cond, args := ScopeFilter(s, "t.org_id", "t.store_id")
 	v, err := one[Vendor](ctx, db, "vendor", vendorSelect+" WHERE t.id = ? AND "+cond, append([]any{id}, args...)...)
 	if err != nil {
 		return nil, err
@@ -169,7 +169,7 @@ func GetVendor(ctx context.Context, db *gorm.DB, s Scope, id uuid.UUID) (*Vendor
 
 // ListVendors loads one page of vendors.
 func ListVendors(ctx context.Context, db *gorm.DB, q ListQuery) (Page[Vendor], error) {
-	tail, args := keyset(q, "t.org_id", "t.store_id")
+	tail, args := Keyset(q, "t.org_id", "t.store_id")
 	var rows []Vendor
 	if err := db.WithContext(ctx).Raw(vendorSelect+tail, args...).Find(&rows).Error; err != nil {
 		return Page[Vendor]{}, fmt.Errorf("list vendors: %w", err)
@@ -177,5 +177,5 @@ func ListVendors(ctx context.Context, db *gorm.DB, q ListQuery) (Page[Vendor], e
 	for i := range rows {
 		rows[i] = rows[i].inUTC()
 	}
-	return page(rows, q.Limit, func(v Vendor) (time.Time, uuid.UUID) { return v.UpdatedAt, v.ID }), nil
+	return NewPage(rows, q.Limit, func(v Vendor) (time.Time, uuid.UUID) { return v.UpdatedAt, v.ID }), nil
 }
