@@ -4,12 +4,14 @@
 package delivery
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
-	"time"
+	"wds/database"
 
 	"github.com/google/uuid"
 	"gorm.io/gorm"
@@ -43,50 +45,40 @@ func NewEvent(orgID uuid.UUID, storeID *uuid.UUID, typ string, data any) (Pendin
 // An event goes to the endpoints created no later than it. Both times are the database's, and the
 // event's is taken under the org's endpoints lock (shared; creating an endpoint holds it exclusively),
 // so an endpoint still being created is either committed, and seen, before the event's time, or
-// created after it.
+// created after it. The lock is a statement of its own, before the insert: a statement sees what was
+// committed before it started, and the insert must start once the lock is held.
 func WriteEvents(ctx context.Context, tx *gorm.DB, events []PendingEvent) ([]uuid.UUID, error) {
 	if len(events) == 0 {
 		return nil, nil
 	}
-	now, err := lockEndpoints(ctx, tx, events)
+	w, err := PrepareEvents(events)
 	if err != nil {
 		return nil, err
 	}
-	values := make([]string, len(events))
-	args := make([]any, 0, 6*len(events))
-	for i, e := range events {
-		// A microsecond apart, PostgreSQL's resolution: events keep their emission order in time.
-		at := now.Add(time.Duration(i) * time.Microsecond)
-		raw, err := json.Marshal(Envelope{ID: &e.ID, Type: e.typ, CreatedAt: at.UTC().Format(time.RFC3339Nano),
-			OrgID: e.orgID, StoreID: e.storeID, Data: e.data})
-		if err != nil {
-			return nil, fmt.Errorf("encode %s event: %w", e.typ, err)
-		}
-		values[i] = "(?::uuid, ?::uuid, ?::uuid, ?::text, ?::json, ?::timestamptz)"
-		args = append(args, e.ID, e.orgID, e.storeID, e.typ, string(raw), at)
+	var locked []int64
+	if err := tx.WithContext(ctx).Raw(w.Lock, w.LockArgs...).Find(&locked).Error; err != nil {
+		return nil, fmt.Errorf("lock endpoints: %w", err)
 	}
-	var rows []written
-	err = tx.WithContext(ctx).Raw(`INSERT INTO events (id, org_id, store_id, type, body, created_at, dispatched_at)
-		SELECT v.id, v.org_id, v.store_id, v.type, v.body, v.created_at,
-			CASE WHEN EXISTS (SELECT 1 FROM webhook_endpoints w WHERE `+
-		subscribedAtEventTime("v.org_id", "v.type", "v.created_at")+`) THEN NULL ELSE clock_timestamp() END
-		FROM (VALUES `+strings.Join(values, ", ")+`) AS v (id, org_id, store_id, type, body, created_at)
-		RETURNING id, dispatched_at IS NULL AS targeted`, args...).Find(&rows).Error
-	if err != nil {
+	var rows []Written
+	if err := tx.WithContext(ctx).Raw(w.Insert, w.InsertArgs...).Find(&rows).Error; err != nil {
 		return nil, fmt.Errorf("write %d events: %w", len(events), err)
 	}
-	var targeted []uuid.UUID
-	for _, e := range events { // in the order they were emitted, which RETURNING does not promise
-		if slices.Contains(rows, written{ID: e.ID, Targeted: true}) {
-			targeted = append(targeted, e.ID)
-		}
-	}
-	return targeted, nil
+	return w.Targeted(rows), nil
 }
 
-// lockEndpoints takes the events' orgs' endpoints locks, shared, and returns the database's time
-// after them: the events' time.
-func lockEndpoints(ctx context.Context, tx *gorm.DB, events []PendingEvent) (time.Time, error) {
+// EventWrite is WriteEvents' work as its two statements (SQL with GORM's ? placeholders), for a
+// writer that sends them in one round trip with others, in this order: Lock, whose answer it
+// ignores, then Insert, whose rows (Written) it passes to Targeted.
+type EventWrite struct {
+	Lock, Insert         string
+	LockArgs, InsertArgs []any
+	events               []PendingEvent
+}
+
+// PrepareEvents is the EventWrite of events (at least one). Each event's body is its envelope, whose
+// created_at, the event's time, the insert writes in: the database's clock once the lock is held, a
+// microsecond apart (PostgreSQL's resolution) so events keep their emission order in time.
+func PrepareEvents(events []PendingEvent) (*EventWrite, error) {
 	var orgs []string
 	for _, e := range events {
 		if !slices.Contains(orgs, e.orgID.String()) {
@@ -94,17 +86,49 @@ func lockEndpoints(ctx context.Context, tx *gorm.DB, events []PendingEvent) (tim
 		}
 	}
 	slices.Sort(orgs) // one order for every writer
-	var now time.Time
-	err := tx.WithContext(ctx).Raw(`SELECT max(t) FROM (SELECT `+endpointsLock("o", true)+`, clock_timestamp() AS t
-		FROM unnest(?::uuid[]) AS o) AS locked`, "{"+strings.Join(orgs, ",")+"}").Row().Scan(&now)
-	if err != nil {
-		return time.Time{}, fmt.Errorf("lock endpoints: %w", err)
+	w := &EventWrite{events: events,
+		Lock:     `SELECT count(*) FROM (SELECT ` + endpointsLock("o", true) + ` FROM unnest(?::uuid[]) AS o) AS locked`,
+		LockArgs: []any{"{" + strings.Join(orgs, ",") + "}"}}
+	values := make([]string, len(events))
+	w.InsertArgs = make([]any, 0, 6*len(events))
+	for i, e := range events {
+		raw, err := json.Marshal(Envelope{ID: &e.ID, Type: e.typ, OrgID: e.orgID, StoreID: e.storeID, Data: e.data})
+		if err != nil {
+			return nil, fmt.Errorf("encode %s event: %w", e.typ, err)
+		}
+		head, tail, ok := bytes.Cut(raw, []byte(`"created_at":""`))
+		if !ok {
+			return nil, fmt.Errorf("encode %s event: no created_at in its envelope", e.typ)
+		}
+		values[i] = "(?::uuid, ?::uuid, ?::uuid, ?::text, ?::text, ?::text, " + strconv.Itoa(i) + ")"
+		w.InsertArgs = append(w.InsertArgs, e.ID, e.orgID, e.storeID, e.typ,
+			string(head)+`"created_at":"`, `"`+string(tail))
 	}
-	return now, nil
+	w.Insert = `WITH clock AS MATERIALIZED (SELECT clock_timestamp() AS now)
+		INSERT INTO events (id, org_id, store_id, type, body, created_at, dispatched_at)
+		SELECT v.id, v.org_id, v.store_id, v.type, (v.head || ` + database.JSONTime("e.at") + ` || v.tail)::json, e.at,
+			CASE WHEN EXISTS (SELECT 1 FROM webhook_endpoints w WHERE ` +
+		subscribedAtEventTime("v.org_id", "v.type", "e.at") + `) THEN NULL ELSE clock_timestamp() END
+		FROM (VALUES ` + strings.Join(values, ", ") + `) AS v (id, org_id, store_id, type, head, tail, n),
+			LATERAL (SELECT clock.now + v.n * interval '1 microsecond' AS at FROM clock) AS e
+		RETURNING id, dispatched_at IS NULL AS targeted`
+	return w, nil
 }
 
-// written is what WriteEvents learns of each row it inserted.
-type written struct {
+// Targeted is WriteEvents' answer from the insert's rows: the ids of the events an endpoint can
+// receive, in the order they were emitted, which RETURNING does not promise.
+func (w *EventWrite) Targeted(rows []Written) []uuid.UUID {
+	var targeted []uuid.UUID
+	for _, e := range w.events {
+		if slices.Contains(rows, Written{ID: e.ID, Targeted: true}) {
+			targeted = append(targeted, e.ID)
+		}
+	}
+	return targeted
+}
+
+// Written is what an event insert (EventWrite.Insert) answers for each row.
+type Written struct {
 	ID       uuid.UUID
 	Targeted bool
 }

@@ -59,19 +59,15 @@ func (s *Service) CreateOrder(ctx context.Context, key *apikeys.IntegrationKey, 
 	if in.Payment != nil && !key.HasScope(apikeys.ScopePaymentsWrite) {
 		return nil, problem.Fail(apikeys.ErrInsufficientScope, "a payment block needs the payments:write scope as well")
 	}
-	var res *OrderResult
-	err := s.inTx(ctx, key, func(o *op) error {
-		var err error
-		res, err = o.createOrder(in)
-		return err
-	})
+	res, err := s.createPiped(ctx, key, in)
 	if err != nil {
 		return nil, fmt.Errorf("create order: %w", err)
 	}
 	return res, nil
 }
 
-// createOrder is CreateOrder inside an existing transaction (the store-native receiver composes it).
+// createOrder is CreateOrder inside an existing transaction, one statement at a time (the
+// store-native receiver composes it; CreateOrder itself sends the same in two round trips, piped.go).
 func (o *op) createOrder(in Order) (*OrderResult, error) {
 	t, err := in.normalize("", true)
 	if err != nil {
@@ -113,23 +109,9 @@ func (o *op) createOrder(in Order) (*OrderResult, error) {
 // reads the claim's row), so a repeated create waits for nothing but the first one's claim, and
 // the locks are taken in the order the two statements took them.
 func (o *op) claimOrder(externalID string, id uuid.UUID, client *Client) (won bool, known uuid.NullUUID, err error) {
-	var c Client
-	if client != nil {
-		c = *client
-	}
-	email := deref(c.Email)
-	var rows []struct {
-		Won    bool
-		Client uuid.NullUUID
-	}
-	err = o.tx.Raw(`WITH claim AS (`+claimSQL("")+`),
-	email_lock AS (
-		SELECT pg_advisory_xact_lock(hashtextextended(?, 0)) FROM claim WHERE ? <> '')
-	SELECT EXISTS (SELECT 1 FROM claim) AS won, (`+clientRefLookup+`) AS client,
-		(SELECT count(*) FROM email_lock) AS locks -- a CTE nobody reads does not run`,
-		slices.Concat(o.ref(entityOrder, externalID).claimArgs(id), []any{o.emailLock(email), email},
-			o.clientRefArgs(c.ExternalID))...).Find(&rows).Error
-	if err != nil {
+	var rows []orderClaim
+	query, args := o.claimOrderSQL(externalID, id, client)
+	if err := o.tx.Raw(query, args...).Find(&rows).Error; err != nil {
 		return false, uuid.NullUUID{}, fmt.Errorf("claim order external_id: %w", err)
 	}
 	if len(rows) != 1 {
@@ -137,6 +119,30 @@ func (o *op) claimOrder(externalID string, id uuid.UUID, client *Client) (won bo
 	}
 	return rows[0].Won, rows[0].Client, nil
 }
+
+// orderClaim is the answer of claimOrderSQL, one row.
+type orderClaim struct {
+	Won    bool
+	Client uuid.NullUUID
+	Locks  int64
+}
+
+// claimOrderSQL is claimOrder's statement.
+func (o *op) claimOrderSQL(externalID string, id uuid.UUID, client *Client) (string, []any) {
+	var c Client
+	if client != nil {
+		c = *client
+	}
+	email := deref(c.Email)
+	return claimOrderQuery, slices.Concat(o.ref(entityOrder, externalID).claimArgs(id), []any{o.emailLock(email), email},
+		o.clientRefArgs(c.ExternalID))
+}
+
+var claimOrderQuery = `WITH claim AS (` + claimSQL("") + `),
+	email_lock AS (
+		SELECT pg_advisory_xact_lock(hashtextextended(?, 0)) FROM claim WHERE ? <> '')
+	SELECT EXISTS (SELECT 1 FROM claim) AS won, (` + clientRefLookup + `) AS client,
+		(SELECT count(*) FROM email_lock) AS locks -- a CTE nobody reads does not run`
 
 // existingOrder answers a repeated external_id with the original record.
 func (o *op) existingOrder(id uuid.UUID) (*OrderResult, error) {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"sync"
 	"time"
 
 	"github.com/google/uuid"
@@ -61,8 +62,31 @@ type Guard struct {
 // shipment.
 var newRows = relations{Orders: "new_order", Lines: "new_lines", Payments: "new_payment"}
 
-// insertSQL is the insert of each source, with the guard's SQL after the WITH of the payment's guard.
-func insertSQL(source, guard string) string {
+// Condition is a boolean SQL expression and its arguments.
+type Condition struct {
+	SQL  string
+	Args []any
+}
+
+// always is the Condition of an insert that nothing but its own conflict stops.
+var always = Condition{SQL: "true"}
+
+// insertSQL is the insert of each source, with the payment's guard and the insert's condition,
+// built once for each: the statement is long, and sent again and again.
+func insertSQL(source, guard, only string) string {
+	key := source + "\x00" + guard + "\x00" + only
+	if s, ok := statements.Load(key); ok {
+		return s.(string)
+	}
+	s := buildInsert(source, guard, only)
+	statements.Store(key, s)
+	return s
+}
+
+// statements caches insertSQL; its callers pass constant SQL, so it holds a few statements.
+var statements sync.Map
+
+func buildInsert(source, guard, only string) string {
 	var onConflict string
 	if source == SourceApp { // migrations/00009's partial unique index settles a race of app creates
 		onConflict = `
@@ -73,9 +97,10 @@ func insertSQL(source, guard string) string {
 		INSERT INTO orders (id, org_id, store_id, number, client_id, external_id, currency,
 			subtotal_cents, shipping_cents, tax_cents, total_cents, amount_paid_cents, status, metadata,
 			source_kind, source_integration_key_id, source_label)
-		VALUES (?, ?, ?, nextval(wds_order_number_sequence(?)::regclass), ?, ?,
+		SELECT ?, ?, ?, nextval(wds_order_number_sequence(?)::regclass), ?, ?,
 			coalesce(nullif(?, ''), (SELECT currency FROM stores WHERE id = ?)),
-			?, ?, ?, ?, ?, ?, ?, ?, ?, nullif(?, ''))` + onConflict + `
+			?, ?, ?, ?, ?, ?, ?, ?, ?, nullif(?, '')
+		WHERE ` + only + onConflict + `
 		RETURNING *),
 	` + lines + ` AS (
 		INSERT INTO order_lines (order_id, position, description, quantity, unit_price_cents, metadata)
@@ -93,11 +118,12 @@ func insertSQL(source, guard string) string {
 }
 
 // Statement is the one statement that inserts n, all its lines (they travel as arrays, so their
-// number adds no round trip) and its inline payment, and answers the order as Get shows it, one row
-// (Scan reads it), or no row when an app order's external_id was taken. The number comes from the
-// org's own sequence, which never waits for another transaction, so creates in one org do not
-// serialize. Statement is exported for a writer that sends it in a batch with others; Insert runs it.
-func (n New) Statement(g Guard) (string, []any) {
+// number adds no round trip) and its inline payment, if only holds, and answers the order as Get
+// shows it, one row (Scan reads it), or no row when it inserted nothing (only did not hold, or an app
+// order's external_id was taken). The number comes from the org's own sequence, which never waits
+// for another transaction, so creates in one org do not serialize; an order not inserted takes
+// none. Statement is for a writer that sends it in a batch with others; Insert runs it alone.
+func (n New) Statement(g Guard, only Condition) (string, []any) {
 	desc, qty, price, meta := make([]string, len(n.Lines)), make([]int64, len(n.Lines)),
 		make([]int64, len(n.Lines)), make([]string, len(n.Lines))
 	for i, l := range n.Lines {
@@ -107,19 +133,20 @@ func (n New) Statement(g Guard) (string, []any) {
 	if n.Payment != nil {
 		p = *n.Payment
 	}
-	return insertSQL(n.Source, g.SQL), slices.Concat([]any{n.ID, n.OrgID, n.StoreID, n.OrgID, n.ClientID,
+	return insertSQL(n.Source, g.SQL, only.SQL), slices.Concat([]any{n.ID, n.OrgID, n.StoreID, n.OrgID, n.ClientID,
 		n.ExternalID, n.Currency, n.StoreID, n.SubtotalCents, n.ShippingCents, n.TaxCents, n.TotalCents,
-		p.AmountCents, n.Status, n.Metadata, n.Source, n.IntegrationKeyID, n.Label,
-		database.Array(desc), database.Array(qty), database.Array(price), database.Array(meta)},
+		p.AmountCents, n.Status, n.Metadata, n.Source, n.IntegrationKeyID, n.Label},
+		only.Args,
+		[]any{database.Array(desc), database.Array(qty), database.Array(price), database.Array(meta)},
 		g.Args,
 		[]any{p.ID, p.ExternalID, p.AmountCents, p.Method, p.Provider, p.ProviderPaymentID, p.PaidAt,
 			n.Payment != nil, g.Guarded})
 }
 
-// Insert runs n's Statement and returns the order as Get shows it, or nil when the insert skipped
+// Insert runs n's Statement, always inserting, and returns the order as Get shows it, or nil when the insert skipped
 // it (an app order's external_id taken).
 func Insert(ctx context.Context, db *gorm.DB, n New, g Guard) (*Order, error) {
-	sql, args := n.Statement(g)
+	sql, args := n.Statement(g, always)
 	orders, err := load(ctx, db, sql, args...)
 	if err != nil {
 		return nil, fmt.Errorf("insert order: %w", err)

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 	"unsafe"
+	"wds/database"
 
 	"github.com/google/uuid"
 )
@@ -37,7 +38,7 @@ type leaf struct {
 	// encode appends the value of the field at p as encoding/json writes it; nil for types the fast
 	// encoder does not know, which shapes that need it refuse (encoder).
 	encode func(b []byte, p unsafe.Pointer) []byte
-	// time: the value is a time.Time or *time.Time, which SQL must write as Go does (jsonTime).
+	// time: the value is a time.Time or *time.Time, which SQL must write as Go does (database.JSONTime).
 	time bool
 }
 
@@ -143,7 +144,7 @@ func (s *shape[T]) appendJSON(b []byte, v *T) []byte {
 }
 
 // jsonObject is the SQL json_build_object of a flat shape whose values are its sql tags. Times are
-// written as encoding/json writes them (jsonTime), so a value reads the same built by either.
+// written as encoding/json writes them (database.JSONTime), so a value reads the same built by either.
 func (s *shape[T]) jsonObject() string {
 	args := make([]string, len(s.leaves))
 	for i, l := range s.leaves {
@@ -152,7 +153,7 @@ func (s *shape[T]) jsonObject() string {
 		}
 		expr := l.sql
 		if l.time {
-			expr = jsonTime(expr)
+			expr = database.JSONTime(expr)
 		}
 		args[i] = "'" + l.key + "', " + expr
 	}

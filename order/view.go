@@ -173,21 +173,40 @@ func List(ctx context.Context, db *gorm.DB, q views.ListQuery) (views.Page[Order
 // reflective scan was a quarter of wds serve's CPU per list page.
 func load(ctx context.Context, db *gorm.DB, query string, args ...any) ([]Order, error) {
 	var orders []Order
-	var o Order
-	targets := orderShape.targets(&o)
+	sc := newScanner()
 	err := database.EachRow(ctx, db, query, args, func(row database.Row) error {
-		o = Order{} // no pointer of the previous row may be scanned into
-		if err := row.Scan(targets...); err != nil {
-			return fmt.Errorf("scan order: %w", err)
-		}
-		toUTC(targets)
+		o, err := sc.scan(row)
 		orders = append(orders, o)
-		return nil
+		return err
 	})
 	if err != nil {
 		return nil, fmt.Errorf("load orders: %w", err)
 	}
 	return orders, nil
+}
+
+// Scan reads one order, a row of a query of orders (Statement's).
+func Scan(row database.Row) (Order, error) { return newScanner().scan(row) }
+
+// scanner reads orders row after row into one Order, whose Scan targets it finds once.
+type scanner struct {
+	o       Order
+	targets []any
+}
+
+func newScanner() *scanner {
+	s := &scanner{}
+	s.targets = orderShape.targets(&s.o)
+	return s
+}
+
+func (s *scanner) scan(row database.Row) (Order, error) {
+	s.o = Order{} // no pointer of the previous row may be scanned into
+	if err := row.Scan(s.targets...); err != nil {
+		return Order{}, fmt.Errorf("scan order: %w", err)
+	}
+	toUTC(s.targets)
+	return s.o, nil
 }
 
 // PaymentList decodes the order's payments, oldest first.
@@ -206,12 +225,4 @@ func (o *Order) ShipmentList() ([]Shipment, error) {
 		return nil, fmt.Errorf("decode shipments of order %s: %w", o.ID, err)
 	}
 	return ss, nil
-}
-
-// jsonTime formats a timestamptz column in SQL exactly as Go's encoding/json writes a UTC time.Time:
-// PostgreSQL's JSON form of a timestamp is RFC 3339 with trailing fractional zeros dropped, so times
-// inside the arrays PostgreSQL builds read the same as the order's own. NULL stays NULL. (No format
-// string: pgbench, which replays this SQL as the benchmark's baseline, would take ":MI" for a variable.)
-func jsonTime(col string) string {
-	return `((to_json(` + col + ` AT TIME ZONE 'UTC') #>> '{}') || 'Z')`
 }

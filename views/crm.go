@@ -9,6 +9,7 @@ import (
 	"github.com/google/uuid"
 	"gorm.io/gorm"
 
+	"wds/database"
 	"wds/models"
 )
 
@@ -93,13 +94,32 @@ func GetClient(ctx context.Context, db *gorm.DB, s Scope, id uuid.UUID) (*Client
 // wrote none. A write that announces the client so needs no second statement to read it back.
 func WriteClient(ctx context.Context, db *gorm.DB, write string, args ...any) (*Client, error) {
 	var rows []clientRow
-	if err := db.WithContext(ctx).Raw(write+" RETURNING "+clientColumns, args...).Find(&rows).Error; err != nil {
+	if err := db.WithContext(ctx).Raw(write+ClientReturning, args...).Find(&rows).Error; err != nil {
 		return nil, fmt.Errorf("write client: %w", err)
 	}
 	if len(rows) == 0 {
 		return nil, nil
 	}
 	c := rows[0].view()
+	return &c, nil
+}
+
+// ClientReturning is the RETURNING clause of a client write sent without WriteClient (in a batch):
+// ScanClient reads its row.
+const ClientReturning = " RETURNING " + clientColumns
+
+// ScanClient reads a row of ClientReturning as GetClient shows the client.
+func ScanClient(row database.Row) (*Client, error) {
+	var r clientRow
+	var tags []string
+	err := row.Scan(&r.ID, &r.StoreID, &r.Email, &r.DisplayName, &r.FirstName, &r.LastName, &r.Phone,
+		&r.ClientType, &tags, &r.BillingAddress, &r.SourceLabel, &r.SourceExternalID,
+		&r.SourceIntegrationKeyID, &r.CreatedAt, &r.UpdatedAt)
+	if err != nil {
+		return nil, fmt.Errorf("scan client: %w", err)
+	}
+	r.Tags = tags
+	c := r.view()
 	return &c, nil
 }
 
