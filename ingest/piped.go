@@ -71,7 +71,7 @@ func (o *op) createFirst(h *database.Held, in Order, t totals, status string) (*
 	claimed := `EXISTS (` + lookupSQL + ` AND internal_id = ?)`
 	claimedArgs := append(o.ref(entityOrder, in.ExternalID).lookupArgs(), id)
 	b := &pgx.Batch{}
-	b.Queue("BEGIN")
+	b.Queue("begin")
 	claimSQL, claimArgs := o.claimOrderSQL(in.ExternalID, id, in.Client)
 	b.Queue(database.Numbered(claimSQL), claimArgs...)
 	if in.Client != nil {
@@ -185,7 +185,7 @@ func (o *op) commit(h *database.Held) ([]uuid.UUID, error) {
 		b.Queue(database.Numbered(w.Lock), w.LockArgs...)
 		b.Queue(database.Numbered(w.Insert), w.InsertArgs...)
 	}
-	b.Queue("COMMIT")
+	b.Queue("commit")
 	var rows []delivery.Written
 	err := h.Send(b, func(r pgx.BatchResults) error {
 		if w != nil {
