@@ -101,7 +101,7 @@ func PrepareEvents(events []PendingEvent) (*EventWrite, error) {
 			return nil, fmt.Errorf("encode %s event: no created_at in its envelope", e.typ)
 		}
 		values[i] = "(?::uuid, ?::uuid, ?::uuid, ?::text, ?::text, ?::text, " + strconv.Itoa(i) + ")"
-		w.InsertArgs = append(w.InsertArgs, e.ID, e.orgID, e.storeID, e.typ,
+		w.InsertArgs = append(w.InsertArgs, e.ID, e.orgID, database.NullableID(e.storeID), e.typ,
 			string(head)+`"created_at":"`, `"`+string(tail))
 	}
 	w.Insert = `WITH clock AS MATERIALIZED (SELECT clock_timestamp() AS now)

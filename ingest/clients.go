@@ -220,7 +220,7 @@ func (o *op) clientInsert(in Client, id uuid.UUID, only string, onlyArgs ...any)
 		slices.Concat([]any{o.store, email, email},
 			o.ref(entityClient, in.ExternalID).claimArgs(id), []any{in.ExternalID}, onlyArgs,
 			[]any{id, o.org, o.store, row.Email, row.DisplayName, row.FirstName, row.LastName, row.Phone, row.ClientType,
-				database.Array(row.Tags), addr, row.SourceLabel, row.SourceExternalID, row.SourceIntegrationKeyID,
+				database.Array(row.Tags), addr, row.SourceLabel, row.SourceExternalID, database.NullableID(row.SourceIntegrationKeyID),
 				in.ExternalID}, onlyArgs), nil
 }
 

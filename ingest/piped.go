@@ -87,7 +87,7 @@ func (o *op) createFirst(h *database.Held, in Order, t totals, status string) (*
 	}
 	q, args := n.Statement(g, order.Condition{
 		SQL:  claimed + ` AND (?::uuid IS NULL OR EXISTS (SELECT 1 FROM clients WHERE id = ?))`,
-		Args: append(claimedArgs[:len(claimedArgs):len(claimedArgs)], clientID, clientID)})
+		Args: append(claimedArgs[:len(claimedArgs):len(claimedArgs)], database.NullableID(clientID), database.NullableID(clientID))})
 	b.Queue(database.Numbered(q), args...)
 
 	var claim orderClaim

@@ -133,9 +133,9 @@ func (n New) Statement(g Guard, only Condition) (string, []any) {
 	if n.Payment != nil {
 		p = *n.Payment
 	}
-	return insertSQL(n.Source, g.SQL, only.SQL), slices.Concat([]any{n.ID, n.OrgID, n.StoreID, n.OrgID, n.ClientID,
+	return insertSQL(n.Source, g.SQL, only.SQL), slices.Concat([]any{n.ID, n.OrgID, n.StoreID, n.OrgID, database.NullableID(n.ClientID),
 		n.ExternalID, n.Currency, n.StoreID, n.SubtotalCents, n.ShippingCents, n.TaxCents, n.TotalCents,
-		p.AmountCents, n.Status, n.Metadata, n.Source, n.IntegrationKeyID, n.Label},
+		p.AmountCents, n.Status, n.Metadata, n.Source, database.NullableID(n.IntegrationKeyID), n.Label},
 		only.Args,
 		[]any{database.Array(desc), database.Array(qty), database.Array(price), database.Array(meta)},
 		g.Args,
