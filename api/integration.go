@@ -17,10 +17,10 @@ import (
 	"wds/ingest"
 	"wds/nativestore"
 	"wds/openapi"
+	"wds/order"
 	"wds/problem"
 	"wds/ratelimit"
 	"wds/signing"
-	"wds/views"
 )
 
 // IntegrationGate is what the Integration API's middleware asks before a handler runs: whose key the
@@ -45,7 +45,7 @@ type IngestStore interface {
 	RefundPayment(ctx context.Context, key *apikeys.IntegrationKey, paymentID uuid.UUID, in ingest.Refund) (*ingest.RefundResult, error)
 	UpsertClient(ctx context.Context, key *apikeys.IntegrationKey, in ingest.Client) (*ingest.ClientResult, error)
 	ApplyStoreOrder(ctx context.Context, key *apikeys.IntegrationKey, in ingest.StoreOrder) (*ingest.StoreResult, error)
-	OrderByExternal(ctx context.Context, key *apikeys.IntegrationKey, externalID string) (*views.Order, error)
+	OrderByExternal(ctx context.Context, key *apikeys.IntegrationKey, externalID string) (*order.Order, error)
 }
 
 // Context keys of the Integration API middleware.

@@ -15,6 +15,7 @@ import (
 
 	"wds/apikeys"
 	"wds/openapi/openapitest"
+	"wds/order"
 	"wds/views"
 )
 
@@ -327,7 +328,7 @@ func TestOrderEventsCarryTheOrderAsStored(t *testing.T) {
 			{"description":"Cup","quantity":1,"unit_price_cents":1200}],
 		"payment":{"external_id":"p-1","amount_cents":1000,"method":"card","provider":"stripe","provider_payment_id":"pi_1"}}`).
 		want(t, http.StatusCreated, "")
-	v, err := views.GetOrder(context.Background(), e.db, views.Scope{OrgID: e.org.ID}, uuid.MustParse(created["id"].(string)))
+	v, err := order.Get(context.Background(), e.db, views.Scope{OrgID: e.org.ID}, uuid.MustParse(created["id"].(string)))
 	if err != nil {
 		t.Fatal(err)
 	}

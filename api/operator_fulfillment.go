@@ -9,14 +9,14 @@ import (
 	"github.com/google/uuid"
 
 	"wds/fulfillment"
-	"wds/views"
+	"wds/order"
 )
 
 // ShippingStore ships orders and records their tracking and delivery (fulfillment).
 type ShippingStore interface {
-	ShipOrder(ctx context.Context, actor, orderID uuid.UUID, in fulfillment.Ship) (*views.Shipment, error)
-	AddTracking(ctx context.Context, actor, shipmentID uuid.UUID, tracking string, carrier *string) (*views.Shipment, error)
-	MarkDelivered(ctx context.Context, actor, shipmentID uuid.UUID, deliveredAt *time.Time) (*views.Shipment, error)
+	ShipOrder(ctx context.Context, actor, orderID uuid.UUID, in fulfillment.Ship) (*order.Shipment, error)
+	AddTracking(ctx context.Context, actor, shipmentID uuid.UUID, tracking string, carrier *string) (*order.Shipment, error)
+	MarkDelivered(ctx context.Context, actor, shipmentID uuid.UUID, deliveredAt *time.Time) (*order.Shipment, error)
 }
 
 // registerOperatorFulfillment mounts shipping (README.md, Workspace operations): ship an order, attach tracking,
@@ -100,7 +100,7 @@ func (s *server) markDelivered(c *gin.Context) {
 }
 
 // answerShipment renders a shipment operation's outcome.
-func (s *server) answerShipment(c *gin.Context, status int, res *views.Shipment, err error) {
+func (s *server) answerShipment(c *gin.Context, status int, res *order.Shipment, err error) {
 	if err != nil {
 		fail(c, err)
 		return

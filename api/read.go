@@ -13,6 +13,7 @@ import (
 	"wds/database"
 	"wds/events"
 	"wds/openapi"
+	"wds/order"
 	"wds/paging"
 	"wds/problem"
 	"wds/views"
@@ -22,8 +23,8 @@ import (
 // at the database (database.Admit) and gives it back before it returns, so the Read API's queries
 // queue with the writes' transactions and a slow reader of the response holds no turn.
 type ReadStore interface {
-	ListOrders(context.Context, views.ListQuery) (views.Page[views.Order], error)
-	GetOrder(context.Context, views.Scope, uuid.UUID) (*views.Order, error)
+	ListOrders(context.Context, views.ListQuery) (views.Page[order.Order], error)
+	GetOrder(context.Context, views.Scope, uuid.UUID) (*order.Order, error)
 	ListVendors(context.Context, views.ListQuery) (views.Page[views.Vendor], error)
 	GetVendor(context.Context, views.Scope, uuid.UUID) (*views.Vendor, error)
 	ListClients(context.Context, views.ListQuery) (views.Page[views.Client], error)
@@ -48,12 +49,12 @@ func admitted[T any](ctx context.Context, db *gorm.DB, read func() (T, error)) (
 	return read()
 }
 
-func (r admittedReads) ListOrders(ctx context.Context, q views.ListQuery) (views.Page[views.Order], error) {
-	return admitted(ctx, r.db, func() (views.Page[views.Order], error) { return views.ListOrders(ctx, r.db, q) })
+func (r admittedReads) ListOrders(ctx context.Context, q views.ListQuery) (views.Page[order.Order], error) {
+	return admitted(ctx, r.db, func() (views.Page[order.Order], error) { return order.List(ctx, r.db, q) })
 }
 
-func (r admittedReads) GetOrder(ctx context.Context, sc views.Scope, id uuid.UUID) (*views.Order, error) {
-	return admitted(ctx, r.db, func() (*views.Order, error) { return views.GetOrder(ctx, r.db, sc, id) })
+func (r admittedReads) GetOrder(ctx context.Context, sc views.Scope, id uuid.UUID) (*order.Order, error) {
+	return admitted(ctx, r.db, func() (*order.Order, error) { return order.Get(ctx, r.db, sc, id) })
 }
 
 func (r admittedReads) ListVendors(ctx context.Context, q views.ListQuery) (views.Page[views.Vendor], error) {
@@ -118,8 +119,8 @@ func listHandler[T any](s *server, list func(ReadStore, context.Context, views.L
 			return
 		}
 		// Orders write themselves: encoding/json would scan and copy their lines and payments again.
-		if orders, ok := any(p).(views.Page[views.Order]); ok {
-			c.Data(http.StatusOK, jsonContentType, views.AppendOrderPage(nil, orders))
+		if orders, ok := any(p).(views.Page[order.Order]); ok {
+			c.Data(http.StatusOK, jsonContentType, order.AppendPage(nil, orders))
 			return
 		}
 		c.JSON(http.StatusOK, p)

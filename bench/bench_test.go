@@ -88,7 +88,7 @@ func checkReplay(t *testing.T, in *IngestResult) {
 	if in.Replay.Ops == 0 || in.Replay.Errors != 0 || in.ReplayRatio <= 0 {
 		t.Errorf("replay: %+v, ratio %v", in.Replay, in.ReplayRatio)
 	}
-	for _, want := range []string{"begin", "INSERT INTO orders", "commit", ":ext", `\gset`} {
+	for _, want := range []string{"begin", "INSERT INTO orders", "commit", ":ext", `\gset`, `\startpipeline`, `\endpipeline`} {
 		if !strings.Contains(in.ReplayScript, want) {
 			t.Errorf("replay script lacks %q:\n%s", want, in.ReplayScript)
 		}

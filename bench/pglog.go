@@ -16,6 +16,9 @@ type loggedStatement struct {
 	pid    int
 	sql    string
 	params []*string
+	// trip numbers the round trip the statement went in (wireTap), where it was captured through one;
+	// 0 is unknown, a round trip of its own.
+	trip int
 }
 
 var (

@@ -19,6 +19,7 @@ import (
 	"gorm.io/gorm"
 
 	"wds/database"
+	"wds/order"
 	"wds/paging"
 	"wds/views"
 )
@@ -170,7 +171,7 @@ func (r *reader) firstAndLast(ctx context.Context, d time.Duration) (first, last
 	return first, last, nil
 }
 
-// listSQL is the SQL views.ListOrders runs for a page after a cursor, captured from GORM as it is
+// listSQL is the SQL order.List runs for a page after a cursor, captured from GORM as it is
 // about to run, so the pgbench baseline follows any change to the query.
 func listSQL(ctx context.Context, dbURL string, orgID uuid.UUID) (string, error) {
 	db, err := database.Open(ctx, dbURL, quietLog())
@@ -194,12 +195,12 @@ func listSQL(ctx context.Context, dbURL string, orgID uuid.UUID) (string, error)
 	}
 	q := views.ListQuery{Scope: views.Scope{OrgID: orgID}, Limit: pageLimit,
 		Cursor: &paging.Cursor{At: time.Now(), ID: uuid.Nil}}
-	if _, err := views.ListOrders(ctx, db, q); err != nil {
+	if _, err := order.List(ctx, db, q); err != nil {
 		return "", err
 	}
 	for i := 1; i <= 4; i++ {
 		if !strings.Contains(captured, fmt.Sprintf("$%d", i)) || strings.Contains(captured, "$5") {
-			return "", fmt.Errorf("bench: views.ListOrders no longer takes (org, cursor at, cursor id, limit) "+
+			return "", fmt.Errorf("bench: order.List no longer takes (org, cursor at, cursor id, limit) "+
 				"as $1..$4; update readScript: %s", captured)
 		}
 	}

@@ -23,16 +23,24 @@ type captured struct {
 
 // captureCreates sends creates, one at a time, to a `wds serve` of its own whose connections log
 // every statement with its parameters (log_statement=all, asked for in the start-up packet of its
-// connections only, so nothing else on the cluster logs), and returns each create's statements.
-// The first create of a fresh process loads caches the others do not; only the later ones are
-// returned. A short pause after each answer lets work the server does after it land in its create.
+// connections only, so nothing else on the cluster logs), and returns each create's statements,
+// each with the round trip it went in (its connections pass through a wireTap). The first create
+// of a fresh process loads caches the others do not; only the later ones are returned. A short
+// pause after each answer lets work the server does after it land in its create.
 func (e *env) captureCreates(ctx context.Context, s *stack, g *ingester, n int) ([]captured, error) {
 	u, err := url.Parse(s.dbURL)
 	if err != nil {
 		return nil, fmt.Errorf("bench: %w", err)
 	}
+	tap, err := newWireTap(u.Host)
+	if err != nil {
+		return nil, err
+	}
+	defer tap.close()
+	u.Host = tap.addr()
 	q := u.Query()
 	q.Set("log_statement", "all")
+	q.Set("sslmode", "disable") // the tap reads the stream
 	u.RawQuery = q.Encode()
 	p, base, _, err := e.startServe(ctx, "capture", append(s.environ[:len(s.environ):len(s.environ)], "DATABASE_URL="+u.String()))
 	if err != nil {
@@ -42,10 +50,14 @@ func (e *env) captureCreates(ctx context.Context, s *stack, g *ingester, n int) 
 	g.base = base
 	logPath := filepath.Join(e.dir, "pg", "postgres.log")
 	var out []captured
+	var mark map[int]int
 	for i := 0; i <= n; i++ {
 		fi, err := os.Stat(logPath)
 		if err != nil {
 			return nil, fmt.Errorf("bench: %w", err)
+		}
+		if mark == nil { // what the process sent before is not in the log windows
+			mark = tap.mark()
 		}
 		if _, err := g.create(ctx); err != nil {
 			return nil, fmt.Errorf("bench: capture: %w", err)
@@ -55,6 +67,7 @@ func (e *env) captureCreates(ctx context.Context, s *stack, g *ingester, n int) 
 		if err != nil {
 			return nil, err
 		}
+		tap.tripsOf(st, mark)
 		if i > 0 {
 			out = append(out, captured{st, g.prefix + strconv.FormatInt(g.seq.Load(), 10)})
 		}
@@ -166,7 +179,11 @@ func buildReplay(b, c []loggedStatement, token string, keys []map[string]string)
 	r := &replay{defs: map[string]string{}}
 	consts := map[string]string{}
 	var body strings.Builder
+	batched := pipelined(b)
 	for i, st := range b {
+		if !batched[i] && i+1 < len(b) && batched[i+1] {
+			body.WriteString("\\startpipeline\n")
+		}
 		body.WriteString(paramRE.ReplaceAllStringFunc(st.sql, func(m string) string {
 			n, _ := strconv.Atoi(m[1:])
 			if n < 1 || n > len(st.params) {
@@ -175,22 +192,38 @@ func buildReplay(b, c []loggedStatement, token string, keys []map[string]string)
 			return r.param(st.params[n-1], c[i].params[n-1], subs, consts)
 		}))
 		body.WriteString("\n;\n") // on a line of its own: a statement may end in a comment
+		if batched[i] && (i+1 == len(b) || !batched[i+1]) {
+			body.WriteString("\\endpipeline\n")
+		}
 	}
 	r.script = prelude(subs, keySubs, keys) + body.String()
 	return r, nil
 }
 
-// sameStatements checks that two creates sent the same statements with as many parameters each.
+// sameStatements checks that two creates sent the same statements with as many parameters each,
+// in the same round trips.
 func sameStatements(b, c []loggedStatement) error {
 	if len(b) != len(c) {
 		return fmt.Errorf("bench: two creates sent %d and %d statements", len(b), len(c))
 	}
+	pb, pc := pipelined(b), pipelined(c)
 	for i := range b {
-		if b[i].sql != c[i].sql || len(b[i].params) != len(c[i].params) {
+		if b[i].sql != c[i].sql || len(b[i].params) != len(c[i].params) || pb[i] != pc[i] {
 			return fmt.Errorf("bench: two creates differ at statement %d: %s", i+1, truncate(b[i].sql, 80))
 		}
 	}
 	return nil
+}
+
+// pipelined reports, for each statement, whether it went in the round trip of the statement before
+// it (a pgx batch): the replay sends those between pgbench's \startpipeline and \endpipeline, one
+// round trip as well.
+func pipelined(sts []loggedStatement) []bool {
+	out := make([]bool, len(sts))
+	for i := 1; i < len(sts); i++ {
+		out[i] = sts[i].trip != 0 && sts[i].trip == sts[i-1].trip
+	}
+	return out
 }
 
 // values is every non-NULL parameter value of the statements.

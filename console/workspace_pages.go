@@ -18,15 +18,16 @@ import (
 	"wds/fulfillment"
 	"wds/ingest"
 	"wds/models"
+	"wds/order"
 	"wds/problem"
 	"wds/views"
 )
 
 // ShippingService ships orders and records their tracking and delivery (fulfillment.Service).
 type ShippingService interface {
-	ShipOrder(ctx context.Context, actor, orderID uuid.UUID, in fulfillment.Ship) (*views.Shipment, error)
-	AddTracking(ctx context.Context, actor, shipmentID uuid.UUID, tracking string, carrier *string) (*views.Shipment, error)
-	MarkDelivered(ctx context.Context, actor, shipmentID uuid.UUID, deliveredAt *time.Time) (*views.Shipment, error)
+	ShipOrder(ctx context.Context, actor, orderID uuid.UUID, in fulfillment.Ship) (*order.Shipment, error)
+	AddTracking(ctx context.Context, actor, shipmentID uuid.UUID, tracking string, carrier *string) (*order.Shipment, error)
+	MarkDelivered(ctx context.Context, actor, shipmentID uuid.UUID, deliveredAt *time.Time) (*order.Shipment, error)
 }
 
 // VendorService is the supplier CRM's writes (catalog.Service).
@@ -64,7 +65,7 @@ func (c *Console) scope(g *gin.Context) views.ListQuery {
 }
 
 func (c *Console) orders(g *gin.Context) {
-	page, err := views.ListOrders(g.Request.Context(), c.DB, c.scope(g))
+	page, err := order.List(g.Request.Context(), c.DB, c.scope(g))
 	v := view{Data: page.Rows}
 	if err != nil {
 		v.Error = c.problem(err)
@@ -76,9 +77,9 @@ func (c *Console) order(g *gin.Context) { c.orderPage(g, http.StatusOK, view{Not
 
 func (c *Console) orderPage(g *gin.Context, code int, v view) {
 	id, err := pathID(g)
-	var o *views.Order
+	var o *order.Order
 	if err == nil {
-		o, err = views.GetOrder(g.Request.Context(), c.DB, views.Scope{OrgID: sessionOf(g).OrgID}, id)
+		o, err = order.Get(g.Request.Context(), c.DB, views.Scope{OrgID: sessionOf(g).OrgID}, id)
 	}
 	data := map[string]any{"Order": o}
 	if err == nil {
@@ -94,8 +95,8 @@ func (c *Console) orderPage(g *gin.Context, code int, v view) {
 
 // orderDetails decodes what the order page shows beside the order: its lines with their totals,
 // payments, shipments and client.
-func orderDetails(ctx context.Context, db *gorm.DB, scope views.Scope, o *views.Order, data map[string]any) error {
-	var lines []views.Line
+func orderDetails(ctx context.Context, db *gorm.DB, scope views.Scope, o *order.Order, data map[string]any) error {
+	var lines []order.Line
 	if err := json.Unmarshal(o.Lines, &lines); err != nil {
 		return fmt.Errorf("order lines: %w", err)
 	}

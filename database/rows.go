@@ -20,13 +20,14 @@ type Row interface {
 // EachRow runs query and calls each for every row. Outside a transaction the rows are read with
 // pgx's own interface, which decodes each column straight into its target; database/sql first
 // builds a driver.Value and then converts it, which was a sixth of wds serve's CPU on a Read API
-// page of 50 orders (docs/benchmarks.md). Inside a transaction, which database/sql holds, the same
-// targets are scanned through it. GORM still builds the statement and runs its row callbacks, as a
+// page of 50 orders (docs/benchmarks.md). Inside a transaction, which database/sql holds, or on a
+// Held connection, the same targets are scanned through it. GORM still builds the statement and runs its row callbacks, as a
 // dry run, so whatever watches GORM's statements sees this one too, and its logger is told how the
 // query went.
 func EachRow(ctx context.Context, db *gorm.DB, query string, args []any, each func(Row) error) error {
 	tx := db.WithContext(ctx)
-	if _, inTx := tx.Statement.ConnPool.(gorm.TxCommitter); inTx {
+	switch tx.Statement.ConnPool.(type) {
+	case gorm.TxCommitter, heldPool:
 		return eachSQLRow(tx, query, args, each)
 	}
 	dry := tx.Session(&gorm.Session{DryRun: true}).Raw(query, args...)

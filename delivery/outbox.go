@@ -1,20 +1,24 @@
 // The outbox: event rows written in the caller's transaction, so an event exists exactly when the
-// business change that causes it is committed. Delivery reads them back by id. WriteEvents is the one
-// writer of event rows, test events included; each row's body is the webhook.Event delivered.
+// business change that causes it is committed. Delivery reads them back by id. WriteEvents (or
+// PrepareEvents, for a writer that batches) is the one writer of event rows, test events included;
+// each row's body is the webhook.Event delivered.
 
 package delivery
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
 	"github.com/google/uuid"
 	"gorm.io/gorm"
 
+	"wds/database"
 	"wds/events"
 	"wds/webhook"
 )
@@ -48,50 +52,87 @@ func NewEvent(orgID uuid.UUID, storeID *uuid.UUID, typ string, data any) (Pendin
 // An event goes to the endpoints created no later than it. Both times are the database's, and the
 // event's is taken under the org's endpoints lock (shared; creating an endpoint holds it exclusively),
 // so an endpoint still being created is either committed, and seen, before the event's time, or
-// created after it.
+// created after it. The lock is a statement of its own, before the insert: a statement sees what was
+// committed before it started, and the insert must start once the lock is held.
 func WriteEvents(ctx context.Context, tx *gorm.DB, pending []PendingEvent) ([]uuid.UUID, error) {
 	if len(pending) == 0 {
 		return nil, nil
 	}
-	now, err := lockEndpoints(ctx, tx, pending)
+	w, err := PrepareEvents(pending)
 	if err != nil {
 		return nil, err
 	}
+	var locked []int64
+	if err := tx.WithContext(ctx).Raw(w.Lock, w.LockArgs...).Find(&locked).Error; err != nil {
+		return nil, fmt.Errorf("lock endpoints: %w", err)
+	}
+	var rows []Written
+	if err := tx.WithContext(ctx).Raw(w.Insert, w.InsertArgs...).Find(&rows).Error; err != nil {
+		return nil, fmt.Errorf("write %d events: %w", len(pending), err)
+	}
+	return w.Targeted(rows), nil
+}
+
+// EventWrite is WriteEvents' work as its two statements (SQL with GORM's ? placeholders), for a
+// writer that sends them in one round trip with others, in this order: Lock, whose answer it
+// ignores, then Insert, whose rows (Written) it passes to Targeted.
+type EventWrite struct {
+	Lock, Insert         string
+	LockArgs, InsertArgs []any
+	events               []PendingEvent
+}
+
+// PrepareEvents is the EventWrite of pending (at least one). Each event's body is its envelope, whose
+// created_at, the event's time, the insert writes in: the database's clock once the lock is held, a
+// microsecond apart (PostgreSQL's resolution) so events keep their emission order in time.
+func PrepareEvents(pending []PendingEvent) (*EventWrite, error) {
+	var orgs []string
+	for _, e := range pending {
+		if !slices.Contains(orgs, e.orgID.String()) {
+			orgs = append(orgs, e.orgID.String())
+		}
+	}
+	slices.Sort(orgs) // one order for every writer
+	w := &EventWrite{events: pending,
+		Lock:     `SELECT count(*) FROM (SELECT ` + endpointsLock("o", true) + ` FROM unnest(?::uuid[]) AS o) AS locked`,
+		LockArgs: []any{"{" + strings.Join(orgs, ",") + "}"}}
 	values := make([]string, len(pending))
 	// the CASE's type comes first in the statement, then the values
-	args := append(make([]any, 0, 1+6*len(pending)), events.WebhookTest)
+	w.InsertArgs = append(make([]any, 0, 1+6*len(pending)), events.WebhookTest)
 	for i, e := range pending {
-		// A microsecond apart, PostgreSQL's resolution: events keep their emission order in time.
-		at := now.Add(time.Duration(i) * time.Microsecond)
-		raw, err := json.Marshal(e.body(at))
+		raw, err := json.Marshal(e.body(timeSlot))
 		if err != nil {
 			return nil, fmt.Errorf("encode %s event: %w", e.typ, err)
 		}
-		values[i] = "(?::uuid, ?::uuid, ?::uuid, ?::text, ?::json, ?::timestamptz)"
-		args = append(args, e.ID, e.orgID, e.storeID, e.typ, string(raw), at)
-	}
-	var rows []written
-	err = tx.WithContext(ctx).Raw(`INSERT INTO events (id, org_id, store_id, type, body, created_at, dispatched_at)
-		SELECT v.id, v.org_id, v.store_id, v.type, v.body, v.created_at,
-			CASE WHEN v.type <> ? AND EXISTS (SELECT 1 FROM webhook_endpoints w WHERE `+
-		subscribedAtEventTime("v.org_id", "v.type", "v.created_at")+`) THEN NULL ELSE clock_timestamp() END
-		FROM (VALUES `+strings.Join(values, ", ")+`) AS v (id, org_id, store_id, type, body, created_at)
-		RETURNING id, dispatched_at IS NULL AS targeted`, args...).Find(&rows).Error
-	if err != nil {
-		return nil, fmt.Errorf("write %d events: %w", len(pending), err)
-	}
-	var targeted []uuid.UUID
-	for _, e := range pending { // in the order they were emitted, which RETURNING does not promise
-		if slices.Contains(rows, written{ID: e.ID, Targeted: true}) {
-			targeted = append(targeted, e.ID)
+		head, tail, ok := bytes.Cut(raw, timeSlotJSON)
+		if !ok {
+			return nil, fmt.Errorf("encode %s event: no created_at in its envelope", e.typ)
 		}
+		values[i] = "(?::uuid, ?::uuid, ?::uuid, ?::text, ?::text, ?::text, " + strconv.Itoa(i) + ")"
+		w.InsertArgs = append(w.InsertArgs, e.ID, e.orgID, database.NullableID(e.storeID), e.typ,
+			string(head)+`"created_at":"`, `"`+string(tail))
 	}
-	return targeted, nil
+	w.Insert = `WITH clock AS MATERIALIZED (SELECT clock_timestamp() AS now)
+		INSERT INTO events (id, org_id, store_id, type, body, created_at, dispatched_at)
+		SELECT v.id, v.org_id, v.store_id, v.type, (v.head || ` + database.JSONTime("e.at") + ` || v.tail)::json, e.at,
+			CASE WHEN v.type <> ? AND EXISTS (SELECT 1 FROM webhook_endpoints w WHERE ` +
+		subscribedAtEventTime("v.org_id", "v.type", "e.at") + `) THEN NULL ELSE clock_timestamp() END
+		FROM (VALUES ` + strings.Join(values, ", ") + `) AS v (id, org_id, store_id, type, head, tail, n),
+			LATERAL (SELECT clock.now + v.n * interval '1 microsecond' AS at FROM clock) AS e
+		RETURNING id, dispatched_at IS NULL AS targeted`
+	return w, nil
 }
+
+// timeSlot stands for the event's time in the body PrepareEvents encodes, which the insert cuts at
+// timeSlotJSON and fills with the database's time.
+var (
+	timeSlot     = time.Date(1, 1, 1, 0, 0, 0, 0, time.UTC)
+	timeSlotJSON = []byte(`"created_at":"0001-01-01T00:00:00Z"`)
+)
 
 // body is the event as delivered, written at.
 func (e PendingEvent) body(at time.Time) webhook.Event {
-	b := webhook.Event{Type: e.typ, CreatedAt: at.UTC(), OrgID: e.orgID.String(), Data: e.data}
+	b := webhook.Event{Type: e.typ, CreatedAt: at, OrgID: e.orgID.String(), Data: e.data}
 	if e.typ != events.WebhookTest {
 		id := e.ID.String()
 		b.ID = &id
@@ -103,27 +144,20 @@ func (e PendingEvent) body(at time.Time) webhook.Event {
 	return b
 }
 
-// lockEndpoints takes the events' orgs' endpoints locks, shared, and returns the database's time
-// after them: the events' time.
-func lockEndpoints(ctx context.Context, tx *gorm.DB, pending []PendingEvent) (time.Time, error) {
-	var orgs []string
-	for _, e := range pending {
-		if !slices.Contains(orgs, e.orgID.String()) {
-			orgs = append(orgs, e.orgID.String())
+// Targeted is WriteEvents' answer from the insert's rows: the ids of the events an endpoint can
+// receive, in the order they were emitted, which RETURNING does not promise.
+func (w *EventWrite) Targeted(rows []Written) []uuid.UUID {
+	var targeted []uuid.UUID
+	for _, e := range w.events {
+		if slices.Contains(rows, Written{ID: e.ID, Targeted: true}) {
+			targeted = append(targeted, e.ID)
 		}
 	}
-	slices.Sort(orgs) // one order for every writer
-	var now time.Time
-	err := tx.WithContext(ctx).Raw(`SELECT max(t) FROM (SELECT `+endpointsLock("o", true)+`, clock_timestamp() AS t
-		FROM unnest(?::uuid[]) AS o) AS locked`, "{"+strings.Join(orgs, ",")+"}").Row().Scan(&now)
-	if err != nil {
-		return time.Time{}, fmt.Errorf("lock endpoints: %w", err)
-	}
-	return now, nil
+	return targeted
 }
 
-// written is what WriteEvents learns of each row it inserted.
-type written struct {
+// Written is what an event insert (EventWrite.Insert) answers for each row.
+type Written struct {
 	ID       uuid.UUID
 	Targeted bool
 }

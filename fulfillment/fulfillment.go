@@ -21,16 +21,10 @@ import (
 	"gorm.io/gorm"
 
 	"wds/delivery"
+	"wds/order"
 	"wds/problem"
 	"wds/views"
 	"wds/workspace"
-)
-
-// Fulfillment statuses of an order.
-const (
-	Unfulfilled = "unfulfilled"
-	Shipped     = "shipped"
-	Delivered   = "delivered"
 )
 
 // maxText bounds a carrier name and a tracking number, in characters.
@@ -55,8 +49,8 @@ func NewService(db *gorm.DB, events EventStarter) *Service {
 
 // shipmentEvent is the data of order.shipped, order.delivered and shipment.tracking_added.
 type shipmentEvent struct {
-	Order    *views.Order   `json:"order"`
-	Shipment views.Shipment `json:"shipment"`
+	Order    *order.Order   `json:"order"`
+	Shipment order.Shipment `json:"shipment"`
 }
 
 // change is one operation's transaction: the order it locked, and what it announces.
@@ -133,14 +127,14 @@ func (c *change) setFulfillment(status string) error {
 
 // announce loads the order as it now is and emits typ with {order, shipment}; the shipment as the
 // order shows it is returned.
-func (c *change) announce(shipmentID uuid.UUID, types ...string) (views.Shipment, error) {
-	o, err := views.GetOrder(c.ctx, c.tx, views.Scope{OrgID: c.order.OrgID}, c.order.ID)
+func (c *change) announce(shipmentID uuid.UUID, types ...string) (order.Shipment, error) {
+	o, err := order.Get(c.ctx, c.tx, views.Scope{OrgID: c.order.OrgID}, c.order.ID)
 	if err != nil {
-		return views.Shipment{}, err
+		return order.Shipment{}, err
 	}
 	ss, err := o.ShipmentList()
 	if err != nil {
-		return views.Shipment{}, err
+		return order.Shipment{}, err
 	}
 	for _, s := range ss {
 		if s.ID != shipmentID {
@@ -150,13 +144,13 @@ func (c *change) announce(shipmentID uuid.UUID, types ...string) (views.Shipment
 			store := c.order.StoreID
 			ev, err := delivery.NewEvent(c.order.OrgID, &store, typ, shipmentEvent{Order: o, Shipment: s})
 			if err != nil {
-				return views.Shipment{}, err
+				return order.Shipment{}, err
 			}
 			c.events = append(c.events, ev)
 		}
 		return s, nil
 	}
-	return views.Shipment{}, fmt.Errorf("shipment %s is not among order %s's", shipmentID, c.order.ID)
+	return order.Shipment{}, fmt.Errorf("shipment %s is not among order %s's", shipmentID, c.order.ID)
 }
 
 func (c *change) audit(actor uuid.UUID, action string, shipmentID uuid.UUID, details map[string]any) error {

@@ -15,6 +15,7 @@ import (
 	"wds/events/eventstest"
 	"wds/fulfillment"
 	"wds/ingest"
+	"wds/order"
 	"wds/pgtest"
 	"wds/problem"
 	"wds/views"
@@ -73,8 +74,8 @@ func (f *fixture) audits() int64 {
 	return n
 }
 
-func (f *fixture) orderView(id uuid.UUID) *views.Order {
-	o, err := views.GetOrder(f.ctx, f.db, views.Scope{OrgID: f.org}, id)
+func (f *fixture) orderView(id uuid.UUID) *order.Order {
+	o, err := order.Get(f.ctx, f.db, views.Scope{OrgID: f.org}, id)
 	if err != nil {
 		f.t.Fatal(err)
 	}
@@ -102,7 +103,7 @@ func TestAnOrderShipsAndIsDeliveredWhenEveryShipmentArrived(t *testing.T) {
 	if first.Carrier != "UPS" || first.Status != "shipped" || first.TrackingNumber != nil {
 		t.Fatalf("shipment %+v", first)
 	}
-	if o := f.orderView(id); o.FulfillmentStatus != fulfillment.Shipped {
+	if o := f.orderView(id); o.FulfillmentStatus != order.Shipped {
 		t.Fatalf("order %s", o.FulfillmentStatus)
 	}
 	shippedAt := time.Now().Add(-time.Hour)
@@ -116,7 +117,7 @@ func TestAnOrderShipsAndIsDeliveredWhenEveryShipmentArrived(t *testing.T) {
 		t.Fatal(err)
 	}
 	want(t, "the first delivery of two", f.emitted())
-	if o := f.orderView(id); o.FulfillmentStatus != fulfillment.Shipped {
+	if o := f.orderView(id); o.FulfillmentStatus != order.Shipped {
 		t.Fatalf("order %s after one of two deliveries", o.FulfillmentStatus)
 	}
 	at := time.Now().Add(-time.Minute).UTC().Truncate(time.Microsecond)
@@ -125,7 +126,7 @@ func TestAnOrderShipsAndIsDeliveredWhenEveryShipmentArrived(t *testing.T) {
 		t.Fatal(err)
 	}
 	want(t, "the last delivery", f.emitted(), events.OrderDelivered)
-	if o := f.orderView(id); o.FulfillmentStatus != fulfillment.Delivered || got.DeliveredAt == nil || !got.DeliveredAt.Equal(at) {
+	if o := f.orderView(id); o.FulfillmentStatus != order.Delivered || got.DeliveredAt == nil || !got.DeliveredAt.Equal(at) {
 		t.Fatalf("order %s, shipment %+v", o.FulfillmentStatus, got)
 	}
 	audits := f.audits()
@@ -141,12 +142,12 @@ func TestAnOrderShipsAndIsDeliveredWhenEveryShipmentArrived(t *testing.T) {
 		t.Fatal(err)
 	}
 	want(t, "shipping a delivered order again", f.emitted())
-	if o := f.orderView(id); o.FulfillmentStatus != fulfillment.Shipped || len(mustShipments(t, o)) != 3 {
+	if o := f.orderView(id); o.FulfillmentStatus != order.Shipped || len(mustShipments(t, o)) != 3 {
 		t.Fatalf("order %s", o.FulfillmentStatus)
 	}
 }
 
-func mustShipments(t *testing.T, o *views.Order) []views.Shipment {
+func mustShipments(t *testing.T, o *order.Order) []order.Shipment {
 	ss, err := o.ShipmentList()
 	if err != nil {
 		t.Fatal(err)

@@ -9,9 +9,8 @@ import (
 	"github.com/google/uuid"
 
 	"wds/events"
-	"wds/ingest"
+	"wds/order"
 	"wds/problem"
-	"wds/views"
 )
 
 // Ship is what shipping an order asks for.
@@ -24,10 +23,10 @@ type Ship struct {
 // ShipOrder records a shipment of the order. The order's fulfillment_status becomes shipped;
 // order.shipped fires when it first does (an order delivered before and shipping again was shipped
 // already), and shipment.tracking_added when a tracking number comes with it.
-func (s *Service) ShipOrder(ctx context.Context, actor, orderID uuid.UUID, in Ship) (*views.Shipment, error) {
-	var out views.Shipment
+func (s *Service) ShipOrder(ctx context.Context, actor, orderID uuid.UUID, in Ship) (*order.Shipment, error) {
+	var out order.Shipment
 	err := s.run(ctx, actor, orderID, func(c *change) error {
-		if c.order.Status == ingest.StatusCancelled || c.order.Status == ingest.StatusRefunded {
+		if c.order.Status == order.Cancelled || c.order.Status == order.Refunded {
 			return problem.Fail(ErrOrderNotShippable, "order %s is %s; it cannot be shipped", orderID, c.order.Status)
 		}
 		carrier, err := text("carrier", in.Carrier)
@@ -51,13 +50,13 @@ func (s *Service) ShipOrder(ctx context.Context, actor, orderID uuid.UUID, in Sh
 			return fmt.Errorf("insert shipment: %w", err)
 		}
 		var types []string
-		if c.order.FulfillmentStatus == Unfulfilled {
+		if c.order.FulfillmentStatus == order.Unfulfilled {
 			types = append(types, events.OrderShipped)
 		}
 		if tracking != nil {
 			types = append(types, events.ShipmentTrackingAdded)
 		}
-		if err := c.setFulfillment(Shipped); err != nil {
+		if err := c.setFulfillment(order.Shipped); err != nil {
 			return err
 		}
 		if out, err = c.announce(id, types...); err != nil {
@@ -114,8 +113,8 @@ func (s *Service) onShipment(ctx context.Context, actor, shipmentID uuid.UUID, f
 // AddTracking attaches a tracking number (and optionally a carrier) to a shipment. A number new to
 // the shipment fires shipment.tracking_added; the same number again changes nothing and fires
 // nothing, unless a different carrier comes with it, which is corrected without an event.
-func (s *Service) AddTracking(ctx context.Context, actor, shipmentID uuid.UUID, tracking string, carrier *string) (*views.Shipment, error) {
-	var out views.Shipment
+func (s *Service) AddTracking(ctx context.Context, actor, shipmentID uuid.UUID, tracking string, carrier *string) (*order.Shipment, error) {
+	var out order.Shipment
 	err := s.onShipment(ctx, actor, shipmentID, func(c *change, s shipmentRow) error {
 		number, err := text("tracking_number", tracking)
 		if err != nil {
@@ -156,10 +155,10 @@ func (s *Service) AddTracking(ctx context.Context, actor, shipmentID uuid.UUID, 
 // MarkDelivered records that the carrier delivered a shipment. When it was the order's last
 // undelivered shipment the order becomes delivered and order.delivered fires; a shipment already
 // delivered changes nothing and fires nothing.
-func (s *Service) MarkDelivered(ctx context.Context, actor, shipmentID uuid.UUID, deliveredAt *time.Time) (*views.Shipment, error) {
-	var out views.Shipment
+func (s *Service) MarkDelivered(ctx context.Context, actor, shipmentID uuid.UUID, deliveredAt *time.Time) (*order.Shipment, error) {
+	var out order.Shipment
 	err := s.onShipment(ctx, actor, shipmentID, func(c *change, s shipmentRow) error {
-		if s.Status == Delivered {
+		if s.Status == order.Delivered {
 			var err error
 			out, err = c.announce(shipmentID)
 			return err
@@ -178,9 +177,9 @@ func (s *Service) MarkDelivered(ctx context.Context, actor, shipmentID uuid.UUID
 		if err != nil {
 			return fmt.Errorf("deliver shipment: %w", err)
 		}
-		status, types := Shipped, []string(nil)
+		status, types := order.Shipped, []string(nil)
 		if pending == 0 {
-			status, types = Delivered, []string{events.OrderDelivered}
+			status, types = order.Delivered, []string{events.OrderDelivered}
 		}
 		if err := c.setFulfillment(status); err != nil {
 			return err

@@ -8,6 +8,7 @@ import (
 	"github.com/google/uuid"
 	"gorm.io/gorm"
 
+	"wds/order"
 	"wds/problem"
 	"wds/views"
 	"wds/workspace"
@@ -119,7 +120,7 @@ func appOrderByExternal(ctx context.Context, db *gorm.DB, orgID uuid.UUID, exter
 	if len(ids) == 0 { // the index said taken, so this cannot be; fail loudly rather than create twice
 		return nil, fmt.Errorf("app order with external_id %q vanished", externalID)
 	}
-	v, err := views.GetOrder(ctx, db, views.Scope{OrgID: orgID}, ids[0])
+	v, err := order.Get(ctx, db, views.Scope{OrgID: orgID}, ids[0])
 	if err != nil {
 		return nil, err
 	}

@@ -15,6 +15,7 @@ import (
 	"wds/events"
 	"wds/events/eventstest"
 	"wds/ingest"
+	"wds/order"
 	"wds/pgtest"
 	"wds/problem"
 	"wds/workspace"
@@ -95,7 +96,7 @@ func TestAppOrderFollowsTheIntegrationRulesAndIsAudited(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.Status != ingest.StatusPartiallyPaid || res.TotalCents != 3600 || res.AmountPaidCents != 1000 ||
+	if res.Status != order.PartiallyPaid || res.TotalCents != 3600 || res.AmountPaidCents != 1000 ||
 		res.ExternalID != "POS-1" || res.Duplicate || res.ClientID == nil || res.PaymentID == nil || res.Number != "1001" {
 		t.Fatalf("envelope %+v", res)
 	}
@@ -128,7 +129,7 @@ func TestAppOrderFollowsTheIntegrationRulesAndIsAudited(t *testing.T) {
 	// Zero total without payment is paid; no external_id twice makes two orders.
 	for range 2 {
 		r, err := ingest.NewService(e.db, nil).CreateAppOrder(ctx, e.org, e.member, e.order(`{"lines": [{"quantity": 1}]}`))
-		if err != nil || r.Status != ingest.StatusPaid || r.ExternalID != "" || r.Duplicate {
+		if err != nil || r.Status != order.Paid || r.ExternalID != "" || r.Duplicate {
 			t.Fatalf("free order: %+v, %v", r, err)
 		}
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/google/uuid"
 
 	"wds/apikeys"
+	"wds/database"
 	"wds/events"
 	"wds/models"
 	"wds/views"
@@ -170,6 +171,32 @@ const maxClientInserts = 3
 // insertClient inserts the client and writes client.created, unless the email matched or the
 // external id was claimed meanwhile (nil, nil).
 func (o *op) insertClient(in Client) (*resolved, error) {
+	id := uuid.New()
+	query, args, err := o.clientInsert(in, id, "true")
+	if err != nil {
+		return nil, err
+	}
+	c, err := views.WriteClient(o.ctx, o.tx, query, args...)
+	if err != nil {
+		return nil, fmt.Errorf("insert client: %w", err)
+	}
+	return o.insertedClient(c)
+}
+
+// insertedClient writes client.created for c, the client an insert wrote, if any (nil: none).
+func (o *op) insertedClient(c *views.Client) (*resolved, error) {
+	if c == nil {
+		return nil, nil
+	}
+	if err := o.emit(events.ClientCreated, c); err != nil {
+		return nil, err
+	}
+	return &resolved{id: c.ID, created: true, client: c}, nil
+}
+
+// clientInsert is insertClient's statement for a client of this id, which inserts nothing unless
+// only (an SQL condition with onlyArgs) holds as well.
+func (o *op) clientInsert(in Client, id uuid.UUID, only string, onlyArgs ...any) (string, []any, error) {
 	var row clientState
 	row.apply(in)
 	row.stamp(o.key, in.ExternalID)
@@ -178,34 +205,23 @@ func (o *op) insertClient(in Client) (*resolved, error) {
 	}
 	addr, err := row.addressJSON()
 	if err != nil {
-		return nil, err
+		return "", nil, err
 	}
-	id, email := uuid.New(), deref(in.Email)
+	email := deref(in.Email)
 	// Without an external id there is nothing to claim, and without an email nothing to match: those
 	// CTEs are then empty and the row is inserted.
-	c, err := views.WriteClient(o.ctx, o.tx, `WITH email_match AS (
+	return `WITH email_match AS (
 		SELECT 1 FROM clients WHERE store_id = ? AND lower(email) = lower(?) AND ? <> '' LIMIT 1),
-	ref AS (`+claimSQL(`WHERE ? <> '' AND NOT EXISTS (SELECT 1 FROM email_match)`)+`)
+	ref AS (` + claimSQL(`WHERE ? <> '' AND NOT EXISTS (SELECT 1 FROM email_match) AND `+only) + `)
 	INSERT INTO clients AS t (id, org_id, store_id, email, display_name, first_name, last_name, phone,
 		client_type, tags, billing_address, source_label, source_external_id, source_integration_key_id)
 	SELECT ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?
-	WHERE NOT EXISTS (SELECT 1 FROM email_match) AND (? = '' OR EXISTS (SELECT 1 FROM ref))`,
+	WHERE NOT EXISTS (SELECT 1 FROM email_match) AND (? = '' OR EXISTS (SELECT 1 FROM ref)) AND ` + only,
 		slices.Concat([]any{o.store, email, email},
-			o.ref(entityClient, in.ExternalID).claimArgs(id),
-			[]any{in.ExternalID,
-				id, o.org, o.store, row.Email, row.DisplayName, row.FirstName, row.LastName, row.Phone, row.ClientType,
-				array(row.Tags), addr, row.SourceLabel, row.SourceExternalID, row.SourceIntegrationKeyID,
-				in.ExternalID})...)
-	if err != nil {
-		return nil, fmt.Errorf("insert client: %w", err)
-	}
-	if c == nil {
-		return nil, nil
-	}
-	if err := o.emit(events.ClientCreated, c); err != nil {
-		return nil, err
-	}
-	return &resolved{id: id, created: true, client: c}, nil
+			o.ref(entityClient, in.ExternalID).claimArgs(id), []any{in.ExternalID}, onlyArgs,
+			[]any{id, o.org, o.store, row.Email, row.DisplayName, row.FirstName, row.LastName, row.Phone, row.ClientType,
+				database.Array(row.Tags), addr, row.SourceLabel, row.SourceExternalID, database.NullableID(row.SourceIntegrationKeyID),
+				in.ExternalID}, onlyArgs), nil
 }
 
 // existingClient resolves a client insertClient did not insert: the store's client with the email
@@ -271,7 +287,7 @@ func (o *op) updateClient(id uuid.UUID, in Client) (resolved, error) {
 		last_name = ?, phone = ?, client_type = ?, tags = ?, billing_address = ?, source_label = ?,
 		source_external_id = ?, source_integration_key_id = ? WHERE id = ?`,
 		after.Email, after.DisplayName, after.FirstName, after.LastName, after.Phone, after.ClientType,
-		array(after.Tags), addr, after.SourceLabel, after.SourceExternalID, after.SourceIntegrationKeyID, id)
+		database.Array(after.Tags), addr, after.SourceLabel, after.SourceExternalID, after.SourceIntegrationKeyID, id)
 	if err != nil {
 		return resolved{}, fmt.Errorf("update client: %w", err)
 	}

@@ -7,7 +7,10 @@
 //
 // Each operation is a method of Service and one database transaction holding its business rows and
 // its outbox events, so a failure leaves nothing behind; after the commit the service starts the
-// events it wrote (EventStarter), so no caller has to. Races are settled by PostgreSQL: external ids
+// events it wrote (EventStarter), so no caller has to. The operations send their statements one at a
+// time through GORM, except the Integration API's order create, the busiest, which sends the same
+// statements in two pgx batches, one round trip each (piped.go). The order's rows and view are
+// package order's; the rules of what to write are here. Races are settled by PostgreSQL: external ids
 // are claimed with INSERT ... ON CONFLICT DO NOTHING on external_refs (whose primary key is the final
 // word; refs.go), and a loser reads the winner's row instead of checking first in Go.
 package ingest
@@ -21,6 +24,7 @@ import (
 
 	"wds/apikeys"
 	"wds/delivery"
+	"wds/order"
 	"wds/problem"
 	"wds/views"
 )
@@ -123,8 +127,8 @@ func (o *op) emit(typ string, data any) error {
 }
 
 // order loads the order as the APIs show it, inside the transaction so it reflects this op's writes.
-func (o *op) order(id uuid.UUID) (*views.Order, error) {
-	return views.GetOrder(o.ctx, o.tx, o.scope(), id)
+func (o *op) order(id uuid.UUID) (*order.Order, error) {
+	return order.Get(o.ctx, o.tx, o.scope(), id)
 }
 
 // notFound turns a missing row of the key's scope into the caller's 404.

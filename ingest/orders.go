@@ -8,21 +8,11 @@ import (
 	"slices"
 
 	"github.com/google/uuid"
-	"github.com/jackc/pgx/v5/pgtype"
 
 	"wds/apikeys"
 	"wds/events"
+	"wds/order"
 	"wds/problem"
-	"wds/views"
-)
-
-// Order statuses (docs/integration-api.md).
-const (
-	StatusInvoiced      = "invoiced"
-	StatusPartiallyPaid = "partially_paid"
-	StatusPaid          = "paid"
-	StatusCancelled     = "cancelled"
-	StatusRefunded      = "refunded"
 )
 
 // OrderResult is the create envelope (docs/integration-api.md).
@@ -43,9 +33,9 @@ type OrderResult struct {
 func initialStatus(total int64, payment *Payment) (string, error) {
 	if payment == nil {
 		if total == 0 {
-			return StatusPaid, nil
+			return order.Paid, nil
 		}
-		return StatusInvoiced, nil
+		return order.Invoiced, nil
 	}
 	return statusAfterPayment(total, 0, payment.AmountCents)
 }
@@ -58,9 +48,9 @@ func statusAfterPayment(total, paid, amount int64) (string, error) {
 			"amount_cents %d exceeds the open balance of %d", amount, total-paid)
 	}
 	if paid+amount == total {
-		return StatusPaid, nil
+		return order.Paid, nil
 	}
-	return StatusPartiallyPaid, nil
+	return order.PartiallyPaid, nil
 }
 
 // CreateOrder creates an order with its lines, client and inline payment, or returns the original with
@@ -69,19 +59,15 @@ func (s *Service) CreateOrder(ctx context.Context, key *apikeys.IntegrationKey, 
 	if in.Payment != nil && !key.HasScope(apikeys.ScopePaymentsWrite) {
 		return nil, problem.Fail(apikeys.ErrInsufficientScope, "a payment block needs the payments:write scope as well")
 	}
-	var res *OrderResult
-	err := s.inTx(ctx, key, func(o *op) error {
-		var err error
-		res, err = o.createOrder(in)
-		return err
-	})
+	res, err := s.createPiped(ctx, key, in)
 	if err != nil {
 		return nil, fmt.Errorf("create order: %w", err)
 	}
 	return res, nil
 }
 
-// createOrder is CreateOrder inside an existing transaction (the store-native receiver composes it).
+// createOrder is CreateOrder inside an existing transaction, one statement at a time (the
+// store-native receiver composes it; CreateOrder itself sends the same in two round trips, piped.go).
 func (o *op) createOrder(in Order) (*OrderResult, error) {
 	t, err := in.normalize("", true)
 	if err != nil {
@@ -123,23 +109,9 @@ func (o *op) createOrder(in Order) (*OrderResult, error) {
 // reads the claim's row), so a repeated create waits for nothing but the first one's claim, and
 // the locks are taken in the order the two statements took them.
 func (o *op) claimOrder(externalID string, id uuid.UUID, client *Client) (won bool, known uuid.NullUUID, err error) {
-	var c Client
-	if client != nil {
-		c = *client
-	}
-	email := deref(c.Email)
-	var rows []struct {
-		Won    bool
-		Client uuid.NullUUID
-	}
-	err = o.tx.Raw(`WITH claim AS (`+claimSQL("")+`),
-	email_lock AS (
-		SELECT pg_advisory_xact_lock(hashtextextended(?, 0)) FROM claim WHERE ? <> '')
-	SELECT EXISTS (SELECT 1 FROM claim) AS won, (`+clientRefLookup+`) AS client,
-		(SELECT count(*) FROM email_lock) AS locks -- a CTE nobody reads does not run`,
-		slices.Concat(o.ref(entityOrder, externalID).claimArgs(id), []any{o.emailLock(email), email},
-			o.clientRefArgs(c.ExternalID))...).Find(&rows).Error
-	if err != nil {
+	var rows []orderClaim
+	query, args := o.claimOrderSQL(externalID, id, client)
+	if err := o.tx.Raw(query, args...).Find(&rows).Error; err != nil {
 		return false, uuid.NullUUID{}, fmt.Errorf("claim order external_id: %w", err)
 	}
 	if len(rows) != 1 {
@@ -147,6 +119,30 @@ func (o *op) claimOrder(externalID string, id uuid.UUID, client *Client) (won bo
 	}
 	return rows[0].Won, rows[0].Client, nil
 }
+
+// orderClaim is the answer of claimOrderSQL, one row.
+type orderClaim struct {
+	Won    bool
+	Client uuid.NullUUID
+	Locks  int64
+}
+
+// claimOrderSQL is claimOrder's statement.
+func (o *op) claimOrderSQL(externalID string, id uuid.UUID, client *Client) (string, []any) {
+	var c Client
+	if client != nil {
+		c = *client
+	}
+	email := deref(c.Email)
+	return claimOrderQuery, slices.Concat(o.ref(entityOrder, externalID).claimArgs(id), []any{o.emailLock(email), email},
+		o.clientRefArgs(c.ExternalID))
+}
+
+var claimOrderQuery = `WITH claim AS (` + claimSQL("") + `),
+	email_lock AS (
+		SELECT pg_advisory_xact_lock(hashtextextended(?, 0)) FROM claim WHERE ? <> '')
+	SELECT EXISTS (SELECT 1 FROM claim) AS won, (` + clientRefLookup + `) AS client,
+		(SELECT count(*) FROM email_lock) AS locks -- a CTE nobody reads does not run`
 
 // existingOrder answers a repeated external_id with the original record.
 func (o *op) existingOrder(id uuid.UUID) (*OrderResult, error) {
@@ -158,7 +154,7 @@ func (o *op) existingOrder(id uuid.UUID) (*OrderResult, error) {
 }
 
 // duplicateOf is the create envelope answering a repeated create with its original order v.
-func duplicateOf(v *views.Order) (*OrderResult, error) {
+func duplicateOf(v *order.Order) (*OrderResult, error) {
 	res, err := envelope(v, nil)
 	if err != nil {
 		return nil, err
@@ -169,7 +165,7 @@ func duplicateOf(v *views.Order) (*OrderResult, error) {
 
 // announceOrder writes order.created (and payment.recorded for its inline payment pay) for the new
 // order v.
-func (o *op) announceOrder(v *views.Order, pay *views.Payment) (*OrderResult, error) {
+func (o *op) announceOrder(v *order.Order, pay *order.Payment) (*OrderResult, error) {
 	if err := o.emit(events.OrderCreated, v); err != nil {
 		return nil, err
 	}
@@ -183,7 +179,7 @@ func (o *op) announceOrder(v *views.Order, pay *views.Payment) (*OrderResult, er
 }
 
 // envelope renders an order as the create envelope; paymentID is the inline payment, if any.
-func envelope(v *views.Order, paymentID *uuid.UUID) (*OrderResult, error) {
+func envelope(v *order.Order, paymentID *uuid.UUID) (*OrderResult, error) {
 	res := &OrderResult{ID: v.ID, Number: v.Number, Status: v.Status, TotalCents: v.TotalCents,
 		AmountPaidCents: v.AmountPaidCents, ClientID: v.ClientID, PaymentID: paymentID}
 	if v.ExternalID != nil {
@@ -201,51 +197,69 @@ func envelope(v *views.Order, paymentID *uuid.UUID) (*OrderResult, error) {
 	return res, nil
 }
 
-// insertOrder writes the order, all its lines and its inline payment, if any, in one statement (the
-// lines travel as arrays, so their number does not add round trips), and returns the order as the
-// APIs show it and its inline payment, if any. The number comes from the org's own sequence, which never waits
-// for another transaction, so creates in one org do not serialize. An empty currency takes the
-// store's. A payment external_id is claimed in the same statement; one the key already used for
-// another payment is a conflict, not a duplicate (this call is not a repeat of that payment's
-// create), and the caller's rollback undoes the order. An app order whose external_id the org's
-// app orders already hold inserts nothing: errExternalIDTaken.
-func (o *op) insertOrder(id uuid.UUID, clientID *uuid.UUID, in Order, t totals, status string) (*views.Order, *views.Payment, error) {
-	meta, err := jsonObject(in.Metadata)
+// insertOrder writes the order, all its lines and its inline payment, if any, in one statement
+// (order.Insert) and returns the order as the APIs show it and its inline payment, if any. An empty
+// currency takes the store's. A payment external_id is claimed in the same statement; one the key
+// already used for another payment is a conflict, not a duplicate (this call is not a repeat of that
+// payment's create), and the caller's rollback undoes the order. An app order whose external_id the
+// org's app orders already hold inserts nothing: errExternalIDTaken.
+func (o *op) insertOrder(id uuid.UUID, clientID *uuid.UUID, in Order, t totals, status string) (*order.Order, *order.Payment, error) {
+	n, g, err := o.newOrder(id, clientID, in, t, status)
 	if err != nil {
 		return nil, nil, err
 	}
-	n := len(in.Lines)
-	desc, qty, price, lineMeta := make([]string, n), make([]int64, n), make([]int64, n), make([]string, n)
+	v, err := order.Insert(o.ctx, o.tx, n, g)
+	if err != nil {
+		return nil, nil, err
+	}
+	return o.inserted(v, in)
+}
+
+// newOrder is the order insertOrder writes, and the claim of its payment's external_id that the
+// payment waits on. App orders claim no payment external_id (app writes have no key to claim it for:
+// the caller clears it), so their claim inserts nothing. An integration order's own external_id was
+// claimed before, in external_refs; an app order's is unique among the org's app orders
+// (order.New).
+func (o *op) newOrder(id uuid.UUID, clientID *uuid.UUID, in Order, t totals, status string) (order.New, order.Guard, error) {
+	meta, err := jsonObject(in.Metadata)
+	if err != nil {
+		return order.New{}, order.Guard{}, err
+	}
+	n := order.New{ID: id, OrgID: o.org, StoreID: o.store, ClientID: clientID, Currency: in.Currency,
+		SubtotalCents: t.subtotal, ShippingCents: in.ShippingCents, TaxCents: in.TaxCents, TotalCents: t.total,
+		Status: status, Metadata: meta, Source: order.SourceApp, Lines: make([]order.NewLine, len(in.Lines))}
+	if in.ExternalID != "" { // an app order may have none
+		n.ExternalID = &in.ExternalID
+	}
+	if o.key != nil {
+		n.Source, n.IntegrationKeyID, n.Label = order.SourceIntegration, &o.key.ID, o.key.Label
+	}
 	for i, l := range in.Lines {
-		if lineMeta[i], err = jsonObject(l.Metadata); err != nil {
-			return nil, nil, err
+		n.Lines[i] = order.NewLine{Description: l.Description, Quantity: l.Quantity, UnitPriceCents: l.UnitPriceCents}
+		if n.Lines[i].Metadata, err = jsonObject(l.Metadata); err != nil {
+			return order.New{}, order.Guard{}, err
 		}
-		desc[i], qty[i], price[i] = l.Description, l.Quantity, l.UnitPriceCents
 	}
 	var p Payment
 	if in.Payment != nil {
 		p = *in.Payment
+		n.Payment = &order.NewPayment{ID: uuid.New(), ExternalID: p.ExternalID, AmountCents: p.AmountCents,
+			Method: p.Method, Provider: p.Provider, ProviderPaymentID: p.ProviderPaymentID, PaidAt: paidAt(p)}
 	}
-	var externalID *string // an app order may have none
-	if in.ExternalID != "" {
-		externalID = &in.ExternalID
+	paymentID := uuid.Nil
+	if n.Payment != nil {
+		paymentID = n.Payment.ID
 	}
-	var label string
-	insert := appOrderInsert
-	if o.key != nil {
-		label, insert = o.key.Label, integrationOrderInsert
-	}
-	paymentID := uuid.New()
-	args := slices.Concat([]any{id, o.org, o.store, o.org, clientID, externalID, in.Currency, o.store,
-		t.subtotal, in.ShippingCents, in.TaxCents, t.total, p.AmountCents, status, meta, o.keyID(), label,
-		array(desc), array(qty), array(price), array(lineMeta)},
-		o.ref(entityPayment, p.ExternalID).claimArgs(paymentID),
-		[]any{p.ExternalID, paymentID, p.ExternalID, p.AmountCents, p.Method, p.Provider, p.ProviderPaymentID, paidAt(p),
-			in.Payment != nil, p.ExternalID})
-	v, err := views.InsertOrder(o.ctx, o.tx, insert, newOrder, args...)
-	if err != nil {
-		return nil, nil, fmt.Errorf("insert order: %w", err)
-	}
+	g := order.Guard{SQL: paymentClaim, Args: append(o.ref(entityPayment, p.ExternalID).claimArgs(paymentID), p.ExternalID),
+		Guarded: p.ExternalID != ""}
+	return n, g, nil
+}
+
+// paymentClaim claims a new order's payment external_id (order.Guard), if it has one.
+var paymentClaim = claimSQL(`FROM new_order WHERE ? <> ''`)
+
+// inserted is insertOrder's answer for the order v the insert returned (nil: errExternalIDTaken).
+func (o *op) inserted(v *order.Order, in Order) (*order.Order, *order.Payment, error) {
 	if v == nil {
 		return nil, nil, errExternalIDTaken
 	}
@@ -257,61 +271,13 @@ func (o *op) insertOrder(id uuid.UUID, clientID *uuid.UUID, in Order, t totals, 
 		return nil, nil, err
 	}
 	if len(payments) == 0 { // the claim of its external_id failed, so the payment was not inserted
-		return nil, nil, problem.Fail(problem.Conflict, "payment external_id %q is already recorded for another payment", p.ExternalID)
+		return nil, nil, problem.Fail(problem.Conflict, "payment external_id %q is already recorded for another payment", in.Payment.ExternalID)
 	}
 	return v, &payments[0], nil // a new order has no other payment
 }
 
 // errExternalIDTaken: the org's app orders already hold this external_id (a repeated create).
 var errExternalIDTaken = errors.New("external_id already taken")
-
-// The order insert of each source. An integration order's external_id was claimed before, in
-// external_refs. An app order's is unique among the org's app orders by a partial unique index
-// (migrations/00009), which settles a race: the loser inserts nothing, and no line or payment either.
-// App orders claim no payment external_id (app writes have no key to claim it for: the caller
-// clears it), so their ref CTE inserts nothing.
-var (
-	integrationOrderInsert = orderInsert("'integration'", "")
-	appOrderInsert         = orderInsert("'app'", `
-		ON CONFLICT (org_id, external_id) WHERE source_kind = 'app' AND external_id IS NOT NULL DO NOTHING`)
-)
-
-// newOrder names the CTEs of orderInsert that return the new order, its lines and its payment, which
-// views.InsertOrder reads the order from as the APIs show it.
-var newOrder = views.OrderRows{Orders: "new_order", Lines: "new_lines", Payments: "new_payment"}
-
-// orderInsert is insertOrder's statement for orders of source kind (an SQL literal); onConflict is
-// the orders insert's conflict clause. The payment's external_id is claimed in the CTE ref.
-func orderInsert(kind, onConflict string) string {
-	order, lines, pay := newOrder.Orders, newOrder.Lines, newOrder.Payments
-	return `WITH ` + order + ` AS (
-		INSERT INTO orders (id, org_id, store_id, number, client_id, external_id, currency,
-			subtotal_cents, shipping_cents, tax_cents, total_cents, amount_paid_cents, status, metadata,
-			source_kind, source_integration_key_id, source_label)
-		VALUES (?, ?, ?, nextval(wds_order_number_sequence(?)::regclass), ?, ?,
-			coalesce(nullif(?, ''), (SELECT currency FROM stores WHERE id = ?)),
-			?, ?, ?, ?, ?, ?, ?, ` + kind + `, ?, nullif(?, ''))` + onConflict + `
-		RETURNING *),
-	` + lines + ` AS (
-		INSERT INTO order_lines (order_id, position, description, quantity, unit_price_cents, metadata)
-		SELECT o.id, l.ord - 1, l.description, l.quantity, l.unit_price_cents, l.metadata
-		FROM ` + order + ` o, unnest(?::text[], ?::bigint[], ?::bigint[], ?::jsonb[])
-			WITH ORDINALITY AS l(description, quantity, unit_price_cents, metadata, ord)
-		RETURNING *),
-	ref AS (` + claimSQL(`FROM `+order+` WHERE ? <> ''`) + `),
-	` + pay + ` AS (
-		INSERT INTO payments (id, order_id, external_id, amount_cents, method, provider, provider_payment_id, paid_at)
-		SELECT ?, o.id, nullif(?, ''), ?, ?, ?, ?, coalesce(?, clock_timestamp()) FROM ` + order + ` o
-		WHERE ?::boolean AND (? = '' OR EXISTS (SELECT 1 FROM ref))
-		RETURNING *)`
-}
-
-// array passes s as one PostgreSQL array parameter, sent in binary. GORM would expand a plain slice
-// into a list, and a driver.Valuer such as models.TextArray goes to text and is parsed back.
-// An empty s needs its zero-length dimension too: without Dims pgx writes no array header at all.
-func array[T any](s []T) pgtype.Array[T] {
-	return pgtype.Array[T]{Elements: s, Dims: []pgtype.ArrayDimension{{Length: int32(len(s)), LowerBound: 1}}, Valid: true}
-}
 
 // jsonObject encodes a metadata object; absent is {}.
 func jsonObject(m map[string]any) (string, error) {
@@ -326,7 +292,7 @@ func jsonObject(m map[string]any) (string, error) {
 }
 
 // OrderByExternal finds the key's order by the caller's external_id (external ids are per key).
-func (s *Service) OrderByExternal(ctx context.Context, key *apikeys.IntegrationKey, externalID string) (*views.Order, error) {
+func (s *Service) OrderByExternal(ctx context.Context, key *apikeys.IntegrationKey, externalID string) (*order.Order, error) {
 	if !Storable(externalID) {
 		return nil, problem.Fail(problem.NotFound, "no order with this external_id")
 	}
@@ -334,7 +300,7 @@ func (s *Service) OrderByExternal(ctx context.Context, key *apikeys.IntegrationK
 	if err != nil {
 		return nil, err
 	}
-	return views.GetOrder(ctx, s.db, scope(key), id)
+	return order.Get(ctx, s.db, scope(key), id)
 }
 
 // CancelResult answers POST /orders/{id}/cancel.

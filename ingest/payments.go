@@ -9,8 +9,8 @@ import (
 
 	"wds/apikeys"
 	"wds/events"
+	"wds/order"
 	"wds/problem"
-	"wds/views"
 )
 
 // PaymentResult answers POST /orders/{id}/payments (docs/integration-api.md).
@@ -36,11 +36,11 @@ type RefundResult struct {
 
 // paymentEvent is the data of payment events: the payment and its order (docs/webhooks.md).
 type paymentEvent struct {
-	Payment views.Payment `json:"payment"`
-	Order   *views.Order  `json:"order"`
+	Payment order.Payment `json:"payment"`
+	Order   *order.Order  `json:"order"`
 }
 
-func (o *op) emitPayment(typ string, v *views.Order, paymentID uuid.UUID) error {
+func (o *op) emitPayment(typ string, v *order.Order, paymentID uuid.UUID) error {
 	p, err := paymentOf(v, paymentID)
 	if err != nil {
 		return err
@@ -48,17 +48,17 @@ func (o *op) emitPayment(typ string, v *views.Order, paymentID uuid.UUID) error 
 	return o.emit(typ, paymentEvent{Payment: p, Order: v})
 }
 
-func paymentOf(v *views.Order, paymentID uuid.UUID) (views.Payment, error) {
+func paymentOf(v *order.Order, paymentID uuid.UUID) (order.Payment, error) {
 	payments, err := v.PaymentList()
 	if err != nil {
-		return views.Payment{}, err
+		return order.Payment{}, err
 	}
 	for _, p := range payments {
 		if p.ID == paymentID {
 			return p, nil
 		}
 	}
-	return views.Payment{}, fmt.Errorf("payment %s missing from order %s", paymentID, v.ID)
+	return order.Payment{}, fmt.Errorf("payment %s missing from order %s", paymentID, v.ID)
 }
 
 // paidAt is the payment's time, or nil for "now" in the database's clock.
@@ -120,7 +120,7 @@ func (o *op) recordPayment(orderID uuid.UUID, in Payment) (*PaymentResult, error
 	if err != nil {
 		return nil, err
 	}
-	if lo.Status == StatusCancelled || lo.Status == StatusRefunded {
+	if lo.Status == order.Cancelled || lo.Status == order.Refunded {
 		return nil, problem.Fail(ErrOrderNotPayable, "order %s is %s", orderID, lo.Status)
 	}
 	status, err := statusAfterPayment(lo.TotalCents, lo.AmountPaidCents, in.AmountCents)

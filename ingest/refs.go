@@ -8,6 +8,7 @@ import (
 	"gorm.io/gorm"
 
 	"wds/apikeys"
+	"wds/database"
 	"wds/problem"
 )
 
@@ -44,14 +45,14 @@ func claimSQL(cond string) string {
 }
 
 func (r ref) claimArgs(internalID uuid.UUID) []any {
-	return []any{r.key, r.entity, r.externalID, internalID}
+	return []any{database.NullableID(r.key), r.entity, r.externalID, internalID}
 }
 
 // lookupSQL reads the internal id of a ref; its arguments are lookupArgs.
 const lookupSQL = `SELECT internal_id FROM external_refs
 	WHERE integration_key_id = ? AND entity_type = ? AND external_id = ?`
 
-func (r ref) lookupArgs() []any { return []any{r.key, r.entity, r.externalID} }
+func (r ref) lookupArgs() []any { return []any{database.NullableID(r.key), r.entity, r.externalID} }
 
 // claimRef records externalID -> candidate for the key unless the external id is already known, and
 // returns the id it maps to and whether this call made the mapping; a loser of a race reads the

@@ -5,6 +5,7 @@ import (
 	"math"
 	"testing"
 
+	"wds/order"
 	"wds/problem"
 )
 
@@ -15,10 +16,10 @@ func TestInitialStatus(t *testing.T) {
 		want    string
 		err     error
 	}{
-		{1000, &Payment{AmountCents: 1000}, StatusPaid, nil},
-		{1000, &Payment{AmountCents: 1}, StatusPartiallyPaid, nil},
-		{1000, nil, StatusInvoiced, nil},
-		{0, nil, StatusPaid, nil},
+		{1000, &Payment{AmountCents: 1000}, order.Paid, nil},
+		{1000, &Payment{AmountCents: 1}, order.PartiallyPaid, nil},
+		{1000, nil, order.Invoiced, nil},
+		{0, nil, order.Paid, nil},
 		{1000, &Payment{AmountCents: 1001}, "", ErrAmountExceedsBalance},
 		{0, &Payment{AmountCents: 1}, "", ErrAmountExceedsBalance},
 	}

@@ -7,6 +7,7 @@ import (
 	"github.com/google/uuid"
 
 	"wds/apikeys"
+	"wds/order"
 )
 
 // StoreAction is what a store platform order status asks for (docs/integration-api.md, "Store-native receiver
@@ -107,7 +108,7 @@ func (o *op) payBalance(orderID uuid.UUID, p Payment) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	if lo.Status != StatusInvoiced && lo.Status != StatusPartiallyPaid {
+	if lo.Status != order.Invoiced && lo.Status != order.PartiallyPaid {
 		return false, nil
 	}
 	p.AmountCents = lo.TotalCents - lo.AmountPaidCents

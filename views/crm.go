@@ -9,6 +9,7 @@ import (
 	"github.com/google/uuid"
 	"gorm.io/gorm"
 
+	"wds/database"
 	"wds/models"
 )
 
@@ -81,7 +82,7 @@ func (r ClientRow) view() Client {
 
 // GetClient loads one client within scope.
 func GetClient(ctx context.Context, db *gorm.DB, s Scope, id uuid.UUID) (*Client, error) {
-	cond, args := scopeFilter(s, "t.org_id", "t.store_id")
+	cond, args := ScopeFilter(s, "t.org_id", "t.store_id")
 	row, err := one[ClientRow](ctx, db, "client", clientSelect+" WHERE t.id = ? AND "+cond, append([]any{id}, args...)...)
 	if err != nil {
 		return nil, err
@@ -95,7 +96,7 @@ func GetClient(ctx context.Context, db *gorm.DB, s Scope, id uuid.UUID) (*Client
 // wrote none. A write that announces the client so needs no second statement to read it back.
 func WriteClient(ctx context.Context, db *gorm.DB, write string, args ...any) (*Client, error) {
 	var rows []ClientRow
-	if err := db.WithContext(ctx).Raw(write+" RETURNING "+clientColumns, args...).Find(&rows).Error; err != nil {
+	if err := db.WithContext(ctx).Raw(write+ClientReturning, args...).Find(&rows).Error; err != nil {
 		return nil, fmt.Errorf("write client: %w", err)
 	}
 	if len(rows) == 0 {
@@ -105,9 +106,28 @@ func WriteClient(ctx context.Context, db *gorm.DB, write string, args ...any) (*
 	return &c, nil
 }
 
+// ClientReturning is the RETURNING clause of a client write sent without WriteClient (in a batch):
+// ScanClient reads its row.
+const ClientReturning = " RETURNING " + clientColumns
+
+// ScanClient reads a row of ClientReturning as GetClient shows the client.
+func ScanClient(row database.Row) (*Client, error) {
+	var r ClientRow
+	var tags []string
+	err := row.Scan(&r.ID, &r.StoreID, &r.Email, &r.DisplayName, &r.FirstName, &r.LastName, &r.Phone,
+		&r.ClientType, &tags, &r.BillingAddress, &r.SourceLabel, &r.SourceExternalID,
+		&r.SourceIntegrationKeyID, &r.CreatedAt, &r.UpdatedAt)
+	if err != nil {
+		return nil, fmt.Errorf("scan client: %w", err)
+	}
+	r.Tags = tags
+	c := r.view()
+	return &c, nil
+}
+
 // ListClients loads one page of clients.
 func ListClients(ctx context.Context, db *gorm.DB, q ListQuery) (Page[Client], error) {
-	tail, args := keyset(q, "t.org_id", "t.store_id")
+	tail, args := Keyset(q, "t.org_id", "t.store_id")
 	var rows []ClientRow
 	if err := db.WithContext(ctx).Raw(clientSelect+tail, args...).Find(&rows).Error; err != nil {
 		return Page[Client]{}, fmt.Errorf("list clients: %w", err)
@@ -116,7 +136,7 @@ func ListClients(ctx context.Context, db *gorm.DB, q ListQuery) (Page[Client], e
 	for i, r := range rows {
 		out[i] = r.view()
 	}
-	return page(out, q.Limit, func(c Client) (time.Time, uuid.UUID) { return c.UpdatedAt, c.ID }), nil
+	return NewPage(out, q.Limit, func(c Client) (time.Time, uuid.UUID) { return c.UpdatedAt, c.ID }), nil
 }
 
 // Vendor is a supplier CRM row; vendors have no slug, the UUID is the only handle.
@@ -160,7 +180,7 @@ func WriteVendor(ctx context.Context, db *gorm.DB, write string, args ...any) (*
 
 // GetVendor loads one vendor within scope.
 func GetVendor(ctx context.Context, db *gorm.DB, s Scope, id uuid.UUID) (*Vendor, error) {
-	cond, args := scopeFilter(s, "t.org_id", "t.store_id")
+	cond, args := ScopeFilter(s, "t.org_id", "t.store_id")
 	v, err := one[Vendor](ctx, db, "vendor", vendorSelect+" WHERE t.id = ? AND "+cond, append([]any{id}, args...)...)
 	if err != nil {
 		return nil, err
@@ -171,7 +191,7 @@ func GetVendor(ctx context.Context, db *gorm.DB, s Scope, id uuid.UUID) (*Vendor
 
 // ListVendors loads one page of vendors.
 func ListVendors(ctx context.Context, db *gorm.DB, q ListQuery) (Page[Vendor], error) {
-	tail, args := keyset(q, "t.org_id", "t.store_id")
+	tail, args := Keyset(q, "t.org_id", "t.store_id")
 	var rows []Vendor
 	if err := db.WithContext(ctx).Raw(vendorSelect+tail, args...).Find(&rows).Error; err != nil {
 		return Page[Vendor]{}, fmt.Errorf("list vendors: %w", err)
@@ -179,5 +199,5 @@ func ListVendors(ctx context.Context, db *gorm.DB, q ListQuery) (Page[Vendor], e
 	for i := range rows {
 		rows[i] = rows[i].inUTC()
 	}
-	return page(rows, q.Limit, func(v Vendor) (time.Time, uuid.UUID) { return v.UpdatedAt, v.ID }), nil
+	return NewPage(rows, q.Limit, func(v Vendor) (time.Time, uuid.UUID) { return v.UpdatedAt, v.ID }), nil
 }

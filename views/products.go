@@ -36,7 +36,7 @@ func (p Product) inUTC() Product {
 
 // GetProduct loads one published product visible to the scope.
 func GetProduct(ctx context.Context, db *gorm.DB, s Scope, id uuid.UUID) (*Product, error) {
-	cond, args := scopeFilter(s, "l.org_id", "l.store_id")
+	cond, args := ScopeFilter(s, "l.org_id", "l.store_id")
 	p, err := one[Product](ctx, db, "product", productSelect+" WHERE t.published AND t.id = ? AND "+cond, append([]any{id}, args...)...)
 	if err != nil {
 		return nil, err
@@ -47,7 +47,7 @@ func GetProduct(ctx context.Context, db *gorm.DB, s Scope, id uuid.UUID) (*Produ
 
 // ListProducts loads one page of published products; an org with no linked seller gets an empty list.
 func ListProducts(ctx context.Context, db *gorm.DB, q ListQuery) (Page[Product], error) {
-	tail, args := keyset(q, "l.org_id", "l.store_id", "t.published")
+	tail, args := Keyset(q, "l.org_id", "l.store_id", "t.published")
 	var rows []Product
 	if err := db.WithContext(ctx).Raw(productSelect+tail, args...).Find(&rows).Error; err != nil {
 		return Page[Product]{}, fmt.Errorf("list products: %w", err)
@@ -55,5 +55,5 @@ func ListProducts(ctx context.Context, db *gorm.DB, q ListQuery) (Page[Product],
 	for i := range rows {
 		rows[i] = rows[i].inUTC()
 	}
-	return page(rows, q.Limit, func(p Product) (time.Time, uuid.UUID) { return p.UpdatedAt, p.ID }), nil
+	return NewPage(rows, q.Limit, func(p Product) (time.Time, uuid.UUID) { return p.UpdatedAt, p.ID }), nil
 }

@@ -1,7 +1,8 @@
-// Package views defines each resource as the APIs and webhook events show it, and the queries that
-// load it: single rows and keyset pages ordered by (updated_at DESC, id DESC). A row type another
-// package also reads lives here once, beside the view made from it (ClientRow, which ingest's
-// client upsert compares).
+// Package views defines the workspace's resources as the APIs and webhook events show them (clients,
+// vendors, products), the queries that load them, and what every resource's list shares with them: the
+// caller's Scope and keyset pages ordered by (updated_at DESC, id DESC). The order, the richest
+// resource, is package order's. A row type another package also reads lives here once, beside the
+// view made from it (ClientRow, which ingest's client upsert compares).
 package views
 
 import (
@@ -37,10 +38,10 @@ type Page[T any] struct {
 	NextCursor *paging.Cursor `json:"next_cursor"`
 }
 
-// keyset builds the WHERE and ORDER BY of a page over a table aliased t whose org column is orgCol.
+// Keyset builds the WHERE and ORDER BY of a page over a table aliased t whose org column is orgCol.
 // The predicates match the (org_id|store_id, updated_at DESC, id DESC) indexes, so the page is an
 // index range scan with no sort. extra predicates (constants, no arguments) are ANDed in.
-func keyset(q ListQuery, orgCol, storeCol string, extra ...string) (string, []any) {
+func Keyset(q ListQuery, orgCol, storeCol string, extra ...string) (string, []any) {
 	where := extra
 	var args []any
 	if q.StoreID != nil {
@@ -58,8 +59,9 @@ func keyset(q ListQuery, orgCol, storeCol string, extra ...string) (string, []an
 	return " WHERE " + strings.Join(where, " AND ") + " ORDER BY t.updated_at DESC, t.id DESC LIMIT ?", args
 }
 
-// page trims the extra row fetched to learn whether another page follows.
-func page[T any](rows []T, limit int, key func(T) (time.Time, uuid.UUID)) Page[T] {
+// NewPage is the page of rows, the answer to a query for limit+1 rows (Keyset): it trims the extra
+// row fetched to learn whether another page follows.
+func NewPage[T any](rows []T, limit int, key func(T) (time.Time, uuid.UUID)) Page[T] {
 	p := Page[T]{Rows: rows}
 	if len(rows) > limit {
 		p.Rows = rows[:limit]
@@ -84,7 +86,8 @@ func one[T any](ctx context.Context, db *gorm.DB, what, query string, args ...an
 	return &rows[0], nil
 }
 
-func scopeFilter(s Scope, orgCol, storeCol string) (string, []any) {
+// ScopeFilter is the predicate, and its arguments, that limits a table's rows to the scope.
+func ScopeFilter(s Scope, orgCol, storeCol string) (string, []any) {
 	if s.StoreID != nil {
 		return orgCol + " = ? AND " + storeCol + " = ?", []any{s.OrgID, *s.StoreID}
 	}

@@ -3,11 +3,12 @@ package main
 import (
 	"context"
 	"flag"
-	"github.com/google/uuid"
 	"time"
-	"wds/views"
+
+	"github.com/google/uuid"
 
 	"wds/fulfillment"
+	"wds/order"
 )
 
 func init() {
@@ -18,9 +19,9 @@ func init() {
 
 // shippingOps is what the shipment commands call (fulfillment.Service).
 type shippingOps interface {
-	ShipOrder(ctx context.Context, actor, orderID uuid.UUID, in fulfillment.Ship) (*views.Shipment, error)
-	AddTracking(ctx context.Context, actor, shipmentID uuid.UUID, tracking string, carrier *string) (*views.Shipment, error)
-	MarkDelivered(ctx context.Context, actor, shipmentID uuid.UUID, deliveredAt *time.Time) (*views.Shipment, error)
+	ShipOrder(ctx context.Context, actor, orderID uuid.UUID, in fulfillment.Ship) (*order.Shipment, error)
+	AddTracking(ctx context.Context, actor, shipmentID uuid.UUID, tracking string, carrier *string) (*order.Shipment, error)
+	MarkDelivered(ctx context.Context, actor, shipmentID uuid.UUID, deliveredAt *time.Time) (*order.Shipment, error)
 }
 
 // orderShip is `wds admin order ship --id --actor --carrier [--tracking] [--shipped-at]`.

@@ -1,17 +1,18 @@
-package views
+package order
 
 import (
 	"bytes"
 	"encoding/json"
 	"slices"
 	"time"
+	"wds/views"
 
 	"github.com/google/uuid"
 )
 
-// AppendOrderPage appends a page of orders as encoding/json would write it (Page's tags), each order
+// AppendPage appends a page of orders as encoding/json would write it (Page's tags), each order
 // by AppendJSON, in one buffer.
-func AppendOrderPage(b []byte, p Page[Order]) []byte {
+func AppendPage(b []byte, p views.Page[Order]) []byte {
 	b = slices.Grow(b, 2048*len(p.Rows)+128)
 	b = append(b, `{"rows":[`...)
 	for i := range p.Rows {

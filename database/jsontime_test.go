@@ -1,4 +1,4 @@
-package views
+package database_test
 
 import (
 	"context"
@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"wds/database"
 	"wds/pgtest"
 )
 
@@ -23,7 +24,7 @@ func TestJSONTimeMatchesGo(t *testing.T) {
 		time.Date(2026, 6, 30, 23, 59, 59, 10000, time.FixedZone("x", 5*3600)),
 	} {
 		var got string
-		if err := db.WithContext(ctx).Raw("SELECT "+jsonTime("?::timestamptz"), ts).Scan(&got).Error; err != nil {
+		if err := db.WithContext(ctx).Raw("SELECT "+database.JSONTime("?::timestamptz"), ts).Scan(&got).Error; err != nil {
 			t.Fatal(err)
 		}
 		want, _ := json.Marshal(ts.UTC())
@@ -32,7 +33,7 @@ func TestJSONTimeMatchesGo(t *testing.T) {
 		}
 	}
 	var null *string
-	db.Raw("SELECT " + jsonTime("NULL::timestamptz")).Scan(&null)
+	db.Raw("SELECT " + database.JSONTime("NULL::timestamptz")).Scan(&null)
 	if null != nil {
 		t.Errorf("NULL became %q", *null)
 	}

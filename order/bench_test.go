@@ -1,4 +1,4 @@
-package views
+package order
 
 import (
 	"context"
@@ -6,21 +6,22 @@ import (
 	"time"
 
 	"wds/pgtest"
+	"wds/views"
 )
 
-// BenchmarkAppendOrderPage encodes a full list page (50 orders) as the Read API's list endpoint does.
+// BenchmarkAppendPage encodes a full list page (50 orders) as the Read API's list endpoint does.
 //
-//	go test -run XXX -bench . ./views/
-func BenchmarkAppendOrderPage(b *testing.B) {
+//	go test -run XXX -bench . ./order/
+func BenchmarkAppendPage(b *testing.B) {
 	at := time.Date(2026, 11, 22, 3, 47, 15, 566230000, time.UTC)
-	p := Page[Order]{Rows: make([]Order, 50)}
+	p := views.Page[Order]{Rows: make([]Order, 50)}
 	for i := range p.Rows {
 		p.Rows[i] = sampleOrder(b, "1001", "paid", "INV/2026/7", "Shop", at)
 	}
 	var buf []byte
 	b.ReportAllocs()
 	for b.Loop() {
-		buf = AppendOrderPage(buf[:0], p)
+		buf = AppendPage(buf[:0], p)
 	}
 }
 
@@ -39,10 +40,10 @@ func BenchmarkListOrders(b *testing.B) {
 		b.Fatal(err)
 	}
 	ctx := context.Background()
-	q := ListQuery{Scope: Scope{OrgID: orgs[0]}, Limit: 50}
+	q := views.ListQuery{Scope: views.Scope{OrgID: orgs[0]}, Limit: 50}
 	b.ReportAllocs()
 	for b.Loop() {
-		if _, err := ListOrders(ctx, db, q); err != nil {
+		if _, err := List(ctx, db, q); err != nil {
 			b.Fatal(err)
 		}
 	}

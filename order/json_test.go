@@ -1,4 +1,4 @@
-package views
+package order
 
 import (
 	"bytes"
@@ -12,6 +12,7 @@ import (
 	"github.com/google/uuid"
 
 	"wds/paging"
+	"wds/views"
 )
 
 // plainOrder is Order without its methods: what encoding/json writes from the struct's tags, the
@@ -79,13 +80,13 @@ func FuzzOrderJSON(f *testing.F) {
 func TestOrderPageMatchesEncodingJSON(t *testing.T) {
 	at := time.Date(2026, 11, 22, 3, 47, 15, 566230000, time.UTC)
 	orders := []Order{sampleOrder(t, "1", "paid", "a", "b", at), sampleOrder(t, "2", "paid", "c", "d", at)}
-	for _, p := range []Page[Order]{{Rows: []Order{}}, {Rows: orders}, {Rows: orders, NextCursor: &paging.Cursor{At: at, ID: orders[1].ID}}} {
+	for _, p := range []views.Page[Order]{{Rows: []Order{}}, {Rows: orders}, {Rows: orders, NextCursor: &paging.Cursor{At: at, ID: orders[1].ID}}} {
 		want, err := json.Marshal(p)
 		if err != nil {
 			t.Fatal(err)
 		}
 		var got bytes.Buffer
-		if err := json.Compact(&got, AppendOrderPage(nil, p)); err != nil {
+		if err := json.Compact(&got, AppendPage(nil, p)); err != nil {
 			t.Fatalf("invalid page: %v", err)
 		}
 		if !bytes.Equal(got.Bytes(), want) {

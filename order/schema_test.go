@@ -1,4 +1,4 @@
-package views_test
+package order_test
 
 import (
 	"bytes"
@@ -18,6 +18,7 @@ import (
 	"wds/events/eventstest"
 	"wds/ingest"
 	"wds/openapi"
+	"wds/order"
 	"wds/pgtest"
 	"wds/secrets"
 	"wds/views"
@@ -99,13 +100,13 @@ func decode[T any](t *testing.T, raw []byte) T {
 
 func TestViewStructsHaveTheServedSchemasKeys(t *testing.T) {
 	defs := servedDefs(t)
-	order := decode[objectSchema](t, defs["order"])
-	structs := map[string]reflect.Type{"order": reflect.TypeFor[views.Order](), "line": reflect.TypeFor[views.Line](),
-		"payment": reflect.TypeFor[views.Payment](), "shipment": reflect.TypeFor[views.Shipment]()}
+	orderDef := decode[objectSchema](t, defs["order"])
+	structs := map[string]reflect.Type{"order": reflect.TypeFor[order.Order](), "line": reflect.TypeFor[order.Line](),
+		"payment": reflect.TypeFor[order.Payment](), "shipment": reflect.TypeFor[order.Shipment]()}
 	for def, typ := range structs {
 		sameKeys(t, "event schema "+def, decode[objectSchema](t, defs[def]), jsonKeys(typ))
 	}
-	sameKeys(t, "event schema order.source", decode[objectSchema](t, order.Properties["source"]), jsonKeys(reflect.TypeFor[views.Source]()))
+	sameKeys(t, "event schema order.source", decode[objectSchema](t, orderDef.Properties["source"]), jsonKeys(reflect.TypeFor[order.Source]()))
 
 	read := readSchemas(t)
 	asObject := func(s *openapi3.Schema) objectSchema {
@@ -121,7 +122,7 @@ func TestViewStructsHaveTheServedSchemasKeys(t *testing.T) {
 		typ reflect.Type
 	}{
 		"Order": {o, structs["order"]}, "Order.lines": {o.Properties["lines"].Value.Items.Value, structs["line"]},
-		"Order.source": {o.Properties["source"].Value, reflect.TypeFor[views.Source]()},
+		"Order.source": {o.Properties["source"].Value, reflect.TypeFor[order.Source]()},
 		"Payment":      {read["Payment"].Value, structs["payment"]}, "Shipment": {read["Shipment"].Value, structs["shipment"]},
 	} {
 		sameKeys(t, "read.yaml "+name, asObject(c.s), jsonKeys(c.typ))
@@ -174,15 +175,15 @@ func TestOrdersValidateAgainstTheServedSchemas(t *testing.T) {
 	db := pgtest.New(t)
 	ctx := context.Background()
 	id, org := richOrder(t, db)
-	got, err := views.GetOrder(ctx, db, views.Scope{OrgID: org}, id)
+	got, err := order.Get(ctx, db, views.Scope{OrgID: org}, id)
 	if err != nil {
 		t.Fatal(err)
 	}
-	page, err := views.ListOrders(ctx, db, views.ListQuery{Scope: views.Scope{OrgID: org}, Limit: 10})
+	page, err := order.List(ctx, db, views.ListQuery{Scope: views.Scope{OrgID: org}, Limit: 10})
 	if err != nil || len(page.Rows) != 1 {
 		t.Fatalf("list: %v %v", page.Rows, err)
 	}
-	listed := decode[struct{ Rows []json.RawMessage }](t, views.AppendOrderPage(nil, page)).Rows[0]
+	listed := decode[struct{ Rows []json.RawMessage }](t, order.AppendPage(nil, page)).Rows[0]
 	marshaled, err := json.Marshal(got)
 	if err != nil {
 		t.Fatal(err)
@@ -204,7 +205,7 @@ func TestOrdersValidateAgainstTheServedSchemas(t *testing.T) {
 		t.Errorf("read.yaml Order: %v\n%s", err, marshaled)
 	}
 
-	lines := decode[[]views.Line](t, got.Lines)
+	lines := decode[[]order.Line](t, got.Lines)
 	payments, err := got.PaymentList()
 	if err != nil {
 		t.Fatal(err)

@@ -1,4 +1,4 @@
-package views
+package order
 
 import (
 	"context"
@@ -12,6 +12,7 @@ import (
 
 	"wds/database"
 	"wds/problem"
+	"wds/views"
 )
 
 // Order is the order object of docs/integration-api.md, and the one definition of its shape: the SQL
@@ -91,9 +92,9 @@ type Source struct {
 // orderShape is Order's shape; the fast encoder writes it.
 var orderShape = shapeOf[Order]().encoder()
 
-// OrderRows names the relations an order is read from: its tables, or the CTEs of a statement that
-// inserts one (InsertOrder), whose author names them.
-type OrderRows struct {
+// relations names the relations an order is read from: its tables, or the CTEs of the statement that
+// inserts one (insert.go).
+type relations struct {
 	Orders, Lines, Payments string
 	// Shipments is empty for an order just inserted, which has none.
 	Shipments string
@@ -104,18 +105,18 @@ type OrderRows struct {
 // in order.
 type orderArray struct {
 	object, alias, orderBy string
-	from                   func(OrderRows) string
+	from                   func(relations) string
 }
 
 // orderArrays are Order's fields without an sql tag, by JSON key.
 var orderArrays = map[string]orderArray{
-	"lines":     {shapeOf[Line]().jsonObject(), "l", "l.position", func(r OrderRows) string { return r.Lines }},
-	"payments":  {shapeOf[Payment]().jsonObject(), "p", "p.created_at, p.id", func(r OrderRows) string { return r.Payments }},
-	"shipments": {shapeOf[Shipment]().jsonObject(), "s", "s.shipped_at, s.id", func(r OrderRows) string { return r.Shipments }},
+	"lines":     {shapeOf[Line]().jsonObject(), "l", "l.position", func(r relations) string { return r.Lines }},
+	"payments":  {shapeOf[Payment]().jsonObject(), "p", "p.created_at, p.id", func(r relations) string { return r.Payments }},
+	"shipments": {shapeOf[Shipment]().jsonObject(), "s", "s.shipped_at, s.id", func(r relations) string { return r.Shipments }},
 }
 
 // sql is the array of order t's elements; an empty relation name means the order has none.
-func (a orderArray) sql(r OrderRows) string {
+func (a orderArray) sql(r relations) string {
 	from := a.from(r)
 	if from == "" {
 		return `'[]'::json`
@@ -126,8 +127,8 @@ func (a orderArray) sql(r OrderRows) string {
 
 // selectOrders is the SELECT of orders as the APIs show them, one row per order of r.Orders (aliased
 // t) with its lines, payments and shipments as JSON arrays in the same row, so a page of orders is one
-// round trip. Its columns are orderShape's leaves, in order, which is how loadOrders scans them.
-func selectOrders(r OrderRows) string {
+// round trip. Its columns are orderShape's leaves, in order, which is how load scans them.
+func selectOrders(r relations) string {
 	cols := make([]string, len(orderShape.leaves))
 	for i, l := range orderShape.leaves {
 		switch a, isArray := orderArrays[l.key]; {
@@ -136,38 +137,19 @@ func selectOrders(r OrderRows) string {
 		case !isArray && l.sql != "":
 			cols[i] = l.sql
 		default:
-			panic(fmt.Sprintf("views: Order's %q needs either an sql tag or an orderArrays entry", l.key))
+			panic(fmt.Sprintf("order: Order's %q needs either an sql tag or an orderArrays entry", l.key))
 		}
 	}
 	return `SELECT ` + strings.Join(cols, ", ") + ` FROM ` + r.Orders + ` t`
 }
 
 // orderSelect loads orders from their tables.
-var orderSelect = selectOrders(OrderRows{Orders: "orders", Lines: "order_lines", Payments: "payments", Shipments: "shipments"})
+var orderSelect = selectOrders(relations{Orders: "orders", Lines: "order_lines", Payments: "payments", Shipments: "shipments"})
 
-// InsertOrder runs with, the WITH clause of a statement that inserts one order, its lines and its
-// payments in the CTEs r names, each RETURNING *, and returns the order as GetOrder shows it, so a
-// create needs no second statement to read it back, or nil when the insert skipped its row (ON
-// CONFLICT DO NOTHING). A statement cannot read its own inserts from the tables, so the arrays are
-// built from the CTEs; a new order has no shipment, so r names none.
-func InsertOrder(ctx context.Context, db *gorm.DB, with string, r OrderRows, args ...any) (*Order, error) {
-	orders, err := loadOrders(ctx, db, with+` `+selectOrders(r), args...)
-	if err != nil {
-		return nil, err
-	}
-	if len(orders) == 0 {
-		return nil, nil
-	}
-	if len(orders) != 1 {
-		return nil, fmt.Errorf("the insert returned %d orders, want 1", len(orders))
-	}
-	return &orders[0], nil
-}
-
-// GetOrder loads one order within scope.
-func GetOrder(ctx context.Context, db *gorm.DB, s Scope, id uuid.UUID) (*Order, error) {
-	cond, args := scopeFilter(s, "t.org_id", "t.store_id")
-	orders, err := loadOrders(ctx, db, orderSelect+" WHERE t.id = ? AND "+cond, append([]any{id}, args...)...)
+// Get loads one order within scope.
+func Get(ctx context.Context, db *gorm.DB, s views.Scope, id uuid.UUID) (*Order, error) {
+	cond, args := views.ScopeFilter(s, "t.org_id", "t.store_id")
+	orders, err := load(ctx, db, orderSelect+" WHERE t.id = ? AND "+cond, append([]any{id}, args...)...)
 	if err != nil {
 		return nil, err
 	}
@@ -177,35 +159,54 @@ func GetOrder(ctx context.Context, db *gorm.DB, s Scope, id uuid.UUID) (*Order, 
 	return &orders[0], nil
 }
 
-// ListOrders loads one page of orders.
-func ListOrders(ctx context.Context, db *gorm.DB, q ListQuery) (Page[Order], error) {
-	tail, args := keyset(q, "t.org_id", "t.store_id")
-	orders, err := loadOrders(ctx, db, orderSelect+tail, args...)
+// List loads one page of orders.
+func List(ctx context.Context, db *gorm.DB, q views.ListQuery) (views.Page[Order], error) {
+	tail, args := views.Keyset(q, "t.org_id", "t.store_id")
+	orders, err := load(ctx, db, orderSelect+tail, args...)
 	if err != nil {
-		return Page[Order]{}, err
+		return views.Page[Order]{}, err
 	}
-	return page(orders, q.Limit, func(o Order) (time.Time, uuid.UUID) { return o.UpdatedAt, o.ID }), nil
+	return views.NewPage(orders, q.Limit, func(o Order) (time.Time, uuid.UUID) { return o.UpdatedAt, o.ID }), nil
 }
 
-// loadOrders runs a selectOrders query. It scans each row's columns straight into an Order: GORM's
+// load runs a selectOrders query. It scans each row's columns straight into an Order: GORM's
 // reflective scan was a quarter of wds serve's CPU per list page.
-func loadOrders(ctx context.Context, db *gorm.DB, query string, args ...any) ([]Order, error) {
+func load(ctx context.Context, db *gorm.DB, query string, args ...any) ([]Order, error) {
 	var orders []Order
-	var o Order
-	targets := orderShape.targets(&o)
+	sc := newScanner()
 	err := database.EachRow(ctx, db, query, args, func(row database.Row) error {
-		o = Order{} // no pointer of the previous row may be scanned into
-		if err := row.Scan(targets...); err != nil {
-			return fmt.Errorf("scan order: %w", err)
-		}
-		toUTC(targets)
+		o, err := sc.scan(row)
 		orders = append(orders, o)
-		return nil
+		return err
 	})
 	if err != nil {
 		return nil, fmt.Errorf("load orders: %w", err)
 	}
 	return orders, nil
+}
+
+// Scan reads one order, a row of a query of orders (Statement's).
+func Scan(row database.Row) (Order, error) { return newScanner().scan(row) }
+
+// scanner reads orders row after row into one Order, whose Scan targets it finds once.
+type scanner struct {
+	o       Order
+	targets []any
+}
+
+func newScanner() *scanner {
+	s := &scanner{}
+	s.targets = orderShape.targets(&s.o)
+	return s
+}
+
+func (s *scanner) scan(row database.Row) (Order, error) {
+	s.o = Order{} // no pointer of the previous row may be scanned into
+	if err := row.Scan(s.targets...); err != nil {
+		return Order{}, fmt.Errorf("scan order: %w", err)
+	}
+	toUTC(s.targets)
+	return s.o, nil
 }
 
 // PaymentList decodes the order's payments, oldest first.
@@ -224,12 +225,4 @@ func (o *Order) ShipmentList() ([]Shipment, error) {
 		return nil, fmt.Errorf("decode shipments of order %s: %w", o.ID, err)
 	}
 	return ss, nil
-}
-
-// jsonTime formats a timestamptz column in SQL exactly as Go's encoding/json writes a UTC time.Time:
-// PostgreSQL's JSON form of a timestamp is RFC 3339 with trailing fractional zeros dropped, so times
-// inside the arrays PostgreSQL builds read the same as the order's own. NULL stays NULL. (No format
-// string: pgbench, which replays this SQL as the benchmark's baseline, would take ":MI" for a variable.)
-func jsonTime(col string) string {
-	return `((to_json(` + col + ` AT TIME ZONE 'UTC') #>> '{}') || 'Z')`
 }

@@ -1,4 +1,4 @@
-package views
+package order
 
 import (
 	"encoding/json"
@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 	"unsafe"
+	"wds/database"
 
 	"github.com/google/uuid"
 )
@@ -37,7 +38,7 @@ type leaf struct {
 	// encode appends the value of the field at p as encoding/json writes it; nil for types the fast
 	// encoder does not know, which shapes that need it refuse (encoder).
 	encode func(b []byte, p unsafe.Pointer) []byte
-	// time: the value is a time.Time or *time.Time, which SQL must write as Go does (jsonTime).
+	// time: the value is a time.Time or *time.Time, which SQL must write as Go does (database.JSONTime).
 	time bool
 }
 
@@ -57,7 +58,7 @@ func walk(leaves *[]leaf, t reflect.Type, index []int, offset uintptr, pending s
 		f := t.Field(i)
 		key, _, _ := strings.Cut(f.Tag.Get("json"), ",")
 		if key == "" || key == "-" || strings.ContainsAny(key, `'"\`) {
-			panic(fmt.Sprintf("views: %s.%s needs a plain json key", t.Name(), f.Name))
+			panic(fmt.Sprintf("order: %s.%s needs a plain json key", t.Name(), f.Name))
 		}
 		if i > 0 {
 			pending += ","
@@ -97,7 +98,7 @@ var encoders = map[reflect.Type]func(b []byte, p unsafe.Pointer) []byte{
 func (s *shape[T]) encoder() *shape[T] {
 	for _, l := range s.leaves {
 		if l.encode == nil {
-			panic(fmt.Sprintf("views: no fast encoding for the value of %q", l.key))
+			panic(fmt.Sprintf("order: no fast encoding for the value of %q", l.key))
 		}
 	}
 	return s
@@ -124,7 +125,10 @@ func toUTC(targets []any) {
 		case *time.Time:
 			*t = t.UTC()
 		case **time.Time:
-			*t = utcPtr(*t)
+			if *t != nil {
+				u := (*t).UTC()
+				*t = &u
+			}
 		}
 	}
 }
@@ -140,16 +144,16 @@ func (s *shape[T]) appendJSON(b []byte, v *T) []byte {
 }
 
 // jsonObject is the SQL json_build_object of a flat shape whose values are its sql tags. Times are
-// written as encoding/json writes them (jsonTime), so a value reads the same built by either.
+// written as encoding/json writes them (database.JSONTime), so a value reads the same built by either.
 func (s *shape[T]) jsonObject() string {
 	args := make([]string, len(s.leaves))
 	for i, l := range s.leaves {
 		if len(l.index) > 1 || l.sql == "" {
-			panic(fmt.Sprintf("views: %q of a json_build_object must be a top-level field with an sql tag", l.key))
+			panic(fmt.Sprintf("order: %q of a json_build_object must be a top-level field with an sql tag", l.key))
 		}
 		expr := l.sql
 		if l.time {
-			expr = jsonTime(expr)
+			expr = database.JSONTime(expr)
 		}
 		args[i] = "'" + l.key + "', " + expr
 	}

@@ -1,0 +1,212 @@
+package ingest
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+
+	"wds/apikeys"
+	"wds/database"
+	"wds/delivery"
+	"wds/order"
+	"wds/views"
+)
+
+// The Integration API's order create, the busiest write, sends its statements in two round trips
+// on pgx (database.Held) where GORM sends seven, one at a time:
+//
+//  1. BEGIN, the claim of the order's external_id (with the email's lock), the insert of its client
+//     as a new one, and the insert of the order, its lines and its payment;
+//  2. the endpoints lock, the events, and COMMIT.
+//
+// The rules are createOrder's, statement for statement. The client's and the order's inserts are
+// sent before the claim's answer is known, so each holds back unless what it depends on happened in
+// this transaction: the claim won (its external_refs row names this order), and the client row
+// exists. When they hold back (a repeated external_id, a client this key sent before, an email
+// another client holds), the create goes on as createOrder does, a statement at a time on the same
+// connection, in the same transaction.
+
+// createPiped is CreateOrder's transaction on pgx; it starts the events it committed.
+func (s *Service) createPiped(ctx context.Context, key *apikeys.IntegrationKey, in Order) (res *OrderResult, err error) {
+	t, err := in.normalize("", true) // bad input costs no round trip
+	if err != nil {
+		return nil, err
+	}
+	status, err := initialStatus(t.total, in.Payment)
+	if err != nil {
+		return nil, err
+	}
+	h, err := database.Hold(ctx, s.db)
+	if err != nil {
+		return nil, err
+	}
+	o := keyOp(ctx, h.DB, key)
+	var ids []uuid.UUID
+	func() {
+		defer func() { h.End(err) }()
+		if res, err = o.createFirst(h, in, t, status); err == nil {
+			ids, err = o.commit(h)
+		}
+	}()
+	if err != nil {
+		return nil, err
+	}
+	if s.events != nil && len(ids) > 0 {
+		s.events.StartEvents(ctx, ids)
+	}
+	return res, nil
+}
+
+// createFirst sends the first round trip and completes the create from its answers.
+func (o *op) createFirst(h *database.Held, in Order, t totals, status string) (*OrderResult, error) {
+	id := uuid.New()
+	var clientID *uuid.UUID
+	if in.Client != nil {
+		cid := uuid.New()
+		clientID = &cid
+	}
+	// The claim's row names this order exactly when the claim was won.
+	claimed := `EXISTS (` + lookupSQL + ` AND internal_id = ?)`
+	claimedArgs := append(o.ref(entityOrder, in.ExternalID).lookupArgs(), id)
+	b := &pgx.Batch{}
+	b.Queue("begin")
+	claimSQL, claimArgs := o.claimOrderSQL(in.ExternalID, id, in.Client)
+	b.Queue(database.Numbered(claimSQL), claimArgs...)
+	if in.Client != nil {
+		q, args, err := o.clientInsert(*in.Client, *clientID, claimed, claimedArgs...)
+		if err != nil {
+			return nil, err
+		}
+		b.Queue(database.Numbered(q+views.ClientReturning), args...)
+	}
+	n, g, err := o.newOrder(id, clientID, in, t, status)
+	if err != nil {
+		return nil, err
+	}
+	q, args := n.Statement(g, order.Condition{
+		SQL:  claimed + ` AND (?::uuid IS NULL OR EXISTS (SELECT 1 FROM clients WHERE id = ?))`,
+		Args: append(claimedArgs[:len(claimedArgs):len(claimedArgs)], database.NullableID(clientID), database.NullableID(clientID))})
+	b.Queue(database.Numbered(q), args...)
+
+	var claim orderClaim
+	var client *views.Client
+	var v *order.Order
+	err = h.Send(b, func(r pgx.BatchResults) error {
+		if _, err := r.Exec(); err != nil {
+			return fmt.Errorf("begin: %w", err)
+		}
+		if err := r.QueryRow().Scan(&claim.Won, &claim.Client, &claim.Locks); err != nil {
+			return fmt.Errorf("claim order external_id: %w", err)
+		}
+		if in.Client != nil {
+			var err error
+			if client, err = atMostOne(r, views.ScanClient); err != nil {
+				return fmt.Errorf("insert client: %w", err)
+			}
+		}
+		scanOrder := func(row database.Row) (*order.Order, error) {
+			v, err := order.Scan(row)
+			return &v, err
+		}
+		var err error
+		if v, err = atMostOne(r, scanOrder); err != nil {
+			return fmt.Errorf("insert order: %w", err)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	if !claim.Won {
+		if id, err = o.lookupRef(entityOrder, in.ExternalID); err != nil {
+			return nil, err
+		}
+		return o.existingOrder(id)
+	}
+	if in.Client != nil {
+		c, err := o.insertedClient(client)
+		if err != nil {
+			return nil, err
+		}
+		if c == nil { // the client is not a new one: resolve it as createOrder does
+			r, err := o.resolveFrom(*in.Client, claim.Client)
+			if err != nil {
+				return nil, err
+			}
+			c = &r
+		}
+		clientID = &c.id
+	}
+	if v == nil { // held back for the client resolved just now
+		v, pay, err := o.insertOrder(id, clientID, in, t, status)
+		if err != nil {
+			return nil, err
+		}
+		return o.announceOrder(v, pay)
+	}
+	v, pay, err := o.inserted(v, in)
+	if err != nil {
+		return nil, err
+	}
+	return o.announceOrder(v, pay)
+}
+
+// atMostOne reads the rows of the batch's next statement, which returns one row or none.
+func atMostOne[T any](r pgx.BatchResults, scan func(database.Row) (*T, error)) (*T, error) {
+	rows, err := r.Query()
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var v *T
+	for rows.Next() {
+		if v != nil {
+			return nil, fmt.Errorf("more than one row")
+		}
+		if v, err = scan(rows); err != nil {
+			return nil, err
+		}
+	}
+	return v, rows.Err()
+}
+
+// commit sends the second round trip, the op's events and COMMIT, and returns the ids of the events
+// an endpoint can receive (delivery.WriteEvents).
+func (o *op) commit(h *database.Held) ([]uuid.UUID, error) {
+	b := &pgx.Batch{}
+	var w *delivery.EventWrite
+	if len(o.events) > 0 {
+		var err error
+		if w, err = delivery.PrepareEvents(o.events); err != nil {
+			return nil, err
+		}
+		b.Queue(database.Numbered(w.Lock), w.LockArgs...)
+		b.Queue(database.Numbered(w.Insert), w.InsertArgs...)
+	}
+	b.Queue("commit")
+	var rows []delivery.Written
+	err := h.Send(b, func(r pgx.BatchResults) error {
+		if w != nil {
+			if _, err := r.Exec(); err != nil {
+				return fmt.Errorf("lock endpoints: %w", err)
+			}
+			got, err := r.Query()
+			if err != nil {
+				return fmt.Errorf("write %d events: %w", len(o.events), err)
+			}
+			if rows, err = pgx.CollectRows(got, pgx.RowToStructByPos[delivery.Written]); err != nil {
+				return fmt.Errorf("write %d events: %w", len(o.events), err)
+			}
+		}
+		if _, err := r.Exec(); err != nil {
+			return fmt.Errorf("commit: %w", err)
+		}
+		return nil
+	})
+	if err != nil || w == nil {
+		return nil, err
+	}
+	return w.Targeted(rows), nil
+}
