@@ -72,8 +72,8 @@ func (o *op) createFirst(h *database.Held, in Order, t totals, status string) (*
 	claimedArgs := append(o.ref(entityOrder, in.ExternalID).lookupArgs(), id)
 	b := &pgx.Batch{}
 	b.Queue("begin")
-	claimSQL, claimArgs := o.claimOrderSQL(in.ExternalID, id, in.Client)
-	b.Queue(database.Numbered(claimSQL), claimArgs...)
+	claimQuery, claimArgs := o.claimOrderSQL(in.ExternalID, id, in.Client)
+	b.Queue(database.Numbered(claimQuery), claimArgs...)
 	if in.Client != nil {
 		q, args, err := o.clientInsert(*in.Client, *clientID, claimed, claimedArgs...)
 		if err != nil {
