@@ -3,12 +3,15 @@ package database
 import (
 	"context"
 	"database/sql"
+	"database/sql/driver"
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
 	"sync"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/stdlib"
 	"go.opentelemetry.io/otel/trace"
 	"gorm.io/gorm"
@@ -98,6 +101,13 @@ func (h *Held) End(err error) {
 		err = rbErr
 	}
 	endSpan(h.span, err)
+}
+
+// Retryable reports an error of a held connection that had died before its work reached
+// PostgreSQL (nothing was sent, or the transaction was cut before its commit was sent): the whole
+// transaction may run again on another connection, as database/sql retries a statement.
+func Retryable(err error) bool {
+	return err != nil && (pgconn.SafeToRetry(err) || errors.Is(err, driver.ErrBadConn))
 }
 
 // Numbered is query with GORM's ? placeholders as pgx's $1, $2, ...; a ? inside a quoted literal or

@@ -124,7 +124,8 @@ func (o *op) claimOrder(externalID string, id uuid.UUID, client *Client) (won bo
 type orderClaim struct {
 	Won    bool
 	Client uuid.NullUUID
-	Locks  int64
+	// Locks is there because the statement returns it: reading the email lock's CTE makes it run.
+	Locks int64
 }
 
 // claimOrderSQL is claimOrder's statement.

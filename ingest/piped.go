@@ -29,7 +29,7 @@ import (
 // connection, in the same transaction.
 
 // createPiped is CreateOrder's transaction on pgx; it starts the events it committed.
-func (s *Service) createPiped(ctx context.Context, key *apikeys.IntegrationKey, in Order) (res *OrderResult, err error) {
+func (s *Service) createPiped(ctx context.Context, key *apikeys.IntegrationKey, in Order) (*OrderResult, error) {
 	t, err := in.normalize("", true) // bad input costs no round trip
 	if err != nil {
 		return nil, err
@@ -38,18 +38,12 @@ func (s *Service) createPiped(ctx context.Context, key *apikeys.IntegrationKey, 
 	if err != nil {
 		return nil, err
 	}
-	h, err := database.Hold(ctx, s.db)
-	if err != nil {
-		return nil, err
+	res, ids, err := s.createOnce(ctx, key, in, t, status)
+	if database.Retryable(err) {
+		// The connection had died (PostgreSQL restarted) before the transaction committed anything;
+		// database/sql would have tried another one too.
+		res, ids, err = s.createOnce(ctx, key, in, t, status)
 	}
-	o := keyOp(ctx, h.DB, key)
-	var ids []uuid.UUID
-	func() {
-		defer func() { h.End(err) }()
-		if res, err = o.createFirst(h, in, t, status); err == nil {
-			ids, err = o.commit(h)
-		}
-	}()
 	if err != nil {
 		return nil, err
 	}
@@ -57,6 +51,23 @@ func (s *Service) createPiped(ctx context.Context, key *apikeys.IntegrationKey, 
 		s.events.StartEvents(ctx, ids)
 	}
 	return res, nil
+}
+
+// createOnce runs the transaction on a held connection and returns the ids of the events to start.
+func (s *Service) createOnce(ctx context.Context, key *apikeys.IntegrationKey, in Order, t totals, status string) (res *OrderResult, ids []uuid.UUID, err error) {
+	h, err := database.Hold(ctx, s.db)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer func() { h.End(err) }()
+	o := keyOp(ctx, h.DB, key)
+	if res, err = o.createFirst(h, in, t, status); err != nil {
+		return nil, nil, err
+	}
+	if ids, err = o.commit(h); err != nil {
+		return nil, nil, err
+	}
+	return res, ids, nil
 }
 
 // createFirst sends the first round trip and completes the create from its answers.
@@ -72,8 +83,8 @@ func (o *op) createFirst(h *database.Held, in Order, t totals, status string) (*
 	claimedArgs := append(o.ref(entityOrder, in.ExternalID).lookupArgs(), id)
 	b := &pgx.Batch{}
 	b.Queue("begin")
-	claimSQL, claimArgs := o.claimOrderSQL(in.ExternalID, id, in.Client)
-	b.Queue(database.Numbered(claimSQL), claimArgs...)
+	claimQuery, claimArgs := o.claimOrderSQL(in.ExternalID, id, in.Client)
+	b.Queue(database.Numbered(claimQuery), claimArgs...)
 	if in.Client != nil {
 		q, args, err := o.clientInsert(*in.Client, *clientID, claimed, claimedArgs...)
 		if err != nil {
