@@ -54,6 +54,10 @@ type Options struct {
 	BacklogEvents            int    // committed while Temporal is stopped, then drained
 	WaitingChains            int    // chains left waiting on the ladder's timers
 	WaitingLadder            string // WDS_WEBHOOK_RETRY_SCHEDULE of the waiting chains, shortened
+	RecoveryChains           int    // dropped chains one recovery re-fires
+	// LimitedEvents are committed while Temporal is stopped for an endpoint limited to LimitedRate a
+	// second, below what the drain would reach.
+	LimitedEvents, LimitedRate int
 	// Parts selects what runs, of Parts(); empty runs everything.
 	Parts []string
 	Log   io.Writer // progress and the results table
@@ -64,7 +68,8 @@ func Full() Options {
 	return Options{Mode: "full", Orders: 1_000_000, Clients: 16, Duration: 20 * time.Second, Rounds: 4, Warmup: 5 * time.Second,
 		PageCompare: 6 * time.Second, CurveClients: []int{1, 2, 4, 8, 16}, CurveStep: 5 * time.Second, Walk: 20,
 		ReadKeys: 1000, TPCBScale: 16, RateStart: 5, RateMax: 2000, RateStep: 8 * time.Second,
-		ScaleEvents: 1000, ScaleRounds: 3, BacklogEvents: 20_000, WaitingChains: 10_000, WaitingLadder: "10m", Log: os.Stderr}
+		ScaleEvents: 1000, ScaleRounds: 3, BacklogEvents: 20_000, WaitingChains: 10_000, WaitingLadder: "10m",
+		RecoveryChains: 10_000, LimitedEvents: 200, LimitedRate: 10, Log: os.Stderr}
 }
 
 // Smoke is a few seconds on tiny data: it proves the whole program still runs, not how fast.
@@ -72,11 +77,12 @@ func Smoke() Options {
 	return Options{Mode: "smoke", Orders: 2000, Clients: 4, Duration: 2 * time.Second, Rounds: 2, Warmup: 500 * time.Millisecond,
 		PageCompare: 500 * time.Millisecond, CurveClients: []int{1, 4}, CurveStep: time.Second, Walk: 5,
 		ReadKeys: 100, TPCBScale: 1, RateStart: 5, RateMax: 8, RateStep: time.Second,
-		ScaleEvents: 10, ScaleRounds: 1, BacklogEvents: 20, WaitingChains: 10, WaitingLadder: "3s", Log: os.Stderr}
+		ScaleEvents: 10, ScaleRounds: 1, BacklogEvents: 20, WaitingChains: 10, WaitingLadder: "3s",
+		RecoveryChains: 20, LimitedEvents: 20, LimitedRate: 5, Log: os.Stderr}
 }
 
 // Parts are the parts of a run, each a group of lines of the table: read, ingest, webhooks (the
-// ladders), scale (delivery only, backlog drain, waiting chains).
+// ladders), scale (delivery only, recovery, backlog drains, waiting chains).
 func Parts() []string { return []string{"read", "ingest", "webhooks", "scale"} }
 
 // runs reports whether the run includes part.

@@ -63,6 +63,14 @@ func checkScale(t *testing.T, s *ScaleResult, o Options) {
 	if b := s.Backlog; b.Events != o.BacklogEvents || b.Rate <= 0 || b.SteadyRate != d.WDSRate || b.Ratio <= 0 {
 		t.Errorf("backlog: %+v", b)
 	}
+	if rc := s.Recovery; rc.Events != o.RecoveryChains || rc.Rate <= 0 || rc.StartedRate <= 0 || rc.BareRate != d.BareRate ||
+		rc.BusiestSecond <= 0 || rc.BusiestSecond > rc.RateLimit {
+		t.Errorf("recovery: %+v", rc)
+	}
+	// The limit is what the receiver sees: a second over it is a failure, however fast the drain.
+	if l := s.Limited; l.Events != o.LimitedEvents || l.Delivered != l.Events || l.BusiestSecond <= 0 || l.BusiestSecond > l.RateLimit {
+		t.Errorf("rate-limited backlog: %+v", l)
+	}
 	w := s.Waiting
 	if w.Chains != o.WaitingChains || w.WorkerPeakMB <= 0 || w.TemporalPeakMB <= 0 || w.RecoverySeconds <= 0 {
 		t.Errorf("waiting chains: %+v", w)
@@ -121,7 +129,7 @@ func checkRender(t *testing.T, res *Results) {
 	}
 	s := string(b)
 	for _, want := range []string{"by hand", "Read list throughput", "pgbench replaying a create", "](c.png)", "after",
-		"Delivery only", "Backlog drain", "Waiting chains"} {
+		"Delivery only", "Recovery of", "Backlog drain", "endpoint limited to", "Waiting chains"} {
 		if !strings.Contains(s, want) {
 			t.Errorf("rendered document lacks %q:\n%s", want, s)
 		}

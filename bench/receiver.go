@@ -28,6 +28,9 @@ type receiver struct {
 	arrived  map[string]time.Time // first arrival per item
 	perEvent map[string]int       // wds deliveries per event id
 	bad      int                  // requests the receiver could not read
+	// perSecond counts the POSTs to each path by the wall-clock second they arrived in, so a rate
+	// limit is checked as the receiver sees it.
+	perSecond map[string]map[int64]int
 
 	// conns counts the connections accepted: each is a TLS handshake on both sides, so a sender
 	// that does not keep its connections open pays for it in CPU.
@@ -39,11 +42,13 @@ type receiver struct {
 // newReceiver starts the HTTPS receiver on loopback and writes its certificate for the worker
 // (WDS_WEBHOOK_CA_FILE) to dir.
 func newReceiver(dir string) (*receiver, error) {
-	r := &receiver{arrived: map[string]time.Time{}, perEvent: map[string]int{}}
+	r := &receiver{arrived: map[string]time.Time{}, perEvent: map[string]int{}, perSecond: map[string]map[int64]int{}}
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /hook", r.wds)
 	mux.HandleFunc("POST /bare", r.bare)
 	mux.HandleFunc("POST /flaky", r.flaky)
+	mux.HandleFunc("POST /recover", r.wds)
+	mux.HandleFunc("POST /limited", r.wds)
 	r.srv = httptest.NewUnstartedServer(mux)
 	r.srv.Config.ConnState = func(_ net.Conn, state http.ConnState) {
 		if state == http.StateNew {
@@ -72,6 +77,10 @@ func (r *receiver) wds(w http.ResponseWriter, req *http.Request) {
 	eventID := req.Header.Get("X-PC-Event-Id")
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	if r.perSecond[req.URL.Path] == nil {
+		r.perSecond[req.URL.Path] = map[int64]int{}
+	}
+	r.perSecond[req.URL.Path][now.Unix()]++
 	if err != nil || ev.Data.ID == "" || eventID == "" {
 		r.bad++
 		http.Error(w, "unreadable", http.StatusBadRequest)
@@ -116,6 +125,17 @@ func (r *receiver) arrivedAt(id string) (time.Time, bool) {
 	defer r.mu.Unlock()
 	t, ok := r.arrived[id]
 	return t, ok
+}
+
+// busiestSecond is the most POSTs path received in one wall-clock second.
+func (r *receiver) busiestSecond(path string) int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	most := 0
+	for _, n := range r.perSecond[path] {
+		most = max(most, n)
+	}
+	return most
 }
 
 // dedupe summarizes wds deliveries: distinct events and deliveries beyond the first of each.

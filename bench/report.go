@@ -100,14 +100,22 @@ func scaleRows(r *ScaleResult) []row {
 	if r == nil {
 		return nil
 	}
-	d, b, w := r.Delivery, r.Backlog, r.Waiting
+	d, rc, b, l, w := r.Delivery, r.Recovery, r.Backlog, r.Limited, r.Waiting
 	return []row{
 		{fmt.Sprintf("Delivery only: %d committed events a round, %d rounds", d.EventsPerRound, len(d.WDS)),
 			fmt.Sprintf("%.1f events/s", d.WDSRate), fmt.Sprintf("%.1f workflows/s (bare workflow + POST started per event)", d.BareRate),
 			fmt.Sprintf("%.2f", d.Ratio), ">= 0.90", met(d.Ratio >= 0.9)},
+		{fmt.Sprintf("Recovery of %d dropped chains, endpoint limited to %d/s", rc.Events, rc.RateLimit),
+			fmt.Sprintf("all started after %.0f s (%.1f/s), delivered after %.0f s: %.1f chains/s; busiest second %d",
+				rc.StartedSeconds, rc.StartedRate, rc.Seconds, rc.Rate, rc.BusiestSecond),
+			fmt.Sprintf("%.1f workflows/s (bare workflow + POST, delivery only above)", rc.BareRate), fmt.Sprintf("%.2f", rc.Ratio), "", ""},
 		{fmt.Sprintf("Backlog drain: %d events committed with Temporal stopped", b.Events),
 			fmt.Sprintf("all delivered %.0f s after Temporal started, %.1f events/s", b.Seconds, b.Rate),
 			fmt.Sprintf("%.1f events/s (delivery only, same run)", b.SteadyRate), fmt.Sprintf("%.2f", b.Ratio), ">= 0.90", met(b.Ratio >= 0.9)},
+		{fmt.Sprintf("Backlog drain, endpoint limited to %d/s: %d events", l.RateLimit, l.Events),
+			fmt.Sprintf("busiest second %d POSTs; %d delivered after %.0f s, %.1f/s", l.BusiestSecond, l.Delivered, l.Seconds, l.Rate),
+			fmt.Sprintf("%d/s (the limit)", l.RateLimit), fmt.Sprintf("%.2f", l.Ratio), fmt.Sprintf("no second over %d", l.RateLimit),
+			met(l.Delivered == l.Events && l.BusiestSecond <= l.RateLimit)},
 		{fmt.Sprintf("Waiting chains: %d on the ladder's timers (receiver answering 500, ladder %s)", w.Chains, w.Ladder),
 			fmt.Sprintf("peak RSS wds worker %.0f MB, Temporal server %.0f MB", w.WorkerPeakMB, w.TemporalPeakMB), "", "",
 			"worker < 150 MB", met(w.WorkerPeakMB > 0 && w.WorkerPeakMB < 150)},

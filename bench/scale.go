@@ -2,6 +2,7 @@ package bench
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"strings"
 	"time"
@@ -18,13 +19,15 @@ import (
 // the same run; a backlog committed while Temporal was away; and chains waiting on the ladder's timers.
 // Its own run conditions are kept, since `wdsbench -only scale` measures it apart from the rest.
 type ScaleResult struct {
-	StartedAt time.Time     `json:"started_at"`
-	Source    string        `json:"source"`
-	LoadStart string        `json:"loadavg_at_start"`
-	LoadEnd   string        `json:"loadavg_at_end"`
-	Delivery  DeliveryOnly  `json:"delivery_only"`
-	Backlog   BacklogDrain  `json:"backlog_drain"`
-	Waiting   WaitingChains `json:"waiting_chains"`
+	StartedAt time.Time      `json:"started_at"`
+	Source    string         `json:"source"`
+	LoadStart string         `json:"loadavg_at_start"`
+	LoadEnd   string         `json:"loadavg_at_end"`
+	Delivery  DeliveryOnly   `json:"delivery_only"`
+	Recovery  RecoveryRun    `json:"recovery"`
+	Backlog   BacklogDrain   `json:"backlog_drain"`
+	Limited   LimitedBacklog `json:"backlog_rate_limited"`
+	Waiting   WaitingChains  `json:"waiting_chains"`
 }
 
 // DeliveryOnly compares the drain of committed events, round by round, wds against the bare workflow.
@@ -56,6 +59,31 @@ type BacklogDrain struct {
 	Ratio      float64 `json:"ratio"`
 }
 
+// RecoveryRun is a recovery (decisions.md §9) of chains dropped in bulk beforehand, on an endpoint
+// limited to RateLimit a second, timed from the request to the last arrival (Drained) and to the
+// recovery's last start.
+type RecoveryRun struct {
+	Drained
+	RateLimit      int     `json:"endpoint_rate_limit"`
+	StartedSeconds float64 `json:"seconds_until_all_started"`
+	StartedRate    float64 `json:"started_rate"`
+	// BareRate is the bare workflow + POST rate of the delivery-only rounds of the same run.
+	BareRate      float64 `json:"bare_rate"`
+	Ratio         float64 `json:"ratio"`
+	BusiestSecond int     `json:"busiest_second"`
+}
+
+// LimitedBacklog is a backlog to an endpoint with a rate limit lower than the drain would reach,
+// committed while Temporal was stopped: the most POSTs the receiver saw in one second, and the rate
+// of the drain against the limit.
+type LimitedBacklog struct {
+	Drained
+	RateLimit     int     `json:"endpoint_rate_limit"`
+	Delivered     int     `json:"delivered"`
+	BusiestSecond int     `json:"busiest_second"`
+	Ratio         float64 `json:"ratio_to_limit"`
+}
+
 // WaitingChains is chains waiting on the retry ladder's timers while their receiver answers 500.
 type WaitingChains struct {
 	Chains          int     `json:"chains"`
@@ -69,21 +97,29 @@ type WaitingChains struct {
 	RecoverySeconds float64 `json:"seconds_from_recovery_to_last"`
 }
 
-// scalePhase runs the three measurements. The backlog and the waiting chains each use a Temporal
-// server and a wds worker of their own, so the stack's worker is stopped first: its relay would
-// otherwise start their events on the stack's Temporal.
+// scalePhase runs the measurements. The recovery runs on the stack; the backlogs and the waiting
+// chains each use a Temporal server and a wds worker of their own, so the stack's worker is stopped
+// first: its relay would otherwise start their events on the stack's Temporal.
 func (e *env) scalePhase(ctx context.Context, o Options, s *stack) (*ScaleResult, error) {
 	res := &ScaleResult{StartedAt: time.Now().UTC(), Source: source(ctx), LoadStart: loadavg()}
 	var err error
 	if res.Delivery, err = e.deliveryOnly(ctx, o, s); err != nil {
 		return nil, err
 	}
+	if res.Recovery, err = e.recovery(ctx, o, s); err != nil {
+		return nil, err
+	}
+	res.Recovery.BareRate = res.Delivery.BareRate
+	res.Recovery.Ratio = ratio(res.Recovery.Rate, res.Recovery.BareRate)
 	s.worker.stop()
 	if res.Backlog, err = e.backlogDrain(ctx, o, s); err != nil {
 		return nil, err
 	}
 	res.Backlog.SteadyRate = res.Delivery.WDSRate
 	res.Backlog.Ratio = ratio(res.Backlog.Rate, res.Backlog.SteadyRate)
+	if res.Limited, err = e.limitedBacklog(ctx, o, s); err != nil {
+		return nil, err
+	}
 	if res.Waiting, err = e.waitingChains(ctx, o, s); err != nil {
 		return nil, err
 	}
@@ -91,23 +127,31 @@ func (e *env) scalePhase(ctx context.Context, o Options, s *stack) (*ScaleResult
 	return res, nil
 }
 
-// hookTenant is an org with one endpoint for order.created at path of the receiver, backdated an
-// hour so that events written with past times (past the relay's grace) are still its events.
-func (e *env) hookTenant(ctx context.Context, s *stack, name, path string) (*tenant, error) {
+// hookTenant is an org with one endpoint for order.created at path of the receiver, created with
+// the extra flags of `wds admin endpoint create` and backdated an hour so that events written with
+// past times (past the relay's grace) are still its events. It returns the endpoint's id too.
+func (e *env) hookTenant(ctx context.Context, s *stack, name, path string, extra ...string) (*tenant, uuid.UUID, error) {
 	t, err := newTenant(ctx, s.db, name)
 	if err != nil {
-		return nil, err
+		return nil, uuid.Nil, err
 	}
 	environ := e.wdsEnv(s.dbURL, "WDS_WEBHOOK_ALLOW_PRIVATE=true")
-	if _, err := e.runWDS(ctx, environ, "admin", "endpoint", "create", "--org", t.orgID.String(), "--actor", t.ownerID.String(),
-		"--url", s.rcv.srv.URL+path, "--events", "order.created"); err != nil {
-		return nil, err
+	out, err := e.runWDS(ctx, environ, append([]string{"admin", "endpoint", "create", "--org", t.orgID.String(),
+		"--actor", t.ownerID.String(), "--url", s.rcv.srv.URL + path, "--events", "order.created"}, extra...)...)
+	if err != nil {
+		return nil, uuid.Nil, err
+	}
+	var ep struct {
+		ID uuid.UUID `json:"id"`
+	}
+	if err := json.Unmarshal(out, &ep); err != nil {
+		return nil, uuid.Nil, fmt.Errorf("bench: endpoint create printed %q: %w", out, err)
 	}
 	if err := s.db.WithContext(ctx).Exec("UPDATE webhook_endpoints SET created_at = created_at - interval '1 hour' WHERE org_id = ?",
 		t.orgID).Error; err != nil {
-		return nil, fmt.Errorf("bench: backdate endpoint: %w", err)
+		return nil, uuid.Nil, fmt.Errorf("bench: backdate endpoint: %w", err)
 	}
-	return t, nil
+	return t, ep.ID, nil
 }
 
 // commitEvents writes n order.created events of the tenant in one statement, as a burst of creates
@@ -136,7 +180,7 @@ func commitEvents(ctx context.Context, s *stack, t *tenant, n int) ([]string, er
 // the same receiver. Each round is timed from the commit or the first start to the last arrival.
 func (e *env) deliveryOnly(ctx context.Context, o Options, s *stack) (DeliveryOnly, error) {
 	res := DeliveryOnly{EventsPerRound: o.ScaleEvents}
-	t, err := e.hookTenant(ctx, s, "Delivery-only benchmark", "/hook")
+	t, _, err := e.hookTenant(ctx, s, "Delivery-only benchmark", "/hook")
 	if err != nil {
 		return res, err
 	}
@@ -290,7 +334,7 @@ func (ss *sideStack) stop() {
 // backlogDrain commits the backlog while no Temporal runs, then starts Temporal and a worker and
 // times from Temporal's start to the last arrival.
 func (e *env) backlogDrain(ctx context.Context, o Options, s *stack) (BacklogDrain, error) {
-	t, err := e.hookTenant(ctx, s, "Backlog benchmark", "/hook")
+	t, _, err := e.hookTenant(ctx, s, "Backlog benchmark", "/hook")
 	if err != nil {
 		return BacklogDrain{}, err
 	}
@@ -318,7 +362,7 @@ func (e *env) backlogDrain(ctx context.Context, o Options, s *stack) (BacklogDra
 // arrival, and reads the high-water RSS of the worker and of Temporal, which covers the waiting.
 func (e *env) waitingChains(ctx context.Context, o Options, s *stack) (WaitingChains, error) {
 	res := WaitingChains{Chains: o.WaitingChains, Ladder: o.WaitingLadder}
-	t, err := e.hookTenant(ctx, s, "Waiting chains benchmark", "/flaky")
+	t, _, err := e.hookTenant(ctx, s, "Waiting chains benchmark", "/flaky")
 	if err != nil {
 		return res, err
 	}

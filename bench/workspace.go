@@ -13,9 +13,11 @@ import (
 	"wds/workspace"
 )
 
-// tenant is an org with one store and an owner who may mint keys.
+// tenant is an org with one store and an owner who may mint keys; token is the owner's operator
+// token, for the Operator API.
 type tenant struct {
 	orgID, storeID, ownerID uuid.UUID
+	token                   string
 }
 
 // newTenant creates an org, its store and an owner through the same operations `wds admin` uses.
@@ -28,11 +30,11 @@ func newTenant(ctx context.Context, db *gorm.DB, name string) (*tenant, error) {
 	if err != nil {
 		return nil, fmt.Errorf("bench: %w", err)
 	}
-	owner, _, err := workspace.NewService(db).CreateUser(ctx, org.ID, "owner@"+org.ID.String()+".example.com", workspace.RoleOwner)
+	owner, token, err := workspace.NewService(db).CreateUser(ctx, org.ID, "owner@"+org.ID.String()+".example.com", workspace.RoleOwner)
 	if err != nil {
 		return nil, fmt.Errorf("bench: %w", err)
 	}
-	return &tenant{orgID: org.ID, storeID: store.ID, ownerID: owner.ID}, nil
+	return &tenant{orgID: org.ID, storeID: store.ID, ownerID: owner.ID, token: token}, nil
 }
 
 // keyPool hands out keys so that no key goes over its per-minute budget: the API limits each key per

@@ -41,6 +41,14 @@ const pruneEvery = time.Hour
 // taskQueuePartitions is Temporal's default number of partitions per task queue.
 const taskQueuePartitions = 4
 
+// stickyCacheSize is how many workflow executions the worker keeps in memory between their tasks.
+// The SDK's default, 10,000, keeps every chain waiting on a retry timer: each holds three parked
+// coroutines and its state, about 60 kB, so 10,000 waiting chains took the worker to 648 MB
+// (docs/benchmarks.md). A chain's history is a few dozen events: one evicted from the cache is
+// replayed from it when its timer fires, which costs a little CPU then and nothing while it waits.
+// 500 keeps the worker near 100 MB however many chains wait.
+const stickyCacheSize = 500
+
 // RunWorker serves workflows and activities and runs the relay until ctx ends, then stops both: in-flight
 // activities finish (up to the worker's stop timeout) and the relay's transaction completes.
 func RunWorker(ctx context.Context, o WorkerOptions) error {
@@ -50,6 +58,8 @@ func RunWorker(ctx context.Context, o WorkerOptions) error {
 	if o.RelayBatch == 0 {
 		o.RelayBatch = 100
 	}
+	// Process-wide, and read when the first worker is created: set before it.
+	sdkworker.SetStickyWorkflowCacheSize(stickyCacheSize)
 	w := sdkworker.New(o.Temporal, TaskQueue, sdkworker.Options{
 		WorkerStopTimeout: 15 * time.Second,
 		// A cluster splits a task queue into four partitions by default; with the SDK's two pollers a
