@@ -42,8 +42,13 @@ type heldPool struct {
 func (p heldPool) GetDBConn() (*sql.DB, error) { return p.db, nil }
 
 // Hold takes a turn at the database, as a transaction does, then one of db's connections. The
-// connections must be pgx's (Open makes them so).
+// connections must be pgx's (Open makes them so), and db the pool, not a transaction: a held
+// connection is another connection, outside it.
 func Hold(ctx context.Context, db *gorm.DB) (*Held, error) {
+	switch db.Statement.ConnPool.(type) {
+	case gorm.TxCommitter, heldPool:
+		return nil, errors.New("hold a connection: the database handle is a transaction's")
+	}
 	ctx, span := txSpan(ctx)
 	release, err := Admit(ctx, db)
 	if err != nil {
