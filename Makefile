@@ -40,7 +40,7 @@ fuzz:
 	  done; \
 	done
 
-# The benchmark against same-run baselines (docs/benchmarks.md): 35 to 60 minutes, its own PostgreSQL,
+# The benchmark against same-run baselines (docs/benchmarks.md): 45 to 75 minutes, its own PostgreSQL,
 # Temporal dev server and wds processes. Not part of `make test`, which runs its smoke mode. It is a
 # module of its own (bench/go.mod), so its plotting dependencies stay out of the service's.
 bench: build bin/temporal

@@ -255,7 +255,7 @@ func resultsMarkdown(res *Results, chartRef string) string {
 	fmt.Fprintf(&b, "Loaded %d orders (%d rows with lines, payments and clients) in %.1f s, %.0f rows/s.\n\n",
 		res.Load.Orders, res.Load.Rows, res.Load.Seconds, res.Load.RowsPerSec)
 	if sc := res.Scale; sc != nil {
-		fmt.Fprintf(&b, "The delivery-only, backlog and waiting-chain lines: run of %s, load average %s at their start, %s at their end; "+
+		fmt.Fprintf(&b, "The delivery-only, recovery, backlog and waiting-chain lines: run of %s, load average %s at their start, %s at their end; "+
 			"code measured: %s.\n\n", sc.StartedAt.Format("2006-01-02 15:04 MST"), sc.LoadStart, sc.LoadEnd, sc.Source)
 	}
 	b.WriteString("| measurement | wds | baseline (same run) | ratio | target | met |\n|---|---|---|---|---|---|\n")
