@@ -15,6 +15,7 @@ import (
 	"wds/api"
 	"wds/apikeys"
 	"wds/delivery"
+	"wds/events"
 	"wds/ingest"
 	"wds/openapi/openapitest"
 	"wds/views"
@@ -127,7 +128,7 @@ type fakeWebhooks struct {
 
 func (f *fakeWebhooks) SendTest(_ context.Context, _, endpointID uuid.UUID) (*delivery.TestQueued, error) {
 	f.tests++
-	return &delivery.TestQueued{DeliveryID: uuid.New(), EndpointID: endpointID, EventType: "webhook.test", Status: "enqueued"}, nil
+	return &delivery.TestQueued{DeliveryID: uuid.New(), EndpointID: endpointID, EventType: events.WebhookTest, Status: delivery.StatusEnqueued}, nil
 }
 
 // fakeGate knows one integration key, by the token "int", and answers every rate-limit question
