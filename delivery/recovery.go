@@ -46,6 +46,10 @@ type Recovery struct {
 	FinishedAt *time.Time `json:"finished_at"`
 }
 
+// Running reports whether the recovery is still starting chains (templates ask it rather than spell
+// the status).
+func (r Recovery) Running() bool { return r.Status == RecoveryRunning }
+
 // TableName is the recoveries table.
 func (Recovery) TableName() string { return "webhook_recoveries" }
 
