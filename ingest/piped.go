@@ -78,6 +78,50 @@ func (o *op) createFirst(h *database.Held, in Order, t totals, status string) (*
 		cid := uuid.New()
 		clientID = &cid
 	}
+	b, err := o.firstBatch(id, clientID, in, t, status)
+	if err != nil {
+		return nil, err
+	}
+	first, err := readFirst(h, b, in.Client != nil)
+	if err != nil {
+		return nil, err
+	}
+	if !first.claim.Won {
+		if id, err = o.lookupRef(entityOrder, in.ExternalID); err != nil {
+			return nil, err
+		}
+		return o.existingOrder(id)
+	}
+	if in.Client != nil {
+		c, err := o.insertedClient(first.client)
+		if err != nil {
+			return nil, err
+		}
+		if c == nil { // the client is not a new one: resolve it as createOrder does
+			r, err := o.resolveFrom(*in.Client, first.claim.Client)
+			if err != nil {
+				return nil, err
+			}
+			c = &r
+		}
+		clientID = &c.id
+	}
+	var v *order.Order
+	var pay *order.Payment
+	if first.order == nil { // held back for the client resolved just now
+		v, pay, err = o.insertOrder(id, clientID, in, t, status)
+	} else {
+		v, pay, err = o.inserted(first.order, in)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return o.announceOrder(v, pay)
+}
+
+// firstBatch is the first round trip: BEGIN, the claim, the client's insert (with a client) and
+// the order's, each insert held back unless the claim was won and, for the order, its client exists.
+func (o *op) firstBatch(id uuid.UUID, clientID *uuid.UUID, in Order, t totals, status string) (*pgx.Batch, error) {
 	// The claim's row names this order exactly when the claim was won.
 	claimed := `EXISTS (` + lookupSQL + ` AND internal_id = ?)`
 	claimedArgs := append(o.ref(entityOrder, in.ExternalID).lookupArgs(), id)
@@ -100,20 +144,30 @@ func (o *op) createFirst(h *database.Held, in Order, t totals, status string) (*
 		SQL:  claimed + ` AND (?::uuid IS NULL OR EXISTS (SELECT 1 FROM clients WHERE id = ?))`,
 		Args: append(claimedArgs[:len(claimedArgs):len(claimedArgs)], database.NullableID(clientID), database.NullableID(clientID))})
 	b.Queue(database.Numbered(q), args...)
+	return b, nil
+}
 
-	var claim orderClaim
-	var client *views.Client
-	var v *order.Order
-	err = h.Send(b, func(r pgx.BatchResults) error {
+// firstAnswers is what the first round trip learned: the claim, and the client and order it
+// inserted (nil: held back).
+type firstAnswers struct {
+	claim  orderClaim
+	client *views.Client
+	order  *order.Order
+}
+
+// readFirst sends firstBatch's batch and reads its answers.
+func readFirst(h *database.Held, b *pgx.Batch, withClient bool) (*firstAnswers, error) {
+	var a firstAnswers
+	err := h.Send(b, func(r pgx.BatchResults) error {
 		if _, err := r.Exec(); err != nil {
 			return fmt.Errorf("begin: %w", err)
 		}
-		if err := r.QueryRow().Scan(&claim.Won, &claim.Client, &claim.Locks); err != nil {
+		if err := r.QueryRow().Scan(&a.claim.Won, &a.claim.Client, &a.claim.Locks); err != nil {
 			return fmt.Errorf("claim order external_id: %w", err)
 		}
-		if in.Client != nil {
-			var err error
-			if client, err = atMostOne(r, views.ScanClient); err != nil {
+		var err error
+		if withClient {
+			if a.client, err = atMostOne(r, views.ScanClient); err != nil {
 				return fmt.Errorf("insert client: %w", err)
 			}
 		}
@@ -121,8 +175,7 @@ func (o *op) createFirst(h *database.Held, in Order, t totals, status string) (*
 			v, err := order.Scan(row)
 			return &v, err
 		}
-		var err error
-		if v, err = atMostOne(r, scanOrder); err != nil {
+		if a.order, err = atMostOne(r, scanOrder); err != nil {
 			return fmt.Errorf("insert order: %w", err)
 		}
 		return nil
@@ -130,38 +183,7 @@ func (o *op) createFirst(h *database.Held, in Order, t totals, status string) (*
 	if err != nil {
 		return nil, err
 	}
-	if !claim.Won {
-		if id, err = o.lookupRef(entityOrder, in.ExternalID); err != nil {
-			return nil, err
-		}
-		return o.existingOrder(id)
-	}
-	if in.Client != nil {
-		c, err := o.insertedClient(client)
-		if err != nil {
-			return nil, err
-		}
-		if c == nil { // the client is not a new one: resolve it as createOrder does
-			r, err := o.resolveFrom(*in.Client, claim.Client)
-			if err != nil {
-				return nil, err
-			}
-			c = &r
-		}
-		clientID = &c.id
-	}
-	if v == nil { // held back for the client resolved just now
-		v, pay, err := o.insertOrder(id, clientID, in, t, status)
-		if err != nil {
-			return nil, err
-		}
-		return o.announceOrder(v, pay)
-	}
-	v, pay, err := o.inserted(v, in)
-	if err != nil {
-		return nil, err
-	}
-	return o.announceOrder(v, pay)
+	return &a, nil
 }
 
 // atMostOne reads the rows of the batch's next statement, which returns one row or none.
