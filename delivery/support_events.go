@@ -67,16 +67,16 @@ type EventsPage struct {
 // or recovery whose first attempt has not been made yet is a chain in progress. Test chains are not
 // the event's. The statuses and outcomes are the Go constants' words, written into the text because
 // this fragment is shared by queries whose parameters are positional.
-const chainsSQL = `SELECT c.chain_id, c.endpoint_id, coalesce(p.kind, 'original') AS kind, c.workflow_id, c.started_at,
+const chainsSQL = `SELECT c.chain_id, c.endpoint_id, coalesce(p.kind, ` + sqlOriginal + `) AS kind, c.workflow_id, c.started_at,
 		CASE WHEN c.last_status IN (` + sqlSucceeded + `, ` + sqlDropped + `) THEN c.last_status ELSE ` + sqlInProgress + ` END AS state
 	FROM (SELECT d.chain_id, d.endpoint_id, min(d.workflow_id) AS workflow_id, min(d.attempted_at) AS started_at,
 			(array_agg(d.status ORDER BY d.attempt DESC))[1] AS last_status
 		FROM webhook_deliveries d WHERE d.event_id = e.id GROUP BY d.chain_id, d.endpoint_id) c
 	LEFT JOIN webhook_dispatches p ON p.chain_id = c.chain_id AND p.event_id = e.id
-	WHERE p.kind IS DISTINCT FROM 'test'
+	WHERE p.kind IS DISTINCT FROM ` + sqlTest + `
 	UNION ALL
 	SELECT p.chain_id, p.endpoint_id, p.kind, p.workflow_id, p.created_at, ` + sqlInProgress + `
-	FROM webhook_dispatches p WHERE p.event_id = e.id AND p.kind <> 'test'
+	FROM webhook_dispatches p WHERE p.event_id = e.id AND p.kind <> ` + sqlTest + `
 		AND NOT EXISTS (SELECT 1 FROM webhook_deliveries x WHERE x.chain_id = p.chain_id)`
 
 // outcomeSQL computes, for the event e, its outcome over each endpoint's latest chain and how many
@@ -91,6 +91,8 @@ const outcomeSQL = `SELECT count(*) AS chains_total,
 
 // The words chainsSQL and outcomeSQL compare and answer, as SQL literals.
 const (
+	sqlOriginal    = "'" + ChainOriginal + "'"
+	sqlTest        = "'" + DispatchTest + "'"
 	sqlSucceeded   = "'" + string(StatusSucceeded) + "'"
 	sqlDropped     = "'" + string(StatusDropped) + "'"
 	sqlInProgress  = "'" + string(OutcomeInProgress) + "'"
