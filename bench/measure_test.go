@@ -87,4 +87,11 @@ func TestMergeReplacesOnlyTheRunParts(t *testing.T) {
 	if saved.Scale == nil || saved.Scale.Source != "new" {
 		t.Errorf("scale lines not replaced: %+v", saved.Scale)
 	}
+	if saved.Source != "" {
+		t.Errorf("a scale-only run took the header: %q", saved.Source)
+	}
+	Merge(saved, &Results{Source: "commit new", Memory: []Memory{{Process: "wds serve"}}}, []string{"read", "ingest", "webhooks"})
+	if saved.Source != "commit new" || len(saved.Memory) != 1 {
+		t.Errorf("a run of read, ingest and webhooks did not take the header and memory: %+v", saved)
+	}
 }

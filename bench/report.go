@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"text/tabwriter"
 
@@ -127,8 +128,9 @@ func scaleRows(r *ScaleResult) []row {
 }
 
 // Merge puts the parts a partial run measured into the results of an earlier run, so a run of a few
-// parts updates their lines and keeps the others'. The run's header (machine, load, source) stays
-// the earlier run's; the scale part carries its own.
+// parts updates their lines and keeps the others'. The scale part carries its own header; the run's
+// header (machine, load, source) and the peak RSS lines describe read, ingest and webhooks, so they
+// are the partial run's when it measured all three, and stay the earlier run's otherwise.
 func Merge(into, from *Results, parts []string) {
 	for _, p := range parts {
 		switch p {
@@ -141,6 +143,10 @@ func Merge(into, from *Results, parts []string) {
 		case "scale":
 			into.Scale = from.Scale
 		}
+	}
+	if slices.Contains(parts, "read") && slices.Contains(parts, "ingest") && slices.Contains(parts, "webhooks") {
+		into.Mode, into.Source, into.StartedAt, into.Machine = from.Mode, from.Source, from.StartedAt, from.Machine
+		into.PostgreSQL, into.Cluster, into.Memory = from.PostgreSQL, from.Cluster, from.Memory
 	}
 }
 
