@@ -1,7 +1,6 @@
 package delivery_test
 
 import (
-	"encoding/json"
 	"strings"
 	"testing"
 	"time"
@@ -10,28 +9,8 @@ import (
 
 	"wds/delivery"
 	"wds/paging"
+	"wds/pgtest"
 )
-
-// planNode is the part of an EXPLAIN (FORMAT JSON) node the test reads.
-type planNode struct {
-	NodeType string     `json:"Node Type"`
-	Relation string     `json:"Relation Name"`
-	Index    string     `json:"Index Name"`
-	Plans    []planNode `json:"Plans"`
-}
-
-func (n planNode) walk(f func(planNode)) {
-	f(n)
-	for _, c := range n.Plans {
-		c.walk(f)
-	}
-}
-
-func (n planNode) reads(rel string) bool {
-	found := false
-	n.walk(func(c planNode) { found = found || c.Relation == rel })
-	return found
-}
 
 // TestOrderSearchIsAnIndexWalk seeds 120,000 events (ten per order) with a delivery each in two
 // orgs, so that a sequential scan and sort is a real choice for the planner, and checks that finding
@@ -70,18 +49,10 @@ func TestOrderSearchIsAnIndexWalk(t *testing.T) {
 		{OrgID: f.org, OrderID: &order, Limit: 51, Outcome: delivery.OutcomeDropped},
 	} {
 		sql, args := delivery.EventsPageSQL(q)
-		var rows []string
-		if err := f.db.Raw("EXPLAIN (FORMAT JSON) "+sql, args...).Scan(&rows).Error; err != nil {
-			t.Fatal(err)
-		}
-		p := strings.Join(rows, "")
-		var top []struct{ Plan planNode }
-		if err := json.Unmarshal([]byte(p), &top); err != nil || len(top) != 1 {
-			t.Fatalf("plan is not JSON: %v %s", err, p)
-		}
+		root, p := pgtest.Explain(t, f.db, sql, args...)
 		usedOrder, usedChains := false, false
-		top[0].Plan.walk(func(n planNode) {
-			if strings.Contains(n.NodeType, "Sort") && n.reads("events") {
+		root.Walk(func(n pgtest.PlanNode) {
+			if strings.Contains(n.NodeType, "Sort") && n.Reads("events") {
 				t.Errorf("plan sorts the events:\n%s", p)
 			}
 			if (n.Relation == "events" || n.Relation == "webhook_deliveries") && !strings.HasPrefix(n.NodeType, "Index") && !strings.HasPrefix(n.NodeType, "Bitmap") {

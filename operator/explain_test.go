@@ -56,11 +56,7 @@ func TestOrgDeliveryPagesAreIndexScans(t *testing.T) {
 		for _, c := range []*paging.Cursor{nil, cursor} {
 			where, args := deliveryPredicates(orgs[1], f)
 			sql, args := pageSQL(Query{OrgID: orgs[1], Limit: 50, Cursor: c}, deliveriesSelect, "attempted_at", where, args)
-			var rows []string
-			if err := db.Raw("EXPLAIN (FORMAT JSON) "+sql, args...).Scan(&rows).Error; err != nil {
-				t.Fatal(err)
-			}
-			plan := strings.Join(rows, "")
+			_, plan := pgtest.Explain(t, db, sql, args...)
 			if !strings.Contains(plan, "webhook_deliveries_org_keyset") || strings.Contains(plan, `"Sort"`) {
 				t.Errorf("%s (cursor %v): not a keyset index scan:\n%s", name, c != nil, plan)
 			}

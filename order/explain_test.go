@@ -2,8 +2,7 @@ package order
 
 import (
 	"context"
-	"encoding/json"
-	"strings"
+	"fmt"
 	"testing"
 	"time"
 
@@ -37,21 +36,6 @@ func seed(t testing.TB, db *gorm.DB, perOrg int) []uuid.UUID {
 	return orgs
 }
 
-// node is the part of an EXPLAIN (FORMAT JSON) node the test reads.
-type node struct {
-	NodeType string `json:"Node Type"`
-	Relation string `json:"Relation Name"`
-	Index    string `json:"Index Name"`
-	Plans    []node `json:"Plans"`
-}
-
-func (n node) walk(f func(node)) {
-	f(n)
-	for _, c := range n.Plans {
-		c.walk(f)
-	}
-}
-
 // The order list is a keyset index scan, as views' lists are (views/explain_test.go).
 func TestListQueryIsAKeysetIndexScan(t *testing.T) {
 	db := pgtest.New(t)
@@ -59,28 +43,7 @@ func TestListQueryIsAKeysetIndexScan(t *testing.T) {
 	deep := &paging.Cursor{At: time.Now().Add(-40000 * time.Second), ID: uuid.New()}
 	for _, cur := range []*paging.Cursor{nil, deep} {
 		tail, args := views.Keyset(views.ListQuery{Scope: views.Scope{OrgID: orgs[2]}, Cursor: cur, Limit: 50}, "t.org_id", "t.store_id")
-		var rows []string
-		if err := db.Raw("EXPLAIN (FORMAT JSON) "+orderSelect+tail, args...).Scan(&rows).Error; err != nil {
-			t.Fatal(err)
-		}
-		p := strings.Join(rows, "")
-		var top []struct{ Plan node }
-		if err := json.Unmarshal([]byte(p), &top); err != nil || len(top) != 1 {
-			t.Fatalf("plan is not JSON: %v %s", err, p)
-		}
-		var usedIndex bool
-		top[0].Plan.walk(func(n node) {
-			if n.NodeType == "Sort" || n.NodeType == "Incremental Sort" {
-				t.Errorf("deep=%v: plan has a sort step:\n%s", cur != nil, p)
-			}
-			if n.Relation == "orders" && n.NodeType != "Index Scan" {
-				t.Errorf("deep=%v: %s reads the table, want an index scan:\n%s", cur != nil, n.NodeType, p)
-			}
-			usedIndex = usedIndex || n.Index == "orders_keyset"
-		})
-		if !usedIndex {
-			t.Errorf("plan does not use orders_keyset:\n%s", p)
-		}
+		pgtest.CheckKeysetScan(t, db, fmt.Sprintf("deep=%v", cur != nil), "orders", "orders_keyset", orderSelect+tail, args...)
 	}
 }
 

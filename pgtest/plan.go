@@ -1,0 +1,67 @@
+package pgtest
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"gorm.io/gorm"
+)
+
+// PlanNode is the part of an EXPLAIN (FORMAT JSON) node that plan tests read.
+type PlanNode struct {
+	NodeType string     `json:"Node Type"`
+	Relation string     `json:"Relation Name"`
+	Index    string     `json:"Index Name"`
+	Plans    []PlanNode `json:"Plans"`
+}
+
+// Walk calls f on n and every node under it, parents first.
+func (n PlanNode) Walk(f func(PlanNode)) {
+	f(n)
+	for _, c := range n.Plans {
+		c.Walk(f)
+	}
+}
+
+// Reads reports whether n or a node under it reads the relation rel.
+func (n PlanNode) Reads(rel string) bool {
+	found := false
+	n.Walk(func(c PlanNode) { found = found || c.Relation == rel })
+	return found
+}
+
+// Explain returns the plan PostgreSQL makes for sql, and the plan's JSON for failure messages.
+func Explain(t testing.TB, db *gorm.DB, sql string, args ...any) (PlanNode, string) {
+	t.Helper()
+	var rows []string
+	if err := db.Raw("EXPLAIN (FORMAT JSON) "+sql, args...).Scan(&rows).Error; err != nil {
+		t.Fatal(err)
+	}
+	text := strings.Join(rows, "")
+	var top []struct{ Plan PlanNode }
+	if err := json.Unmarshal([]byte(text), &top); err != nil || len(top) != 1 {
+		t.Fatalf("plan is not JSON: %v %s", err, text)
+	}
+	return top[0].Plan, text
+}
+
+// CheckKeysetScan fails t (naming the case what) unless the plan of sql reads table through index
+// scans only, uses index, and sorts nothing: a keyset page that costs the same at any depth.
+func CheckKeysetScan(t testing.TB, db *gorm.DB, what, table, index, sql string, args ...any) {
+	t.Helper()
+	root, text := Explain(t, db, sql, args...)
+	usedIndex := false
+	root.Walk(func(n PlanNode) {
+		if n.NodeType == "Sort" || n.NodeType == "Incremental Sort" {
+			t.Errorf("%s: plan has a sort step:\n%s", what, text)
+		}
+		if n.Relation == table && n.NodeType != "Index Scan" {
+			t.Errorf("%s: %s reads %s, want an index scan:\n%s", what, n.NodeType, table, text)
+		}
+		usedIndex = usedIndex || n.Index == index
+	})
+	if !usedIndex {
+		t.Errorf("%s: plan does not use %s:\n%s", what, index, text)
+	}
+}
