@@ -225,8 +225,13 @@ func TestARateLimitedBacklogDoesNotHoldUpOtherEndpoints(t *testing.T) {
 	if most, gap := maxInAnySecond(slow.deliveries()); most > 1 {
 		t.Errorf("the limited endpoint got %d requests within one second (two %v apart)", most, gap)
 	}
+	// The attempt's row is written after the receiver answers, so the last one may land just after
+	// the receipt the wait above saw.
 	var rows, failed int64
-	h.db.Model(&delivery.Delivery{}).Where("endpoint_id = ?", limited.id).Count(&rows)
+	waitFor(t, 10*time.Second, "the limited endpoint's delivery log", func() bool {
+		h.db.Model(&delivery.Delivery{}).Where("endpoint_id = ?", limited.id).Count(&rows)
+		return rows >= backlog
+	})
 	h.db.Model(&delivery.Delivery{}).Where("endpoint_id = ? AND (attempt > 1 OR status <> 'succeeded')", limited.id).Count(&failed)
 	if rows != backlog || failed != 0 {
 		t.Errorf("the limited endpoint's log has %d rows, %d of them not a first successful attempt: waiting must not be an attempt", rows, failed)
