@@ -30,8 +30,8 @@ type Activities struct {
 	HTTP *http.Client
 	// Now is the clock; nil is time.Now.
 	Now func() time.Time
-	// Dispatcher starts the chains a recovery batch queues; nil leaves them to the relay.
-	Dispatcher DispatchStarter
+	// Batches starts the chains a recovery batch queues; nil leaves them to the relay.
+	Batches BatchStarter
 	// Events starts the webhook.endpoint_disabled events of auto-disables; nil leaves them to the relay.
 	Events EventStarter
 	// DisableAfter is WDS_WEBHOOK_DISABLE_AFTER: an endpoint failing this long is disabled when a

@@ -338,9 +338,12 @@ type fakeTemporal struct {
 	gate func()
 }
 
-func (t *fakeTemporal) ExecuteWorkflow(_ context.Context, o client.StartWorkflowOptions, name any, args ...any) (client.WorkflowRun, error) {
+func (t *fakeTemporal) ExecuteWorkflow(ctx context.Context, o client.StartWorkflowOptions, name any, args ...any) (client.WorkflowRun, error) {
 	if t.gate != nil {
 		t.gate()
+	}
+	if err := ctx.Err(); err != nil { // as the client does when its caller's deadline passed
+		return nil, err
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()

@@ -24,16 +24,7 @@ func TestHandReFiresRacingARecoveryReFireEachDeliveryOnce(t *testing.T) {
 		t.Fatal(err)
 	}
 	const n = 40
-	var drops []uuid.UUID
-	for range n {
-		ev := f.event(events.OrderCreated, map[string]any{"id": uuid.New()})
-		d := delivery.Delivery{ID: uuid.New(), OrgID: f.org, EventID: ev, EndpointID: ep.ID, EventType: events.OrderCreated,
-			ChainID: uuid.New(), WorkflowID: delivery.EventWorkflowID(ev), Attempt: 1, Status: delivery.StatusDropped, AttemptedAt: time.Now()}
-		if err := f.db.Create(&d).Error; err != nil {
-			t.Fatal(err)
-		}
-		drops = append(drops, d.ID)
-	}
+	drops := f.dropChains(ep.ID, n)
 	rec, err := f.svc.Recover(f.ctx, ep.ID, f.owner, time.Now().Add(-time.Hour), nil)
 	if err != nil || rec.Total != n {
 		t.Fatalf("%+v %v", rec, err)

@@ -120,10 +120,16 @@ func (a *Activities) RecoverBatch(ctx context.Context, p RecoveryParams) (Recove
 	if err != nil {
 		return RecoveryBatch{}, err
 	}
-	if a.Dispatcher != nil {
-		a.Dispatcher.StartDispatches(ctx, queued...)
+	if a.Batches != nil && len(queued) > 0 {
+		a.Batches.StartBatch(ctx, queued)
 	}
 	return out, nil
+}
+
+// BatchStarter starts the chains a recovery batch committed, within ctx; what it cannot start the
+// worker's relay starts.
+type BatchStarter interface {
+	StartBatch(ctx context.Context, dispatchIDs []uuid.UUID)
 }
 
 // queueRecovered queues up to n of the recovery's chains, oldest drop first. A chain's dropped row

@@ -15,6 +15,7 @@ import (
 	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/temporal"
+	"golang.org/x/sync/errgroup"
 	"gorm.io/gorm"
 	"gorm.io/gorm/clause"
 )
@@ -86,6 +87,22 @@ func (s *Starter) StartDispatches(ctx context.Context, dispatchIDs ...uuid.UUID)
 	s.immediately(ctx, func(ctx context.Context) error {
 		return startNow(ctx, s.DB, "webhook_dispatches", read, s.startDispatchRows)
 	})
+}
+
+// StartBatch starts the chains a recovery batch queued. A batch runs in an activity, not a request:
+// it has the activity's deadline instead of the after-commit budget, starts batchStarts at a time so
+// a fast endpoint's batch of a hundred takes a fraction of a second, and a failure does not pause the
+// after-commit starts. What it cannot start the relay starts after its grace.
+func (s *Starter) StartBatch(ctx context.Context, dispatchIDs []uuid.UUID) {
+	read := func(db *gorm.DB, rows *[]dispatchRow) error {
+		return queuedStarts(db).Where("d.id IN ?", dispatchIDs).Find(rows).Error
+	}
+	start := func(ctx context.Context, rows []dispatchRow) ([]uuid.UUID, error) {
+		return startConcurrently(ctx, rows, s.startDispatch)
+	}
+	if err := startNow(ctx, s.DB, "webhook_dispatches", read, start); err != nil {
+		s.Log.WithError(err).Warn("recovery chains left to the relay")
+	}
 }
 
 // StopChains signals the workflows of an endpoint's dropped chains so they end now rather than at
@@ -367,6 +384,33 @@ func startEach[R row](ctx context.Context, rows []R, start func(context.Context,
 		started = append(started, r.rowID())
 	}
 	return started, nil
+}
+
+// batchStarts is how many starts a recovery batch has in flight at once.
+const batchStarts = 8
+
+// startConcurrently starts every row, batchStarts at a time, and returns the rows started and the
+// first failure.
+func startConcurrently[R row](ctx context.Context, rows []R, start func(context.Context, R) error) ([]uuid.UUID, error) {
+	var (
+		mu      sync.Mutex
+		started []uuid.UUID
+		g       errgroup.Group
+	)
+	g.SetLimit(batchStarts)
+	for _, r := range rows {
+		g.Go(func() error {
+			if err := start(ctx, r); err != nil {
+				return err
+			}
+			mu.Lock()
+			started = append(started, r.rowID())
+			mu.Unlock()
+			return nil
+		})
+	}
+	err := g.Wait()
+	return started, err
 }
 
 func (s *Starter) startDispatch(ctx context.Context, r dispatchRow) error {

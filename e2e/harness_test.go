@@ -133,7 +133,7 @@ func (h *harness) startWorker() {
 	done := make(chan error, 1)
 	go func() {
 		done <- delivery.RunWorker(ctx, delivery.WorkerOptions{Temporal: h.temporal, Starter: h.starter, Log: h.log, RelayInterval: 100 * time.Millisecond,
-			Activities: &delivery.Activities{DB: h.db, Box: h.box, HTTP: httpc, Dispatcher: h.starter, Events: h.starter,
+			Activities: &delivery.Activities{DB: h.db, Box: h.box, HTTP: httpc, Batches: h.starter, Events: h.starter,
 				DisableAfter: h.disableAfter}, Retention: h.retention,
 			MaxConcurrentActivities: h.maxActivities})
 	}()

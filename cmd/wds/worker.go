@@ -144,7 +144,7 @@ func runWorker(ctx context.Context, cfg *config.Config, db *gorm.DB, box *secret
 	starter := newStarter(cfg, db, c, log)
 	return delivery.RunWorker(ctx, delivery.WorkerOptions{
 		Temporal: c,
-		Activities: &delivery.Activities{DB: db, Box: box, HTTP: httpc, Dispatcher: starter, Events: starter,
+		Activities: &delivery.Activities{DB: db, Box: box, HTTP: httpc, Batches: starter, Events: starter,
 			DisableAfter: cfg.WebhookDisableAfter},
 		Starter:   starter,
 		Log:       log,
