@@ -43,7 +43,7 @@ type Service struct {
 	// Stopper tells running chains of a disabled or deleted endpoint to stop now; nil leaves them to
 	// stop at their next due time (the database-only CLI).
 	Stopper ChainStopper
-	// Dispatcher starts the chains a resend or recovery queues, after commit; nil leaves them to the
+	// Dispatcher starts the chains a resend queues, after commit; nil leaves them to the
 	// worker's relay (the database-only CLI).
 	Dispatcher DispatchStarter
 	// Recoveries starts a recovery's workflow after commit; nil leaves it to the relay.
