@@ -68,6 +68,8 @@ type Console struct {
 	// SignInLimit is how many failed sign-ins one client address may make a minute; 0 is
 	// DefaultSignInLimit.
 	SignInLimit int
+	// Now is the clock of the per-minute limits; nil is time.Now.
+	Now func() time.Time
 
 	signIns *ratelimit.Limiter
 	tests   *ratelimit.Limiter // Send test, per endpoint
@@ -75,7 +77,7 @@ type Console struct {
 
 // Register mounts the console on r.
 func (c *Console) Register(r *gin.Engine) {
-	c.signIns, c.tests = ratelimit.New(nil), ratelimit.New(nil)
+	c.signIns, c.tests = ratelimit.New(c.Now), ratelimit.New(c.Now)
 	if c.SignInLimit <= 0 {
 		c.SignInLimit = DefaultSignInLimit
 	}

@@ -11,6 +11,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/sirupsen/logrus"
 	"gorm.io/gorm"
@@ -61,7 +62,9 @@ func newEnv(t *testing.T, opts ...func(*console.Console)) *env {
 	}
 	con := &console.Console{DB: db, Log: log, Members: workspace.NewService(db), Keys: apikeys.NewService(db, box), Lists: operator.NewService(db),
 		Shipping: fulfillment.NewService(db, nil), Vendors: catalog.NewService(db, nil), Clients: ingest.NewService(db, nil),
-		Webhooks: svc, TemporalUI: "http://localhost:8233", Namespace: "default"}
+		Webhooks: svc, TemporalUI: "http://localhost:8233", Namespace: "default",
+		// The limits count per minute: a test's burst that crossed a minute would get budget back.
+		Now: func() time.Time { return time.Date(2026, 1, 1, 12, 0, 30, 0, time.UTC) }}
 	for _, o := range opts {
 		o(con)
 	}

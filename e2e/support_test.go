@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"context"
 	"fmt"
 	"net/http"
 	"sort"
@@ -159,6 +160,13 @@ func TestRecoveryReFiresAnOutageOnceAcrossAWorkerRestartAndAHandReFire(t *testin
 	want := fmt.Sprintf("recover %s/hooks: %d chains since ", rc.srv.URL, outage)
 	if len(summary) < len(want) || summary[:len(want)] != want {
 		t.Errorf("workflow summary %q, want it to start %q", summary, want)
+	}
+	// The row says completed from the last batch's commit; the details follow once the workflow has
+	// the batch's answer, and are final when it ends.
+	ended, cancel := context.WithTimeout(h.ctx, 30*time.Second)
+	defer cancel()
+	if err := h.temporal.GetWorkflow(ended, delivery.RecoveryWorkflowID(uuid.MustParse(id)), "").Get(ended, nil); err != nil {
+		t.Fatalf("the recovery's workflow: %v", err)
 	}
 	q, err := h.temporal.QueryWorkflow(h.ctx, delivery.RecoveryWorkflowID(uuid.MustParse(id)), "", "__temporal_workflow_metadata")
 	if err != nil {

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"os"
 	"strings"
@@ -47,8 +46,8 @@ func TestAdminRecoverWaitsShowsAndCancels(t *testing.T) {
 	wantCode(t, err, "invalid_parameter")
 
 	// --wait reports progress on stderr until the recovery ends (here: cancelled from another shell).
-	var progress bytes.Buffer
-	progressOut = &progress
+	progress := &syncBuf{}
+	progressOut = progress
 	defer func() { progressOut = os.Stderr }()
 	done := make(chan map[string]any)
 	go func() {
@@ -67,6 +66,11 @@ func TestAdminRecoverWaitsShowsAndCancels(t *testing.T) {
 	wantCode(t, err, "recovery_in_progress")
 	_, err = admin(t, "recovery", "cancel", "--id", id, "--actor", member)
 	wantCode(t, err, "forbidden")
+	// --wait's first report, before the cancel it should also report.
+	deadline = time.Now().Add(10 * time.Second)
+	for !strings.Contains(progress.String(), "0 of 3 chains started, running") && time.Now().Before(deadline) {
+		time.Sleep(20 * time.Millisecond)
+	}
 	if c := mustAdmin(t, "recovery", "cancel", "--id", id, "--actor", owner); c["status"] != "cancelled" {
 		t.Fatalf("cancel %v", c)
 	}
