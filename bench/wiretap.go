@@ -9,6 +9,7 @@ import (
 	"net"
 	"strings"
 	"sync"
+	"time"
 )
 
 // wireTap sits between a process and PostgreSQL and records how the process's statements travel:
@@ -112,10 +113,7 @@ func (t *wireTap) readClient(r io.Reader, pidc <-chan int) error {
 			return err
 		}
 		if pid < 0 {
-			select {
-			case pid = <-pidc:
-			default:
-			}
+			pid = learnPid(pidc, typ == 'S' || typ == 'Q')
 		}
 		switch typ {
 		case 'P': // Parse: name, text, ...
@@ -139,6 +137,28 @@ func (t *wireTap) readClient(r io.Reader, pidc <-chan int) error {
 		case 'X':
 			return nil
 		}
+	}
+}
+
+// learnPid takes the backend's pid if readPid has it, or -1. A Sync or a Query (ending bounds a
+// round trip, which is recorded under the pid) waits for it: the client sends them only after the
+// server's ReadyForQuery, which follows BackendKeyData, so the pid is at most a moment behind, the
+// time readPid takes to parse what it already relayed. Other messages (a password) must not wait: the
+// server names the pid only once they are through.
+func learnPid(pidc <-chan int, endsTrip bool) int {
+	select {
+	case pid := <-pidc:
+		return pid
+	default:
+	}
+	if !endsTrip {
+		return -1
+	}
+	select {
+	case pid := <-pidc:
+		return pid
+	case <-time.After(time.Second):
+		return -1
 	}
 }
 
