@@ -140,10 +140,10 @@ func (t *wireTap) readClient(r io.Reader, pidc <-chan int) error {
 	}
 }
 
-// learnPid takes the backend's pid if readPid has it, or -1. A Sync or a Query (ending bounds a
-// round trip, which is recorded under the pid) waits for it: the client sends them only after the
-// server's ReadyForQuery, which follows BackendKeyData, so the pid is at most a moment behind, the
-// time readPid takes to parse what it already relayed. Other messages (a password) must not wait: the
+// learnPid takes the backend's pid if readPid has it, or -1. A Sync or a Query, which ends a round
+// trip recorded under the pid, waits for it: the client sends them only after the server's
+// ReadyForQuery, which follows BackendKeyData, so the pid is at most a moment behind (the time
+// readPid takes to parse what it already relayed). Other messages (a password) must not wait: the
 // server names the pid only once they are through.
 func learnPid(pidc <-chan int, endsTrip bool) int {
 	select {

@@ -81,26 +81,27 @@ func (s *Starter) StartDispatches(ctx context.Context, dispatchIDs ...uuid.UUID)
 	if len(dispatchIDs) == 0 {
 		return
 	}
-	read := func(db *gorm.DB, rows *[]dispatchRow) error {
-		return queuedStarts(db).Where("d.id IN ?", dispatchIDs).Find(rows).Error
-	}
 	s.immediately(ctx, func(ctx context.Context) error {
-		return startNow(ctx, s.DB, "webhook_dispatches", read, s.startDispatchRows)
+		return startNow(ctx, s.DB, "webhook_dispatches", queuedByID(dispatchIDs), s.startDispatchRows)
 	})
 }
 
-// StartBatch starts the chains a recovery batch queued. A batch runs in an activity, not a request:
-// it has the activity's deadline instead of the after-commit budget, starts batchStarts at a time so
-// a fast endpoint's batch of a hundred takes a fraction of a second, and a failure does not pause the
-// after-commit starts. What it cannot start the relay starts after its grace.
-func (s *Starter) StartBatch(ctx context.Context, dispatchIDs []uuid.UUID) {
-	read := func(db *gorm.DB, rows *[]dispatchRow) error {
+// queuedByID reads the given queued starts that are not started yet.
+func queuedByID(dispatchIDs []uuid.UUID) func(*gorm.DB, *[]dispatchRow) error {
+	return func(db *gorm.DB, rows *[]dispatchRow) error {
 		return queuedStarts(db).Where("d.id IN ?", dispatchIDs).Find(rows).Error
 	}
+}
+
+// StartBatch starts the chains a recovery batch queued. A batch runs in an activity, not a request:
+// it has the activity's deadline instead of the after-commit budget, keeps batchStarts starts in
+// flight so a slow Temporal answer does not hold up the rest, and a failure does not pause the
+// after-commit starts. What it cannot start the relay starts after its grace.
+func (s *Starter) StartBatch(ctx context.Context, dispatchIDs []uuid.UUID) {
 	start := func(ctx context.Context, rows []dispatchRow) ([]uuid.UUID, error) {
 		return startConcurrently(ctx, rows, s.startDispatch)
 	}
-	if err := startNow(ctx, s.DB, "webhook_dispatches", read, start); err != nil {
+	if err := startNow(ctx, s.DB, "webhook_dispatches", queuedByID(dispatchIDs), start); err != nil {
 		s.Log.WithError(err).Warn("recovery chains left to the relay")
 	}
 }
