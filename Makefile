@@ -19,7 +19,7 @@ run: build bin/temporal
 
 vet:
 	$(GO) vet ./...
-	cd bench && $(GO) vet ./...
+	cd test/bench && $(GO) vet ./...
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed: $$out"; exit 1; fi
 
 # What the tests drive besides Go (PostgreSQL, Chromium, Node.js, Python 3, promtool, curl, openssl,
@@ -29,7 +29,7 @@ test-deps:
 
 test: test-deps vet bin/temporal
 	$(GO) test -race -count=1 -timeout 45m ./...
-	cd bench && $(GO) test -race -count=1 -timeout 20m ./...
+	cd test/bench && $(GO) test -race -count=1 -timeout 20m ./...
 
 # A longer run of every fuzz target (not part of `make test`, whose seed corpora run as unit tests).
 FUZZTIME ?= 30s
@@ -42,17 +42,17 @@ fuzz:
 
 # The benchmark against same-run baselines (docs/benchmarks.md): 45 to 75 minutes, its own PostgreSQL,
 # Temporal dev server and wds processes. Not part of `make test`, which runs its smoke mode. It is a
-# module of its own (bench/go.mod), so its plotting dependencies stay out of the service's.
+# module of its own (test/bench/go.mod), so its plotting dependencies stay out of the service's.
 bench: build bin/temporal
-	cd bench && $(GO) run ./cmd/wdsbench -wds ../bin/wds -results ../docs/benchmarks/results.json \
-	  -doc ../docs/benchmarks.md -chart ../docs/benchmarks/read-latency.png
+	cd test/bench && $(GO) run ./cmd/wdsbench -wds ../../bin/wds -results ../../docs/benchmarks/results.json \
+	  -doc ../../docs/benchmarks.md -chart ../../docs/benchmarks/read-latency.png
 
 # The fault-injection scenarios at full length (docs/reliability.md): about 10 minutes, with the table
 # of results written into docs/reliability.md. `make test` runs the same scenarios shortened.
 chaos: bin/temporal
-	$(GO) test -count=1 -timeout 60m -v -run . ./chaos -args -chaos.long -chaos.report $(CURDIR)/docs/reliability.md
+	$(GO) test -count=1 -timeout 60m -v -run . ./test/chaos -args -chaos.long -chaos.report $(CURDIR)/docs/reliability.md
 
 # The console's screenshots in docs/console.md, made again over a real stack with the browser tests'
 # Chromium (about 30 seconds). `make test` makes them into a temporary directory, never into docs/.
 screenshots: bin/temporal
-	$(GO) test -count=1 -run '^TestConsoleScreenshots$$' ./e2e -args -screenshots $(CURDIR)/docs/console
+	$(GO) test -count=1 -run '^TestConsoleScreenshots$$' ./test/e2e -args -screenshots $(CURDIR)/docs/console

@@ -7,9 +7,9 @@ import (
 
 	"github.com/gin-gonic/gin"
 
-	"wds/apikeys"
-	"wds/problem"
-	"wds/ratelimit"
+	"wds/internal/apikeys"
+	"wds/internal/platform/problem"
+	"wds/internal/platform/ratelimit"
 )
 
 // ReadKeyAuth finds the live read key a bearer token names (apikeys): unknown, revoked and expired

@@ -12,9 +12,9 @@ import (
 	"gorm.io/gorm"
 
 	"wds/api"
-	"wds/apikeys"
-	"wds/config"
-	"wds/pgtest"
+	"wds/internal/apikeys"
+	"wds/internal/dev/pgtest"
+	"wds/internal/platform/config"
 )
 
 // instance is another router over the env's database, clock and key box (another `wds serve`),

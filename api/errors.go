@@ -5,8 +5,8 @@ import (
 
 	"github.com/gin-gonic/gin"
 
-	"wds/answer"
-	"wds/problem"
+	"wds/api/answer"
+	"wds/internal/platform/problem"
 )
 
 // Errors of the HTTP layer itself: reading the request and whether the service can serve it. Each

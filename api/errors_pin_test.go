@@ -9,18 +9,18 @@ import (
 
 	"github.com/gin-gonic/gin"
 
-	"wds/answer"
-	"wds/apikeys"
-	"wds/catalog"
-	"wds/database"
+	"wds/api/answer"
+	"wds/api/signing"
 	"wds/delivery"
-	"wds/fulfillment"
-	"wds/ingest"
-	"wds/paging"
-	"wds/problem"
-	"wds/ratelimit"
-	"wds/signing"
-	"wds/workspace"
+	"wds/internal/apikeys"
+	"wds/internal/catalog"
+	"wds/internal/fulfillment"
+	"wds/internal/ingest"
+	"wds/internal/platform/database"
+	"wds/internal/platform/paging"
+	"wds/internal/platform/problem"
+	"wds/internal/platform/ratelimit"
+	"wds/internal/workspace"
 )
 
 // errorPins is every answer a declared error or a category gives: the error, its text (the detail when it is

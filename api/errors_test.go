@@ -5,10 +5,10 @@ import (
 	"net/http"
 	"testing"
 
-	"wds/answer"
+	"wds/api/answer"
 	"wds/delivery"
-	"wds/ingest"
-	"wds/problem"
+	"wds/internal/ingest"
+	"wds/internal/platform/problem"
 )
 
 // TestDeclaredErrorsHaveOneCodeEach holds the rules answers rely on now that each error carries its

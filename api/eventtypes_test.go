@@ -6,8 +6,8 @@ import (
 	"slices"
 	"testing"
 
-	"wds/events"
-	"wds/events/eventstest"
+	"wds/internal/events"
+	"wds/internal/events/eventstest"
 )
 
 // GET /v1/event-types needs no key and lists all 14 types with a description and a schema that a

@@ -13,13 +13,13 @@ import (
 	"github.com/sirupsen/logrus"
 
 	"wds/api"
-	"wds/apikeys"
+	"wds/api/openapi/openapitest"
 	"wds/delivery"
-	"wds/events"
-	"wds/ingest"
-	"wds/openapi/openapitest"
-	"wds/views"
-	"wds/workspace"
+	"wds/internal/apikeys"
+	"wds/internal/events"
+	"wds/internal/ingest"
+	"wds/internal/views"
+	"wds/internal/workspace"
 )
 
 // Fakes of the stores the handlers reach through api.Stores, for tests of what a handler does with

@@ -23,17 +23,17 @@ import (
 	"gorm.io/gorm"
 
 	"wds/api"
-	"wds/apikeys"
-	"wds/catalog"
-	"wds/console"
+	"wds/api/console"
+	"wds/api/openapi/openapitest"
 	"wds/delivery"
-	"wds/fulfillment"
-	"wds/ingest"
-	"wds/openapi/openapitest"
-	"wds/operator"
-	"wds/pgtest"
-	"wds/secrets"
-	"wds/workspace"
+	"wds/internal/apikeys"
+	"wds/internal/catalog"
+	"wds/internal/dev/pgtest"
+	"wds/internal/fulfillment"
+	"wds/internal/ingest"
+	"wds/internal/operator"
+	"wds/internal/platform/secrets"
+	"wds/internal/workspace"
 )
 
 // hostileEnv is one org with one of every resource, behind the whole router (the three APIs and the
@@ -297,7 +297,7 @@ func (e *hostileEnv) path(route string, h hostile) string {
 // consoleForm turns a hostile body into the console's form fields: every field name its forms use,
 // each holding the body's text.
 func consoleForm(t *testing.T, body []byte, csrf string) []byte {
-	names, err := filepath.Glob("../console/templates/*.html")
+	names, err := filepath.Glob("console/templates/*.html")
 	if err != nil || len(names) == 0 {
 		t.Fatalf("console templates: %v", err)
 	}

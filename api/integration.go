@@ -12,15 +12,15 @@ import (
 	"github.com/gin-gonic/gin"
 	"github.com/google/uuid"
 
-	"wds/answer"
-	"wds/apikeys"
-	"wds/ingest"
-	"wds/nativestore"
-	"wds/openapi"
-	"wds/order"
-	"wds/problem"
-	"wds/ratelimit"
-	"wds/signing"
+	"wds/api/answer"
+	"wds/api/openapi"
+	"wds/api/signing"
+	"wds/internal/apikeys"
+	"wds/internal/ingest"
+	"wds/internal/ingest/nativestore"
+	"wds/internal/order"
+	"wds/internal/platform/problem"
+	"wds/internal/platform/ratelimit"
 )
 
 // IntegrationGate is what the Integration API's middleware asks before a handler runs: whose key the

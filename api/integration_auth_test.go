@@ -11,8 +11,8 @@ import (
 	"github.com/getkin/kin-openapi/openapi3"
 	"github.com/google/uuid"
 
-	"wds/apikeys"
-	"wds/signing"
+	"wds/api/signing"
+	"wds/internal/apikeys"
 )
 
 const minimalOrder = `{"external_id":"x","lines":[{"quantity":1,"unit_price_cents":100}]}`

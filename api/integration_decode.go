@@ -8,8 +8,8 @@ import (
 	"reflect"
 	"strings"
 
-	"wds/ingest"
-	"wds/problem"
+	"wds/internal/ingest"
+	"wds/internal/platform/problem"
 )
 
 // decodeObject decodes a JSON object body into dst (docs/integration-api.md): a body that is not JSON or not an

@@ -6,9 +6,9 @@ import (
 	"net/http"
 	"testing"
 
-	"wds/answer"
-	"wds/ingest"
-	"wds/problem"
+	"wds/api/answer"
+	"wds/internal/ingest"
+	"wds/internal/platform/problem"
 )
 
 // FuzzDecodeOrder: any body decodes, or fails as invalid_json or validation_failed; never a panic and

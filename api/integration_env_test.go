@@ -18,12 +18,12 @@ import (
 	"gorm.io/gorm"
 
 	"wds/api"
-	"wds/apikeys"
-	"wds/openapi/openapitest"
-	"wds/pgtest"
-	"wds/secrets"
-	"wds/signing"
-	"wds/workspace"
+	"wds/api/openapi/openapitest"
+	"wds/api/signing"
+	"wds/internal/apikeys"
+	"wds/internal/dev/pgtest"
+	"wds/internal/platform/secrets"
+	"wds/internal/workspace"
 )
 
 // intEnv is one org with a store and an owner, served by the real router over real PostgreSQL, with

@@ -7,8 +7,8 @@ import (
 	"testing"
 	"time"
 
-	"wds/apikeys"
-	"wds/openapi/openapitest"
+	"wds/api/openapi/openapitest"
+	"wds/internal/apikeys"
 )
 
 // FuzzIntegrationWritesNever500 posts arbitrary bodies to every write endpoint of the real router on a

@@ -9,7 +9,7 @@ import (
 	"github.com/gin-gonic/gin"
 	"github.com/google/uuid"
 
-	"wds/ingest"
+	"wds/internal/ingest"
 )
 
 // IdempotencyStore claims an Idempotency-Key for a request (ingest): the claim the request settles

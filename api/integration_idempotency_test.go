@@ -8,9 +8,9 @@ import (
 	"testing"
 	"time"
 
-	"wds/apikeys"
-	"wds/ingest"
-	"wds/openapi/openapitest"
+	"wds/api/openapi/openapitest"
+	"wds/internal/apikeys"
+	"wds/internal/ingest"
 )
 
 func TestIdempotencyKeyReplaysAndConflicts(t *testing.T) {

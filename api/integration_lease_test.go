@@ -6,8 +6,8 @@ import (
 	"time"
 
 	"wds/api"
-	"wds/apikeys"
-	"wds/ratelimit"
+	"wds/internal/apikeys"
+	"wds/internal/platform/ratelimit"
 )
 
 // TestIntegrationRateLimitLeaseServesWithoutTheDatabaseAndFailsClosed: a busy key's requests are

@@ -8,13 +8,13 @@ import (
 	"strings"
 	"testing"
 
-	"wds/apikeys"
+	"wds/internal/apikeys"
 )
 
 // storeFixture loads a store-platform order payload, optionally with another status.
 func storeFixture(t *testing.T, name, status string) string {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join("..", "nativestore", "testdata", name))
+	b, err := os.ReadFile(filepath.Join("..", "internal", "ingest", "nativestore", "testdata", name))
 	if err != nil {
 		t.Fatal(err)
 	}

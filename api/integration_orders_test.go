@@ -13,10 +13,10 @@ import (
 
 	"github.com/google/uuid"
 
-	"wds/apikeys"
-	"wds/openapi/openapitest"
-	"wds/order"
-	"wds/views"
+	"wds/api/openapi/openapitest"
+	"wds/internal/apikeys"
+	"wds/internal/order"
+	"wds/internal/views"
 )
 
 // orderBody builds a create body: lines of (quantity, unit price), optional payment amount.

@@ -8,7 +8,7 @@ import (
 	"sync"
 	"testing"
 
-	"wds/apikeys"
+	"wds/internal/apikeys"
 )
 
 // TestConcurrentOrdersOfOneNewClient: a new client arriving in many orders at once, named by its

@@ -13,8 +13,8 @@ import (
 	"github.com/sirupsen/logrus"
 
 	"wds/api"
-	"wds/apikeys"
-	"wds/openapi/openapitest"
+	"wds/api/openapi/openapitest"
+	"wds/internal/apikeys"
 )
 
 const rateLimitedPath = "/integrations/v1/orders/by-external/x"

@@ -6,7 +6,7 @@ import (
 	"strconv"
 	"testing"
 
-	"wds/apikeys"
+	"wds/internal/apikeys"
 )
 
 // A nativestore key on /orders hears wrong_format whatever it signed or failed to sign: the format

@@ -8,10 +8,10 @@ import (
 	"github.com/google/uuid"
 
 	"wds/api"
-	"wds/apikeys"
-	"wds/database"
+	"wds/internal/apikeys"
+	"wds/internal/platform/database"
+	"wds/internal/platform/problem"
 	"wds/models"
-	"wds/problem"
 )
 
 // intFakes is the Integration API over fakes: one generic key that may write orders, by the token "int".

@@ -4,7 +4,7 @@ import (
 	"context"
 	"time"
 
-	"wds/apikeys"
+	"wds/internal/apikeys"
 )
 
 // CacheKeys puts c in front of the read and integration key lookups of st, so that authenticating

@@ -3,7 +3,7 @@ package api_test
 import (
 	"testing"
 
-	"wds/pgtest"
+	"wds/internal/dev/pgtest"
 )
 
 // TestMain gives the package's tests one throwaway PostgreSQL cluster (pgtest.New clones a migrated

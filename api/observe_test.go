@@ -16,10 +16,10 @@ import (
 	"gorm.io/gorm"
 
 	"wds/api"
-	"wds/apikeys"
-	"wds/metrics"
-	"wds/openapi/openapitest"
-	"wds/pgtest"
+	"wds/api/openapi/openapitest"
+	"wds/internal/apikeys"
+	"wds/internal/dev/pgtest"
+	"wds/internal/platform/metrics"
 )
 
 // syncBuffer collects log output written from the server's goroutines.

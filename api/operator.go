@@ -13,10 +13,10 @@ import (
 	"github.com/google/uuid"
 
 	"wds/delivery"
+	"wds/internal/platform/paging"
+	"wds/internal/platform/problem"
+	"wds/internal/workspace"
 	"wds/models"
-	"wds/paging"
-	"wds/problem"
-	"wds/workspace"
 )
 
 // DispatchStarter starts queued re-fires and test events at once after commit; what it cannot start

@@ -7,8 +7,8 @@ import (
 	"github.com/gin-gonic/gin"
 	"github.com/google/uuid"
 
-	"wds/ingest"
-	"wds/views"
+	"wds/internal/ingest"
+	"wds/internal/views"
 )
 
 // AppOrderStore is the operator's own writes of orders and clients (ingest).

@@ -11,9 +11,9 @@ import (
 
 	"github.com/google/uuid"
 
-	"wds/events"
-	"wds/events/eventstest"
-	"wds/workspace"
+	"wds/internal/events"
+	"wds/internal/events/eventstest"
+	"wds/internal/workspace"
 )
 
 // outsider is an operator token of another org.

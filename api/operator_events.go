@@ -10,8 +10,8 @@ import (
 	"github.com/google/uuid"
 
 	"wds/delivery"
-	"wds/paging"
-	"wds/problem"
+	"wds/internal/platform/paging"
+	"wds/internal/platform/problem"
 )
 
 // SupportDesk is the support desk's operations (delivery.Service): find an org's events, show one

@@ -14,8 +14,8 @@ import (
 
 	"wds/delivery"
 	"wds/delivery/deliverytest"
-	"wds/events"
-	"wds/workspace"
+	"wds/internal/events"
+	"wds/internal/workspace"
 )
 
 // eventDesk is an org with two endpoints and events about one order in every state the support

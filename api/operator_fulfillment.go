@@ -8,8 +8,8 @@ import (
 	"github.com/gin-gonic/gin"
 	"github.com/google/uuid"
 
-	"wds/fulfillment"
-	"wds/order"
+	"wds/internal/fulfillment"
+	"wds/internal/order"
 )
 
 // ShippingStore ships orders and records their tracking and delivery (fulfillment).

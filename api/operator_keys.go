@@ -8,13 +8,13 @@ import (
 	"github.com/gin-gonic/gin"
 	"github.com/google/uuid"
 
-	"wds/apikeys"
+	"wds/api/openapi"
 	"wds/delivery"
-	"wds/openapi"
-	"wds/operator"
-	"wds/paging"
-	"wds/problem"
-	"wds/workspace"
+	"wds/internal/apikeys"
+	"wds/internal/operator"
+	"wds/internal/platform/paging"
+	"wds/internal/platform/problem"
+	"wds/internal/workspace"
 )
 
 // KeyStore mints and revokes an org's keys of both kinds (apikeys). Minting an integration key seals

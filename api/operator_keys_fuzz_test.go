@@ -11,10 +11,10 @@ import (
 	"github.com/sirupsen/logrus"
 
 	"wds/api"
-	"wds/openapi/openapitest"
-	"wds/pgtest"
-	"wds/secrets"
-	"wds/workspace"
+	"wds/api/openapi/openapitest"
+	"wds/internal/dev/pgtest"
+	"wds/internal/platform/secrets"
+	"wds/internal/workspace"
 )
 
 // FuzzOperatorInputs sends arbitrary bodies and query strings to the Operator API's key and list

@@ -18,11 +18,11 @@ import (
 	"gorm.io/gorm"
 
 	"wds/api"
-	"wds/openapi/openapitest"
-	"wds/paging"
-	"wds/pgtest"
-	"wds/secrets"
-	"wds/workspace"
+	"wds/api/openapi/openapitest"
+	"wds/internal/dev/pgtest"
+	"wds/internal/platform/paging"
+	"wds/internal/platform/secrets"
+	"wds/internal/workspace"
 )
 
 // keysEnv is one org with an owner, an admin and a member (each with an operator token), served by the

@@ -7,7 +7,7 @@ import (
 	"github.com/gin-gonic/gin"
 	"github.com/google/uuid"
 
-	"wds/problem"
+	"wds/internal/platform/problem"
 )
 
 // registerRecovery mounts the recovery routes of the support desk.

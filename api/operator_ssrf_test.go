@@ -5,7 +5,7 @@ import (
 	"testing"
 
 	"wds/delivery"
-	"wds/egress/egresstest"
+	"wds/internal/platform/egress/egresstest"
 )
 
 // Endpoint registration refuses every URL whose host is, or resolves to, an address that is not

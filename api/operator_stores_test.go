@@ -9,8 +9,8 @@ import (
 	"github.com/google/uuid"
 
 	"wds/api"
-	"wds/problem"
-	"wds/workspace"
+	"wds/internal/platform/problem"
+	"wds/internal/workspace"
 )
 
 // opFakes is the Operator API over fakes: one operator, by the token "op".

@@ -16,9 +16,9 @@ import (
 	"github.com/getkin/kin-openapi/routers/gorillamux"
 	"github.com/google/uuid"
 
+	"wds/api/openapi"
 	"wds/delivery"
-	"wds/openapi"
-	"wds/workspace"
+	"wds/internal/workspace"
 )
 
 var (

@@ -18,13 +18,13 @@ import (
 	"gorm.io/gorm"
 
 	"wds/api"
+	"wds/api/openapi/openapitest"
 	"wds/delivery"
 	"wds/delivery/deliverytest"
-	"wds/events"
-	"wds/openapi/openapitest"
-	"wds/pgtest"
-	"wds/secrets"
-	"wds/workspace"
+	"wds/internal/dev/pgtest"
+	"wds/internal/events"
+	"wds/internal/platform/secrets"
+	"wds/internal/workspace"
 )
 
 // opEnv serves the Operator API and the test event over real PostgreSQL.

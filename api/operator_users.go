@@ -7,8 +7,8 @@ import (
 	"github.com/gin-gonic/gin"
 	"github.com/google/uuid"
 
-	"wds/problem"
-	"wds/workspace"
+	"wds/internal/platform/problem"
+	"wds/internal/workspace"
 )
 
 // TokenStore rotates and revokes operator tokens (workspace).

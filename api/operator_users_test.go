@@ -8,7 +8,7 @@ import (
 
 	"github.com/google/uuid"
 
-	"wds/workspace"
+	"wds/internal/workspace"
 )
 
 // authenticates calls a page every member may read with token and reports the answer.

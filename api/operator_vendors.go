@@ -7,11 +7,11 @@ import (
 	"github.com/gin-gonic/gin"
 	"github.com/google/uuid"
 
-	"wds/catalog"
+	"wds/internal/catalog"
+	"wds/internal/platform/problem"
+	"wds/internal/platform/ratelimit"
+	"wds/internal/views"
 	"wds/models"
-	"wds/problem"
-	"wds/ratelimit"
-	"wds/views"
 )
 
 // VendorStore is the supplier CRM's writes and the vendor claim (catalog).

@@ -7,7 +7,7 @@ import (
 	"net/http"
 	"strings"
 	"testing"
-	"wds/openapi/openapitest"
+	"wds/api/openapi/openapitest"
 )
 
 // The vendor routes over HTTP, checked against the documents: add, edit (no-op included), claim

@@ -9,8 +9,8 @@ import (
 	"sync"
 	"testing"
 
-	"wds/apikeys"
-	"wds/events/eventstest"
+	"wds/internal/apikeys"
+	"wds/internal/events/eventstest"
 )
 
 // The race tests: fifty requests released at once through the real router over real PostgreSQL, each

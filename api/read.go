@@ -9,14 +9,14 @@ import (
 	"github.com/google/uuid"
 	"gorm.io/gorm"
 
-	"wds/apikeys"
-	"wds/database"
-	"wds/events"
-	"wds/openapi"
-	"wds/order"
-	"wds/paging"
-	"wds/problem"
-	"wds/views"
+	"wds/api/openapi"
+	"wds/internal/apikeys"
+	"wds/internal/events"
+	"wds/internal/order"
+	"wds/internal/platform/database"
+	"wds/internal/platform/paging"
+	"wds/internal/platform/problem"
+	"wds/internal/views"
 )
 
 // ReadStore is what the Read API reads: pages and rows of one org (views). Each call takes its turn

@@ -16,13 +16,13 @@ import (
 	"gorm.io/gorm"
 
 	"wds/api"
-	"wds/apikeys"
-	"wds/catalog"
+	"wds/api/openapi/openapitest"
+	"wds/internal/apikeys"
+	"wds/internal/catalog"
+	"wds/internal/dev/pgtest"
+	"wds/internal/views"
+	"wds/internal/workspace"
 	"wds/models"
-	"wds/openapi/openapitest"
-	"wds/pgtest"
-	"wds/views"
-	"wds/workspace"
 )
 
 // readEnv is one org with a store, an owner and keys, served by the real router over real PostgreSQL.

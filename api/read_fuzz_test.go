@@ -4,7 +4,7 @@ import (
 	"net/http"
 	"net/url"
 	"testing"
-	"wds/openapi/openapitest"
+	"wds/api/openapi/openapitest"
 )
 
 // FuzzReadAPIInput sends arbitrary paths and query strings to the Read API: whatever arrives, the

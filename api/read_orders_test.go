@@ -8,7 +8,7 @@ import (
 
 	"github.com/google/uuid"
 
-	"wds/workspace"
+	"wds/internal/workspace"
 )
 
 func catalogStore(ctx context.Context, e *readEnv) (uuid.UUID, error) {

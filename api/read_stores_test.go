@@ -11,10 +11,10 @@ import (
 	"github.com/google/uuid"
 
 	"wds/api"
-	"wds/apikeys"
-	"wds/database"
-	"wds/paging"
-	"wds/problem"
+	"wds/internal/apikeys"
+	"wds/internal/platform/database"
+	"wds/internal/platform/paging"
+	"wds/internal/platform/problem"
 )
 
 // readFakes is the Read API over fakes: one org with a read_only key "ro" and a read_write key "rw".

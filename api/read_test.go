@@ -15,10 +15,10 @@ import (
 	"github.com/google/uuid"
 	"sigs.k8s.io/yaml"
 
-	"wds/apikeys"
-	"wds/catalog"
-	"wds/openapi"
-	"wds/openapi/openapitest"
+	"wds/api/openapi"
+	"wds/api/openapi/openapitest"
+	"wds/internal/apikeys"
+	"wds/internal/catalog"
 )
 
 func TestHealthNeedsNoKey(t *testing.T) {

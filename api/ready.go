@@ -8,8 +8,8 @@ import (
 	"github.com/gin-gonic/gin"
 	"gorm.io/gorm"
 
+	"wds/internal/platform/problem"
 	"wds/migrations"
-	"wds/problem"
 )
 
 // readyTimeout bounds the readiness checks: a load balancer's probe must get an answer, and a

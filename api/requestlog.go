@@ -9,10 +9,10 @@ import (
 	"github.com/google/uuid"
 	"github.com/sirupsen/logrus"
 
-	"wds/apikeys"
-	"wds/catalog"
-	"wds/secrets"
-	"wds/workspace"
+	"wds/internal/apikeys"
+	"wds/internal/catalog"
+	"wds/internal/platform/secrets"
+	"wds/internal/workspace"
 )
 
 // HeaderRequestID carries the request id: accepted from the caller (a proxy or client tracing its

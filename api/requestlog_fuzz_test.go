@@ -10,7 +10,7 @@ import (
 	"github.com/sirupsen/logrus"
 
 	"wds/api"
-	"wds/openapi/openapitest"
+	"wds/api/openapi/openapitest"
 )
 
 // FuzzRequestID feeds any X-Request-Id: the answer echoes either exactly that id, when it is short

@@ -12,12 +12,12 @@ import (
 	"github.com/gin-gonic/gin"
 	"github.com/sirupsen/logrus"
 
-	"wds/answer"
-	"wds/apikeys"
-	"wds/config"
-	"wds/metrics"
-	"wds/ratelimit"
-	"wds/tracing"
+	"wds/api/answer"
+	"wds/internal/apikeys"
+	"wds/internal/platform/config"
+	"wds/internal/platform/metrics"
+	"wds/internal/platform/ratelimit"
+	"wds/internal/platform/tracing"
 )
 
 // Deps is what the handlers need from the process.

@@ -21,11 +21,11 @@ import (
 
 	"github.com/sirupsen/logrus"
 
-	"wds/apikeys"
-	"wds/database"
-	"wds/pgtest"
-	"wds/secrets"
-	"wds/signing"
+	"wds/api/signing"
+	"wds/internal/apikeys"
+	"wds/internal/dev/pgtest"
+	"wds/internal/platform/database"
+	"wds/internal/platform/secrets"
 )
 
 // secretShaped finds every secret the service hands out in an answer: keys, tokens, signing secrets.

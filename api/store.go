@@ -3,14 +3,14 @@ package api
 import (
 	"gorm.io/gorm"
 
-	"wds/apikeys"
-	"wds/catalog"
-	"wds/fulfillment"
-	"wds/ingest"
-	"wds/operator"
-	"wds/ratelimit"
-	"wds/secrets"
-	"wds/workspace"
+	"wds/internal/apikeys"
+	"wds/internal/catalog"
+	"wds/internal/fulfillment"
+	"wds/internal/ingest"
+	"wds/internal/operator"
+	"wds/internal/platform/ratelimit"
+	"wds/internal/platform/secrets"
+	"wds/internal/workspace"
 )
 
 // Stores are the operations the handlers call, each a small interface declared beside the handlers

@@ -19,16 +19,16 @@ import (
 	"gorm.io/gorm"
 
 	"wds/api"
-	"wds/apikeys"
-	"wds/catalog"
-	"wds/console"
+	"wds/api/console"
+	"wds/api/openapi/openapitest"
 	"wds/delivery"
-	"wds/fulfillment"
-	"wds/ingest"
-	"wds/openapi/openapitest"
-	"wds/operator"
-	"wds/secrets"
-	"wds/workspace"
+	"wds/internal/apikeys"
+	"wds/internal/catalog"
+	"wds/internal/fulfillment"
+	"wds/internal/ingest"
+	"wds/internal/operator"
+	"wds/internal/platform/secrets"
+	"wds/internal/workspace"
 )
 
 // sweepEnv is the whole HTTP surface `wds serve` mounts (Read, Integration and Operator APIs and the

@@ -14,7 +14,7 @@ import (
 	"github.com/sirupsen/logrus"
 
 	"wds/api"
-	"wds/pgtest"
+	"wds/internal/dev/pgtest"
 )
 
 // The tenancy sweep: org A's credentials against org B's ids on every route that takes one, and

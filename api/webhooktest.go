@@ -7,9 +7,9 @@ import (
 	"github.com/gin-gonic/gin"
 	"github.com/google/uuid"
 
-	"wds/apikeys"
 	"wds/delivery"
-	"wds/problem"
+	"wds/internal/apikeys"
+	"wds/internal/platform/problem"
 )
 
 // TestSender queues a test event to one of an org's endpoints (delivery.Service).

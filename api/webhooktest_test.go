@@ -6,8 +6,8 @@ import (
 
 	"github.com/google/uuid"
 
-	"wds/apikeys"
 	"wds/delivery"
+	"wds/internal/apikeys"
 )
 
 func TestWebhookTestEventNeedsAReadWriteKeyOfTheEndpointsOrg(t *testing.T) {

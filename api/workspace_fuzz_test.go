@@ -10,14 +10,14 @@ import (
 	"github.com/sirupsen/logrus"
 
 	"wds/api"
-	"wds/catalog"
-	"wds/fulfillment"
-	"wds/ingest"
+	"wds/api/openapi/openapitest"
+	"wds/internal/catalog"
+	"wds/internal/dev/pgtest"
+	"wds/internal/fulfillment"
+	"wds/internal/ingest"
+	"wds/internal/platform/secrets"
+	"wds/internal/workspace"
 	"wds/models"
-	"wds/openapi/openapitest"
-	"wds/pgtest"
-	"wds/secrets"
-	"wds/workspace"
 )
 
 // FuzzWorkspaceOperations sends arbitrary bodies to every workspace operation (orders by hand,

@@ -19,7 +19,7 @@ import (
 	"golang.org/x/sync/semaphore"
 	"gorm.io/gorm"
 
-	"wds/secrets"
+	"wds/internal/platform/secrets"
 )
 
 // Activities holds what the activities share. HTTP must come from egress.NewClient. Use it by

@@ -18,12 +18,12 @@ import (
 	"go.temporal.io/sdk/converter"
 	"go.temporal.io/sdk/testsuite"
 
+	"wds/api/signing"
 	"wds/delivery"
 	"wds/delivery/deliverytest"
-	"wds/egress"
-	"wds/events"
-	"wds/problem"
-	"wds/signing"
+	"wds/internal/events"
+	"wds/internal/platform/egress"
+	"wds/internal/platform/problem"
 	"wds/webhook"
 )
 

@@ -10,7 +10,7 @@ import (
 	"gorm.io/gorm"
 	"gorm.io/gorm/clause"
 
-	"wds/events"
+	"wds/internal/events"
 )
 
 // EventStarter starts committed events' workflows at once; the relay starts them otherwise.

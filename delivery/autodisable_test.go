@@ -9,8 +9,8 @@ import (
 	"github.com/google/uuid"
 
 	"wds/delivery"
-	"wds/events"
-	"wds/events/eventstest"
+	"wds/internal/events"
+	"wds/internal/events/eventstest"
 )
 
 func TestAFailingEndpointIsDisabledWhenAChainDropsAndTheOthersAreTold(t *testing.T) {

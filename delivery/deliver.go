@@ -18,9 +18,9 @@ import (
 	"go.temporal.io/sdk/temporal"
 	"gorm.io/gorm"
 
-	"wds/config"
-	"wds/egress"
-	"wds/metrics"
+	"wds/internal/platform/config"
+	"wds/internal/platform/egress"
+	"wds/internal/platform/metrics"
 	"wds/webhook"
 )
 

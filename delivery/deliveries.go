@@ -9,10 +9,10 @@ import (
 	"gorm.io/gorm"
 	"gorm.io/gorm/clause"
 
-	"wds/events"
-	"wds/paging"
-	"wds/problem"
-	"wds/workspace"
+	"wds/internal/events"
+	"wds/internal/platform/paging"
+	"wds/internal/platform/problem"
+	"wds/internal/workspace"
 )
 
 // DeliveriesQuery is one page of an endpoint's delivery log, newest attempt first.

@@ -14,7 +14,7 @@ import (
 	"github.com/google/uuid"
 	"gorm.io/gorm"
 
-	"wds/problem"
+	"wds/internal/platform/problem"
 )
 
 // Limits of an endpoint's rate limit and custom headers.

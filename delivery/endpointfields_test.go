@@ -11,10 +11,10 @@ import (
 	"github.com/google/uuid"
 
 	"wds/delivery"
-	"wds/events"
+	"wds/internal/events"
+	"wds/internal/platform/problem"
+	"wds/internal/workspace"
 	"wds/models"
-	"wds/problem"
-	"wds/workspace"
 )
 
 func intp(n int) *int { return &n }

@@ -16,12 +16,12 @@ import (
 	"gorm.io/gorm"
 	"gorm.io/gorm/clause"
 
-	"wds/egress"
-	"wds/events"
+	"wds/internal/events"
+	"wds/internal/platform/egress"
+	"wds/internal/platform/problem"
+	"wds/internal/platform/secrets"
+	"wds/internal/workspace"
 	"wds/models"
-	"wds/problem"
-	"wds/secrets"
-	"wds/workspace"
 )
 
 // Limits of docs/webhooks.md.

@@ -19,13 +19,13 @@ import (
 
 	"wds/delivery"
 	"wds/delivery/deliverytest"
-	"wds/egress/egresstest"
-	"wds/events"
-	"wds/events/eventstest"
-	"wds/paging"
-	"wds/problem"
+	"wds/internal/events"
+	"wds/internal/events/eventstest"
+	"wds/internal/platform/egress/egresstest"
+	"wds/internal/platform/paging"
+	"wds/internal/platform/problem"
+	"wds/internal/workspace"
 	"wds/webhook"
-	"wds/workspace"
 )
 
 func (f *fixture) create(url string) (*delivery.Created, error) {

@@ -9,9 +9,9 @@ import (
 	"github.com/google/uuid"
 	"gorm.io/gorm"
 
+	"wds/internal/platform/problem"
+	"wds/internal/workspace"
 	"wds/models"
-	"wds/problem"
-	"wds/workspace"
 )
 
 // UpdateInput is an edit of an endpoint: only the fields Set change. RateLimit and Headers may be

@@ -1,6 +1,6 @@
 package delivery
 
-import "wds/problem"
+import "wds/internal/platform/problem"
 
 // Webhook endpoint and delivery errors, each with its problem category (which gives its HTTP status)
 // and its code.

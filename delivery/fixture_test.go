@@ -8,9 +8,9 @@ import (
 	"gorm.io/gorm"
 
 	"wds/delivery"
-	"wds/pgtest"
-	"wds/secrets"
-	"wds/workspace"
+	"wds/internal/dev/pgtest"
+	"wds/internal/platform/secrets"
+	"wds/internal/workspace"
 )
 
 // Every test of the package that needs PostgreSQL clones the template database pgtest migrates once.

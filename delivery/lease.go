@@ -7,7 +7,7 @@ import (
 
 	"github.com/google/uuid"
 
-	"wds/problem"
+	"wds/internal/platform/problem"
 )
 
 // LeaseTTL is how long an endpoint on a lease (one `wds listen` registered) lives after its last

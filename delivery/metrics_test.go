@@ -7,8 +7,8 @@ import (
 	"github.com/google/uuid"
 
 	"wds/delivery"
-	"wds/events"
-	"wds/metrics"
+	"wds/internal/events"
+	"wds/internal/platform/metrics"
 )
 
 // deliveryCount reads wds_webhook_deliveries_total{outcome,attempt} and the latency histogram's count

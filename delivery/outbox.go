@@ -18,8 +18,8 @@ import (
 	"github.com/google/uuid"
 	"gorm.io/gorm"
 
-	"wds/database"
-	"wds/events"
+	"wds/internal/events"
+	"wds/internal/platform/database"
 	"wds/webhook"
 )
 

@@ -9,7 +9,7 @@ import (
 	"github.com/google/uuid"
 
 	"wds/delivery"
-	"wds/events"
+	"wds/internal/events"
 )
 
 // TestARateLimitHoldsAttemptsBackWithoutSendingOrRecording: forty attempts at once to an endpoint

@@ -14,9 +14,9 @@ import (
 	"gorm.io/gorm"
 	"gorm.io/gorm/clause"
 
-	"wds/events"
-	"wds/problem"
-	"wds/workspace"
+	"wds/internal/events"
+	"wds/internal/platform/problem"
+	"wds/internal/workspace"
 )
 
 // Recovery statuses.

@@ -10,7 +10,7 @@ import (
 	"github.com/google/uuid"
 
 	"wds/delivery"
-	"wds/events"
+	"wds/internal/events"
 )
 
 // TestHandReFiresRacingARecoveryReFireEachDeliveryOnce: forty dropped chains; a recovery's batches

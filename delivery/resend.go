@@ -9,9 +9,9 @@ import (
 	"github.com/google/uuid"
 	"gorm.io/gorm"
 
-	"wds/events"
-	"wds/problem"
-	"wds/workspace"
+	"wds/internal/events"
+	"wds/internal/platform/problem"
+	"wds/internal/workspace"
 )
 
 // DispatchStarter starts queued chains at once after their commit; what it cannot start the

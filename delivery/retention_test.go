@@ -8,7 +8,7 @@ import (
 
 	"wds/delivery"
 	"wds/delivery/deliverytest"
-	"wds/events"
+	"wds/internal/events"
 )
 
 // Prune removes what is older than the cutoff and nothing that anything newer, or anything still to

@@ -11,7 +11,7 @@ import (
 
 	"github.com/google/uuid"
 
-	"wds/events"
+	"wds/internal/events"
 	"wds/models"
 )
 

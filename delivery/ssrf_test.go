@@ -7,9 +7,9 @@ import (
 	"github.com/google/uuid"
 
 	"wds/delivery"
-	"wds/egress"
-	"wds/egress/egresstest"
-	"wds/events"
+	"wds/internal/events"
+	"wds/internal/platform/egress"
+	"wds/internal/platform/egress/egresstest"
 )
 
 // DNS rebinding: an endpoint registered while its name resolved to a public address is delivered to

@@ -5,8 +5,8 @@ import (
 	"slices"
 	"testing"
 
+	"wds/api/openapi"
 	"wds/delivery"
-	"wds/openapi"
 )
 
 // The Operator API's document spells the statuses and outcomes for its readers; it spells the same

@@ -12,10 +12,10 @@ import (
 
 	"github.com/google/uuid"
 
-	"wds/events"
-	"wds/paging"
-	"wds/problem"
-	"wds/workspace"
+	"wds/internal/events"
+	"wds/internal/platform/paging"
+	"wds/internal/platform/problem"
+	"wds/internal/workspace"
 )
 
 // Chain kinds: what started a chain.

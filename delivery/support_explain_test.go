@@ -8,8 +8,8 @@ import (
 	"github.com/google/uuid"
 
 	"wds/delivery"
-	"wds/paging"
-	"wds/pgtest"
+	"wds/internal/dev/pgtest"
+	"wds/internal/platform/paging"
 )
 
 // TestOrderSearchIsAnIndexWalk seeds 120,000 events (ten per order) with a delivery each in two

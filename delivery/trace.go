@@ -8,7 +8,7 @@ import (
 	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/trace"
 
-	"wds/tracing"
+	"wds/internal/platform/tracing"
 )
 
 // tracePost runs post, the outbound POST of attempt in to d's endpoint, inside a client span that

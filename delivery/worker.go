@@ -16,7 +16,7 @@ import (
 	sdkworker "go.temporal.io/sdk/worker"
 	"go.temporal.io/sdk/workflow"
 
-	"wds/metrics"
+	"wds/internal/platform/metrics"
 )
 
 // WorkerOptions configure one worker process.

@@ -15,8 +15,8 @@ import (
 	"github.com/compose-spec/compose-go/v2/cli"
 	"github.com/compose-spec/compose-go/v2/types"
 
-	"wds/config"
 	"wds/delivery"
+	"wds/internal/platform/config"
 )
 
 // secrets the compose file must take from the operator's environment, never hold.

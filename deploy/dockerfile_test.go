@@ -10,7 +10,7 @@ import (
 	"strings"
 	"testing"
 
-	"wds/config"
+	"wds/internal/platform/config"
 )
 
 // stage is one FROM ... block of the Dockerfile, its instructions with continuation lines joined.

@@ -4,9 +4,9 @@ import (
 	"context"
 	"testing"
 
-	"wds/database"
+	"wds/internal/dev/pgtest"
+	"wds/internal/platform/database"
 	"wds/migrations"
-	"wds/pgtest"
 )
 
 func TestMain(m *testing.M) { pgtest.Main(m) }

@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"wds/signing"
+	"wds/api/signing"
 )
 
 // The Node.js and Python snippets of docs/webhooks.md are files so that these tests run them, and

@@ -10,22 +10,22 @@ import (
 	"sort"
 	"strings"
 	"time"
-	"wds/apikeys"
-	"wds/catalog"
-	"wds/fulfillment"
-	"wds/ingest"
-	"wds/paging"
-	"wds/workspace"
+	"wds/internal/apikeys"
+	"wds/internal/catalog"
+	"wds/internal/fulfillment"
+	"wds/internal/ingest"
+	"wds/internal/platform/paging"
+	"wds/internal/workspace"
 
 	"github.com/google/uuid"
 	"github.com/sirupsen/logrus"
 	"gorm.io/gorm"
 
-	"wds/answer"
-	"wds/config"
-	"wds/database"
-	"wds/problem"
-	"wds/secrets"
+	"wds/api/answer"
+	"wds/internal/platform/config"
+	"wds/internal/platform/database"
+	"wds/internal/platform/problem"
+	"wds/internal/platform/secrets"
 )
 
 func init() { commands["admin"] = adminCmd }

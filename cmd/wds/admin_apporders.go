@@ -9,13 +9,13 @@ import (
 
 	"github.com/google/uuid"
 
-	"wds/answer"
 	"wds/api"
-	"wds/ingest"
+	"wds/api/answer"
+	"wds/internal/ingest"
+	"wds/internal/platform/paging"
+	"wds/internal/platform/problem"
+	"wds/internal/views"
 	"wds/models"
-	"wds/paging"
-	"wds/problem"
-	"wds/views"
 )
 
 func init() {

@@ -10,7 +10,7 @@ import (
 	"github.com/google/uuid"
 
 	"wds/delivery"
-	"wds/paging"
+	"wds/internal/platform/paging"
 )
 
 func init() {

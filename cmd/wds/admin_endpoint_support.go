@@ -7,9 +7,9 @@ import (
 	"strings"
 
 	"wds/delivery"
+	"wds/internal/platform/paging"
+	"wds/internal/platform/problem"
 	"wds/models"
-	"wds/paging"
-	"wds/problem"
 )
 
 func init() {

@@ -3,8 +3,8 @@ package main
 import (
 	"testing"
 
-	"wds/pgtest"
-	"wds/secrets"
+	"wds/internal/dev/pgtest"
+	"wds/internal/platform/secrets"
 )
 
 func TestAdminEndpointRateLimitHeadersAndUpdate(t *testing.T) {

@@ -7,12 +7,12 @@ import (
 
 	"github.com/google/uuid"
 
-	"wds/database"
 	"wds/delivery"
 	"wds/delivery/deliverytest"
-	"wds/events"
-	"wds/pgtest"
-	"wds/secrets"
+	"wds/internal/dev/pgtest"
+	"wds/internal/events"
+	"wds/internal/platform/database"
+	"wds/internal/platform/secrets"
 )
 
 func TestAdminEndpointAndRefireCommands(t *testing.T) {

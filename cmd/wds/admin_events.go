@@ -8,8 +8,8 @@ import (
 	"github.com/google/uuid"
 
 	"wds/delivery"
-	"wds/paging"
-	"wds/problem"
+	"wds/internal/platform/paging"
+	"wds/internal/platform/problem"
 )
 
 func init() {

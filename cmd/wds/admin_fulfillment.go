@@ -7,8 +7,8 @@ import (
 
 	"github.com/google/uuid"
 
-	"wds/fulfillment"
-	"wds/order"
+	"wds/internal/fulfillment"
+	"wds/internal/order"
 )
 
 func init() {

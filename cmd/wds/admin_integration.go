@@ -7,7 +7,7 @@ import (
 	"strings"
 	"time"
 
-	"wds/apikeys"
+	"wds/internal/apikeys"
 )
 
 func init() {

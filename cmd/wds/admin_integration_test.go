@@ -4,8 +4,8 @@ import (
 	"strings"
 	"testing"
 
-	"wds/pgtest"
-	"wds/secrets"
+	"wds/internal/dev/pgtest"
+	"wds/internal/platform/secrets"
 )
 
 func TestAdminIntegrationKeyCommands(t *testing.T) {

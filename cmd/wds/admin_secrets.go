@@ -4,7 +4,7 @@ import (
 	"context"
 	"flag"
 
-	"wds/reencrypt"
+	"wds/internal/platform/secrets/reencrypt"
 )
 
 func init() {

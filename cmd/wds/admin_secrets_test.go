@@ -5,11 +5,11 @@ import (
 	"strings"
 	"testing"
 
-	"wds/database"
 	"wds/delivery"
-	"wds/pgtest"
-	"wds/secrets"
-	"wds/workspace"
+	"wds/internal/dev/pgtest"
+	"wds/internal/platform/database"
+	"wds/internal/platform/secrets"
+	"wds/internal/workspace"
 )
 
 func TestAdminSecretsReencryptCompletesARotation(t *testing.T) {

@@ -6,8 +6,8 @@ import (
 	"errors"
 	"testing"
 
-	"wds/answer"
-	"wds/pgtest"
+	"wds/api/answer"
+	"wds/internal/dev/pgtest"
 )
 
 func TestMain(m *testing.M) { pgtest.Main(m) }

@@ -6,9 +6,9 @@ import (
 	"testing"
 	"time"
 
-	"wds/database"
-	"wds/pgtest"
-	"wds/workspace"
+	"wds/internal/dev/pgtest"
+	"wds/internal/platform/database"
+	"wds/internal/workspace"
 )
 
 // signsIn reports whether an operator token authenticates, as the Operator API and the console check it.

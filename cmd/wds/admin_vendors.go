@@ -4,7 +4,7 @@ import (
 	"context"
 	"flag"
 
-	"wds/catalog"
+	"wds/internal/catalog"
 	"wds/models"
 )
 

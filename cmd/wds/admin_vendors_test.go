@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"wds/pgtest"
+	"wds/internal/dev/pgtest"
 )
 
 // wds admin vendor create, update and claim-token: events as the Operator API's, an unchanged edit

@@ -5,13 +5,13 @@ import (
 	"flag"
 	"github.com/google/uuid"
 	"time"
-	"wds/paging"
-	"wds/views"
+	"wds/internal/platform/paging"
+	"wds/internal/views"
 
-	"wds/apikeys"
-	"wds/catalog"
-	"wds/problem"
-	"wds/workspace"
+	"wds/internal/apikeys"
+	"wds/internal/catalog"
+	"wds/internal/platform/problem"
+	"wds/internal/workspace"
 )
 
 type runFunc = func(ctx context.Context, env *adminEnv) (any, error)

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"wds/database"
+	"wds/internal/platform/database"
 )
 
 type auditRow struct {

@@ -11,11 +11,11 @@ import (
 	"github.com/google/uuid"
 	"gorm.io/gorm"
 
-	"wds/apikeys"
-	"wds/catalog"
-	"wds/ingest"
+	"wds/internal/apikeys"
+	"wds/internal/catalog"
+	"wds/internal/ingest"
+	"wds/internal/workspace"
 	"wds/models"
-	"wds/workspace"
 )
 
 // demoFile keeps the demo workspace's ids and secrets so later starts print the same ones. It is a

@@ -12,11 +12,11 @@ import (
 	"github.com/sirupsen/logrus"
 	"gorm.io/gorm"
 
-	"wds/config"
-	"wds/database"
+	"wds/internal/dev/pgcluster"
+	"wds/internal/platform/config"
+	"wds/internal/platform/database"
+	"wds/internal/platform/secrets"
 	"wds/migrations"
-	"wds/pgcluster"
-	"wds/secrets"
 )
 
 func init() { commands["dev"] = devCmd }

@@ -12,9 +12,9 @@ import (
 	"go.temporal.io/sdk/client"
 	"gorm.io/gorm"
 
-	"wds/config"
 	"wds/delivery"
-	"wds/temporaldev"
+	"wds/internal/dev/temporaldev"
+	"wds/internal/platform/config"
 )
 
 // devWebhooks is the webhook engine of `wds dev`: an embedded Temporal dev server (unless

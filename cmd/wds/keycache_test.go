@@ -16,11 +16,11 @@ import (
 	"gorm.io/gorm"
 
 	"wds/api"
-	"wds/apikeys"
-	"wds/database"
-	"wds/metrics"
-	"wds/pgtest"
-	"wds/workspace"
+	"wds/internal/apikeys"
+	"wds/internal/dev/pgtest"
+	"wds/internal/platform/database"
+	"wds/internal/platform/metrics"
+	"wds/internal/workspace"
 )
 
 // keyInstance is one `wds serve` as serveHTTP wires it: its own router, key cache and listener.

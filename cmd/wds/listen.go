@@ -20,11 +20,11 @@ import (
 
 	"github.com/google/uuid"
 
-	"wds/config"
-	"wds/database"
 	"wds/delivery"
-	"wds/events"
-	"wds/problem"
+	"wds/internal/events"
+	"wds/internal/platform/config"
+	"wds/internal/platform/database"
+	"wds/internal/platform/problem"
 	"wds/webhook"
 )
 

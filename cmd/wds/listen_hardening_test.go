@@ -11,12 +11,12 @@ import (
 	"testing"
 	"time"
 
-	"wds/database"
 	"wds/delivery"
-	"wds/pgtest"
-	"wds/secrets"
+	"wds/internal/dev/pgtest"
+	"wds/internal/platform/database"
+	"wds/internal/platform/secrets"
+	"wds/internal/workspace"
 	"wds/webhook"
-	"wds/workspace"
 )
 
 // wds listen forwards only deliveries whose signature verified: anyone on the laptop (a web page

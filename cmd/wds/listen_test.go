@@ -12,13 +12,13 @@ import (
 
 	"github.com/google/uuid"
 
-	"wds/database"
 	"wds/delivery"
 	"wds/delivery/deliverytest"
-	"wds/pgtest"
-	"wds/secrets"
-	"wds/temporaldev"
-	"wds/workspace"
+	"wds/internal/dev/pgtest"
+	"wds/internal/dev/temporaldev"
+	"wds/internal/platform/database"
+	"wds/internal/platform/secrets"
+	"wds/internal/workspace"
 )
 
 // wds listen on the real stack: wds dev (its worker trusting its local CA, local receivers allowed by

@@ -11,9 +11,9 @@ import (
 
 	"github.com/sirupsen/logrus"
 
-	"wds/config"
-	"wds/database"
 	"wds/delivery"
+	"wds/internal/platform/config"
+	"wds/internal/platform/database"
 	"wds/migrations"
 )
 

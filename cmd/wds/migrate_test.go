@@ -10,8 +10,8 @@ import (
 	"go.temporal.io/sdk/testsuite"
 
 	"wds/delivery"
-	"wds/pgtest"
-	"wds/temporaldev"
+	"wds/internal/dev/pgtest"
+	"wds/internal/dev/temporaldev"
 )
 
 // TestMigrateUpRegistersSearchAttributes runs the production one-shot against a bare Temporal (no

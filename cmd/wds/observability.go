@@ -4,8 +4,8 @@ import (
 	"github.com/sirupsen/logrus"
 	"gorm.io/gorm"
 
-	"wds/config"
-	"wds/metrics"
+	"wds/internal/platform/config"
+	"wds/internal/platform/metrics"
 )
 
 // startMetrics serves /metrics on WDS_METRICS_ADDR, apart from the API, and reports db's outbox

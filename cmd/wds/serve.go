@@ -11,14 +11,14 @@ import (
 	"gorm.io/gorm"
 
 	"wds/api"
-	"wds/apikeys"
-	"wds/catalog"
-	"wds/config"
-	"wds/console"
-	"wds/fulfillment"
-	"wds/ingest"
-	"wds/operator"
-	"wds/workspace"
+	"wds/api/console"
+	"wds/internal/apikeys"
+	"wds/internal/catalog"
+	"wds/internal/fulfillment"
+	"wds/internal/ingest"
+	"wds/internal/operator"
+	"wds/internal/platform/config"
+	"wds/internal/workspace"
 )
 
 func init() { commands["serve"] = serveCmd }

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"wds/config"
+	"wds/internal/platform/config"
 )
 
 // TestAPIServerDisconnectsClientsThatNeverFinishTheirHeaders: a client that opens a connection and

@@ -12,12 +12,12 @@ import (
 	"github.com/sirupsen/logrus"
 	"gorm.io/gorm"
 
-	"wds/config"
-	"wds/database"
-	"wds/metrics"
+	"wds/internal/platform/config"
+	"wds/internal/platform/database"
+	"wds/internal/platform/metrics"
+	"wds/internal/platform/secrets"
+	"wds/internal/platform/tracing"
 	"wds/migrations"
-	"wds/secrets"
-	"wds/tracing"
 )
 
 // devURLFile is where `wds dev` records its database URL so admin commands find it.

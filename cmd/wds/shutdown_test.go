@@ -17,11 +17,11 @@ import (
 
 	"gorm.io/gorm"
 
-	"wds/apikeys"
-	"wds/database"
-	"wds/pgtest"
-	"wds/secrets"
-	"wds/workspace"
+	"wds/internal/apikeys"
+	"wds/internal/dev/pgtest"
+	"wds/internal/platform/database"
+	"wds/internal/platform/secrets"
+	"wds/internal/workspace"
 )
 
 // runMainEnv makes the test binary the wds program: started with it set, the binary runs main with

@@ -17,12 +17,12 @@ import (
 
 	"github.com/google/uuid"
 
-	"wds/database"
 	"wds/delivery/deliverytest"
-	"wds/events"
-	"wds/pgtest"
-	"wds/secrets"
-	"wds/temporaldev"
+	"wds/internal/dev/pgtest"
+	"wds/internal/dev/temporaldev"
+	"wds/internal/events"
+	"wds/internal/platform/database"
+	"wds/internal/platform/secrets"
 )
 
 // runbookCommands are the wds admin commands of docs/support.md's shell blocks, in order.

@@ -13,13 +13,13 @@ import (
 	"gorm.io/gorm"
 
 	"wds/api"
-	"wds/config"
 	"wds/delivery"
-	"wds/egress"
-	"wds/metrics"
-	"wds/secrets"
-	"wds/temporaldev"
-	"wds/tracing"
+	"wds/internal/dev/temporaldev"
+	"wds/internal/platform/config"
+	"wds/internal/platform/egress"
+	"wds/internal/platform/metrics"
+	"wds/internal/platform/secrets"
+	"wds/internal/platform/tracing"
 )
 
 func init() { commands["worker"] = workerCmd }

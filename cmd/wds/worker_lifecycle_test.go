@@ -9,10 +9,10 @@ import (
 	"syscall"
 	"testing"
 
-	"wds/config"
-	"wds/pgtest"
-	"wds/secrets"
-	"wds/temporaldev"
+	"wds/internal/dev/pgtest"
+	"wds/internal/dev/temporaldev"
+	"wds/internal/platform/config"
+	"wds/internal/platform/secrets"
 )
 
 // scrape returns the metrics text a process serves, or "" while it does not answer.

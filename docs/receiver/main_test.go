@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"wds/signing"
+	"wds/api/signing"
 	"wds/webhook"
 )
 

@@ -1,0 +1,310 @@
+// Package console is the operator console under /console/: server-rendered HTML (html/template,
+// embedded) that works without JavaScript, for the people who mint keys and endpoints, run Send
+// test, read the delivery log and re-fire dropped deliveries. Every page calls the same domain
+// services as the Operator API and `wds admin` (apikeys, catalog, delivery, fulfillment, ingest,
+// operator, workspace), through the small interfaces declared beside the pages; roles are the
+// services' own, and so is starting the webhook events a write commits. Sign-in takes an operator
+// token and keeps a session (a random id in an HttpOnly, SameSite=Strict cookie, stored hashed, 2 h
+// idle and 12 h at most); every form, the sign-in form included, carries a CSRF token bound to its
+// cookie (guard.go and login.go hold the request rules).
+package console
+
+import (
+	"context"
+	"embed"
+	"fmt"
+	"html/template"
+	"net/http"
+	"net/url"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/gin-gonic/gin"
+	"github.com/google/uuid"
+	"github.com/sirupsen/logrus"
+	"gorm.io/gorm"
+
+	"wds/api/answer"
+	"wds/delivery"
+	"wds/internal/money"
+	"wds/internal/platform/problem"
+	"wds/internal/platform/ratelimit"
+	"wds/internal/workspace"
+)
+
+//go:embed templates/*.html templates/console.css
+var files embed.FS
+
+// DispatchStarter starts a queued re-fire or test event at once; the relay would otherwise.
+type DispatchStarter interface {
+	StartDispatches(ctx context.Context, dispatchIDs ...uuid.UUID)
+}
+
+// Console is what the pages need from the process. DB holds the console's own sessions and the
+// pages' reads; every write goes through a domain service, which starts the webhook events it
+// commits, so a console write's events leave as soon as an API write's.
+type Console struct {
+	DB       *gorm.DB
+	Log      logrus.FieldLogger
+	Webhooks *delivery.Service
+	Members  Members         // workspace.Service (session.go)
+	Keys     KeyService      // apikeys.Service (pages.go)
+	Lists    OrgLists        // operator.Service (pages.go)
+	Shipping ShippingService // fulfillment.Service (workspace_pages.go)
+	Vendors  VendorService   // catalog.Service (workspace_pages.go)
+	Clients  ClientService   // ingest.Service (workspace_pages.go)
+	// Dispatches starts re-fires and test events after commit; nil leaves them to the relay.
+	Dispatches DispatchStarter
+	// TemporalUI is the Temporal UI's base URL, for links from the delivery log to workflows.
+	TemporalUI string
+	// Namespace is the Temporal namespace the links open.
+	Namespace string
+	// RetrySchedule is the retry ladder (WDS_WEBHOOK_RETRY_SCHEDULE) this process starts deliveries
+	// with, which the webhooks page states.
+	RetrySchedule []time.Duration
+	// InsecureCookie drops Secure from the cookie (plain-HTTP `wds dev` only).
+	InsecureCookie bool
+	// SignInLimit is how many failed sign-ins one client address may make a minute; 0 is
+	// DefaultSignInLimit.
+	SignInLimit int
+	// Now is the clock of the per-minute limits; nil is time.Now.
+	Now func() time.Time
+
+	signIns *ratelimit.Limiter
+	tests   *ratelimit.Limiter // Send test, per endpoint
+}
+
+// Register mounts the console on r.
+func (c *Console) Register(r *gin.Engine) {
+	c.signIns, c.tests = ratelimit.New(c.Now), ratelimit.New(c.Now)
+	if c.SignInLimit <= 0 {
+		c.SignInLimit = DefaultSignInLimit
+	}
+	r.GET("/console", c.guard, func(g *gin.Context) { g.Redirect(http.StatusMovedPermanently, "/console/") })
+	open := r.Group("/console", c.guard)
+	open.GET("/console.css", func(g *gin.Context) {
+		b, _ := files.ReadFile("templates/console.css")
+		g.Data(http.StatusOK, "text/css; charset=utf-8", b)
+	})
+	open.GET("/login", c.loginForm)
+	open.POST("/login", c.login)
+	// Gin has one NoRoute for the whole engine: the console answers its own unknown paths with an
+	// HTML page and hands the rest back to the APIs' JSON 404.
+	r.NoRoute(c.notFound)
+	p := open.Group("", c.signedIn)
+	p.POST("/logout", c.logout)
+	p.POST("/org", c.chooseOrg)
+	c.registerPages(p)
+}
+
+const ctxSession = "wds.console.session"
+
+// signedIn loads the session or sends the browser to sign in; a POST must carry the session's CSRF
+// token, or it is refused with 403 before anything happens.
+func (c *Console) signedIn(g *gin.Context) {
+	id, err := g.Cookie(c.cookieName())
+	var s *session
+	if err == nil {
+		s, err = loadSession(g.Request.Context(), c.DB, c.Members, id)
+	}
+	if err != nil {
+		if err != errNoSession && err != http.ErrNoCookie {
+			c.Log.WithError(err).Error("console session")
+		}
+		g.Redirect(http.StatusSeeOther, "/console/login")
+		g.Abort()
+		return
+	}
+	if g.Request.Method == http.MethodPost && !s.validCSRF(g.PostForm("csrf")) {
+		c.refuse(g, problem.Fail(workspace.ErrForbidden, "the form's CSRF token is missing or not this session's; reload the page and send it again"))
+		return
+	}
+	g.Set(ctxSession, s)
+	g.Next()
+}
+
+func sessionOf(g *gin.Context) *session { return g.MustGet(ctxSession).(*session) }
+
+func (c *Console) loginForm(g *gin.Context) { c.renderLogin(g, http.StatusOK, nil) }
+
+func (c *Console) login(g *gin.Context) {
+	if !c.validLoginToken(g) {
+		c.refuse(g, errStaleLoginForm)
+		return
+	}
+	// Failed sign-ins are counted per client address (X-Forwarded-For only from trusted proxies), so
+	// guessing tokens is slow while an operator who signs in often is never held back.
+	client := "signin:" + g.ClientIP()
+	if c.signIns.Exhausted(client, c.SignInLimit) {
+		g.Header("Retry-After", "60")
+		c.renderLogin(g, http.StatusTooManyRequests, c.problem(problem.Fail(ratelimit.ErrExceeded,
+			"at most %d failed sign-ins a minute from one address; retry after 60 seconds", c.SignInLimit)))
+		return
+	}
+	id, err := signIn(g.Request.Context(), c.DB, c.Members, g.PostForm("token"))
+	if err != nil {
+		c.signIns.Allow(client, c.SignInLimit)
+		c.renderLogin(g, http.StatusUnauthorized, c.problem(err))
+		return
+	}
+	// Signing in again replaces the browser's previous session rather than leaving it open.
+	if old, err := g.Cookie(c.cookieName()); err == nil {
+		if err := signOut(g.Request.Context(), c.DB, old); err != nil {
+			c.Log.WithError(err).Error("console: end the replaced session")
+		}
+	}
+	c.setCookie(g, c.preSessionCookie(), "", -1)
+	c.setCookie(g, c.cookieName(), id, int(sessionTTL.Seconds()))
+	g.Redirect(http.StatusSeeOther, "/console/")
+}
+
+func (c *Console) logout(g *gin.Context) {
+	if err := signOut(g.Request.Context(), c.DB, sessionOf(g).id); err != nil {
+		c.Log.WithError(err).Error("console sign-out")
+	}
+	c.setCookie(g, c.cookieName(), "", -1)
+	g.Redirect(http.StatusSeeOther, "/console/login")
+}
+
+func (c *Console) chooseOrg(g *gin.Context) {
+	org, err := uuid.Parse(g.PostForm("org"))
+	if err != nil {
+		err = problem.Fail(problem.NotFound, "org %q not found", g.PostForm("org"))
+	} else {
+		err = switchOrg(g.Request.Context(), c.DB, c.Members, sessionOf(g), org)
+	}
+	if err != nil {
+		c.refuse(g, err)
+		return
+	}
+	g.Redirect(http.StatusSeeOther, "/console/")
+}
+
+// view is what every page template gets: the session, the page's data, a form error and a notice.
+type view struct {
+	S      *session
+	Data   any
+	Error  *pageError
+	Notice string
+	// Form echoes the inputs of a form that failed, so nothing typed is lost.
+	Form map[string]string
+	// Page names the page, so the nav marks where the operator is.
+	Page string
+	// sent is the whole form that failed, for the choices Form cannot hold (checkboxes, selects).
+	sent url.Values
+	// editing is the row whose edit form failed; Form then holds that row's inputs, not the add
+	// form's.
+	editing string
+}
+
+// Typed is what the operator typed into the add form's field name before it failed.
+func (v view) Typed(name string) string {
+	if v.editing != "" {
+		return ""
+	}
+	return v.Form[name]
+}
+
+// Row is a grid row's field: as typed when that row's edit failed, else as stored.
+func (v view) Row(id uuid.UUID, name string, stored any) string {
+	if v.editing == id.String() {
+		return v.Form[name]
+	}
+	switch s := stored.(type) {
+	case *string:
+		if s == nil {
+			return ""
+		}
+		return *s
+	case []string:
+		return strings.Join(s, ", ")
+	case string:
+		return s
+	}
+	return fmt.Sprint(stored)
+}
+
+// Sent reports whether the failed form chose value for name, so a checkbox or an option the
+// operator picked comes back picked.
+func (v view) Sent(name, value string) bool { return slices.Contains(v.sent[name], value) }
+
+// pageError is a failure as the APIs would answer it.
+type pageError struct{ Code, Detail string }
+
+// problem is err as the page shows it; a defect's detail goes to the log, not the page.
+func (c *Console) problem(err error) *pageError {
+	status, code, detail := answer.Of(err)
+	if status >= http.StatusInternalServerError {
+		c.Log.WithError(err).Error("console")
+	}
+	return &pageError{Code: code, Detail: detail}
+}
+
+// status is the HTTP status a failed form comes back with.
+func status(err error) int { s, _, _ := answer.Of(err); return s }
+
+var funcs = template.FuncMap{
+	"money":  money.Format,
+	"ladder": ladder,
+	// attempt gives an event page's attempt the delivery log's wording (deliveryRow).
+	"attempt": func(d delivery.Delivery) deliveryRow { return deliveryRow{Delivery: d} },
+	// statuses are the delivery log's status filter's options.
+	"statuses": func() []delivery.Status { return delivery.Recorded },
+	"when": func(t any) string {
+		switch v := t.(type) {
+		case time.Time:
+			return v.UTC().Format("2006-01-02 15:04:05")
+		case *time.Time:
+			if v == nil {
+				return "–"
+			}
+			return v.UTC().Format("2006-01-02 15:04:05")
+		}
+		return ""
+	},
+}
+
+var pages = map[string]*template.Template{}
+
+func init() {
+	for _, p := range []string{"login", "notfound", "error", "overview", "keys", "connectors", "webhooks", "endpoint", "audit",
+		"orders", "order", "vendors", "clients"} {
+		pages[p] = template.Must(template.New("layout.html").Funcs(funcs).ParseFS(files, "templates/layout.html", "templates/"+p+".html"))
+	}
+}
+
+// render writes a page; a template failure is a defect, logged, and the page says so.
+func (c *Console) render(g *gin.Context, code int, page string, s *session, v view) {
+	v.S, v.Page = s, page
+	if v.Form != nil {
+		v.sent = g.Request.PostForm
+	}
+	g.Header("Content-Type", "text/html; charset=utf-8")
+	g.Header("Cache-Control", "no-store") // pages may show a secret once
+	g.Status(code)
+	if err := pages[page].Execute(g.Writer, v); err != nil {
+		c.Log.WithError(err).WithField("page", page).Error("console page")
+	}
+}
+
+// ladder shows a retry schedule as the delays after the first attempt: "+1m, +5m, +30m, +2h, +8h".
+func ladder(schedule []time.Duration) string {
+	steps := make([]string, len(schedule))
+	for i, d := range schedule {
+		steps[i] = "+" + shortDuration(d)
+	}
+	return strings.Join(steps, ", ")
+}
+
+// shortDuration drops a Duration's zero parts: 2h rather than 2h0m0s, 90s as 1m30s.
+func shortDuration(d time.Duration) string {
+	s := d.String()
+	if strings.HasSuffix(s, "m0s") {
+		s = strings.TrimSuffix(s, "0s")
+	}
+	if strings.HasSuffix(s, "h0m") {
+		s = strings.TrimSuffix(s, "0m")
+	}
+	return s
+}

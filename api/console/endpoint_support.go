@@ -1,0 +1,163 @@
+// The support desk's sections of an endpoint's page: its health (and a banner when the service
+// disabled it for failing), its rate limit and custom headers, and a recovery of its dropped chains
+// with a count before it runs and its progress after.
+
+package console
+
+import (
+	"html/template"
+	"net/http"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/gin-gonic/gin"
+	"github.com/google/uuid"
+
+	"wds/delivery"
+	"wds/internal/platform/paging"
+	"wds/internal/platform/problem"
+	"wds/models"
+)
+
+func init() {
+	funcs["deref"] = func(s *string) string {
+		if s == nil {
+			return ""
+		}
+		return *s
+	}
+	notices["settings"] = "Saved: every attempt from now on uses the new rate limit and headers."
+	notices["recovering"] = "Recovery started: the dropped chains are re-fired at the endpoint's pace."
+	notices["recovery_cancelled"] = "Recovery cancelled: chains already started run on; no more start."
+	pages["endpoint"] = template.Must(template.New("layout.html").Funcs(funcs).ParseFS(files,
+		"templates/layout.html", "templates/endpoint.html", "templates/endpoint_support.html"))
+}
+
+func (c *Console) registerEndpointSupport(p *gin.RouterGroup) {
+	p.POST("/endpoints/:id/settings", c.endpointSettings)
+	p.POST("/endpoints/:id/recover", c.recoverEndpoint)
+	p.POST("/recoveries/:id/cancel", c.cancelRecovery)
+}
+
+// supportData adds the endpoint's headers as text, its latest recovery and, when the page is asked
+// with recover_since, how many chains a recovery from then would re-fire.
+func (c *Console) supportData(g *gin.Context, ep *delivery.Endpoint, data map[string]any) error {
+	s := sessionOf(g)
+	data["HeaderText"] = headerText(ep.Headers)
+	rec, err := c.Webhooks.LatestRecovery(g.Request.Context(), ep.ID)
+	if err != nil {
+		return err
+	}
+	data["Recovery"] = rec
+	if rec != nil {
+		data["RecoveryURL"] = c.workflowURL(rec.WorkflowID)
+	}
+	if since := strings.TrimSpace(g.Query("recover_since")); since != "" {
+		data["RecoverSince"] = since
+		t, err := searchTime(since)
+		if err != nil {
+			return problem.Fail(paging.ErrInvalidParameter, "since must be a date and time such as 2026-11-26T09:00 (UTC) or an RFC 3339 time")
+		}
+		n, err := c.Webhooks.CountRecoverable(g.Request.Context(), ep.ID, &s.User.ID, t, nil)
+		if err != nil {
+			return err
+		}
+		data["Preview"] = n
+	}
+	return nil
+}
+
+// headerText is a header set as the form's textarea shows it: "Name: value" lines, sorted.
+func headerText(h delivery.Headers) string {
+	lines := make([]string, 0, len(h))
+	for name, value := range h {
+		lines = append(lines, name+": "+value)
+	}
+	sort.Strings(lines)
+	return strings.Join(lines, "\n")
+}
+
+// parseHeaderText reads the textarea back; blank lines are skipped.
+func parseHeaderText(text string) (map[string]string, error) {
+	out := map[string]string{}
+	for _, line := range strings.Split(text, "\n") {
+		line = strings.TrimSpace(line)
+		if line == "" {
+			continue
+		}
+		name, value, ok := strings.Cut(line, ":")
+		if !ok {
+			return nil, problem.Fail(delivery.ErrInvalidParameter, "headers: each line must be 'Name: value', not %q", line)
+		}
+		out[strings.TrimSpace(name)] = strings.TrimSpace(value)
+	}
+	return out, nil
+}
+
+// endpointSettings saves the rate limit (blank: none) and the headers (the whole set).
+func (c *Console) endpointSettings(g *gin.Context) {
+	s := sessionOf(g)
+	id, err := pathID(g)
+	in := delivery.UpdateInput{ID: id, ActorID: s.User.ID, RateLimit: models.Optional[int]{Set: true, Null: true}}
+	if err == nil {
+		if raw := strings.TrimSpace(g.PostForm("rate_limit")); raw != "" {
+			n, perr := strconv.Atoi(raw)
+			if perr != nil {
+				err = problem.Fail(problem.Invalid, "rate_limit must be a number of deliveries a second, or blank for none")
+			}
+			in.RateLimit = models.Optional[int]{Set: true, Value: n}
+		}
+	}
+	if err == nil {
+		var h map[string]string
+		if h, err = parseHeaderText(g.PostForm("headers")); err == nil {
+			in.Headers = models.Optional[map[string]string]{Set: true, Value: h}
+		}
+	}
+	if err == nil {
+		_, err = c.Webhooks.Update(g.Request.Context(), in)
+	}
+	c.afterEndpointForm(g, id, err, "settings")
+}
+
+// recoverEndpoint starts a recovery from the form's since (the service starts its workflow).
+func (c *Console) recoverEndpoint(g *gin.Context) {
+	s := sessionOf(g)
+	id, err := pathID(g)
+	if err == nil {
+		since, terr := searchTime(strings.TrimSpace(g.PostForm("since")))
+		if terr != nil {
+			err = problem.Fail(problem.Invalid, "since must be a date and time such as 2026-11-26T09:00 (UTC) or an RFC 3339 time")
+		} else {
+			_, err = c.Webhooks.Recover(g.Request.Context(), id, s.User.ID, since, nil)
+		}
+	}
+	c.afterEndpointForm(g, id, err, "recovering")
+}
+
+// cancelRecovery stops the form's recovery and goes back to its endpoint.
+func (c *Console) cancelRecovery(g *gin.Context) {
+	s := sessionOf(g)
+	id, err := pathID(g)
+	var rec *delivery.Recovery
+	if err == nil {
+		rec, err = c.Webhooks.CancelRecovery(g.Request.Context(), id, s.User.ID)
+	}
+	if err != nil {
+		g.Params = gin.Params{{Key: "id", Value: g.PostForm("endpoint")}}
+		c.endpointPage(g, status(err), view{Error: c.problem(err)})
+		return
+	}
+	g.Redirect(http.StatusSeeOther, "/console/webhooks/"+rec.EndpointID.String()+"?done=recovery_cancelled")
+}
+
+// afterEndpointForm goes back to the endpoint's page: with a notice, or with the failure and the
+// inputs kept.
+func (c *Console) afterEndpointForm(g *gin.Context, id uuid.UUID, err error, done string) {
+	if err != nil {
+		c.endpointPage(g, status(err), view{Error: c.problem(err), Form: form(g)})
+		return
+	}
+	g.Redirect(http.StatusSeeOther, "/console/webhooks/"+id.String()+"?done="+done)
+}

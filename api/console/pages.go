@@ -1,0 +1,443 @@
+package console
+
+import (
+	"context"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/gin-gonic/gin"
+	"github.com/google/uuid"
+
+	"wds/delivery"
+	"wds/internal/apikeys"
+	"wds/internal/events"
+	"wds/internal/operator"
+	"wds/internal/platform/paging"
+	"wds/internal/platform/problem"
+	"wds/internal/platform/ratelimit"
+	"wds/internal/workspace"
+)
+
+// KeyService mints and revokes an org's keys of both kinds (apikeys.Service).
+type KeyService interface {
+	CreateReadKey(ctx context.Context, in apikeys.NewReadKey) (*apikeys.ReadKey, string, error)
+	RevokeReadKey(ctx context.Context, id, actorID uuid.UUID) (*apikeys.ReadKey, error)
+	CreateIntegrationKey(ctx context.Context, in apikeys.NewIntegrationKey) (*apikeys.CreatedIntegrationKey, error)
+	RevokeIntegrationKey(ctx context.Context, id, actorID uuid.UUID) (*apikeys.IntegrationKey, error)
+}
+
+// OrgLists are an org's keys, audit log and delivery log, role-checked (operator.Service).
+type OrgLists interface {
+	ListReadKeys(ctx context.Context, q operator.Query) (operator.Page[operator.ReadKey], error)
+	ListIntegrationKeys(ctx context.Context, q operator.Query) (operator.Page[operator.IntegrationKey], error)
+	ListAudit(ctx context.Context, q operator.Query) (operator.Page[operator.AuditEntry], error)
+	ListDeliveries(ctx context.Context, q operator.Query, f operator.DeliveryFilter) (operator.Page[delivery.Delivery], error)
+}
+
+func (c *Console) registerPages(p *gin.RouterGroup) {
+	p.GET("/", c.overview)
+	p.GET("/keys", c.keys)
+	p.POST("/keys", c.createReadKey)
+	p.POST("/keys/:id/revoke", c.revokeReadKey)
+	p.GET("/connectors", c.connectors)
+	p.POST("/connectors", c.createConnector)
+	p.POST("/connectors/:id/revoke", c.revokeConnector)
+	p.GET("/webhooks", c.webhooks)
+	p.POST("/webhooks", c.createEndpoint)
+	p.GET("/webhooks/:id", c.endpoint)
+	p.POST("/webhooks/:id/:action", c.endpointAction)
+	p.POST("/deliveries/:id/refire", c.refire)
+	p.GET("/audit", c.audit)
+	c.registerWorkspacePages(p)
+	c.registerSupportPages(p)
+}
+
+// notices are the messages a redirect may ask a page to show (by name, so no text travels in URLs).
+var notices = map[string]string{
+	"revoked": "Revoked.", "enabled": "Endpoint enabled.", "disabled": "Endpoint disabled; its pending retries are dropped.",
+	"deleted": "Endpoint deleted.", "test": "Test event queued: it arrives in a moment (see the delivery log).",
+	"refired": "Re-fired: a fresh chain starts at attempt 1.", "shipment": "Shipment saved.", "saved": "Saved.",
+}
+
+func notice(g *gin.Context) string { return notices[g.Query("done")] }
+
+func (c *Console) query(g *gin.Context, limit int) operator.Query {
+	s := sessionOf(g)
+	return operator.Query{OrgID: s.OrgID, ActorID: s.User.ID, Limit: limit}
+}
+
+func (c *Console) overview(g *gin.Context) {
+	s := sessionOf(g)
+	ctx := g.Request.Context()
+	var counts struct{ Endpoints, ReadKeys, IntegrationKeys, Failed, Dropped int64 }
+	err := c.DB.WithContext(ctx).Raw(`SELECT
+		(SELECT count(*) FROM webhook_endpoints WHERE org_id = @o AND enabled AND deleted_at IS NULL) AS endpoints,
+		(SELECT count(*) FROM read_keys WHERE org_id = @o AND revoked_at IS NULL) AS read_keys,
+		(SELECT count(*) FROM integration_keys WHERE org_id = @o AND revoked_at IS NULL) AS integration_keys,
+		(SELECT count(*) FROM webhook_deliveries WHERE org_id = @o AND status = @failed AND attempted_at > now() - interval '1 day') AS failed,
+		(SELECT count(*) FROM webhook_deliveries WHERE org_id = @o AND status = @dropped AND attempted_at > now() - interval '1 day') AS dropped`,
+		map[string]any{"o": s.OrgID, "failed": delivery.StatusFailed, "dropped": delivery.StatusDropped}).Find(&counts).Error
+	if err != nil {
+		c.render(g, status(err), "overview", s, view{Error: c.problem(err)})
+		return
+	}
+	var latest []any
+	for _, st := range []delivery.Status{delivery.StatusDropped, delivery.StatusFailed} {
+		page, err := c.Lists.ListDeliveries(ctx, c.query(g, 5), operator.DeliveryFilter{Status: st})
+		if err != nil {
+			c.render(g, status(err), "overview", s, view{Error: c.problem(err)})
+			return
+		}
+		for _, d := range page.Rows {
+			latest = append(latest, d)
+		}
+	}
+	c.render(g, http.StatusOK, "overview", s, view{Data: map[string]any{"Counts": counts, "Latest": latest}})
+}
+
+// keys is the API keys settings page: read keys, minted once, revoked by owners and admins.
+func (c *Console) keys(g *gin.Context) { c.keysPage(g, http.StatusOK, view{Notice: notice(g)}) }
+
+func (c *Console) keysPage(g *gin.Context, code int, v view) {
+	page, err := c.Lists.ListReadKeys(g.Request.Context(), c.query(g, 100))
+	if err != nil && v.Error == nil {
+		v.Error = c.problem(err)
+	}
+	v.Data = map[string]any{"Keys": page.Rows, "Created": v.Data}
+	c.render(g, code, "keys", sessionOf(g), v)
+}
+
+func (c *Console) createReadKey(g *gin.Context) {
+	s := sessionOf(g)
+	in := apikeys.NewReadKey{OrgID: s.OrgID, ActorID: s.User.ID, Scope: g.PostForm("scope"), Name: g.PostForm("name")}
+	exp, err := formTime(g, "expires_at")
+	if err == nil {
+		in.ExpiresAt = exp
+		var k *apikeys.ReadKey
+		var plain string
+		if k, plain, err = c.Keys.CreateReadKey(g.Request.Context(), in); err == nil {
+			c.keysPage(g, http.StatusOK, view{Data: map[string]string{"ID": k.ID.String(), "Secret": plain}})
+			return
+		}
+	}
+	c.keysPage(g, status(err), view{Error: c.problem(err), Form: form(g)})
+}
+
+func (c *Console) revokeReadKey(g *gin.Context) {
+	c.act(g, "/console/keys", "revoked", func(id uuid.UUID) error {
+		_, err := c.Keys.RevokeReadKey(g.Request.Context(), id, sessionOf(g).User.ID)
+		return err
+	}, c.keysPage)
+}
+
+// connectors is the connectors settings page: integration keys with every option of the CLI.
+func (c *Console) connectors(g *gin.Context) {
+	c.connectorsPage(g, http.StatusOK, view{Notice: notice(g)})
+}
+
+func (c *Console) connectorsPage(g *gin.Context, code int, v view) {
+	ctx := g.Request.Context()
+	page, err := c.Lists.ListIntegrationKeys(ctx, c.query(g, 100))
+	if err != nil && v.Error == nil {
+		v.Error = c.problem(err)
+	}
+	stores, _ := c.Members.Stores(ctx, sessionOf(g).OrgID)
+	names := make(map[uuid.UUID]string, len(stores))
+	for _, st := range stores {
+		names[st.ID] = st.Name
+	}
+	v.Data = map[string]any{"Keys": page.Rows, "Stores": stores, "StoreNames": names, "Scopes": apikeys.IntegrationScopes, "Created": v.Data}
+	c.render(g, code, "connectors", sessionOf(g), v)
+}
+
+func (c *Console) createConnector(g *gin.Context) {
+	s := sessionOf(g)
+	store, _ := uuid.Parse(g.PostForm("store_id"))
+	rate, _ := strconv.Atoi(strings.TrimSpace(g.PostForm("rate_limit")))
+	in := apikeys.NewIntegrationKey{OrgID: s.OrgID, StoreID: store, ActorID: s.User.ID, Label: g.PostForm("label"),
+		PayloadFormat: g.PostForm("format"), Scopes: g.PostFormArray("scopes"), RequireSignature: g.PostForm("require_signature") != "",
+		IPAllowlist: splitList(g.PostForm("ip_allowlist")), RateLimit: rate}
+	exp, err := formTime(g, "expires_at")
+	if err == nil {
+		in.ExpiresAt = exp
+		var k *apikeys.CreatedIntegrationKey
+		if k, err = c.Keys.CreateIntegrationKey(g.Request.Context(), in); err == nil {
+			c.connectorsPage(g, http.StatusOK, view{Data: map[string]string{"ID": k.Key.ID.String(), "Secret": k.Plaintext, "Signing": k.SigningSecret}})
+			return
+		}
+	}
+	c.connectorsPage(g, status(err), view{Error: c.problem(err), Form: form(g)})
+}
+
+func (c *Console) revokeConnector(g *gin.Context) {
+	c.act(g, "/console/connectors", "revoked", func(id uuid.UUID) error {
+		_, err := c.Keys.RevokeIntegrationKey(g.Request.Context(), id, sessionOf(g).User.ID)
+		return err
+	}, c.connectorsPage)
+}
+
+// webhooks is the webhooks settings page: endpoints, with Send test.
+func (c *Console) webhooks(g *gin.Context) { c.webhooksPage(g, http.StatusOK, view{Notice: notice(g)}) }
+
+func (c *Console) webhooksPage(g *gin.Context, code int, v view) {
+	s := sessionOf(g)
+	eps, err := c.Webhooks.List(g.Request.Context(), s.OrgID, &s.User.ID)
+	if err != nil && v.Error == nil {
+		v.Error = c.problem(err)
+	}
+	v.Data = map[string]any{"Endpoints": eps, "Types": events.Types(), "Created": v.Data, "Ladder": c.RetrySchedule}
+	c.render(g, code, "webhooks", s, v)
+}
+
+func (c *Console) createEndpoint(g *gin.Context) {
+	s := sessionOf(g)
+	attempts, _ := strconv.Atoi(strings.TrimSpace(g.PostForm("max_attempts")))
+	ep, err := c.Webhooks.Create(g.Request.Context(), delivery.CreateInput{OrgID: s.OrgID, ActorID: s.User.ID,
+		URL: g.PostForm("url"), EventTypes: g.PostFormArray("events"), MaxAttempts: attempts})
+	if err != nil {
+		c.webhooksPage(g, status(err), view{Error: c.problem(err), Form: form(g)})
+		return
+	}
+	c.webhooksPage(g, http.StatusOK, view{Data: map[string]string{"ID": ep.ID.String(), "Secret": ep.Secret, "What": "endpoint"}})
+}
+
+// testsPerMinute is how many test events the console sends one endpoint a minute: Send test is open
+// to every member, and each one is a signed POST to the receiver.
+const testsPerMinute = 10
+
+// endpointAction runs enable, disable, rotate, delete and test on an endpoint of the session's org.
+func (c *Console) endpointAction(g *gin.Context) {
+	s := sessionOf(g)
+	ctx := g.Request.Context()
+	action := g.Param("action")
+	if action == "rotate" {
+		id, _ := uuid.Parse(g.Param("id"))
+		rot, err := c.Webhooks.RotateSecret(ctx, id, s.User.ID, 0)
+		if err != nil {
+			c.webhooksPage(g, status(err), view{Error: c.problem(err)})
+			return
+		}
+		c.webhooksPage(g, http.StatusOK, view{Data: map[string]string{"ID": rot.ID.String(), "Secret": rot.Secret, "What": "rotated"}})
+		return
+	}
+	ops := map[string]func(id uuid.UUID) error{
+		"enable":  func(id uuid.UUID) error { _, err := c.Webhooks.Enable(ctx, id, s.User.ID); return err },
+		"disable": func(id uuid.UUID) error { _, err := c.Webhooks.Disable(ctx, id, s.User.ID); return err },
+		"delete":  func(id uuid.UUID) error { _, err := c.Webhooks.Delete(ctx, id, s.User.ID); return err },
+		"test": func(id uuid.UUID) error {
+			if !c.tests.Allow(id.String(), testsPerMinute) {
+				g.Header("Retry-After", "60")
+				return problem.Fail(ratelimit.ErrExceeded, "at most %d test events a minute to one endpoint; retry after 60 seconds", testsPerMinute)
+			}
+			q, err := c.Webhooks.SendTestAs(ctx, s.OrgID, id, s.User.ID)
+			if err == nil && c.Dispatches != nil {
+				c.Dispatches.StartDispatches(ctx, q.DispatchID)
+			}
+			return err
+		},
+	}
+	op := ops[action]
+	if op == nil {
+		c.notFound(g)
+		return
+	}
+	done := map[string]string{"enable": "enabled", "disable": "disabled", "delete": "deleted", "test": "test"}[action]
+	c.act(g, "/console/webhooks", done, op, c.webhooksPage)
+}
+
+// pathID is the row the path names; one that is not a UUID names no row.
+func pathID(g *gin.Context) (uuid.UUID, error) {
+	id, err := uuid.Parse(g.Param("id"))
+	if err != nil {
+		return uuid.Nil, problem.Fail(problem.NotFound, "no such row")
+	}
+	return id, nil
+}
+
+// act runs op on the path's id and goes back to the list, or shows the list with the failure.
+func (c *Console) act(g *gin.Context, back, done string, op func(id uuid.UUID) error, page func(*gin.Context, int, view)) {
+	id, err := pathID(g)
+	if err == nil {
+		err = op(id)
+	}
+	if err != nil {
+		page(g, status(err), view{Error: c.problem(err)})
+		return
+	}
+	g.Redirect(http.StatusSeeOther, back+"?done="+done)
+}
+
+// endpoint is one endpoint's delivery log, newest first, filtered and keyset-paged, with Re-fire on
+// dropped rows and a link from every row to its workflow in the Temporal UI.
+func (c *Console) endpoint(g *gin.Context) { c.endpointPage(g, http.StatusOK, view{Notice: notice(g)}) }
+
+// endpointPage renders the endpoint of the path with v's notice, error and form: its delivery log
+// and the support desk's sections (health, settings, recovery).
+func (c *Console) endpointPage(g *gin.Context, code int, v view) {
+	s := sessionOf(g)
+	ctx := g.Request.Context()
+	id, err := pathID(g)
+	var ep *delivery.Endpoint
+	if err == nil {
+		eps, lerr := c.Webhooks.List(ctx, s.OrgID, &s.User.ID)
+		for i := range eps {
+			if eps[i].ID == id {
+				ep = &eps[i]
+			}
+		}
+		err = lerr
+	}
+	if err == nil && ep == nil {
+		err = problem.Fail(problem.NotFound, "endpoint not found")
+	}
+	if err != nil {
+		c.render(g, status(err), "endpoint", s, view{Error: c.problem(err)})
+		return
+	}
+	data := map[string]any{"Endpoint": ep, "Types": events.Types()}
+	if err = c.supportData(g, ep, data); err == nil {
+		q := c.query(g, 50)
+		if q.Cursor, err = paging.ParseCursor(g.Query("cursor_at"), g.Query("cursor_id")); err == nil {
+			filter := operator.DeliveryFilter{EndpointID: &id, Status: delivery.Status(g.Query("status")), EventType: g.Query("event_type")}
+			var page operator.Page[delivery.Delivery]
+			if page, err = c.Lists.ListDeliveries(ctx, q, filter); err == nil {
+				rows := make([]deliveryRow, len(page.Rows))
+				for i, d := range page.Rows {
+					rows[i] = deliveryRow{Delivery: d, WorkflowURL: c.workflowURL(d.WorkflowID)}
+					if d.RefiredWorkflowID != nil {
+						rows[i].RefiredURL = c.workflowURL(*d.RefiredWorkflowID)
+					}
+				}
+				data["Rows"], data["Status"], data["EventType"], data["Next"] = rows, filter.Status, filter.EventType, next(g, page)
+				v.Data = data
+				c.render(g, code, "endpoint", s, v)
+				return
+			}
+		}
+	}
+	v.Error, v.Data = c.problem(err), data
+	c.render(g, status(err), "endpoint", s, v)
+}
+
+// next is the next page's URL, keeping the filters, or "" on the last page.
+func next(g *gin.Context, page operator.Page[delivery.Delivery]) string {
+	if page.NextCursor == nil {
+		return ""
+	}
+	q := url.Values{"status": {g.Query("status")}, "event_type": {g.Query("event_type")},
+		"cursor_at": {page.NextCursor.At.Format(time.RFC3339Nano)}, "cursor_id": {page.NextCursor.ID.String()}}
+	return g.Request.URL.Path + "?" + q.Encode()
+}
+
+func (c *Console) refire(g *gin.Context) {
+	s := sessionOf(g)
+	back := "/console/webhooks/" + url.PathEscape(g.PostForm("endpoint"))
+	c.act(g, back, "refired", func(id uuid.UUID) error {
+		out, err := c.Webhooks.Refire(g.Request.Context(), id, s.User.ID)
+		if err == nil && c.Dispatches != nil {
+			c.Dispatches.StartDispatches(g.Request.Context(), out.DispatchID)
+		}
+		return err
+	}, c.webhooksPage)
+}
+
+// deliveryRow is a delivery log row with the links to its workflow and, once it was re-fired, to the
+// workflow of its new chain.
+type deliveryRow struct {
+	delivery.Delivery
+	WorkflowURL string
+	RefiredURL  string
+}
+
+// Answer is the receiver's response status with its name, once: "401 Unauthorized".
+func (r deliveryRow) Answer() string {
+	if r.ResponseStatus == nil {
+		return ""
+	}
+	return strings.TrimSpace(strconv.Itoa(*r.ResponseStatus) + " " + http.StatusText(*r.ResponseStatus))
+}
+
+// Reason is why the attempt failed, in words (timeout, address_not_allowed, endpoint_disabled, ...),
+// left out when it only repeats the status Answer shows.
+func (r deliveryRow) Reason() string {
+	if r.ResponseStatus != nil && r.Error == "HTTP "+strconv.Itoa(*r.ResponseStatus) {
+		return ""
+	}
+	return r.Error
+}
+
+// Took is the attempt's round trip, timed on the monotonic clock around the whole exchange. One
+// that stayed under a millisecond (a receiver on the same host) reads "<1 ms", not "0 ms"; an
+// attempt that sent nothing (its endpoint disabled or deleted) took no time at all.
+func (r deliveryRow) Took() string {
+	switch {
+	case r.DurationMS == 0 && r.ResponseStatus == nil && (r.Error == delivery.ReasonEndpointDisabled || r.Error == delivery.ReasonEndpointDeleted):
+		return "not sent"
+	case r.DurationMS == 0:
+		return "<1 ms"
+	}
+	return strconv.FormatInt(r.DurationMS, 10) + " ms"
+}
+
+// workflowURL links a delivery to its workflow in the Temporal UI.
+func (c *Console) workflowURL(workflowID string) string {
+	return strings.TrimRight(c.TemporalUI, "/") + "/namespaces/" + url.PathEscape(c.Namespace) + "/workflows/" + url.PathEscape(workflowID)
+}
+
+// audit is the org's audit log, each actor shown by email: an operator who has left the org keeps
+// their id.
+func (c *Console) audit(g *gin.Context) {
+	ctx := g.Request.Context()
+	page, err := c.Lists.ListAudit(ctx, c.query(g, 100))
+	var members []workspace.Member
+	if err == nil {
+		members, err = c.Members.ListMembers(ctx, sessionOf(g).OrgID)
+	}
+	if err != nil {
+		c.render(g, status(err), "audit", sessionOf(g), view{Error: c.problem(err)})
+		return
+	}
+	emails := make(map[string]string, len(members)) // by id as text: an automatic entry has no actor
+	for _, m := range members {
+		emails[m.ID.String()] = m.Email
+	}
+	c.render(g, http.StatusOK, "audit", sessionOf(g), view{Data: map[string]any{"Rows": page.Rows, "Emails": emails}})
+}
+
+// form keeps a failed form's text inputs for the page to show again.
+func form(g *gin.Context) map[string]string {
+	out := map[string]string{}
+	for k, v := range g.Request.PostForm {
+		if k != "csrf" && len(v) > 0 {
+			out[k] = v[0]
+		}
+	}
+	return out
+}
+
+// formTime reads an optional datetime-local or RFC 3339 field (UTC).
+func formTime(g *gin.Context, name string) (*time.Time, error) {
+	v := strings.TrimSpace(g.PostForm(name))
+	if v == "" {
+		return nil, nil
+	}
+	for _, layout := range []string{time.RFC3339, "2006-01-02T15:04"} {
+		if t, err := time.Parse(layout, v); err == nil {
+			return &t, nil
+		}
+	}
+	return nil, problem.Fail(problem.Invalid, "%s must be a date and time", name)
+}
+
+func splitList(v string) []string {
+	var out []string
+	for _, s := range strings.Split(v, ",") {
+		if s = strings.TrimSpace(s); s != "" {
+			out = append(out, s)
+		}
+	}
+	return out
+}

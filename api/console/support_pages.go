@@ -1,0 +1,193 @@
+// The support desk's pages: find an org's events by the order they concern, and one event with its
+// payload and every chain (docs/support.md).
+
+package console
+
+import (
+	"bytes"
+	"encoding/json"
+	"html/template"
+	"net/http"
+	"net/url"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/gin-gonic/gin"
+	"github.com/google/uuid"
+
+	"wds/delivery"
+	"wds/internal/events"
+	"wds/internal/platform/paging"
+	"wds/internal/platform/problem"
+)
+
+func init() {
+	notices["resent"] = "Resent: a fresh chain starts at attempt 1."
+	for _, p := range []string{"events", "event"} {
+		pages[p] = template.Must(template.New("layout.html").Funcs(funcs).ParseFS(files, "templates/layout.html", "templates/"+p+".html"))
+	}
+}
+
+func (c *Console) registerSupportPages(p *gin.RouterGroup) {
+	p.GET("/events", c.events)
+	p.GET("/events/:id", c.event)
+	p.POST("/events/:id/resend", c.resend)
+	c.registerEndpointSupport(p)
+}
+
+// eventFilters are the search form's fields, as typed.
+var eventFilters = []string{"order", "type", "outcome", "since", "until"}
+
+// events is the org's events, newest first, searched by order (id or number), type, outcome and
+// time, keyset-paged.
+func (c *Console) events(g *gin.Context) {
+	s := sessionOf(g)
+	form := map[string]string{}
+	for _, f := range eventFilters {
+		form[f] = strings.TrimSpace(g.Query(f))
+	}
+	data := map[string]any{"Types": events.Types(), "Outcomes": delivery.Outcomes}
+	q, err := eventsQuery(g, form)
+	if err == nil {
+		q.OrgID, q.ActorID = s.OrgID, &s.User.ID
+		var page *delivery.EventsPage
+		if page, err = c.Webhooks.ListEvents(g.Request.Context(), q); err == nil {
+			data["Rows"], data["Next"] = page.Rows, nextEvents(g, form, page.NextCursor)
+			c.render(g, http.StatusOK, "events", s, view{Data: data, Form: form})
+			return
+		}
+	}
+	c.render(g, status(err), "events", s, view{Error: c.problem(err), Data: data, Form: form})
+}
+
+// eventsQuery reads the search form: the order as an id or a number, times as RFC 3339 or as a
+// browser's datetime-local value (UTC).
+func eventsQuery(g *gin.Context, form map[string]string) (delivery.EventsQuery, error) {
+	q := delivery.EventsQuery{Type: form["type"], Outcome: delivery.Outcome(form["outcome"]), Limit: 50}
+	var err error
+	if q.Cursor, err = paging.ParseCursor(g.Query("cursor_at"), g.Query("cursor_id")); err != nil {
+		return q, err
+	}
+	if o := strings.TrimPrefix(form["order"], "#"); o != "" {
+		if id, perr := uuid.Parse(o); perr == nil {
+			q.OrderID = &id
+		} else if n, perr := strconv.ParseInt(o, 10, 64); perr == nil {
+			q.OrderNumber = &n
+		} else {
+			return q, problem.Fail(paging.ErrInvalidParameter, "order must be an order's id or its number, such as 1042")
+		}
+	}
+	for name, dst := range map[string]**time.Time{"since": &q.Since, "until": &q.Until} {
+		if form[name] == "" {
+			continue
+		}
+		t, err := searchTime(form[name])
+		if err != nil {
+			return q, problem.Fail(paging.ErrInvalidParameter, "%s must be a date and time such as 2026-11-26T09:00 (UTC) or an RFC 3339 time", name)
+		}
+		*dst = &t
+	}
+	return q, nil
+}
+
+// searchTime reads a search field's time: RFC 3339, or a datetime-local input's value taken as UTC.
+func searchTime(v string) (time.Time, error) {
+	if t, err := time.Parse(time.RFC3339Nano, v); err == nil {
+		return t, nil
+	}
+	for _, layout := range []string{"2006-01-02T15:04", "2006-01-02T15:04:05"} {
+		if t, err := time.Parse(layout, v); err == nil {
+			return t.UTC(), nil
+		}
+	}
+	return time.Time{}, problem.Fail(paging.ErrInvalidParameter, "not a time")
+}
+
+// nextEvents is the next page's URL, keeping the search, or "" on the last page.
+func nextEvents(g *gin.Context, form map[string]string, cur *paging.Cursor) string {
+	if cur == nil {
+		return ""
+	}
+	q := url.Values{"cursor_at": {cur.At.Format(time.RFC3339Nano)}, "cursor_id": {cur.ID.String()}}
+	for k, v := range form {
+		if v != "" {
+			q.Set(k, v)
+		}
+	}
+	return g.Request.URL.Path + "?" + q.Encode()
+}
+
+// chainView is a chain with the link to its workflow.
+type chainView struct {
+	delivery.Chain
+	WorkflowURL string
+}
+
+// event is one event: its payload, every chain with its attempts, and Resend per endpoint.
+func (c *Console) event(g *gin.Context) { c.eventPage(g, http.StatusOK, view{Notice: notice(g)}) }
+
+// resend delivers the event again to the form's endpoint (the service starts the chain), or shows
+// the event with the refusal.
+func (c *Console) resend(g *gin.Context) {
+	s := sessionOf(g)
+	id, err := pathID(g)
+	var endpoint uuid.UUID
+	if err == nil {
+		if endpoint, err = uuid.Parse(g.PostForm("endpoint")); err != nil {
+			err = problem.Fail(problem.Invalid, "endpoint must be an endpoint id")
+		}
+	}
+	if err == nil {
+		_, err = c.Webhooks.Resend(g.Request.Context(), id, s.User.ID, &endpoint)
+	}
+	if err != nil {
+		c.eventPage(g, status(err), view{Error: c.problem(err)})
+		return
+	}
+	g.Redirect(http.StatusSeeOther, "/console/events/"+id.String()+"?done=resent")
+}
+
+// eventPage renders the event of the path with v's notice or error.
+func (c *Console) eventPage(g *gin.Context, code int, v view) {
+	s := sessionOf(g)
+	id, err := pathID(g)
+	var ev *delivery.EventDetail
+	if err == nil {
+		ev, err = c.Webhooks.Event(g.Request.Context(), id, &s.User.ID)
+	}
+	if err == nil && ev.OrgID != s.OrgID {
+		err = problem.Fail(problem.NotFound, "event %s not found", id) // another org of the operator's: switch to it first
+	}
+	if err != nil {
+		c.render(g, status(err), "event", s, view{Error: c.problem(err)})
+		return
+	}
+	chains := make([]chainView, len(ev.Chains))
+	for i, ch := range ev.Chains {
+		chains[i] = chainView{Chain: ch, WorkflowURL: c.workflowURL(ch.WorkflowID)}
+	}
+	eps, err := c.Webhooks.List(g.Request.Context(), s.OrgID, &s.User.ID)
+	if err != nil {
+		c.render(g, status(err), "event", s, view{Error: c.problem(err)})
+		return
+	}
+	var targets []delivery.Endpoint // where Resend can send it: enabled endpoints subscribed to its type
+	for _, ep := range eps {
+		if ep.Enabled && slices.Contains(ep.EventTypes, ev.Type) {
+			targets = append(targets, ep)
+		}
+	}
+	v.Data = map[string]any{"Event": ev, "Chains": chains, "Targets": targets, "Payload": indent(ev.Payload)}
+	c.render(g, code, "event", s, v)
+}
+
+// indent lays out a JSON body for reading; a body that does not parse is shown as stored.
+func indent(raw []byte) string {
+	var b bytes.Buffer
+	if err := json.Indent(&b, raw, "", "  "); err != nil {
+		return string(raw)
+	}
+	return b.String()
+}

@@ -1,0 +1,167 @@
+package apikeys
+
+import (
+	"context"
+	"encoding/hex"
+	"sync"
+	"time"
+
+	"wds/internal/platform/metrics"
+	"wds/internal/platform/secrets"
+)
+
+// CacheTTL is how long an authenticated key is served from memory before it is looked up again. A
+// change to a key reaches every instance through its notification (notify.go) long before; the TTL
+// only bounds what a change no notification announced could cost, and keeps memory to active keys.
+const CacheTTL = 5 * time.Minute
+
+// Cache keeps the keys a process authenticated, by the hash of their plaintext, so that a request
+// costs no database round trip to authenticate. It is trusted only while its Listener is listening
+// for key changes: before the first LISTEN succeeds, and from the moment the notification
+// connection fails until it has listened again and cleared every entry, lookups go to the database
+// and nothing is kept.
+//
+// A lookup that began before an invalidation may read the row as it was; its result is kept only
+// if no invalidation came while it ran (gen), so a revoked key is never put back.
+type Cache struct {
+	mu      sync.Mutex
+	live    bool              // the listener is listening; otherwise the cache is bypassed
+	gen     uint64            // bumped by every invalidation
+	entries map[string]cached // by hex of the key hash, as notifications name it
+	now     func() time.Time  // the process clock, for the TTL (requests bring their own for expiry)
+}
+
+type cached struct {
+	key any // *ReadKey or *IntegrationKey; the prefixes keep their hashes apart
+	at  time.Time
+}
+
+// NewCache returns an empty cache that is bypassed until Listen is listening.
+func NewCache() *Cache {
+	return &Cache{entries: map[string]cached{}, now: time.Now}
+}
+
+// get returns the entry for hash when the cache is live and the entry is fresh.
+func (c *Cache) get(hash string) (any, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if !c.live {
+		metrics.KeyCacheLookup(metrics.KeyCacheBypass)
+		return nil, false
+	}
+	e, ok := c.entries[hash]
+	if !ok || c.now().Sub(e.at) >= CacheTTL {
+		delete(c.entries, hash)
+		metrics.KeyCacheLookup(metrics.KeyCacheMiss)
+		return nil, false
+	}
+	metrics.KeyCacheLookup(metrics.KeyCacheHit)
+	return e.key, true
+}
+
+// begin is taken before a database lookup: the generation to hand to put, and whether a result may
+// be kept at all.
+func (c *Cache) begin() (uint64, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.gen, c.live
+}
+
+// put keeps key unless an invalidation came since begin returned gen, or the cache went down.
+func (c *Cache) put(hash string, gen uint64, key any) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.live && c.gen == gen {
+		c.entries[hash] = cached{key: key, at: c.now()}
+	}
+}
+
+// drop forgets one key: a notification named it.
+func (c *Cache) drop(hash string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.gen++
+	delete(c.entries, hash)
+}
+
+// setLive clears every entry and says whether the cache may be trusted from now on: true once the
+// listener listens again (changes it missed are forgotten with the entries), false when it lost
+// its connection.
+func (c *Cache) setLive(live bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.gen++
+	c.live = live
+	clear(c.entries)
+}
+
+// Live reports whether the cache is being used: its listener is listening.
+func (c *Cache) Live() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.live
+}
+
+// lookup serves hash from the cache when it holds a key still usable at now, else asks load and
+// keeps what it finds. fresh reports whether a kept key is still usable at the request's now (its
+// expiry passes while it is cached); copy gives each caller its own value.
+func lookup[K any](ctx context.Context, c *Cache, token string, now time.Time,
+	fresh func(*K, time.Time) bool, load func(context.Context, string, time.Time) (*K, error)) (*K, error) {
+	hash := hex.EncodeToString(secrets.HashAPIKey(token))
+	if v, ok := c.get(hash); ok {
+		if k := v.(*K); fresh(k, now) {
+			cp := *k
+			return &cp, nil
+		}
+	}
+	gen, keep := c.begin()
+	k, err := load(ctx, token, now)
+	if err == nil && keep {
+		cp := *k
+		c.put(hash, gen, &cp)
+	}
+	return k, err
+}
+
+// ReadKeyLookup authenticates read keys (AuthenticateRead's contract).
+type ReadKeyLookup interface {
+	AuthenticateRead(ctx context.Context, token string, now time.Time) (*ReadKey, error)
+}
+
+// IntegrationKeyLookup authenticates integration keys (AuthenticateIntegration's contract).
+type IntegrationKeyLookup interface {
+	AuthenticateIntegration(ctx context.Context, token string, now time.Time) (*IntegrationKey, error)
+}
+
+// Reads decorates next with the cache: only keys next accepted are kept.
+func (c *Cache) Reads(next ReadKeyLookup) ReadKeyLookup { return cachedReads{c, next} }
+
+// Integrations decorates next with the cache: only keys next accepted are kept.
+func (c *Cache) Integrations(next IntegrationKeyLookup) IntegrationKeyLookup {
+	return cachedIntegrations{c, next}
+}
+
+type cachedReads struct {
+	c    *Cache
+	next ReadKeyLookup
+}
+
+func (r cachedReads) AuthenticateRead(ctx context.Context, token string, now time.Time) (*ReadKey, error) {
+	return lookup(ctx, r.c, token, now, func(k *ReadKey, now time.Time) bool { return unexpired(k.ExpiresAt, now) },
+		r.next.AuthenticateRead)
+}
+
+type cachedIntegrations struct {
+	c    *Cache
+	next IntegrationKeyLookup
+}
+
+func (r cachedIntegrations) AuthenticateIntegration(ctx context.Context, token string, now time.Time) (*IntegrationKey, error) {
+	return lookup(ctx, r.c, token, now, func(k *IntegrationKey, now time.Time) bool { return unexpired(k.ExpiresAt, now) },
+		r.next.AuthenticateIntegration)
+}
+
+// unexpired is the expiry rule of both kinds of key: a key expires at its expires_at.
+func unexpired(expiresAt *time.Time, now time.Time) bool {
+	return expiresAt == nil || now.Before(*expiresAt)
+}

@@ -1,0 +1,140 @@
+// Package ingest is the Integration API's operations: create an order (optionally with its client and
+// an inline payment), record a payment, cancel, refund, upsert a client, look an order up by its
+// external id, apply a store-native order, and the Idempotency-Key cache; and the same writes made by
+// an operator in the app (app.go): an order made by hand, a client added or edited. Every rule of
+// those operations lives here, once for both writers; the HTTP layer, the console and the CLI only
+// decode, authenticate and render.
+//
+// Each operation is a method of Service and one database transaction holding its business rows and
+// its outbox events, so a failure leaves nothing behind; after the commit the service starts the
+// events it wrote (EventStarter), so no caller has to. The operations send their statements one at a
+// time through GORM, except the Integration API's order create, the busiest, which sends the same
+// statements in two pgx batches, one round trip each (piped.go). The order's rows and view are
+// package order's; the rules of what to write are here. Races are settled by PostgreSQL: external ids
+// are claimed with INSERT ... ON CONFLICT DO NOTHING on external_refs (whose primary key is the final
+// word; refs.go), and a loser reads the winner's row instead of checking first in Go.
+package ingest
+
+import (
+	"context"
+	"errors"
+
+	"github.com/google/uuid"
+	"gorm.io/gorm"
+
+	"wds/delivery"
+	"wds/internal/apikeys"
+	"wds/internal/order"
+	"wds/internal/platform/problem"
+	"wds/internal/views"
+)
+
+// Service runs the operations over the database. Each write starts the events it committed as soon
+// as its transaction commits, whichever adapter called it (HTTP, console, CLI).
+type Service struct {
+	db     *gorm.DB
+	events EventStarter
+}
+
+// EventStarter starts webhook delivery of events already committed to the outbox (delivery.Starter).
+// It must not fail the write: what it cannot start now the worker's relay starts after its grace.
+type EventStarter interface {
+	StartEvents(ctx context.Context, eventIDs []uuid.UUID)
+}
+
+// NewService is the operations over db; events nil leaves every event to the worker's relay (the
+// database-only CLI, tests of the rules alone).
+func NewService(db *gorm.DB, events EventStarter) *Service {
+	return &Service{db: db, events: events}
+}
+
+// scope is what an integration key may see: its own org and store, nothing else.
+func scope(key *apikeys.IntegrationKey) views.Scope {
+	store := key.StoreID
+	return views.Scope{OrgID: key.OrgID, StoreID: &store}
+}
+
+// scope is the op's org and store.
+func (o *op) scope() views.Scope {
+	store := o.store
+	return views.Scope{OrgID: o.org, StoreID: &store}
+}
+
+// op carries one transaction, who writes (an integration key, or an operator working in the app),
+// and the events it announces, which are written in one statement just before commit and started
+// after it (Service.run).
+type op struct {
+	ctx context.Context
+	tx  *gorm.DB
+	// key is the integration key that writes; nil when an operator writes in the app. External ids
+	// and source stamps belong to keys, so an app write has neither.
+	key *apikeys.IntegrationKey
+	// org and store scope every row the op reads or writes: the key's, or the operator's choice.
+	org, store uuid.UUID
+	events     []delivery.PendingEvent
+}
+
+// keyOp is an op of an integration key, bound to the key's org and store.
+func keyOp(ctx context.Context, tx *gorm.DB, key *apikeys.IntegrationKey) *op {
+	return &op{ctx: ctx, tx: tx, key: key, org: key.OrgID, store: key.StoreID}
+}
+
+// keyID is the writing key's id, or nil (SQL NULL, which matches no external_refs row) in the app.
+func (o *op) keyID() *uuid.UUID {
+	if o.key == nil {
+		return nil
+	}
+	return &o.key.ID
+}
+
+// inTx runs fn in one transaction of the key and, once committed, starts the events it emitted
+// (run).
+func (s *Service) inTx(ctx context.Context, key *apikeys.IntegrationKey, fn func(o *op) error) error {
+	return s.run(ctx, func(tx *gorm.DB) *op { return keyOp(ctx, tx, key) }, fn)
+}
+
+// run is inTx for an op that newOp makes from the transaction: the events fn emitted are written
+// just before commit and, after it, those an endpoint can receive are started.
+func (s *Service) run(ctx context.Context, newOp func(tx *gorm.DB) *op, fn func(o *op) error) error {
+	var ids []uuid.UUID
+	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		o := newOp(tx)
+		if err := fn(o); err != nil {
+			return err
+		}
+		var err error
+		ids, err = delivery.WriteEvents(ctx, tx, o.events)
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	if s.events != nil && len(ids) > 0 {
+		s.events.StartEvents(ctx, ids)
+	}
+	return nil
+}
+
+// emit announces a change of this transaction; inTx writes the event with the others before commit.
+func (o *op) emit(typ string, data any) error {
+	store := o.store
+	ev, err := delivery.NewEvent(o.org, &store, typ, data)
+	if err != nil {
+		return err
+	}
+	o.events = append(o.events, ev)
+	return nil
+}
+
+// order loads the order as the APIs show it, inside the transaction so it reflects this op's writes.
+func (o *op) order(id uuid.UUID) (*order.Order, error) {
+	return order.Get(o.ctx, o.tx, o.scope(), id)
+}
+
+// notFound turns a missing row of the key's scope into the caller's 404.
+func notFound(what string, id uuid.UUID) error {
+	return problem.Fail(problem.NotFound, "%s %s not found", what, id)
+}
+
+// isNotFound reports a views or lookup miss.
+func isNotFound(err error) bool { return errors.Is(err, problem.NotFound) }

@@ -1,0 +1,65 @@
+package operator
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+	"gorm.io/gorm"
+
+	"wds/internal/dev/pgtest"
+	"wds/internal/platform/paging"
+)
+
+func TestMain(m *testing.M) { pgtest.Main(m) }
+
+// seedDeliveries fills the delivery log of several orgs so the planner faces a table where a
+// sequential scan plus sort would be a real choice.
+func seedDeliveries(t *testing.T, db *gorm.DB, perOrg int) []uuid.UUID {
+	t.Helper()
+	var orgs []uuid.UUID
+	for range 4 {
+		org, user, ev, ep := uuid.New(), uuid.New(), uuid.New(), uuid.New()
+		orgs = append(orgs, org)
+		for _, q := range []struct {
+			sql  string
+			args []any
+		}{
+			{"INSERT INTO orgs (id, name) VALUES (?, 'o')", []any{org}},
+			{"INSERT INTO users (id, email, token_hash) VALUES (?, ?, ?)", []any{user, user.String() + "@x.test", []byte(user.String())}},
+			{"INSERT INTO events (id, org_id, type, body) VALUES (?, ?, 'order.created', '{}')", []any{ev, org}},
+			{`INSERT INTO webhook_endpoints (id, org_id, url, event_types, secret_sealed, created_by)
+				VALUES (?, ?, 'https://r.example/', '{order.created}', '\x00', ?)`, []any{ep, org, user}},
+			{`INSERT INTO webhook_deliveries (id, org_id, event_id, endpoint_id, event_type, chain_id, workflow_id, attempt, status, attempted_at)
+				SELECT gen_random_uuid(), ?, ?, ?, 'order.created', gen_random_uuid(), 'w', 1,
+					(ARRAY['succeeded','failed','dropped'])[1 + g % 3], now() - g * interval '1 second'
+				FROM generate_series(1, ?) g`, []any{org, ev, ep, perOrg}},
+		} {
+			if err := db.Exec(q.sql, q.args...).Error; err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	db.Exec("ANALYZE")
+	return orgs
+}
+
+func TestOrgDeliveryPagesAreIndexScans(t *testing.T) {
+	db := pgtest.New(t)
+	orgs := seedDeliveries(t, db, 20000)
+	since := time.Now().Add(-time.Hour)
+	cursor := &paging.Cursor{At: time.Now().Add(-time.Minute), ID: uuid.New()}
+	for name, f := range map[string]DeliveryFilter{
+		"no filter": {}, "status": {Status: "dropped"}, "type": {EventType: "order.created"}, "since": {Since: &since},
+	} {
+		for _, c := range []*paging.Cursor{nil, cursor} {
+			where, args := deliveryPredicates(orgs[1], f)
+			sql, args := pageSQL(Query{OrgID: orgs[1], Limit: 50, Cursor: c}, deliveriesSelect, "attempted_at", where, args)
+			_, plan := pgtest.Explain(t, db, sql, args...)
+			if !strings.Contains(plan, "webhook_deliveries_org_keyset") || strings.Contains(plan, `"Sort"`) {
+				t.Errorf("%s (cursor %v): not a keyset index scan:\n%s", name, c != nil, plan)
+			}
+		}
+	}
+}

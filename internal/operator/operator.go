@@ -1,0 +1,142 @@
+// Package operator holds what the Operator API reads: an org's read and integration keys (never their
+// secrets), its audit log and its delivery log across every endpoint. Each list is role-checked and
+// keyset-paginated on an index, like the Read API's views. The lists are the methods of Service.
+// Minting and revoking keys stay in apikeys, the one place both the CLI and the HTTP API call.
+package operator
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+	"gorm.io/gorm"
+
+	"wds/delivery"
+	"wds/internal/platform/paging"
+	"wds/internal/platform/problem"
+	"wds/internal/views"
+	"wds/internal/workspace"
+)
+
+// Service reads the Operator API's lists from the database.
+type Service struct {
+	db *gorm.DB
+}
+
+// NewService is the lists over db.
+func NewService(db *gorm.DB) *Service { return &Service{db: db} }
+
+// Page is one page of a list: views.Page, so every list of every API has the same envelope.
+type Page[T any] = views.Page[T]
+
+// Query is what every list takes: whose org, who asks (their role is checked), and the page.
+type Query struct {
+	OrgID   uuid.UUID
+	ActorID uuid.UUID
+	Limit   int
+	Cursor  *paging.Cursor
+}
+
+// list runs a keyset query over table t whose time column is atCol: predicates where (ANDed, with
+// args) plus the cursor, newest first, one row more than the page to learn whether another follows.
+func list[T any](ctx context.Context, db *gorm.DB, q Query, sel, atCol string, where []string, args []any,
+	key func(T) (time.Time, uuid.UUID)) (Page[T], error) {
+	if q.Limit == 0 {
+		q.Limit = paging.DefaultLimit
+	}
+	sql, args := pageSQL(q, sel, atCol, where, args)
+	rows := []T{}
+	if err := db.WithContext(ctx).Raw(sql, args...).Find(&rows).Error; err != nil {
+		return Page[T]{}, fmt.Errorf("list: %w", err)
+	}
+	p := Page[T]{Rows: rows}
+	if len(rows) > q.Limit {
+		p.Rows = rows[:q.Limit]
+		at, id := key(p.Rows[q.Limit-1])
+		p.NextCursor = &paging.Cursor{At: at, ID: id}
+	}
+	return p, nil
+}
+
+// pageSQL is the page query: the predicates match the (org_id, <time> DESC, id DESC) indexes, so a
+// page is an index range scan with no sort however long the table grows.
+func pageSQL(q Query, sel, atCol string, where []string, args []any) (string, []any) {
+	if q.Cursor != nil {
+		where = append(where, "(t."+atCol+", t.id) < (?, ?)")
+		args = append(args, q.Cursor.At, q.Cursor.ID)
+	}
+	args = append(args, q.Limit+1)
+	return sel + " WHERE " + strings.Join(where, " AND ") + " ORDER BY t." + atCol + " DESC, t.id DESC LIMIT ?", args
+}
+
+// AuditEntry is one audit row as the Operator API shows it. ActorID is nil for what the service
+// did by itself (an endpoint disabled for failing, decisions §9).
+type AuditEntry struct {
+	ID         uuid.UUID      `json:"id"`
+	ActorID    *uuid.UUID     `json:"actor_id"`
+	Action     string         `json:"action"`
+	TargetType string         `json:"target_type"`
+	TargetID   uuid.UUID      `json:"target_id"`
+	Details    map[string]any `json:"details" gorm:"serializer:json"`
+	CreatedAt  time.Time      `json:"created_at"`
+}
+
+// ListAudit pages through the org's audit log, newest first. Owners and admins only: the log names
+// who did what to which key.
+func (s *Service) ListAudit(ctx context.Context, q Query) (Page[AuditEntry], error) {
+	if err := workspace.RequireRole(ctx, s.db, q.OrgID, q.ActorID, workspace.Managers...); err != nil {
+		return Page[AuditEntry]{}, err
+	}
+	return list(ctx, s.db, q, `SELECT t.id, t.actor_id, t.action, t.target_type, t.target_id, t.details, t.created_at FROM audit_log t`,
+		"created_at", []string{"t.org_id = ?"}, []any{q.OrgID},
+		func(e AuditEntry) (time.Time, uuid.UUID) { return e.CreatedAt, e.ID })
+}
+
+// DeliveryFilter narrows the org-wide delivery log. Zero values do not filter.
+type DeliveryFilter struct {
+	EndpointID *uuid.UUID
+	EventType  string
+	Status     delivery.Status
+	// Since and Until bound attempted_at: Since inclusive, Until exclusive.
+	Since, Until *time.Time
+}
+
+// ListDeliveries pages through every attempt of every endpoint of the org, newest first, filtered.
+// Any member may read it, as they may read an endpoint's log.
+func (s *Service) ListDeliveries(ctx context.Context, q Query, f DeliveryFilter) (Page[delivery.Delivery], error) {
+	if f.Status != "" && !slices.Contains(delivery.Recorded, f.Status) {
+		return Page[delivery.Delivery]{}, problem.Fail(paging.ErrInvalidParameter, "status must be succeeded, failed or dropped")
+	}
+	if err := workspace.RequireRole(ctx, s.db, q.OrgID, q.ActorID, workspace.Anyone...); err != nil {
+		return Page[delivery.Delivery]{}, err
+	}
+	where, args := deliveryPredicates(q.OrgID, f)
+	return list(ctx, s.db, q, deliveriesSelect, "attempted_at", where, args,
+		func(d delivery.Delivery) (time.Time, uuid.UUID) { return d.AttemptedAt, d.ID })
+}
+
+const deliveriesSelect = "SELECT " + delivery.DeliveryLogColumns + " FROM " + delivery.DeliveryLogFrom
+
+func deliveryPredicates(org uuid.UUID, f DeliveryFilter) ([]string, []any) {
+	where, args := []string{"t.org_id = ?"}, []any{org}
+	add := func(pred string, v any) { where, args = append(where, pred), append(args, v) }
+	if f.EndpointID != nil {
+		add("t.endpoint_id = ?", *f.EndpointID)
+	}
+	if f.EventType != "" {
+		add("t.event_type = ?", f.EventType)
+	}
+	if f.Status != "" {
+		add("t.status = ?", f.Status)
+	}
+	if f.Since != nil {
+		add("t.attempted_at >= ?", *f.Since)
+	}
+	if f.Until != nil {
+		add("t.attempted_at < ?", *f.Until)
+	}
+	return where, args
+}

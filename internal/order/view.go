@@ -1,0 +1,228 @@
+package order
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+	"gorm.io/gorm"
+
+	"wds/internal/platform/database"
+	"wds/internal/platform/problem"
+	"wds/internal/views"
+)
+
+// Order is the order object of docs/integration-api.md, and the one definition of its shape: the SQL
+// that loads it, the JSON PostgreSQL builds of its lines, payments and shipments, its Scan and its
+// fast encoder all derive from these tags (shape.go). A test holds it to the schema the service
+// serves.
+type Order struct {
+	ID                uuid.UUID  `json:"id" sql:"t.id"`
+	Number            string     `json:"number" sql:"t.number"`
+	Status            string     `json:"status" sql:"t.status"`
+	FulfillmentStatus string     `json:"fulfillment_status" sql:"t.fulfillment_status"`
+	StoreID           uuid.UUID  `json:"store_id" sql:"t.store_id"`
+	ClientID          *uuid.UUID `json:"client_id" sql:"t.client_id"`
+	ExternalID        *string    `json:"external_id" sql:"t.external_id"`
+	Currency          string     `json:"currency" sql:"t.currency"`
+	SubtotalCents     int64      `json:"subtotal_cents" sql:"t.subtotal_cents"`
+	ShippingCents     int64      `json:"shipping_cents" sql:"t.shipping_cents"`
+	TaxCents          int64      `json:"tax_cents" sql:"t.tax_cents"`
+	TotalCents        int64      `json:"total_cents" sql:"t.total_cents"`
+	AmountPaidCents   int64      `json:"amount_paid_cents" sql:"t.amount_paid_cents"`
+	// Lines, Payments and Shipments are the JSON arrays PostgreSQL builds (orderArrays), passed
+	// through as they are: decoding them only to encode them again was half of a list page's CPU. Use
+	// PaymentList and ShipmentList to read them.
+	Lines       json.RawMessage `json:"lines"`
+	Payments    json.RawMessage `json:"payments"`
+	Shipments   json.RawMessage `json:"shipments"`
+	Metadata    json.RawMessage `json:"metadata" sql:"t.metadata"`
+	Source      Source          `json:"source"`
+	CreatedAt   time.Time       `json:"created_at" sql:"t.created_at"`
+	UpdatedAt   time.Time       `json:"updated_at" sql:"t.updated_at"`
+	CancelledAt *time.Time      `json:"cancelled_at" sql:"t.cancelled_at"`
+}
+
+// Line is a line of an order, as PostgreSQL builds it from a row of order_lines aliased l.
+type Line struct {
+	Description    string          `json:"description" sql:"l.description"`
+	Quantity       int64           `json:"quantity" sql:"l.quantity"`
+	UnitPriceCents int64           `json:"unit_price_cents" sql:"l.unit_price_cents"`
+	TotalCents     int64           `json:"total_cents" sql:"l.quantity * l.unit_price_cents"`
+	Metadata       json.RawMessage `json:"metadata" sql:"l.metadata"`
+}
+
+// Payment is a payment of an order, as PostgreSQL builds it from a row of payments aliased p.
+type Payment struct {
+	ID                uuid.UUID  `json:"id" sql:"p.id"`
+	OrderID           uuid.UUID  `json:"order_id" sql:"p.order_id"`
+	ExternalID        *string    `json:"external_id" sql:"p.external_id"`
+	AmountCents       int64      `json:"amount_cents" sql:"p.amount_cents"`
+	Method            string     `json:"method" sql:"p.method"`
+	Provider          string     `json:"provider" sql:"p.provider"`
+	ProviderPaymentID string     `json:"provider_payment_id" sql:"p.provider_payment_id"`
+	PaidAt            time.Time  `json:"paid_at" sql:"p.paid_at"`
+	Refunded          bool       `json:"refunded" sql:"p.refunded_at IS NOT NULL"`
+	RefundedAt        *time.Time `json:"refunded_at" sql:"p.refunded_at"`
+	CreatedAt         time.Time  `json:"created_at" sql:"p.created_at"`
+}
+
+// Shipment is one parcel of an order (README.md, Workspace operations), as PostgreSQL builds it from
+// a row of shipments aliased s.
+type Shipment struct {
+	ID             uuid.UUID  `json:"id" sql:"s.id"`
+	OrderID        uuid.UUID  `json:"order_id" sql:"s.order_id"`
+	Carrier        string     `json:"carrier" sql:"s.carrier"`
+	TrackingNumber *string    `json:"tracking_number" sql:"s.tracking_number"`
+	Status         string     `json:"status" sql:"s.status"`
+	ShippedAt      time.Time  `json:"shipped_at" sql:"s.shipped_at"`
+	DeliveredAt    *time.Time `json:"delivered_at" sql:"s.delivered_at"`
+}
+
+// Source says where an order came from; kind integration is the UI's "imported" badge.
+type Source struct {
+	Kind             string     `json:"kind" sql:"t.source_kind"`
+	IntegrationKeyID *uuid.UUID `json:"integration_key_id" sql:"t.source_integration_key_id"`
+	Label            *string    `json:"label" sql:"t.source_label"`
+}
+
+// orderShape is Order's shape; the fast encoder writes it.
+var orderShape = shapeOf[Order]().encoder()
+
+// relations names the relations an order is read from: its tables, or the CTEs of the statement that
+// inserts one (insert.go).
+type relations struct {
+	Orders, Lines, Payments string
+	// Shipments is empty for an order just inserted, which has none.
+	Shipments string
+}
+
+// orderArray is how PostgreSQL builds an array field of Order: object (an element type's
+// json_build_object) per row of the relation from names, aliased as the element's sql tags expect,
+// in order.
+type orderArray struct {
+	object, alias, orderBy string
+	from                   func(relations) string
+}
+
+// orderArrays are Order's fields without an sql tag, by JSON key.
+var orderArrays = map[string]orderArray{
+	"lines":     {shapeOf[Line]().jsonObject(), "l", "l.position", func(r relations) string { return r.Lines }},
+	"payments":  {shapeOf[Payment]().jsonObject(), "p", "p.created_at, p.id", func(r relations) string { return r.Payments }},
+	"shipments": {shapeOf[Shipment]().jsonObject(), "s", "s.shipped_at, s.id", func(r relations) string { return r.Shipments }},
+}
+
+// sql is the array of order t's elements; an empty relation name means the order has none.
+func (a orderArray) sql(r relations) string {
+	from := a.from(r)
+	if from == "" {
+		return `'[]'::json`
+	}
+	return `(SELECT coalesce(json_agg(` + a.object + ` ORDER BY ` + a.orderBy + `), '[]') FROM ` +
+		from + ` ` + a.alias + ` WHERE ` + a.alias + `.order_id = t.id)`
+}
+
+// selectOrders is the SELECT of orders as the APIs show them, one row per order of r.Orders (aliased
+// t) with its lines, payments and shipments as JSON arrays in the same row, so a page of orders is one
+// round trip. Its columns are orderShape's leaves, in order, which is how load scans them.
+func selectOrders(r relations) string {
+	cols := make([]string, len(orderShape.leaves))
+	for i, l := range orderShape.leaves {
+		switch a, isArray := orderArrays[l.key]; {
+		case isArray && l.sql == "" && len(l.index) == 1:
+			cols[i] = a.sql(r) + ` AS ` + l.key
+		case !isArray && l.sql != "":
+			cols[i] = l.sql
+		default:
+			panic(fmt.Sprintf("order: Order's %q needs either an sql tag or an orderArrays entry", l.key))
+		}
+	}
+	return `SELECT ` + strings.Join(cols, ", ") + ` FROM ` + r.Orders + ` t`
+}
+
+// orderSelect loads orders from their tables.
+var orderSelect = selectOrders(relations{Orders: "orders", Lines: "order_lines", Payments: "payments", Shipments: "shipments"})
+
+// Get loads one order within scope.
+func Get(ctx context.Context, db *gorm.DB, s views.Scope, id uuid.UUID) (*Order, error) {
+	cond, args := views.ScopeFilter(s, "t.org_id", "t.store_id")
+	orders, err := load(ctx, db, orderSelect+" WHERE t.id = ? AND "+cond, append([]any{id}, args...)...)
+	if err != nil {
+		return nil, err
+	}
+	if len(orders) == 0 {
+		return nil, problem.Fail(problem.NotFound, "order not found")
+	}
+	return &orders[0], nil
+}
+
+// List loads one page of orders.
+func List(ctx context.Context, db *gorm.DB, q views.ListQuery) (views.Page[Order], error) {
+	tail, args := views.Keyset(q, "t.org_id", "t.store_id")
+	orders, err := load(ctx, db, orderSelect+tail, args...)
+	if err != nil {
+		return views.Page[Order]{}, err
+	}
+	return views.NewPage(orders, q.Limit, func(o Order) (time.Time, uuid.UUID) { return o.UpdatedAt, o.ID }), nil
+}
+
+// load runs a selectOrders query. It scans each row's columns straight into an Order: GORM's
+// reflective scan was a quarter of wds serve's CPU per list page.
+func load(ctx context.Context, db *gorm.DB, query string, args ...any) ([]Order, error) {
+	var orders []Order
+	sc := newScanner()
+	err := database.EachRow(ctx, db, query, args, func(row database.Row) error {
+		o, err := sc.scan(row)
+		orders = append(orders, o)
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("load orders: %w", err)
+	}
+	return orders, nil
+}
+
+// Scan reads one order, a row of a query of orders (Statement's).
+func Scan(row database.Row) (Order, error) { return newScanner().scan(row) }
+
+// scanner reads orders row after row into one Order, whose Scan targets it finds once.
+type scanner struct {
+	o       Order
+	targets []any
+}
+
+func newScanner() *scanner {
+	s := &scanner{}
+	s.targets = orderShape.targets(&s.o)
+	return s
+}
+
+func (s *scanner) scan(row database.Row) (Order, error) {
+	s.o = Order{} // no pointer of the previous row may be scanned into
+	if err := row.Scan(s.targets...); err != nil {
+		return Order{}, fmt.Errorf("scan order: %w", err)
+	}
+	toUTC(s.targets)
+	return s.o, nil
+}
+
+// PaymentList decodes the order's payments, oldest first.
+func (o *Order) PaymentList() ([]Payment, error) {
+	var ps []Payment
+	if err := json.Unmarshal(o.Payments, &ps); err != nil {
+		return nil, fmt.Errorf("decode payments of order %s: %w", o.ID, err)
+	}
+	return ps, nil
+}
+
+// ShipmentList decodes the order's shipments, oldest first.
+func (o *Order) ShipmentList() ([]Shipment, error) {
+	var ss []Shipment
+	if err := json.Unmarshal(o.Shipments, &ss); err != nil {
+		return nil, fmt.Errorf("decode shipments of order %s: %w", o.ID, err)
+	}
+	return ss, nil
+}

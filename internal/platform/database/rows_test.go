@@ -1,0 +1,99 @@
+package database_test
+
+import (
+	"context"
+	"encoding/json"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5/stdlib"
+	"gorm.io/gorm"
+
+	"wds/internal/dev/pgtest"
+	"wds/internal/platform/database"
+)
+
+// EachRow reads the same values through pgx's own rows (outside a transaction) as through
+// database/sql (inside one), NULLs and JSON included.
+func TestEachRowScansAlikeInAndOutOfATransaction(t *testing.T) {
+	db := openWith(t, pgtest.URL(t))
+	const q = `SELECT v.id, v.name, v.doc, v.at FROM (VALUES
+		(?::uuid, 'a'::text, '{"k": [1, 2]}'::json, '2026-01-02T03:04:05.123456Z'::timestamptz),
+		(?::uuid, NULL, '[]'::json, NULL)) AS v(id, name, doc, at) ORDER BY v.id`
+	ids := []uuid.UUID{uuid.MustParse("00000000-0000-0000-0000-000000000001"), uuid.MustParse("00000000-0000-0000-0000-000000000002")}
+	type row struct {
+		ID   uuid.UUID
+		Name *string
+		Doc  json.RawMessage
+		At   *time.Time
+	}
+	read := func(db *gorm.DB) []row {
+		var out []row
+		err := database.EachRow(context.Background(), db, q, []any{ids[0], ids[1]}, func(r database.Row) error {
+			var v row
+			if err := r.Scan(&v.ID, &v.Name, (*[]byte)(&v.Doc), &v.At); err != nil {
+				return err
+			}
+			out = append(out, v)
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return out
+	}
+	outside := read(db)
+	var inside []row
+	if err := db.Transaction(func(tx *gorm.DB) error { inside = read(tx); return nil }); err != nil {
+		t.Fatal(err)
+	}
+	for _, got := range [][]row{outside, inside} {
+		if len(got) != 2 || got[0].ID != ids[0] || got[0].Name == nil || *got[0].Name != "a" ||
+			string(got[0].Doc) != `{"k": [1, 2]}` || got[0].At == nil || !got[0].At.Equal(time.Date(2026, 1, 2, 3, 4, 5, 123456000, time.UTC)) ||
+			got[1].Name != nil || got[1].At != nil || string(got[1].Doc) != `[]` {
+			t.Fatalf("rows %+v", got)
+		}
+	}
+}
+
+// A query whose caller gives up is cancelled in PostgreSQL and reported unavailable, as through
+// database/sql.
+func TestEachRowEndsWithItsContext(t *testing.T) {
+	db := openWith(t, pgtest.URL(t))
+	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+	defer cancel()
+	start := time.Now()
+	err := database.EachRow(ctx, db, `SELECT pg_sleep(5)`, nil, func(database.Row) error { return nil })
+	if !database.Unavailable(err) {
+		t.Fatalf("err = %v, want one reported unavailable", err)
+	}
+	if took := time.Since(start); took > 3*time.Second {
+		t.Fatalf("the query ran %s", took)
+	}
+}
+
+// A pooled connection whose socket died unnoticed (idle too briefly to be checked) fails before
+// anything is sent; EachRow drops it and reads through another, as database/sql would.
+func TestEachRowRetriesAConnectionThatDied(t *testing.T) {
+	db := openWith(t, pgtest.URL(t))
+	sqlDB, err := db.DB()
+	if err != nil {
+		t.Fatal(err)
+	}
+	sqlDB.SetMaxIdleConns(1)
+	conn, err := sqlDB.Conn(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = conn.Raw(func(dc any) error { return dc.(*stdlib.Conn).Conn().PgConn().Conn().Close() })
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = conn.Close() // back to the pool, its socket closed under pgx
+	var got int
+	err = database.EachRow(context.Background(), db, `SELECT 7`, nil, func(r database.Row) error { return r.Scan(&got) })
+	if err != nil || got != 7 {
+		t.Fatalf("got %d, %v: want the query answered on a fresh connection", got, err)
+	}
+}

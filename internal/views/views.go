@@ -1,0 +1,105 @@
+// Package views defines the workspace's resources as the APIs and webhook events show them (clients,
+// vendors, products), the queries that load them, and what every resource's list shares with them: the
+// caller's Scope and keyset pages ordered by (updated_at DESC, id DESC). The order, the richest
+// resource, is package order's. A row type another package also reads lives here once, beside the
+// view made from it (ClientRow, which ingest's client upsert compares).
+package views
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+	"gorm.io/gorm"
+
+	"wds/internal/platform/paging"
+	"wds/internal/platform/problem"
+)
+
+// Scope limits what a caller sees: always one org, optionally one store (integration keys, or the
+// Read API's store_id filter).
+type Scope struct {
+	OrgID   uuid.UUID
+	StoreID *uuid.UUID
+}
+
+// ListQuery is one page request.
+type ListQuery struct {
+	Scope
+	Cursor *paging.Cursor
+	Limit  int
+}
+
+// Page is the list envelope: next_cursor is null on the last page.
+type Page[T any] struct {
+	Rows       []T            `json:"rows"`
+	NextCursor *paging.Cursor `json:"next_cursor"`
+}
+
+// Keyset builds the WHERE and ORDER BY of a page over a table aliased t whose org column is orgCol.
+// The predicates match the (org_id|store_id, updated_at DESC, id DESC) indexes, so the page is an
+// index range scan with no sort. extra predicates (constants, no arguments) are ANDed in.
+func Keyset(q ListQuery, orgCol, storeCol string, extra ...string) (string, []any) {
+	where := extra
+	var args []any
+	if q.StoreID != nil {
+		where = append(where, orgCol+" = ?", storeCol+" = ?")
+		args = append(args, q.OrgID, *q.StoreID)
+	} else {
+		where = append(where, orgCol+" = ?")
+		args = append(args, q.OrgID)
+	}
+	if q.Cursor != nil {
+		where = append(where, "(t.updated_at, t.id) < (?, ?)")
+		args = append(args, q.Cursor.At, q.Cursor.ID)
+	}
+	args = append(args, q.Limit+1)
+	return " WHERE " + strings.Join(where, " AND ") + " ORDER BY t.updated_at DESC, t.id DESC LIMIT ?", args
+}
+
+// NewPage is the page of rows, the answer to a query for limit+1 rows (Keyset): it trims the extra
+// row fetched to learn whether another page follows.
+func NewPage[T any](rows []T, limit int, key func(T) (time.Time, uuid.UUID)) Page[T] {
+	p := Page[T]{Rows: rows}
+	if len(rows) > limit {
+		p.Rows = rows[:limit]
+		at, id := key(p.Rows[limit-1])
+		p.NextCursor = &paging.Cursor{At: at, ID: id}
+	}
+	if p.Rows == nil {
+		p.Rows = []T{}
+	}
+	return p
+}
+
+// one loads a single row by id within scope, or problem.NotFound.
+func one[T any](ctx context.Context, db *gorm.DB, what, query string, args ...any) (*T, error) {
+	var rows []T
+	if err := db.WithContext(ctx).Raw(query, args...).Find(&rows).Error; err != nil {
+		return nil, fmt.Errorf("load %s: %w", what, err)
+	}
+	if len(rows) == 0 {
+		return nil, problem.Fail(problem.NotFound, "%s not found", what)
+	}
+	return &rows[0], nil
+}
+
+// ScopeFilter is the predicate, and its arguments, that limits a table's rows to the scope.
+func ScopeFilter(s Scope, orgCol, storeCol string) (string, []any) {
+	if s.StoreID != nil {
+		return orgCol + " = ? AND " + storeCol + " = ?", []any{s.OrgID, *s.StoreID}
+	}
+	return orgCol + " = ?", []any{s.OrgID}
+}
+
+func utc(t time.Time) time.Time { return t.UTC() }
+
+func utcPtr(t *time.Time) *time.Time {
+	if t == nil {
+		return nil
+	}
+	u := t.UTC()
+	return &u
+}
