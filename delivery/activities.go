@@ -19,6 +19,7 @@ import (
 	"golang.org/x/sync/semaphore"
 	"gorm.io/gorm"
 
+	"wds/internal/platform/egress"
 	"wds/internal/platform/secrets"
 )
 
@@ -87,16 +88,16 @@ func (a *Activities) ResolveTargets(ctx context.Context, in ResolveInput) ([]Tar
 	if in.EndpointID != nil {
 		q = q.Where("w.org_id = ? AND w.id = ?", ev.OrgID, *in.EndpointID)
 	} else {
-		q = q.Where(deliversAtEventTime("?", "?", "?"), ev.OrgID, ev.Type, ev.CreatedAt)
+		q = q.Where(DeliversAtEventTime("?", "?", "?"), ev.OrgID, ev.Type, ev.CreatedAt)
 	}
 	targets := []Target{}
-	if err := q.Order(targetOrder).Find(&targets).Error; err != nil {
+	if err := q.Order(TargetOrder).Find(&targets).Error; err != nil {
 		return nil, fmt.Errorf("resolve endpoints: %w", err)
 	}
 	// The targets go into the workflow's history, which the Temporal UI shows: no tokens in URLs.
 	// Deliver reads the full URL from the database when it sends.
 	for i := range targets {
-		targets[i].URL = redactURL(targets[i].URL)
+		targets[i].URL = egress.RedactURL(targets[i].URL)
 	}
 	return targets, nil
 }

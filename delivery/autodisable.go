@@ -2,15 +2,8 @@ package delivery
 
 import (
 	"context"
-	"encoding/json"
-	"errors"
-	"fmt"
 
 	"github.com/google/uuid"
-	"gorm.io/gorm"
-	"gorm.io/gorm/clause"
-
-	"wds/internal/events"
 )
 
 // EventStarter starts committed events' workflows at once; the relay starts them otherwise.
@@ -18,67 +11,16 @@ type EventStarter interface {
 	StartEvents(ctx context.Context, eventIDs []uuid.UUID)
 }
 
-// disabledEndpoint is the data of webhook.endpoint_disabled: the endpoint as the Operator API shows
-// it, with its header values blanked (they may be credentials, and the event goes to other
-// receivers), and why.
-type disabledEndpoint struct {
-	Endpoint
-	Reason string `json:"reason"`
-}
-
-// autoDisable disables the endpoint for failing when it has had no successful attempt for at least
-// DisableAfter since its first failure (and is still enabled): in one transaction it turns it off,
-// drops its pending chains, writes the audit row (no actor: the service did it) and the
-// webhook.endpoint_disabled event for the org's other endpoints, then starts that event. Called
-// after a chain drops; running it again changes nothing.
+// autoDisable disables the endpoint for failing once it has failed for DisableAfter
+// (DisableIfFailing), then starts the webhook.endpoint_disabled event it wrote. Called after a chain
+// drops; running it again changes nothing.
 func (a *Activities) autoDisable(ctx context.Context, endpointID uuid.UUID) error {
 	if a.DisableAfter <= 0 {
 		return nil
 	}
-	var targeted []uuid.UUID
-	err := a.DB.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
-		var ep Endpoint
-		err := tx.Clauses(clause.Locking{Strength: "UPDATE"}).Where("id = ? AND enabled AND deleted_at IS NULL", endpointID).Take(&ep).Error
-		if errors.Is(err, gorm.ErrRecordNotFound) {
-			return nil
-		}
-		if err != nil {
-			return fmt.Errorf("lock endpoint: %w", err)
-		}
-		if err := withHealth(ctx, tx, &ep); err != nil {
-			return err
-		}
-		since := ep.Health.FailingSince
-		if since == nil || a.now().Sub(*since) < a.DisableAfter {
-			return nil
-		}
-		if err := tx.Model(&ep).Updates(map[string]any{"enabled": false, "disabled_reason": DisabledFailing}).Error; err != nil {
-			return fmt.Errorf("disable endpoint: %w", err)
-		}
-		ep.Enabled, ep.DisabledReason = false, ptr(DisabledFailing)
-		if _, err := DropPendingChains(ctx, tx, ep.ID, ReasonEndpointDisabled); err != nil {
-			return err
-		}
-		details, _ := json.Marshal(map[string]any{"failing_since": since, "disable_after": a.DisableAfter.String()})
-		err = tx.Exec(`INSERT INTO audit_log (id, org_id, actor_id, action, target_type, target_id, details)
-			VALUES (?, ?, NULL, 'endpoint.auto_disabled', 'webhook_endpoint', ?, ?::jsonb)`, uuid.New(), ep.OrgID, ep.ID, string(details)).Error
-		if err != nil {
-			return fmt.Errorf("write audit log: %w", err)
-		}
-		view := ep
-		view.Headers = Headers{}
-		for name := range ep.Headers {
-			view.Headers[name] = ""
-		}
-		ev, err := NewEvent(ep.OrgID, nil, events.WebhookEndpointDisabled, disabledEndpoint{Endpoint: view, Reason: DisabledFailing})
-		if err != nil {
-			return err
-		}
-		targeted, err = WriteEvents(ctx, tx, []PendingEvent{ev})
-		return err
-	})
+	targeted, err := DisableIfFailing(ctx, a.DB, endpointID, a.DisableAfter, a.now())
 	if err != nil {
-		return fmt.Errorf("auto-disable endpoint %s: %w", endpointID, err)
+		return err
 	}
 	if a.Events != nil {
 		a.Events.StartEvents(ctx, targeted)

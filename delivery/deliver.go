@@ -269,7 +269,7 @@ func (s *attemptState) stopReason() string {
 func (a *Activities) stop(ctx context.Context, in AttemptInput, ev *eventMeta, reason string) (AttemptResult, error) {
 	var rows int64
 	err := a.DB.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
-		if _, err := dropWaiting(ctx, tx, "chain_id", in.ChainID, reason); err != nil {
+		if err := DropChain(ctx, tx, in.ChainID, reason); err != nil {
 			return err
 		}
 		return tx.Model(&Delivery{}).Where("chain_id = ?", in.ChainID).Count(&rows).Error

@@ -67,6 +67,12 @@ func (s *Service) ListDeliveries(ctx context.Context, q DeliveriesQuery) (*Deliv
 	return p, nil
 }
 
+// Refirable reports whether an operator may re-fire the attempt: a dropped one of a real event
+// (Service.Refire says why any other may not).
+func Refirable(d Delivery) bool {
+	return d.Status == StatusDropped && d.EventType != events.WebhookTest
+}
+
 // Refired names the new chain of a re-fire and the workflow that runs it.
 type Refired struct {
 	ChainID    uuid.UUID `json:"chain_id"`

@@ -122,7 +122,7 @@ func (s *Service) Create(ctx context.Context, in CreateInput) (*Created, error) 
 		}
 		// Taken last before the insert (created_at is clock_timestamp()): events written meanwhile wait
 		// for the commit, and see the endpoint.
-		if err := tx.Exec("SELECT "+endpointsLock("?::uuid", false), in.OrgID).Error; err != nil {
+		if err := tx.Exec("SELECT "+EndpointsLock("?::uuid", false), in.OrgID).Error; err != nil {
 			return fmt.Errorf("lock endpoints: %w", err)
 		}
 		if err := tx.Create(&ep).Error; err != nil {
@@ -130,7 +130,7 @@ func (s *Service) Create(ctx context.Context, in CreateInput) (*Created, error) 
 		}
 		return workspace.Audit(ctx, tx, workspace.AuditEntry{OrgID: in.OrgID, ActorID: in.ActorID,
 			Action: "webhook_endpoint.create", TargetType: "webhook_endpoint", TargetID: ep.ID,
-			Details: map[string]any{"url": redactURL(ep.URL), "event_types": []string(types), "max_attempts": ep.MaxAttempts,
+			Details: map[string]any{"url": egress.RedactURL(ep.URL), "event_types": []string(types), "max_attempts": ep.MaxAttempts,
 				"rate_limit": ep.RateLimit, "header_names": headerNames(headers)}})
 	})
 	if err != nil {
@@ -394,6 +394,13 @@ const (
 // attempt, without sending.
 func DropPendingChains(ctx context.Context, tx *gorm.DB, endpointID uuid.UUID, reason string) ([]string, error) {
 	return dropWaiting(ctx, tx, "endpoint_id", endpointID, reason)
+}
+
+// DropChain ends one chain if it waits for a next attempt: its failed last row becomes dropped with
+// the reason.
+func DropChain(ctx context.Context, tx *gorm.DB, chainID uuid.UUID, reason string) error {
+	_, err := dropWaiting(ctx, tx, "chain_id", chainID, reason)
+	return err
 }
 
 // dropWaiting ends the chains, among those whose column equals id, that wait for a next attempt:

@@ -9,6 +9,7 @@ import (
 	"github.com/google/uuid"
 	"gorm.io/gorm"
 
+	"wds/internal/platform/egress"
 	"wds/internal/platform/problem"
 	"wds/internal/workspace"
 	"wds/models"
@@ -63,7 +64,7 @@ func (s *Service) updateColumns(ctx context.Context, in UpdateInput) (map[string
 		if err != nil {
 			return nil, nil, err
 		}
-		cols["url"], details["url"] = u, redactURL(u)
+		cols["url"], details["url"] = u, egress.RedactURL(u)
 	}
 	if in.EventTypes.Set {
 		types, err := validTypes(in.EventTypes.Value)

@@ -32,7 +32,7 @@ func (s *Service) Renew(ctx context.Context, id uuid.UUID) error {
 // liveLease is the SQL condition of an endpoint that is not on an ended lease.
 const liveLease = "(lease_until IS NULL OR lease_until > clock_timestamp())"
 
-// expireLeases deletes the endpoints whose lease has ended, as of its end. Their listener is gone, so
+// ExpireLeases deletes the endpoints whose lease has ended, as of its end. Their listener is gone, so
 // no one is left to delete them; chains still running to them stop as on a delete.
-const expireLeases = `UPDATE webhook_endpoints SET enabled = false, deleted_at = lease_until
+const ExpireLeases = `UPDATE webhook_endpoints SET enabled = false, deleted_at = lease_until
 	WHERE lease_until <= clock_timestamp() AND deleted_at IS NULL`

@@ -94,7 +94,7 @@ func PrepareEvents(pending []PendingEvent) (*EventWrite, error) {
 	}
 	slices.Sort(orgs) // one order for every writer
 	w := &EventWrite{events: pending,
-		Lock:     `SELECT count(*) FROM (SELECT ` + endpointsLock("o", true) + ` FROM unnest(?::uuid[]) AS o) AS locked`,
+		Lock:     `SELECT count(*) FROM (SELECT ` + EndpointsLock("o", true) + ` FROM unnest(?::uuid[]) AS o) AS locked`,
 		LockArgs: []any{"{" + strings.Join(orgs, ",") + "}"}}
 	values := make([]string, len(pending))
 	// the CASE's type comes first in the statement, then the values
@@ -116,7 +116,7 @@ func PrepareEvents(pending []PendingEvent) (*EventWrite, error) {
 		INSERT INTO events (id, org_id, store_id, type, body, created_at, dispatched_at)
 		SELECT v.id, v.org_id, v.store_id, v.type, (v.head || ` + database.JSONTime("e.at") + ` || v.tail)::json, e.at,
 			CASE WHEN v.type <> ? AND EXISTS (SELECT 1 FROM webhook_endpoints w WHERE ` +
-		subscribedAtEventTime("v.org_id", "v.type", "e.at") + `) THEN NULL ELSE clock_timestamp() END
+		SubscribedAtEventTime("v.org_id", "v.type", "e.at") + `) THEN NULL ELSE clock_timestamp() END
 		FROM (VALUES ` + strings.Join(values, ", ") + `) AS v (id, org_id, store_id, type, head, tail, n),
 			LATERAL (SELECT clock.now + v.n * interval '1 microsecond' AS at FROM clock) AS e
 		RETURNING id, dispatched_at IS NULL AS targeted`

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"wds/internal/platform/egress"
 
 	"github.com/google/uuid"
 	enumspb "go.temporal.io/api/enums/v1"
@@ -81,8 +82,8 @@ func (s *Starter) startRecovery(ctx context.Context, r recoveryRow) error {
 		WorkflowIDReusePolicy:                    enumspb.WORKFLOW_ID_REUSE_POLICY_REJECT_DUPLICATE,
 		WorkflowIDConflictPolicy:                 enumspb.WORKFLOW_ID_CONFLICT_POLICY_FAIL,
 		WorkflowExecutionErrorWhenAlreadyStarted: true,
-		StaticSummary:                            fmt.Sprintf("recover %s: %s since %s UTC", redactURL(r.EndpointURL), chainsOf(r.Total), r.Since),
-		StaticDetails:                            fmt.Sprintf("Re-fires every dropped, never re-fired chain of endpoint %s whose last attempt falls in the recovery's window (%s when it started), paced by the endpoint's rate limit.", redactURL(r.EndpointURL), chainsOf(r.Total)),
+		StaticSummary:                            fmt.Sprintf("recover %s: %s since %s UTC", egress.RedactURL(r.EndpointURL), chainsOf(r.Total), r.Since),
+		StaticDetails:                            fmt.Sprintf("Re-fires every dropped, never re-fired chain of endpoint %s whose last attempt falls in the recovery's window (%s when it started), paced by the endpoint's rate limit.", egress.RedactURL(r.EndpointURL), chainsOf(r.Total)),
 		TypedSearchAttributes:                    temporal.NewSearchAttributes(AttrOrgID.ValueSet(r.OrgID.String())),
 	}, RecoveryWorkflowName, RecoveryParams{RecoveryID: r.ID})
 	var already *serviceerror.WorkflowExecutionAlreadyStarted

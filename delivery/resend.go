@@ -22,12 +22,12 @@ type DispatchStarter interface {
 
 // ResendWorkflowID names the chain of the n-th manual start of one event to one endpoint, a resend.
 func ResendWorkflowID(eventID, endpointID uuid.UUID, n int) string {
-	return manualWorkflowID(DispatchResend, eventID, endpointID, n)
+	return ManualWorkflowID(DispatchResend, eventID, endpointID, n)
 }
 
-// manualWorkflowID names the chain of the n-th manual start (re-fires, resends and recoveries share
+// ManualWorkflowID names the chain of the n-th manual start (re-fires, resends and recoveries share
 // the count) of one event to one endpoint: webhook-resend/... or webhook-recovery/...
-func manualWorkflowID(kind string, eventID, endpointID uuid.UUID, n int) string {
+func ManualWorkflowID(kind string, eventID, endpointID uuid.UUID, n int) string {
 	return fmt.Sprintf("webhook-%s/%s/%s/%d", kind, eventID, endpointID, n)
 }
 

@@ -68,7 +68,7 @@ func Prune(ctx context.Context, db *gorm.DB, cutoff time.Time, batch int) (Prune
 		return p, fmt.Errorf("prune: clear previous secrets: %w", r.Error)
 	}
 	p.Secrets = r.RowsAffected
-	if r = db.WithContext(ctx).Exec(expireLeases); r.Error != nil {
+	if r = db.WithContext(ctx).Exec(ExpireLeases); r.Error != nil {
 		return p, fmt.Errorf("prune: expire leased endpoints: %w", r.Error)
 	}
 	p.Expired = r.RowsAffected

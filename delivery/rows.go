@@ -11,7 +11,6 @@ import (
 
 	"github.com/google/uuid"
 
-	"wds/internal/events"
 	"wds/models"
 )
 
@@ -134,12 +133,6 @@ type Delivery struct {
 
 // TableName is the delivery log.
 func (Delivery) TableName() string { return "webhook_deliveries" }
-
-// Refirable reports whether an operator may re-fire the attempt: a dropped one of a real event
-// (Service.Refire says why any other may not).
-func (d Delivery) Refirable() bool {
-	return d.Status == StatusDropped && d.EventType != events.WebhookTest
-}
 
 // DeliveryLogColumns and DeliveryLogFrom read the delivery log as t, each row with the re-fire that
 // started a fresh chain from it, if any (a delivery is re-fired at most once).

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"sync"
 	"time"
+	"wds/internal/platform/egress"
 
 	"github.com/google/uuid"
 	"github.com/sirupsen/logrus"
@@ -166,10 +167,10 @@ type eventRow struct {
 
 // claimColumns read an event row and decide its targets in the claim itself, so the workflow need not.
 var claimColumns = "id, org_id, type, EXISTS (SELECT 1 FROM webhook_endpoints w WHERE " +
-	subscribedAtEventTime("events.org_id", "events.type", "events.created_at") + ") AS targeted, " +
+	SubscribedAtEventTime("events.org_id", "events.type", "events.created_at") + ") AS targeted, " +
 	"(SELECT json_agg(json_build_object('EndpointID', w.id, 'URL', w.url, 'MaxAttempts', w.max_attempts) ORDER BY " +
-	targetOrder + ") FROM webhook_endpoints w WHERE " +
-	deliversAtEventTime("events.org_id", "events.type", "events.created_at") + ") AS targets"
+	TargetOrder + ") FROM webhook_endpoints w WHERE " +
+	DeliversAtEventTime("events.org_id", "events.type", "events.created_at") + ") AS targets"
 
 // undispatchedEvents selects events not yet started, oldest first, with their targets.
 func undispatchedEvents(db *gorm.DB) *gorm.DB {
@@ -324,7 +325,7 @@ func (s *Starter) startEvent(ctx context.Context, r eventRow) error {
 		name = PlannedEventWorkflowName
 		ids := make([]string, len(targets))
 		for i, t := range targets {
-			t.URL = redactURL(t.URL) // history shows it; the delivery reads the full URL itself
+			t.URL = egress.RedactURL(t.URL) // history shows it; the delivery reads the full URL itself
 			p.Chains = append(p.Chains, PlannedChain{Target: t, ChainID: uuid.New(), FirstDeliveryID: uuid.New()})
 			ids[i] = t.EndpointID.String()
 		}
@@ -332,7 +333,7 @@ func (s *Starter) startEvent(ctx context.Context, r eventRow) error {
 	}
 	summary := r.Type + " event, endpoints resolved when it runs"
 	if len(targets) > 0 {
-		summary = r.Type + " → " + endpoints(len(targets))
+		summary = r.Type + " → " + endpointCount(len(targets))
 	}
 	return s.start(ctx, EventWorkflowID(r.ID), name, summary, r.OrgID, r.ID, r.Type, p, extra...)
 }
@@ -425,8 +426,8 @@ func (s *Starter) startDispatch(ctx context.Context, r dispatchRow) error {
 	return s.start(ctx, r.WorkflowID, RefireWorkflowName, r.EventType+" "+kind+" → 1 endpoint", r.OrgID, r.EventID, r.EventType, p)
 }
 
-// endpoints is "1 endpoint" or "n endpoints".
-func endpoints(n int) string {
+// endpointCount is "1 endpoint" or "n endpointCount".
+func endpointCount(n int) string {
 	if n == 1 {
 		return "1 endpoint"
 	}

@@ -352,6 +352,9 @@ type deliveryRow struct {
 	RefiredURL  string
 }
 
+// Refirable reports whether a manager may re-fire the row (delivery.Refirable).
+func (r deliveryRow) Refirable() bool { return delivery.Refirable(r.Delivery) }
+
 // Answer is the receiver's response status with its name, once: "401 Unauthorized".
 func (r deliveryRow) Answer() string {
 	if r.ResponseStatus == nil {
