@@ -6,12 +6,12 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"testing"
+	"wds/internal/endpoints"
 
 	"github.com/gin-gonic/gin"
 
 	"wds/api/answer"
 	"wds/api/signing"
-	"wds/delivery"
 	"wds/internal/apikeys"
 	"wds/internal/catalog"
 	"wds/internal/fulfillment"
@@ -57,20 +57,20 @@ var errorPins = []struct {
 	{ingest.ErrOrderNotPayable, "order is cancelled or refunded", 409, "order_not_payable"},
 	{fulfillment.ErrOrderNotShippable, "a cancelled or refunded order cannot be shipped", 409, "order_not_shippable"},
 	{catalog.ErrVendorAlreadyClaimed, "the vendor profile is already claimed", 409, "vendor_already_claimed"},
-	{delivery.ErrEndpointLimit, "an org has at most 10 enabled webhook endpoints", 409, "endpoint_limit_reached"},
-	{delivery.ErrEndpointDisabled, "webhook endpoint is disabled", 409, "endpoint_disabled"},
-	{delivery.ErrDeliveryNotDropped, "only a dropped delivery can be re-fired", 409, "delivery_not_dropped"},
-	{delivery.ErrDeliveryInProgress, "a chain of this event to this endpoint is still in progress", 409, "delivery_in_progress"},
-	{delivery.ErrRecoveryInProgress, "a recovery of this endpoint is still running", 409, "recovery_in_progress"},
+	{endpoints.ErrEndpointLimit, "an org has at most 10 enabled webhook endpoints", 409, "endpoint_limit_reached"},
+	{endpoints.ErrEndpointDisabled, "webhook endpoint is disabled", 409, "endpoint_disabled"},
+	{endpoints.ErrDeliveryNotDropped, "only a dropped delivery can be re-fired", 409, "delivery_not_dropped"},
+	{endpoints.ErrDeliveryInProgress, "a chain of this event to this endpoint is still in progress", 409, "delivery_in_progress"},
+	{endpoints.ErrRecoveryInProgress, "a recovery of this endpoint is still running", 409, "recovery_in_progress"},
 	{answer.ErrPayloadTooLarge, "body exceeds 1 MiB", 413, "payload_too_large"},
 	{problem.Invalid, "a field is invalid", 422, "validation_failed"},
 	{ingest.ErrExternalIDRequired, "external_id is required", 422, "external_id_required"},
 	{ingest.ErrLinesRequired, "lines is required and must not be empty", 422, "lines_required"},
 	{ingest.ErrPartialRefund, "only full refunds are supported", 422, "partial_refund_not_supported"},
 	{ingest.ErrAmountExceedsBalance, "amount exceeds the order's open balance", 422, "amount_exceeds_balance"},
-	{delivery.ErrHTTPSRequired, "webhook endpoint URLs must use https://", 422, "https_required"},
-	{delivery.ErrURLNotAllowed, "webhook endpoint URL resolves to a non-public address", 422, "url_not_allowed"},
-	{delivery.ErrInvalidParameter, "a parameter is not acceptable", 422, "invalid_parameter"},
+	{endpoints.ErrHTTPSRequired, "webhook endpoint URLs must use https://", 422, "https_required"},
+	{endpoints.ErrURLNotAllowed, "webhook endpoint URL resolves to a non-public address", 422, "url_not_allowed"},
+	{endpoints.ErrInvalidParameter, "a parameter is not acceptable", 422, "invalid_parameter"},
 	{ratelimit.ErrExceeded, "rate limit exceeded; retry after 60 seconds", 429, "rate_limited"},
 	{ErrNotReady, "the service cannot serve requests yet", 503, "not_ready"},
 }

@@ -4,9 +4,9 @@ import (
 	"errors"
 	"net/http"
 	"testing"
+	"wds/internal/endpoints"
 
 	"wds/api/answer"
-	"wds/delivery"
 	"wds/internal/ingest"
 	"wds/internal/platform/problem"
 )
@@ -36,8 +36,8 @@ func TestDeclaredErrorsHaveOneCodeEach(t *testing.T) {
 // with the status and code of one of them, never the status of one and the code of the other.
 func TestJoinedErrorsAnswerOneRow(t *testing.T) {
 	for _, err := range []error{
-		errors.Join(delivery.ErrHTTPSRequired, ingest.ErrOrderNotPayable),
-		errors.Join(ingest.ErrOrderNotPayable, delivery.ErrHTTPSRequired),
+		errors.Join(endpoints.ErrHTTPSRequired, ingest.ErrOrderNotPayable),
+		errors.Join(ingest.ErrOrderNotPayable, endpoints.ErrHTTPSRequired),
 	} {
 		status, code, _ := answer.Of(err)
 		if !(status == http.StatusConflict && code == "order_not_payable") &&

@@ -8,13 +8,14 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"wds/internal/endpoints"
+	"wds/models"
 
 	"github.com/google/uuid"
 	"github.com/sirupsen/logrus"
 
 	"wds/api"
 	"wds/api/openapi/openapitest"
-	"wds/delivery"
 	"wds/internal/apikeys"
 	"wds/internal/events"
 	"wds/internal/ingest"
@@ -119,16 +120,16 @@ func (f *fakeKeys) CreateReadKey(_ context.Context, in apikeys.NewReadKey) (*api
 	return &apikeys.ReadKey{ID: uuid.New(), OrgID: in.OrgID, Name: in.Name, Scope: in.Scope}, "pck_live_fake", nil
 }
 
-// fakeWebhooks counts the test events it queues, answering as delivery.Service does; any other
+// fakeWebhooks counts the test events it queues, answering as endpoints.Service does; any other
 // operation panics.
 type fakeWebhooks struct {
 	api.WebhookService
 	tests int
 }
 
-func (f *fakeWebhooks) SendTest(_ context.Context, _, endpointID uuid.UUID) (*delivery.TestQueued, error) {
+func (f *fakeWebhooks) SendTest(_ context.Context, _, endpointID uuid.UUID) (*endpoints.TestQueued, error) {
 	f.tests++
-	return &delivery.TestQueued{DeliveryID: uuid.New(), EndpointID: endpointID, EventType: events.WebhookTest, Status: delivery.StatusEnqueued}, nil
+	return &endpoints.TestQueued{DeliveryID: uuid.New(), EndpointID: endpointID, EventType: events.WebhookTest, Status: models.StatusEnqueued}, nil
 }
 
 // fakeGate knows one integration key, by the token "int", and answers every rate-limit question

@@ -17,6 +17,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"wds/internal/endpoints"
+	"wds/models"
 
 	"github.com/google/uuid"
 	"github.com/sirupsen/logrus"
@@ -25,7 +27,6 @@ import (
 	"wds/api"
 	"wds/api/console"
 	"wds/api/openapi/openapitest"
-	"wds/delivery"
 	"wds/internal/apikeys"
 	"wds/internal/catalog"
 	"wds/internal/dev/pgtest"
@@ -67,7 +68,7 @@ func newHostileEnv(t *testing.T) *hostileEnv {
 	}
 	log := logrus.New()
 	log.SetOutput(io.Discard)
-	hooks := &delivery.Service{DB: db, Box: box, AllowPrivate: true}
+	hooks := &endpoints.Service{DB: db, Box: box, AllowPrivate: true}
 	r, err := api.NewRouter(api.Deps{Stores: api.DBStores(db, box, nil), Log: log, Webhooks: hooks, Dispatches: &startedDispatches{}})
 	if err != nil {
 		t.Fatal(err)
@@ -117,16 +118,16 @@ func (e *hostileEnv) resources(org, store, owner, member uuid.UUID) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ep, err := (&delivery.Service{DB: e.db, AllowPrivate: true, Box: mustBox(t)}).Create(context.Background(),
-		delivery.CreateInput{OrgID: org, ActorID: owner, URL: "https://127.0.0.1/hook", EventTypes: []string{"order.created"}})
+	ep, err := (&endpoints.Service{DB: e.db, AllowPrivate: true, Box: mustBox(t)}).Create(context.Background(),
+		endpoints.CreateInput{OrgID: org, ActorID: owner, URL: "https://127.0.0.1/hook", EventTypes: []string{"order.created"}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	var evID string
 	e.db.Raw("SELECT id::text FROM events LIMIT 1").Scan(&evID)
 	ev := uuid.MustParse(evID)
-	delivery := delivery.Delivery{ID: uuid.New(), OrgID: org, EventID: ev, EndpointID: ep.Endpoint.ID, EventType: "order.created",
-		ChainID: uuid.New(), WorkflowID: "webhook-event/" + ev.String(), Attempt: 1, Status: delivery.StatusDropped, AttemptedAt: time.Now()}
+	delivery := models.Delivery{ID: uuid.New(), OrgID: org, EventID: ev, EndpointID: ep.Endpoint.ID, EventType: "order.created",
+		ChainID: uuid.New(), WorkflowID: "webhook-event/" + ev.String(), Attempt: 1, Status: models.StatusDropped, AttemptedAt: time.Now()}
 	if err := e.db.Create(&delivery).Error; err != nil {
 		t.Fatal(err)
 	}

@@ -8,11 +8,11 @@ import (
 	"net/http"
 	"strings"
 	"time"
+	"wds/internal/endpoints"
 
 	"github.com/gin-gonic/gin"
 	"github.com/google/uuid"
 
-	"wds/delivery"
 	"wds/internal/platform/paging"
 	"wds/internal/platform/problem"
 	"wds/internal/workspace"
@@ -35,19 +35,19 @@ type OperatorAuth interface {
 	OnlyOrg(ctx context.Context, actorID uuid.UUID) (uuid.UUID, error)
 }
 
-// WebhookService is the endpoint and delivery operations (delivery.Service) behind the named
+// WebhookService is the endpoint and delivery operations (endpoints.Service) behind the named
 // operations, the re-fire and the test event.
 type WebhookService interface {
 	TestSender
-	Create(ctx context.Context, in delivery.CreateInput) (*delivery.Created, error)
-	List(ctx context.Context, orgID uuid.UUID, actorID *uuid.UUID) ([]delivery.Endpoint, error)
-	Disable(ctx context.Context, id, actorID uuid.UUID) (*delivery.Endpoint, error)
-	Enable(ctx context.Context, id, actorID uuid.UUID) (*delivery.Endpoint, error)
-	Delete(ctx context.Context, id, actorID uuid.UUID) (*delivery.Endpoint, error)
-	RotateSecret(ctx context.Context, id, actorID uuid.UUID, grace time.Duration) (*delivery.Rotated, error)
-	ListDeliveries(ctx context.Context, q delivery.DeliveriesQuery) (*delivery.DeliveriesPage, error)
-	Refire(ctx context.Context, deliveryID, actorID uuid.UUID) (*delivery.Refired, error)
-	Update(ctx context.Context, in delivery.UpdateInput) (*delivery.Endpoint, error)
+	Create(ctx context.Context, in endpoints.CreateInput) (*endpoints.Created, error)
+	List(ctx context.Context, orgID uuid.UUID, actorID *uuid.UUID) ([]models.Endpoint, error)
+	Disable(ctx context.Context, id, actorID uuid.UUID) (*models.Endpoint, error)
+	Enable(ctx context.Context, id, actorID uuid.UUID) (*models.Endpoint, error)
+	Delete(ctx context.Context, id, actorID uuid.UUID) (*models.Endpoint, error)
+	RotateSecret(ctx context.Context, id, actorID uuid.UUID, grace time.Duration) (*endpoints.Rotated, error)
+	ListDeliveries(ctx context.Context, q endpoints.DeliveriesQuery) (*endpoints.DeliveriesPage, error)
+	Refire(ctx context.Context, deliveryID, actorID uuid.UUID) (*endpoints.Refired, error)
+	Update(ctx context.Context, in endpoints.UpdateInput) (*models.Endpoint, error)
 }
 
 const ctxOperator = "wds.operator"
@@ -184,7 +184,7 @@ func (s *server) rpcCreate(ctx context.Context, actor uuid.UUID, p rpcParams) (i
 	if p.EventTypes.Value == nil {
 		return 0, nil, problem.Fail(problem.Invalid, "p_event_types is required")
 	}
-	in := delivery.CreateInput{OrgID: org, ActorID: actor, URL: p.URL.Value, EventTypes: p.EventTypes.Value,
+	in := endpoints.CreateInput{OrgID: org, ActorID: actor, URL: p.URL.Value, EventTypes: p.EventTypes.Value,
 		MaxAttempts: p.MaxAttempts.Value, Headers: p.Headers.Value}
 	if p.RateLimit.Set && !p.RateLimit.Null {
 		in.RateLimit = &p.RateLimit.Value
@@ -202,7 +202,7 @@ func (s *server) rpcUpdate(ctx context.Context, actor uuid.UUID, p rpcParams) (i
 	if err != nil {
 		return 0, nil, err
 	}
-	ep, err := s.Webhooks.Update(ctx, delivery.UpdateInput{ID: id, ActorID: actor, URL: p.URL, EventTypes: p.EventTypes,
+	ep, err := s.Webhooks.Update(ctx, endpoints.UpdateInput{ID: id, ActorID: actor, URL: p.URL, EventTypes: p.EventTypes,
 		MaxAttempts: p.MaxAttempts, RateLimit: p.RateLimit, Headers: p.Headers})
 	if err != nil {
 		return 0, nil, err
@@ -222,7 +222,7 @@ func (s *server) rpcList(ctx context.Context, actor uuid.UUID, p rpcParams) (int
 	return http.StatusOK, gin.H{"rows": rows}, nil
 }
 
-func (s *server) rpcEndpoint(op func(WebhookService, context.Context, uuid.UUID, uuid.UUID) (*delivery.Endpoint, error)) rpcFunc {
+func (s *server) rpcEndpoint(op func(WebhookService, context.Context, uuid.UUID, uuid.UUID) (*models.Endpoint, error)) rpcFunc {
 	return func(ctx context.Context, actor uuid.UUID, p rpcParams) (int, any, error) {
 		id, err := paramUUID("p_id", p.ID)
 		if err != nil {
@@ -268,7 +268,7 @@ func (s *server) rpcDeliveries(ctx context.Context, actor uuid.UUID, p rpcParams
 	if err != nil {
 		return 0, nil, err
 	}
-	page, err := s.Webhooks.ListDeliveries(ctx, delivery.DeliveriesQuery{EndpointID: id, ActorID: &actor, Limit: limit, Cursor: cur})
+	page, err := s.Webhooks.ListDeliveries(ctx, endpoints.DeliveriesQuery{EndpointID: id, ActorID: &actor, Limit: limit, Cursor: cur})
 	if err != nil {
 		return 0, nil, err
 	}

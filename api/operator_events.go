@@ -5,24 +5,25 @@ import (
 	"net/http"
 	"strconv"
 	"time"
+	"wds/internal/endpoints"
+	"wds/models"
 
 	"github.com/gin-gonic/gin"
 	"github.com/google/uuid"
 
-	"wds/delivery"
 	"wds/internal/platform/paging"
 	"wds/internal/platform/problem"
 )
 
-// SupportDesk is the support desk's operations (delivery.Service): find an org's events, show one
+// SupportDesk is the support desk's operations (endpoints.Service): find an org's events, show one
 // with its chains, resend it, recover an endpoint's outage (docs/support.md).
 type SupportDesk interface {
-	Recover(ctx context.Context, endpointID, actorID uuid.UUID, since time.Time, until *time.Time) (*delivery.Recovery, error)
-	Recovery(ctx context.Context, id uuid.UUID, actorID *uuid.UUID) (*delivery.Recovery, error)
-	CancelRecovery(ctx context.Context, id, actorID uuid.UUID) (*delivery.Recovery, error)
-	ListEvents(ctx context.Context, q delivery.EventsQuery) (*delivery.EventsPage, error)
-	Event(ctx context.Context, id uuid.UUID, actorID *uuid.UUID) (*delivery.EventDetail, error)
-	Resend(ctx context.Context, eventID, actorID uuid.UUID, endpointID *uuid.UUID) (*delivery.Resent, error)
+	Recover(ctx context.Context, endpointID, actorID uuid.UUID, since time.Time, until *time.Time) (*models.Recovery, error)
+	Recovery(ctx context.Context, id uuid.UUID, actorID *uuid.UUID) (*models.Recovery, error)
+	CancelRecovery(ctx context.Context, id, actorID uuid.UUID) (*models.Recovery, error)
+	ListEvents(ctx context.Context, q endpoints.EventsQuery) (*endpoints.EventsPage, error)
+	Event(ctx context.Context, id uuid.UUID, actorID *uuid.UUID) (*endpoints.EventDetail, error)
+	Resend(ctx context.Context, eventID, actorID uuid.UUID, endpointID *uuid.UUID) (*endpoints.Resent, error)
 }
 
 // registerSupport mounts the support desk's routes on the Operator API.
@@ -42,8 +43,8 @@ func (s *server) listEvents(c *gin.Context) {
 		return
 	}
 	actor := actorOf(c)
-	q := delivery.EventsQuery{OrgID: lq.OrgID, ActorID: &actor, StoreID: lq.StoreID, Limit: lq.Limit, Cursor: lq.Cursor,
-		Type: c.Query("type"), Outcome: delivery.Outcome(c.Query("outcome"))}
+	q := endpoints.EventsQuery{OrgID: lq.OrgID, ActorID: &actor, StoreID: lq.StoreID, Limit: lq.Limit, Cursor: lq.Cursor,
+		Type: c.Query("type"), Outcome: endpoints.Outcome(c.Query("outcome"))}
 	for name, dst := range map[string]**uuid.UUID{"order_id": &q.OrderID, "resource_id": &q.ResourceID} {
 		if raw, ok := c.GetQuery(name); ok {
 			id, err := uuid.Parse(raw)

@@ -9,11 +9,13 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"wds/internal/endpoints"
+	"wds/models"
+	"wds/workflows/contract"
 
 	"github.com/google/uuid"
 
-	"wds/delivery"
-	"wds/delivery/deliverytest"
+	"wds/internal/dev/deliverytest"
 	"wds/internal/events"
 	"wds/internal/workspace"
 )
@@ -37,12 +39,12 @@ func (e *opEnv) emit(typ string, data any) uuid.UUID {
 }
 
 // attempt logs one attempt of a chain.
-func (e *opEnv) attempt(ev, ep, chain uuid.UUID, n int, status delivery.Status, next *time.Time) delivery.Delivery {
+func (e *opEnv) attempt(ev, ep, chain uuid.UUID, n int, status models.Status, next *time.Time) models.Delivery {
 	e.t.Helper()
 	var typ string
 	e.db.Raw("SELECT type FROM events WHERE id = ?", ev).Scan(&typ)
-	d := delivery.Delivery{ID: uuid.New(), OrgID: e.org.ID, EventID: ev, EndpointID: ep, EventType: typ, ChainID: chain,
-		WorkflowID: delivery.EventWorkflowID(ev), Attempt: n, Status: status, AttemptedAt: time.Now().UTC(), NextAttemptAt: next}
+	d := models.Delivery{ID: uuid.New(), OrgID: e.org.ID, EventID: ev, EndpointID: ep, EventType: typ, ChainID: chain,
+		WorkflowID: contract.EventWorkflowID(ev), Attempt: n, Status: status, AttemptedAt: time.Now().UTC(), NextAttemptAt: next}
 	if err := e.db.Create(&d).Error; err != nil {
 		e.t.Fatal(err)
 	}
@@ -183,7 +185,7 @@ func uuidStrings(in []uuid.UUID) []string {
 func TestSupportDeskShowsAnEventsPayloadChainsAndAttempts(t *testing.T) {
 	e := newEventDesk(t)
 	// A re-fire of B's dropped chain, queued and then delivered.
-	var dropped delivery.Delivery
+	var dropped models.Delivery
 	e.db.Where("event_id = ? AND status = 'dropped'", e.created).Take(&dropped)
 	status, re := e.post(e.ownerToken, "/admin/v1/deliveries/"+dropped.ID.String()+"/refire", nil)
 	if status != http.StatusOK {
@@ -239,7 +241,7 @@ func (e *eventDesk) resend(token string, ev uuid.UUID, body any) (int, map[strin
 
 func (e *eventDesk) dispatches() int64 {
 	var n int64
-	e.db.Model(&delivery.Dispatch{}).Count(&n)
+	e.db.Model(&models.Dispatch{}).Count(&n)
 	return n
 }
 
@@ -249,10 +251,10 @@ func TestResendStartsAFreshChainAndRefusesWhatItCannotDo(t *testing.T) {
 	status, out := e.resend(e.ownerToken, e.created, map[string]any{"endpoint_id": e.a})
 	chains, _ := out["chains"].([]any)
 	if status != http.StatusAccepted || len(chains) != 1 || chains[0].(map[string]any)["endpoint_id"] != e.a.String() ||
-		chains[0].(map[string]any)["workflow_id"] != delivery.ResendWorkflowID(e.created, e.a, 1) {
+		chains[0].(map[string]any)["workflow_id"] != contract.ResendWorkflowID(e.created, e.a, 1) {
 		t.Fatalf("resend %d %v", status, out)
 	}
-	var disp delivery.Dispatch
+	var disp models.Dispatch
 	e.db.Where("chain_id = ?", chains[0].(map[string]any)["chain_id"]).Take(&disp)
 	if disp.Kind != "resend" || disp.EventID != e.created || *disp.CreatedBy != e.owner.ID || len(e.started.ids) != 1 || e.started.ids[0] != disp.ID {
 		t.Fatalf("dispatch %+v, started %v", disp, e.started.ids)
@@ -340,7 +342,7 @@ func TestRecoveryRefusesWhatItCannotDoAndChangesNothing(t *testing.T) {
 		t.Fatalf("show %d %v", status, got)
 	}
 	var n int64
-	count := func() int64 { e.db.Model(&delivery.Recovery{}).Count(&n); return n }
+	count := func() int64 { e.db.Model(&models.Recovery{}).Count(&n); return n }
 	e.db.Exec("UPDATE webhook_endpoints SET enabled = false WHERE id = ?", e.a)
 	_, _, otherOwner := mustOrg(t, e.db, "Elsewhere")
 	other := e.token(otherOwner.ID)
@@ -383,7 +385,7 @@ func TestRecoveryRefusesWhatItCannotDoAndChangesNothing(t *testing.T) {
 		t.Fatalf("cancel again %d %v", status, again)
 	}
 	// With a retention, a window older than it is refused.
-	old := &delivery.Service{DB: e.db, Retention: 24 * time.Hour}
+	old := &endpoints.Service{DB: e.db, Retention: 24 * time.Hour}
 	if _, err := old.Recover(context.Background(), e.b, e.owner.ID, time.Now().Add(-48*time.Hour), nil); err == nil || !strings.Contains(err.Error(), "retention") {
 		t.Fatalf("older than the retention: %v", err)
 	}

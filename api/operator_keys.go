@@ -4,12 +4,12 @@ import (
 	"context"
 	"net/http"
 	"time"
+	"wds/models"
 
 	"github.com/gin-gonic/gin"
 	"github.com/google/uuid"
 
 	"wds/api/openapi"
-	"wds/delivery"
 	"wds/internal/apikeys"
 	"wds/internal/operator"
 	"wds/internal/platform/paging"
@@ -32,7 +32,7 @@ type OrgLists interface {
 	ListReadKeys(ctx context.Context, q operator.Query) (operator.Page[operator.ReadKey], error)
 	ListIntegrationKeys(ctx context.Context, q operator.Query) (operator.Page[operator.IntegrationKey], error)
 	ListAudit(ctx context.Context, q operator.Query) (operator.Page[operator.AuditEntry], error)
-	ListDeliveries(ctx context.Context, q operator.Query, f operator.DeliveryFilter) (operator.Page[delivery.Delivery], error)
+	ListDeliveries(ctx context.Context, q operator.Query, f operator.DeliveryFilter) (operator.Page[models.Delivery], error)
 }
 
 // registerOperatorKeys mounts the resource side of the Operator API beside the named webhook
@@ -251,7 +251,7 @@ func (s *server) listOrgDeliveries(c *gin.Context) {
 }
 
 func deliveryFilter(c *gin.Context) (operator.DeliveryFilter, error) {
-	f := operator.DeliveryFilter{EventType: c.Query("event_type"), Status: delivery.Status(c.Query("status"))}
+	f := operator.DeliveryFilter{EventType: c.Query("event_type"), Status: models.Status(c.Query("status"))}
 	if raw, ok := c.GetQuery("endpoint_id"); ok {
 		id, err := uuid.Parse(raw)
 		if err != nil {

@@ -3,8 +3,9 @@ package api_test
 import (
 	"net/http"
 	"testing"
+	"wds/internal/endpoints"
+	"wds/models"
 
-	"wds/delivery"
 	"wds/internal/platform/egress/egresstest"
 )
 
@@ -17,7 +18,7 @@ func TestOperatorRefusesEndpointURLsThatReachTheInternalNetwork(t *testing.T) {
 	dns.Set("internal.example.com", "10.20.30.40")
 	dns.Set("split.example.com", "93.184.216.34", "192.168.1.1")
 	dns.Set("public.example.com", "93.184.216.34")
-	e := newOpEnvWith(t, delivery.Service{Resolver: dns})
+	e := newOpEnvWith(t, endpoints.Service{Resolver: dns})
 	for _, url := range []string{
 		"https://127.0.0.1/",
 		"https://[::1]/",
@@ -48,7 +49,7 @@ func TestOperatorRefusesEndpointURLsThatReachTheInternalNetwork(t *testing.T) {
 		}
 	}
 	var rows int64
-	e.db.Model(&delivery.Endpoint{}).Where("org_id = ?", e.org.ID).Count(&rows)
+	e.db.Model(&models.Endpoint{}).Where("org_id = ?", e.org.ID).Count(&rows)
 	if rows != 0 {
 		t.Fatalf("%d endpoint rows written for refused URLs", rows)
 	}
@@ -57,7 +58,7 @@ func TestOperatorRefusesEndpointURLsThatReachTheInternalNetwork(t *testing.T) {
 	if status, body := e.create("https://public.example.com/hook"); status != http.StatusCreated {
 		t.Fatalf("public name: %d %v", status, body)
 	}
-	e.db.Model(&delivery.Endpoint{}).Where("org_id = ?", e.org.ID).Count(&rows)
+	e.db.Model(&models.Endpoint{}).Where("org_id = ?", e.org.ID).Count(&rows)
 	if rows != 1 {
 		t.Fatalf("%d endpoint rows after one registration", rows)
 	}

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"wds/models"
 
 	"github.com/getkin/kin-openapi/openapi3"
 	"github.com/getkin/kin-openapi/openapi3filter"
@@ -17,7 +18,6 @@ import (
 	"github.com/google/uuid"
 
 	"wds/api/openapi"
-	"wds/delivery"
 	"wds/internal/workspace"
 )
 
@@ -113,7 +113,7 @@ func TestOperatorEndpointRateLimitHeadersAndUpdate(t *testing.T) {
 	}
 
 	_, _, otherOwner := mustOrg(t, e.db, "Elsewhere")
-	var foreign delivery.Endpoint
+	var foreign models.Endpoint
 	if err := e.db.Where("id = ?", id).Take(&foreign).Error; err != nil {
 		t.Fatal(err)
 	}
@@ -144,10 +144,10 @@ func TestOperatorEndpointRateLimitHeadersAndUpdate(t *testing.T) {
 			t.Errorf("%s: %d %v, want %d %s", c.name, status, body, c.status, c.code)
 		}
 	}
-	var after delivery.Endpoint
+	var after models.Endpoint
 	e.db.Where("id = ?", id).Take(&after)
 	var n int64
-	e.db.Model(&delivery.Endpoint{}).Count(&n)
+	e.db.Model(&models.Endpoint{}).Count(&n)
 	if after.RateLimit != nil || after.MaxAttempts != 3 || after.Headers["X-Tenant"] != "acme" || !after.UpdatedAt.Equal(foreign.UpdatedAt) || n != 1 {
 		t.Fatalf("refusals changed the database: %+v (%d endpoints)", after, n)
 	}

@@ -12,6 +12,9 @@ import (
 	"sync"
 	"testing"
 	"time"
+	"wds/internal/endpoints"
+	"wds/models"
+	"wds/workflows/contract"
 
 	"github.com/google/uuid"
 	"github.com/sirupsen/logrus"
@@ -19,8 +22,7 @@ import (
 
 	"wds/api"
 	"wds/api/openapi/openapitest"
-	"wds/delivery"
-	"wds/delivery/deliverytest"
+	"wds/internal/dev/deliverytest"
 	"wds/internal/dev/pgtest"
 	"wds/internal/events"
 	"wds/internal/platform/secrets"
@@ -52,11 +54,11 @@ func (s *startedDispatches) StartDispatches(_ context.Context, ids ...uuid.UUID)
 
 func newOpEnv(t testing.TB, allowPrivate bool) *opEnv {
 	t.Helper()
-	return newOpEnvWith(t, delivery.Service{AllowPrivate: allowPrivate})
+	return newOpEnvWith(t, endpoints.Service{AllowPrivate: allowPrivate})
 }
 
 // newOpEnvWith serves the Operator API with hooks as the webhook service (its DB and Box filled in).
-func newOpEnvWith(t testing.TB, hooks delivery.Service) *opEnv {
+func newOpEnvWith(t testing.TB, hooks endpoints.Service) *opEnv {
 	t.Helper()
 	db := pgtest.New(t)
 	e := &opEnv{t: t, db: db, started: &startedDispatches{}}
@@ -277,12 +279,12 @@ func TestOperatorListsDeliveriesAndRefiresADroppedOne(t *testing.T) {
 	ev, _ := deliverytest.Emit(context.Background(), e.db, e.org.ID, nil, events.OrderCreated, nil)
 	chain := uuid.New()
 	for a := 1; a <= 3; a++ {
-		status := delivery.StatusFailed
+		status := models.StatusFailed
 		if a == 3 {
-			status = delivery.StatusDropped
+			status = models.StatusDropped
 		}
-		d := delivery.Delivery{ID: uuid.New(), OrgID: e.org.ID, EventID: ev, EndpointID: epID, EventType: "order.created", ChainID: chain,
-			WorkflowID: delivery.EventWorkflowID(ev), Attempt: a, Status: status, AttemptedAt: time.Now().Add(time.Duration(a) * time.Minute)}
+		d := models.Delivery{ID: uuid.New(), OrgID: e.org.ID, EventID: ev, EndpointID: epID, EventType: "order.created", ChainID: chain,
+			WorkflowID: contract.EventWorkflowID(ev), Attempt: a, Status: status, AttemptedAt: time.Now().Add(time.Duration(a) * time.Minute)}
 		if err := e.db.Create(&d).Error; err != nil {
 			t.Fatal(err)
 		}
@@ -309,7 +311,7 @@ func TestOperatorListsDeliveriesAndRefiresADroppedOne(t *testing.T) {
 		t.Fatalf("re-fire of a failed delivery: %d %v", status, body)
 	}
 	status, out := e.post(e.ownerToken, "/admin/v1/deliveries/"+newest["id"].(string)+"/refire", nil)
-	if status != 200 || out["workflow_id"] != delivery.RefireWorkflowID(ev, epID, 1) || out["chain_id"] == chain.String() {
+	if status != 200 || out["workflow_id"] != contract.RefireWorkflowID(ev, epID, 1) || out["chain_id"] == chain.String() {
 		t.Fatalf("re-fire: %d %v", status, out)
 	}
 	if len(e.started.ids) != 1 {

@@ -36,7 +36,7 @@ type Stores struct {
 }
 
 // EventStarter is what the domain services are given to start the events they commit
-// (delivery.Starter): each declares it, and one starter serves them all.
+// (worker.Starter): each declares it, and one starter serves them all.
 type EventStarter interface {
 	ingest.EventStarter
 	catalog.EventStarter

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"wds/internal/endpoints"
 
 	"github.com/gin-gonic/gin"
 	"github.com/google/uuid"
@@ -21,7 +22,6 @@ import (
 	"wds/api"
 	"wds/api/console"
 	"wds/api/openapi/openapitest"
-	"wds/delivery"
 	"wds/internal/apikeys"
 	"wds/internal/catalog"
 	"wds/internal/fulfillment"
@@ -58,7 +58,7 @@ func newSweepEnv(t *testing.T, db *gorm.DB, log logrus.FieldLogger) *sweepEnv {
 		t.Fatal(err)
 	}
 	e := &sweepEnv{t: t, db: db, box: box, lastUsed: apikeys.NewLastUsed(db, log)}
-	svc := &delivery.Service{DB: db, Box: box, AllowPrivate: true}
+	svc := &endpoints.Service{DB: db, Box: box, AllowPrivate: true}
 	e.router, err = api.NewRouter(api.Deps{Stores: api.DBStores(db, box, nopStarter{}), Log: log, Webhooks: svc, LastUsed: e.lastUsed,
 		Dispatches: nopStarter{}, Support: svc})
 	if err != nil {

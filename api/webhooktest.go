@@ -3,18 +3,18 @@ package api
 import (
 	"context"
 	"net/http"
+	"wds/internal/endpoints"
 
 	"github.com/gin-gonic/gin"
 	"github.com/google/uuid"
 
-	"wds/delivery"
 	"wds/internal/apikeys"
 	"wds/internal/platform/problem"
 )
 
-// TestSender queues a test event to one of an org's endpoints (delivery.Service).
+// TestSender queues a test event to one of an org's endpoints (endpoints.Service).
 type TestSender interface {
-	SendTest(ctx context.Context, orgID, endpointID uuid.UUID) (*delivery.TestQueued, error)
+	SendTest(ctx context.Context, orgID, endpointID uuid.UUID) (*endpoints.TestQueued, error)
 }
 
 // registerWebhookTest mounts POST /v1/webhooks/test/{endpoint_id}, the one write a read_write read

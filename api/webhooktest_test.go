@@ -3,10 +3,11 @@ package api_test
 import (
 	"net/http"
 	"testing"
+	"wds/models"
+	"wds/workflows/contract"
 
 	"github.com/google/uuid"
 
-	"wds/delivery"
 	"wds/internal/apikeys"
 )
 
@@ -41,8 +42,8 @@ func TestWebhookTestEventNeedsAReadWriteKeyOfTheEndpointsOrg(t *testing.T) {
 		t.Fatalf("%d %v", status, body)
 	}
 	deliveryID := uuid.MustParse(body["delivery_id"].(string))
-	var disp delivery.Dispatch
-	if err := e.db.Where("workflow_id = ?", delivery.TestWorkflowID(deliveryID)).Take(&disp).Error; err != nil {
+	var disp models.Dispatch
+	if err := e.db.Where("workflow_id = ?", contract.TestWorkflowID(deliveryID)).Take(&disp).Error; err != nil {
 		t.Fatalf("no queued test workflow: %v", err)
 	}
 	if len(e.started.ids) != 1 || e.started.ids[0] != disp.ID {

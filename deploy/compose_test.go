@@ -11,11 +11,11 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"wds/workflows/contract"
 
 	"github.com/compose-spec/compose-go/v2/cli"
 	"github.com/compose-spec/compose-go/v2/types"
 
-	"wds/delivery"
 	"wds/internal/platform/config"
 )
 
@@ -255,7 +255,7 @@ func TestComposeSetsUpTemporalInTheSamePostgres(t *testing.T) {
 var attrLine = regexp.MustCompile(`(?m)^attr (\w+) (\w+)$`)
 
 // TestComposeRegistersSearchAttributes checks the one-shot that creates the namespace and the
-// search attributes against the ones the workflows set (delivery.SearchAttributeKeys), by name and
+// search attributes against the ones the workflows set (contract.SearchAttributeKeys), by name and
 // type, and that it talks to the Temporal and namespace wds uses.
 func TestComposeRegistersSearchAttributes(t *testing.T) {
 	p := project(t)
@@ -265,7 +265,7 @@ func TestComposeRegistersSearchAttributes(t *testing.T) {
 		got[m[1]] = m[2]
 	}
 	want := map[string]string{}
-	for _, k := range delivery.SearchAttributeKeys() {
+	for _, k := range contract.SearchAttributeKeys() {
 		want[k.GetName()] = k.GetValueType().String()
 	}
 	if !maps.Equal(got, want) {

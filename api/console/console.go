@@ -19,6 +19,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+	"wds/internal/endpoints"
+	"wds/models"
 
 	"github.com/gin-gonic/gin"
 	"github.com/google/uuid"
@@ -26,7 +28,6 @@ import (
 	"gorm.io/gorm"
 
 	"wds/api/answer"
-	"wds/delivery"
 	"wds/internal/money"
 	"wds/internal/platform/problem"
 	"wds/internal/platform/ratelimit"
@@ -47,7 +48,7 @@ type DispatchStarter interface {
 type Console struct {
 	DB       *gorm.DB
 	Log      logrus.FieldLogger
-	Webhooks *delivery.Service
+	Webhooks *endpoints.Service
 	Members  Members         // workspace.Service (session.go)
 	Keys     KeyService      // apikeys.Service (pages.go)
 	Lists    OrgLists        // operator.Service (pages.go)
@@ -248,9 +249,9 @@ var funcs = template.FuncMap{
 	"money":  money.Format,
 	"ladder": ladder,
 	// attempt gives an event page's attempt the delivery log's wording (deliveryRow).
-	"attempt": func(d delivery.Delivery) deliveryRow { return deliveryRow{Delivery: d} },
+	"attempt": func(d models.Delivery) deliveryRow { return deliveryRow{Delivery: d} },
 	// statuses are the delivery log's status filter's options.
-	"statuses": func() []delivery.Status { return delivery.Recorded },
+	"statuses": func() []models.Status { return models.Recorded },
 	"when": func(t any) string {
 		switch v := t.(type) {
 		case time.Time:

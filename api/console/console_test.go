@@ -12,13 +12,14 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"wds/internal/endpoints"
+	"wds/models"
 
 	"github.com/sirupsen/logrus"
 	"gorm.io/gorm"
 
 	"wds/api"
 	"wds/api/console"
-	"wds/delivery"
 	"wds/internal/apikeys"
 	"wds/internal/catalog"
 	"wds/internal/dev/pgtest"
@@ -55,7 +56,7 @@ func newEnv(t *testing.T, opts ...func(*console.Console)) *env {
 	log := logrus.New()
 	log.SetOutput(io.Discard)
 	box, _ := secrets.NewBox(secrets.GenerateKey())
-	svc := &delivery.Service{DB: db, Box: box, AllowPrivate: true}
+	svc := &endpoints.Service{DB: db, Box: box, AllowPrivate: true}
 	r, err := api.NewRouter(api.Deps{Stores: api.DBStores(db, box, nil), Log: log, Webhooks: svc})
 	if err != nil {
 		t.Fatal(err)
@@ -205,7 +206,7 @@ func TestAPostWithoutItsCSRFTokenIsRefusedAndChangesNothing(t *testing.T) {
 	if res.StatusCode != http.StatusOK || !strings.Contains(page, "whsec_") {
 		t.Fatalf("create endpoint: %d", res.StatusCode)
 	}
-	var ep delivery.Endpoint
+	var ep models.Endpoint
 	e.db.Take(&ep)
 	before := e.rows()
 	for _, p := range []string{"/console/keys", "/console/connectors", "/console/webhooks", "/console/webhooks/" + ep.ID.String() + "/disable",
@@ -233,7 +234,7 @@ func TestAMembersConsoleHasNoManagerActions(t *testing.T) {
 	e := newEnv(t)
 	owner, ocsrf := e.signIn(e.ownerToken)
 	e.do(owner, "POST", "/console/webhooks", url.Values{"csrf": {ocsrf}, "url": {"https://127.0.0.1/h"}, "events": {"order.created"}})
-	var ep delivery.Endpoint
+	var ep models.Endpoint
 	e.db.Take(&ep)
 	member, mcsrf := e.signIn(e.memberToken)
 	for _, p := range []string{"/console/keys", "/console/connectors", "/console/webhooks"} {

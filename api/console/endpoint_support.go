@@ -10,11 +10,11 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"wds/internal/endpoints"
 
 	"github.com/gin-gonic/gin"
 	"github.com/google/uuid"
 
-	"wds/delivery"
 	"wds/internal/platform/paging"
 	"wds/internal/platform/problem"
 	"wds/models"
@@ -42,7 +42,7 @@ func (c *Console) registerEndpointSupport(p *gin.RouterGroup) {
 
 // supportData adds the endpoint's headers as text, its latest recovery and, when the page is asked
 // with recover_since, how many chains a recovery from then would re-fire.
-func (c *Console) supportData(g *gin.Context, ep *delivery.Endpoint, data map[string]any) error {
+func (c *Console) supportData(g *gin.Context, ep *models.Endpoint, data map[string]any) error {
 	s := sessionOf(g)
 	data["HeaderText"] = headerText(ep.Headers)
 	rec, err := c.Webhooks.LatestRecovery(g.Request.Context(), ep.ID)
@@ -69,7 +69,7 @@ func (c *Console) supportData(g *gin.Context, ep *delivery.Endpoint, data map[st
 }
 
 // headerText is a header set as the form's textarea shows it: "Name: value" lines, sorted.
-func headerText(h delivery.Headers) string {
+func headerText(h models.Headers) string {
 	lines := make([]string, 0, len(h))
 	for name, value := range h {
 		lines = append(lines, name+": "+value)
@@ -88,7 +88,7 @@ func parseHeaderText(text string) (map[string]string, error) {
 		}
 		name, value, ok := strings.Cut(line, ":")
 		if !ok {
-			return nil, problem.Fail(delivery.ErrInvalidParameter, "headers: each line must be 'Name: value', not %q", line)
+			return nil, problem.Fail(endpoints.ErrInvalidParameter, "headers: each line must be 'Name: value', not %q", line)
 		}
 		out[strings.TrimSpace(name)] = strings.TrimSpace(value)
 	}
@@ -99,7 +99,7 @@ func parseHeaderText(text string) (map[string]string, error) {
 func (c *Console) endpointSettings(g *gin.Context) {
 	s := sessionOf(g)
 	id, err := pathID(g)
-	in := delivery.UpdateInput{ID: id, ActorID: s.User.ID, RateLimit: models.Optional[int]{Set: true, Null: true}}
+	in := endpoints.UpdateInput{ID: id, ActorID: s.User.ID, RateLimit: models.Optional[int]{Set: true, Null: true}}
 	if err == nil {
 		if raw := strings.TrimSpace(g.PostForm("rate_limit")); raw != "" {
 			n, perr := strconv.Atoi(raw)
@@ -140,7 +140,7 @@ func (c *Console) recoverEndpoint(g *gin.Context) {
 func (c *Console) cancelRecovery(g *gin.Context) {
 	s := sessionOf(g)
 	id, err := pathID(g)
-	var rec *delivery.Recovery
+	var rec *models.Recovery
 	if err == nil {
 		rec, err = c.Webhooks.CancelRecovery(g.Request.Context(), id, s.User.ID)
 	}

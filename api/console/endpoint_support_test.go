@@ -7,11 +7,11 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"wds/workflows/contract"
 
 	"github.com/google/uuid"
 
-	"wds/delivery"
-	"wds/delivery/deliverytest"
+	"wds/internal/dev/deliverytest"
 	"wds/internal/events"
 	"wds/internal/workspace"
 	"wds/models"
@@ -22,7 +22,7 @@ func TestEndpointPageEditsSettingsShowsHealthAndRecovers(t *testing.T) {
 	ctx := context.Background()
 	var owner workspace.User
 	e.db.Raw("SELECT u.* FROM users u JOIN memberships m ON m.user_id = u.id WHERE m.org_id = ? AND m.role = 'owner'", e.org.ID).Scan(&owner)
-	ep := delivery.Endpoint{ID: uuid.New(), OrgID: e.org.ID, URL: "https://receiver.example/hooks", EventTypes: models.TextArray{"order.created"},
+	ep := models.Endpoint{ID: uuid.New(), OrgID: e.org.ID, URL: "https://receiver.example/hooks", EventTypes: models.TextArray{"order.created"},
 		SecretSealed: []byte("x"), Enabled: true, MaxAttempts: 1, CreatedBy: owner.ID}
 	if err := e.db.Create(&ep).Error; err != nil {
 		t.Fatal(err)
@@ -30,8 +30,8 @@ func TestEndpointPageEditsSettingsShowsHealthAndRecovers(t *testing.T) {
 	for range 3 {
 		ev, _ := deliverytest.Emit(ctx, e.db, e.org.ID, nil, events.OrderCreated, map[string]any{"id": uuid.New()})
 		code := 503
-		e.db.Create(&delivery.Delivery{ID: uuid.New(), OrgID: e.org.ID, EventID: ev, EndpointID: ep.ID, EventType: "order.created", ChainID: uuid.New(),
-			WorkflowID: delivery.EventWorkflowID(ev), Attempt: 1, Status: "dropped", ResponseStatus: &code, Error: "HTTP 503", AttemptedAt: time.Now()})
+		e.db.Create(&models.Delivery{ID: uuid.New(), OrgID: e.org.ID, EventID: ev, EndpointID: ep.ID, EventType: "order.created", ChainID: uuid.New(),
+			WorkflowID: contract.EventWorkflowID(ev), Attempt: 1, Status: "dropped", ResponseStatus: &code, Error: "HTTP 503", AttemptedAt: time.Now()})
 	}
 	path := "/console/webhooks/" + ep.ID.String()
 	c, csrf := e.signIn(e.ownerToken)
@@ -49,7 +49,7 @@ func TestEndpointPageEditsSettingsShowsHealthAndRecovers(t *testing.T) {
 	if res.StatusCode != http.StatusSeeOther {
 		t.Fatalf("settings: %d", res.StatusCode)
 	}
-	var saved delivery.Endpoint
+	var saved models.Endpoint
 	e.db.Where("id = ?", ep.ID).Take(&saved)
 	if saved.RateLimit == nil || *saved.RateLimit != 20 || saved.Headers["X-Tenant"] != "acme" || saved.Headers["Authorization"] != "Bearer tok" {
 		t.Fatalf("saved %+v", saved)
@@ -73,7 +73,7 @@ func TestEndpointPageEditsSettingsShowsHealthAndRecovers(t *testing.T) {
 	if res.StatusCode != http.StatusConflict || !strings.Contains(page, "<code>recovery_in_progress</code>") {
 		t.Fatalf("second recovery: %d\n%s", res.StatusCode, page)
 	}
-	var rec delivery.Recovery
+	var rec models.Recovery
 	e.db.Where("endpoint_id = ?", ep.ID).Take(&rec)
 	res, _ = e.do(c, "POST", "/console/recoveries/"+rec.ID.String()+"/cancel", url.Values{"csrf": {csrf}, "endpoint": {ep.ID.String()}})
 	if res.StatusCode != http.StatusSeeOther {

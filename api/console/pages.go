@@ -7,11 +7,12 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"wds/internal/endpoints"
+	"wds/models"
 
 	"github.com/gin-gonic/gin"
 	"github.com/google/uuid"
 
-	"wds/delivery"
 	"wds/internal/apikeys"
 	"wds/internal/events"
 	"wds/internal/operator"
@@ -34,7 +35,7 @@ type OrgLists interface {
 	ListReadKeys(ctx context.Context, q operator.Query) (operator.Page[operator.ReadKey], error)
 	ListIntegrationKeys(ctx context.Context, q operator.Query) (operator.Page[operator.IntegrationKey], error)
 	ListAudit(ctx context.Context, q operator.Query) (operator.Page[operator.AuditEntry], error)
-	ListDeliveries(ctx context.Context, q operator.Query, f operator.DeliveryFilter) (operator.Page[delivery.Delivery], error)
+	ListDeliveries(ctx context.Context, q operator.Query, f operator.DeliveryFilter) (operator.Page[models.Delivery], error)
 }
 
 func (c *Console) registerPages(p *gin.RouterGroup) {
@@ -79,13 +80,13 @@ func (c *Console) overview(g *gin.Context) {
 		(SELECT count(*) FROM integration_keys WHERE org_id = @o AND revoked_at IS NULL) AS integration_keys,
 		(SELECT count(*) FROM webhook_deliveries WHERE org_id = @o AND status = @failed AND attempted_at > now() - interval '1 day') AS failed,
 		(SELECT count(*) FROM webhook_deliveries WHERE org_id = @o AND status = @dropped AND attempted_at > now() - interval '1 day') AS dropped`,
-		map[string]any{"o": s.OrgID, "failed": delivery.StatusFailed, "dropped": delivery.StatusDropped}).Find(&counts).Error
+		map[string]any{"o": s.OrgID, "failed": models.StatusFailed, "dropped": models.StatusDropped}).Find(&counts).Error
 	if err != nil {
 		c.render(g, status(err), "overview", s, view{Error: c.problem(err)})
 		return
 	}
 	var latest []any
-	for _, st := range []delivery.Status{delivery.StatusDropped, delivery.StatusFailed} {
+	for _, st := range []models.Status{models.StatusDropped, models.StatusFailed} {
 		page, err := c.Lists.ListDeliveries(ctx, c.query(g, 5), operator.DeliveryFilter{Status: st})
 		if err != nil {
 			c.render(g, status(err), "overview", s, view{Error: c.problem(err)})
@@ -195,7 +196,7 @@ func (c *Console) webhooksPage(g *gin.Context, code int, v view) {
 func (c *Console) createEndpoint(g *gin.Context) {
 	s := sessionOf(g)
 	attempts, _ := strconv.Atoi(strings.TrimSpace(g.PostForm("max_attempts")))
-	ep, err := c.Webhooks.Create(g.Request.Context(), delivery.CreateInput{OrgID: s.OrgID, ActorID: s.User.ID,
+	ep, err := c.Webhooks.Create(g.Request.Context(), endpoints.CreateInput{OrgID: s.OrgID, ActorID: s.User.ID,
 		URL: g.PostForm("url"), EventTypes: g.PostFormArray("events"), MaxAttempts: attempts})
 	if err != nil {
 		c.webhooksPage(g, status(err), view{Error: c.problem(err), Form: form(g)})
@@ -280,7 +281,7 @@ func (c *Console) endpointPage(g *gin.Context, code int, v view) {
 	s := sessionOf(g)
 	ctx := g.Request.Context()
 	id, err := pathID(g)
-	var ep *delivery.Endpoint
+	var ep *models.Endpoint
 	if err == nil {
 		eps, lerr := c.Webhooks.List(ctx, s.OrgID, &s.User.ID)
 		for i := range eps {
@@ -301,8 +302,8 @@ func (c *Console) endpointPage(g *gin.Context, code int, v view) {
 	if err = c.supportData(g, ep, data); err == nil {
 		q := c.query(g, 50)
 		if q.Cursor, err = paging.ParseCursor(g.Query("cursor_at"), g.Query("cursor_id")); err == nil {
-			filter := operator.DeliveryFilter{EndpointID: &id, Status: delivery.Status(g.Query("status")), EventType: g.Query("event_type")}
-			var page operator.Page[delivery.Delivery]
+			filter := operator.DeliveryFilter{EndpointID: &id, Status: models.Status(g.Query("status")), EventType: g.Query("event_type")}
+			var page operator.Page[models.Delivery]
 			if page, err = c.Lists.ListDeliveries(ctx, q, filter); err == nil {
 				rows := make([]deliveryRow, len(page.Rows))
 				for i, d := range page.Rows {
@@ -323,7 +324,7 @@ func (c *Console) endpointPage(g *gin.Context, code int, v view) {
 }
 
 // next is the next page's URL, keeping the filters, or "" on the last page.
-func next(g *gin.Context, page operator.Page[delivery.Delivery]) string {
+func next(g *gin.Context, page operator.Page[models.Delivery]) string {
 	if page.NextCursor == nil {
 		return ""
 	}
@@ -347,13 +348,13 @@ func (c *Console) refire(g *gin.Context) {
 // deliveryRow is a delivery log row with the links to its workflow and, once it was re-fired, to the
 // workflow of its new chain.
 type deliveryRow struct {
-	delivery.Delivery
+	models.Delivery
 	WorkflowURL string
 	RefiredURL  string
 }
 
-// Refirable reports whether a manager may re-fire the row (delivery.Refirable).
-func (r deliveryRow) Refirable() bool { return delivery.Refirable(r.Delivery) }
+// Refirable reports whether a manager may re-fire the row (endpoints.Refirable).
+func (r deliveryRow) Refirable() bool { return endpoints.Refirable(r.Delivery) }
 
 // Answer is the receiver's response status with its name, once: "401 Unauthorized".
 func (r deliveryRow) Answer() string {
@@ -377,7 +378,7 @@ func (r deliveryRow) Reason() string {
 // attempt that sent nothing (its endpoint disabled or deleted) took no time at all.
 func (r deliveryRow) Took() string {
 	switch {
-	case r.DurationMS == 0 && r.ResponseStatus == nil && (r.Error == delivery.ReasonEndpointDisabled || r.Error == delivery.ReasonEndpointDeleted):
+	case r.DurationMS == 0 && r.ResponseStatus == nil && (r.Error == models.ReasonEndpointDisabled || r.Error == models.ReasonEndpointDeleted):
 		return "not sent"
 	case r.DurationMS == 0:
 		return "<1 ms"

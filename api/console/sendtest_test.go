@@ -5,8 +5,7 @@ import (
 	"net/url"
 	"strings"
 	"testing"
-
-	"wds/delivery"
+	"wds/models"
 )
 
 // Send test from the console is audit logged with the operator who pressed it, and limited per
@@ -20,10 +19,10 @@ func TestConsoleSendTestIsLimitedPerEndpointAndAudited(t *testing.T) {
 			t.Fatalf("create endpoint: %d", res.StatusCode)
 		}
 	}
-	var eps []delivery.Endpoint
+	var eps []models.Endpoint
 	e.db.Order("url").Find(&eps)
 	member, mcsrf := e.signIn(e.memberToken)
-	test := func(ep delivery.Endpoint) *http.Response {
+	test := func(ep models.Endpoint) *http.Response {
 		res, _ := e.do(member, "POST", "/console/webhooks/"+ep.ID.String()+"/test", url.Values{"csrf": {mcsrf}})
 		return res
 	}

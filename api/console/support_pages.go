@@ -13,11 +13,12 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"wds/internal/endpoints"
+	"wds/models"
 
 	"github.com/gin-gonic/gin"
 	"github.com/google/uuid"
 
-	"wds/delivery"
 	"wds/internal/events"
 	"wds/internal/platform/paging"
 	"wds/internal/platform/problem"
@@ -48,11 +49,11 @@ func (c *Console) events(g *gin.Context) {
 	for _, f := range eventFilters {
 		form[f] = strings.TrimSpace(g.Query(f))
 	}
-	data := map[string]any{"Types": events.Types(), "Outcomes": delivery.Outcomes}
+	data := map[string]any{"Types": events.Types(), "Outcomes": endpoints.Outcomes}
 	q, err := eventsQuery(g, form)
 	if err == nil {
 		q.OrgID, q.ActorID = s.OrgID, &s.User.ID
-		var page *delivery.EventsPage
+		var page *endpoints.EventsPage
 		if page, err = c.Webhooks.ListEvents(g.Request.Context(), q); err == nil {
 			data["Rows"], data["Next"] = page.Rows, nextEvents(g, form, page.NextCursor)
 			c.render(g, http.StatusOK, "events", s, view{Data: data, Form: form})
@@ -64,8 +65,8 @@ func (c *Console) events(g *gin.Context) {
 
 // eventsQuery reads the search form: the order as an id or a number, times as RFC 3339 or as a
 // browser's datetime-local value (UTC).
-func eventsQuery(g *gin.Context, form map[string]string) (delivery.EventsQuery, error) {
-	q := delivery.EventsQuery{Type: form["type"], Outcome: delivery.Outcome(form["outcome"]), Limit: 50}
+func eventsQuery(g *gin.Context, form map[string]string) (endpoints.EventsQuery, error) {
+	q := endpoints.EventsQuery{Type: form["type"], Outcome: endpoints.Outcome(form["outcome"]), Limit: 50}
 	var err error
 	if q.Cursor, err = paging.ParseCursor(g.Query("cursor_at"), g.Query("cursor_id")); err != nil {
 		return q, err
@@ -121,7 +122,7 @@ func nextEvents(g *gin.Context, form map[string]string, cur *paging.Cursor) stri
 
 // chainView is a chain with the link to its workflow.
 type chainView struct {
-	delivery.Chain
+	endpoints.Chain
 	WorkflowURL string
 }
 
@@ -153,7 +154,7 @@ func (c *Console) resend(g *gin.Context) {
 func (c *Console) eventPage(g *gin.Context, code int, v view) {
 	s := sessionOf(g)
 	id, err := pathID(g)
-	var ev *delivery.EventDetail
+	var ev *endpoints.EventDetail
 	if err == nil {
 		ev, err = c.Webhooks.Event(g.Request.Context(), id, &s.User.ID)
 	}
@@ -173,7 +174,7 @@ func (c *Console) eventPage(g *gin.Context, code int, v view) {
 		c.render(g, status(err), "event", s, view{Error: c.problem(err)})
 		return
 	}
-	var targets []delivery.Endpoint // where Resend can send it: enabled endpoints subscribed to its type
+	var targets []models.Endpoint // where Resend can send it: enabled endpoints subscribed to its type
 	for _, ep := range eps {
 		if ep.Enabled && slices.Contains(ep.EventTypes, ev.Type) {
 			targets = append(targets, ep)

@@ -7,11 +7,11 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"wds/workflows/contract"
 
 	"github.com/google/uuid"
 
-	"wds/delivery"
-	"wds/delivery/deliverytest"
+	"wds/internal/dev/deliverytest"
 	"wds/internal/events"
 	"wds/internal/workspace"
 	"wds/models"
@@ -29,7 +29,7 @@ func TestEventsPageFindsAnOrderByNumberAndOpensItsEvent(t *testing.T) {
 		VALUES (?, ?, ?, 1042, 'USD', 100, 100, 'invoiced')`, order, e.org.ID, store).Error; err != nil {
 		t.Fatal(err)
 	}
-	ep := delivery.Endpoint{ID: uuid.New(), OrgID: e.org.ID, URL: "https://receiver.example/hooks", EventTypes: models.TextArray{"order.created"},
+	ep := models.Endpoint{ID: uuid.New(), OrgID: e.org.ID, URL: "https://receiver.example/hooks", EventTypes: models.TextArray{"order.created"},
 		SecretSealed: []byte("x"), Enabled: true, MaxAttempts: 5, CreatedBy: owner.ID}
 	if err := e.db.Create(&ep).Error; err != nil {
 		t.Fatal(err)
@@ -37,8 +37,8 @@ func TestEventsPageFindsAnOrderByNumberAndOpensItsEvent(t *testing.T) {
 	ev, _ := deliverytest.Emit(ctx, e.db, e.org.ID, nil, events.OrderCreated, map[string]any{"id": order, "number": "1042"})
 	other, _ := deliverytest.Emit(ctx, e.db, e.org.ID, nil, events.OrderCreated, map[string]any{"id": uuid.New()})
 	code := 503
-	d := delivery.Delivery{ID: uuid.New(), OrgID: e.org.ID, EventID: ev, EndpointID: ep.ID, EventType: "order.created", ChainID: uuid.New(),
-		WorkflowID: delivery.EventWorkflowID(ev), Attempt: 1, Status: "dropped", ResponseStatus: &code, Error: "HTTP 503", AttemptedAt: time.Now()}
+	d := models.Delivery{ID: uuid.New(), OrgID: e.org.ID, EventID: ev, EndpointID: ep.ID, EventType: "order.created", ChainID: uuid.New(),
+		WorkflowID: contract.EventWorkflowID(ev), Attempt: 1, Status: "dropped", ResponseStatus: &code, Error: "HTTP 503", AttemptedAt: time.Now()}
 	if err := e.db.Create(&d).Error; err != nil {
 		t.Fatal(err)
 	}
@@ -88,15 +88,15 @@ func TestResendFromTheEventPage(t *testing.T) {
 	ctx := context.Background()
 	var owner workspace.User
 	e.db.Raw("SELECT u.* FROM users u JOIN memberships m ON m.user_id = u.id WHERE m.org_id = ? AND m.role = 'owner'", e.org.ID).Scan(&owner)
-	ep := delivery.Endpoint{ID: uuid.New(), OrgID: e.org.ID, URL: "https://receiver.example/hooks", EventTypes: models.TextArray{"order.created"},
+	ep := models.Endpoint{ID: uuid.New(), OrgID: e.org.ID, URL: "https://receiver.example/hooks", EventTypes: models.TextArray{"order.created"},
 		SecretSealed: []byte("x"), Enabled: true, MaxAttempts: 5, CreatedBy: owner.ID}
 	if err := e.db.Create(&ep).Error; err != nil {
 		t.Fatal(err)
 	}
 	ev, _ := deliverytest.Emit(ctx, e.db, e.org.ID, nil, events.OrderCreated, map[string]any{"id": uuid.New()})
 	e.db.Exec("UPDATE events SET dispatched_at = now()")
-	d := delivery.Delivery{ID: uuid.New(), OrgID: e.org.ID, EventID: ev, EndpointID: ep.ID, EventType: "order.created", ChainID: uuid.New(),
-		WorkflowID: delivery.EventWorkflowID(ev), Attempt: 1, Status: "succeeded", AttemptedAt: time.Now()}
+	d := models.Delivery{ID: uuid.New(), OrgID: e.org.ID, EventID: ev, EndpointID: ep.ID, EventType: "order.created", ChainID: uuid.New(),
+		WorkflowID: contract.EventWorkflowID(ev), Attempt: 1, Status: "succeeded", AttemptedAt: time.Now()}
 	e.db.Create(&d)
 	path := "/console/events/" + ev.String()
 
@@ -127,7 +127,7 @@ func TestResendFromTheEventPage(t *testing.T) {
 		t.Fatalf("second resend: %d\n%s", res.StatusCode, page)
 	}
 	var n int64
-	e.db.Model(&delivery.Dispatch{}).Where("kind = 'resend'").Count(&n)
+	e.db.Model(&models.Dispatch{}).Where("kind = 'resend'").Count(&n)
 	if n != 1 {
 		t.Fatalf("%d resends queued, want 1", n)
 	}

@@ -6,27 +6,28 @@ import (
 	"fmt"
 	"os"
 	"strings"
+	"wds/internal/endpoints"
+	"wds/models"
 
 	"github.com/google/uuid"
 
-	"wds/delivery"
 	"wds/internal/platform/paging"
 )
 
 func init() {
 	registerAdmin("endpoint create", endpointCreate)
 	registerAdmin("endpoint list", endpointList)
-	registerAdmin("endpoint disable", endpointMutation((*delivery.Service).Disable))
-	registerAdmin("endpoint enable", endpointMutation((*delivery.Service).Enable))
-	registerAdmin("endpoint delete", endpointMutation((*delivery.Service).Delete))
+	registerAdmin("endpoint disable", endpointMutation((*endpoints.Service).Disable))
+	registerAdmin("endpoint enable", endpointMutation((*endpoints.Service).Enable))
+	registerAdmin("endpoint delete", endpointMutation((*endpoints.Service).Delete))
 	registerAdmin("endpoint rotate-secret", endpointRotate)
 	registerAdmin("endpoint deliveries", endpointDeliveries)
 	registerAdmin("delivery refire", deliveryRefire)
 }
 
 // webhookService builds the operations; sealing needs the encryption key, reading does not.
-func webhookService(env *adminEnv, seals bool) (*delivery.Service, error) {
-	s := &delivery.Service{DB: env.db, AllowPrivate: env.cfg.WebhookAllowPrivate, Retention: env.cfg.Retention}
+func webhookService(env *adminEnv, seals bool) (*endpoints.Service, error) {
+	s := &endpoints.Service{DB: env.db, AllowPrivate: env.cfg.WebhookAllowPrivate, Retention: env.cfg.Retention}
 	if seals {
 		box, err := env.box()
 		if err != nil {
@@ -39,7 +40,7 @@ func webhookService(env *adminEnv, seals bool) (*delivery.Service, error) {
 
 func endpointCreate(fs *flag.FlagSet) runFunc {
 	org, actor, url := uuidFlag(fs, "org", "org id"), uuidFlag(fs, "actor", "acting user id"), stringFlag(fs, "url", "https:// URL")
-	events, maxAttempts := stringFlag(fs, "events", "event types, comma separated"), fs.Int("max-attempts", delivery.DefaultMaxAttempts, "1..10")
+	events, maxAttempts := stringFlag(fs, "events", "event types, comma separated"), fs.Int("max-attempts", endpoints.DefaultMaxAttempts, "1..10")
 	rateLimit := fs.String("rate-limit", "none", "deliveries a second (1..1000), or none")
 	headers := headerFlags{}
 	fs.Var(headers, "header", "'Name: value' sent on every attempt; repeat for several")
@@ -55,7 +56,7 @@ func endpointCreate(fs *flag.FlagSet) runFunc {
 		if err != nil {
 			return nil, err
 		}
-		in := delivery.CreateInput{OrgID: *org, ActorID: *actor, URL: *url,
+		in := endpoints.CreateInput{OrgID: *org, ActorID: *actor, URL: *url,
 			EventTypes: strings.Split(*events, ","), MaxAttempts: *maxAttempts, Headers: headers}
 		if !limit.Null {
 			in.RateLimit = &limit.Value
@@ -81,7 +82,7 @@ func endpointList(fs *flag.FlagSet) runFunc {
 }
 
 // endpointMutation is disable, enable or delete: --id and --actor, answered with the endpoint.
-func endpointMutation(op func(*delivery.Service, context.Context, uuid.UUID, uuid.UUID) (*delivery.Endpoint, error)) func(fs *flag.FlagSet) runFunc {
+func endpointMutation(op func(*endpoints.Service, context.Context, uuid.UUID, uuid.UUID) (*models.Endpoint, error)) func(fs *flag.FlagSet) runFunc {
 	return func(fs *flag.FlagSet) runFunc {
 		id, actor := uuidFlag(fs, "id", "endpoint id"), uuidFlag(fs, "actor", "acting user id")
 		return func(ctx context.Context, env *adminEnv) (any, error) {
@@ -116,7 +117,7 @@ func endpointDeliveries(fs *flag.FlagSet) runFunc {
 			return nil, err
 		}
 		svc, _ := webhookService(env, false)
-		return svc.ListDeliveries(ctx, delivery.DeliveriesQuery{EndpointID: *id, Limit: n, Cursor: cur})
+		return svc.ListDeliveries(ctx, endpoints.DeliveriesQuery{EndpointID: *id, Limit: n, Cursor: cur})
 	}
 }
 

@@ -5,8 +5,8 @@ import (
 	"flag"
 	"strconv"
 	"strings"
+	"wds/internal/endpoints"
 
-	"wds/delivery"
 	"wds/internal/platform/paging"
 	"wds/internal/platform/problem"
 	"wds/models"
@@ -52,7 +52,7 @@ func endpointUpdate(fs *flag.FlagSet) runFunc {
 	fs.Var(headers, "header", "'Name: value' sent on every attempt; repeat for several; replaces the whole set")
 	clearHeaders := fs.Bool("clear-headers", false, "remove every custom header")
 	return func(ctx context.Context, env *adminEnv) (any, error) {
-		in := delivery.UpdateInput{ID: *id, ActorID: *actor}
+		in := endpoints.UpdateInput{ID: *id, ActorID: *actor}
 		var err error
 		fs.Visit(func(f *flag.Flag) {
 			switch f.Name {

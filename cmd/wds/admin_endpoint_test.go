@@ -4,11 +4,12 @@ import (
 	"context"
 	"testing"
 	"time"
+	"wds/models"
+	"wds/workflows/contract"
 
 	"github.com/google/uuid"
 
-	"wds/delivery"
-	"wds/delivery/deliverytest"
+	"wds/internal/dev/deliverytest"
 	"wds/internal/dev/pgtest"
 	"wds/internal/events"
 	"wds/internal/platform/database"
@@ -57,8 +58,8 @@ func TestAdminEndpointAndRefireCommands(t *testing.T) {
 	}
 	defer database.Close(db)
 	ev, _ := deliverytest.Emit(context.Background(), db, uuid.MustParse(org), nil, events.OrderCreated, nil)
-	d := delivery.Delivery{ID: uuid.New(), OrgID: uuid.MustParse(org), EventID: ev, EndpointID: uuid.MustParse(id), EventType: "order.created",
-		ChainID: uuid.New(), WorkflowID: delivery.EventWorkflowID(ev), Attempt: 3, Status: "dropped", AttemptedAt: time.Now()}
+	d := models.Delivery{ID: uuid.New(), OrgID: uuid.MustParse(org), EventID: ev, EndpointID: uuid.MustParse(id), EventType: "order.created",
+		ChainID: uuid.New(), WorkflowID: contract.EventWorkflowID(ev), Attempt: 3, Status: "dropped", AttemptedAt: time.Now()}
 	if err := db.Create(&d).Error; err != nil {
 		t.Fatal(err)
 	}
@@ -72,7 +73,7 @@ func TestAdminEndpointAndRefireCommands(t *testing.T) {
 	_, err = admin(t, "delivery", "refire", "--id", d.ID.String(), "--actor", member)
 	wantCode(t, err, "forbidden")
 	re := mustAdmin(t, "delivery", "refire", "--id", d.ID.String(), "--actor", owner)
-	if len(re) != 2 || re["workflow_id"] != delivery.RefireWorkflowID(ev, uuid.MustParse(id), 1) || re["chain_id"] == "" {
+	if len(re) != 2 || re["workflow_id"] != contract.RefireWorkflowID(ev, uuid.MustParse(id), 1) || re["chain_id"] == "" {
 		t.Fatalf("refire printed %v", re)
 	}
 	mustAdmin(t, "endpoint", "delete", "--id", id, "--actor", owner)

@@ -4,10 +4,10 @@ import (
 	"context"
 	"flag"
 	"strconv"
+	"wds/internal/endpoints"
 
 	"github.com/google/uuid"
 
-	"wds/delivery"
 	"wds/internal/platform/paging"
 	"wds/internal/platform/problem"
 )
@@ -27,7 +27,7 @@ func eventList(fs *flag.FlagSet) runFunc {
 	limit := fs.Int("limit", paging.DefaultLimit, "1..100")
 	cursorAt, cursorID := fs.String("cursor-at", "", "next_cursor.at"), fs.String("cursor-id", "", "next_cursor.id")
 	return func(ctx context.Context, env *adminEnv) (any, error) {
-		q := delivery.EventsQuery{OrgID: *org, Type: *typ, Outcome: delivery.Outcome(*outcome)}
+		q := endpoints.EventsQuery{OrgID: *org, Type: *typ, Outcome: endpoints.Outcome(*outcome)}
 		var err error
 		if q.Limit, err = paging.ClampLimit(*limit, true); err != nil {
 			return nil, err
@@ -57,7 +57,7 @@ func eventList(fs *flag.FlagSet) runFunc {
 }
 
 // orderFlag reads --order as an order id, or else as an order number.
-func orderFlag(v string, q *delivery.EventsQuery) error {
+func orderFlag(v string, q *endpoints.EventsQuery) error {
 	if v == "" {
 		return nil
 	}

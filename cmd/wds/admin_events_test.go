@@ -4,11 +4,12 @@ import (
 	"context"
 	"testing"
 	"time"
+	"wds/models"
+	"wds/workflows/contract"
 
 	"github.com/google/uuid"
 
-	"wds/delivery"
-	"wds/delivery/deliverytest"
+	"wds/internal/dev/deliverytest"
 	"wds/internal/dev/pgtest"
 	"wds/internal/events"
 	"wds/internal/platform/database"
@@ -36,8 +37,8 @@ func TestAdminEventListAndShow(t *testing.T) {
 	ev, _ := deliverytest.Emit(context.Background(), db, orgID, nil, events.OrderCreated, map[string]any{"id": order})
 	deliverytest.Emit(context.Background(), db, orgID, nil, events.OrderCreated, map[string]any{"id": uuid.New()})
 	db.Exec("UPDATE events SET dispatched_at = now()") // as the relay leaves them once started
-	d := delivery.Delivery{ID: uuid.New(), OrgID: orgID, EventID: ev, EndpointID: uuid.MustParse(ep), EventType: "order.created",
-		ChainID: uuid.New(), WorkflowID: delivery.EventWorkflowID(ev), Attempt: 1, Status: "dropped", AttemptedAt: time.Now()}
+	d := models.Delivery{ID: uuid.New(), OrgID: orgID, EventID: ev, EndpointID: uuid.MustParse(ep), EventType: "order.created",
+		ChainID: uuid.New(), WorkflowID: contract.EventWorkflowID(ev), Attempt: 1, Status: "dropped", AttemptedAt: time.Now()}
 	if err := db.Create(&d).Error; err != nil {
 		t.Fatal(err)
 	}
@@ -66,7 +67,7 @@ func TestAdminEventListAndShow(t *testing.T) {
 	_, err = admin(t, "event", "resend", "--id", ev.String(), "--actor", owner, "--endpoint", "nope")
 	wantCode(t, err, "invalid_parameter")
 	re := mustAdmin(t, "event", "resend", "--id", ev.String(), "--actor", owner, "--endpoint", ep)["chains"].([]any)
-	if len(re) != 1 || re[0].(map[string]any)["workflow_id"] != delivery.ResendWorkflowID(ev, uuid.MustParse(ep), 1) {
+	if len(re) != 1 || re[0].(map[string]any)["workflow_id"] != contract.ResendWorkflowID(ev, uuid.MustParse(ep), 1) {
 		t.Fatalf("resend %v", re)
 	}
 	_, err = admin(t, "event", "resend", "--id", ev.String(), "--actor", owner)

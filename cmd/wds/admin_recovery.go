@@ -7,10 +7,10 @@ import (
 	"io"
 	"os"
 	"time"
+	"wds/internal/endpoints"
+	"wds/models"
 
 	"github.com/google/uuid"
-
-	"wds/delivery"
 )
 
 func init() {
@@ -51,18 +51,18 @@ func endpointRecover(fs *flag.FlagSet) runFunc {
 }
 
 // waitForRecovery reports a recovery's progress whenever it changes until it is no longer running.
-func waitForRecovery(ctx context.Context, svc *delivery.Service, id uuid.UUID) (*delivery.Recovery, error) {
+func waitForRecovery(ctx context.Context, svc *endpoints.Service, id uuid.UUID) (*models.Recovery, error) {
 	last := -1
 	for {
 		rec, err := svc.Recovery(ctx, id, nil)
 		if err != nil {
 			return nil, err
 		}
-		if rec.Started != last || rec.Status != delivery.RecoveryRunning {
+		if rec.Started != last || rec.Status != models.RecoveryRunning {
 			fmt.Fprintf(progressOut, "recovery %s: %d of %d chains started, %s\n", rec.ID, rec.Started, rec.Total, rec.Status)
 			last = rec.Started
 		}
-		if rec.Status != delivery.RecoveryRunning {
+		if rec.Status != models.RecoveryRunning {
 			return rec, nil
 		}
 		select {

@@ -6,11 +6,12 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"wds/models"
+	"wds/workflows/contract"
 
 	"github.com/google/uuid"
 
-	"wds/delivery"
-	"wds/delivery/deliverytest"
+	"wds/internal/dev/deliverytest"
 	"wds/internal/dev/pgtest"
 	"wds/internal/events"
 	"wds/internal/platform/database"
@@ -33,8 +34,8 @@ func TestAdminRecoverWaitsShowsAndCancels(t *testing.T) {
 	defer database.Close(db)
 	for range 3 {
 		ev, _ := deliverytest.Emit(context.Background(), db, uuid.MustParse(org), nil, events.OrderCreated, map[string]any{"id": uuid.New()})
-		db.Create(&delivery.Delivery{ID: uuid.New(), OrgID: uuid.MustParse(org), EventID: ev, EndpointID: uuid.MustParse(ep), EventType: "order.created",
-			ChainID: uuid.New(), WorkflowID: delivery.EventWorkflowID(ev), Attempt: 1, Status: "dropped", AttemptedAt: time.Now()})
+		db.Create(&models.Delivery{ID: uuid.New(), OrgID: uuid.MustParse(org), EventID: ev, EndpointID: uuid.MustParse(ep), EventType: "order.created",
+			ChainID: uuid.New(), WorkflowID: contract.EventWorkflowID(ev), Attempt: 1, Status: "dropped", AttemptedAt: time.Now()})
 	}
 	since := time.Now().Add(-time.Hour).UTC().Format(time.RFC3339)
 

@@ -4,8 +4,8 @@ import (
 	"context"
 	"strings"
 	"testing"
+	"wds/internal/endpoints"
 
-	"wds/delivery"
 	"wds/internal/dev/pgtest"
 	"wds/internal/platform/database"
 	"wds/internal/platform/secrets"
@@ -24,8 +24,8 @@ func TestAdminSecretsReencryptCompletesARotation(t *testing.T) {
 	org, _ := workspace.NewService(db).CreateOrg(ctx, "Rotating")
 	owner, _, _ := workspace.NewService(db).CreateUser(ctx, org.ID, "o@rotating.test", workspace.RoleOwner)
 	oldBox, _ := secrets.NewBox(oldKey)
-	ep, err := (&delivery.Service{DB: db, Box: oldBox, AllowPrivate: true}).Create(ctx,
-		delivery.CreateInput{OrgID: org.ID, ActorID: owner.ID, URL: "https://127.0.0.1/hook", EventTypes: []string{"order.created"}})
+	ep, err := (&endpoints.Service{DB: db, Box: oldBox, AllowPrivate: true}).Create(ctx,
+		endpoints.CreateInput{OrgID: org.ID, ActorID: owner.ID, URL: "https://127.0.0.1/hook", EventTypes: []string{"order.created"}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,12 +7,12 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"wds/worker"
 
 	"github.com/sirupsen/logrus"
 	"go.temporal.io/sdk/client"
 	"gorm.io/gorm"
 
-	"wds/delivery"
 	"wds/internal/dev/temporaldev"
 	"wds/internal/platform/config"
 )
@@ -55,7 +55,7 @@ func startDevWebhooks(ctx context.Context, cfg *config.Config, db *gorm.DB, log 
 		if c, err = dialTemporal(ctx, cfg, log); err != nil {
 			return nil, err
 		}
-		if err := delivery.EnsureSearchAttributes(ctx, c, cfg.TemporalNamespace); err != nil {
+		if err := worker.EnsureSearchAttributes(ctx, c, cfg.TemporalNamespace); err != nil {
 			log.WithError(err).Warn("cannot register the Wds* search attributes")
 		}
 	}

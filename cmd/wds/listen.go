@@ -17,10 +17,10 @@ import (
 	"syscall"
 	"time"
 	"unicode"
+	"wds/internal/endpoints"
 
 	"github.com/google/uuid"
 
-	"wds/delivery"
 	"wds/internal/events"
 	"wds/internal/platform/config"
 	"wds/internal/platform/database"
@@ -99,7 +99,7 @@ func listenCmd(ctx context.Context, args []string) error {
 }
 
 // listenService opens the wds dev database (or DATABASE_URL's) for the endpoint operations.
-func listenService(ctx context.Context, cfg *config.Config) (*delivery.Service, func(), error) {
+func listenService(ctx context.Context, cfg *config.Config) (*endpoints.Service, func(), error) {
 	url, err := databaseURL(cfg)
 	if err != nil {
 		return nil, nil, err
@@ -114,17 +114,17 @@ func listenService(ctx context.Context, cfg *config.Config) (*delivery.Service, 
 		return nil, nil, err
 	}
 	// The receiver is on this laptop by design.
-	return &delivery.Service{DB: db, Box: box, AllowPrivate: true}, func() { database.Close(db) }, nil
+	return &endpoints.Service{DB: db, Box: box, AllowPrivate: true}, func() { database.Close(db) }, nil
 }
 
 // listen registers the endpoint, serves deliveries until ctx ends, then disables and deletes it.
-func listen(ctx context.Context, svc *delivery.Service, ln net.Listener, cert tls.Certificate,
+func listen(ctx context.Context, svc *endpoints.Service, ln net.Listener, cert tls.Certificate,
 	org, actor uuid.UUID, types []string, forwardTo string) error {
 	if len(types) == 0 {
 		types = events.Types()
 	}
 	url := "https://" + ln.Addr().String() + "/hooks"
-	ep, err := svc.Create(ctx, delivery.CreateInput{OrgID: org, ActorID: actor, URL: url, EventTypes: types})
+	ep, err := svc.Create(ctx, endpoints.CreateInput{OrgID: org, ActorID: actor, URL: url, EventTypes: types})
 	if err != nil {
 		return fmt.Errorf("register the endpoint: %s", problem.Detail(err))
 	}
@@ -158,8 +158,8 @@ func listen(ctx context.Context, svc *delivery.Service, ln net.Listener, cert tl
 
 // renewLease renews the endpoint's lease every twelfth of it until ctx ends; a failed renewal is
 // reported and tried again at the next tick, long before the lease runs out.
-func renewLease(ctx context.Context, svc *delivery.Service, id uuid.UUID, report io.Writer) {
-	tick := time.NewTicker(delivery.LeaseTTL / 12)
+func renewLease(ctx context.Context, svc *endpoints.Service, id uuid.UUID, report io.Writer) {
+	tick := time.NewTicker(endpoints.LeaseTTL / 12)
 	defer tick.Stop()
 	for {
 		select {
@@ -167,7 +167,7 @@ func renewLease(ctx context.Context, svc *delivery.Service, id uuid.UUID, report
 			return
 		case <-tick.C:
 			if err := svc.Renew(ctx, id); err != nil && ctx.Err() == nil {
-				fmt.Fprintf(report, "cannot renew endpoint %s's lease (it ends within %s unless renewed): %v\n", id, delivery.LeaseTTL, err)
+				fmt.Fprintf(report, "cannot renew endpoint %s's lease (it ends within %s unless renewed): %v\n", id, endpoints.LeaseTTL, err)
 			}
 		}
 	}

@@ -10,8 +10,9 @@ import (
 	"syscall"
 	"testing"
 	"time"
+	"wds/internal/endpoints"
+	"wds/models"
 
-	"wds/delivery"
 	"wds/internal/dev/pgtest"
 	"wds/internal/platform/database"
 	"wds/internal/platform/secrets"
@@ -93,14 +94,14 @@ func TestListenDeletesItsEndpointOnSIGHUP(t *testing.T) {
 	// The endpoint is on a lease: should wds listen die without deleting it, it expires by itself.
 	var left float64
 	db.Raw(`SELECT extract(epoch FROM lease_until - now()) FROM webhook_endpoints WHERE org_id = ?`, org.ID).Scan(&left)
-	if d := time.Duration(left) * time.Second; d < delivery.LeaseTTL-time.Minute || d > delivery.LeaseTTL {
-		t.Errorf("the listener's endpoint lease ends in %v, want %v", d, delivery.LeaseTTL)
+	if d := time.Duration(left) * time.Second; d < endpoints.LeaseTTL-time.Minute || d > endpoints.LeaseTTL {
+		t.Errorf("the listener's endpoint lease ends in %v, want %v", d, endpoints.LeaseTTL)
 	}
 	if err := l.cmd.Process.Signal(syscall.SIGHUP); err != nil {
 		t.Fatal(err)
 	}
 	<-l.exited
-	var ep delivery.Endpoint
+	var ep models.Endpoint
 	db.Where("org_id = ?", org.ID).Take(&ep)
 	if l.err != nil || ep.DeletedAt == nil || ep.Enabled {
 		t.Fatalf("after SIGHUP: exit %v, endpoint enabled %v deleted %v\n%s", l.err, ep.Enabled, ep.DeletedAt, l.out.String())

@@ -9,11 +9,11 @@ import (
 	"sync"
 	"syscall"
 	"testing"
+	"wds/models"
 
 	"github.com/google/uuid"
 
-	"wds/delivery"
-	"wds/delivery/deliverytest"
+	"wds/internal/dev/deliverytest"
 	"wds/internal/dev/pgtest"
 	"wds/internal/dev/temporaldev"
 	"wds/internal/platform/database"
@@ -62,7 +62,7 @@ func TestListenReceivesForwardsAndCleansUp(t *testing.T) {
 	l := startWDS(t, env, "listen", "--org", org.ID.String(), "--actor", owner.ID.String(),
 		"--events", "client.created", "--forward-to", app.URL+"/hooks")
 	waitFor(t, "wds listen to be ready", func() bool { return strings.Contains(l.out.String(), "Ready: endpoint ") })
-	var ep delivery.Endpoint
+	var ep models.Endpoint
 	db.Where("org_id = ? AND deleted_at IS NULL", org.ID).Take(&ep)
 
 	ev, err := deliverytest.Emit(context.Background(), db, org.ID, nil, "client.created", map[string]any{"id": uuid.New()})
@@ -74,12 +74,12 @@ func TestListenReceivesForwardsAndCleansUp(t *testing.T) {
 		t.Errorf("forwarded headers %v", h)
 	}
 	waitFor(t, "the delivery logged", func() bool {
-		var d delivery.Delivery
+		var d models.Delivery
 		return db.Where("event_id = ? AND endpoint_id = ?", ev, ep.ID).Take(&d).Error == nil && d.ResponseStatus != nil
 	})
-	var d delivery.Delivery
+	var d models.Delivery
 	db.Where("event_id = ?", ev).Take(&d)
-	if d.Status != delivery.StatusSucceeded || *d.ResponseStatus != http.StatusAccepted {
+	if d.Status != models.StatusSucceeded || *d.ResponseStatus != http.StatusAccepted {
 		t.Errorf("delivery %s with %d, want succeeded with the app's 202", d.Status, *d.ResponseStatus)
 	}
 	out := l.out.String()

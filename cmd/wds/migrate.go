@@ -8,10 +8,10 @@ import (
 	"fmt"
 	"os"
 	"time"
+	"wds/worker"
 
 	"github.com/sirupsen/logrus"
 
-	"wds/delivery"
 	"wds/internal/platform/config"
 	"wds/internal/platform/database"
 	"wds/migrations"
@@ -77,7 +77,7 @@ func migrateUp(ctx context.Context, cfg *config.Config, sqlDB *sql.DB, log logru
 		return nil, fmt.Errorf("register search attributes on %s: %w", cfg.TemporalAddress, err)
 	}
 	defer c.Close()
-	if err := delivery.EnsureSearchAttributes(wctx, c, cfg.TemporalNamespace); err != nil {
+	if err := worker.EnsureSearchAttributes(wctx, c, cfg.TemporalNamespace); err != nil {
 		return nil, err
 	}
 	out["search_attributes"] = "registered"

@@ -4,12 +4,12 @@ import (
 	"context"
 	"strings"
 	"testing"
+	"wds/workflows/contract"
 
 	"go.temporal.io/api/operatorservice/v1"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/testsuite"
 
-	"wds/delivery"
 	"wds/internal/dev/pgtest"
 	"wds/internal/dev/temporaldev"
 )
@@ -40,7 +40,7 @@ func TestMigrateUpRegistersSearchAttributes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, k := range delivery.SearchAttributeKeys() {
+	for _, k := range contract.SearchAttributeKeys() {
 		if _, ok := got.GetCustomAttributes()[k.GetName()]; !ok {
 			t.Errorf("%s not registered", k.GetName())
 		}

@@ -17,7 +17,7 @@ import (
 
 	"github.com/google/uuid"
 
-	"wds/delivery/deliverytest"
+	"wds/internal/dev/deliverytest"
 	"wds/internal/dev/pgtest"
 	"wds/internal/dev/temporaldev"
 	"wds/internal/events"

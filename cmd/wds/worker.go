@@ -7,13 +7,15 @@ import (
 	"fmt"
 	"os"
 	"time"
+	"wds/activities"
+	"wds/internal/endpoints"
+	"wds/worker"
 
 	"github.com/sirupsen/logrus"
 	"go.temporal.io/sdk/client"
 	"gorm.io/gorm"
 
 	"wds/api"
-	"wds/delivery"
 	"wds/internal/dev/temporaldev"
 	"wds/internal/platform/config"
 	"wds/internal/platform/egress"
@@ -38,7 +40,7 @@ func workerCmd(ctx context.Context, _ []string) error {
 	defer c.Close()
 	// Every start sets the Wds* search attributes, and Temporal refuses a start whose attributes the
 	// namespace lacks: a worker that went on without them would deliver nothing. Stop here instead.
-	if err := delivery.EnsureSearchAttributes(ctx, c, p.cfg.TemporalNamespace); err != nil {
+	if err := worker.EnsureSearchAttributes(ctx, c, p.cfg.TemporalNamespace); err != nil {
 		return fmt.Errorf("the Wds* search attributes are missing on Temporal namespace %q and cannot be added (%w); "+
 			"without them no delivery can start: register them as docs/production.md shows, then start the worker again",
 			p.cfg.TemporalNamespace, err)
@@ -137,14 +139,14 @@ func runWorker(ctx context.Context, cfg *config.Config, db *gorm.DB, box *secret
 	if err != nil {
 		return err
 	}
-	if cfg.Retention > 0 && cfg.Retention < delivery.MinRetention {
+	if cfg.Retention > 0 && cfg.Retention < worker.MinRetention {
 		return fmt.Errorf("WDS_RETENTION=%s: keep at least %s (a chain's retries span days), or 0 to keep everything",
-			cfg.Retention, delivery.MinRetention)
+			cfg.Retention, worker.MinRetention)
 	}
 	starter := newStarter(cfg, db, c, log)
-	return delivery.RunWorker(ctx, delivery.WorkerOptions{
+	return worker.RunWorker(ctx, worker.WorkerOptions{
 		Temporal: c,
-		Activities: &delivery.Activities{DB: db, Box: box, HTTP: httpc, Batches: starter, Events: starter,
+		Activities: &activities.Activities{DB: db, Box: box, HTTP: httpc, Batches: starter, Events: starter,
 			DisableAfter: cfg.WebhookDisableAfter},
 		Starter:   starter,
 		Log:       log,
@@ -152,21 +154,21 @@ func runWorker(ctx context.Context, cfg *config.Config, db *gorm.DB, box *secret
 	})
 }
 
-func newStarter(cfg *config.Config, db *gorm.DB, c client.Client, log logrus.FieldLogger) *delivery.Starter {
-	return &delivery.Starter{DB: db, Temporal: c, Schedule: cfg.WebhookRetrySchedule, Log: log, Grace: delivery.RelayGrace}
+func newStarter(cfg *config.Config, db *gorm.DB, c client.Client, log logrus.FieldLogger) *worker.Starter {
+	return &worker.Starter{DB: db, Temporal: c, Schedule: cfg.WebhookRetrySchedule, Log: log, Grace: worker.RelayGrace}
 }
 
 // webhookWiring is what the HTTP API needs from the webhook engine.
 type webhookWiring struct {
-	service *delivery.Service
-	starter *delivery.Starter
+	service *endpoints.Service
+	starter *worker.Starter
 }
 
 // newWebhookWiring builds the operations and, with a Temporal client, the after-commit starter.
 func newWebhookWiring(cfg *config.Config, db *gorm.DB, box *secrets.Box, c client.Client, log logrus.FieldLogger) webhookWiring {
 	starter := newStarter(cfg, db, c, log)
 	return webhookWiring{
-		service: &delivery.Service{DB: db, Box: box, AllowPrivate: cfg.WebhookAllowPrivate, Stopper: starter, Dispatcher: starter,
+		service: &endpoints.Service{DB: db, Box: box, AllowPrivate: cfg.WebhookAllowPrivate, Stopper: starter, Dispatcher: starter,
 			Recoveries: starter, Retention: cfg.Retention},
 		starter: starter,
 	}

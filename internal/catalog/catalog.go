@@ -24,7 +24,7 @@ type Service struct {
 	events EventStarter
 }
 
-// EventStarter starts webhook delivery of events already committed to the outbox (delivery.Starter).
+// EventStarter starts webhook delivery of events already committed to the outbox (worker.Starter).
 // It must not fail the write: what it cannot start now the worker's relay starts after its grace.
 type EventStarter interface {
 	StartEvents(ctx context.Context, eventIDs []uuid.UUID)

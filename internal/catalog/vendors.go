@@ -5,11 +5,11 @@ import (
 	"fmt"
 	"strings"
 	"unicode/utf8"
+	"wds/internal/outbox"
 
 	"github.com/google/uuid"
 	"gorm.io/gorm"
 
-	"wds/delivery"
 	"wds/internal/events"
 	"wds/internal/platform/problem"
 	"wds/internal/views"
@@ -208,12 +208,12 @@ func (s *Service) inTx(ctx context.Context, out **views.Vendor, write func(tx *g
 		if err != nil || v == nil {
 			return err
 		}
-		ev, err := delivery.NewEvent(org, &v.StoreID, typ, v)
+		ev, err := outbox.NewEvent(org, &v.StoreID, typ, v)
 		if err != nil {
 			return err
 		}
 		*out = v
-		ids, err = delivery.WriteEvents(ctx, tx, []delivery.PendingEvent{ev})
+		ids, err = outbox.WriteEvents(ctx, tx, []outbox.PendingEvent{ev})
 		return err
 	})
 	if err != nil {

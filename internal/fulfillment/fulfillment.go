@@ -16,11 +16,11 @@ import (
 	"strings"
 	"time"
 	"unicode/utf8"
+	"wds/internal/outbox"
 
 	"github.com/google/uuid"
 	"gorm.io/gorm"
 
-	"wds/delivery"
 	"wds/internal/order"
 	"wds/internal/platform/problem"
 	"wds/internal/views"
@@ -36,7 +36,7 @@ type Service struct {
 	events EventStarter
 }
 
-// EventStarter starts webhook delivery of events already committed to the outbox (delivery.Starter).
+// EventStarter starts webhook delivery of events already committed to the outbox (worker.Starter).
 // It must not fail the write: what it cannot start now the worker's relay starts after its grace.
 type EventStarter interface {
 	StartEvents(ctx context.Context, eventIDs []uuid.UUID)
@@ -58,7 +58,7 @@ type change struct {
 	ctx    context.Context
 	tx     *gorm.DB
 	order  lockedOrder
-	events []delivery.PendingEvent
+	events []outbox.PendingEvent
 }
 
 type lockedOrder struct {
@@ -90,7 +90,7 @@ func (s *Service) run(ctx context.Context, actor, orderID uuid.UUID, fn func(c *
 			return err
 		}
 		var err error
-		ids, err = delivery.WriteEvents(ctx, tx, c.events)
+		ids, err = outbox.WriteEvents(ctx, tx, c.events)
 		return err
 	})
 	if err != nil {
@@ -142,7 +142,7 @@ func (c *change) announce(shipmentID uuid.UUID, types ...string) (order.Shipment
 		}
 		for _, typ := range types {
 			store := c.order.StoreID
-			ev, err := delivery.NewEvent(c.order.OrgID, &store, typ, shipmentEvent{Order: o, Shipment: s})
+			ev, err := outbox.NewEvent(c.order.OrgID, &store, typ, shipmentEvent{Order: o, Shipment: s})
 			if err != nil {
 				return order.Shipment{}, err
 			}

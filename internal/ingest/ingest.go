@@ -18,11 +18,11 @@ package ingest
 import (
 	"context"
 	"errors"
+	"wds/internal/outbox"
 
 	"github.com/google/uuid"
 	"gorm.io/gorm"
 
-	"wds/delivery"
 	"wds/internal/apikeys"
 	"wds/internal/order"
 	"wds/internal/platform/problem"
@@ -36,7 +36,7 @@ type Service struct {
 	events EventStarter
 }
 
-// EventStarter starts webhook delivery of events already committed to the outbox (delivery.Starter).
+// EventStarter starts webhook delivery of events already committed to the outbox (worker.Starter).
 // It must not fail the write: what it cannot start now the worker's relay starts after its grace.
 type EventStarter interface {
 	StartEvents(ctx context.Context, eventIDs []uuid.UUID)
@@ -71,7 +71,7 @@ type op struct {
 	key *apikeys.IntegrationKey
 	// org and store scope every row the op reads or writes: the key's, or the operator's choice.
 	org, store uuid.UUID
-	events     []delivery.PendingEvent
+	events     []outbox.PendingEvent
 }
 
 // keyOp is an op of an integration key, bound to the key's org and store.
@@ -103,7 +103,7 @@ func (s *Service) run(ctx context.Context, newOp func(tx *gorm.DB) *op, fn func(
 			return err
 		}
 		var err error
-		ids, err = delivery.WriteEvents(ctx, tx, o.events)
+		ids, err = outbox.WriteEvents(ctx, tx, o.events)
 		return err
 	})
 	if err != nil {
@@ -118,7 +118,7 @@ func (s *Service) run(ctx context.Context, newOp func(tx *gorm.DB) *op, fn func(
 // emit announces a change of this transaction; inTx writes the event with the others before commit.
 func (o *op) emit(typ string, data any) error {
 	store := o.store
-	ev, err := delivery.NewEvent(o.org, &store, typ, data)
+	ev, err := outbox.NewEvent(o.org, &store, typ, data)
 	if err != nil {
 		return err
 	}

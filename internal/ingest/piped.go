@@ -3,11 +3,11 @@ package ingest
 import (
 	"context"
 	"fmt"
+	"wds/internal/outbox"
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 
-	"wds/delivery"
 	"wds/internal/apikeys"
 	"wds/internal/order"
 	"wds/internal/platform/database"
@@ -206,20 +206,20 @@ func atMostOne[T any](r pgx.BatchResults, scan func(database.Row) (*T, error)) (
 }
 
 // commit sends the second round trip, the op's events and COMMIT, and returns the ids of the events
-// an endpoint can receive (delivery.WriteEvents).
+// an endpoint can receive (outbox.WriteEvents).
 func (o *op) commit(h *database.Held) ([]uuid.UUID, error) {
 	b := &pgx.Batch{}
-	var w *delivery.EventWrite
+	var w *outbox.EventWrite
 	if len(o.events) > 0 {
 		var err error
-		if w, err = delivery.PrepareEvents(o.events); err != nil {
+		if w, err = outbox.PrepareEvents(o.events); err != nil {
 			return nil, err
 		}
 		b.Queue(database.Numbered(w.Lock), w.LockArgs...)
 		b.Queue(database.Numbered(w.Insert), w.InsertArgs...)
 	}
 	b.Queue("commit")
-	var rows []delivery.Written
+	var rows []outbox.Written
 	err := h.Send(b, func(r pgx.BatchResults) error {
 		if w != nil {
 			if _, err := r.Exec(); err != nil {
@@ -229,7 +229,7 @@ func (o *op) commit(h *database.Held) ([]uuid.UUID, error) {
 			if err != nil {
 				return fmt.Errorf("write %d events: %w", len(o.events), err)
 			}
-			if rows, err = pgx.CollectRows(got, pgx.RowToStructByPos[delivery.Written]); err != nil {
+			if rows, err = pgx.CollectRows(got, pgx.RowToStructByPos[outbox.Written]); err != nil {
 				return fmt.Errorf("write %d events: %w", len(o.events), err)
 			}
 		}

@@ -10,11 +10,12 @@ import (
 	"slices"
 	"strings"
 	"time"
+	"wds/internal/endpoints"
+	"wds/models"
 
 	"github.com/google/uuid"
 	"gorm.io/gorm"
 
-	"wds/delivery"
 	"wds/internal/platform/paging"
 	"wds/internal/platform/problem"
 	"wds/internal/views"
@@ -99,26 +100,26 @@ func (s *Service) ListAudit(ctx context.Context, q Query) (Page[AuditEntry], err
 type DeliveryFilter struct {
 	EndpointID *uuid.UUID
 	EventType  string
-	Status     delivery.Status
+	Status     models.Status
 	// Since and Until bound attempted_at: Since inclusive, Until exclusive.
 	Since, Until *time.Time
 }
 
 // ListDeliveries pages through every attempt of every endpoint of the org, newest first, filtered.
 // Any member may read it, as they may read an endpoint's log.
-func (s *Service) ListDeliveries(ctx context.Context, q Query, f DeliveryFilter) (Page[delivery.Delivery], error) {
-	if f.Status != "" && !slices.Contains(delivery.Recorded, f.Status) {
-		return Page[delivery.Delivery]{}, problem.Fail(paging.ErrInvalidParameter, "status must be succeeded, failed or dropped")
+func (s *Service) ListDeliveries(ctx context.Context, q Query, f DeliveryFilter) (Page[models.Delivery], error) {
+	if f.Status != "" && !slices.Contains(models.Recorded, f.Status) {
+		return Page[models.Delivery]{}, problem.Fail(paging.ErrInvalidParameter, "status must be succeeded, failed or dropped")
 	}
 	if err := workspace.RequireRole(ctx, s.db, q.OrgID, q.ActorID, workspace.Anyone...); err != nil {
-		return Page[delivery.Delivery]{}, err
+		return Page[models.Delivery]{}, err
 	}
 	where, args := deliveryPredicates(q.OrgID, f)
 	return list(ctx, s.db, q, deliveriesSelect, "attempted_at", where, args,
-		func(d delivery.Delivery) (time.Time, uuid.UUID) { return d.AttemptedAt, d.ID })
+		func(d models.Delivery) (time.Time, uuid.UUID) { return d.AttemptedAt, d.ID })
 }
 
-const deliveriesSelect = "SELECT " + delivery.DeliveryLogColumns + " FROM " + delivery.DeliveryLogFrom
+const deliveriesSelect = "SELECT " + endpoints.DeliveryLogColumns + " FROM " + endpoints.DeliveryLogFrom
 
 func deliveryPredicates(org uuid.UUID, f DeliveryFilter) ([]string, []any) {
 	where, args := []string{"t.org_id = ?"}, []any{org}

@@ -16,6 +16,7 @@ import (
 	"slices"
 	"strings"
 	"time"
+	"wds/models"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/sirupsen/logrus"
@@ -23,7 +24,6 @@ import (
 	"go.temporal.io/sdk/client"
 	"gorm.io/gorm"
 
-	"wds/delivery"
 	"wds/internal/dev/temporaldev"
 	"wds/internal/platform/database"
 	"wds/internal/platform/secrets"
@@ -356,7 +356,7 @@ func (e *env) webhookPhase(ctx context.Context, o Options, s *stack) (*WebhookRe
 	res.Attempts = []AttemptCount{}
 	err = s.db.WithContext(ctx).Raw(`SELECT attempt, status, left(error, 80) AS error, count(*) AS count
 		FROM webhook_deliveries WHERE org_id = ? AND NOT (attempt = 1 AND status = ?)
-		GROUP BY 1, 2, 3 ORDER BY 4 DESC, 1, 2, 3`, t.orgID, delivery.StatusSucceeded).Scan(&res.Attempts).Error
+		GROUP BY 1, 2, 3 ORDER BY 4 DESC, 1, 2, 3`, t.orgID, models.StatusSucceeded).Scan(&res.Attempts).Error
 	if err != nil {
 		return nil, fmt.Errorf("bench: delivery attempts: %w", err)
 	}

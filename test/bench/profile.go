@@ -9,11 +9,11 @@ import (
 	"runtime/pprof"
 	"sync/atomic"
 	"time"
+	"wds/worker"
 
 	"gorm.io/gorm"
 
 	"wds/api"
-	"wds/delivery"
 	"wds/internal/apikeys"
 )
 
@@ -59,7 +59,7 @@ func Profile(ctx context.Context, o Options, what, out string) (ProfileResult, e
 	if err := countStatements(s.db, &statements); err != nil {
 		return ProfileResult{}, err
 	}
-	starter := &delivery.Starter{DB: s.db, Temporal: s.temporal.Client(), Schedule: []time.Duration{time.Minute}, Log: quietLog()}
+	starter := &worker.Starter{DB: s.db, Temporal: s.temporal.Client(), Schedule: []time.Duration{time.Minute}, Log: quietLog()}
 	// Wired as `wds serve` wires it: keys served from a cache kept in step by its listener.
 	stores, keys := api.DBStores(s.db, s.box, starter), apikeys.NewCache()
 	api.CacheKeys(&stores, keys)

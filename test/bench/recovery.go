@@ -9,10 +9,10 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"wds/models"
+	"wds/workflows/contract"
 
 	"github.com/google/uuid"
-
-	"wds/delivery"
 )
 
 // recoveryRateLimit is the recovery endpoint's rate limit, §9's highest: a recovery starts its chains
@@ -44,7 +44,7 @@ func dropChains(ctx context.Context, s *stack, t *tenant, endpointID uuid.UUID, 
 				'dropped', 500, 'receiver answered 500', ev.created_at + interval '10 minutes'
 			FROM ev)
 		SELECT order_id FROM ev`, n, t.orgID, t.storeID, t.orgID, t.storeID, t.orgID, endpointID,
-		strings.TrimSuffix(delivery.EventWorkflowID(uuid.Nil), uuid.Nil.String())).Scan(&ids).Error
+		strings.TrimSuffix(contract.EventWorkflowID(uuid.Nil), uuid.Nil.String())).Scan(&ids).Error
 	if err != nil {
 		return nil, fmt.Errorf("bench: drop %d chains: %w", n, err)
 	}
@@ -77,8 +77,8 @@ func (e *env) recovery(ctx context.Context, o Options, s *stack) (RecoveryRun, e
 		if err := s.db.WithContext(ctx).Raw("SELECT status, started FROM webhook_recoveries WHERE id = ?", id).Scan(&rec).Error; err != nil {
 			return res, fmt.Errorf("bench: %w", err)
 		}
-		if rec.Status != delivery.RecoveryRunning {
-			if rec.Status != delivery.RecoveryCompleted || rec.Started != len(ids) {
+		if rec.Status != models.RecoveryRunning {
+			if rec.Status != models.RecoveryCompleted || rec.Started != len(ids) {
 				return res, fmt.Errorf("bench: recovery %s ended %s with %d of %d chains started", id, rec.Status, rec.Started, len(ids))
 			}
 			break

@@ -6,11 +6,12 @@ import (
 	"fmt"
 	"strings"
 	"time"
+	"wds/models"
+	"wds/workflows/contract"
 
 	"github.com/google/uuid"
 	"go.temporal.io/sdk/client"
 
-	"wds/delivery"
 	"wds/internal/dev/temporaldev"
 )
 
@@ -409,7 +410,7 @@ func (e *env) waitingChains(ctx context.Context, o Options, s *stack) (WaitingCh
 	if err := s.db.WithContext(ctx).Raw("SELECT id FROM events WHERE org_id = ? LIMIT 1", t.orgID).Row().Scan(&eventID); err != nil {
 		return res, fmt.Errorf("bench: %w", err)
 	}
-	if res.History, err = waitHistory(ctx, side.temporal.Client(), delivery.EventWorkflowID(eventID)); err != nil {
+	if res.History, err = waitHistory(ctx, side.temporal.Client(), contract.EventWorkflowID(eventID)); err != nil {
 		return res, err
 	}
 	res.HistoryEvents = res.History.Events
@@ -438,7 +439,7 @@ func (e *env) waitFailedOnce(ctx context.Context, s *stack, orgID uuid.UUID, n i
 	for deadline := time.Now().Add(drainLimit(n)); ; time.Sleep(250 * time.Millisecond) {
 		var failed int64
 		if err := s.db.WithContext(ctx).Raw("SELECT count(*) FROM webhook_deliveries WHERE org_id = ? AND attempt = 1 AND status <> ?",
-			orgID, delivery.StatusSucceeded).Scan(&failed).Error; err != nil {
+			orgID, models.StatusSucceeded).Scan(&failed).Error; err != nil {
 			return fmt.Errorf("bench: %w", err)
 		}
 		if int(failed) >= n {

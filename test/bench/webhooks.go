@@ -12,6 +12,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+	"wds/workflows/contract"
 
 	dto "github.com/prometheus/client_model/go"
 	enumspb "go.temporal.io/api/enums/v1"
@@ -21,7 +22,6 @@ import (
 	sdkworker "go.temporal.io/sdk/worker"
 	"go.temporal.io/sdk/workflow"
 
-	"wds/delivery"
 	"wds/internal/dev/temporaldev"
 	"wds/internal/platform/metrics"
 )
@@ -399,7 +399,7 @@ func (e *env) runWebhooks(ctx context.Context, o Options, g *ingester, s *stack,
 	}
 	res.Events, res.Duplicates, res.Unreadable = rcv.dedupe()
 	res.Missing = int(g.created.Load()) - res.Events
-	if res.WDSHistory, err = history(ctx, c, delivery.EventWorkflowID(rcv.anyEvent())); err != nil {
+	if res.WDSHistory, err = history(ctx, c, contract.EventWorkflowID(rcv.anyEvent())); err != nil {
 		return nil, err
 	}
 	if res.BareHistory, err = history(ctx, c, "bare-1"); err != nil {

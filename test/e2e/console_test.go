@@ -12,12 +12,13 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+	"wds/models"
+	"wds/workflows/contract"
 
 	"github.com/chromedp/chromedp"
 	"github.com/google/uuid"
 	"go.temporal.io/sdk/converter"
 
-	"wds/delivery"
 	"wds/internal/dev/temporaldev"
 	"wds/internal/workspace"
 )
@@ -76,9 +77,9 @@ func profileDir(t *testing.T) string {
 }
 
 // newestEndpoint is the endpoint the console created last.
-func (h *harness) newestEndpoint() delivery.Endpoint {
+func (h *harness) newestEndpoint() models.Endpoint {
 	h.t.Helper()
-	var ep delivery.Endpoint
+	var ep models.Endpoint
 	if err := h.db.Where("org_id = ?", h.org).Order("created_at DESC").Take(&ep).Error; err != nil {
 		h.t.Fatal(err)
 	}
@@ -208,9 +209,9 @@ func TestTheConsoleInABrowser(t *testing.T) {
 func (h *harness) checkOutcomeInTemporal(dropped uuid.UUID) {
 	h.t.Helper()
 	ev := h.events("order.created")
-	id := delivery.EventWorkflowID(ev[len(ev)-1].ID)
+	id := contract.EventWorkflowID(ev[len(ev)-1].ID)
 	err := h.temporal.GetWorkflow(h.ctx, id, "").Get(h.ctx, nil)
-	res, ok := delivery.DroppedResult(err)
+	res, ok := contract.DroppedResult(err)
 	if !ok || !strings.Contains(err.Error(), dropped.String()) {
 		h.t.Fatalf("the workflow of a dropped chain ended with %v", err)
 	}
@@ -218,11 +219,11 @@ func (h *harness) checkOutcomeInTemporal(dropped uuid.UUID) {
 		query := fmt.Sprintf("WorkflowId = '%s' AND %s", id, q)
 		waitFor(h.t, 10*time.Second, "the workflow list to show "+q, func() bool { return h.workflowsWith(query) == 1 })
 	}
-	outcomes := map[uuid.UUID]delivery.Status{}
+	outcomes := map[uuid.UUID]models.Status{}
 	for _, c := range res.Chains {
 		outcomes[c.EndpointID] = c.Outcome
 	}
-	if res.Status != delivery.WorkflowPartiallyDropped || len(res.Chains) != 2 || outcomes[dropped] != delivery.StatusDropped {
+	if res.Status != contract.WorkflowPartiallyDropped || len(res.Chains) != 2 || outcomes[dropped] != models.StatusDropped {
 		h.t.Fatalf("workflow result %+v", res)
 	}
 	desc, err := h.temporal.DescribeWorkflowExecution(h.ctx, id, "")
@@ -241,7 +242,7 @@ func (h *harness) checkOutcomeInTemporal(dropped uuid.UUID) {
 // checkDeliveryLog reads a dropped chain's two attempts on the endpoint's page: a header that names
 // the endpoint and leads back, and per attempt the response status once, the receiver's excerpt, the
 // event linking to its page, a real duration and, on the failed attempt, when the next one is due.
-func (h *harness) checkDeliveryLog(ctx context.Context, ep delivery.Endpoint, rows []delivery.Delivery) {
+func (h *harness) checkDeliveryLog(ctx context.Context, ep models.Endpoint, rows []models.Delivery) {
 	h.t.Helper()
 	var id, events, enabled, back, eventHref string
 	failed := "#delivery-" + rows[0].ID.String()
@@ -295,9 +296,9 @@ func (h *harness) checkDeliveryLog(ctx context.Context, ep delivery.Endpoint, ro
 
 // checkRefiredRow reads the re-fired row again: it says "re-fired" and links to its new chain's
 // workflow, and offers no second Re-fire.
-func (h *harness) checkRefiredRow(ctx context.Context, endpointID uuid.UUID, dropped delivery.Delivery) {
+func (h *harness) checkRefiredRow(ctx context.Context, endpointID uuid.UUID, dropped models.Delivery) {
 	h.t.Helper()
-	var refire []delivery.Dispatch
+	var refire []models.Dispatch
 	if err := h.db.Where("refired_delivery_id = ?", dropped.ID).Find(&refire).Error; err != nil || len(refire) != 1 {
 		h.t.Fatalf("the re-fire's dispatch: %v, %d rows", err, len(refire))
 	}

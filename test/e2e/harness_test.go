@@ -15,6 +15,11 @@ import (
 	"sync"
 	"testing"
 	"time"
+	"wds/activities"
+	"wds/internal/endpoints"
+	"wds/models"
+	"wds/worker"
+	"wds/workflows/contract"
 
 	"github.com/google/uuid"
 	"github.com/sirupsen/logrus"
@@ -25,7 +30,6 @@ import (
 
 	"wds/api"
 	"wds/api/console"
-	"wds/delivery"
 	"wds/internal/apikeys"
 	"wds/internal/catalog"
 	"wds/internal/dev/pgtest"
@@ -50,7 +54,7 @@ type harness struct {
 	db       *gorm.DB
 	box      *secrets.Box
 	temporal client.Client
-	starter  *delivery.Starter
+	starter  *worker.Starter
 	api      *httptest.Server
 	caFile   string
 	log      *logrus.Logger
@@ -78,8 +82,8 @@ func newHarness(t *testing.T, tc client.Client) *harness {
 	log.SetOutput(io.Discard)
 	h := &harness{t: t, ctx: ctx, db: pgtest.New(t), temporal: tc, log: log, caFile: receiverCAFile(t)}
 	h.box, _ = secrets.NewBox(secrets.GenerateKey())
-	h.starter = &delivery.Starter{DB: h.db, Temporal: tc, Schedule: schedule, Log: log}
-	hooks := &delivery.Service{DB: h.db, Box: h.box, AllowPrivate: true, Stopper: h.starter, Dispatcher: h.starter, Recoveries: h.starter}
+	h.starter = &worker.Starter{DB: h.db, Temporal: tc, Schedule: schedule, Log: log}
+	hooks := &endpoints.Service{DB: h.db, Box: h.box, AllowPrivate: true, Stopper: h.starter, Dispatcher: h.starter, Recoveries: h.starter}
 	router, err := api.NewRouter(api.Deps{Stores: api.DBStores(h.db, h.box, h.starter), Log: log, Dispatches: h.starter,
 		Webhooks: hooks, Support: hooks})
 	if err != nil {
@@ -132,8 +136,8 @@ func (h *harness) startWorker() {
 	ctx, cancel := context.WithCancel(h.ctx)
 	done := make(chan error, 1)
 	go func() {
-		done <- delivery.RunWorker(ctx, delivery.WorkerOptions{Temporal: h.temporal, Starter: h.starter, Log: h.log, RelayInterval: 100 * time.Millisecond,
-			Activities: &delivery.Activities{DB: h.db, Box: h.box, HTTP: httpc, Batches: h.starter, Events: h.starter,
+		done <- worker.RunWorker(ctx, worker.WorkerOptions{Temporal: h.temporal, Starter: h.starter, Log: h.log, RelayInterval: 100 * time.Millisecond,
+			Activities: &activities.Activities{DB: h.db, Box: h.box, HTTP: httpc, Batches: h.starter, Events: h.starter,
 				DisableAfter: h.disableAfter}, Retention: h.retention,
 			MaxConcurrentActivities: h.maxActivities})
 	}()
@@ -198,8 +202,8 @@ func waitFor(t *testing.T, timeout time.Duration, what string, cond func() bool)
 }
 
 // deliveries returns the endpoint's log, oldest attempt first.
-func (h *harness) deliveries(endpointID uuid.UUID) []delivery.Delivery {
-	var rows []delivery.Delivery
+func (h *harness) deliveries(endpointID uuid.UUID) []models.Delivery {
+	var rows []models.Delivery
 	if err := h.db.Where("endpoint_id = ?", endpointID).Order("attempted_at, attempt").Find(&rows).Error; err != nil {
 		h.t.Fatal(err)
 	}
@@ -222,7 +226,7 @@ func (h *harness) settled() {
 		h.db.Raw("SELECT id FROM events WHERE org_id = ?", h.org).Scan(&events)
 		h.db.Raw("SELECT workflow_id FROM webhook_dispatches WHERE org_id = ?", h.org).Scan(&ids)
 		for _, id := range events {
-			ids = append(ids, delivery.EventWorkflowID(id))
+			ids = append(ids, contract.EventWorkflowID(id))
 		}
 		return !slices.ContainsFunc(ids, h.running)
 	})

@@ -5,11 +5,11 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"wds/workflows/contract"
 
 	enumspb "go.temporal.io/api/enums/v1"
 	"google.golang.org/protobuf/proto"
 
-	"wds/delivery"
 	"wds/internal/dev/temporaldev"
 )
 
@@ -33,8 +33,8 @@ func TestTokensInEndpointURLsStayOutOfTemporalHistory(t *testing.T) {
 		t.Fatalf("the delivery went to ?%s, not the endpoint's full URL", q)
 	}
 	ev := h.events("order.created")
-	id := delivery.EventWorkflowID(ev[0].ID)
-	var res delivery.Result
+	id := contract.EventWorkflowID(ev[0].ID)
+	var res contract.Result
 	if err := h.temporal.GetWorkflow(h.ctx, id, "").Get(h.ctx, &res); err != nil {
 		t.Fatal(err)
 	}

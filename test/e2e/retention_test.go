@@ -2,13 +2,13 @@ package e2e
 
 import (
 	"testing"
+	"wds/models"
 
 	"time"
 
 	"github.com/google/uuid"
 
-	"wds/delivery"
-	"wds/delivery/deliverytest"
+	"wds/internal/dev/deliverytest"
 	"wds/internal/dev/temporaldev"
 )
 
@@ -26,7 +26,7 @@ func TestTheWorkerPrunesWhatIsOlderThanItsRetention(t *testing.T) {
 	}
 	then := time.Now().Add(-100 * 24 * time.Hour)
 	h.db.Exec(`UPDATE events SET created_at = ?, dispatched_at = ? WHERE id = ?`, then, then, old)
-	h.db.Create(&delivery.Delivery{ID: uuid.New(), OrgID: h.org, EventID: old, EndpointID: ep.id, EventType: "client.created",
+	h.db.Create(&models.Delivery{ID: uuid.New(), OrgID: h.org, EventID: old, EndpointID: ep.id, EventType: "client.created",
 		ChainID: uuid.New(), WorkflowID: "webhook-event/" + old.String(), Attempt: 1, Status: "succeeded", AttemptedAt: then})
 	fresh := h.emit("client.created")
 
@@ -34,13 +34,13 @@ func TestTheWorkerPrunesWhatIsOlderThanItsRetention(t *testing.T) {
 	h.startWorker()
 	waitFor(t, 30*time.Second, "the old event pruned", func() bool {
 		var n int64
-		h.db.Model(&delivery.Event{}).Where("id = ?", old).Count(&n)
+		h.db.Model(&models.Event{}).Where("id = ?", old).Count(&n)
 		return n == 0
 	})
 	// Recorded, not only received: the row is written after the receiver answers.
 	waitFor(t, 30*time.Second, "the fresh event's delivery recorded", func() bool { return len(h.deliveries(ep.id)) == 1 })
 	var n int64
-	h.db.Model(&delivery.Event{}).Where("id = ?", fresh).Count(&n)
+	h.db.Model(&models.Event{}).Where("id = ?", fresh).Count(&n)
 	if n != 1 || len(h.deliveries(ep.id)) != 1 || rc.count() != 1 {
 		t.Fatalf("fresh event kept %d, deliveries %d", n, len(h.deliveries(ep.id)))
 	}

@@ -14,10 +14,10 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"wds/models"
 
 	"github.com/chromedp/chromedp"
 
-	"wds/delivery"
 	"wds/internal/dev/temporaldev"
 )
 
@@ -72,7 +72,7 @@ func TestConsoleScreenshots(t *testing.T) {
 		"external_id": "1002", "currency": "USD", "lines": []map[string]any{{"description": "Tea towel", "quantity": 3, "unit_price_cents": 1200}},
 	})
 	waitFor(t, 30*time.Second, "the dropped delivery", func() bool {
-		return slices.ContainsFunc(h.deliveries(failing.ID), func(d delivery.Delivery) bool { return d.Status == delivery.StatusDropped })
+		return slices.ContainsFunc(h.deliveries(failing.ID), func(d models.Delivery) bool { return d.Status == models.StatusDropped })
 	})
 
 	ids := map[string]string{"{failing}": failing.ID.String(), "{order}": order["id"].(string)}

@@ -8,18 +8,19 @@ import (
 	"sync"
 	"testing"
 	"time"
+	"wds/models"
+	"wds/workflows/contract"
 
 	"github.com/google/uuid"
 	sdkpb "go.temporal.io/api/sdk/v1"
 
-	"wds/delivery"
 	"wds/internal/dev/temporaldev"
 )
 
 // dropped waits until the endpoint has n dropped chains and returns their dropped rows.
-func (h *harness) dropped(endpointID uuid.UUID, n int) []delivery.Delivery {
+func (h *harness) dropped(endpointID uuid.UUID, n int) []models.Delivery {
 	h.t.Helper()
-	var rows []delivery.Delivery
+	var rows []models.Delivery
 	waitFor(h.t, 60*time.Second, fmt.Sprintf("%d dropped chains", n), func() bool {
 		rows = nil
 		h.db.Where("endpoint_id = ? AND status = 'dropped'", endpointID).Order("attempted_at").Find(&rows)
@@ -152,7 +153,7 @@ func TestRecoveryReFiresAnOutageOnceAcrossAWorkerRestartAndAHandReFire(t *testin
 	}
 	// The Temporal UI names the endpoint and the counts: the summary from the start, the current
 	// details as the batches go.
-	desc, err := h.temporal.DescribeWorkflow(h.ctx, delivery.RecoveryWorkflowID(uuid.MustParse(id)), "")
+	desc, err := h.temporal.DescribeWorkflow(h.ctx, contract.RecoveryWorkflowID(uuid.MustParse(id)), "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -165,10 +166,10 @@ func TestRecoveryReFiresAnOutageOnceAcrossAWorkerRestartAndAHandReFire(t *testin
 	// the batch's answer, and are final when it ends.
 	ended, cancel := context.WithTimeout(h.ctx, 30*time.Second)
 	defer cancel()
-	if err := h.temporal.GetWorkflow(ended, delivery.RecoveryWorkflowID(uuid.MustParse(id)), "").Get(ended, nil); err != nil {
+	if err := h.temporal.GetWorkflow(ended, contract.RecoveryWorkflowID(uuid.MustParse(id)), "").Get(ended, nil); err != nil {
 		t.Fatalf("the recovery's workflow: %v", err)
 	}
-	q, err := h.temporal.QueryWorkflow(h.ctx, delivery.RecoveryWorkflowID(uuid.MustParse(id)), "", "__temporal_workflow_metadata")
+	q, err := h.temporal.QueryWorkflow(h.ctx, contract.RecoveryWorkflowID(uuid.MustParse(id)), "", "__temporal_workflow_metadata")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -237,10 +238,10 @@ func TestARateLimitedBacklogDoesNotHoldUpOtherEndpoints(t *testing.T) {
 	// the receipt the wait above saw.
 	var rows, failed int64
 	waitFor(t, 10*time.Second, "the limited endpoint's delivery log", func() bool {
-		h.db.Model(&delivery.Delivery{}).Where("endpoint_id = ?", limited.id).Count(&rows)
+		h.db.Model(&models.Delivery{}).Where("endpoint_id = ?", limited.id).Count(&rows)
 		return rows >= backlog
 	})
-	h.db.Model(&delivery.Delivery{}).Where("endpoint_id = ? AND (attempt > 1 OR status <> 'succeeded')", limited.id).Count(&failed)
+	h.db.Model(&models.Delivery{}).Where("endpoint_id = ? AND (attempt > 1 OR status <> 'succeeded')", limited.id).Count(&failed)
 	if rows != backlog || failed != 0 {
 		t.Errorf("the limited endpoint's log has %d rows, %d of them not a first successful attempt: waiting must not be an attempt", rows, failed)
 	}

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"wds/worker"
+	"wds/workflows/contract"
 
 	"github.com/sirupsen/logrus"
 	"go.opentelemetry.io/otel/attribute"
@@ -15,7 +17,6 @@ import (
 	"go.opentelemetry.io/otel/trace"
 	"go.temporal.io/sdk/client"
 
-	"wds/delivery"
 	"wds/internal/dev/temporaldev"
 	"wds/internal/platform/tracing"
 )
@@ -46,7 +47,7 @@ func TestOneTraceFollowsAnOrderToTheReceiver(t *testing.T) {
 	h.log.AddHook(tracing.LogHook{})
 	// The relay keeps production's grace: with none it may start the event before the request's own
 	// start does, and the workflow then runs in the relay's trace.
-	h.starter.Grace = delivery.RelayGrace
+	h.starter.Grace = worker.RelayGrace
 	h.startWorker()
 	rc := newReceiver(t, failFirst(1)) // attempt 1 fails, attempt 2 (one second later) succeeds
 	ep := h.endpoint(rc, 5, "order.created")
@@ -63,8 +64,8 @@ func TestOneTraceFollowsAnOrderToTheReceiver(t *testing.T) {
 	// A span is recorded when it ends: the workflow's when the chain completes, after the last POST.
 	waitFor(t, 20*time.Second, "both attempts and the workflow to end", func() bool {
 		ended := rec.Ended()
-		return len(posts()) == 2 && len(named(ended, "RunActivity:"+delivery.ActivityDeliver)) == 2 &&
-			len(named(ended, "RunWorkflow:"+delivery.PlannedEventWorkflowName)) == 1
+		return len(posts()) == 2 && len(named(ended, "RunActivity:"+contract.ActivityDeliver)) == 2 &&
+			len(named(ended, "RunWorkflow:"+contract.PlannedEventWorkflowName)) == 1
 	})
 
 	request := named(rec.Ended(), "POST /integrations/v1/orders")

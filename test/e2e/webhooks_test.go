@@ -14,6 +14,9 @@ import (
 	"sync"
 	"testing"
 	"time"
+	"wds/models"
+	"wds/worker"
+	"wds/workflows/contract"
 
 	"github.com/google/uuid"
 	enumspb "go.temporal.io/api/enums/v1"
@@ -26,8 +29,7 @@ import (
 
 	"wds/api/openapi/openapitest"
 	"wds/api/signing"
-	"wds/delivery"
-	"wds/delivery/deliverytest"
+	"wds/internal/dev/deliverytest"
 	"wds/internal/dev/temporaldev"
 )
 
@@ -85,8 +87,8 @@ func (h *harness) order(externalID string) (int, map[string]any) {
 	})
 }
 
-func (h *harness) events(typ string) []delivery.Event {
-	var evs []delivery.Event
+func (h *harness) events(typ string) []models.Event {
+	var evs []models.Event
 	h.db.Where("org_id = ? AND type = ?", h.org, typ).Order("created_at").Find(&evs)
 	return evs
 }
@@ -144,7 +146,7 @@ func TestWebhooksEndToEnd(t *testing.T) {
 				t.Error("endpoint A's delivery verifies with endpoint B's secret")
 			}
 		}
-		for _, ev := range []delivery.Event{created[0], paid[0]} {
+		for _, ev := range []models.Event{created[0], paid[0]} {
 			d := byType[ev.Type]
 			var stored string
 			h.db.Raw("SELECT body::text FROM events WHERE id = ?", ev.ID).Scan(&stored)
@@ -269,7 +271,7 @@ func TestWebhooksEndToEnd(t *testing.T) {
 		})
 		dropped := h.deliveries(ep.id)[1]
 		status, out := h.call("/admin/v1/deliveries/"+dropped.ID.String()+"/refire", h.ownerToken, nil)
-		if status != http.StatusOK || out["workflow_id"] != delivery.RefireWorkflowID(ev, ep.id, 1) {
+		if status != http.StatusOK || out["workflow_id"] != contract.RefireWorkflowID(ev, ep.id, 1) {
 			t.Fatalf("re-fire: %d %v", status, out)
 		}
 		waitFor(t, 10*time.Second, "re-fired delivery", func() bool { return len(h.deliveries(ep.id)) == 3 })
@@ -291,9 +293,9 @@ func TestWebhooksEndToEnd(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		h.db.Model(&delivery.Event{}).Where("id = ?", ev).Update("dispatched_at", time.Now())
-		_, err = h.temporal.ExecuteWorkflow(h.ctx, client.StartWorkflowOptions{ID: delivery.EventWorkflowID(ev), TaskQueue: delivery.TaskQueue},
-			delivery.EventWorkflowName, delivery.EventParams{EventID: ev, OrgID: h.org, EventType: "vendor.updated", Schedule: []time.Duration{time.Hour}})
+		h.db.Model(&models.Event{}).Where("id = ?", ev).Update("dispatched_at", time.Now())
+		_, err = h.temporal.ExecuteWorkflow(h.ctx, client.StartWorkflowOptions{ID: contract.EventWorkflowID(ev), TaskQueue: contract.TaskQueue},
+			contract.EventWorkflowName, contract.EventParams{EventID: ev, OrgID: h.org, EventType: "vendor.updated", Schedule: []time.Duration{time.Hour}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -307,15 +309,15 @@ func TestWebhooksEndToEnd(t *testing.T) {
 		}
 		// Waits for the workflow to end: an hour, unless the signal cut the wait short.
 		// A dropped chain fails the workflow, with the result in the failure.
-		err = h.temporal.GetWorkflow(h.ctx, delivery.EventWorkflowID(ev), "").Get(h.ctx, nil)
-		if res, dropped := delivery.DroppedResult(err); !dropped || res.Status != delivery.WorkflowDropped {
+		err = h.temporal.GetWorkflow(h.ctx, contract.EventWorkflowID(ev), "").Get(h.ctx, nil)
+		if res, dropped := contract.DroppedResult(err); !dropped || res.Status != contract.WorkflowDropped {
 			t.Fatalf("workflow after disable: %v", err)
 		}
 		// Visibility lags the close; the replay subtest below lists finished workflows and needs this
 		// one, the only unplanned event workflow.
 		waitFor(t, 10*time.Second, "visibility", func() bool {
 			return h.workflowsWith(fmt.Sprintf("WorkflowId = '%s' AND WdsDeliveryStatus = 'dropped' AND ExecutionStatus = 'Failed'",
-				delivery.EventWorkflowID(ev))) == 1
+				contract.EventWorkflowID(ev))) == 1
 		})
 		if rc.count() != 1 || len(h.deliveries(ep.id)) != 1 {
 			t.Fatalf("disabled endpoint got %d requests, %d rows", rc.count(), len(h.deliveries(ep.id)))
@@ -329,7 +331,7 @@ func TestWebhooksEndToEnd(t *testing.T) {
 			t.Fatal(err)
 		}
 		replayer := sdkworker.NewWorkflowReplayer()
-		delivery.RegisterWorkflows(replayer)
+		worker.RegisterWorkflows(replayer)
 		names := map[string]int{}
 		for _, ex := range resp.GetExecutions() {
 			hist := &historypb.History{}
@@ -346,8 +348,8 @@ func TestWebhooksEndToEnd(t *testing.T) {
 			}
 			names[ex.GetType().GetName()]++
 		}
-		if names[delivery.EventWorkflowName] == 0 || names[delivery.PlannedEventWorkflowName] == 0 ||
-			names[delivery.RefireWorkflowName] == 0 || names[delivery.TestWorkflowName] == 0 {
+		if names[contract.EventWorkflowName] == 0 || names[contract.PlannedEventWorkflowName] == 0 ||
+			names[contract.RefireWorkflowName] == 0 || names[contract.TestWorkflowName] == 0 {
 			t.Fatalf("replayed %v; want every workflow type", names)
 		}
 	})
@@ -356,7 +358,7 @@ func TestWebhooksEndToEnd(t *testing.T) {
 		h.t = t
 		rc := newReceiver(t, failFirst(1))
 		ep := h.endpoint(rc, 5, "shipment.tracking_added")
-		wf := delivery.EventWorkflowID(h.emit("shipment.tracking_added"))
+		wf := contract.EventWorkflowID(h.emit("shipment.tracking_added"))
 		waitFor(t, 10*time.Second, "first attempt logged", func() bool { return len(h.deliveries(ep.id)) == 1 })
 		waitFor(t, 10*time.Second, "the ladder's timer for attempt 2", func() bool {
 			return h.historyHas(wf, enumspb.EVENT_TYPE_TIMER_STARTED)
@@ -393,7 +395,7 @@ func TestWorkerRegistersMissingSearchAttributes(t *testing.T) {
 	c := srv.Client()
 	defer c.Close()
 	for range 2 { // the second run finds them all and changes nothing
-		if err := delivery.EnsureSearchAttributes(context.Background(), c, "default"); err != nil {
+		if err := worker.EnsureSearchAttributes(context.Background(), c, "default"); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -412,7 +414,7 @@ func TestWorkerRegistersMissingSearchAttributes(t *testing.T) {
 
 // countingTemporal records which workflow ids the starters actually started.
 type countingTemporal struct {
-	delivery.WorkflowClient
+	worker.WorkflowClient
 	mu      sync.Mutex
 	started map[string]int
 }
@@ -456,7 +458,7 @@ func TestTemporalOutageLosesNothingAndStartsNothingTwice(t *testing.T) {
 		}
 	}
 	var undispatched int64
-	h.db.Model(&delivery.Event{}).Where("dispatched_at IS NULL").Count(&undispatched)
+	h.db.Model(&models.Event{}).Where("dispatched_at IS NULL").Count(&undispatched)
 	if undispatched != 10 {
 		t.Fatalf("%d undispatched events during the outage, want 10", undispatched)
 	}

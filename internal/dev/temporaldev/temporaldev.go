@@ -15,13 +15,12 @@ import (
 	"path/filepath"
 	"strconv"
 	"sync"
+	"wds/workflows/contract"
 
 	"go.temporal.io/sdk/client"
 	sdklog "go.temporal.io/sdk/log"
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/testsuite"
-
-	"wds/delivery"
 )
 
 // Options configure a dev server. Zero ports pick free ones.
@@ -123,8 +122,8 @@ func (s *Server) Stop() error {
 
 func searchAttributes() temporal.SearchAttributes {
 	return temporal.NewSearchAttributes(
-		delivery.AttrOrgID.ValueSet(""), delivery.AttrEventID.ValueSet(""), delivery.AttrEventType.ValueSet(""),
-		delivery.AttrDeliveryStatus.ValueSet(""), delivery.AttrEndpointIDs.ValueSet(nil),
+		contract.AttrOrgID.ValueSet(""), contract.AttrEventID.ValueSet(""), contract.AttrEventType.ValueSet(""),
+		contract.AttrDeliveryStatus.ValueSet(""), contract.AttrEndpointIDs.ValueSet(nil),
 	)
 }
 

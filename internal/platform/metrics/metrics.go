@@ -124,7 +124,7 @@ const (
 func KeyCacheLookup(result string) { keyCache.WithLabelValues(result).Inc() }
 
 // DeliveryAttempt records one webhook delivery attempt to endpointID: its outcome (the delivery
-// row's status, delivery.Status), its attempt number within the chain and how long it took, and
+// row's status, models.Status), its attempt number within the chain and how long it took, and
 // whether it dropped the chain. The delivery activity calls it once per attempt it records.
 func DeliveryAttempt(endpointID, outcome string, dropsChain bool, attempt int, d time.Duration) {
 	deliveries.WithLabelValues(outcome, strconv.Itoa(attempt)).Inc()

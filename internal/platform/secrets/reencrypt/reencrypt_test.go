@@ -5,11 +5,11 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"wds/internal/endpoints"
 
 	"github.com/google/uuid"
 	"gorm.io/gorm"
 
-	"wds/delivery"
 	"wds/internal/apikeys"
 	"wds/internal/dev/pgtest"
 	"wds/internal/platform/secrets"
@@ -54,8 +54,8 @@ func newFixture(t *testing.T) *fixture {
 // endpoint and intKey make secrets the way the product does, sealed with box.
 func (f *fixture) endpoint(t *testing.T, box *secrets.Box) {
 	t.Helper()
-	svc := &delivery.Service{DB: f.db, Box: box, AllowPrivate: true}
-	ep, err := svc.Create(f.ctx, delivery.CreateInput{OrgID: f.org, ActorID: f.owner, URL: "https://127.0.0.1/hook", EventTypes: []string{"order.created"}})
+	svc := &endpoints.Service{DB: f.db, Box: box, AllowPrivate: true}
+	ep, err := svc.Create(f.ctx, endpoints.CreateInput{OrgID: f.org, ActorID: f.owner, URL: "https://127.0.0.1/hook", EventTypes: []string{"order.created"}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,0 +1,397 @@
+package activities
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+	"wds/internal/endpoints"
+	"wds/models"
+	"wds/workflows/contract"
+
+	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/temporal"
+	"gorm.io/gorm"
+
+	"wds/internal/platform/config"
+	"wds/internal/platform/egress"
+	"wds/internal/platform/metrics"
+	"wds/webhook"
+)
+
+// Delivery limits (docs/webhooks.md).
+const (
+	// MaxBody is the largest event delivered as is; larger ones are summarised.
+	MaxBody = 6_000_000
+	// MaxResponse is how much of a receiver's answer is read and kept.
+	MaxResponse = 64 << 10
+	// UserAgent names the sender (docs/webhooks.md).
+	UserAgent = "WDS-Webhook/1.0"
+)
+
+// Deliver makes one attempt: unless the chain must stop, it POSTs the event signed with the endpoint's
+// current secret and a fresh timestamp, and records the attempt under in.DeliveryID. A task run again
+// with the same id (a retried or duplicated task) returns the recorded outcome without sending again,
+// and one that sent but could not record (the database went away) records what the POST came back
+// with. An attempt that sends takes two statements: one reads everything (attempt), one records.
+func (a *Activities) Deliver(ctx context.Context, in contract.AttemptInput) (contract.AttemptResult, error) {
+	at, err := a.attempt(ctx, in)
+	if err != nil {
+		return contract.AttemptResult{}, err
+	}
+	if at.RecordedStatus != nil {
+		// a retried or duplicated task: the attempt is already in the log (and an auto-disable the
+		// first run could not finish is finished now)
+		res := contract.AttemptResult{Outcome: *at.RecordedStatus, Error: deref(at.RecordedError)}
+		return res, a.afterDrop(ctx, in, res)
+	}
+	d := newRow(in, &at.Event, a.now())
+	sent := false
+	if !sentEarlier(ctx, d) {
+		if reason := at.stopReason(); reason != "" {
+			return a.stop(ctx, in, &at.Event, reason)
+		}
+		if at.RateLimit != nil {
+			wait, err := pace(ctx, a.DB, in.EndpointID, *at.RateLimit)
+			if err != nil {
+				return contract.AttemptResult{}, err
+			}
+			if wait > 0 {
+				// Returned rather than waited for here: the workflow waits on a timer, holding no
+				// activity slot, so a backlog at a slow endpoint never holds up the others.
+				return contract.AttemptResult{Outcome: models.StatusHeld, Wait: wait}, nil
+			}
+		}
+		if err := a.send(ctx, d, at, in); err != nil {
+			return contract.AttemptResult{}, err
+		}
+		sent = true
+	}
+	res, err := a.writeSent(ctx, d, sent)
+	if err == nil {
+		// Counted once the row is recorded: a task that is retried after this point returns early
+		// above and is not counted twice.
+		metrics.DeliveryAttempt(d.EndpointID.String(), string(d.Status), d.Status == models.StatusDropped, d.Attempt, time.Duration(d.DurationMS)*time.Millisecond)
+		err = a.afterDrop(ctx, in, res)
+	}
+	return res, err
+}
+
+// afterDrop disables the endpoint for failing when the attempt dropped its chain and the endpoint
+// has failed for long enough. A chain dropped because the endpoint was disabled or deleted does not
+// count: nothing was sent.
+func (a *Activities) afterDrop(ctx context.Context, in contract.AttemptInput, res contract.AttemptResult) error {
+	if res.Outcome != models.StatusDropped || in.Test || res.Error == models.ReasonEndpointDisabled || res.Error == models.ReasonEndpointDeleted {
+		return nil
+	}
+	return a.autoDisable(ctx, in.EndpointID)
+}
+
+// heartbeatTime is what a task keeps, out of its deadline, to hand its outcome to Temporal after a
+// write that failed: the heartbeat itself, after the database's grace to acknowledge the write's
+// cancellation.
+const heartbeatTime = 3 * time.Second
+
+// writeSent records the attempt. When the row cannot be written after a POST, the outcome is kept as
+// the task's heartbeat, so the retry records it instead of sending again. Only then: a heartbeat is
+// a request and a write on the Temporal server, which every attempt would otherwise pay for the
+// rare task that sends and then loses its database. A worker killed between the POST and the row
+// keeps nothing, and the retry sends again; receivers deduplicate on X-PC-Event-Id for that.
+func (a *Activities) writeSent(ctx context.Context, d *models.Delivery, sent bool) (contract.AttemptResult, error) {
+	wctx := ctx
+	if deadline, ok := ctx.Deadline(); ok && sent {
+		var cancel context.CancelFunc
+		wctx, cancel = context.WithDeadline(ctx, deadline.Add(-config.DBCancelGrace-heartbeatTime))
+		defer cancel()
+	}
+	res, err := a.write(wctx, d)
+	if err != nil && sent && activity.IsActivity(ctx) {
+		// On a context of its own: the task's may be cancelled (the worker stopping) right after
+		// the POST, which is when the outcome matters most.
+		hctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), heartbeatTime)
+		defer cancel()
+		activity.RecordHeartbeat(hctx, outcomeOf(d))
+	}
+	return res, err
+}
+
+// send POSTs the event and fills d with the outcome.
+func (a *Activities) send(ctx context.Context, d *models.Delivery, at *attemptState, in contract.AttemptInput) error {
+	body, release, err := a.body(ctx, at)
+	if err != nil {
+		return err
+	}
+	defer release()
+	keys, err := a.openSecrets(at)
+	if err != nil {
+		return err
+	}
+	tracePost(ctx, d, in, func(ctx context.Context) { a.post(ctx, d, at.URL, at.Headers, in, keys, body) })
+	return nil
+}
+
+// outcome is what a POST came back with. Kept as the task's heartbeat when the row could not be
+// written, it lets the retry write the row instead of sending again.
+type outcome struct {
+	Status          models.Status
+	ResponseStatus  *int
+	ResponseExcerpt string
+	Error           string
+	DurationMS      int64
+	AttemptedAt     time.Time
+	NextAttemptAt   *time.Time
+}
+
+func outcomeOf(d *models.Delivery) outcome {
+	return outcome{Status: d.Status, ResponseStatus: d.ResponseStatus, ResponseExcerpt: d.ResponseExcerpt,
+		Error: d.Error, DurationMS: d.DurationMS, AttemptedAt: d.AttemptedAt, NextAttemptAt: d.NextAttemptAt}
+}
+
+// sentEarlier fills d from the outcome an earlier run of this task sent and kept, if there is one.
+func sentEarlier(ctx context.Context, d *models.Delivery) bool {
+	if !activity.IsActivity(ctx) || !activity.HasHeartbeatDetails(ctx) {
+		return false
+	}
+	var o outcome
+	if err := activity.GetHeartbeatDetails(ctx, &o); err != nil {
+		return false
+	}
+	d.Status, d.ResponseStatus, d.ResponseExcerpt, d.Error = o.Status, o.ResponseStatus, o.ResponseExcerpt, o.Error
+	d.DurationMS, d.AttemptedAt, d.NextAttemptAt = o.DurationMS, o.AttemptedAt, o.NextAttemptAt
+	return true
+}
+
+// openSecrets opens the endpoint's signing secret and, during a rotation's grace, the previous one.
+func (a *Activities) openSecrets(at *attemptState) ([]string, error) {
+	var out []string
+	for _, sealed := range [][]byte{at.SecretSealed, at.PreviousSealed} {
+		if sealed == nil {
+			continue
+		}
+		s, err := a.Box.Open(sealed)
+		if err != nil {
+			return nil, fmt.Errorf("open endpoint secret: %w", err)
+		}
+		out = append(out, string(s))
+	}
+	return out, nil
+}
+
+// body is what the attempt sends: the body the attempt read, a large one loaded within the worker's
+// budget (release gives its room back), or the summary of one over MaxBody.
+func (a *Activities) body(ctx context.Context, at *attemptState) (body []byte, release func(), err error) {
+	switch {
+	case at.Body != nil:
+		return []byte(*at.Body), func() {}, nil
+	case at.Event.Size > MaxBody:
+		body, err = a.summary(ctx, &at.Event)
+		return body, func() {}, err
+	}
+	if release, err = a.reserve(ctx, at.Event.Size); err != nil {
+		return nil, nil, err
+	}
+	var text []string
+	if err := a.DB.WithContext(ctx).Raw(`SELECT body::text FROM events WHERE id = ?`, at.Event.ID).Find(&text).Error; err != nil || len(text) != 1 {
+		release()
+		return nil, nil, fmt.Errorf("load event body: %d rows, %w", len(text), err)
+	}
+	return []byte(text[0]), release, nil
+}
+
+// attemptState is everything an attempt reads: the event (its body when it is small), the
+// endpoint, the reason an earlier row of the chain was dropped, and the row this delivery id
+// already has, if a task ran before.
+type attemptState struct {
+	Event          eventMeta `gorm:"embedded"`
+	Body           *string
+	EndpointFound  bool
+	URL            string
+	Headers        models.Headers // the endpoint's custom headers
+	RateLimit      *int           // POSTs a second at most; nil is no limit
+	SecretSealed   []byte
+	PreviousSealed []byte // the rotated-out secret while its grace lasts
+	Enabled        bool
+	DeletedAt      *time.Time
+	Dropped        *string
+	RecordedStatus *models.Status
+	RecordedError  *string
+}
+
+// attempt reads an attempt's state in one statement. The body is json, so its text is the stored
+// text; it comes along only when it is small (Activities.body loads a larger one).
+func (a *Activities) attempt(ctx context.Context, in contract.AttemptInput) (*attemptState, error) {
+	var rows []attemptState
+	err := a.DB.WithContext(ctx).Raw(`SELECT e.id, e.org_id, e.type, e.created_at, octet_length(e.body::text) AS size,
+			CASE WHEN octet_length(e.body::text) <= ? THEN e.body::text END AS body,
+			w.id IS NOT NULL AS endpoint_found, w.url, w.headers, w.rate_limit, w.secret_sealed, coalesce(w.enabled, false) AS enabled, w.deleted_at,
+			CASE WHEN w.previous_secret_until > clock_timestamp() THEN w.previous_secret_sealed END AS previous_sealed,
+			(SELECT coalesce(nullif(x.error, ''), x.status) FROM webhook_deliveries x
+				WHERE x.chain_id = ? AND x.status = ? LIMIT 1) AS dropped,
+			d.status AS recorded_status, d.error AS recorded_error
+		FROM events e
+		LEFT JOIN webhook_endpoints w ON w.id = ?
+		LEFT JOIN webhook_deliveries d ON d.id = ?
+		WHERE e.id = ?`, smallBody, in.ChainID, models.StatusDropped, in.EndpointID, in.DeliveryID, in.EventID).Find(&rows).Error
+	if err != nil {
+		return nil, fmt.Errorf("load attempt: %w", err)
+	}
+	if len(rows) == 0 {
+		// Events are pruned only long after any chain ends (WDS_RETENTION, at least 7 days): a
+		// missing one cannot be delivered by a retry.
+		return nil, temporal.NewNonRetryableApplicationError("event "+in.EventID.String()+" not found", "event_not_found", nil)
+	}
+	if !rows[0].EndpointFound && rows[0].RecordedStatus == nil {
+		return nil, fmt.Errorf("load attempt: endpoint %s not found", in.EndpointID)
+	}
+	return &rows[0], nil
+}
+
+// stopReason says why the chain must not send: the endpoint is deleted or disabled, or an earlier
+// row of the chain was already dropped (by disabling, even if the endpoint was enabled again since).
+func (s *attemptState) stopReason() string {
+	switch {
+	case s.DeletedAt != nil:
+		return models.ReasonEndpointDeleted
+	case !s.Enabled:
+		return models.ReasonEndpointDisabled
+	}
+	return deref(s.Dropped)
+}
+
+// stop ends the chain without sending: its last row becomes dropped with the reason (the disable or
+// delete normally did that already; this covers an attempt that was in flight at that moment). A chain
+// with no row yet records this attempt as dropped, so the log says why nothing was sent.
+func (a *Activities) stop(ctx context.Context, in contract.AttemptInput, ev *eventMeta, reason string) (contract.AttemptResult, error) {
+	var rows int64
+	err := a.DB.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		if err := endpoints.DropChain(ctx, tx, in.ChainID, reason); err != nil {
+			return err
+		}
+		return tx.Model(&models.Delivery{}).Where("chain_id = ?", in.ChainID).Count(&rows).Error
+	})
+	if err != nil {
+		return contract.AttemptResult{}, fmt.Errorf("drop chain: %w", err)
+	}
+	if rows == 0 {
+		d := newRow(in, ev, a.now())
+		d.Status, d.Error, d.NextAttemptAt = models.StatusDropped, reason, nil
+		return a.write(ctx, d)
+	}
+	return contract.AttemptResult{Outcome: models.StatusDropped, Error: reason}, nil
+}
+
+func deref(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
+}
+
+// summary is docs/webhooks.md's replacement for an event over the cap: the envelope of the stored
+// event with the resource's id as its data.
+func (a *Activities) summary(ctx context.Context, ev *eventMeta) ([]byte, error) {
+	var row struct{ Head, DataID string }
+	err := a.DB.WithContext(ctx).Raw(`SELECT (body::jsonb - 'data')::text AS head,
+		COALESCE(body->'data'->'id', body->'data'->'payment'->'id', body->'data'->'order'->'id', 'null') AS data_id
+		FROM events WHERE id = ?`, ev.ID).Find(&row).Error
+	if err != nil {
+		return nil, fmt.Errorf("summarise event: %w", err)
+	}
+	var env webhook.Event
+	if err := json.Unmarshal([]byte(row.Head), &env); err != nil {
+		return nil, fmt.Errorf("decode event %s: %w", ev.ID, err)
+	}
+	env.Summarized = true
+	env.Data = json.RawMessage(`{"id":` + row.DataID + `}`)
+	env.Detail = fmt.Sprintf("the event is %d bytes, over the %d-byte webhook payload cap; fetch the resource from the Read API", ev.Size, MaxBody)
+	out, err := json.Marshal(env)
+	if err != nil {
+		return nil, fmt.Errorf("encode summary: %w", err)
+	}
+	return out, nil
+}
+
+// post sends the request and fills the row's outcome. Success is a 2xx within egress.Timeout;
+// anything else (3xx included: redirects are not followed) is a failure.
+func (a *Activities) post(ctx context.Context, d *models.Delivery, url string, custom models.Headers, in contract.AttemptInput, keys []string, body []byte) {
+	start := time.Now()
+	ts := a.now().Unix()
+	eventID := in.EventID.String()
+	if in.Test {
+		eventID = "null"
+	}
+	// The deadline is the request's own, not only the client's Timeout, so that a body cut short by
+	// it can be told from a complete one: the transport may report the cut as a clean end.
+	ctx, cancel := context.WithTimeout(ctx, egress.Timeout)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(body))
+	if err != nil {
+		d.Status, d.Error = failedOrDropped(in), "invalid_url"
+		return
+	}
+	h := req.Header
+	// The endpoint's own headers first: the service's below cannot be overridden (and the names are
+	// refused when the headers are set).
+	for name, value := range custom {
+		h.Set(name, value)
+	}
+	h.Set("Content-Type", "application/json")
+	h.Set("User-Agent", UserAgent)
+	h.Set(webhook.HeaderEventType, d.EventType)
+	h.Set(webhook.HeaderEventID, eventID)
+	h.Set(webhook.HeaderDeliveryID, d.ID.String())
+	h.Set(webhook.HeaderTimestamp, strconv.FormatInt(ts, 10))
+	h.Set(webhook.HeaderSignature, webhook.Sign(keys[0], time.Unix(ts, 0), body, keys[1:]...))
+	d.AttemptedAt = a.now()
+	resp, err := a.HTTP.Do(req)
+	if err != nil {
+		d.DurationMS = time.Since(start).Milliseconds()
+		d.Status, d.Error = failedOrDropped(in), describe(err)
+		return
+	}
+	defer resp.Body.Close()
+	excerpt, readErr := io.ReadAll(io.LimitReader(resp.Body, MaxResponse))
+	if readErr == nil && ctx.Err() != nil {
+		readErr = ctx.Err()
+	}
+	d.DurationMS = time.Since(start).Milliseconds()
+	d.ResponseStatus = &resp.StatusCode
+	d.ResponseExcerpt = printable(excerpt)
+	switch {
+	case readErr != nil:
+		d.Status, d.Error = failedOrDropped(in), "reading response: "+describe(readErr)
+	case resp.StatusCode >= 200 && resp.StatusCode < 300:
+		d.Status, d.NextAttemptAt = models.StatusSucceeded, nil
+	default:
+		d.Status, d.Error = failedOrDropped(in), "HTTP "+strconv.Itoa(resp.StatusCode)
+	}
+}
+
+// describe turns a transport error into a short reason without the URL (it may carry a token).
+func describe(err error) string {
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		err = ue.Err
+	}
+	var ne net.Error
+	switch {
+	case errors.Is(err, egress.ErrAddressNotAllowed):
+		return egress.ErrAddressNotAllowed.Error()
+	case errors.Is(err, context.DeadlineExceeded) || (errors.As(err, &ne) && ne.Timeout()):
+		return "timeout: no complete 2xx answer within 10 s"
+	}
+	return truncate(err.Error(), 500)
+}
+
+// printable keeps a response excerpt storable as text: valid UTF-8 without NUL bytes.
+func printable(b []byte) string {
+	return strings.ReplaceAll(strings.ToValidUTF8(string(b), "\uFFFD"), "\x00", "\uFFFD")
+}

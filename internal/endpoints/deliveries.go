@@ -1,0 +1,237 @@
+package endpoints
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"wds/internal/outbox"
+	"wds/models"
+	"wds/workflows/contract"
+
+	"github.com/google/uuid"
+	"gorm.io/gorm"
+	"gorm.io/gorm/clause"
+
+	"wds/internal/events"
+	"wds/internal/platform/paging"
+	"wds/internal/platform/problem"
+	"wds/internal/workspace"
+)
+
+// DeliveriesQuery is one page of an endpoint's delivery log, newest attempt first.
+type DeliveriesQuery struct {
+	EndpointID uuid.UUID
+	// ActorID nil is the database's own operator (`wds admin`); otherwise a member of the org.
+	ActorID *uuid.UUID
+	Limit   int
+	Cursor  *paging.Cursor
+}
+
+// DeliveriesPage is the list envelope.
+type DeliveriesPage struct {
+	Rows       []models.Delivery `json:"rows"`
+	NextCursor *paging.Cursor    `json:"next_cursor"`
+}
+
+// ListDeliveries pages through an endpoint's attempts by (attempted_at DESC, id DESC), the order of
+// the webhook_deliveries_keyset index. Deleted endpoints keep their log. An endpoint of an org the
+// actor is not in is not found.
+func (s *Service) ListDeliveries(ctx context.Context, q DeliveriesQuery) (*DeliveriesPage, error) {
+	var ep models.Endpoint
+	err := s.DB.WithContext(ctx).Where("id = ?", q.EndpointID).Take(&ep).Error
+	if errors.Is(err, gorm.ErrRecordNotFound) {
+		return nil, problem.Fail(problem.NotFound, "endpoint %s not found", q.EndpointID)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("load endpoint: %w", err)
+	}
+	if q.ActorID != nil {
+		if err := workspace.RequireRowRole(ctx, s.DB, ep.OrgID, *q.ActorID, "endpoint", q.EndpointID, workspace.Anyone...); err != nil {
+			return nil, err
+		}
+	}
+	if q.Limit == 0 {
+		q.Limit = paging.DefaultLimit
+	}
+	tx := s.DB.WithContext(ctx).Table(DeliveryLogFrom).Select(DeliveryLogColumns).Where("t.endpoint_id = ?", q.EndpointID)
+	if q.Cursor != nil {
+		tx = tx.Where("(t.attempted_at, t.id) < (?, ?)", q.Cursor.At, q.Cursor.ID)
+	}
+	rows := []models.Delivery{}
+	if err := tx.Order("t.attempted_at DESC, t.id DESC").Limit(q.Limit + 1).Find(&rows).Error; err != nil {
+		return nil, fmt.Errorf("list deliveries: %w", err)
+	}
+	p := &DeliveriesPage{Rows: rows}
+	if len(rows) > q.Limit {
+		p.Rows = rows[:q.Limit]
+		last := p.Rows[q.Limit-1]
+		p.NextCursor = &paging.Cursor{At: last.AttemptedAt, ID: last.ID}
+	}
+	return p, nil
+}
+
+// Refirable reports whether an operator may re-fire the attempt: a dropped one of a real event
+// (Service.Refire says why any other may not).
+func Refirable(d models.Delivery) bool {
+	return d.Status == models.StatusDropped && d.EventType != events.WebhookTest
+}
+
+// Refired names the new chain of a re-fire and the workflow that runs it.
+type Refired struct {
+	ChainID    uuid.UUID `json:"chain_id"`
+	WorkflowID string    `json:"workflow_id"`
+	// DispatchID is the queued start, for the caller that starts it at once.
+	DispatchID uuid.UUID `json:"-"`
+}
+
+// Refire queues a fresh chain (attempt 1 of max_attempts) of a dropped delivery's event to its
+// endpoint. The workflow is started after commit by the caller or, failing that, by the relay. A
+// delivery already re-fired answers that re-fire's chain again (its start is harmless to repeat:
+// the workflow id is taken), so a double click starts one chain. A delivery of an org the actor is
+// not in is not found.
+func (s *Service) Refire(ctx context.Context, deliveryID, actorID uuid.UUID) (*Refired, error) {
+	var out Refired
+	err := s.DB.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		var d models.Delivery
+		// The row lock makes concurrent re-fires of one delivery take turns; the second then finds
+		// the first one's dispatch.
+		err := tx.Clauses(clause.Locking{Strength: "UPDATE"}).Where("id = ?", deliveryID).Take(&d).Error
+		if errors.Is(err, gorm.ErrRecordNotFound) {
+			return problem.Fail(problem.NotFound, "delivery %s not found", deliveryID)
+		}
+		if err != nil {
+			return fmt.Errorf("load delivery: %w", err)
+		}
+		if err := workspace.RequireRowRole(ctx, tx, d.OrgID, actorID, "delivery", deliveryID, workspace.Managers...); err != nil {
+			return err
+		}
+		if d.Status != models.StatusDropped {
+			return problem.Fail(ErrDeliveryNotDropped, "delivery %s is %s; only dropped deliveries can be re-fired", d.ID, d.Status)
+		}
+		if d.EventType == events.WebhookTest {
+			return problem.Fail(problem.Invalid, "a test delivery cannot be re-fired; send a new test event")
+		}
+		if err := liveEnabled(ctx, tx, d.EndpointID, d.OrgID); err != nil {
+			return err
+		}
+		var earlier []models.Dispatch
+		if err := tx.Where("refired_delivery_id = ?", d.ID).Limit(1).Find(&earlier).Error; err != nil {
+			return fmt.Errorf("look up earlier re-fire: %w", err)
+		}
+		if len(earlier) == 1 {
+			out = Refired{ChainID: earlier[0].ChainID, WorkflowID: earlier[0].WorkflowID, DispatchID: earlier[0].ID}
+			return nil
+		}
+		var n int
+		err = tx.Raw(`INSERT INTO webhook_refire_counters (event_id, endpoint_id, n) VALUES (?, ?, 1)
+			ON CONFLICT (event_id, endpoint_id) DO UPDATE SET n = webhook_refire_counters.n + 1 RETURNING n`,
+			d.EventID, d.EndpointID).Find(&n).Error
+		if err != nil {
+			return fmt.Errorf("count re-fires: %w", err)
+		}
+		disp := models.Dispatch{ID: uuid.New(), OrgID: d.OrgID, Kind: models.DispatchRefire,
+			WorkflowID: contract.RefireWorkflowID(d.EventID, d.EndpointID, n), EventID: d.EventID,
+			EndpointID: d.EndpointID, ChainID: uuid.New(), RefiredDeliveryID: &d.ID, CreatedBy: &actorID}
+		if err := tx.Create(&disp).Error; err != nil {
+			return fmt.Errorf("queue re-fire: %w", err)
+		}
+		out = Refired{ChainID: disp.ChainID, WorkflowID: disp.WorkflowID, DispatchID: disp.ID}
+		return workspace.Audit(ctx, tx, workspace.AuditEntry{OrgID: d.OrgID, ActorID: actorID,
+			Action: "webhook_delivery.refire", TargetType: "webhook_delivery", TargetID: d.ID,
+			Details: map[string]any{"event_id": d.EventID, "endpoint_id": d.EndpointID, "chain_id": disp.ChainID, "workflow_id": disp.WorkflowID}})
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &out, nil
+}
+
+// liveEnabled checks that the endpoint exists in org, is not deleted and is enabled.
+func liveEnabled(ctx context.Context, tx *gorm.DB, endpointID, orgID uuid.UUID) error {
+	var ep models.Endpoint
+	err := tx.WithContext(ctx).Clauses(clause.Locking{Strength: "SHARE"}).
+		Where("id = ? AND org_id = ? AND deleted_at IS NULL", endpointID, orgID).Take(&ep).Error
+	if errors.Is(err, gorm.ErrRecordNotFound) {
+		return problem.Fail(problem.NotFound, "endpoint %s not found", endpointID)
+	}
+	if err != nil {
+		return fmt.Errorf("load endpoint: %w", err)
+	}
+	if !ep.Enabled {
+		return problem.Fail(ErrEndpointDisabled, "endpoint %s is disabled; enable it first", endpointID)
+	}
+	return nil
+}
+
+// TestQueued is the answer to a test event (docs/integration-api.md).
+type TestQueued struct {
+	DeliveryID uuid.UUID     `json:"delivery_id"`
+	EndpointID uuid.UUID     `json:"endpoint_id"`
+	EventType  string        `json:"event_type"`
+	Status     models.Status `json:"status"`
+	// DispatchID is the queued start, for the caller that starts it at once.
+	DispatchID uuid.UUID `json:"-"`
+}
+
+// testData is the synthetic event's data; the event has no id (X-PC-Event-Id: null).
+type testData struct {
+	EndpointID uuid.UUID `json:"endpoint_id"`
+	Message    string    `json:"message"`
+}
+
+// SendTest queues a webhook.test event for one endpoint of org. Its row is written by the outbox's
+// WriteEvents like every event (the delivery activity loads bodies by id), born dispatched because
+// the test's own queued start, not the event relay, delivers it, to this endpoint only.
+func (s *Service) SendTest(ctx context.Context, orgID, endpointID uuid.UUID) (*TestQueued, error) {
+	return s.sendTest(ctx, orgID, endpointID, nil)
+}
+
+// SendTestAs is SendTest pressed by an operator (the console's Send test): the audit log records who,
+// in the same transaction.
+func (s *Service) SendTestAs(ctx context.Context, orgID, endpointID, actorID uuid.UUID) (*TestQueued, error) {
+	return s.sendTest(ctx, orgID, endpointID, func(tx *gorm.DB) error {
+		return workspace.Audit(ctx, tx, workspace.AuditEntry{OrgID: orgID, ActorID: actorID, Action: "webhook_endpoint.test",
+			TargetType: "webhook_endpoint", TargetID: endpointID})
+	})
+}
+
+func (s *Service) sendTest(ctx context.Context, orgID, endpointID uuid.UUID, audit func(tx *gorm.DB) error) (*TestQueued, error) {
+	out := TestQueued{DeliveryID: uuid.New(), EndpointID: endpointID, EventType: events.WebhookTest, Status: models.StatusEnqueued}
+	err := s.DB.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		if err := liveEnabled(ctx, tx, endpointID, orgID); err != nil {
+			return err
+		}
+		if audit != nil {
+			if err := audit(tx); err != nil {
+				return err
+			}
+		}
+		ev, err := outbox.NewEvent(orgID, nil, events.WebhookTest,
+			testData{EndpointID: endpointID, Message: "This is a test event from Workspace Data Service."})
+		if err != nil {
+			return err
+		}
+		if _, err := outbox.WriteEvents(ctx, tx, []outbox.PendingEvent{ev}); err != nil {
+			return fmt.Errorf("write test event: %w", err)
+		}
+		disp := models.Dispatch{ID: uuid.New(), OrgID: orgID, Kind: models.DispatchTest,
+			WorkflowID: contract.TestWorkflowID(out.DeliveryID), EventID: ev.ID, EndpointID: endpointID,
+			ChainID: uuid.New(), DeliveryID: &out.DeliveryID}
+		if err := tx.Create(&disp).Error; err != nil {
+			return fmt.Errorf("queue test event: %w", err)
+		}
+		out.DispatchID = disp.ID
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &out, nil
+}
+
+// DeliveryLogColumns and DeliveryLogFrom read the delivery log as t, each row with the re-fire that
+// started a fresh chain from it, if any (a delivery is re-fired at most once).
+const (
+	DeliveryLogColumns = "t.*, r.chain_id AS refired_chain_id, r.workflow_id AS refired_workflow_id"
+	DeliveryLogFrom    = "webhook_deliveries t LEFT JOIN webhook_dispatches r ON r.refired_delivery_id = t.id"
+)

@@ -1,0 +1,412 @@
+// Endpoints: the one place that manages outbound webhook endpoints, which the Operator API, the
+// console and `wds admin` all call.
+
+package endpoints
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/url"
+	"slices"
+	"strings"
+	"time"
+	"wds/internal/outbox"
+
+	"github.com/google/uuid"
+	"gorm.io/gorm"
+	"gorm.io/gorm/clause"
+
+	"wds/internal/events"
+	"wds/internal/platform/egress"
+	"wds/internal/platform/problem"
+	"wds/internal/platform/secrets"
+	"wds/internal/workspace"
+	"wds/models"
+)
+
+// Limits of docs/webhooks.md.
+const (
+	MaxEnabledPerOrg   = 10
+	DefaultMaxAttempts = 5
+	maxURLLength       = 2048
+)
+
+// Service runs the endpoint and delivery operations.
+type Service struct {
+	DB  *gorm.DB
+	Box *secrets.Box
+	// AllowPrivate accepts endpoint URLs that resolve to non-public addresses (WDS_WEBHOOK_ALLOW_PRIVATE).
+	AllowPrivate bool
+	// Resolver answers the addresses of endpoint hosts (nil: net.DefaultResolver); the worker's
+	// client should resolve with the same one (egress.Options.Resolver).
+	Resolver egress.Resolver
+	// Stopper tells running chains of a disabled or deleted endpoint to stop now; nil leaves them to
+	// stop at their next due time (the database-only CLI).
+	Stopper ChainStopper
+	// Dispatcher starts the chains a resend queues, after commit; nil leaves them to the
+	// worker's relay (the database-only CLI).
+	Dispatcher DispatchStarter
+	// Recoveries starts a recovery's workflow after commit; nil leaves it to the relay.
+	Recoveries RecoveryStarter
+	// Retention is WDS_RETENTION: a recovery cannot reach further back; 0 is no bound.
+	Retention time.Duration
+}
+
+// ChainStopper signals the workflows of stopped chains after the change is committed.
+type ChainStopper interface {
+	StopChains(ctx context.Context, endpointID uuid.UUID, workflowIDs []string)
+}
+
+// CreateInput is an endpoint registration. MaxAttempts 0 means the default.
+type CreateInput struct {
+	OrgID       uuid.UUID
+	ActorID     uuid.UUID
+	URL         string
+	EventTypes  []string
+	MaxAttempts int
+	// RateLimit is the most POSTs a second (1..MaxRateLimit); nil is none.
+	RateLimit *int
+	// Headers are sent on every attempt; nil is none.
+	Headers map[string]string
+}
+
+// Created is a new endpoint and its signing secret, shown only here.
+type Created struct {
+	models.Endpoint
+	Secret string `json:"secret"`
+}
+
+// Create registers an endpoint. The ten-enabled limit is settled under a lock on the org row, so
+// concurrent creates cannot both see nine.
+func (s *Service) Create(ctx context.Context, in CreateInput) (*Created, error) {
+	// The role comes first: a member learns that they may not, not what is wrong with their input
+	// (nor, through url_not_allowed, what a host resolves to).
+	if err := workspace.RequireRole(ctx, s.DB, in.OrgID, in.ActorID, workspace.Managers...); err != nil {
+		return nil, err
+	}
+	if in.MaxAttempts == 0 {
+		in.MaxAttempts = DefaultMaxAttempts
+	}
+	if in.MaxAttempts < 1 || in.MaxAttempts > 10 {
+		return nil, problem.Fail(problem.Invalid, "max_attempts must be from 1 to 10")
+	}
+	if err := validRateLimit(in.RateLimit); err != nil {
+		return nil, err
+	}
+	headers, err := validHeaders(in.Headers)
+	if err != nil {
+		return nil, err
+	}
+	types, err := validTypes(in.EventTypes)
+	if err != nil {
+		return nil, err
+	}
+	u, err := s.checkURL(ctx, in.URL)
+	if err != nil {
+		return nil, err
+	}
+	secret, err := secrets.NewSigningSecret()
+	if err != nil {
+		return nil, err
+	}
+	sealed, err := s.Box.Seal([]byte(secret))
+	if err != nil {
+		return nil, fmt.Errorf("seal endpoint secret: %w", err)
+	}
+	ep := models.Endpoint{ID: uuid.New(), OrgID: in.OrgID, URL: u, EventTypes: types, SecretSealed: sealed,
+		Enabled: true, MaxAttempts: in.MaxAttempts, RateLimit: in.RateLimit, Headers: headers, CreatedBy: in.ActorID,
+		Health: &models.EndpointHealth{}}
+	err = s.DB.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		if err := roomForOneMore(ctx, tx, in.OrgID, uuid.Nil); err != nil {
+			return err
+		}
+		// Taken last before the insert (created_at is clock_timestamp()): events written meanwhile wait
+		// for the commit, and see the endpoint.
+		if err := tx.Exec("SELECT "+outbox.EndpointsLock("?::uuid", false), in.OrgID).Error; err != nil {
+			return fmt.Errorf("lock endpoints: %w", err)
+		}
+		if err := tx.Create(&ep).Error; err != nil {
+			return fmt.Errorf("create endpoint: %w", err)
+		}
+		return workspace.Audit(ctx, tx, workspace.AuditEntry{OrgID: in.OrgID, ActorID: in.ActorID,
+			Action: "webhook_endpoint.create", TargetType: "webhook_endpoint", TargetID: ep.ID,
+			Details: map[string]any{"url": egress.RedactURL(ep.URL), "event_types": []string(types), "max_attempts": ep.MaxAttempts,
+				"rate_limit": ep.RateLimit, "header_names": headerNames(headers)}})
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &Created{Endpoint: ep, Secret: secret}, nil
+}
+
+// roomForOneMore locks the org row, then counts its enabled endpoints other than except (an endpoint
+// whose lease has ended is as good as deleted: lease.go).
+func roomForOneMore(ctx context.Context, tx *gorm.DB, orgID, except uuid.UUID) error {
+	var org workspace.Org
+	err := tx.WithContext(ctx).Clauses(clause.Locking{Strength: "UPDATE"}).Where("id = ?", orgID).Take(&org).Error
+	if errors.Is(err, gorm.ErrRecordNotFound) {
+		return problem.Fail(problem.NotFound, "org %s not found", orgID)
+	}
+	if err != nil {
+		return fmt.Errorf("lock org: %w", err)
+	}
+	var n int64
+	err = tx.WithContext(ctx).Model(&models.Endpoint{}).
+		Where("org_id = ? AND enabled AND deleted_at IS NULL AND id <> ? AND "+liveLease, orgID, except).Count(&n).Error
+	if err != nil {
+		return fmt.Errorf("count endpoints: %w", err)
+	}
+	if n >= MaxEnabledPerOrg {
+		return problem.Fail(ErrEndpointLimit, "org already has %d enabled endpoints; disable or delete one first", n)
+	}
+	return nil
+}
+
+func validTypes(in []string) (models.TextArray, error) {
+	if len(in) == 0 {
+		return nil, problem.Fail(problem.Invalid, "event_types must name at least one event type")
+	}
+	out := models.TextArray{}
+	for _, t := range in {
+		t = strings.TrimSpace(t)
+		if !events.Known(t) {
+			return nil, problem.Fail(problem.Invalid, "event_types: unknown event type %q; known: %s", t, events.Names())
+		}
+		if !slices.Contains(out, t) {
+			out = append(out, t)
+		}
+	}
+	return out, nil
+}
+
+// checkURL applies the address rules: https only, a host, no credentials, and (unless private
+// addresses are allowed) a host that resolves only to public addresses. The worker checks again at
+// every connection, because DNS answers change.
+func (s *Service) checkURL(ctx context.Context, raw string) (string, error) {
+	raw = strings.TrimSpace(raw)
+	if len(raw) > maxURLLength {
+		return "", problem.Fail(problem.Invalid, "url is longer than %d characters", maxURLLength)
+	}
+	u, err := url.Parse(raw)
+	if err != nil || u.Host == "" || u.Opaque != "" {
+		if u != nil && u.Scheme != "" && !strings.EqualFold(u.Scheme, "https") {
+			return "", problem.Fail(ErrHTTPSRequired, "url must start with https://")
+		}
+		return "", problem.Fail(problem.Invalid, "url must be an absolute https:// URL")
+	}
+	if !strings.EqualFold(u.Scheme, "https") {
+		return "", problem.Fail(ErrHTTPSRequired, "url must start with https://, not %s://", u.Scheme)
+	}
+	if u.User != nil {
+		return "", problem.Fail(problem.Invalid, "url must not carry credentials; authenticate deliveries with the signature")
+	}
+	u.Scheme = "https"
+	if u.Fragment != "" {
+		return "", problem.Fail(problem.Invalid, "url must not have a #fragment")
+	}
+	if s.AllowPrivate {
+		return u.String(), nil
+	}
+	if err := egress.CheckHost(ctx, s.Resolver, u.Hostname()); err != nil {
+		if errors.Is(err, egress.ErrAddressNotAllowed) {
+			return "", problem.Fail(ErrURLNotAllowed, "url host %s resolves to a non-public address", u.Hostname())
+		}
+		return "", problem.Fail(ErrURLNotAllowed, "url host %s does not resolve", u.Hostname())
+	}
+	return u.String(), nil
+}
+
+// List returns the org's endpoints (not deleted), newest first. A nil actor is the database's own
+// operator (`wds admin`), who may read anything; an actor must be a member of the org.
+func (s *Service) List(ctx context.Context, orgID uuid.UUID, actorID *uuid.UUID) ([]models.Endpoint, error) {
+	if actorID != nil {
+		if err := workspace.RequireRole(ctx, s.DB, orgID, *actorID, workspace.Anyone...); err != nil {
+			return nil, err
+		}
+	}
+	rows := []models.Endpoint{}
+	err := s.DB.WithContext(ctx).Where("org_id = ? AND deleted_at IS NULL", orgID).
+		Order("created_at DESC, id DESC").Find(&rows).Error
+	if err != nil {
+		return nil, fmt.Errorf("list endpoints: %w", err)
+	}
+	views := make([]*models.Endpoint, len(rows))
+	for i := range rows {
+		views[i] = &rows[i]
+	}
+	if err := withHealth(ctx, s.DB, views...); err != nil {
+		return nil, err
+	}
+	return rows, nil
+}
+
+// Disable stops deliveries to an endpoint, including the pending chains of earlier events.
+func (s *Service) Disable(ctx context.Context, id, actorID uuid.UUID) (*models.Endpoint, error) {
+	return s.stop(ctx, id, actorID, "webhook_endpoint.disable", models.ReasonEndpointDisabled, func(ep *models.Endpoint) map[string]any {
+		ep.Enabled, ep.DisabledReason = false, ptr(models.DisabledManual)
+		return map[string]any{"enabled": false, "disabled_reason": models.DisabledManual}
+	})
+}
+
+// stop turns an endpoint off with the changes turnOff makes (and returns as columns), drops its
+// pending chains in the same transaction and, once that is committed, signals their workflows.
+func (s *Service) stop(ctx context.Context, id, actorID uuid.UUID, action, reason string,
+	turnOff func(*models.Endpoint) map[string]any) (*models.Endpoint, error) {
+	var chains []string
+	ep, err := s.mutate(ctx, id, actorID, action, func(tx *gorm.DB, ep *models.Endpoint) (map[string]any, error) {
+		if err := tx.Model(ep).Updates(turnOff(ep)).Error; err != nil {
+			return nil, fmt.Errorf("%s: %w", action, err)
+		}
+		var err error
+		chains, err = DropPendingChains(ctx, tx, ep.ID, reason)
+		return nil, err
+	})
+	if err != nil {
+		return nil, err
+	}
+	s.stopChains(ctx, ep.ID, chains)
+	return ep, nil
+}
+
+// stopChains signals the workflows whose chains the committed change dropped.
+func (s *Service) stopChains(ctx context.Context, endpointID uuid.UUID, workflowIDs []string) {
+	if s.Stopper != nil && len(workflowIDs) > 0 {
+		s.Stopper.StopChains(ctx, endpointID, workflowIDs)
+	}
+}
+
+// Enable resumes deliveries for events fired from now on, within the ten-enabled limit, and starts
+// the endpoint's health afresh: the failures before it no longer count towards auto-disable.
+func (s *Service) Enable(ctx context.Context, id, actorID uuid.UUID) (*models.Endpoint, error) {
+	return s.mutate(ctx, id, actorID, "webhook_endpoint.enable", func(tx *gorm.DB, ep *models.Endpoint) (map[string]any, error) {
+		if ep.Enabled {
+			return nil, nil
+		}
+		if err := roomForOneMore(ctx, tx, ep.OrgID, ep.ID); err != nil {
+			return nil, err
+		}
+		var reset time.Time
+		err := tx.Raw(`UPDATE webhook_endpoints SET enabled = true, disabled_reason = NULL, health_reset_at = clock_timestamp()
+			WHERE id = ? RETURNING health_reset_at`, ep.ID).Row().Scan(&reset)
+		if err != nil {
+			return nil, fmt.Errorf("enable endpoint: %w", err)
+		}
+		ep.Enabled, ep.DisabledReason, ep.HealthResetAt = true, nil, &reset
+		return nil, nil
+	})
+}
+
+// Delete removes an endpoint (softly: its delivery log stays) and stops its pending chains.
+func (s *Service) Delete(ctx context.Context, id, actorID uuid.UUID) (*models.Endpoint, error) {
+	return s.stop(ctx, id, actorID, "webhook_endpoint.delete", models.ReasonEndpointDeleted, func(ep *models.Endpoint) map[string]any {
+		now := time.Now().UTC()
+		ep.Enabled, ep.DeletedAt = false, &now
+		return map[string]any{"enabled": false, "deleted_at": now}
+	})
+}
+
+// Rotated is an endpoint's new secret, shown only here.
+type Rotated struct {
+	ID     uuid.UUID `json:"id"`
+	Secret string    `json:"secret"`
+}
+
+// MaxRotationGrace is the longest a rotated-out secret may go on signing.
+const MaxRotationGrace = 7 * 24 * time.Hour
+
+// RotateSecret replaces the signing secret; every attempt from now on, including retries of earlier
+// events, signs with the new one. Without a grace old signatures stop verifying at once, as the
+// contract says; with one (up to MaxRotationGrace) deliveries also carry a v1= for the old secret
+// until it ends, so receivers can switch without failed verifications, as Stripe and Svix allow.
+func (s *Service) RotateSecret(ctx context.Context, id, actorID uuid.UUID, grace time.Duration) (*Rotated, error) {
+	secret, err := secrets.NewSigningSecret()
+	if err != nil {
+		return nil, err
+	}
+	sealed, err := s.Box.Seal([]byte(secret))
+	if err != nil {
+		return nil, fmt.Errorf("seal endpoint secret: %w", err)
+	}
+	_, err = s.mutate(ctx, id, actorID, "webhook_endpoint.rotate_secret", func(tx *gorm.DB, ep *models.Endpoint) (map[string]any, error) {
+		if grace < 0 || grace > MaxRotationGrace {
+			return nil, problem.Fail(problem.Invalid, "the grace period must be from 0 to %s", MaxRotationGrace)
+		}
+		// With a grace the current secret goes on signing beside the new one until it ends.
+		err := tx.Exec(`UPDATE webhook_endpoints SET
+			previous_secret_sealed = CASE WHEN ?::bigint > 0 THEN secret_sealed END,
+			previous_secret_until = CASE WHEN ?::bigint > 0 THEN clock_timestamp() + ?::bigint * interval '1 second' END,
+			secret_sealed = ? WHERE id = ?`, int64(grace.Seconds()), int64(grace.Seconds()), int64(grace.Seconds()), sealed, ep.ID).Error
+		if err != nil {
+			return nil, fmt.Errorf("rotate secret: %w", err)
+		}
+		return map[string]any{"grace_seconds": int64(grace.Seconds())}, nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &Rotated{ID: id, Secret: secret}, nil
+}
+
+// mutate loads a live endpoint under a row lock, checks the actor may manage its org, applies change
+// and writes the audit row, all in one transaction. To an actor outside its org the endpoint does
+// not exist: 404 naming only the id asked for, never its org.
+func (s *Service) mutate(ctx context.Context, id, actorID uuid.UUID, action string,
+	change func(tx *gorm.DB, ep *models.Endpoint) (map[string]any, error)) (*models.Endpoint, error) {
+	var ep models.Endpoint
+	err := s.DB.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		err := tx.Clauses(clause.Locking{Strength: "UPDATE"}).Where("id = ? AND deleted_at IS NULL", id).Take(&ep).Error
+		if errors.Is(err, gorm.ErrRecordNotFound) {
+			return problem.Fail(problem.NotFound, "endpoint %s not found", id)
+		}
+		if err != nil {
+			return fmt.Errorf("load endpoint: %w", err)
+		}
+		if err := workspace.RequireRowRole(ctx, tx, ep.OrgID, actorID, "endpoint", id, workspace.Managers...); err != nil {
+			return err
+		}
+		details, err := change(tx, &ep)
+		if err != nil {
+			return err
+		}
+		return workspace.Audit(ctx, tx, workspace.AuditEntry{OrgID: ep.OrgID, ActorID: actorID, Action: action,
+			TargetType: "webhook_endpoint", TargetID: ep.ID, Details: details})
+	})
+	if err != nil {
+		return nil, err
+	}
+	if err := withHealth(ctx, s.DB, &ep); err != nil {
+		return nil, err
+	}
+	return &ep, nil
+}
+
+func ptr[T any](v T) *T { return &v }
+
+// DropPendingChains marks the last row of every chain of the endpoint that still has an attempt to
+// come as dropped, so the delivery log is right the moment the endpoint is disabled, and returns the
+// workflows running those chains. The workflows stop at the signal or, failing that, at their next
+// attempt, without sending.
+func DropPendingChains(ctx context.Context, tx *gorm.DB, endpointID uuid.UUID, reason string) ([]string, error) {
+	return dropWaiting(ctx, tx, "endpoint_id", endpointID, reason)
+}
+
+// DropChain ends one chain if it waits for a next attempt: its failed last row becomes dropped with
+// the reason.
+func DropChain(ctx context.Context, tx *gorm.DB, chainID uuid.UUID, reason string) error {
+	_, err := dropWaiting(ctx, tx, "chain_id", chainID, reason)
+	return err
+}
+
+// dropWaiting ends the chains, among those whose column equals id, that wait for a next attempt:
+// their failed last row becomes dropped with the reason. It returns the workflows running them.
+func dropWaiting(ctx context.Context, tx *gorm.DB, column string, id uuid.UUID, reason string) ([]string, error) {
+	var workflowIDs []string
+	err := tx.WithContext(ctx).Raw(`UPDATE webhook_deliveries SET status = ?, error = ?, next_attempt_at = NULL
+		WHERE `+column+` = ? AND next_attempt_at IS NOT NULL AND status = ? RETURNING workflow_id`,
+		models.StatusDropped, reason, id, models.StatusFailed).Find(&workflowIDs).Error
+	if err != nil {
+		return nil, fmt.Errorf("drop waiting deliveries: %w", err)
+	}
+	return workflowIDs, nil
+}

@@ -1,0 +1,325 @@
+// Recoveries: after a receiver's outage, re-fire every dropped chain of the endpoint in a window, in
+// one Temporal workflow that paces the starts, survives restarts and can be cancelled.
+
+package endpoints
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+	"wds/models"
+	"wds/workflows/contract"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5/pgconn"
+	"gorm.io/gorm"
+	"gorm.io/gorm/clause"
+
+	"wds/internal/events"
+	"wds/internal/platform/egress"
+	"wds/internal/platform/problem"
+	"wds/internal/workspace"
+)
+
+// DefaultRecoveryRate is how many chains a second a recovery starts for an endpoint without a rate
+// limit.
+const DefaultRecoveryRate = 10
+
+// RecoveryStarter starts a committed recovery's workflow at once; the relay starts it otherwise.
+type RecoveryStarter interface {
+	StartRecoveries(ctx context.Context, ids ...uuid.UUID)
+}
+
+// recoverableSQL selects the dropped chains of endpoint @ep whose last attempt is in [@since,
+// @until) and that were never re-fired (by hand or by a recovery): each chain's dropped row, which
+// the re-fire names. Test events are not re-fired. Its callers bind recoverableArgs too.
+const recoverableSQL = `FROM webhook_deliveries d
+	WHERE d.endpoint_id = @ep AND d.status = @dropped AND d.event_type <> @test
+		AND d.attempted_at >= @since AND d.attempted_at < @until
+		AND NOT EXISTS (SELECT 1 FROM webhook_dispatches p WHERE p.refired_delivery_id = d.id)`
+
+// CountRecoverable is how many chains a recovery of the endpoint over [since, until) would re-fire
+// now (the console shows it before the operator confirms). A nil until is now.
+func (s *Service) CountRecoverable(ctx context.Context, endpointID uuid.UUID, actorID *uuid.UUID, since time.Time, until *time.Time) (int, error) {
+	ep, err := s.endpointFor(ctx, endpointID, actorID, workspace.Anyone...)
+	if err != nil {
+		return 0, err
+	}
+	end, err := s.recoveryWindow(since, until)
+	if err != nil {
+		return 0, err
+	}
+	return countRecoverable(ctx, s.DB, ep.ID, since, end)
+}
+
+// recoverableArgs are recoverableSQL's parameters.
+func recoverableArgs(endpointID uuid.UUID, since, until time.Time) map[string]any {
+	return map[string]any{"ep": endpointID, "since": since, "until": until, "dropped": models.StatusDropped, "test": events.WebhookTest}
+}
+
+func countRecoverable(ctx context.Context, db *gorm.DB, endpointID uuid.UUID, since, until time.Time) (int, error) {
+	var n int
+	err := db.WithContext(ctx).Raw("SELECT count(*) "+recoverableSQL, recoverableArgs(endpointID, since, until)).Row().Scan(&n)
+	if err != nil {
+		return 0, fmt.Errorf("count dropped chains: %w", err)
+	}
+	return n, nil
+}
+
+// Recover starts a recovery of the endpoint's dropped chains over [since, until) (until nil: now).
+// It refuses a window that is out of order, in the future or older than the retention, a disabled
+// endpoint, and a second recovery of an endpoint while one runs.
+func (s *Service) Recover(ctx context.Context, endpointID, actorID uuid.UUID, since time.Time, until *time.Time) (*models.Recovery, error) {
+	ep, err := s.endpointFor(ctx, endpointID, &actorID, workspace.Managers...)
+	if err != nil {
+		return nil, err
+	}
+	end, err := s.recoveryWindow(since, until)
+	if err != nil {
+		return nil, err
+	}
+	rec := models.Recovery{ID: uuid.New(), OrgID: ep.OrgID, EndpointID: ep.ID, Since: since.UTC(), Until: end.UTC(), Status: models.RecoveryRunning, CreatedBy: &actorID}
+	rec.WorkflowID = contract.RecoveryWorkflowID(rec.ID)
+	err = s.DB.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		var live models.Endpoint
+		err := tx.Clauses(clause.Locking{Strength: "UPDATE"}).Where("id = ? AND deleted_at IS NULL", ep.ID).Take(&live).Error
+		if errors.Is(err, gorm.ErrRecordNotFound) || (err == nil && !live.Enabled) {
+			return problem.Fail(ErrEndpointDisabled, "endpoint %s is disabled; enable it before recovering its deliveries", ep.ID)
+		}
+		if err != nil {
+			return fmt.Errorf("lock endpoint: %w", err)
+		}
+		var running []uuid.UUID
+		if err := tx.Model(&models.Recovery{}).Where("endpoint_id = ? AND status = ?", ep.ID, models.RecoveryRunning).Pluck("id", &running).Error; err != nil {
+			return fmt.Errorf("look for a running recovery: %w", err)
+		}
+		if len(running) > 0 {
+			return problem.Fail(ErrRecoveryInProgress, "recovery %s of endpoint %s is still running; cancel it or wait for it", running[0], ep.ID)
+		}
+		if rec.Total, err = countRecoverable(ctx, tx, ep.ID, rec.Since, rec.Until); err != nil {
+			return err
+		}
+		if err := tx.Create(&rec).Error; err != nil {
+			var pg *pgconn.PgError
+			if errors.As(err, &pg) && pg.Code == "23505" && pg.ConstraintName == "webhook_recoveries_running" {
+				return problem.Fail(ErrRecoveryInProgress, "a recovery of endpoint %s is already running", ep.ID)
+			}
+			return fmt.Errorf("create recovery: %w", err)
+		}
+		return workspace.Audit(ctx, tx, workspace.AuditEntry{OrgID: ep.OrgID, ActorID: actorID, Action: "endpoint.recover",
+			TargetType: "webhook_recovery", TargetID: rec.ID, Details: map[string]any{"endpoint_id": ep.ID,
+				"since": rec.Since, "until": rec.Until, "total": rec.Total, "workflow_id": rec.WorkflowID}})
+	})
+	if err != nil {
+		return nil, err
+	}
+	if s.Recoveries != nil {
+		s.Recoveries.StartRecoveries(ctx, rec.ID)
+	}
+	return &rec, nil
+}
+
+// recoveryWindow checks [since, until) and returns its end: until, or now when it is nil or later.
+func (s *Service) recoveryWindow(since time.Time, until *time.Time) (time.Time, error) {
+	now := time.Now().UTC()
+	end := now
+	if until != nil && until.Before(now) {
+		end = *until
+	}
+	switch {
+	case since.After(now):
+		return time.Time{}, problem.Fail(ErrInvalidParameter, "since is in the future")
+	case until != nil && !since.Before(*until):
+		return time.Time{}, problem.Fail(ErrInvalidParameter, "since must be before until")
+	case s.Retention > 0 && since.Before(now.Add(-s.Retention)):
+		return time.Time{}, problem.Fail(ErrInvalidParameter, "since is older than the retention (%s): those deliveries are gone", s.Retention)
+	}
+	return end, nil
+}
+
+// endpointFor loads an endpoint (deleted ones too) the actor has one of roles in; nil actor is the
+// database's own operator. To an actor outside its org it does not exist.
+func (s *Service) endpointFor(ctx context.Context, id uuid.UUID, actorID *uuid.UUID, roles ...workspace.Role) (*models.Endpoint, error) {
+	var ep models.Endpoint
+	err := s.DB.WithContext(ctx).Where("id = ?", id).Take(&ep).Error
+	if errors.Is(err, gorm.ErrRecordNotFound) {
+		return nil, problem.Fail(problem.NotFound, "endpoint %s not found", id)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("load endpoint: %w", err)
+	}
+	if actorID != nil {
+		if err := workspace.RequireRowRole(ctx, s.DB, ep.OrgID, *actorID, "endpoint", id, roles...); err != nil {
+			return nil, err
+		}
+	}
+	return &ep, nil
+}
+
+// Recovery is one recovery and its progress. A nil actor is the database's own operator.
+func (s *Service) Recovery(ctx context.Context, id uuid.UUID, actorID *uuid.UUID) (*models.Recovery, error) {
+	var rec models.Recovery
+	err := s.DB.WithContext(ctx).Where("id = ?", id).Take(&rec).Error
+	if errors.Is(err, gorm.ErrRecordNotFound) {
+		return nil, problem.Fail(problem.NotFound, "recovery %s not found", id)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("load recovery: %w", err)
+	}
+	if actorID != nil {
+		if err := workspace.RequireRowRole(ctx, s.DB, rec.OrgID, *actorID, "recovery", id, workspace.Anyone...); err != nil {
+			return nil, err
+		}
+	}
+	return &rec, nil
+}
+
+// LatestRecovery is the endpoint's most recent recovery, or nil.
+func (s *Service) LatestRecovery(ctx context.Context, endpointID uuid.UUID) (*models.Recovery, error) {
+	var recs []models.Recovery
+	if err := s.DB.WithContext(ctx).Where("endpoint_id = ?", endpointID).Order("created_at DESC").Limit(1).Find(&recs).Error; err != nil {
+		return nil, fmt.Errorf("load recovery: %w", err)
+	}
+	if len(recs) == 0 {
+		return nil, nil
+	}
+	return &recs[0], nil
+}
+
+// CancelRecovery stops a recovery from starting more chains; the chains it started run on. Cancelling
+// one that already ended answers it as it is.
+func (s *Service) CancelRecovery(ctx context.Context, id, actorID uuid.UUID) (*models.Recovery, error) {
+	var rec models.Recovery
+	err := s.DB.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		// The row lock waits for a batch in flight: once this commits, no batch starts another chain.
+		err := tx.Clauses(clause.Locking{Strength: "UPDATE"}).Where("id = ?", id).Take(&rec).Error
+		if errors.Is(err, gorm.ErrRecordNotFound) {
+			return problem.Fail(problem.NotFound, "recovery %s not found", id)
+		}
+		if err != nil {
+			return fmt.Errorf("load recovery: %w", err)
+		}
+		if err := workspace.RequireRowRole(ctx, tx, rec.OrgID, actorID, "recovery", id, workspace.Managers...); err != nil {
+			return err
+		}
+		if rec.Status != models.RecoveryRunning {
+			return nil
+		}
+		if err := finishRecovery(ctx, tx, &rec, models.RecoveryCancelled); err != nil {
+			return err
+		}
+		return workspace.Audit(ctx, tx, workspace.AuditEntry{OrgID: rec.OrgID, ActorID: actorID, Action: "recovery.cancel",
+			TargetType: "webhook_recovery", TargetID: rec.ID, Details: map[string]any{"endpoint_id": rec.EndpointID, "started": rec.Started, "total": rec.Total}})
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &rec, nil
+}
+
+// finishRecovery ends a running recovery with status.
+func finishRecovery(ctx context.Context, tx *gorm.DB, rec *models.Recovery, status string) error {
+	var at time.Time
+	err := tx.WithContext(ctx).Raw("UPDATE webhook_recoveries SET status = ?, finished_at = clock_timestamp() WHERE id = ? RETURNING finished_at",
+		status, rec.ID).Row().Scan(&at)
+	if err != nil {
+		return fmt.Errorf("finish recovery: %w", err)
+	}
+	rec.Status, rec.FinishedAt = status, &at
+	return nil
+}
+
+// maxBatch caps one batch's chains, so a fast rate limit still commits in small steps.
+const maxBatch = 100
+
+// NextRecoveryBatch queues the next chains of a running recovery, in one transaction under the
+// recovery's row lock (a cancel waits for it, and once committed no batch starts another chain), and
+// returns the batch's progress and the queued starts. It ends the recovery when nothing is left, or
+// when the endpoint is disabled or deleted.
+func NextRecoveryBatch(ctx context.Context, db *gorm.DB, p contract.RecoveryParams) (out contract.RecoveryBatch, queued []uuid.UUID, err error) {
+	err = db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		var rec models.Recovery
+		if err := tx.Clauses(clause.Locking{Strength: "UPDATE"}).Where("id = ?", p.RecoveryID).Take(&rec).Error; err != nil {
+			return fmt.Errorf("load recovery: %w", err)
+		}
+		var ep models.Endpoint
+		if err := tx.Where("id = ?", rec.EndpointID).Take(&ep).Error; err != nil {
+			return fmt.Errorf("load endpoint: %w", err)
+		}
+		out = contract.RecoveryBatch{Status: rec.Status, EndpointURL: egress.RedactURL(ep.URL), Total: rec.Total, Started: rec.Started, Wait: time.Second}
+		switch {
+		case rec.Status != models.RecoveryRunning:
+			out.Done = true
+			return nil
+		case !ep.Enabled || ep.DeletedAt != nil:
+			// Chains started now would stop without sending: the recovery ends here.
+			out.Done, out.Status = true, models.RecoveryCancelled
+			return finishRecovery(ctx, tx, &rec, models.RecoveryCancelled)
+		}
+		rate := DefaultRecoveryRate
+		if ep.RateLimit != nil {
+			rate = *ep.RateLimit
+		}
+		n := min(rate, maxBatch)
+		var err error
+		if queued, err = queueRecovered(ctx, tx, &rec, n); err != nil {
+			return err
+		}
+		out.Started += len(queued)
+		if len(queued) > 0 {
+			out.Wait = time.Duration(len(queued)) * time.Second / time.Duration(rate)
+			return tx.Exec("UPDATE webhook_recoveries SET started = started + ? WHERE id = ?", len(queued), rec.ID).Error
+		}
+		// Nothing was free to take: done, unless a hand re-fire holds a chain's row right now.
+		left, err := countRecoverable(ctx, tx, rec.EndpointID, rec.Since, rec.Until)
+		if err != nil || left > 0 {
+			return err
+		}
+		out.Done, out.Status = true, models.RecoveryCompleted
+		return finishRecovery(ctx, tx, &rec, models.RecoveryCompleted)
+	})
+	if err != nil {
+		return contract.RecoveryBatch{}, nil, err
+	}
+	return out, queued, nil
+}
+
+// queueRecovered queues up to n of the recovery's chains, oldest drop first. A chain's dropped row
+// is locked as a hand re-fire locks it, skipping one a re-fire holds, and the unique re-fire of the
+// row is the final word: a chain re-fired by hand meanwhile is not queued again.
+func queueRecovered(ctx context.Context, tx *gorm.DB, rec *models.Recovery, n int) ([]uuid.UUID, error) {
+	var rows []struct {
+		ID      uuid.UUID
+		EventID uuid.UUID
+	}
+	args := recoverableArgs(rec.EndpointID, rec.Since, rec.Until)
+	args["n"] = n
+	err := tx.WithContext(ctx).Raw("SELECT d.id, d.event_id "+recoverableSQL+" ORDER BY d.attempted_at, d.id LIMIT @n FOR UPDATE OF d SKIP LOCKED",
+		args).Scan(&rows).Error
+	if err != nil {
+		return nil, fmt.Errorf("find dropped chains: %w", err)
+	}
+	var queued []uuid.UUID
+	for _, r := range rows {
+		var num int
+		err := tx.WithContext(ctx).Raw(`INSERT INTO webhook_refire_counters (event_id, endpoint_id, n) VALUES (?, ?, 1)
+			ON CONFLICT (event_id, endpoint_id) DO UPDATE SET n = webhook_refire_counters.n + 1 RETURNING n`,
+			r.EventID, rec.EndpointID).Row().Scan(&num)
+		if err != nil {
+			return nil, fmt.Errorf("count manual starts: %w", err)
+		}
+		var ids []uuid.UUID
+		err = tx.WithContext(ctx).Raw(`INSERT INTO webhook_dispatches (id, org_id, kind, workflow_id, event_id, endpoint_id, chain_id,
+				refired_delivery_id, recovery_id, created_by)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+			ON CONFLICT (refired_delivery_id) WHERE refired_delivery_id IS NOT NULL DO NOTHING RETURNING id`,
+			uuid.New(), rec.OrgID, models.DispatchRecovery, contract.ManualWorkflowID(models.DispatchRecovery, r.EventID, rec.EndpointID, num),
+			r.EventID, rec.EndpointID, uuid.New(), r.ID, rec.ID, rec.CreatedBy).Scan(&ids).Error
+		if err != nil {
+			return nil, fmt.Errorf("queue recovered chain: %w", err)
+		}
+		queued = append(queued, ids...)
+	}
+	return queued, nil
+}

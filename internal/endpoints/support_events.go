@@ -1,0 +1,274 @@
+// The support desk's view of events: find an org's events by the order or resource they concern,
+// with each event's outcome across its endpoints, and one event with its payload and every chain.
+
+package endpoints
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"time"
+	"wds/models"
+
+	"github.com/google/uuid"
+
+	"wds/internal/events"
+	"wds/internal/platform/paging"
+	"wds/internal/platform/problem"
+	"wds/internal/workspace"
+)
+
+// Chain kinds: what started a chain.
+const (
+	ChainOriginal = "original"
+	ChainRefire   = models.DispatchRefire
+	ChainResend   = models.DispatchResend
+	ChainRecovery = models.DispatchRecovery
+)
+
+// EventsQuery is one page of an org's events, newest first. Zero fields do not filter.
+type EventsQuery struct {
+	OrgID uuid.UUID
+	// ActorID nil is the database's own operator (`wds admin`); otherwise a member of the org.
+	ActorID *uuid.UUID
+	// StoreID narrows to one store's events (the lists' optional store_id).
+	StoreID *uuid.UUID
+	Type    string
+	OrderID *uuid.UUID
+	// OrderNumber finds the order by its number in the org (what a customer quotes), instead of OrderID.
+	OrderNumber *int64
+	ResourceID  *uuid.UUID
+	Outcome     Outcome
+	// Since is inclusive and Until exclusive, on created_at.
+	Since, Until *time.Time
+	Limit        int
+	Cursor       *paging.Cursor
+}
+
+// EventRow is an event as the support desk lists it.
+type EventRow struct {
+	ID          uuid.UUID  `json:"id"`
+	Type        string     `json:"type"`
+	CreatedAt   time.Time  `json:"created_at"`
+	OrderID     *uuid.UUID `json:"order_id"`
+	ResourceID  *uuid.UUID `json:"resource_id"`
+	Outcome     Outcome    `json:"outcome"`
+	ChainsTotal int        `json:"chains_total"`
+}
+
+// EventsPage is the list envelope.
+type EventsPage struct {
+	Rows       []EventRow     `json:"rows"`
+	NextCursor *paging.Cursor `json:"next_cursor"`
+}
+
+// chainsSQL lists the chains of the event e: one row per chain with its endpoint, kind, start, the
+// workflow running it and its state (succeeded, dropped or in_progress). A queued resend, re-fire
+// or recovery whose first attempt has not been made yet is a chain in progress. Test chains are not
+// the event's. The statuses and outcomes are the Go constants' words, written into the text because
+// this fragment is shared by queries whose parameters are positional.
+const chainsSQL = `SELECT c.chain_id, c.endpoint_id, coalesce(p.kind, ` + sqlOriginal + `) AS kind, c.workflow_id, c.started_at,
+		CASE WHEN c.last_status IN (` + sqlSucceeded + `, ` + sqlDropped + `) THEN c.last_status ELSE ` + sqlInProgress + ` END AS state
+	FROM (SELECT d.chain_id, d.endpoint_id, min(d.workflow_id) AS workflow_id, min(d.attempted_at) AS started_at,
+			(array_agg(d.status ORDER BY d.attempt DESC))[1] AS last_status
+		FROM webhook_deliveries d WHERE d.event_id = e.id GROUP BY d.chain_id, d.endpoint_id) c
+	LEFT JOIN webhook_dispatches p ON p.chain_id = c.chain_id AND p.event_id = e.id
+	WHERE p.kind IS DISTINCT FROM ` + sqlTest + `
+	UNION ALL
+	SELECT p.chain_id, p.endpoint_id, p.kind, p.workflow_id, p.created_at, ` + sqlInProgress + `
+	FROM webhook_dispatches p WHERE p.event_id = e.id AND p.kind <> ` + sqlTest + `
+		AND NOT EXISTS (SELECT 1 FROM webhook_deliveries x WHERE x.chain_id = p.chain_id)`
+
+// outcomeSQL computes, for the event e, its outcome over each endpoint's latest chain and how many
+// chains it has. An event with targets not started yet is in progress.
+const outcomeSQL = `SELECT count(*) AS chains_total,
+		CASE WHEN count(*) = 0 THEN CASE WHEN e.dispatched_at IS NULL THEN ` + sqlInProgress + ` ELSE ` + sqlNoEndpoints + ` END
+			WHEN bool_or(l.latest AND l.state = ` + sqlInProgress + `) THEN ` + sqlInProgress + `
+			WHEN bool_or(l.latest AND l.state = ` + sqlDropped + `) THEN ` + sqlDropped + `
+			ELSE ` + sqlSucceeded + ` END AS outcome
+	FROM (SELECT ch.state, row_number() OVER (PARTITION BY ch.endpoint_id ORDER BY ch.started_at DESC, ch.chain_id DESC) = 1 AS latest
+		FROM (` + chainsSQL + `) ch) l`
+
+// The words chainsSQL and outcomeSQL compare and answer, as SQL literals.
+const (
+	sqlOriginal    = "'" + ChainOriginal + "'"
+	sqlTest        = "'" + models.DispatchTest + "'"
+	sqlSucceeded   = "'" + string(models.StatusSucceeded) + "'"
+	sqlDropped     = "'" + string(models.StatusDropped) + "'"
+	sqlInProgress  = "'" + string(OutcomeInProgress) + "'"
+	sqlNoEndpoints = "'" + string(OutcomeNoEndpoints) + "'"
+)
+
+const eventRowSQL = `SELECT e.id, e.type, e.created_at, e.order_id, e.resource_id, o.outcome, o.chains_total
+	FROM events e CROSS JOIN LATERAL (` + outcomeSQL + `) o`
+
+// ListEvents pages through an org's events by (created_at DESC, id DESC): the events_org index, or
+// with an order, resource or type filter the index that leads with it, so an order's events are
+// found at once among millions. The outcome filter is applied to the rows the index walk yields.
+// Test events are left out unless the type asks for them.
+func (s *Service) ListEvents(ctx context.Context, q EventsQuery) (*EventsPage, error) {
+	if err := validEventsQuery(q); err != nil {
+		return nil, err
+	}
+	if err := s.requireMember(ctx, q.OrgID, q.ActorID); err != nil {
+		return nil, err
+	}
+	if q.Limit == 0 {
+		q.Limit = paging.DefaultLimit
+	}
+	if q.OrderNumber != nil {
+		var found []uuid.UUID
+		err := s.DB.WithContext(ctx).Raw("SELECT id FROM orders WHERE org_id = ? AND number = ?", q.OrgID, *q.OrderNumber).Scan(&found).Error
+		if err != nil {
+			return nil, fmt.Errorf("find order %d: %w", *q.OrderNumber, err)
+		}
+		if len(found) == 0 {
+			return &EventsPage{Rows: []EventRow{}}, nil
+		}
+		q.OrderID = &found[0]
+	}
+	sql, args := eventsPageSQL(q)
+	rows := []EventRow{}
+	if err := s.DB.WithContext(ctx).Raw(sql, args...).Scan(&rows).Error; err != nil {
+		return nil, fmt.Errorf("list events: %w", err)
+	}
+	p := &EventsPage{Rows: rows}
+	if len(rows) > q.Limit {
+		p.Rows = rows[:q.Limit]
+		last := p.Rows[q.Limit-1]
+		p.NextCursor = &paging.Cursor{At: last.CreatedAt, ID: last.ID}
+	}
+	return p, nil
+}
+
+// eventsPageSQL is the page query of q and its arguments.
+func eventsPageSQL(q EventsQuery) (string, []any) {
+	where, args := "e.org_id = ?", []any{q.OrgID}
+	add := func(cond string, v ...any) { where += " AND " + cond; args = append(args, v...) }
+	switch {
+	case q.Type != "":
+		add("e.type = ?", q.Type)
+	default:
+		add("e.type <> ?", events.WebhookTest)
+	}
+	if q.StoreID != nil {
+		add("e.store_id = ?", *q.StoreID)
+	}
+	if q.OrderID != nil {
+		add("e.order_id = ?", *q.OrderID)
+	}
+	if q.ResourceID != nil {
+		add("e.resource_id = ?", *q.ResourceID)
+	}
+	if q.Since != nil {
+		add("e.created_at >= ?", *q.Since)
+	}
+	if q.Until != nil {
+		add("e.created_at < ?", *q.Until)
+	}
+	if q.Cursor != nil {
+		add("(e.created_at, e.id) < (?, ?)", q.Cursor.At, q.Cursor.ID)
+	}
+	if q.Outcome != "" {
+		add("o.outcome = ?", q.Outcome)
+	}
+	return eventRowSQL + " WHERE " + where + " ORDER BY e.created_at DESC, e.id DESC LIMIT ?", append(args, q.Limit+1)
+}
+
+func validEventsQuery(q EventsQuery) error {
+	if q.Type != "" && !events.Known(q.Type) {
+		return problem.Fail(paging.ErrInvalidParameter, "type: unknown event type %q; known: %s", q.Type, events.Names())
+	}
+	if q.Outcome != "" && !slices.Contains(Outcomes, q.Outcome) {
+		return problem.Fail(paging.ErrInvalidParameter, "outcome must be one of in_progress, dropped, succeeded, no_endpoints")
+	}
+	if q.OrderID != nil && q.OrderNumber != nil {
+		return problem.Fail(paging.ErrInvalidParameter, "give the order's id or its number, not both")
+	}
+	if q.Since != nil && q.Until != nil && !q.Since.Before(*q.Until) {
+		return problem.Fail(paging.ErrInvalidParameter, "since must be before until")
+	}
+	return nil
+}
+
+// requireMember checks that a non-nil actor is a member of the org (any role); to anyone else the
+// org does not exist.
+func (s *Service) requireMember(ctx context.Context, orgID uuid.UUID, actorID *uuid.UUID) error {
+	if actorID == nil {
+		return nil
+	}
+	return workspace.RequireRole(ctx, s.DB, orgID, *actorID, workspace.Anyone...)
+}
+
+// Chain is one retry ladder of an event to one endpoint, with its attempts oldest first.
+type Chain struct {
+	ChainID     uuid.UUID         `json:"chain_id"`
+	EndpointID  uuid.UUID         `json:"endpoint_id"`
+	EndpointURL string            `json:"endpoint_url"`
+	Kind        string            `json:"kind"`
+	Outcome     Outcome           `json:"outcome"`
+	WorkflowID  string            `json:"workflow_id"`
+	StartedAt   time.Time         `json:"started_at"`
+	Attempts    []models.Delivery `json:"attempts" gorm:"-"`
+}
+
+// EventDetail is one event with the exact body delivered and every chain.
+type EventDetail struct {
+	EventRow
+	OrgID   uuid.UUID       `json:"-"`
+	Payload json.RawMessage `json:"payload"`
+	Chains  []Chain         `json:"chains"`
+}
+
+// Event is one event's detail. An event of an org the actor is not in, or a test event, is not found.
+func (s *Service) Event(ctx context.Context, id uuid.UUID, actorID *uuid.UUID) (*EventDetail, error) {
+	var rows []struct {
+		EventRow
+		OrgID uuid.UUID
+		Body  string
+	}
+	err := s.DB.WithContext(ctx).Raw(`SELECT x.*, e.org_id, e.body::text AS body FROM (`+eventRowSQL+` WHERE e.id = ? AND e.type <> ?) x
+		JOIN events e ON e.id = x.id`, id, events.WebhookTest).Scan(&rows).Error
+	if err != nil {
+		return nil, fmt.Errorf("load event: %w", err)
+	}
+	if len(rows) == 0 {
+		return nil, problem.Fail(problem.NotFound, "event %s not found", id)
+	}
+	if actorID != nil {
+		if err := workspace.RequireRowRole(ctx, s.DB, rows[0].OrgID, *actorID, "event", id, workspace.Anyone...); err != nil {
+			return nil, err
+		}
+	}
+	d := &EventDetail{EventRow: rows[0].EventRow, OrgID: rows[0].OrgID, Payload: json.RawMessage(rows[0].Body)}
+	if d.Chains, err = s.chains(ctx, id); err != nil {
+		return nil, err
+	}
+	return d, nil
+}
+
+// chains reads an event's chains, oldest first, each with its attempts.
+func (s *Service) chains(ctx context.Context, eventID uuid.UUID) ([]Chain, error) {
+	chains := []Chain{}
+	err := s.DB.WithContext(ctx).Raw(`SELECT ch.chain_id, ch.endpoint_id, w.url AS endpoint_url, ch.kind, ch.state AS outcome,
+			ch.workflow_id, ch.started_at
+		FROM events e CROSS JOIN LATERAL (`+chainsSQL+`) ch JOIN webhook_endpoints w ON w.id = ch.endpoint_id
+		WHERE e.id = ? ORDER BY ch.started_at, ch.chain_id`, eventID).Scan(&chains).Error
+	if err != nil {
+		return nil, fmt.Errorf("load chains: %w", err)
+	}
+	var attempts []models.Delivery
+	if err := s.DB.WithContext(ctx).Where("event_id = ?", eventID).Order("attempted_at, attempt, id").Find(&attempts).Error; err != nil {
+		return nil, fmt.Errorf("load attempts: %w", err)
+	}
+	for i := range chains {
+		chains[i].Attempts = []models.Delivery{}
+		for _, a := range attempts {
+			if a.ChainID == chains[i].ChainID {
+				chains[i].Attempts = append(chains[i].Attempts, a)
+			}
+		}
+	}
+	return chains, nil
+}

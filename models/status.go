@@ -1,0 +1,40 @@
+// The delivery's statuses, one vocabulary with one home: an attempt's Status (its row, the Deliver
+// activity's outcome, the metrics' outcome label), a workflow's WorkflowStatus (WdsDeliveryStatus)
+// and an event's Outcome on the support desk, which reuse the attempt's words where they mean the
+// same. Each is a string type: these values are in the database, in workflow histories and in every
+// API answer, so their spelling never changes (docs/webhooks.md, docs/support.md).
+
+package models
+
+// Status is a delivery attempt's status (docs/webhooks.md): the status column of its row in the
+// delivery log, and the outcome the Deliver activity reports to the workflow.
+type Status string
+
+// The statuses a row holds.
+const (
+	StatusSucceeded Status = "succeeded"
+	// StatusFailed is a failed attempt that the chain retries.
+	StatusFailed Status = "failed"
+	// StatusDropped ends a chain undelivered: its last attempt failed, or the endpoint was disabled
+	// or deleted, or the operator dropped the chain.
+	StatusDropped Status = "dropped"
+)
+
+// Statuses no row holds.
+const (
+	// StatusEnqueued is a delivery queued and not attempted yet: the answer to a test event.
+	StatusEnqueued Status = "enqueued"
+	// StatusHeld is an attempt the endpoint's rate limit holds back: nothing was sent or recorded,
+	// and the workflow asks again after AttemptResult.Wait on a durable timer. Waiting is never an
+	// attempt.
+	StatusHeld Status = "held"
+)
+
+// Recorded lists the statuses a row holds, in the order the filters offer them.
+var Recorded = []Status{StatusSucceeded, StatusFailed, StatusDropped}
+
+// Reasons a chain is dropped early (the delivery row's error).
+const (
+	ReasonEndpointDisabled = "endpoint_disabled"
+	ReasonEndpointDeleted  = "endpoint_deleted"
+)

@@ -1,0 +1,61 @@
+package models_test
+
+import (
+	"encoding/json"
+	"slices"
+	"testing"
+	"wds/internal/endpoints"
+	"wds/models"
+
+	"wds/api/openapi"
+)
+
+// The Operator API's document spells the statuses and outcomes for its readers; it spells the same
+// words as the Go constants, every one of them.
+func TestOpenAPISpellsTheStatuses(t *testing.T) {
+	var doc struct {
+		Paths map[string]struct {
+			Get struct {
+				Parameters []struct {
+					Name   string
+					Schema struct{ Enum []string }
+				}
+			}
+		}
+		Components struct {
+			Schemas map[string]struct {
+				Enum       []string
+				Properties map[string]struct{ Enum []string }
+			}
+		}
+	}
+	if err := json.Unmarshal(openapi.OperatorJSON(), &doc); err != nil {
+		t.Fatal(err)
+	}
+	var filter []string
+	for _, p := range doc.Paths["/admin/v1/orgs/{org_id}/deliveries"].Get.Parameters {
+		if p.Name == "status" {
+			filter = p.Schema.Enum
+		}
+	}
+	schemas := doc.Components.Schemas
+	for what, c := range map[string]struct{ got, want []string }{
+		"the deliveries' status filter": {filter, words(models.Recorded)},
+		"Delivery.status":               {schemas["Delivery"].Properties["status"].Enum, words(models.Recorded)},
+		"EventOutcome":                  {schemas["EventOutcome"].Enum, words(endpoints.Outcomes)},
+		"Chain.outcome": {schemas["Chain"].Properties["outcome"].Enum,
+			words([]endpoints.Outcome{endpoints.OutcomeSucceeded, endpoints.OutcomeDropped, endpoints.OutcomeInProgress})},
+	} {
+		if !slices.Equal(slices.Sorted(slices.Values(c.got)), slices.Sorted(slices.Values(c.want))) {
+			t.Errorf("%s: the document says %v, the code %v", what, c.got, c.want)
+		}
+	}
+}
+
+func words[S ~string](vs []S) []string {
+	out := make([]string, len(vs))
+	for i, v := range vs {
+		out[i] = string(v)
+	}
+	return out
+}

@@ -1,0 +1,202 @@
+// The webhook engine's rows: endpoints, their health and headers, the delivery log, the queue of
+// manual starts (dispatches) and the outbox's events.
+
+package models
+
+import (
+	"database/sql/driver"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/google/uuid"
+)
+
+// Endpoint is an outbound webhook endpoint. The signing secret is stored sealed (secrets.Box) and
+// opened only to sign a delivery.
+type Endpoint struct {
+	ID           uuid.UUID `json:"id"`
+	OrgID        uuid.UUID `json:"org_id"`
+	URL          string    `json:"url" gorm:"column:url"`
+	EventTypes   TextArray `json:"event_types" gorm:"type:text[]"`
+	SecretSealed []byte    `json:"-"`
+	// PreviousSecretSealed signs deliveries too until PreviousSecretUntil (a rotation's grace).
+	PreviousSecretSealed []byte     `json:"-"`
+	PreviousSecretUntil  *time.Time `json:"previous_secret_until,omitempty"`
+	Enabled              bool       `json:"enabled"`
+	MaxAttempts          int        `json:"max_attempts"`
+	// RateLimit is the most POSTs a second the endpoint receives; nil is no limit.
+	RateLimit *int `json:"rate_limit"`
+	// Headers are sent on every attempt, unsigned.
+	Headers Headers `json:"headers" gorm:"type:jsonb"`
+	// DisabledReason is why a disabled endpoint is: DisabledManual or DisabledFailing.
+	DisabledReason *string `json:"disabled_reason"`
+	// HealthResetAt is when it was last enabled: failures before it are not held against it.
+	HealthResetAt *time.Time `json:"-"`
+	// Health is read from the delivery log for each view (endpoints.Service fills it).
+	Health    *EndpointHealth `json:"health" gorm:"-"`
+	CreatedBy uuid.UUID       `json:"created_by"`
+	CreatedAt time.Time       `json:"created_at" gorm:"default:clock_timestamp()"`
+	UpdatedAt time.Time       `json:"updated_at" gorm:"default:clock_timestamp()"`
+	DeletedAt *time.Time      `json:"deleted_at,omitempty"`
+}
+
+// TableName is the endpoints table.
+func (Endpoint) TableName() string { return "webhook_endpoints" }
+
+// Why an endpoint is disabled.
+const (
+	DisabledManual  = "manual"
+	DisabledFailing = "failing"
+)
+
+// EndpointHealth is how an endpoint has fared, read from its delivery log.
+type EndpointHealth struct {
+	LastSuccessAt *time.Time `json:"last_success_at"`
+	// FailingSince is its first failed attempt after its last success (or its last enable); nil
+	// while it is healthy.
+	FailingSince       *time.Time `json:"failing_since"`
+	ConsecutiveDropped int64      `json:"consecutive_dropped"`
+	Succeeded24h       int64      `json:"succeeded_24h" gorm:"column:succeeded_24h"`
+	Failed24h          int64      `json:"failed_24h" gorm:"column:failed_24h"`
+}
+
+// Headers are an endpoint's custom request headers, a jsonb object of name to value.
+type Headers map[string]string
+
+// Scan reads the jsonb column.
+func (h *Headers) Scan(src any) error {
+	var raw []byte
+	switch v := src.(type) {
+	case nil:
+		*h = Headers{}
+		return nil
+	case string:
+		raw = []byte(v)
+	case []byte:
+		raw = v
+	default:
+		return fmt.Errorf("scan headers: unexpected %T", src)
+	}
+	out := Headers{}
+	if err := json.Unmarshal(raw, &out); err != nil {
+		return fmt.Errorf("scan headers: %w", err)
+	}
+	*h = out
+	return nil
+}
+
+// Value writes the object; nil is the empty object, as the column is NOT NULL.
+func (h Headers) Value() (driver.Value, error) {
+	if h == nil {
+		return "{}", nil
+	}
+	raw, err := json.Marshal(map[string]string(h))
+	if err != nil {
+		return nil, fmt.Errorf("encode headers: %w", err)
+	}
+	return string(raw), nil
+}
+
+// MarshalJSON writes nil as {}, so every view shows an object.
+func (h Headers) MarshalJSON() ([]byte, error) {
+	if h == nil {
+		return []byte("{}"), nil
+	}
+	return json.Marshal(map[string]string(h))
+}
+
+// Delivery is one attempt to deliver one event to one endpoint.
+type Delivery struct {
+	ID              uuid.UUID  `json:"id"`
+	OrgID           uuid.UUID  `json:"-"`
+	EventID         uuid.UUID  `json:"event_id"`
+	EndpointID      uuid.UUID  `json:"endpoint_id"`
+	EventType       string     `json:"event_type"`
+	ChainID         uuid.UUID  `json:"chain_id"`
+	WorkflowID      string     `json:"workflow_id"`
+	Attempt         int        `json:"attempt"`
+	Status          Status     `json:"status"`
+	ResponseStatus  *int       `json:"response_status"`
+	ResponseExcerpt string     `json:"response_excerpt"`
+	Error           string     `json:"error"`
+	DurationMS      int64      `json:"duration_ms" gorm:"column:duration_ms"`
+	AttemptedAt     time.Time  `json:"attempted_at"`
+	NextAttemptAt   *time.Time `json:"next_attempt_at"`
+	// RefiredChainID and RefiredWorkflowID name the fresh chain a dropped row was re-fired into
+	// (omitted until it is). They are read from the re-fire's dispatch (DeliveryLogFrom), never written.
+	RefiredChainID    *uuid.UUID `json:"refired_chain_id,omitempty" gorm:"->"`
+	RefiredWorkflowID *string    `json:"refired_workflow_id,omitempty" gorm:"->"`
+}
+
+// TableName is the delivery log.
+func (Delivery) TableName() string { return "webhook_deliveries" }
+
+// Dispatch kinds: manual starts queued for the relay.
+const (
+	DispatchRefire   = "refire"
+	DispatchTest     = "test"
+	DispatchResend   = "resend"
+	DispatchRecovery = "recovery"
+)
+
+// Dispatch is a re-fire or test event waiting for its workflow to be started.
+type Dispatch struct {
+	ID         uuid.UUID
+	OrgID      uuid.UUID
+	Kind       string
+	WorkflowID string
+	EventID    uuid.UUID
+	EndpointID uuid.UUID
+	ChainID    uuid.UUID
+	DeliveryID *uuid.UUID
+	// RefiredDeliveryID is the dropped delivery a re-fire answers; each is re-fired at most once.
+	RefiredDeliveryID *uuid.UUID
+	CreatedBy         *uuid.UUID
+	CreatedAt         time.Time `gorm:"default:clock_timestamp()"`
+	DispatchedAt      *time.Time
+}
+
+// TableName is the manual-start queue.
+func (Dispatch) TableName() string { return "webhook_dispatches" }
+
+// Event is an outbox row: written with the business rows, delivered by the webhook engine.
+type Event struct {
+	ID           uuid.UUID
+	OrgID        uuid.UUID
+	StoreID      *uuid.UUID
+	Type         string
+	Body         []byte    `gorm:"type:json"`
+	CreatedAt    time.Time `gorm:"default:clock_timestamp()"`
+	DispatchedAt *time.Time
+}
+
+// Recovery statuses.
+const (
+	RecoveryRunning   = "running"
+	RecoveryCompleted = "completed"
+	RecoveryCancelled = "cancelled"
+)
+
+// Recovery is one recovery and its progress.
+type Recovery struct {
+	ID         uuid.UUID  `json:"id"`
+	OrgID      uuid.UUID  `json:"-"`
+	EndpointID uuid.UUID  `json:"endpoint_id"`
+	Since      time.Time  `json:"since"`
+	Until      time.Time  `json:"until"`
+	Status     string     `json:"status"`
+	Total      int        `json:"total"`
+	Started    int        `json:"started"`
+	WorkflowID string     `json:"workflow_id"`
+	CreatedBy  *uuid.UUID `json:"-"`
+	CreatedAt  time.Time  `json:"created_at" gorm:"default:clock_timestamp()"`
+	FinishedAt *time.Time `json:"finished_at"`
+}
+
+// Running reports whether the recovery is still starting chains (templates ask it rather than spell
+// the status).
+func (r Recovery) Running() bool { return r.Status == RecoveryRunning }
+
+// TableName is the recoveries table.
+func (Recovery) TableName() string { return "webhook_recoveries" }

@@ -1,0 +1,104 @@
+package worker
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"wds/internal/platform/egress"
+	"wds/models"
+	"wds/workflows/contract"
+
+	"github.com/google/uuid"
+	enumspb "go.temporal.io/api/enums/v1"
+	"go.temporal.io/api/serviceerror"
+	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/temporal"
+	"gorm.io/gorm"
+	"gorm.io/gorm/clause"
+)
+
+// recoveryRow is a committed recovery waiting for its workflow.
+type recoveryRow struct {
+	ID          uuid.UUID
+	OrgID       uuid.UUID
+	EndpointURL string
+	Total       int
+	Since       string
+}
+
+func (r recoveryRow) rowID() uuid.UUID { return r.ID }
+
+// unstartedRecoveries selects running recoveries whose workflow is not started yet, oldest first.
+func unstartedRecoveries(db *gorm.DB) *gorm.DB {
+	return db.Table("webhook_recoveries r").
+		Select("r.id, r.org_id, w.url AS endpoint_url, r.total, to_char(r.since AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:MI:SS') AS since").
+		Joins("JOIN webhook_endpoints w ON w.id = r.endpoint_id").
+		Where("r.dispatched_at IS NULL AND r.status = ?", models.RecoveryRunning).Order("r.created_at, r.id")
+}
+
+// StartRecoveries starts committed recoveries' workflows at once; what fails is left to the relay.
+func (s *Starter) StartRecoveries(ctx context.Context, ids ...uuid.UUID) {
+	if len(ids) == 0 {
+		return
+	}
+	read := func(db *gorm.DB, rows *[]recoveryRow) error {
+		return unstartedRecoveries(db).Where("r.id IN ?", ids).Find(rows).Error
+	}
+	s.immediately(ctx, func(ctx context.Context) error {
+		return startNow(ctx, s.DB, "webhook_recoveries", read, s.startRecoveryRows)
+	})
+}
+
+// claimRecoveries is the relay's pass over recoveries whose workflow a crash or a Temporal outage
+// left unstarted. Recoveries have no lease column: one relay at a time takes them under SKIP LOCKED,
+// and a double start is rejected by the workflow id.
+func (s *Starter) claimRecoveries(ctx context.Context, limit int) (int, error) {
+	var rows []recoveryRow
+	err := s.DB.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		return s.pastGrace(unstartedRecoveries(tx), "r.created_at").Limit(limit).
+			Clauses(clause.Locking{Strength: "UPDATE", Table: clause.Table{Name: "r"}, Options: "SKIP LOCKED"}).Find(&rows).Error
+	})
+	if err != nil {
+		return 0, fmt.Errorf("claim recoveries: %w", err)
+	}
+	started, startErr := s.startRecoveryRows(ctx, rows)
+	if err := markStarted(s.DB.WithContext(ctx), "webhook_recoveries", started); err != nil {
+		return 0, err
+	}
+	return len(started), startErr
+}
+
+// startRecoveryRows starts each recovery's workflow (startEach).
+func (s *Starter) startRecoveryRows(ctx context.Context, rows []recoveryRow) ([]uuid.UUID, error) {
+	return startEach(ctx, rows, s.startRecovery)
+}
+
+// startRecovery starts recover-{id}; its summary names the endpoint and the count, so the Temporal
+// UI's list reads as the support desk's.
+func (s *Starter) startRecovery(ctx context.Context, r recoveryRow) error {
+	ctx, cancel := context.WithTimeout(ctx, startTimeout)
+	defer cancel()
+	_, err := s.Temporal.ExecuteWorkflow(ctx, client.StartWorkflowOptions{
+		ID:                                       contract.RecoveryWorkflowID(r.ID),
+		TaskQueue:                                contract.TaskQueue,
+		WorkflowIDReusePolicy:                    enumspb.WORKFLOW_ID_REUSE_POLICY_REJECT_DUPLICATE,
+		WorkflowIDConflictPolicy:                 enumspb.WORKFLOW_ID_CONFLICT_POLICY_FAIL,
+		WorkflowExecutionErrorWhenAlreadyStarted: true,
+		StaticSummary:                            fmt.Sprintf("recover %s: %s since %s UTC", egress.RedactURL(r.EndpointURL), chainsOf(r.Total), r.Since),
+		StaticDetails:                            fmt.Sprintf("Re-fires every dropped, never re-fired chain of endpoint %s whose last attempt falls in the recovery's window (%s when it started), paced by the endpoint's rate limit.", egress.RedactURL(r.EndpointURL), chainsOf(r.Total)),
+		TypedSearchAttributes:                    temporal.NewSearchAttributes(contract.AttrOrgID.ValueSet(r.OrgID.String())),
+	}, contract.RecoveryWorkflowName, contract.RecoveryParams{RecoveryID: r.ID})
+	var already *serviceerror.WorkflowExecutionAlreadyStarted
+	if err != nil && !errors.As(err, &already) {
+		return fmt.Errorf("start workflow %s: %w", contract.RecoveryWorkflowID(r.ID), err)
+	}
+	return nil
+}
+
+// chainsOf is "1 chain" or "n chains".
+func chainsOf(n int) string {
+	if n == 1 {
+		return "1 chain"
+	}
+	return fmt.Sprintf("%d chains", n)
+}

@@ -1,0 +1,184 @@
+// The webhook engine of `wds worker` (and `wds dev`): the Temporal worker on task queue wds-webhooks
+// with the delivery workflows and activities registered under their history names, the outbox relay
+// that starts workflows for whatever the API could not start at once, and the pruning of old rows.
+
+package worker
+
+import (
+	"context"
+	"fmt"
+	"time"
+	"wds/activities"
+	"wds/workflows"
+	"wds/workflows/contract"
+
+	"github.com/sirupsen/logrus"
+	enumspb "go.temporal.io/api/enums/v1"
+	"go.temporal.io/api/operatorservice/v1"
+	"go.temporal.io/sdk/client"
+	sdkworker "go.temporal.io/sdk/worker"
+	"go.temporal.io/sdk/workflow"
+
+	"wds/internal/platform/metrics"
+)
+
+// WorkerOptions configure one worker process.
+type WorkerOptions struct {
+	Temporal   client.Client
+	Activities *activities.Activities
+	Starter    *Starter
+	Log        logrus.FieldLogger
+	// RelayInterval is how often the relay looks for undispatched rows when it found none.
+	RelayInterval time.Duration
+	// RelayBatch is how many rows one relay transaction claims.
+	RelayBatch int
+	// Retention is how long events and delivery rows are kept; 0 keeps them forever.
+	Retention time.Duration
+	// MaxConcurrentActivities bounds the activities the worker runs at once; 0 is the SDK's default.
+	MaxConcurrentActivities int
+}
+
+// pruneEvery is how often the worker prunes what is older than its retention.
+const pruneEvery = time.Hour
+
+// taskQueuePartitions is Temporal's default number of partitions per task queue.
+const taskQueuePartitions = 4
+
+// stickyCacheSize is how many workflow executions the worker keeps in memory between their tasks.
+// The SDK's default, 10,000, keeps every chain waiting on a retry timer: each holds three parked
+// coroutines and its state, about 60 kB, so 10,000 waiting chains took the worker to 648 MB
+// (docs/benchmarks.md). A chain's history is a few dozen events: one evicted from the cache is
+// replayed from it when its timer fires, which costs a little CPU then and nothing while it waits.
+// 500 keeps the worker near 100 MB however many chains wait.
+const stickyCacheSize = 500
+
+// RunWorker serves workflows and activities and runs the relay until ctx ends, then stops both: in-flight
+// activities finish (up to the worker's stop timeout) and the relay's transaction completes.
+func RunWorker(ctx context.Context, o WorkerOptions) error {
+	if o.RelayInterval == 0 {
+		o.RelayInterval = 500 * time.Millisecond
+	}
+	if o.RelayBatch == 0 {
+		o.RelayBatch = 100
+	}
+	// Process-wide, and read when the first worker is created: set before it.
+	sdkworker.SetStickyWorkflowCacheSize(stickyCacheSize)
+	w := sdkworker.New(o.Temporal, contract.TaskQueue, sdkworker.Options{
+		WorkerStopTimeout: 15 * time.Second,
+		// A cluster splits a task queue into four partitions by default; with the SDK's two pollers a
+		// task can wait a full long poll (60 s) on a partition nobody polls. Poll them all.
+		MaxConcurrentWorkflowTaskPollers:   taskQueuePartitions,
+		MaxConcurrentActivityTaskPollers:   taskQueuePartitions,
+		MaxConcurrentActivityExecutionSize: o.MaxConcurrentActivities,
+	})
+	Register(w, o.Activities)
+	if err := w.Start(); err != nil {
+		return fmt.Errorf("start Temporal worker: %w", err)
+	}
+	o.Log.WithField("task_queue", contract.TaskQueue).Info("webhook worker started")
+	pruned := make(chan struct{})
+	go func() { prune(ctx, o); close(pruned) }()
+	relay(ctx, o)
+	<-pruned
+	w.Stop()
+	o.Log.Info("webhook worker stopped")
+	return nil
+}
+
+// Register adds the delivery workflows and activities to a worker.
+func Register(w sdkworker.Registry, a *activities.Activities) {
+	RegisterWorkflows(w)
+	a.Register(w)
+}
+
+// RegisterWorkflows adds the delivery workflows under their stable names (also to a replayer).
+func RegisterWorkflows(w sdkworker.WorkflowRegistry) {
+	w.RegisterWorkflowWithOptions(workflows.EventWorkflow, workflow.RegisterOptions{Name: contract.EventWorkflowName})
+	w.RegisterWorkflowWithOptions(workflows.EventWorkflow, workflow.RegisterOptions{Name: contract.PlannedEventWorkflowName})
+	w.RegisterWorkflowWithOptions(workflows.RefireWorkflow, workflow.RegisterOptions{Name: contract.RefireWorkflowName})
+	w.RegisterWorkflowWithOptions(workflows.TestWorkflow, workflow.RegisterOptions{Name: contract.TestWorkflowName})
+	w.RegisterWorkflowWithOptions(workflows.RecoveryWorkflow, workflow.RegisterOptions{Name: contract.RecoveryWorkflowName})
+}
+
+// prune deletes events and delivery rows older than the retention (none when it is 0) and clears
+// expired previous secrets, at start and then hourly, until ctx ends. Several workers may prune at
+// once: each batch is its own statement and skips rows another is deleting.
+func prune(ctx context.Context, o WorkerOptions) {
+	for {
+		// Retention 0 keeps every row, but previous secrets whose grace ended are still cleared.
+		var cutoff time.Time
+		if o.Retention > 0 {
+			cutoff = time.Now().Add(-o.Retention)
+		}
+		p, err := Prune(ctx, o.Starter.DB, cutoff, 1000)
+		if err != nil && ctx.Err() == nil {
+			o.Log.WithError(err).Warn("cannot prune old events and deliveries; will retry")
+		} else if p != (Pruned{}) {
+			o.Log.WithFields(logrus.Fields{"deliveries": p.Deliveries, "dispatches": p.Dispatches, "events": p.Events, "secrets": p.Secrets, "expired": p.Expired}).
+				Info("pruned events and deliveries older than the retention")
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(pruneEvery):
+		}
+	}
+}
+
+// relay starts undispatched rows until ctx ends: full batches are followed at once by the next, an
+// empty pass waits RelayInterval, and a failure (Temporal or the database away) backs off up to 10 s.
+// Errors are logged when they begin and when they end, not on every pass.
+func relay(ctx context.Context, o WorkerOptions) {
+	wait, failing := o.RelayInterval, false
+	for {
+		// A pass is not cut short by shutdown: it finishes its transaction, then the loop ends.
+		n, err := o.Starter.RelayOnce(context.WithoutCancel(ctx), o.RelayBatch)
+		metrics.RelayPass(n, err != nil, err == nil && failing)
+		switch {
+		case err != nil:
+			if !failing {
+				o.Log.WithError(err).Warn("outbox relay cannot start workflows; retrying")
+			}
+			failing, wait = true, min(wait*2, 10*time.Second)
+		case err == nil:
+			if failing {
+				o.Log.Info("outbox relay recovered")
+			}
+			failing, wait = false, o.RelayInterval
+			if n > 0 {
+				o.Log.WithField("started", n).Debug("outbox relay started workflows")
+			}
+		}
+		if n >= o.RelayBatch && err == nil {
+			continue
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(wait):
+		}
+	}
+}
+
+// EnsureSearchAttributes registers the custom search attributes of docs/webhooks.md in namespace when
+// they are missing, so `wds worker` against a fresh server needs no manual step.
+func EnsureSearchAttributes(ctx context.Context, c client.Client, namespace string) error {
+	have, err := c.OperatorService().ListSearchAttributes(ctx, &operatorservice.ListSearchAttributesRequest{Namespace: namespace})
+	if err != nil {
+		return fmt.Errorf("list search attributes: %w", err)
+	}
+	missing := map[string]enumspb.IndexedValueType{}
+	for _, k := range contract.SearchAttributeKeys() {
+		if _, ok := have.GetCustomAttributes()[k.GetName()]; !ok {
+			missing[k.GetName()] = enumspb.IndexedValueType(k.GetValueType())
+		}
+	}
+	if len(missing) == 0 {
+		return nil
+	}
+	_, err = c.OperatorService().AddSearchAttributes(ctx, &operatorservice.AddSearchAttributesRequest{Namespace: namespace, SearchAttributes: missing})
+	if err != nil {
+		return fmt.Errorf("add search attributes: %w", err)
+	}
+	return nil
+}

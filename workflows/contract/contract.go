@@ -1,0 +1,236 @@
+// The contract between the workflows, the activities, the starter and the Temporal UI: the task
+// queue, workflow and activity type names, the signal, the search attributes and the
+// inputs and results that go into workflow history. Every name here is recorded in running
+// workflows' histories: changing one breaks their replay.
+
+package contract
+
+import (
+	"errors"
+	"fmt"
+	"strconv"
+	"time"
+	"wds/models"
+
+	"github.com/google/uuid"
+	"go.temporal.io/sdk/temporal"
+)
+
+// TaskQueue is where every webhook workflow and activity runs (docs/webhooks.md).
+const TaskQueue = "wds-webhooks"
+
+// Workflow type names, stable because running workflows are bound to them. An event whose chains
+// the starter planned runs as PlannedEventWorkflowName (the same function): a worker of an older wds,
+// which would ignore the plan and record another history, does not know that type, so it never runs
+// one whose later replay on this code would fail, during a rolling deploy or a rollback.
+// workflow.GetVersion cannot say this: an older worker has no GetVersion call to respect, and its
+// marker would add an event to every delivery's history.
+const (
+	EventWorkflowName        = "WebhookEvent"
+	PlannedEventWorkflowName = "WebhookEventPlanned"
+	RefireWorkflowName       = "WebhookRefire"
+	TestWorkflowName         = "WebhookTest"
+)
+
+// Activity type names: the Activities methods' own names, which the SDK derives from the workflows'
+// method references (acts.Deliver); registered under exactly these names by the worker.
+const (
+	ActivityResolveTargets = "ResolveTargets"
+	ActivityDeliver        = "Deliver"
+	ActivityRecordLost     = "RecordLostAttempt"
+)
+
+// SignalEndpointStopped tells a delivery workflow that an endpoint (the uuid.UUID payload) was
+// disabled or deleted: its chains stop waiting and make their next attempt at once, which the
+// activity turns into the chain's end without sending.
+const SignalEndpointStopped = "endpoint-stopped"
+
+// Search attributes (docs/webhooks.md) so operators filter deliveries in the Temporal UI.
+var (
+	AttrOrgID          = temporal.NewSearchAttributeKeyKeyword("WdsOrgId")
+	AttrEventID        = temporal.NewSearchAttributeKeyKeyword("WdsEventId")
+	AttrEventType      = temporal.NewSearchAttributeKeyKeyword("WdsEventType")
+	AttrDeliveryStatus = temporal.NewSearchAttributeKeyKeyword("WdsDeliveryStatus")
+	AttrEndpointIDs    = temporal.NewSearchAttributeKeyKeywordList("WdsEndpointIds")
+)
+
+// SearchAttributeKeys lists every custom search attribute, for registration on a server.
+func SearchAttributeKeys() []temporal.SearchAttributeKey {
+	return []temporal.SearchAttributeKey{AttrOrgID, AttrEventID, AttrEventType, AttrDeliveryStatus, AttrEndpointIDs}
+}
+
+// Workflow ids (docs/webhooks.md).
+func EventWorkflowID(eventID uuid.UUID) string { return "webhook-event/" + eventID.String() }
+
+// RefireWorkflowID names the n-th manual re-fire of one event to one endpoint.
+func RefireWorkflowID(eventID, endpointID uuid.UUID, n int) string {
+	return "webhook-refire/" + eventID.String() + "/" + endpointID.String() + "/" + strconv.Itoa(n)
+}
+
+// TestWorkflowID names a synthetic test delivery.
+func TestWorkflowID(deliveryID uuid.UUID) string { return "webhook-test/" + deliveryID.String() }
+
+// EventParams starts the workflow of one event. Schedule is the retry ladder in force when the event
+// was started, so a configuration change never alters a running chain's history. Chains are the
+// event's targets with the ids of their chains and first attempts, planned by the starter so the
+// workflow records nothing before its first attempts; they are empty when the starter planned none
+// (an older wds, or no endpoint enabled at the start), and the workflow then resolves its targets.
+type EventParams struct {
+	EventID   uuid.UUID
+	OrgID     uuid.UUID
+	EventType string
+	Schedule  []time.Duration
+	Chains    []PlannedChain
+}
+
+// PlannedChain is one target of an event and the ids of its chain and of its first attempt.
+type PlannedChain struct {
+	Target
+	ChainID         uuid.UUID
+	FirstDeliveryID uuid.UUID
+}
+
+// RefireParams starts a fresh chain of one event to one endpoint.
+type RefireParams struct {
+	EventID    uuid.UUID
+	OrgID      uuid.UUID
+	EventType  string
+	EndpointID uuid.UUID
+	ChainID    uuid.UUID
+	Schedule   []time.Duration
+}
+
+// TestParams sends one synthetic webhook.test event; DeliveryID was announced to the caller.
+type TestParams struct {
+	EventID    uuid.UUID
+	OrgID      uuid.UUID
+	EndpointID uuid.UUID
+	ChainID    uuid.UUID
+	DeliveryID uuid.UUID
+}
+
+// ResolveInput asks for the delivery targets of an event: every subscribed endpoint, or just
+// EndpointID when set (re-fire, test).
+type ResolveInput struct {
+	EventID    uuid.UUID
+	EndpointID *uuid.UUID
+}
+
+// Target is one endpoint a chain delivers to.
+type Target struct {
+	EndpointID  uuid.UUID
+	URL         string
+	MaxAttempts int
+}
+
+// AttemptInput is one delivery attempt. DeliveryID is fixed before the attempt (by the starter for a
+// planned chain's first attempt, by the workflow otherwise), so a retried activity task writes the
+// same row. NextAttemptAt is when the chain's next attempt is due should this one
+// fail; nil on the last attempt, whose failure drops the chain.
+type AttemptInput struct {
+	DeliveryID    uuid.UUID
+	EventID       uuid.UUID
+	EndpointID    uuid.UUID
+	ChainID       uuid.UUID
+	WorkflowID    string
+	Attempt       int
+	NextAttemptAt *time.Time
+	// Test marks the synthetic event: X-PC-Event-Id is the literal null.
+	Test bool
+}
+
+// AttemptResult is the outcome of an attempt: the status it recorded in its row (succeeded, failed,
+// or dropped), or StatusHeld, when the endpoint's rate limit held it back unrecorded.
+type AttemptResult struct {
+	Outcome models.Status
+	Error   string
+	// Wait is how long a held attempt waits before it asks again.
+	Wait time.Duration
+}
+
+// LostAttempt records an attempt whose Deliver activity failed without recording an outcome (the
+// worker died, the database was unreachable), so every attempt still has exactly one row.
+type LostAttempt struct {
+	Attempt AttemptInput
+	Error   string
+}
+
+// WorkflowStatus is how a delivery workflow stands across its chains: the value of its
+// WdsDeliveryStatus search attribute and its Result's status.
+type WorkflowStatus string
+
+// WdsDeliveryStatus values.
+const (
+	WorkflowDelivering       WorkflowStatus = "delivering"
+	WorkflowSucceeded                       = WorkflowStatus(models.StatusSucceeded)
+	WorkflowDropped                         = WorkflowStatus(models.StatusDropped)
+	WorkflowPartiallyDropped WorkflowStatus = "partially_dropped"
+)
+
+// Result is how a delivery workflow ended: the overall status (WdsDeliveryStatus's value) and each
+// chain's outcome. A workflow that reached every endpoint returns it; one that dropped a chain fails
+// with it as its error's details (DroppedResult).
+type Result struct {
+	Status WorkflowStatus `json:"status"`
+	Chains []ChainResult  `json:"chains"`
+}
+
+// ChainResult is how one chain ended: succeeded, or dropped after its last attempt.
+type ChainResult struct {
+	EndpointID uuid.UUID     `json:"endpoint_id"`
+	URL        string        `json:"url"`
+	Outcome    models.Status `json:"outcome"`
+}
+
+// ErrTypeDropped is the failure type of a delivery workflow that dropped at least one chain.
+const ErrTypeDropped = "DeliveryDropped"
+
+// DroppedResult is the Result a workflow failed by droppedError carries, and false for any other
+// error: how a caller reading a finished delivery workflow gets every chain's outcome either way.
+func DroppedResult(err error) (Result, bool) {
+	var app *temporal.ApplicationError
+	if !errors.As(err, &app) || app.Type() != ErrTypeDropped {
+		return Result{}, false
+	}
+	var res Result
+	if app.Details(&res) != nil {
+		return Result{}, false
+	}
+	return res, true
+}
+
+// Recovery workflow and activity names, stable because running workflows are bound to them.
+const (
+	RecoveryWorkflowName = "WebhookRecovery"
+	ActivityRecoverBatch = "RecoverBatch"
+)
+
+// RecoveryParams starts a recovery's workflow.
+type RecoveryParams struct {
+	RecoveryID uuid.UUID
+}
+
+// RecoveryBatch is what one batch did: the recovery's progress, and how long the workflow waits
+// before the next batch so the starts keep to the pace. Done ends the workflow.
+type RecoveryBatch struct {
+	Status      string
+	EndpointURL string
+	Total       int
+	Started     int
+	Wait        time.Duration
+	Done        bool
+}
+
+// RecoveryWorkflowID names a recovery's workflow.
+func RecoveryWorkflowID(id uuid.UUID) string { return "recover-" + id.String() }
+
+// ResendWorkflowID names the chain of the n-th manual start of one event to one endpoint, a resend.
+func ResendWorkflowID(eventID, endpointID uuid.UUID, n int) string {
+	return ManualWorkflowID(models.DispatchResend, eventID, endpointID, n)
+}
+
+// ManualWorkflowID names the chain of the n-th manual start (re-fires, resends and recoveries share
+// the count) of one event to one endpoint: webhook-resend/... or webhook-recovery/...
+func ManualWorkflowID(kind string, eventID, endpointID uuid.UUID, n int) string {
+	return fmt.Sprintf("webhook-%s/%s/%s/%d", kind, eventID, endpointID, n)
+}

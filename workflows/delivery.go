@@ -1,0 +1,341 @@
+package workflows
+
+import (
+	"fmt"
+	"strings"
+	"time"
+	"wds/activities"
+	"wds/models"
+	"wds/workflows/contract"
+
+	"github.com/google/uuid"
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/workflow"
+)
+
+const (
+	// deliverTimeout covers the 10 s request plus loading the body and writing the row.
+	deliverTimeout = 30 * time.Second
+	// infraPatience is how long an attempt waits out wds's own outage before it counts as lost.
+	infraPatience = 24 * time.Hour
+)
+
+// EventWorkflow delivers one event to every endpoint subscribed when it fired, one chain per endpoint
+// in parallel.
+func EventWorkflow(ctx workflow.Context, p contract.EventParams) (contract.Result, error) {
+	chains, err := eventChains(ctx, p)
+	if err != nil {
+		return contract.Result{}, err
+	}
+	return fanOut(ctx, chains)
+}
+
+// eventChains are the chains the starter planned or, when it planned none, those of the targets
+// resolved now. The choice rests on the workflow's input, so the replay of a workflow
+// of either kind follows the branch it first took.
+func eventChains(ctx workflow.Context, p contract.EventParams) ([]chain, error) {
+	if len(p.Chains) > 0 {
+		chains := make([]chain, len(p.Chains))
+		for i, c := range p.Chains {
+			chains[i] = chain{target: c.Target, eventID: p.EventID, schedule: p.Schedule,
+				chainID: c.ChainID, firstDeliveryID: c.FirstDeliveryID}
+		}
+		return chains, nil
+	}
+	targets, err := resolve(ctx, contract.ResolveInput{EventID: p.EventID})
+	if err != nil {
+		return nil, err
+	}
+	chains := make([]chain, len(targets))
+	for i, t := range targets {
+		chains[i] = chain{target: t, eventID: p.EventID, schedule: p.Schedule}
+	}
+	return chains, nil
+}
+
+// RefireWorkflow runs a fresh chain of one event to one endpoint, starting at attempt 1.
+func RefireWorkflow(ctx workflow.Context, p contract.RefireParams) (contract.Result, error) {
+	targets, err := resolve(ctx, contract.ResolveInput{EventID: p.EventID, EndpointID: &p.EndpointID})
+	if err != nil {
+		return contract.Result{}, err
+	}
+	chains := make([]chain, len(targets))
+	for i, t := range targets {
+		chains[i] = chain{target: t, eventID: p.EventID, schedule: p.Schedule, chainID: p.ChainID}
+	}
+	return fanOut(ctx, chains)
+}
+
+// TestWorkflow sends the synthetic webhook.test event once, under the delivery id already given to
+// the caller: it answers "does my receiver work now", so it has no retries.
+func TestWorkflow(ctx workflow.Context, p contract.TestParams) (contract.Result, error) {
+	targets, err := resolve(ctx, contract.ResolveInput{EventID: p.EventID, EndpointID: &p.EndpointID})
+	if err != nil {
+		return contract.Result{}, err
+	}
+	chains := make([]chain, len(targets))
+	for i, t := range targets {
+		t.MaxAttempts = 1
+		chains[i] = chain{target: t, eventID: p.EventID, chainID: p.ChainID, firstDeliveryID: p.DeliveryID, test: true}
+	}
+	return fanOut(ctx, chains)
+}
+
+// acts names the activities the workflows schedule by typed method reference, so the compiler checks
+// their inputs; the SDK derives each activity type from the method's name, which the worker
+// registers. It stays nil: a workflow never runs an activity itself.
+var acts *activities.Activities
+
+func resolve(ctx workflow.Context, in contract.ResolveInput) ([]contract.Target, error) {
+	// A local activity: one indexed query, run by the worker that runs the workflow, saves a round
+	// trip through the server on the way to the first attempt. A local activity is run by the
+	// function it is given, so it is named by its registered name rather than through acts.
+	actx := workflow.WithLocalActivityOptions(ctx, workflow.LocalActivityOptions{
+		StartToCloseTimeout: 30 * time.Second,
+		RetryPolicy:         &temporal.RetryPolicy{MaximumInterval: time.Minute},
+		Summary:             "find subscribed endpoints",
+	})
+	var targets []contract.Target
+	if err := workflow.ExecuteLocalActivity(actx, contract.ActivityResolveTargets, in).Get(ctx, &targets); err != nil {
+		return nil, fmt.Errorf("resolve endpoints: %w", err)
+	}
+	return targets, nil
+}
+
+// fanOut runs every chain in parallel, publishes the outcome as WdsDeliveryStatus and returns it.
+func fanOut(ctx workflow.Context, chains []chain) (contract.Result, error) {
+	if err := publishEndpoints(ctx, chains); err != nil {
+		return contract.Result{}, err
+	}
+	stopped := watchStops(ctx)
+	outcomes := make([]models.Status, len(chains))
+	errs := make([]error, len(chains))
+	wg := workflow.NewWaitGroup(ctx)
+	for i := range chains {
+		chains[i].stopped = func() bool { return stopped[chains[i].target.EndpointID] }
+		wg.Add(1)
+		workflow.Go(ctx, func(gctx workflow.Context) {
+			defer wg.Done()
+			outcomes[i], errs[i] = chains[i].run(gctx)
+		})
+	}
+	wg.Wait(ctx)
+	for _, err := range errs {
+		if err != nil {
+			return contract.Result{}, err
+		}
+	}
+	res := contract.Result{Status: summarize(outcomes), Chains: make([]contract.ChainResult, len(chains))}
+	for i, c := range chains {
+		res.Chains[i] = contract.ChainResult{EndpointID: c.target.EndpointID, URL: c.target.URL, Outcome: outcomes[i]}
+	}
+	if err := workflow.UpsertTypedSearchAttributes(ctx, contract.AttrDeliveryStatus.ValueSet(string(res.Status))); err != nil {
+		return res, err
+	}
+	return res, droppedError(ctx, res)
+}
+
+// VersionFailWhenDropped is the change that ends a workflow with a dropped chain as Failed. A
+// workflow that completed with a dropped chain before it replays (a query) down its old path.
+const VersionFailWhenDropped = "fail-when-dropped"
+
+// droppedError fails a workflow that did not reach every endpoint, so the Temporal UI's workflow list
+// shows it as Failed, naming the dropped endpoints, without a query. The error is non-retryable (a
+// workflow has no retry policy anyway) and carries the whole Result as its details, every chain's
+// outcome included; WdsDeliveryStatus is already set.
+func droppedError(ctx workflow.Context, res contract.Result) error {
+	if res.Status == contract.WorkflowSucceeded {
+		return nil
+	}
+	if workflow.GetVersion(ctx, VersionFailWhenDropped, workflow.DefaultVersion, 1) == workflow.DefaultVersion {
+		return nil
+	}
+	var names []string
+	for _, c := range res.Chains {
+		if c.Outcome == models.StatusDropped {
+			names = append(names, c.EndpointID.String()+" ("+c.URL+")")
+		}
+	}
+	msg := fmt.Sprintf("%s: dropped to %d of %d endpoints: %s", res.Status, len(names), len(res.Chains), strings.Join(names, ", "))
+	return temporal.NewNonRetryableApplicationError(msg, contract.ErrTypeDropped, nil, res)
+}
+
+// publishEndpoints sets WdsEndpointIds and WdsDeliveryStatus delivering, unless the starter planned
+// the chains and set them at start. The choice rests on the start event, so the replay of a workflow
+// that updated them still does.
+func publishEndpoints(ctx workflow.Context, chains []chain) error {
+	if workflow.GetTypedSearchAttributes(ctx).ContainsKey(contract.AttrEndpointIDs) {
+		return nil
+	}
+	ids := make([]string, len(chains))
+	for i, c := range chains {
+		ids[i] = c.target.EndpointID.String()
+	}
+	if err := workflow.UpsertTypedSearchAttributes(ctx, contract.AttrEndpointIDs.ValueSet(ids), contract.AttrDeliveryStatus.ValueSet(string(contract.WorkflowDelivering))); err != nil {
+		return fmt.Errorf("search attributes: %w", err)
+	}
+	return nil
+}
+
+// watchStops records every endpoint named by an endpoint-stopped signal, for the chains to consult.
+// Reading the map by key is deterministic; it is never iterated.
+func watchStops(ctx workflow.Context) map[uuid.UUID]bool {
+	stopped := map[uuid.UUID]bool{}
+	ch := workflow.GetSignalChannel(ctx, contract.SignalEndpointStopped)
+	workflow.Go(ctx, func(gctx workflow.Context) {
+		for {
+			var id uuid.UUID
+			ch.Receive(gctx, &id)
+			stopped[id] = true
+		}
+	})
+	return stopped
+}
+
+// summarize folds chain outcomes into WdsDeliveryStatus. No subscribers is a success: nothing was lost.
+func summarize(outcomes []models.Status) contract.WorkflowStatus {
+	dropped := 0
+	for _, o := range outcomes {
+		if o == models.StatusDropped {
+			dropped++
+		}
+	}
+	switch {
+	case dropped == 0:
+		return contract.WorkflowSucceeded
+	case dropped == len(outcomes):
+		return contract.WorkflowDropped
+	default:
+		return contract.WorkflowPartiallyDropped
+	}
+}
+
+// chain is one retry ladder of one event to one endpoint.
+type chain struct {
+	target   contract.Target
+	eventID  uuid.UUID
+	schedule []time.Duration
+	// chainID is given for re-fires, tests and planned events, and made in the workflow otherwise.
+	chainID uuid.UUID
+	// firstDeliveryID is the announced id of a test delivery or the planned one of an event's chain.
+	firstDeliveryID uuid.UUID
+	test            bool
+	// stopped reports an endpoint-stopped signal for this chain's endpoint.
+	stopped func() bool
+}
+
+// run makes attempts until one succeeds or the chain is dropped, and returns the final outcome.
+// Attempt n is due at first + Offset(n), whatever time the earlier attempts took.
+func (c chain) run(ctx workflow.Context) (models.Status, error) {
+	if c.chainID == uuid.Nil {
+		c.chainID = newID(ctx)
+	}
+	first := workflow.Now(ctx)
+	last := c.target.MaxAttempts
+	for attempt := 1; attempt <= last; attempt++ {
+		if attempt > 1 {
+			if err := c.sleepUntil(ctx, first.Add(Offset(c.schedule, attempt)), attempt); err != nil {
+				return "", err
+			}
+		}
+		in := contract.AttemptInput{
+			DeliveryID: c.deliveryID(ctx, attempt), EventID: c.eventID, EndpointID: c.target.EndpointID,
+			ChainID: c.chainID, WorkflowID: workflow.GetInfo(ctx).WorkflowExecution.ID, Attempt: attempt, Test: c.test,
+		}
+		if attempt < last {
+			next := first.Add(Offset(c.schedule, attempt+1))
+			in.NextAttemptAt = &next
+		}
+		res, err := c.attempt(ctx, in)
+		if err != nil {
+			return "", err
+		}
+		if res.Outcome != models.StatusFailed {
+			return res.Outcome, nil
+		}
+	}
+	// The last attempt's failure is recorded as dropped by the activity; reaching here means the
+	// activity reported failed on the last attempt, which it never does.
+	return models.StatusDropped, nil
+}
+
+func (c chain) deliveryID(ctx workflow.Context, attempt int) uuid.UUID {
+	if attempt == 1 && c.firstDeliveryID != uuid.Nil {
+		return c.firstDeliveryID
+	}
+	return newID(ctx)
+}
+
+func (c chain) sleepUntil(ctx workflow.Context, due time.Time, attempt int) error {
+	d := due.Sub(workflow.Now(ctx))
+	if d <= 0 {
+		return nil // the previous attempt took longer than the gap: go at once
+	}
+	summary := fmt.Sprintf("retry %d of %d to %s", attempt, c.target.MaxAttempts, c.target.URL)
+	// A stop signal ends the wait early; the attempt that follows finds the endpoint disabled or
+	// deleted and ends the chain without sending.
+	opts := workflow.AwaitOptions{Timeout: d, TimerOptions: workflow.TimerOptions{Summary: summary}}
+	if _, err := workflow.AwaitWithOptions(ctx, opts, c.stopped); err != nil {
+		return fmt.Errorf("wait for attempt %d: %w", attempt, err)
+	}
+	return nil
+}
+
+// attempt makes attempt n of the ladder. The ladder, not Temporal, decides about the receiver's
+// failures, which the activity returns as outcomes. The activity fails only when wds itself could not
+// do the work (database down, worker lost): Temporal runs it again, so an outage never spends the
+// receiver's attempts or drops a chain unsent. Should the outage outlast infraPatience, the attempt
+// is recorded as lost, by an activity that retries until the log has it.
+func (c chain) attempt(ctx workflow.Context, in contract.AttemptInput) (contract.AttemptResult, error) {
+	actx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
+		StartToCloseTimeout:    deliverTimeout,
+		ScheduleToCloseTimeout: infraPatience,
+		RetryPolicy:            &temporal.RetryPolicy{MaximumInterval: time.Minute},
+		Summary:                fmt.Sprintf("attempt %d of %d to %s", in.Attempt, c.target.MaxAttempts, c.target.URL),
+	})
+	var res contract.AttemptResult
+	err := workflow.ExecuteActivity(actx, acts.Deliver, in).Get(ctx, &res)
+	for err == nil && res.Outcome == models.StatusHeld {
+		// Held by the endpoint's rate limit: wait on a timer (a stop signal ends it early) and ask
+		// again with the same delivery id; the wait is not an attempt.
+		opts := workflow.AwaitOptions{Timeout: res.Wait, TimerOptions: workflow.TimerOptions{
+			Summary: fmt.Sprintf("attempt %d held by the rate limit of %s", in.Attempt, c.target.URL)}}
+		if _, err := workflow.AwaitWithOptions(ctx, opts, c.stopped); err != nil {
+			return contract.AttemptResult{}, fmt.Errorf("wait for the rate limit: %w", err)
+		}
+		res = contract.AttemptResult{}
+		err = workflow.ExecuteActivity(actx, acts.Deliver, in).Get(ctx, &res)
+	}
+	if err == nil {
+		return res, nil
+	}
+	rctx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
+		StartToCloseTimeout: 30 * time.Second,
+		RetryPolicy:         &temporal.RetryPolicy{MaximumInterval: time.Minute},
+		Summary:             fmt.Sprintf("record lost attempt %d", in.Attempt),
+	})
+	lost := contract.LostAttempt{Attempt: in, Error: "attempt_lost: " + err.Error()}
+	if err := workflow.ExecuteActivity(rctx, acts.RecordLostAttempt, lost).Get(ctx, &res); err != nil {
+		return contract.AttemptResult{}, fmt.Errorf("record attempt %d: %w", in.Attempt, err)
+	}
+	return res, nil
+}
+
+// newID makes a random UUID once and records it in history, so replays see the same id.
+func newID(ctx workflow.Context) uuid.UUID {
+	var id uuid.UUID
+	_ = workflow.SideEffect(ctx, func(workflow.Context) any { return uuid.New() }).Get(&id)
+	return id
+}
+
+// Offset is when attempt n (n >= 2) is due, relative to attempt 1: the n-1-th delay of the schedule,
+// and past the schedule its last delay again for each further attempt (docs/webhooks.md: with the
+// default 1m,5m,30m,2h,8h, attempt 7 comes 8 h after attempt 6).
+func Offset(schedule []time.Duration, n int) time.Duration {
+	i := n - 2
+	if i < len(schedule) {
+		return schedule[i]
+	}
+	last := schedule[len(schedule)-1]
+	return last + time.Duration(i-len(schedule)+1)*last
+}

@@ -1,0 +1,27 @@
+package workflows_test
+
+import (
+	"path/filepath"
+	"testing"
+	"wds/worker"
+
+	sdkworker "go.temporal.io/sdk/worker"
+)
+
+// A running delivery workflow is replayed whenever its worker restarts or drops it from its cache,
+// possibly days into its retry ladder, so histories recorded by earlier code must replay on this code.
+// testdata holds one event workflow from before the starter planned chains (commit fa333b4) and one
+// planned one (commit 75e6de0): two endpoints, the second failing its first attempt, so each holds
+// parallel chains, a retry timer and a retry. They were recorded on the Temporal dev server with fake
+// activities, whose results are all a replay reads. webhook-event-dropped-completed.json (commit
+// 085a5ba) dropped the second endpoint's chain and completed, as workflows did before
+// VersionFailWhenDropped: a query replays it on this code, which must complete it the same way.
+func TestRecordedHistoriesReplay(t *testing.T) {
+	for _, name := range []string{"webhook-event-unplanned.json", "webhook-event-planned.json", "webhook-event-dropped-completed.json"} {
+		r := sdkworker.NewWorkflowReplayer()
+		worker.RegisterWorkflows(r)
+		if err := r.ReplayWorkflowHistoryFromJSONFile(nil, filepath.Join("testdata", name)); err != nil {
+			t.Errorf("%s does not replay: %v", name, err)
+		}
+	}
+}
