@@ -1,7 +1,8 @@
-// Activities: everything the delivery workflows ask of the outside world (find the endpoints an
-// event goes to, make one signed POST and record it, record an attempt that was lost). The workflows
-// name them through method references on a nil *Activities; worker.go registers them.
-
+// Package activities is everything the workflows ask of the outside world: find the endpoints an
+// event goes to, make one signed POST and record it (deliver.go), record an attempt that was lost,
+// pace an endpoint's rate limit, disable an endpoint that keeps failing, and queue a recovery's next
+// batch. The workflows name them through method references on a nil *Activities; Register adds them
+// to a worker under the names package contract gives them.
 package activities
 
 import (
@@ -11,9 +12,6 @@ import (
 	"sync"
 	"time"
 	"unicode/utf8"
-	"wds/internal/outbox"
-	"wds/models"
-	"wds/workflows/contract"
 
 	"github.com/google/uuid"
 	"go.temporal.io/sdk/activity"
@@ -22,8 +20,11 @@ import (
 	"golang.org/x/sync/semaphore"
 	"gorm.io/gorm"
 
+	"wds/internal/outbox"
 	"wds/internal/platform/egress"
 	"wds/internal/platform/secrets"
+	"wds/models"
+	"wds/workflows/contract"
 )
 
 // Activities holds what the activities share. HTTP must come from egress.NewClient. Use it by

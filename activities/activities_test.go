@@ -10,9 +10,6 @@ import (
 	"sync"
 	"testing"
 	"time"
-	"wds/internal/dev/deliverytest"
-	"wds/models"
-	"wds/workflows/contract"
 
 	"github.com/google/uuid"
 	"go.temporal.io/sdk/activity"
@@ -20,10 +17,13 @@ import (
 	"go.temporal.io/sdk/testsuite"
 
 	"wds/api/signing"
+	"wds/internal/dev/deliverytest"
 	"wds/internal/events"
 	"wds/internal/platform/egress"
 	"wds/internal/platform/problem"
+	"wds/models"
 	"wds/webhook"
+	"wds/workflows/contract"
 )
 
 func TestDeliverSendsEveryHeaderAndAVerifiableSignature(t *testing.T) {

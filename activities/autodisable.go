@@ -2,9 +2,10 @@ package activities
 
 import (
 	"context"
-	"wds/internal/endpoints"
 
 	"github.com/google/uuid"
+
+	"wds/internal/endpoints"
 )
 
 // EventStarter starts committed events' workflows at once; the relay starts them otherwise.

@@ -5,14 +5,14 @@ import (
 	"net/http"
 	"testing"
 	"time"
-	"wds/internal/dev/deliverytest"
-	"wds/internal/endpoints"
-	"wds/models"
 
 	"github.com/google/uuid"
 
+	"wds/internal/dev/deliverytest"
+	"wds/internal/endpoints"
 	"wds/internal/events"
 	"wds/internal/events/eventstest"
+	"wds/models"
 )
 
 func TestAFailingEndpointIsDisabledWhenAChainDropsAndTheOthersAreTold(t *testing.T) {

@@ -13,18 +13,18 @@ import (
 	"strconv"
 	"strings"
 	"time"
-	"wds/internal/endpoints"
-	"wds/models"
-	"wds/workflows/contract"
 
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/temporal"
 	"gorm.io/gorm"
 
+	"wds/internal/endpoints"
 	"wds/internal/platform/config"
 	"wds/internal/platform/egress"
 	"wds/internal/platform/metrics"
+	"wds/models"
 	"wds/webhook"
+	"wds/workflows/contract"
 )
 
 // Delivery limits (docs/webhooks.md).

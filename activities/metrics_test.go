@@ -3,13 +3,13 @@ package activities_test
 import (
 	"net/http"
 	"testing"
-	"wds/internal/dev/deliverytest"
-	"wds/models"
 
 	"github.com/google/uuid"
 
+	"wds/internal/dev/deliverytest"
 	"wds/internal/events"
 	"wds/internal/platform/metrics"
+	"wds/models"
 )
 
 // deliveryCount reads wds_webhook_deliveries_total{outcome,attempt} and the latency histogram's count

@@ -5,14 +5,14 @@ import (
 	"sync"
 	"testing"
 	"time"
-	"wds/internal/dev/deliverytest"
-	"wds/internal/endpoints"
-	"wds/models"
-	"wds/workflows/contract"
 
 	"github.com/google/uuid"
 
+	"wds/internal/dev/deliverytest"
+	"wds/internal/endpoints"
 	"wds/internal/events"
+	"wds/models"
+	"wds/workflows/contract"
 )
 
 // TestARateLimitHoldsAttemptsBackWithoutSendingOrRecording: forty attempts at once to an endpoint

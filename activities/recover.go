@@ -2,10 +2,11 @@ package activities
 
 import (
 	"context"
-	"wds/internal/endpoints"
-	"wds/workflows/contract"
 
 	"github.com/google/uuid"
+
+	"wds/internal/endpoints"
+	"wds/workflows/contract"
 )
 
 // RecoverBatch queues the next chains of a running recovery (NextRecoveryBatch), then starts them.

@@ -3,16 +3,16 @@ package activities_test
 import (
 	"net/url"
 	"testing"
-	"wds/activities"
-	"wds/internal/dev/deliverytest"
-	"wds/internal/endpoints"
-	"wds/models"
 
 	"github.com/google/uuid"
 
+	"wds/activities"
+	"wds/internal/dev/deliverytest"
+	"wds/internal/endpoints"
 	"wds/internal/events"
 	"wds/internal/platform/egress"
 	"wds/internal/platform/egress/egresstest"
+	"wds/models"
 )
 
 // DNS rebinding: an endpoint registered while its name resolved to a public address is delivered to

@@ -2,8 +2,6 @@ package activities
 
 import (
 	"context"
-	"wds/models"
-	"wds/workflows/contract"
 
 	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/attribute"
@@ -11,6 +9,8 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"wds/internal/platform/tracing"
+	"wds/models"
+	"wds/workflows/contract"
 )
 
 // tracePost runs post, the outbound POST of attempt in to d's endpoint, inside a client span that

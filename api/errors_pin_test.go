@@ -6,7 +6,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"testing"
-	"wds/internal/endpoints"
 
 	"github.com/gin-gonic/gin"
 
@@ -14,6 +13,7 @@ import (
 	"wds/api/signing"
 	"wds/internal/apikeys"
 	"wds/internal/catalog"
+	"wds/internal/endpoints"
 	"wds/internal/fulfillment"
 	"wds/internal/ingest"
 	"wds/internal/platform/database"

@@ -4,9 +4,9 @@ import (
 	"errors"
 	"net/http"
 	"testing"
-	"wds/internal/endpoints"
 
 	"wds/api/answer"
+	"wds/internal/endpoints"
 	"wds/internal/ingest"
 	"wds/internal/platform/problem"
 )

@@ -8,8 +8,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-	"wds/internal/endpoints"
-	"wds/models"
 
 	"github.com/google/uuid"
 	"github.com/sirupsen/logrus"
@@ -17,10 +15,12 @@ import (
 	"wds/api"
 	"wds/api/openapi/openapitest"
 	"wds/internal/apikeys"
+	"wds/internal/endpoints"
 	"wds/internal/events"
 	"wds/internal/ingest"
 	"wds/internal/views"
 	"wds/internal/workspace"
+	"wds/models"
 )
 
 // Fakes of the stores the handlers reach through api.Stores, for tests of what a handler does with

@@ -17,8 +17,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-	"wds/internal/endpoints"
-	"wds/models"
 
 	"github.com/google/uuid"
 	"github.com/sirupsen/logrus"
@@ -30,11 +28,13 @@ import (
 	"wds/internal/apikeys"
 	"wds/internal/catalog"
 	"wds/internal/dev/pgtest"
+	"wds/internal/endpoints"
 	"wds/internal/fulfillment"
 	"wds/internal/ingest"
 	"wds/internal/operator"
 	"wds/internal/platform/secrets"
 	"wds/internal/workspace"
+	"wds/models"
 )
 
 // hostileEnv is one org with one of every resource, behind the whole router (the three APIs and the

@@ -5,14 +5,14 @@ import (
 	"net/http"
 	"strconv"
 	"time"
-	"wds/internal/endpoints"
-	"wds/models"
 
 	"github.com/gin-gonic/gin"
 	"github.com/google/uuid"
 
+	"wds/internal/endpoints"
 	"wds/internal/platform/paging"
 	"wds/internal/platform/problem"
+	"wds/models"
 )
 
 // SupportDesk is the support desk's operations (endpoints.Service): find an org's events, show one

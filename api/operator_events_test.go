@@ -9,15 +9,15 @@ import (
 	"strings"
 	"testing"
 	"time"
-	"wds/internal/endpoints"
-	"wds/models"
-	"wds/workflows/contract"
 
 	"github.com/google/uuid"
 
 	"wds/internal/dev/deliverytest"
+	"wds/internal/endpoints"
 	"wds/internal/events"
 	"wds/internal/workspace"
+	"wds/models"
+	"wds/workflows/contract"
 )
 
 // eventDesk is an org with two endpoints and events about one order in every state the support

@@ -4,7 +4,6 @@ import (
 	"context"
 	"net/http"
 	"time"
-	"wds/models"
 
 	"github.com/gin-gonic/gin"
 	"github.com/google/uuid"
@@ -15,6 +14,7 @@ import (
 	"wds/internal/platform/paging"
 	"wds/internal/platform/problem"
 	"wds/internal/workspace"
+	"wds/models"
 )
 
 // KeyStore mints and revokes an org's keys of both kinds (apikeys). Minting an integration key seals

@@ -3,10 +3,10 @@ package api_test
 import (
 	"net/http"
 	"testing"
-	"wds/internal/endpoints"
-	"wds/models"
 
+	"wds/internal/endpoints"
 	"wds/internal/platform/egress/egresstest"
+	"wds/models"
 )
 
 // Endpoint registration refuses every URL whose host is, or resolves to, an address that is not

@@ -9,7 +9,6 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"wds/models"
 
 	"github.com/getkin/kin-openapi/openapi3"
 	"github.com/getkin/kin-openapi/openapi3filter"
@@ -19,6 +18,7 @@ import (
 
 	"wds/api/openapi"
 	"wds/internal/workspace"
+	"wds/models"
 )
 
 var (

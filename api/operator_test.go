@@ -12,9 +12,6 @@ import (
 	"sync"
 	"testing"
 	"time"
-	"wds/internal/endpoints"
-	"wds/models"
-	"wds/workflows/contract"
 
 	"github.com/google/uuid"
 	"github.com/sirupsen/logrus"
@@ -24,9 +21,12 @@ import (
 	"wds/api/openapi/openapitest"
 	"wds/internal/dev/deliverytest"
 	"wds/internal/dev/pgtest"
+	"wds/internal/endpoints"
 	"wds/internal/events"
 	"wds/internal/platform/secrets"
 	"wds/internal/workspace"
+	"wds/models"
+	"wds/workflows/contract"
 )
 
 // opEnv serves the Operator API and the test event over real PostgreSQL.

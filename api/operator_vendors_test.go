@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+
 	"wds/api/openapi/openapitest"
 )
 

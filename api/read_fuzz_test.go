@@ -4,6 +4,7 @@ import (
 	"net/http"
 	"net/url"
 	"testing"
+
 	"wds/api/openapi/openapitest"
 )
 

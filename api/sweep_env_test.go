@@ -12,7 +12,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-	"wds/internal/endpoints"
 
 	"github.com/gin-gonic/gin"
 	"github.com/google/uuid"
@@ -24,6 +23,7 @@ import (
 	"wds/api/openapi/openapitest"
 	"wds/internal/apikeys"
 	"wds/internal/catalog"
+	"wds/internal/endpoints"
 	"wds/internal/fulfillment"
 	"wds/internal/ingest"
 	"wds/internal/operator"

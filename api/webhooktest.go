@@ -3,12 +3,12 @@ package api
 import (
 	"context"
 	"net/http"
-	"wds/internal/endpoints"
 
 	"github.com/gin-gonic/gin"
 	"github.com/google/uuid"
 
 	"wds/internal/apikeys"
+	"wds/internal/endpoints"
 	"wds/internal/platform/problem"
 )
 

@@ -3,12 +3,12 @@ package api_test
 import (
 	"net/http"
 	"testing"
-	"wds/models"
-	"wds/workflows/contract"
 
 	"github.com/google/uuid"
 
 	"wds/internal/apikeys"
+	"wds/models"
+	"wds/workflows/contract"
 )
 
 func TestWebhookTestEventNeedsAReadWriteKeyOfTheEndpointsOrg(t *testing.T) {

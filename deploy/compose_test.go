@@ -11,12 +11,12 @@ import (
 	"strconv"
 	"strings"
 	"testing"
-	"wds/workflows/contract"
 
 	"github.com/compose-spec/compose-go/v2/cli"
 	"github.com/compose-spec/compose-go/v2/types"
 
 	"wds/internal/platform/config"
+	"wds/workflows/contract"
 )
 
 // secrets the compose file must take from the operator's environment, never hold.

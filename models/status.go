@@ -1,8 +1,8 @@
-// The delivery's statuses, one vocabulary with one home: an attempt's Status (its row, the Deliver
-// activity's outcome, the metrics' outcome label), a workflow's WorkflowStatus (WdsDeliveryStatus)
-// and an event's Outcome on the support desk, which reuse the attempt's words where they mean the
-// same. Each is a string type: these values are in the database, in workflow histories and in every
-// API answer, so their spelling never changes (docs/webhooks.md, docs/support.md).
+// The delivery's statuses: an attempt's Status (its row, the Deliver activity's outcome, the
+// metrics' outcome label), which a workflow's contract.WorkflowStatus (WdsDeliveryStatus) and an
+// event's endpoints.Outcome on the support desk reuse where they mean the same. Each is a string
+// type: these values are in the database, in workflow histories and in every API answer, so their
+// spelling never changes (docs/webhooks.md, docs/support.md).
 
 package models
 

@@ -4,10 +4,10 @@ import (
 	"encoding/json"
 	"slices"
 	"testing"
-	"wds/internal/endpoints"
-	"wds/models"
 
 	"wds/api/openapi"
+	"wds/internal/endpoints"
+	"wds/models"
 )
 
 // The Operator API's document spells the statuses and outcomes for its readers; it spells the same

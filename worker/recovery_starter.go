@@ -4,9 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"wds/internal/platform/egress"
-	"wds/models"
-	"wds/workflows/contract"
 
 	"github.com/google/uuid"
 	enumspb "go.temporal.io/api/enums/v1"
@@ -15,6 +12,10 @@ import (
 	"go.temporal.io/sdk/temporal"
 	"gorm.io/gorm"
 	"gorm.io/gorm/clause"
+
+	"wds/internal/platform/egress"
+	"wds/models"
+	"wds/workflows/contract"
 )
 
 // recoveryRow is a committed recovery waiting for its workflow.

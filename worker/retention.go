@@ -4,9 +4,10 @@ import (
 	"context"
 	"fmt"
 	"time"
-	"wds/internal/endpoints"
 
 	"gorm.io/gorm"
+
+	"wds/internal/endpoints"
 )
 
 // MinRetention is the shortest retention Prune accepts: far longer than any chain's ladder (ten
@@ -20,7 +21,7 @@ type Pruned struct {
 	Events     int64 `json:"events"`
 	// Secrets counts previous signing secrets cleared because their rotation's grace had ended.
 	Secrets int64 `json:"secrets"`
-	// Expired counts endpoints deleted because their lease (lease.go) had ended.
+	// Expired counts endpoints deleted because their lease (endpoints.LeaseTTL) had ended.
 	Expired int64 `json:"expired"`
 }
 
@@ -61,7 +62,7 @@ func Prune(ctx context.Context, db *gorm.DB, cutoff time.Time, batch int) (Prune
 			}
 		}
 	}
-	// A rotation's previous secret signs nothing once its grace has ended (deliver.go reads it only
+	// A rotation's previous secret signs nothing once its grace has ended (the Deliver activity reads it only
 	// before previous_secret_until); a sealed copy kept beyond that would only outlive its use.
 	r := db.WithContext(ctx).Exec(`UPDATE webhook_endpoints SET previous_secret_sealed = NULL, previous_secret_until = NULL
 		WHERE previous_secret_until <= clock_timestamp()`)

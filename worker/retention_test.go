@@ -3,13 +3,13 @@ package worker_test
 import (
 	"testing"
 	"time"
-	"wds/models"
-	"wds/worker"
 
 	"github.com/google/uuid"
 
 	"wds/internal/dev/deliverytest"
 	"wds/internal/events"
+	"wds/models"
+	"wds/worker"
 )
 
 // Prune removes what is older than the cutoff and nothing that anything newer, or anything still to

@@ -8,10 +8,6 @@ import (
 	"strconv"
 	"sync"
 	"time"
-	"wds/internal/outbox"
-	"wds/internal/platform/egress"
-	"wds/models"
-	"wds/workflows/contract"
 
 	"github.com/google/uuid"
 	"github.com/sirupsen/logrus"
@@ -22,6 +18,11 @@ import (
 	"golang.org/x/sync/errgroup"
 	"gorm.io/gorm"
 	"gorm.io/gorm/clause"
+
+	"wds/internal/outbox"
+	"wds/internal/platform/egress"
+	"wds/models"
+	"wds/workflows/contract"
 )
 
 // WorkflowClient is the part of the Temporal client that starts and signals workflows.

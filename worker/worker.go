@@ -1,16 +1,13 @@
-// The webhook engine of `wds worker` (and `wds dev`): the Temporal worker on task queue wds-webhooks
-// with the delivery workflows and activities registered under their history names, the outbox relay
-// that starts workflows for whatever the API could not start at once, and the pruning of old rows.
-
+// Package worker is the webhook engine of `wds worker` (and `wds dev`): the Temporal worker on task
+// queue wds-webhooks with the workflows and activities registered under their history names, the
+// Starter that starts committed events' workflows after commit (for every writer) and from the
+// outbox relay (whatever could not start at once), and the pruning of old rows.
 package worker
 
 import (
 	"context"
 	"fmt"
 	"time"
-	"wds/activities"
-	"wds/workflows"
-	"wds/workflows/contract"
 
 	"github.com/sirupsen/logrus"
 	enumspb "go.temporal.io/api/enums/v1"
@@ -19,7 +16,10 @@ import (
 	sdkworker "go.temporal.io/sdk/worker"
 	"go.temporal.io/sdk/workflow"
 
+	"wds/activities"
 	"wds/internal/platform/metrics"
+	"wds/workflows"
+	"wds/workflows/contract"
 )
 
 // WorkerOptions configure one worker process.

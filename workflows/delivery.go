@@ -4,13 +4,14 @@ import (
 	"fmt"
 	"strings"
 	"time"
-	"wds/activities"
-	"wds/models"
-	"wds/workflows/contract"
 
 	"github.com/google/uuid"
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
+
+	"wds/activities"
+	"wds/models"
+	"wds/workflows/contract"
 )
 
 const (

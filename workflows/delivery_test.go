@@ -8,8 +8,6 @@ import (
 	"sync"
 	"testing"
 	"time"
-	"wds/models"
-	"wds/workflows/contract"
 
 	"github.com/google/uuid"
 	"github.com/stretchr/testify/mock"
@@ -18,6 +16,9 @@ import (
 	"go.temporal.io/sdk/testsuite"
 	"go.temporal.io/sdk/worker"
 	"go.temporal.io/sdk/workflow"
+
+	"wds/models"
+	"wds/workflows/contract"
 )
 
 var defaultSchedule = []time.Duration{time.Minute, 5 * time.Minute, 30 * time.Minute, 2 * time.Hour, 8 * time.Hour}

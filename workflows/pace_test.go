@@ -6,13 +6,14 @@ import (
 	"slices"
 	"testing"
 	"time"
-	"wds/models"
-	"wds/workflows/contract"
 
 	"github.com/google/uuid"
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/testsuite"
 	"go.temporal.io/sdk/workflow"
+
+	"wds/models"
+	"wds/workflows/contract"
 )
 
 // A held attempt is asked again after its wait, on the workflow's clock, with the same delivery id

@@ -3,10 +3,11 @@ package workflows
 import (
 	"fmt"
 	"time"
-	"wds/workflows/contract"
 
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
+
+	"wds/workflows/contract"
 )
 
 // batchesPerRun bounds a run's history: after this many batches the workflow continues as new.

@@ -3,9 +3,10 @@ package workflows_test
 import (
 	"path/filepath"
 	"testing"
-	"wds/worker"
 
 	sdkworker "go.temporal.io/sdk/worker"
+
+	"wds/worker"
 )
 
 // A running delivery workflow is replayed whenever its worker restarts or drops it from its cache,

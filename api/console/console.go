@@ -19,8 +19,6 @@ import (
 	"slices"
 	"strings"
 	"time"
-	"wds/internal/endpoints"
-	"wds/models"
 
 	"github.com/gin-gonic/gin"
 	"github.com/google/uuid"
@@ -28,10 +26,12 @@ import (
 	"gorm.io/gorm"
 
 	"wds/api/answer"
+	"wds/internal/endpoints"
 	"wds/internal/money"
 	"wds/internal/platform/problem"
 	"wds/internal/platform/ratelimit"
 	"wds/internal/workspace"
+	"wds/models"
 )
 
 //go:embed templates/*.html templates/console.css

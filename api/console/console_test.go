@@ -12,8 +12,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-	"wds/internal/endpoints"
-	"wds/models"
 
 	"github.com/sirupsen/logrus"
 	"gorm.io/gorm"
@@ -23,12 +21,14 @@ import (
 	"wds/internal/apikeys"
 	"wds/internal/catalog"
 	"wds/internal/dev/pgtest"
+	"wds/internal/endpoints"
 	"wds/internal/events/eventstest"
 	"wds/internal/fulfillment"
 	"wds/internal/ingest"
 	"wds/internal/operator"
 	"wds/internal/platform/secrets"
 	"wds/internal/workspace"
+	"wds/models"
 )
 
 func TestMain(m *testing.M) { pgtest.Main(m) }

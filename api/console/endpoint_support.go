@@ -10,11 +10,11 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"wds/internal/endpoints"
 
 	"github.com/gin-gonic/gin"
 	"github.com/google/uuid"
 
+	"wds/internal/endpoints"
 	"wds/internal/platform/paging"
 	"wds/internal/platform/problem"
 	"wds/models"

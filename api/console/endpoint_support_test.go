@@ -7,7 +7,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-	"wds/workflows/contract"
 
 	"github.com/google/uuid"
 
@@ -15,6 +14,7 @@ import (
 	"wds/internal/events"
 	"wds/internal/workspace"
 	"wds/models"
+	"wds/workflows/contract"
 )
 
 func TestEndpointPageEditsSettingsShowsHealthAndRecovers(t *testing.T) {

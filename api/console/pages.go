@@ -7,19 +7,19 @@ import (
 	"strconv"
 	"strings"
 	"time"
-	"wds/internal/endpoints"
-	"wds/models"
 
 	"github.com/gin-gonic/gin"
 	"github.com/google/uuid"
 
 	"wds/internal/apikeys"
+	"wds/internal/endpoints"
 	"wds/internal/events"
 	"wds/internal/operator"
 	"wds/internal/platform/paging"
 	"wds/internal/platform/problem"
 	"wds/internal/platform/ratelimit"
 	"wds/internal/workspace"
+	"wds/models"
 )
 
 // KeyService mints and revokes an org's keys of both kinds (apikeys.Service).

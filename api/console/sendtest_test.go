@@ -5,6 +5,7 @@ import (
 	"net/url"
 	"strings"
 	"testing"
+
 	"wds/models"
 )
 

@@ -13,15 +13,15 @@ import (
 	"strconv"
 	"strings"
 	"time"
-	"wds/internal/endpoints"
-	"wds/models"
 
 	"github.com/gin-gonic/gin"
 	"github.com/google/uuid"
 
+	"wds/internal/endpoints"
 	"wds/internal/events"
 	"wds/internal/platform/paging"
 	"wds/internal/platform/problem"
+	"wds/models"
 )
 
 func init() {

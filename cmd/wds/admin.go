@@ -10,22 +10,22 @@ import (
 	"sort"
 	"strings"
 	"time"
-	"wds/internal/apikeys"
-	"wds/internal/catalog"
-	"wds/internal/fulfillment"
-	"wds/internal/ingest"
-	"wds/internal/platform/paging"
-	"wds/internal/workspace"
 
 	"github.com/google/uuid"
 	"github.com/sirupsen/logrus"
 	"gorm.io/gorm"
 
 	"wds/api/answer"
+	"wds/internal/apikeys"
+	"wds/internal/catalog"
+	"wds/internal/fulfillment"
+	"wds/internal/ingest"
 	"wds/internal/platform/config"
 	"wds/internal/platform/database"
+	"wds/internal/platform/paging"
 	"wds/internal/platform/problem"
 	"wds/internal/platform/secrets"
+	"wds/internal/workspace"
 )
 
 func init() { commands["admin"] = adminCmd }

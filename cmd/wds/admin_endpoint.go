@@ -6,12 +6,12 @@ import (
 	"fmt"
 	"os"
 	"strings"
-	"wds/internal/endpoints"
-	"wds/models"
 
 	"github.com/google/uuid"
 
+	"wds/internal/endpoints"
 	"wds/internal/platform/paging"
+	"wds/models"
 )
 
 func init() {

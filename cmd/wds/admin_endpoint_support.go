@@ -5,8 +5,8 @@ import (
 	"flag"
 	"strconv"
 	"strings"
-	"wds/internal/endpoints"
 
+	"wds/internal/endpoints"
 	"wds/internal/platform/paging"
 	"wds/internal/platform/problem"
 	"wds/models"

@@ -4,8 +4,6 @@ import (
 	"context"
 	"testing"
 	"time"
-	"wds/models"
-	"wds/workflows/contract"
 
 	"github.com/google/uuid"
 
@@ -14,6 +12,8 @@ import (
 	"wds/internal/events"
 	"wds/internal/platform/database"
 	"wds/internal/platform/secrets"
+	"wds/models"
+	"wds/workflows/contract"
 )
 
 func TestAdminEndpointAndRefireCommands(t *testing.T) {

@@ -4,10 +4,10 @@ import (
 	"context"
 	"flag"
 	"strconv"
-	"wds/internal/endpoints"
 
 	"github.com/google/uuid"
 
+	"wds/internal/endpoints"
 	"wds/internal/platform/paging"
 	"wds/internal/platform/problem"
 )

@@ -3,9 +3,10 @@ package main
 import (
 	"context"
 	"flag"
-	"github.com/google/uuid"
 	"strings"
 	"time"
+
+	"github.com/google/uuid"
 
 	"wds/internal/apikeys"
 )

@@ -7,10 +7,11 @@ import (
 	"io"
 	"os"
 	"time"
-	"wds/internal/endpoints"
-	"wds/models"
 
 	"github.com/google/uuid"
+
+	"wds/internal/endpoints"
+	"wds/models"
 )
 
 func init() {

@@ -6,8 +6,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-	"wds/models"
-	"wds/workflows/contract"
 
 	"github.com/google/uuid"
 
@@ -16,6 +14,8 @@ import (
 	"wds/internal/events"
 	"wds/internal/platform/database"
 	"wds/internal/platform/secrets"
+	"wds/models"
+	"wds/workflows/contract"
 )
 
 func TestAdminRecoverWaitsShowsAndCancels(t *testing.T) {

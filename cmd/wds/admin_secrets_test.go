@@ -4,9 +4,9 @@ import (
 	"context"
 	"strings"
 	"testing"
-	"wds/internal/endpoints"
 
 	"wds/internal/dev/pgtest"
+	"wds/internal/endpoints"
 	"wds/internal/platform/database"
 	"wds/internal/platform/secrets"
 	"wds/internal/workspace"

@@ -3,14 +3,15 @@ package main
 import (
 	"context"
 	"flag"
-	"github.com/google/uuid"
 	"time"
-	"wds/internal/platform/paging"
-	"wds/internal/views"
+
+	"github.com/google/uuid"
 
 	"wds/internal/apikeys"
 	"wds/internal/catalog"
+	"wds/internal/platform/paging"
 	"wds/internal/platform/problem"
+	"wds/internal/views"
 	"wds/internal/workspace"
 )
 

@@ -7,7 +7,6 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
-	"wds/worker"
 
 	"github.com/sirupsen/logrus"
 	"go.temporal.io/sdk/client"
@@ -15,6 +14,7 @@ import (
 
 	"wds/internal/dev/temporaldev"
 	"wds/internal/platform/config"
+	"wds/worker"
 )
 
 // devWebhooks is the webhook engine of `wds dev`: an embedded Temporal dev server (unless

@@ -17,10 +17,10 @@ import (
 	"syscall"
 	"time"
 	"unicode"
-	"wds/internal/endpoints"
 
 	"github.com/google/uuid"
 
+	"wds/internal/endpoints"
 	"wds/internal/events"
 	"wds/internal/platform/config"
 	"wds/internal/platform/database"

@@ -10,13 +10,13 @@ import (
 	"syscall"
 	"testing"
 	"time"
-	"wds/internal/endpoints"
-	"wds/models"
 
 	"wds/internal/dev/pgtest"
+	"wds/internal/endpoints"
 	"wds/internal/platform/database"
 	"wds/internal/platform/secrets"
 	"wds/internal/workspace"
+	"wds/models"
 	"wds/webhook"
 )
 

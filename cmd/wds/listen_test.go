@@ -9,7 +9,6 @@ import (
 	"sync"
 	"syscall"
 	"testing"
-	"wds/models"
 
 	"github.com/google/uuid"
 
@@ -19,6 +18,7 @@ import (
 	"wds/internal/platform/database"
 	"wds/internal/platform/secrets"
 	"wds/internal/workspace"
+	"wds/models"
 )
 
 // wds listen on the real stack: wds dev (its worker trusting its local CA, local receivers allowed by

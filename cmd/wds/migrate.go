@@ -8,13 +8,13 @@ import (
 	"fmt"
 	"os"
 	"time"
-	"wds/worker"
 
 	"github.com/sirupsen/logrus"
 
 	"wds/internal/platform/config"
 	"wds/internal/platform/database"
 	"wds/migrations"
+	"wds/worker"
 )
 
 func init() { commands["migrate"] = migrateCmd }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"strings"
 	"testing"
-	"wds/workflows/contract"
 
 	"go.temporal.io/api/operatorservice/v1"
 	"go.temporal.io/sdk/client"
@@ -12,6 +11,7 @@ import (
 
 	"wds/internal/dev/pgtest"
 	"wds/internal/dev/temporaldev"
+	"wds/workflows/contract"
 )
 
 // TestMigrateUpRegistersSearchAttributes runs the production one-shot against a bare Temporal (no

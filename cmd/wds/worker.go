@@ -7,21 +7,21 @@ import (
 	"fmt"
 	"os"
 	"time"
-	"wds/activities"
-	"wds/internal/endpoints"
-	"wds/worker"
 
 	"github.com/sirupsen/logrus"
 	"go.temporal.io/sdk/client"
 	"gorm.io/gorm"
 
+	"wds/activities"
 	"wds/api"
 	"wds/internal/dev/temporaldev"
+	"wds/internal/endpoints"
 	"wds/internal/platform/config"
 	"wds/internal/platform/egress"
 	"wds/internal/platform/metrics"
 	"wds/internal/platform/secrets"
 	"wds/internal/platform/tracing"
+	"wds/worker"
 )
 
 func init() { commands["worker"] = workerCmd }

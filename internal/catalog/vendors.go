@@ -5,12 +5,12 @@ import (
 	"fmt"
 	"strings"
 	"unicode/utf8"
-	"wds/internal/outbox"
 
 	"github.com/google/uuid"
 	"gorm.io/gorm"
 
 	"wds/internal/events"
+	"wds/internal/outbox"
 	"wds/internal/platform/problem"
 	"wds/internal/views"
 	"wds/internal/workspace"

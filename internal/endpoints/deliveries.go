@@ -4,18 +4,18 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"wds/internal/outbox"
-	"wds/models"
-	"wds/workflows/contract"
 
 	"github.com/google/uuid"
 	"gorm.io/gorm"
 	"gorm.io/gorm/clause"
 
 	"wds/internal/events"
+	"wds/internal/outbox"
 	"wds/internal/platform/paging"
 	"wds/internal/platform/problem"
 	"wds/internal/workspace"
+	"wds/models"
+	"wds/workflows/contract"
 )
 
 // DeliveriesQuery is one page of an endpoint's delivery log, newest attempt first.

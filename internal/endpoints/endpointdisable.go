@@ -6,13 +6,14 @@ import (
 	"errors"
 	"fmt"
 	"time"
-	"wds/internal/events"
-	"wds/internal/outbox"
-	"wds/models"
 
 	"github.com/google/uuid"
 	"gorm.io/gorm"
 	"gorm.io/gorm/clause"
+
+	"wds/internal/events"
+	"wds/internal/outbox"
+	"wds/models"
 )
 
 // disabledEndpoint is the data of webhook.endpoint_disabled: the endpoint as the Operator API shows

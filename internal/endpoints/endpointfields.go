@@ -10,12 +10,12 @@ import (
 	"slices"
 	"sort"
 	"strings"
-	"wds/models"
 
 	"github.com/google/uuid"
 	"gorm.io/gorm"
 
 	"wds/internal/platform/problem"
+	"wds/models"
 )
 
 // Limits of an endpoint's rate limit and custom headers.

@@ -7,11 +7,11 @@ import (
 	"strings"
 	"testing"
 	"time"
-	"wds/internal/dev/deliverytest"
-	"wds/internal/endpoints"
 
 	"github.com/google/uuid"
 
+	"wds/internal/dev/deliverytest"
+	"wds/internal/endpoints"
 	"wds/internal/events"
 	"wds/internal/platform/problem"
 	"wds/internal/workspace"

@@ -1,6 +1,8 @@
-// Endpoints: the one place that manages outbound webhook endpoints, which the Operator API, the
-// console and `wds admin` all call.
-
+// Package endpoints is the operator's side of webhooks, which the Operator API, the console and
+// `wds admin` all call: endpoint management (endpoints.go), the delivery log, re-fires and test
+// events (deliveries.go), resends (resend.go), the support desk's event search (support_events.go),
+// recoveries (recovery.go) and `wds listen`'s leases (lease.go). The delivery engine itself is
+// packages workflows, activities and worker.
 package endpoints
 
 import (
@@ -11,13 +13,13 @@ import (
 	"slices"
 	"strings"
 	"time"
-	"wds/internal/outbox"
 
 	"github.com/google/uuid"
 	"gorm.io/gorm"
 	"gorm.io/gorm/clause"
 
 	"wds/internal/events"
+	"wds/internal/outbox"
 	"wds/internal/platform/egress"
 	"wds/internal/platform/problem"
 	"wds/internal/platform/secrets"

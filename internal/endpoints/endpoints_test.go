@@ -11,11 +11,6 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
-	"wds/internal/endpoints"
-	"wds/internal/outbox"
-	"wds/models"
-	"wds/worker"
-	"wds/workflows/contract"
 
 	"github.com/google/uuid"
 	"github.com/sirupsen/logrus"
@@ -23,13 +18,18 @@ import (
 	"go.temporal.io/sdk/client"
 
 	"wds/internal/dev/deliverytest"
+	"wds/internal/endpoints"
 	"wds/internal/events"
 	"wds/internal/events/eventstest"
+	"wds/internal/outbox"
 	"wds/internal/platform/egress/egresstest"
 	"wds/internal/platform/paging"
 	"wds/internal/platform/problem"
 	"wds/internal/workspace"
+	"wds/models"
 	"wds/webhook"
+	"wds/worker"
+	"wds/workflows/contract"
 )
 
 func TestCreateValidatesURLTypesAndAttempts(t *testing.T) {

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"testing"
 	"time"
+
 	"wds/internal/endpoints"
 	"wds/models"
 	"wds/worker"

@@ -8,8 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"time"
-	"wds/models"
-	"wds/workflows/contract"
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5/pgconn"
@@ -20,6 +18,8 @@ import (
 	"wds/internal/platform/egress"
 	"wds/internal/platform/problem"
 	"wds/internal/workspace"
+	"wds/models"
+	"wds/workflows/contract"
 )
 
 // DefaultRecoveryRate is how many chains a second a recovery starts for an endpoint without a rate

@@ -6,15 +6,15 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
-	"wds/activities"
-	"wds/internal/endpoints"
-	"wds/models"
-	"wds/worker"
-	"wds/workflows/contract"
 
 	"github.com/google/uuid"
 
+	"wds/activities"
+	"wds/internal/endpoints"
 	"wds/internal/events"
+	"wds/models"
+	"wds/worker"
+	"wds/workflows/contract"
 )
 
 // TestHandReFiresRacingARecoveryReFireEachDeliveryOnce: forty dropped chains; a recovery's batches

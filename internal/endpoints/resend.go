@@ -5,8 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"wds/models"
-	"wds/workflows/contract"
 
 	"github.com/google/uuid"
 	"gorm.io/gorm"
@@ -14,6 +12,8 @@ import (
 	"wds/internal/events"
 	"wds/internal/platform/problem"
 	"wds/internal/workspace"
+	"wds/models"
+	"wds/workflows/contract"
 )
 
 // DispatchStarter starts queued chains at once after their commit; what it cannot start the

@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"slices"
 	"time"
-	"wds/models"
 
 	"github.com/google/uuid"
 
@@ -17,6 +16,7 @@ import (
 	"wds/internal/platform/paging"
 	"wds/internal/platform/problem"
 	"wds/internal/workspace"
+	"wds/models"
 )
 
 // Chain kinds: what started a chain.

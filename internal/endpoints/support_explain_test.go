@@ -4,11 +4,11 @@ import (
 	"strings"
 	"testing"
 	"time"
-	"wds/internal/endpoints"
 
 	"github.com/google/uuid"
 
 	"wds/internal/dev/pgtest"
+	"wds/internal/endpoints"
 	"wds/internal/platform/paging"
 )
 

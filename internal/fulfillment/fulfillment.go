@@ -16,12 +16,12 @@ import (
 	"strings"
 	"time"
 	"unicode/utf8"
-	"wds/internal/outbox"
 
 	"github.com/google/uuid"
 	"gorm.io/gorm"
 
 	"wds/internal/order"
+	"wds/internal/outbox"
 	"wds/internal/platform/problem"
 	"wds/internal/views"
 	"wds/internal/workspace"

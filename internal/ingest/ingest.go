@@ -18,13 +18,13 @@ package ingest
 import (
 	"context"
 	"errors"
-	"wds/internal/outbox"
 
 	"github.com/google/uuid"
 	"gorm.io/gorm"
 
 	"wds/internal/apikeys"
 	"wds/internal/order"
+	"wds/internal/outbox"
 	"wds/internal/platform/problem"
 	"wds/internal/views"
 )

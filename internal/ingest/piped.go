@@ -3,13 +3,13 @@ package ingest
 import (
 	"context"
 	"fmt"
-	"wds/internal/outbox"
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 
 	"wds/internal/apikeys"
 	"wds/internal/order"
+	"wds/internal/outbox"
 	"wds/internal/platform/database"
 	"wds/internal/views"
 )

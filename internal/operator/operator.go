@@ -10,16 +10,16 @@ import (
 	"slices"
 	"strings"
 	"time"
-	"wds/internal/endpoints"
-	"wds/models"
 
 	"github.com/google/uuid"
 	"gorm.io/gorm"
 
+	"wds/internal/endpoints"
 	"wds/internal/platform/paging"
 	"wds/internal/platform/problem"
 	"wds/internal/views"
 	"wds/internal/workspace"
+	"wds/models"
 )
 
 // Service reads the Operator API's lists from the database.

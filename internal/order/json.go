@@ -5,9 +5,10 @@ import (
 	"encoding/json"
 	"slices"
 	"time"
-	"wds/internal/views"
 
 	"github.com/google/uuid"
+
+	"wds/internal/views"
 )
 
 // AppendPage appends a page of orders as encoding/json would write it (Page's tags), each order

@@ -9,9 +9,10 @@ import (
 	"strings"
 	"time"
 	"unsafe"
-	"wds/internal/platform/database"
 
 	"github.com/google/uuid"
+
+	"wds/internal/platform/database"
 )
 
 // A view struct is the one definition of a resource's shape. Each field's json tag is its key and

@@ -1,8 +1,8 @@
-// The outbox: event rows written in the caller's transaction, so an event exists exactly when the
-// business change that causes it is committed. Delivery reads them back by id. WriteEvents (or
+// Package outbox writes event rows in the caller's transaction, so an event exists exactly when the
+// business change that causes it is committed; the activities read them back by id. WriteEvents (or
 // PrepareEvents, for a writer that batches) is the one writer of event rows, test events included;
-// each row's body is the webhook.Event delivered.
-
+// each row's body is the webhook.Event delivered. It links no Temporal code: ingest, catalog and
+// fulfillment write events through it, and package worker starts them.
 package outbox
 
 import (

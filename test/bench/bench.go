@@ -16,7 +16,6 @@ import (
 	"slices"
 	"strings"
 	"time"
-	"wds/models"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/sirupsen/logrus"
@@ -27,6 +26,7 @@ import (
 	"wds/internal/dev/temporaldev"
 	"wds/internal/platform/database"
 	"wds/internal/platform/secrets"
+	"wds/models"
 )
 
 // Options size a run.

@@ -9,12 +9,12 @@ import (
 	"runtime/pprof"
 	"sync/atomic"
 	"time"
-	"wds/worker"
 
 	"gorm.io/gorm"
 
 	"wds/api"
 	"wds/internal/apikeys"
+	"wds/worker"
 )
 
 // ProfileResult is the profiled measurement, how many SQL statements each request ran, and the CPU

@@ -9,10 +9,11 @@ import (
 	"strconv"
 	"strings"
 	"time"
-	"wds/models"
-	"wds/workflows/contract"
 
 	"github.com/google/uuid"
+
+	"wds/models"
+	"wds/workflows/contract"
 )
 
 // recoveryRateLimit is the recovery endpoint's rate limit, §9's highest: a recovery starts its chains

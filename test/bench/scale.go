@@ -6,13 +6,13 @@ import (
 	"fmt"
 	"strings"
 	"time"
-	"wds/models"
-	"wds/workflows/contract"
 
 	"github.com/google/uuid"
 	"go.temporal.io/sdk/client"
 
 	"wds/internal/dev/temporaldev"
+	"wds/models"
+	"wds/workflows/contract"
 )
 
 // ScaleResult is delivery measured on its own, without the order create: events already committed

@@ -12,7 +12,6 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
-	"wds/workflows/contract"
 
 	dto "github.com/prometheus/client_model/go"
 	enumspb "go.temporal.io/api/enums/v1"
@@ -24,6 +23,7 @@ import (
 
 	"wds/internal/dev/temporaldev"
 	"wds/internal/platform/metrics"
+	"wds/workflows/contract"
 )
 
 // WebhookResult is the delivery benchmark: the highest steady rate of orders whose order.created

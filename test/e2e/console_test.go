@@ -12,8 +12,6 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
-	"wds/models"
-	"wds/workflows/contract"
 
 	"github.com/chromedp/chromedp"
 	"github.com/google/uuid"
@@ -21,6 +19,8 @@ import (
 
 	"wds/internal/dev/temporaldev"
 	"wds/internal/workspace"
+	"wds/models"
+	"wds/workflows/contract"
 )
 
 // chromiumPath is Debian's chromium, which make test installs when it is missing (tools/test-deps).

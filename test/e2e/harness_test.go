@@ -15,11 +15,6 @@ import (
 	"sync"
 	"testing"
 	"time"
-	"wds/activities"
-	"wds/internal/endpoints"
-	"wds/models"
-	"wds/worker"
-	"wds/workflows/contract"
 
 	"github.com/google/uuid"
 	"github.com/sirupsen/logrus"
@@ -28,18 +23,23 @@ import (
 	"go.temporal.io/sdk/client"
 	"gorm.io/gorm"
 
+	"wds/activities"
 	"wds/api"
 	"wds/api/console"
 	"wds/internal/apikeys"
 	"wds/internal/catalog"
 	"wds/internal/dev/pgtest"
 	"wds/internal/dev/temporaldev"
+	"wds/internal/endpoints"
 	"wds/internal/fulfillment"
 	"wds/internal/ingest"
 	"wds/internal/operator"
 	"wds/internal/platform/egress"
 	"wds/internal/platform/secrets"
 	"wds/internal/workspace"
+	"wds/models"
+	"wds/worker"
+	"wds/workflows/contract"
 )
 
 func TestMain(m *testing.M) { pgtest.Main(m) }

@@ -5,12 +5,12 @@ import (
 	"strings"
 	"testing"
 	"time"
-	"wds/workflows/contract"
 
 	enumspb "go.temporal.io/api/enums/v1"
 	"google.golang.org/protobuf/proto"
 
 	"wds/internal/dev/temporaldev"
+	"wds/workflows/contract"
 )
 
 // An endpoint URL may carry a token in its query. Deliveries go to the full URL, but the workflow's

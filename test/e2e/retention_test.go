@@ -2,14 +2,13 @@ package e2e
 
 import (
 	"testing"
-	"wds/models"
-
 	"time"
 
 	"github.com/google/uuid"
 
 	"wds/internal/dev/deliverytest"
 	"wds/internal/dev/temporaldev"
+	"wds/models"
 )
 
 // A worker with a retention prunes what is older at start (and hourly after): the outbox and the

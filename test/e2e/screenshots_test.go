@@ -14,11 +14,11 @@ import (
 	"strings"
 	"testing"
 	"time"
-	"wds/models"
 
 	"github.com/chromedp/chromedp"
 
 	"wds/internal/dev/temporaldev"
+	"wds/models"
 )
 
 // screenshotsDir is where TestConsoleScreenshots writes its images: `make screenshots` points it at

@@ -8,13 +8,13 @@ import (
 	"sync"
 	"testing"
 	"time"
-	"wds/models"
-	"wds/workflows/contract"
 
 	"github.com/google/uuid"
 	sdkpb "go.temporal.io/api/sdk/v1"
 
 	"wds/internal/dev/temporaldev"
+	"wds/models"
+	"wds/workflows/contract"
 )
 
 // dropped waits until the endpoint has n dropped chains and returns their dropped rows.

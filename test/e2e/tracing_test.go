@@ -7,8 +7,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-	"wds/worker"
-	"wds/workflows/contract"
 
 	"github.com/sirupsen/logrus"
 	"go.opentelemetry.io/otel/attribute"
@@ -19,6 +17,8 @@ import (
 
 	"wds/internal/dev/temporaldev"
 	"wds/internal/platform/tracing"
+	"wds/worker"
+	"wds/workflows/contract"
 )
 
 // TestOneTraceFollowsAnOrderToTheReceiver records every span in process on the real Temporal dev

@@ -14,9 +14,6 @@ import (
 	"sync"
 	"testing"
 	"time"
-	"wds/models"
-	"wds/worker"
-	"wds/workflows/contract"
 
 	"github.com/google/uuid"
 	enumspb "go.temporal.io/api/enums/v1"
@@ -31,6 +28,9 @@ import (
 	"wds/api/signing"
 	"wds/internal/dev/deliverytest"
 	"wds/internal/dev/temporaldev"
+	"wds/models"
+	"wds/worker"
+	"wds/workflows/contract"
 )
 
 // call POSTs body to the API and decodes the JSON object it answers.

@@ -1,8 +1,8 @@
-// The contract between the workflows, the activities, the starter and the Temporal UI: the task
-// queue, workflow and activity type names, the signal, the search attributes and the
-// inputs and results that go into workflow history. Every name here is recorded in running
-// workflows' histories: changing one breaks their replay.
-
+// Package contract is what workflow history records, in one place for the workflows, the
+// activities, the starter and the Temporal UI: the task queue, workflow and activity type names, the
+// signal, the search attributes, the workflow ids, and the inputs and results that go into history,
+// with the workflow's status. Every name here is recorded in running workflows' histories: changing
+// one breaks their replay.
 package contract
 
 import (
@@ -10,10 +10,11 @@ import (
 	"fmt"
 	"strconv"
 	"time"
-	"wds/models"
 
 	"github.com/google/uuid"
 	"go.temporal.io/sdk/temporal"
+
+	"wds/models"
 )
 
 // TaskQueue is where every webhook workflow and activity runs (docs/webhooks.md).

@@ -1,12 +1,12 @@
-// Package deliverytest helps tests put events in the outbox without a business operation.
 package deliverytest
 
 import (
 	"context"
-	"wds/internal/outbox"
 
 	"github.com/google/uuid"
 	"gorm.io/gorm"
+
+	"wds/internal/outbox"
 )
 
 // Emit inserts one event and returns its id, whether or not an endpoint can receive it.

@@ -1,3 +1,6 @@
+// Package deliverytest helps the webhook packages' tests: an org with its endpoint service over a
+// fresh database (Fixture), a real TLS receiver (Receiver), and events put in the outbox without a
+// business operation (Emit).
 package deliverytest
 
 import (

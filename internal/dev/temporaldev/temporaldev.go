@@ -15,12 +15,13 @@ import (
 	"path/filepath"
 	"strconv"
 	"sync"
-	"wds/workflows/contract"
 
 	"go.temporal.io/sdk/client"
 	sdklog "go.temporal.io/sdk/log"
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/testsuite"
+
+	"wds/workflows/contract"
 )
 
 // Options configure a dev server. Zero ports pick free ones.

@@ -5,13 +5,13 @@ import (
 	"strings"
 	"testing"
 	"time"
-	"wds/internal/endpoints"
 
 	"github.com/google/uuid"
 	"gorm.io/gorm"
 
 	"wds/internal/apikeys"
 	"wds/internal/dev/pgtest"
+	"wds/internal/endpoints"
 	"wds/internal/platform/secrets"
 	"wds/internal/platform/secrets/reencrypt"
 	"wds/internal/workspace"
