@@ -14,6 +14,10 @@ build:
 bin/temporal: tools/temporal/go.mod tools/temporal/go.sum
 	cd tools/temporal && $(GO) build -o ../../bin/temporal github.com/temporalio/cli/cmd/temporal
 
+# Temporal's workflowcheck analyzer, in its own module for the same reason; `make vet` runs it.
+bin/workflowcheck: tools/workflowcheck/go.mod tools/workflowcheck/go.sum
+	cd tools/workflowcheck && $(GO) build -o ../../bin/workflowcheck go.temporal.io/sdk/contrib/tools/workflowcheck
+
 run: build bin/temporal
 	./bin/wds dev
 
