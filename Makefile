@@ -21,9 +21,13 @@ bin/workflowcheck: tools/workflowcheck/go.mod tools/workflowcheck/go.sum
 run: build bin/temporal
 	./bin/wds dev
 
-vet:
+# workflowcheck fails on workflow code that is not deterministic (time.Now, goroutines, map ranges,
+# ...; tools/workflowcheck/config.yaml adds what it misses); workflows/determinism_test.go holds the
+# import rule and proves both catch a broken workflow. Test files are not workflow code: -test=false.
+vet: bin/workflowcheck
 	$(GO) vet ./...
 	cd test/bench && $(GO) vet ./...
+	./bin/workflowcheck -test=false -config tools/workflowcheck/config.yaml -show-pos ./workflows/...
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed: $$out"; exit 1; fi
 
 # What the tests drive besides Go (PostgreSQL, Chromium, Node.js, Python 3, promtool, curl, openssl,
