@@ -35,7 +35,7 @@ vet: bin/workflowcheck
 test-deps:
 	./tools/test-deps
 
-test: test-deps vet bin/temporal
+test: test-deps vet bin/temporal bin/workflowcheck
 	$(GO) test -race -count=1 -timeout 45m ./...
 	cd test/bench && $(GO) test -race -count=1 -timeout 20m ./...
 
