@@ -14,12 +14,20 @@ build:
 bin/temporal: tools/temporal/go.mod tools/temporal/go.sum
 	cd tools/temporal && $(GO) build -o ../../bin/temporal github.com/temporalio/cli/cmd/temporal
 
+# Temporal's workflowcheck analyzer, in its own module for the same reason; `make vet` runs it.
+bin/workflowcheck: tools/workflowcheck/go.mod tools/workflowcheck/go.sum
+	cd tools/workflowcheck && $(GO) build -o ../../bin/workflowcheck go.temporal.io/sdk/contrib/tools/workflowcheck
+
 run: build bin/temporal
 	./bin/wds dev
 
-vet:
+# workflowcheck fails on workflow code that is not deterministic (time.Now, goroutines, map ranges,
+# ...; tools/workflowcheck/config.yaml adds what it misses); workflows/determinism_test.go holds the
+# import rule and proves both catch a broken workflow. Test files are not workflow code: -test=false.
+vet: bin/workflowcheck
 	$(GO) vet ./...
 	cd test/bench && $(GO) vet ./...
+	./bin/workflowcheck -test=false -config tools/workflowcheck/config.yaml -show-pos ./workflows/...
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed: $$out"; exit 1; fi
 
 # What the tests drive besides Go (PostgreSQL, Chromium, Node.js, Python 3, promtool, curl, openssl,
@@ -27,7 +35,7 @@ vet:
 test-deps:
 	./tools/test-deps
 
-test: test-deps vet bin/temporal
+test: test-deps vet bin/temporal bin/workflowcheck
 	$(GO) test -race -count=1 -timeout 45m ./...
 	cd test/bench && $(GO) test -race -count=1 -timeout 20m ./...
 
