@@ -201,25 +201,10 @@ func (s *server) intVerifySignature(c *gin.Context) {
 		err = signing.VerifyPC(secret, c.GetHeader(headerPCSignature), body(c), s.Now())
 	}
 	if err != nil {
-		fail(c, signatureError(err))
+		fail(c, err)
 		return
 	}
 	c.Next()
-}
-
-// signatureError gives a signing failure a caller-facing detail that says what to fix.
-func signatureError(err error) error {
-	switch {
-	case errors.Is(err, signing.ErrSignatureMissing):
-		return problem.Fail(signing.ErrSignatureMissing, "this key requires a signed request")
-	case errors.Is(err, signing.ErrSignatureMalformed):
-		return problem.Fail(signing.ErrSignatureMalformed, "%s", err.Error())
-	case errors.Is(err, signing.ErrSignatureExpired):
-		return problem.Fail(signing.ErrSignatureExpired, "the signature timestamp is more than 300 seconds from the server clock")
-	case errors.Is(err, signing.ErrSignatureInvalid):
-		return problem.Fail(signing.ErrSignatureInvalid, "the signature does not match the body")
-	}
-	return err
 }
 
 // acceptFormat refuses keys of another payload_format (nativestore keys post only to the receiver).

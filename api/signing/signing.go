@@ -8,7 +8,8 @@
 //
 // Secrets are the UTF-8 bytes of the secret string exactly as shown at creation (never hex- or
 // base64-decoded), because that is what senders on the other side configure. The package is pure
-// logic: callers fetch and decrypt secrets and map the sentinel errors to their own responses.
+// logic: callers fetch and decrypt secrets; each error matches a sentinel (errors.Is) and carries the
+// detail its answer shows.
 // Every comparison of signature bytes is constant-time so timing does not reveal how much of a
 // forged signature was right.
 package signing
@@ -18,7 +19,6 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"errors"
-	"fmt"
 	"strings"
 	"time"
 
@@ -42,21 +42,23 @@ func VerifyPC(secret []byte, header string, body []byte, now time.Time) error {
 	return fromWebhook(webhook.Verify(string(secret), header, body, now))
 }
 
-// fromWebhook keeps a malformed header's reason, which callers show the sender; the other kinds
-// carry nothing the sender can use beyond the sentinel.
+// fromWebhook maps the scheme's errors onto the sentinels, each with the detail the sender is shown:
+// a malformed header keeps its reason; the other kinds carry nothing the sender can use beyond what
+// to fix.
 func fromWebhook(err error) error {
 	var he *webhook.HeaderError
 	switch {
 	case err == nil:
 		return nil
 	case errors.Is(err, webhook.ErrMissingHeader):
-		return ErrSignatureMissing
+		return missing()
 	case errors.As(err, &he):
 		return malformed(he.Reason)
 	case errors.Is(err, webhook.ErrOutsideTolerance):
-		return ErrSignatureExpired
+		return problem.Fail(ErrSignatureExpired, "the signature timestamp is more than %d seconds from the server clock",
+			int(webhook.Tolerance.Seconds()))
 	case errors.Is(err, webhook.ErrBadSignature):
-		return ErrSignatureInvalid
+		return invalid()
 	}
 	return err
 }
@@ -67,8 +69,13 @@ func SignPC(secret []byte, t int64, body []byte) string {
 	return webhook.Sign(string(secret), time.Unix(t, 0), body)
 }
 
+// The failures with their details, the one place a signature error gets the words its answer shows.
+func missing() error { return problem.Fail(ErrSignatureMissing, "this key requires a signed request") }
+func invalid() error {
+	return problem.Fail(ErrSignatureInvalid, "the signature does not match the body")
+}
 func malformed(reason string) error {
-	return fmt.Errorf("%w: %s", ErrSignatureMalformed, reason)
+	return problem.Fail(ErrSignatureMalformed, "%s: %s", ErrSignatureMalformed, reason)
 }
 
 // nativestoreLen is the length of standard padded base64 of a SHA-256 HMAC.
@@ -80,7 +87,7 @@ var nativestoreLen = base64.StdEncoding.EncodedLen(sha256.Size)
 // telling a garbled header (malformed) from a wrong one (invalid).
 func VerifyNativestore(secret []byte, header string, body []byte) error {
 	if strings.TrimSpace(header) == "" {
-		return ErrSignatureMissing
+		return missing()
 	}
 	if len(header) != nativestoreLen {
 		return malformed("not base64 of 32 bytes")
@@ -90,7 +97,7 @@ func VerifyNativestore(secret []byte, header string, body []byte) error {
 		return malformed("not base64 of 32 bytes")
 	}
 	if !hmac.Equal(got, macNativestore(secret, body)) {
-		return ErrSignatureInvalid
+		return invalid()
 	}
 	return nil
 }
