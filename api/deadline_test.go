@@ -23,7 +23,7 @@ func (e *intEnv) instance(edit func(*api.Deps)) *intEnv {
 	e.t.Helper()
 	log := logrus.New()
 	log.SetOutput(io.Discard)
-	d := api.Deps{Stores: api.DBStores(e.db, e.box, nil), Log: log, Now: e.clock.Now}
+	d := api.Deps{Services: api.NewServices(e.db, api.NewDomain(e.db, e.box, nil)), Log: log, Now: e.clock.Now}
 	edit(&d)
 	r, err := api.NewRouter(d)
 	if err != nil {
@@ -81,7 +81,7 @@ func wantUnavailable(t *testing.T, status int, body []byte, header http.Header) 
 func TestEveryRequestRunsUnderTheRequestDeadline(t *testing.T) {
 	log := logrus.New()
 	log.SetOutput(io.Discard)
-	r, err := api.NewRouter(api.Deps{Stores: api.DBStores(pgtest.New(t), nil, nil), Log: log})
+	r, err := api.NewRouter(api.Deps{Services: servicesOver(pgtest.New(t)), Log: log})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -129,7 +129,7 @@ func TestADeadlineThatPassesDuringDatabaseWorkAnswers503(t *testing.T) {
 	read := newReadEnv(t)
 	log := logrus.New()
 	log.SetOutput(io.Discard)
-	router, err := api.NewRouter(api.Deps{Stores: api.DBStores(read.db, nil, nil), Log: log, Now: read.clock.Now, RequestTimeout: 500 * time.Millisecond})
+	router, err := api.NewRouter(api.Deps{Services: api.NewServices(read.db, api.NewDomain(read.db, nil, nil)), Log: log, Now: read.clock.Now, RequestTimeout: 500 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -162,3 +162,6 @@ func TestADeadlineThatPassesDuringDatabaseWorkAnswers503(t *testing.T) {
 		t.Fatalf("after the lock: %d %s", status, body)
 	}
 }
+
+// servicesOver wires every service to db, with no sealing box and no event starter.
+func servicesOver(db *gorm.DB) api.Services { return api.NewServices(db, api.NewDomain(db, nil, nil)) }

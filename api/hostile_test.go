@@ -69,7 +69,7 @@ func newHostileEnv(t *testing.T) *hostileEnv {
 	log := logrus.New()
 	log.SetOutput(io.Discard)
 	hooks := &endpoints.Service{DB: db, Box: box, AllowPrivate: true}
-	r, err := api.NewRouter(api.Deps{Stores: api.DBStores(db, box, nil), Log: log, Webhooks: hooks, Dispatches: &startedDispatches{}})
+	r, err := api.NewRouter(api.Deps{Services: api.NewServices(db, api.NewDomain(db, box, nil)), Log: log, Webhooks: hooks, Dispatches: &startedDispatches{}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -54,7 +54,7 @@ func newIntEnv(t testing.TB, trustedProxies ...string) *intEnv {
 	log := logrus.New()
 	log.SetOutput(io.Discard)
 	e.used = apikeys.NewLastUsed(e.db, log)
-	r, err := api.NewRouter(api.Deps{Stores: api.DBStores(e.db, box, nil), Log: log, Now: e.clock.Now, TrustedProxies: trustedProxies, LastUsed: e.used})
+	r, err := api.NewRouter(api.Deps{Services: api.NewServices(e.db, api.NewDomain(e.db, box, nil)), Log: log, Now: e.clock.Now, TrustedProxies: trustedProxies, LastUsed: e.used})
 	if err != nil {
 		t.Fatal(err)
 	}

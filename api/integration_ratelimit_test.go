@@ -24,7 +24,7 @@ func (e *intEnv) secondInstance() *intEnv {
 	e.t.Helper()
 	log := logrus.New()
 	log.SetOutput(io.Discard)
-	r, err := api.NewRouter(api.Deps{Stores: api.DBStores(e.db, e.box, nil), Log: log, Now: e.clock.Now})
+	r, err := api.NewRouter(api.Deps{Services: api.NewServices(e.db, api.NewDomain(e.db, e.box, nil)), Log: log, Now: e.clock.Now})
 	if err != nil {
 		e.t.Fatal(err)
 	}

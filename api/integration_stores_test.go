@@ -18,7 +18,7 @@ import (
 func intFakes(t *testing.T, gate *fakeGate, ing *fakeIngest) http.Handler {
 	gate.key = &apikeys.IntegrationKey{ID: uuid.New(), OrgID: uuid.New(), StoreID: uuid.New(),
 		PayloadFormat: apikeys.FormatGeneric, Scopes: models.TextArray{apikeys.ScopeOrdersWrite}, RateLimit: 60}
-	return fakeRouter(t, api.Deps{Stores: api.Stores{Gate: gate, Limits: gate, Ingest: ing}})
+	return fakeRouter(t, api.Deps{Services: api.Services{Gate: gate, Limits: gate, Ingest: ing}})
 }
 
 // The shared rate limit fails closed: when it cannot count a request the request is refused as

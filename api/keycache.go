@@ -9,7 +9,7 @@ import (
 
 // CacheKeys puts c in front of the read and integration key lookups of st, so that authenticating
 // costs no database round trip; the process runs c.Listen, without which c is bypassed.
-func CacheKeys(st *Stores, c *apikeys.Cache) {
+func CacheKeys(st *Services, c *apikeys.Cache) {
 	st.ReadKeys = c.Reads(st.ReadKeys)
 	st.Gate = cachedGate{IntegrationGate: st.Gate, keys: c.Integrations(st.Gate)}
 }

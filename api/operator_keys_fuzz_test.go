@@ -37,7 +37,7 @@ func FuzzOperatorInputs(f *testing.F) {
 	log := logrus.New()
 	log.SetOutput(io.Discard)
 	box, _ := secrets.NewBox(secrets.GenerateKey())
-	r, err := api.NewRouter(api.Deps{Stores: api.DBStores(db, box, nil), Log: log})
+	r, err := api.NewRouter(api.Deps{Services: api.NewServices(db, api.NewDomain(db, box, nil)), Log: log})
 	if err != nil {
 		f.Fatal(err)
 	}

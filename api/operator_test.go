@@ -76,7 +76,7 @@ func newOpEnvWith(t testing.TB, hooks endpoints.Service) *opEnv {
 	if hooks.Dispatcher == nil {
 		hooks.Dispatcher = e.started
 	}
-	r, err := api.NewRouter(api.Deps{Stores: api.DBStores(db, nil, nil), Log: log, Webhooks: &hooks, Support: &hooks, Dispatches: e.started})
+	r, err := api.NewRouter(api.Deps{Services: api.NewServices(db, api.NewDomain(db, nil, nil)), Log: log, Webhooks: &hooks, Support: &hooks, Dispatches: e.started})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -59,7 +59,7 @@ func newReadEnv(t testing.TB) *readEnv {
 	e.rwKey = mustReadKey(t, e.db, e.org.ID, e.owner.ID, apikeys.ScopeReadWrite, nil)
 	log := logrus.New()
 	log.SetOutput(io.Discard)
-	r, err := api.NewRouter(api.Deps{Stores: api.DBStores(e.db, nil, nil), Log: log, Now: e.clock.Now, LastUsed: apikeys.NewLastUsed(e.db, log)})
+	r, err := api.NewRouter(api.Deps{Services: api.NewServices(e.db, api.NewDomain(e.db, nil, nil)), Log: log, Now: e.clock.Now, LastUsed: apikeys.NewLastUsed(e.db, log)})
 	if err != nil {
 		t.Fatal(err)
 	}

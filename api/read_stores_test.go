@@ -31,7 +31,7 @@ func newReadFakes(t *testing.T) *readFakes {
 		"ro": {ID: uuid.New(), OrgID: f.org, Scope: apikeys.ScopeReadOnly},
 		"rw": {ID: uuid.New(), OrgID: f.org, Scope: apikeys.ScopeReadWrite},
 	}
-	f.h = fakeRouter(t, api.Deps{Stores: api.Stores{ReadKeys: keys, Reads: f.reads}, Webhooks: f.hooks})
+	f.h = fakeRouter(t, api.Deps{Services: api.Services{ReadKeys: keys, Reads: f.reads}, Webhooks: f.hooks})
 	return f
 }
 

@@ -22,7 +22,7 @@ import (
 
 // Deps is what the handlers need from the process.
 type Deps struct {
-	Stores
+	Services
 	Log logrus.FieldLogger
 	// TrustedProxies are CIDRs whose X-Forwarded-For is believed; empty means the TCP peer is the client.
 	TrustedProxies []string

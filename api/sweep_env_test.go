@@ -59,7 +59,7 @@ func newSweepEnv(t *testing.T, db *gorm.DB, log logrus.FieldLogger) *sweepEnv {
 	}
 	e := &sweepEnv{t: t, db: db, box: box, lastUsed: apikeys.NewLastUsed(db, log)}
 	svc := &endpoints.Service{DB: db, Box: box, AllowPrivate: true}
-	e.router, err = api.NewRouter(api.Deps{Stores: api.DBStores(db, box, nopStarter{}), Log: log, Webhooks: svc, LastUsed: e.lastUsed,
+	e.router, err = api.NewRouter(api.Deps{Services: api.NewServices(db, api.NewDomain(db, box, nopStarter{})), Log: log, Webhooks: svc, LastUsed: e.lastUsed,
 		Dispatches: nopStarter{}, Support: svc})
 	if err != nil {
 		t.Fatal(err)

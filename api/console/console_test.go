@@ -57,7 +57,7 @@ func newEnv(t *testing.T, opts ...func(*console.Console)) *env {
 	log.SetOutput(io.Discard)
 	box, _ := secrets.NewBox(secrets.GenerateKey())
 	svc := &endpoints.Service{DB: db, Box: box, AllowPrivate: true}
-	r, err := api.NewRouter(api.Deps{Stores: api.DBStores(db, box, nil), Log: log, Webhooks: svc})
+	r, err := api.NewRouter(api.Deps{Services: api.NewServices(db, api.NewDomain(db, box, nil)), Log: log, Webhooks: svc})
 	if err != nil {
 		t.Fatal(err)
 	}

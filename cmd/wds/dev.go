@@ -69,7 +69,7 @@ func devCmd(ctx context.Context, _ []string) error {
 	devConsole(cfg, hooks.uiURL)
 	printWelcome(cfg, demo)
 	hooks.print()
-	return serveHTTP(ctx, cfg, db, log, hooks.wiring)
+	return serveHTTP(ctx, cfg, db, log, hooks.svc)
 }
 
 // devConsole fits the console to a laptop unless told otherwise: the cookie goes over plain HTTP,

@@ -20,7 +20,7 @@ import (
 // devWebhooks is the webhook engine of `wds dev`: an embedded Temporal dev server (unless
 // TEMPORAL_ADDRESS names one) and the worker with its relay, running beside the API.
 type devWebhooks struct {
-	wiring  webhookWiring
+	svc     *services
 	address string
 	uiURL   string
 	// local is set when local receivers are allowed (allowLocalReceivers).
@@ -52,17 +52,18 @@ func startDevWebhooks(ctx context.Context, cfg *config.Config, db *gorm.DB, log 
 		}
 		c, d.address, d.uiURL = srv.Client(), srv.Address, srv.UIURL
 	} else {
-		if c, err = dialTemporal(ctx, cfg, log); err != nil {
+		if c, err = worker.Dial(ctx, cfg, log); err != nil {
 			return nil, err
 		}
 		if err := worker.EnsureSearchAttributes(ctx, c, cfg.TemporalNamespace); err != nil {
 			log.WithError(err).Warn("cannot register the Wds* search attributes")
 		}
 	}
-	d.wiring = newWebhookWiring(cfg, db, box, c, log)
+	starter := worker.NewStarter(cfg, db, c, log)
+	d.svc = newServices(cfg, db, box, starter)
 	wctx, cancel := context.WithCancel(ctx)
 	done := make(chan error, 1)
-	go func() { done <- runWorker(wctx, cfg, db, box, c, log, ca) }()
+	go func() { done <- worker.Run(wctx, cfg, c, box, starter, log, ca) }()
 	d.stop = func() {
 		cancel()
 		if err := <-done; err != nil {

@@ -35,10 +35,10 @@ func newKeyInstance(t *testing.T, db *gorm.DB, connect apikeys.Connect) *keyInst
 	t.Helper()
 	log := logrus.New()
 	log.SetOutput(io.Discard)
-	stores := api.DBStores(db, nil, nil)
+	stores := api.NewServices(db, api.NewDomain(db, nil, nil))
 	in := &keyInstance{t: t, cache: apikeys.NewCache()}
 	api.CacheKeys(&stores, in.cache)
-	r, err := api.NewRouter(api.Deps{Stores: stores, Log: log})
+	r, err := api.NewRouter(api.Deps{Services: stores, Log: log})
 	if err != nil {
 		t.Fatal(err)
 	}

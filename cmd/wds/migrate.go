@@ -72,7 +72,7 @@ func migrateUp(ctx context.Context, cfg *config.Config, sqlDB *sql.DB, log logru
 	}
 	wctx, cancel := context.WithTimeout(ctx, searchAttributeWait)
 	defer cancel()
-	c, err := dialTemporal(wctx, cfg, log)
+	c, err := worker.Dial(wctx, cfg, log)
 	if err != nil {
 		return nil, fmt.Errorf("register search attributes on %s: %w", cfg.TemporalAddress, err)
 	}

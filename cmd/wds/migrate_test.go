@@ -11,6 +11,7 @@ import (
 
 	"wds/internal/dev/pgtest"
 	"wds/internal/dev/temporaldev"
+	"wds/worker"
 	"wds/workflows/contract"
 )
 
@@ -22,7 +23,7 @@ func TestMigrateUpRegistersSearchAttributes(t *testing.T) {
 		t.Fatal(err)
 	}
 	srv, err := testsuite.StartDevServer(context.Background(), testsuite.DevServerOptions{ExistingPath: bin, LogLevel: "error",
-		ClientOptions: &client.Options{Logger: temporaldev.QuietLogger()}})
+		ClientOptions: &client.Options{Logger: worker.QuietLogger()}})
 	if err != nil {
 		t.Fatal(err)
 	}

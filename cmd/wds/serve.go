@@ -13,12 +13,8 @@ import (
 	"wds/api"
 	"wds/api/console"
 	"wds/internal/apikeys"
-	"wds/internal/catalog"
-	"wds/internal/fulfillment"
-	"wds/internal/ingest"
-	"wds/internal/operator"
 	"wds/internal/platform/config"
-	"wds/internal/workspace"
+	"wds/worker"
 )
 
 func init() { commands["serve"] = serveCmd }
@@ -31,12 +27,12 @@ func serveCmd(ctx context.Context, _ []string) error {
 		return err
 	}
 	defer closeAll()
-	tc, err := lazyTemporal(p.cfg)
+	tc, err := worker.LazyClient(p.cfg)
 	if err != nil {
 		return err
 	}
 	defer tc.Close()
-	return serveHTTP(ctx, p.cfg, p.db, p.log, newWebhookWiring(p.cfg, p.db, p.box, tc, p.log))
+	return serveHTTP(ctx, p.cfg, p.db, p.log, newServices(p.cfg, p.db, p.box, worker.NewStarter(p.cfg, p.db, tc, p.log)))
 }
 
 // newHTTPServer is the server of the API (`wds serve`, `wds dev`) and of `wds listen`, with every
@@ -54,28 +50,24 @@ func newHTTPServer(addr string, h http.Handler) *http.Server {
 	}
 }
 
-// serveHTTP builds the API from cfg and serves it on WDS_HTTP_ADDR until ctx ends, then drains.
-func serveHTTP(ctx context.Context, cfg *config.Config, db *gorm.DB, log *logrus.Logger, hooks webhookWiring) error {
+// serveHTTP builds the API and the console over svc and serves them on WDS_HTTP_ADDR until ctx ends,
+// then drains.
+func serveHTTP(ctx context.Context, cfg *config.Config, db *gorm.DB, log *logrus.Logger, svc *services) error {
 	lastUsed := apikeys.NewLastUsed(db, log)
 	url, err := databaseURL(cfg)
 	if err != nil {
 		return err
 	}
-	// Integration keys' signing secrets are sealed with the same key as the webhook endpoints'.
-	// The domain services start the events they commit with the webhook starter, whichever of the
-	// APIs or the console called them.
-	stores := api.DBStores(db, hooks.service.Box, hooks.starter)
+	deps := api.Deps{Log: log, TrustedProxies: cfg.TrustedProxies, LastUsed: lastUsed}
+	svc.apply(db, &deps)
 	keys := apikeys.NewCache()
-	api.CacheKeys(&stores, keys)
-	deps := api.Deps{Stores: stores, Log: log, TrustedProxies: cfg.TrustedProxies, LastUsed: lastUsed}
-	hooks.apply(&deps)
+	api.CacheKeys(&deps.Services, keys)
 	router, err := api.NewRouter(deps)
 	if err != nil {
 		return fmt.Errorf("WDS_TRUSTED_PROXIES: %w", err)
 	}
-	(&console.Console{DB: db, Log: log, Webhooks: hooks.service, Dispatches: hooks.starter,
-		Members: workspace.NewService(db), Keys: apikeys.NewService(db, hooks.service.Box), Lists: operator.NewService(db), Shipping: fulfillment.NewService(db, hooks.starter),
-		Vendors: catalog.NewService(db, hooks.starter), Clients: ingest.NewService(db, hooks.starter),
+	(&console.Console{DB: db, Log: log, Webhooks: svc.webhooks, Dispatches: svc.starter,
+		Members: svc.People, Keys: svc.Keys, Lists: svc.Lists, Shipping: svc.Shipping, Vendors: svc.Vendors, Clients: svc.Orders,
 		TemporalUI: cfg.TemporalUIURL, Namespace: cfg.TemporalNamespace, RetrySchedule: cfg.WebhookRetrySchedule, InsecureCookie: cfg.ConsoleInsecureCookie}).Register(router)
 	srv := newHTTPServer(cfg.HTTPAddr, router)
 	flushCtx, stopFlush := context.WithCancel(context.WithoutCancel(ctx))

@@ -13,6 +13,7 @@ import (
 	"wds/internal/dev/temporaldev"
 	"wds/internal/platform/config"
 	"wds/internal/platform/secrets"
+	"wds/worker"
 )
 
 // scrape returns the metrics text a process serves, or "" while it does not answer.
@@ -106,7 +107,7 @@ func TestTemporalOptionsForTemporalCloud(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	o, err := temporalOptions(cfg)
+	o, err := worker.ClientOptions(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

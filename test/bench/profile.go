@@ -61,10 +61,10 @@ func Profile(ctx context.Context, o Options, what, out string) (ProfileResult, e
 	}
 	starter := &worker.Starter{DB: s.db, Temporal: s.temporal.Client(), Schedule: []time.Duration{time.Minute}, Log: quietLog()}
 	// Wired as `wds serve` wires it: keys served from a cache kept in step by its listener.
-	stores, keys := api.DBStores(s.db, s.box, starter), apikeys.NewCache()
+	stores, keys := api.NewServices(s.db, api.NewDomain(s.db, s.box, starter)), apikeys.NewCache()
 	api.CacheKeys(&stores, keys)
 	go keys.Listen(flushCtx, apikeys.ConnectURL(s.dbURL), quietLog())
-	router, err := api.NewRouter(api.Deps{Stores: stores, Log: quietLog(), LastUsed: lastUsed})
+	router, err := api.NewRouter(api.Deps{Services: stores, Log: quietLog(), LastUsed: lastUsed})
 	if err != nil {
 		return ProfileResult{}, fmt.Errorf("bench: %w", err)
 	}

@@ -21,8 +21,8 @@ import (
 	sdkworker "go.temporal.io/sdk/worker"
 	"go.temporal.io/sdk/workflow"
 
-	"wds/internal/dev/temporaldev"
 	"wds/internal/platform/metrics"
+	"wds/worker"
 	"wds/workflows/contract"
 )
 
@@ -415,7 +415,7 @@ func bareClient(address string) (client.Client, error) {
 	if err != nil {
 		return nil, fmt.Errorf("bench: %w", err)
 	}
-	c, err := client.Dial(client.Options{HostPort: address, Logger: temporaldev.QuietLogger(), MetricsHandler: mh})
+	c, err := client.Dial(client.Options{HostPort: address, Logger: worker.QuietLogger(), MetricsHandler: mh})
 	if err != nil {
 		return nil, fmt.Errorf("bench: bare client: %w", err)
 	}

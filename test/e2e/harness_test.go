@@ -84,7 +84,7 @@ func newHarness(t *testing.T, tc client.Client) *harness {
 	h.box, _ = secrets.NewBox(secrets.GenerateKey())
 	h.starter = &worker.Starter{DB: h.db, Temporal: tc, Schedule: schedule, Log: log}
 	hooks := &endpoints.Service{DB: h.db, Box: h.box, AllowPrivate: true, Stopper: h.starter, Dispatcher: h.starter, Recoveries: h.starter}
-	router, err := api.NewRouter(api.Deps{Stores: api.DBStores(h.db, h.box, h.starter), Log: log, Dispatches: h.starter,
+	router, err := api.NewRouter(api.Deps{Services: api.NewServices(h.db, api.NewDomain(h.db, h.box, h.starter)), Log: log, Dispatches: h.starter,
 		Webhooks: hooks, Support: hooks})
 	if err != nil {
 		t.Fatal(err)

@@ -35,7 +35,7 @@ func TestOneTraceFollowsAnOrderToTheReceiver(t *testing.T) {
 	if err != nil || len(interceptors) == 0 {
 		t.Fatalf("interceptors %v, %v: want Temporal's tracing interceptor once tracing is on", interceptors, err)
 	}
-	tc, err := client.Dial(client.Options{HostPort: srv.Address, Logger: temporaldev.QuietLogger(), Interceptors: interceptors})
+	tc, err := client.Dial(client.Options{HostPort: srv.Address, Logger: worker.QuietLogger(), Interceptors: interceptors})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -386,7 +386,7 @@ func TestWorkerRegistersMissingSearchAttributes(t *testing.T) {
 	}
 	// A bare dev server, as a production cluster starts: no custom search attributes.
 	srv, err := testsuite.StartDevServer(context.Background(), testsuite.DevServerOptions{ExistingPath: bin, LogLevel: "error",
-		ClientOptions: &client.Options{Logger: temporaldev.QuietLogger()},
+		ClientOptions: &client.Options{Logger: worker.QuietLogger()},
 		ExtraArgs:     []string{"--sqlite-pragma", "journal_mode=wal", "--sqlite-pragma", "synchronous=normal"}})
 	if err != nil {
 		t.Fatal(err)

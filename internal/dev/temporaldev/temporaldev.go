@@ -8,7 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"log/slog"
 	"net"
 	"os"
 	"os/exec"
@@ -17,10 +16,10 @@ import (
 	"sync"
 
 	"go.temporal.io/sdk/client"
-	sdklog "go.temporal.io/sdk/log"
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/testsuite"
 
+	"wds/worker"
 	"wds/workflows/contract"
 )
 
@@ -75,7 +74,7 @@ func Start(ctx context.Context, o Options) (*Server, error) {
 	addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
 	opts := testsuite.DevServerOptions{
 		ExistingPath:     bin,
-		ClientOptions:    &client.Options{HostPort: addr, Namespace: o.Namespace, Logger: QuietLogger()},
+		ClientOptions:    &client.Options{HostPort: addr, Namespace: o.Namespace, Logger: worker.QuietLogger()},
 		DBFilename:       o.DBFile,
 		LogLevel:         "error",
 		SearchAttributes: searchAttributes(),
@@ -180,9 +179,4 @@ func freePort() (int, error) {
 	}
 	defer l.Close()
 	return l.Addr().(*net.TCPAddr).Port, nil
-}
-
-// QuietLogger keeps the SDK's own logging to warnings and errors on stderr.
-func QuietLogger() sdklog.Logger {
-	return sdklog.NewStructuredLogger(slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})))
 }

@@ -1,0 +1,74 @@
+package api
+
+import (
+	"gorm.io/gorm"
+
+	"wds/internal/apikeys"
+	"wds/internal/catalog"
+	"wds/internal/fulfillment"
+	"wds/internal/ingest"
+	"wds/internal/operator"
+	"wds/internal/platform/ratelimit"
+	"wds/internal/platform/secrets"
+	"wds/internal/workspace"
+)
+
+// Services are the operations the handlers call, each a small interface declared beside the
+// handlers that use it and satisfied by the domain services themselves (ingest, catalog,
+// fulfillment, workspace, apikeys, operator, ratelimit); only the Read API's reads and the readiness
+// check are adapters of this package. NewServices wires them all; a handler test may set only those
+// its requests reach (a handler calling a nil one panics, which the router answers 500).
+type Services struct {
+	ReadKeys    ReadKeyAuth      // auth.go
+	Reads       ReadStore        // read.go
+	Readiness   Readiness        // ready.go
+	Operators   OperatorAuth     // operator.go
+	Tokens      TokenStore       // operator_users.go
+	Keys        KeyStore         // operator_keys.go
+	Lists       OrgLists         // operator_keys.go
+	Vendors     VendorStore      // operator_vendors.go
+	Shipping    ShippingStore    // operator_fulfillment.go
+	AppOrders   AppOrderStore    // operator_apporders.go
+	Gate        IntegrationGate  // integration.go
+	Limits      RequestLimit     // integration.go
+	Ingest      IngestStore      // integration.go
+	Idempotency IdempotencyStore // integration_idempotency.go
+}
+
+// EventStarter is what the domain services are given to start the events they commit
+// (worker.Starter): each declares it, and one starter serves them all.
+type EventStarter interface {
+	ingest.EventStarter
+	catalog.EventStarter
+	fulfillment.EventStarter
+}
+
+// Domain is the domain services the handlers call, built once per process (cmd/wds builds them
+// with NewDomain) and shared with the console and the CLI, so every adapter reaches the same
+// instances.
+type Domain struct {
+	Keys     *apikeys.Service
+	People   *workspace.Service
+	Orders   *ingest.Service
+	Vendors  *catalog.Service
+	Shipping *fulfillment.Service
+	Lists    *operator.Service
+}
+
+// NewDomain builds the domain services over db. box seals and opens integration keys' signing
+// secrets; nil refuses to mint keys that require signatures and rejects their requests. events
+// starts what each write committed as soon as it commits; nil leaves the events to the worker's
+// relay.
+func NewDomain(db *gorm.DB, box *secrets.Box, events EventStarter) Domain {
+	return Domain{Keys: apikeys.NewService(db, box), People: workspace.NewService(db), Orders: ingest.NewService(db, events),
+		Vendors: catalog.NewService(db, events), Shipping: fulfillment.NewService(db, events), Lists: operator.NewService(db)}
+}
+
+// NewServices wires every service the handlers call to d's domain services, and the Read API's
+// reads, the readiness check and the Integration API's rate limit to db.
+func NewServices(db *gorm.DB, d Domain) Services {
+	return Services{ReadKeys: d.Keys, Reads: admittedReads{db: db}, Readiness: schemaReadiness{db: db},
+		Operators: d.People, Tokens: d.People, Keys: d.Keys, Lists: d.Lists,
+		Vendors: d.Vendors, Shipping: d.Shipping, AppOrders: d.Orders,
+		Gate: d.Keys, Limits: ratelimit.NewLeased(db), Ingest: d.Orders, Idempotency: d.Orders}
+}

@@ -1,0 +1,39 @@
+package main
+
+import (
+	"gorm.io/gorm"
+
+	"wds/api"
+	"wds/internal/endpoints"
+	"wds/internal/platform/config"
+	"wds/internal/platform/secrets"
+	"wds/worker"
+)
+
+// services are a process's domain services, each built once over one pool, one sealing box and one
+// event starter, and handed to the APIs, the console and the worker alike: one service, one set of
+// rules and one after-commit start, whichever adapter calls it.
+type services struct {
+	api.Domain
+	webhooks *endpoints.Service
+	starter  *worker.Starter
+}
+
+// newServices builds them. starter starts what each write commits, after commit; what it cannot
+// start a worker's relay starts.
+func newServices(cfg *config.Config, db *gorm.DB, box *secrets.Box, starter *worker.Starter) *services {
+	return &services{
+		Domain: api.NewDomain(db, box, starter),
+		webhooks: &endpoints.Service{DB: db, Box: box, AllowPrivate: cfg.WebhookAllowPrivate, Stopper: starter,
+			Dispatcher: starter, Recoveries: starter, Retention: cfg.Retention},
+		starter: starter,
+	}
+}
+
+// apply hands the API its services.
+func (s *services) apply(db *gorm.DB, d *api.Deps) {
+	d.Services = api.NewServices(db, s.Domain)
+	d.Webhooks = s.webhooks
+	d.Support = s.webhooks
+	d.Dispatches = s.starter
+}
