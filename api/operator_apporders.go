@@ -18,7 +18,7 @@ type AppOrderStore interface {
 	UpdateClient(ctx context.Context, actorID, clientID uuid.UUID, in ingest.ClientFields) (*views.Client, error)
 }
 
-// registerOperatorAppOrders mounts the operator's own writes of orders and clients (README.md, Workspace operations):
+// registerOperatorAppOrders mounts the operator's own writes of orders and clients (docs/cli.md, Workspace operations):
 // an order made by hand, and a client added or edited. The rules, roles included, live in ingest.
 func (s *server) registerOperatorAppOrders(r *gin.Engine) {
 	g := r.Group("/admin/v1", s.operatorAuth)

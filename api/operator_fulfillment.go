@@ -19,7 +19,7 @@ type ShippingStore interface {
 	MarkDelivered(ctx context.Context, actor, shipmentID uuid.UUID, deliveredAt *time.Time) (*order.Shipment, error)
 }
 
-// registerOperatorFulfillment mounts shipping (README.md, Workspace operations): ship an order, attach tracking,
+// registerOperatorFulfillment mounts shipping (docs/cli.md, Workspace operations): ship an order, attach tracking,
 // report a delivery. Any member of the order's org may; the rules live in fulfillment.
 func (s *server) registerOperatorFulfillment(r *gin.Engine) {
 	g := r.Group("/admin/v1", s.operatorAuth)

@@ -22,7 +22,7 @@ type VendorStore interface {
 	ClaimVendor(ctx context.Context, in catalog.Claim) (*catalog.Claimed, error)
 }
 
-// registerVendors mounts the supplier CRM's writes (README.md, Workspace operations): add and edit a vendor and issue
+// registerVendors mounts the supplier CRM's writes (docs/cli.md, Workspace operations): add and edit a vendor and issue
 // a claim token on the Operator API, and the public claim, whose token is its credential. The rules,
 // roles included, live in catalog.
 func (s *server) registerVendors(r *gin.Engine) {

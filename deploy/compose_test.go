@@ -106,7 +106,7 @@ func TestComposeNamesEveryService(t *testing.T) {
 	commands := map[string][]string{"migrate": {"migrate", "up"}, "serve": {"serve"}, "worker": {"worker"}}
 	for name, want := range commands {
 		if s, _ := p.GetService(name); !slices.Equal(s.Command, want) {
-			t.Errorf("%s runs %v, want %v (README.md, Commands)", name, s.Command, want)
+			t.Errorf("%s runs %v, want %v (docs/cli.md, Commands)", name, s.Command, want)
 		}
 	}
 	if _, ok := p.Volumes["postgres-data"]; !ok {

@@ -1,5 +1,5 @@
 -- +goose Up
--- Shipments of an order (README.md, Workspace operations): an order may have several; it is shipped once the first
+-- Shipments of an order (docs/cli.md, Workspace operations): an order may have several; it is shipped once the first
 -- leaves and delivered when all have arrived. fulfillment_status is kept on the order, written by the
 -- same transaction that changes a shipment, so lists and events read it without a join.
 ALTER TABLE orders ADD COLUMN fulfillment_status text NOT NULL DEFAULT 'unfulfilled'

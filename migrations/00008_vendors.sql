@@ -1,5 +1,5 @@
 -- +goose Up
--- Suppliers gain contact fields and the claim-token flow (README.md, Workspace operations): an owner or admin issues a
+-- Suppliers gain contact fields and the claim-token flow (docs/cli.md, Workspace operations): an owner or admin issues a
 -- single-use token for a vendor, and the supplier claims its profile with it. Only the token's SHA-256
 -- is stored; a new token replaces the vendor's previous one (one row per vendor).
 ALTER TABLE vendors

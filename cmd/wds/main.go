@@ -23,7 +23,7 @@ const usage = `usage: wds <command> [-h]
   listen     receive an org's webhooks on this laptop, like stripe listen (wds listen -h)
   version    print the version
 
-Configuration comes from the environment (README.md, "Configuration").
+Configuration comes from the environment (docs/configuration.md).
 `
 
 // commandHelp is what -h prints for the commands that take no flags of their own; admin prints its

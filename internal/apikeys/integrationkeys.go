@@ -20,7 +20,7 @@ import (
 // IntegrationKeyPrefix marks Integration API keys.
 const IntegrationKeyPrefix = "pck_int_"
 
-// Integration key rate limits, requests per minute (README.md, Read API and docs/integration-api.md).
+// Integration key rate limits, requests per minute (docs/read-api.md and docs/integration-api.md).
 const (
 	DefaultRateLimit = 600
 	MaxRateLimit     = 6000

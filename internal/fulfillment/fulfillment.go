@@ -1,4 +1,4 @@
-// Package fulfillment ships orders (README.md, Workspace operations): a shipment leaves, gains a tracking number,
+// Package fulfillment ships orders (docs/cli.md, Workspace operations): a shipment leaves, gains a tracking number,
 // and is reported delivered. The order keeps its fulfillment_status (unfulfilled, shipped,
 // delivered) in step. The Operator API, the console and `wds admin` all call its Service; each
 // operation writes its rows, its events and its audit row in one transaction, starts the events once

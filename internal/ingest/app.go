@@ -14,7 +14,7 @@ import (
 	"wds/internal/workspace"
 )
 
-// Operator writes in the app (README.md, Workspace operations): orders made by hand (source kind app) and clients
+// Operator writes in the app (docs/cli.md, Workspace operations): orders made by hand (source kind app) and clients
 // added or edited by an operator. They go through the same rules as integration writes (totals,
 // status, payment, client fields, client resolution, events); what differs is who writes. An
 // operator has no integration key, so an app write claims no external_refs and stamps no source:

@@ -70,7 +70,7 @@ type Payment struct {
 	CreatedAt         time.Time  `json:"created_at" sql:"p.created_at"`
 }
 
-// Shipment is one parcel of an order (README.md, Workspace operations), as PostgreSQL builds it from
+// Shipment is one parcel of an order (docs/cli.md, Workspace operations), as PostgreSQL builds it from
 // a row of shipments aliased s.
 type Shipment struct {
 	ID             uuid.UUID  `json:"id" sql:"s.id"`

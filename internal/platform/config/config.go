@@ -1,4 +1,4 @@
-// Package config reads the service's settings from the environment (README.md, Configuration) and checks
+// Package config reads the service's settings from the environment (docs/configuration.md) and checks
 // them once at start, naming the variable and the fix in every error.
 package config
 
