@@ -16,7 +16,7 @@ import (
 	sdklog "go.temporal.io/sdk/log"
 
 	"wds/internal/platform/config"
-	"wds/internal/platform/metrics"
+	"wds/internal/platform/metrics/temporalmetrics"
 	"wds/internal/platform/tracing"
 )
 
@@ -33,7 +33,7 @@ func address(cfg *config.Config) string {
 // decompress every start, poll answer and task completion for nothing (13% of the start path in
 // the benchmark's profile).
 func ClientOptions(cfg *config.Config) (client.Options, error) {
-	mh, err := metrics.TemporalHandler()
+	mh, err := temporalmetrics.Handler()
 	if err != nil {
 		return client.Options{}, err
 	}

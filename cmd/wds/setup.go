@@ -14,7 +14,7 @@ import (
 
 	"wds/internal/platform/config"
 	"wds/internal/platform/database"
-	"wds/internal/platform/metrics"
+	"wds/internal/platform/metrics/temporalmetrics"
 	"wds/internal/platform/secrets"
 	"wds/internal/platform/tracing"
 	"wds/migrations"
@@ -137,7 +137,7 @@ func startService(ctx context.Context, role string) (p *service, closeAll func()
 	}
 	// The Temporal SDK's exporter finishes initialising after it registers with the registry, so it
 	// must exist before the listener serves scrapes (the race detector caught a scrape reading it).
-	if _, err := metrics.TemporalHandler(); err != nil {
+	if _, err := temporalmetrics.Handler(); err != nil {
 		_ = database.Close(db)
 		flushTraces()
 		return nil, nil, err

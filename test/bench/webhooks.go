@@ -22,6 +22,7 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"wds/internal/platform/metrics"
+	"wds/internal/platform/metrics/temporalmetrics"
 	"wds/worker"
 	"wds/workflows/contract"
 )
@@ -411,7 +412,7 @@ func (e *env) runWebhooks(ctx context.Context, o Options, g *ingester, s *stack,
 // bareClient is the bare side's own connection, counting its requests in this process's registry as
 // wds's processes count theirs.
 func bareClient(address string) (client.Client, error) {
-	mh, err := metrics.TemporalHandler()
+	mh, err := temporalmetrics.Handler()
 	if err != nil {
 		return nil, fmt.Errorf("bench: %w", err)
 	}

@@ -16,6 +16,7 @@ import (
 
 	"wds/internal/dev/pgtest"
 	"wds/internal/platform/metrics"
+	"wds/internal/platform/metrics/metricstest"
 )
 
 func TestMain(m *testing.M) { pgtest.Main(m) }
@@ -31,41 +32,6 @@ func scrape(t *testing.T) string {
 	return rec.Body.String()
 }
 
-// value reads one series' current value (counter, gauge or histogram count) from a scrape.
-func value(t *testing.T, name string, labels map[string]string) float64 {
-	t.Helper()
-	fams, err := metrics.Registry.Gather()
-	if err != nil {
-		t.Fatalf("gather: %v", err)
-	}
-	for _, f := range fams {
-		if f.GetName() != name {
-			continue
-		}
-	series:
-		for _, m := range f.GetMetric() {
-			got := map[string]string{}
-			for _, l := range m.GetLabel() {
-				got[l.GetName()] = l.GetValue()
-			}
-			for k, v := range labels {
-				if got[k] != v {
-					continue series
-				}
-			}
-			switch {
-			case m.Counter != nil:
-				return m.Counter.GetValue()
-			case m.Gauge != nil:
-				return m.Gauge.GetValue()
-			case m.Histogram != nil:
-				return float64(m.Histogram.GetSampleCount())
-			}
-		}
-	}
-	return 0
-}
-
 func TestMiddlewareCountsRequestsByRoutePatternAndRateLimits(t *testing.T) {
 	gin.SetMode(gin.ReleaseMode)
 	r := gin.New()
@@ -77,9 +43,9 @@ func TestMiddlewareCountsRequestsByRoutePatternAndRateLimits(t *testing.T) {
 	limited := map[string]string{"route": "/integrations/v1/orders", "method": "GET", "status": "429"}
 	unmatched := map[string]string{"route": metrics.RouteUnmatched, "method": "OTHER", "status": "404"}
 	before := map[string]float64{
-		"ok": value(t, "wds_http_requests_total", okLabels), "lim": value(t, "wds_http_requests_total", limited),
-		"un": value(t, "wds_http_requests_total", unmatched), "hist": value(t, "wds_http_request_duration_seconds", okLabels),
-		"rl": value(t, "wds_rate_limited_total", map[string]string{"api": "integration"}),
+		"ok": metricstest.Value(t, "wds_http_requests_total", okLabels), "lim": metricstest.Value(t, "wds_http_requests_total", limited),
+		"un": metricstest.Value(t, "wds_http_requests_total", unmatched), "hist": metricstest.Value(t, "wds_http_request_duration_seconds", okLabels),
+		"rl": metricstest.Value(t, "wds_rate_limited_total", map[string]string{"api": "integration"}),
 	}
 	ids := []string{uuid.NewString(), uuid.NewString(), uuid.NewString()}
 	for _, id := range ids {
@@ -101,7 +67,7 @@ func TestMiddlewareCountsRequestsByRoutePatternAndRateLimits(t *testing.T) {
 		{"wds_rate_limited_total", map[string]string{"api": "integration"}, "rl", 1},
 	}
 	for _, c := range checks {
-		if got := value(t, c.name, c.labels) - before[c.key]; got != c.delta {
+		if got := metricstest.Value(t, c.name, c.labels) - before[c.key]; got != c.delta {
 			t.Errorf("%s%v grew by %v, want %v", c.name, c.labels, got, c.delta)
 		}
 	}
@@ -115,14 +81,14 @@ func TestMiddlewareCountsRequestsByRoutePatternAndRateLimits(t *testing.T) {
 
 func TestDeliveryAttemptRecordsOutcomeAttemptAndLatency(t *testing.T) {
 	l := map[string]string{"outcome": "failed", "attempt": "3"}
-	before := value(t, "wds_webhook_deliveries_total", l)
-	beforeHist := value(t, "wds_webhook_delivery_duration_seconds", map[string]string{"outcome": "failed"})
+	before := metricstest.Value(t, "wds_webhook_deliveries_total", l)
+	beforeHist := metricstest.Value(t, "wds_webhook_delivery_duration_seconds", map[string]string{"outcome": "failed"})
 	metrics.DeliveryAttempt("ep-failed", "failed", false, 3, 1500*time.Millisecond)
 	metrics.DeliveryAttempt("ep-failed", "failed", false, 3, 20*time.Millisecond)
-	if got := value(t, "wds_webhook_deliveries_total", l) - before; got != 2 {
+	if got := metricstest.Value(t, "wds_webhook_deliveries_total", l) - before; got != 2 {
 		t.Errorf("deliveries grew by %v, want 2", got)
 	}
-	if got := value(t, "wds_webhook_delivery_duration_seconds", map[string]string{"outcome": "failed"}) - beforeHist; got != 2 {
+	if got := metricstest.Value(t, "wds_webhook_delivery_duration_seconds", map[string]string{"outcome": "failed"}) - beforeHist; got != 2 {
 		t.Errorf("latency histogram grew by %v, want 2", got)
 	}
 	if !strings.Contains(scrape(t), `wds_webhook_delivery_duration_seconds_bucket{outcome="failed",le="2"}`) {
@@ -136,7 +102,7 @@ func TestDroppedChainsAreCountedPerEndpoint(t *testing.T) {
 	metrics.DeliveryAttempt(ep, "dropped", true, 6, time.Second)
 	metrics.DeliveryAttempt(other, "failed", false, 1, time.Second)
 	metrics.DeliveryAttempt(other, "succeeded", false, 2, time.Second)
-	if got := value(t, "wds_webhook_dropped_total", map[string]string{"endpoint_id": ep}); got != 2 {
+	if got := metricstest.Value(t, "wds_webhook_dropped_total", map[string]string{"endpoint_id": ep}); got != 2 {
 		t.Errorf("dropped for %s = %v, want 2", ep, got)
 	}
 	if strings.Contains(scrape(t), `wds_webhook_dropped_total{endpoint_id="`+other+`"}`) {
@@ -146,13 +112,13 @@ func TestDroppedChainsAreCountedPerEndpoint(t *testing.T) {
 
 func TestRelayPassesStartsAndRecoveries(t *testing.T) {
 	ok, failed := map[string]string{"result": "ok"}, map[string]string{"result": "failed"}
-	before := []float64{value(t, "wds_relay_passes_total", ok), value(t, "wds_relay_passes_total", failed),
-		value(t, "wds_relay_started_total", nil), value(t, "wds_relay_recoveries_total", nil)}
+	before := []float64{metricstest.Value(t, "wds_relay_passes_total", ok), metricstest.Value(t, "wds_relay_passes_total", failed),
+		metricstest.Value(t, "wds_relay_started_total", nil), metricstest.Value(t, "wds_relay_recoveries_total", nil)}
 	metrics.RelayPass(0, true, false)
 	metrics.RelayPass(3, false, true)
 	metrics.RelayPass(2, false, false)
-	after := []float64{value(t, "wds_relay_passes_total", ok), value(t, "wds_relay_passes_total", failed),
-		value(t, "wds_relay_started_total", nil), value(t, "wds_relay_recoveries_total", nil)}
+	after := []float64{metricstest.Value(t, "wds_relay_passes_total", ok), metricstest.Value(t, "wds_relay_passes_total", failed),
+		metricstest.Value(t, "wds_relay_started_total", nil), metricstest.Value(t, "wds_relay_recoveries_total", nil)}
 	for i, want := range []float64{2, 1, 5, 1} {
 		if got := after[i] - before[i]; got != want {
 			t.Errorf("series %d grew by %v, want %v", i, got, want)
@@ -161,13 +127,13 @@ func TestRelayPassesStartsAndRecoveries(t *testing.T) {
 }
 
 func TestGateWaitObservesEveryTurnAndCountsRefusals(t *testing.T) {
-	before, busy := value(t, "wds_db_gate_wait_seconds", nil), value(t, "wds_db_gate_busy_total", nil)
+	before, busy := metricstest.Value(t, "wds_db_gate_wait_seconds", nil), metricstest.Value(t, "wds_db_gate_busy_total", nil)
 	metrics.GateWait(0, false)
 	metrics.GateWait(10*time.Second, true)
-	if got := value(t, "wds_db_gate_wait_seconds", nil) - before; got != 2 {
+	if got := metricstest.Value(t, "wds_db_gate_wait_seconds", nil) - before; got != 2 {
 		t.Errorf("gate waits grew by %v, want 2", got)
 	}
-	if got := value(t, "wds_db_gate_busy_total", nil) - busy; got != 1 {
+	if got := metricstest.Value(t, "wds_db_gate_busy_total", nil) - busy; got != 1 {
 		t.Errorf("refusals grew by %v, want 1", got)
 	}
 }
@@ -216,26 +182,6 @@ wds_outbox_oldest_age_seconds{queue="webhook_dispatches"} 0
 	_ = sqlDB.Close()
 	if _, err := reg.Gather(); err == nil || !strings.Contains(err.Error(), "outbox backlog of events") {
 		t.Errorf("gather with the database closed: %v", err)
-	}
-}
-
-func TestTemporalSDKMetricsAreExposed(t *testing.T) {
-	h, err := metrics.TemporalHandler()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := metrics.TemporalHandler(); err != nil {
-		t.Fatalf("a second call (serve and worker in one process) must reuse the exporter: %v", err)
-	}
-	tagged := h.WithTags(map[string]string{"namespace": "default", "task_queue": "wds-webhooks"})
-	tagged.Counter("temporal_request").Inc(2)
-	tagged.Timer("temporal_activity_execution_latency").Record(250 * time.Millisecond)
-	labels := map[string]string{"namespace": "default", "task_queue": "wds-webhooks"}
-	if got := value(t, "temporal_request_total", labels); got < 2 {
-		t.Errorf("temporal_request_total = %v, want >= 2", got)
-	}
-	if got := value(t, "temporal_activity_execution_latency_seconds", labels); got < 1 {
-		t.Errorf("temporal_activity_execution_latency_seconds count = %v, want >= 1", got)
 	}
 }
 

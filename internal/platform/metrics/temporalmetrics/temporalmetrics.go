@@ -1,4 +1,6 @@
-package metrics
+// Package temporalmetrics exposes the Temporal SDK's own metrics on wds's /metrics, apart from package
+// metrics so that the packages which only count (the database, the outbox) link no Temporal code.
+package temporalmetrics
 
 import (
 	"fmt"
@@ -8,22 +10,24 @@ import (
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 	"go.temporal.io/sdk/client"
 	temporalotel "go.temporal.io/sdk/contrib/opentelemetry"
+
+	"wds/internal/platform/metrics"
 )
 
 var temporalOnce = sync.OnceValues(newTemporalHandler)
 
-// TemporalHandler is the metrics handler to pass as client.Options.MetricsHandler: the Temporal
+// Handler is the metrics handler to pass as client.Options.MetricsHandler: the Temporal
 // SDK's own metrics (temporal_request_total, temporal_workflow_task_schedule_to_start_latency_seconds,
 // temporal_worker_task_slots_available, ...) exposed on our /metrics next to ours.
 //
 // The bridge is the SDK's OpenTelemetry contrib module into OpenTelemetry's Prometheus exporter,
 // both maintained upstream (the tally contrib is the older path and is not published on the module
 // proxy this project uses). The exporter is registered once per process, so every caller shares it.
-func TemporalHandler() (client.MetricsHandler, error) { return temporalOnce() }
+func Handler() (client.MetricsHandler, error) { return temporalOnce() }
 
 func newTemporalHandler() (client.MetricsHandler, error) {
 	exporter, err := otelprom.New(
-		otelprom.WithRegisterer(Registry),
+		otelprom.WithRegisterer(metrics.Registry),
 		otelprom.WithoutTargetInfo(),
 		otelprom.WithoutScopeInfo(),
 	)
