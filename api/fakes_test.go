@@ -80,7 +80,7 @@ func (f *fakeReads) GetClient(context.Context, views.Scope, uuid.UUID) (*views.C
 // roleCheck is one RequireRole call.
 type roleCheck struct {
 	org, actor uuid.UUID
-	roles      []workspace.Role
+	roles      []models.Role
 }
 
 // fakeOperators knows operators by their token, answers every role check with roleErr and OnlyOrg
@@ -93,14 +93,14 @@ type fakeOperators struct {
 	checks     []roleCheck
 }
 
-func (f *fakeOperators) UserByToken(_ context.Context, token string) (*workspace.User, error) {
+func (f *fakeOperators) UserByToken(_ context.Context, token string) (*models.User, error) {
 	if id, ok := f.users[token]; ok {
-		return &workspace.User{ID: id}, nil
+		return &models.User{ID: id}, nil
 	}
 	return nil, workspace.ErrInvalidOperatorToken
 }
 
-func (f *fakeOperators) RequireRole(_ context.Context, org, actor uuid.UUID, roles ...workspace.Role) error {
+func (f *fakeOperators) RequireRole(_ context.Context, org, actor uuid.UUID, roles ...models.Role) error {
 	f.checks = append(f.checks, roleCheck{org: org, actor: actor, roles: roles})
 	return f.roleErr
 }

@@ -58,11 +58,11 @@ func newHostileEnv(t *testing.T) *hostileEnv {
 	ctx := context.Background()
 	box, _ := secrets.NewBox(secrets.GenerateKey())
 	org, store, _ := mustOrg(t, db, "Hostile")
-	owner, token, err := workspace.NewService(db).CreateUser(ctx, org.ID, "owner@hostile.test", workspace.RoleOwner)
+	owner, token, err := workspace.NewService(db).CreateUser(ctx, org.ID, "owner@hostile.test", models.RoleOwner)
 	if err != nil {
 		t.Fatal(err)
 	}
-	member, _, err := workspace.NewService(db).CreateUser(ctx, org.ID, "member@hostile.test", workspace.RoleMember)
+	member, _, err := workspace.NewService(db).CreateUser(ctx, org.ID, "member@hostile.test", models.RoleMember)
 	if err != nil {
 		t.Fatal(err)
 	}

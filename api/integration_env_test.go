@@ -24,6 +24,7 @@ import (
 	"wds/internal/dev/pgtest"
 	"wds/internal/platform/secrets"
 	"wds/internal/workspace"
+	"wds/models"
 )
 
 // intEnv is one org with a store and an owner, served by the real router over real PostgreSQL, with
@@ -35,9 +36,9 @@ type intEnv struct {
 	srv   *httptest.Server
 	clock *testClock
 	box   *secrets.Box
-	org   *workspace.Org
-	store *workspace.Store
-	owner *workspace.User
+	org   *models.Org
+	store *models.Store
+	owner *models.User
 	used  *apikeys.LastUsed
 	// router serves in-process requests (the fuzz target), without a network round trip.
 	router http.Handler

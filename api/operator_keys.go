@@ -67,7 +67,7 @@ func pathOrg(c *gin.Context) {
 // orgRole refuses an actor without one of roles in the path's org before the body is read, so a
 // member learns only that they may not, never what is wrong with their input. The operation checks
 // again; this is the early answer, not the rule's only home.
-func (s *server) orgRole(roles []workspace.Role) gin.HandlerFunc {
+func (s *server) orgRole(roles []models.Role) gin.HandlerFunc {
 	return func(c *gin.Context) {
 		if err := s.Operators.RequireRole(c.Request.Context(), c.MustGet(ctxOrgID).(uuid.UUID), actorOf(c), roles...); err != nil {
 			fail(c, err)

@@ -29,6 +29,7 @@ import (
 	"wds/internal/operator"
 	"wds/internal/platform/secrets"
 	"wds/internal/workspace"
+	"wds/models"
 )
 
 // sweepEnv is the whole HTTP surface `wds serve` mounts (Read, Integration and Operator APIs and the
@@ -257,11 +258,11 @@ func (e *sweepEnv) tenant(name string) *tenant {
 		t.Fatal(err)
 	}
 	x.org, x.store = org.ID, store.ID
-	owner, ownerTok, err := workspace.NewService(e.db).CreateUser(ctx, org.ID, "owner@"+name+".test", workspace.RoleOwner)
+	owner, ownerTok, err := workspace.NewService(e.db).CreateUser(ctx, org.ID, "owner@"+name+".test", models.RoleOwner)
 	if err != nil {
 		t.Fatal(err)
 	}
-	member, memberTok, err := workspace.NewService(e.db).CreateUser(ctx, org.ID, "member@"+name+".test", workspace.RoleMember)
+	member, memberTok, err := workspace.NewService(e.db).CreateUser(ctx, org.ID, "member@"+name+".test", models.RoleMember)
 	if err != nil {
 		t.Fatal(err)
 	}

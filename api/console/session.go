@@ -17,6 +17,7 @@ import (
 
 	"wds/internal/platform/problem"
 	"wds/internal/workspace"
+	"wds/models"
 )
 
 // A console session ends sessionTTL after sign-in, or sessionIdle after its last request, whichever
@@ -29,20 +30,20 @@ const (
 
 // Members is who the operators are and where they belong (workspace.Service).
 type Members interface {
-	UserByToken(ctx context.Context, token string) (*workspace.User, error)
-	Orgs(ctx context.Context, actorID uuid.UUID) ([]workspace.Org, error)
-	RoleOf(ctx context.Context, orgID, actorID uuid.UUID) (workspace.Role, error)
-	Stores(ctx context.Context, orgID uuid.UUID) ([]workspace.Store, error)
+	UserByToken(ctx context.Context, token string) (*models.User, error)
+	Orgs(ctx context.Context, actorID uuid.UUID) ([]models.Org, error)
+	RoleOf(ctx context.Context, orgID, actorID uuid.UUID) (models.Role, error)
+	Stores(ctx context.Context, orgID uuid.UUID) ([]models.Store, error)
 	ListMembers(ctx context.Context, orgID uuid.UUID) ([]workspace.Member, error)
 }
 
 // session is a signed-in operator working in one org.
 type session struct {
 	id    string // the cookie's value; only its hash is stored
-	User  workspace.User
+	User  models.User
 	OrgID uuid.UUID
-	Orgs  []workspace.Org
-	Role  workspace.Role
+	Orgs  []models.Org
+	Role  models.Role
 	CSRF  string
 }
 

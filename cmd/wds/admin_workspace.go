@@ -13,6 +13,7 @@ import (
 	"wds/internal/platform/problem"
 	"wds/internal/views"
 	"wds/internal/workspace"
+	"wds/models"
 )
 
 type runFunc = func(ctx context.Context, env *adminEnv) (any, error)
@@ -33,9 +34,9 @@ func init() {
 
 // workspaceOps is what the org, store and user commands call (workspace.Service).
 type workspaceOps interface {
-	CreateOrg(ctx context.Context, name string) (*workspace.Org, error)
-	CreateStore(ctx context.Context, orgID uuid.UUID, name, currency string) (*workspace.Store, error)
-	CreateUser(ctx context.Context, orgID uuid.UUID, email string, role workspace.Role) (*workspace.User, string, error)
+	CreateOrg(ctx context.Context, name string) (*models.Org, error)
+	CreateStore(ctx context.Context, orgID uuid.UUID, name, currency string) (*models.Store, error)
+	CreateUser(ctx context.Context, orgID uuid.UUID, email string, role models.Role) (*models.User, string, error)
 	ListMembers(ctx context.Context, orgID uuid.UUID) ([]workspace.Member, error)
 	ReissueToken(ctx context.Context, userID, actorID uuid.UUID) (*workspace.RotatedToken, error)
 	RevokeToken(ctx context.Context, userID, actorID uuid.UUID) (*workspace.RevokedToken, error)
@@ -86,7 +87,7 @@ func storeCreate(fs *flag.FlagSet) runFunc {
 func userCreate(fs *flag.FlagSet) runFunc {
 	org, email, role := uuidFlag(fs, "org", "org id"), fs.String("email", "", "email"), fs.String("role", "", "owner|admin|member")
 	return func(ctx context.Context, env *adminEnv) (any, error) {
-		u, token, err := env.workspace.CreateUser(ctx, *org, *email, workspace.Role(*role))
+		u, token, err := env.workspace.CreateUser(ctx, *org, *email, models.Role(*role))
 		if err != nil {
 			return nil, err
 		}

@@ -66,7 +66,7 @@ func createDemo(ctx context.Context, db *gorm.DB) (*demoData, error) {
 	if err != nil {
 		return nil, err
 	}
-	owner, token, err := people.CreateUser(ctx, org.ID, "owner+"+org.ID.String()[:8]+"@demo.example", workspace.RoleOwner)
+	owner, token, err := people.CreateUser(ctx, org.ID, "owner+"+org.ID.String()[:8]+"@demo.example", models.RoleOwner)
 	if err != nil {
 		return nil, err
 	}

@@ -13,6 +13,7 @@ import (
 	"wds/internal/dev/pgtest"
 	"wds/internal/platform/secrets"
 	"wds/internal/workspace"
+	"wds/models"
 )
 
 // readLookup is the database lookup the cache decorates, counting its calls; during runs, if set,
@@ -46,7 +47,7 @@ func mintReadKey(t *testing.T, db *gorm.DB, expires *time.Time) (*ReadKey, strin
 	if err != nil {
 		t.Fatal(err)
 	}
-	owner, _, err := people.CreateUser(ctx, org.ID, "owner@cache.test", workspace.RoleOwner)
+	owner, _, err := people.CreateUser(ctx, org.ID, "owner@cache.test", models.RoleOwner)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -15,6 +15,7 @@ import (
 	"wds/internal/platform/problem"
 	"wds/internal/platform/secrets"
 	"wds/internal/workspace"
+	"wds/models"
 )
 
 // IntegrationKeyPrefix marks Integration API keys.
@@ -75,7 +76,7 @@ func (s *Service) CreateIntegrationKey(ctx context.Context, in NewIntegrationKey
 		if err := tx.Create(k).Error; err != nil {
 			return err
 		}
-		return workspace.Audit(ctx, tx, workspace.AuditEntry{OrgID: k.OrgID, ActorID: in.ActorID,
+		return workspace.Audit(ctx, tx, models.AuditEntry{OrgID: k.OrgID, ActorID: in.ActorID,
 			Action: "integration_key.create", TargetType: "integration_key", TargetID: k.ID,
 			Details: map[string]any{"store_id": k.StoreID, "label": k.Label, "hint": k.KeyHint,
 				"payload_format": k.PayloadFormat, "scopes": k.Scopes, "ip_allowlist": k.IPAllowlist,
@@ -224,7 +225,7 @@ func (s *Service) RevokeIntegrationKey(ctx context.Context, id, actorID uuid.UUI
 			Find(&k.RevokedAt).Error; err != nil {
 			return err
 		}
-		return workspace.Audit(ctx, tx, workspace.AuditEntry{OrgID: k.OrgID, ActorID: actorID,
+		return workspace.Audit(ctx, tx, models.AuditEntry{OrgID: k.OrgID, ActorID: actorID,
 			Action: "integration_key.revoke", TargetType: "integration_key", TargetID: k.ID,
 			Details: map[string]any{"hint": k.KeyHint, "store_id": k.StoreID}})
 	})

@@ -15,6 +15,7 @@ import (
 	"wds/internal/platform/problem"
 	"wds/internal/platform/secrets"
 	"wds/internal/workspace"
+	"wds/models"
 )
 
 func TestMain(m *testing.M) { pgtest.Main(m) }
@@ -45,8 +46,8 @@ func newFixture(t *testing.T) *fixture {
 	f.org, f.store = org.ID, store.ID
 	for _, r := range []struct {
 		dst  *uuid.UUID
-		role workspace.Role
-	}{{&f.owner, workspace.RoleOwner}, {&f.admin, workspace.RoleAdmin}, {&f.member, workspace.RoleMember}} {
+		role models.Role
+	}{{&f.owner, models.RoleOwner}, {&f.admin, models.RoleAdmin}, {&f.member, models.RoleMember}} {
 		u, _, err := workspace.NewService(f.db).CreateUser(ctx, org.ID, uuid.NewString()+"@example.com", r.role)
 		if err != nil {
 			t.Fatal(err)

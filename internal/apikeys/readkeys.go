@@ -18,6 +18,7 @@ import (
 	"wds/internal/platform/problem"
 	"wds/internal/platform/secrets"
 	"wds/internal/workspace"
+	"wds/models"
 )
 
 // Service runs the key operations over the database. box seals and opens integration keys' signing
@@ -66,7 +67,7 @@ func (s *Service) CreateReadKey(ctx context.Context, in NewReadKey) (*ReadKey, s
 		if err := tx.Create(k).Error; err != nil {
 			return err
 		}
-		return workspace.Audit(ctx, tx, workspace.AuditEntry{OrgID: in.OrgID, ActorID: in.ActorID,
+		return workspace.Audit(ctx, tx, models.AuditEntry{OrgID: in.OrgID, ActorID: in.ActorID,
 			Action: "read_key.create", TargetType: "read_key", TargetID: k.ID,
 			Details: map[string]any{"scope": k.Scope, "name": k.Name, "hint": k.KeyHint, "expires_at": k.ExpiresAt}})
 	})
@@ -94,7 +95,7 @@ func (s *Service) RevokeReadKey(ctx context.Context, id, actorID uuid.UUID) (*Re
 			Find(&k.RevokedAt).Error; err != nil {
 			return err
 		}
-		return workspace.Audit(ctx, tx, workspace.AuditEntry{OrgID: k.OrgID, ActorID: actorID,
+		return workspace.Audit(ctx, tx, models.AuditEntry{OrgID: k.OrgID, ActorID: actorID,
 			Action: "read_key.revoke", TargetType: "read_key", TargetID: k.ID, Details: map[string]any{"hint": k.KeyHint}})
 	})
 	if err != nil {

@@ -110,7 +110,7 @@ func (h *harness) workspace() {
 	if err != nil {
 		t.Fatal(err)
 	}
-	owner, token, err := workspace.NewService(h.db).CreateUser(h.ctx, org.ID, "owner@acme.test", workspace.RoleOwner)
+	owner, token, err := workspace.NewService(h.db).CreateUser(h.ctx, org.ID, "owner@acme.test", models.RoleOwner)
 	if err != nil {
 		t.Fatal(err)
 	}
