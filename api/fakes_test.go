@@ -52,9 +52,9 @@ func serve(t *testing.T, h http.Handler, method, path, token, body string) *http
 }
 
 // fakeReadKeys knows read keys by their token; any other token is invalid.
-type fakeReadKeys map[string]*apikeys.ReadKey
+type fakeReadKeys map[string]*models.ReadKey
 
-func (f fakeReadKeys) AuthenticateRead(_ context.Context, token string, _ time.Time) (*apikeys.ReadKey, error) {
+func (f fakeReadKeys) AuthenticateRead(_ context.Context, token string, _ time.Time) (*models.ReadKey, error) {
 	if k, ok := f[token]; ok {
 		return k, nil
 	}
@@ -115,9 +115,9 @@ type fakeKeys struct {
 	created []apikeys.NewReadKey
 }
 
-func (f *fakeKeys) CreateReadKey(_ context.Context, in apikeys.NewReadKey) (*apikeys.ReadKey, string, error) {
+func (f *fakeKeys) CreateReadKey(_ context.Context, in apikeys.NewReadKey) (*models.ReadKey, string, error) {
 	f.created = append(f.created, in)
-	return &apikeys.ReadKey{ID: uuid.New(), OrgID: in.OrgID, Name: in.Name, Scope: in.Scope}, "pck_live_fake", nil
+	return &models.ReadKey{ID: uuid.New(), OrgID: in.OrgID, Name: in.Name, Scope: in.Scope}, "pck_live_fake", nil
 }
 
 // fakeWebhooks counts the test events it queues, answering as endpoints.Service does; any other
@@ -136,12 +136,12 @@ func (f *fakeWebhooks) SendTest(_ context.Context, _, endpointID uuid.UUID) (*en
 // with allow and allowErr.
 type fakeGate struct {
 	api.IntegrationGate
-	key      *apikeys.IntegrationKey
+	key      *models.IntegrationKey
 	allow    bool
 	allowErr error
 }
 
-func (f *fakeGate) AuthenticateIntegration(_ context.Context, token string, _ time.Time) (*apikeys.IntegrationKey, error) {
+func (f *fakeGate) AuthenticateIntegration(_ context.Context, token string, _ time.Time) (*models.IntegrationKey, error) {
 	if token == "int" {
 		return f.key, nil
 	}
@@ -159,7 +159,7 @@ type fakeIngest struct {
 	orders int
 }
 
-func (f *fakeIngest) CreateOrder(context.Context, *apikeys.IntegrationKey, ingest.Order) (*ingest.OrderResult, error) {
+func (f *fakeIngest) CreateOrder(context.Context, *models.IntegrationKey, ingest.Order) (*ingest.OrderResult, error) {
 	f.orders++
 	return nil, f.err
 }

@@ -67,13 +67,13 @@ func newIntEnv(t testing.TB, trustedProxies ...string) *intEnv {
 
 // intKey is a minted key with its secrets.
 type intKey struct {
-	*apikeys.IntegrationKey
+	*models.IntegrationKey
 	token  string
 	secret string
 }
 
 // allScopes is every integration scope.
-var allScopes = apikeys.IntegrationScopes
+var allScopes = models.IntegrationScopes
 
 // mint creates a key for the env's store; fields left zero take the env's org, store and owner and
 // every scope.
@@ -136,7 +136,7 @@ func (e *intEnv) call(method, path string, k intKey, body string, hdr map[string
 		req.Header.Set("Authorization", "Bearer "+k.token)
 	}
 	if k.secret != "" {
-		if k.PayloadFormat == apikeys.FormatNativestore {
+		if k.PayloadFormat == models.FormatNativestore {
 			req.Header.Set("X-Store-Webhook-Signature", signNative(k.secret, body))
 		} else {
 			req.Header.Set("PC-Signature", signing.SignPC([]byte(k.secret), e.clock.Now().Unix(), []byte(body)))

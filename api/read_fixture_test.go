@@ -55,8 +55,8 @@ func newReadEnv(t testing.TB) *readEnv {
 	ctx := context.Background()
 	e := &readEnv{t: t, db: pgtest.New(t), clock: &testClock{t: time.Now()}}
 	e.org, e.store, e.owner = mustOrg(t, e.db, "Acme")
-	e.key = mustReadKey(t, e.db, e.org.ID, e.owner.ID, apikeys.ScopeReadOnly, nil)
-	e.rwKey = mustReadKey(t, e.db, e.org.ID, e.owner.ID, apikeys.ScopeReadWrite, nil)
+	e.key = mustReadKey(t, e.db, e.org.ID, e.owner.ID, models.ScopeReadOnly, nil)
+	e.rwKey = mustReadKey(t, e.db, e.org.ID, e.owner.ID, models.ScopeReadWrite, nil)
 	log := logrus.New()
 	log.SetOutput(io.Discard)
 	r, err := api.NewRouter(api.Deps{Stores: api.DBStores(e.db, nil, nil), Log: log, Now: e.clock.Now, LastUsed: apikeys.NewLastUsed(e.db, log)})

@@ -277,10 +277,10 @@ func (e *sweepEnv) tenant(name string) *tenant {
 	x.secrets = append(x.secrets, x.readKey, rk.str(t, "key"))
 
 	ik := e.must(http.StatusCreated, "POST", orgPath+"/integration-keys", x.owner,
-		map[string]any{"store_id": x.store, "scopes": apikeys.IntegrationScopes, "label": "sweep"})
+		map[string]any{"store_id": x.store, "scopes": models.IntegrationScopes, "label": "sweep"})
 	x.intKey, x.intKeyID = ik.str(t, "key"), e.id(ik, "id")
 	ik = e.must(http.StatusCreated, "POST", orgPath+"/integration-keys", x.owner,
-		map[string]any{"store_id": x.store, "scopes": []string{apikeys.ScopeOrdersWrite}, "label": "to revoke"})
+		map[string]any{"store_id": x.store, "scopes": []string{models.ScopeOrdersWrite}, "label": "to revoke"})
 	x.targetIntKeyID = e.id(ik, "id")
 	x.secrets = append(x.secrets, x.intKey, ik.str(t, "key"))
 

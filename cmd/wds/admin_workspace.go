@@ -44,8 +44,8 @@ type workspaceOps interface {
 
 // readKeyOps is what the read-key commands call (apikeys.Service).
 type readKeyOps interface {
-	CreateReadKey(ctx context.Context, in apikeys.NewReadKey) (*apikeys.ReadKey, string, error)
-	RevokeReadKey(ctx context.Context, id, actorID uuid.UUID) (*apikeys.ReadKey, error)
+	CreateReadKey(ctx context.Context, in apikeys.NewReadKey) (*models.ReadKey, string, error)
+	RevokeReadKey(ctx context.Context, id, actorID uuid.UUID) (*models.ReadKey, error)
 }
 
 // catalogOps is what the seller, product and vendor commands call (catalog.Service).
@@ -132,7 +132,7 @@ func userRevokeToken(fs *flag.FlagSet) runFunc {
 
 func readKeyCreate(fs *flag.FlagSet) runFunc {
 	org, actor := uuidFlag(fs, "org", "org id"), uuidFlag(fs, "actor", "acting user id")
-	scope, name, expires := fs.String("scope", apikeys.ScopeReadOnly, "read_only|read_write"), fs.String("name", "", "label"), fs.String("expires-at", "", "RFC 3339")
+	scope, name, expires := fs.String("scope", models.ScopeReadOnly, "read_only|read_write"), fs.String("name", "", "label"), fs.String("expires-at", "", "RFC 3339")
 	return func(ctx context.Context, env *adminEnv) (any, error) {
 		exp, err := optionalTime("expires-at", *expires)
 		if err != nil {

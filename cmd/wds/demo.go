@@ -70,7 +70,7 @@ func createDemo(ctx context.Context, db *gorm.DB) (*demoData, error) {
 	if err != nil {
 		return nil, err
 	}
-	_, key, err := keys.CreateReadKey(ctx, apikeys.NewReadKey{OrgID: org.ID, ActorID: owner.ID, Scope: apikeys.ScopeReadWrite, Name: "demo"})
+	_, key, err := keys.CreateReadKey(ctx, apikeys.NewReadKey{OrgID: org.ID, ActorID: owner.ID, Scope: models.ScopeReadWrite, Name: "demo"})
 	if err != nil {
 		return nil, err
 	}

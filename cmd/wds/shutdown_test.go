@@ -201,7 +201,7 @@ func readKeyFor(t *testing.T, db *gorm.DB) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, key, err := apikeys.NewService(db, nil).CreateReadKey(ctx, apikeys.NewReadKey{OrgID: org.ID, ActorID: owner.ID, Scope: apikeys.ScopeReadOnly})
+	_, key, err := apikeys.NewService(db, nil).CreateReadKey(ctx, apikeys.NewReadKey{OrgID: org.ID, ActorID: owner.ID, Scope: models.ScopeReadOnly})
 	if err != nil {
 		t.Fatal(err)
 	}

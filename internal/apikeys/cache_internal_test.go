@@ -25,7 +25,7 @@ type readLookup struct {
 	during func()
 }
 
-func (r *readLookup) AuthenticateRead(ctx context.Context, token string, now time.Time) (*ReadKey, error) {
+func (r *readLookup) AuthenticateRead(ctx context.Context, token string, now time.Time) (*models.ReadKey, error) {
 	k, err := NewService(r.db, nil).AuthenticateRead(ctx, token, now)
 	r.mu.Lock()
 	r.calls++
@@ -39,7 +39,7 @@ func (r *readLookup) AuthenticateRead(ctx context.Context, token string, now tim
 
 func (r *readLookup) count() int { r.mu.Lock(); defer r.mu.Unlock(); return r.calls }
 
-func mintReadKey(t *testing.T, db *gorm.DB, expires *time.Time) (*ReadKey, string) {
+func mintReadKey(t *testing.T, db *gorm.DB, expires *time.Time) (*models.ReadKey, string) {
 	t.Helper()
 	ctx := context.Background()
 	people := workspace.NewService(db)

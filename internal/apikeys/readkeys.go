@@ -47,21 +47,21 @@ type NewReadKey struct {
 }
 
 // CreateReadKey mints a key (owners and admins only) and audits it. The plaintext is returned once.
-func (s *Service) CreateReadKey(ctx context.Context, in NewReadKey) (*ReadKey, string, error) {
+func (s *Service) CreateReadKey(ctx context.Context, in NewReadKey) (*models.ReadKey, string, error) {
 	if err := workspace.RequireRole(ctx, s.db, in.OrgID, in.ActorID, workspace.Managers...); err != nil {
 		return nil, "", err
 	}
 	if in.Scope == "" {
-		in.Scope = ScopeReadOnly
+		in.Scope = models.ScopeReadOnly
 	}
-	if in.Scope != ScopeReadOnly && in.Scope != ScopeReadWrite {
+	if in.Scope != models.ScopeReadOnly && in.Scope != models.ScopeReadWrite {
 		return nil, "", problem.Fail(problem.Invalid, "scope must be read_only or read_write")
 	}
 	plain, hash, err := secrets.NewAPIKey(ReadKeyPrefix)
 	if err != nil {
 		return nil, "", err
 	}
-	k := &ReadKey{ID: uuid.New(), OrgID: in.OrgID, Name: in.Name, KeyHash: hash,
+	k := &models.ReadKey{ID: uuid.New(), OrgID: in.OrgID, Name: in.Name, KeyHash: hash,
 		KeyHint: plain[:hintLen], Scope: in.Scope, CreatedBy: in.ActorID, ExpiresAt: in.ExpiresAt}
 	err = s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		if err := tx.Create(k).Error; err != nil {
@@ -79,8 +79,8 @@ func (s *Service) CreateReadKey(ctx context.Context, in NewReadKey) (*ReadKey, s
 
 // RevokeReadKey revokes a key (owners and admins of its org) and audits it. Revoking twice keeps the
 // first revocation time. A key of an org the actor is not in is not found, as an unknown one is.
-func (s *Service) RevokeReadKey(ctx context.Context, id, actorID uuid.UUID) (*ReadKey, error) {
-	var k ReadKey
+func (s *Service) RevokeReadKey(ctx context.Context, id, actorID uuid.UUID) (*models.ReadKey, error) {
+	var k models.ReadKey
 	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		if err := tx.Where("id = ?", id).Take(&k).Error; err != nil {
 			if errors.Is(err, gorm.ErrRecordNotFound) {
@@ -106,8 +106,8 @@ func (s *Service) RevokeReadKey(ctx context.Context, id, actorID uuid.UUID) (*Re
 
 // AuthenticateRead finds the active read key for a bearer value. Unknown, revoked, expired and
 // wrong-prefix keys are all ErrInvalidAPIKey (docs/integration-api.md): a caller learns nothing about which.
-func (s *Service) AuthenticateRead(ctx context.Context, bearer string, now time.Time) (*ReadKey, error) {
-	var k ReadKey
+func (s *Service) AuthenticateRead(ctx context.Context, bearer string, now time.Time) (*models.ReadKey, error) {
+	var k models.ReadKey
 	if err := findByKey(ctx, s.db, ReadKeyPrefix, bearer, &k); err != nil {
 		return nil, fmt.Errorf("authenticate read key: %w", err)
 	}

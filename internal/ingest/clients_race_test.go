@@ -6,7 +6,6 @@ import (
 
 	"github.com/google/uuid"
 
-	"wds/internal/apikeys"
 	"wds/internal/dev/pgtest"
 	"wds/internal/workspace"
 	"wds/models"
@@ -22,8 +21,8 @@ func TestAClientWhoseEmailChangesMidCreateIsNotLost(t *testing.T) {
 	org, _ := workspace.NewService(db).CreateOrg(ctx, "Acme")
 	store, _ := workspace.NewService(db).CreateStore(ctx, org.ID, "Shop", "USD")
 	owner, _, _ := workspace.NewService(db).CreateUser(ctx, org.ID, uuid.NewString()+"@example.com", models.RoleOwner)
-	key := &apikeys.IntegrationKey{ID: uuid.New(), OrgID: org.ID, StoreID: store.ID, Label: "Shop", KeyHash: []byte(uuid.NewString()),
-		KeyHint: "test", PayloadFormat: "generic", Scopes: apikeys.IntegrationScopes, IPAllowlist: []string{}, RateLimit: 600, CreatedBy: owner.ID}
+	key := &models.IntegrationKey{ID: uuid.New(), OrgID: org.ID, StoreID: store.ID, Label: "Shop", KeyHash: []byte(uuid.NewString()),
+		KeyHint: "test", PayloadFormat: "generic", Scopes: models.IntegrationScopes, IPAllowlist: []string{}, RateLimit: 600, CreatedBy: owner.ID}
 	if err := db.Create(key).Error; err != nil {
 		t.Fatal(err)
 	}

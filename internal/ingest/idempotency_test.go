@@ -20,7 +20,7 @@ import (
 
 func TestMain(m *testing.M) { pgtest.Main(m) }
 
-func newKey(t testing.TB) (*gorm.DB, *apikeys.IntegrationKey) {
+func newKey(t testing.TB) (*gorm.DB, *models.IntegrationKey) {
 	t.Helper()
 	ctx := context.Background()
 	db := pgtest.New(t)
@@ -29,7 +29,7 @@ func newKey(t testing.TB) (*gorm.DB, *apikeys.IntegrationKey) {
 	owner, _, _ := workspace.NewService(db).CreateUser(ctx, org.ID, uuid.NewString()+"@example.com", models.RoleOwner)
 	box, _ := secrets.NewBox(secrets.GenerateKey())
 	k, err := apikeys.NewService(db, box).CreateIntegrationKey(ctx, apikeys.NewIntegrationKey{OrgID: org.ID, StoreID: store.ID,
-		ActorID: owner.ID, Scopes: apikeys.IntegrationScopes})
+		ActorID: owner.ID, Scopes: models.IntegrationScopes})
 	if err != nil {
 		t.Fatal(err)
 	}

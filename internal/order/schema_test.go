@@ -141,7 +141,7 @@ func richOrder(t *testing.T, db *gorm.DB) (uuid.UUID, uuid.UUID) {
 	owner, _, _ := workspace.NewService(db).CreateUser(ctx, org.ID, uuid.NewString()+"@example.com", models.RoleOwner)
 	box, _ := secrets.NewBox(secrets.GenerateKey())
 	k, err := apikeys.NewService(db, box).CreateIntegrationKey(ctx, apikeys.NewIntegrationKey{OrgID: org.ID, StoreID: store.ID,
-		ActorID: owner.ID, Scopes: apikeys.IntegrationScopes, Label: "Shop <&>"})
+		ActorID: owner.ID, Scopes: models.IntegrationScopes, Label: "Shop <&>"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -114,7 +114,7 @@ func (h *harness) workspace() {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, rw, err := apikeys.NewService(h.db, nil).CreateReadKey(h.ctx, apikeys.NewReadKey{OrgID: org.ID, ActorID: owner.ID, Scope: apikeys.ScopeReadWrite})
+	_, rw, err := apikeys.NewService(h.db, nil).CreateReadKey(h.ctx, apikeys.NewReadKey{OrgID: org.ID, ActorID: owner.ID, Scope: models.ScopeReadWrite})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,12 +1,10 @@
-package apikeys
+package models
 
 import (
 	"slices"
 	"time"
 
 	"github.com/google/uuid"
-
-	"wds/models"
 )
 
 // ReadKey is a pck_live_ key.
@@ -57,8 +55,8 @@ type IntegrationKey struct {
 	KeyHash             []byte
 	KeyHint             string
 	PayloadFormat       string
-	Scopes              models.TextArray `gorm:"type:text[]"`
-	IPAllowlist         models.TextArray `gorm:"type:cidr[];column:ip_allowlist"`
+	Scopes              TextArray `gorm:"type:text[]"`
+	IPAllowlist         TextArray `gorm:"type:cidr[];column:ip_allowlist"`
 	RequireSignature    bool
 	SigningSecretSealed []byte
 	RateLimit           int
