@@ -50,9 +50,9 @@ type readKeyOps interface {
 
 // catalogOps is what the seller, product and vendor commands call (catalog.Service).
 type catalogOps interface {
-	CreateSeller(ctx context.Context, name string) (*catalog.Seller, error)
-	LinkSeller(ctx context.Context, orgID, storeID, sellerID uuid.UUID) (*catalog.SellerLink, error)
-	CreateProduct(ctx context.Context, in catalog.NewProduct) (*catalog.Product, error)
+	CreateSeller(ctx context.Context, name string) (*models.Seller, error)
+	LinkSeller(ctx context.Context, orgID, storeID, sellerID uuid.UUID) (*models.SellerLink, error)
+	CreateProduct(ctx context.Context, in catalog.NewProduct) (*models.Product, error)
 	CreateVendor(ctx context.Context, orgID, actorID, storeID uuid.UUID, in catalog.VendorFields) (*views.Vendor, error)
 	UpdateVendor(ctx context.Context, actorID, vendorID uuid.UUID, in catalog.VendorFields) (*views.Vendor, error)
 	IssueClaimToken(ctx context.Context, actorID, vendorID uuid.UUID) (*catalog.ClaimToken, error)
