@@ -302,7 +302,7 @@ func (o *op) updateClient(id uuid.UUID, in Client) (resolved, error) {
 // clientState is a stored client as an upsert sees it: its row (updateClient loads only the fields
 // an upsert may change) and its billing address decoded, for comparison.
 type clientState struct {
-	views.ClientRow
+	models.Client
 	address *Address `gorm:"-"`
 }
 
