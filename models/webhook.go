@@ -1,5 +1,6 @@
 // The webhook engine's rows: endpoints, their health and headers, the delivery log, the queue of
-// manual starts (dispatches) and the outbox's events.
+// manual starts (dispatches) and the counters that number them, recoveries, the sends that pace a
+// rate-limited endpoint, and the outbox's events.
 
 package models
 
@@ -200,3 +201,25 @@ func (r Recovery) Running() bool { return r.Status == RecoveryRunning }
 
 // TableName is the recoveries table.
 func (Recovery) TableName() string { return "webhook_recoveries" }
+
+// RefireCounter numbers an (event, endpoint)'s manual chains (re-fires, resends, recovered chains):
+// the <n> of their workflow ids, incremented by an upsert as each is queued.
+type RefireCounter struct {
+	EventID    uuid.UUID `gorm:"primaryKey"`
+	EndpointID uuid.UUID `gorm:"primaryKey"`
+	N          int
+}
+
+// TableName is the counters table.
+func (RefireCounter) TableName() string { return "webhook_refire_counters" }
+
+// EndpointSend is one POST to a rate-limited endpoint within the last second: every worker takes its
+// place here, under the endpoint's advisory lock, before sending (activities' pace). The table has no
+// key and is unlogged: a crash forgets a second of sends at most.
+type EndpointSend struct {
+	EndpointID uuid.UUID
+	SentAt     time.Time
+}
+
+// TableName is the sends table.
+func (EndpointSend) TableName() string { return "webhook_endpoint_sends" }
