@@ -40,6 +40,9 @@ type Endpoint struct {
 	CreatedAt time.Time       `json:"created_at" gorm:"default:clock_timestamp()"`
 	UpdatedAt time.Time       `json:"updated_at" gorm:"default:clock_timestamp()"`
 	DeletedAt *time.Time      `json:"deleted_at,omitempty"`
+	// LeaseUntil is when the lease of an endpoint `wds listen` registered ends unless its listener
+	// renews it (endpoints.Renew); nil for an ordinary endpoint.
+	LeaseUntil *time.Time `json:"-"`
 }
 
 // TableName is the endpoints table.
@@ -156,6 +159,10 @@ type Dispatch struct {
 	CreatedBy         *uuid.UUID
 	CreatedAt         time.Time `gorm:"default:clock_timestamp()"`
 	DispatchedAt      *time.Time
+	// RelayLeaseUntil is set while a relay is starting the workflow (worker's lease).
+	RelayLeaseUntil *time.Time
+	// RecoveryID is the recovery that queued the chain, if one did.
+	RecoveryID *uuid.UUID
 }
 
 // TableName is the manual-start queue.
@@ -170,6 +177,12 @@ type Event struct {
 	Body         []byte    `gorm:"type:json"`
 	CreatedAt    time.Time `gorm:"default:clock_timestamp()"`
 	DispatchedAt *time.Time
+	// RelayLeaseUntil is set while a relay is starting the event's workflow (worker's lease).
+	RelayLeaseUntil *time.Time
+	// OrderID and ResourceID are the order and the resource the event is about, which PostgreSQL
+	// reads from the body (generated columns): never written.
+	OrderID    *uuid.UUID `gorm:"->"`
+	ResourceID *uuid.UUID `gorm:"->"`
 }
 
 // Recovery statuses.
@@ -193,6 +206,9 @@ type Recovery struct {
 	CreatedBy  *uuid.UUID `json:"-"`
 	CreatedAt  time.Time  `json:"created_at" gorm:"default:clock_timestamp()"`
 	FinishedAt *time.Time `json:"finished_at"`
+	// DispatchedAt is set once the recovery's workflow is started; the relay starts what a crash
+	// left unstarted.
+	DispatchedAt *time.Time `json:"-"`
 }
 
 // Running reports whether the recovery is still starting chains (templates ask it rather than spell
