@@ -1,3 +1,5 @@
+// The API keys' rows, with the values of their scope, scopes and payload_format columns.
+
 package models
 
 import (

@@ -1,3 +1,5 @@
+// The marketplace's rows: sellers, their links to an org's stores, and their products.
+
 package models
 
 import (

@@ -2,7 +2,7 @@
 // only as SHA-256 hashes, so authentication is a lookup by hash (nothing to steal from the database).
 // The operations are the methods of Service, which the APIs, the console and the CLI call; keys emit
 // no webhook events, so the service needs no event starter. The key rows, scopes and payload formats
-// are in rows.go.
+// are models' (models/apikeys.go).
 package apikeys
 
 import (

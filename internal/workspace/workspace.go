@@ -3,8 +3,7 @@
 // API call; none of them holds these rules itself. The rules other domains apply inside their own
 // transactions (RequireRole, RequireRowRole, StoreOf, Audit) take that transaction. Nothing here
 // emits webhook events, so the service needs no event starter. Its rows (orgs, stores, users,
-// memberships, roles, audit entries) are in rows.go; the other domains, which check roles and write
-// audit rows through this package anyway, import them from here.
+// memberships, roles, audit entries) are models' (models/workspace.go), as every table's are.
 package workspace
 
 import (
