@@ -10,12 +10,13 @@ import (
 	"wds/internal/apikeys"
 	"wds/internal/platform/problem"
 	"wds/internal/platform/ratelimit"
+	"wds/models"
 )
 
 // ReadKeyAuth finds the live read key a bearer token names (apikeys): unknown, revoked and expired
 // keys are all invalid_api_key.
 type ReadKeyAuth interface {
-	AuthenticateRead(ctx context.Context, token string, now time.Time) (*apikeys.ReadKey, error)
+	AuthenticateRead(ctx context.Context, token string, now time.Time) (*models.ReadKey, error)
 }
 
 // Context keys set by the authentication middleware.
@@ -61,7 +62,7 @@ func (s *server) readAuth(scope string) gin.HandlerFunc {
 			fail(c, ratelimit.ErrExceeded)
 			return
 		}
-		if scope == apikeys.ScopeReadWrite && k.Scope != apikeys.ScopeReadWrite {
+		if scope == models.ScopeReadWrite && k.Scope != models.ScopeReadWrite {
 			fail(c, problem.Fail(apikeys.ErrInsufficientScope, "this endpoint needs a read_write key"))
 			return
 		}

@@ -23,7 +23,7 @@ import (
 	"wds/models"
 )
 
-// Fakes of the stores the handlers reach through api.Stores, for tests of what a handler does with
+// Fakes of the services the handlers reach through api.Services, for tests of what a handler does with
 // its input and with a store's answer: those need no PostgreSQL. Each fake embeds its interface, so
 // a method a test does not expect panics and the router answers 500.
 
@@ -52,9 +52,9 @@ func serve(t *testing.T, h http.Handler, method, path, token, body string) *http
 }
 
 // fakeReadKeys knows read keys by their token; any other token is invalid.
-type fakeReadKeys map[string]*apikeys.ReadKey
+type fakeReadKeys map[string]*models.ReadKey
 
-func (f fakeReadKeys) AuthenticateRead(_ context.Context, token string, _ time.Time) (*apikeys.ReadKey, error) {
+func (f fakeReadKeys) AuthenticateRead(_ context.Context, token string, _ time.Time) (*models.ReadKey, error) {
 	if k, ok := f[token]; ok {
 		return k, nil
 	}
@@ -80,7 +80,7 @@ func (f *fakeReads) GetClient(context.Context, views.Scope, uuid.UUID) (*views.C
 // roleCheck is one RequireRole call.
 type roleCheck struct {
 	org, actor uuid.UUID
-	roles      []workspace.Role
+	roles      []models.Role
 }
 
 // fakeOperators knows operators by their token, answers every role check with roleErr and OnlyOrg
@@ -93,14 +93,14 @@ type fakeOperators struct {
 	checks     []roleCheck
 }
 
-func (f *fakeOperators) UserByToken(_ context.Context, token string) (*workspace.User, error) {
+func (f *fakeOperators) UserByToken(_ context.Context, token string) (*models.User, error) {
 	if id, ok := f.users[token]; ok {
-		return &workspace.User{ID: id}, nil
+		return &models.User{ID: id}, nil
 	}
 	return nil, workspace.ErrInvalidOperatorToken
 }
 
-func (f *fakeOperators) RequireRole(_ context.Context, org, actor uuid.UUID, roles ...workspace.Role) error {
+func (f *fakeOperators) RequireRole(_ context.Context, org, actor uuid.UUID, roles ...models.Role) error {
 	f.checks = append(f.checks, roleCheck{org: org, actor: actor, roles: roles})
 	return f.roleErr
 }
@@ -115,9 +115,9 @@ type fakeKeys struct {
 	created []apikeys.NewReadKey
 }
 
-func (f *fakeKeys) CreateReadKey(_ context.Context, in apikeys.NewReadKey) (*apikeys.ReadKey, string, error) {
+func (f *fakeKeys) CreateReadKey(_ context.Context, in apikeys.NewReadKey) (*models.ReadKey, string, error) {
 	f.created = append(f.created, in)
-	return &apikeys.ReadKey{ID: uuid.New(), OrgID: in.OrgID, Name: in.Name, Scope: in.Scope}, "pck_live_fake", nil
+	return &models.ReadKey{ID: uuid.New(), OrgID: in.OrgID, Name: in.Name, Scope: in.Scope}, "pck_live_fake", nil
 }
 
 // fakeWebhooks counts the test events it queues, answering as endpoints.Service does; any other
@@ -136,12 +136,12 @@ func (f *fakeWebhooks) SendTest(_ context.Context, _, endpointID uuid.UUID) (*en
 // with allow and allowErr.
 type fakeGate struct {
 	api.IntegrationGate
-	key      *apikeys.IntegrationKey
+	key      *models.IntegrationKey
 	allow    bool
 	allowErr error
 }
 
-func (f *fakeGate) AuthenticateIntegration(_ context.Context, token string, _ time.Time) (*apikeys.IntegrationKey, error) {
+func (f *fakeGate) AuthenticateIntegration(_ context.Context, token string, _ time.Time) (*models.IntegrationKey, error) {
 	if token == "int" {
 		return f.key, nil
 	}
@@ -159,7 +159,7 @@ type fakeIngest struct {
 	orders int
 }
 
-func (f *fakeIngest) CreateOrder(context.Context, *apikeys.IntegrationKey, ingest.Order) (*ingest.OrderResult, error) {
+func (f *fakeIngest) CreateOrder(context.Context, *models.IntegrationKey, ingest.Order) (*ingest.OrderResult, error) {
 	f.orders++
 	return nil, f.err
 }

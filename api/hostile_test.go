@@ -58,11 +58,11 @@ func newHostileEnv(t *testing.T) *hostileEnv {
 	ctx := context.Background()
 	box, _ := secrets.NewBox(secrets.GenerateKey())
 	org, store, _ := mustOrg(t, db, "Hostile")
-	owner, token, err := workspace.NewService(db).CreateUser(ctx, org.ID, "owner@hostile.test", workspace.RoleOwner)
+	owner, token, err := workspace.NewService(db).CreateUser(ctx, org.ID, "owner@hostile.test", models.RoleOwner)
 	if err != nil {
 		t.Fatal(err)
 	}
-	member, _, err := workspace.NewService(db).CreateUser(ctx, org.ID, "member@hostile.test", workspace.RoleMember)
+	member, _, err := workspace.NewService(db).CreateUser(ctx, org.ID, "member@hostile.test", models.RoleMember)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -82,9 +82,9 @@ func newHostileEnv(t *testing.T) *hostileEnv {
 		e.routes = append(e.routes, rt.Method+" "+rt.Path)
 	}
 	sort.Strings(e.routes)
-	e.readKey = mustReadKey(t, db, org.ID, owner.ID, apikeys.ScopeReadWrite, nil)
+	e.readKey = mustReadKey(t, db, org.ID, owner.ID, models.ScopeReadWrite, nil)
 	ik, err := apikeys.NewService(db, box).CreateIntegrationKey(ctx, apikeys.NewIntegrationKey{OrgID: org.ID, StoreID: store.ID,
-		ActorID: owner.ID, Scopes: apikeys.IntegrationScopes, RateLimit: apikeys.MaxRateLimit})
+		ActorID: owner.ID, Scopes: models.IntegrationScopes, RateLimit: apikeys.MaxRateLimit})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -112,9 +112,9 @@ func (e *hostileEnv) resources(org, store, owner, member uuid.UUID) {
 		t.Fatalf("ship: %d %s", ship.status, ship.body)
 	}
 	vendor := mustVendor(t, e.db, org, store, "Clay Co")
-	spareRead, _ := mustReadKeyWithID(t, e.db, org, owner, apikeys.ScopeReadOnly, nil)
+	spareRead, _ := mustReadKeyWithID(t, e.db, org, owner, models.ScopeReadOnly, nil)
 	spareInt, err := apikeys.NewService(e.db, nil).CreateIntegrationKey(context.Background(), apikeys.NewIntegrationKey{OrgID: org,
-		StoreID: store, ActorID: owner, Scopes: []string{apikeys.ScopeOrdersWrite}})
+		StoreID: store, ActorID: owner, Scopes: []string{models.ScopeOrdersWrite}})
 	if err != nil {
 		t.Fatal(err)
 	}

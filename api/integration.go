@@ -21,14 +21,15 @@ import (
 	"wds/internal/order"
 	"wds/internal/platform/problem"
 	"wds/internal/platform/ratelimit"
+	"wds/models"
 )
 
 // IntegrationGate is what the Integration API's middleware asks before a handler runs: whose key the
 // token is, and the key's signing secret (apikeys).
 type IntegrationGate interface {
 	// AuthenticateIntegration tells revoked and expired keys so (apikeys.ErrKeyRevoked, ErrKeyExpired).
-	AuthenticateIntegration(ctx context.Context, token string, now time.Time) (*apikeys.IntegrationKey, error)
-	SigningSecret(k *apikeys.IntegrationKey) ([]byte, error)
+	AuthenticateIntegration(ctx context.Context, token string, now time.Time) (*models.IntegrationKey, error)
+	SigningSecret(k *models.IntegrationKey) ([]byte, error)
 }
 
 // RequestLimit is the per-key rate limit shared by every instance (ratelimit.Leased).
@@ -39,13 +40,13 @@ type RequestLimit interface {
 // IngestStore is the Integration API's writes and its one read (ingest.Service). Each write is one
 // transaction, and starts the events it committed once it has.
 type IngestStore interface {
-	CreateOrder(ctx context.Context, key *apikeys.IntegrationKey, in ingest.Order) (*ingest.OrderResult, error)
-	RecordPayment(ctx context.Context, key *apikeys.IntegrationKey, orderID uuid.UUID, in ingest.Payment) (*ingest.PaymentResult, error)
-	CancelOrder(ctx context.Context, key *apikeys.IntegrationKey, orderID uuid.UUID) (*ingest.CancelResult, error)
-	RefundPayment(ctx context.Context, key *apikeys.IntegrationKey, paymentID uuid.UUID, in ingest.Refund) (*ingest.RefundResult, error)
-	UpsertClient(ctx context.Context, key *apikeys.IntegrationKey, in ingest.Client) (*ingest.ClientResult, error)
-	ApplyStoreOrder(ctx context.Context, key *apikeys.IntegrationKey, in ingest.StoreOrder) (*ingest.StoreResult, error)
-	OrderByExternal(ctx context.Context, key *apikeys.IntegrationKey, externalID string) (*order.Order, error)
+	CreateOrder(ctx context.Context, key *models.IntegrationKey, in ingest.Order) (*ingest.OrderResult, error)
+	RecordPayment(ctx context.Context, key *models.IntegrationKey, orderID uuid.UUID, in ingest.Payment) (*ingest.PaymentResult, error)
+	CancelOrder(ctx context.Context, key *models.IntegrationKey, orderID uuid.UUID) (*ingest.CancelResult, error)
+	RefundPayment(ctx context.Context, key *models.IntegrationKey, paymentID uuid.UUID, in ingest.Refund) (*ingest.RefundResult, error)
+	UpsertClient(ctx context.Context, key *models.IntegrationKey, in ingest.Client) (*ingest.ClientResult, error)
+	ApplyStoreOrder(ctx context.Context, key *models.IntegrationKey, in ingest.StoreOrder) (*ingest.StoreResult, error)
+	OrderByExternal(ctx context.Context, key *models.IntegrationKey, externalID string) (*order.Order, error)
 }
 
 // Context keys of the Integration API middleware.
@@ -92,21 +93,21 @@ func (s *server) registerIntegration(r *gin.Engine) {
 		return append([]gin.HandlerFunc{s.intAllowIP, s.intRateLimit, readBody, s.intVerifySignature}, h...)
 	}
 	generic := func(scope string, h gin.HandlerFunc) []gin.HandlerFunc {
-		return append([]gin.HandlerFunc{acceptFormat(apikeys.FormatGeneric)}, guarded(requireScope(scope), s.idempotent, h)...)
+		return append([]gin.HandlerFunc{acceptFormat(models.FormatGeneric)}, guarded(requireScope(scope), s.idempotent, h)...)
 	}
-	a.POST("/orders", generic(apikeys.ScopeOrdersWrite, s.createOrder)...)
-	a.POST("/orders/:id/payments", generic(apikeys.ScopePaymentsWrite, s.recordPayment)...)
-	a.POST("/orders/:id/cancel", generic(apikeys.ScopeOrdersCancel, s.cancelOrder)...)
-	a.POST("/payments/:id/refund", generic(apikeys.ScopePaymentsRefund, s.refundPayment)...)
-	a.POST("/clients", generic(apikeys.ScopeClientsWrite, s.upsertClient)...)
-	a.POST("/webhook/nativestore", append([]gin.HandlerFunc{acceptFormat(apikeys.FormatNativestore)}, guarded(s.idempotent, s.receiveNativestore)...)...)
+	a.POST("/orders", generic(models.ScopeOrdersWrite, s.createOrder)...)
+	a.POST("/orders/:id/payments", generic(models.ScopePaymentsWrite, s.recordPayment)...)
+	a.POST("/orders/:id/cancel", generic(models.ScopeOrdersCancel, s.cancelOrder)...)
+	a.POST("/payments/:id/refund", generic(models.ScopePaymentsRefund, s.refundPayment)...)
+	a.POST("/clients", generic(models.ScopeClientsWrite, s.upsertClient)...)
+	a.POST("/webhook/nativestore", append([]gin.HandlerFunc{acceptFormat(models.FormatNativestore)}, guarded(s.idempotent, s.receiveNativestore)...)...)
 	// A catch-all, so external ids holding "/" (INV/2026/7) are found; the leading "/" is trimmed.
 	a.GET("/orders/by-external/*external_id", guarded(s.orderByExternal)...)
 }
 
 // intKey is the authenticated integration key of the request.
-func intKey(c *gin.Context) *apikeys.IntegrationKey {
-	return c.MustGet(ctxIntKey).(*apikeys.IntegrationKey)
+func intKey(c *gin.Context) *models.IntegrationKey {
+	return c.MustGet(ctxIntKey).(*models.IntegrationKey)
 }
 
 // intAuth authenticates a pck_int_ key; revoked and expired keys are told so.
@@ -186,7 +187,7 @@ func body(c *gin.Context) []byte { return c.MustGet(ctxBody).([]byte) }
 // PC-Signature for generic keys, X-Store-Webhook-Signature for nativestore keys (which always do).
 func (s *server) intVerifySignature(c *gin.Context) {
 	k := intKey(c)
-	if !k.RequireSignature && k.PayloadFormat != apikeys.FormatNativestore {
+	if !k.RequireSignature && k.PayloadFormat != models.FormatNativestore {
 		c.Next()
 		return
 	}
@@ -195,7 +196,7 @@ func (s *server) intVerifySignature(c *gin.Context) {
 		fail(c, err)
 		return
 	}
-	if k.PayloadFormat == apikeys.FormatNativestore {
+	if k.PayloadFormat == models.FormatNativestore {
 		err = signing.VerifyNativestore(secret, c.GetHeader(headerStoreSignature), body(c))
 	} else {
 		err = signing.VerifyPC(secret, c.GetHeader(headerPCSignature), body(c), s.Now())

@@ -13,6 +13,7 @@ import (
 
 	"wds/api/signing"
 	"wds/internal/apikeys"
+	"wds/models"
 )
 
 const minimalOrder = `{"external_id":"x","lines":[{"quantity":1,"unit_price_cents":100}]}`
@@ -100,7 +101,7 @@ func TestScopesAndFormats(t *testing.T) {
 	// A key with no scope may still look orders up (no scope beyond a valid key).
 	e.get("/integrations/v1/orders/by-external/x", none).want(t, http.StatusNotFound, "not_found")
 
-	native := e.mint(apikeys.NewIntegrationKey{PayloadFormat: apikeys.FormatNativestore})
+	native := e.mint(apikeys.NewIntegrationKey{PayloadFormat: models.FormatNativestore})
 	e.post("/integrations/v1/orders", native, minimalOrder).want(t, http.StatusBadRequest, "wrong_format")
 	generic := e.mint(apikeys.NewIntegrationKey{})
 	e.post("/integrations/v1/webhook/nativestore", generic, `{"id":1}`).want(t, http.StatusBadRequest, "wrong_format")
@@ -146,7 +147,7 @@ func TestSignatureRules(t *testing.T) {
 
 func TestNativestoreSignatureRules(t *testing.T) {
 	e := newIntEnv(t)
-	k := e.mint(apikeys.NewIntegrationKey{PayloadFormat: apikeys.FormatNativestore})
+	k := e.mint(apikeys.NewIntegrationKey{PayloadFormat: models.FormatNativestore})
 	if !k.RequireSignature || k.secret == "" {
 		t.Fatal("a nativestore key must require signatures and get a secret")
 	}
@@ -311,7 +312,7 @@ func TestTextPostgreSQLCannotStore(t *testing.T) {
 		want(t, http.StatusBadRequest, "invalid_idempotency_key")
 	e.get("/integrations/v1/orders/by-external/%FF", k).want(t, http.StatusNotFound, "not_found")
 	e.get("/integrations/v1/orders/by-external/a%00b", k).want(t, http.StatusNotFound, "not_found")
-	native := e.mint(apikeys.NewIntegrationKey{PayloadFormat: apikeys.FormatNativestore})
+	native := e.mint(apikeys.NewIntegrationKey{PayloadFormat: models.FormatNativestore})
 	e.post("/integrations/v1/webhook/nativestore", native, `{"id":1,"status":"pending","currency":"USD","number":"\u0000"}`).
 		want(t, http.StatusUnprocessableEntity, "validation_failed")
 }

@@ -24,6 +24,7 @@ import (
 	"wds/internal/dev/pgtest"
 	"wds/internal/platform/secrets"
 	"wds/internal/workspace"
+	"wds/models"
 )
 
 // intEnv is one org with a store and an owner, served by the real router over real PostgreSQL, with
@@ -35,9 +36,9 @@ type intEnv struct {
 	srv   *httptest.Server
 	clock *testClock
 	box   *secrets.Box
-	org   *workspace.Org
-	store *workspace.Store
-	owner *workspace.User
+	org   *models.Org
+	store *models.Store
+	owner *models.User
 	used  *apikeys.LastUsed
 	// router serves in-process requests (the fuzz target), without a network round trip.
 	router http.Handler
@@ -66,13 +67,13 @@ func newIntEnv(t testing.TB, trustedProxies ...string) *intEnv {
 
 // intKey is a minted key with its secrets.
 type intKey struct {
-	*apikeys.IntegrationKey
+	*models.IntegrationKey
 	token  string
 	secret string
 }
 
 // allScopes is every integration scope.
-var allScopes = apikeys.IntegrationScopes
+var allScopes = models.IntegrationScopes
 
 // mint creates a key for the env's store; fields left zero take the env's org, store and owner and
 // every scope.
@@ -135,7 +136,7 @@ func (e *intEnv) call(method, path string, k intKey, body string, hdr map[string
 		req.Header.Set("Authorization", "Bearer "+k.token)
 	}
 	if k.secret != "" {
-		if k.PayloadFormat == apikeys.FormatNativestore {
+		if k.PayloadFormat == models.FormatNativestore {
 			req.Header.Set("X-Store-Webhook-Signature", signNative(k.secret, body))
 		} else {
 			req.Header.Set("PC-Signature", signing.SignPC([]byte(k.secret), e.clock.Now().Unix(), []byte(body)))

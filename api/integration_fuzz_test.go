@@ -9,6 +9,7 @@ import (
 
 	"wds/api/openapi/openapitest"
 	"wds/internal/apikeys"
+	"wds/models"
 )
 
 // FuzzIntegrationWritesNever500 posts arbitrary bodies to every write endpoint of the real router on a
@@ -16,7 +17,7 @@ import (
 func FuzzIntegrationWritesNever500(f *testing.F) {
 	e := newIntEnv(f)
 	k := e.mint(apikeys.NewIntegrationKey{})
-	native := e.mint(apikeys.NewIntegrationKey{PayloadFormat: apikeys.FormatNativestore})
+	native := e.mint(apikeys.NewIntegrationKey{PayloadFormat: models.FormatNativestore})
 	order := e.post("/integrations/v1/orders", k, orderBody("seed", 0, 0, ptr[int64](100), [2]int64{1, 1000}))
 	m := order.json(f)
 	paths := []string{"/integrations/v1/orders", "/integrations/v1/orders/" + m["id"].(string) + "/payments",

@@ -11,6 +11,7 @@ import (
 	"wds/api/openapi/openapitest"
 	"wds/internal/apikeys"
 	"wds/internal/ingest"
+	"wds/models"
 )
 
 func TestIdempotencyKeyReplaysAndConflicts(t *testing.T) {
@@ -57,7 +58,7 @@ func TestIdempotencyStoresFailuresAfterExecutionOnly(t *testing.T) {
 		t.Fatal("the 422 was not replayed")
 	}
 	// 403 (payment block without payments:write) is not stored.
-	limited := e.mint(apikeys.NewIntegrationKey{Scopes: []string{apikeys.ScopeOrdersWrite}})
+	limited := e.mint(apikeys.NewIntegrationKey{Scopes: []string{models.ScopeOrdersWrite}})
 	withPay := orderBody("w", 0, 0, ptr[int64](100), [2]int64{1, 100})
 	e.call(http.MethodPost, "/integrations/v1/orders", limited, withPay, h).want(t, http.StatusForbidden, "insufficient_scope")
 	e.call(http.MethodPost, "/integrations/v1/orders", limited, orderBody("w", 0, 0, nil, [2]int64{1, 100}), h).want(t, http.StatusCreated, "")

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"wds/internal/apikeys"
+	"wds/models"
 )
 
 // storeFixture loads a store-platform order payload, optionally with another status.
@@ -35,7 +36,7 @@ const receiver = "/integrations/v1/webhook/nativestore"
 // TestNativestoreStatusMapping covers every row of the store-native mapping table for unknown orders.
 func TestNativestoreStatusMapping(t *testing.T) {
 	e := newIntEnv(t)
-	k := e.mint(apikeys.NewIntegrationKey{PayloadFormat: apikeys.FormatNativestore, Label: "Woo"})
+	k := e.mint(apikeys.NewIntegrationKey{PayloadFormat: models.FormatNativestore, Label: "Woo"})
 	cases := []struct {
 		file, status, currency string
 		total, paid            int64
@@ -86,7 +87,7 @@ func TestNativestoreStatusMapping(t *testing.T) {
 // TestNativestoreTransitionsOfAKnownOrder follows one platform order through its statuses.
 func TestNativestoreTransitionsOfAKnownOrder(t *testing.T) {
 	e := newIntEnv(t)
-	k := e.mint(apikeys.NewIntegrationKey{PayloadFormat: apikeys.FormatNativestore})
+	k := e.mint(apikeys.NewIntegrationKey{PayloadFormat: models.FormatNativestore})
 	steps := []struct {
 		status, want string
 		code         int
@@ -123,7 +124,7 @@ func TestNativestoreTransitionsOfAKnownOrder(t *testing.T) {
 
 func TestNativestoreClientMatching(t *testing.T) {
 	e := newIntEnv(t)
-	k := e.mint(apikeys.NewIntegrationKey{PayloadFormat: apikeys.FormatNativestore})
+	k := e.mint(apikeys.NewIntegrationKey{PayloadFormat: models.FormatNativestore})
 	// Two guest orders (customer_id 0) with one billing email share one client.
 	a := e.post(receiver, k, storeFixture(t, "pending_usd.json", "")).want(t, http.StatusCreated, "")
 	b := e.post(receiver, k, strings.Replace(storeFixture(t, "cancelled_usd.json", ""), `"id": 732`, `"id": 9732`, 1)).want(t, http.StatusCreated, "")
@@ -143,7 +144,7 @@ func TestNativestoreClientMatching(t *testing.T) {
 
 func TestNativestoreRejectsUnmappedStatus(t *testing.T) {
 	e := newIntEnv(t)
-	k := e.mint(apikeys.NewIntegrationKey{PayloadFormat: apikeys.FormatNativestore})
+	k := e.mint(apikeys.NewIntegrationKey{PayloadFormat: models.FormatNativestore})
 	e.post(receiver, k, storeFixture(t, "pending_usd.json", "checkout-draft")).want(t, http.StatusUnprocessableEntity, "validation_failed")
 	e.post(receiver, k, `webhook_id=12`).want(t, http.StatusOK, "")
 	if n := e.count(`SELECT count(*) FROM orders`); n != 0 {

@@ -17,6 +17,7 @@ import (
 	"wds/internal/apikeys"
 	"wds/internal/order"
 	"wds/internal/views"
+	"wds/models"
 )
 
 // orderBody builds a create body: lines of (quantity, unit price), optional payment amount.
@@ -321,7 +322,7 @@ func TestClientEventsCarryTheClientAsStored(t *testing.T) {
 // must carry the order exactly as the Read API's view of it, lines, payment and times included.
 func TestOrderEventsCarryTheOrderAsStored(t *testing.T) {
 	e := newIntEnv(t)
-	k := e.mint(apikeys.NewIntegrationKey{Label: "Shop", Scopes: []string{apikeys.ScopeOrdersWrite, apikeys.ScopePaymentsWrite}})
+	k := e.mint(apikeys.NewIntegrationKey{Label: "Shop", Scopes: []string{models.ScopeOrdersWrite, models.ScopePaymentsWrite}})
 	created := e.post("/integrations/v1/orders", k, `{"external_id":"o-1","shipping_cents":250,"metadata":{"channel":"web"},
 		"client":{"external_id":"c-1","email":"a@example.com"},
 		"lines":[{"description":"Tea","quantity":2,"unit_price_cents":450,"metadata":{"sku":"T-1"}},
@@ -369,7 +370,7 @@ func TestEmailMatchIsPerStore(t *testing.T) {
 
 func TestPaymentBlockNeedsPaymentsWrite(t *testing.T) {
 	e := newIntEnv(t)
-	k := e.mint(apikeys.NewIntegrationKey{Scopes: []string{apikeys.ScopeOrdersWrite}})
+	k := e.mint(apikeys.NewIntegrationKey{Scopes: []string{models.ScopeOrdersWrite}})
 	e.post("/integrations/v1/orders", k, orderBody("s", 0, 0, ptr[int64](100), [2]int64{1, 100})).want(t, http.StatusForbidden, "insufficient_scope")
 	e.post("/integrations/v1/orders", k, orderBody("s", 0, 0, nil, [2]int64{1, 100})).want(t, http.StatusCreated, "")
 	if n := e.count(`SELECT count(*) FROM payments`); n != 0 {
@@ -439,7 +440,7 @@ func TestMetadataNumbersBeyondFloat64RoundTrip(t *testing.T) {
 		}
 	}
 
-	readKey := mustReadKey(t, e.db, e.org.ID, e.owner.ID, apikeys.ScopeReadOnly, nil)
+	readKey := mustReadKey(t, e.db, e.org.ID, e.owner.ID, models.ScopeReadOnly, nil)
 	req, _ := http.NewRequest(http.MethodGet, e.srv.URL+"/v1/orders/"+id, nil)
 	req.Header.Set("Authorization", "Bearer "+readKey)
 	res, err := openapitest.Client(t, nil).Do(req)

@@ -7,13 +7,14 @@ import (
 	"testing"
 
 	"wds/internal/apikeys"
+	"wds/models"
 )
 
 // A nativestore key on /orders hears wrong_format whatever it signed or failed to sign: the format
 // depends on the key alone, so it is checked before the signature.
 func TestWrongFormatComesBeforeSignatureChecks(t *testing.T) {
 	e := newIntEnv(t)
-	native := e.mint(apikeys.NewIntegrationKey{PayloadFormat: apikeys.FormatNativestore})
+	native := e.mint(apikeys.NewIntegrationKey{PayloadFormat: models.FormatNativestore})
 	unsigned := map[string]string{"X-Store-Webhook-Signature": ""}
 	e.call(http.MethodPost, "/integrations/v1/orders", native, minimalOrder, unsigned).want(t, http.StatusBadRequest, "wrong_format")
 	pc := map[string]string{"X-Store-Webhook-Signature": "", "PC-Signature": "t=1,v1=00"}

@@ -8,7 +8,6 @@ import (
 	"github.com/google/uuid"
 
 	"wds/api"
-	"wds/internal/apikeys"
 	"wds/internal/platform/database"
 	"wds/internal/platform/problem"
 	"wds/models"
@@ -16,8 +15,8 @@ import (
 
 // intFakes is the Integration API over fakes: one generic key that may write orders, by the token "int".
 func intFakes(t *testing.T, gate *fakeGate, ing *fakeIngest) http.Handler {
-	gate.key = &apikeys.IntegrationKey{ID: uuid.New(), OrgID: uuid.New(), StoreID: uuid.New(),
-		PayloadFormat: apikeys.FormatGeneric, Scopes: models.TextArray{apikeys.ScopeOrdersWrite}, RateLimit: 60}
+	gate.key = &models.IntegrationKey{ID: uuid.New(), OrgID: uuid.New(), StoreID: uuid.New(),
+		PayloadFormat: models.FormatGeneric, Scopes: models.TextArray{models.ScopeOrdersWrite}, RateLimit: 60}
 	return fakeRouter(t, api.Deps{Services: api.Services{Gate: gate, Limits: gate, Ingest: ing}})
 }
 

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"wds/internal/apikeys"
+	"wds/models"
 )
 
 // CacheKeys puts c in front of the read and integration key lookups of st, so that authenticating
@@ -20,6 +21,6 @@ type cachedGate struct {
 	keys apikeys.IntegrationKeyLookup
 }
 
-func (g cachedGate) AuthenticateIntegration(ctx context.Context, token string, now time.Time) (*apikeys.IntegrationKey, error) {
+func (g cachedGate) AuthenticateIntegration(ctx context.Context, token string, now time.Time) (*models.IntegrationKey, error) {
 	return g.keys.AuthenticateIntegration(ctx, token, now)
 }

@@ -17,9 +17,9 @@ import (
 
 	"wds/api"
 	"wds/api/openapi/openapitest"
-	"wds/internal/apikeys"
 	"wds/internal/dev/pgtest"
 	"wds/internal/platform/metrics"
+	"wds/models"
 )
 
 // syncBuffer collects log output written from the server's goroutines.
@@ -92,7 +92,7 @@ func call(t *testing.T, srv *httptest.Server, path, key, requestID string) (*htt
 func TestRequestLogCarriesRequestIDKeyOrgRouteStatusAndDuration(t *testing.T) {
 	db := pgtest.New(t)
 	org, _, owner := mustOrg(t, db, "Logged")
-	keyID, key := mustReadKeyWithID(t, db, org.ID, owner.ID, apikeys.ScopeReadOnly, nil)
+	keyID, key := mustReadKeyWithID(t, db, org.ID, owner.ID, models.ScopeReadOnly, nil)
 	srv, logs := observedServer(t, db)
 
 	res, _ := call(t, srv, "/v1/orders?limit=5", key, "req-7f3a:trace.01_x")
@@ -177,7 +177,7 @@ func TestReadyChecksDatabaseAndSchema(t *testing.T) {
 func TestMetricsCountRequestsAndReadRateLimits(t *testing.T) {
 	db := pgtest.New(t)
 	org, _, owner := mustOrg(t, db, "Metered")
-	key := mustReadKey(t, db, org.ID, owner.ID, apikeys.ScopeReadOnly, nil)
+	key := mustReadKey(t, db, org.ID, owner.ID, models.ScopeReadOnly, nil)
 	srv, _ := observedServer(t, db)
 
 	route := func(r, status string) float64 {

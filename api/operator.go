@@ -27,10 +27,10 @@ type DispatchStarter interface {
 
 // OperatorAuth is who holds an operator token and what they may do in an org (workspace).
 type OperatorAuth interface {
-	UserByToken(ctx context.Context, token string) (*workspace.User, error)
+	UserByToken(ctx context.Context, token string) (*models.User, error)
 	// RequireRole is problem.NotFound for a non-member and workspace.ErrForbidden for a member
 	// without one of roles.
-	RequireRole(ctx context.Context, orgID, actorID uuid.UUID, roles ...workspace.Role) error
+	RequireRole(ctx context.Context, orgID, actorID uuid.UUID, roles ...models.Role) error
 	// OnlyOrg is workspace.ErrSeveralOrgs for an operator in no org or in several.
 	OnlyOrg(ctx context.Context, actorID uuid.UUID) (uuid.UUID, error)
 }

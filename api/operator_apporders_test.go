@@ -14,12 +14,13 @@ import (
 	"wds/internal/events"
 	"wds/internal/events/eventstest"
 	"wds/internal/workspace"
+	"wds/models"
 )
 
 // outsider is an operator token of another org.
 func (e *keysEnv) outsider() string {
 	e.t.Helper()
-	_, tok, err := workspace.NewService(e.db).CreateUser(context.Background(), e.otherOrg, uuid.NewString()+"@elsewhere.test", workspace.RoleOwner)
+	_, tok, err := workspace.NewService(e.db).CreateUser(context.Background(), e.otherOrg, uuid.NewString()+"@elsewhere.test", models.RoleOwner)
 	if err != nil {
 		e.t.Fatal(err)
 	}
@@ -229,7 +230,7 @@ func TestOperatorClientRefusals(t *testing.T) {
 	_, raw = e.call("POST", create, e.owner, map[string]any{"store_id": e.store.ID, "first_name": "Mo"})
 	mine := "/admin/v1/clients/" + decode[map[string]any](t, raw)["id"].(string)
 	other, otherStore, otherOwner := mustOrg(t, e.db, "Theirs")
-	_, otherTok, _ := workspace.NewService(e.db).CreateUser(context.Background(), other.ID, uuid.NewString()+"@theirs.test", workspace.RoleMember)
+	_, otherTok, _ := workspace.NewService(e.db).CreateUser(context.Background(), other.ID, uuid.NewString()+"@theirs.test", models.RoleMember)
 	_, raw = e.call("POST", "/admin/v1/orgs/"+other.ID.String()+"/clients", otherTok, map[string]any{"store_id": otherStore.ID})
 	theirs := "/admin/v1/clients/" + decode[map[string]any](t, raw)["id"].(string)
 	_ = otherOwner

@@ -15,7 +15,6 @@ import (
 	"wds/internal/dev/deliverytest"
 	"wds/internal/endpoints"
 	"wds/internal/events"
-	"wds/internal/workspace"
 	"wds/models"
 	"wds/workflows/contract"
 )
@@ -320,7 +319,7 @@ func TestResendStartsAFreshChainAndRefusesWhatItCannotDo(t *testing.T) {
 	if n := e.dispatches(); won != 1 || n != before+2 {
 		t.Fatalf("%d resends won and %d chains were queued, want 1 and 2", won, n-before)
 	}
-	var audit []workspace.AuditEntry
+	var audit []models.AuditEntry
 	e.db.Where("action = 'event.resend'").Find(&audit)
 	if len(audit) != 2 || audit[0].TargetID != e.created || audit[0].ActorID != e.owner.ID {
 		t.Fatalf("audit %+v", audit)
@@ -389,7 +388,7 @@ func TestRecoveryRefusesWhatItCannotDoAndChangesNothing(t *testing.T) {
 	if _, err := old.Recover(context.Background(), e.b, e.owner.ID, time.Now().Add(-48*time.Hour), nil); err == nil || !strings.Contains(err.Error(), "retention") {
 		t.Fatalf("older than the retention: %v", err)
 	}
-	var audit []workspace.AuditEntry
+	var audit []models.AuditEntry
 	e.db.Where("action IN ('endpoint.recover', 'recovery.cancel')").Order("created_at").Find(&audit)
 	if len(audit) != 2 || audit[0].Action != "endpoint.recover" || audit[1].Action != "recovery.cancel" {
 		t.Fatalf("audit %+v", audit)

@@ -20,10 +20,10 @@ import (
 // KeyStore mints and revokes an org's keys of both kinds (apikeys). Minting an integration key seals
 // its signing secret, so it fails when no encryption key is configured.
 type KeyStore interface {
-	CreateReadKey(ctx context.Context, in apikeys.NewReadKey) (*apikeys.ReadKey, string, error)
+	CreateReadKey(ctx context.Context, in apikeys.NewReadKey) (*models.ReadKey, string, error)
 	CreateIntegrationKey(ctx context.Context, in apikeys.NewIntegrationKey) (*apikeys.CreatedIntegrationKey, error)
-	RevokeReadKey(ctx context.Context, id, actorID uuid.UUID) (*apikeys.ReadKey, error)
-	RevokeIntegrationKey(ctx context.Context, id, actorID uuid.UUID) (*apikeys.IntegrationKey, error)
+	RevokeReadKey(ctx context.Context, id, actorID uuid.UUID) (*models.ReadKey, error)
+	RevokeIntegrationKey(ctx context.Context, id, actorID uuid.UUID) (*models.IntegrationKey, error)
 }
 
 // OrgLists are the Operator API's pages of an org: its keys, audit log and delivery log (operator).
@@ -67,7 +67,7 @@ func pathOrg(c *gin.Context) {
 // orgRole refuses an actor without one of roles in the path's org before the body is read, so a
 // member learns only that they may not, never what is wrong with their input. The operation checks
 // again; this is the early answer, not the rule's only home.
-func (s *server) orgRole(roles []workspace.Role) gin.HandlerFunc {
+func (s *server) orgRole(roles []models.Role) gin.HandlerFunc {
 	return func(c *gin.Context) {
 		if err := s.Operators.RequireRole(c.Request.Context(), c.MustGet(ctxOrgID).(uuid.UUID), actorOf(c), roles...); err != nil {
 			fail(c, err)

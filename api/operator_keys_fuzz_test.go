@@ -15,6 +15,7 @@ import (
 	"wds/internal/dev/pgtest"
 	"wds/internal/platform/secrets"
 	"wds/internal/workspace"
+	"wds/models"
 )
 
 // FuzzOperatorInputs sends arbitrary bodies and query strings to the Operator API's key and list
@@ -30,7 +31,7 @@ func FuzzOperatorInputs(f *testing.F) {
 	db := pgtest.New(f)
 	ctx := context.Background()
 	org, store, _ := mustOrg(f, db, "Fuzzed")
-	_, token, err := workspace.NewService(db).CreateUser(ctx, org.ID, "fuzz@fuzzed.test", workspace.RoleOwner)
+	_, token, err := workspace.NewService(db).CreateUser(ctx, org.ID, "fuzz@fuzzed.test", models.RoleOwner)
 	if err != nil {
 		f.Fatal(err)
 	}

@@ -23,6 +23,7 @@ import (
 	"wds/internal/platform/paging"
 	"wds/internal/platform/secrets"
 	"wds/internal/workspace"
+	"wds/models"
 )
 
 // keysEnv is one org with an owner, an admin and a member (each with an operator token), served by the
@@ -32,8 +33,8 @@ type keysEnv struct {
 	db                  *gorm.DB
 	srv                 *httptest.Server
 	logs                *syncBuffer
-	org                 *workspace.Org
-	store               *workspace.Store
+	org                 *models.Org
+	store               *models.Store
 	owner, member       string // operator tokens
 	ownerID, memberID   uuid.UUID
 	minted              []string // every secret the test has seen, to be looked for where it must not be
@@ -46,11 +47,11 @@ func newKeysEnv(t *testing.T) *keysEnv {
 	e := &keysEnv{t: t, db: pgtest.New(t), logs: &syncBuffer{}}
 	// mustOrg's owner has no token we know: make an owner and a member of our own.
 	e.org, e.store, _ = mustOrg(t, e.db, "Operated")
-	owner, ownerTok, err := workspace.NewService(e.db).CreateUser(ctx, e.org.ID, "op-owner@operated.test", workspace.RoleOwner)
+	owner, ownerTok, err := workspace.NewService(e.db).CreateUser(ctx, e.org.ID, "op-owner@operated.test", models.RoleOwner)
 	if err != nil {
 		t.Fatal(err)
 	}
-	member, memberTok, err := workspace.NewService(e.db).CreateUser(ctx, e.org.ID, "op-member@operated.test", workspace.RoleMember)
+	member, memberTok, err := workspace.NewService(e.db).CreateUser(ctx, e.org.ID, "op-member@operated.test", models.RoleMember)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -177,7 +178,7 @@ func TestOperatorReadKeysCreateListRevoke(t *testing.T) {
 	status, body = e.call("POST", "/admin/v1/read-keys/"+id+"/revoke", e.member, nil)
 	wantError(t, status, body, http.StatusForbidden, "forbidden")
 	// A user of another org learns nothing about this one: to them it does not exist.
-	_, otherTok, err := workspace.NewService(e.db).CreateUser(context.Background(), e.otherOrg, "x@elsewhere.test", workspace.RoleOwner)
+	_, otherTok, err := workspace.NewService(e.db).CreateUser(context.Background(), e.otherOrg, "x@elsewhere.test", models.RoleOwner)
 	if err != nil {
 		t.Fatal(err)
 	}

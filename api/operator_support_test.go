@@ -17,7 +17,6 @@ import (
 	"github.com/google/uuid"
 
 	"wds/api/openapi"
-	"wds/internal/workspace"
 	"wds/models"
 )
 
@@ -151,7 +150,7 @@ func TestOperatorEndpointRateLimitHeadersAndUpdate(t *testing.T) {
 	if after.RateLimit != nil || after.MaxAttempts != 3 || after.Headers["X-Tenant"] != "acme" || !after.UpdatedAt.Equal(foreign.UpdatedAt) || n != 1 {
 		t.Fatalf("refusals changed the database: %+v (%d endpoints)", after, n)
 	}
-	var audit []workspace.AuditEntry
+	var audit []models.AuditEntry
 	e.db.Where("action = ?", "webhook_endpoint.update").Find(&audit)
 	raw, _ := json.Marshal(audit)
 	if len(audit) != 1 || strings.Contains(string(raw), "acme") {

@@ -34,8 +34,8 @@ type opEnv struct {
 	t           testing.TB
 	db          *gorm.DB
 	srv         *httptest.Server
-	org         *workspace.Org
-	owner       *workspace.User
+	org         *models.Org
+	owner       *models.User
 	ownerToken  string
 	memberToken string
 	started     *startedDispatches
@@ -65,7 +65,7 @@ func newOpEnvWith(t testing.TB, hooks endpoints.Service) *opEnv {
 	e.org, _, e.owner = mustOrg(t, db, "Acme")
 	var err error
 	e.ownerToken = e.token(e.owner.ID)
-	_, e.memberToken, err = workspace.NewService(db).CreateUser(context.Background(), e.org.ID, "member@acme.test", workspace.RoleMember)
+	_, e.memberToken, err = workspace.NewService(db).CreateUser(context.Background(), e.org.ID, "member@acme.test", models.RoleMember)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -91,7 +91,7 @@ func (e *opEnv) token(user uuid.UUID) string {
 	if err != nil {
 		e.t.Fatal(err)
 	}
-	e.db.Model(&workspace.User{}).Where("id = ?", user).Update("token_hash", hash)
+	e.db.Model(&models.User{}).Where("id = ?", user).Update("token_hash", hash)
 	return tok
 }
 
@@ -229,7 +229,7 @@ func TestOperatorRolesAuthAndAuditWithoutSecrets(t *testing.T) {
 			t.Fatalf("owner %s: %d %v", op, status, body)
 		}
 	}
-	var audit []workspace.AuditEntry
+	var audit []models.AuditEntry
 	e.db.Where("org_id = ?", e.org.ID).Order("created_at").Find(&audit)
 	if len(audit) != 5 || audit[0].Action != "webhook_endpoint.create" || audit[0].ActorID != e.owner.ID || audit[0].Details["url"] != "https://127.0.0.1/hook" {
 		t.Fatalf("audit %+v", audit)
@@ -317,7 +317,7 @@ func TestOperatorListsDeliveriesAndRefiresADroppedOne(t *testing.T) {
 	if len(e.started.ids) != 1 {
 		t.Fatalf("re-fire not started after commit: %v", e.started.ids)
 	}
-	var audit workspace.AuditEntry
+	var audit models.AuditEntry
 	e.db.Where("action = ?", "webhook_delivery.refire").Take(&audit)
 	if audit.ActorID != e.owner.ID || audit.Details["workflow_id"] != out["workflow_id"] {
 		t.Fatalf("re-fire audit %+v", audit)

@@ -9,6 +9,7 @@ import (
 	"github.com/google/uuid"
 
 	"wds/internal/workspace"
+	"wds/models"
 )
 
 // authenticates calls a page every member may read with token and reports the answer.
@@ -125,7 +126,7 @@ func TestOperatorRotatesAndRevokesTokens(t *testing.T) {
 // A user of another org does not exist for the caller: 404, and nothing changes.
 func TestOperatorTokenOfAnotherOrgIsNotFound(t *testing.T) {
 	e := newKeysEnv(t)
-	other, otherTok, err := workspace.NewService(e.db).CreateUser(context.Background(), e.otherOrg, "owner2@elsewhere.test", workspace.RoleOwner)
+	other, otherTok, err := workspace.NewService(e.db).CreateUser(context.Background(), e.otherOrg, "owner2@elsewhere.test", models.RoleOwner)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,13 +10,13 @@ import (
 	"gorm.io/gorm"
 
 	"wds/api/openapi"
-	"wds/internal/apikeys"
 	"wds/internal/events"
 	"wds/internal/order"
 	"wds/internal/platform/database"
 	"wds/internal/platform/paging"
 	"wds/internal/platform/problem"
 	"wds/internal/views"
+	"wds/models"
 )
 
 // ReadStore is what the Read API reads: pages and rows of one org (views). Each call takes its turn
@@ -88,7 +88,7 @@ func (s *server) registerRead(r *gin.Engine) {
 	// The event catalog is public like the API descriptions: receivers read it before they hold a key.
 	r.GET("/v1/event-types", serveDoc(events.Document, jsonContentType))
 
-	v1 := r.Group("/v1", s.readAuth(apikeys.ScopeReadOnly))
+	v1 := r.Group("/v1", s.readAuth(models.ScopeReadOnly))
 	v1.GET("/orders", listHandler(s, ReadStore.ListOrders))
 	v1.GET("/orders/:id", getHandler(s, ReadStore.GetOrder))
 	v1.GET("/vendors", listHandler(s, ReadStore.ListVendors))

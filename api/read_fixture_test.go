@@ -30,9 +30,9 @@ type readEnv struct {
 	t     testing.TB
 	db    *gorm.DB
 	srv   *httptest.Server
-	org   *workspace.Org
-	store *workspace.Store
-	owner *workspace.User
+	org   *models.Org
+	store *models.Store
+	owner *models.User
 	key   string // read_only
 	rwKey string // read_write
 	clock *testClock
@@ -55,8 +55,8 @@ func newReadEnv(t testing.TB) *readEnv {
 	ctx := context.Background()
 	e := &readEnv{t: t, db: pgtest.New(t), clock: &testClock{t: time.Now()}}
 	e.org, e.store, e.owner = mustOrg(t, e.db, "Acme")
-	e.key = mustReadKey(t, e.db, e.org.ID, e.owner.ID, apikeys.ScopeReadOnly, nil)
-	e.rwKey = mustReadKey(t, e.db, e.org.ID, e.owner.ID, apikeys.ScopeReadWrite, nil)
+	e.key = mustReadKey(t, e.db, e.org.ID, e.owner.ID, models.ScopeReadOnly, nil)
+	e.rwKey = mustReadKey(t, e.db, e.org.ID, e.owner.ID, models.ScopeReadWrite, nil)
 	log := logrus.New()
 	log.SetOutput(io.Discard)
 	r, err := api.NewRouter(api.Deps{Services: api.NewServices(e.db, api.NewDomain(e.db, nil, nil)), Log: log, Now: e.clock.Now, LastUsed: apikeys.NewLastUsed(e.db, log)})
@@ -69,7 +69,7 @@ func newReadEnv(t testing.TB) *readEnv {
 	return e
 }
 
-func mustOrg(t testing.TB, db *gorm.DB, name string) (*workspace.Org, *workspace.Store, *workspace.User) {
+func mustOrg(t testing.TB, db *gorm.DB, name string) (*models.Org, *models.Store, *models.User) {
 	t.Helper()
 	ctx := context.Background()
 	org, err := workspace.NewService(db).CreateOrg(ctx, name)
@@ -80,7 +80,7 @@ func mustOrg(t testing.TB, db *gorm.DB, name string) (*workspace.Org, *workspace
 	if err != nil {
 		t.Fatal(err)
 	}
-	owner, _, err := workspace.NewService(db).CreateUser(ctx, org.ID, uuid.NewString()+"@example.com", workspace.RoleOwner)
+	owner, _, err := workspace.NewService(db).CreateUser(ctx, org.ID, uuid.NewString()+"@example.com", models.RoleOwner)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -105,7 +105,7 @@ func mustReadKeyWithID(t testing.TB, db *gorm.DB, org, actor uuid.UUID, scope st
 // mustVendor adds a vendor as one of the org's operators.
 func mustVendor(t testing.TB, db *gorm.DB, org, store uuid.UUID, name string) *views.Vendor {
 	t.Helper()
-	var m workspace.Membership
+	var m models.Membership
 	if err := db.Where("org_id = ?", org).Take(&m).Error; err != nil {
 		t.Fatal(err)
 	}

@@ -11,10 +11,10 @@ import (
 	"github.com/google/uuid"
 
 	"wds/api"
-	"wds/internal/apikeys"
 	"wds/internal/platform/database"
 	"wds/internal/platform/paging"
 	"wds/internal/platform/problem"
+	"wds/models"
 )
 
 // readFakes is the Read API over fakes: one org with a read_only key "ro" and a read_write key "rw".
@@ -28,8 +28,8 @@ type readFakes struct {
 func newReadFakes(t *testing.T) *readFakes {
 	f := &readFakes{org: uuid.New(), reads: &fakeReads{}, hooks: &fakeWebhooks{}}
 	keys := fakeReadKeys{
-		"ro": {ID: uuid.New(), OrgID: f.org, Scope: apikeys.ScopeReadOnly},
-		"rw": {ID: uuid.New(), OrgID: f.org, Scope: apikeys.ScopeReadWrite},
+		"ro": {ID: uuid.New(), OrgID: f.org, Scope: models.ScopeReadOnly},
+		"rw": {ID: uuid.New(), OrgID: f.org, Scope: models.ScopeReadWrite},
 	}
 	f.h = fakeRouter(t, api.Deps{Services: api.Services{ReadKeys: keys, Reads: f.reads}, Webhooks: f.hooks})
 	return f

@@ -19,6 +19,7 @@ import (
 	"wds/api/openapi/openapitest"
 	"wds/internal/apikeys"
 	"wds/internal/catalog"
+	"wds/models"
 )
 
 func TestHealthNeedsNoKey(t *testing.T) {
@@ -70,8 +71,8 @@ func TestOpenAPIDocumentIsValid303(t *testing.T) {
 func TestAuthenticationErrors(t *testing.T) {
 	e := newReadEnv(t)
 	past := time.Now().Add(-time.Minute)
-	expired := mustReadKey(t, e.db, e.org.ID, e.owner.ID, apikeys.ScopeReadOnly, &past)
-	revokedID, revokedKey := mustReadKeyWithID(t, e.db, e.org.ID, e.owner.ID, apikeys.ScopeReadOnly, nil)
+	expired := mustReadKey(t, e.db, e.org.ID, e.owner.ID, models.ScopeReadOnly, &past)
+	revokedID, revokedKey := mustReadKeyWithID(t, e.db, e.org.ID, e.owner.ID, models.ScopeReadOnly, nil)
 	if _, err := apikeys.NewService(e.db, nil).RevokeReadKey(context.Background(), revokedID, e.owner.ID); err != nil {
 		t.Fatal(err)
 	}

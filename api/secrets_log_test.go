@@ -22,10 +22,10 @@ import (
 	"github.com/sirupsen/logrus"
 
 	"wds/api/signing"
-	"wds/internal/apikeys"
 	"wds/internal/dev/pgtest"
 	"wds/internal/platform/database"
 	"wds/internal/platform/secrets"
+	"wds/models"
 )
 
 // secretShaped finds every secret the service hands out in an answer: keys, tokens, signing secrets.
@@ -154,7 +154,7 @@ func TestSecretsSweep(t *testing.T) {
 	// secret pasted where the signature goes, expired, unsigned, without the scope, failing on the
 	// server, revoked; and the store platform's signed receiver.
 	sk := want(e.send(nil, "POST", orgPath+"/integration-keys", x.owner, map[string]any{"store_id": x.store,
-		"scopes": apikeys.IntegrationScopes, "require_signature": true, "label": "signed"}, nil), 201, "signed key")
+		"scopes": models.IntegrationScopes, "require_signature": true, "label": "signed"}, nil), 201, "signed key")
 	signedKey, signingSecret, signedID := sk.str(t, "key"), sk.str(t, "signing_secret"), sk.str(t, "id")
 	order := func(ext string) string {
 		return `{"external_id":"` + ext + `","client":{"external_id":"c-` + ext + `","email":"` + ext + `@example.test"},` +
@@ -191,7 +191,7 @@ func TestSecretsSweep(t *testing.T) {
 	want(e.send(nil, "POST", "/integrations/v1/orders", signedKey, body, sign(signingSecret, body, time.Now())), 401, "revoked integration key")
 
 	nk := want(e.send(nil, "POST", orgPath+"/integration-keys", x.owner, map[string]any{"store_id": x.store, "format": "nativestore",
-		"scopes": apikeys.IntegrationScopes}, nil), 201, "nativestore key")
+		"scopes": models.IntegrationScopes}, nil), 201, "nativestore key")
 	nativeKey, nativeSecret := nk.str(t, "key"), nk.str(t, "signing_secret")
 	native := storeFixture(t, "processing_jpy.json", "")
 	want(e.send(nil, "POST", "/integrations/v1/webhook/nativestore", nativeKey, native,

@@ -29,6 +29,7 @@ import (
 	"wds/internal/operator"
 	"wds/internal/platform/secrets"
 	"wds/internal/workspace"
+	"wds/models"
 )
 
 // sweepEnv is the whole HTTP surface `wds serve` mounts (Read, Integration and Operator APIs and the
@@ -257,11 +258,11 @@ func (e *sweepEnv) tenant(name string) *tenant {
 		t.Fatal(err)
 	}
 	x.org, x.store = org.ID, store.ID
-	owner, ownerTok, err := workspace.NewService(e.db).CreateUser(ctx, org.ID, "owner@"+name+".test", workspace.RoleOwner)
+	owner, ownerTok, err := workspace.NewService(e.db).CreateUser(ctx, org.ID, "owner@"+name+".test", models.RoleOwner)
 	if err != nil {
 		t.Fatal(err)
 	}
-	member, memberTok, err := workspace.NewService(e.db).CreateUser(ctx, org.ID, "member@"+name+".test", workspace.RoleMember)
+	member, memberTok, err := workspace.NewService(e.db).CreateUser(ctx, org.ID, "member@"+name+".test", models.RoleMember)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -276,10 +277,10 @@ func (e *sweepEnv) tenant(name string) *tenant {
 	x.secrets = append(x.secrets, x.readKey, rk.str(t, "key"))
 
 	ik := e.must(http.StatusCreated, "POST", orgPath+"/integration-keys", x.owner,
-		map[string]any{"store_id": x.store, "scopes": apikeys.IntegrationScopes, "label": "sweep"})
+		map[string]any{"store_id": x.store, "scopes": models.IntegrationScopes, "label": "sweep"})
 	x.intKey, x.intKeyID = ik.str(t, "key"), e.id(ik, "id")
 	ik = e.must(http.StatusCreated, "POST", orgPath+"/integration-keys", x.owner,
-		map[string]any{"store_id": x.store, "scopes": []string{apikeys.ScopeOrdersWrite}, "label": "to revoke"})
+		map[string]any{"store_id": x.store, "scopes": []string{models.ScopeOrdersWrite}, "label": "to revoke"})
 	x.targetIntKeyID = e.id(ik, "id")
 	x.secrets = append(x.secrets, x.intKey, ik.str(t, "key"))
 

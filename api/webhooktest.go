@@ -7,9 +7,9 @@ import (
 	"github.com/gin-gonic/gin"
 	"github.com/google/uuid"
 
-	"wds/internal/apikeys"
 	"wds/internal/endpoints"
 	"wds/internal/platform/problem"
+	"wds/models"
 )
 
 // TestSender queues a test event to one of an org's endpoints (endpoints.Service).
@@ -20,7 +20,7 @@ type TestSender interface {
 // registerWebhookTest mounts POST /v1/webhooks/test/{endpoint_id}, the one write a read_write read
 // key may do.
 func (s *server) registerWebhookTest(r *gin.Engine) {
-	r.POST("/v1/webhooks/test/:endpoint_id", s.readAuth(apikeys.ScopeReadWrite), s.webhookTest)
+	r.POST("/v1/webhooks/test/:endpoint_id", s.readAuth(models.ScopeReadWrite), s.webhookTest)
 }
 
 func (s *server) webhookTest(c *gin.Context) {

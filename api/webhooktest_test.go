@@ -6,7 +6,6 @@ import (
 
 	"github.com/google/uuid"
 
-	"wds/internal/apikeys"
 	"wds/models"
 	"wds/workflows/contract"
 )
@@ -15,10 +14,10 @@ func TestWebhookTestEventNeedsAReadWriteKeyOfTheEndpointsOrg(t *testing.T) {
 	e := newOpEnv(t, true)
 	_, ep := e.create("https://127.0.0.1/hook")
 	id := ep["id"].(string)
-	ro := mustReadKey(t, e.db, e.org.ID, e.owner.ID, apikeys.ScopeReadOnly, nil)
-	rw := mustReadKey(t, e.db, e.org.ID, e.owner.ID, apikeys.ScopeReadWrite, nil)
+	ro := mustReadKey(t, e.db, e.org.ID, e.owner.ID, models.ScopeReadOnly, nil)
+	rw := mustReadKey(t, e.db, e.org.ID, e.owner.ID, models.ScopeReadWrite, nil)
 	other, _, otherOwner := mustOrg(t, e.db, "Other")
-	otherRW := mustReadKey(t, e.db, other.ID, otherOwner.ID, apikeys.ScopeReadWrite, nil)
+	otherRW := mustReadKey(t, e.db, other.ID, otherOwner.ID, models.ScopeReadWrite, nil)
 
 	cases := []struct {
 		key, path string

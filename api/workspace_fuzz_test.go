@@ -34,7 +34,7 @@ func FuzzWorkspaceOperations(f *testing.F) {
 	db := pgtest.New(f)
 	ctx := context.Background()
 	org, store, _ := mustOrg(f, db, "Fuzzed")
-	owner, token, err := workspace.NewService(db).CreateUser(ctx, org.ID, "fuzz@fuzzed.test", workspace.RoleOwner)
+	owner, token, err := workspace.NewService(db).CreateUser(ctx, org.ID, "fuzz@fuzzed.test", models.RoleOwner)
 	if err != nil {
 		f.Fatal(err)
 	}

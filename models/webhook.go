@@ -1,5 +1,6 @@
 // The webhook engine's rows: endpoints, their health and headers, the delivery log, the queue of
-// manual starts (dispatches) and the outbox's events.
+// manual starts (dispatches) and the counters that number them, recoveries, the sends that pace a
+// rate-limited endpoint, and the outbox's events.
 
 package models
 
@@ -39,6 +40,9 @@ type Endpoint struct {
 	CreatedAt time.Time       `json:"created_at" gorm:"default:clock_timestamp()"`
 	UpdatedAt time.Time       `json:"updated_at" gorm:"default:clock_timestamp()"`
 	DeletedAt *time.Time      `json:"deleted_at,omitempty"`
+	// LeaseUntil is when the lease of an endpoint `wds listen` registered ends unless its listener
+	// renews it (endpoints.Renew); nil for an ordinary endpoint.
+	LeaseUntil *time.Time `json:"-"`
 }
 
 // TableName is the endpoints table.
@@ -155,6 +159,10 @@ type Dispatch struct {
 	CreatedBy         *uuid.UUID
 	CreatedAt         time.Time `gorm:"default:clock_timestamp()"`
 	DispatchedAt      *time.Time
+	// RelayLeaseUntil is set while a relay is starting the workflow (worker's lease).
+	RelayLeaseUntil *time.Time
+	// RecoveryID is the recovery that queued the chain, if one did.
+	RecoveryID *uuid.UUID
 }
 
 // TableName is the manual-start queue.
@@ -169,6 +177,12 @@ type Event struct {
 	Body         []byte    `gorm:"type:json"`
 	CreatedAt    time.Time `gorm:"default:clock_timestamp()"`
 	DispatchedAt *time.Time
+	// RelayLeaseUntil is set while a relay is starting the event's workflow (worker's lease).
+	RelayLeaseUntil *time.Time
+	// OrderID and ResourceID are the order and the resource the event is about, which PostgreSQL
+	// reads from the body (generated columns): never written.
+	OrderID    *uuid.UUID `gorm:"->"`
+	ResourceID *uuid.UUID `gorm:"->"`
 }
 
 // Recovery statuses.
@@ -192,6 +206,9 @@ type Recovery struct {
 	CreatedBy  *uuid.UUID `json:"-"`
 	CreatedAt  time.Time  `json:"created_at" gorm:"default:clock_timestamp()"`
 	FinishedAt *time.Time `json:"finished_at"`
+	// DispatchedAt is set once the recovery's workflow is started; the relay starts what a crash
+	// left unstarted.
+	DispatchedAt *time.Time `json:"-"`
 }
 
 // Running reports whether the recovery is still starting chains (templates ask it rather than spell
@@ -200,3 +217,25 @@ func (r Recovery) Running() bool { return r.Status == RecoveryRunning }
 
 // TableName is the recoveries table.
 func (Recovery) TableName() string { return "webhook_recoveries" }
+
+// RefireCounter numbers an (event, endpoint)'s manual chains (re-fires, resends, recovered chains):
+// the <n> of their workflow ids, incremented by an upsert as each is queued.
+type RefireCounter struct {
+	EventID    uuid.UUID `gorm:"primaryKey"`
+	EndpointID uuid.UUID `gorm:"primaryKey"`
+	N          int
+}
+
+// TableName is the counters table.
+func (RefireCounter) TableName() string { return "webhook_refire_counters" }
+
+// EndpointSend is one POST to a rate-limited endpoint within the last second: every worker takes its
+// place here, under the endpoint's advisory lock, before sending (activities' pace). The table has no
+// key and is unlogged: a crash forgets a second of sends at most.
+type EndpointSend struct {
+	EndpointID uuid.UUID
+	SentAt     time.Time
+}
+
+// TableName is the sends table.
+func (EndpointSend) TableName() string { return "webhook_endpoint_sends" }

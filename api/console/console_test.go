@@ -37,7 +37,7 @@ type env struct {
 	t                       *testing.T
 	db                      *gorm.DB
 	srv                     *httptest.Server
-	org                     *workspace.Org
+	org                     *models.Org
 	ownerToken, memberToken string
 }
 
@@ -51,8 +51,8 @@ func newEnv(t *testing.T, opts ...func(*console.Console)) *env {
 	if _, err := workspace.NewService(db).CreateStore(ctx, org.ID, "Main", "USD"); err != nil {
 		t.Fatal(err)
 	}
-	_, owner, _ := workspace.NewService(db).CreateUser(ctx, org.ID, "o@acme.test", workspace.RoleOwner)
-	_, member, _ := workspace.NewService(db).CreateUser(ctx, org.ID, "m@acme.test", workspace.RoleMember)
+	_, owner, _ := workspace.NewService(db).CreateUser(ctx, org.ID, "o@acme.test", models.RoleOwner)
+	_, member, _ := workspace.NewService(db).CreateUser(ctx, org.ID, "m@acme.test", models.RoleMember)
 	log := logrus.New()
 	log.SetOutput(io.Discard)
 	box, _ := secrets.NewBox(secrets.GenerateKey())
@@ -280,9 +280,9 @@ func TestSecretsAreShownOnce(t *testing.T) {
 func TestWorkspacePagesRunTheOperations(t *testing.T) {
 	e := newEnv(t)
 	c, csrf := e.signIn(e.ownerToken)
-	var store workspace.Store
+	var store models.Store
 	e.db.Take(&store)
-	var owner workspace.User
+	var owner models.User
 	e.db.Where("email = ?", "o@acme.test").Take(&owner)
 	s := store.ID.String()
 	order, err := ingest.NewService(e.db, nil).CreateAppOrder(context.Background(), e.org.ID, owner.ID, ingest.AppOrder{StoreID: &s,

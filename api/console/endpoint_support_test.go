@@ -12,7 +12,6 @@ import (
 
 	"wds/internal/dev/deliverytest"
 	"wds/internal/events"
-	"wds/internal/workspace"
 	"wds/models"
 	"wds/workflows/contract"
 )
@@ -20,7 +19,7 @@ import (
 func TestEndpointPageEditsSettingsShowsHealthAndRecovers(t *testing.T) {
 	e := newEnv(t)
 	ctx := context.Background()
-	var owner workspace.User
+	var owner models.User
 	e.db.Raw("SELECT u.* FROM users u JOIN memberships m ON m.user_id = u.id WHERE m.org_id = ? AND m.role = 'owner'", e.org.ID).Scan(&owner)
 	ep := models.Endpoint{ID: uuid.New(), OrgID: e.org.ID, URL: "https://receiver.example/hooks", EventTypes: models.TextArray{"order.created"},
 		SecretSealed: []byte("x"), Enabled: true, MaxAttempts: 1, CreatedBy: owner.ID}

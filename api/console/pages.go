@@ -24,10 +24,10 @@ import (
 
 // KeyService mints and revokes an org's keys of both kinds (apikeys.Service).
 type KeyService interface {
-	CreateReadKey(ctx context.Context, in apikeys.NewReadKey) (*apikeys.ReadKey, string, error)
-	RevokeReadKey(ctx context.Context, id, actorID uuid.UUID) (*apikeys.ReadKey, error)
+	CreateReadKey(ctx context.Context, in apikeys.NewReadKey) (*models.ReadKey, string, error)
+	RevokeReadKey(ctx context.Context, id, actorID uuid.UUID) (*models.ReadKey, error)
 	CreateIntegrationKey(ctx context.Context, in apikeys.NewIntegrationKey) (*apikeys.CreatedIntegrationKey, error)
-	RevokeIntegrationKey(ctx context.Context, id, actorID uuid.UUID) (*apikeys.IntegrationKey, error)
+	RevokeIntegrationKey(ctx context.Context, id, actorID uuid.UUID) (*models.IntegrationKey, error)
 }
 
 // OrgLists are an org's keys, audit log and delivery log, role-checked (operator.Service).
@@ -117,7 +117,7 @@ func (c *Console) createReadKey(g *gin.Context) {
 	exp, err := formTime(g, "expires_at")
 	if err == nil {
 		in.ExpiresAt = exp
-		var k *apikeys.ReadKey
+		var k *models.ReadKey
 		var plain string
 		if k, plain, err = c.Keys.CreateReadKey(g.Request.Context(), in); err == nil {
 			c.keysPage(g, http.StatusOK, view{Data: map[string]string{"ID": k.ID.String(), "Secret": plain}})
@@ -150,7 +150,7 @@ func (c *Console) connectorsPage(g *gin.Context, code int, v view) {
 	for _, st := range stores {
 		names[st.ID] = st.Name
 	}
-	v.Data = map[string]any{"Keys": page.Rows, "Stores": stores, "StoreNames": names, "Scopes": apikeys.IntegrationScopes, "Created": v.Data}
+	v.Data = map[string]any{"Keys": page.Rows, "Stores": stores, "StoreNames": names, "Scopes": models.IntegrationScopes, "Created": v.Data}
 	c.render(g, code, "connectors", sessionOf(g), v)
 }
 

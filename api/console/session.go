@@ -17,6 +17,7 @@ import (
 
 	"wds/internal/platform/problem"
 	"wds/internal/workspace"
+	"wds/models"
 )
 
 // A console session ends sessionTTL after sign-in, or sessionIdle after its last request, whichever
@@ -29,20 +30,20 @@ const (
 
 // Members is who the operators are and where they belong (workspace.Service).
 type Members interface {
-	UserByToken(ctx context.Context, token string) (*workspace.User, error)
-	Orgs(ctx context.Context, actorID uuid.UUID) ([]workspace.Org, error)
-	RoleOf(ctx context.Context, orgID, actorID uuid.UUID) (workspace.Role, error)
-	Stores(ctx context.Context, orgID uuid.UUID) ([]workspace.Store, error)
+	UserByToken(ctx context.Context, token string) (*models.User, error)
+	Orgs(ctx context.Context, actorID uuid.UUID) ([]models.Org, error)
+	RoleOf(ctx context.Context, orgID, actorID uuid.UUID) (models.Role, error)
+	Stores(ctx context.Context, orgID uuid.UUID) ([]models.Store, error)
 	ListMembers(ctx context.Context, orgID uuid.UUID) ([]workspace.Member, error)
 }
 
 // session is a signed-in operator working in one org.
 type session struct {
 	id    string // the cookie's value; only its hash is stored
-	User  workspace.User
+	User  models.User
 	OrgID uuid.UUID
-	Orgs  []workspace.Org
-	Role  workspace.Role
+	Orgs  []models.Org
+	Role  models.Role
 	CSRF  string
 }
 
@@ -101,20 +102,10 @@ func signIn(ctx context.Context, db *gorm.DB, members Members, token string) (st
 
 var errNoSession = errors.New("no console session")
 
-// sessionRow is a stored session: the id's hash, never the id.
-type sessionRow struct {
-	IDHash    []byte
-	UserID    uuid.UUID
-	OrgID     uuid.UUID
-	ExpiresAt time.Time
-}
-
-func (sessionRow) TableName() string { return "console_sessions" }
-
 // loadSession finds a live session by the cookie's id, with the operator's role in its org, and
 // moves its end to sessionIdle from now, never past sessionTTL after sign-in.
 func loadSession(ctx context.Context, db *gorm.DB, members Members, id string) (*session, error) {
-	var rows []sessionRow
+	var rows []models.ConsoleSession
 	err := db.WithContext(ctx).Raw(`UPDATE console_sessions
 		SET expires_at = LEAST(created_at + make_interval(secs => ?), clock_timestamp() + make_interval(secs => ?))
 		WHERE id_hash = ? AND expires_at > clock_timestamp() RETURNING id_hash, user_id, org_id, expires_at`,
@@ -151,9 +142,9 @@ func switchOrg(ctx context.Context, db *gorm.DB, members Members, s *session, or
 	if role == "" {
 		return problem.Fail(problem.NotFound, "org %s not found", org)
 	}
-	return db.WithContext(ctx).Model(&sessionRow{}).Where("id_hash = ?", hashID(s.id)).Update("org_id", org).Error
+	return db.WithContext(ctx).Model(&models.ConsoleSession{}).Where("id_hash = ?", hashID(s.id)).Update("org_id", org).Error
 }
 
 func signOut(ctx context.Context, db *gorm.DB, id string) error {
-	return db.WithContext(ctx).Where("id_hash = ?", hashID(id)).Delete(&sessionRow{}).Error
+	return db.WithContext(ctx).Where("id_hash = ?", hashID(id)).Delete(&models.ConsoleSession{}).Error
 }

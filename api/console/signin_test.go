@@ -10,6 +10,7 @@ import (
 	"github.com/google/uuid"
 
 	"wds/internal/workspace"
+	"wds/models"
 )
 
 // Failed sign-ins are limited per client address: past the limit the form answers 429 with
@@ -105,7 +106,7 @@ func TestSwitchingToAnotherOrgsIDIsNotFound(t *testing.T) {
 	if len(orgs) != 1 || orgs[0] != e.org.ID {
 		t.Fatalf("the session moved: %v", orgs)
 	}
-	if err := e.db.Create(&workspace.Membership{OrgID: other.ID, UserID: e.userOf(e.ownerToken), Role: workspace.RoleMember}).Error; err != nil {
+	if err := e.db.Create(&models.Membership{OrgID: other.ID, UserID: e.userOf(e.ownerToken), Role: models.RoleMember}).Error; err != nil {
 		t.Fatal(err)
 	}
 	if res, _ := e.do(c, "POST", "/console/org", url.Values{"csrf": {csrf}, "org": {other.ID.String()}}); res.StatusCode != http.StatusSeeOther {

@@ -20,7 +20,7 @@ import (
 func TestEventsPageFindsAnOrderByNumberAndOpensItsEvent(t *testing.T) {
 	e := newEnv(t)
 	ctx := context.Background()
-	var owner workspace.User
+	var owner models.User
 	e.db.Raw("SELECT u.* FROM users u JOIN memberships m ON m.user_id = u.id WHERE m.org_id = ? AND m.role = 'owner'", e.org.ID).Scan(&owner)
 	var store uuid.UUID
 	e.db.Raw("SELECT id FROM stores WHERE org_id = ?", e.org.ID).Row().Scan(&store)
@@ -86,7 +86,7 @@ func TestEventsPageFindsAnOrderByNumberAndOpensItsEvent(t *testing.T) {
 func TestResendFromTheEventPage(t *testing.T) {
 	e := newEnv(t)
 	ctx := context.Background()
-	var owner workspace.User
+	var owner models.User
 	e.db.Raw("SELECT u.* FROM users u JOIN memberships m ON m.user_id = u.id WHERE m.org_id = ? AND m.role = 'owner'", e.org.ID).Scan(&owner)
 	ep := models.Endpoint{ID: uuid.New(), OrgID: e.org.ID, URL: "https://receiver.example/hooks", EventTypes: models.TextArray{"order.created"},
 		SecretSealed: []byte("x"), Enabled: true, MaxAttempts: 5, CreatedBy: owner.ID}

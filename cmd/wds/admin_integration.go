@@ -9,6 +9,7 @@ import (
 	"github.com/google/uuid"
 
 	"wds/internal/apikeys"
+	"wds/models"
 )
 
 func init() {
@@ -26,7 +27,7 @@ type integrationKeyOut struct {
 // integrationKeyOps is what the integration-key commands call (apikeys.Service).
 type integrationKeyOps interface {
 	CreateIntegrationKey(ctx context.Context, in apikeys.NewIntegrationKey) (*apikeys.CreatedIntegrationKey, error)
-	RevokeIntegrationKey(ctx context.Context, id, actorID uuid.UUID) (*apikeys.IntegrationKey, error)
+	RevokeIntegrationKey(ctx context.Context, id, actorID uuid.UUID) (*models.IntegrationKey, error)
 }
 
 func integrationKeyCreate(fs *flag.FlagSet) runFunc {

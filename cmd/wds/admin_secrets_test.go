@@ -10,6 +10,7 @@ import (
 	"wds/internal/platform/database"
 	"wds/internal/platform/secrets"
 	"wds/internal/workspace"
+	"wds/models"
 )
 
 func TestAdminSecretsReencryptCompletesARotation(t *testing.T) {
@@ -22,7 +23,7 @@ func TestAdminSecretsReencryptCompletesARotation(t *testing.T) {
 	defer database.Close(db)
 	ctx := context.Background()
 	org, _ := workspace.NewService(db).CreateOrg(ctx, "Rotating")
-	owner, _, _ := workspace.NewService(db).CreateUser(ctx, org.ID, "o@rotating.test", workspace.RoleOwner)
+	owner, _, _ := workspace.NewService(db).CreateUser(ctx, org.ID, "o@rotating.test", models.RoleOwner)
 	oldBox, _ := secrets.NewBox(oldKey)
 	ep, err := (&endpoints.Service{DB: db, Box: oldBox, AllowPrivate: true}).Create(ctx,
 		endpoints.CreateInput{OrgID: org.ID, ActorID: owner.ID, URL: "https://127.0.0.1/hook", EventTypes: []string{"order.created"}})

@@ -13,6 +13,7 @@ import (
 	"wds/internal/platform/problem"
 	"wds/internal/views"
 	"wds/internal/workspace"
+	"wds/models"
 )
 
 type runFunc = func(ctx context.Context, env *adminEnv) (any, error)
@@ -33,9 +34,9 @@ func init() {
 
 // workspaceOps is what the org, store and user commands call (workspace.Service).
 type workspaceOps interface {
-	CreateOrg(ctx context.Context, name string) (*workspace.Org, error)
-	CreateStore(ctx context.Context, orgID uuid.UUID, name, currency string) (*workspace.Store, error)
-	CreateUser(ctx context.Context, orgID uuid.UUID, email string, role workspace.Role) (*workspace.User, string, error)
+	CreateOrg(ctx context.Context, name string) (*models.Org, error)
+	CreateStore(ctx context.Context, orgID uuid.UUID, name, currency string) (*models.Store, error)
+	CreateUser(ctx context.Context, orgID uuid.UUID, email string, role models.Role) (*models.User, string, error)
 	ListMembers(ctx context.Context, orgID uuid.UUID) ([]workspace.Member, error)
 	ReissueToken(ctx context.Context, userID, actorID uuid.UUID) (*workspace.RotatedToken, error)
 	RevokeToken(ctx context.Context, userID, actorID uuid.UUID) (*workspace.RevokedToken, error)
@@ -43,15 +44,15 @@ type workspaceOps interface {
 
 // readKeyOps is what the read-key commands call (apikeys.Service).
 type readKeyOps interface {
-	CreateReadKey(ctx context.Context, in apikeys.NewReadKey) (*apikeys.ReadKey, string, error)
-	RevokeReadKey(ctx context.Context, id, actorID uuid.UUID) (*apikeys.ReadKey, error)
+	CreateReadKey(ctx context.Context, in apikeys.NewReadKey) (*models.ReadKey, string, error)
+	RevokeReadKey(ctx context.Context, id, actorID uuid.UUID) (*models.ReadKey, error)
 }
 
 // catalogOps is what the seller, product and vendor commands call (catalog.Service).
 type catalogOps interface {
-	CreateSeller(ctx context.Context, name string) (*catalog.Seller, error)
-	LinkSeller(ctx context.Context, orgID, storeID, sellerID uuid.UUID) (*catalog.SellerLink, error)
-	CreateProduct(ctx context.Context, in catalog.NewProduct) (*catalog.Product, error)
+	CreateSeller(ctx context.Context, name string) (*models.Seller, error)
+	LinkSeller(ctx context.Context, orgID, storeID, sellerID uuid.UUID) (*models.SellerLink, error)
+	CreateProduct(ctx context.Context, in catalog.NewProduct) (*models.Product, error)
 	CreateVendor(ctx context.Context, orgID, actorID, storeID uuid.UUID, in catalog.VendorFields) (*views.Vendor, error)
 	UpdateVendor(ctx context.Context, actorID, vendorID uuid.UUID, in catalog.VendorFields) (*views.Vendor, error)
 	IssueClaimToken(ctx context.Context, actorID, vendorID uuid.UUID) (*catalog.ClaimToken, error)
@@ -86,7 +87,7 @@ func storeCreate(fs *flag.FlagSet) runFunc {
 func userCreate(fs *flag.FlagSet) runFunc {
 	org, email, role := uuidFlag(fs, "org", "org id"), fs.String("email", "", "email"), fs.String("role", "", "owner|admin|member")
 	return func(ctx context.Context, env *adminEnv) (any, error) {
-		u, token, err := env.workspace.CreateUser(ctx, *org, *email, workspace.Role(*role))
+		u, token, err := env.workspace.CreateUser(ctx, *org, *email, models.Role(*role))
 		if err != nil {
 			return nil, err
 		}
@@ -131,7 +132,7 @@ func userRevokeToken(fs *flag.FlagSet) runFunc {
 
 func readKeyCreate(fs *flag.FlagSet) runFunc {
 	org, actor := uuidFlag(fs, "org", "org id"), uuidFlag(fs, "actor", "acting user id")
-	scope, name, expires := fs.String("scope", apikeys.ScopeReadOnly, "read_only|read_write"), fs.String("name", "", "label"), fs.String("expires-at", "", "RFC 3339")
+	scope, name, expires := fs.String("scope", models.ScopeReadOnly, "read_only|read_write"), fs.String("name", "", "label"), fs.String("expires-at", "", "RFC 3339")
 	return func(ctx context.Context, env *adminEnv) (any, error) {
 		exp, err := optionalTime("expires-at", *expires)
 		if err != nil {

@@ -66,11 +66,11 @@ func createDemo(ctx context.Context, db *gorm.DB) (*demoData, error) {
 	if err != nil {
 		return nil, err
 	}
-	owner, token, err := people.CreateUser(ctx, org.ID, "owner+"+org.ID.String()[:8]+"@demo.example", workspace.RoleOwner)
+	owner, token, err := people.CreateUser(ctx, org.ID, "owner+"+org.ID.String()[:8]+"@demo.example", models.RoleOwner)
 	if err != nil {
 		return nil, err
 	}
-	_, key, err := keys.CreateReadKey(ctx, apikeys.NewReadKey{OrgID: org.ID, ActorID: owner.ID, Scope: apikeys.ScopeReadWrite, Name: "demo"})
+	_, key, err := keys.CreateReadKey(ctx, apikeys.NewReadKey{OrgID: org.ID, ActorID: owner.ID, Scope: models.ScopeReadWrite, Name: "demo"})
 	if err != nil {
 		return nil, err
 	}

@@ -21,6 +21,7 @@ import (
 	"wds/internal/platform/database"
 	"wds/internal/platform/metrics"
 	"wds/internal/workspace"
+	"wds/models"
 )
 
 // keyInstance is one `wds serve` as serveHTTP wires it: its own router, key cache and listener.
@@ -172,7 +173,7 @@ func TestKeyRevocationReachesEveryInstance(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	owner, opToken, err := people.CreateUser(ctx, org.ID, "owner@cached.test", workspace.RoleOwner)
+	owner, opToken, err := people.CreateUser(ctx, org.ID, "owner@cached.test", models.RoleOwner)
 	if err != nil {
 		t.Fatal(err)
 	}

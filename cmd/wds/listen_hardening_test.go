@@ -87,7 +87,7 @@ func TestListenDeletesItsEndpointOnSIGHUP(t *testing.T) {
 	}
 	defer database.Close(db)
 	org, _ := workspace.NewService(db).CreateOrg(context.Background(), "Acme")
-	owner, _, _ := workspace.NewService(db).CreateUser(context.Background(), org.ID, "owner@acme.test", workspace.RoleOwner)
+	owner, _, _ := workspace.NewService(db).CreateUser(context.Background(), org.ID, "owner@acme.test", models.RoleOwner)
 	l := startWDS(t, []string{"DATABASE_URL=" + url, "WDS_DATA_DIR=" + dir, "WDS_ENCRYPTION_KEY=" + secrets.GenerateKey()},
 		"listen", "--org", org.ID.String(), "--actor", owner.ID.String(), "--events", "client.created")
 	waitFor(t, "wds listen to be ready", func() bool { return strings.Contains(l.out.String(), "Ready: endpoint ") })

@@ -38,7 +38,7 @@ func TestListenReceivesForwardsAndCleansUp(t *testing.T) {
 	}
 	defer database.Close(db)
 	org, _ := workspace.NewService(db).CreateOrg(context.Background(), "Acme")
-	owner, _, _ := workspace.NewService(db).CreateUser(context.Background(), org.ID, "owner@acme.test", workspace.RoleOwner)
+	owner, _, _ := workspace.NewService(db).CreateUser(context.Background(), org.ID, "owner@acme.test", models.RoleOwner)
 
 	var mu sync.Mutex
 	var got []http.Header

@@ -22,6 +22,7 @@ import (
 	"wds/internal/platform/database"
 	"wds/internal/platform/secrets"
 	"wds/internal/workspace"
+	"wds/models"
 )
 
 // runMainEnv makes the test binary the wds program: started with it set, the binary runs main with
@@ -196,11 +197,11 @@ func readKeyFor(t *testing.T, db *gorm.DB) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	owner, _, err := workspace.NewService(db).CreateUser(ctx, org.ID, "owner@draining.test", workspace.RoleOwner)
+	owner, _, err := workspace.NewService(db).CreateUser(ctx, org.ID, "owner@draining.test", models.RoleOwner)
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, key, err := apikeys.NewService(db, nil).CreateReadKey(ctx, apikeys.NewReadKey{OrgID: org.ID, ActorID: owner.ID, Scope: apikeys.ScopeReadOnly})
+	_, key, err := apikeys.NewService(db, nil).CreateReadKey(ctx, apikeys.NewReadKey{OrgID: org.ID, ActorID: owner.ID, Scope: models.ScopeReadOnly})
 	if err != nil {
 		t.Fatal(err)
 	}

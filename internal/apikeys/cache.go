@@ -8,6 +8,7 @@ import (
 
 	"wds/internal/platform/metrics"
 	"wds/internal/platform/secrets"
+	"wds/models"
 )
 
 // CacheTTL is how long an authenticated key is served from memory before it is looked up again. A
@@ -125,12 +126,12 @@ func lookup[K any](ctx context.Context, c *Cache, token string, now time.Time,
 
 // ReadKeyLookup authenticates read keys (AuthenticateRead's contract).
 type ReadKeyLookup interface {
-	AuthenticateRead(ctx context.Context, token string, now time.Time) (*ReadKey, error)
+	AuthenticateRead(ctx context.Context, token string, now time.Time) (*models.ReadKey, error)
 }
 
 // IntegrationKeyLookup authenticates integration keys (AuthenticateIntegration's contract).
 type IntegrationKeyLookup interface {
-	AuthenticateIntegration(ctx context.Context, token string, now time.Time) (*IntegrationKey, error)
+	AuthenticateIntegration(ctx context.Context, token string, now time.Time) (*models.IntegrationKey, error)
 }
 
 // Reads decorates next with the cache: only keys next accepted are kept.
@@ -146,8 +147,8 @@ type cachedReads struct {
 	next ReadKeyLookup
 }
 
-func (r cachedReads) AuthenticateRead(ctx context.Context, token string, now time.Time) (*ReadKey, error) {
-	return lookup(ctx, r.c, token, now, func(k *ReadKey, now time.Time) bool { return unexpired(k.ExpiresAt, now) },
+func (r cachedReads) AuthenticateRead(ctx context.Context, token string, now time.Time) (*models.ReadKey, error) {
+	return lookup(ctx, r.c, token, now, func(k *models.ReadKey, now time.Time) bool { return unexpired(k.ExpiresAt, now) },
 		r.next.AuthenticateRead)
 }
 
@@ -156,8 +157,8 @@ type cachedIntegrations struct {
 	next IntegrationKeyLookup
 }
 
-func (r cachedIntegrations) AuthenticateIntegration(ctx context.Context, token string, now time.Time) (*IntegrationKey, error) {
-	return lookup(ctx, r.c, token, now, func(k *IntegrationKey, now time.Time) bool { return unexpired(k.ExpiresAt, now) },
+func (r cachedIntegrations) AuthenticateIntegration(ctx context.Context, token string, now time.Time) (*models.IntegrationKey, error) {
+	return lookup(ctx, r.c, token, now, func(k *models.IntegrationKey, now time.Time) bool { return unexpired(k.ExpiresAt, now) },
 		r.next.AuthenticateIntegration)
 }
 

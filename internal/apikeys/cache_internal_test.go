@@ -13,6 +13,7 @@ import (
 	"wds/internal/dev/pgtest"
 	"wds/internal/platform/secrets"
 	"wds/internal/workspace"
+	"wds/models"
 )
 
 // readLookup is the database lookup the cache decorates, counting its calls; during runs, if set,
@@ -24,7 +25,7 @@ type readLookup struct {
 	during func()
 }
 
-func (r *readLookup) AuthenticateRead(ctx context.Context, token string, now time.Time) (*ReadKey, error) {
+func (r *readLookup) AuthenticateRead(ctx context.Context, token string, now time.Time) (*models.ReadKey, error) {
 	k, err := NewService(r.db, nil).AuthenticateRead(ctx, token, now)
 	r.mu.Lock()
 	r.calls++
@@ -38,7 +39,7 @@ func (r *readLookup) AuthenticateRead(ctx context.Context, token string, now tim
 
 func (r *readLookup) count() int { r.mu.Lock(); defer r.mu.Unlock(); return r.calls }
 
-func mintReadKey(t *testing.T, db *gorm.DB, expires *time.Time) (*ReadKey, string) {
+func mintReadKey(t *testing.T, db *gorm.DB, expires *time.Time) (*models.ReadKey, string) {
 	t.Helper()
 	ctx := context.Background()
 	people := workspace.NewService(db)
@@ -46,7 +47,7 @@ func mintReadKey(t *testing.T, db *gorm.DB, expires *time.Time) (*ReadKey, strin
 	if err != nil {
 		t.Fatal(err)
 	}
-	owner, _, err := people.CreateUser(ctx, org.ID, "owner@cache.test", workspace.RoleOwner)
+	owner, _, err := people.CreateUser(ctx, org.ID, "owner@cache.test", models.RoleOwner)
 	if err != nil {
 		t.Fatal(err)
 	}

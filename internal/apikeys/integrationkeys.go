@@ -15,6 +15,7 @@ import (
 	"wds/internal/platform/problem"
 	"wds/internal/platform/secrets"
 	"wds/internal/workspace"
+	"wds/models"
 )
 
 // IntegrationKeyPrefix marks Integration API keys.
@@ -42,7 +43,7 @@ type NewIntegrationKey struct {
 
 // CreatedIntegrationKey is a minted key with the secrets shown once.
 type CreatedIntegrationKey struct {
-	Key           *IntegrationKey
+	Key           *models.IntegrationKey
 	Plaintext     string
 	SigningSecret string // empty unless the key requires signatures
 }
@@ -75,7 +76,7 @@ func (s *Service) CreateIntegrationKey(ctx context.Context, in NewIntegrationKey
 		if err := tx.Create(k).Error; err != nil {
 			return err
 		}
-		return workspace.Audit(ctx, tx, workspace.AuditEntry{OrgID: k.OrgID, ActorID: in.ActorID,
+		return workspace.Audit(ctx, tx, models.AuditEntry{OrgID: k.OrgID, ActorID: in.ActorID,
 			Action: "integration_key.create", TargetType: "integration_key", TargetID: k.ID,
 			Details: map[string]any{"store_id": k.StoreID, "label": k.Label, "hint": k.KeyHint,
 				"payload_format": k.PayloadFormat, "scopes": k.Scopes, "ip_allowlist": k.IPAllowlist,
@@ -103,16 +104,16 @@ func newSealedSecret(box *secrets.Box) (string, []byte, error) {
 }
 
 // validate checks the request and builds the row (without its key material).
-func (in NewIntegrationKey) validate() (*IntegrationKey, error) {
-	k := &IntegrationKey{ID: uuid.New(), OrgID: in.OrgID, StoreID: in.StoreID, Label: strings.TrimSpace(in.Label),
+func (in NewIntegrationKey) validate() (*models.IntegrationKey, error) {
+	k := &models.IntegrationKey{ID: uuid.New(), OrgID: in.OrgID, StoreID: in.StoreID, Label: strings.TrimSpace(in.Label),
 		PayloadFormat: in.PayloadFormat, RequireSignature: in.RequireSignature, CreatedBy: in.ActorID,
 		ExpiresAt: in.ExpiresAt, RateLimit: in.RateLimit}
 	if k.PayloadFormat == "" {
-		k.PayloadFormat = FormatGeneric
+		k.PayloadFormat = models.FormatGeneric
 	}
 	switch k.PayloadFormat {
-	case FormatGeneric:
-	case FormatNativestore:
+	case models.FormatGeneric:
+	case models.FormatNativestore:
 		k.RequireSignature = true
 	default:
 		return nil, problem.Fail(problem.Invalid, "payload_format must be generic or nativestore")
@@ -140,8 +141,8 @@ func validScopes(in []string) ([]string, error) {
 		if s == "" {
 			continue
 		}
-		if !slices.Contains(IntegrationScopes, s) {
-			return nil, problem.Fail(problem.Invalid, "unknown scope %q; scopes are %s", s, strings.Join(IntegrationScopes, ", "))
+		if !slices.Contains(models.IntegrationScopes, s) {
+			return nil, problem.Fail(problem.Invalid, "unknown scope %q; scopes are %s", s, strings.Join(models.IntegrationScopes, ", "))
 		}
 		if !slices.Contains(out, s) {
 			out = append(out, s)
@@ -150,7 +151,7 @@ func validScopes(in []string) ([]string, error) {
 	// A key with no scope could call nothing but the order lookup: surely a mistake, so the CLI and
 	// the Operator API both refuse it here.
 	if len(out) == 0 {
-		return nil, problem.Fail(problem.Invalid, "scopes must name at least one of %s", strings.Join(IntegrationScopes, ", "))
+		return nil, problem.Fail(problem.Invalid, "scopes must name at least one of %s", strings.Join(models.IntegrationScopes, ", "))
 	}
 	return out, nil
 }
@@ -189,7 +190,7 @@ func parsePrefix(s string) (netip.Prefix, error) {
 }
 
 // AllowsIP reports whether addr may use key: an empty allowlist allows every address.
-func AllowsIP(key *IntegrationKey, addr string) bool {
+func AllowsIP(key *models.IntegrationKey, addr string) bool {
 	if len(key.IPAllowlist) == 0 {
 		return true
 	}
@@ -208,8 +209,8 @@ func AllowsIP(key *IntegrationKey, addr string) bool {
 
 // RevokeIntegrationKey revokes a key (owners and admins of its org) and audits it. Revoking twice keeps
 // the first revocation time. A key of an org the actor is not in is not found, as an unknown one is.
-func (s *Service) RevokeIntegrationKey(ctx context.Context, id, actorID uuid.UUID) (*IntegrationKey, error) {
-	var k IntegrationKey
+func (s *Service) RevokeIntegrationKey(ctx context.Context, id, actorID uuid.UUID) (*models.IntegrationKey, error) {
+	var k models.IntegrationKey
 	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		if err := tx.Where("id = ?", id).Take(&k).Error; err != nil {
 			if errors.Is(err, gorm.ErrRecordNotFound) {
@@ -224,7 +225,7 @@ func (s *Service) RevokeIntegrationKey(ctx context.Context, id, actorID uuid.UUI
 			Find(&k.RevokedAt).Error; err != nil {
 			return err
 		}
-		return workspace.Audit(ctx, tx, workspace.AuditEntry{OrgID: k.OrgID, ActorID: actorID,
+		return workspace.Audit(ctx, tx, models.AuditEntry{OrgID: k.OrgID, ActorID: actorID,
 			Action: "integration_key.revoke", TargetType: "integration_key", TargetID: k.ID,
 			Details: map[string]any{"hint": k.KeyHint, "store_id": k.StoreID}})
 	})
@@ -236,8 +237,8 @@ func (s *Service) RevokeIntegrationKey(ctx context.Context, id, actorID uuid.UUI
 
 // AuthenticateIntegration finds the integration key for a bearer value. Unlike read keys, a revoked or
 // expired integration key is told so (docs/integration-api.md): an integrator needs to know to ask for a new one.
-func (s *Service) AuthenticateIntegration(ctx context.Context, bearer string, now time.Time) (*IntegrationKey, error) {
-	var k IntegrationKey
+func (s *Service) AuthenticateIntegration(ctx context.Context, bearer string, now time.Time) (*models.IntegrationKey, error) {
+	var k models.IntegrationKey
 	if err := findByKey(ctx, s.db, IntegrationKeyPrefix, bearer, &k); err != nil {
 		return nil, fmt.Errorf("authenticate integration key: %w", err)
 	}
@@ -252,7 +253,7 @@ func (s *Service) AuthenticateIntegration(ctx context.Context, bearer string, no
 
 // SigningSecret opens the key's sealed signing secret. A key that requires signatures but holds no
 // secret is ErrSignatureUnconfigured.
-func (s *Service) SigningSecret(k *IntegrationKey) ([]byte, error) {
+func (s *Service) SigningSecret(k *models.IntegrationKey) ([]byte, error) {
 	if len(k.SigningSecretSealed) == 0 {
 		return nil, ErrSignatureUnconfigured
 	}

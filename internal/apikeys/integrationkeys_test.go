@@ -15,6 +15,7 @@ import (
 	"wds/internal/platform/problem"
 	"wds/internal/platform/secrets"
 	"wds/internal/workspace"
+	"wds/models"
 )
 
 func TestMain(m *testing.M) { pgtest.Main(m) }
@@ -45,8 +46,8 @@ func newFixture(t *testing.T) *fixture {
 	f.org, f.store = org.ID, store.ID
 	for _, r := range []struct {
 		dst  *uuid.UUID
-		role workspace.Role
-	}{{&f.owner, workspace.RoleOwner}, {&f.admin, workspace.RoleAdmin}, {&f.member, workspace.RoleMember}} {
+		role models.Role
+	}{{&f.owner, models.RoleOwner}, {&f.admin, models.RoleAdmin}, {&f.member, models.RoleMember}} {
 		u, _, err := workspace.NewService(f.db).CreateUser(ctx, org.ID, uuid.NewString()+"@example.com", r.role)
 		if err != nil {
 			t.Fatal(err)
@@ -57,7 +58,7 @@ func newFixture(t *testing.T) *fixture {
 }
 
 func (f *fixture) req(actor uuid.UUID) apikeys.NewIntegrationKey {
-	return apikeys.NewIntegrationKey{OrgID: f.org, StoreID: f.store, ActorID: actor, Scopes: []string{apikeys.ScopeOrdersWrite}}
+	return apikeys.NewIntegrationKey{OrgID: f.org, StoreID: f.store, ActorID: actor, Scopes: []string{models.ScopeOrdersWrite}}
 }
 
 func TestCreateIntegrationKeyDefaultsAndSecrets(t *testing.T) {
@@ -74,7 +75,7 @@ func TestCreateIntegrationKeyDefaultsAndSecrets(t *testing.T) {
 	if !strings.HasPrefix(k.Plaintext, apikeys.IntegrationKeyPrefix) || !strings.HasPrefix(k.SigningSecret, "whsec_") {
 		t.Fatalf("key %q secret %q", k.Plaintext, k.SigningSecret)
 	}
-	var stored apikeys.IntegrationKey
+	var stored models.IntegrationKey
 	f.db.Where("id = ?", k.Key.ID).Take(&stored)
 	if stored.PayloadFormat != "generic" || stored.RateLimit != 600 || stored.Label != "Shopify" ||
 		strings.Join(stored.IPAllowlist, ",") != "10.0.0.0/8,2001:db8::/32,192.0.2.4/32" {
@@ -100,7 +101,7 @@ func TestCreateIntegrationKeyDefaultsAndSecrets(t *testing.T) {
 func TestNativestoreForcesSignature(t *testing.T) {
 	f := newFixture(t)
 	in := f.req(f.owner)
-	in.PayloadFormat = apikeys.FormatNativestore
+	in.PayloadFormat = models.FormatNativestore
 	k, err := apikeys.NewService(f.db, f.box).CreateIntegrationKey(context.Background(), in)
 	if err != nil {
 		t.Fatal(err)
@@ -213,7 +214,7 @@ func TestAuthenticateAndRevokeIntegrationKey(t *testing.T) {
 }
 
 func TestAllowsIP(t *testing.T) {
-	k := &apikeys.IntegrationKey{IPAllowlist: []string{"203.0.113.0/24", "2001:db8::/32"}}
+	k := &models.IntegrationKey{IPAllowlist: []string{"203.0.113.0/24", "2001:db8::/32"}}
 	cases := map[string]bool{
 		"203.0.113.9": true, "203.0.114.1": false, "::ffff:203.0.113.9": true,
 		"2001:db8:1::5": true, "2001:db9::1": false, "garbage": false, "": false,
@@ -223,13 +224,13 @@ func TestAllowsIP(t *testing.T) {
 			t.Errorf("%q: %v, want %v", addr, got, want)
 		}
 	}
-	if !apikeys.AllowsIP(&apikeys.IntegrationKey{}, "198.51.100.1") {
+	if !apikeys.AllowsIP(&models.IntegrationKey{}, "198.51.100.1") {
 		t.Fatal("an empty allowlist must allow every address")
 	}
 }
 
 func TestSigningSecretUnconfigured(t *testing.T) {
-	_, err := apikeys.NewService(nil, nil).SigningSecret(&apikeys.IntegrationKey{RequireSignature: true})
+	_, err := apikeys.NewService(nil, nil).SigningSecret(&models.IntegrationKey{RequireSignature: true})
 	if !errors.Is(err, apikeys.ErrSignatureUnconfigured) {
 		t.Fatalf("got %v", err)
 	}

@@ -2,7 +2,7 @@
 // only as SHA-256 hashes, so authentication is a lookup by hash (nothing to steal from the database).
 // The operations are the methods of Service, which the APIs, the console and the CLI call; keys emit
 // no webhook events, so the service needs no event starter. The key rows, scopes and payload formats
-// are in rows.go.
+// are models' (models/apikeys.go).
 package apikeys
 
 import (
@@ -18,6 +18,7 @@ import (
 	"wds/internal/platform/problem"
 	"wds/internal/platform/secrets"
 	"wds/internal/workspace"
+	"wds/models"
 )
 
 // Service runs the key operations over the database. box seals and opens integration keys' signing
@@ -46,27 +47,27 @@ type NewReadKey struct {
 }
 
 // CreateReadKey mints a key (owners and admins only) and audits it. The plaintext is returned once.
-func (s *Service) CreateReadKey(ctx context.Context, in NewReadKey) (*ReadKey, string, error) {
+func (s *Service) CreateReadKey(ctx context.Context, in NewReadKey) (*models.ReadKey, string, error) {
 	if err := workspace.RequireRole(ctx, s.db, in.OrgID, in.ActorID, workspace.Managers...); err != nil {
 		return nil, "", err
 	}
 	if in.Scope == "" {
-		in.Scope = ScopeReadOnly
+		in.Scope = models.ScopeReadOnly
 	}
-	if in.Scope != ScopeReadOnly && in.Scope != ScopeReadWrite {
+	if in.Scope != models.ScopeReadOnly && in.Scope != models.ScopeReadWrite {
 		return nil, "", problem.Fail(problem.Invalid, "scope must be read_only or read_write")
 	}
 	plain, hash, err := secrets.NewAPIKey(ReadKeyPrefix)
 	if err != nil {
 		return nil, "", err
 	}
-	k := &ReadKey{ID: uuid.New(), OrgID: in.OrgID, Name: in.Name, KeyHash: hash,
+	k := &models.ReadKey{ID: uuid.New(), OrgID: in.OrgID, Name: in.Name, KeyHash: hash,
 		KeyHint: plain[:hintLen], Scope: in.Scope, CreatedBy: in.ActorID, ExpiresAt: in.ExpiresAt}
 	err = s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		if err := tx.Create(k).Error; err != nil {
 			return err
 		}
-		return workspace.Audit(ctx, tx, workspace.AuditEntry{OrgID: in.OrgID, ActorID: in.ActorID,
+		return workspace.Audit(ctx, tx, models.AuditEntry{OrgID: in.OrgID, ActorID: in.ActorID,
 			Action: "read_key.create", TargetType: "read_key", TargetID: k.ID,
 			Details: map[string]any{"scope": k.Scope, "name": k.Name, "hint": k.KeyHint, "expires_at": k.ExpiresAt}})
 	})
@@ -78,8 +79,8 @@ func (s *Service) CreateReadKey(ctx context.Context, in NewReadKey) (*ReadKey, s
 
 // RevokeReadKey revokes a key (owners and admins of its org) and audits it. Revoking twice keeps the
 // first revocation time. A key of an org the actor is not in is not found, as an unknown one is.
-func (s *Service) RevokeReadKey(ctx context.Context, id, actorID uuid.UUID) (*ReadKey, error) {
-	var k ReadKey
+func (s *Service) RevokeReadKey(ctx context.Context, id, actorID uuid.UUID) (*models.ReadKey, error) {
+	var k models.ReadKey
 	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		if err := tx.Where("id = ?", id).Take(&k).Error; err != nil {
 			if errors.Is(err, gorm.ErrRecordNotFound) {
@@ -94,7 +95,7 @@ func (s *Service) RevokeReadKey(ctx context.Context, id, actorID uuid.UUID) (*Re
 			Find(&k.RevokedAt).Error; err != nil {
 			return err
 		}
-		return workspace.Audit(ctx, tx, workspace.AuditEntry{OrgID: k.OrgID, ActorID: actorID,
+		return workspace.Audit(ctx, tx, models.AuditEntry{OrgID: k.OrgID, ActorID: actorID,
 			Action: "read_key.revoke", TargetType: "read_key", TargetID: k.ID, Details: map[string]any{"hint": k.KeyHint}})
 	})
 	if err != nil {
@@ -105,8 +106,8 @@ func (s *Service) RevokeReadKey(ctx context.Context, id, actorID uuid.UUID) (*Re
 
 // AuthenticateRead finds the active read key for a bearer value. Unknown, revoked, expired and
 // wrong-prefix keys are all ErrInvalidAPIKey (docs/integration-api.md): a caller learns nothing about which.
-func (s *Service) AuthenticateRead(ctx context.Context, bearer string, now time.Time) (*ReadKey, error) {
-	var k ReadKey
+func (s *Service) AuthenticateRead(ctx context.Context, bearer string, now time.Time) (*models.ReadKey, error) {
+	var k models.ReadKey
 	if err := findByKey(ctx, s.db, ReadKeyPrefix, bearer, &k); err != nil {
 		return nil, fmt.Errorf("authenticate read key: %w", err)
 	}

@@ -1,8 +1,8 @@
 // Package catalog holds the supplier CRM (vendors: add, edit, and the claim-token flow by which a
 // supplier claims its profile), marketplace sellers, their links to an org's stores, and products.
 // The operations are the methods of Service; a write that announces a vendor event starts it as
-// soon as its transaction commits (EventStarter), whichever adapter called it. Its rows are in
-// rows.go; a vendor's shape is views.Vendor.
+// soon as its transaction commits (EventStarter), whichever adapter called it. Its rows are models'
+// (models/catalog.go, models/vendor.go); a vendor's shape is views.Vendor.
 package catalog
 
 import (
@@ -16,6 +16,7 @@ import (
 
 	"wds/internal/platform/problem"
 	"wds/internal/workspace"
+	"wds/models"
 )
 
 // Service runs the catalog's operations over the database.
@@ -36,12 +37,12 @@ func NewService(db *gorm.DB, events EventStarter) *Service {
 }
 
 // CreateSeller adds a marketplace seller.
-func (s *Service) CreateSeller(ctx context.Context, name string) (*Seller, error) {
+func (s *Service) CreateSeller(ctx context.Context, name string) (*models.Seller, error) {
 	name = strings.TrimSpace(name)
 	if name == "" {
 		return nil, problem.Fail(problem.Invalid, "name is required")
 	}
-	seller := &Seller{ID: uuid.New(), Name: name}
+	seller := &models.Seller{ID: uuid.New(), Name: name}
 	if err := s.db.WithContext(ctx).Create(seller).Error; err != nil {
 		return nil, fmt.Errorf("create seller: %w", err)
 	}
@@ -50,14 +51,14 @@ func (s *Service) CreateSeller(ctx context.Context, name string) (*Seller, error
 
 // LinkSeller makes a seller's published products visible to an org through one of its stores. Linking
 // again moves the link to the given store.
-func (s *Service) LinkSeller(ctx context.Context, orgID, storeID, sellerID uuid.UUID) (*SellerLink, error) {
+func (s *Service) LinkSeller(ctx context.Context, orgID, storeID, sellerID uuid.UUID) (*models.SellerLink, error) {
 	if _, err := workspace.StoreOf(ctx, s.db, orgID, storeID); err != nil {
 		return nil, err
 	}
-	if err := exists(ctx, s.db, &Seller{}, sellerID, "seller"); err != nil {
+	if err := exists(ctx, s.db, &models.Seller{}, sellerID, "seller"); err != nil {
 		return nil, err
 	}
-	l := &SellerLink{OrgID: orgID, SellerID: sellerID, StoreID: storeID}
+	l := &models.SellerLink{OrgID: orgID, SellerID: sellerID, StoreID: storeID}
 	err := s.db.WithContext(ctx).Exec(`INSERT INTO seller_links (org_id, seller_id, store_id) VALUES (?, ?, ?)
 		ON CONFLICT (org_id, seller_id) DO UPDATE SET store_id = EXCLUDED.store_id`, orgID, sellerID, storeID).Error
 	if err != nil {
@@ -77,7 +78,7 @@ type NewProduct struct {
 }
 
 // CreateProduct adds a product to a seller's shop.
-func (s *Service) CreateProduct(ctx context.Context, in NewProduct) (*Product, error) {
+func (s *Service) CreateProduct(ctx context.Context, in NewProduct) (*models.Product, error) {
 	in.Name = strings.TrimSpace(in.Name)
 	switch {
 	case in.Name == "":
@@ -88,10 +89,10 @@ func (s *Service) CreateProduct(ctx context.Context, in NewProduct) (*Product, e
 	if in.Currency == "" {
 		in.Currency = "USD"
 	}
-	if err := exists(ctx, s.db, &Seller{}, in.SellerID, "seller"); err != nil {
+	if err := exists(ctx, s.db, &models.Seller{}, in.SellerID, "seller"); err != nil {
 		return nil, err
 	}
-	p := &Product{ID: uuid.New(), SellerID: in.SellerID, Name: in.Name, PriceCents: in.PriceCents,
+	p := &models.Product{ID: uuid.New(), SellerID: in.SellerID, Name: in.Name, PriceCents: in.PriceCents,
 		Currency: strings.ToUpper(in.Currency), Published: in.Published}
 	if in.SKU != "" {
 		p.SKU = &in.SKU

@@ -226,6 +226,6 @@ func (s *Service) inTx(ctx context.Context, out **views.Vendor, write func(tx *g
 }
 
 func audit(ctx context.Context, tx *gorm.DB, org, actor uuid.UUID, action string, vendorID uuid.UUID, details map[string]any) error {
-	return workspace.Audit(ctx, tx, workspace.AuditEntry{OrgID: org, ActorID: actor, Action: action,
+	return workspace.Audit(ctx, tx, models.AuditEntry{OrgID: org, ActorID: actor, Action: action,
 		TargetType: "vendor", TargetID: vendorID, Details: details})
 }

@@ -38,10 +38,10 @@ func newFixture(t *testing.T) *fixture {
 	db := pgtest.New(t)
 	org, _ := workspace.NewService(db).CreateOrg(ctx, "Acme")
 	store, _ := workspace.NewService(db).CreateStore(ctx, org.ID, "Main", "USD")
-	owner, _, _ := workspace.NewService(db).CreateUser(ctx, org.ID, "o@acme.test", workspace.RoleOwner)
-	member, _, _ := workspace.NewService(db).CreateUser(ctx, org.ID, "m@acme.test", workspace.RoleMember)
+	owner, _, _ := workspace.NewService(db).CreateUser(ctx, org.ID, "o@acme.test", models.RoleOwner)
+	member, _, _ := workspace.NewService(db).CreateUser(ctx, org.ID, "m@acme.test", models.RoleMember)
 	other, _ := workspace.NewService(db).CreateOrg(ctx, "Other")
-	outsider, _, err := workspace.NewService(db).CreateUser(ctx, other.ID, "x@other.test", workspace.RoleOwner)
+	outsider, _, err := workspace.NewService(db).CreateUser(ctx, other.ID, "x@other.test", models.RoleOwner)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -71,7 +71,7 @@ func (f *fixture) vendor(name string) *views.Vendor {
 
 func (f *fixture) audits(action string) int64 {
 	var n int64
-	f.db.Model(&workspace.AuditEntry{}).Where("action = ?", action).Count(&n)
+	f.db.Model(&models.AuditEntry{}).Where("action = ?", action).Count(&n)
 	return n
 }
 

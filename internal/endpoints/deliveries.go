@@ -136,7 +136,7 @@ func (s *Service) Refire(ctx context.Context, deliveryID, actorID uuid.UUID) (*R
 			return fmt.Errorf("queue re-fire: %w", err)
 		}
 		out = Refired{ChainID: disp.ChainID, WorkflowID: disp.WorkflowID, DispatchID: disp.ID}
-		return workspace.Audit(ctx, tx, workspace.AuditEntry{OrgID: d.OrgID, ActorID: actorID,
+		return workspace.Audit(ctx, tx, models.AuditEntry{OrgID: d.OrgID, ActorID: actorID,
 			Action: "webhook_delivery.refire", TargetType: "webhook_delivery", TargetID: d.ID,
 			Details: map[string]any{"event_id": d.EventID, "endpoint_id": d.EndpointID, "chain_id": disp.ChainID, "workflow_id": disp.WorkflowID}})
 	})
@@ -190,7 +190,7 @@ func (s *Service) SendTest(ctx context.Context, orgID, endpointID uuid.UUID) (*T
 // in the same transaction.
 func (s *Service) SendTestAs(ctx context.Context, orgID, endpointID, actorID uuid.UUID) (*TestQueued, error) {
 	return s.sendTest(ctx, orgID, endpointID, func(tx *gorm.DB) error {
-		return workspace.Audit(ctx, tx, workspace.AuditEntry{OrgID: orgID, ActorID: actorID, Action: "webhook_endpoint.test",
+		return workspace.Audit(ctx, tx, models.AuditEntry{OrgID: orgID, ActorID: actorID, Action: "webhook_endpoint.test",
 			TargetType: "webhook_endpoint", TargetID: endpointID})
 	})
 }

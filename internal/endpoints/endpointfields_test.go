@@ -14,7 +14,6 @@ import (
 	"wds/internal/endpoints"
 	"wds/internal/events"
 	"wds/internal/platform/problem"
-	"wds/internal/workspace"
 	"wds/models"
 )
 
@@ -106,7 +105,7 @@ func TestUpdateChangesOnlyWhatItNamesAndNullClears(t *testing.T) {
 	if err != nil || len(up.Headers) != 0 {
 		t.Fatalf("%+v %v", up, err)
 	}
-	var audit []workspace.AuditEntry
+	var audit []models.AuditEntry
 	f.DB.Where("action = ?", "webhook_endpoint.update").Order("created_at").Find(&audit)
 	if len(audit) != 3 || audit[1].Details["rate_limit"] != nil || fmt.Sprint(audit[1].Details["header_names"]) != "[X-B]" {
 		t.Fatalf("audit %+v", audit)

@@ -131,7 +131,7 @@ func (s *Service) Create(ctx context.Context, in CreateInput) (*Created, error) 
 		if err := tx.Create(&ep).Error; err != nil {
 			return fmt.Errorf("create endpoint: %w", err)
 		}
-		return workspace.Audit(ctx, tx, workspace.AuditEntry{OrgID: in.OrgID, ActorID: in.ActorID,
+		return workspace.Audit(ctx, tx, models.AuditEntry{OrgID: in.OrgID, ActorID: in.ActorID,
 			Action: "webhook_endpoint.create", TargetType: "webhook_endpoint", TargetID: ep.ID,
 			Details: map[string]any{"url": egress.RedactURL(ep.URL), "event_types": []string(types), "max_attempts": ep.MaxAttempts,
 				"rate_limit": ep.RateLimit, "header_names": headerNames(headers)}})
@@ -145,7 +145,7 @@ func (s *Service) Create(ctx context.Context, in CreateInput) (*Created, error) 
 // roomForOneMore locks the org row, then counts its enabled endpoints other than except (an endpoint
 // whose lease has ended is as good as deleted: lease.go).
 func roomForOneMore(ctx context.Context, tx *gorm.DB, orgID, except uuid.UUID) error {
-	var org workspace.Org
+	var org models.Org
 	err := tx.WithContext(ctx).Clauses(clause.Locking{Strength: "UPDATE"}).Where("id = ?", orgID).Take(&org).Error
 	if errors.Is(err, gorm.ErrRecordNotFound) {
 		return problem.Fail(problem.NotFound, "org %s not found", orgID)
@@ -371,7 +371,7 @@ func (s *Service) mutate(ctx context.Context, id, actorID uuid.UUID, action stri
 		if err != nil {
 			return err
 		}
-		return workspace.Audit(ctx, tx, workspace.AuditEntry{OrgID: ep.OrgID, ActorID: actorID, Action: action,
+		return workspace.Audit(ctx, tx, models.AuditEntry{OrgID: ep.OrgID, ActorID: actorID, Action: action,
 			TargetType: "webhook_endpoint", TargetID: ep.ID, Details: details})
 	})
 	if err != nil {

@@ -153,7 +153,7 @@ func TestMembersListButDoNotManageAndEveryActionIsAuditedWithoutSecrets(t *testi
 	if _, err := f.Svc.Disable(f.Ctx, ep.ID, f.Owner); !errors.Is(err, problem.NotFound) {
 		t.Fatalf("mutating a deleted endpoint: %v", err)
 	}
-	var audit []workspace.AuditEntry
+	var audit []models.AuditEntry
 	f.DB.Where("org_id = ?", f.Org).Order("created_at").Find(&audit)
 	var actions []string
 	for _, a := range audit {

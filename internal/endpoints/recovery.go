@@ -107,7 +107,7 @@ func (s *Service) Recover(ctx context.Context, endpointID, actorID uuid.UUID, si
 			}
 			return fmt.Errorf("create recovery: %w", err)
 		}
-		return workspace.Audit(ctx, tx, workspace.AuditEntry{OrgID: ep.OrgID, ActorID: actorID, Action: "endpoint.recover",
+		return workspace.Audit(ctx, tx, models.AuditEntry{OrgID: ep.OrgID, ActorID: actorID, Action: "endpoint.recover",
 			TargetType: "webhook_recovery", TargetID: rec.ID, Details: map[string]any{"endpoint_id": ep.ID,
 				"since": rec.Since, "until": rec.Until, "total": rec.Total, "workflow_id": rec.WorkflowID}})
 	})
@@ -140,7 +140,7 @@ func (s *Service) recoveryWindow(since time.Time, until *time.Time) (time.Time, 
 
 // endpointFor loads an endpoint (deleted ones too) the actor has one of roles in; nil actor is the
 // database's own operator. To an actor outside its org it does not exist.
-func (s *Service) endpointFor(ctx context.Context, id uuid.UUID, actorID *uuid.UUID, roles ...workspace.Role) (*models.Endpoint, error) {
+func (s *Service) endpointFor(ctx context.Context, id uuid.UUID, actorID *uuid.UUID, roles ...models.Role) (*models.Endpoint, error) {
 	var ep models.Endpoint
 	err := s.DB.WithContext(ctx).Where("id = ?", id).Take(&ep).Error
 	if errors.Is(err, gorm.ErrRecordNotFound) {
@@ -209,7 +209,7 @@ func (s *Service) CancelRecovery(ctx context.Context, id, actorID uuid.UUID) (*m
 		if err := finishRecovery(ctx, tx, &rec, models.RecoveryCancelled); err != nil {
 			return err
 		}
-		return workspace.Audit(ctx, tx, workspace.AuditEntry{OrgID: rec.OrgID, ActorID: actorID, Action: "recovery.cancel",
+		return workspace.Audit(ctx, tx, models.AuditEntry{OrgID: rec.OrgID, ActorID: actorID, Action: "recovery.cancel",
 			TargetType: "webhook_recovery", TargetID: rec.ID, Details: map[string]any{"endpoint_id": rec.EndpointID, "started": rec.Started, "total": rec.Total}})
 	})
 	if err != nil {

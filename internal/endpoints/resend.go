@@ -62,7 +62,7 @@ func (s *Service) Resend(ctx context.Context, eventID, actorID uuid.UUID, endpoi
 			queued = append(queued, disp.ID)
 			out.Chains = append(out.Chains, ResentChain{ChainID: disp.ChainID, EndpointID: ep, WorkflowID: disp.WorkflowID})
 		}
-		return workspace.Audit(ctx, tx, workspace.AuditEntry{OrgID: ev.OrgID, ActorID: actorID, Action: "event.resend",
+		return workspace.Audit(ctx, tx, models.AuditEntry{OrgID: ev.OrgID, ActorID: actorID, Action: "event.resend",
 			TargetType: "event", TargetID: eventID, Details: map[string]any{"chains": out.Chains}})
 	})
 	if err != nil {

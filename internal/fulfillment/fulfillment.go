@@ -25,6 +25,7 @@ import (
 	"wds/internal/platform/problem"
 	"wds/internal/views"
 	"wds/internal/workspace"
+	"wds/models"
 )
 
 // maxText bounds a carrier name and a tracking number, in characters.
@@ -155,7 +156,7 @@ func (c *change) announce(shipmentID uuid.UUID, types ...string) (order.Shipment
 
 func (c *change) audit(actor uuid.UUID, action string, shipmentID uuid.UUID, details map[string]any) error {
 	details["order_id"] = c.order.ID
-	return workspace.Audit(c.ctx, c.tx, workspace.AuditEntry{OrgID: c.order.OrgID, ActorID: actor, Action: action,
+	return workspace.Audit(c.ctx, c.tx, models.AuditEntry{OrgID: c.order.OrgID, ActorID: actor, Action: action,
 		TargetType: "shipment", TargetID: shipmentID, Details: details})
 }
 

@@ -20,6 +20,7 @@ import (
 	"wds/internal/platform/problem"
 	"wds/internal/views"
 	"wds/internal/workspace"
+	"wds/models"
 )
 
 func TestMain(m *testing.M) { pgtest.Main(m) }
@@ -39,12 +40,12 @@ func newFixture(t *testing.T) *fixture {
 	db := pgtest.New(t)
 	org, _ := workspace.NewService(db).CreateOrg(ctx, "Acme")
 	store, _ := workspace.NewService(db).CreateStore(ctx, org.ID, "Main", "USD")
-	member, _, err := workspace.NewService(db).CreateUser(ctx, org.ID, "m@acme.test", workspace.RoleMember)
+	member, _, err := workspace.NewService(db).CreateUser(ctx, org.ID, "m@acme.test", models.RoleMember)
 	if err != nil {
 		t.Fatal(err)
 	}
 	other, _ := workspace.NewService(db).CreateOrg(ctx, "Other")
-	outsider, _, _ := workspace.NewService(db).CreateUser(ctx, other.ID, "o@other.test", workspace.RoleOwner)
+	outsider, _, _ := workspace.NewService(db).CreateUser(ctx, other.ID, "o@other.test", models.RoleOwner)
 	return &fixture{t: t, ctx: ctx, db: db, org: org.ID, store: store.ID, member: member.ID, outsider: outsider.ID}
 }
 
@@ -70,7 +71,7 @@ func (f *fixture) emitted() []string {
 
 func (f *fixture) audits() int64 {
 	var n int64
-	f.db.Model(&workspace.AuditEntry{}).Where("org_id = ? AND target_type = 'shipment'", f.org).Count(&n)
+	f.db.Model(&models.AuditEntry{}).Where("org_id = ? AND target_type = 'shipment'", f.org).Count(&n)
 	return n
 }
 

@@ -12,6 +12,7 @@ import (
 	"wds/internal/platform/problem"
 	"wds/internal/views"
 	"wds/internal/workspace"
+	"wds/models"
 )
 
 // Operator writes in the app (docs/cli.md, Workspace operations): orders made by hand (source kind app) and clients
@@ -234,7 +235,7 @@ func (o *op) refuseTakenEmail(email string, client uuid.UUID) error {
 
 // audit writes the op's audit row in its transaction.
 func (o *op) audit(actorID uuid.UUID, action, targetType string, targetID uuid.UUID, details map[string]any) error {
-	return workspace.Audit(o.ctx, o.tx, workspace.AuditEntry{OrgID: o.org, ActorID: actorID, Action: action,
+	return workspace.Audit(o.ctx, o.tx, models.AuditEntry{OrgID: o.org, ActorID: actorID, Action: action,
 		TargetType: targetType, TargetID: targetID, Details: details})
 }
 

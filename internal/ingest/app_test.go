@@ -19,6 +19,7 @@ import (
 	"wds/internal/order"
 	"wds/internal/platform/problem"
 	"wds/internal/workspace"
+	"wds/models"
 )
 
 // appEnv is an org with a store, a member (any role may write in the app), and another org.
@@ -44,13 +45,13 @@ func newAppEnv(t *testing.T) *appEnv {
 	must(err)
 	store, err := workspace.NewService(e.db).CreateStore(ctx, org.ID, "Shop", "EUR")
 	must(err)
-	member, _, err := workspace.NewService(e.db).CreateUser(ctx, org.ID, uuid.NewString()+"@example.com", workspace.RoleMember)
+	member, _, err := workspace.NewService(e.db).CreateUser(ctx, org.ID, uuid.NewString()+"@example.com", models.RoleMember)
 	must(err)
 	other, err := workspace.NewService(e.db).CreateOrg(ctx, "Elsewhere")
 	must(err)
 	otherStore, err := workspace.NewService(e.db).CreateStore(ctx, other.ID, "Far", "USD")
 	must(err)
-	otherOwner, _, err := workspace.NewService(e.db).CreateUser(ctx, other.ID, uuid.NewString()+"@example.com", workspace.RoleOwner)
+	otherOwner, _, err := workspace.NewService(e.db).CreateUser(ctx, other.ID, uuid.NewString()+"@example.com", models.RoleOwner)
 	must(err)
 	e.org, e.store, e.member, e.otherOrg, e.otherStore, e.otherOwner = org.ID, store.ID, member.ID, other.ID, otherStore.ID, otherOwner.ID
 	return e
@@ -120,7 +121,7 @@ func TestAppOrderFollowsTheIntegrationRulesAndIsAudited(t *testing.T) {
 	if got := e.eventTypes(); fmt.Sprint(got) != fmt.Sprint([]string{events.ClientCreated, events.OrderCreated, events.PaymentRecorded}) {
 		t.Fatalf("events %v", got)
 	}
-	var audit []workspace.AuditEntry
+	var audit []models.AuditEntry
 	e.db.Where("org_id = ?", e.org).Find(&audit)
 	if len(audit) != 1 || audit[0].Action != "order.create" || audit[0].TargetID != res.ID || audit[0].ActorID != e.member {
 		t.Fatalf("audit %+v", audit)

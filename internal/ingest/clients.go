@@ -9,7 +9,6 @@ import (
 
 	"github.com/google/uuid"
 
-	"wds/internal/apikeys"
 	"wds/internal/events"
 	"wds/internal/platform/database"
 	"wds/internal/views"
@@ -25,7 +24,7 @@ type ClientResult struct {
 }
 
 // UpsertClient creates or updates a CRM client of the key's store by the three resolution rules.
-func (s *Service) UpsertClient(ctx context.Context, key *apikeys.IntegrationKey, in Client) (*ClientResult, error) {
+func (s *Service) UpsertClient(ctx context.Context, key *models.IntegrationKey, in Client) (*ClientResult, error) {
 	if err := in.normalize("", true); err != nil {
 		return nil, err
 	}
@@ -303,7 +302,7 @@ func (o *op) updateClient(id uuid.UUID, in Client) (resolved, error) {
 // clientState is a stored client as an upsert sees it: its row (updateClient loads only the fields
 // an upsert may change) and its billing address decoded, for comparison.
 type clientState struct {
-	views.ClientRow
+	models.Client
 	address *Address `gorm:"-"`
 }
 
@@ -341,7 +340,7 @@ func (r *clientState) apply(in Client) {
 
 // stamp records which integration brought the client in (the UI's "imported" badge). An operator's
 // write in the app (no key) stamps nothing.
-func (r *clientState) stamp(key *apikeys.IntegrationKey, externalID string) {
+func (r *clientState) stamp(key *models.IntegrationKey, externalID string) {
 	if key == nil {
 		return
 	}

@@ -6,9 +6,9 @@ import (
 
 	"github.com/google/uuid"
 
-	"wds/internal/apikeys"
 	"wds/internal/dev/pgtest"
 	"wds/internal/workspace"
+	"wds/models"
 )
 
 // TestAClientWhoseEmailChangesMidCreateIsNotLost drives the race createClient retries for: the
@@ -20,9 +20,9 @@ func TestAClientWhoseEmailChangesMidCreateIsNotLost(t *testing.T) {
 	db := pgtest.New(t)
 	org, _ := workspace.NewService(db).CreateOrg(ctx, "Acme")
 	store, _ := workspace.NewService(db).CreateStore(ctx, org.ID, "Shop", "USD")
-	owner, _, _ := workspace.NewService(db).CreateUser(ctx, org.ID, uuid.NewString()+"@example.com", workspace.RoleOwner)
-	key := &apikeys.IntegrationKey{ID: uuid.New(), OrgID: org.ID, StoreID: store.ID, Label: "Shop", KeyHash: []byte(uuid.NewString()),
-		KeyHint: "test", PayloadFormat: "generic", Scopes: apikeys.IntegrationScopes, IPAllowlist: []string{}, RateLimit: 600, CreatedBy: owner.ID}
+	owner, _, _ := workspace.NewService(db).CreateUser(ctx, org.ID, uuid.NewString()+"@example.com", models.RoleOwner)
+	key := &models.IntegrationKey{ID: uuid.New(), OrgID: org.ID, StoreID: store.ID, Label: "Shop", KeyHash: []byte(uuid.NewString()),
+		KeyHint: "test", PayloadFormat: "generic", Scopes: models.IntegrationScopes, IPAllowlist: []string{}, RateLimit: 600, CreatedBy: owner.ID}
 	if err := db.Create(key).Error; err != nil {
 		t.Fatal(err)
 	}

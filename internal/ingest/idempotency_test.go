@@ -15,20 +15,21 @@ import (
 	"wds/internal/ingest"
 	"wds/internal/platform/secrets"
 	"wds/internal/workspace"
+	"wds/models"
 )
 
 func TestMain(m *testing.M) { pgtest.Main(m) }
 
-func newKey(t testing.TB) (*gorm.DB, *apikeys.IntegrationKey) {
+func newKey(t testing.TB) (*gorm.DB, *models.IntegrationKey) {
 	t.Helper()
 	ctx := context.Background()
 	db := pgtest.New(t)
 	org, _ := workspace.NewService(db).CreateOrg(ctx, "Acme")
 	store, _ := workspace.NewService(db).CreateStore(ctx, org.ID, "Shop", "USD")
-	owner, _, _ := workspace.NewService(db).CreateUser(ctx, org.ID, uuid.NewString()+"@example.com", workspace.RoleOwner)
+	owner, _, _ := workspace.NewService(db).CreateUser(ctx, org.ID, uuid.NewString()+"@example.com", models.RoleOwner)
 	box, _ := secrets.NewBox(secrets.GenerateKey())
 	k, err := apikeys.NewService(db, box).CreateIntegrationKey(ctx, apikeys.NewIntegrationKey{OrgID: org.ID, StoreID: store.ID,
-		ActorID: owner.ID, Scopes: apikeys.IntegrationScopes})
+		ActorID: owner.ID, Scopes: models.IntegrationScopes})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -22,11 +22,11 @@ import (
 	"github.com/google/uuid"
 	"gorm.io/gorm"
 
-	"wds/internal/apikeys"
 	"wds/internal/order"
 	"wds/internal/outbox"
 	"wds/internal/platform/problem"
 	"wds/internal/views"
+	"wds/models"
 )
 
 // Service runs the operations over the database. Each write starts the events it committed as soon
@@ -49,7 +49,7 @@ func NewService(db *gorm.DB, events EventStarter) *Service {
 }
 
 // scope is what an integration key may see: its own org and store, nothing else.
-func scope(key *apikeys.IntegrationKey) views.Scope {
+func scope(key *models.IntegrationKey) views.Scope {
 	store := key.StoreID
 	return views.Scope{OrgID: key.OrgID, StoreID: &store}
 }
@@ -68,14 +68,14 @@ type op struct {
 	tx  *gorm.DB
 	// key is the integration key that writes; nil when an operator writes in the app. External ids
 	// and source stamps belong to keys, so an app write has neither.
-	key *apikeys.IntegrationKey
+	key *models.IntegrationKey
 	// org and store scope every row the op reads or writes: the key's, or the operator's choice.
 	org, store uuid.UUID
 	events     []outbox.PendingEvent
 }
 
 // keyOp is an op of an integration key, bound to the key's org and store.
-func keyOp(ctx context.Context, tx *gorm.DB, key *apikeys.IntegrationKey) *op {
+func keyOp(ctx context.Context, tx *gorm.DB, key *models.IntegrationKey) *op {
 	return &op{ctx: ctx, tx: tx, key: key, org: key.OrgID, store: key.StoreID}
 }
 
@@ -89,7 +89,7 @@ func (o *op) keyID() *uuid.UUID {
 
 // inTx runs fn in one transaction of the key and, once committed, starts the events it emitted
 // (run).
-func (s *Service) inTx(ctx context.Context, key *apikeys.IntegrationKey, fn func(o *op) error) error {
+func (s *Service) inTx(ctx context.Context, key *models.IntegrationKey, fn func(o *op) error) error {
 	return s.run(ctx, func(tx *gorm.DB) *op { return keyOp(ctx, tx, key) }, fn)
 }
 

@@ -13,6 +13,7 @@ import (
 	"wds/internal/events"
 	"wds/internal/order"
 	"wds/internal/platform/problem"
+	"wds/models"
 )
 
 // OrderResult is the create envelope (docs/integration-api.md).
@@ -55,8 +56,8 @@ func statusAfterPayment(total, paid, amount int64) (string, error) {
 
 // CreateOrder creates an order with its lines, client and inline payment, or returns the original with
 // Duplicate set when the key already sent this external_id (no row change, no event).
-func (s *Service) CreateOrder(ctx context.Context, key *apikeys.IntegrationKey, in Order) (*OrderResult, error) {
-	if in.Payment != nil && !key.HasScope(apikeys.ScopePaymentsWrite) {
+func (s *Service) CreateOrder(ctx context.Context, key *models.IntegrationKey, in Order) (*OrderResult, error) {
+	if in.Payment != nil && !key.HasScope(models.ScopePaymentsWrite) {
 		return nil, problem.Fail(apikeys.ErrInsufficientScope, "a payment block needs the payments:write scope as well")
 	}
 	res, err := s.createPiped(ctx, key, in)
@@ -293,7 +294,7 @@ func jsonObject(m map[string]any) (string, error) {
 }
 
 // OrderByExternal finds the key's order by the caller's external_id (external ids are per key).
-func (s *Service) OrderByExternal(ctx context.Context, key *apikeys.IntegrationKey, externalID string) (*order.Order, error) {
+func (s *Service) OrderByExternal(ctx context.Context, key *models.IntegrationKey, externalID string) (*order.Order, error) {
 	if !Storable(externalID) {
 		return nil, problem.Fail(problem.NotFound, "no order with this external_id")
 	}
@@ -313,7 +314,7 @@ type CancelResult struct {
 
 // CancelOrder cancels an order of the key's store whatever its payment state; cancelling a cancelled
 // order changes nothing and says so.
-func (s *Service) CancelOrder(ctx context.Context, key *apikeys.IntegrationKey, orderID uuid.UUID) (*CancelResult, error) {
+func (s *Service) CancelOrder(ctx context.Context, key *models.IntegrationKey, orderID uuid.UUID) (*CancelResult, error) {
 	var res *CancelResult
 	err := s.inTx(ctx, key, func(o *op) error {
 		var err error

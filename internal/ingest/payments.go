@@ -7,10 +7,10 @@ import (
 
 	"github.com/google/uuid"
 
-	"wds/internal/apikeys"
 	"wds/internal/events"
 	"wds/internal/order"
 	"wds/internal/platform/problem"
+	"wds/models"
 )
 
 // PaymentResult answers POST /orders/{id}/payments (docs/integration-api.md).
@@ -71,7 +71,7 @@ func paidAt(p Payment) *time.Time {
 
 // RecordPayment records a payment against an order of the key's store, or returns the original when
 // the key already sent this payment external_id.
-func (s *Service) RecordPayment(ctx context.Context, key *apikeys.IntegrationKey, orderID uuid.UUID, in Payment) (*PaymentResult, error) {
+func (s *Service) RecordPayment(ctx context.Context, key *models.IntegrationKey, orderID uuid.UUID, in Payment) (*PaymentResult, error) {
 	if err := in.normalize("", true); err != nil {
 		return nil, err
 	}
@@ -180,7 +180,7 @@ func (o *op) existingPayment(id uuid.UUID) (*PaymentResult, error) {
 
 // RefundPayment fully refunds a payment of the key's store. amountCents, when sent, must equal the
 // payment's amount: version 1 has no partial refunds.
-func (s *Service) RefundPayment(ctx context.Context, key *apikeys.IntegrationKey, paymentID uuid.UUID, in Refund) (*RefundResult, error) {
+func (s *Service) RefundPayment(ctx context.Context, key *models.IntegrationKey, paymentID uuid.UUID, in Refund) (*RefundResult, error) {
 	var res *RefundResult
 	err := s.inTx(ctx, key, func(o *op) error {
 		var err error

@@ -7,11 +7,11 @@ import (
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 
-	"wds/internal/apikeys"
 	"wds/internal/order"
 	"wds/internal/outbox"
 	"wds/internal/platform/database"
 	"wds/internal/views"
+	"wds/models"
 )
 
 // The Integration API's order create, the busiest write, sends its statements in two round trips
@@ -29,7 +29,7 @@ import (
 // connection, in the same transaction.
 
 // createPiped is CreateOrder's transaction on pgx; it starts the events it committed.
-func (s *Service) createPiped(ctx context.Context, key *apikeys.IntegrationKey, in Order) (*OrderResult, error) {
+func (s *Service) createPiped(ctx context.Context, key *models.IntegrationKey, in Order) (*OrderResult, error) {
 	t, err := in.normalize("", true) // bad input costs no round trip
 	if err != nil {
 		return nil, err
@@ -54,7 +54,7 @@ func (s *Service) createPiped(ctx context.Context, key *apikeys.IntegrationKey, 
 }
 
 // createOnce runs the transaction on a held connection and returns the ids of the events to start.
-func (s *Service) createOnce(ctx context.Context, key *apikeys.IntegrationKey, in Order, t totals, status string) (res *OrderResult, ids []uuid.UUID, err error) {
+func (s *Service) createOnce(ctx context.Context, key *models.IntegrationKey, in Order, t totals, status string) (res *OrderResult, ids []uuid.UUID, err error) {
 	h, err := database.Hold(ctx, s.db)
 	if err != nil {
 		return nil, nil, err

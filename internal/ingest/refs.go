@@ -7,9 +7,9 @@ import (
 	"github.com/google/uuid"
 	"gorm.io/gorm"
 
-	"wds/internal/apikeys"
 	"wds/internal/platform/database"
 	"wds/internal/platform/problem"
+	"wds/models"
 )
 
 // An external id names an entity for one integration key: external_refs maps (key, entity type,
@@ -78,7 +78,7 @@ func (o *op) lookupRef(entity, externalID string) (uuid.UUID, error) {
 	return lookupRef(o.ctx, o.tx, o.key, entity, externalID)
 }
 
-func lookupRef(ctx context.Context, db *gorm.DB, key *apikeys.IntegrationKey, entity, externalID string) (uuid.UUID, error) {
+func lookupRef(ctx context.Context, db *gorm.DB, key *models.IntegrationKey, entity, externalID string) (uuid.UUID, error) {
 	var ids []uuid.UUID
 	err := db.WithContext(ctx).Raw(lookupSQL, ref{&key.ID, entity, externalID}.lookupArgs()...).Find(&ids).Error
 	if err != nil {

@@ -6,8 +6,8 @@ import (
 
 	"github.com/google/uuid"
 
-	"wds/internal/apikeys"
 	"wds/internal/order"
+	"wds/models"
 )
 
 // StoreAction is what a store platform order status asks for (docs/integration-api.md, "Store-native receiver
@@ -47,7 +47,7 @@ type StoreResult struct {
 // ApplyStoreOrder applies a store-native order idempotently in one transaction: an unknown order is
 // created (with its payment when the status says it was paid), then a cancel or refund is applied; a
 // known order gets only the transition its new status implies.
-func (s *Service) ApplyStoreOrder(ctx context.Context, key *apikeys.IntegrationKey, in StoreOrder) (*StoreResult, error) {
+func (s *Service) ApplyStoreOrder(ctx context.Context, key *models.IntegrationKey, in StoreOrder) (*StoreResult, error) {
 	var res *StoreResult
 	err := s.inTx(ctx, key, func(o *op) error {
 		var err error

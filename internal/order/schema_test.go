@@ -23,6 +23,7 @@ import (
 	"wds/internal/platform/secrets"
 	"wds/internal/views"
 	"wds/internal/workspace"
+	"wds/models"
 )
 
 // The order's shape is defined once, by the view structs' tags; the schemas the service serves (the
@@ -137,10 +138,10 @@ func richOrder(t *testing.T, db *gorm.DB) (uuid.UUID, uuid.UUID) {
 	ctx := context.Background()
 	org, _ := workspace.NewService(db).CreateOrg(ctx, "Acme")
 	store, _ := workspace.NewService(db).CreateStore(ctx, org.ID, "Shop", "USD")
-	owner, _, _ := workspace.NewService(db).CreateUser(ctx, org.ID, uuid.NewString()+"@example.com", workspace.RoleOwner)
+	owner, _, _ := workspace.NewService(db).CreateUser(ctx, org.ID, uuid.NewString()+"@example.com", models.RoleOwner)
 	box, _ := secrets.NewBox(secrets.GenerateKey())
 	k, err := apikeys.NewService(db, box).CreateIntegrationKey(ctx, apikeys.NewIntegrationKey{OrgID: org.ID, StoreID: store.ID,
-		ActorID: owner.ID, Scopes: apikeys.IntegrationScopes, Label: "Shop <&>"})
+		ActorID: owner.ID, Scopes: models.IntegrationScopes, Label: "Shop <&>"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -37,26 +37,6 @@ type ClientSource struct {
 	IntegrationKeyID *uuid.UUID `json:"integration_key_id"`
 }
 
-// ClientRow is a client as the clients table stores it: the one row type for it, which this
-// package turns into a Client and ingest reads and compares when it upserts one.
-type ClientRow struct {
-	ID                     uuid.UUID
-	StoreID                uuid.UUID
-	Email                  *string
-	DisplayName            string
-	FirstName              string
-	LastName               string
-	Phone                  string
-	ClientType             string
-	Tags                   models.TextArray `gorm:"type:text[]"`
-	BillingAddress         []byte
-	SourceLabel            *string
-	SourceExternalID       *string
-	SourceIntegrationKeyID *uuid.UUID
-	CreatedAt              time.Time
-	UpdatedAt              time.Time
-}
-
 // clientColumns are a client's view, of the clients table named t.
 const clientColumns = `t.id, t.store_id, t.email, t.display_name, t.first_name, t.last_name, t.phone,
 	t.client_type, t.tags, t.billing_address, t.source_label, t.source_external_id,
@@ -64,7 +44,8 @@ const clientColumns = `t.id, t.store_id, t.email, t.display_name, t.first_name, 
 
 const clientSelect = `SELECT ` + clientColumns + ` FROM clients t`
 
-func (r ClientRow) view() Client {
+// clientView is the client r as GetClient shows it.
+func clientView(r models.Client) Client {
 	c := Client{ID: r.ID, StoreID: r.StoreID, Email: r.Email, DisplayName: r.DisplayName, FirstName: r.FirstName,
 		LastName: r.LastName, Phone: r.Phone, ClientType: r.ClientType, Tags: []string(r.Tags),
 		BillingAddress: json.RawMessage(r.BillingAddress), CreatedAt: utc(r.CreatedAt), UpdatedAt: utc(r.UpdatedAt)}
@@ -83,11 +64,11 @@ func (r ClientRow) view() Client {
 // GetClient loads one client within scope.
 func GetClient(ctx context.Context, db *gorm.DB, s Scope, id uuid.UUID) (*Client, error) {
 	cond, args := ScopeFilter(s, "t.org_id", "t.store_id")
-	row, err := one[ClientRow](ctx, db, "client", clientSelect+" WHERE t.id = ? AND "+cond, append([]any{id}, args...)...)
+	row, err := one[models.Client](ctx, db, "client", clientSelect+" WHERE t.id = ? AND "+cond, append([]any{id}, args...)...)
 	if err != nil {
 		return nil, err
 	}
-	c := row.view()
+	c := clientView(*row)
 	return &c, nil
 }
 
@@ -95,14 +76,14 @@ func GetClient(ctx context.Context, db *gorm.DB, s Scope, id uuid.UUID) (*Client
 // clients AS t, UPDATE clients t), and returns the row it wrote as GetClient shows it, or nil when it
 // wrote none. A write that announces the client so needs no second statement to read it back.
 func WriteClient(ctx context.Context, db *gorm.DB, write string, args ...any) (*Client, error) {
-	var rows []ClientRow
+	var rows []models.Client
 	if err := db.WithContext(ctx).Raw(write+ClientReturning, args...).Find(&rows).Error; err != nil {
 		return nil, fmt.Errorf("write client: %w", err)
 	}
 	if len(rows) == 0 {
 		return nil, nil
 	}
-	c := rows[0].view()
+	c := clientView(rows[0])
 	return &c, nil
 }
 
@@ -112,7 +93,7 @@ const ClientReturning = " RETURNING " + clientColumns
 
 // ScanClient reads a row of ClientReturning as GetClient shows the client.
 func ScanClient(row database.Row) (*Client, error) {
-	var r ClientRow
+	var r models.Client
 	var tags []string
 	err := row.Scan(&r.ID, &r.StoreID, &r.Email, &r.DisplayName, &r.FirstName, &r.LastName, &r.Phone,
 		&r.ClientType, &tags, &r.BillingAddress, &r.SourceLabel, &r.SourceExternalID,
@@ -121,20 +102,20 @@ func ScanClient(row database.Row) (*Client, error) {
 		return nil, fmt.Errorf("scan client: %w", err)
 	}
 	r.Tags = tags
-	c := r.view()
+	c := clientView(r)
 	return &c, nil
 }
 
 // ListClients loads one page of clients.
 func ListClients(ctx context.Context, db *gorm.DB, q ListQuery) (Page[Client], error) {
 	tail, args := Keyset(q, "t.org_id", "t.store_id")
-	var rows []ClientRow
+	var rows []models.Client
 	if err := db.WithContext(ctx).Raw(clientSelect+tail, args...).Find(&rows).Error; err != nil {
 		return Page[Client]{}, fmt.Errorf("list clients: %w", err)
 	}
 	out := make([]Client, len(rows))
 	for i, r := range rows {
-		out[i] = r.view()
+		out[i] = clientView(r)
 	}
 	return NewPage(out, q.Limit, func(c Client) (time.Time, uuid.UUID) { return c.UpdatedAt, c.ID }), nil
 }

@@ -1,8 +1,8 @@
 // Package views defines the workspace's resources as the APIs and webhook events show them (clients,
 // vendors, products), the queries that load them, and what every resource's list shares with them: the
 // caller's Scope and keyset pages ordered by (updated_at DESC, id DESC). The order, the richest
-// resource, is package order's. A row type another package also reads lives here once, beside the
-// view made from it (ClientRow, which ingest's client upsert compares).
+// resource, is package order's. A client is read as its row, models.Client, which ingest's client
+// upsert also reads and compares, and turned into its view here.
 package views
 
 import (

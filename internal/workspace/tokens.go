@@ -11,6 +11,7 @@ import (
 
 	"wds/internal/platform/problem"
 	"wds/internal/platform/secrets"
+	"wds/models"
 )
 
 // RotatedToken is a user's new operator token, shown only in this answer.
@@ -46,7 +47,7 @@ func (s *Service) newToken(ctx context.Context, userID, actorID uuid.UUID, may t
 	if err != nil {
 		return nil, err
 	}
-	err = changeToken(ctx, s.db, userID, actorID, "user.rotate_token", may, func(tx *gorm.DB, _ *User, _ map[string]any) error {
+	err = changeToken(ctx, s.db, userID, actorID, "user.rotate_token", may, func(tx *gorm.DB, _ *models.User, _ map[string]any) error {
 		return tx.Exec(`UPDATE users SET token_hash = ?, token_revoked_at = NULL WHERE id = ?`, hash, userID).Error
 	})
 	if err != nil {
@@ -60,7 +61,7 @@ func (s *Service) newToken(ctx context.Context, userID, actorID uuid.UUID, may t
 // an owner or admin of each of the user's orgs, but an owner's token only an owner.
 func (s *Service) RevokeToken(ctx context.Context, userID, actorID uuid.UUID) (*RevokedToken, error) {
 	out := &RevokedToken{ID: userID}
-	err := changeToken(ctx, s.db, userID, actorID, "user.revoke_token", managersBelowOwners, func(tx *gorm.DB, u *User, details map[string]any) error {
+	err := changeToken(ctx, s.db, userID, actorID, "user.revoke_token", managersBelowOwners, func(tx *gorm.DB, u *models.User, details map[string]any) error {
 		details["already_revoked"] = u.TokenRevokedAt != nil
 		if u.TokenRevokedAt != nil {
 			out.RevokedAt = *u.TokenRevokedAt
@@ -78,7 +79,7 @@ func (s *Service) RevokeToken(ctx context.Context, userID, actorID uuid.UUID) (*
 // audit row (action, target the user) in each org the user belongs to, all in one transaction. The
 // audit rows never hold the token; details says how many console sessions ended.
 func changeToken(ctx context.Context, db *gorm.DB, userID, actorID uuid.UUID, action string, may tokenRule,
-	change func(tx *gorm.DB, u *User, details map[string]any) error) error {
+	change func(tx *gorm.DB, u *models.User, details map[string]any) error) error {
 	return db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		u, orgs, err := lockTokenHolder(ctx, tx, userID, actorID, may)
 		if err != nil {
@@ -97,7 +98,7 @@ func changeToken(ctx context.Context, db *gorm.DB, userID, actorID uuid.UUID, ac
 		}
 		details["console_sessions_ended"] = ended.RowsAffected
 		for _, org := range orgs {
-			if err := Audit(ctx, tx, AuditEntry{OrgID: org, ActorID: actorID, Action: action,
+			if err := Audit(ctx, tx, models.AuditEntry{OrgID: org, ActorID: actorID, Action: action,
 				TargetType: "user", TargetID: userID, Details: details}); err != nil {
 				return err
 			}
@@ -120,21 +121,21 @@ const (
 // others as may says, provided they manage every org the user belongs to (the token works in all of
 // them). A user the actor shares no org with does not exist for them (404), as ids of other orgs
 // never do.
-func lockTokenHolder(ctx context.Context, tx *gorm.DB, userID, actorID uuid.UUID, may tokenRule) (*User, []uuid.UUID, error) {
+func lockTokenHolder(ctx context.Context, tx *gorm.DB, userID, actorID uuid.UUID, may tokenRule) (*models.User, []uuid.UUID, error) {
 	notFound := problem.Fail(problem.NotFound, "user %s not found", userID)
-	var users []User
+	var users []models.User
 	if err := tx.WithContext(ctx).Clauses(clause.Locking{Strength: "UPDATE"}).Where("id = ?", userID).Limit(1).Find(&users).Error; err != nil {
 		return nil, nil, fmt.Errorf("load user: %w", err)
 	}
 	if len(users) == 0 {
 		return nil, nil, notFound
 	}
-	var held []Membership
+	var held []models.Membership
 	if err := tx.WithContext(ctx).Where("user_id = ?", userID).Order("created_at, org_id").Find(&held).Error; err != nil {
 		return nil, nil, fmt.Errorf("load memberships: %w", err)
 	}
 	orgs := make([]uuid.UUID, len(held))
-	roles := make(map[uuid.UUID]Role, len(held))
+	roles := make(map[uuid.UUID]models.Role, len(held))
 	for i, m := range held {
 		orgs[i] = m.OrgID
 		roles[m.OrgID] = m.Role
@@ -148,7 +149,7 @@ func lockTokenHolder(ctx context.Context, tx *gorm.DB, userID, actorID uuid.UUID
 	if userID == actorID {
 		return &users[0], orgs, nil
 	}
-	var actorRoles []Membership
+	var actorRoles []models.Membership
 	if err := tx.WithContext(ctx).Where("user_id = ? AND org_id IN ?", actorID, orgs).Find(&actorRoles).Error; err != nil {
 		return nil, nil, fmt.Errorf("check role: %w", err)
 	}
@@ -163,7 +164,7 @@ func lockTokenHolder(ctx context.Context, tx *gorm.DB, userID, actorID uuid.UUID
 		if err := allowed(m.Role, Managers); err != nil {
 			return nil, nil, err
 		}
-		if may == managersBelowOwners && roles[m.OrgID] == RoleOwner && m.Role != RoleOwner {
+		if may == managersBelowOwners && roles[m.OrgID] == models.RoleOwner && m.Role != models.RoleOwner {
 			return nil, nil, problem.Fail(ErrForbidden, "user %s is an owner; only an owner may revoke their token", userID)
 		}
 	}

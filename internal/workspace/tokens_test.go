@@ -13,6 +13,7 @@ import (
 	"wds/internal/dev/pgtest"
 	"wds/internal/platform/problem"
 	"wds/internal/workspace"
+	"wds/models"
 )
 
 func TestMain(m *testing.M) { pgtest.Main(m) }
@@ -36,10 +37,10 @@ func newTokenEnv(t *testing.T) *tokenEnv {
 	e := &tokenEnv{t: t, db: pgtest.New(t), tokens: map[uuid.UUID]string{}}
 	e.org = e.newOrg("Acme")
 	e.other = e.newOrg("Elsewhere")
-	e.owner = e.newUser(e.org, "owner@acme.test", workspace.RoleOwner)
-	e.admin = e.newUser(e.org, "admin@acme.test", workspace.RoleAdmin)
-	e.member = e.newUser(e.org, "member@acme.test", workspace.RoleMember)
-	e.otherOwner = e.newUser(e.other, "owner@elsewhere.test", workspace.RoleOwner)
+	e.owner = e.newUser(e.org, "owner@acme.test", models.RoleOwner)
+	e.admin = e.newUser(e.org, "admin@acme.test", models.RoleAdmin)
+	e.member = e.newUser(e.org, "member@acme.test", models.RoleMember)
+	e.otherOwner = e.newUser(e.other, "owner@elsewhere.test", models.RoleOwner)
 	return e
 }
 
@@ -52,7 +53,7 @@ func (e *tokenEnv) newOrg(name string) uuid.UUID {
 	return org.ID
 }
 
-func (e *tokenEnv) newUser(org uuid.UUID, email string, role workspace.Role) uuid.UUID {
+func (e *tokenEnv) newUser(org uuid.UUID, email string, role models.Role) uuid.UUID {
 	e.t.Helper()
 	u, tok, err := workspace.NewService(e.db).CreateUser(context.Background(), org, email, role)
 	if err != nil {
@@ -79,9 +80,9 @@ func (e *tokenEnv) authenticates(user uuid.UUID) bool {
 	return true
 }
 
-func (e *tokenEnv) audit() []workspace.AuditEntry {
+func (e *tokenEnv) audit() []models.AuditEntry {
 	e.t.Helper()
-	var rows []workspace.AuditEntry
+	var rows []models.AuditEntry
 	if err := e.db.Order("created_at, org_id").Find(&rows).Error; err != nil {
 		e.t.Fatal(err)
 	}
@@ -293,7 +294,7 @@ func TestWhoMayChangeAToken(t *testing.T) {
 func TestATokenOfSeveralOrgsNeedsAManagerOfEach(t *testing.T) {
 	e := newTokenEnv(t)
 	ctx := context.Background()
-	if err := e.db.Create(&workspace.Membership{OrgID: e.other, UserID: e.member, Role: workspace.RoleMember}).Error; err != nil {
+	if err := e.db.Create(&models.Membership{OrgID: e.other, UserID: e.member, Role: models.RoleMember}).Error; err != nil {
 		t.Fatal(err)
 	}
 	for _, op := range []func() error{
@@ -310,7 +311,7 @@ func TestATokenOfSeveralOrgsNeedsAManagerOfEach(t *testing.T) {
 	if !e.authenticates(e.member) || len(e.audit()) != 0 {
 		t.Fatal("a refused call changed something")
 	}
-	if err := e.db.Create(&workspace.Membership{OrgID: e.other, UserID: e.owner, Role: workspace.RoleAdmin}).Error; err != nil {
+	if err := e.db.Create(&models.Membership{OrgID: e.other, UserID: e.owner, Role: models.RoleAdmin}).Error; err != nil {
 		t.Fatal(err)
 	}
 	if _, err := workspace.NewService(e.db).RevokeToken(ctx, e.member, e.owner); err != nil {
@@ -344,7 +345,7 @@ func TestATokenOfSeveralOrgsNeedsAManagerOfEach(t *testing.T) {
 func TestOnlyTheHolderReceivesARotatedToken(t *testing.T) {
 	e := newTokenEnv(t)
 	ctx := context.Background()
-	owner2 := e.newUser(e.org, "owner2@acme.test", workspace.RoleOwner)
+	owner2 := e.newUser(e.org, "owner2@acme.test", models.RoleOwner)
 	for _, c := range []struct {
 		name          string
 		target, actor uuid.UUID

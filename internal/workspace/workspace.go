@@ -3,8 +3,7 @@
 // API call; none of them holds these rules itself. The rules other domains apply inside their own
 // transactions (RequireRole, RequireRowRole, StoreOf, Audit) take that transaction. Nothing here
 // emits webhook events, so the service needs no event starter. Its rows (orgs, stores, users,
-// memberships, roles, audit entries) are in rows.go; the other domains, which check roles and write
-// audit rows through this package anyway, import them from here.
+// memberships, roles, audit entries) are models' (models/workspace.go), as every table's are.
 package workspace
 
 import (
@@ -22,6 +21,7 @@ import (
 	"wds/internal/platform/database"
 	"wds/internal/platform/problem"
 	"wds/internal/platform/secrets"
+	"wds/models"
 )
 
 // Service runs the workspace's operations over the database.
@@ -33,17 +33,17 @@ type Service struct {
 func NewService(db *gorm.DB) *Service { return &Service{db: db} }
 
 // RequireRole is the package's RequireRole over the service's database: who may act in an org.
-func (s *Service) RequireRole(ctx context.Context, orgID, actorID uuid.UUID, roles ...Role) error {
+func (s *Service) RequireRole(ctx context.Context, orgID, actorID uuid.UUID, roles ...models.Role) error {
 	return RequireRole(ctx, s.db, orgID, actorID, roles...)
 }
 
 // CreateOrg makes an org and its order-number sequence in one transaction.
-func (s *Service) CreateOrg(ctx context.Context, name string) (*Org, error) {
+func (s *Service) CreateOrg(ctx context.Context, name string) (*models.Org, error) {
 	name = strings.TrimSpace(name)
 	if name == "" {
 		return nil, problem.Fail(problem.Invalid, "name is required")
 	}
-	org := &Org{ID: uuid.New(), Name: name}
+	org := &models.Org{ID: uuid.New(), Name: name}
 	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		if err := tx.Create(org).Error; err != nil {
 			return err
@@ -65,7 +65,7 @@ func (s *Service) CreateOrg(ctx context.Context, name string) (*Org, error) {
 var currencyRE = regexp.MustCompile(`^[A-Za-z]{3}$`)
 
 // CreateStore adds a store to an org; currency defaults to USD.
-func (s *Service) CreateStore(ctx context.Context, orgID uuid.UUID, name, currency string) (*Store, error) {
+func (s *Service) CreateStore(ctx context.Context, orgID uuid.UUID, name, currency string) (*models.Store, error) {
 	name = strings.TrimSpace(name)
 	if name == "" {
 		return nil, problem.Fail(problem.Invalid, "name is required")
@@ -79,7 +79,7 @@ func (s *Service) CreateStore(ctx context.Context, orgID uuid.UUID, name, curren
 	if err := orgExists(ctx, s.db, orgID); err != nil {
 		return nil, err
 	}
-	store := &Store{ID: uuid.New(), OrgID: orgID, Name: name, Currency: strings.ToUpper(currency)}
+	store := &models.Store{ID: uuid.New(), OrgID: orgID, Name: name, Currency: strings.ToUpper(currency)}
 	if err := s.db.WithContext(ctx).Create(store).Error; err != nil {
 		return nil, fmt.Errorf("create store: %w", err)
 	}
@@ -87,8 +87,8 @@ func (s *Service) CreateStore(ctx context.Context, orgID uuid.UUID, name, curren
 }
 
 // StoreOf loads a store and checks it belongs to orgID.
-func StoreOf(ctx context.Context, db *gorm.DB, orgID, storeID uuid.UUID) (*Store, error) {
-	var s Store
+func StoreOf(ctx context.Context, db *gorm.DB, orgID, storeID uuid.UUID) (*models.Store, error) {
+	var s models.Store
 	err := db.WithContext(ctx).Where("id = ? AND org_id = ?", storeID, orgID).Take(&s).Error
 	if errors.Is(err, gorm.ErrRecordNotFound) {
 		return nil, problem.Fail(problem.NotFound, "store %s not found in org %s", storeID, orgID)
@@ -101,7 +101,7 @@ func StoreOf(ctx context.Context, db *gorm.DB, orgID, storeID uuid.UUID) (*Store
 
 func orgExists(ctx context.Context, db *gorm.DB, orgID uuid.UUID) error {
 	var n int64
-	if err := db.WithContext(ctx).Model(&Org{}).Where("id = ?", orgID).Count(&n).Error; err != nil {
+	if err := db.WithContext(ctx).Model(&models.Org{}).Where("id = ?", orgID).Count(&n).Error; err != nil {
 		return fmt.Errorf("load org: %w", err)
 	}
 	if n == 0 {
@@ -114,7 +114,7 @@ func orgExists(ctx context.Context, db *gorm.DB, orgID uuid.UUID) error {
 const OperatorTokenPrefix = "wds_op_"
 
 // CreateUser makes an operator with a role in an org and returns the token, shown only here.
-func (s *Service) CreateUser(ctx context.Context, orgID uuid.UUID, email string, role Role) (*User, string, error) {
+func (s *Service) CreateUser(ctx context.Context, orgID uuid.UUID, email string, role models.Role) (*models.User, string, error) {
 	email = strings.TrimSpace(email)
 	if !strings.Contains(email, "@") {
 		return nil, "", problem.Fail(problem.Invalid, "email must be an email address")
@@ -129,7 +129,7 @@ func (s *Service) CreateUser(ctx context.Context, orgID uuid.UUID, email string,
 	if err != nil {
 		return nil, "", err
 	}
-	u := &User{ID: uuid.New(), Email: email, TokenHash: hash}
+	u := &models.User{ID: uuid.New(), Email: email, TokenHash: hash}
 	err = s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		if err := tx.Create(u).Error; err != nil {
 			if errors.Is(err, gorm.ErrDuplicatedKey) {
@@ -137,7 +137,7 @@ func (s *Service) CreateUser(ctx context.Context, orgID uuid.UUID, email string,
 			}
 			return err
 		}
-		return tx.Create(&Membership{OrgID: orgID, UserID: u.ID, Role: role}).Error
+		return tx.Create(&models.Membership{OrgID: orgID, UserID: u.ID, Role: role}).Error
 	})
 	if err != nil {
 		return nil, "", fmt.Errorf("create user: %w", err)
@@ -147,7 +147,7 @@ func (s *Service) CreateUser(ctx context.Context, orgID uuid.UUID, email string,
 
 // UserByToken authenticates an operator token. A revoked token (RevokeToken) is refused exactly as an
 // unknown one is: the caller learns nothing about which.
-func (s *Service) UserByToken(ctx context.Context, token string) (*User, error) {
+func (s *Service) UserByToken(ctx context.Context, token string) (*models.User, error) {
 	// As API keys are: a token that cannot be one costs no query, and the lookup waits its turn.
 	if !secrets.WellFormedKey(OperatorTokenPrefix, token) {
 		return nil, ErrInvalidOperatorToken
@@ -157,7 +157,7 @@ func (s *Service) UserByToken(ctx context.Context, token string) (*User, error) 
 		return nil, fmt.Errorf("authenticate operator: %w", err)
 	}
 	defer release()
-	var u User
+	var u models.User
 	err = s.db.WithContext(ctx).Where("token_hash = ? AND token_revoked_at IS NULL", secrets.HashAPIKey(token)).Take(&u).Error
 	if errors.Is(err, gorm.ErrRecordNotFound) {
 		return nil, ErrInvalidOperatorToken
@@ -174,7 +174,7 @@ var ErrSeveralOrgs = errors.New("the operator belongs to no org or to several")
 // OnlyOrg is the org of an operator who belongs to exactly one, so callers may leave the org out.
 func (s *Service) OnlyOrg(ctx context.Context, actorID uuid.UUID) (uuid.UUID, error) {
 	var orgs []uuid.UUID
-	err := s.db.WithContext(ctx).Model(&Membership{}).Where("user_id = ?", actorID).Limit(2).Pluck("org_id", &orgs).Error
+	err := s.db.WithContext(ctx).Model(&models.Membership{}).Where("user_id = ?", actorID).Limit(2).Pluck("org_id", &orgs).Error
 	if err != nil {
 		return uuid.Nil, fmt.Errorf("find the operator's org: %w", err)
 	}
@@ -185,17 +185,17 @@ func (s *Service) OnlyOrg(ctx context.Context, actorID uuid.UUID) (uuid.UUID, er
 }
 
 // Managers may mint and revoke keys, manage endpoints and re-fire deliveries.
-var Managers = []Role{RoleOwner, RoleAdmin}
+var Managers = []models.Role{models.RoleOwner, models.RoleAdmin}
 
 // Anyone is every member of the org (listing).
-var Anyone = []Role{RoleOwner, RoleAdmin, RoleMember}
+var Anyone = []models.Role{models.RoleOwner, models.RoleAdmin, models.RoleMember}
 
 // RequireRole checks that actor is a member of org with one of roles. To a non-member the org does
 // not exist (problem.NotFound, exactly as for an unknown org): an operator learns nothing about orgs they
 // do not belong to, and an id of another org is 404 wherever it appears. A member without one of
 // roles is forbidden. orgID must be the caller's own words (a path, a parameter, a session), since
 // the answer names it; for a row found by its id use RequireRowRole, which names the row instead.
-func RequireRole(ctx context.Context, db *gorm.DB, orgID, actorID uuid.UUID, roles ...Role) error {
+func RequireRole(ctx context.Context, db *gorm.DB, orgID, actorID uuid.UUID, roles ...models.Role) error {
 	role, err := roleIn(ctx, db, orgID, actorID)
 	if err != nil {
 		return err
@@ -209,7 +209,7 @@ func RequireRole(ctx context.Context, db *gorm.DB, orgID, actorID uuid.UUID, rol
 // RequireRowRole is RequireRole for a row found by its id alone (an order, a shipment): to an
 // operator outside the row's org the row does not exist (404 naming what and rowID), so ids of other
 // orgs reveal nothing; a member without one of roles is forbidden.
-func RequireRowRole(ctx context.Context, db *gorm.DB, orgID, actorID uuid.UUID, what string, rowID uuid.UUID, roles ...Role) error {
+func RequireRowRole(ctx context.Context, db *gorm.DB, orgID, actorID uuid.UUID, what string, rowID uuid.UUID, roles ...models.Role) error {
 	role, err := roleIn(ctx, db, orgID, actorID)
 	if err != nil {
 		return err
@@ -221,8 +221,8 @@ func RequireRowRole(ctx context.Context, db *gorm.DB, orgID, actorID uuid.UUID, 
 }
 
 // roleIn is the actor's role in the org, or "" for a non-member.
-func roleIn(ctx context.Context, db *gorm.DB, orgID, actorID uuid.UUID) (Role, error) {
-	var m []Membership
+func roleIn(ctx context.Context, db *gorm.DB, orgID, actorID uuid.UUID) (models.Role, error) {
+	var m []models.Membership
 	err := db.WithContext(ctx).Where("org_id = ? AND user_id = ?", orgID, actorID).Limit(1).Find(&m).Error
 	if err != nil {
 		return "", fmt.Errorf("check role: %w", err)
@@ -233,7 +233,7 @@ func roleIn(ctx context.Context, db *gorm.DB, orgID, actorID uuid.UUID) (Role, e
 	return m[0].Role, nil
 }
 
-func allowed(role Role, roles []Role) error {
+func allowed(role models.Role, roles []models.Role) error {
 	if slices.Contains(roles, role) {
 		return nil
 	}
@@ -241,7 +241,7 @@ func allowed(role Role, roles []Role) error {
 }
 
 // Audit writes one audit row; call it inside the transaction of the action it records.
-func Audit(ctx context.Context, tx *gorm.DB, e AuditEntry) error {
+func Audit(ctx context.Context, tx *gorm.DB, e models.AuditEntry) error {
 	e.ID = uuid.New()
 	if e.Details == nil {
 		e.Details = map[string]any{}
@@ -254,10 +254,10 @@ func Audit(ctx context.Context, tx *gorm.DB, e AuditEntry) error {
 
 // Member is one operator of an org, as `wds admin user list` shows it (never the token).
 type Member struct {
-	ID        uuid.UUID `json:"id"`
-	Email     string    `json:"email"`
-	Role      Role      `json:"role"`
-	CreatedAt time.Time `json:"created_at"`
+	ID        uuid.UUID   `json:"id"`
+	Email     string      `json:"email"`
+	Role      models.Role `json:"role"`
+	CreatedAt time.Time   `json:"created_at"`
 }
 
 // ListMembers lists an org's operators, oldest first, so support staff can find an --actor id.
@@ -276,13 +276,13 @@ func (s *Service) ListMembers(ctx context.Context, orgID uuid.UUID) ([]Member, e
 
 // RoleOf is the actor's role in the org, or "" when they are not a member: what a page shows, never
 // what it allows (every operation checks the role itself).
-func (s *Service) RoleOf(ctx context.Context, orgID, actorID uuid.UUID) (Role, error) {
+func (s *Service) RoleOf(ctx context.Context, orgID, actorID uuid.UUID) (models.Role, error) {
 	return roleIn(ctx, s.db, orgID, actorID)
 }
 
 // Orgs lists the orgs an operator belongs to, oldest membership first.
-func (s *Service) Orgs(ctx context.Context, actorID uuid.UUID) ([]Org, error) {
-	var orgs []Org
+func (s *Service) Orgs(ctx context.Context, actorID uuid.UUID) ([]models.Org, error) {
+	var orgs []models.Org
 	err := s.db.WithContext(ctx).Raw(`SELECT o.* FROM orgs o JOIN memberships m ON m.org_id = o.id
 		WHERE m.user_id = ? ORDER BY m.created_at, o.id`, actorID).Find(&orgs).Error
 	if err != nil {
@@ -292,8 +292,8 @@ func (s *Service) Orgs(ctx context.Context, actorID uuid.UUID) ([]Org, error) {
 }
 
 // Stores lists an org's stores, oldest first.
-func (s *Service) Stores(ctx context.Context, orgID uuid.UUID) ([]Store, error) {
-	var out []Store
+func (s *Service) Stores(ctx context.Context, orgID uuid.UUID) ([]models.Store, error) {
+	var out []models.Store
 	if err := s.db.WithContext(ctx).Where("org_id = ?", orgID).Order("created_at, id").Find(&out).Error; err != nil {
 		return nil, fmt.Errorf("list stores: %w", err)
 	}

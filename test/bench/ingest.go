@@ -19,6 +19,7 @@ import (
 
 	"wds/internal/apikeys"
 	"wds/internal/platform/secrets"
+	"wds/models"
 )
 
 // IngestResult is the Integration API order-create benchmark beside pgbench replaying the statements
@@ -67,7 +68,7 @@ func mintIntegrationKeys(ctx context.Context, db *gorm.DB, box *secrets.Box, t *
 	for i := range keys {
 		k, err := apikeys.NewService(db, box).CreateIntegrationKey(ctx, apikeys.NewIntegrationKey{OrgID: t.orgID, StoreID: t.storeID,
 			ActorID: t.ownerID, Label: fmt.Sprintf("bench %d", i), RateLimit: apikeys.MaxRateLimit,
-			Scopes: []string{apikeys.ScopeOrdersWrite, apikeys.ScopePaymentsWrite}})
+			Scopes: []string{models.ScopeOrdersWrite, models.ScopePaymentsWrite}})
 		if err != nil {
 			return nil, fmt.Errorf("bench: mint integration key: %w", err)
 		}

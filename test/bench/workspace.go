@@ -11,6 +11,7 @@ import (
 
 	"wds/internal/apikeys"
 	"wds/internal/workspace"
+	"wds/models"
 )
 
 // tenant is an org with one store and an owner who may mint keys; token is the owner's operator
@@ -30,7 +31,7 @@ func newTenant(ctx context.Context, db *gorm.DB, name string) (*tenant, error) {
 	if err != nil {
 		return nil, fmt.Errorf("bench: %w", err)
 	}
-	owner, token, err := workspace.NewService(db).CreateUser(ctx, org.ID, "owner@"+org.ID.String()+".example.com", workspace.RoleOwner)
+	owner, token, err := workspace.NewService(db).CreateUser(ctx, org.ID, "owner@"+org.ID.String()+".example.com", models.RoleOwner)
 	if err != nil {
 		return nil, fmt.Errorf("bench: %w", err)
 	}

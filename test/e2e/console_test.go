@@ -184,7 +184,7 @@ func TestTheConsoleInABrowser(t *testing.T) {
 	}
 
 	// A member: no create, revoke or manage buttons anywhere.
-	_, memberToken, err := workspace.NewService(h.db).CreateUser(h.ctx, h.org, "member@acme.test", workspace.RoleMember)
+	_, memberToken, err := workspace.NewService(h.db).CreateUser(h.ctx, h.org, "member@acme.test", models.RoleMember)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -110,11 +110,11 @@ func (h *harness) workspace() {
 	if err != nil {
 		t.Fatal(err)
 	}
-	owner, token, err := workspace.NewService(h.db).CreateUser(h.ctx, org.ID, "owner@acme.test", workspace.RoleOwner)
+	owner, token, err := workspace.NewService(h.db).CreateUser(h.ctx, org.ID, "owner@acme.test", models.RoleOwner)
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, rw, err := apikeys.NewService(h.db, nil).CreateReadKey(h.ctx, apikeys.NewReadKey{OrgID: org.ID, ActorID: owner.ID, Scope: apikeys.ScopeReadWrite})
+	_, rw, err := apikeys.NewService(h.db, nil).CreateReadKey(h.ctx, apikeys.NewReadKey{OrgID: org.ID, ActorID: owner.ID, Scope: models.ScopeReadWrite})
 	if err != nil {
 		t.Fatal(err)
 	}

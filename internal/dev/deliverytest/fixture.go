@@ -51,11 +51,11 @@ func NewFixture(t *testing.T) *Fixture {
 	if err != nil {
 		t.Fatal(err)
 	}
-	owner, _, err := workspace.NewService(db).CreateUser(ctx, org.ID, "owner@acme.test", workspace.RoleOwner)
+	owner, _, err := workspace.NewService(db).CreateUser(ctx, org.ID, "owner@acme.test", models.RoleOwner)
 	if err != nil {
 		t.Fatal(err)
 	}
-	member, _, err := workspace.NewService(db).CreateUser(ctx, org.ID, "member@acme.test", workspace.RoleMember)
+	member, _, err := workspace.NewService(db).CreateUser(ctx, org.ID, "member@acme.test", models.RoleMember)
 	if err != nil {
 		t.Fatal(err)
 	}

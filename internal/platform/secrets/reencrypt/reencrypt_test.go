@@ -15,6 +15,7 @@ import (
 	"wds/internal/platform/secrets"
 	"wds/internal/platform/secrets/reencrypt"
 	"wds/internal/workspace"
+	"wds/models"
 )
 
 func TestMain(m *testing.M) { pgtest.Main(m) }
@@ -36,7 +37,7 @@ func newFixture(t *testing.T) *fixture {
 	if err != nil {
 		t.Fatal(err)
 	}
-	owner, _, err := workspace.NewService(db).CreateUser(ctx, org.ID, "owner@rotating.test", workspace.RoleOwner)
+	owner, _, err := workspace.NewService(db).CreateUser(ctx, org.ID, "owner@rotating.test", models.RoleOwner)
 	if err != nil {
 		t.Fatal(err)
 	}

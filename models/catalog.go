@@ -1,4 +1,6 @@
-package catalog
+// The marketplace's rows: sellers, their links to an org's stores, and their products.
+
+package models
 
 import (
 	"time"

@@ -1,4 +1,7 @@
-package workspace
+// The workspace's rows: orgs, their stores, operators (users), their memberships and roles, and the
+// audit log.
+
+package models
 
 import (
 	"time"
@@ -53,8 +56,8 @@ type Membership struct {
 	CreatedAt time.Time `gorm:"default:now()"`
 }
 
-// AuditEntry records an operator action, as Audit writes it. Details never hold secrets. The
-// Operator API reads the log through its own view (operator.AuditEntry), whose actor may be null.
+// AuditEntry records an operator action, as workspace.Audit writes it. Details never hold secrets.
+// The Operator API reads the log through its own view (operator.AuditEntry), whose actor may be null.
 type AuditEntry struct {
 	ID         uuid.UUID      `json:"id"`
 	OrgID      uuid.UUID      `json:"org_id"`

@@ -1,12 +1,12 @@
-package apikeys
+// The API keys' rows, with the values of their scope, scopes and payload_format columns.
+
+package models
 
 import (
 	"slices"
 	"time"
 
 	"github.com/google/uuid"
-
-	"wds/models"
 )
 
 // ReadKey is a pck_live_ key.
@@ -57,8 +57,8 @@ type IntegrationKey struct {
 	KeyHash             []byte
 	KeyHint             string
 	PayloadFormat       string
-	Scopes              models.TextArray `gorm:"type:text[]"`
-	IPAllowlist         models.TextArray `gorm:"type:cidr[];column:ip_allowlist"`
+	Scopes              TextArray `gorm:"type:text[]"`
+	IPAllowlist         TextArray `gorm:"type:cidr[];column:ip_allowlist"`
 	RequireSignature    bool
 	SigningSecretSealed []byte
 	RateLimit           int
