@@ -18,7 +18,7 @@ import (
 // is a child of the activity attempt's (Temporal's tracing interceptor carries the trace there from
 // the request that wrote the event).
 func tracePost(ctx context.Context, d *models.Delivery, in contract.AttemptInput, post func(context.Context)) {
-	ctx, span := otel.Tracer("wds/delivery").Start(ctx, "webhook POST", trace.WithSpanKind(trace.SpanKindClient), trace.WithAttributes(
+	ctx, span := otel.Tracer("wds/activities").Start(ctx, "webhook POST", trace.WithSpanKind(trace.SpanKindClient), trace.WithAttributes(
 		tracing.AttrEventID.String(in.EventID.String()), tracing.AttrEndpointID.String(in.EndpointID.String()),
 		tracing.AttrAttempt.Int(in.Attempt), tracing.AttrDeliveryID.String(d.ID.String()),
 		attribute.String("http.request.method", "POST")))
