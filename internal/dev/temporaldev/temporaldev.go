@@ -49,8 +49,28 @@ type Server struct {
 	stopErr  error
 }
 
-// Start launches the server and returns once its frontend answers.
+// startTries is how often Start tries a port it picked itself. The port is free when picked but may
+// be taken before the server binds it (another test's server, on a busy machine), and the server
+// then never answers; a fresh port is the cure.
+const startTries = 3
+
+// Start launches the server and returns once its frontend answers. Without a given port it picks a
+// free one, and another if the server does not come up on it.
 func Start(ctx context.Context, o Options) (*Server, error) {
+	if o.Port != 0 {
+		return start(ctx, o)
+	}
+	var err error
+	for range startTries {
+		var s *Server
+		if s, err = start(ctx, o); err == nil || ctx.Err() != nil {
+			return s, err
+		}
+	}
+	return nil, err
+}
+
+func start(ctx context.Context, o Options) (*Server, error) {
 	bin := o.Binary
 	if bin == "" {
 		var err error
