@@ -8,11 +8,11 @@
 // Each operation is a method of Service and one database transaction holding its business rows and
 // its outbox events, so a failure leaves nothing behind; after the commit the service starts the
 // events it wrote (EventStarter), so no caller has to. The transaction is GORM's, begun on a
-// connection held from GORM's pool (Service.transact), so that every operation's events go with its
-// COMMIT, in one round trip; other statements go one at a time through GORM, except the Integration
-// API's order create, the busiest, which sends the same statements in two pgx batches, one round
-// trip each (piped.go). The order's rows and view are package order's; the rules of what to write
-// are here. Races are settled by PostgreSQL: external ids
+// connection held from GORM's pool (Service.transact), so that statements can also travel together
+// in pgx batches: every operation's events go with its COMMIT, and an integration order create, the
+// busiest write, sends its claim and inserts with the BEGIN, two round trips in all (create.go);
+// other statements go one at a time through GORM. The order's rows and view are package order's;
+// the rules of what to write are here. Races are settled by PostgreSQL: external ids
 // are claimed with INSERT ... ON CONFLICT DO NOTHING on external_refs (whose primary key is the final
 // word; refs.go), and a loser reads the winner's row instead of checking first in Go.
 package ingest
@@ -121,9 +121,9 @@ func (s *Service) run(ctx context.Context, newOp func(tx *gorm.DB) *op, fn func(
 }
 
 // transact runs fn in a GORM transaction on a held connection (database.Hold), so that the op can
-// send statements together (database.Send) and its events go with the COMMIT. When the connection
-// had died (PostgreSQL restarted) before the transaction committed anything, fn runs again on
-// another one, as database/sql retries a statement.
+// send statements together (database.Send) and its events go with the COMMIT: an order create is
+// two round trips. When the connection had died (PostgreSQL restarted) before the transaction
+// committed anything, fn runs again on another one, as database/sql retries a statement.
 func (s *Service) transact(ctx context.Context, fn func(tx *gorm.DB) error) error {
 	err := s.transactOnce(ctx, fn)
 	if database.Retryable(err) {
