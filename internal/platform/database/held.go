@@ -253,23 +253,6 @@ func (t *heldTx) readAfterBegin(r pgx.BatchResults, begin bool, read func(pgx.Ba
 	return read(r)
 }
 
-// Send sends b in one round trip on the held connection and calls read with its results, which read
-// must consume in b's order (pgx.BatchResults), for a holder that drives its transaction itself.
-func (h *Held) Send(b *pgx.Batch, read func(pgx.BatchResults) error) error {
-	return h.conn.Raw(func(driverConn any) error {
-		c, ok := driverConn.(*stdlib.Conn)
-		if !ok {
-			return errNotPgx
-		}
-		br := c.Conn().SendBatch(h.ctx, b)
-		err := read(br)
-		if cerr := br.Close(); err == nil {
-			err = cerr
-		}
-		return err
-	})
-}
-
 // Send sends b in one round trip inside tx, a transaction begun on a held connection, and calls read
 // with its results, which read must consume in b's order (pgx.BatchResults). A failed statement
 // fails the ones after it in b, and the transaction. b's statements are written with pgx's $1
