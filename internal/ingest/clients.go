@@ -65,7 +65,7 @@ func (o *op) resolveClient(in Client) (resolved, error) {
 }
 
 // resolveFrom goes on from rule 1's lookup, made with the email's lock held (knownClient, or the
-// order's claim in createOrder).
+// order's claim, claimOrderSQL).
 func (o *op) resolveFrom(in Client, known uuid.NullUUID) (resolved, error) {
 	if known.Valid {
 		return o.updateClient(known.UUID, in)

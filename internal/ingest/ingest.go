@@ -7,10 +7,12 @@
 //
 // Each operation is a method of Service and one database transaction holding its business rows and
 // its outbox events, so a failure leaves nothing behind; after the commit the service starts the
-// events it wrote (EventStarter), so no caller has to. The operations send their statements one at a
-// time through GORM, except the Integration API's order create, the busiest, which sends the same
-// statements in two pgx batches, one round trip each (piped.go). The order's rows and view are
-// package order's; the rules of what to write are here. Races are settled by PostgreSQL: external ids
+// events it wrote (EventStarter), so no caller has to. The transaction is GORM's, begun on a
+// connection held from GORM's pool (Service.transact), so that statements can also travel together
+// in pgx batches: every operation's events go with its COMMIT, and an integration order create, the
+// busiest write, sends its claim and inserts with the BEGIN, two round trips in all (create.go);
+// other statements go one at a time through GORM. The order's rows and view are package order's;
+// the rules of what to write are here. Races are settled by PostgreSQL: external ids
 // are claimed with INSERT ... ON CONFLICT DO NOTHING on external_refs (whose primary key is the final
 // word; refs.go), and a loser reads the winner's row instead of checking first in Go.
 package ingest
@@ -18,12 +20,15 @@ package ingest
 import (
 	"context"
 	"errors"
+	"fmt"
 
 	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
 	"gorm.io/gorm"
 
 	"wds/internal/order"
 	"wds/internal/outbox"
+	"wds/internal/platform/database"
 	"wds/internal/platform/problem"
 	"wds/internal/views"
 	"wds/models"
@@ -61,8 +66,8 @@ func (o *op) scope() views.Scope {
 }
 
 // op carries one transaction, who writes (an integration key, or an operator working in the app),
-// and the events it announces, which are written in one statement just before commit and started
-// after it (Service.run).
+// and the events it announces, which are written with the commit and started after it
+// (Service.run).
 type op struct {
 	ctx context.Context
 	tx  *gorm.DB
@@ -94,17 +99,17 @@ func (s *Service) inTx(ctx context.Context, key *models.IntegrationKey, fn func(
 }
 
 // run is inTx for an op that newOp makes from the transaction: the events fn emitted are written
-// just before commit and, after it, those an endpoint can receive are started.
+// with the commit and, after it, those an endpoint can receive are started. fn may run twice
+// (transact), each time with a new op.
 func (s *Service) run(ctx context.Context, newOp func(tx *gorm.DB) *op, fn func(o *op) error) error {
 	var ids []uuid.UUID
-	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+	err := s.transact(ctx, func(tx *gorm.DB) error {
+		ids = nil
 		o := newOp(tx)
 		if err := fn(o); err != nil {
 			return err
 		}
-		var err error
-		ids, err = outbox.WriteEvents(ctx, tx, o.events)
-		return err
+		return o.writeEvents(&ids)
 	})
 	if err != nil {
 		return err
@@ -115,7 +120,60 @@ func (s *Service) run(ctx context.Context, newOp func(tx *gorm.DB) *op, fn func(
 	return nil
 }
 
-// emit announces a change of this transaction; inTx writes the event with the others before commit.
+// transact runs fn in a GORM transaction on a held connection (database.Hold), so that the op can
+// send statements together (database.Send) and its events go with the COMMIT: an order create is
+// two round trips. When the connection had died (PostgreSQL restarted) before the transaction
+// committed anything, fn runs again on another one, as database/sql retries a statement.
+func (s *Service) transact(ctx context.Context, fn func(tx *gorm.DB) error) error {
+	err := s.transactOnce(ctx, fn)
+	if database.Retryable(err) {
+		err = s.transactOnce(ctx, fn)
+	}
+	return err
+}
+
+func (s *Service) transactOnce(ctx context.Context, fn func(tx *gorm.DB) error) (err error) {
+	h, err := database.Hold(ctx, s.db)
+	if err != nil {
+		return err
+	}
+	defer func() { h.End(err) }()
+	return h.DB.Transaction(fn)
+}
+
+// writeEvents has the events the op emitted written with its COMMIT, in the same round trip
+// (database.SendAtCommit; outbox.PrepareEvents' two statements), and sets *targeted, once the
+// commit is in, to the ids of those an endpoint can receive.
+func (o *op) writeEvents(targeted *[]uuid.UUID) error {
+	if len(o.events) == 0 {
+		return nil
+	}
+	w, err := outbox.PrepareEvents(o.events)
+	if err != nil {
+		return err
+	}
+	b := &pgx.Batch{}
+	b.Queue(database.Numbered(w.Lock), w.LockArgs...)
+	b.Queue(database.Numbered(w.Insert), w.InsertArgs...)
+	n := len(o.events)
+	return database.SendAtCommit(o.tx, b, func(r pgx.BatchResults) error {
+		if _, err := r.Exec(); err != nil {
+			return fmt.Errorf("lock endpoints: %w", err)
+		}
+		rows, err := r.Query()
+		if err != nil {
+			return fmt.Errorf("write %d events: %w", n, err)
+		}
+		written, err := pgx.CollectRows(rows, pgx.RowToStructByPos[outbox.Written])
+		if err != nil {
+			return fmt.Errorf("write %d events: %w", n, err)
+		}
+		*targeted = w.Targeted(written)
+		return nil
+	})
+}
+
+// emit announces a change of this transaction; run writes the event with the others at commit.
 func (o *op) emit(typ string, data any) error {
 	store := o.store
 	ev, err := outbox.NewEvent(o.org, &store, typ, data)

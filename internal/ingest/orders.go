@@ -5,11 +5,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"slices"
 
 	"github.com/google/uuid"
 
-	"wds/internal/apikeys"
 	"wds/internal/events"
 	"wds/internal/order"
 	"wds/internal/platform/problem"
@@ -53,98 +51,6 @@ func statusAfterPayment(total, paid, amount int64) (string, error) {
 	}
 	return order.PartiallyPaid, nil
 }
-
-// CreateOrder creates an order with its lines, client and inline payment, or returns the original with
-// Duplicate set when the key already sent this external_id (no row change, no event).
-func (s *Service) CreateOrder(ctx context.Context, key *models.IntegrationKey, in Order) (*OrderResult, error) {
-	if in.Payment != nil && !key.HasScope(models.ScopePaymentsWrite) {
-		return nil, problem.Fail(apikeys.ErrInsufficientScope, "a payment block needs the payments:write scope as well")
-	}
-	res, err := s.createPiped(ctx, key, in)
-	if err != nil {
-		return nil, fmt.Errorf("create order: %w", err)
-	}
-	return res, nil
-}
-
-// createOrder is CreateOrder inside an existing transaction, one statement at a time (the
-// store-native receiver composes it; CreateOrder itself sends the same in two round trips, piped.go).
-func (o *op) createOrder(in Order) (*OrderResult, error) {
-	t, err := in.normalize("", true)
-	if err != nil {
-		return nil, err
-	}
-	status, err := initialStatus(t.total, in.Payment)
-	if err != nil {
-		return nil, err
-	}
-	id := uuid.New()
-	won, known, err := o.claimOrder(in.ExternalID, id, in.Client)
-	if err != nil {
-		return nil, err
-	}
-	if !won {
-		if id, err = o.lookupRef(entityOrder, in.ExternalID); err != nil {
-			return nil, err
-		}
-		return o.existingOrder(id)
-	}
-	var clientID *uuid.UUID
-	if in.Client != nil {
-		c, err := o.resolveFrom(*in.Client, known)
-		if err != nil {
-			return nil, err
-		}
-		clientID = &c.id
-	}
-	v, pay, err := o.insertOrder(id, clientID, in, t, status)
-	if err != nil {
-		return nil, err
-	}
-	return o.announceOrder(v, pay)
-}
-
-// claimOrder claims the order's external id for id, as claimRef does, and in the same statement
-// does knownClient's work for the order's client, if any: with an email it takes the email's lock,
-// and it looks up the client's external id. The lock is taken only once the claim is won (the CTE
-// reads the claim's row), so a repeated create waits for nothing but the first one's claim, and
-// the locks are taken in the order the two statements took them.
-func (o *op) claimOrder(externalID string, id uuid.UUID, client *Client) (won bool, known uuid.NullUUID, err error) {
-	var rows []orderClaim
-	query, args := o.claimOrderSQL(externalID, id, client)
-	if err := o.tx.Raw(query, args...).Find(&rows).Error; err != nil {
-		return false, uuid.NullUUID{}, fmt.Errorf("claim order external_id: %w", err)
-	}
-	if len(rows) != 1 {
-		return false, uuid.NullUUID{}, fmt.Errorf("claim order external_id: %d rows", len(rows))
-	}
-	return rows[0].Won, rows[0].Client, nil
-}
-
-// orderClaim is the answer of claimOrderSQL, one row.
-type orderClaim struct {
-	Won    bool
-	Client uuid.NullUUID
-	// Locks is there because the statement returns it: reading the email lock's CTE makes it run.
-	Locks int64
-}
-
-// claimOrderSQL is claimOrder's statement.
-func (o *op) claimOrderSQL(externalID string, id uuid.UUID, client *Client) (string, []any) {
-	var c Client
-	if client != nil {
-		c = *client
-	}
-	email := deref(c.Email)
-	return claimOrderQuery, slices.Concat(o.ref(entityOrder, externalID).claimArgs(id), []any{o.emailLock(email), email},
-		o.clientRefArgs(c.ExternalID))
-}
-
-var claimOrderQuery = `WITH claim AS (` + claimSQL("") + `),
-	email_lock AS (
-		SELECT pg_advisory_xact_lock(hashtextextended(?, 0)) FROM claim WHERE ? <> '')
-	SELECT EXISTS (SELECT 1 FROM claim) AS won, (` + clientRefLookup + `) AS client,
-		(SELECT count(*) FROM email_lock) AS locks -- a CTE nobody reads does not run`
 
 // existingOrder answers a repeated external_id with the original record.
 func (o *op) existingOrder(id uuid.UUID) (*OrderResult, error) {

@@ -65,7 +65,11 @@ func (o *op) applyStore(in StoreOrder) (*StoreResult, error) {
 	if in.Action == StorePay || in.Action == StoreRefund {
 		create.Payment = in.Payment
 	}
-	r, err := o.createOrder(create)
+	c, err := checkCreate(create)
+	if err != nil {
+		return nil, err
+	}
+	r, err := o.createOrder(c)
 	if err != nil {
 		return nil, err
 	}

@@ -1,6 +1,6 @@
 // Package database opens the PostgreSQL pool every command shares, gates the work on it (gate.go),
-// and lends one of its connections to a transaction that sends its statements in pgx batches
-// (held.go).
+// and lends one of its connections to a GORM transaction that sends some of its statements together,
+// in pgx batches (held.go).
 //
 // Raw queries read their rows with Find, not Scan: GORM's Scan records each statement through a
 // trace recorder that renders the SQL with its arguments inlined (regular expressions over the
