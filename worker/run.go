@@ -35,7 +35,7 @@ func Run(ctx context.Context, cfg *config.Config, c client.Client, box *secrets.
 		return fmt.Errorf("WDS_RETENTION=%s: keep at least %s (a chain's retries span days), or 0 to keep everything",
 			cfg.Retention, MinRetention)
 	}
-	return RunWorker(ctx, WorkerOptions{
+	return Serve(ctx, Options{
 		Temporal: c,
 		Activities: &activities.Activities{DB: starter.DB, Box: box, HTTP: httpc, Batches: starter, Events: starter,
 			DisableAfter: cfg.WebhookDisableAfter},

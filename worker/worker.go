@@ -22,8 +22,8 @@ import (
 	"wds/workflows/contract"
 )
 
-// WorkerOptions configure one worker process.
-type WorkerOptions struct {
+// Options configure one worker process.
+type Options struct {
 	Temporal   client.Client
 	Activities *activities.Activities
 	Starter    *Starter
@@ -52,9 +52,9 @@ const taskQueuePartitions = 4
 // 500 keeps the worker near 100 MB however many chains wait.
 const stickyCacheSize = 500
 
-// RunWorker serves workflows and activities and runs the relay until ctx ends, then stops both: in-flight
+// Serve serves workflows and activities and runs the relay until ctx ends, then stops both: in-flight
 // activities finish (up to the worker's stop timeout) and the relay's transaction completes.
-func RunWorker(ctx context.Context, o WorkerOptions) error {
+func Serve(ctx context.Context, o Options) error {
 	if o.RelayInterval == 0 {
 		o.RelayInterval = 500 * time.Millisecond
 	}
@@ -103,7 +103,7 @@ func RegisterWorkflows(w sdkworker.WorkflowRegistry) {
 // prune deletes events and delivery rows older than the retention (none when it is 0) and clears
 // expired previous secrets, at start and then hourly, until ctx ends. Several workers may prune at
 // once: each batch is its own statement and skips rows another is deleting.
-func prune(ctx context.Context, o WorkerOptions) {
+func prune(ctx context.Context, o Options) {
 	for {
 		// Retention 0 keeps every row, but previous secrets whose grace ended are still cleared.
 		var cutoff time.Time
@@ -128,7 +128,7 @@ func prune(ctx context.Context, o WorkerOptions) {
 // relay starts undispatched rows until ctx ends: full batches are followed at once by the next, an
 // empty pass waits RelayInterval, and a failure (Temporal or the database away) backs off up to 10 s.
 // Errors are logged when they begin and when they end, not on every pass.
-func relay(ctx context.Context, o WorkerOptions) {
+func relay(ctx context.Context, o Options) {
 	wait, failing := o.RelayInterval, false
 	for {
 		// A pass is not cut short by shutdown: it finishes its transaction, then the loop ends.

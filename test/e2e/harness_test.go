@@ -136,7 +136,7 @@ func (h *harness) startWorker() {
 	ctx, cancel := context.WithCancel(h.ctx)
 	done := make(chan error, 1)
 	go func() {
-		done <- worker.RunWorker(ctx, worker.WorkerOptions{Temporal: h.temporal, Starter: h.starter, Log: h.log, RelayInterval: 100 * time.Millisecond,
+		done <- worker.Serve(ctx, worker.Options{Temporal: h.temporal, Starter: h.starter, Log: h.log, RelayInterval: 100 * time.Millisecond,
 			Activities: &activities.Activities{DB: h.db, Box: h.box, HTTP: httpc, Batches: h.starter, Events: h.starter,
 				DisableAfter: h.disableAfter}, Retention: h.retention,
 			MaxConcurrentActivities: h.maxActivities})
