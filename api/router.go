@@ -6,7 +6,10 @@ package api
 
 import (
 	"context"
+	"fmt"
 	"net/http"
+	"net/netip"
+	"strings"
 	"time"
 
 	"github.com/gin-gonic/gin"
@@ -26,6 +29,9 @@ type Deps struct {
 	Log logrus.FieldLogger
 	// TrustedProxies are CIDRs whose X-Forwarded-For is believed; empty means the TCP peer is the client.
 	TrustedProxies []string
+	// TraceTrustCallers continues every caller's traceparent; otherwise only a trusted proxy's
+	// (tracing.Incoming).
+	TraceTrustCallers bool
 	// LastUsed batches last_used_at writes; nil writes nothing (tests of pure routing).
 	LastUsed *apikeys.LastUsed
 	// Now is the clock; nil is time.Now.
@@ -64,11 +70,15 @@ func NewRouter(d Deps) (*gin.Engine, error) {
 	if err := r.SetTrustedProxies(d.TrustedProxies); err != nil {
 		return nil, err
 	}
+	proxies, err := prefixes(d.TrustedProxies)
+	if err != nil {
+		return nil, err
+	}
 	r.ContextWithFallback = true
 	// Outermost first: the id exists before anything answers, and a panic recovered inside the
 	// log and metrics middleware is still logged and counted as the 500 it became. The deadline
 	// comes last, so what follows it (every handler, and the console's) runs under it.
-	r.Use(requestID, tracing.Middleware, metrics.Middleware, s.requestLog, s.recover, s.deadline)
+	r.Use(requestID, tracing.Middleware(tracing.Incoming{TrustedProxies: proxies, AnyCaller: d.TraceTrustCallers}), metrics.Middleware, s.requestLog, s.recover, s.deadline)
 	r.NoRoute(NotFound)
 	r.NoMethod(NotFound)
 	r.HandleMethodNotAllowed = false
@@ -113,4 +123,17 @@ func (s *server) recover(c *gin.Context) {
 		}
 	}()
 	c.Next()
+}
+
+// prefixes are the trusted proxies' CIDR ranges, for the checks Gin does not make itself.
+func prefixes(cidrs []string) ([]netip.Prefix, error) {
+	out := make([]netip.Prefix, len(cidrs))
+	for i, c := range cidrs {
+		p, err := netip.ParsePrefix(strings.TrimSpace(c))
+		if err != nil {
+			return nil, fmt.Errorf("trusted proxy %q: %w", c, err)
+		}
+		out[i] = p.Masked()
+	}
+	return out, nil
 }

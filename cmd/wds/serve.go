@@ -58,7 +58,7 @@ func serveHTTP(ctx context.Context, cfg *config.Config, db *gorm.DB, log *logrus
 	if err != nil {
 		return err
 	}
-	deps := api.Deps{Log: log, TrustedProxies: cfg.TrustedProxies, LastUsed: lastUsed}
+	deps := api.Deps{Log: log, TrustedProxies: cfg.TrustedProxies, TraceTrustCallers: cfg.TraceTrustCallers, LastUsed: lastUsed}
 	svc.apply(db, &deps)
 	keys := apikeys.NewCache()
 	api.CacheKeys(&deps.Services, keys)

@@ -34,6 +34,9 @@ type Config struct {
 	EncryptionKey         string          `env:"WDS_ENCRYPTION_KEY"`
 	EncryptionKeyPrevious []string        `env:"WDS_ENCRYPTION_KEY_PREVIOUS" envSeparator:","`
 	TrustedProxies        []string        `env:"WDS_TRUSTED_PROXIES" envSeparator:","`
+	// TraceTrustCallers continues every caller's traceparent, not only a trusted proxy's: for a wds
+	// reached only by callers that trace with it (docs/production.md, Traces).
+	TraceTrustCallers bool `env:"WDS_TRACE_TRUST_CALLERS" envDefault:"false"`
 	WebhookAllowPrivate   bool            `env:"WDS_WEBHOOK_ALLOW_PRIVATE" envDefault:"false"`
 	WebhookCAFile         string          `env:"WDS_WEBHOOK_CA_FILE"`
 	WebhookRetrySchedule  []time.Duration `env:"WDS_WEBHOOK_RETRY_SCHEDULE" envDefault:"1m,5m,30m,2h,8h" envSeparator:","`

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
+	"net/netip"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -13,6 +14,7 @@ import (
 	"github.com/gin-gonic/gin"
 	"github.com/sirupsen/logrus"
 	"go.opentelemetry.io/otel"
+	"go.opentelemetry.io/otel/baggage"
 	"go.opentelemetry.io/otel/codes"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
@@ -101,13 +103,22 @@ func TestSpansReachTheOTLPEndpoint(t *testing.T) {
 	}
 }
 
-func router() *gin.Engine {
+// httptest's requests come from 192.0.2.1, which this proxy list trusts.
+var fromProxy = tracing.Incoming{TrustedProxies: []netip.Prefix{netip.MustParsePrefix("192.0.2.0/24")}}
+
+func router() *gin.Engine { return routerTrusting(fromProxy) }
+
+func routerTrusting(in tracing.Incoming) *gin.Engine {
 	gin.SetMode(gin.ReleaseMode)
 	r := gin.New()
-	r.Use(tracing.Middleware)
+	r.Use(tracing.Middleware(in))
 	r.GET("/v1/orders/:id", func(c *gin.Context) {
 		if !trace.SpanContextFromContext(c.Request.Context()).IsValid() {
 			c.Status(http.StatusTeapot) // the handler did not get the span
+			return
+		}
+		if baggage.FromContext(c.Request.Context()).Len() > 0 {
+			c.Status(http.StatusConflict) // a caller's baggage reached the handler
 			return
 		}
 		c.Status(http.StatusOK)
@@ -146,6 +157,44 @@ func TestMiddlewareSpansEachRequestByRouteAndContinuesTheCallersTrace(t *testing
 	}
 	if spans[1].Status().Code != codes.Error {
 		t.Errorf("a 503 span has status %v, want error", spans[1].Status())
+	}
+}
+
+// A caller's traceparent decides whether wds samples and which trace its spans join: only a trusted
+// proxy, or any caller when WDS_TRACE_TRUST_CALLERS says so, may set it. Baggage is taken from no
+// one, as it would ride into the Temporal history of every workflow the request starts.
+func TestOnlyATrustedPeerContinuesItsTraceAndNoCallerSetsBaggage(t *testing.T) {
+	const traceID = "4bf92f3577b34da6a3ce929d0e0e4736"
+	cases := []struct {
+		name      string
+		in        tracing.Incoming
+		continued bool
+	}{
+		{"a caller the proxies do not cover", tracing.Incoming{TrustedProxies: []netip.Prefix{netip.MustParsePrefix("10.0.0.0/8")}}, false},
+		{"no trusted proxies at all", tracing.Incoming{}, false},
+		{"a trusted proxy", fromProxy, true},
+		{"any caller, by setting", tracing.Incoming{AnyCaller: true}, true},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			rec := tracetest.NewSpanRecorder()
+			t.Cleanup(tracing.Install(sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec))))
+			req := httptest.NewRequest(http.MethodGet, "/v1/orders/1", nil)
+			req.Header.Set("traceparent", "00-"+traceID+"-00f067aa0ba902b7-01")
+			req.Header.Set("baggage", "tenant=acme,padding="+strings.Repeat("x", 4000))
+			w := httptest.NewRecorder()
+			routerTrusting(tc.in).ServeHTTP(w, req)
+			if w.Code != http.StatusOK {
+				t.Fatalf("status %d (409: the caller's baggage reached the handler)", w.Code)
+			}
+			spans := rec.Ended()
+			if len(spans) != 1 {
+				t.Fatalf("%d spans, want 1", len(spans))
+			}
+			if got := spans[0].SpanContext().TraceID().String() == traceID; got != tc.continued {
+				t.Errorf("the caller's trace continued: %v, want %v", got, tc.continued)
+			}
+		})
 	}
 }
 
