@@ -26,20 +26,20 @@ type Config struct {
 	TemporalNamespace string `env:"TEMPORAL_NAMESPACE" envDefault:"default"`
 	// Temporal Cloud or a TLS-secured cluster: mTLS with a client certificate, or an API key (which
 	// implies TLS), and optionally a CA bundle and server name for the frontend's certificate.
-	TemporalTLSCert       string          `env:"TEMPORAL_TLS_CERT"`
-	TemporalTLSKey        string          `env:"TEMPORAL_TLS_KEY"`
-	TemporalTLSCA         string          `env:"TEMPORAL_TLS_CA"`
-	TemporalTLSServerName string          `env:"TEMPORAL_TLS_SERVER_NAME"`
-	TemporalAPIKey        string          `env:"TEMPORAL_API_KEY"`
-	EncryptionKey         string          `env:"WDS_ENCRYPTION_KEY"`
-	EncryptionKeyPrevious []string        `env:"WDS_ENCRYPTION_KEY_PREVIOUS" envSeparator:","`
-	TrustedProxies        []string        `env:"WDS_TRUSTED_PROXIES" envSeparator:","`
+	TemporalTLSCert       string   `env:"TEMPORAL_TLS_CERT"`
+	TemporalTLSKey        string   `env:"TEMPORAL_TLS_KEY"`
+	TemporalTLSCA         string   `env:"TEMPORAL_TLS_CA"`
+	TemporalTLSServerName string   `env:"TEMPORAL_TLS_SERVER_NAME"`
+	TemporalAPIKey        string   `env:"TEMPORAL_API_KEY"`
+	EncryptionKey         string   `env:"WDS_ENCRYPTION_KEY"`
+	EncryptionKeyPrevious []string `env:"WDS_ENCRYPTION_KEY_PREVIOUS" envSeparator:","`
+	TrustedProxies        []string `env:"WDS_TRUSTED_PROXIES" envSeparator:","`
 	// TraceTrustCallers continues every caller's traceparent, not only a trusted proxy's: for a wds
 	// reached only by callers that trace with it (docs/production.md, Traces).
-	TraceTrustCallers bool `env:"WDS_TRACE_TRUST_CALLERS" envDefault:"false"`
-	WebhookAllowPrivate   bool            `env:"WDS_WEBHOOK_ALLOW_PRIVATE" envDefault:"false"`
-	WebhookCAFile         string          `env:"WDS_WEBHOOK_CA_FILE"`
-	WebhookRetrySchedule  []time.Duration `env:"WDS_WEBHOOK_RETRY_SCHEDULE" envDefault:"1m,5m,30m,2h,8h" envSeparator:","`
+	TraceTrustCallers    bool            `env:"WDS_TRACE_TRUST_CALLERS" envDefault:"false"`
+	WebhookAllowPrivate  bool            `env:"WDS_WEBHOOK_ALLOW_PRIVATE" envDefault:"false"`
+	WebhookCAFile        string          `env:"WDS_WEBHOOK_CA_FILE"`
+	WebhookRetrySchedule []time.Duration `env:"WDS_WEBHOOK_RETRY_SCHEDULE" envDefault:"1m,5m,30m,2h,8h" envSeparator:","`
 	// WebhookDisableAfter disables an endpoint that has not succeeded for this long when one of its
 	// chains drops (docs/support.md); 0 never disables one.
 	WebhookDisableAfter time.Duration `env:"WDS_WEBHOOK_DISABLE_AFTER" envDefault:"120h"`
