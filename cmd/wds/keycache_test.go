@@ -31,8 +31,17 @@ type keyInstance struct {
 	srv   *httptest.Server
 }
 
-// newKeyInstance starts an instance over db whose listener connects with connect.
+// newKeyInstance starts an instance over db whose listener connects with connect, and waits until
+// its cache is in use.
 func newKeyInstance(t *testing.T, db *gorm.DB, connect apikeys.Connect) *keyInstance {
+	t.Helper()
+	in := startKeyInstance(t, db, connect)
+	waitFor(t, "the key cache to listen", in.cache.Live)
+	return in
+}
+
+// startKeyInstance starts an instance over db whose listener connects with connect.
+func startKeyInstance(t *testing.T, db *gorm.DB, connect apikeys.Connect) *keyInstance {
 	t.Helper()
 	log := logrus.New()
 	log.SetOutput(io.Discard)
@@ -46,9 +55,8 @@ func newKeyInstance(t *testing.T, db *gorm.DB, connect apikeys.Connect) *keyInst
 	in.srv = httptest.NewServer(r)
 	ctx, stop := context.WithCancel(context.Background())
 	done := make(chan struct{})
-	go func() { in.cache.Listen(ctx, connect, log); close(done) }()
+	go func() { in.cache.Listen(ctx, connect, apikeys.NotifyDB(db), log); close(done) }()
 	t.Cleanup(func() { in.srv.Close(); stop(); <-done })
-	waitFor(t, "the key cache to listen", in.cache.Live)
 	return in
 }
 
@@ -124,6 +132,34 @@ func (in *keyInstance) servedBy(path, token string, want int, result string) {
 	}
 }
 
+// newKeyFixture is an org with a store and an owner over a fresh database, and the database's URL.
+func newKeyFixture(t *testing.T) (*keyFixture, string) {
+	t.Helper()
+	ctx := context.Background()
+	url := pgtest.URL(t)
+	db, err := database.Open(ctx, url, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = database.Close(db) })
+	f := &keyFixture{db: db}
+	people := workspace.NewService(db)
+	org, err := people.CreateOrg(ctx, "Cached")
+	if err != nil {
+		t.Fatal(err)
+	}
+	store, err := people.CreateStore(ctx, org.ID, "Main", "USD")
+	if err != nil {
+		t.Fatal(err)
+	}
+	owner, opToken, err := people.CreateUser(ctx, org.ID, "owner@cached.test", models.RoleOwner)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.org, f.store, f.owner, f.opToken = org.ID, store.ID, owner.ID, opToken
+	return f, url
+}
+
 type keyFixture struct {
 	db         *gorm.DB
 	org, store uuid.UUID
@@ -156,28 +192,8 @@ func (f *keyFixture) integrationKey(t *testing.T) (uuid.UUID, string) {
 // looked up (and revocations meanwhile honoured) until it listens again, and a key revoked while
 // it was deaf is not served from what it cached before.
 func TestKeyRevocationReachesEveryInstance(t *testing.T) {
-	ctx := context.Background()
-	url := pgtest.URL(t)
-	db, err := database.Open(ctx, url, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = database.Close(db) })
-	f := &keyFixture{db: db}
-	people := workspace.NewService(db)
-	org, err := people.CreateOrg(ctx, "Cached")
-	if err != nil {
-		t.Fatal(err)
-	}
-	store, err := people.CreateStore(ctx, org.ID, "Main", "USD")
-	if err != nil {
-		t.Fatal(err)
-	}
-	owner, opToken, err := people.CreateUser(ctx, org.ID, "owner@cached.test", models.RoleOwner)
-	if err != nil {
-		t.Fatal(err)
-	}
-	f.org, f.store, f.owner, f.opToken = org.ID, store.ID, owner.ID, opToken
+	f, url := newKeyFixture(t)
+	db := f.db
 
 	a := newKeyInstance(t, db, apikeys.ConnectURL(url))
 	// b's listener names itself, so the test can find its backend, and its reconnects wait for gate.
@@ -259,4 +275,32 @@ func TestKeyRevocationReachesEveryInstance(t *testing.T) {
 	}
 	b.servedBy(readPath, live, http.StatusOK, metrics.KeyCacheMiss)
 	b.servedBy(readPath, live, http.StatusOK, metrics.KeyCacheHit)
+}
+
+// TestAListenerThatHearsNothingIsNotTrusted: a listener whose connection is up but hears none of the
+// pool's notifications, as LISTEN behind PgBouncer in transaction mode, never lets its cache be
+// used, so a revocation is honoured at once. Its connection goes to another database of the same
+// cluster: its pings answer, but NOTIFY stays within one database.
+func TestAListenerThatHearsNothingIsNotTrusted(t *testing.T) {
+	f, url := newKeyFixture(t)
+	cfg, err := pgx.ParseConfig(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.Database = "postgres"
+	deaf := startKeyInstance(t, f.db, func(ctx context.Context) (*pgx.Conn, error) { return pgx.ConnectConfig(ctx, cfg) })
+	id, key := f.readKey(t)
+	// Longer than a listener takes to hear its first probe, or to give up on it.
+	for end := time.Now().Add(12 * time.Second); time.Now().Before(end); time.Sleep(50 * time.Millisecond) {
+		if deaf.cache.Live() {
+			t.Fatal("the key cache is in use while its listener hears nothing")
+		}
+	}
+	deaf.servedBy(readPath, key, http.StatusOK, metrics.KeyCacheBypass)
+	if err := f.db.Exec(`UPDATE read_keys SET revoked_at = now() WHERE id = ?`, id).Error; err != nil {
+		t.Fatal(err)
+	}
+	if got, code := deaf.status(http.MethodGet, readPath, key); got != http.StatusUnauthorized || code != "invalid_api_key" {
+		t.Fatalf("a key revoked behind a deaf listener: %d %s, want 401 invalid_api_key at once", got, code)
+	}
 }

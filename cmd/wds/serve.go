@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -74,7 +75,11 @@ func serveHTTP(ctx context.Context, cfg *config.Config, db *gorm.DB, log *logrus
 	flushed := make(chan struct{})
 	go func() { lastUsed.Run(flushCtx); close(flushed) }()
 	listened := make(chan struct{})
-	go func() { keys.Listen(flushCtx, apikeys.ConnectURL(url), log); close(listened) }()
+	listenURL := cmp.Or(cfg.ListenDatabaseURL, url)
+	go func() {
+		keys.Listen(flushCtx, apikeys.ConnectURL(listenURL), apikeys.NotifyDB(db), log)
+		close(listened)
+	}()
 
 	errc := make(chan error, 1)
 	go func() { errc <- srv.ListenAndServe() }()

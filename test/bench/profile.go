@@ -63,7 +63,7 @@ func Profile(ctx context.Context, o Options, what, out string) (ProfileResult, e
 	// Wired as `wds serve` wires it: keys served from a cache kept in step by its listener.
 	stores, keys := api.NewServices(s.db, api.NewDomain(s.db, s.box, starter)), apikeys.NewCache()
 	api.CacheKeys(&stores, keys)
-	go keys.Listen(flushCtx, apikeys.ConnectURL(s.dbURL), quietLog())
+	go keys.Listen(flushCtx, apikeys.ConnectURL(s.dbURL), apikeys.NotifyDB(s.db), quietLog())
 	router, err := api.NewRouter(api.Deps{Services: stores, Log: quietLog(), LastUsed: lastUsed})
 	if err != nil {
 		return ProfileResult{}, fmt.Errorf("bench: %w", err)
