@@ -6,12 +6,15 @@ import (
 	"errors"
 	"math"
 	"net/http"
+	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/gin-gonic/gin"
 	"github.com/google/uuid"
 
+	"wds/api/openapi"
 	"wds/internal/endpoints"
 	"wds/internal/platform/paging"
 	"wds/internal/platform/problem"
@@ -55,7 +58,7 @@ const ctxOperator = "wds.operator"
 // registerOperator mounts the Operator API: named operations called as POST /admin/v1/rpc/<operation>
 // with a JSON object of parameters, and the delivery re-fire.
 func (s *server) registerOperator(r *gin.Engine) {
-	g := r.Group("/admin/v1", s.operatorAuth)
+	g := s.operatorGroup(r)
 	g.POST("/rpc/:operation", s.rpc)
 	g.POST("/deliveries/:id/refire", s.refire)
 }
@@ -291,4 +294,55 @@ func (s *server) refire(c *gin.Context) {
 		s.Dispatches.StartDispatches(c.Request.Context(), out.DispatchID)
 	}
 	c.JSON(http.StatusOK, out)
+}
+
+// operatorGroup is the Operator API's routes: the operator's token, then the query parameters the
+// route's operation in the API document takes (knownQuery).
+func (s *server) operatorGroup(r *gin.Engine) *gin.RouterGroup {
+	return r.Group("/admin/v1", s.operatorAuth, knownQuery(operationQueries))
+}
+
+// operationQueries is what each Operator API operation takes in its query, from its document.
+var operationQueries = sync.OnceValue(func() map[string][]string {
+	params, err := openapi.QueryParams(openapi.OperatorJSON())
+	if err != nil {
+		panic(err) // the document is embedded and tested: a broken one is a build defect
+	}
+	return params
+})
+
+// knownQuery refuses a query parameter that the route's operation in params does not take, naming
+// those it does, so a misspelt filter (order for order_number) is an error rather than ignored and
+// answered with everything. A route the document does not describe is let through.
+func knownQuery(params func() map[string][]string) gin.HandlerFunc {
+	return func(c *gin.Context) {
+		takes, ok := params()[c.Request.Method+" "+templatePath(c.FullPath())]
+		if !ok {
+			c.Next()
+			return
+		}
+		for name := range c.Request.URL.Query() {
+			if slices.Contains(takes, name) {
+				continue
+			}
+			if len(takes) == 0 {
+				fail(c, problem.Fail(paging.ErrInvalidParameter, "unknown query parameter %q: this operation takes none", name))
+			} else {
+				fail(c, problem.Fail(paging.ErrInvalidParameter, "unknown query parameter %q: this operation takes %s", name, strings.Join(takes, ", ")))
+			}
+			return
+		}
+		c.Next()
+	}
+}
+
+// templatePath is a Gin route pattern (/orgs/:org_id) as the API document writes it (/orgs/{org_id}).
+func templatePath(route string) string {
+	parts := strings.Split(route, "/")
+	for i, p := range parts {
+		if strings.HasPrefix(p, ":") || strings.HasPrefix(p, "*") {
+			parts[i] = "{" + p[1:] + "}"
+		}
+	}
+	return strings.Join(parts, "/")
 }

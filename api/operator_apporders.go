@@ -21,7 +21,7 @@ type AppOrderStore interface {
 // registerOperatorAppOrders mounts the operator's own writes of orders and clients (docs/cli.md, Workspace operations):
 // an order made by hand, and a client added or edited. The rules, roles included, live in ingest.
 func (s *server) registerOperatorAppOrders(r *gin.Engine) {
-	g := r.Group("/admin/v1", s.operatorAuth)
+	g := s.operatorGroup(r)
 	org := g.Group("/orgs/:org_id", pathOrg)
 	org.POST("/orders", s.createAppOrder)
 	org.POST("/clients", s.createAppClient)

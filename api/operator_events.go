@@ -28,7 +28,7 @@ type SupportDesk interface {
 
 // registerSupport mounts the support desk's routes on the Operator API.
 func (s *server) registerSupport(r *gin.Engine) {
-	g := r.Group("/admin/v1", s.operatorAuth)
+	g := s.operatorGroup(r)
 	g.GET("/orgs/:org_id/events", pathOrg, s.listEvents)
 	g.GET("/events/:id", s.showEvent)
 	g.POST("/events/:id/resend", s.resendEvent)

@@ -394,3 +394,22 @@ func TestRecoveryRefusesWhatItCannotDoAndChangesNothing(t *testing.T) {
 		t.Fatalf("audit %+v", audit)
 	}
 }
+
+// A query parameter the operation does not take is an error naming those it does, not a filter
+// silently ignored: ?order=1042 once answered every event of the org.
+func TestAnUnknownQueryParameterIsRefusedNamingTheKnownOnes(t *testing.T) {
+	e := newEventDesk(t)
+	status, body := e.list(e.memberToken, "order=1042")
+	detail, _ := body["detail"].(string)
+	if status != http.StatusBadRequest || body["error"] != "invalid_parameter" ||
+		!strings.Contains(detail, `"order"`) || !strings.Contains(detail, "order_number") {
+		t.Fatalf("?order=1042: %d %v, want 400 invalid_parameter naming order_number", status, body)
+	}
+	if status, body := e.list(e.memberToken, "order_number=1042&limit=5"); status != http.StatusOK {
+		t.Fatalf("the documented filters: %d %v", status, body)
+	}
+	status, body = e.call(http.MethodGet, "/admin/v1/events/"+e.created.String()+"?verbose=1", e.memberToken, nil)
+	if detail, _ := body["detail"].(string); status != http.StatusBadRequest || !strings.Contains(detail, "takes none") {
+		t.Fatalf("an operation without query parameters: %d %v", status, body)
+	}
+}

@@ -22,7 +22,7 @@ type ShippingStore interface {
 // registerOperatorFulfillment mounts shipping (docs/cli.md, Workspace operations): ship an order, attach tracking,
 // report a delivery. Any member of the order's org may; the rules live in fulfillment.
 func (s *server) registerOperatorFulfillment(r *gin.Engine) {
-	g := r.Group("/admin/v1", s.operatorAuth)
+	g := s.operatorGroup(r)
 	g.POST("/orders/:id/shipments", s.shipOrder)
 	g.POST("/shipments/:id/tracking", s.addTracking)
 	g.POST("/shipments/:id/delivered", s.markDelivered)

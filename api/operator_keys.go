@@ -41,7 +41,7 @@ type OrgLists interface {
 // lists keys and deliveries.
 func (s *server) registerOperatorKeys(r *gin.Engine) {
 	r.GET("/admin/v1/openapi.json", serveDoc(openapi.OperatorJSON, "application/json"))
-	g := r.Group("/admin/v1", s.operatorAuth)
+	g := s.operatorGroup(r)
 	org := g.Group("/orgs/:org_id", pathOrg)
 	org.POST("/read-keys", s.orgRole(workspace.Managers), s.createReadKey)
 	org.GET("/read-keys", operatorList(s, OrgLists.ListReadKeys))

@@ -21,7 +21,7 @@ type TokenStore interface {
 // included, live in workspace: anyone may change their own token, owners and admins anyone's of
 // their org; a user of another org is 404.
 func (s *server) registerOperatorUsers(r *gin.Engine) {
-	g := r.Group("/admin/v1", s.operatorAuth)
+	g := s.operatorGroup(r)
 	g.POST("/users/:id/rotate-token", userTokenOp(s, TokenStore.RotateToken))
 	g.POST("/users/:id/revoke-token", userTokenOp(s, TokenStore.RevokeToken))
 }

@@ -26,7 +26,7 @@ type VendorStore interface {
 // a claim token on the Operator API, and the public claim, whose token is its credential. The rules,
 // roles included, live in catalog.
 func (s *server) registerVendors(r *gin.Engine) {
-	g := r.Group("/admin/v1", s.operatorAuth)
+	g := s.operatorGroup(r)
 	g.POST("/orgs/:org_id/vendors", pathOrg, s.createVendor)
 	g.PATCH("/vendors/:id", s.updateVendor)
 	g.POST("/vendors/:id/claim-token", s.issueClaimToken)
