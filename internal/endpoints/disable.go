@@ -13,12 +13,13 @@ import (
 
 	"wds/internal/events"
 	"wds/internal/outbox"
+	"wds/internal/platform/egress"
 	"wds/models"
 )
 
 // disabledEndpoint is the data of webhook.endpoint_disabled: the endpoint as the Operator API shows
-// it, with its header values blanked (they may be credentials, and the event goes to other
-// receivers), and why.
+// it, with its URL redacted (no query string, which may hold a token) and its header values blanked
+// (they may be credentials, and the event goes to other receivers), and why.
 type disabledEndpoint struct {
 	models.Endpoint
 	Reason string `json:"reason"`
@@ -59,6 +60,7 @@ func DisableIfFailing(ctx context.Context, db *gorm.DB, endpointID uuid.UUID, af
 			return fmt.Errorf("write audit log: %w", err)
 		}
 		view := ep
+		view.URL = egress.RedactURL(ep.URL)
 		view.Headers = models.Headers{}
 		for name := range ep.Headers {
 			view.Headers[name] = ""
