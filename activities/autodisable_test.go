@@ -3,6 +3,7 @@ package activities_test
 import (
 	"encoding/json"
 	"net/http"
+	"strings"
 	"testing"
 	"time"
 
@@ -18,7 +19,8 @@ import (
 func TestAFailingEndpointIsDisabledWhenAChainDropsAndTheOthersAreTold(t *testing.T) {
 	f := newFixture(t)
 	down := deliverytest.NewReceiver(t, func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusServiceUnavailable) })
-	failing, err := f.Svc.Create(f.Ctx, endpoints.CreateInput{OrgID: f.Org, ActorID: f.Owner, URL: down.Srv.URL,
+	// A token in the URL's query string goes no further than the delivery itself.
+	failing, err := f.Svc.Create(f.Ctx, endpoints.CreateInput{OrgID: f.Org, ActorID: f.Owner, URL: down.Srv.URL + "/in?token=url-secret",
 		EventTypes: []string{events.OrderCreated}, Headers: map[string]string{"Authorization": "Bearer secret-token"}})
 	if err != nil {
 		t.Fatal(err)
@@ -75,6 +77,7 @@ func TestAFailingEndpointIsDisabledWhenAChainDropsAndTheOthersAreTold(t *testing
 	var body struct {
 		Data struct {
 			ID      uuid.UUID         `json:"id"`
+			URL     string            `json:"url"`
 			Reason  string            `json:"reason"`
 			Headers map[string]string `json:"headers"`
 		} `json:"data"`
@@ -82,6 +85,9 @@ func TestAFailingEndpointIsDisabledWhenAChainDropsAndTheOthersAreTold(t *testing
 	json.Unmarshal(evs[0].Body, &body)
 	if body.Data.ID != failing.ID || body.Data.Reason != "failing" || body.Data.Headers["Authorization"] != "" || len(body.Data.Headers) != 1 {
 		t.Fatalf("data %s", evs[0].Body)
+	}
+	if body.Data.URL != down.Srv.URL+"/in" || strings.Contains(string(evs[0].Body), "url-secret") || strings.Contains(string(evs[0].Body), "secret-token") {
+		t.Fatalf("the event carries the endpoint's URL redacted (no query string) and no header value: %s", evs[0].Body)
 	}
 
 	// Again (a retried task): nothing more happens.

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"strings"
@@ -127,6 +128,8 @@ func TestOperatorEndpointRateLimitHeadersAndUpdate(t *testing.T) {
 	}{
 		{"refused header", e.ownerToken, "outbound_webhook_update", map[string]any{"p_id": id, "p_headers": map[string]string{"X-PC-Signature": "x"}}, 422, "invalid_parameter"},
 		{"host header", e.ownerToken, "outbound_webhook_create", map[string]any{"p_url": "https://127.0.0.1/2", "p_event_types": []string{"order.created"}, "p_headers": map[string]string{"host": "x"}}, 422, "invalid_parameter"},
+		{"control character in a header", e.ownerToken, "outbound_webhook_update", map[string]any{"p_id": id, "p_headers": map[string]string{"X-Token": "a\x01b"}}, 422, "invalid_parameter"},
+		{"DEL in a header", e.ownerToken, "outbound_webhook_create", map[string]any{"p_url": "https://127.0.0.1/2", "p_event_types": []string{"order.created"}, "p_headers": map[string]string{"X-Token": "a\x7fb"}}, 422, "invalid_parameter"},
 		{"header value type", e.ownerToken, "outbound_webhook_update", map[string]any{"p_id": id, "p_headers": map[string]any{"X-A": 1}}, 422, "validation_failed"},
 		{"rate limit 0", e.ownerToken, "outbound_webhook_update", map[string]any{"p_id": id, "p_rate_limit": 0}, 422, "validation_failed"},
 		{"rate limit 1001", e.ownerToken, "outbound_webhook_create", map[string]any{"p_url": "https://127.0.0.1/2", "p_event_types": []string{"order.created"}, "p_rate_limit": 1001}, 422, "validation_failed"},
@@ -141,6 +144,9 @@ func TestOperatorEndpointRateLimitHeadersAndUpdate(t *testing.T) {
 		status, body := rpc(c.token, c.op, c.params)
 		if status != c.status || body["error"] != c.code || body["detail"] == "" {
 			t.Errorf("%s: %d %v, want %d %s", c.name, status, body, c.status, c.code)
+		}
+		if h, _ := c.params["p_headers"].(map[string]string); h["X-Token"] != "" && !strings.Contains(fmt.Sprint(body["detail"]), "X-Token") {
+			t.Errorf("%s: the detail %q does not name the header", c.name, body["detail"])
 		}
 	}
 	var after models.Endpoint

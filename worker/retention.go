@@ -70,9 +70,9 @@ func Prune(ctx context.Context, db *gorm.DB, cutoff time.Time, batch int) (Prune
 		return p, fmt.Errorf("prune: clear previous secrets: %w", r.Error)
 	}
 	p.Secrets = r.RowsAffected
-	if r = db.WithContext(ctx).Exec(endpoints.ExpireLeases); r.Error != nil {
-		return p, fmt.Errorf("prune: expire leased endpoints: %w", r.Error)
+	var err error
+	if p.Expired, err = endpoints.ExpireLeases(ctx, db); err != nil {
+		return p, fmt.Errorf("prune: expire leased endpoints: %w", err)
 	}
-	p.Expired = r.RowsAffected
 	return p, nil
 }

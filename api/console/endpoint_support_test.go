@@ -44,6 +44,10 @@ func TestEndpointPageEditsSettingsShowsHealthAndRecovers(t *testing.T) {
 	if res.StatusCode != http.StatusUnprocessableEntity || !strings.Contains(page, "<code>invalid_parameter</code>") || !strings.Contains(page, "Host: evil.example</textarea>") {
 		t.Fatalf("refused header: %d\n%s", res.StatusCode, page)
 	}
+	res, page = e.do(c, "POST", "/console/endpoints/"+ep.ID.String()+"/settings", url.Values{"csrf": {csrf}, "rate_limit": {"20"}, "headers": {"X-Token: a\x1bb"}})
+	if res.StatusCode != http.StatusUnprocessableEntity || !strings.Contains(page, "<code>invalid_parameter</code>") || !strings.Contains(page, "value of X-Token") {
+		t.Fatalf("control character in a header: %d\n%s", res.StatusCode, page)
+	}
 	res, _ = e.do(c, "POST", "/console/endpoints/"+ep.ID.String()+"/settings", url.Values{"csrf": {csrf}, "rate_limit": {"20"}, "headers": {"Authorization: Bearer tok\nX-Tenant: acme"}})
 	if res.StatusCode != http.StatusSeeOther {
 		t.Fatalf("settings: %d", res.StatusCode)

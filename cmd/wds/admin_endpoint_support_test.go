@@ -1,6 +1,7 @@
 package main
 
 import (
+	"strings"
 	"testing"
 
 	"wds/internal/dev/pgtest"
@@ -44,6 +45,13 @@ func TestAdminEndpointRateLimitHeadersAndUpdate(t *testing.T) {
 	_, err = admin(t, "endpoint", "create", "--org", org, "--actor", owner, "--url", "https://127.0.0.1/2", "--events", "order.created", "--header", "Host: x")
 	wantCode(t, err, "invalid_parameter")
 	_, err = admin(t, "endpoint", "create", "--org", org, "--actor", owner, "--url", "https://127.0.0.1/2", "--events", "order.created", "--header", "no colon")
+	wantCode(t, err, "invalid_parameter")
+	_, err = admin(t, "endpoint", "update", "--id", id, "--actor", owner, "--header", "X-Token: a\x7fb")
+	wantCode(t, err, "invalid_parameter")
+	if !strings.Contains(err.Error(), "X-Token") {
+		t.Fatalf("the error does not name the header: %v", err)
+	}
+	_, err = admin(t, "endpoint", "create", "--org", org, "--actor", owner, "--url", "https://127.0.0.1/2", "--events", "order.created", "--header", "X-Token: a\x01b")
 	wantCode(t, err, "invalid_parameter")
 	if rows := mustAdmin(t, "endpoint", "list", "--org", org)["rows"].([]any); len(rows) != 1 || rows[0].(map[string]any)["rate_limit"] != 5.0 {
 		t.Fatalf("refusals changed the endpoints: %v", rows)

@@ -129,7 +129,8 @@ func listen(ctx context.Context, svc *endpoints.Service, ln net.Listener, cert t
 		return fmt.Errorf("register the endpoint: %s", problem.Detail(err))
 	}
 	// The endpoint lives on a lease renewed while this runs: if wds listen dies without deleting it,
-	// it stops counting against the org's ten endpoints an hour later and the worker deletes it.
+	// its lease ends an hour later, and the org's next create or enable, or else the worker's prune,
+	// deletes it.
 	if err := svc.Renew(ctx, ep.ID); err != nil {
 		_, _ = svc.Delete(context.WithoutCancel(ctx), ep.ID, actor)
 		return fmt.Errorf("put endpoint %s on a lease: %w", ep.ID, err)

@@ -13,12 +13,13 @@ import (
 
 	"wds/internal/events"
 	"wds/internal/outbox"
+	"wds/internal/platform/egress"
 	"wds/models"
 )
 
 // disabledEndpoint is the data of webhook.endpoint_disabled: the endpoint as the Operator API shows
-// it, with its header values blanked (they may be credentials, and the event goes to other
-// receivers), and why.
+// it, with its URL redacted (no query string, which may hold a token) and its header values blanked
+// (they may be credentials, and the event goes to other receivers), and why.
 type disabledEndpoint struct {
 	models.Endpoint
 	Reason string `json:"reason"`
@@ -52,13 +53,13 @@ func DisableIfFailing(ctx context.Context, db *gorm.DB, endpointID uuid.UUID, af
 		if _, err := DropPendingChains(ctx, tx, ep.ID, models.ReasonEndpointDisabled); err != nil {
 			return err
 		}
-		details, _ := json.Marshal(map[string]any{"failing_since": since, "disable_after": after.String()})
-		err = tx.Exec(`INSERT INTO audit_log (id, org_id, actor_id, action, target_type, target_id, details)
-			VALUES (?, ?, NULL, 'endpoint.auto_disabled', 'webhook_endpoint', ?, ?::jsonb)`, uuid.New(), ep.OrgID, ep.ID, string(details)).Error
+		err = auditAutomatic(ctx, tx, ep.OrgID, "endpoint.auto_disabled", "webhook_endpoint", ep.ID,
+			map[string]any{"failing_since": since, "disable_after": after.String()})
 		if err != nil {
-			return fmt.Errorf("write audit log: %w", err)
+			return err
 		}
 		view := ep
+		view.URL = egress.RedactURL(ep.URL)
 		view.Headers = models.Headers{}
 		for name := range ep.Headers {
 			view.Headers[name] = ""
@@ -74,4 +75,20 @@ func DisableIfFailing(ctx context.Context, db *gorm.DB, endpointID uuid.UUID, af
 		return nil, fmt.Errorf("auto-disable endpoint %s: %w", endpointID, err)
 	}
 	return targeted, nil
+}
+
+// auditAutomatic writes an audit row of no actor: the service acted by itself (auto-disable, an ended
+// lease, a recovery whose endpoint went away). The Operator API shows its actor_id as null, the
+// console as "wds (automatic)".
+func auditAutomatic(ctx context.Context, tx *gorm.DB, orgID uuid.UUID, action, targetType string, targetID uuid.UUID, details map[string]any) error {
+	raw, err := json.Marshal(details)
+	if err != nil {
+		return fmt.Errorf("write audit log: %w", err)
+	}
+	err = tx.WithContext(ctx).Exec(`INSERT INTO audit_log (id, org_id, actor_id, action, target_type, target_id, details)
+		VALUES (?, ?, NULL, ?, ?, ?, ?::jsonb)`, uuid.New(), orgID, action, targetType, targetID, string(raw)).Error
+	if err != nil {
+		return fmt.Errorf("write audit log: %w", err)
+	}
+	return nil
 }

@@ -142,8 +142,9 @@ func (s *Service) Create(ctx context.Context, in CreateInput) (*Created, error) 
 	return &Created{Endpoint: ep, Secret: secret}, nil
 }
 
-// roomForOneMore locks the org row, then counts its enabled endpoints other than except (an endpoint
-// whose lease has ended is as good as deleted: lease.go).
+// roomForOneMore locks the org row, deletes its endpoints whose lease has ended (lease.go), so one
+// never takes a slot nor stays enabled beside the endpoint that takes it, then counts its enabled
+// endpoints other than except. When except itself was on an ended lease it is gone: not found.
 func roomForOneMore(ctx context.Context, tx *gorm.DB, orgID, except uuid.UUID) error {
 	var org models.Org
 	err := tx.WithContext(ctx).Clauses(clause.Locking{Strength: "UPDATE"}).Where("id = ?", orgID).Take(&org).Error
@@ -153,9 +154,16 @@ func roomForOneMore(ctx context.Context, tx *gorm.DB, orgID, except uuid.UUID) e
 	if err != nil {
 		return fmt.Errorf("lock org: %w", err)
 	}
+	ended, err := expireLeases(ctx, tx, orgID)
+	if err != nil {
+		return err
+	}
+	if slices.Contains(ended, except) {
+		return problem.Fail(problem.NotFound, "endpoint %s not found (its lease ended)", except)
+	}
 	var n int64
 	err = tx.WithContext(ctx).Model(&models.Endpoint{}).
-		Where("org_id = ? AND enabled AND deleted_at IS NULL AND id <> ? AND "+liveLease, orgID, except).Count(&n).Error
+		Where("org_id = ? AND enabled AND deleted_at IS NULL AND id <> ?", orgID, except).Count(&n).Error
 	if err != nil {
 		return fmt.Errorf("count endpoints: %w", err)
 	}

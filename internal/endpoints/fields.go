@@ -10,6 +10,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/google/uuid"
 	"gorm.io/gorm"
@@ -59,13 +60,33 @@ func validHeaders(in map[string]string) (models.Headers, error) {
 			return nil, problem.Fail(ErrInvalidParameter, "headers: %s is named twice (names are case-insensitive)", name)
 		case len(value) > MaxHeaderValueLen:
 			return nil, problem.Fail(ErrInvalidParameter, "headers: the value of %s is longer than %d bytes", name, MaxHeaderValueLen)
-		case strings.ContainsAny(value, "\r\n\x00"):
-			return nil, problem.Fail(ErrInvalidParameter, "headers: the value of %s contains a line break or NUL", name)
+		case !utf8.ValidString(value):
+			return nil, problem.Fail(ErrInvalidParameter, "headers: the value of %s is not valid UTF-8", name)
+		case fieldValueError(value) != "":
+			return nil, problem.Fail(ErrInvalidParameter, "headers: the value of %s %s; a value is visible characters, with spaces or tabs only between them (RFC 9110)", name, fieldValueError(value))
 		}
 		seen[lower] = true
 		out[name] = value
 	}
 	return out, nil
+}
+
+// fieldValueError says why v is not an HTTP field-value (RFC 9110 section 5.5), or "" when it is one:
+// visible ASCII, bytes from 0x80 up (obs-text; the caller has checked it is UTF-8), and spaces and tabs
+// between them but never at either end, where they are not part of the value (Go's client would trim
+// them). Any other control character makes Go's client refuse the whole request, so one stored would
+// fail every delivery to the endpoint until it is disabled. The answer names the byte and where it
+// is, never the value, which may be a credential.
+func fieldValueError(v string) string {
+	for i := 0; i < len(v); i++ {
+		switch b := v[i]; {
+		case (b == ' ' || b == '\t') && (i == 0 || i == len(v)-1):
+			return "starts or ends with a space or tab"
+		case (b < 0x20 && b != '\t') || b == 0x7f:
+			return fmt.Sprintf("contains the control character %#02x at byte %d", b, i+1)
+		}
+	}
+	return ""
 }
 
 // validRateLimit checks a rate limit; nil is none.

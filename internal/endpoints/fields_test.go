@@ -214,3 +214,56 @@ func TestEventsKnowTheirOrderAndResource(t *testing.T) {
 		}
 	}
 }
+
+// A header value is exactly RFC 9110's field-value: visible characters, spaces and tabs inside, and
+// bytes from 0x80 up (here UTF-8); every other control character is refused, naming the header, and a
+// refused value writes nothing. An accepted value is sent as it was given, which Go's client would
+// not do for a control character: it refuses every POST instead.
+func TestHeaderValuesAreExactlyRFC9110FieldValues(t *testing.T) {
+	f := newFixture(t)
+	refused := map[string]string{"leading space": " secret", "trailing tab": "secret\t", "invalid UTF-8": "secret\xff"}
+	for b := range 0x80 {
+		if b != '\t' && (b < 0x20 || b == 0x7f) {
+			refused[fmt.Sprintf("byte %#02x", b)] = "secret" + string(rune(b)) + "b"
+		}
+	}
+	for name, value := range refused {
+		_, err := f.Svc.Create(f.Ctx, endpoints.CreateInput{OrgID: f.Org, ActorID: f.Owner, URL: "https://127.0.0.1/hook",
+			EventTypes: []string{events.OrderCreated}, Headers: map[string]string{"X-Token": value}})
+		if !errors.Is(err, endpoints.ErrInvalidParameter) || !strings.Contains(problem.Detail(err), "X-Token") || strings.Contains(err.Error(), "secret") {
+			t.Errorf("%s: %v, want invalid_parameter naming X-Token and not its value", name, err)
+		}
+	}
+	var n int64
+	f.DB.Model(&models.Endpoint{}).Count(&n)
+	if n != 0 {
+		t.Fatalf("%d endpoints written by refused creates", n)
+	}
+
+	var visible strings.Builder
+	for b := byte(0x21); b < 0x7f; b++ {
+		visible.WriteByte(b)
+	}
+	accepted := map[string]string{"X-Visible": visible.String(), "X-Inner": "a b\tc", "X-Utf8": "café ünïcødé ✓", "X-Empty": ""}
+	rc := deliverytest.NewReceiver(t, nil)
+	ep, err := f.Svc.Create(f.Ctx, endpoints.CreateInput{OrgID: f.Org, ActorID: f.Owner, URL: rc.Srv.URL,
+		EventTypes: []string{events.OrderCreated}, Headers: accepted})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = f.Svc.Update(f.Ctx, endpoints.UpdateInput{ID: ep.ID, ActorID: f.Owner,
+		Headers: models.Optional[map[string]string]{Set: true, Value: map[string]string{"X-Token": "a\x7fb"}}})
+	if !errors.Is(err, endpoints.ErrInvalidParameter) || !strings.Contains(problem.Detail(err), "X-Token") {
+		t.Fatalf("update with DEL: %v", err)
+	}
+	ev := f.Event(events.OrderCreated, map[string]any{"id": uuid.New()})
+	if res, err := f.Acts(rc, true).Deliver(f.Ctx, deliverytest.Attempt(ev, ep.ID, 1, deliverytest.Later())); err != nil || res.Outcome != models.StatusSucceeded {
+		t.Fatalf("%+v %v", res, err)
+	}
+	h := rc.Got()[0].Header
+	for name, value := range accepted {
+		if got := h.Values(name); value != "" && (len(got) != 1 || got[0] != value) {
+			t.Errorf("%s arrived as %q, want %q", name, got, value)
+		}
+	}
+}

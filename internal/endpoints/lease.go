@@ -6,14 +6,16 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"gorm.io/gorm"
 
+	"wds/internal/platform/egress"
 	"wds/internal/platform/problem"
 )
 
 // LeaseTTL is how long an endpoint on a lease (one `wds listen` registered) lives after its last
 // renewal. Its listener renews it every LeaseTTL/12 while it runs; one that crashed stops, and an
-// hour later the endpoint no longer counts against the org's MaxEnabledPerOrg (roomForOneMore) and
-// the next Prune deletes it.
+// hour later the endpoint is deleted by the first of: the org's next check of MaxEnabledPerOrg
+// (roomForOneMore), so it no longer takes a slot, or the worker's next Prune.
 const LeaseTTL = time.Hour
 
 // Renew puts a live endpoint on a lease, or extends it, to LeaseTTL from now.
@@ -29,10 +31,45 @@ func (s *Service) Renew(ctx context.Context, id uuid.UUID) error {
 	return nil
 }
 
-// liveLease is the SQL condition of an endpoint that is not on an ended lease.
-const liveLease = "(lease_until IS NULL OR lease_until > clock_timestamp())"
+// ExpireLeases deletes every endpoint whose lease has ended (the worker's prune runs it): their
+// listener is gone, so no one is left to delete them.
+func ExpireLeases(ctx context.Context, db *gorm.DB) (int64, error) {
+	var n int64
+	err := db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		ended, err := expireLeases(ctx, tx, uuid.Nil)
+		n = int64(len(ended))
+		return err
+	})
+	return n, err
+}
 
-// ExpireLeases deletes the endpoints whose lease has ended, as of its end. Their listener is gone, so
-// no one is left to delete them; chains still running to them stop as on a delete.
-const ExpireLeases = `UPDATE webhook_endpoints SET enabled = false, deleted_at = lease_until
-	WHERE lease_until <= clock_timestamp() AND deleted_at IS NULL`
+// expireLeases deletes the endpoints of org (every org when uuid.Nil) whose lease has ended, as of its
+// end, audits each with no actor (the service did it), and returns their ids. Chains still running
+// to them stop at their next attempt, as on a delete. An endpoint another transaction holds is left
+// for the next call, so this never waits on one, nor deadlocks with a change of it.
+func expireLeases(ctx context.Context, tx *gorm.DB, org uuid.UUID) ([]uuid.UUID, error) {
+	var ended []struct {
+		ID, OrgID  uuid.UUID
+		URL        string
+		LeaseUntil time.Time
+	}
+	err := tx.WithContext(ctx).Raw(`WITH ended AS (
+			SELECT id FROM webhook_endpoints WHERE lease_until <= clock_timestamp() AND deleted_at IS NULL
+				AND (@org = '00000000-0000-0000-0000-000000000000'::uuid OR org_id = @org)
+			ORDER BY id FOR UPDATE SKIP LOCKED)
+		UPDATE webhook_endpoints w SET enabled = false, deleted_at = w.lease_until FROM ended WHERE w.id = ended.id
+		RETURNING w.id, w.org_id, w.url, w.lease_until`, map[string]any{"org": org}).Scan(&ended).Error
+	if err != nil {
+		return nil, fmt.Errorf("expire ended leases: %w", err)
+	}
+	ids := make([]uuid.UUID, len(ended))
+	for i, e := range ended {
+		ids[i] = e.ID
+		err := auditAutomatic(ctx, tx, e.OrgID, "endpoint.lease_ended", "webhook_endpoint", e.ID,
+			map[string]any{"url": egress.RedactURL(e.URL), "lease_until": e.LeaseUntil})
+		if err != nil {
+			return nil, err
+		}
+	}
+	return ids, nil
+}

@@ -253,9 +253,18 @@ func NextRecoveryBatch(ctx context.Context, db *gorm.DB, p contract.RecoveryPara
 			out.Done = true
 			return nil
 		case !ep.Enabled || ep.DeletedAt != nil:
-			// Chains started now would stop without sending: the recovery ends here.
+			// Chains started now would stop without sending: the recovery ends here, audited as the
+			// service's own cancel (the row lock makes it once).
 			out.Done, out.Status = true, models.RecoveryCancelled
-			return finishRecovery(ctx, tx, &rec, models.RecoveryCancelled)
+			if err := finishRecovery(ctx, tx, &rec, models.RecoveryCancelled); err != nil {
+				return err
+			}
+			reason := models.ReasonEndpointDisabled
+			if ep.DeletedAt != nil {
+				reason = models.ReasonEndpointDeleted
+			}
+			return auditAutomatic(ctx, tx, rec.OrgID, "recovery.auto_cancelled", "webhook_recovery", rec.ID,
+				map[string]any{"endpoint_id": rec.EndpointID, "reason": reason, "started": rec.Started, "total": rec.Total})
 		}
 		rate := DefaultRecoveryRate
 		if ep.RateLimit != nil {

@@ -199,3 +199,45 @@ func (f *fixture) unstartedRecoveryChains() int64 {
 	f.DB.Model(&models.Dispatch{}).Where("kind = ? AND dispatched_at IS NULL", models.DispatchRecovery).Count(&n)
 	return n
 }
+
+// TestARecoveryCancelledByItsEndpointsDisableIsAudited: a recovery whose endpoint is disabled (or
+// deleted) meanwhile ends at its next batch as cancelled, and the audit log says so with no actor,
+// the service having done it, once however many batches ask.
+func TestARecoveryCancelledByItsEndpointsDisableIsAudited(t *testing.T) {
+	f := newFixture(t)
+	acts := &activities.Activities{DB: f.DB}
+	for _, stop := range []string{"disable", "delete"} {
+		ep := f.limitedEndpoint(1)
+		f.dropChains(ep.ID, 3)
+		rec, err := f.Svc.Recover(f.Ctx, ep.ID, f.Owner, time.Now().Add(-time.Hour), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if b, err := acts.RecoverBatch(f.Ctx, contract.RecoveryParams{RecoveryID: rec.ID}); err != nil || b.Started != 1 || b.Done {
+			t.Fatalf("%s: first batch %+v %v", stop, b, err)
+		}
+		if stop == "disable" {
+			_, err = f.Svc.Disable(f.Ctx, ep.ID, f.Owner)
+		} else {
+			_, err = f.Svc.Delete(f.Ctx, ep.ID, f.Owner)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		for range 2 { // a retried activity task asks again
+			if b, err := acts.RecoverBatch(f.Ctx, contract.RecoveryParams{RecoveryID: rec.ID}); err != nil || !b.Done || b.Status != models.RecoveryCancelled {
+				t.Fatalf("%s: batch after it %+v %v", stop, b, err)
+			}
+		}
+		var audit []models.AuditEntry
+		f.DB.Raw(`SELECT org_id, coalesce(actor_id, '00000000-0000-0000-0000-000000000000') AS actor_id, action, target_type, target_id, details
+			FROM audit_log WHERE target_id = ? AND action <> 'endpoint.recover'`, rec.ID).Scan(&audit)
+		var nullActor bool
+		f.DB.Raw(`SELECT bool_and(actor_id IS NULL) FROM audit_log WHERE target_id = ? AND action <> 'endpoint.recover'`, rec.ID).Scan(&nullActor)
+		if len(audit) != 1 || !nullActor || audit[0].Action != "recovery.auto_cancelled" || audit[0].TargetType != "webhook_recovery" ||
+			audit[0].OrgID != f.Org || audit[0].Details["endpoint_id"] != ep.ID.String() || audit[0].Details["reason"] != "endpoint_"+stop+"d" ||
+			audit[0].Details["started"] != 1.0 || audit[0].Details["total"] != 3.0 {
+			t.Fatalf("%s: audit %+v (actor null: %v)", stop, audit, nullActor)
+		}
+	}
+}

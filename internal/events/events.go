@@ -51,7 +51,7 @@ var kinds = []Kind{
 	{PaymentRecorded, "A payment is recorded against an order (inline with a create, or later). Data: {payment, order}.", "paymentEvent"},
 	{PaymentRefunded, "A payment is refunded in full. Data: {payment, order}.", "paymentEvent"},
 	{ShipmentTrackingAdded, "A tracking number new to a shipment is attached to it. Data: {order, shipment}.", "shipmentEvent"},
-	{WebhookEndpointDisabled, "The service disabled an endpoint of the org because it had not succeeded for WDS_WEBHOOK_DISABLE_AFTER when a chain dropped; sent to the org's other enabled endpoints subscribed to it. Data: the endpoint as the Operator API shows it (header values blanked) plus reason: failing.", "endpointDisabled"},
+	{WebhookEndpointDisabled, "The service disabled an endpoint of the org because it had not succeeded for WDS_WEBHOOK_DISABLE_AFTER when a chain dropped; sent to the org's other enabled endpoints subscribed to it. Data: the endpoint as the Operator API shows it (its URL without the query string, header values blanked) plus reason: failing.", "endpointDisabled"},
 	{WebhookTest, "A synthetic test event from Send test or POST /v1/webhooks/test/{endpoint_id}; its id is null. Data: {endpoint_id, message}.", "testData"},
 }
 

@@ -107,6 +107,11 @@ func (l *Leased) renew(ctx context.Context, keyID uuid.UUID, k *keyLease, limit 
 			granted = 1
 		}
 	} else {
+		// The call gives back what the ended lease did not spend, so from here on that lease holds
+		// nothing, whatever the call answers: when its answer is lost after it committed, neither the
+		// lease's timer nor the next renewal may give the same requests back again. A give-back lost
+		// with a call that did not commit leaves them counted until they age out: the safe direction.
+		k.given = true
 		var err error
 		if granted, err = l.shared.lease(ctx, keyID, limit, want, now, until, back, k.until); err != nil {
 			return false, err

@@ -2,7 +2,9 @@ package ratelimit
 
 import (
 	"context"
+	"database/sql"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -236,5 +238,72 @@ func TestLeasedCountsALeaseUntilItsEnd(t *testing.T) {
 	send(b, 700)
 	if n, from := busiestMinute(admitted); n > 600 {
 		t.Fatalf("%d requests admitted in the 60 s from %s, limit 600", n, from)
+	}
+}
+
+// TestLeasedGivesBackOnceWhenTheRenewalsAnswerIsLost: a renewal's call gives back what the ended lease
+// did not spend; when that call commits but its answer is lost (the connection drops after the
+// commit), the request fails, and nothing gives the same requests back a second time: neither the
+// lease's timer nor the next renewal. A give-back may be lost, leaving requests counted until they
+// age out (the safe direction); it may never count twice.
+func TestLeasedGivesBackOnceWhenTheRenewalsAnswerIsLost(t *testing.T) {
+	db := pgtest.New(t)
+	var armed, struck atomic.Bool
+	// Once armed, the next lease call that gives something back runs and commits, then its caller
+	// reads an error instead of the answer.
+	err := db.Callback().Row().After("gorm:row").Register("test:answer-lost", func(tx *gorm.DB) {
+		row, ok := tx.Statement.Dest.(*sql.Row)
+		if !ok || !strings.Contains(tx.Statement.SQL.String(), "wds_rate_limit_lease") || len(tx.Statement.Vars) < 6 {
+			return
+		}
+		if back, _ := tx.Statement.Vars[5].(int); back == 0 || !armed.CompareAndSwap(true, false) {
+			return
+		}
+		var granted int
+		if err := row.Scan(&granted); err != nil {
+			t.Errorf("the lease call itself failed: %v", err)
+		}
+		struck.Store(true)
+		tx.Statement.Dest = tx.Statement.ConnPool.QueryRowContext(tx.Statement.Context, "SELECT 1/0")
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := &syncClock{t: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
+	a := NewLeased(db)
+	k := uuid.New()
+	for i := range 16 { // leases of 1, 2, 4 and 8 spent whole, then one of MaxLease with one spent
+		if ok, err := a.Allow(context.Background(), k, 600, c.now()); !ok || err != nil {
+			t.Fatalf("request %d: %v %v", i+1, ok, err)
+		}
+	}
+	lease := MaxLease(600)
+	if got := budgetUsed(t, db, k); got != 15+lease {
+		t.Fatalf("PostgreSQL counts %d, want %d", got, 15+lease)
+	}
+	// The lease ends on the requests' clock; the next request gives back its unspent part and takes
+	// a lease of one, and its answer is lost.
+	c.add(LeaseLife)
+	armed.Store(true)
+	if ok, err := a.Allow(context.Background(), k, 600, c.now()); ok || err == nil {
+		t.Fatalf("admitted %v, error %v; want the lost answer's error", ok, err)
+	}
+	if !struck.Load() {
+		t.Fatal("the renewal gave nothing back: the lease's timer ran first (a very slow machine?)")
+	}
+	want := 16 + 1 // the 16 admitted, and the lease of one the lost call granted
+	if got := budgetUsed(t, db, k); got != want {
+		t.Fatalf("PostgreSQL counts %d after the lost answer, want %d", got, want)
+	}
+	time.Sleep(LeaseLife + 500*time.Millisecond) // the ended lease's timer has run
+	if got := budgetUsed(t, db, k); got != want {
+		t.Fatalf("PostgreSQL counts %d once the lease's timer ran, want %d: the give-back ran twice", got, want)
+	}
+	c.add(LeaseLife)
+	if ok, err := a.Allow(context.Background(), k, 600, c.now()); !ok || err != nil {
+		t.Fatalf("the next request: %v %v", ok, err)
+	}
+	if got := budgetUsed(t, db, k); got != want+1 {
+		t.Fatalf("PostgreSQL counts %d after the next request, want %d: it gave back again", got, want+1)
 	}
 }
