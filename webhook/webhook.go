@@ -22,7 +22,6 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
-	"fmt"
 	"strconv"
 	"time"
 )
@@ -86,11 +85,7 @@ func Parse(secret, header string, body []byte, now time.Time) (*Event, error) {
 	if err := Verify(secret, header, body, now); err != nil {
 		return nil, err
 	}
-	var ev Event
-	if err := json.Unmarshal(body, &ev); err != nil {
-		return nil, fmt.Errorf("webhook: decode event body: %w", err)
-	}
-	return &ev, nil
+	return decode(body)
 }
 
 // Sign returns the X-PC-Signature value for body signed at t: what wds sends, and what a
