@@ -1,8 +1,14 @@
 package activities_test
 
 import (
+	"bufio"
+	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"sync"
 	"testing"
 	"time"
@@ -11,16 +17,18 @@ import (
 	standardwebhooks "github.com/standard-webhooks/standard-webhooks/libraries/go"
 
 	"wds/internal/dev/deliverytest"
+	"wds/internal/dev/npmtest"
 	"wds/internal/events"
 	"wds/models"
 	"wds/webhook"
 	"wds/workflows/contract"
 )
 
-// libraryReceiver verifies every delivery with the Standard Webhooks project's own Go library, as a
-// receiver that has never heard of wds would, and answers 204 when it verifies and 401 when not.
-// tamper flips a byte of the body before verifying, as a change in transit would.
+// libraryReceiver verifies every delivery with one of the Standard Webhooks project's own libraries,
+// as a receiver that has never heard of wds would, and answers 204 when it verifies and 401 when
+// not. tamper flips a byte of the body before verifying, as a change in transit would.
 type libraryReceiver struct {
+	verify func(secret string, h http.Header, body []byte) error
 	mu     sync.Mutex
 	secret string
 	tamper bool
@@ -30,20 +38,93 @@ type libraryReceiver struct {
 func (lr *libraryReceiver) handle(w http.ResponseWriter, r *http.Request, body []byte) {
 	lr.mu.Lock()
 	defer lr.mu.Unlock()
-	wh, err := standardwebhooks.NewWebhook(lr.secret)
-	if err == nil {
-		if lr.tamper {
-			body = append([]byte(nil), body...)
-			body[len(body)-2] ^= 1
-		}
-		err = wh.Verify(body, r.Header)
+	if lr.tamper {
+		body = append([]byte(nil), body...)
+		body[len(body)-2] ^= 1
 	}
+	err := lr.verify(lr.secret, r.Header, body)
 	lr.errs = append(lr.errs, err)
 	if err != nil {
 		w.WriteHeader(http.StatusUnauthorized)
 		return
 	}
 	w.WriteHeader(http.StatusNoContent)
+}
+
+// goLibrary verifies with github.com/standard-webhooks/standard-webhooks/libraries/go.
+func goLibrary(secret string, h http.Header, body []byte) error {
+	wh, err := standardwebhooks.NewWebhook(secret)
+	if err != nil {
+		return err
+	}
+	return wh.Verify(body, h)
+}
+
+// npmVersion is the standardwebhooks package from npm the test installs, pinned so it does not
+// change under us.
+const npmVersion = "1.1.1"
+
+// npmHarness verifies, with the npm package's Webhook class, each delivery read as a JSON line from
+// stdin, and prints "ok" or the package's error message as a JSON line.
+const npmHarness = `
+const { Webhook } = require(process.argv[2]);
+const lines = require("node:readline").createInterface({ input: process.stdin });
+lines.on("line", (line) => {
+  const c = JSON.parse(line);
+  let out = "ok";
+  try { new Webhook(c.secret).verify(Buffer.from(c.body, "base64"), c.headers); }
+  catch (e) { out = String(e && e.message || e); }
+  process.stdout.write(JSON.stringify(out) + "\n");
+});
+`
+
+// npmLibrary starts node with the npm package and returns a verifier that hands it each delivery.
+func npmLibrary(t *testing.T) func(secret string, h http.Header, body []byte) error {
+	node := npmtest.LookPath(t, "node", "Node.js 18 or later (Debian: apt-get install nodejs)")
+	pkg := npmtest.Install(t, "standardwebhooks", npmVersion)
+	script := filepath.Join(t.TempDir(), "receiver.js")
+	if err := os.WriteFile(script, []byte(npmHarness), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(node, script, pkg)
+	cmd.Stderr = os.Stderr
+	in, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	outPipe, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { in.Close(); cmd.Wait() })
+	out := bufio.NewScanner(outPipe)
+	return func(secret string, h http.Header, body []byte) error {
+		headers := map[string]string{}
+		for k := range h {
+			headers[k] = h.Get(k)
+		}
+		line, err := json.Marshal(map[string]any{"secret": secret, "headers": headers, "body": body})
+		if err != nil {
+			return err
+		}
+		if _, err := in.Write(append(line, '\n')); err != nil {
+			return err
+		}
+		if !out.Scan() {
+			return fmt.Errorf("the node receiver ended: %v", out.Err())
+		}
+		var verdict string
+		if err := json.Unmarshal(out.Bytes(), &verdict); err != nil {
+			return err
+		}
+		if verdict != "ok" {
+			return errors.New(verdict)
+		}
+		return nil
+	}
 }
 
 func (lr *libraryReceiver) set(secret string, tamper bool) {
@@ -59,11 +140,20 @@ func (lr *libraryReceiver) last() error {
 }
 
 // Every kind of delivery (a first attempt, a retry, a resend, a test event, one signed during a
-// rotation's grace, with either secret) verifies with the official Go library; a tampered body
-// and a stale timestamp do not (decisions §11).
+// rotation's grace, with either secret) verifies with the Standard Webhooks project's official Go
+// library and its npm package; a tampered body and a stale timestamp do not (decisions §11).
 func TestTheStandardWebhooksGoLibraryVerifiesEveryDelivery(t *testing.T) {
+	receivedBy(t, &libraryReceiver{verify: goLibrary}, standardwebhooks.ErrNoMatchingSignature, standardwebhooks.ErrMessageTooOld)
+}
+
+func TestTheStandardWebhooksNpmPackageVerifiesEveryDelivery(t *testing.T) {
+	receivedBy(t, &libraryReceiver{verify: npmLibrary(t)}, errors.New("No matching signature found"), errors.New("Message timestamp too old"))
+}
+
+// receivedBy delivers every kind of delivery to lr; mismatch and stale are the library's errors
+// for a tampered body and a stale timestamp (matched by errors.Is, or by message from node).
+func receivedBy(t *testing.T, lr *libraryReceiver, mismatch, stale error) {
 	f := newFixture(t)
-	lr := &libraryReceiver{}
 	var rc *deliverytest.Receiver
 	rc = deliverytest.NewReceiver(t, func(w http.ResponseWriter, r *http.Request) {
 		got := rc.Got()
@@ -128,14 +218,18 @@ func TestTheStandardWebhooksGoLibraryVerifiesEveryDelivery(t *testing.T) {
 
 	lr.set(rot.Secret, true)
 	deliver("a tampered body", deliverytest.Attempt(f.Event(events.OrderCreated, nil), ep.ID, 1, deliverytest.Later()), models.StatusFailed)
-	if err := lr.last(); !errors.Is(err, standardwebhooks.ErrNoMatchingSignature) {
+	if err := lr.last(); !sameError(err, mismatch) {
 		t.Fatalf("a tampered body: %v", err)
 	}
 
 	lr.set(rot.Secret, false)
 	acts.Now = func() time.Time { return time.Now().Add(-6 * time.Minute) }
 	deliver("a stale timestamp", deliverytest.Attempt(f.Event(events.OrderCreated, nil), ep.ID, 1, deliverytest.Later()), models.StatusFailed)
-	if err := lr.last(); !errors.Is(err, standardwebhooks.ErrMessageTooOld) {
+	if err := lr.last(); !sameError(err, stale) {
 		t.Fatalf("a stale timestamp: %v", err)
 	}
+}
+
+func sameError(err, want error) bool {
+	return err != nil && (errors.Is(err, want) || err.Error() == want.Error())
 }

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"wds/api/signing"
+	"wds/internal/dev/npmtest"
 )
 
 // The Node.js and Python snippets of docs/webhooks.md are files so that these tests run them, and
@@ -208,37 +209,11 @@ func runHarness(t *testing.T, interpreter, script, ext, arg string, cases []snip
 	return got
 }
 
-// installStripe installs the pinned stripe package once into the repository's ignored bin/ and
-// returns its directory; later runs reuse it. The install goes to a fresh directory renamed into
-// place, so a concurrent or interrupted run never leaves a half-installed package behind.
-func installStripe(t *testing.T, npm string) string {
+// installStripe installs the pinned stripe package once into the repository's ignored bin/npm and
+// returns its directory; later runs reuse it.
+func installStripe(t *testing.T, _ string) string {
 	t.Helper()
-	dir := abs(t, filepath.Join("..", "bin", "npm", "stripe-"+stripeVersion))
-	pkg := filepath.Join(dir, "node_modules", "stripe")
-	if _, err := os.Stat(filepath.Join(pkg, "package.json")); err == nil {
-		return pkg
-	}
-	if err := os.MkdirAll(filepath.Dir(dir), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	tmp, err := os.MkdirTemp(filepath.Dir(dir), "installing-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer os.RemoveAll(tmp)
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	out, err := exec.CommandContext(ctx, npm, "install", "--prefix", tmp, "--no-audit", "--no-fund",
-		"--loglevel=error", "stripe@"+stripeVersion).CombinedOutput()
-	if err != nil {
-		t.Fatalf("npm install stripe@%s (the npm registry must be reachable): %v\n%s", stripeVersion, err, out)
-	}
-	if err := os.Rename(tmp, dir); err != nil {
-		if _, statErr := os.Stat(filepath.Join(pkg, "package.json")); statErr != nil { // no concurrent run's install either
-			t.Fatalf("install stripe: %v", err)
-		}
-	}
-	return pkg
+	return npmtest.Install(t, "stripe", stripeVersion)
 }
 
 func lookPath(t *testing.T, name, install string) string {
