@@ -1,14 +1,8 @@
 package activities_test
 
 import (
-	"bufio"
-	"encoding/json"
 	"errors"
-	"fmt"
 	"net/http"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"sync"
 	"testing"
 	"time"
@@ -60,73 +54,6 @@ func goLibrary(secret string, h http.Header, body []byte) error {
 	return wh.Verify(body, h)
 }
 
-// npmVersion is the standardwebhooks package from npm the test installs, pinned so it does not
-// change under us.
-const npmVersion = "1.1.1"
-
-// npmHarness verifies, with the npm package's Webhook class, each delivery read as a JSON line from
-// stdin, and prints "ok" or the package's error message as a JSON line.
-const npmHarness = `
-const { Webhook } = require(process.argv[2]);
-const lines = require("node:readline").createInterface({ input: process.stdin });
-lines.on("line", (line) => {
-  const c = JSON.parse(line);
-  let out = "ok";
-  try { new Webhook(c.secret).verify(Buffer.from(c.body, "base64"), c.headers); }
-  catch (e) { out = String(e && e.message || e); }
-  process.stdout.write(JSON.stringify(out) + "\n");
-});
-`
-
-// npmLibrary starts node with the npm package and returns a verifier that hands it each delivery.
-func npmLibrary(t *testing.T) func(secret string, h http.Header, body []byte) error {
-	node := npmtest.LookPath(t, "node", "Node.js 18 or later (Debian: apt-get install nodejs)")
-	pkg := npmtest.Install(t, "standardwebhooks", npmVersion)
-	script := filepath.Join(t.TempDir(), "receiver.js")
-	if err := os.WriteFile(script, []byte(npmHarness), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	cmd := exec.Command(node, script, pkg)
-	cmd.Stderr = os.Stderr
-	in, err := cmd.StdinPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	outPipe, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { in.Close(); cmd.Wait() })
-	out := bufio.NewScanner(outPipe)
-	return func(secret string, h http.Header, body []byte) error {
-		headers := map[string]string{}
-		for k := range h {
-			headers[k] = h.Get(k)
-		}
-		line, err := json.Marshal(map[string]any{"secret": secret, "headers": headers, "body": body})
-		if err != nil {
-			return err
-		}
-		if _, err := in.Write(append(line, '\n')); err != nil {
-			return err
-		}
-		if !out.Scan() {
-			return fmt.Errorf("the node receiver ended: %v", out.Err())
-		}
-		var verdict string
-		if err := json.Unmarshal(out.Bytes(), &verdict); err != nil {
-			return err
-		}
-		if verdict != "ok" {
-			return errors.New(verdict)
-		}
-		return nil
-	}
-}
-
 func (lr *libraryReceiver) set(secret string, tamper bool) {
 	lr.mu.Lock()
 	defer lr.mu.Unlock()
@@ -147,7 +74,7 @@ func TestTheStandardWebhooksGoLibraryVerifiesEveryDelivery(t *testing.T) {
 }
 
 func TestTheStandardWebhooksNpmPackageVerifiesEveryDelivery(t *testing.T) {
-	receivedBy(t, &libraryReceiver{verify: npmLibrary(t)}, errors.New("No matching signature found"), errors.New("Message timestamp too old"))
+	receivedBy(t, &libraryReceiver{verify: npmtest.StandardWebhooks(t)}, errors.New("No matching signature found"), errors.New("Message timestamp too old"))
 }
 
 // receivedBy delivers every kind of delivery to lr; mismatch and stale are the library's errors

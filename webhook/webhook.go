@@ -15,6 +15,11 @@
 // [Verify] does 1 to 4 and [Parse] also decodes the [Event]; 5 is the receiver's own storage.
 // The scheme is Stripe's: given the X-PC-Signature value in place of Stripe-Signature, Stripe's
 // Node library accepts wds deliveries unchanged (this package's tests check it).
+//
+// Every delivery also carries the Standard Webhooks headers (webhook-id, webhook-timestamp,
+// webhook-signature), signed from the same secret, which the specification's official libraries
+// verify; [VerifyStandard] checks those, and [VerifyHeaders] and [ParseHeaders] take a request's
+// headers and accept either scheme.
 package webhook
 
 import (
