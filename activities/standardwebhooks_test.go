@@ -160,3 +160,33 @@ func receivedBy(t *testing.T, lr *libraryReceiver, mismatch, stale error) {
 func sameError(err, want error) bool {
 	return err != nil && (errors.Is(err, want) || err.Error() == want.Error())
 }
+
+// An endpoint whose secret was made before secrets were standard base64 (whsec_ and unpadded
+// base64url) keeps getting both schemes: X-PC-Signature keyed by the whole string, and
+// webhook-signature keyed by what its base64url decodes to (decisions §11).
+func TestASecretOfTheOlderFormSignsBothSchemes(t *testing.T) {
+	f := newFixture(t)
+	rc := deliverytest.NewReceiver(t, nil)
+	ep := f.Endpoint(rc.Srv.URL)
+	const older = "whsec_bPE_e5DN-TGC5blbvm_B_hwyacej94L-8CbwSW71KTE"
+	sealed, err := f.Box.Seal([]byte(older))
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.DB.Exec(`UPDATE webhook_endpoints SET secret_sealed = ? WHERE id = ?`, sealed, ep.ID)
+	ev := f.Event(events.OrderCreated, nil)
+	if res, err := f.Acts(rc, true).Deliver(f.Ctx, deliverytest.Attempt(ev, ep.ID, 1, deliverytest.Later())); err != nil || res.Outcome != models.StatusSucceeded {
+		t.Fatalf("%+v %v", res, err)
+	}
+	d := rc.Got()[0]
+	if err := webhook.Verify(older, d.Header.Get(webhook.HeaderSignature), d.Body, time.Now()); err != nil {
+		t.Errorf("X-PC-Signature: %v", err)
+	}
+	h := d.Header
+	if err := webhook.VerifyStandard(older, h.Get(webhook.HeaderWebhookID), h.Get(webhook.HeaderWebhookTimestamp), h.Get(webhook.HeaderWebhookSignature), d.Body, time.Now()); err != nil {
+		t.Errorf("webhook-signature (%q): %v", h.Get(webhook.HeaderWebhookSignature), err)
+	}
+	if h.Get(webhook.HeaderWebhookID) != ev.String() {
+		t.Errorf("webhook-id %q", h.Get(webhook.HeaderWebhookID))
+	}
+}
