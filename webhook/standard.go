@@ -61,36 +61,39 @@ func SignStandard(id string, t time.Time, body []byte, secrets ...string) (strin
 
 // VerifyStandard checks the Standard Webhooks headers of a delivery: that signature (the
 // webhook-signature value) holds a v1 HMAC of "<id>.<timestamp>.<body>" keyed by StandardKey(secret),
-// and that timestamp is within Tolerance of now. Its errors are Verify's: [ErrMissingHeader] when
-// a header is empty, a [*HeaderError], a [*TimestampError] (checked before the HMAC), and
-// [ErrBadSignature].
+// and that timestamp is within Tolerance of now. Its errors match Verify's: a [*MissingError]
+// ([ErrMissingHeader]) when a header is empty, a [*HeaderError] naming the header, a
+// [*TimestampError] (checked before the HMAC), and [ErrBadSignature].
 func VerifyStandard(secret, id, timestamp, signature string, body []byte, now time.Time) error {
-	if strings.TrimSpace(id) == "" || strings.TrimSpace(timestamp) == "" || strings.TrimSpace(signature) == "" {
-		return ErrMissingHeader
+	for _, h := range [...]struct{ name, value string }{{HeaderWebhookID, id}, {HeaderWebhookTimestamp, timestamp}, {HeaderWebhookSignature, signature}} {
+		if strings.TrimSpace(h.value) == "" {
+			return &MissingError{Header: h.name}
+		}
 	}
 	ts, err := parseTimestamp(timestamp)
 	if err != nil {
-		return malformed("webhook-timestamp is not a decimal integer")
+		return &HeaderError{Header: HeaderWebhookTimestamp, Reason: "not a decimal integer without sign or leading zeros"}
 	}
 	var sigs [][]byte
 	for elem := range strings.FieldsSeq(signature) {
 		version, val, ok := strings.Cut(elem, ",")
 		if !ok {
-			return malformed("webhook-signature element is not version,signature")
+			return &HeaderError{Header: HeaderWebhookSignature, Reason: "element is not version,signature"}
 		}
 		if version != "v1" {
 			continue // another scheme (v1a is asymmetric): not ours, and not a reason to refuse
 		}
 		sig, err := base64.StdEncoding.Strict().DecodeString(val)
 		if err != nil || len(sig) != sha256.Size {
-			return malformed("webhook-signature v1 is not the base64 of 32 bytes")
+			return &HeaderError{Header: HeaderWebhookSignature, Reason: "v1 is not the base64 of 32 bytes"}
 		}
 		sigs = append(sigs, sig)
 	}
 	if len(sigs) == 0 {
-		return malformed("webhook-signature has no v1")
+		return &HeaderError{Header: HeaderWebhookSignature, Reason: "no v1"}
 	}
 	if err := checkTimestamp(ts, now); err != nil {
+		err.(*TimestampError).Header = HeaderWebhookTimestamp
 		return err
 	}
 	key, err := StandardKey(secret)

@@ -63,6 +63,10 @@ func TestVerifyStandard(t *testing.T) {
 		if (c.want == nil) != (err == nil) || (c.want != nil && !errors.Is(err, c.want)) {
 			t.Errorf("%s: %v, want %v", c.name, err, c.want)
 		}
+		// A message names the Standard Webhooks header at fault, not X-PC-Signature.
+		if err != nil && !errors.Is(err, webhook.ErrBadSignature) && !strings.Contains(err.Error(), "webhook-") {
+			t.Errorf("%s: %q does not name the header", c.name, err)
+		}
 	}
 }
 
