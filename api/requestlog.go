@@ -103,7 +103,7 @@ func redactSecrets(path string) string {
 			}
 			start := from + i + len(prefix)
 			end := start
-			for end < len(path) && keyChar(path[end]) {
+			for end < len(path) && (keyChar(path[end]) || prefix == secrets.SigningSecretPrefix && signingChar(path[end])) {
 				end++
 			}
 			if end > start {
@@ -119,3 +119,7 @@ func redactSecrets(path string) string {
 func keyChar(b byte) bool {
 	return b >= 'a' && b <= 'z' || b >= 'A' && b <= 'Z' || b >= '0' && b <= '9' || b == '-' || b == '_'
 }
+
+// signingChar is what standard padded base64 adds to keyChar: signing secrets are made in that form
+// (decisions §11), so a '/' in one cuts no redaction short (it redacts the rest of the path too).
+func signingChar(b byte) bool { return b == '+' || b == '/' || b == '=' }

@@ -1,11 +1,13 @@
 package api_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"html"
 	stdlog "log"
 	"net/http"
 	"net/http/cookiejar"
@@ -28,8 +30,9 @@ import (
 	"wds/models"
 )
 
-// secretShaped finds every secret the service hands out in an answer: keys, tokens, signing secrets.
-var secretShaped = regexp.MustCompile(`(?:pck_live_|pck_int_|whsec_|vct_|wds_op_)[A-Za-z0-9_-]{43}`)
+// secretShaped finds every secret the service hands out in an answer: keys, tokens, signing secrets
+// (standard padded base64, whose '+' an HTML page shows as &#43;, or the older base64url).
+var secretShaped = regexp.MustCompile(`(?:pck_live_|pck_int_|vct_|wds_op_)[A-Za-z0-9_-]{43}|whsec_(?:[A-Za-z0-9/]|\+|&#43;){43}=|whsec_[A-Za-z0-9_-]{43}`)
 
 // secretPrefixes are the prefixes of the service's secrets.
 var secretPrefixes = []string{"pck_live_", "pck_int_", "whsec_", "vct_", "wds_op_"}
@@ -108,7 +111,7 @@ func TestSecretsSweep(t *testing.T) {
 	}
 	e.onAnswer = func(a answer) {
 		for _, s := range secretShaped.FindAllString(string(a.body), -1) {
-			keep("shown in an answer", s)
+			keep("shown in an answer", html.UnescapeString(s))
 		}
 	}
 	x := e.tenant("acme") // keys of both kinds, an order, a claim token, two endpoints, a console session
@@ -215,6 +218,10 @@ func TestSecretsSweep(t *testing.T) {
 	// Secrets pasted into a URL by mistake: a key where an id goes, a claim token in a link's path.
 	want(e.send(nil, "GET", "/v1/orders/"+x.readKey, x.readKey, nil, nil), 404, "a key as an order id")
 	want(e.send(nil, "GET", "/v1/vendor-claims/"+made("vct_"), "", nil, nil), 404, "a claim token in a path")
+	// A signing secret of the form made now, whose '+' and '/' are not base64url, pasted into a path.
+	signingShaped := "whsec_" + base64.StdEncoding.EncodeToString(bytes.Repeat([]byte{0xfb, 0xff, 0xbf}, 11)[:32])
+	keep("made up by a caller", signingShaped)
+	want(e.send(nil, "GET", "/v1/orders/"+signingShaped, x.readKey, nil, nil), 404, "a signing secret in a path")
 	want(e.send(nil, "GET", "/integrations/v1/orders/by-external/"+url.PathEscape(x.intKey), x.intKey, nil, nil), 404, "a key as an external id")
 	v2 := want(e.send(nil, "POST", orgPath+"/vendors", x.owner, map[string]any{"store_id": x.store, "name": "Second supplier"}, nil), 201, "vendor").str(t, "id")
 

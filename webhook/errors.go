@@ -26,14 +26,22 @@ var (
 	ErrTooNew = fmt.Errorf("%w (too new)", ErrOutsideTolerance)
 )
 
-// HeaderError is a malformed X-PC-Signature; it matches ErrMalformedHeader.
+// HeaderError is a malformed X-PC-Signature, or Standard Webhooks header; it matches
+// ErrMalformedHeader.
 type HeaderError struct {
 	// Reason describes the header's shape only, never its values, so it is safe to log and to
 	// show to the sender.
 	Reason string
+	// Header names the Standard Webhooks header at fault; empty for X-PC-Signature.
+	Header string
 }
 
-func (e *HeaderError) Error() string { return ErrMalformedHeader.Error() + ": " + e.Reason }
+func (e *HeaderError) Error() string {
+	if e.Header != "" {
+		return "webhook: " + e.Header + " header is malformed: " + e.Reason
+	}
+	return ErrMalformedHeader.Error() + ": " + e.Reason
+}
 
 func (e *HeaderError) Unwrap() error { return ErrMalformedHeader }
 
@@ -44,6 +52,9 @@ func malformed(reason string) error { return &HeaderError{Reason: reason} }
 type TimestampError struct {
 	Timestamp int64     // t from the header, Unix seconds
 	Now       time.Time // the verifier's clock
+	// Header is HeaderWebhookTimestamp when the Standard Webhooks headers were verified; empty for
+	// X-PC-Signature's t.
+	Header string
 }
 
 func (e *TimestampError) Error() string {
@@ -51,8 +62,12 @@ func (e *TimestampError) Error() string {
 	if e.tooNew() {
 		side = "after"
 	}
-	return fmt.Sprintf("webhook: X-PC-Signature t=%d is more than %d s %s the receiver's clock (%d)",
-		e.Timestamp, int(Tolerance/time.Second), side, e.Now.Unix())
+	what := "X-PC-Signature t"
+	if e.Header != "" {
+		what = e.Header
+	}
+	return fmt.Sprintf("webhook: %s=%d is more than %d s %s the receiver's clock (%d)",
+		what, e.Timestamp, int(Tolerance/time.Second), side, e.Now.Unix())
 }
 
 func (e *TimestampError) Unwrap() error {
@@ -82,3 +97,12 @@ func checkTimestamp(t int64, now time.Time) error {
 	}
 	return nil
 }
+
+// MissingError is a Standard Webhooks header that is absent or empty; it matches ErrMissingHeader.
+type MissingError struct {
+	Header string // the header's name
+}
+
+func (e *MissingError) Error() string { return "webhook: " + e.Header + " header is missing" }
+
+func (e *MissingError) Unwrap() error { return ErrMissingHeader }

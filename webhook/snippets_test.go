@@ -7,11 +7,14 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"wds/api/signing"
+	"wds/internal/dev/npmtest"
+	"wds/webhook"
 )
 
 // The Node.js and Python snippets of docs/webhooks.md are files so that these tests run them, and
@@ -181,7 +184,7 @@ func checkOutcomes(t *testing.T, got []string, cases []snippetCase, anyReject bo
 
 // runHarness runs script (written to a file with ext) with arg, the cases as JSON on stdin, and
 // decodes the JSON array of outcomes it prints.
-func runHarness(t *testing.T, interpreter, script, ext, arg string, cases []snippetCase) []string {
+func runHarness(t *testing.T, interpreter, script, ext, arg string, cases any) []string {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "harness"+ext)
 	if err := os.WriteFile(path, []byte(script), 0o600); err != nil {
@@ -208,37 +211,11 @@ func runHarness(t *testing.T, interpreter, script, ext, arg string, cases []snip
 	return got
 }
 
-// installStripe installs the pinned stripe package once into the repository's ignored bin/ and
-// returns its directory; later runs reuse it. The install goes to a fresh directory renamed into
-// place, so a concurrent or interrupted run never leaves a half-installed package behind.
-func installStripe(t *testing.T, npm string) string {
+// installStripe installs the pinned stripe package once into the repository's ignored bin/npm and
+// returns its directory; later runs reuse it.
+func installStripe(t *testing.T, _ string) string {
 	t.Helper()
-	dir := abs(t, filepath.Join("..", "bin", "npm", "stripe-"+stripeVersion))
-	pkg := filepath.Join(dir, "node_modules", "stripe")
-	if _, err := os.Stat(filepath.Join(pkg, "package.json")); err == nil {
-		return pkg
-	}
-	if err := os.MkdirAll(filepath.Dir(dir), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	tmp, err := os.MkdirTemp(filepath.Dir(dir), "installing-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer os.RemoveAll(tmp)
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	out, err := exec.CommandContext(ctx, npm, "install", "--prefix", tmp, "--no-audit", "--no-fund",
-		"--loglevel=error", "stripe@"+stripeVersion).CombinedOutput()
-	if err != nil {
-		t.Fatalf("npm install stripe@%s (the npm registry must be reachable): %v\n%s", stripeVersion, err, out)
-	}
-	if err := os.Rename(tmp, dir); err != nil {
-		if _, statErr := os.Stat(filepath.Join(pkg, "package.json")); statErr != nil { // no concurrent run's install either
-			t.Fatalf("install stripe: %v", err)
-		}
-	}
-	return pkg
+	return npmtest.Install(t, "stripe", stripeVersion)
 }
 
 func lookPath(t *testing.T, name, install string) string {
@@ -257,4 +234,102 @@ func abs(t *testing.T, path string) string {
 		t.Fatal(err)
 	}
 	return p
+}
+
+// standardCase is one delivery's Standard Webhooks headers given to a snippet's verifyStandard,
+// with the outcome it must report.
+type standardCase struct {
+	Name      string  `json:"name"`
+	Secret    string  `json:"secret"`
+	ID        string  `json:"id"`
+	Timestamp string  `json:"timestamp"`
+	Signature string  `json:"signature"`
+	Body      []byte  `json:"body"`
+	Now       float64 `json:"now"`
+	want      string
+}
+
+const malformedStandard = "malformed webhook-signature"
+
+// standardCases are the vectors' Standard Webhooks headers as the service signs them, and the ways
+// they go wrong; the vectors hold secrets of both forms (older base64url, and standard base64).
+func standardCases(t *testing.T) []standardCase {
+	var cases []standardCase
+	for _, v := range vectors {
+		body := []byte(v.body)
+		sig, err := webhook.SignStandard(v.id, time.Unix(v.t, 0), body, v.secret)
+		if err != nil || sig != v.standard {
+			t.Fatalf("the service signs %q as %q (%v), the vector says %q", v.name, sig, err, v.standard)
+		}
+		ts := strconv.FormatInt(v.t, 10)
+		tampered := bytes.Clone(body)
+		tampered[len(tampered)-2] ^= 0x01
+		other, _ := webhook.SignStandard(v.id, time.Unix(v.t, 0), body, "whsec_AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=")
+		now := float64(v.t)
+		cases = append(cases,
+			standardCase{v.name, v.secret, v.id, ts, sig, body, now + 1.5, "ok"},
+			standardCase{v.name + ", 300 s later", v.secret, v.id, ts, sig, body, now + 300, "ok"},
+			standardCase{v.name + ", tampered body", v.secret, v.id, ts, sig, tampered, now, mismatch},
+			standardCase{v.name + ", another id", v.secret, v.id + "x", ts, sig, body, now, mismatch},
+			standardCase{v.name + ", another secret's signature", v.secret, v.id, ts, other, body, now, mismatch},
+			standardCase{v.name + ", rotation: the second v1 matches", v.secret, v.id, ts, other + " " + sig, body, now, "ok"},
+			standardCase{v.name + ", another scheme beside v1", v.secret, v.id, ts, "v1a,c2lnbmF0dXJl " + sig, body, now, "ok"},
+			standardCase{v.name + ", 301 s old", v.secret, v.id, ts, sig, body, now + 301, stale},
+			standardCase{v.name + ", 301 s early", v.secret, v.id, ts, sig, body, now - 301, stale},
+		)
+	}
+	v := vectors[0]
+	ts := strconv.FormatInt(v.t, 10)
+	return append(cases,
+		standardCase{"no webhook-id", v.secret, "", ts, v.standard, []byte(v.body), float64(v.t), malformedStandard},
+		standardCase{"no v1", v.secret, v.id, ts, "v1a,c2lnbmF0dXJl", []byte(v.body), float64(v.t), malformedStandard},
+		standardCase{"signed timestamp", v.secret, v.id, "+" + ts, v.standard, []byte(v.body), float64(v.t), malformedStandard},
+	)
+}
+
+const nodeStandardHarness = `
+const { verifyStandard } = require(process.argv[2]);
+const cases = JSON.parse(require("node:fs").readFileSync(0, "utf8"));
+console.log(JSON.stringify(cases.map((c) => {
+  try { verifyStandard(c.secret, c.id, c.timestamp, c.signature, Buffer.from(c.body, "base64"), c.now); return "ok"; }
+  catch (e) { return e.message; }
+})));
+`
+
+const pyStandardHarness = `
+import base64, importlib.util, json, sys
+spec = importlib.util.spec_from_file_location("verify", sys.argv[1])
+snippet = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(snippet)
+out = []
+for c in json.load(sys.stdin):
+    try:
+        snippet.verify_standard(c["secret"], c["id"], c["timestamp"], c["signature"], base64.b64decode(c["body"]), c["now"])
+        out.append("ok")
+    except ValueError as e:  # anything else is a bug in the snippet and fails the test
+        out.append(str(e))
+print(json.dumps(out))
+`
+
+func TestNodeSnippetVerifiesStandardWebhooks(t *testing.T) {
+	node := lookPath(t, "node", "Node.js 18 or later (Debian: apt-get install nodejs)")
+	checkStandard(t, runHarness(t, node, nodeStandardHarness, ".js", abs(t, jsSnippet), standardCases(t)))
+}
+
+func TestPythonSnippetVerifiesStandardWebhooks(t *testing.T) {
+	python := lookPath(t, "python3", "Python 3.7 or later (Debian: apt-get install python3)")
+	checkStandard(t, runHarness(t, python, pyStandardHarness, ".py", abs(t, pySnippet), standardCases(t)))
+}
+
+func checkStandard(t *testing.T, got []string) {
+	t.Helper()
+	cases := standardCases(t)
+	if len(got) != len(cases) {
+		t.Fatalf("%d outcomes for %d cases: %q", len(got), len(cases), got)
+	}
+	for i, c := range cases {
+		if got[i] != c.want {
+			t.Errorf("%s: got %q, want %q", c.Name, got[i], c.want)
+		}
+	}
 }

@@ -15,6 +15,11 @@
 // [Verify] does 1 to 4 and [Parse] also decodes the [Event]; 5 is the receiver's own storage.
 // The scheme is Stripe's: given the X-PC-Signature value in place of Stripe-Signature, Stripe's
 // Node library accepts wds deliveries unchanged (this package's tests check it).
+//
+// Every delivery also carries the Standard Webhooks headers (webhook-id, webhook-timestamp,
+// webhook-signature), signed from the same secret, which the specification's official libraries
+// verify; [VerifyStandard] checks those, and [VerifyHeaders] and [ParseHeaders] take a request's
+// headers and accept either scheme.
 package webhook
 
 import (
@@ -22,7 +27,6 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
-	"fmt"
 	"strconv"
 	"time"
 )
@@ -86,11 +90,7 @@ func Parse(secret, header string, body []byte, now time.Time) (*Event, error) {
 	if err := Verify(secret, header, body, now); err != nil {
 		return nil, err
 	}
-	var ev Event
-	if err := json.Unmarshal(body, &ev); err != nil {
-		return nil, fmt.Errorf("webhook: decode event body: %w", err)
-	}
-	return &ev, nil
+	return decode(body)
 }
 
 // Sign returns the X-PC-Signature value for body signed at t: what wds sends, and what a

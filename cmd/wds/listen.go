@@ -183,8 +183,9 @@ func (l *listener) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	verified := "verified"
-	// Verified as a receiver would, with the package receivers import.
-	if err := webhook.Verify(l.secret, r.Header.Get(webhook.HeaderSignature), body, time.Now()); err != nil {
+	// Verified as a receiver would, with the package receivers import, by either scheme: X-PC-Signature,
+	// or the Standard Webhooks headers when a proxy passed only those.
+	if err := webhook.VerifyHeaders(l.secret, r.Header, body, time.Now()); err != nil {
 		verified = "NOT VERIFIED (" + err.Error() + ")"
 	}
 	fmt.Fprintf(l.out, "%s  %-24s event %s  delivery %s  %s\n  %s\n", time.Now().Format(time.TimeOnly),

@@ -5,6 +5,7 @@ import (
 	"context"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"syscall"
@@ -50,6 +51,30 @@ func TestListenForwardsOnlyVerifiedDeliveries(t *testing.T) {
 	}
 	if code := post(webhook.Sign(secret, time.Now(), body)); code != http.StatusAccepted || forwarded.Load() != 1 {
 		t.Fatalf("a verified delivery: %d, forwarded %d", code, forwarded.Load())
+	}
+	// The Standard Webhooks headers alone verify too (decisions §11); a wrong one does not.
+	standard := func(signer string, at time.Time) int {
+		sig, err := webhook.SignStandard("e1", at, body, signer)
+		if err != nil {
+			t.Fatal(err)
+		}
+		req := httptest.NewRequest("POST", "/hooks", bytes.NewReader(body))
+		req.Header.Set(webhook.HeaderWebhookID, "e1")
+		req.Header.Set(webhook.HeaderWebhookTimestamp, strconv.FormatInt(at.Unix(), 10))
+		req.Header.Set(webhook.HeaderWebhookSignature, sig)
+		rec := httptest.NewRecorder()
+		l.ServeHTTP(rec, req)
+		return rec.Code
+	}
+	other, _ := secrets.NewSigningSecret()
+	if code := standard(other, time.Now()); code != http.StatusBadRequest {
+		t.Errorf("webhook-signature of another secret: %d, want 400", code)
+	}
+	if code := standard(secret, time.Now().Add(-301*time.Second)); code != http.StatusBadRequest {
+		t.Errorf("a stale webhook-timestamp: %d, want 400", code)
+	}
+	if code := standard(secret, time.Now()); code != http.StatusAccepted || forwarded.Load() != 2 {
+		t.Fatalf("a delivery verified by its Standard Webhooks headers: %d, forwarded %d", code, forwarded.Load())
 	}
 }
 

@@ -42,8 +42,9 @@ func (rc *receiver) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "read", http.StatusBadRequest)
 		return
 	}
-	// The raw bytes as received: re-serialised JSON would not match the signature.
-	if err := webhook.Verify(rc.secret, r.Header.Get(webhook.HeaderSignature), body, time.Now()); err != nil {
+	// The raw bytes as received: re-serialised JSON would not match the signature. X-PC-Signature
+	// verifies it, or the Standard Webhooks headers when only those came through.
+	if err := webhook.VerifyHeaders(rc.secret, r.Header, body, time.Now()); err != nil {
 		log.Printf("rejected %s: %v", r.Header.Get(webhook.HeaderDeliveryID), err)
 		http.Error(w, "bad signature", http.StatusUnauthorized)
 		return

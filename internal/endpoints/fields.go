@@ -32,8 +32,9 @@ var headerName = regexp.MustCompile("^[!#$%&'*+.^_`|~0-9A-Za-z-]+$")
 
 // reservedHeaders are the names a custom header may not set, in lower case: the request's own
 // framing, the names the signature and the receiver's checks rely on, and hop-by-hop names, which a
-// proxy would strip anyway. Every X-PC-* name is reserved too.
+// proxy would strip anyway. Every X-PC-* name is reserved too, and the Standard Webhooks ones.
 var reservedHeaders = []string{"content-type", "content-length", "host", "user-agent", "connection",
+	"webhook-id", "webhook-timestamp", "webhook-signature",
 	"keep-alive", "proxy-authenticate", "proxy-authorization", "proxy-connection", "te", "trailer",
 	"transfer-encoding", "upgrade"}
 

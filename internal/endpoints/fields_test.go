@@ -32,6 +32,9 @@ func TestCreateRefusesHeadersTheServiceSetsAndRateLimitsOutOfRange(t *testing.T)
 		want    error
 	}{
 		{"X-PC-Signature", nil, map[string]string{"X-PC-Signature": "t=1,v1=x"}, endpoints.ErrInvalidParameter},
+		{"webhook-signature", nil, map[string]string{"Webhook-Signature": "v1,x"}, endpoints.ErrInvalidParameter},
+		{"webhook-id", nil, map[string]string{"webhook-id": "e"}, endpoints.ErrInvalidParameter},
+		{"webhook-timestamp", nil, map[string]string{"WEBHOOK-TIMESTAMP": "1"}, endpoints.ErrInvalidParameter},
 		{"x-pc- any case", nil, map[string]string{"x-Pc-Event-Id": "e"}, endpoints.ErrInvalidParameter},
 		{"content-type", nil, map[string]string{"content-type": "text/plain"}, endpoints.ErrInvalidParameter},
 		{"Content-Length", nil, map[string]string{"Content-Length": "1"}, endpoints.ErrInvalidParameter},

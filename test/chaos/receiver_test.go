@@ -15,6 +15,8 @@ import (
 	"testing"
 	"time"
 
+	standardwebhooks "github.com/standard-webhooks/standard-webhooks/libraries/go"
+
 	"wds/webhook"
 )
 
@@ -129,12 +131,18 @@ func (rc *receiver) serve(w http.ResponseWriter, r *http.Request) {
 	rc.answer(w, r, b)
 }
 
-// record counts the POST and, for an event id not seen before whose signature holds, applies the
-// side effect. Called with mu held.
+// record counts the POST and, for an event id not seen before whose signatures hold (both schemes),
+// applies the side effect. Called with mu held.
 func (rc *receiver) record(in *inbox, h http.Header, body []byte) {
 	id := h.Get(webhook.HeaderEventID)
 	in.posts[id]++
 	if err := webhook.Verify(in.secret, h.Get(webhook.HeaderSignature), body, time.Now()); err != nil {
+		in.badSigs++
+		return
+	}
+	// The Standard Webhooks headers must hold as well, by the specification's own Go library: under
+	// every fault a delivery carries both schemes (decisions §11).
+	if wh, err := standardwebhooks.NewWebhook(in.secret); err != nil || wh.Verify(body, h) != nil {
 		in.badSigs++
 		return
 	}

@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	standardwebhooks "github.com/standard-webhooks/standard-webhooks/libraries/go"
+
 	"wds/api/signing"
 	"wds/webhook"
 )
@@ -109,8 +111,34 @@ func verify(t *testing.T, d received, secret string) {
 	if err := signing.VerifyPC([]byte(secret), h.Get("X-PC-Signature"), d.body, d.at); err != nil {
 		t.Errorf("signature does not verify: %v", err)
 	}
+	verifyStandard(t, d, secret)
 	var body map[string]any
 	if err := json.NewDecoder(bytes.NewReader(d.body)).Decode(&body); err != nil {
 		t.Errorf("body is not JSON: %v", err)
+	}
+}
+
+// verifyStandard checks a delivery's Standard Webhooks headers (decisions §11) with the Standard
+// Webhooks project's own Go library: the id is the event's (the attempt's for a test event), the
+// instant is X-PC-Timestamp's, and the signature verifies with secret. The library checks the
+// timestamp against the real clock, so it is checked here as of arrival instead.
+func verifyStandard(t *testing.T, d received, secret string) {
+	t.Helper()
+	h := d.header
+	id := d.eventID()
+	if id == "null" {
+		id = h.Get(webhook.HeaderDeliveryID)
+	}
+	if h.Get(webhook.HeaderWebhookID) != id || h.Get(webhook.HeaderWebhookTimestamp) != h.Get(webhook.HeaderTimestamp) {
+		t.Errorf("webhook-id %q (want %q), webhook-timestamp %q (X-PC-Timestamp %q)", h.Get(webhook.HeaderWebhookID), id,
+			h.Get(webhook.HeaderWebhookTimestamp), h.Get(webhook.HeaderTimestamp))
+	}
+	wh, err := standardwebhooks.NewWebhook(secret)
+	if err != nil {
+		t.Errorf("the Standard Webhooks library refuses the secret: %v", err)
+		return
+	}
+	if err := wh.VerifyIgnoringTimestamp(d.body, h); err != nil {
+		t.Errorf("the Standard Webhooks library does not verify the delivery: %v", err)
 	}
 }

@@ -20,14 +20,15 @@ const randomSize = 32 // bytes of entropy in every generated secret, key and tok
 // SigningSecretPrefix marks signing secrets (integration keys' and endpoints').
 const SigningSecretPrefix = "whsec_"
 
-// NewSigningSecret returns a fresh signing secret: "whsec_" and 32 random bytes in unpadded
-// base64url, which is safe to paste into headers, URLs and config files without escaping.
+// NewSigningSecret returns a fresh signing secret: "whsec_" and 32 random bytes in standard, padded
+// base64, the form the official Standard Webhooks libraries decode to their HMAC key as shown
+// (decisions §11). Secrets made before were unpadded base64url; they keep working (webhook.StandardKey).
 func NewSigningSecret() (string, error) {
 	b, err := randomBytes(randomSize)
 	if err != nil {
 		return "", err
 	}
-	return SigningSecretPrefix + base64.RawURLEncoding.EncodeToString(b), nil
+	return SigningSecretPrefix + base64.StdEncoding.EncodeToString(b), nil
 }
 
 // NewAPIKey returns a fresh key (prefix and 32 random bytes in unpadded base64url) and the hash to

@@ -13,7 +13,7 @@ import (
 
 // 32 random bytes in unpadded base64url are exactly 43 characters.
 var (
-	signingSecretRE = regexp.MustCompile(`^whsec_[A-Za-z0-9_-]{43}$`)
+	signingSecretRE = regexp.MustCompile(`^whsec_[A-Za-z0-9+/]{43}=$`)
 	apiKeyRE        = regexp.MustCompile(`^wds_live_[A-Za-z0-9_-]{43}$`)
 )
 
@@ -29,8 +29,8 @@ func TestNewSigningSecret(t *testing.T) {
 		if !signingSecretRE.MatchString(s) {
 			t.Fatalf("secret %q does not match %s", s, signingSecretRE)
 		}
-		if raw, err := base64.RawURLEncoding.DecodeString(strings.TrimPrefix(s, "whsec_")); err != nil || len(raw) != 32 {
-			t.Fatalf("secret body is not base64url of 32 bytes: %v", err)
+		if raw, err := base64.StdEncoding.Strict().DecodeString(strings.TrimPrefix(s, "whsec_")); err != nil || len(raw) != 32 {
+			t.Fatalf("secret body is not standard padded base64 of 32 bytes: %v", err)
 		}
 		if seen[s] {
 			t.Fatalf("duplicate secret after %d rounds", len(seen))

@@ -1,0 +1,77 @@
+// Package npmtest installs pinned npm packages for tests that run published JavaScript verifiers
+// (Stripe's, the Standard Webhooks project's) against what wds sends.
+package npmtest
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+	"time"
+)
+
+// Install installs name@version once into the repository's ignored bin/npm/<name>-<version> and
+// returns the package's directory (require() it); later runs reuse it. The install goes to a fresh
+// directory renamed into place, so a concurrent or interrupted run never leaves a half-installed
+// package behind. A missing npm fails the test: make test installs it (tools/test-deps).
+func Install(t testing.TB, name, version string) string {
+	t.Helper()
+	dir := filepath.Join(repoRoot(t), "bin", "npm", name+"-"+version)
+	pkg := filepath.Join(dir, "node_modules", name)
+	if _, err := os.Stat(filepath.Join(pkg, "package.json")); err == nil {
+		return pkg
+	}
+	npm := LookPath(t, "npm", "npm (Debian: apt-get install npm)")
+	if err := os.MkdirAll(filepath.Dir(dir), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	tmp, err := os.MkdirTemp(filepath.Dir(dir), "installing-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer os.RemoveAll(tmp)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	out, err := exec.CommandContext(ctx, npm, "install", "--prefix", tmp, "--no-audit", "--no-fund",
+		"--loglevel=error", name+"@"+version).CombinedOutput()
+	if err != nil {
+		t.Fatalf("npm install %s@%s (the npm registry must be reachable): %v\n%s", name, version, err, out)
+	}
+	if err := os.Rename(tmp, dir); err != nil {
+		if _, statErr := os.Stat(filepath.Join(pkg, "package.json")); statErr != nil { // no concurrent run's install either
+			t.Fatalf("install %s: %v", name, err)
+		}
+	}
+	return pkg
+}
+
+// LookPath finds a program the test needs, failing the test with how to install it when it is
+// missing.
+func LookPath(t testing.TB, name, install string) string {
+	t.Helper()
+	path, err := exec.LookPath(name)
+	if err != nil {
+		t.Fatalf("%s is not on PATH: install %s (make test does, through tools/test-deps)", name, install)
+	}
+	return path
+}
+
+// repoRoot is the directory of the module's go.mod, found upwards from the test's directory.
+func repoRoot(t testing.TB) string {
+	t.Helper()
+	dir, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			return dir
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			t.Fatal("no go.mod above the test's directory")
+		}
+		dir = parent
+	}
+}
