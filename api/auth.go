@@ -2,6 +2,7 @@ package api
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"time"
 
@@ -10,6 +11,7 @@ import (
 	"wds/internal/apikeys"
 	"wds/internal/platform/problem"
 	"wds/internal/platform/ratelimit"
+	"wds/internal/workspace"
 	"wds/models"
 )
 
@@ -47,6 +49,9 @@ func (s *server) readAuth(scope string) gin.HandlerFunc {
 		}
 		now := s.Now()
 		k, err := s.ReadKeys.AuthenticateRead(c.Request.Context(), token, now)
+		if errors.Is(err, apikeys.ErrInvalidAPIKey) {
+			err = wrongKind(err, token, apikeys.ReadKeyPrefix)
+		}
 		if err != nil {
 			fail(c, err)
 			return
@@ -72,3 +77,32 @@ func (s *server) readAuth(scope string) gin.HandlerFunc {
 
 // readRateLimit is the Read API's per-key, per-instance budget per minute.
 const readRateLimit = 600
+
+// credentials are the kinds of bearer credential wds issues, told apart by their prefixes.
+var credentials = []struct{ prefix, name string }{
+	{apikeys.ReadKeyPrefix, "a read key"},
+	{apikeys.IntegrationKeyPrefix, "an integration key"},
+	{workspace.OperatorTokenPrefix, "an operator token"},
+}
+
+// credentialName is "a read key (pck_live_)" for prefix, or "" for a prefix that is not ours.
+func credentialName(prefix string) string {
+	for _, k := range credentials {
+		if k.prefix == prefix {
+			return k.name + " (" + k.prefix + ")"
+		}
+	}
+	return ""
+}
+
+// wrongKind gives a refused credential of another kind than the one the API takes (want, a
+// prefix) a detail that says which kind the API takes; any other failure is err as it was. Only the
+// token's own prefix is read, so the answer tells a caller nothing it did not send.
+func wrongKind(err error, token, want string) error {
+	for _, k := range credentials {
+		if k.prefix != want && strings.HasPrefix(token, k.prefix) {
+			return problem.Fail(err, "this is %s; this API takes %s", credentialName(k.prefix), credentialName(want))
+		}
+	}
+	return err
+}

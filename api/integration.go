@@ -119,6 +119,9 @@ func (s *server) intAuth(c *gin.Context) {
 	}
 	now := s.Now()
 	k, err := s.Gate.AuthenticateIntegration(c.Request.Context(), token, now)
+	if errors.Is(err, apikeys.ErrInvalidAPIKey) {
+		err = wrongKind(err, token, apikeys.IntegrationKeyPrefix)
+	}
 	if err != nil {
 		fail(c, err)
 		return

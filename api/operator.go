@@ -71,6 +71,9 @@ func (s *server) operatorAuth(c *gin.Context) {
 		return
 	}
 	u, err := s.Operators.UserByToken(c.Request.Context(), token)
+	if errors.Is(err, workspace.ErrInvalidOperatorToken) {
+		err = wrongKind(err, token, workspace.OperatorTokenPrefix)
+	}
 	if err != nil {
 		fail(c, err)
 		return
