@@ -250,6 +250,13 @@ var funcs = template.FuncMap{
 	"ladder": ladder,
 	// attempt gives an event page's attempt the delivery log's wording (deliveryRow).
 	"attempt": func(d models.Delivery) deliveryRow { return deliveryRow{Delivery: d} },
+	// plural is one or other, by n: "1 key", "2 keys".
+	"plural": func(n int64, one, other string) string {
+		if n == 1 {
+			return one
+		}
+		return other
+	},
 	// statuses are the delivery log's status filter's options.
 	"statuses": func() []models.Status { return models.Recorded },
 	"when": func(t any) string {
