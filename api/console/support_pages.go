@@ -174,14 +174,26 @@ func (c *Console) eventPage(g *gin.Context, code int, v view) {
 		c.render(g, status(err), "event", s, view{Error: c.problem(err)})
 		return
 	}
-	var targets []models.Endpoint // where Resend can send it: enabled endpoints subscribed to its type
+	// Chains come oldest first: the last one of an endpoint is its latest.
+	inProgress := map[uuid.UUID]bool{}
+	for _, ch := range ev.Chains {
+		inProgress[ch.EndpointID] = ch.Outcome == endpoints.OutcomeInProgress
+	}
+	var targets []resendTarget // where Resend can send it: enabled endpoints subscribed to its type
 	for _, ep := range eps {
 		if ep.Enabled && slices.Contains(ep.EventTypes, ev.Type) {
-			targets = append(targets, ep)
+			targets = append(targets, resendTarget{Endpoint: ep, InProgress: inProgress[ep.ID]})
 		}
 	}
 	v.Data = map[string]any{"Event": ev, "Chains": chains, "Targets": targets, "Payload": indent(ev.Payload)}
 	c.render(g, code, "event", s, v)
+}
+
+// resendTarget is an endpoint the event page offers to resend to, unless its latest chain of the
+// event is still in progress (the service would refuse it: delivery_in_progress).
+type resendTarget struct {
+	models.Endpoint
+	InProgress bool
 }
 
 // indent lays out a JSON body for reading; a body that does not parse is shown as stored.

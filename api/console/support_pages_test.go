@@ -121,6 +121,8 @@ func TestResendFromTheEventPage(t *testing.T) {
 	}
 	if _, page := e.do(c, "GET", path+"?done=resent", nil); !strings.Contains(page, "Resent:") || !strings.Contains(page, "resend ·") {
 		t.Fatalf("after resend:\n%s", page)
+	} else if strings.Contains(page, ">Resend</button>") || !strings.Contains(page, "a chain to it is in progress") {
+		t.Fatalf("the endpoint's latest chain is in progress, yet the page offers Resend:\n%s", page)
 	}
 	res, page = e.do(c, "POST", path+"/resend", url.Values{"csrf": {csrf}, "endpoint": {ep.ID.String()}})
 	if res.StatusCode != http.StatusConflict || !strings.Contains(page, "<code>delivery_in_progress</code>") {
