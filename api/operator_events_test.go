@@ -107,7 +107,8 @@ func TestSupportDeskFindsAnOrdersEventsWithTheirOutcome(t *testing.T) {
 	outcome := func(i int) string { return rows[i].(map[string]any)["outcome"].(string) }
 	if outcome(0) != "no_endpoints" || outcome(1) != "in_progress" || outcome(2) != "dropped" ||
 		rows[2].(map[string]any)["chains_total"] != 2.0 || rows[1].(map[string]any)["resource_id"] != e.payment.String() ||
-		rows[0].(map[string]any)["resource_id"] != e.shipment.String() || rows[2].(map[string]any)["order_id"] != e.order.String() {
+		rows[0].(map[string]any)["resource_id"] != e.shipment.String() || rows[2].(map[string]any)["order_id"] != e.order.String() ||
+		rows[2].(map[string]any)["order_number"] != 1042.0 {
 		t.Fatalf("rows %v", rows)
 	}
 	for _, c := range []struct {

@@ -49,13 +49,16 @@ func TestEventsPageFindsAnOrderByNumberAndOpensItsEvent(t *testing.T) {
 		!strings.Contains(page, `class="st-dropped"`) || !strings.Contains(page, `value="1042"`) {
 		t.Fatalf("search by number: %d\n%s", res.StatusCode, page)
 	}
+	if orderLink := `<a href="/console/orders/` + order.String() + `" title="` + order.String() + `">1042</a>`; !strings.Contains(page, orderLink) {
+		t.Fatalf("the events list names the order by its id, not its number 1042:\n%s", page)
+	}
 	if _, page := e.do(c, "GET", "/console/events?outcome=in_progress", nil); !strings.Contains(page, other.String()) || strings.Contains(page, ev.String()) {
 		t.Fatalf("outcome filter:\n%s", page)
 	}
 	res, page = e.do(c, "GET", "/console/events/"+ev.String(), nil)
 	if res.StatusCode != http.StatusOK || !strings.Contains(page, "503 Service Unavailable") || strings.Contains(page, "HTTP 503") || !strings.Contains(page, "https://receiver.example/hooks") ||
 		!strings.Contains(page, "http://localhost:8233/namespaces/default/workflows/webhook-event%2F"+ev.String()) ||
-		!strings.Contains(page, `&#34;number&#34;: &#34;1042&#34;`) {
+		!strings.Contains(page, `&#34;number&#34;: &#34;1042&#34;`) || !strings.Contains(page, ` title="`+order.String()+`">1042</a>`) {
 		t.Fatalf("event page: %d\n%s", res.StatusCode, page)
 	}
 

@@ -48,10 +48,12 @@ type EventsQuery struct {
 
 // EventRow is an event as the support desk lists it.
 type EventRow struct {
-	ID          uuid.UUID  `json:"id"`
-	Type        string     `json:"type"`
-	CreatedAt   time.Time  `json:"created_at"`
-	OrderID     *uuid.UUID `json:"order_id"`
+	ID        uuid.UUID  `json:"id"`
+	Type      string     `json:"type"`
+	CreatedAt time.Time  `json:"created_at"`
+	OrderID   *uuid.UUID `json:"order_id"`
+	// OrderNumber is the order's number, what a person quotes; nil without an order.
+	OrderNumber *int64     `json:"order_number"`
 	ResourceID  *uuid.UUID `json:"resource_id"`
 	Outcome     Outcome    `json:"outcome"`
 	ChainsTotal int        `json:"chains_total"`
@@ -100,7 +102,8 @@ const (
 	sqlNoEndpoints = "'" + string(OutcomeNoEndpoints) + "'"
 )
 
-const eventRowSQL = `SELECT e.id, e.type, e.created_at, e.order_id, e.resource_id, o.outcome, o.chains_total
+const eventRowSQL = `SELECT e.id, e.type, e.created_at, e.order_id,
+		(SELECT r.number FROM orders r WHERE r.id = e.order_id) AS order_number, e.resource_id, o.outcome, o.chains_total
 	FROM events e CROSS JOIN LATERAL (` + outcomeSQL + `) o`
 
 // ListEvents pages through an org's events by (created_at DESC, id DESC): the events_org index, or
