@@ -7,7 +7,6 @@ import (
 	"flag"
 	"io"
 	"os"
-	"sort"
 	"strings"
 	"time"
 
@@ -94,6 +93,7 @@ func adminCmd(ctx context.Context, args []string) error {
 	if err != nil {
 		code, detail := answer.Code(err)
 		_ = jsonEncoder(os.Stderr).Encode(map[string]string{"error": code, "detail": detail})
+		printUsageOf(os.Stderr, err)
 		return err
 	}
 	return jsonEncoder(os.Stdout).Encode(out)
@@ -108,16 +108,21 @@ func jsonEncoder(w io.Writer) *json.Encoder {
 
 func runAdmin(ctx context.Context, args []string) (any, error) {
 	if len(args) < 2 || adminCommands[args[0]+" "+args[1]].flags == nil {
-		return nil, problem.Fail(paging.ErrInvalidParameter, "unknown command %q; `wds admin help` lists them: %s",
-			strings.Join(args[:min(2, len(args))], " "), adminNames())
+		return nil, unknownAdminCommand(args)
 	}
-	fs := newAdminFlags(args[0] + " " + args[1])
-	run := adminCommands[args[0]+" "+args[1]].flags(fs)
+	name := args[0] + " " + args[1]
+	fs := newAdminFlags(name)
+	run := adminCommands[name].flags(fs)
 	if err := fs.Parse(args[2:]); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return nil, err
 		}
-		return nil, problem.Fail(paging.ErrInvalidParameter, "%s", dashDash(err.Error()))
+		// A flag's own error (a bad value) names the flag; an unknown one also shows the command's usage.
+		var usage func(io.Writer)
+		if strings.HasPrefix(err.Error(), "flag provided but not defined") {
+			usage = func(w io.Writer) { printCommandUsage(w, name) }
+		}
+		return nil, &usageError{err: problem.Fail(paging.ErrInvalidParameter, "%s", unknownFlag(fs, err)), usage: usage}
 	}
 	if fs.NArg() > 0 {
 		return nil, problem.Fail(paging.ErrInvalidParameter, "unexpected argument %q", fs.Arg(0))
@@ -141,15 +146,6 @@ func runAdmin(ctx context.Context, args []string) (any, error) {
 	}
 	defer database.Close(db)
 	return run(ctx, newAdminEnv(cfg, db, log))
-}
-
-func adminNames() string {
-	names := make([]string, 0, len(adminCommands))
-	for n := range adminCommands {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	return strings.Join(names, ", ")
 }
 
 // Flag helpers: each parses a required or optional value and reports the flag by name.

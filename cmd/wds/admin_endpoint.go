@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"flag"
-	"fmt"
 	"os"
 	"strings"
 
@@ -49,9 +48,7 @@ func endpointCreate(fs *flag.FlagSet) runFunc {
 		if err != nil {
 			return nil, err
 		}
-		if env.devDB && allowLocalReceivers(env.cfg) {
-			fmt.Fprintln(os.Stderr, "wds admin: "+localReceiversNote)
-		}
+		allowLocalReceiversOnDevDB(env, os.Stderr)
 		svc, err := webhookService(env, true)
 		if err != nil {
 			return nil, err

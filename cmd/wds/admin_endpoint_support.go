@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"flag"
+	"os"
 	"strconv"
 	"strings"
 
@@ -74,6 +75,9 @@ func endpointUpdate(fs *flag.FlagSet) runFunc {
 		})
 		if err != nil {
 			return nil, err
+		}
+		if in.URL.Set {
+			allowLocalReceiversOnDevDB(env, os.Stderr)
 		}
 		svc, _ := webhookService(env, false)
 		return svc.Update(ctx, in)

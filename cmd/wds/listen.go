@@ -64,7 +64,12 @@ func listenCmd(ctx context.Context, args []string) error {
 	types, forward := fs.String("events", "", "event types"), fs.String("forward-to", "", "local app URL")
 	addr := fs.String("addr", "127.0.0.1:0", "listen address")
 	if err := fs.Parse(args); err != nil {
-		return errors.New(dashDash(err.Error()))
+		// An unknown flag also shows the usage, so the right spelling is on screen.
+		var usage func(io.Writer)
+		if strings.HasPrefix(err.Error(), "flag provided but not defined") {
+			usage = func(w io.Writer) { fmt.Fprint(w, commandHelp["listen"]) }
+		}
+		return &usageError{err: errors.New(unknownFlag(fs, err)), usage: usage}
 	}
 	// flag stops at the first word that is not a flag: refuse it rather than drop every flag after it.
 	if fs.NArg() > 0 {

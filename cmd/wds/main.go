@@ -94,6 +94,7 @@ func main() {
 	if err != nil {
 		if name != "admin" { // admin reports its own errors as JSON
 			fmt.Fprintln(os.Stderr, "wds:", err)
+			printUsageOf(os.Stderr, err)
 		}
 		os.Exit(1)
 	}

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -48,9 +50,32 @@ func allowLocalReceivers(cfg *config.Config) bool {
 	return true
 }
 
-// localReceiversNote is what `wds dev` and `wds admin endpoint create` say when they allow them.
+// localReceiversNote is what `wds dev` says when it allows them, and `wds admin endpoint create` and
+// `update` the first time they do on a data directory.
 const localReceiversNote = "local receivers allowed: endpoint URLs may point at loopback and private addresses " +
 	"(the wds dev default; set WDS_WEBHOOK_ALLOW_PRIVATE=false to refuse them)"
+
+// localReceiversNotedFile marks a data directory whose admin commands have said localReceiversNote.
+const localReceiversNotedFile = "local_receivers_noted"
+
+// allowLocalReceiversOnDevDB is allowLocalReceivers for an admin command that writes endpoint URLs:
+// on the wds dev database only, and saying so once per data directory (the marker file is created
+// with O_EXCL, so of two concurrent commands one says it). A directory it cannot write to hears it
+// every time rather than never.
+func allowLocalReceiversOnDevDB(env *adminEnv, w io.Writer) {
+	if !env.devDB || !allowLocalReceivers(env.cfg) {
+		return
+	}
+	f, err := os.OpenFile(filepath.Join(env.cfg.DataDir, localReceiversNotedFile), os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if errors.Is(err, fs.ErrExist) {
+		return
+	}
+	if err == nil {
+		_, _ = f.WriteString(localReceiversNote + "\n")
+		_ = f.Close()
+	}
+	fmt.Fprintln(w, "wds admin: "+localReceiversNote)
+}
 
 // openCurrent opens the database and refuses a schema older than this binary.
 func openCurrent(ctx context.Context, cfg *config.Config, log logrus.FieldLogger) (*gorm.DB, error) {
