@@ -223,7 +223,17 @@ func optionalTime(name, v string) (*time.Time, error) {
 	}
 	t, err := time.Parse(time.RFC3339, v)
 	if err != nil {
-		return nil, problem.Fail(paging.ErrInvalidParameter, "--%s must be an RFC 3339 time such as 2027-01-01T00:00:00Z", name)
+		return nil, problem.Fail(paging.ErrInvalidParameter, "--%s must be an RFC 3339 time such as %s", name, timeExample(name, time.Now()))
 	}
 	return &t, nil
+}
+
+// timeExample is a time to show beside a time flag that did not parse, one the flag would take:
+// a month ahead for --expires-at, an hour back for the flags that look back (a --since in the future
+// is itself refused).
+func timeExample(name string, now time.Time) string {
+	if name == "expires-at" {
+		return now.UTC().AddDate(0, 1, 0).Truncate(24 * time.Hour).Format(time.RFC3339)
+	}
+	return now.UTC().Add(-time.Hour).Truncate(time.Hour).Format(time.RFC3339)
 }
