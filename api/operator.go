@@ -6,6 +6,7 @@ import (
 	"errors"
 	"math"
 	"net/http"
+	"reflect"
 	"slices"
 	"strings"
 	"sync"
@@ -152,11 +153,52 @@ func decodeParams(c *gin.Context) (rpcParams, error) {
 	if err := json.Unmarshal(raw, &p); err != nil {
 		var te *json.UnmarshalTypeError
 		if errors.As(err, &te) {
-			return p, problem.Fail(problem.Invalid, "%s has the wrong type", te.Field)
+			return p, problem.Fail(problem.Invalid, "%s must be %s, not %s", te.Field, paramTakes(te.Field, te.Type), jsonGiven(te.Value))
 		}
 		return p, problem.Fail(ErrInvalidJSON, "body must be a JSON object of parameters")
 	}
 	return p, nil
+}
+
+// paramTakes says what JSON a parameter takes, with an example where a caller is likely to guess
+// wrong (a comma-separated string of event types, as the CLI takes them).
+func paramTakes(field string, t reflect.Type) string {
+	switch field {
+	case "p_event_types":
+		return `an array of event types, such as ["order.created"]`
+	case "p_headers":
+		return `an object of header names to values, such as {"X-Tenant": "acme"}`
+	}
+	switch t.Kind() {
+	case reflect.String:
+		return "a string"
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		return "a whole number"
+	case reflect.Float32, reflect.Float64:
+		return "a number"
+	case reflect.Bool:
+		return "true or false"
+	case reflect.Slice, reflect.Array:
+		return "an array"
+	default:
+		return "an object"
+	}
+}
+
+// jsonGiven names the JSON value encoding/json could not decode: its kind, or a number itself
+// (encoding/json reports an out-of-range or fractional number as "number 1e99").
+func jsonGiven(value string) string {
+	if n, ok := strings.CutPrefix(value, "number "); ok {
+		return n
+	}
+	switch value {
+	case "array", "object":
+		return "an " + value
+	case "bool":
+		return "a boolean"
+	}
+	return "a " + value
 }
 
 func paramUUID(name string, v *string) (uuid.UUID, error) {

@@ -272,6 +272,39 @@ func TestOperatorRejectsMalformedCalls(t *testing.T) {
 	}
 }
 
+// A parameter of the wrong JSON type is answered 422 validation_failed naming it and saying what it
+// takes: p_event_types given as one string says an array of event types is expected.
+func TestOperatorSaysWhatAParameterOfTheWrongTypeTakes(t *testing.T) {
+	e := newOpEnv(t, true)
+	cases := []struct {
+		op     string
+		body   map[string]any
+		detail []string
+	}{
+		{"outbound_webhook_create", map[string]any{"p_url": "https://127.0.0.1/", "p_event_types": "order.created"},
+			[]string{"p_event_types", "an array of event types", `["order.created"]`, "not a string"}},
+		{"outbound_webhook_update", map[string]any{"p_id": uuid.NewString(), "p_event_types": "order.created,payment.recorded"},
+			[]string{"p_event_types", "an array of event types"}},
+		{"outbound_webhook_create", map[string]any{"p_url": "https://127.0.0.1/", "p_event_types": []string{"order.created"}, "p_max_attempts": "3"},
+			[]string{"p_max_attempts", "a whole number", "not a string"}},
+		{"outbound_webhook_create", map[string]any{"p_url": "https://127.0.0.1/", "p_event_types": []string{"order.created"}, "p_headers": []string{"X-A: b"}},
+			[]string{"p_headers", "an object", "not an array"}},
+	}
+	for _, c := range cases {
+		status, body := e.rpc(e.ownerToken, c.op, c.body)
+		detail, _ := body["detail"].(string)
+		if status != 422 || body["error"] != "validation_failed" {
+			t.Errorf("%s %v: %d %v, want 422 validation_failed", c.op, c.body, status, body)
+			continue
+		}
+		for _, want := range c.detail {
+			if !strings.Contains(detail, want) {
+				t.Errorf("%s %v: detail %q does not say %q", c.op, c.body, detail, want)
+			}
+		}
+	}
+}
+
 func TestOperatorListsDeliveriesAndRefiresADroppedOne(t *testing.T) {
 	e := newOpEnv(t, true)
 	_, ep := e.create("https://127.0.0.1/hook")
