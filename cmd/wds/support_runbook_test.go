@@ -25,7 +25,9 @@ import (
 	"wds/internal/platform/secrets"
 )
 
-// runbookCommands are the wds admin commands of docs/support.md's shell blocks, in order.
+// runbookCommands are the wds admin commands of docs/support.md's runbook blocks, in order: the shell
+// blocks marked as run by this test. The page's other shell blocks (putting a clone's bin/ on the
+// PATH) are run by the docs test, against wds dev.
 func runbookCommands(t *testing.T) []string {
 	t.Helper()
 	f, err := os.Open("../../docs/support.md")
@@ -34,19 +36,23 @@ func runbookCommands(t *testing.T) []string {
 	}
 	defer f.Close()
 	var cmds []string
-	inShell := false
-	for sc := bufio.NewScanner(f); sc.Scan(); {
+	inShell, runbook, prev := false, false, ""
+	for sc := bufio.NewScanner(f); sc.Scan(); prev = sc.Text() {
 		line := sc.Text()
 		switch {
 		case line == "```sh":
-			inShell = true
+			inShell, runbook = true, strings.HasPrefix(prev, "<!-- not run:") && strings.Contains(prev, "TestSupportRunbook")
 		case line == "```":
 			inShell = false
-		case inShell && strings.HasPrefix(line, "wds admin "):
+		case !inShell || !runbook:
+		case strings.HasPrefix(line, "wds admin "):
 			cmds = append(cmds, strings.TrimPrefix(line, "wds admin "))
-		case inShell && strings.TrimSpace(line) != "":
+		case strings.TrimSpace(line) != "":
 			t.Fatalf("docs/support.md has a shell line the runbook test cannot run: %q", line)
 		}
+	}
+	if len(cmds) == 0 {
+		t.Fatal("docs/support.md has no runbook block (marked <!-- not run: ... TestSupportRunbook ... -->)")
 	}
 	return cmds
 }
