@@ -98,7 +98,7 @@ func freshClone(t *testing.T, root, wds string) string {
 	}
 	for _, e := range entries {
 		switch e.Name() {
-		case "bin", ".wds", ".git", "cert.pem", "key.pem":
+		case "bin", ".wds", ".git":
 			continue
 		}
 		if err := os.Symlink(filepath.Join(root, e.Name()), filepath.Join(dir, e.Name())); err != nil {
