@@ -60,8 +60,11 @@ func TestLocalReceiversNoteOncePerDataDirectory(t *testing.T) {
 		t.Fatal(err)
 	}
 	env := []string{"DATABASE_URL=", "WDS_DATA_DIR=" + dir, "WDS_ENCRYPTION_KEY="}
-	if os.Getenv("WDS_WEBHOOK_ALLOW_PRIVATE") != "" {
-		t.Skip("WDS_WEBHOOK_ALLOW_PRIVATE is set in this environment")
+	// The note is about the default: a WDS_WEBHOOK_ALLOW_PRIVATE that the test's own environment sets
+	// (the children inherit it) would silence it. Setenv restores it when the test ends.
+	t.Setenv("WDS_WEBHOOK_ALLOW_PRIVATE", "")
+	if err := os.Unsetenv("WDS_WEBHOOK_ALLOW_PRIVATE"); err != nil {
+		t.Fatal(err)
 	}
 	jsonOf := func(args ...string) (string, string) {
 		t.Helper()
