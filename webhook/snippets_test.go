@@ -146,18 +146,18 @@ func TestDocsShowSnippetsVerbatim(t *testing.T) {
 }
 
 func TestNodeSnippet(t *testing.T) {
-	node := lookPath(t, "node", "Node.js 18 or later (Debian: apt-get install nodejs)")
+	node := npmtest.LookPath(t, "node", "Node.js 18 or later (Debian: apt-get install nodejs)")
 	checkOutcomes(t, runHarness(t, node, nodeHarness, ".js", abs(t, jsSnippet), snippetCases(t)), snippetCases(t), false)
 }
 
 func TestPythonSnippet(t *testing.T) {
-	python := lookPath(t, "python3", "Python 3.7 or later (Debian: apt-get install python3)")
+	python := npmtest.LookPath(t, "python3", "Python 3.7 or later (Debian: apt-get install python3)")
 	checkOutcomes(t, runHarness(t, python, pyHarness, ".py", abs(t, pySnippet), snippetCases(t)), snippetCases(t), false)
 }
 
 func TestStripeVerifierAcceptsWdsSignatures(t *testing.T) {
-	node := lookPath(t, "node", "Node.js 18 or later (Debian: apt-get install nodejs)")
-	pkg := installStripe(t, lookPath(t, "npm", "npm (Debian: apt-get install npm)"))
+	node := npmtest.LookPath(t, "node", "Node.js 18 or later (Debian: apt-get install nodejs)")
+	pkg := installStripe(t, npmtest.LookPath(t, "npm", "npm (Debian: apt-get install npm)"))
 	var cases []snippetCase
 	for _, c := range snippetCases(t) {
 		if c.stripe {
@@ -216,15 +216,6 @@ func runHarness(t *testing.T, interpreter, script, ext, arg string, cases any) [
 func installStripe(t *testing.T, _ string) string {
 	t.Helper()
 	return npmtest.Install(t, "stripe", stripeVersion)
-}
-
-func lookPath(t *testing.T, name, install string) string {
-	t.Helper()
-	path, err := exec.LookPath(name)
-	if err != nil {
-		t.Fatalf("%s is not on PATH: install %s (make test does, through tools/test-deps)", name, install)
-	}
-	return path
 }
 
 func abs(t *testing.T, path string) string {
@@ -312,12 +303,12 @@ print(json.dumps(out))
 `
 
 func TestNodeSnippetVerifiesStandardWebhooks(t *testing.T) {
-	node := lookPath(t, "node", "Node.js 18 or later (Debian: apt-get install nodejs)")
+	node := npmtest.LookPath(t, "node", "Node.js 18 or later (Debian: apt-get install nodejs)")
 	checkStandard(t, runHarness(t, node, nodeStandardHarness, ".js", abs(t, jsSnippet), standardCases(t)))
 }
 
 func TestPythonSnippetVerifiesStandardWebhooks(t *testing.T) {
-	python := lookPath(t, "python3", "Python 3.7 or later (Debian: apt-get install python3)")
+	python := npmtest.LookPath(t, "python3", "Python 3.7 or later (Debian: apt-get install python3)")
 	checkStandard(t, runHarness(t, python, pyStandardHarness, ".py", abs(t, pySnippet), standardCases(t)))
 }
 
