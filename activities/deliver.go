@@ -134,7 +134,12 @@ func (a *Activities) send(ctx context.Context, d *models.Delivery, at *attemptSt
 	if err != nil {
 		return err
 	}
-	tracePost(ctx, d, in, func(ctx context.Context) { a.post(ctx, d, at.URL, at.Headers, in, keys, body) })
+	// Opened like the signing secret: a set that does not open fails the attempt, never sends without it.
+	headers, err := models.OpenHeaders(a.Box, at.Headers, at.HeadersSealed)
+	if err != nil {
+		return fmt.Errorf("open endpoint headers: %w", err)
+	}
+	tracePost(ctx, d, in, func(ctx context.Context) { a.post(ctx, d, at.URL, headers, in, keys, body) })
 	return nil
 }
 
@@ -214,7 +219,8 @@ type attemptState struct {
 	Body           *string
 	EndpointFound  bool
 	URL            string
-	Headers        models.Headers // the endpoint's custom headers
+	Headers        models.Headers // the endpoint's custom headers: names only, unless a legacy row
+	HeadersSealed  []byte         // the whole set, sealed (models.OpenHeaders)
 	RateLimit      *int           // POSTs a second at most; nil is no limit
 	SecretSealed   []byte
 	PreviousSealed []byte // the rotated-out secret while its grace lasts
@@ -231,7 +237,7 @@ func (a *Activities) attempt(ctx context.Context, in contract.AttemptInput) (*at
 	var rows []attemptState
 	err := a.DB.WithContext(ctx).Raw(`SELECT e.id, e.org_id, e.type, e.created_at, octet_length(e.body::text) AS size,
 			CASE WHEN octet_length(e.body::text) <= ? THEN e.body::text END AS body,
-			w.id IS NOT NULL AS endpoint_found, w.url, w.headers, w.rate_limit, w.secret_sealed, coalesce(w.enabled, false) AS enabled, w.deleted_at,
+			w.id IS NOT NULL AS endpoint_found, w.url, w.headers, w.headers_sealed, w.rate_limit, w.secret_sealed, coalesce(w.enabled, false) AS enabled, w.deleted_at,
 			CASE WHEN w.previous_secret_until > clock_timestamp() THEN w.previous_secret_sealed END AS previous_sealed,
 			(SELECT coalesce(nullif(x.error, ''), x.status) FROM webhook_deliveries x
 				WHERE x.chain_id = ? AND x.status = ? LIMIT 1) AS dropped,

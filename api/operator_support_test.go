@@ -153,7 +153,7 @@ func TestOperatorEndpointRateLimitHeadersAndUpdate(t *testing.T) {
 	e.db.Where("id = ?", id).Take(&after)
 	var n int64
 	e.db.Model(&models.Endpoint{}).Count(&n)
-	if after.RateLimit != nil || after.MaxAttempts != 3 || after.Headers["X-Tenant"] != "acme" || !after.UpdatedAt.Equal(foreign.UpdatedAt) || n != 1 {
+	if after.RateLimit != nil || after.MaxAttempts != 3 || after.Headers["X-Tenant"] != "" || len(after.Headers) != 1 || !after.UpdatedAt.Equal(foreign.UpdatedAt) || n != 1 {
 		t.Fatalf("refusals changed the database: %+v (%d endpoints)", after, n)
 	}
 	var audit []models.AuditEntry

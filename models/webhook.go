@@ -28,8 +28,10 @@ type Endpoint struct {
 	MaxAttempts          int        `json:"max_attempts"`
 	// RateLimit is the most POSTs a second the endpoint receives; nil is no limit.
 	RateLimit *int `json:"rate_limit"`
-	// Headers are sent on every attempt, unsigned.
-	Headers Headers `json:"headers" gorm:"type:jsonb"`
+	// Headers are sent on every attempt, unsigned. As stored they are the names with blank values;
+	// HeadersSealed holds the values (headers_sealed.go), which a view fills in for owners and admins.
+	Headers       Headers `json:"headers" gorm:"type:jsonb"`
+	HeadersSealed []byte  `json:"-"`
 	// DisabledReason is why a disabled endpoint is: DisabledManual or DisabledFailing.
 	DisabledReason *string `json:"disabled_reason"`
 	// HealthResetAt is when it was last enabled: failures before it are not held against it.

@@ -54,7 +54,7 @@ func TestEndpointPageEditsSettingsShowsHealthAndRecovers(t *testing.T) {
 	}
 	var saved models.Endpoint
 	e.db.Where("id = ?", ep.ID).Take(&saved)
-	if saved.RateLimit == nil || *saved.RateLimit != 20 || saved.Headers["X-Tenant"] != "acme" || saved.Headers["Authorization"] != "Bearer tok" {
+	if saved.RateLimit == nil || *saved.RateLimit != 20 || len(saved.Headers) != 2 || saved.HeadersSealed == nil {
 		t.Fatalf("saved %+v", saved)
 	}
 
@@ -99,5 +99,31 @@ func TestEndpointPageEditsSettingsShowsHealthAndRecovers(t *testing.T) {
 	}
 	if res, _ := e.do(m, "POST", "/console/endpoints/"+ep.ID.String()+"/settings", url.Values{"csrf": {mcsrf}, "rate_limit": {"1"}}); res.StatusCode != http.StatusForbidden {
 		t.Fatalf("member's forged settings: %d", res.StatusCode)
+	}
+}
+
+// An endpoint's page shows a member the names of its custom headers, never their values; its owner
+// reads and edits the values.
+func TestAMemberSeesHeaderNamesButNeverTheirValues(t *testing.T) {
+	e := newEnv(t)
+	c, csrf := e.signIn(e.ownerToken)
+	e.do(c, "POST", "/console/webhooks", url.Values{"csrf": {csrf}, "url": {"https://127.0.0.1/h"}, "events": {"order.created"}})
+	var ep models.Endpoint
+	e.db.Take(&ep)
+	path := "/console/webhooks/" + ep.ID.String()
+	if res, _ := e.do(c, "POST", "/console/endpoints/"+ep.ID.String()+"/settings", url.Values{"csrf": {csrf}, "rate_limit": {""},
+		"headers": {"Authorization: Bearer SUPERSECRET\nX-Tenant: acme-tenant"}}); res.StatusCode != http.StatusSeeOther {
+		t.Fatalf("settings: %d", res.StatusCode)
+	}
+	if _, page := e.do(c, "GET", path, nil); !strings.Contains(page, "Authorization: Bearer SUPERSECRET\nX-Tenant: acme-tenant</textarea>") {
+		t.Fatalf("the owner does not read the values:\n%s", page)
+	}
+	m, _ := e.signIn(e.memberToken)
+	_, page := e.do(m, "GET", path, nil)
+	if strings.Contains(page, "SUPERSECRET") || strings.Contains(page, "acme-tenant") {
+		t.Fatalf("a member reads a header value:\n%s", page)
+	}
+	if !strings.Contains(page, `<code class="header-name">Authorization</code>`) || !strings.Contains(page, `<code class="header-name">X-Tenant</code>`) {
+		t.Fatalf("a member does not see the header names:\n%s", page)
 	}
 }

@@ -79,7 +79,11 @@ func endpointUpdate(fs *flag.FlagSet) runFunc {
 		if in.URL.Set {
 			allowLocalReceiversOnDevDB(env, os.Stderr)
 		}
-		svc, _ := webhookService(env, false)
+		// Headers are sealed: setting them needs the encryption key, other edits do not.
+		svc, err := webhookService(env, in.Headers.Set)
+		if err != nil {
+			return nil, err
+		}
 		return svc.Update(ctx, in)
 	}
 }

@@ -31,6 +31,14 @@ func TestAdminSecretsReencryptCompletesARotation(t *testing.T) {
 		t.Fatal(err)
 	}
 
+	// An endpoint of before header values were sealed: its values in plaintext, nothing sealed.
+	legacy, err := (&endpoints.Service{DB: db, Box: oldBox, AllowPrivate: true}).Create(ctx,
+		endpoints.CreateInput{OrgID: org.ID, ActorID: owner.ID, URL: "https://127.0.0.1/legacy", EventTypes: []string{"order.created"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	db.Exec(`UPDATE webhook_endpoints SET headers = '{"Authorization": "Bearer legacy"}', headers_sealed = NULL WHERE id = ?`, legacy.ID)
+
 	t.Setenv("DATABASE_URL", url)
 	t.Setenv("WDS_ENCRYPTION_KEY", newKey)
 	t.Setenv("WDS_ENCRYPTION_KEY_PREVIOUS", "not-a-key")
@@ -42,8 +50,15 @@ func TestAdminSecretsReencryptCompletesARotation(t *testing.T) {
 	t.Setenv("WDS_ENCRYPTION_KEY_PREVIOUS", oldKey)
 	out := mustAdmin(t, "secrets", "reencrypt")
 	cols := out["columns"].([]any)
-	if first := cols[0].(map[string]any); first["table"] != "webhook_endpoints" || first["resealed"] != float64(1) {
+	if first := cols[0].(map[string]any); first["table"] != "webhook_endpoints" || first["resealed"] != float64(2) {
 		t.Fatalf("reencrypt printed %v", out)
+	}
+	if last := cols[len(cols)-1].(map[string]any); last["column"] != "headers" || last["sealed"] != float64(1) {
+		t.Fatalf("reencrypt did not report the legacy headers it sealed: %v", out)
+	}
+	var names string
+	if err := db.Raw("SELECT headers::text FROM webhook_endpoints WHERE id = ? AND headers_sealed IS NOT NULL", legacy.ID).Row().Scan(&names); err != nil || strings.Contains(names, "legacy") {
+		t.Fatalf("the legacy headers are not sealed: %q %v", names, err)
 	}
 	var sealed []byte
 	if err := db.Raw("SELECT secret_sealed FROM webhook_endpoints WHERE id = ?", ep.ID).Row().Scan(&sealed); err != nil {

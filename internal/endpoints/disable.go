@@ -60,10 +60,7 @@ func DisableIfFailing(ctx context.Context, db *gorm.DB, endpointID uuid.UUID, af
 		}
 		view := ep
 		view.URL = egress.RedactURL(ep.URL)
-		view.Headers = models.Headers{}
-		for name := range ep.Headers {
-			view.Headers[name] = ""
-		}
+		view.Headers = ep.Headers.Masked()
 		ev, err := outbox.NewEvent(ep.OrgID, nil, events.WebhookEndpointDisabled, disabledEndpoint{Endpoint: view, Reason: models.DisabledFailing})
 		if err != nil {
 			return err

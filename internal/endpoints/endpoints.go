@@ -116,9 +116,13 @@ func (s *Service) Create(ctx context.Context, in CreateInput) (*Created, error) 
 	if err != nil {
 		return nil, fmt.Errorf("seal endpoint secret: %w", err)
 	}
+	names, headersSealed, err := models.SealHeaders(s.Box, headers)
+	if err != nil {
+		return nil, err
+	}
 	ep := models.Endpoint{ID: uuid.New(), OrgID: in.OrgID, URL: u, EventTypes: types, SecretSealed: sealed,
-		Enabled: true, MaxAttempts: in.MaxAttempts, RateLimit: in.RateLimit, Headers: headers, CreatedBy: in.ActorID,
-		Health: &models.EndpointHealth{}}
+		Enabled: true, MaxAttempts: in.MaxAttempts, RateLimit: in.RateLimit, Headers: names, HeadersSealed: headersSealed,
+		CreatedBy: in.ActorID, Health: &models.EndpointHealth{}}
 	err = s.DB.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		if err := roomForOneMore(ctx, tx, in.OrgID, uuid.Nil); err != nil {
 			return err
@@ -139,6 +143,7 @@ func (s *Service) Create(ctx context.Context, in CreateInput) (*Created, error) 
 	if err != nil {
 		return nil, err
 	}
+	ep.Headers = headers // the creator manages the endpoint: the answer shows what was set
 	return &Created{Endpoint: ep, Secret: secret}, nil
 }
 
@@ -228,12 +233,16 @@ func (s *Service) checkURL(ctx context.Context, raw string) (string, error) {
 }
 
 // List returns the org's endpoints (not deleted), newest first. A nil actor is the database's own
-// operator (`wds admin`), who may read anything; an actor must be a member of the org.
+// operator (`wds admin`), who may read anything; an actor must be a member of the org. Header values
+// are shown to owners and admins only (showHeaders); the database's operator gets the names alone.
 func (s *Service) List(ctx context.Context, orgID uuid.UUID, actorID *uuid.UUID) ([]models.Endpoint, error) {
+	manager := false
 	if actorID != nil {
-		if err := workspace.RequireRole(ctx, s.DB, orgID, *actorID, workspace.Anyone...); err != nil {
+		role, err := workspace.RoleOf(ctx, s.DB, orgID, *actorID)
+		if err != nil {
 			return nil, err
 		}
+		manager = slices.Contains(workspace.Managers, role)
 	}
 	rows := []models.Endpoint{}
 	err := s.DB.WithContext(ctx).Where("org_id = ? AND deleted_at IS NULL", orgID).
@@ -246,6 +255,9 @@ func (s *Service) List(ctx context.Context, orgID uuid.UUID, actorID *uuid.UUID)
 		views[i] = &rows[i]
 	}
 	if err := withHealth(ctx, s.DB, views...); err != nil {
+		return nil, err
+	}
+	if err := s.showHeaders(manager, views...); err != nil {
 		return nil, err
 	}
 	return rows, nil
@@ -386,6 +398,10 @@ func (s *Service) mutate(ctx context.Context, id, actorID uuid.UUID, action stri
 		return nil, err
 	}
 	if err := withHealth(ctx, s.DB, &ep); err != nil {
+		return nil, err
+	}
+	// The actor manages the endpoint (checked above).
+	if err := s.showHeaders(true, &ep); err != nil {
 		return nil, err
 	}
 	return &ep, nil

@@ -142,3 +142,22 @@ func withHealth(ctx context.Context, db *gorm.DB, eps ...*models.Endpoint) error
 	}
 	return nil
 }
+
+// showHeaders fills in the header values of eps for an owner or admin (manager) and leaves everyone
+// else the names with blank values: the values may be credentials. A service without the encryption
+// key (the database-only CLI's reads) shows the names alone too. A value that does not open fails the
+// view, as it would fail the delivery: nothing is shown in its place.
+func (s *Service) showHeaders(manager bool, eps ...*models.Endpoint) error {
+	for _, ep := range eps {
+		if !manager || s.Box == nil {
+			ep.Headers = ep.Headers.Masked()
+			continue
+		}
+		h, err := models.OpenHeaders(s.Box, ep.Headers, ep.HeadersSealed)
+		if err != nil {
+			return fmt.Errorf("endpoint %s: %w", ep.ID, err)
+		}
+		ep.Headers = h
+	}
+	return nil
+}

@@ -70,13 +70,22 @@ func TestCreateRefusesHeadersTheServiceSetsAndRateLimitsOutOfRange(t *testing.T)
 	if err != nil {
 		t.Fatal(err)
 	}
-	list, err := f.Svc.List(f.Ctx, f.Org, nil)
+	list, err := f.Svc.List(f.Ctx, f.Org, &f.Owner)
 	if err != nil || len(list) != 1 {
 		t.Fatalf("%v %v", list, err)
 	}
 	got := list[0]
 	if *got.RateLimit != 1000 || got.Headers["Authorization"] != "Bearer tok" || got.DisabledReason != nil || got.Health == nil || ep.Health == nil {
 		t.Fatalf("%+v", got)
+	}
+	// The database's own operator (`wds admin endpoint list`) reads the names alone.
+	if list, _ = f.Svc.List(f.Ctx, f.Org, nil); list[0].Headers["Authorization"] != "" || len(list[0].Headers) != 2 {
+		t.Fatalf("without an actor: %v", list[0].Headers)
+	}
+	// A row written before values were sealed reads as it was written.
+	f.DB.Exec(`UPDATE webhook_endpoints SET headers = '{"X-Legacy": "plain"}', headers_sealed = NULL WHERE id = ?`, ep.ID)
+	if list, _ = f.Svc.List(f.Ctx, f.Org, &f.Owner); list[0].Headers["X-Legacy"] != "plain" || len(list[0].Headers) != 1 {
+		t.Fatalf("a legacy row: %v", list[0].Headers)
 	}
 }
 

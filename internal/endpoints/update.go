@@ -94,7 +94,11 @@ func (s *Service) updateColumns(ctx context.Context, in UpdateInput) (map[string
 		if err != nil {
 			return nil, nil, err
 		}
-		cols["headers"], details["header_names"] = h, headerNames(h)
+		names, sealed, err := models.SealHeaders(s.Box, h)
+		if err != nil {
+			return nil, nil, err
+		}
+		cols["headers"], cols["headers_sealed"], details["header_names"] = names, sealed, headerNames(h)
 	}
 	return cols, details, nil
 }

@@ -196,14 +196,24 @@ var Anyone = []models.Role{models.RoleOwner, models.RoleAdmin, models.RoleMember
 // roles is forbidden. orgID must be the caller's own words (a path, a parameter, a session), since
 // the answer names it; for a row found by its id use RequireRowRole, which names the row instead.
 func RequireRole(ctx context.Context, db *gorm.DB, orgID, actorID uuid.UUID, roles ...models.Role) error {
-	role, err := roleIn(ctx, db, orgID, actorID)
+	role, err := RoleOf(ctx, db, orgID, actorID)
 	if err != nil {
 		return err
 	}
-	if role == "" {
-		return problem.Fail(problem.NotFound, "org %s not found", orgID)
-	}
 	return allowed(role, roles)
+}
+
+// RoleOf is the actor's role in the org, for what any member may read but only some may read in
+// full; to a non-member the org does not exist (404), as in RequireRole.
+func RoleOf(ctx context.Context, db *gorm.DB, orgID, actorID uuid.UUID) (models.Role, error) {
+	role, err := roleIn(ctx, db, orgID, actorID)
+	if err != nil {
+		return "", err
+	}
+	if role == "" {
+		return "", problem.Fail(problem.NotFound, "org %s not found", orgID)
+	}
+	return role, nil
 }
 
 // RequireRowRole is RequireRole for a row found by its id alone (an order, a shipment): to an

@@ -24,6 +24,7 @@ type Column struct {
 var Columns = []Column{
 	{Table: "webhook_endpoints", Column: "secret_sealed"},
 	{Table: "webhook_endpoints", Column: "previous_secret_sealed"},
+	{Table: "webhook_endpoints", Column: "headers_sealed"},
 	{Table: "integration_keys", Column: "signing_secret_sealed"},
 }
 
@@ -34,6 +35,8 @@ type Result struct {
 	Resealed int `json:"resealed"`
 	// Current values were already under the current key.
 	Current int `json:"current"`
+	// Sealed values were in plaintext and are now sealed for the first time (legacy.go).
+	Sealed int `json:"sealed"`
 }
 
 // batchSize bounds each read, so a large table is walked without holding it all in memory.
@@ -52,7 +55,8 @@ func Run(ctx context.Context, db *gorm.DB, box *secrets.Box) ([]Result, error) {
 			return out, err
 		}
 	}
-	return out, nil
+	r, err := sealLegacyHeaders(ctx, db, box)
+	return append(out, r), err
 }
 
 type sealedRow struct {

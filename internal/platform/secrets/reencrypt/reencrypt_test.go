@@ -71,6 +71,7 @@ func (f *fixture) endpoint(t *testing.T, box *secrets.Box) {
 	}
 	f.plain[reencrypt.Column{Table: "webhook_endpoints", Column: "secret_sealed"}][ep.ID] = rot.Secret
 	f.plain[reencrypt.Column{Table: "webhook_endpoints", Column: "previous_secret_sealed"}][ep.ID] = ep.Secret
+	f.plain[reencrypt.Column{Table: "webhook_endpoints", Column: "headers_sealed"}][ep.ID] = "{}" // no custom headers: the empty set, sealed
 }
 
 func (f *fixture) intKey(t *testing.T, box *secrets.Box) {
@@ -127,7 +128,7 @@ func TestRunResealsEverySecretUnderTheNewKey(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := map[string][2]int{"secret_sealed": {5, 1}, "previous_secret_sealed": {5, 1}, "signing_secret_sealed": {3, 0}}
+	want := map[string][2]int{"secret_sealed": {5, 1}, "previous_secret_sealed": {5, 1}, "headers_sealed": {5, 1}, "signing_secret_sealed": {3, 0}, "headers": {0, 0}}
 	for _, r := range res {
 		if w := want[r.Column.Column]; r.Resealed != w[0] || r.Current != w[1] {
 			t.Errorf("%s: resealed %d, current %d; want %v", r.Table, r.Resealed, r.Current, w)
@@ -189,5 +190,45 @@ func TestColumnsCoverEverySealedColumnOfTheSchema(t *testing.T) {
 		if !found {
 			t.Errorf("sealed column %s.%s is not re-encrypted", c.Table, c.Column)
 		}
+	}
+}
+
+// Header values written before they were sealed sit in plaintext in the headers column: reencrypt
+// seals them (the column keeps the names, blank), and delivery reads them sealed from then on.
+func TestRunSealsLegacyPlaintextHeaderValues(t *testing.T) {
+	f := newFixture(t)
+	box, _ := secrets.NewBox(secrets.GenerateKey())
+	svc := &endpoints.Service{DB: f.db, Box: box, AllowPrivate: true}
+	ep, err := svc.Create(f.ctx, endpoints.CreateInput{OrgID: f.org, ActorID: f.owner, URL: "https://127.0.0.1/hook", EventTypes: []string{"order.created"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := f.db.Exec(`UPDATE webhook_endpoints SET headers = '{"Authorization": "Bearer legacy"}', headers_sealed = NULL WHERE id = ?`, ep.ID).Error; err != nil {
+		t.Fatal(err)
+	}
+	res, err := reencrypt.Run(f.ctx, f.db, box)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sealedLegacy := 0
+	for _, r := range res {
+		sealedLegacy += r.Sealed
+	}
+	if sealedLegacy != 1 {
+		t.Fatalf("sealed %d legacy header sets, want 1: %+v", sealedLegacy, res)
+	}
+	var row models.Endpoint
+	if err := f.db.Where("id = ?", ep.ID).Take(&row).Error; err != nil {
+		t.Fatal(err)
+	}
+	if len(row.Headers) != 1 || row.Headers["Authorization"] != "" {
+		t.Fatalf("the headers column still holds %v", row.Headers)
+	}
+	got, err := models.OpenHeaders(box, row.Headers, row.HeadersSealed)
+	if err != nil || got["Authorization"] != "Bearer legacy" {
+		t.Fatalf("the sealed headers open to %v, %v", got, err)
+	}
+	if again, _ := reencrypt.Run(f.ctx, f.db, box); again[len(again)-1].Sealed != 0 {
+		t.Fatalf("a second run sealed again: %+v", again)
 	}
 }
