@@ -1,5 +1,6 @@
 // Package secrets makes and protects secret material: signing secrets, API keys and operator
-// tokens, and the AES-256-GCM box that keeps signing secrets encrypted at rest.
+// tokens, and the AES-256-GCM box that keeps signing secrets (and endpoints' custom header values,
+// models.SealHeaders) encrypted at rest.
 //
 // API keys are never stored: only their SHA-256 hash is, and lookups go by hash, so a database
 // leak does not yield usable keys. Signing secrets must be recoverable (they key HMACs), so they
