@@ -9,6 +9,7 @@ package models
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 )
 
 // Sealer seals and opens values at rest (secrets.Box).
@@ -42,21 +43,33 @@ func SealHeaders(box Sealer, h Headers) (Headers, []byte, error) {
 	return h.Masked(), sealed, nil
 }
 
-// OpenHeaders is the set a row stores: the sealed set when there is one, else (a row written before
-// values were sealed) the headers column as it is.
+// OpenHeaders is the set a row stores (see HeadersFromPlaintext).
 func OpenHeaders(box Sealer, stored Headers, sealed []byte) (Headers, error) {
+	h, _, err := HeadersFromPlaintext(box, stored, sealed)
+	return h, err
+}
+
+// HeadersFromPlaintext is the set a row stores, and whether it is the plaintext headers column rather
+// than the sealed set: when nothing is sealed (a row written before values were sealed), or when the
+// column is not the sealed set's names with blank values, which every writer of the sealed form
+// writes together, so the column was rewritten since by a version that does not seal (during a
+// roll-out) and is the newer set.
+func HeadersFromPlaintext(box Sealer, stored Headers, sealed []byte) (Headers, bool, error) {
 	if sealed == nil {
-		return stored.orEmpty(), nil
+		return stored.orEmpty(), true, nil
 	}
 	raw, err := box.Open(sealed)
 	if err != nil {
-		return nil, fmt.Errorf("open headers: %w", err)
+		return nil, false, fmt.Errorf("open headers: %w", err)
 	}
 	out := Headers{}
 	if err := json.Unmarshal(raw, &out); err != nil {
-		return nil, fmt.Errorf("decode headers: %w", err)
+		return nil, false, fmt.Errorf("decode headers: %w", err)
 	}
-	return out, nil
+	if !maps.Equal(stored.orEmpty(), out.Masked()) {
+		return stored.orEmpty(), true, nil
+	}
+	return out, false, nil
 }
 
 func (h Headers) orEmpty() Headers {

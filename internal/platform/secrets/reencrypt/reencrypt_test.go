@@ -206,6 +206,15 @@ func TestRunSealsLegacyPlaintextHeaderValues(t *testing.T) {
 	if err := f.db.Exec(`UPDATE webhook_endpoints SET headers = '{"Authorization": "Bearer legacy"}', headers_sealed = NULL WHERE id = ?`, ep.ID).Error; err != nil {
 		t.Fatal(err)
 	}
+	// Edited during a roll-out by a version that writes the plaintext column and leaves the sealed set.
+	edited, err := svc.Create(f.ctx, endpoints.CreateInput{OrgID: f.org, ActorID: f.owner, URL: "https://127.0.0.1/edited", EventTypes: []string{"order.created"},
+		Headers: map[string]string{"X-Old": "stale"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := f.db.Exec(`UPDATE webhook_endpoints SET headers = '{"X-New": "edited"}' WHERE id = ?`, edited.ID).Error; err != nil {
+		t.Fatal(err)
+	}
 	res, err := reencrypt.Run(f.ctx, f.db, box)
 	if err != nil {
 		t.Fatal(err)
@@ -214,8 +223,8 @@ func TestRunSealsLegacyPlaintextHeaderValues(t *testing.T) {
 	for _, r := range res {
 		sealedLegacy += r.Sealed
 	}
-	if sealedLegacy != 1 {
-		t.Fatalf("sealed %d legacy header sets, want 1: %+v", sealedLegacy, res)
+	if sealedLegacy != 2 {
+		t.Fatalf("sealed %d legacy header sets, want 2: %+v", sealedLegacy, res)
 	}
 	var row models.Endpoint
 	if err := f.db.Where("id = ?", ep.ID).Take(&row).Error; err != nil {
@@ -227,6 +236,12 @@ func TestRunSealsLegacyPlaintextHeaderValues(t *testing.T) {
 	got, err := models.OpenHeaders(box, row.Headers, row.HeadersSealed)
 	if err != nil || got["Authorization"] != "Bearer legacy" {
 		t.Fatalf("the sealed headers open to %v, %v", got, err)
+	}
+	var rewritten models.Endpoint
+	f.db.Where("id = ?", edited.ID).Take(&rewritten)
+	if got, err := models.OpenHeaders(box, rewritten.Headers, rewritten.HeadersSealed); err != nil || len(got) != 1 || got["X-New"] != "edited" ||
+		rewritten.Headers["X-New"] != "" {
+		t.Fatalf("the edited set reads %v (column %v), %v", got, rewritten.Headers, err)
 	}
 	if again, _ := reencrypt.Run(f.ctx, f.db, box); again[len(again)-1].Sealed != 0 {
 		t.Fatalf("a second run sealed again: %+v", again)
