@@ -14,6 +14,7 @@ import (
 	"wds/internal/endpoints"
 	"wds/internal/events"
 	"wds/internal/platform/problem"
+	"wds/internal/platform/secrets"
 	"wds/models"
 )
 
@@ -81,6 +82,13 @@ func TestCreateRefusesHeadersTheServiceSetsAndRateLimitsOutOfRange(t *testing.T)
 	// The database's own operator (`wds admin endpoint list`) reads the names alone.
 	if list, _ = f.Svc.List(f.Ctx, f.Org, nil); list[0].Headers["Authorization"] != "" || len(list[0].Headers) != 2 {
 		t.Fatalf("without an actor: %v", list[0].Headers)
+	}
+	// Under a key that does not open the set (a rotation missing its previous key) the endpoint is still
+	// listed, with the names alone.
+	otherBox, _ := secrets.NewBox(secrets.GenerateKey())
+	other := &endpoints.Service{DB: f.DB, Box: otherBox}
+	if list, err = other.List(f.Ctx, f.Org, &f.Owner); err != nil || len(list[0].Headers) != 2 || list[0].Headers["Authorization"] != "" {
+		t.Fatalf("under another key: %v %v", list, err)
 	}
 	// A row written before values were sealed reads as it was written.
 	f.DB.Exec(`UPDATE webhook_endpoints SET headers = '{"X-Legacy": "plain"}', headers_sealed = NULL WHERE id = ?`, ep.ID)
