@@ -313,9 +313,17 @@ func (e *sweepEnv) tenant(name string) *tenant {
 	}
 	x.productID = p.ID
 
+	// A custom header's value is a credential too (an Authorization token): stored sealed, never in a
+	// table in plaintext.
+	headerToken, _, err := secrets.NewAPIKey("hdr_")
+	if err != nil {
+		t.Fatal(err)
+	}
+	x.secrets = append(x.secrets, headerToken)
 	for _, dst := range []*uuid.UUID{&x.endpointID, &x.consoleEndpointID} {
 		ep := e.must(http.StatusCreated, "POST", "/admin/v1/rpc/outbound_webhook_create", x.owner, map[string]any{
-			"p_org_id": x.org, "p_url": "https://127.0.0.1/hooks/" + name, "p_event_types": []string{"order.created"}})
+			"p_org_id": x.org, "p_url": "https://127.0.0.1/hooks/" + name, "p_event_types": []string{"order.created"},
+			"p_headers": map[string]string{"Authorization": "Bearer " + headerToken}})
 		*dst = e.id(ep, "id")
 		x.secrets = append(x.secrets, ep.str(t, "secret"))
 	}
