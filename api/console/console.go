@@ -14,11 +14,9 @@ import (
 	"embed"
 	"fmt"
 	"html/template"
-	"maps"
 	"net/http"
 	"net/url"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
@@ -252,7 +250,6 @@ var funcs = template.FuncMap{
 	"ladder": ladder,
 	// attempt gives an event page's attempt the delivery log's wording (deliveryRow).
 	"attempt": func(d models.Delivery) deliveryRow { return deliveryRow{Delivery: d} },
-	"detail":  detail,
 	// plural is one or other, by n: "1 key", "2 keys".
 	"plural": func(n int64, one, other string) string {
 		if n == 1 {
@@ -265,12 +262,12 @@ var funcs = template.FuncMap{
 	"when": func(t any) string {
 		switch v := t.(type) {
 		case time.Time:
-			return v.UTC().Format("2006-01-02 15:04:05")
+			return v.UTC().Format(secondLayout)
 		case *time.Time:
 			if v == nil {
 				return "–"
 			}
-			return v.UTC().Format("2006-01-02 15:04:05")
+			return v.UTC().Format(secondLayout)
 		}
 		return ""
 	},
@@ -318,34 +315,4 @@ func shortDuration(d time.Duration) string {
 		s = strings.TrimSuffix(s, "0m")
 	}
 	return s
-}
-
-// detail writes an audit detail's value (decoded JSON) as a person reads it, never in Go's map
-// syntax: a list as its items joined by commas, an object as its "key: value" pairs in key order
-// within parentheses, a time to the second, a number as written.
-func detail(v any) string {
-	switch x := v.(type) {
-	case nil:
-		return ""
-	case []any:
-		parts := make([]string, len(x))
-		for i, e := range x {
-			parts[i] = detail(e)
-		}
-		return strings.Join(parts, ", ")
-	case map[string]any:
-		parts := make([]string, 0, len(x))
-		for _, k := range slices.Sorted(maps.Keys(x)) {
-			parts = append(parts, k+": "+detail(x[k]))
-		}
-		return "(" + strings.Join(parts, ", ") + ")"
-	case string:
-		if t, err := time.Parse(time.RFC3339Nano, x); err == nil {
-			return t.UTC().Format("2006-01-02 15:04:05")
-		}
-		return x
-	case float64:
-		return strconv.FormatFloat(x, 'f', -1, 64)
-	}
-	return fmt.Sprint(v)
 }

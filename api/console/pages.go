@@ -18,7 +18,6 @@ import (
 	"wds/internal/platform/paging"
 	"wds/internal/platform/problem"
 	"wds/internal/platform/ratelimit"
-	"wds/internal/workspace"
 	"wds/models"
 )
 
@@ -389,26 +388,6 @@ func (r deliveryRow) Took() string {
 // workflowURL links a delivery to its workflow in the Temporal UI.
 func (c *Console) workflowURL(workflowID string) string {
 	return strings.TrimRight(c.TemporalUI, "/") + "/namespaces/" + url.PathEscape(c.Namespace) + "/workflows/" + url.PathEscape(workflowID)
-}
-
-// audit is the org's audit log, each actor shown by email: an operator who has left the org keeps
-// their id.
-func (c *Console) audit(g *gin.Context) {
-	ctx := g.Request.Context()
-	page, err := c.Lists.ListAudit(ctx, c.query(g, 100))
-	var members []workspace.Member
-	if err == nil {
-		members, err = c.Members.ListMembers(ctx, sessionOf(g).OrgID)
-	}
-	if err != nil {
-		c.render(g, status(err), "audit", sessionOf(g), view{Error: c.problem(err)})
-		return
-	}
-	emails := make(map[string]string, len(members)) // by id as text: an automatic entry has no actor
-	for _, m := range members {
-		emails[m.ID.String()] = m.Email
-	}
-	c.render(g, http.StatusOK, "audit", sessionOf(g), view{Data: map[string]any{"Rows": page.Rows, "Emails": emails}})
 }
 
 // form keeps a failed form's text inputs for the page to show again.
