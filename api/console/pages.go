@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -35,6 +36,7 @@ type OrgLists interface {
 	ListIntegrationKeys(ctx context.Context, q operator.Query) (operator.Page[operator.IntegrationKey], error)
 	ListAudit(ctx context.Context, q operator.Query) (operator.Page[operator.AuditEntry], error)
 	ListDeliveries(ctx context.Context, q operator.Query, f operator.DeliveryFilter) (operator.Page[models.Delivery], error)
+	DeliveryHistory(ctx context.Context, q operator.Query, since time.Time) ([]operator.HourCount, error)
 }
 
 func (c *Console) registerPages(p *gin.RouterGroup) {
@@ -72,30 +74,110 @@ func (c *Console) query(g *gin.Context, limit int) operator.Query {
 func (c *Console) overview(g *gin.Context) {
 	s := sessionOf(g)
 	ctx := g.Request.Context()
-	var counts struct{ Endpoints, ReadKeys, IntegrationKeys, Failed, Dropped int64 }
+	var counts struct{ Endpoints, ReadKeys, IntegrationKeys, Failed, Dropped, DroppedRefired int64 }
 	err := c.DB.WithContext(ctx).Raw(`SELECT
 		(SELECT count(*) FROM webhook_endpoints WHERE org_id = @o AND enabled AND deleted_at IS NULL) AS endpoints,
 		(SELECT count(*) FROM read_keys WHERE org_id = @o AND revoked_at IS NULL) AS read_keys,
 		(SELECT count(*) FROM integration_keys WHERE org_id = @o AND revoked_at IS NULL) AS integration_keys,
 		(SELECT count(*) FROM webhook_deliveries WHERE org_id = @o AND status = @failed AND attempted_at > now() - interval '1 day') AS failed,
-		(SELECT count(*) FROM webhook_deliveries WHERE org_id = @o AND status = @dropped AND attempted_at > now() - interval '1 day') AS dropped`,
+		(SELECT count(*) FROM webhook_deliveries WHERE org_id = @o AND status = @dropped AND attempted_at > now() - interval '1 day') AS dropped,
+		(SELECT count(*) FROM `+endpoints.DeliveryLogFrom+` WHERE t.org_id = @o AND t.status = @dropped
+			AND t.attempted_at > now() - interval '1 day' AND r.id IS NOT NULL) AS dropped_refired`,
 		map[string]any{"o": s.OrgID, "failed": models.StatusFailed, "dropped": models.StatusDropped}).Find(&counts).Error
+	data := map[string]any{"Counts": counts}
+	var urls map[uuid.UUID]string
+	if err == nil {
+		urls, err = c.endpointURLs(g)
+	}
+	if err == nil {
+		err = c.overviewCharts(g, urls, data)
+	}
+	if err == nil {
+		err = c.latestProblems(g, urls, data)
+	}
 	if err != nil {
 		c.render(g, status(err), "overview", s, view{Error: c.problem(err)})
 		return
 	}
-	var latest []any
+	c.render(g, http.StatusOK, "overview", s, view{Data: data})
+}
+
+// overviewCharts adds the deliveries of the last 24 hours and 7 days and each endpoint's success
+// rate over the 7 days, drawn, to data; one query reads the whole window.
+func (c *Console) overviewCharts(g *gin.Context, urls map[uuid.UUID]string, data map[string]any) error {
+	ctx := g.Request.Context()
+	now := time.Now()
+	since := time.Date(now.UTC().Year(), now.UTC().Month(), now.UTC().Day(), 0, 0, 0, 0, time.UTC).AddDate(0, 0, -6)
+	hours, err := c.Lists.DeliveryHistory(ctx, c.query(g, 0), since)
+	if err != nil {
+		return err
+	}
+	byEndpoint := map[uuid.UUID]*rate{}
+	var rates []*rate
+	for id, u := range urls {
+		byEndpoint[id] = &rate{EndpointID: id, URL: u}
+		rates = append(rates, byEndpoint[id])
+	}
+	for _, h := range hours {
+		r := byEndpoint[h.EndpointID]
+		if r == nil { // a deleted endpoint's attempts still count in the bars
+			continue
+		}
+		r.Succeeded += h.Succeeded
+		r.Attempts += h.Succeeded + h.Failed + h.Dropped
+	}
+	slices.SortFunc(rates, func(a, b *rate) int { return strings.Compare(a.URL, b.URL) })
+	flat := make([]rate, len(rates))
+	for i, r := range rates {
+		flat[i] = *r
+	}
+	data["Hours"] = barChart("Deliveries, last 24 hours, by hour (UTC)", hourBins(hours, now))
+	data["Days"] = barChart("Deliveries, last 7 days, by day (UTC)", dayBins(hours, now))
+	data["Rates"], data["HasEndpoints"] = rateChart(flat), len(flat) > 0
+	return nil
+}
+
+// endpointURLs are the org's endpoints' URLs by id.
+func (c *Console) endpointURLs(g *gin.Context) (map[uuid.UUID]string, error) {
+	s := sessionOf(g)
+	eps, err := c.Webhooks.List(g.Request.Context(), s.OrgID, &s.User.ID)
+	urls := make(map[uuid.UUID]string, len(eps))
+	for _, ep := range eps {
+		urls[ep.ID] = ep.URL
+	}
+	return urls, err
+}
+
+// latestProblems adds the five latest dropped and the five latest failed attempts, with their
+// endpoints' URLs, to data.
+func (c *Console) latestProblems(g *gin.Context, urls map[uuid.UUID]string, data map[string]any) error {
+	var latest []problemRow
 	for _, st := range []models.Status{models.StatusDropped, models.StatusFailed} {
-		page, err := c.Lists.ListDeliveries(ctx, c.query(g, 5), operator.DeliveryFilter{Status: st})
+		page, err := c.Lists.ListDeliveries(g.Request.Context(), c.query(g, 5), operator.DeliveryFilter{Status: st})
 		if err != nil {
-			c.render(g, status(err), "overview", s, view{Error: c.problem(err)})
-			return
+			return err
 		}
 		for _, d := range page.Rows {
-			latest = append(latest, d)
+			row := problemRow{deliveryRow: deliveryRow{Delivery: d}, URL: urls[d.EndpointID]}
+			if d.RefiredWorkflowID != nil {
+				row.RefiredURL = c.workflowURL(*d.RefiredWorkflowID)
+			}
+			latest = append(latest, row)
 		}
 	}
-	c.render(g, http.StatusOK, "overview", s, view{Data: map[string]any{"Counts": counts, "Latest": latest}})
+	data["Latest"] = latest
+	return nil
+}
+
+// problemRow is a dropped or failed attempt on the overview, with its endpoint's URL.
+type problemRow struct {
+	deliveryRow
+	URL string
+}
+
+// Recovered reports whether a recovery, rather than a person's Re-fire, started the row's new chain.
+func (r problemRow) Recovered() bool {
+	return r.RefiredWorkflowID != nil && strings.HasPrefix(*r.RefiredWorkflowID, "webhook-"+models.DispatchRecovery+"/")
 }
 
 // keys is the API keys settings page: read keys, minted once, revoked by owners and admins.
