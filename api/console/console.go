@@ -192,6 +192,9 @@ type view struct {
 	Form map[string]string
 	// Page names the page, so the nav marks where the operator is.
 	Page string
+	// Refresh, when set, is a <meta http-equiv="refresh"> content: the page reloads itself (a
+	// running recovery's progress), with no script for the CSP to refuse.
+	Refresh string
 	// sent is the whole form that failed, for the choices Form cannot hold (checkboxes, selects).
 	sent url.Values
 	// editing is the row whose edit form failed; Form then holds that row's inputs, not the add
@@ -250,6 +253,8 @@ var funcs = template.FuncMap{
 	"ladder": ladder,
 	// attempt gives an event page's attempt the delivery log's wording (deliveryRow).
 	"attempt": func(d models.Delivery) deliveryRow { return deliveryRow{Delivery: d} },
+	// short is a long id as a column shows it; the template puts the whole id in a title.
+	"short": short,
 	// plural is one or other, by n: "1 key", "2 keys".
 	"plural": func(n int64, one, other string) string {
 		if n == 1 {
@@ -271,6 +276,22 @@ var funcs = template.FuncMap{
 		}
 		return ""
 	},
+}
+
+// short cuts an id to its first 8 characters (a UUID's first group), after the kind a workflow id
+// starts with: webhook-event/1b4e28ba-2fa1-11d2-883f-0016d3cca427 reads webhook-event/1b4e28ba…
+func short(id any) string {
+	s := fmt.Sprint(id)
+	kind, rest, found := strings.Cut(s, "/")
+	if !found {
+		kind, rest = "", s
+	} else {
+		kind += "/"
+	}
+	if len(rest) <= 9 {
+		return s
+	}
+	return kind + rest[:8] + "…"
 }
 
 var pages = map[string]*template.Template{}

@@ -381,7 +381,7 @@ func (c *Console) endpointPage(g *gin.Context, code int, v view) {
 	}
 	data := map[string]any{"Endpoint": ep, "Types": events.Types()}
 	if err = c.supportData(g, ep, data); err == nil {
-		q := c.query(g, 50)
+		q := c.query(g, deliveryPageSize)
 		if q.Cursor, err = paging.ParseCursor(g.Query("cursor_at"), g.Query("cursor_id")); err == nil {
 			filter := operator.DeliveryFilter{EndpointID: &id, Status: models.Status(g.Query("status")), EventType: g.Query("event_type")}
 			var page operator.Page[models.Delivery]
@@ -394,6 +394,8 @@ func (c *Console) endpointPage(g *gin.Context, code int, v view) {
 					}
 				}
 				data["Rows"], data["Status"], data["EventType"], data["Next"] = rows, filter.Status, filter.EventType, next(g, page)
+				data["PageSize"], data["Paged"] = deliveryPageSize, q.Cursor != nil
+				data["First"] = g.Request.URL.Path + "?" + url.Values{"status": {g.Query("status")}, "event_type": {g.Query("event_type")}}.Encode() + "#log"
 				v.Data = data
 				c.render(g, code, "endpoint", s, v)
 				return
@@ -404,6 +406,10 @@ func (c *Console) endpointPage(g *gin.Context, code int, v view) {
 	c.render(g, status(err), "endpoint", s, v)
 }
 
+// deliveryPageSize is how many attempts a page of an endpoint's delivery log shows: few enough that
+// the page stays short, with the log's forms above it.
+const deliveryPageSize = 20
+
 // next is the next page's URL, keeping the filters, or "" on the last page.
 func next(g *gin.Context, page operator.Page[models.Delivery]) string {
 	if page.NextCursor == nil {
@@ -411,7 +417,7 @@ func next(g *gin.Context, page operator.Page[models.Delivery]) string {
 	}
 	q := url.Values{"status": {g.Query("status")}, "event_type": {g.Query("event_type")},
 		"cursor_at": {page.NextCursor.At.Format(time.RFC3339Nano)}, "cursor_id": {page.NextCursor.ID.String()}}
-	return g.Request.URL.Path + "?" + q.Encode()
+	return g.Request.URL.Path + "?" + q.Encode() + "#log"
 }
 
 func (c *Console) refire(g *gin.Context) {
