@@ -253,6 +253,13 @@ var funcs = template.FuncMap{
 	"ladder": ladder,
 	// attempt gives an event page's attempt the delivery log's wording (deliveryRow).
 	"attempt": func(d models.Delivery) deliveryRow { return deliveryRow{Delivery: d} },
+	// deref is an optional text, "" when absent.
+	"deref": func(s *string) string {
+		if s == nil {
+			return ""
+		}
+		return *s
+	},
 	// short is a long id as a column shows it; the template puts the whole id in a title.
 	"short": short,
 	// plural is one or other, by n: "1 key", "2 keys".

@@ -21,12 +21,6 @@ import (
 )
 
 func init() {
-	funcs["deref"] = func(s *string) string {
-		if s == nil {
-			return ""
-		}
-		return *s
-	}
 	notices["settings"] = "Saved: every attempt from now on uses the new rate limit and headers."
 	notices["recovering"] = "Recovery started: the dropped chains are re-fired at the endpoint's pace."
 	notices["recovery_cancelled"] = "Recovery cancelled: chains already started run on; no more start."

@@ -40,6 +40,8 @@ var shots = []struct {
 	{"connectors.png", "/console/connectors", `td.store`, true},
 	{"audit.png", "/console/audit", `td.actor`, false},
 	{"recovery.png", "/console/recoveries/{recovery}", `//strong[text()="completed"]`, false},
+	{"clients.png", "/console/clients", `table.grid input[name=email]`, true},
+	{"vendors.png", "/console/vendors", `table.grid input[name=email]`, false},
 }
 
 // shotWidth is the width of every screenshot: a laptop's browser window.
@@ -62,6 +64,8 @@ func TestConsoleScreenshots(t *testing.T) {
 			{"description": "Framed print", "quantity": 1, "unit_price_cents": 120000}},
 		"payment": map[string]any{"external_id": "pay-1001", "amount_cents": 124600, "method": "card"},
 	})
+	h.must(http.StatusCreated, "POST", "/admin/v1/orgs/"+h.org.String()+"/vendors", h.ownerToken,
+		map[string]any{"store_id": h.store, "name": "Lakeside Ceramics", "email": "orders@lakeside-ceramics.example", "phone": "+1 555 0100"})
 	ctx := browser(t)
 	h.signIn(ctx, h.ownerToken)
 	good := newReceiver(t, ok)
