@@ -260,6 +260,17 @@ var funcs = template.FuncMap{
 		}
 		return *s
 	},
+	// share is how many of the attempts succeeded: "97% of 120 attempts", or "no attempts".
+	"share": func(ok, failed int64) string {
+		if ok+failed == 0 {
+			return "no attempts"
+		}
+		n := ok + failed
+		if n == 1 {
+			return fmt.Sprintf("%d%% of 1 attempt", ok*100)
+		}
+		return fmt.Sprintf("%d%% of %d attempts", ok*100/n, n)
+	},
 	// short is a long id as a column shows it; the template puts the whole id in a title.
 	"short": short,
 	// plural is one or other, by n: "1 key", "2 keys".

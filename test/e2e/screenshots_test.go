@@ -33,7 +33,7 @@ var shots = []struct {
 	full              bool
 }{
 	{"overview.png", "/console/", `//h1[text()="Overview"]`, false},
-	{"webhooks.png", "/console/webhooks", `#ladder`, false},
+	{"webhooks.png", "/console/webhooks", `#ladder`, true},
 	{"delivery-log.png", "/console/webhooks/{failing}", `//td[@class="st-dropped"]`, true},
 	{"orders.png", "/console/orders", `td.total`, false},
 	{"order.png", "/console/orders/{order}", `#total`, true},
