@@ -77,6 +77,8 @@ func target(e operator.AuditEntry, names map[uuid.UUID]string) ref {
 	r := ref{Text: strings.ReplaceAll(e.TargetType, "_", " "), ID: e.TargetID.String()}
 	if n, ok := names[e.TargetID]; ok {
 		r.Text = n
+	} else if ep, _ := e.Details["endpoint_id"].(string); e.TargetType == "webhook_recovery" && ep != "" {
+		r.Text = "recovery of " + detail(ep, names) // a recovery is known by its endpoint
 	}
 	if p, ok := targetPages[e.TargetType]; ok {
 		r.Href = p + e.TargetID.String()

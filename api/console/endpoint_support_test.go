@@ -97,7 +97,7 @@ func TestEndpointPageEditsSettingsShowsHealthAndRecovers(t *testing.T) {
 	if _, page = e.do(c, "GET", path, nil); !strings.Contains(page, `class="st-cancelled">cancelled</strong>`) {
 		t.Fatalf("after cancel:\n%s", page)
 	}
-	if _, page = e.do(c, "GET", "/console/audit", nil); !strings.Contains(page, `<a href="`+recPath+`" title="`+rec.ID.String()+`">`) {
+	if _, page = e.do(c, "GET", "/console/audit", nil); !strings.Contains(page, `<a href="`+recPath+`" title="`+rec.ID.String()+`">recovery of https://`) {
 		t.Fatalf("the audit log does not link the recovery's page:\n%s", page)
 	}
 
