@@ -21,10 +21,21 @@ type bin struct {
 	Label                               string // the period, as the bar's tooltip names it
 	Tick                                string // the axis label, "" for none
 	Succeeded, Failed, Dropped, Refired int64
+	DroppedRefired                      int64 // drops since re-fired or recovered
 }
 
 func (b *bin) add(h operator.HourCount) {
 	b.Succeeded, b.Failed, b.Dropped, b.Refired = b.Succeeded+h.Succeeded, b.Failed+h.Failed, b.Dropped+h.Dropped, b.Refired+h.Refired
+	b.DroppedRefired += h.DroppedRefired
+}
+
+// total is every bin's counts added up.
+func total(bins []bin) bin {
+	var t bin
+	for _, b := range bins {
+		t.add(operator.HourCount{Succeeded: b.Succeeded, Failed: b.Failed, Dropped: b.Dropped, Refired: b.Refired, DroppedRefired: b.DroppedRefired})
+	}
+	return t
 }
 
 // series colours: the console's own (console.css) for succeeded, failed and dropped.

@@ -74,16 +74,12 @@ func (c *Console) query(g *gin.Context, limit int) operator.Query {
 func (c *Console) overview(g *gin.Context) {
 	s := sessionOf(g)
 	ctx := g.Request.Context()
-	var counts struct{ Endpoints, ReadKeys, IntegrationKeys, Failed, Dropped, DroppedRefired int64 }
+	var counts struct{ Endpoints, ReadKeys, IntegrationKeys int64 }
 	err := c.DB.WithContext(ctx).Raw(`SELECT
 		(SELECT count(*) FROM webhook_endpoints WHERE org_id = @o AND enabled AND deleted_at IS NULL) AS endpoints,
 		(SELECT count(*) FROM read_keys WHERE org_id = @o AND revoked_at IS NULL) AS read_keys,
-		(SELECT count(*) FROM integration_keys WHERE org_id = @o AND revoked_at IS NULL) AS integration_keys,
-		(SELECT count(*) FROM webhook_deliveries WHERE org_id = @o AND status = @failed AND attempted_at > now() - interval '1 day') AS failed,
-		(SELECT count(*) FROM webhook_deliveries WHERE org_id = @o AND status = @dropped AND attempted_at > now() - interval '1 day') AS dropped,
-		(SELECT count(*) FROM `+endpoints.DeliveryLogFrom+` WHERE t.org_id = @o AND t.status = @dropped
-			AND t.attempted_at > now() - interval '1 day' AND r.id IS NOT NULL) AS dropped_refired`,
-		map[string]any{"o": s.OrgID, "failed": models.StatusFailed, "dropped": models.StatusDropped}).Find(&counts).Error
+		(SELECT count(*) FROM integration_keys WHERE org_id = @o AND revoked_at IS NULL) AS integration_keys`,
+		map[string]any{"o": s.OrgID}).Find(&counts).Error
 	data := map[string]any{"Counts": counts}
 	var urls map[uuid.UUID]string
 	if err == nil {
@@ -102,8 +98,8 @@ func (c *Console) overview(g *gin.Context) {
 	c.render(g, http.StatusOK, "overview", s, view{Data: data})
 }
 
-// overviewCharts adds the deliveries of the last 24 hours and 7 days and each endpoint's success
-// rate over the 7 days, drawn, to data; one query reads the whole window.
+// overviewCharts adds the deliveries of the last 24 hours (drawn, and added up) and 7 days and each
+// endpoint's success rate over the 7 days, drawn, to data; one query reads the whole window.
 func (c *Console) overviewCharts(g *gin.Context, urls map[uuid.UUID]string, data map[string]any) error {
 	ctx := g.Request.Context()
 	now := time.Now()
@@ -131,7 +127,8 @@ func (c *Console) overviewCharts(g *gin.Context, urls map[uuid.UUID]string, data
 	for i, r := range rates {
 		flat[i] = *r
 	}
-	data["Hours"] = barChart("Deliveries, last 24 hours, by hour (UTC)", hourBins(hours, now))
+	day := hourBins(hours, now)
+	data["Hours"], data["Day"] = barChart("Deliveries, last 24 hours, by hour (UTC)", day), total(day)
 	data["Days"] = barChart("Deliveries, last 7 days, by day (UTC)", dayBins(hours, now))
 	data["Rates"], data["HasEndpoints"] = rateChart(flat), len(flat) > 0
 	return nil

@@ -13,11 +13,13 @@ import (
 )
 
 // HourCount is what one endpoint's delivery log holds for one hour (UTC): its attempts by status,
-// and how many re-fired or recovered chains made their first attempt then.
+// how many of its drops were re-fired since (by hand or by a recovery), and how many re-fired or
+// recovered chains made their first attempt then.
 type HourCount struct {
 	Hour                                time.Time
 	EndpointID                          uuid.UUID
 	Succeeded, Failed, Dropped, Refired int64
+	DroppedRefired                      int64
 }
 
 // DeliveryHistory counts the org's delivery attempts since a time, by hour and endpoint, for the
@@ -49,13 +51,16 @@ func (s *Service) DeliveryHistory(ctx context.Context, q Query, since time.Time)
 const historyPlan = "SET LOCAL enable_indexscan = off"
 
 // historySQL is DeliveryHistory's query: the org's attempts with attempted_at in the window (run
-// under historyPlan). A re-fired chain is one whose workflow id is a re-fire's or a recovery's
+// under historyPlan); a drop's re-fire is looked up by webhook_dispatches_refired_delivery, one
+// probe a dropped row (a LIMIT, so the planner cannot turn it into a hash of every org's re-fires). A re-fired chain is one whose workflow id is a re-fire's or a recovery's
 // (contract.ManualWorkflowID: webhook-<kind>/...), counted at its first attempt.
 func historySQL(org uuid.UUID, since time.Time) (string, map[string]any) {
 	return `SELECT date_trunc('hour', t.attempted_at AT TIME ZONE 'UTC') AS hour, t.endpoint_id,
 			count(*) FILTER (WHERE t.status = @succeeded) AS succeeded,
 			count(*) FILTER (WHERE t.status = @failed) AS failed,
 			count(*) FILTER (WHERE t.status = @dropped) AS dropped,
+			count(*) FILTER (WHERE t.status = @dropped AND (
+				SELECT true FROM webhook_dispatches r WHERE r.refired_delivery_id = t.id LIMIT 1)) AS dropped_refired,
 			count(*) FILTER (WHERE t.attempt = 1 AND (t.workflow_id LIKE @refire OR t.workflow_id LIKE @recovery)) AS refired
 		FROM webhook_deliveries t WHERE t.org_id = @org AND t.attempted_at >= @since
 		GROUP BY 1, 2 ORDER BY 1, 2`, map[string]any{"org": org, "since": since,
