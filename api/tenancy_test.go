@@ -158,6 +158,7 @@ func tenancyCases() []tcase {
 		{"POST /admin/v1/endpoints/:id/recover", asOperator, param("id", endpointID), body(map[string]any{"since": "2026-01-01T00:00:00Z"})},
 		{"POST /console/endpoints/:id/settings", asConsole, consoleEndpoint, form(url.Values{"rate_limit": {"7"}, "headers": {"X-Sweep: 1"}})},
 		{"POST /console/endpoints/:id/recover", asConsole, consoleEndpoint, form(url.Values{"since": {"2026-01-01T00:00"}})},
+		{"GET /console/recoveries/:id", asConsole, param("id", func(x *tenant) uuid.UUID { return x.recoveryID }), nil},
 		{"POST /console/recoveries/:id/cancel", asConsole, param("id", func(x *tenant) uuid.UUID { return x.recoveryID }), nil},
 		{"POST /admin/v1/events/:id/resend", asOperator, param("id", func(x *tenant) uuid.UUID { return x.eventID }),
 			func(_, x *tenant) any { return map[string]any{"endpoint_id": x.endpointID} }},

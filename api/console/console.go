@@ -14,11 +14,9 @@ import (
 	"embed"
 	"fmt"
 	"html/template"
-	"maps"
 	"net/http"
 	"net/url"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
@@ -194,6 +192,9 @@ type view struct {
 	Form map[string]string
 	// Page names the page, so the nav marks where the operator is.
 	Page string
+	// Refresh, when set, is a <meta http-equiv="refresh"> content: the page reloads itself (a
+	// running recovery's progress), with no script for the CSP to refuse.
+	Refresh string
 	// sent is the whole form that failed, for the choices Form cannot hold (checkboxes, selects).
 	sent url.Values
 	// editing is the row whose edit form failed; Form then holds that row's inputs, not the add
@@ -252,7 +253,26 @@ var funcs = template.FuncMap{
 	"ladder": ladder,
 	// attempt gives an event page's attempt the delivery log's wording (deliveryRow).
 	"attempt": func(d models.Delivery) deliveryRow { return deliveryRow{Delivery: d} },
-	"detail":  detail,
+	// deref is an optional text, "" when absent.
+	"deref": func(s *string) string {
+		if s == nil {
+			return ""
+		}
+		return *s
+	},
+	// share is how many of the attempts succeeded: "97% of 120 attempts", or "no attempts".
+	"share": func(ok, failed int64) string {
+		if ok+failed == 0 {
+			return "no attempts"
+		}
+		n := ok + failed
+		if n == 1 {
+			return fmt.Sprintf("%d%% of 1 attempt", ok*100)
+		}
+		return fmt.Sprintf("%d%% of %d attempts", ok*100/n, n)
+	},
+	// short is a long id as a column shows it; the template puts the whole id in a title.
+	"short": short,
 	// plural is one or other, by n: "1 key", "2 keys".
 	"plural": func(n int64, one, other string) string {
 		if n == 1 {
@@ -265,15 +285,31 @@ var funcs = template.FuncMap{
 	"when": func(t any) string {
 		switch v := t.(type) {
 		case time.Time:
-			return v.UTC().Format("2006-01-02 15:04:05")
+			return v.UTC().Format(secondLayout)
 		case *time.Time:
 			if v == nil {
 				return "–"
 			}
-			return v.UTC().Format("2006-01-02 15:04:05")
+			return v.UTC().Format(secondLayout)
 		}
 		return ""
 	},
+}
+
+// short cuts an id to its first 8 characters (a UUID's first group), after the kind a workflow id
+// starts with: webhook-event/1b4e28ba-2fa1-11d2-883f-0016d3cca427 reads webhook-event/1b4e28ba…
+func short(id any) string {
+	s := fmt.Sprint(id)
+	kind, rest, found := strings.Cut(s, "/")
+	if !found {
+		kind, rest = "", s
+	} else {
+		kind += "/"
+	}
+	if len(rest) <= 9 {
+		return s
+	}
+	return kind + rest[:8] + "…"
 }
 
 var pages = map[string]*template.Template{}
@@ -318,34 +354,4 @@ func shortDuration(d time.Duration) string {
 		s = strings.TrimSuffix(s, "0m")
 	}
 	return s
-}
-
-// detail writes an audit detail's value (decoded JSON) as a person reads it, never in Go's map
-// syntax: a list as its items joined by commas, an object as its "key: value" pairs in key order
-// within parentheses, a time to the second, a number as written.
-func detail(v any) string {
-	switch x := v.(type) {
-	case nil:
-		return ""
-	case []any:
-		parts := make([]string, len(x))
-		for i, e := range x {
-			parts[i] = detail(e)
-		}
-		return strings.Join(parts, ", ")
-	case map[string]any:
-		parts := make([]string, 0, len(x))
-		for _, k := range slices.Sorted(maps.Keys(x)) {
-			parts = append(parts, k+": "+detail(x[k]))
-		}
-		return "(" + strings.Join(parts, ", ") + ")"
-	case string:
-		if t, err := time.Parse(time.RFC3339Nano, x); err == nil {
-			return t.UTC().Format("2006-01-02 15:04:05")
-		}
-		return x
-	case float64:
-		return strconv.FormatFloat(x, 'f', -1, 64)
-	}
-	return fmt.Sprint(v)
 }

@@ -276,7 +276,7 @@ func TestSecretsAreShownOnce(t *testing.T) {
 }
 
 // The orders, vendors and clients pages run the workspace operations: ship, track and deliver an
-// order; add and edit a supplier and issue its claim token (shown once); add and edit a client.
+// order; add and edit a vendor and issue its claim token (shown once); add and edit a client.
 func TestWorkspacePagesRunTheOperations(t *testing.T) {
 	e := newEnv(t)
 	c, csrf := e.signIn(e.ownerToken)

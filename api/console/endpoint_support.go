@@ -21,12 +21,6 @@ import (
 )
 
 func init() {
-	funcs["deref"] = func(s *string) string {
-		if s == nil {
-			return ""
-		}
-		return *s
-	}
 	notices["settings"] = "Saved: every attempt from now on uses the new rate limit and headers."
 	notices["recovering"] = "Recovery started: the dropped chains are re-fired at the endpoint's pace."
 	notices["recovery_cancelled"] = "Recovery cancelled: chains already started run on; no more start."
@@ -37,6 +31,7 @@ func init() {
 func (c *Console) registerEndpointSupport(p *gin.RouterGroup) {
 	p.POST("/endpoints/:id/settings", c.endpointSettings)
 	p.POST("/endpoints/:id/recover", c.recoverEndpoint)
+	p.GET("/recoveries/:id", c.recovery)
 	p.POST("/recoveries/:id/cancel", c.cancelRecovery)
 }
 
@@ -50,9 +45,6 @@ func (c *Console) supportData(g *gin.Context, ep *models.Endpoint, data map[stri
 		return err
 	}
 	data["Recovery"] = rec
-	if rec != nil {
-		data["RecoveryURL"] = c.workflowURL(rec.WorkflowID)
-	}
 	if since := strings.TrimSpace(g.Query("recover_since")); since != "" {
 		data["RecoverSince"] = since
 		t, err := searchTime(since)
@@ -121,35 +113,39 @@ func (c *Console) endpointSettings(g *gin.Context) {
 	c.afterEndpointForm(g, id, err, "settings")
 }
 
-// recoverEndpoint starts a recovery from the form's since (the service starts its workflow).
+// recoverEndpoint starts a recovery from the form's since (the service starts its workflow) and
+// opens its page, which follows its progress.
 func (c *Console) recoverEndpoint(g *gin.Context) {
 	s := sessionOf(g)
 	id, err := pathID(g)
+	var rec *models.Recovery
 	if err == nil {
 		since, terr := searchTime(strings.TrimSpace(g.PostForm("since")))
 		if terr != nil {
 			err = problem.Fail(problem.Invalid, "since must be a date and time such as 2026-11-26T09:00 (UTC) or an RFC 3339 time")
 		} else {
-			_, err = c.Webhooks.Recover(g.Request.Context(), id, s.User.ID, since, nil)
+			rec, err = c.Webhooks.Recover(g.Request.Context(), id, s.User.ID, since, nil)
 		}
 	}
-	c.afterEndpointForm(g, id, err, "recovering")
+	if err != nil {
+		c.afterEndpointForm(g, id, err, "")
+		return
+	}
+	g.Redirect(http.StatusSeeOther, "/console/recoveries/"+rec.ID.String()+"?done=recovering")
 }
 
-// cancelRecovery stops the form's recovery and goes back to its endpoint.
+// cancelRecovery stops the recovery and shows it again, or shows it with the refusal.
 func (c *Console) cancelRecovery(g *gin.Context) {
 	s := sessionOf(g)
 	id, err := pathID(g)
-	var rec *models.Recovery
 	if err == nil {
-		rec, err = c.Webhooks.CancelRecovery(g.Request.Context(), id, s.User.ID)
+		_, err = c.Webhooks.CancelRecovery(g.Request.Context(), id, s.User.ID)
 	}
 	if err != nil {
-		g.Params = gin.Params{{Key: "id", Value: g.PostForm("endpoint")}}
-		c.endpointPage(g, status(err), view{Error: c.problem(err)})
+		c.recoveryPage(g, status(err), view{Error: c.problem(err)})
 		return
 	}
-	g.Redirect(http.StatusSeeOther, "/console/webhooks/"+rec.EndpointID.String()+"?done=recovery_cancelled")
+	g.Redirect(http.StatusSeeOther, "/console/recoveries/"+id.String()+"?done=recovery_cancelled")
 }
 
 // afterEndpointForm goes back to the endpoint's page: with a notice, or with the failure and the

@@ -65,25 +65,40 @@ func TestEndpointPageEditsSettingsShowsHealthAndRecovers(t *testing.T) {
 		t.Fatalf("preview:\n%s", page)
 	}
 	res, _ = e.do(c, "POST", "/console/endpoints/"+ep.ID.String()+"/recover", url.Values{"csrf": {csrf}, "since": {since}})
-	if res.StatusCode != http.StatusSeeOther || res.Header.Get("Location") != path+"?done=recovering" {
+	var rec models.Recovery
+	e.db.Where("endpoint_id = ?", ep.ID).Take(&rec)
+	recPath := "/console/recoveries/" + rec.ID.String()
+	if res.StatusCode != http.StatusSeeOther || res.Header.Get("Location") != recPath+"?done=recovering" {
 		t.Fatalf("recover: %d %s", res.StatusCode, res.Header.Get("Location"))
 	}
+	// The recovery's own page follows its progress by reloading itself while it runs.
+	_, page = e.do(c, "GET", recPath+"?done=recovering", nil)
+	for _, want := range []string{`class="st-running">running</strong>, 0 of 3 chains started`, `<progress max="3" value="0">`,
+		`<meta http-equiv="refresh" content="2; url=` + recPath + `">`, "Recovery started", `href="/console/webhooks/` + ep.ID.String() + `"`} {
+		if !strings.Contains(page, want) {
+			t.Fatalf("the recovery's page lacks %q:\n%s", want, page)
+		}
+	}
 	_, page = e.do(c, "GET", path, nil)
-	if !strings.Contains(page, `class="st-running">running</strong>, 0 of 3 chains started`) {
+	if !strings.Contains(page, `class="st-running">running</strong>, 0 of 3 chains started`) || !strings.Contains(page, `<a href="`+recPath+`">follow its progress</a>`) {
 		t.Fatalf("progress:\n%s", page)
 	}
 	res, page = e.do(c, "POST", "/console/endpoints/"+ep.ID.String()+"/recover", url.Values{"csrf": {csrf}, "since": {since}})
 	if res.StatusCode != http.StatusConflict || !strings.Contains(page, "<code>recovery_in_progress</code>") {
 		t.Fatalf("second recovery: %d\n%s", res.StatusCode, page)
 	}
-	var rec models.Recovery
-	e.db.Where("endpoint_id = ?", ep.ID).Take(&rec)
-	res, _ = e.do(c, "POST", "/console/recoveries/"+rec.ID.String()+"/cancel", url.Values{"csrf": {csrf}, "endpoint": {ep.ID.String()}})
-	if res.StatusCode != http.StatusSeeOther {
-		t.Fatalf("cancel: %d", res.StatusCode)
+	res, _ = e.do(c, "POST", recPath+"/cancel", url.Values{"csrf": {csrf}})
+	if res.StatusCode != http.StatusSeeOther || res.Header.Get("Location") != recPath+"?done=recovery_cancelled" {
+		t.Fatalf("cancel: %d %s", res.StatusCode, res.Header.Get("Location"))
+	}
+	if _, page = e.do(c, "GET", recPath, nil); !strings.Contains(page, `class="st-cancelled">cancelled</strong>`) || strings.Contains(page, "http-equiv") {
+		t.Fatalf("the cancelled recovery's page (it no longer reloads):\n%s", page)
 	}
 	if _, page = e.do(c, "GET", path, nil); !strings.Contains(page, `class="st-cancelled">cancelled</strong>`) {
 		t.Fatalf("after cancel:\n%s", page)
+	}
+	if _, page = e.do(c, "GET", "/console/audit", nil); !strings.Contains(page, `<a href="`+recPath+`" title="`+rec.ID.String()+`">recovery of https://`) {
+		t.Fatalf("the audit log does not link the recovery's page:\n%s", page)
 	}
 
 	// Disabled for failing: a banner with Re-enable.

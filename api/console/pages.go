@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -18,7 +19,6 @@ import (
 	"wds/internal/platform/paging"
 	"wds/internal/platform/problem"
 	"wds/internal/platform/ratelimit"
-	"wds/internal/workspace"
 	"wds/models"
 )
 
@@ -36,6 +36,7 @@ type OrgLists interface {
 	ListIntegrationKeys(ctx context.Context, q operator.Query) (operator.Page[operator.IntegrationKey], error)
 	ListAudit(ctx context.Context, q operator.Query) (operator.Page[operator.AuditEntry], error)
 	ListDeliveries(ctx context.Context, q operator.Query, f operator.DeliveryFilter) (operator.Page[models.Delivery], error)
+	DeliveryHistory(ctx context.Context, q operator.Query, since time.Time) ([]operator.HourCount, error)
 }
 
 func (c *Console) registerPages(p *gin.RouterGroup) {
@@ -73,30 +74,107 @@ func (c *Console) query(g *gin.Context, limit int) operator.Query {
 func (c *Console) overview(g *gin.Context) {
 	s := sessionOf(g)
 	ctx := g.Request.Context()
-	var counts struct{ Endpoints, ReadKeys, IntegrationKeys, Failed, Dropped int64 }
+	var counts struct{ Endpoints, ReadKeys, IntegrationKeys int64 }
 	err := c.DB.WithContext(ctx).Raw(`SELECT
 		(SELECT count(*) FROM webhook_endpoints WHERE org_id = @o AND enabled AND deleted_at IS NULL) AS endpoints,
 		(SELECT count(*) FROM read_keys WHERE org_id = @o AND revoked_at IS NULL) AS read_keys,
-		(SELECT count(*) FROM integration_keys WHERE org_id = @o AND revoked_at IS NULL) AS integration_keys,
-		(SELECT count(*) FROM webhook_deliveries WHERE org_id = @o AND status = @failed AND attempted_at > now() - interval '1 day') AS failed,
-		(SELECT count(*) FROM webhook_deliveries WHERE org_id = @o AND status = @dropped AND attempted_at > now() - interval '1 day') AS dropped`,
-		map[string]any{"o": s.OrgID, "failed": models.StatusFailed, "dropped": models.StatusDropped}).Find(&counts).Error
+		(SELECT count(*) FROM integration_keys WHERE org_id = @o AND revoked_at IS NULL) AS integration_keys`,
+		map[string]any{"o": s.OrgID}).Find(&counts).Error
+	data := map[string]any{"Counts": counts}
+	var urls map[uuid.UUID]string
+	if err == nil {
+		urls, err = c.endpointURLs(g)
+	}
+	if err == nil {
+		err = c.overviewCharts(g, urls, data)
+	}
+	if err == nil {
+		err = c.latestProblems(g, urls, data)
+	}
 	if err != nil {
 		c.render(g, status(err), "overview", s, view{Error: c.problem(err)})
 		return
 	}
-	var latest []any
+	c.render(g, http.StatusOK, "overview", s, view{Data: data})
+}
+
+// overviewCharts adds the deliveries of the last 24 hours (drawn, and added up) and 7 days and each
+// endpoint's success rate over the 7 days, drawn, to data; one query reads the whole window.
+func (c *Console) overviewCharts(g *gin.Context, urls map[uuid.UUID]string, data map[string]any) error {
+	ctx := g.Request.Context()
+	now := time.Now()
+	since := time.Date(now.UTC().Year(), now.UTC().Month(), now.UTC().Day(), 0, 0, 0, 0, time.UTC).AddDate(0, 0, -6)
+	hours, err := c.Lists.DeliveryHistory(ctx, c.query(g, 0), since)
+	if err != nil {
+		return err
+	}
+	byEndpoint := map[uuid.UUID]*rate{}
+	var rates []*rate
+	for id, u := range urls {
+		byEndpoint[id] = &rate{EndpointID: id, URL: u}
+		rates = append(rates, byEndpoint[id])
+	}
+	for _, h := range hours {
+		r := byEndpoint[h.EndpointID]
+		if r == nil { // a deleted endpoint's attempts still count in the bars
+			continue
+		}
+		r.Succeeded += h.Succeeded
+		r.Attempts += h.Succeeded + h.Failed + h.Dropped
+	}
+	slices.SortFunc(rates, func(a, b *rate) int { return strings.Compare(a.URL, b.URL) })
+	flat := make([]rate, len(rates))
+	for i, r := range rates {
+		flat[i] = *r
+	}
+	day := hourBins(hours, now)
+	data["Hours"], data["Day"] = barChart("Deliveries, last 24 hours, by hour (UTC)", day), total(day)
+	data["Days"] = barChart("Deliveries, last 7 days, by day (UTC)", dayBins(hours, now))
+	data["Rates"], data["HasEndpoints"] = rateChart(flat), len(flat) > 0
+	return nil
+}
+
+// endpointURLs are the org's endpoints' URLs by id.
+func (c *Console) endpointURLs(g *gin.Context) (map[uuid.UUID]string, error) {
+	s := sessionOf(g)
+	eps, err := c.Webhooks.List(g.Request.Context(), s.OrgID, &s.User.ID)
+	urls := make(map[uuid.UUID]string, len(eps))
+	for _, ep := range eps {
+		urls[ep.ID] = ep.URL
+	}
+	return urls, err
+}
+
+// latestProblems adds the five latest dropped and the five latest failed attempts, with their
+// endpoints' URLs, to data.
+func (c *Console) latestProblems(g *gin.Context, urls map[uuid.UUID]string, data map[string]any) error {
+	var latest []problemRow
 	for _, st := range []models.Status{models.StatusDropped, models.StatusFailed} {
-		page, err := c.Lists.ListDeliveries(ctx, c.query(g, 5), operator.DeliveryFilter{Status: st})
+		page, err := c.Lists.ListDeliveries(g.Request.Context(), c.query(g, 5), operator.DeliveryFilter{Status: st})
 		if err != nil {
-			c.render(g, status(err), "overview", s, view{Error: c.problem(err)})
-			return
+			return err
 		}
 		for _, d := range page.Rows {
-			latest = append(latest, d)
+			row := problemRow{deliveryRow: deliveryRow{Delivery: d}, URL: urls[d.EndpointID]}
+			if d.RefiredWorkflowID != nil {
+				row.RefiredURL = c.workflowURL(*d.RefiredWorkflowID)
+			}
+			latest = append(latest, row)
 		}
 	}
-	c.render(g, http.StatusOK, "overview", s, view{Data: map[string]any{"Counts": counts, "Latest": latest}})
+	data["Latest"] = latest
+	return nil
+}
+
+// problemRow is a dropped or failed attempt on the overview, with its endpoint's URL.
+type problemRow struct {
+	deliveryRow
+	URL string
+}
+
+// Recovered reports whether a recovery, rather than a person's Re-fire, started the row's new chain.
+func (r problemRow) Recovered() bool {
+	return r.RefiredWorkflowID != nil && strings.HasPrefix(*r.RefiredWorkflowID, "webhook-"+models.DispatchRecovery+"/")
 }
 
 // keys is the API keys settings page: read keys, minted once, revoked by owners and admins.
@@ -300,7 +378,7 @@ func (c *Console) endpointPage(g *gin.Context, code int, v view) {
 	}
 	data := map[string]any{"Endpoint": ep, "Types": events.Types()}
 	if err = c.supportData(g, ep, data); err == nil {
-		q := c.query(g, 50)
+		q := c.query(g, deliveryPageSize)
 		if q.Cursor, err = paging.ParseCursor(g.Query("cursor_at"), g.Query("cursor_id")); err == nil {
 			filter := operator.DeliveryFilter{EndpointID: &id, Status: models.Status(g.Query("status")), EventType: g.Query("event_type")}
 			var page operator.Page[models.Delivery]
@@ -313,6 +391,8 @@ func (c *Console) endpointPage(g *gin.Context, code int, v view) {
 					}
 				}
 				data["Rows"], data["Status"], data["EventType"], data["Next"] = rows, filter.Status, filter.EventType, next(g, page)
+				data["PageSize"], data["Paged"] = deliveryPageSize, q.Cursor != nil
+				data["First"] = g.Request.URL.Path + "?" + url.Values{"status": {g.Query("status")}, "event_type": {g.Query("event_type")}}.Encode() + "#log"
 				v.Data = data
 				c.render(g, code, "endpoint", s, v)
 				return
@@ -323,6 +403,10 @@ func (c *Console) endpointPage(g *gin.Context, code int, v view) {
 	c.render(g, status(err), "endpoint", s, v)
 }
 
+// deliveryPageSize is how many attempts a page of an endpoint's delivery log shows: few enough that
+// the page stays short, with the log's forms above it.
+const deliveryPageSize = 20
+
 // next is the next page's URL, keeping the filters, or "" on the last page.
 func next(g *gin.Context, page operator.Page[models.Delivery]) string {
 	if page.NextCursor == nil {
@@ -330,7 +414,7 @@ func next(g *gin.Context, page operator.Page[models.Delivery]) string {
 	}
 	q := url.Values{"status": {g.Query("status")}, "event_type": {g.Query("event_type")},
 		"cursor_at": {page.NextCursor.At.Format(time.RFC3339Nano)}, "cursor_id": {page.NextCursor.ID.String()}}
-	return g.Request.URL.Path + "?" + q.Encode()
+	return g.Request.URL.Path + "?" + q.Encode() + "#log"
 }
 
 func (c *Console) refire(g *gin.Context) {
@@ -389,26 +473,6 @@ func (r deliveryRow) Took() string {
 // workflowURL links a delivery to its workflow in the Temporal UI.
 func (c *Console) workflowURL(workflowID string) string {
 	return strings.TrimRight(c.TemporalUI, "/") + "/namespaces/" + url.PathEscape(c.Namespace) + "/workflows/" + url.PathEscape(workflowID)
-}
-
-// audit is the org's audit log, each actor shown by email: an operator who has left the org keeps
-// their id.
-func (c *Console) audit(g *gin.Context) {
-	ctx := g.Request.Context()
-	page, err := c.Lists.ListAudit(ctx, c.query(g, 100))
-	var members []workspace.Member
-	if err == nil {
-		members, err = c.Members.ListMembers(ctx, sessionOf(g).OrgID)
-	}
-	if err != nil {
-		c.render(g, status(err), "audit", sessionOf(g), view{Error: c.problem(err)})
-		return
-	}
-	emails := make(map[string]string, len(members)) // by id as text: an automatic entry has no actor
-	for _, m := range members {
-		emails[m.ID.String()] = m.Email
-	}
-	c.render(g, http.StatusOK, "audit", sessionOf(g), view{Data: map[string]any{"Rows": page.Rows, "Emails": emails}})
 }
 
 // form keeps a failed form's text inputs for the page to show again.

@@ -30,7 +30,7 @@ type ShippingService interface {
 	MarkDelivered(ctx context.Context, actor, shipmentID uuid.UUID, deliveredAt *time.Time) (*order.Shipment, error)
 }
 
-// VendorService is the supplier CRM's writes (catalog.Service).
+// VendorService is the vendor CRM's writes (catalog.Service).
 type VendorService interface {
 	CreateVendor(ctx context.Context, orgID, actorID, storeID uuid.UUID, in catalog.VendorFields) (*views.Vendor, error)
 	UpdateVendor(ctx context.Context, actorID, vendorID uuid.UUID, in catalog.VendorFields) (*views.Vendor, error)
@@ -167,7 +167,7 @@ func (c *Console) markDelivered(g *gin.Context) {
 
 func formOrder(g *gin.Context) uuid.UUID { id, _ := uuid.Parse(g.PostForm("order")); return id }
 
-// vendors lists the supplier CRM with forms to add and edit vendors and issue claim tokens.
+// vendors lists the vendor CRM with forms to add and edit vendors and issue claim tokens.
 func (c *Console) vendors(g *gin.Context) { c.vendorsPage(g, http.StatusOK, view{Notice: notice(g)}) }
 
 func (c *Console) vendorsPage(g *gin.Context, code int, v view) {
@@ -223,7 +223,7 @@ func (c *Console) clientsPage(g *gin.Context, code int, v view) {
 		v.Error = c.problem(err)
 	}
 	stores, _ := c.Members.Stores(ctx, sessionOf(g).OrgID)
-	v.Data = map[string]any{"Clients": page.Rows, "Stores": stores}
+	v.Data = map[string]any{"Clients": page.Rows, "Stores": stores, "Types": ingest.ClientTypes()}
 	c.render(g, code, "clients", sessionOf(g), v)
 }
 

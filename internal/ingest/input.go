@@ -170,6 +170,9 @@ var (
 	clientTypes    = []string{"retail", "wholesale"}
 )
 
+// ClientTypes are the values client_type takes, for forms that offer them.
+func ClientTypes() []string { return slices.Clone(clientTypes) }
+
 // Defaults for fields a caller may omit.
 const (
 	defaultMethod     = "other"

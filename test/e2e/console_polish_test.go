@@ -163,12 +163,19 @@ func TestTheConsoleReadsLikeAProduct(t *testing.T) {
 	if rowEmail != "not an email" || rowName != "Paper Company" || addName != "" {
 		t.Errorf("the refused row came back as %q %q, the add form's name %q", rowName, rowEmail, addName)
 	}
+	// The client grid: every field labelled (Type a choice), and an email input shows a whole
+	// address at 1280 px.
+	var emailFits bool
 	if err := chromedp.Run(ctx, chromedp.Navigate(h.api.URL+"/console/clients"),
-		chromedp.Evaluate(`[...document.querySelectorAll("table.grid input:not([type=hidden])")].map(i => document.getElementById(i.getAttribute("aria-labelledby"))?.textContent ?? "")`, &labels)); err != nil {
+		chromedp.Evaluate(`[...document.querySelectorAll("table.grid input:not([type=hidden]), table.grid select")].map(i => document.getElementById(i.getAttribute("aria-labelledby"))?.textContent ?? "")`, &labels),
+		chromedp.Evaluate(`(i => { i.value = "ada.lovelace@example.test"; return i.scrollWidth <= i.clientWidth })(document.querySelector("table.grid input[name=email]"))`, &emailFits)); err != nil {
 		t.Fatal(err)
 	}
 	if strings.Join(labels, ",") != "Email,First name,Last name,Display name,Phone,Type,Tags" {
 		t.Errorf("client grid labels %q", labels)
+	}
+	if !emailFits {
+		t.Errorf("the client grid's email input cuts ada.lovelace@example.test")
 	}
 
 	// Errors are pages with a way back, never raw text: an unknown page, a missing order.

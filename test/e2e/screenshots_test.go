@@ -33,12 +33,15 @@ var shots = []struct {
 	full              bool
 }{
 	{"overview.png", "/console/", `//h1[text()="Overview"]`, false},
-	{"webhooks.png", "/console/webhooks", `#ladder`, false},
+	{"webhooks.png", "/console/webhooks", `#ladder`, true},
 	{"delivery-log.png", "/console/webhooks/{failing}", `//td[@class="st-dropped"]`, true},
 	{"orders.png", "/console/orders", `td.total`, false},
 	{"order.png", "/console/orders/{order}", `#total`, true},
 	{"connectors.png", "/console/connectors", `td.store`, true},
 	{"audit.png", "/console/audit", `td.actor`, false},
+	{"recovery.png", "/console/recoveries/{recovery}", `//strong[text()="completed"]`, false},
+	{"clients.png", "/console/clients", `table.grid input[name=email]`, true},
+	{"vendors.png", "/console/vendors", `table.grid input[name=email]`, false},
 }
 
 // shotWidth is the width of every screenshot: a laptop's browser window.
@@ -61,6 +64,8 @@ func TestConsoleScreenshots(t *testing.T) {
 			{"description": "Framed print", "quantity": 1, "unit_price_cents": 120000}},
 		"payment": map[string]any{"external_id": "pay-1001", "amount_cents": 124600, "method": "card"},
 	})
+	h.must(http.StatusCreated, "POST", "/admin/v1/orgs/"+h.org.String()+"/vendors", h.ownerToken,
+		map[string]any{"store_id": h.store, "name": "Lakeside Ceramics", "email": "orders@lakeside-ceramics.example", "phone": "+1 555 0100"})
 	ctx := browser(t)
 	h.signIn(ctx, h.ownerToken)
 	good := newReceiver(t, ok)
@@ -75,7 +80,20 @@ func TestConsoleScreenshots(t *testing.T) {
 		return slices.ContainsFunc(h.deliveries(failing.ID), func(d models.Delivery) bool { return d.Status == models.StatusDropped })
 	})
 
-	ids := map[string]string{"{failing}": failing.ID.String(), "{order}": order["id"].(string)}
+	// A recovery of the outage: its page follows it until it completes.
+	rec := h.must(http.StatusAccepted, "POST", "/admin/v1/endpoints/"+failing.ID.String()+"/recover", h.ownerToken,
+		map[string]any{"since": time.Now().Add(-time.Hour).UTC().Format(time.RFC3339)})
+	waitFor(t, 30*time.Second, "the recovered delivery dropped again", func() bool {
+		n := 0
+		for _, d := range h.deliveries(failing.ID) {
+			if d.Status == models.StatusDropped {
+				n++
+			}
+		}
+		return n == 2
+	})
+
+	ids := map[string]string{"{failing}": failing.ID.String(), "{order}": order["id"].(string), "{recovery}": rec["id"].(string)}
 	if err := chromedp.Run(ctx, chromedp.EmulateViewport(shotWidth, shotHeight)); err != nil {
 		t.Fatal(err)
 	}
@@ -89,12 +107,24 @@ func TestConsoleScreenshots(t *testing.T) {
 		if s.full {
 			shot = chromedp.FullScreenshot(&raw, 100) // 100: PNG, not JPEG
 		}
-		if err := chromedp.Run(ctx, chromedp.Navigate(h.api.URL+path), chromedp.WaitVisible(s.ready), shot); err != nil {
+		// Nothing spills sideways: the page is no wider than the window, and nothing in main sticks
+		// out of main's column (which a wider window would show as a spill).
+		var width int
+		var spills []string
+		if err := chromedp.Run(ctx, chromedp.Navigate(h.api.URL+path), chromedp.WaitVisible(s.ready),
+			chromedp.Evaluate(`document.documentElement.scrollWidth`, &width),
+			chromedp.Evaluate(`(() => { const edge = document.querySelector("main").getBoundingClientRect().right + 1;
+				return [...document.querySelectorAll("main *")].filter(e => e.getBoundingClientRect().right > edge)
+					.slice(0, 5).map(e => e.tagName + "." + e.className + " " + Math.round(e.getBoundingClientRect().right - edge) + " px out") })()`, &spills),
+			shot); err != nil {
 			t.Fatalf("%s: %v", s.file, err)
+		}
+		if width > shotWidth || len(spills) > 0 {
+			t.Errorf("%s: %s is %d px wide at a %d px window; past main's edge: %v", s.file, path, width, shotWidth, spills)
 		}
 		img, err := png.Decode(bytes.NewReader(raw))
 		if err != nil || img.Bounds().Dx() != shotWidth {
-			t.Fatalf("%s: %v, not %d px wide", s.file, err, shotWidth)
+			t.Fatalf("%s: %v, %d px wide, not %d", s.file, err, img.Bounds().Dx(), shotWidth)
 		}
 		var small bytes.Buffer
 		if err := (&png.Encoder{CompressionLevel: png.BestCompression}).Encode(&small, paletted(img)); err != nil {

@@ -15,7 +15,7 @@ import (
 // The support desk in a real browser: a receiver was down for three orders; support finds the
 // first order's event by its number, reads the failed attempt and resends it, then protects the
 // receiver with a rate limit and a header, counts the outage's dropped chains, recovers them and
-// watches the recovery complete; a member sees the health but none of the forms.
+// watches the recovery's page follow it to the end without a reload.
 func TestTheSupportDeskInABrowser(t *testing.T) {
 	srv := startTemporal(t, temporaldev.Options{})
 	h := newHarness(t, srv.Client())
@@ -76,7 +76,9 @@ func TestTheSupportDeskInABrowser(t *testing.T) {
 		chromedp.Click(`//button[text()="Save"]`), chromedp.WaitVisible(`.notice`),
 		chromedp.SendKeys(`input[name=recover_since]`, since), chromedp.Click(`//button[text()="Count"]`),
 		chromedp.WaitVisible(`//p[contains(., "This re-fires")]/strong[text()="3"]`),
-		chromedp.Click(`//button[text()="Recover"]`), chromedp.WaitVisible(`.notice`))
+		chromedp.Click(`//button[text()="Recover"]`), chromedp.WaitVisible(`.notice`),
+		// The recovery's own page follows it to the end by itself: no navigation here.
+		chromedp.WaitVisible(`//h1[starts-with(., "Recovery of")]`), chromedp.WaitVisible(`//strong[text()="completed"]`))
 	if err != nil {
 		t.Fatalf("settings and recovery: %v", err)
 	}

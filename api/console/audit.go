@@ -1,0 +1,190 @@
+// The audit log page: each row as a person reads it, with the people, stores and endpoints it
+// mentions by email, name and URL rather than by id.
+
+package console
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"net/http"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/gin-gonic/gin"
+	"github.com/google/uuid"
+	"gorm.io/gorm"
+
+	"wds/internal/operator"
+	"wds/internal/platform/egress"
+)
+
+// auditRow is an audit entry written out: its actor, target and details in words, and where the
+// target's own page is, when it has one.
+type auditRow struct {
+	When, Actor, Action string
+	Target              ref
+	Details             []string
+}
+
+// ref is a row the audit log mentions: its name for a person, its full id (shown on hover) and the
+// console page it links to, if any.
+type ref struct{ Text, ID, Href string }
+
+// targetPages are the console pages of the audit log's target types; the target's id ends the path.
+var targetPages = map[string]string{
+	"webhook_endpoint": "/console/webhooks/", "event": "/console/events/", "order": "/console/orders/",
+	"webhook_recovery": "/console/recoveries/",
+}
+
+// audit is the org's audit log, newest first; an operator who has left the org keeps their id.
+func (c *Console) audit(g *gin.Context) {
+	ctx := g.Request.Context()
+	page, err := c.Lists.ListAudit(ctx, c.query(g, 100))
+	var names map[uuid.UUID]string
+	if err == nil {
+		names, err = auditNames(ctx, c.DB, sessionOf(g).OrgID, page.Rows)
+	}
+	if err != nil {
+		c.render(g, status(err), "audit", sessionOf(g), view{Error: c.problem(err)})
+		return
+	}
+	rows := make([]auditRow, len(page.Rows))
+	for i, e := range page.Rows {
+		rows[i] = auditRow{When: e.CreatedAt.UTC().Format(secondLayout), Action: e.Action, Actor: "wds (automatic)",
+			Target: target(e, names), Details: details(e.Details, names)}
+		if e.ActorID != nil {
+			rows[i].Actor = nameOr(names, *e.ActorID)
+		}
+	}
+	c.render(g, http.StatusOK, "audit", sessionOf(g), view{Data: map[string]any{"Rows": rows}})
+}
+
+// secondLayout is how the console writes a time: UTC, to the second.
+const secondLayout = "2006-01-02 15:04:05"
+
+func nameOr(names map[uuid.UUID]string, id uuid.UUID) string {
+	if n, ok := names[id]; ok {
+		return n
+	}
+	return id.String()
+}
+
+// target is the entry's target: its name when the page knows one, else its type, linked to its page.
+func target(e operator.AuditEntry, names map[uuid.UUID]string) ref {
+	r := ref{Text: strings.ReplaceAll(e.TargetType, "_", " "), ID: e.TargetID.String()}
+	if n, ok := names[e.TargetID]; ok {
+		r.Text = n
+	} else if ep, _ := e.Details["endpoint_id"].(string); e.TargetType == "webhook_recovery" && ep != "" {
+		r.Text = "recovery of " + detail(ep, names) // a recovery is known by its endpoint
+	}
+	if p, ok := targetPages[e.TargetType]; ok {
+		r.Href = p + e.TargetID.String()
+	}
+	return r
+}
+
+// details are an entry's details as "key: value" lines in key order, empty values left out; a
+// key naming a resolved id drops its "_id" (endpoint_id: <uuid> reads endpoint: <url>).
+func details(d map[string]any, names map[uuid.UUID]string) []string {
+	var out []string
+	for _, k := range slices.Sorted(maps.Keys(d)) {
+		v := detail(d[k], names)
+		if v == "" {
+			continue
+		}
+		if id, err := uuid.Parse(fmt.Sprint(d[k])); err == nil && names[id] != "" {
+			k = strings.TrimSuffix(k, "_id")
+		}
+		out = append(out, k+": "+v)
+	}
+	return out
+}
+
+// detail writes an audit detail's value (decoded JSON) as a person reads it, never in Go's map
+// syntax: a list as its items joined by commas, an object as its "key: value" pairs in key order
+// within parentheses, a time to the second, an id by its name when names has it, a number as
+// written.
+func detail(v any, names map[uuid.UUID]string) string {
+	switch x := v.(type) {
+	case nil:
+		return ""
+	case []any:
+		parts := make([]string, len(x))
+		for i, e := range x {
+			parts[i] = detail(e, names)
+		}
+		return strings.Join(parts, ", ")
+	case map[string]any:
+		return "(" + strings.Join(details(x, names), ", ") + ")"
+	case string:
+		if id, err := uuid.Parse(x); err == nil {
+			return nameOr(names, id)
+		}
+		if t, err := time.Parse(time.RFC3339Nano, x); err == nil {
+			return t.UTC().Format(secondLayout)
+		}
+		return x
+	case float64:
+		return strconv.FormatFloat(x, 'f', -1, 64)
+	}
+	return fmt.Sprint(v)
+}
+
+// auditNames resolves every id a page of the audit log mentions (actors, targets, ids in details)
+// that is one of the org's members, stores or endpoints, in one query for the page: members by
+// email, stores by name, endpoints by URL redacted as the audit log writes it.
+func auditNames(ctx context.Context, db *gorm.DB, org uuid.UUID, rows []operator.AuditEntry) (map[uuid.UUID]string, error) {
+	ids := map[uuid.UUID]bool{}
+	for _, e := range rows {
+		ids[e.TargetID] = true
+		if e.ActorID != nil {
+			ids[*e.ActorID] = true
+		}
+		collectIDs(e.Details, ids)
+	}
+	names := map[uuid.UUID]string{}
+	if len(ids) == 0 {
+		return names, nil
+	}
+	var found []struct {
+		ID         uuid.UUID
+		Name, Kind string
+	}
+	err := db.WithContext(ctx).Raw(`
+		SELECT u.id, u.email AS name, 'user' AS kind FROM memberships m JOIN users u ON u.id = m.user_id
+			WHERE m.org_id = @org AND m.user_id IN @ids
+		UNION ALL SELECT id, name, 'store' FROM stores WHERE org_id = @org AND id IN @ids
+		UNION ALL SELECT id, url, 'endpoint' FROM webhook_endpoints WHERE org_id = @org AND id IN @ids`,
+		map[string]any{"org": org, "ids": slices.Collect(maps.Keys(ids))}).Scan(&found).Error
+	if err != nil {
+		return nil, fmt.Errorf("audit names: %w", err)
+	}
+	for _, f := range found {
+		if f.Kind == "endpoint" {
+			f.Name = egress.RedactURL(f.Name)
+		}
+		names[f.ID] = f.Name
+	}
+	return names, nil
+}
+
+// collectIDs adds every id found in a detail value (at any depth) to ids.
+func collectIDs(v any, ids map[uuid.UUID]bool) {
+	switch x := v.(type) {
+	case string:
+		if id, err := uuid.Parse(x); err == nil {
+			ids[id] = true
+		}
+	case []any:
+		for _, e := range x {
+			collectIDs(e, ids)
+		}
+	case map[string]any:
+		for _, e := range x {
+			collectIDs(e, ids)
+		}
+	}
+}

@@ -1,0 +1,54 @@
+package console_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+
+	"wds/internal/endpoints"
+	"wds/internal/events"
+	"wds/internal/platform/secrets"
+)
+
+// The webhooks list shows each endpoint's health: its success rate over 24 hours, last success,
+// since when it fails, its dropped chains, and a mark on one the service disabled for failing.
+func TestTheWebhooksListShowsEachEndpointsHealth(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	box, _ := secrets.NewBox(secrets.GenerateKey())
+	svc := &endpoints.Service{DB: e.db, Box: box, AllowPrivate: true}
+	owner := e.userOf(e.ownerToken)
+	var eps []uuid.UUID
+	for _, u := range []string{"https://127.0.0.1/sick", "https://127.0.0.1/gave-up"} {
+		ep, err := svc.Create(ctx, endpoints.CreateInput{OrgID: e.org.ID, ActorID: owner, URL: u, EventTypes: []string{events.OrderCreated}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		eps = append(eps, ep.ID)
+	}
+	event := uuid.New()
+	if err := e.db.Exec(`INSERT INTO events (id, org_id, type, body, dispatched_at) VALUES (?, ?, ?, '{}', now())`, event, e.org.ID, events.OrderCreated).Error; err != nil {
+		t.Fatal(err)
+	}
+	at := time.Now().UTC().Truncate(time.Second).Add(-3 * time.Hour)
+	for i, status := range []string{"succeeded", "failed", "dropped"} {
+		if err := e.db.Exec(`INSERT INTO webhook_deliveries (id, org_id, event_id, endpoint_id, event_type, chain_id, workflow_id, attempt, status, attempted_at)
+			VALUES (?, ?, ?, ?, ?, ?, 'webhook-event/x', 1, ?, ?)`, uuid.New(), e.org.ID, event, eps[0], events.OrderCreated, uuid.New(), status,
+			at.Add(time.Duration(i)*time.Hour)).Error; err != nil {
+			t.Fatal(err)
+		}
+	}
+	e.db.Exec(`UPDATE webhook_endpoints SET enabled = false, disabled_reason = 'failing' WHERE id = ?`, eps[1])
+	c, _ := e.signIn(e.ownerToken)
+	_, page := e.do(c, "GET", "/console/webhooks", nil)
+	for _, want := range []string{"succeeded (24 h): 33% of 3 attempts", "last success: " + at.Format("2006-01-02 15:04:05"),
+		"failing since " + at.Add(time.Hour).Format("2006-01-02 15:04:05"), ">1 dropped chain<",
+		`<strong class="st-dropped">disabled for failing</strong>`, "succeeded (24 h): no attempts"} {
+		if !strings.Contains(page, want) {
+			t.Errorf("the webhooks list lacks %q:\n%s", want, page)
+		}
+	}
+}
