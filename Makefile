@@ -18,6 +18,19 @@ bin/temporal: tools/temporal/go.mod tools/temporal/go.sum
 bin/workflowcheck: tools/workflowcheck/go.mod tools/workflowcheck/go.sum
 	cd tools/workflowcheck && $(GO) build -o ../../bin/workflowcheck go.temporal.io/sdk/contrib/tools/workflowcheck
 
+# The Temporal server and its SQL schema tool, built from source at the release docker-compose.yml
+# pins (deploy/compose_test.go checks the tags against tools/temporalserver/go.mod), in their own
+# module for the same reason; the tests' cluster (internal/dev/temporalcluster) runs them. The
+# release's schema files go beside the tool, as admin-tools keeps them beside its own.
+bin/temporal-server: tools/temporalserver/go.mod tools/temporalserver/go.sum
+	cd tools/temporalserver && $(GO) build -o ../../bin/temporal-server go.temporal.io/server/cmd/server
+
+bin/temporal-sql-tool: tools/temporalserver/go.mod tools/temporalserver/go.sum
+	cd tools/temporalserver && $(GO) build -o ../../bin/temporal-sql-tool go.temporal.io/server/cmd/tools/sql
+	rm -rf bin/temporal-schema
+	cp -R "$$(cd tools/temporalserver && $(GO) list -m -f '{{.Dir}}' go.temporal.io/server)/schema" bin/temporal-schema
+	chmod -R u+w bin/temporal-schema
+
 run: build bin/temporal
 	./bin/wds dev
 
@@ -35,7 +48,7 @@ vet: bin/workflowcheck
 test-deps:
 	./tools/test-deps
 
-test: test-deps vet bin/temporal bin/workflowcheck
+test: test-deps vet bin/temporal bin/temporal-server bin/temporal-sql-tool bin/workflowcheck
 	$(GO) test -race -count=1 -timeout 45m ./...
 	cd test/bench && $(GO) test -race -count=1 -timeout 20m ./...
 
