@@ -15,6 +15,3 @@ var Schema string
 //
 //go:embed setup.sh
 var Setup string
-
-// Shell is how both run a script: POSIX sh, stopping at the first failing command.
-var Shell = []string{"/bin/sh", "-ec"}
