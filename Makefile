@@ -2,7 +2,7 @@
 GO ?= go
 export GOFLAGS ?= -buildvcs=false
 
-.PHONY: run test test-deps build vet fuzz bench chaos screenshots
+.PHONY: run run-cluster test test-deps build vet fuzz bench chaos screenshots
 
 # The version `wds version` prints: the commit, marked when the tree has uncommitted changes.
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
@@ -33,6 +33,12 @@ bin/temporal-sql-tool: tools/temporalserver/go.mod tools/temporalserver/go.sum
 
 run: build bin/temporal
 	./bin/wds dev
+
+# wds in production's shape without a container engine: `wds dev` against the Temporal server built
+# from source on PostgreSQL (what docker-compose.yml deploys), state in .wds/cluster. No Temporal UI.
+run-cluster: build bin/temporal bin/temporal-server bin/temporal-sql-tool
+	$(GO) build -o bin/runcluster ./internal/dev/runcluster
+	./bin/runcluster -wds ./bin/wds
 
 # workflowcheck fails on workflow code that is not deterministic (time.Now, goroutines, map ranges,
 # ...; tools/workflowcheck/config.yaml adds what it misses); workflows/determinism_test.go holds the

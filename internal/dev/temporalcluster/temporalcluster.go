@@ -199,6 +199,9 @@ func (c *Cluster) StartServer(ctx context.Context) error {
 	}
 	cmd := exec.Command(c.bins.server, "--config-file", c.config, "--allow-no-auth", "start")
 	cmd.Stdout, cmd.Stderr, cmd.Dir = log, log, c.o.Dir
+	// A group of its own: a terminal's Ctrl-C reaches the program that owns the cluster, which stops
+	// the server after what runs on it (make run-cluster stops wds first).
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if err := cmd.Start(); err != nil {
 		_ = log.Close()
 		return fmt.Errorf("temporalcluster: start %s: %w", c.bins.server, err)
