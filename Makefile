@@ -76,7 +76,7 @@ bench: build bin/temporal
 
 # The fault-injection scenarios at full length (docs/reliability.md): about 10 minutes, with the table
 # of results written into docs/reliability.md. `make test` runs the same scenarios shortened.
-chaos: bin/temporal
+chaos: bin/temporal bin/temporal-server bin/temporal-sql-tool
 	$(GO) test -count=1 -timeout 60m -v -run . ./test/chaos -args -chaos.long -chaos.report $(CURDIR)/docs/reliability.md
 
 # The console's screenshots in docs/console.md, made again over a real stack with the browser tests'

@@ -54,7 +54,7 @@ func (s *system) idle(t *testing.T) bool {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	running, err := s.tserve.Client().CountWorkflow(ctx, &workflowservice.CountWorkflowExecutionsRequest{
+	running, err := s.temporal.client().CountWorkflow(ctx, &workflowservice.CountWorkflowExecutionsRequest{
 		Query: "ExecutionStatus = 'Running'"})
 	return err == nil && undispatched == 0 && running.GetCount() == 0
 }
