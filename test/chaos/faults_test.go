@@ -23,17 +23,9 @@ func (s *system) subscribe(b behaviour) []string {
 	return []string{mainPath, oncePath}
 }
 
-// underLoad runs the load while fault runs, then stops it and waits for the answers in flight.
+// underLoad runs the load at rate while fault runs, then stops it and waits for the answers in flight.
 func underLoad(l *load, fault func()) *load {
-	ctx, stop := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() {
-		l.run(ctx, rate)
-		close(done)
-	}()
-	fault()
-	stop()
-	<-done
+	underLoadAt(l, rate, fault)
 	return l
 }
 

@@ -81,8 +81,9 @@ func newSystem(t *testing.T, slowReceiver time.Duration) *system {
 	return newSystemOn(t, slowReceiver, devServer(temporaldev.Options{}))
 }
 
-// newSystemOn is newSystem on the Temporal server kind makes (its port and state are the system's own).
-func newSystemOn(t *testing.T, slowReceiver time.Duration, kind temporalKind) *system {
+// newSystemOn is newSystem on the Temporal server kind makes (its port and state are the system's
+// own), with env added to every wds process's environment (a later value wins).
+func newSystemOn(t *testing.T, slowReceiver time.Duration, kind temporalKind, env ...string) *system {
 	t.Helper()
 	ctx := context.Background()
 	dir, err := os.MkdirTemp("", "wds-chaos-")
@@ -117,6 +118,7 @@ func newSystemOn(t *testing.T, slowReceiver time.Duration, kind temporalKind) *s
 		"WDS_WEBHOOK_RETRY_SCHEDULE=1s,2s",
 		"WDS_LOG_FORMAT=json",
 	)
+	s.env = append(s.env, env...)
 	s.wds("migrate", "up")
 	if s.db, err = database.Open(ctx, dbURL, quietLog()); err != nil {
 		t.Fatal(err)
