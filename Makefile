@@ -21,15 +21,17 @@ bin/workflowcheck: tools/workflowcheck/go.mod tools/workflowcheck/go.sum
 # The Temporal server and its SQL schema tool, built from source at the release docker-compose.yml
 # pins (deploy/compose_test.go checks the tags against tools/temporalserver/go.mod), in their own
 # module for the same reason; the tests' cluster (internal/dev/temporalcluster) runs them. The
-# release's schema files go beside the tool, as admin-tools keeps them beside its own.
+# release's PostgreSQL schema files go beside the tool, as admin-tools keeps them beside its own,
+# without the Go files of that directory, which `go vet ./...` would otherwise take for ours.
 bin/temporal-server: tools/temporalserver/go.mod tools/temporalserver/go.sum
 	cd tools/temporalserver && $(GO) build -o ../../bin/temporal-server go.temporal.io/server/cmd/server
 
 bin/temporal-sql-tool: tools/temporalserver/go.mod tools/temporalserver/go.sum
 	cd tools/temporalserver && $(GO) build -o ../../bin/temporal-sql-tool go.temporal.io/server/cmd/tools/sql
-	rm -rf bin/temporal-schema
-	cp -R "$$(cd tools/temporalserver && $(GO) list -m -f '{{.Dir}}' go.temporal.io/server)/schema" bin/temporal-schema
+	rm -rf bin/temporal-schema && mkdir -p bin/temporal-schema
+	cp -R "$$(cd tools/temporalserver && $(GO) list -m -f '{{.Dir}}' go.temporal.io/server)/schema/postgresql" bin/temporal-schema/
 	chmod -R u+w bin/temporal-schema
+	find bin/temporal-schema -name '*.go' -delete
 
 run: build bin/temporal
 	./bin/wds dev
