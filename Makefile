@@ -2,7 +2,7 @@
 GO ?= go
 export GOFLAGS ?= -buildvcs=false
 
-.PHONY: run test test-deps build vet fuzz bench chaos screenshots
+.PHONY: run run-cluster test test-deps build vet fuzz bench chaos screenshots
 
 # The version `wds version` prints: the commit, marked when the tree has uncommitted changes.
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
@@ -18,8 +18,29 @@ bin/temporal: tools/temporal/go.mod tools/temporal/go.sum
 bin/workflowcheck: tools/workflowcheck/go.mod tools/workflowcheck/go.sum
 	cd tools/workflowcheck && $(GO) build -o ../../bin/workflowcheck go.temporal.io/sdk/contrib/tools/workflowcheck
 
+# The Temporal server and its SQL schema tool, built from source at the release docker-compose.yml
+# pins (deploy/compose_test.go checks the tags against tools/temporalserver/go.mod), in their own
+# module for the same reason; the tests' cluster (internal/dev/temporalcluster) runs them. The
+# release's PostgreSQL schema files go beside the tool, as admin-tools keeps them beside its own,
+# without the Go files of that directory, which `go vet ./...` would otherwise take for ours.
+bin/temporal-server: tools/temporalserver/go.mod tools/temporalserver/go.sum
+	cd tools/temporalserver && $(GO) build -o ../../bin/temporal-server go.temporal.io/server/cmd/server
+
+bin/temporal-sql-tool: tools/temporalserver/go.mod tools/temporalserver/go.sum
+	cd tools/temporalserver && $(GO) build -o ../../bin/temporal-sql-tool go.temporal.io/server/cmd/tools/sql
+	rm -rf bin/temporal-schema && mkdir -p bin/temporal-schema
+	cp -R "$$(cd tools/temporalserver && $(GO) list -m -f '{{.Dir}}' go.temporal.io/server)/schema/postgresql" bin/temporal-schema/
+	chmod -R u+w bin/temporal-schema
+	find bin/temporal-schema -name '*.go' -delete
+
 run: build bin/temporal
 	./bin/wds dev
+
+# wds in production's shape without a container engine: `wds dev` against the Temporal server built
+# from source on PostgreSQL (what docker-compose.yml deploys), state in .wds/cluster. No Temporal UI.
+run-cluster: build bin/temporal bin/temporal-server bin/temporal-sql-tool
+	$(GO) build -o bin/runcluster ./internal/dev/runcluster
+	./bin/runcluster -wds ./bin/wds
 
 # workflowcheck fails on workflow code that is not deterministic (time.Now, goroutines, map ranges,
 # ...; tools/workflowcheck/config.yaml adds what it misses); workflows/determinism_test.go holds the
@@ -35,7 +56,7 @@ vet: bin/workflowcheck
 test-deps:
 	./tools/test-deps
 
-test: test-deps vet bin/temporal bin/workflowcheck
+test: test-deps vet bin/temporal bin/temporal-server bin/temporal-sql-tool bin/workflowcheck
 	$(GO) test -race -count=1 -timeout 45m ./...
 	cd test/bench && $(GO) test -race -count=1 -timeout 20m ./...
 
@@ -57,7 +78,7 @@ bench: build bin/temporal
 
 # The fault-injection scenarios at full length (docs/reliability.md): about 10 minutes, with the table
 # of results written into docs/reliability.md. `make test` runs the same scenarios shortened.
-chaos: bin/temporal
+chaos: bin/temporal bin/temporal-server bin/temporal-sql-tool
 	$(GO) test -count=1 -timeout 60m -v -run . ./test/chaos -args -chaos.long -chaos.report $(CURDIR)/docs/reliability.md
 
 # The console's screenshots in docs/console.md, made again over a real stack with the browser tests'

@@ -2,9 +2,12 @@ package deploy_test
 
 import (
 	"context"
+	"fmt"
 	"maps"
 	"net"
 	"net/url"
+	"os"
+	"path/filepath"
 	"reflect"
 	"regexp"
 	"slices"
@@ -15,6 +18,8 @@ import (
 	"github.com/compose-spec/compose-go/v2/cli"
 	"github.com/compose-spec/compose-go/v2/types"
 
+	"wds/deploy/temporalsetup"
+	"wds/internal/dev/temporalcluster"
 	"wds/internal/platform/config"
 	"wds/workflows/contract"
 )
@@ -146,6 +151,34 @@ func TestComposePinsEveryImage(t *testing.T) {
 	}
 }
 
+// serverRequire is the Temporal server release tools/temporalserver builds (`make bin/temporal-server`).
+var serverRequire = regexp.MustCompile(`(?m)^\s*(?:require\s+)?go\.temporal\.io/server v(\d+\.\d+\.\d+)\s*$`)
+
+// TestComposeRunsTheServerTheTestsRun ties compose to what the tests' cluster ran: the server and
+// admin-tools images at the release built from tools/temporalserver/go.mod, and its history shards.
+func TestComposeRunsTheServerTheTestsRun(t *testing.T) {
+	b, err := os.ReadFile("../tools/temporalserver/go.mod")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := serverRequire.FindSubmatch(b)
+	if m == nil {
+		t.Fatal("tools/temporalserver/go.mod requires no release of go.temporal.io/server")
+	}
+	built := string(m[1])
+	p := project(t)
+	for _, name := range []string{"temporal", "temporal-schema", "temporal-setup"} {
+		s, _ := p.GetService(name)
+		if _, tag, _ := strings.Cut(s.Image, ":"); tag != built {
+			t.Errorf("%s runs %s, the tests built and ran server %s", name, s.Image, built)
+		}
+	}
+	temporal, _ := p.GetService("temporal")
+	if v := temporal.Environment["NUM_HISTORY_SHARDS"]; v == nil || *v != strconv.Itoa(temporalcluster.DefaultShards) {
+		t.Errorf("temporal NUM_HISTORY_SHARDS %v, the tests' cluster runs %d", v, temporalcluster.DefaultShards)
+	}
+}
+
 func TestComposeHealthchecksAndDependencies(t *testing.T) {
 	p := project(t)
 	for name, s := range p.Services {
@@ -191,13 +224,28 @@ func TestComposeHealthchecksAndDependencies(t *testing.T) {
 	}
 }
 
-// script is a one-shot's shell program: entrypoint sh -c and the command as its single argument.
-func script(t *testing.T, s types.ServiceConfig) string {
+// scriptDir is where the one-shots' scripts live in the repository and where compose mounts them.
+const scriptDir, scriptMount = "./deploy/temporalsetup", "/etc/wds-temporal"
+
+// script is a one-shot's shell program: compose must run the repository's file (mounted read-only,
+// run with sh -e), whose text is what the tests' cluster runs (temporalsetup embeds the same file).
+func script(t *testing.T, s types.ServiceConfig, file, text string) string {
 	t.Helper()
-	if !slices.Equal(s.Entrypoint, []string{"/bin/sh", "-ec"}) || len(s.Command) != 1 {
-		t.Fatalf("%s: entrypoint %v command %v, want /bin/sh -ec and one script", s.Name, s.Entrypoint, s.Command)
+	if want := []string{"/bin/sh", "-e", scriptMount + "/" + file}; !slices.Equal(s.Entrypoint, want) || len(s.Command) != 0 {
+		t.Fatalf("%s: entrypoint %v command %v, want %v and no command", s.Name, s.Entrypoint, s.Command, want)
 	}
-	return s.Command[0]
+	mounted := slices.ContainsFunc(s.Volumes, func(v types.ServiceVolumeConfig) bool {
+		return v.Type == types.VolumeTypeBind && v.Target == scriptMount && v.ReadOnly &&
+			strings.HasSuffix(filepath.ToSlash(v.Source), strings.TrimPrefix(scriptDir, "."))
+	})
+	if !mounted {
+		t.Fatalf("%s: volumes %+v, want %s mounted read-only on %s", s.Name, s.Volumes, scriptDir, scriptMount)
+	}
+	b, err := os.ReadFile(filepath.Join("..", scriptDir, file))
+	if err != nil || string(b) != text {
+		t.Fatalf("%s: %s is not the script the tests' cluster runs (%v)", s.Name, file, err)
+	}
+	return text
 }
 
 // TestComposeSetsUpTemporalInTheSamePostgres checks that Temporal's databases live in the PostgreSQL
@@ -238,9 +286,9 @@ func TestComposeSetsUpTemporalInTheSamePostgres(t *testing.T) {
 			t.Errorf("temporal-schema %s=%q, want %q", k, got, want)
 		}
 	}
-	sh := script(t, schema)
-	for i, dir := range []string{"temporal", "visibility"} {
-		if !strings.Contains(sh, dbs[i]+":"+dir) {
+	sh := script(t, schema, "schema.sh", temporalsetup.Schema)
+	for i, v := range []string{"${TEMPORAL_DBNAME:-%s}:temporal", "${TEMPORAL_VISIBILITY_DBNAME:-%s}:visibility"} {
+		if dir := v[strings.LastIndex(v, ":")+1:]; !strings.Contains(sh, fmt.Sprintf(v, dbs[i])) {
 			t.Errorf("temporal-schema does not set up database %s from schema %s", dbs[i], dir)
 		}
 	}
@@ -261,7 +309,8 @@ func TestComposeRegistersSearchAttributes(t *testing.T) {
 	p := project(t)
 	setup, _ := p.GetService("temporal-setup")
 	got := map[string]string{}
-	for _, m := range attrLine.FindAllStringSubmatch(script(t, setup), -1) {
+	sh := script(t, setup, "setup.sh", temporalsetup.Setup)
+	for _, m := range attrLine.FindAllStringSubmatch(sh, -1) {
 		got[m[1]] = m[2]
 	}
 	want := map[string]string{}
@@ -278,7 +327,7 @@ func TestComposeRegistersSearchAttributes(t *testing.T) {
 		}
 	}
 	for _, step := range []string{"temporal operator cluster health", "temporal operator namespace create"} {
-		if !strings.Contains(script(t, setup), step) {
+		if !strings.Contains(sh, step) {
 			t.Errorf("temporal-setup does not run %s", step)
 		}
 	}

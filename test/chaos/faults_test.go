@@ -23,17 +23,9 @@ func (s *system) subscribe(b behaviour) []string {
 	return []string{mainPath, oncePath}
 }
 
-// underLoad runs the load while fault runs, then stops it and waits for the answers in flight.
+// underLoad runs the load at rate while fault runs, then stops it and waits for the answers in flight.
 func underLoad(l *load, fault func()) *load {
-	ctx, stop := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() {
-		l.run(ctx, rate)
-		close(done)
-	}()
-	fault()
-	stop()
-	<-done
+	underLoadAt(l, rate, fault)
 	return l
 }
 
@@ -42,19 +34,25 @@ func loadOf(d time.Duration) string {
 }
 
 func TestTemporalStoppedAndStartedLosesNothing(t *testing.T) {
-	s := newSystem(t, 0)
+	for _, kind := range onBoth {
+		t.Run(kind.label(), func(t *testing.T) { temporalStoppedAndStarted(t, kind) })
+	}
+}
+
+func temporalStoppedAndStarted(t *testing.T, kind temporalKind) {
+	s := newSystemOn(t, 0, kind)
 	s.startWorker()
 	paths := s.subscribe(answerOK)
 	outage := dur(10*time.Second, 30*time.Second)
 	began := time.Now()
 	l := underLoad(newLoad(s), func() {
 		time.Sleep(3 * time.Second)
-		s.stopTemporal()
+		s.temporal.stop()
 		time.Sleep(outage)
-		s.startTemporal()
+		s.temporal.start()
 		time.Sleep(3 * time.Second)
 	})
-	r := s.settle(t, l, fmt.Sprintf("Temporal stopped for %v, then started", outage), loadOf(time.Since(began)), paths...)
+	r := s.settle(t, l, kind.scenario(fmt.Sprintf("Temporal stopped for %v, then started", outage)), loadOf(time.Since(began)), paths...)
 	if l.classes["2xx"] != r.Written {
 		t.Errorf("%d creates answered 201, %d orders written: the API must keep answering 201 while Temporal is down (%s)",
 			l.classes["2xx"], r.Written, l.answers())
@@ -109,13 +107,19 @@ func TestPostgresRestartedUnderServeAndWorker(t *testing.T) {
 }
 
 func TestTwoWorkersStartEveryEventOnce(t *testing.T) {
-	s := newSystem(t, 0)
+	for _, kind := range onBoth {
+		t.Run(kind.label(), func(t *testing.T) { twoWorkers(t, kind) })
+	}
+}
+
+func twoWorkers(t *testing.T, kind temporalKind) {
+	s := newSystemOn(t, 0, kind)
 	s.startWorker()
 	s.startWorker()
 	paths := s.subscribe(answerOK)
 	d := dur(15*time.Second, 60*time.Second)
 	l := underLoad(newLoad(s), func() { time.Sleep(d) })
-	r := s.settle(t, l, "two wds worker processes (two relays) at once", loadOf(d), paths...)
+	r := s.settle(t, l, kind.scenario("two wds worker processes (two relays) at once"), loadOf(d), paths...)
 	if r.Resent != 0 {
 		t.Errorf("%d events were sent twice: a start or an attempt ran twice", r.Resent)
 	}

@@ -23,7 +23,7 @@ func TestDashboardAndAlertsReadOnlyExportedMetrics(t *testing.T) {
 	}
 	// Eager activities off, as on a cluster's defaults: activities then go through the task queue,
 	// which is what the SDK's activity schedule-to-start latency measures.
-	s := newSystemWith(t, 0, temporaldev.Options{NoEagerActivities: true})
+	s := newSystemOn(t, 0, devServer(temporaldev.Options{NoEagerActivities: true}))
 	worker := s.startWorker()
 	s.endpoint("/ok", answerOK, 5)
 	s.endpoint("/drop", resetConnection, 1) // one attempt that fails: the chain is dropped

@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -24,13 +25,14 @@ import (
 type behaviour int
 
 const (
-	answerOK        behaviour = iota // 200 at once
-	answerSlowly                     // 200 after the receiver's slow delay
-	hangPastLimit                    // no answer for 15 s, past the 10 s limit
-	redirect                         // 302 to followedPath, which would answer 200
-	endlessBody                      // 200, then a body that never ends
-	trickleBody                      // 200, then one byte a second, never finishing
-	resetConnection                  // the TCP connection reset before any answer
+	answerOK         behaviour = iota // 200 at once
+	answerSlowly                      // 200 after the receiver's slow delay
+	hangPastLimit                     // no answer for 15 s, past the 10 s limit
+	redirect                          // 302 to followedPath, which would answer 200
+	endlessBody                       // 200, then a body that never ends
+	trickleBody                       // 200, then one byte a second, never finishing
+	resetConnection                   // the TCP connection reset before any answer
+	failFirstAttempt                  // 500 to an event's first POST, unrecorded, as a receiver that was down; 200 after
 )
 
 // followedPath is where redirect points; a sender that followed it would show there.
@@ -43,6 +45,8 @@ type receiver struct {
 	srv    *httptest.Server
 	caFile string
 	slow   time.Duration
+	// inFlight counts the requests answerSlowly is holding right now.
+	inFlight atomic.Int64
 
 	mu    sync.Mutex
 	paths map[string]*inbox
@@ -53,8 +57,9 @@ type inbox struct {
 	behaviour  behaviour
 	endpointID string
 	secret     string
-	posts      map[string]int // event id -> POSTs received
-	effects    map[string]int // order id -> side effects applied
+	posts      map[string]int  // event id -> POSTs received
+	effects    map[string]int  // order id -> side effects applied
+	rejected   map[string]bool // event ids whose first POST failFirstAttempt answered 500
 	badSigs    int
 }
 
@@ -75,7 +80,7 @@ func newReceiver(t *testing.T, dir string, slow time.Duration) *receiver {
 func (rc *receiver) add(path string, b behaviour) string {
 	rc.mu.Lock()
 	defer rc.mu.Unlock()
-	rc.paths[path] = &inbox{behaviour: b, posts: map[string]int{}, effects: map[string]int{}}
+	rc.paths[path] = &inbox{behaviour: b, posts: map[string]int{}, effects: map[string]int{}, rejected: map[string]bool{}}
 	return rc.srv.URL + path
 }
 
@@ -84,6 +89,12 @@ func (rc *receiver) created(path, endpointID, secret string) {
 	rc.mu.Lock()
 	defer rc.mu.Unlock()
 	rc.paths[path].endpointID, rc.paths[path].secret = endpointID, secret
+}
+
+func (rc *receiver) behaviourOf(path string) behaviour {
+	rc.mu.Lock()
+	defer rc.mu.Unlock()
+	return rc.paths[path].behaviour
 }
 
 func (rc *receiver) endpointID(path string) string {
@@ -125,10 +136,30 @@ func (rc *receiver) serve(w http.ResponseWriter, r *http.Request) {
 		http.NotFound(w, r)
 		return
 	}
-	rc.record(in, r.Header, body)
 	b := in.behaviour
+	if id := r.Header.Get(webhook.HeaderEventID); b == failFirstAttempt && !in.rejected[id] {
+		in.rejected[id] = true
+		rc.mu.Unlock()
+		w.WriteHeader(http.StatusInternalServerError)
+		return
+	}
+	rc.record(in, r.Header, body)
 	rc.mu.Unlock()
 	rc.answer(w, r, b)
+}
+
+// waiting is how many events the path rejected once and has not received since: chains waiting on
+// the ladder's timer for attempt 2.
+func (rc *receiver) waiting(path string) int {
+	rc.mu.Lock()
+	defer rc.mu.Unlock()
+	in, n := rc.paths[path], 0
+	for id := range in.rejected {
+		if in.posts[id] == 0 {
+			n++
+		}
+	}
+	return n
 }
 
 // record counts the POST and, for an event id not seen before whose signatures hold (both schemes),
@@ -162,7 +193,9 @@ func (rc *receiver) answer(w http.ResponseWriter, r *http.Request, b behaviour) 
 	switch b {
 	case answerOK:
 	case answerSlowly:
+		rc.inFlight.Add(1)
 		sleep(r, rc.slow)
+		rc.inFlight.Add(-1)
 	case hangPastLimit:
 		sleep(r, 15*time.Second)
 		if r.Context().Err() != nil {

@@ -62,12 +62,11 @@ type system struct {
 	ctx context.Context
 	dir string
 
-	pg     *pgcluster.Cluster
-	pgDir  string
-	db     *gorm.DB // the test's own connection, for setup checks and the final audit
-	env    []string // every wds process's environment
-	tOpts  temporaldev.Options
-	tserve *temporaldev.Server
+	pg       *pgcluster.Cluster
+	pgDir    string
+	db       *gorm.DB // the test's own connection, for setup checks and the final audit
+	env      []string // every wds process's environment
+	temporal temporalServer
 
 	rcv     *receiver
 	serve   *proc
@@ -79,12 +78,12 @@ type system struct {
 
 func newSystem(t *testing.T, slowReceiver time.Duration) *system {
 	t.Helper()
-	return newSystemWith(t, slowReceiver, temporaldev.Options{})
+	return newSystemOn(t, slowReceiver, devServer(temporaldev.Options{}))
 }
 
-// newSystemWith is newSystem on a Temporal dev server started with temporal's options (its port and
-// state file are the system's own).
-func newSystemWith(t *testing.T, slowReceiver time.Duration, temporal temporaldev.Options) *system {
+// newSystemOn is newSystem on the Temporal server kind makes (its port and state are the system's
+// own), with env added to every wds process's environment (a later value wins).
+func newSystemOn(t *testing.T, slowReceiver time.Duration, kind temporalKind, env ...string) *system {
 	t.Helper()
 	ctx := context.Background()
 	dir, err := os.MkdirTemp("", "wds-chaos-")
@@ -107,20 +106,19 @@ func newSystemWith(t *testing.T, slowReceiver time.Duration, temporal temporalde
 	t.Cleanup(func() { _ = s.pg.Stop(context.Background()) })
 	dbURL := s.createDatabase()
 	s.rcv = newReceiver(t, dir, slowReceiver)
-	s.tOpts = temporal
-	s.tOpts.Port, s.tOpts.DBFile = freePort(t), filepath.Join(dir, "temporal.db")
-	s.startTemporal()
-	t.Cleanup(func() { _ = s.tserve.Stop() })
+	s.temporal = kind.make(s)
+	t.Cleanup(s.temporal.stop)
 	s.env = append(os.Environ(),
 		"DATABASE_URL="+dbURL,
 		"WDS_ENCRYPTION_KEY="+secrets.GenerateKey(),
 		"WDS_DATA_DIR="+filepath.Join(dir, "wdsdata"),
-		"TEMPORAL_ADDRESS="+s.tserve.Address,
+		"TEMPORAL_ADDRESS="+s.temporal.address(),
 		"WDS_WEBHOOK_ALLOW_PRIVATE=true",
 		"WDS_WEBHOOK_CA_FILE="+s.rcv.caFile,
 		"WDS_WEBHOOK_RETRY_SCHEDULE=1s,2s",
 		"WDS_LOG_FORMAT=json",
 	)
+	s.env = append(s.env, env...)
 	s.wds("migrate", "up")
 	if s.db, err = database.Open(ctx, dbURL, quietLog()); err != nil {
 		t.Fatal(err)
@@ -149,20 +147,6 @@ func (s *system) createDatabase() string {
 		s.t.Fatal(err)
 	}
 	return s.pg.URL("wds")
-}
-
-func (s *system) startTemporal() {
-	srv, err := temporaldev.Start(s.ctx, s.tOpts)
-	if err != nil {
-		s.t.Fatal(err)
-	}
-	s.tserve = srv
-}
-
-func (s *system) stopTemporal() {
-	if err := s.tserve.Stop(); err != nil {
-		s.t.Logf("stop Temporal: %v", err)
-	}
 }
 
 // startServe runs `wds serve` and waits until it answers.

@@ -27,6 +27,7 @@ import (
 	"wds/api/openapi/openapitest"
 	"wds/api/signing"
 	"wds/internal/dev/deliverytest"
+	"wds/internal/dev/temporalcluster"
 	"wds/internal/dev/temporaldev"
 	"wds/models"
 	"wds/worker"
@@ -113,9 +114,28 @@ func (h *harness) workflowsWith(query string) int {
 	return len(resp.GetExecutions())
 }
 
+// temporalServers are the servers the webhook engine is proved on: the Temporal CLI's dev server
+// (SQLite, one history shard), which `make run` and most tests use, and the cluster docker-compose.yml
+// runs (the server built from source on PostgreSQL persistence and SQL visibility, 8 history shards),
+// whose list queries over the Wds* search attributes are production's.
+var temporalServers = []struct {
+	name  string
+	start func(t *testing.T) client.Client
+}{
+	{"dev server", func(t *testing.T) client.Client { return startTemporal(t, temporaldev.Options{}).Client() }},
+	{"cluster", func(t *testing.T) client.Client {
+		return temporalcluster.ForTest(t, temporalcluster.Options{}).Client()
+	}},
+}
+
 func TestWebhooksEndToEnd(t *testing.T) {
-	srv := startTemporal(t, temporaldev.Options{})
-	h := newHarness(t, srv.Client())
+	for _, server := range temporalServers {
+		t.Run(server.name, func(t *testing.T) { webhooksEndToEnd(t, server.start(t)) })
+	}
+}
+
+func webhooksEndToEnd(t *testing.T, tc client.Client) {
+	h := newHarness(t, tc)
 	h.startWorker()
 
 	t.Run("an order reaches the subscribed endpoints only, signed", func(t *testing.T) {

@@ -108,6 +108,17 @@ func ClusterURL(t testing.TB, name string) string {
 	return cluster.URL(name)
 }
 
+// ServerURL is a URL for the shared test cluster's maintenance database, for programs that make
+// databases of their own on it (the Temporal cluster of internal/dev/temporalcluster).
+func ServerURL(t testing.TB) string {
+	t.Helper()
+	once.Do(start)
+	if initErr != nil {
+		t.Fatalf("pgtest: cannot start PostgreSQL: %v", initErr)
+	}
+	return cluster.URL("postgres")
+}
+
 func quietLog() logrus.FieldLogger {
 	l := logrus.New()
 	l.SetOutput(io.Discard)

@@ -151,19 +151,22 @@ func searchAttributes() temporal.SearchAttributes {
 var ErrNoBinary = errors.New("the Temporal CLI is not built: run `make bin/temporal` in the repository " +
 	"(or set WDS_TEMPORAL_BIN, or TEMPORAL_ADDRESS to use a running server)")
 
-// FindBinary looks for the temporal executable: WDS_TEMPORAL_BIN, temporal beside the wds executable,
-// bin/temporal in the executable's directory, the working directory or any of their parents (tests
-// run in package directories), then PATH.
-func FindBinary() (string, error) {
-	if p := os.Getenv("WDS_TEMPORAL_BIN"); p != "" {
+// FindBinary looks for the temporal executable (FindProgram's search, under WDS_TEMPORAL_BIN).
+func FindBinary() (string, error) { return FindProgram("temporal", "WDS_TEMPORAL_BIN", ErrNoBinary) }
+
+// FindProgram looks for an executable the Makefile builds into bin/: the path in envVar, name beside
+// the wds executable, bin/name in the executable's directory, the working directory or any of their
+// parents (tests run in package directories), then PATH. Not found, it returns missing.
+func FindProgram(name, envVar string, missing error) (string, error) {
+	if p := os.Getenv(envVar); p != "" {
 		if isExecutable(p) {
 			return p, nil
 		}
-		return "", fmt.Errorf("WDS_TEMPORAL_BIN=%s is not an executable: %w", p, ErrNoBinary)
+		return "", fmt.Errorf("%s=%s is not an executable: %w", envVar, p, missing)
 	}
 	var starts []string
 	if exe, err := os.Executable(); err == nil {
-		if p := filepath.Join(filepath.Dir(exe), "temporal"); isExecutable(p) {
+		if p := filepath.Join(filepath.Dir(exe), name); isExecutable(p) {
 			return p, nil
 		}
 		starts = append(starts, filepath.Dir(exe))
@@ -173,7 +176,7 @@ func FindBinary() (string, error) {
 	}
 	for _, dir := range starts {
 		for d := dir; ; d = filepath.Dir(d) {
-			if p := filepath.Join(d, "bin", "temporal"); isExecutable(p) {
+			if p := filepath.Join(d, "bin", name); isExecutable(p) {
 				return p, nil
 			}
 			if filepath.Dir(d) == d {
@@ -181,10 +184,10 @@ func FindBinary() (string, error) {
 			}
 		}
 	}
-	if p, err := exec.LookPath("temporal"); err == nil {
+	if p, err := exec.LookPath(name); err == nil {
 		return p, nil
 	}
-	return "", ErrNoBinary
+	return "", missing
 }
 
 func isExecutable(p string) bool {
