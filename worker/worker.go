@@ -10,8 +10,6 @@ import (
 	"time"
 
 	"github.com/sirupsen/logrus"
-	enumspb "go.temporal.io/api/enums/v1"
-	"go.temporal.io/api/operatorservice/v1"
 	"go.temporal.io/sdk/client"
 	sdkworker "go.temporal.io/sdk/worker"
 	"go.temporal.io/sdk/workflow"
@@ -158,27 +156,4 @@ func relay(ctx context.Context, o Options) {
 		case <-time.After(wait):
 		}
 	}
-}
-
-// EnsureSearchAttributes registers the custom search attributes of docs/webhooks.md in namespace when
-// they are missing, so `wds worker` against a fresh server needs no manual step.
-func EnsureSearchAttributes(ctx context.Context, c client.Client, namespace string) error {
-	have, err := c.OperatorService().ListSearchAttributes(ctx, &operatorservice.ListSearchAttributesRequest{Namespace: namespace})
-	if err != nil {
-		return fmt.Errorf("list search attributes: %w", err)
-	}
-	missing := map[string]enumspb.IndexedValueType{}
-	for _, k := range contract.SearchAttributeKeys() {
-		if _, ok := have.GetCustomAttributes()[k.GetName()]; !ok {
-			missing[k.GetName()] = enumspb.IndexedValueType(k.GetValueType())
-		}
-	}
-	if len(missing) == 0 {
-		return nil
-	}
-	_, err = c.OperatorService().AddSearchAttributes(ctx, &operatorservice.AddSearchAttributesRequest{Namespace: namespace, SearchAttributes: missing})
-	if err != nil {
-		return fmt.Errorf("add search attributes: %w", err)
-	}
-	return nil
 }

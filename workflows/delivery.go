@@ -38,7 +38,7 @@ func eventChains(ctx workflow.Context, p contract.EventParams) ([]chain, error) 
 	if len(p.Chains) > 0 {
 		chains := make([]chain, len(p.Chains))
 		for i, c := range p.Chains {
-			chains[i] = chain{target: c.Target, eventID: p.EventID, schedule: p.Schedule,
+			chains[i] = chain{target: c.Target, eventID: p.EventID, schedule: p.Ladder(),
 				chainID: c.ChainID, firstDeliveryID: c.FirstDeliveryID}
 		}
 		return chains, nil
@@ -49,7 +49,7 @@ func eventChains(ctx workflow.Context, p contract.EventParams) ([]chain, error) 
 	}
 	chains := make([]chain, len(targets))
 	for i, t := range targets {
-		chains[i] = chain{target: t, eventID: p.EventID, schedule: p.Schedule}
+		chains[i] = chain{target: t, eventID: p.EventID, schedule: p.Ladder()}
 	}
 	return chains, nil
 }
@@ -62,7 +62,7 @@ func RefireWorkflow(ctx workflow.Context, p contract.RefireParams) (contract.Res
 	}
 	chains := make([]chain, len(targets))
 	for i, t := range targets {
-		chains[i] = chain{target: t, eventID: p.EventID, schedule: p.Schedule, chainID: p.ChainID}
+		chains[i] = chain{target: t, eventID: p.EventID, schedule: p.Ladder(), chainID: p.ChainID}
 	}
 	return fanOut(ctx, chains)
 }

@@ -223,6 +223,15 @@ func TestShortScheduleRepeatsItsLastDelay(t *testing.T) {
 	if got := offsets(start, r.attempts); !slices.Equal(got, want) {
 		t.Fatalf("attempts at %v, want %v", got, want)
 	}
+	// The same ladder in the form the starter now gives it.
+	r = &receiver{targets: []contract.Target{target(5)}, decide: alwaysFail}
+	env := newEnv(t, r)
+	start = env.Now()
+	env.ExecuteWorkflow(contract.EventWorkflowName, contract.EventParams{EventID: uuid.New(), RetrySchedule: contract.Durations{time.Second, 2 * time.Second}})
+	ended(t, env)
+	if got := offsets(start, r.attempts); !slices.Equal(got, want) {
+		t.Fatalf("RetrySchedule: attempts at %v, want %v", got, want)
+	}
 }
 
 func TestSuccessAtAttemptKStopsTheChain(t *testing.T) {

@@ -53,11 +53,23 @@ var (
 	AttrEventType      = temporal.NewSearchAttributeKeyKeyword("WdsEventType")
 	AttrDeliveryStatus = temporal.NewSearchAttributeKeyKeyword("WdsDeliveryStatus")
 	AttrEndpointIDs    = temporal.NewSearchAttributeKeyKeywordList("WdsEndpointIds")
+	// The order an event is about: its number, what a person quotes, and its id. Set at start on
+	// the workflows of events about an order.
+	AttrOrderNumber = temporal.NewSearchAttributeKeyInt64("WdsOrderNumber")
+	AttrOrderID     = temporal.NewSearchAttributeKeyKeyword("WdsOrderId")
 )
 
 // SearchAttributeKeys lists every custom search attribute, for registration on a server.
 func SearchAttributeKeys() []temporal.SearchAttributeKey {
-	return []temporal.SearchAttributeKey{AttrOrgID, AttrEventID, AttrEventType, AttrDeliveryStatus, AttrEndpointIDs}
+	return append([]temporal.SearchAttributeKey{AttrOrgID, AttrEventID, AttrEventType, AttrDeliveryStatus, AttrEndpointIDs},
+		OptionalSearchAttributeKeys()...)
+}
+
+// OptionalSearchAttributeKeys are the attributes added after the first release: a namespace that
+// lacks them (one whose attributes the worker may not add, such as Temporal Cloud's) still gets every
+// delivery, started without them. Every start carries the others, so they are required.
+func OptionalSearchAttributeKeys() []temporal.SearchAttributeKey {
+	return []temporal.SearchAttributeKey{AttrOrderNumber, AttrOrderID}
 }
 
 // Workflow ids (docs/webhooks.md).
@@ -80,9 +92,14 @@ type EventParams struct {
 	EventID   uuid.UUID
 	OrgID     uuid.UUID
 	EventType string
-	Schedule  []time.Duration
-	Chains    []PlannedChain
+	// Schedule is the ladder as workflows started before RetrySchedule carry it (nanoseconds).
+	Schedule      []time.Duration `json:",omitempty"`
+	RetrySchedule Durations       `json:",omitempty"`
+	Chains        []PlannedChain
 }
+
+// Ladder is the retry schedule the workflow was started with, in either form.
+func (p EventParams) Ladder() []time.Duration { return ladder(p.RetrySchedule, p.Schedule) }
 
 // PlannedChain is one target of an event and the ids of its chain and of its first attempt.
 type PlannedChain struct {
@@ -98,8 +115,13 @@ type RefireParams struct {
 	EventType  string
 	EndpointID uuid.UUID
 	ChainID    uuid.UUID
-	Schedule   []time.Duration
+	// Schedule and RetrySchedule are as in EventParams.
+	Schedule      []time.Duration `json:",omitempty"`
+	RetrySchedule Durations       `json:",omitempty"`
 }
+
+// Ladder is the retry schedule the workflow was started with, in either form.
+func (p RefireParams) Ladder() []time.Duration { return ladder(p.RetrySchedule, p.Schedule) }
 
 // TestParams sends one synthetic webhook.test event; DeliveryID was announced to the caller.
 type TestParams struct {

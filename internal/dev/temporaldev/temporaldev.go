@@ -144,6 +144,7 @@ func searchAttributes() temporal.SearchAttributes {
 	return temporal.NewSearchAttributes(
 		contract.AttrOrgID.ValueSet(""), contract.AttrEventID.ValueSet(""), contract.AttrEventType.ValueSet(""),
 		contract.AttrDeliveryStatus.ValueSet(""), contract.AttrEndpointIDs.ValueSet(nil),
+		contract.AttrOrderNumber.ValueSet(0), contract.AttrOrderID.ValueSet(""),
 	)
 }
 
