@@ -50,8 +50,11 @@ func (a *Activities) Deliver(ctx context.Context, in contract.AttemptInput) (con
 	if at.RecordedStatus != nil {
 		// a retried or duplicated task: the attempt is already in the log (and an auto-disable the
 		// first run could not finish is finished now)
-		res := contract.AttemptResult{Outcome: *at.RecordedStatus, Error: deref(at.RecordedError)}
-		return res, a.afterDrop(ctx, in, res)
+		res := contract.AttemptResult{Outcome: *at.RecordedStatus, Error: deref(at.RecordedError), ResponseStatus: at.RecordedResponse}
+		if err := a.afterDrop(ctx, in, res); err != nil {
+			return res, err
+		}
+		return res, failure(in, res)
 	}
 	d := newRow(in, &at.Event, a.now())
 	sent := false
@@ -82,7 +85,21 @@ func (a *Activities) Deliver(ctx context.Context, in contract.AttemptInput) (con
 		metrics.DeliveryAttempt(d.EndpointID.String(), string(d.Status), d.Status == models.StatusDropped, d.Attempt, time.Duration(d.DurationMS)*time.Millisecond)
 		err = a.afterDrop(ctx, in, res)
 	}
-	return res, err
+	if err != nil {
+		return res, err
+	}
+	return res, failure(in, res)
+}
+
+// failure is the activity's failure for an attempt the receiver failed, when the workflow asks for
+// one (contract.AttemptFailure), and nil otherwise. A chain stopped without sending (its endpoint
+// disabled or deleted) failed nothing: its attempt completes.
+func failure(in contract.AttemptInput, res contract.AttemptResult) error {
+	if !in.ReportFailure || (res.Outcome != models.StatusFailed && res.Outcome != models.StatusDropped) ||
+		res.Error == models.ReasonEndpointDisabled || res.Error == models.ReasonEndpointDeleted {
+		return nil
+	}
+	return contract.AttemptFailure(in, res)
 }
 
 // afterDrop disables the endpoint for failing when the attempt dropped its chain and the endpoint
@@ -210,19 +227,20 @@ func (a *Activities) body(ctx context.Context, at *attemptState) (body []byte, r
 // endpoint, the reason an earlier row of the chain was dropped, and the row this delivery id
 // already has, if a task ran before.
 type attemptState struct {
-	Event          eventMeta `gorm:"embedded"`
-	Body           *string
-	EndpointFound  bool
-	URL            string
-	Headers        models.Headers // the endpoint's custom headers
-	RateLimit      *int           // POSTs a second at most; nil is no limit
-	SecretSealed   []byte
-	PreviousSealed []byte // the rotated-out secret while its grace lasts
-	Enabled        bool
-	DeletedAt      *time.Time
-	Dropped        *string
-	RecordedStatus *models.Status
-	RecordedError  *string
+	Event            eventMeta `gorm:"embedded"`
+	Body             *string
+	EndpointFound    bool
+	URL              string
+	Headers          models.Headers // the endpoint's custom headers
+	RateLimit        *int           // POSTs a second at most; nil is no limit
+	SecretSealed     []byte
+	PreviousSealed   []byte // the rotated-out secret while its grace lasts
+	Enabled          bool
+	DeletedAt        *time.Time
+	Dropped          *string
+	RecordedStatus   *models.Status
+	RecordedError    *string
+	RecordedResponse *int
 }
 
 // attempt reads an attempt's state in one statement. The body is json, so its text is the stored
@@ -235,7 +253,7 @@ func (a *Activities) attempt(ctx context.Context, in contract.AttemptInput) (*at
 			CASE WHEN w.previous_secret_until > clock_timestamp() THEN w.previous_secret_sealed END AS previous_sealed,
 			(SELECT coalesce(nullif(x.error, ''), x.status) FROM webhook_deliveries x
 				WHERE x.chain_id = ? AND x.status = ? LIMIT 1) AS dropped,
-			d.status AS recorded_status, d.error AS recorded_error
+			d.status AS recorded_status, d.error AS recorded_error, d.response_status AS recorded_response
 		FROM events e
 		LEFT JOIN webhook_endpoints w ON w.id = ?
 		LEFT JOIN webhook_deliveries d ON d.id = ?

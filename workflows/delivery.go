@@ -242,6 +242,7 @@ func (c chain) run(ctx workflow.Context) (models.Status, error) {
 		in := contract.AttemptInput{
 			DeliveryID: c.deliveryID(ctx, attempt), EventID: c.eventID, EndpointID: c.target.EndpointID,
 			ChainID: c.chainID, WorkflowID: workflow.GetInfo(ctx).WorkflowExecution.ID, Attempt: attempt, Test: c.test,
+			ReportFailure: attemptVersion(ctx) >= AttemptFails,
 		}
 		if attempt < last {
 			next := first.Add(Offset(c.schedule, attempt+1))
@@ -283,9 +284,9 @@ func (c chain) sleepUntil(ctx workflow.Context, due time.Time, attempt int) erro
 }
 
 // attempt makes attempt n of the ladder. The ladder, not Temporal, decides about the receiver's
-// failures, which the activity returns as outcomes. The activity fails only when wds itself could not
-// do the work (database down, worker lost): Temporal runs it again, so an outage never spends the
-// receiver's attempts or drops a chain unsent. Should the outage outlast infraPatience, the attempt
+// failures, which the activity reports as outcomes (deliver). Otherwise the activity fails only
+// when wds itself could not do the work (database down, worker lost): Temporal runs it again, so an
+// outage never spends the receiver's attempts or drops a chain unsent. Should the outage outlast infraPatience, the attempt
 // is recorded as lost, by an activity that retries until the log has it.
 func (c chain) attempt(ctx workflow.Context, in contract.AttemptInput) (contract.AttemptResult, error) {
 	actx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
@@ -294,8 +295,7 @@ func (c chain) attempt(ctx workflow.Context, in contract.AttemptInput) (contract
 		RetryPolicy:            &temporal.RetryPolicy{MaximumInterval: time.Minute},
 		Summary:                fmt.Sprintf("attempt %d of %d to %s", in.Attempt, c.target.MaxAttempts, c.target.URL),
 	})
-	var res contract.AttemptResult
-	err := workflow.ExecuteActivity(actx, acts.Deliver, in).Get(ctx, &res)
+	res, err := deliver(ctx, actx, in)
 	for err == nil && res.Outcome == models.StatusHeld {
 		// Held by the endpoint's rate limit: wait on a timer (a stop signal ends it early) and ask
 		// again with the same delivery id; the wait is not an attempt.
@@ -304,8 +304,7 @@ func (c chain) attempt(ctx workflow.Context, in contract.AttemptInput) (contract
 		if _, err := workflow.AwaitWithOptions(ctx, opts, c.stopped); err != nil {
 			return contract.AttemptResult{}, fmt.Errorf("wait for the rate limit: %w", err)
 		}
-		res = contract.AttemptResult{}
-		err = workflow.ExecuteActivity(actx, acts.Deliver, in).Get(ctx, &res)
+		res, err = deliver(ctx, actx, in)
 	}
 	if err == nil {
 		return res, nil
@@ -320,6 +319,32 @@ func (c chain) attempt(ctx workflow.Context, in contract.AttemptInput) (contract
 		return contract.AttemptResult{}, fmt.Errorf("record attempt %d: %w", in.Attempt, err)
 	}
 	return res, nil
+}
+
+// ChangeAttempt is the workflow.GetVersion change of how an attempt runs. One change id for every
+// version, so a workflow records one marker however many versions there are. A chain that started
+// before a version keeps its old way until it ends.
+const ChangeAttempt = "attempt"
+
+// AttemptFails is the version in which an attempt the receiver failed is a failed activity
+// (contract.AttemptFailure) instead of a completed one with a failed outcome.
+const AttemptFails workflow.Version = 1
+
+// attemptVersion is the way this workflow's attempts run.
+func attemptVersion(ctx workflow.Context) workflow.Version {
+	return workflow.GetVersion(ctx, ChangeAttempt, workflow.DefaultVersion, AttemptFails)
+}
+
+// deliver runs the Deliver activity and returns the attempt's outcome. The outcome of an attempt the
+// receiver failed comes as the activity's failure, so the Temporal UI shows it failed, with the HTTP
+// status and error; the ladder takes it as an outcome like any other.
+func deliver(ctx, actx workflow.Context, in contract.AttemptInput) (contract.AttemptResult, error) {
+	var res contract.AttemptResult
+	err := workflow.ExecuteActivity(actx, acts.Deliver, in).Get(ctx, &res)
+	if failed, ok := contract.FailedAttempt(err); ok {
+		return failed, nil
+	}
+	return res, err
 }
 
 // newID makes a random UUID once and records it in history, so replays see the same id.

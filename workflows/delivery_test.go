@@ -12,6 +12,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/stretchr/testify/mock"
 	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/converter"
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/testsuite"
 	"go.temporal.io/sdk/worker"
@@ -70,7 +71,12 @@ func (r *receiver) deliver(_ context.Context, in contract.AttemptInput) (contrac
 		r.lose[in.Attempt] = n - 1
 		return contract.AttemptResult{}, errors.New("worker lost")
 	}
-	return r.decide(in), nil
+	// As the real activity does: a failed attempt, once recorded, fails the activity when asked to.
+	res := r.decide(in)
+	if in.ReportFailure && (res.Outcome == models.StatusFailed || res.Outcome == models.StatusDropped) {
+		return contract.AttemptResult{}, contract.AttemptFailure(in, res)
+	}
+	return res, nil
 }
 
 func (r *receiver) recordLost(_ context.Context, l contract.LostAttempt) (contract.AttemptResult, error) {
@@ -502,5 +508,43 @@ func TestAWorkflowFromBeforeFailWhenDroppedStillCompletes(t *testing.T) {
 	}
 	if err := env.GetWorkflowResult(&res); err != nil || res.Status != contract.WorkflowDropped {
 		t.Fatalf("old path result %+v (%v)", res, err)
+	}
+}
+
+// An attempt the receiver failed fails its activity (the Temporal UI shows it failed) and the ladder
+// goes on as it did when the activity completed with the outcome: no attempt is recorded lost. A
+// chain started before AttemptFails keeps the old way until it ends.
+func TestAFailedAttemptIsAFailedActivityAndTheLadderGoesOn(t *testing.T) {
+	for _, old := range []bool{false, true} {
+		r := &receiver{targets: []contract.Target{target(3)}, decide: alwaysFail}
+		env := newEnv(t, r)
+		if old {
+			env.OnGetVersion(ChangeAttempt, workflow.DefaultVersion, AttemptFails).Return(workflow.DefaultVersion)
+		}
+		var failures []string
+		env.SetOnActivityCompletedListener(func(info *activity.Info, _ converter.EncodedValue, err error) {
+			if info.ActivityType.Name == contract.ActivityDeliver && err != nil {
+				failures = append(failures, err.Error())
+			}
+		})
+		env.ExecuteWorkflow(contract.EventWorkflowName, contract.EventParams{EventID: uuid.New(), RetrySchedule: defaultSchedule})
+		if _, ok := contract.DroppedResult(env.GetWorkflowError()); !ok {
+			t.Fatalf("old %v: workflow ended %v, want it dropped", old, env.GetWorkflowError())
+		}
+		if len(r.attempts) != 3 || len(r.lost) != 0 {
+			t.Fatalf("old %v: %d attempts, %d lost", old, len(r.attempts), len(r.lost))
+		}
+		for _, a := range r.attempts {
+			if a.in.ReportFailure == old {
+				t.Fatalf("old %v: attempt %d asked ReportFailure %v", old, a.in.Attempt, a.in.ReportFailure)
+			}
+		}
+		want := 3
+		if old {
+			want = 0
+		}
+		if len(failures) != want || (want > 0 && !strings.Contains(failures[0], "attempt 1 failed: HTTP 500; next attempt at")) {
+			t.Fatalf("old %v: failed activities %v, want %d", old, failures, want)
+		}
 	}
 }

@@ -160,6 +160,10 @@ type AttemptInput struct {
 	NextAttemptAt *time.Time
 	// Test marks the synthetic event: X-PC-Event-Id is the literal null.
 	Test bool
+	// ReportFailure asks the activity to fail, once the attempt is recorded, when the receiver failed
+	// it (FailedAttempt), so the Temporal UI shows a failed attempt as a failed activity. Chains from
+	// before workflows.AttemptFails take every outcome as a result, and leave it false.
+	ReportFailure bool `json:",omitempty"`
 }
 
 // AttemptResult is the outcome of an attempt: the status it recorded in its row (succeeded, failed,
@@ -167,8 +171,42 @@ type AttemptInput struct {
 type AttemptResult struct {
 	Outcome models.Status
 	Error   string
+	// ResponseStatus is the receiver's HTTP status, when it answered.
+	ResponseStatus *int `json:",omitempty"`
 	// Wait is how long a held attempt waits before it asks again.
 	Wait time.Duration
+}
+
+// ErrTypeAttemptFailed is the failure type of a Deliver activity whose POST the receiver failed
+// (an answer other than 2xx, a timeout, a TLS or network error). It is non-retryable: the ladder, not
+// Temporal's activity retry, decides what follows, and the attempt is already recorded.
+const ErrTypeAttemptFailed = "AttemptFailed"
+
+// AttemptFailure is the activity's failure for an attempt the receiver failed: its message says what
+// the receiver did (HTTP 500, timeout) and what follows, and its details are the attempt's result.
+func AttemptFailure(in AttemptInput, res AttemptResult) error {
+	next := "the chain is dropped"
+	if in.NextAttemptAt != nil {
+		next = "next attempt at " + in.NextAttemptAt.UTC().Format(time.RFC3339)
+	}
+	msg := fmt.Sprintf("attempt %d %s: %s; %s", in.Attempt, res.Outcome, res.Error, next)
+	// Benign: a receiver failing is the service's everyday work, not wds's error, so the SDK logs it
+	// at debug level rather than as an error on every failed attempt, and its failure metrics skip it.
+	return temporal.NewApplicationErrorWithOptions(msg, ErrTypeAttemptFailed, temporal.ApplicationErrorOptions{
+		NonRetryable: true, Details: []any{res}, Category: temporal.ApplicationErrorCategoryBenign})
+}
+
+// FailedAttempt is the result an AttemptFailure carries, and false for any other error.
+func FailedAttempt(err error) (AttemptResult, bool) {
+	var app *temporal.ApplicationError
+	if !errors.As(err, &app) || app.Type() != ErrTypeAttemptFailed {
+		return AttemptResult{}, false
+	}
+	var res AttemptResult
+	if app.Details(&res) != nil {
+		return AttemptResult{}, false
+	}
+	return res, true
 }
 
 // LostAttempt records an attempt whose Deliver activity failed without recording an outcome (the
