@@ -1,6 +1,7 @@
 package worker
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 
@@ -42,5 +43,6 @@ func Run(ctx context.Context, cfg *config.Config, c client.Client, box *secrets.
 		Starter:   starter,
 		Log:       log,
 		Retention: cfg.Retention,
+		ListenURL: cmp.Or(cfg.ListenDatabaseURL, cfg.DatabaseURL),
 	})
 }

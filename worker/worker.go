@@ -34,6 +34,9 @@ type Options struct {
 	Retention time.Duration
 	// MaxConcurrentActivities bounds the activities the worker runs at once; 0 is the SDK's default.
 	MaxConcurrentActivities int
+	// ListenURL is where the worker listens for the resends the CLI announces (DispatchNotifier);
+	// empty leaves them to the relay.
+	ListenURL string
 }
 
 // pruneEvery is how often the worker prunes what is older than its retention.
@@ -74,10 +77,17 @@ func Serve(ctx context.Context, o Options) error {
 		return fmt.Errorf("start Temporal worker: %w", err)
 	}
 	o.Log.WithField("task_queue", contract.TaskQueue).Info("webhook worker started")
-	pruned := make(chan struct{})
+	pruned, listened := make(chan struct{}), make(chan struct{})
 	go func() { prune(ctx, o); close(pruned) }()
+	go func() {
+		if o.ListenURL != "" {
+			listenDispatches(ctx, o.ListenURL, o.Starter, o.Log)
+		}
+		close(listened)
+	}()
 	relay(ctx, o)
 	<-pruned
+	<-listened
 	w.Stop()
 	o.Log.Info("webhook worker stopped")
 	return nil

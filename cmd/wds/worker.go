@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 
@@ -16,6 +17,10 @@ func workerCmd(ctx context.Context, _ []string) error {
 		return err
 	}
 	defer closeAll()
+	// The resends `wds admin` announces are heard on the database the worker uses, the wds dev one too.
+	if url, err := databaseURL(p.cfg); err == nil {
+		p.cfg.ListenDatabaseURL = cmp.Or(p.cfg.ListenDatabaseURL, url)
+	}
 	c, err := worker.Dial(ctx, p.cfg, p.log)
 	if err != nil {
 		return err
