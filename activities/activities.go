@@ -45,6 +45,8 @@ type Activities struct {
 
 	budgetOnce sync.Once
 	budget     *semaphore.Weighted
+	// kept holds the outcomes of local attempts that sent but could not be recorded (keep).
+	kept sync.Map
 }
 
 // A worker runs up to a thousand attempts at once, and an event may be 6 MB: loading every body

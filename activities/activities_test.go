@@ -558,3 +558,40 @@ func TestAFailedAttemptFailsTheActivityOnceRecorded(t *testing.T) {
 		t.Fatalf("an attempt to a disabled endpoint: %+v %v", res, err)
 	}
 }
+
+// A local attempt has no heartbeat: a run that sent but could not record keeps the outcome in the
+// worker's memory, and the retry, which runs on the same worker, records it without sending again.
+func TestALocalAttemptThatSentRecordsWithoutSendingAgain(t *testing.T) {
+	f := newFixture(t)
+	rc := deliverytest.NewReceiver(t, func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusAccepted) })
+	ep := f.Endpoint(rc.Srv.URL)
+	a := f.Acts(rc, true)
+	var suite testsuite.WorkflowTestSuite
+	run := func(in contract.AttemptInput) (contract.AttemptResult, error) {
+		env := suite.NewTestActivityEnvironment()
+		val, err := env.ExecuteLocalActivity(a.Deliver, in)
+		var res contract.AttemptResult
+		if err == nil {
+			err = val.Get(&res)
+		}
+		return res, err
+	}
+	in := deliverytest.Attempt(f.Event(events.OrderCreated, nil), ep.ID, 1, deliverytest.Later())
+	refuseDeliveryRows(t, f)
+	if _, err := run(in); err == nil {
+		t.Fatal("an attempt whose row was refused succeeded")
+	}
+	if err := f.DB.Exec("DROP TRIGGER refuse ON webhook_deliveries").Error; err != nil {
+		t.Fatal(err)
+	}
+	res, err := run(in)
+	if err != nil || res.Outcome != models.StatusSucceeded {
+		t.Fatalf("retry answered %+v %v", res, err)
+	}
+	if n := len(rc.Got()); n != 1 {
+		t.Fatalf("%d POSTs, want one: the retry sends nothing", n)
+	}
+	if rows := f.Rows(in.ChainID); len(rows) != 1 || rows[0].ResponseStatus == nil || *rows[0].ResponseStatus != http.StatusAccepted {
+		t.Fatalf("rows %+v", rows)
+	}
+}

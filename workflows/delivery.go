@@ -233,28 +233,32 @@ func (c chain) run(ctx workflow.Context) (models.Status, error) {
 	}
 	first := workflow.Now(ctx)
 	last := c.target.MaxAttempts
+	failure := "" // what failed the previous attempt
 	for attempt := 1; attempt <= last; attempt++ {
 		if attempt > 1 {
-			if err := c.sleepUntil(ctx, first.Add(Offset(c.schedule, attempt)), attempt); err != nil {
+			if err := c.sleepUntil(ctx, first.Add(Offset(c.schedule, attempt)), attempt, failure); err != nil {
 				return "", err
 			}
 		}
+		deliveryID := c.deliveryID(ctx, attempt)
+		version := attemptVersion(ctx) // after the delivery id's side effect, as histories record them
 		in := contract.AttemptInput{
-			DeliveryID: c.deliveryID(ctx, attempt), EventID: c.eventID, EndpointID: c.target.EndpointID,
+			DeliveryID: deliveryID, EventID: c.eventID, EndpointID: c.target.EndpointID,
 			ChainID: c.chainID, WorkflowID: workflow.GetInfo(ctx).WorkflowExecution.ID, Attempt: attempt, Test: c.test,
-			ReportFailure: attemptVersion(ctx) >= AttemptFails,
+			ReportFailure: version >= AttemptFails,
 		}
 		if attempt < last {
 			next := first.Add(Offset(c.schedule, attempt+1))
 			in.NextAttemptAt = &next
 		}
-		res, err := c.attempt(ctx, in)
+		res, err := c.attempt(ctx, in, version >= AttemptLocal)
 		if err != nil {
 			return "", err
 		}
 		if res.Outcome != models.StatusFailed {
 			return res.Outcome, nil
 		}
+		failure = res.Error
 	}
 	// The last attempt's failure is recorded as dropped by the activity; reaching here means the
 	// activity reported failed on the last attempt, which it never does.
@@ -268,12 +272,15 @@ func (c chain) deliveryID(ctx workflow.Context, attempt int) uuid.UUID {
 	return newID(ctx)
 }
 
-func (c chain) sleepUntil(ctx workflow.Context, due time.Time, attempt int) error {
+// sleepUntil waits for attempt's due time. The timer's summary names what failed the attempt before:
+// the Temporal UI draws the timer as a bar that reads at a glance, where a failed local activity is
+// marked failed only in its details.
+func (c chain) sleepUntil(ctx workflow.Context, due time.Time, attempt int, failure string) error {
 	d := due.Sub(workflow.Now(ctx))
 	if d <= 0 {
 		return nil // the previous attempt took longer than the gap: go at once
 	}
-	summary := fmt.Sprintf("retry %d of %d to %s", attempt, c.target.MaxAttempts, c.target.URL)
+	summary := fmt.Sprintf("retry %d of %d to %s after attempt %d failed: %s", attempt, c.target.MaxAttempts, c.target.URL, attempt-1, failure)
 	// A stop signal ends the wait early; the attempt that follows finds the endpoint disabled or
 	// deleted and ends the chain without sending.
 	opts := workflow.AwaitOptions{Timeout: d, TimerOptions: workflow.TimerOptions{Summary: summary}}
@@ -283,18 +290,14 @@ func (c chain) sleepUntil(ctx workflow.Context, due time.Time, attempt int) erro
 	return nil
 }
 
-// attempt makes attempt n of the ladder. The ladder, not Temporal, decides about the receiver's
-// failures, which the activity reports as outcomes (deliver). Otherwise the activity fails only
-// when wds itself could not do the work (database down, worker lost): Temporal runs it again, so an
-// outage never spends the receiver's attempts or drops a chain unsent. Should the outage outlast infraPatience, the attempt
-// is recorded as lost, by an activity that retries until the log has it.
-func (c chain) attempt(ctx workflow.Context, in contract.AttemptInput) (contract.AttemptResult, error) {
-	actx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
-		StartToCloseTimeout:    deliverTimeout,
-		ScheduleToCloseTimeout: infraPatience,
-		RetryPolicy:            &temporal.RetryPolicy{MaximumInterval: time.Minute},
-		Summary:                fmt.Sprintf("attempt %d of %d to %s", in.Attempt, c.target.MaxAttempts, c.target.URL),
-	})
+// attempt makes attempt n of the ladder, as a local activity when local. The ladder, not Temporal,
+// decides about the receiver's failures, which the activity reports as outcomes (deliver).
+// Otherwise the activity fails only when wds itself could not do the work (database down, worker
+// lost): Temporal runs it again, so an outage never spends the receiver's attempts or drops a chain
+// unsent. Should the outage outlast infraPatience, the attempt is recorded as lost, by an activity
+// that retries until the log has it.
+func (c chain) attempt(ctx workflow.Context, in contract.AttemptInput, local bool) (contract.AttemptResult, error) {
+	actx := attemptContext(ctx, fmt.Sprintf("attempt %d of %d to %s", in.Attempt, c.target.MaxAttempts, c.target.URL), local)
 	res, err := deliver(ctx, actx, in)
 	for err == nil && res.Outcome == models.StatusHeld {
 		// Held by the endpoint's rate limit: wait on a timer (a stop signal ends it early) and ask
@@ -326,13 +329,34 @@ func (c chain) attempt(ctx workflow.Context, in contract.AttemptInput) (contract
 // before a version keeps its old way until it ends.
 const ChangeAttempt = "attempt"
 
-// AttemptFails is the version in which an attempt the receiver failed is a failed activity
-// (contract.AttemptFailure) instead of a completed one with a failed outcome.
-const AttemptFails workflow.Version = 1
+// The versions of ChangeAttempt.
+const (
+	// AttemptFails: an attempt the receiver failed is a failed activity (contract.AttemptFailure)
+	// instead of a completed one with a failed outcome.
+	AttemptFails workflow.Version = 1
+	// AttemptLocal: the attempt is a local activity, run by the worker running the workflow task: one
+	// marker in history instead of an activity's three events, and no activity task's round trip.
+	AttemptLocal workflow.Version = 2
+)
 
 // attemptVersion is the way this workflow's attempts run.
 func attemptVersion(ctx workflow.Context) workflow.Version {
-	return workflow.GetVersion(ctx, ChangeAttempt, workflow.DefaultVersion, AttemptFails)
+	return workflow.GetVersion(ctx, ChangeAttempt, workflow.DefaultVersion, AttemptLocal)
+}
+
+// localAttempt marks a context whose Deliver runs as a local activity (attemptContext).
+type localAttempt struct{}
+
+// attemptContext carries the Deliver activity's options, named by summary in the Temporal UI.
+func attemptContext(ctx workflow.Context, summary string, local bool) workflow.Context {
+	retry := &temporal.RetryPolicy{MaximumInterval: time.Minute}
+	if local {
+		ctx = workflow.WithLocalActivityOptions(ctx, workflow.LocalActivityOptions{StartToCloseTimeout: deliverTimeout,
+			ScheduleToCloseTimeout: infraPatience, RetryPolicy: retry, Summary: summary})
+		return workflow.WithValue(ctx, localAttempt{}, true)
+	}
+	return workflow.WithActivityOptions(ctx, workflow.ActivityOptions{StartToCloseTimeout: deliverTimeout,
+		ScheduleToCloseTimeout: infraPatience, RetryPolicy: retry, Summary: summary})
 }
 
 // deliver runs the Deliver activity and returns the attempt's outcome. The outcome of an attempt the
@@ -340,7 +364,14 @@ func attemptVersion(ctx workflow.Context) workflow.Version {
 // status and error; the ladder takes it as an outcome like any other.
 func deliver(ctx, actx workflow.Context, in contract.AttemptInput) (contract.AttemptResult, error) {
 	var res contract.AttemptResult
-	err := workflow.ExecuteActivity(actx, acts.Deliver, in).Get(ctx, &res)
+	run := workflow.ExecuteActivity
+	if local, _ := actx.Value(localAttempt{}).(bool); local {
+		// A local activity is run by the function it is given: named by its registered name.
+		run = func(actx workflow.Context, _ any, args ...any) workflow.Future {
+			return workflow.ExecuteLocalActivity(actx, contract.ActivityDeliver, args...)
+		}
+	}
+	err := run(actx, acts.Deliver, in).Get(ctx, &res)
 	if failed, ok := contract.FailedAttempt(err); ok {
 		return failed, nil
 	}

@@ -511,40 +511,44 @@ func TestAWorkflowFromBeforeFailWhenDroppedStillCompletes(t *testing.T) {
 	}
 }
 
-// An attempt the receiver failed fails its activity (the Temporal UI shows it failed) and the ladder
-// goes on as it did when the activity completed with the outcome: no attempt is recorded lost. A
-// chain started before AttemptFails keeps the old way until it ends.
+// An attempt the receiver failed fails its activity (the Temporal UI shows it failed), a local one
+// since AttemptLocal, and the ladder goes on as it did when the activity completed with the outcome:
+// no attempt is recorded lost. A chain started before a version keeps its way until it ends.
 func TestAFailedAttemptIsAFailedActivityAndTheLadderGoesOn(t *testing.T) {
-	for _, old := range []bool{false, true} {
+	for _, version := range []workflow.Version{workflow.DefaultVersion, AttemptFails, AttemptLocal} {
 		r := &receiver{targets: []contract.Target{target(3)}, decide: alwaysFail}
 		env := newEnv(t, r)
-		if old {
-			env.OnGetVersion(ChangeAttempt, workflow.DefaultVersion, AttemptFails).Return(workflow.DefaultVersion)
-		}
-		var failures []string
+		env.OnGetVersion(ChangeAttempt, workflow.DefaultVersion, AttemptLocal).Return(version)
+		var failed []string // regular Deliver activities that failed
 		env.SetOnActivityCompletedListener(func(info *activity.Info, _ converter.EncodedValue, err error) {
 			if info.ActivityType.Name == contract.ActivityDeliver && err != nil {
-				failures = append(failures, err.Error())
+				failed = append(failed, err.Error())
 			}
 		})
+		// The test environment tells this listener neither the activity's name nor its error: it counts
+		// the local activities, the lookup of the (unplanned) event's endpoints and the local attempts.
+		// Their failures are those the receiver's fake returned, which the ladder's going on without a
+		// lost attempt proves taken.
+		locals := 0
+		env.SetOnLocalActivityCompletedListener(func(*activity.Info, converter.EncodedValue, error) { locals++ })
 		env.ExecuteWorkflow(contract.EventWorkflowName, contract.EventParams{EventID: uuid.New(), RetrySchedule: defaultSchedule})
 		if _, ok := contract.DroppedResult(env.GetWorkflowError()); !ok {
-			t.Fatalf("old %v: workflow ended %v, want it dropped", old, env.GetWorkflowError())
+			t.Fatalf("version %d: workflow ended %v, want it dropped", version, env.GetWorkflowError())
 		}
 		if len(r.attempts) != 3 || len(r.lost) != 0 {
-			t.Fatalf("old %v: %d attempts, %d lost", old, len(r.attempts), len(r.lost))
+			t.Fatalf("version %d: %d attempts, %d lost", version, len(r.attempts), len(r.lost))
 		}
 		for _, a := range r.attempts {
-			if a.in.ReportFailure == old {
-				t.Fatalf("old %v: attempt %d asked ReportFailure %v", old, a.in.Attempt, a.in.ReportFailure)
+			if a.in.ReportFailure != (version >= AttemptFails) {
+				t.Fatalf("version %d: attempt %d asked ReportFailure %v", version, a.in.Attempt, a.in.ReportFailure)
 			}
 		}
-		want := 3
-		if old {
-			want = 0
+		want := map[workflow.Version][2]int{workflow.DefaultVersion: {0, 1}, AttemptFails: {3, 1}, AttemptLocal: {0, 4}}[version]
+		if len(failed) != want[0] || locals != want[1] {
+			t.Fatalf("version %d: failed activities %q, %d local ones; want %d and %d", version, failed, locals, want[0], want[1])
 		}
-		if len(failures) != want || (want > 0 && !strings.Contains(failures[0], "attempt 1 failed: HTTP 500; next attempt at")) {
-			t.Fatalf("old %v: failed activities %v, want %d", old, failures, want)
+		if len(failed) > 0 && !strings.Contains(failed[0], "attempt 1 failed: HTTP 500; next attempt at") {
+			t.Fatalf("version %d: failure %q", version, failed[0])
 		}
 	}
 }
