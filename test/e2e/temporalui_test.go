@@ -1,15 +1,21 @@
 package e2e
 
 import (
+	"context"
 	"net/http"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"go.temporal.io/api/enums/v1"
+	"go.temporal.io/api/workflowservice/v1"
+	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/converter"
+	"google.golang.org/grpc"
 
 	"wds/internal/dev/temporaldev"
+	"wds/worker"
 	"wds/workflows/contract"
 )
 
@@ -65,5 +71,52 @@ func TestAFailedAttemptIsAFailedActivityInTheHistory(t *testing.T) {
 	// The UI marks a local activity failed only in its details: the retry's timer says it at a glance.
 	if len(timers) != 1 || !strings.HasSuffix(timers[0], "/hooks after attempt 1 failed: HTTP 500") {
 		t.Fatalf("retry timers %q", timers)
+	}
+}
+
+// eagerStarts counts the starts whose answer carried the workflow's first task.
+type eagerStarts struct {
+	mu            sync.Mutex
+	starts, eager int
+}
+
+func (e *eagerStarts) intercept(ctx context.Context, method string, req, reply any, cc *grpc.ClientConn,
+	invoker grpc.UnaryInvoker, opts ...grpc.CallOption) error {
+	err := invoker(ctx, method, req, reply, cc, opts...)
+	if r, ok := reply.(*workflowservice.StartWorkflowExecutionResponse); ok && err == nil {
+		e.mu.Lock()
+		e.starts++
+		if r.GetEagerWorkflowTask() != nil {
+			e.eager++
+		}
+		e.mu.Unlock()
+	}
+	return err
+}
+
+// A worker that starts an event's workflow itself (after commit, or from its relay) gets the first
+// workflow task in the start's answer: no poll through the task queue before the attempt.
+func TestAWorkerStartsDeliveriesEagerly(t *testing.T) {
+	srv := startTemporal(t, temporaldev.Options{})
+	counted := &eagerStarts{}
+	c, err := client.Dial(client.Options{HostPort: srv.Address, Logger: worker.QuietLogger(),
+		ConnectionOptions: client.ConnectionOptions{DialOptions: []grpc.DialOption{grpc.WithChainUnaryInterceptor(counted.intercept)}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	h := newHarness(t, c)
+	h.startWorker()
+	rc := newReceiver(t, ok)
+	h.endpoint(rc, 3, "order.created")
+	h.deliveredOrder(rc, "ord-eager-0") // the worker is up: its start may have raced it
+	counted.mu.Lock()
+	counted.starts, counted.eager = 0, 0
+	counted.mu.Unlock()
+	h.deliveredOrder(rc, "ord-eager-1")
+	counted.mu.Lock()
+	defer counted.mu.Unlock()
+	if counted.starts == 0 || counted.eager != counted.starts {
+		t.Fatalf("%d of %d starts answered with their first workflow task", counted.eager, counted.starts)
 	}
 }
