@@ -2,6 +2,7 @@ package workflows
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 
@@ -228,8 +229,9 @@ type chain struct {
 // run makes attempts until one succeeds or the chain is dropped, and returns the final outcome.
 // Attempt n is due at first + Offset(n), whatever time the earlier attempts took.
 func (c chain) run(ctx workflow.Context) (models.Status, error) {
+	version := attemptVersion(ctx)
 	if c.chainID == uuid.Nil {
-		c.chainID = newID(ctx)
+		c.chainID = c.newChainID(ctx, version)
 	}
 	first := workflow.Now(ctx)
 	last := c.target.MaxAttempts
@@ -240,10 +242,8 @@ func (c chain) run(ctx workflow.Context) (models.Status, error) {
 				return "", err
 			}
 		}
-		deliveryID := c.deliveryID(ctx, attempt)
-		version := attemptVersion(ctx) // after the delivery id's side effect, as histories record them
 		in := contract.AttemptInput{
-			DeliveryID: deliveryID, EventID: c.eventID, EndpointID: c.target.EndpointID,
+			DeliveryID: c.deliveryID(ctx, attempt, version), EventID: c.eventID, EndpointID: c.target.EndpointID,
 			ChainID: c.chainID, WorkflowID: workflow.GetInfo(ctx).WorkflowExecution.ID, Attempt: attempt, Test: c.test,
 			ReportFailure: version >= AttemptFails,
 		}
@@ -265,11 +265,29 @@ func (c chain) run(ctx workflow.Context) (models.Status, error) {
 	return models.StatusDropped, nil
 }
 
-func (c chain) deliveryID(ctx workflow.Context, attempt int) uuid.UUID {
-	if attempt == 1 && c.firstDeliveryID != uuid.Nil {
+// deliveryID is attempt's delivery id: the one the starter planned for attempt 1, or else one made
+// in the workflow. A local attempt runs before the workflow task that made its id completes, and a
+// worker killed in between leaves no record of a random id: the task's rerun would send under a new
+// one. So since AttemptLocal the id derives from the chain's id and the attempt's number, the same
+// on every run.
+func (c chain) deliveryID(ctx workflow.Context, attempt int, version workflow.Version) uuid.UUID {
+	switch {
+	case attempt == 1 && c.firstDeliveryID != uuid.Nil:
 		return c.firstDeliveryID
+	case version >= AttemptLocal:
+		return uuid.NewSHA1(c.chainID, []byte("attempt "+strconv.Itoa(attempt)))
 	}
 	return newID(ctx)
+}
+
+// newChainID makes the id of a chain the starter did not plan: since AttemptLocal derived from the
+// workflow's run and the endpoint, the same on every run of the task (deliveryID says why).
+func (c chain) newChainID(ctx workflow.Context, version workflow.Version) uuid.UUID {
+	if version < AttemptLocal {
+		return newID(ctx)
+	}
+	run := workflow.GetInfo(ctx).WorkflowExecution.RunID
+	return uuid.NewSHA1(uuid.NameSpaceURL, []byte("wds:chain:"+run+":"+c.target.EndpointID.String()))
 }
 
 // sleepUntil waits for attempt's due time. The timer's summary names what failed the attempt before:

@@ -552,3 +552,26 @@ func TestAFailedAttemptIsAFailedActivityAndTheLadderGoesOn(t *testing.T) {
 		}
 	}
 }
+
+// A local attempt runs before the workflow task that made its delivery id completes: a worker killed
+// in between must not leave the task's rerun a new id (the receiver would see the attempt twice under
+// two ids). Since AttemptLocal every id a chain makes is the same on every run of its workflow.
+func TestALocalChainsIdsAreTheSameOnEveryRun(t *testing.T) {
+	tg := target(3)
+	ids := func(p contract.RefireParams) []uuid.UUID {
+		r := &receiver{targets: []contract.Target{tg}, decide: alwaysFail}
+		env := newEnv(t, r)
+		env.ExecuteWorkflow(contract.RefireWorkflowName, p)
+		ended(t, env)
+		var out []uuid.UUID
+		for _, a := range r.attempts {
+			out = append(out, a.in.DeliveryID)
+		}
+		return out
+	}
+	p := contract.RefireParams{EventID: uuid.New(), EndpointID: tg.EndpointID, ChainID: uuid.New(), RetrySchedule: defaultSchedule}
+	first, again := ids(p), ids(p)
+	if len(first) != 3 || !slices.Equal(first, again) || first[0] == first[1] {
+		t.Fatalf("delivery ids %v, then %v: want three, the same on both runs", first, again)
+	}
+}
