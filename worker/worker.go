@@ -32,7 +32,8 @@ type Options struct {
 	RelayBatch int
 	// Retention is how long events and delivery rows are kept; 0 keeps them forever.
 	Retention time.Duration
-	// MaxConcurrentActivities bounds the activities the worker runs at once; 0 is the SDK's default.
+	// MaxConcurrentActivities bounds the activities, and apart the local activities, the worker runs
+	// at once; 0 is the SDK's default.
 	MaxConcurrentActivities int
 	// ListenURL is where the worker listens for the resends the CLI announces (DispatchNotifier);
 	// empty leaves them to the relay.
@@ -71,6 +72,8 @@ func Serve(ctx context.Context, o Options) error {
 		MaxConcurrentWorkflowTaskPollers:   taskQueuePartitions,
 		MaxConcurrentActivityTaskPollers:   taskQueuePartitions,
 		MaxConcurrentActivityExecutionSize: o.MaxConcurrentActivities,
+		// Attempts are local activities (workflows.AttemptLocal): the same bound applies to them.
+		MaxConcurrentLocalActivityExecutionSize: o.MaxConcurrentActivities,
 	})
 	Register(w, o.Activities)
 	if err := w.Start(); err != nil {
