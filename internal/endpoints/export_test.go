@@ -2,3 +2,6 @@ package endpoints
 
 // EventsPageSQL is the support desk's page query, for the plan test.
 func EventsPageSQL(q EventsQuery) (string, []any) { return eventsPageSQL(q) }
+
+// HealthSQL is the endpoint list's health query, for the plan test.
+const HealthSQL = healthSQL
