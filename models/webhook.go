@@ -200,6 +200,10 @@ type Event struct {
 	// reads from the body (generated columns): never written.
 	OrderID    *uuid.UUID `gorm:"->"`
 	ResourceID *uuid.UUID `gorm:"->"`
+	// Outcome and ChainsTotal are the support desk's view of its chains, kept by triggers on the
+	// delivery log and the dispatches (migrations/00026_event_outcome.sql): never written here.
+	Outcome     string `gorm:"->"`
+	ChainsTotal int    `gorm:"->"`
 }
 
 // Recovery statuses.
