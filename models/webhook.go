@@ -230,6 +230,10 @@ type Recovery struct {
 	// DispatchedAt is set once the recovery's workflow is started; the relay starts what a crash
 	// left unstarted.
 	DispatchedAt *time.Time `json:"-"`
+	// AfterAt and AfterID are the last dropped row a batch took (nil before the first): the next
+	// batch continues after it.
+	AfterAt *time.Time `json:"-"`
+	AfterID *uuid.UUID `json:"-"`
 }
 
 // Running reports whether the recovery is still starting chains (templates ask it rather than spell
