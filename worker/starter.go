@@ -425,9 +425,11 @@ func (s *Starter) startDispatch(ctx context.Context, r dispatchRow) error {
 		return s.start(ctx, r.WorkflowID, contract.TestWorkflowName, r.EventType+" → 1 endpoint", r.OrgID, r.EventID, r.EventType, p)
 	}
 	p := contract.RefireParams{EventID: r.EventID, OrgID: r.OrgID, EventType: r.EventType, EndpointID: r.EndpointID, ChainID: r.ChainID, Schedule: s.Schedule}
-	// A re-fire, resend or recovery: a fresh chain to one endpoint, named in the UI by its kind.
+	// A re-fire, resend or recovery: a fresh chain to one endpoint, named in the UI by its kind, on
+	// the manual queue so that it never takes a fresh delivery's slot.
 	kind := map[string]string{models.DispatchRefire: "re-fire", models.DispatchResend: "resend", models.DispatchRecovery: "recovery"}[r.Kind]
-	return s.start(ctx, r.WorkflowID, contract.RefireWorkflowName, r.EventType+" "+kind+" → 1 endpoint", r.OrgID, r.EventID, r.EventType, p)
+	return s.startOn(ctx, contract.ManualTaskQueue, r.WorkflowID, contract.RefireWorkflowName, r.EventType+" "+kind+" → 1 endpoint",
+		r.OrgID, r.EventID, r.EventType, p)
 }
 
 // endpointCount is "1 endpoint" or "n endpointCount".
@@ -442,6 +444,12 @@ func endpointCount(n int) string {
 // summary is the workflow's one line in the Temporal UI's list ("order.created → 2 endpoints").
 func (s *Starter) start(ctx context.Context, id, name, summary string, orgID, eventID uuid.UUID, eventType string, params any,
 	extra ...temporal.SearchAttributeUpdate) error {
+	return s.startOn(ctx, contract.TaskQueue, id, name, summary, orgID, eventID, eventType, params, extra...)
+}
+
+// startOn is start on the task queue named.
+func (s *Starter) startOn(ctx context.Context, queue, id, name, summary string, orgID, eventID uuid.UUID, eventType string, params any,
+	extra ...temporal.SearchAttributeUpdate) error {
 	ctx, cancel := context.WithTimeout(ctx, startTimeout)
 	defer cancel()
 	attrs := append([]temporal.SearchAttributeUpdate{
@@ -452,7 +460,7 @@ func (s *Starter) start(ctx context.Context, id, name, summary string, orgID, ev
 	}, extra...)
 	_, err := s.Temporal.ExecuteWorkflow(ctx, client.StartWorkflowOptions{
 		ID:                                       id,
-		TaskQueue:                                contract.TaskQueue,
+		TaskQueue:                                queue,
 		WorkflowIDReusePolicy:                    enumspb.WORKFLOW_ID_REUSE_POLICY_REJECT_DUPLICATE,
 		WorkflowIDConflictPolicy:                 enumspb.WORKFLOW_ID_CONFLICT_POLICY_FAIL,
 		WorkflowExecutionErrorWhenAlreadyStarted: true,

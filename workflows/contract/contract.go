@@ -17,8 +17,14 @@ import (
 	"wds/models"
 )
 
-// TaskQueue is where every webhook workflow and activity runs (docs/webhooks.md).
+// TaskQueue is where fresh deliveries (each event's own workflow) and test sends run, with their
+// activities (docs/webhooks.md).
 const TaskQueue = "wds-webhooks"
+
+// ManualTaskQueue is where re-fires, resends and recoveries run, with their activities: a worker
+// serves it with slots of its own (WDS_MANUAL_ACTIVITIES), so however many chains an org's recovery
+// starts they never take the slots fresh deliveries need (docs/support.md).
+const ManualTaskQueue = "wds-webhooks-manual"
 
 // Workflow type names, stable because running workflows are bound to them. An event whose chains
 // the starter planned runs as PlannedEventWorkflowName (the same function): a worker of an older wds,
