@@ -17,8 +17,11 @@ import (
 // activities, whose results are all a replay reads. webhook-event-dropped-completed.json (commit
 // 085a5ba) dropped the second endpoint's chain and completed, as workflows did before
 // VersionFailWhenDropped: a query replays it on this code, which must complete it the same way.
+// webhook-event-held-reservation.json (issue 39) was held once by a rate limit and asked again in the
+// place it reserved (VersionHeldReservation).
 func TestRecordedHistoriesReplay(t *testing.T) {
-	for _, name := range []string{"webhook-event-unplanned.json", "webhook-event-planned.json", "webhook-event-dropped-completed.json"} {
+	for _, name := range []string{"webhook-event-unplanned.json", "webhook-event-planned.json", "webhook-event-dropped-completed.json",
+		"webhook-event-held-reservation.json"} {
 		r := sdkworker.NewWorkflowReplayer()
 		worker.RegisterWorkflows(r)
 		if err := r.ReplayWorkflowHistoryFromJSONFile(nil, filepath.Join("testdata", name)); err != nil {

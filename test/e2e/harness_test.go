@@ -248,6 +248,23 @@ func (h *harness) running(workflowID string) bool {
 	return d.GetWorkflowExecutionInfo().GetStatus() == enums.WORKFLOW_EXECUTION_STATUS_RUNNING
 }
 
+// historyCount counts the events of the type in the workflow's history.
+func (h *harness) historyCount(workflowID string, typ enums.EventType) int {
+	h.t.Helper()
+	n := 0
+	it := h.temporal.GetWorkflowHistory(h.ctx, workflowID, "", false, enums.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
+	for it.HasNext() {
+		ev, err := it.Next()
+		if err != nil {
+			h.t.Fatalf("history of %s: %v", workflowID, err)
+		}
+		if ev.GetEventType() == typ {
+			n++
+		}
+	}
+	return n
+}
+
 // historyHas tells whether the workflow's history holds an event of the type: the server's record,
 // so a test can tell a durable timer was started, or has fired, without any worker running.
 func (h *harness) historyHas(workflowID string, typ enums.EventType) bool {

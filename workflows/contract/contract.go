@@ -144,6 +144,9 @@ type AttemptInput struct {
 	NextAttemptAt *time.Time
 	// Test marks the synthetic event: X-PC-Event-Id is the literal null.
 	Test bool
+	// SlotAt is the place under the endpoint's rate limit a held attempt reserved: asked again at
+	// that time, the attempt sends in it without asking for another.
+	SlotAt *time.Time `json:",omitempty"`
 }
 
 // AttemptResult is the outcome of an attempt: the status it recorded in its row (succeeded, failed,
@@ -153,6 +156,8 @@ type AttemptResult struct {
 	Error   string
 	// Wait is how long a held attempt waits before it asks again.
 	Wait time.Duration
+	// SlotAt is the place a held attempt reserved, Wait from now (AttemptInput.SlotAt).
+	SlotAt *time.Time `json:",omitempty"`
 }
 
 // LostAttempt records an attempt whose Deliver activity failed without recording an outcome (the
