@@ -301,14 +301,16 @@ func NextRecoveryBatch(ctx context.Context, db *gorm.DB, p contract.RecoveryPara
 
 // batchSQL takes the recovery's next chains: the endpoint's dropped rows after the cursor
 // (@after_at, @after_id), in time order, through webhook_deliveries_dropped (the order is the
-// index's, endpoint first, so no other index can serve it without a sort). Rows of test events and
+// index's, endpoint first, so no other index can serve it without a sort). Each row's re-fire is
+// looked up by its own index probe (OFFSET 0 keeps the planner from turning it into an anti join,
+// which read every dispatch of every org once few chains were left). Rows of test events and
 // rows re-fired by hand meanwhile are passed over. Each row is locked as a hand re-fire locks it,
 // waiting for one a re-fire holds (a short transaction); the unique re-fire of the row is the final
 // word, so a chain re-fired by hand meanwhile is not queued again.
 const batchSQL = `SELECT d.id, d.event_id, d.attempted_at FROM webhook_deliveries d
 	WHERE d.endpoint_id = @ep AND d.status = @dropped AND (d.attempted_at, d.id) > (@after_at, @after_id)
 		AND d.attempted_at < @until AND d.event_type <> @test
-		AND NOT EXISTS (SELECT 1 FROM webhook_dispatches p WHERE p.refired_delivery_id = d.id)
+		AND NOT EXISTS (SELECT 1 FROM webhook_dispatches p WHERE p.refired_delivery_id = d.id OFFSET 0)
 	ORDER BY d.endpoint_id, d.attempted_at, d.id LIMIT @n FOR UPDATE OF d`
 
 // batchArgs are batchSQL's parameters for the recovery's next n chains.
