@@ -20,6 +20,7 @@ import (
 	"golang.org/x/sync/semaphore"
 	"gorm.io/gorm"
 
+	"wds/internal/endpoints"
 	"wds/internal/outbox"
 	"wds/internal/platform/egress"
 	"wds/internal/platform/secrets"
@@ -142,19 +143,15 @@ func (a *Activities) recorded(ctx context.Context, deliveryID uuid.UUID) (*contr
 	return &contract.AttemptResult{Outcome: rows[0].Status, Error: rows[0].Error, ResponseStatus: rows[0].ResponseStatus}, nil
 }
 
-// write inserts the attempt's row once: a retried task with the same delivery id, or a second
-// attempt number in the same chain, changes nothing. It returns the outcome the log holds.
+// write inserts the attempt's row once, keeping the endpoint's health with it: a retried task with
+// the same delivery id, or a second attempt number in the same chain, changes nothing. It returns the
+// outcome the log holds.
 func (a *Activities) write(ctx context.Context, d *models.Delivery) (contract.AttemptResult, error) {
-	var inserted []uuid.UUID
-	err := a.DB.WithContext(ctx).Raw(`INSERT INTO webhook_deliveries (id, org_id, event_id, endpoint_id, event_type, chain_id,
-		workflow_id, attempt, status, response_status, response_excerpt, error, duration_ms, attempted_at, next_attempt_at)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING RETURNING id`,
-		d.ID, d.OrgID, d.EventID, d.EndpointID, d.EventType, d.ChainID, d.WorkflowID, d.Attempt, d.Status,
-		d.ResponseStatus, d.ResponseExcerpt, d.Error, d.DurationMS, d.AttemptedAt, d.NextAttemptAt).Find(&inserted).Error
+	inserted, err := endpoints.RecordAttempt(ctx, a.DB, d)
 	if err != nil {
-		return contract.AttemptResult{}, fmt.Errorf("record delivery: %w", err)
+		return contract.AttemptResult{}, err
 	}
-	if len(inserted) == 1 {
+	if inserted {
 		return contract.AttemptResult{Outcome: d.Status, Error: d.Error, ResponseStatus: d.ResponseStatus}, nil
 	}
 	got, err := a.recorded(ctx, d.ID)

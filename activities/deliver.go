@@ -64,14 +64,14 @@ func (a *Activities) Deliver(ctx context.Context, in contract.AttemptInput) (con
 			return a.stop(ctx, in, &at.Event, reason)
 		}
 		if at.RateLimit != nil {
-			wait, err := pace(ctx, a.DB, in.EndpointID, *at.RateLimit)
+			held, err := a.paced(ctx, in, at)
 			if err != nil {
 				return contract.AttemptResult{}, err
 			}
-			if wait > 0 {
+			if held != nil {
 				// Returned rather than waited for here: the workflow waits on a timer, holding no
 				// activity slot, so a backlog at a slow endpoint never holds up the others.
-				return contract.AttemptResult{Outcome: models.StatusHeld, Wait: wait}, nil
+				return *held, nil
 			}
 		}
 		if err := a.send(ctx, d, at, in); err != nil {
@@ -101,6 +101,44 @@ func failure(in contract.AttemptInput, res contract.AttemptResult) error {
 		return nil
 	}
 	return contract.AttemptFailure(in, res)
+}
+
+// paced takes the attempt's place under the endpoint's rate limit: the one it reserved when it was
+// held (in.SlotAt), if not long past, else a new one. A place less than slotLead away is waited for
+// here; a later one is returned as the held outcome, nil meaning the attempt sends now.
+func (a *Activities) paced(ctx context.Context, in contract.AttemptInput, at *attemptState) (*contract.AttemptResult, error) {
+	if in.SlotAt != nil {
+		sleep, hold, usable := ownSlot(*in.SlotAt, at.DBNow)
+		if usable && hold > 0 {
+			return heldUntil(hold+slotLead, *in.SlotAt), nil
+		}
+		if usable {
+			return nil, sleepFor(ctx, sleep)
+		}
+	}
+	wait, slot, err := pace(ctx, a.DB, in.EndpointID, *at.RateLimit)
+	switch {
+	case err != nil:
+		return nil, err
+	case wait > slotLead:
+		return heldUntil(wait, slot), nil
+	}
+	return nil, sleepFor(ctx, wait)
+}
+
+// sleepFor waits d unless ctx ends first.
+func sleepFor(ctx context.Context, d time.Duration) error {
+	if d <= 0 {
+		return nil
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return fmt.Errorf("wait for the place: %w", ctx.Err())
+	}
 }
 
 // afterDrop disables the endpoint for failing when the attempt dropped its chain and the endpoint
@@ -281,6 +319,8 @@ type attemptState struct {
 	RecordedStatus   *models.Status
 	RecordedError    *string
 	RecordedResponse *int
+	// DBNow is the database's clock as the attempt read: a reserved place is timed by it.
+	DBNow time.Time
 }
 
 // attempt reads an attempt's state in one statement. The body is json, so its text is the stored
@@ -293,7 +333,7 @@ func (a *Activities) attempt(ctx context.Context, in contract.AttemptInput) (*at
 			CASE WHEN w.previous_secret_until > clock_timestamp() THEN w.previous_secret_sealed END AS previous_sealed,
 			(SELECT coalesce(nullif(x.error, ''), x.status) FROM webhook_deliveries x
 				WHERE x.chain_id = ? AND x.status = ? LIMIT 1) AS dropped,
-			d.status AS recorded_status, d.error AS recorded_error, d.response_status AS recorded_response
+			d.status AS recorded_status, d.error AS recorded_error, d.response_status AS recorded_response, clock_timestamp() AS db_now
 		FROM events e
 		LEFT JOIN webhook_endpoints w ON w.id = ?
 		LEFT JOIN webhook_deliveries d ON d.id = ?

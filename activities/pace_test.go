@@ -17,7 +17,10 @@ import (
 
 // TestARateLimitHoldsAttemptsBackWithoutSendingOrRecording: forty attempts at once to an endpoint
 // limited to 5 a second, from as many goroutines as workers: five a second send, the others are held
-// with a wait of at most the window and leave no row; asked again after their wait, held ones send.
+// and leave no row, each with a place of its own reserved (a reservation, not a poll): the forty
+// places keep the limit in every window. Asked again at its place, a held attempt sends in it
+// without taking another; asked early, it is told to wait the rest; asked long after, it takes a
+// new place.
 func TestARateLimitHoldsAttemptsBackWithoutSendingOrRecording(t *testing.T) {
 	f := newFixture(t)
 	rc := deliverytest.NewReceiver(t, func(w http.ResponseWriter, r *http.Request) {})
@@ -31,7 +34,7 @@ func TestARateLimitHoldsAttemptsBackWithoutSendingOrRecording(t *testing.T) {
 	ev := f.Event(events.OrderCreated, map[string]any{"id": uuid.New()})
 	var mu sync.Mutex
 	var held []contract.AttemptInput
-	var waits []time.Duration
+	var answers []contract.AttemptResult
 	var wg sync.WaitGroup
 	for range 40 {
 		wg.Add(1)
@@ -45,41 +48,66 @@ func TestARateLimitHoldsAttemptsBackWithoutSendingOrRecording(t *testing.T) {
 			}
 			if res.Outcome == models.StatusHeld {
 				mu.Lock()
-				held, waits = append(held, in), append(waits, res.Wait)
+				held, answers = append(held, in), append(answers, res)
 				mu.Unlock()
 			}
 		}()
 	}
 	wg.Wait()
-	// Five places a window: on a loaded machine the forty may take longer than a window, and a
-	// place freed meanwhile is taken again, so the count holds per window of the database's clock.
 	var rows int64
 	f.DB.Model(&models.Delivery{}).Count(&rows)
 	sent := len(rc.Got())
 	if sent < 5 || sent+len(held) != 40 || rows != int64(sent) {
 		t.Fatalf("%d sent, %d held, %d rows; want at least 5 sent, the rest held, a row per send", sent, len(held), rows)
 	}
-	var at []time.Time
-	f.DB.Raw("SELECT sent_at FROM webhook_endpoint_sends WHERE endpoint_id = ? ORDER BY sent_at", ep.ID).Scan(&at)
+	places := func() []time.Time {
+		var at []time.Time
+		f.DB.Raw("SELECT sent_at FROM webhook_endpoint_sends WHERE endpoint_id = ? ORDER BY sent_at", ep.ID).Scan(&at)
+		return at
+	}
+	at := places()
+	if len(at) != 40 {
+		t.Fatalf("%d places for 40 attempts", len(at))
+	}
 	for i := range at {
 		if j := i + 5; j < len(at) && at[j].Sub(at[i]) < time.Second {
-			t.Fatalf("six sends within %v: %v", at[j].Sub(at[i]), at[i:j+1])
+			t.Fatalf("six places within %v: %v", at[j].Sub(at[i]), at[i:j+1])
 		}
 	}
-	for _, w := range waits {
-		if w <= 0 || w > 1200*time.Millisecond {
-			t.Fatalf("held for %v", w)
+	first, last := 0, 0
+	for i, res := range answers {
+		if res.SlotAt == nil || res.Wait <= 0 {
+			t.Fatalf("held without a place: %+v", res)
+		}
+		if res.Wait < answers[first].Wait {
+			first = i
+		}
+		if res.Wait > answers[last].Wait {
+			last = i
 		}
 	}
-	// Places taken after held[0]'s answer (a second window's, on a loaded machine) can fill the window
-	// its wait pointed to: it waits as long as it is told to, a few times at most.
-	res := contract.AttemptResult{Outcome: models.StatusHeld, Wait: waits[0]}
-	for i := 0; res.Outcome == models.StatusHeld && i < 5; i++ {
-		time.Sleep(res.Wait)
-		res, err = acts.Deliver(f.Ctx, held[0])
+	in, res := held[last], answers[last]
+	in.SlotAt = res.SlotAt
+	if early, err := acts.Deliver(f.Ctx, in); err != nil || early.Outcome != models.StatusHeld || *early.SlotAt != *res.SlotAt || early.Wait > res.Wait {
+		t.Fatalf("asked early: %+v %v, want the rest of the wait for the same place", early, err)
 	}
-	if err != nil || res.Outcome != models.StatusSucceeded {
-		t.Fatalf("asked again after the wait: %+v %v", res, err)
+	// Asked again as the workflow does, a little before its place: it waits the rest and sends in it.
+	in, res = held[first], answers[first]
+	in.SlotAt = res.SlotAt
+	time.Sleep(time.Until(*res.SlotAt) - 100*time.Millisecond)
+	if res, err := acts.Deliver(f.Ctx, in); err != nil || res.Outcome != models.StatusSucceeded {
+		t.Fatalf("asked again at its place: %+v %v", res, err)
+	}
+	if sentAt := rc.Got(); len(sentAt) != sent+1 {
+		t.Fatalf("%d sends", len(sentAt))
+	}
+	if n := len(places()); n != 40 {
+		t.Fatalf("%d places after a held attempt sent in its own: it took another", n)
+	}
+	late := held[(first+1)%len(held)]
+	late.SlotAt = ptr(time.Now().Add(-time.Minute))
+	if res, err := acts.Deliver(f.Ctx, late); err != nil || res.Outcome != models.StatusHeld || !res.SlotAt.After(*late.SlotAt) {
+		t.Fatalf("asked long after its place: %+v %v, want a new place", res, err)
 	}
 	// An endpoint without a limit is never held.
 	free := f.Endpoint(rc.Srv.URL)
@@ -89,3 +117,5 @@ func TestARateLimitHoldsAttemptsBackWithoutSendingOrRecording(t *testing.T) {
 		}
 	}
 }
+
+func ptr[T any](v T) *T { return &v }

@@ -9,6 +9,7 @@ import (
 	"sort"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/uuid"
 	"github.com/sirupsen/logrus"
@@ -155,9 +156,9 @@ func tenancyCases() []tcase {
 		{"GET /console/events/:id", asConsole, param("id", func(x *tenant) uuid.UUID { return x.eventID }), nil},
 		{"GET /admin/v1/recoveries/:id", asOperator, param("id", func(x *tenant) uuid.UUID { return x.recoveryID }), nil},
 		{"POST /admin/v1/recoveries/:id/cancel", asOperator, param("id", func(x *tenant) uuid.UUID { return x.recoveryID }), nil},
-		{"POST /admin/v1/endpoints/:id/recover", asOperator, param("id", endpointID), body(map[string]any{"since": "2026-01-01T00:00:00Z"})},
+		{"POST /admin/v1/endpoints/:id/recover", asOperator, param("id", endpointID), body(map[string]any{"since": time.Now().UTC().Add(-24 * time.Hour).Format(time.RFC3339)})},
 		{"POST /console/endpoints/:id/settings", asConsole, consoleEndpoint, form(url.Values{"rate_limit": {"7"}, "headers": {"X-Sweep: 1"}})},
-		{"POST /console/endpoints/:id/recover", asConsole, consoleEndpoint, form(url.Values{"since": {"2026-01-01T00:00"}})},
+		{"POST /console/endpoints/:id/recover", asConsole, consoleEndpoint, form(url.Values{"since": {time.Now().UTC().Add(-24 * time.Hour).Format("2006-01-02T15:04")}})},
 		{"GET /console/recoveries/:id", asConsole, param("id", func(x *tenant) uuid.UUID { return x.recoveryID }), nil},
 		{"POST /console/recoveries/:id/cancel", asConsole, param("id", func(x *tenant) uuid.UUID { return x.recoveryID }), nil},
 		{"POST /admin/v1/events/:id/resend", asOperator, param("id", func(x *tenant) uuid.UUID { return x.eventID }),
@@ -301,18 +302,19 @@ func (x *tenant) leaks(answer, request string) []string {
 // scopedTables says how each table's rows belong to an org, beyond the tables with an org_id
 // column. A new table without org_id must be added here (or to unscopedTables), or the sweep fails.
 var scopedTables = map[string]string{
-	"orgs":                    "id = @org",
-	"users":                   "id IN (SELECT user_id FROM memberships WHERE org_id = @org)",
-	"sellers":                 "id IN (SELECT seller_id FROM seller_links WHERE org_id = @org)",
-	"products":                "seller_id IN (SELECT seller_id FROM seller_links WHERE org_id = @org)",
-	"order_lines":             "order_id IN (SELECT id FROM orders WHERE org_id = @org)",
-	"payments":                "order_id IN (SELECT id FROM orders WHERE org_id = @org)",
-	"external_refs":           "integration_key_id IN (SELECT id FROM integration_keys WHERE org_id = @org)",
-	"idempotency_keys":        "integration_key_id IN (SELECT id FROM integration_keys WHERE org_id = @org)",
-	"rate_limit_hits":         "key_id IN (SELECT id FROM integration_keys WHERE org_id = @org)",
-	"webhook_refire_counters": "endpoint_id IN (SELECT id FROM webhook_endpoints WHERE org_id = @org)",
-	"webhook_endpoint_sends":  "endpoint_id IN (SELECT id FROM webhook_endpoints WHERE org_id = @org)",
-	"vendor_claim_tokens":     "vendor_id IN (SELECT id FROM vendors WHERE org_id = @org)",
+	"orgs":                     "id = @org",
+	"users":                    "id IN (SELECT user_id FROM memberships WHERE org_id = @org)",
+	"sellers":                  "id IN (SELECT seller_id FROM seller_links WHERE org_id = @org)",
+	"products":                 "seller_id IN (SELECT seller_id FROM seller_links WHERE org_id = @org)",
+	"order_lines":              "order_id IN (SELECT id FROM orders WHERE org_id = @org)",
+	"payments":                 "order_id IN (SELECT id FROM orders WHERE org_id = @org)",
+	"external_refs":            "integration_key_id IN (SELECT id FROM integration_keys WHERE org_id = @org)",
+	"idempotency_keys":         "integration_key_id IN (SELECT id FROM integration_keys WHERE org_id = @org)",
+	"rate_limit_hits":          "key_id IN (SELECT id FROM integration_keys WHERE org_id = @org)",
+	"webhook_refire_counters":  "endpoint_id IN (SELECT id FROM webhook_endpoints WHERE org_id = @org)",
+	"webhook_endpoint_sends":   "endpoint_id IN (SELECT id FROM webhook_endpoints WHERE org_id = @org)",
+	"webhook_endpoint_minutes": "endpoint_id IN (SELECT id FROM webhook_endpoints WHERE org_id = @org)",
+	"vendor_claim_tokens":      "vendor_id IN (SELECT id FROM vendors WHERE org_id = @org)",
 }
 
 // unscopedTables belong to no org. rate_limit_hits is counted per request of any key, so it is left

@@ -36,7 +36,12 @@ type Endpoint struct {
 	DisabledReason *string `json:"disabled_reason"`
 	// HealthResetAt is when it was last enabled: failures before it are not held against it.
 	HealthResetAt *time.Time `json:"-"`
-	// Health is read from the delivery log for each view (endpoints.Service fills it).
+	// LastSuccessAt, FailingSince and ConsecutiveDropped are kept by each attempt's write
+	// (endpoints.RecordAttempt); Health shows them.
+	LastSuccessAt      *time.Time `json:"-"`
+	FailingSince       *time.Time `json:"-"`
+	ConsecutiveDropped int64      `json:"-"`
+	// Health is the view of the kept health with the 24-hour counts (endpoints.Service fills it).
 	Health    *EndpointHealth `json:"health" gorm:"-"`
 	CreatedBy uuid.UUID       `json:"created_by"`
 	CreatedAt time.Time       `json:"created_at" gorm:"default:clock_timestamp()"`
@@ -56,7 +61,7 @@ const (
 	DisabledFailing = "failing"
 )
 
-// EndpointHealth is how an endpoint has fared, read from its delivery log.
+// EndpointHealth is how an endpoint has fared, as its attempts' writes kept it.
 type EndpointHealth struct {
 	LastSuccessAt *time.Time `json:"last_success_at"`
 	// FailingSince is its first failed attempt after its last success (or its last enable); nil
@@ -66,6 +71,18 @@ type EndpointHealth struct {
 	Succeeded24h       int64      `json:"succeeded_24h" gorm:"column:succeeded_24h"`
 	Failed24h          int64      `json:"failed_24h" gorm:"column:failed_24h"`
 }
+
+// EndpointMinute counts an endpoint's attempts of one minute, for the health's 24-hour counts.
+// Kept by each attempt's write; the retention job deletes minutes older than a day.
+type EndpointMinute struct {
+	EndpointID uuid.UUID
+	Minute     time.Time
+	Succeeded  int64
+	Failed     int64
+}
+
+// TableName is the minutes table.
+func (EndpointMinute) TableName() string { return "webhook_endpoint_minutes" }
 
 // Headers are an endpoint's custom request headers, a jsonb object of name to value.
 type Headers map[string]string
@@ -185,6 +202,10 @@ type Event struct {
 	// reads from the body (generated columns): never written.
 	OrderID    *uuid.UUID `gorm:"->"`
 	ResourceID *uuid.UUID `gorm:"->"`
+	// Outcome and ChainsTotal are the support desk's view of its chains, kept by triggers on the
+	// delivery log and the dispatches (migrations/00026_event_outcome.sql): never written here.
+	Outcome     string `gorm:"->"`
+	ChainsTotal int    `gorm:"->"`
 }
 
 // Recovery statuses.
@@ -211,6 +232,10 @@ type Recovery struct {
 	// DispatchedAt is set once the recovery's workflow is started; the relay starts what a crash
 	// left unstarted.
 	DispatchedAt *time.Time `json:"-"`
+	// AfterAt and AfterID are the last dropped row a batch took (nil before the first): the next
+	// batch continues after it.
+	AfterAt *time.Time `json:"-"`
+	AfterID *uuid.UUID `json:"-"`
 }
 
 // Running reports whether the recovery is still starting chains (templates ask it rather than spell

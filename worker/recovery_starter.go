@@ -81,7 +81,7 @@ func (s *Starter) startRecovery(ctx context.Context, r recoveryRow) error {
 	defer cancel()
 	_, err := s.Temporal.ExecuteWorkflow(ctx, client.StartWorkflowOptions{
 		ID:                                       contract.RecoveryWorkflowID(r.ID),
-		TaskQueue:                                contract.TaskQueue,
+		TaskQueue:                                contract.ManualTaskQueue,
 		WorkflowIDReusePolicy:                    enumspb.WORKFLOW_ID_REUSE_POLICY_REJECT_DUPLICATE,
 		WorkflowIDConflictPolicy:                 enumspb.WORKFLOW_ID_CONFLICT_POLICY_FAIL,
 		WorkflowExecutionErrorWhenAlreadyStarted: true,

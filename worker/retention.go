@@ -29,8 +29,8 @@ type Pruned struct {
 // before it, and events created before it that nothing refers to any more (no delivery row, no
 // dispatch): the log and the outbox would otherwise grow forever. It works in batches of at most
 // batch rows, each its own short statement, so it never holds many locks at once. It also clears
-// previous signing secrets whose rotation's grace has ended and deletes endpoints whose lease has
-// ended, whatever the cutoff.
+// previous signing secrets whose rotation's grace has ended, deletes endpoints whose lease has
+// ended and the endpoints' attempt counts of minutes older than a day, whatever the cutoff.
 func Prune(ctx context.Context, db *gorm.DB, cutoff time.Time, batch int) (Pruned, error) {
 	var p Pruned
 	steps := []struct {
@@ -71,6 +71,9 @@ func Prune(ctx context.Context, db *gorm.DB, cutoff time.Time, batch int) (Prune
 	}
 	p.Secrets = r.RowsAffected
 	var err error
+	if _, err = endpoints.PruneMinutes(ctx, db); err != nil {
+		return p, fmt.Errorf("prune: %w", err)
+	}
 	if p.Expired, err = endpoints.ExpireLeases(ctx, db); err != nil {
 		return p, fmt.Errorf("prune: expire leased endpoints: %w", err)
 	}

@@ -40,9 +40,10 @@ func Run(ctx context.Context, cfg *config.Config, c client.Client, box *secrets.
 		Temporal: c,
 		Activities: &activities.Activities{DB: starter.DB, Box: box, HTTP: httpc, Batches: starter, Events: starter,
 			DisableAfter: cfg.WebhookDisableAfter},
-		Starter:   starter,
-		Log:       log,
-		Retention: cfg.Retention,
-		ListenURL: cmp.Or(cfg.ListenDatabaseURL, cfg.DatabaseURL),
+		Starter:     starter,
+		Log:         log,
+		Retention:   cfg.Retention,
+		ListenURL:   cmp.Or(cfg.ListenDatabaseURL, cfg.DatabaseURL),
+		ManualSlots: cfg.ManualActivities,
 	})
 }

@@ -1,6 +1,7 @@
 package worker
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -444,9 +445,10 @@ func (s *Starter) startDispatch(ctx context.Context, r dispatchRow) error {
 			orgID: r.OrgID, eventID: r.EventID, eventType: r.EventType, order: r.Order, params: p})
 	}
 	p := contract.RefireParams{EventID: r.EventID, OrgID: r.OrgID, EventType: r.EventType, EndpointID: r.EndpointID, ChainID: r.ChainID, RetrySchedule: s.Schedule}
-	// A re-fire, resend or recovery: a fresh chain to one endpoint, named in the UI by its kind.
+	// A re-fire, resend or recovery: a fresh chain to one endpoint, named in the UI by its kind, on
+	// the manual queue so that it never takes a fresh delivery's slot.
 	kind := map[string]string{models.DispatchRefire: "re-fire", models.DispatchResend: "resend", models.DispatchRecovery: "recovery"}[r.Kind]
-	return s.start(ctx, workflowStart{id: r.WorkflowID, name: contract.RefireWorkflowName, summary: r.EventType + " " + kind + " → 1 endpoint",
+	return s.start(ctx, workflowStart{id: r.WorkflowID, name: contract.RefireWorkflowName, summary: r.EventType + " " + kind + " → 1 endpoint", queue: contract.ManualTaskQueue,
 		orgID: r.OrgID, eventID: r.EventID, eventType: r.EventType, order: r.Order, params: p})
 }
 
@@ -467,6 +469,7 @@ type workflowStart struct {
 	order             orderRef
 	params            any
 	extra             []temporal.SearchAttributeUpdate
+	queue             string // the task queue; empty is contract.TaskQueue
 }
 
 // start starts one workflow; an id already used counts as started (a duplicate start is harmless).
@@ -506,7 +509,7 @@ func (o orderRef) attrs() []temporal.SearchAttributeUpdate {
 func (s *Starter) execute(ctx context.Context, w workflowStart, attrs []temporal.SearchAttributeUpdate) error {
 	_, err := s.Temporal.ExecuteWorkflow(ctx, client.StartWorkflowOptions{
 		ID:                                       w.id,
-		TaskQueue:                                contract.TaskQueue,
+		TaskQueue:                                cmp.Or(w.queue, contract.TaskQueue),
 		WorkflowIDReusePolicy:                    enumspb.WORKFLOW_ID_REUSE_POLICY_REJECT_DUPLICATE,
 		WorkflowIDConflictPolicy:                 enumspb.WORKFLOW_ID_CONFLICT_POLICY_FAIL,
 		WorkflowExecutionErrorWhenAlreadyStarted: true,

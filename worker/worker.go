@@ -1,5 +1,6 @@
 // Package worker is the webhook engine of `wds worker` (and `wds dev`): the Temporal worker on task
-// queue wds-webhooks with the workflows and activities registered under their history names, the
+// queue wds-webhooks (and wds-webhooks-manual for re-fires, resends and recoveries, with slots of
+// their own) with the workflows and activities registered under their history names, the
 // Starter that starts committed events' workflows after commit (for every writer) and from the
 // outbox relay (whatever could not start at once), and the pruning of old rows.
 package worker
@@ -38,7 +39,15 @@ type Options struct {
 	// ListenURL is where the worker listens for the resends the CLI announces (DispatchNotifier);
 	// empty leaves them to the relay.
 	ListenURL string
+	// ManualSlots bounds the activities and workflow tasks of re-fires, resends and recoveries
+	// (contract.ManualTaskQueue) the worker runs at once: WDS_MANUAL_ACTIVITIES; 0 is
+	// DefaultManualSlots.
+	ManualSlots int
 }
+
+// DefaultManualSlots is how many manual chains' tasks a worker runs at once unless told otherwise:
+// enough for a recovery at 10 chains a second against a receiver that answers within a second.
+const DefaultManualSlots = 8
 
 // pruneEvery is how often the worker prunes what is older than its retention.
 const pruneEvery = time.Hour
@@ -79,7 +88,12 @@ func Serve(ctx context.Context, o Options) error {
 	if err := w.Start(); err != nil {
 		return fmt.Errorf("start Temporal worker: %w", err)
 	}
-	o.Log.WithField("task_queue", contract.TaskQueue).Info("webhook worker started")
+	manual := manualWorker(o)
+	if err := manual.Start(); err != nil {
+		w.Stop()
+		return fmt.Errorf("start Temporal worker for %s: %w", contract.ManualTaskQueue, err)
+	}
+	o.Log.WithField("task_queue", contract.TaskQueue).WithField("manual_task_queue", contract.ManualTaskQueue).Info("webhook worker started")
 	pruned, listened := make(chan struct{}), make(chan struct{})
 	go func() { prune(ctx, o); close(pruned) }()
 	go func() {
@@ -91,9 +105,30 @@ func Serve(ctx context.Context, o Options) error {
 	relay(ctx, o)
 	<-pruned
 	<-listened
+	manual.Stop()
 	w.Stop()
 	o.Log.Info("webhook worker stopped")
 	return nil
+}
+
+// manualWorker serves re-fires, resends and recoveries on their own task queue with slots of their
+// own: fresh deliveries, on contract.TaskQueue, keep every slot of theirs however many manual chains
+// are queued (docs/support.md, "Live traffic first").
+func manualWorker(o Options) sdkworker.Worker {
+	slots := o.ManualSlots
+	if slots <= 0 {
+		slots = DefaultManualSlots
+	}
+	w := sdkworker.New(o.Temporal, contract.ManualTaskQueue, sdkworker.Options{
+		WorkerStopTimeout:                       15 * time.Second,
+		MaxConcurrentWorkflowTaskPollers:        taskQueuePartitions,
+		MaxConcurrentActivityTaskPollers:        taskQueuePartitions,
+		MaxConcurrentActivityExecutionSize:      slots,
+		MaxConcurrentWorkflowTaskExecutionSize:  max(slots, 2), // the SDK's least
+		MaxConcurrentLocalActivityExecutionSize: slots,
+	})
+	Register(w, o.Activities)
+	return w
 }
 
 // Register adds the delivery workflows and activities to a worker.

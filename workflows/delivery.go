@@ -141,6 +141,11 @@ func fanOut(ctx workflow.Context, chains []chain) (contract.Result, error) {
 // workflow that completed with a dropped chain before it replays (a query) down its old path.
 const VersionFailWhenDropped = "fail-when-dropped"
 
+// VersionHeldReservation marks the held wait that asks again in the place the activity reserved
+// (AttemptInput.SlotAt). Before it a held attempt asked afresh after each wait, polling the limit;
+// a workflow held then replays without the place, as it ran.
+const VersionHeldReservation = "held-reservation"
+
 // droppedError fails a workflow that did not reach every endpoint, so the Temporal UI's workflow list
 // shows it as Failed, naming the dropped endpoints, without a query. The error is non-retryable (a
 // workflow has no retry policy anyway) and carries the whole Result as its details, every chain's
@@ -318,12 +323,16 @@ func (c chain) attempt(ctx workflow.Context, in contract.AttemptInput, local boo
 	actx := attemptContext(ctx, fmt.Sprintf("attempt %d of %d to %s", in.Attempt, c.target.MaxAttempts, c.target.URL), local)
 	res, err := deliver(ctx, actx, in)
 	for err == nil && res.Outcome == models.StatusHeld {
-		// Held by the endpoint's rate limit: wait on a timer (a stop signal ends it early) and ask
-		// again with the same delivery id; the wait is not an attempt.
+		// Held by the endpoint's rate limit: wait on a timer until the place the activity reserved
+		// (a stop signal ends it early) and ask again with the same delivery id, in that place; the
+		// wait is not an attempt, and however long the backlog it is one timer.
 		opts := workflow.AwaitOptions{Timeout: res.Wait, TimerOptions: workflow.TimerOptions{
 			Summary: fmt.Sprintf("attempt %d held by the rate limit of %s", in.Attempt, c.target.URL)}}
 		if _, err := workflow.AwaitWithOptions(ctx, opts, c.stopped); err != nil {
 			return contract.AttemptResult{}, fmt.Errorf("wait for the rate limit: %w", err)
+		}
+		if workflow.GetVersion(ctx, VersionHeldReservation, workflow.DefaultVersion, 1) == 1 {
+			in.SlotAt = res.SlotAt
 		}
 		res, err = deliver(ctx, actx, in)
 	}

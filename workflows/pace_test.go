@@ -86,3 +86,31 @@ func TestARecoveryPacesItsBatchesAndEndsWhenOneIsDone(t *testing.T) {
 		t.Fatalf("after %d batches: %v, want to continue as new after %d", batches, long.GetWorkflowError(), batchesPerRun)
 	}
 }
+
+// A held attempt waits once, until the place the activity reserved, and is asked again with that
+// place (a reservation, not a poll); a workflow held before VersionHeldReservation asks afresh.
+func TestAHeldAttemptIsAskedAgainInItsOwnPlace(t *testing.T) {
+	for _, version := range []workflow.Version{1, workflow.DefaultVersion} {
+		place := time.Date(2026, 11, 27, 12, 0, 30, 0, time.UTC)
+		r := &receiver{targets: []contract.Target{target(1)}}
+		r.decide = func(in contract.AttemptInput) contract.AttemptResult {
+			if in.SlotAt == nil && len(r.attempts) == 1 {
+				return contract.AttemptResult{Outcome: models.StatusHeld, Wait: 30 * time.Second, SlotAt: &place}
+			}
+			return contract.AttemptResult{Outcome: models.StatusSucceeded}
+		}
+		env := newEnv(t, r)
+		if version == workflow.DefaultVersion {
+			env.OnGetVersion(VersionHeldReservation, workflow.DefaultVersion, 1).Return(workflow.DefaultVersion)
+		}
+		start := env.Now()
+		env.ExecuteWorkflow(contract.EventWorkflowName, contract.EventParams{EventID: uuid.New(), OrgID: uuid.New(), EventType: "order.created", Schedule: defaultSchedule})
+		if !env.IsWorkflowCompleted() || env.GetWorkflowError() != nil || len(r.attempts) != 2 {
+			t.Fatalf("version %d: completed=%v err=%v, %d calls", version, env.IsWorkflowCompleted(), env.GetWorkflowError(), len(r.attempts))
+		}
+		again := r.attempts[1]
+		if again.at.Sub(start) != 30*time.Second || (version == 1) != (again.in.SlotAt != nil && again.in.SlotAt.Equal(place)) {
+			t.Fatalf("version %d: asked again at +%v with place %v", version, again.at.Sub(start), again.in.SlotAt)
+		}
+	}
+}

@@ -11,6 +11,7 @@ import (
 	"github.com/google/uuid"
 
 	"wds/internal/dev/deliverytest"
+	"wds/internal/endpoints"
 	"wds/internal/events"
 	"wds/models"
 	"wds/workflows/contract"
@@ -29,8 +30,12 @@ func TestEndpointPageEditsSettingsShowsHealthAndRecovers(t *testing.T) {
 	for range 3 {
 		ev, _ := deliverytest.Emit(ctx, e.db, e.org.ID, nil, events.OrderCreated, map[string]any{"id": uuid.New()})
 		code := 503
-		e.db.Create(&models.Delivery{ID: uuid.New(), OrgID: e.org.ID, EventID: ev, EndpointID: ep.ID, EventType: "order.created", ChainID: uuid.New(),
+		// written as the attempt writes it, keeping the endpoint's health
+		_, err := endpoints.RecordAttempt(ctx, e.db, &models.Delivery{ID: uuid.New(), OrgID: e.org.ID, EventID: ev, EndpointID: ep.ID, EventType: "order.created", ChainID: uuid.New(),
 			WorkflowID: contract.EventWorkflowID(ev), Attempt: 1, Status: "dropped", ResponseStatus: &code, Error: "HTTP 503", AttemptedAt: time.Now()})
+		if err != nil {
+			t.Fatal(err)
+		}
 	}
 	path := "/console/webhooks/" + ep.ID.String()
 	c, csrf := e.signIn(e.ownerToken)

@@ -26,7 +26,7 @@ type disabledEndpoint struct {
 }
 
 // DisableIfFailing disables the endpoint for failing when it has had no successful attempt for at
-// least after since its first failure (and is still enabled): in one transaction it turns it off,
+// least after since its first failure (and is still enabled), as its row keeps it: in one transaction it turns it off,
 // drops its pending chains, writes the audit row (no actor: the service did it) and the
 // webhook.endpoint_disabled event for the org's other endpoints, and returns the events to start.
 func DisableIfFailing(ctx context.Context, db *gorm.DB, endpointID uuid.UUID, after time.Duration, now time.Time) (targeted []uuid.UUID, err error) {
@@ -39,12 +39,13 @@ func DisableIfFailing(ctx context.Context, db *gorm.DB, endpointID uuid.UUID, af
 		if err != nil {
 			return fmt.Errorf("lock endpoint: %w", err)
 		}
-		if err := withHealth(ctx, tx, &ep); err != nil {
-			return err
-		}
-		since := ep.Health.FailingSince
+		// The row kept its health (RecordAttempt): the decision reads nothing else.
+		since := ep.FailingSince
 		if since == nil || now.Sub(*since) < after {
 			return nil
+		}
+		if err := withHealth(ctx, tx, &ep); err != nil { // for the event's data
+			return err
 		}
 		if err := tx.Model(&ep).Updates(map[string]any{"enabled": false, "disabled_reason": models.DisabledFailing}).Error; err != nil {
 			return fmt.Errorf("disable endpoint: %w", err)

@@ -307,12 +307,13 @@ func (s *Service) Enable(ctx context.Context, id, actorID uuid.UUID) (*models.En
 			return nil, err
 		}
 		var reset time.Time
-		err := tx.Raw(`UPDATE webhook_endpoints SET enabled = true, disabled_reason = NULL, health_reset_at = clock_timestamp()
+		err := tx.Raw(`UPDATE webhook_endpoints SET enabled = true, disabled_reason = NULL, `+resetHealthSQL+`
 			WHERE id = ? RETURNING health_reset_at`, ep.ID).Row().Scan(&reset)
 		if err != nil {
 			return nil, fmt.Errorf("enable endpoint: %w", err)
 		}
 		ep.Enabled, ep.DisabledReason, ep.HealthResetAt = true, nil, &reset
+		ep.FailingSince, ep.ConsecutiveDropped = nil, 0
 		return nil, nil
 	})
 }
@@ -420,11 +421,14 @@ func DropChain(ctx context.Context, tx *gorm.DB, chainID uuid.UUID, reason strin
 }
 
 // dropWaiting ends the chains, among those whose column equals id, that wait for a next attempt:
-// their failed last row becomes dropped with the reason. It returns the workflows running them.
+// their failed last row becomes dropped with the reason, counted in the endpoint's health. It returns
+// the workflows running them.
 func dropWaiting(ctx context.Context, tx *gorm.DB, column string, id uuid.UUID, reason string) ([]string, error) {
 	var workflowIDs []string
-	err := tx.WithContext(ctx).Raw(`UPDATE webhook_deliveries SET status = ?, error = ?, next_attempt_at = NULL
-		WHERE `+column+` = ? AND next_attempt_at IS NOT NULL AND status = ? RETURNING workflow_id`,
+	err := tx.WithContext(ctx).Raw(`WITH dropped AS (UPDATE webhook_deliveries SET status = ?, error = ?, next_attempt_at = NULL
+		WHERE `+column+` = ? AND next_attempt_at IS NOT NULL AND status = ? RETURNING workflow_id, endpoint_id, attempted_at),
+		`+countDroppedSQL+`
+		SELECT workflow_id FROM dropped`,
 		models.StatusDropped, reason, id, models.StatusFailed).Find(&workflowIDs).Error
 	if err != nil {
 		return nil, fmt.Errorf("drop waiting deliveries: %w", err)

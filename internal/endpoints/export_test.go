@@ -1,4 +1,14 @@
 package endpoints
 
+import "wds/models"
+
 // EventsPageSQL is the support desk's page query, for the plan test.
 func EventsPageSQL(q EventsQuery) (string, []any) { return eventsPageSQL(q) }
+
+// HealthSQL is the endpoint list's health query, for the plan test.
+const HealthSQL = healthSQL
+
+// BatchSQL is a recovery batch's query and its parameters, for the plan test.
+func BatchSQL(rec *models.Recovery, n int) (string, map[string]any) {
+	return batchSQL, batchArgs(rec, n)
+}

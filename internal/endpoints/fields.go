@@ -1,19 +1,15 @@
-// The support desk's endpoint fields: a rate limit, custom headers and the health read from the
-// delivery log (docs/support.md).
+// The support desk's endpoint fields: a rate limit and custom headers (the health is health.go's)
+// (docs/support.md).
 
 package endpoints
 
 import (
-	"context"
 	"fmt"
 	"regexp"
 	"slices"
 	"sort"
 	"strings"
 	"unicode/utf8"
-
-	"github.com/google/uuid"
-	"gorm.io/gorm"
 
 	"wds/internal/platform/problem"
 	"wds/models"
@@ -94,51 +90,6 @@ func fieldValueError(v string) string {
 func validRateLimit(n *int) error {
 	if n != nil && (*n < 1 || *n > MaxRateLimit) {
 		return problem.Fail(problem.Invalid, "rate_limit must be from 1 to %d deliveries a second, or null for none", MaxRateLimit)
-	}
-	return nil
-}
-
-// healthSQL reads each endpoint's health from its delivery log through the keyset index
-// (endpoint_id, attempted_at DESC): the last success is found by walking back from the newest
-// attempt, and the failures after it (or after the last enable) are the range since then, so a healthy
-// endpoint costs a few index rows and a failing one the attempts of its outage.
-const healthSQL = `SELECT w.id, s.last_success_at, f.failing_since, coalesce(f.consecutive_dropped, 0) AS consecutive_dropped,
-		coalesce(c.succeeded_24h, 0) AS succeeded_24h, coalesce(c.failed_24h, 0) AS failed_24h
-	FROM webhook_endpoints w
-	LEFT JOIN LATERAL (SELECT d.attempted_at AS last_success_at FROM webhook_deliveries d
-		WHERE d.endpoint_id = w.id AND d.status = @succeeded ORDER BY d.attempted_at DESC LIMIT 1) s ON true
-	LEFT JOIN LATERAL (SELECT min(d.attempted_at) FILTER (WHERE d.status <> @succeeded) AS failing_since,
-			count(DISTINCT d.chain_id) FILTER (WHERE d.status = @dropped) AS consecutive_dropped
-		FROM webhook_deliveries d WHERE d.endpoint_id = w.id
-			AND d.attempted_at > greatest(coalesce(s.last_success_at, '-infinity'), coalesce(w.health_reset_at, '-infinity'))) f ON true
-	LEFT JOIN LATERAL (SELECT count(*) FILTER (WHERE d.status = @succeeded) AS succeeded_24h,
-			count(*) FILTER (WHERE d.status <> @succeeded) AS failed_24h
-		FROM webhook_deliveries d WHERE d.endpoint_id = w.id AND d.attempted_at >= clock_timestamp() - interval '24 hours') c ON true
-	WHERE w.id IN @ids`
-
-// withHealth fills the health of each endpoint.
-func withHealth(ctx context.Context, db *gorm.DB, eps ...*models.Endpoint) error {
-	if len(eps) == 0 {
-		return nil
-	}
-	ids := make([]uuid.UUID, len(eps))
-	for i, ep := range eps {
-		ids[i] = ep.ID
-	}
-	var rows []struct {
-		ID uuid.UUID
-		models.EndpointHealth
-	}
-	if err := db.WithContext(ctx).Raw(healthSQL, map[string]any{"ids": ids, "succeeded": models.StatusSucceeded, "dropped": models.StatusDropped}).Scan(&rows).Error; err != nil {
-		return fmt.Errorf("read endpoint health: %w", err)
-	}
-	byID := make(map[uuid.UUID]models.EndpointHealth, len(rows))
-	for _, r := range rows {
-		byID[r.ID] = r.EndpointHealth
-	}
-	for _, ep := range eps {
-		h := byID[ep.ID]
-		ep.Health = &h
 	}
 	return nil
 }

@@ -13,4 +13,4 @@ func TestMain(m *testing.M) { pgtest.Main(m) }
 // fixture is deliverytest's org and endpoint service, with this package's helpers as its methods.
 type fixture struct{ *deliverytest.Fixture }
 
-func newFixture(t *testing.T) *fixture { return &fixture{deliverytest.NewFixture(t)} }
+func newFixture(t testing.TB) *fixture { return &fixture{deliverytest.NewFixture(t)} }

@@ -26,6 +26,11 @@ import (
 // limit.
 const DefaultRecoveryRate = 10
 
+// MaxRecoveryReach is the furthest back a recovery's since may be when WDS_RETENTION is 0 (logs kept
+// forever): a recovery is for an outage, and a window of years would only be a mistake that re-fires
+// an org's whole history.
+const MaxRecoveryReach = 90 * 24 * time.Hour
+
 // RecoveryStarter starts a committed recovery's workflow at once; the relay starts it otherwise.
 type RecoveryStarter interface {
 	StartRecoveries(ctx context.Context, ids ...uuid.UUID)
@@ -134,6 +139,8 @@ func (s *Service) recoveryWindow(since time.Time, until *time.Time) (time.Time, 
 		return time.Time{}, problem.Fail(ErrInvalidParameter, "since must be before until")
 	case s.Retention > 0 && since.Before(now.Add(-s.Retention)):
 		return time.Time{}, problem.Fail(ErrInvalidParameter, "since is older than the retention (%s): those deliveries are gone", s.Retention)
+	case s.Retention <= 0 && since.Before(now.Add(-MaxRecoveryReach)):
+		return time.Time{}, problem.Fail(ErrInvalidParameter, "since is more than 90 days ago: a recovery reaches back 90 days at most")
 	}
 	return end, nil
 }
@@ -272,19 +279,17 @@ func NextRecoveryBatch(ctx context.Context, db *gorm.DB, p contract.RecoveryPara
 		}
 		n := min(rate, maxBatch)
 		var err error
-		if queued, err = queueRecovered(ctx, tx, &rec, n); err != nil {
+		var taken int
+		if queued, taken, err = queueRecovered(ctx, tx, &rec, n); err != nil {
 			return err
 		}
 		out.Started += len(queued)
-		if len(queued) > 0 {
+		if taken > 0 {
+			// Rows re-fired by hand meanwhile were taken but not queued: the next batch comes sooner.
 			out.Wait = time.Duration(len(queued)) * time.Second / time.Duration(rate)
 			return tx.Exec("UPDATE webhook_recoveries SET started = started + ? WHERE id = ?", len(queued), rec.ID).Error
 		}
-		// Nothing was free to take: done, unless a hand re-fire holds a chain's row right now.
-		left, err := countRecoverable(ctx, tx, rec.EndpointID, rec.Since, rec.Until)
-		if err != nil || left > 0 {
-			return err
-		}
+		// Nothing is left after the cursor: done.
 		out.Done, out.Status = true, models.RecoveryCompleted
 		return finishRecovery(ctx, tx, &rec, models.RecoveryCompleted)
 	})
@@ -294,29 +299,55 @@ func NextRecoveryBatch(ctx context.Context, db *gorm.DB, p contract.RecoveryPara
 	return out, queued, nil
 }
 
-// queueRecovered queues up to n of the recovery's chains, oldest drop first. A chain's dropped row
-// is locked as a hand re-fire locks it, skipping one a re-fire holds, and the unique re-fire of the
-// row is the final word: a chain re-fired by hand meanwhile is not queued again.
-func queueRecovered(ctx context.Context, tx *gorm.DB, rec *models.Recovery, n int) ([]uuid.UUID, error) {
-	var rows []struct {
-		ID      uuid.UUID
-		EventID uuid.UUID
-	}
+// batchSQL takes the recovery's next chains: the endpoint's dropped rows after the cursor
+// (@after_at, @after_id), in time order, through webhook_deliveries_dropped (the order is the
+// index's, endpoint first, so no other index can serve it without a sort). Each row's re-fire is
+// looked up by its own index probe (OFFSET 0 keeps the planner from turning it into an anti join,
+// which read every dispatch of every org once few chains were left). Rows of test events and
+// rows re-fired by hand meanwhile are passed over. Each row is locked as a hand re-fire locks it,
+// waiting for one a re-fire holds (a short transaction); the unique re-fire of the row is the final
+// word, so a chain re-fired by hand meanwhile is not queued again.
+const batchSQL = `SELECT d.id, d.event_id, d.attempted_at FROM webhook_deliveries d
+	WHERE d.endpoint_id = @ep AND d.status = @dropped AND (d.attempted_at, d.id) > (@after_at, @after_id)
+		AND d.attempted_at < @until AND d.event_type <> @test
+		AND NOT EXISTS (SELECT 1 FROM webhook_dispatches p WHERE p.refired_delivery_id = d.id OFFSET 0)
+	ORDER BY d.endpoint_id, d.attempted_at, d.id LIMIT @n FOR UPDATE OF d`
+
+// batchArgs are batchSQL's parameters for the recovery's next n chains.
+func batchArgs(rec *models.Recovery, n int) map[string]any {
 	args := recoverableArgs(rec.EndpointID, rec.Since, rec.Until)
-	args["n"] = n
-	err := tx.WithContext(ctx).Raw("SELECT d.id, d.event_id "+recoverableSQL+" ORDER BY d.attempted_at, d.id LIMIT @n FOR UPDATE OF d SKIP LOCKED",
-		args).Scan(&rows).Error
-	if err != nil {
-		return nil, fmt.Errorf("find dropped chains: %w", err)
+	args["n"], args["after_at"], args["after_id"] = n, rec.Since, uuid.Nil
+	if rec.AfterAt != nil && rec.AfterID != nil {
+		args["after_at"], args["after_id"] = *rec.AfterAt, *rec.AfterID
 	}
-	var queued []uuid.UUID
+	return args
+}
+
+// queueRecovered queues up to n of the recovery's chains after its cursor, oldest drop first, moves
+// the cursor past the last one taken and says how many it took (re-fired by hand meanwhile or not).
+func queueRecovered(ctx context.Context, tx *gorm.DB, rec *models.Recovery, n int) (queued []uuid.UUID, taken int, err error) {
+	var rows []struct {
+		ID          uuid.UUID
+		EventID     uuid.UUID
+		AttemptedAt time.Time
+	}
+	if err := tx.WithContext(ctx).Raw(batchSQL, batchArgs(rec, n)).Scan(&rows).Error; err != nil {
+		return nil, 0, fmt.Errorf("find dropped chains: %w", err)
+	}
+	if len(rows) > 0 {
+		last := rows[len(rows)-1]
+		err := tx.WithContext(ctx).Exec("UPDATE webhook_recoveries SET after_at = ?, after_id = ? WHERE id = ?", last.AttemptedAt, last.ID, rec.ID).Error
+		if err != nil {
+			return nil, 0, fmt.Errorf("move recovery cursor: %w", err)
+		}
+	}
 	for _, r := range rows {
 		var num int
 		err := tx.WithContext(ctx).Raw(`INSERT INTO webhook_refire_counters (event_id, endpoint_id, n) VALUES (?, ?, 1)
 			ON CONFLICT (event_id, endpoint_id) DO UPDATE SET n = webhook_refire_counters.n + 1 RETURNING n`,
 			r.EventID, rec.EndpointID).Row().Scan(&num)
 		if err != nil {
-			return nil, fmt.Errorf("count manual starts: %w", err)
+			return nil, 0, fmt.Errorf("count manual starts: %w", err)
 		}
 		var ids []uuid.UUID
 		err = tx.WithContext(ctx).Raw(`INSERT INTO webhook_dispatches (id, org_id, kind, workflow_id, event_id, endpoint_id, chain_id,
@@ -326,9 +357,9 @@ func queueRecovered(ctx context.Context, tx *gorm.DB, rec *models.Recovery, n in
 			uuid.New(), rec.OrgID, models.DispatchRecovery, contract.ManualWorkflowID(models.DispatchRecovery, r.EventID, rec.EndpointID, num),
 			r.EventID, rec.EndpointID, uuid.New(), r.ID, rec.ID, rec.CreatedBy).Scan(&ids).Error
 		if err != nil {
-			return nil, fmt.Errorf("queue recovered chain: %w", err)
+			return nil, 0, fmt.Errorf("queue recovered chain: %w", err)
 		}
 		queued = append(queued, ids...)
 	}
-	return queued, nil
+	return queued, len(rows), nil
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/google/uuid"
 
 	"wds/internal/events"
+	"wds/internal/platform/database"
 	"wds/internal/platform/paging"
 	"wds/internal/platform/problem"
 	"wds/internal/workspace"
@@ -66,50 +67,25 @@ type EventsPage struct {
 }
 
 // chainsSQL lists the chains of the event e: one row per chain with its endpoint, kind, start, the
-// workflow running it and its state (succeeded, dropped or in_progress). A queued resend, re-fire
-// or recovery whose first attempt has not been made yet is a chain in progress. Test chains are not
-// the event's. The statuses and outcomes are the Go constants' words, written into the text because
-// this fragment is shared by queries whose parameters are positional.
-const chainsSQL = `SELECT c.chain_id, c.endpoint_id, coalesce(p.kind, ` + sqlOriginal + `) AS kind, c.workflow_id, c.started_at,
-		CASE WHEN c.last_status IN (` + sqlSucceeded + `, ` + sqlDropped + `) THEN c.last_status ELSE ` + sqlInProgress + ` END AS state
-	FROM (SELECT d.chain_id, d.endpoint_id, min(d.workflow_id) AS workflow_id, min(d.attempted_at) AS started_at,
-			(array_agg(d.status ORDER BY d.attempt DESC))[1] AS last_status
-		FROM webhook_deliveries d WHERE d.event_id = e.id GROUP BY d.chain_id, d.endpoint_id) c
-	LEFT JOIN webhook_dispatches p ON p.chain_id = c.chain_id AND p.event_id = e.id
-	WHERE p.kind IS DISTINCT FROM ` + sqlTest + `
-	UNION ALL
-	SELECT p.chain_id, p.endpoint_id, p.kind, p.workflow_id, p.created_at, ` + sqlInProgress + `
-	FROM webhook_dispatches p WHERE p.event_id = e.id AND p.kind <> ` + sqlTest + `
-		AND NOT EXISTS (SELECT 1 FROM webhook_deliveries x WHERE x.chain_id = p.chain_id)`
+// workflow running it and its state (succeeded, dropped or in_progress). The rule is the database's
+// (wds_event_chains, migrations/00026_event_outcome.sql), where the triggers that keep each event's
+// outcome use it too.
+const chainsSQL = `SELECT chain_id, endpoint_id, kind, workflow_id, started_at, state FROM wds_event_chains(ARRAY[e.id])`
 
-// outcomeSQL computes, for the event e, its outcome over each endpoint's latest chain and how many
-// chains it has. An event with targets not started yet is in progress.
-const outcomeSQL = `SELECT count(*) AS chains_total,
-		CASE WHEN count(*) = 0 THEN CASE WHEN e.dispatched_at IS NULL THEN ` + sqlInProgress + ` ELSE ` + sqlNoEndpoints + ` END
-			WHEN bool_or(l.latest AND l.state = ` + sqlInProgress + `) THEN ` + sqlInProgress + `
-			WHEN bool_or(l.latest AND l.state = ` + sqlDropped + `) THEN ` + sqlDropped + `
-			ELSE ` + sqlSucceeded + ` END AS outcome
-	FROM (SELECT ch.state, row_number() OVER (PARTITION BY ch.endpoint_id ORDER BY ch.started_at DESC, ch.chain_id DESC) = 1 AS latest
-		FROM (` + chainsSQL + `) ch) l`
+// sqlInProgress is a chain's state while it has attempts to come, as an SQL literal.
+const sqlInProgress = "'" + string(OutcomeInProgress) + "'"
 
-// The words chainsSQL and outcomeSQL compare and answer, as SQL literals.
-const (
-	sqlOriginal    = "'" + ChainOriginal + "'"
-	sqlTest        = "'" + models.DispatchTest + "'"
-	sqlSucceeded   = "'" + string(models.StatusSucceeded) + "'"
-	sqlDropped     = "'" + string(models.StatusDropped) + "'"
-	sqlInProgress  = "'" + string(OutcomeInProgress) + "'"
-	sqlNoEndpoints = "'" + string(OutcomeNoEndpoints) + "'"
-)
-
+// eventRowSQL reads events as the support desk lists them. The outcome and the chain count are kept
+// on the event's row by the writes that change them (the database's wds_event_outcome, over each
+// endpoint's latest chain), so a page reads no chains and a search by outcome walks an index.
 const eventRowSQL = `SELECT e.id, e.type, e.created_at, e.order_id,
-		(SELECT r.number FROM orders r WHERE r.id = e.order_id) AS order_number, e.resource_id, o.outcome, o.chains_total
-	FROM events e CROSS JOIN LATERAL (` + outcomeSQL + `) o`
+		(SELECT r.number FROM orders r WHERE r.id = e.order_id) AS order_number, e.resource_id, e.outcome, e.chains_total
+	FROM events e`
 
 // ListEvents pages through an org's events by (created_at DESC, id DESC): the events_org index, or
 // with an order, resource or type filter the index that leads with it, so an order's events are
-// found at once among millions. The outcome filter is applied to the rows the index walk yields.
-// Test events are left out unless the type asks for them.
+// found at once among millions; with an outcome, events_org_outcome. Test events are left out unless
+// the type asks for them. The page is read in a turn at the database, as the Read API's are.
 func (s *Service) ListEvents(ctx context.Context, q EventsQuery) (*EventsPage, error) {
 	if err := validEventsQuery(q); err != nil {
 		return nil, err
@@ -117,6 +93,11 @@ func (s *Service) ListEvents(ctx context.Context, q EventsQuery) (*EventsPage, e
 	if err := s.requireMember(ctx, q.OrgID, q.ActorID); err != nil {
 		return nil, err
 	}
+	release, err := database.Admit(ctx, s.DB)
+	if err != nil {
+		return nil, err
+	}
+	defer release()
 	if q.Limit == 0 {
 		q.Limit = paging.DefaultLimit
 	}
@@ -174,7 +155,7 @@ func eventsPageSQL(q EventsQuery) (string, []any) {
 		add("(e.created_at, e.id) < (?, ?)", q.Cursor.At, q.Cursor.ID)
 	}
 	if q.Outcome != "" {
-		add("o.outcome = ?", q.Outcome)
+		add("e.outcome = ?", q.Outcome)
 	}
 	return eventRowSQL + " WHERE " + where + " ORDER BY e.created_at DESC, e.id DESC LIMIT ?", append(args, q.Limit+1)
 }
@@ -225,13 +206,19 @@ type EventDetail struct {
 }
 
 // Event is one event's detail. An event of an org the actor is not in, or a test event, is not found.
+// It is read in a turn at the database, as the Read API's pages are.
 func (s *Service) Event(ctx context.Context, id uuid.UUID, actorID *uuid.UUID) (*EventDetail, error) {
+	release, err := database.Admit(ctx, s.DB)
+	if err != nil {
+		return nil, err
+	}
+	defer release()
 	var rows []struct {
 		EventRow
 		OrgID uuid.UUID
 		Body  string
 	}
-	err := s.DB.WithContext(ctx).Raw(`SELECT x.*, e.org_id, e.body::text AS body FROM (`+eventRowSQL+` WHERE e.id = ? AND e.type <> ?) x
+	err = s.DB.WithContext(ctx).Raw(`SELECT x.*, e.org_id, e.body::text AS body FROM (`+eventRowSQL+` WHERE e.id = ? AND e.type <> ?) x
 		JOIN events e ON e.id = x.id`, id, events.WebhookTest).Scan(&rows).Error
 	if err != nil {
 		return nil, fmt.Errorf("load event: %w", err)

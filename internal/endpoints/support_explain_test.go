@@ -14,8 +14,9 @@ import (
 
 // TestOrderSearchIsAnIndexWalk seeds 120,000 events (ten per order) with a delivery each in two
 // orgs, so that a sequential scan and sort is a real choice for the planner, and checks that finding
-// an order's events (first page and deep) walks events_org_order in order, and reads each event's
-// chains through webhook_deliveries_event: the page costs the same at ten million events.
+// an order's events (first page and deep) walks events_org_order in order (or, with an outcome,
+// events_org_outcome) and reads no chains (each event's outcome is kept on its row): the page costs
+// the same at ten million events.
 func TestOrderSearchIsAnIndexWalk(t *testing.T) {
 	f := newFixture(t)
 	ep := f.Endpoint("https://127.0.0.1/hook")
@@ -32,11 +33,7 @@ func TestOrderSearchIsAnIndexWalk(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	err := f.DB.Exec(`INSERT INTO webhook_deliveries (id, org_id, event_id, endpoint_id, event_type, chain_id, workflow_id, attempt, status, attempted_at)
-		SELECT gen_random_uuid(), org_id, id, ?, type, gen_random_uuid(), 'w', 1, 'succeeded', created_at FROM events`, ep.ID).Error
-	if err != nil {
-		t.Fatal(err)
-	}
+	seedDeliveries(t, f, ep.ID, "succeeded")
 	f.DB.Exec("ANALYZE")
 	var order uuid.UUID
 	if err := f.DB.Raw("SELECT order_id FROM events WHERE org_id = ? ORDER BY created_at DESC OFFSET 5000 LIMIT 1", f.Org).Row().Scan(&order); err != nil {
@@ -50,23 +47,39 @@ func TestOrderSearchIsAnIndexWalk(t *testing.T) {
 	} {
 		sql, args := endpoints.EventsPageSQL(q)
 		root, p := pgtest.Explain(t, f.DB, sql, args...)
-		usedOrder, usedChains := false, false
+		usedIndex := false
 		root.Walk(func(n pgtest.PlanNode) {
 			if strings.Contains(n.NodeType, "Sort") && n.Reads("events") {
 				t.Errorf("plan sorts the events:\n%s", p)
 			}
-			if (n.Relation == "events" || n.Relation == "webhook_deliveries") && !strings.HasPrefix(n.NodeType, "Index") && !strings.HasPrefix(n.NodeType, "Bitmap") {
+			if n.Relation == "events" && !strings.HasPrefix(n.NodeType, "Index") && !strings.HasPrefix(n.NodeType, "Bitmap") {
 				t.Errorf("%s is read by %s, want an index:\n%s", n.Relation, n.NodeType, p)
 			}
-			usedOrder = usedOrder || n.Index == "events_org_order"
-			usedChains = usedChains || n.Index == "webhook_deliveries_event"
+			usedIndex = usedIndex || n.Index == "events_org_order" || (q.Outcome != "" && n.Index == "events_org_outcome")
 		})
-		if !usedOrder || !usedChains {
-			t.Errorf("plan does not walk events_org_order (%v) and webhook_deliveries_event (%v):\n%s", usedOrder, usedChains, p)
+		if !usedIndex || root.Reads("webhook_deliveries") {
+			t.Errorf("plan does not walk events_org_order (%v) or reads chains:\n%s", usedIndex, p)
 		}
 	}
 	page, err := f.Svc.ListEvents(f.Ctx, endpoints.EventsQuery{OrgID: f.Org, OrderID: &order, Limit: 50})
 	if err != nil || len(page.Rows) != 10 || page.Rows[0].Outcome != endpoints.OutcomeSucceeded || *page.Rows[0].OrderID != order {
 		t.Fatalf("%+v %v", page, err)
+	}
+}
+
+// seedDeliveries writes one attempt of the given status for every event that has none, a slice at a
+// time (the triggers that keep each event's outcome work through every row a statement writes).
+func seedDeliveries(t testing.TB, f *fixture, endpointID uuid.UUID, status string) {
+	t.Helper()
+	for {
+		r := f.DB.Exec(`INSERT INTO webhook_deliveries (id, org_id, event_id, endpoint_id, event_type, chain_id, workflow_id, attempt, status, attempted_at)
+			SELECT gen_random_uuid(), org_id, id, ?, type, gen_random_uuid(), 'w', 1, ?, created_at FROM events e
+			WHERE NOT EXISTS (SELECT 1 FROM webhook_deliveries d WHERE d.event_id = e.id) LIMIT 20000`, endpointID, status)
+		if r.Error != nil {
+			t.Fatal(r.Error)
+		}
+		if r.RowsAffected == 0 {
+			return
+		}
 	}
 }

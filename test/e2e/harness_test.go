@@ -66,6 +66,8 @@ type harness struct {
 	retention time.Duration
 	// maxActivities bounds each worker's concurrent activities; 0 is the SDK's default.
 	maxActivities int
+	// manualSlots is the workers' WDS_MANUAL_ACTIVITIES; 0 is the default.
+	manualSlots int
 	// disableAfter is the workers' WDS_WEBHOOK_DISABLE_AFTER; 0 never disables an endpoint.
 	disableAfter time.Duration
 
@@ -139,7 +141,7 @@ func (h *harness) startWorker() {
 		done <- worker.Serve(ctx, worker.Options{Temporal: h.temporal, Starter: h.starter, Log: h.log, RelayInterval: 100 * time.Millisecond,
 			Activities: &activities.Activities{DB: h.db, Box: h.box, HTTP: httpc, Batches: h.starter, Events: h.starter,
 				DisableAfter: h.disableAfter}, Retention: h.retention,
-			MaxConcurrentActivities: h.maxActivities})
+			MaxConcurrentActivities: h.maxActivities, ManualSlots: h.manualSlots})
 	}()
 	t := h.t
 	h.mu.Lock()
@@ -244,6 +246,23 @@ func (h *harness) running(workflowID string) bool {
 		h.t.Fatalf("describe %s: %v", workflowID, err)
 	}
 	return d.GetWorkflowExecutionInfo().GetStatus() == enums.WORKFLOW_EXECUTION_STATUS_RUNNING
+}
+
+// historyCount counts the events of the type in the workflow's history.
+func (h *harness) historyCount(workflowID string, typ enums.EventType) int {
+	h.t.Helper()
+	n := 0
+	it := h.temporal.GetWorkflowHistory(h.ctx, workflowID, "", false, enums.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
+	for it.HasNext() {
+		ev, err := it.Next()
+		if err != nil {
+			h.t.Fatalf("history of %s: %v", workflowID, err)
+		}
+		if ev.GetEventType() == typ {
+			n++
+		}
+	}
+	return n
 }
 
 // historyHas tells whether the workflow's history holds an event of the type: the server's record,

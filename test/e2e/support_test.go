@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"go.temporal.io/api/enums/v1"
 	sdkpb "go.temporal.io/api/sdk/v1"
 
 	"wds/internal/dev/temporaldev"
@@ -208,7 +209,8 @@ func maxInAnySecond(got []received) (int, time.Duration) {
 // TestARateLimitedBacklogDoesNotHoldUpOtherEndpoints: a worker that runs two activities at once
 // delivers twenty events to an endpoint limited to one a second and to an unlimited one. Held
 // attempts wait on workflow timers, not in activity slots: the unlimited endpoint gets all twenty
-// while the limited one has had only a few, and the limited one gets each at one a second.
+// while the limited one has had only a few, and the limited one gets each at one a second. Each held
+// attempt reserved its place and waited for it once: about one timer a held chain, not one a second.
 func TestARateLimitedBacklogDoesNotHoldUpOtherEndpoints(t *testing.T) {
 	srv := startTemporal(t, temporaldev.Options{})
 	h := newHarness(t, srv.Client())
@@ -222,8 +224,9 @@ func TestARateLimitedBacklogDoesNotHoldUpOtherEndpoints(t *testing.T) {
 	h.endpoint(fast, 5, "vendor.created")
 	const backlog = 20
 	start := time.Now()
+	var ids []uuid.UUID
 	for range backlog {
-		h.emit("vendor.created")
+		ids = append(ids, h.emit("vendor.created"))
 	}
 	waitFor(t, 30*time.Second, "the unlimited endpoint's deliveries", func() bool { return fast.count() == backlog })
 	tookFast, slowSoFar := time.Since(start), slow.count()
@@ -245,5 +248,20 @@ func TestARateLimitedBacklogDoesNotHoldUpOtherEndpoints(t *testing.T) {
 	if rows != backlog || failed != 0 {
 		t.Errorf("the limited endpoint's log has %d rows, %d of them not a first successful attempt: waiting must not be an attempt", rows, failed)
 	}
-	t.Logf("unlimited endpoint: %d events in %v while the limited one had %d", backlog, tookFast.Round(time.Millisecond), slowSoFar)
+	// Each place taken is one pace transaction; polling, every held attempt took one a second.
+	timers := 0
+	for _, id := range ids {
+		timers += h.historyCount(contract.EventWorkflowID(id), enums.EVENT_TYPE_TIMER_STARTED)
+	}
+	var places int64
+	waitFor(t, 5*time.Second, "the statistics of the places taken", func() bool {
+		h.db.Exec("SELECT pg_stat_clear_snapshot()")
+		h.db.Raw("SELECT n_tup_ins FROM pg_stat_user_tables WHERE relname = 'webhook_endpoint_sends'").Scan(&places)
+		return places >= backlog
+	})
+	if perSend := float64(places) / backlog; perSend > 1.5 || timers > backlog+backlog/4 {
+		t.Errorf("%d places and %d waits for %d sends: want about one of each a held send", places, timers, backlog)
+	}
+	t.Logf("unlimited endpoint: %d events in %v while the limited one had %d; the limited one: %d places taken, %d waits for %d sends",
+		backlog, tookFast.Round(time.Millisecond), slowSoFar, places, timers, backlog)
 }

@@ -17,8 +17,14 @@ import (
 	"wds/models"
 )
 
-// TaskQueue is where every webhook workflow and activity runs (docs/webhooks.md).
+// TaskQueue is where fresh deliveries (each event's own workflow) and test sends run, with their
+// activities (docs/webhooks.md).
 const TaskQueue = "wds-webhooks"
+
+// ManualTaskQueue is where re-fires, resends and recoveries run, with their activities: a worker
+// serves it with slots of its own (WDS_MANUAL_ACTIVITIES), so however many chains an org's recovery
+// starts they never take the slots fresh deliveries need (docs/support.md).
+const ManualTaskQueue = "wds-webhooks-manual"
 
 // Workflow type names, stable because running workflows are bound to them. An event whose chains
 // the starter planned runs as PlannedEventWorkflowName (the same function): a worker of an older wds,
@@ -164,6 +170,9 @@ type AttemptInput struct {
 	// it (FailedAttempt), so the Temporal UI shows a failed attempt as a failed activity. Chains from
 	// before workflows.AttemptFails take every outcome as a result, and leave it false.
 	ReportFailure bool `json:",omitempty"`
+	// SlotAt is the place under the endpoint's rate limit a held attempt reserved: asked again at
+	// that time, the attempt sends in it without asking for another.
+	SlotAt *time.Time `json:",omitempty"`
 }
 
 // AttemptResult is the outcome of an attempt: the status it recorded in its row (succeeded, failed,
@@ -175,6 +184,8 @@ type AttemptResult struct {
 	ResponseStatus *int `json:",omitempty"`
 	// Wait is how long a held attempt waits before it asks again.
 	Wait time.Duration
+	// SlotAt is the place a held attempt reserved, Wait from now (AttemptInput.SlotAt).
+	SlotAt *time.Time `json:",omitempty"`
 }
 
 // ErrTypeAttemptFailed is the failure type of a Deliver activity whose POST the receiver failed

@@ -29,7 +29,7 @@ import (
 
 // Fixture is an org with an owner and a member, and the endpoint service over a fresh database.
 type Fixture struct {
-	T      *testing.T
+	T      testing.TB
 	Ctx    context.Context
 	DB     *gorm.DB
 	Box    *secrets.Box
@@ -39,7 +39,7 @@ type Fixture struct {
 	Member uuid.UUID
 }
 
-func NewFixture(t *testing.T) *Fixture {
+func NewFixture(t testing.TB) *Fixture {
 	t.Helper()
 	ctx := context.Background()
 	db := pgtest.New(t)
@@ -166,8 +166,8 @@ func (f *Fixture) Create(url string) (*endpoints.Created, error) {
 func (f *Fixture) Delivery(ev, ep uuid.UUID, attempt int, status models.Status, at time.Time) models.Delivery {
 	d := models.Delivery{ID: uuid.New(), OrgID: f.Org, EventID: ev, EndpointID: ep, EventType: events.OrderCreated,
 		ChainID: uuid.New(), WorkflowID: contract.EventWorkflowID(ev), Attempt: attempt, Status: status, AttemptedAt: at}
-	if err := f.DB.Create(&d).Error; err != nil {
-		f.T.Fatal(err)
+	if ok, err := endpoints.RecordAttempt(f.Ctx, f.DB, &d); err != nil || !ok {
+		f.T.Fatalf("record delivery: %v %v", ok, err)
 	}
 	return d
 }

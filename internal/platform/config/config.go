@@ -51,6 +51,10 @@ type Config struct {
 	ConsoleInsecureCookie bool `env:"WDS_CONSOLE_INSECURE_COOKIE" envDefault:"false"`
 	// TemporalUIURL is where the console links a delivery's workflow.
 	TemporalUIURL string `env:"WDS_TEMPORAL_UI_URL" envDefault:"http://localhost:8233"`
+	// ManualActivities is how many tasks of re-fires, resends and recoveries a worker runs at once,
+	// on their own task queue, apart from fresh deliveries' (docs/support.md); 0 is the worker's
+	// default (worker.DefaultManualSlots).
+	ManualActivities int `env:"WDS_MANUAL_ACTIVITIES" envDefault:"0"`
 	// Retention is how long the worker keeps events and delivery rows (90 days); 0 keeps them forever.
 	Retention time.Duration `env:"WDS_RETENTION" envDefault:"2160h"`
 	// DBConcurrency bounds the transactions and Read API queries one process runs at once; 0 is
@@ -77,6 +81,9 @@ func Load() (*Config, error) {
 
 func (c *Config) validate() error {
 	var errs []error
+	if c.ManualActivities < 0 {
+		errs = append(errs, fmt.Errorf("WDS_MANUAL_ACTIVITIES=%d: 0 (the default, 8) or more", c.ManualActivities))
+	}
 	if _, err := logrus.ParseLevel(c.LogLevel); err != nil {
 		errs = append(errs, fmt.Errorf("WDS_LOG_LEVEL=%q: use one of panic, fatal, error, warn, info, debug, trace", c.LogLevel))
 	}

@@ -1,0 +1,124 @@
+// An endpoint's health, kept by the writes that change it rather than counted from the delivery log
+// on each read (issue 39): auto-disable decides from the endpoint's row, and the endpoint list reads
+// no delivery rows however long an outage has lasted.
+
+package endpoints
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/google/uuid"
+	"gorm.io/gorm"
+
+	"wds/models"
+)
+
+// recordAttemptSQL inserts an attempt's row once and, when it is new, keeps the endpoint's health
+// and the minute's counts in the same statement. A success moves last_success_at forward and ends
+// the failure streak it follows; a failure after the last success (and the last enable) starts the
+// streak if none is running, and a drop counts one more dropped chain. Rows may be recorded out of
+// time order (attempts run concurrently), so each change compares times rather than assuming the
+// newest; an attempt that changes nothing (a retry's failure within a running streak) writes no
+// endpoint row.
+const recordAttemptSQL = `WITH ins AS (
+	INSERT INTO webhook_deliveries (id, org_id, event_id, endpoint_id, event_type, chain_id, workflow_id, attempt,
+		status, response_status, response_excerpt, error, duration_ms, attempted_at, next_attempt_at)
+	VALUES (@id, @org, @event, @endpoint, @type, @chain, @workflow, @attempt, @status, @response_status,
+		@excerpt, @error, @duration, @at, @next)
+	ON CONFLICT DO NOTHING RETURNING id, endpoint_id, status, attempted_at),
+kept AS (
+	UPDATE webhook_endpoints w SET
+		last_success_at = CASE WHEN i.status = @succeeded THEN greatest(w.last_success_at, i.attempted_at) ELSE w.last_success_at END,
+		failing_since = CASE WHEN i.status <> @succeeded THEN least(w.failing_since, i.attempted_at)
+			WHEN w.failing_since > i.attempted_at THEN w.failing_since END,
+		consecutive_dropped = CASE WHEN i.status = @dropped THEN w.consecutive_dropped + 1
+			WHEN i.status <> @succeeded OR w.failing_since > i.attempted_at THEN w.consecutive_dropped ELSE 0 END
+	FROM ins i
+	WHERE w.id = i.endpoint_id AND CASE WHEN i.status = @succeeded
+		THEN w.last_success_at IS NULL OR w.last_success_at < i.attempted_at OR w.failing_since <= i.attempted_at
+		ELSE i.attempted_at > greatest(w.last_success_at, w.health_reset_at, '-infinity')
+			AND (i.status = @dropped OR w.failing_since IS NULL OR w.failing_since > i.attempted_at) END
+	RETURNING w.id),
+counted AS (
+	INSERT INTO webhook_endpoint_minutes AS m (endpoint_id, minute, succeeded, failed)
+	SELECT endpoint_id, date_trunc('minute', attempted_at), (status = @succeeded)::int, (status <> @succeeded)::int FROM ins
+	ON CONFLICT (endpoint_id, minute) DO UPDATE SET succeeded = m.succeeded + excluded.succeeded, failed = m.failed + excluded.failed
+	RETURNING 1)
+SELECT id FROM ins`
+
+// RecordAttempt writes an attempt's row unless the log already holds its id or its chain's attempt
+// number, keeping the endpoint's health with it, and reports whether it wrote.
+func RecordAttempt(ctx context.Context, db *gorm.DB, d *models.Delivery) (bool, error) {
+	var inserted []uuid.UUID
+	err := db.WithContext(ctx).Raw(recordAttemptSQL, map[string]any{
+		"id": d.ID, "org": d.OrgID, "event": d.EventID, "endpoint": d.EndpointID, "type": d.EventType,
+		"chain": d.ChainID, "workflow": d.WorkflowID, "attempt": d.Attempt, "status": d.Status,
+		"response_status": d.ResponseStatus, "excerpt": d.ResponseExcerpt, "error": d.Error,
+		"duration": d.DurationMS, "at": d.AttemptedAt, "next": d.NextAttemptAt,
+		"succeeded": models.StatusSucceeded, "dropped": models.StatusDropped,
+	}).Scan(&inserted).Error
+	if err != nil {
+		return false, fmt.Errorf("record delivery: %w", err)
+	}
+	return len(inserted) == 1, nil
+}
+
+// countDroppedSQL is the part of a statement that drops waiting chains (the CTE dropped, returning
+// endpoint_id and attempted_at of each dropped row) which counts them into their endpoints' health:
+// a chain whose failed attempt followed the last success and the last enable is one more in the
+// streak.
+const countDroppedSQL = `kept AS (
+	UPDATE webhook_endpoints w SET consecutive_dropped = w.consecutive_dropped + c.n
+	FROM (SELECT d.endpoint_id, count(*) AS n FROM dropped d JOIN webhook_endpoints e ON e.id = d.endpoint_id
+		WHERE d.attempted_at > greatest(e.last_success_at, e.health_reset_at, '-infinity') GROUP BY d.endpoint_id) c
+	WHERE w.id = c.endpoint_id RETURNING 1)`
+
+// resetHealthSQL is what enabling sets: the failures before it no longer count.
+const resetHealthSQL = `failing_since = NULL, consecutive_dropped = 0, health_reset_at = clock_timestamp()`
+
+// healthSQL reads each endpoint's kept health and sums its minutes of the last 24 hours (counted to
+// the minute: the oldest minute counted is the one 24 hours ago began in).
+const healthSQL = `SELECT w.id, w.last_success_at, w.failing_since, w.consecutive_dropped,
+		coalesce(c.succeeded_24h, 0) AS succeeded_24h, coalesce(c.failed_24h, 0) AS failed_24h
+	FROM webhook_endpoints w
+	LEFT JOIN LATERAL (SELECT sum(m.succeeded) AS succeeded_24h, sum(m.failed) AS failed_24h
+		FROM webhook_endpoint_minutes m
+		WHERE m.endpoint_id = w.id AND m.minute >= date_trunc('minute', clock_timestamp() - interval '24 hours')) c ON true
+	WHERE w.id IN @ids`
+
+// withHealth fills the health of each endpoint.
+func withHealth(ctx context.Context, db *gorm.DB, eps ...*models.Endpoint) error {
+	if len(eps) == 0 {
+		return nil
+	}
+	ids := make([]uuid.UUID, len(eps))
+	for i, ep := range eps {
+		ids[i] = ep.ID
+	}
+	var rows []struct {
+		ID uuid.UUID
+		models.EndpointHealth
+	}
+	if err := db.WithContext(ctx).Raw(healthSQL, map[string]any{"ids": ids}).Scan(&rows).Error; err != nil {
+		return fmt.Errorf("read endpoint health: %w", err)
+	}
+	byID := make(map[uuid.UUID]models.EndpointHealth, len(rows))
+	for _, r := range rows {
+		byID[r.ID] = r.EndpointHealth
+	}
+	for _, ep := range eps {
+		h := byID[ep.ID]
+		ep.Health = &h
+	}
+	return nil
+}
+
+// PruneMinutes deletes the attempt counts of minutes the health no longer reads.
+func PruneMinutes(ctx context.Context, db *gorm.DB) (int64, error) {
+	r := db.WithContext(ctx).Exec(`DELETE FROM webhook_endpoint_minutes WHERE minute < clock_timestamp() - interval '25 hours'`)
+	if r.Error != nil {
+		return 0, fmt.Errorf("prune endpoint minutes: %w", r.Error)
+	}
+	return r.RowsAffected, nil
+}

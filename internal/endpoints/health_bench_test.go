@@ -1,0 +1,38 @@
+package endpoints_test
+
+import (
+	"testing"
+	"time"
+
+	"wds/internal/endpoints"
+)
+
+// outage is the size of the long outage the health benchmarks seed: dropped chains of the last 20
+// hours, one attempt each (an endpoint at max_attempts=1 answering 500).
+const outage = 200_000
+
+// BenchmarkHealthOfALongOutage measures auto-disable's decision (an endpoint failing for less than
+// WDS_WEBHOOK_DISABLE_AFTER, so it reads and keeps it) and the endpoint list, on an endpoint whose
+// delivery log holds a 200,000-chain outage (docs/benchmarks.md):
+//
+//	go test -run '^$' -bench HealthOfALongOutage -benchtime 20x ./internal/endpoints/
+func BenchmarkHealthOfALongOutage(b *testing.B) {
+	f := newFixture(b)
+	ep := f.Endpoint("https://127.0.0.1/hook")
+	seedOutage(b, f, ep.ID)
+	b.Run("auto-disable", func(b *testing.B) {
+		for range b.N {
+			if _, err := endpoints.DisableIfFailing(f.Ctx, f.DB, ep.ID, 1000*time.Hour, time.Now()); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("list", func(b *testing.B) {
+		for range b.N {
+			list, err := f.Svc.List(f.Ctx, f.Org, nil)
+			if err != nil || list[0].Health.ConsecutiveDropped != outage {
+				b.Fatalf("%+v %v", list[0].Health, err)
+			}
+		}
+	})
+}

@@ -1,0 +1,121 @@
+package endpoints_test
+
+import (
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+
+	"wds/internal/dev/pgtest"
+	"wds/internal/endpoints"
+	"wds/internal/events"
+	"wds/models"
+	"wds/workflows/contract"
+)
+
+// logHealthSQL is the health as the delivery log says it (what the endpoint list read until it was
+// kept by the writes): the oracle the kept health must agree with.
+const logHealthSQL = `SELECT s.last_success_at, f.failing_since, coalesce(f.consecutive_dropped, 0) AS consecutive_dropped,
+		coalesce(c.succeeded_24h, 0) AS succeeded_24h, coalesce(c.failed_24h, 0) AS failed_24h
+	FROM webhook_endpoints w
+	LEFT JOIN LATERAL (SELECT max(d.attempted_at) AS last_success_at FROM webhook_deliveries d
+		WHERE d.endpoint_id = w.id AND d.status = 'succeeded') s ON true
+	LEFT JOIN LATERAL (SELECT min(d.attempted_at) FILTER (WHERE d.status <> 'succeeded') AS failing_since,
+			count(DISTINCT d.chain_id) FILTER (WHERE d.status = 'dropped') AS consecutive_dropped
+		FROM webhook_deliveries d WHERE d.endpoint_id = w.id
+			AND d.attempted_at > greatest(coalesce(s.last_success_at, '-infinity'), coalesce(w.health_reset_at, '-infinity'))) f ON true
+	LEFT JOIN LATERAL (SELECT count(*) FILTER (WHERE d.status = 'succeeded') AS succeeded_24h,
+			count(*) FILTER (WHERE d.status <> 'succeeded') AS failed_24h
+		FROM webhook_deliveries d WHERE d.endpoint_id = w.id AND d.attempted_at >= clock_timestamp() - interval '24 hours') c ON true
+	WHERE w.id = ?`
+
+// The health each write keeps equals what the delivery log says after every step of an outage:
+// failures and drops (a retried task's row written twice), a failure recorded late that predates the
+// last success, a success recorded late that predates the streak, chains dropped by a disable, the
+// enable that starts afresh, and a success that ends the streak.
+func TestKeptHealthIsWhatTheLogSays(t *testing.T) {
+	f := newFixture(t)
+	ep := f.Endpoint("https://127.0.0.1/hook")
+	ev := f.Event(events.OrderCreated, nil)
+	base := time.Now().Add(-time.Hour).UTC().Truncate(time.Microsecond)
+	at := func(s int) time.Time { return base.Add(time.Duration(s) * time.Second) }
+	later := at(100000)
+	write := func(status models.Status, when time.Time, next *time.Time) models.Delivery {
+		d := models.Delivery{ID: uuid.New(), OrgID: f.Org, EventID: ev, EndpointID: ep.ID, EventType: events.OrderCreated,
+			ChainID: uuid.New(), WorkflowID: contract.EventWorkflowID(ev), Attempt: 1, Status: status, AttemptedAt: when, NextAttemptAt: next}
+		if _, err := endpoints.RecordAttempt(f.Ctx, f.DB, &d); err != nil {
+			t.Fatal(err)
+		}
+		return d
+	}
+	check := func(step string) {
+		t.Helper()
+		var want models.EndpointHealth
+		if err := f.DB.Raw(logHealthSQL, ep.ID).Scan(&want).Error; err != nil {
+			t.Fatal(err)
+		}
+		list, err := f.Svc.List(f.Ctx, f.Org, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := list[0].Health; fmt.Sprint(*got) != fmt.Sprint(want) {
+			t.Fatalf("%s: kept health %+v, the log says %+v", step, *got, want)
+		}
+	}
+	write(models.StatusSucceeded, at(10), nil)
+	check("a success")
+	write(models.StatusFailed, at(20), &later)
+	retried := write(models.StatusDropped, at(30), nil)
+	if ok, err := endpoints.RecordAttempt(f.Ctx, f.DB, &retried); ok || err != nil {
+		t.Fatalf("a retried task wrote again: %v %v", ok, err)
+	}
+	check("a failure and a drop")
+	write(models.StatusDropped, at(5), nil)
+	check("a drop recorded late, before the last success")
+	write(models.StatusSucceeded, at(15), nil)
+	check("a success recorded late, before the streak")
+	write(models.StatusFailed, at(40), &later)
+	if _, err := f.Svc.Disable(f.Ctx, ep.ID, f.Owner); err != nil {
+		t.Fatal(err)
+	}
+	check("the disable drops the waiting chains")
+	if _, err := f.Svc.Enable(f.Ctx, ep.ID, f.Owner); err != nil {
+		t.Fatal(err)
+	}
+	check("the enable starts afresh")
+	write(models.StatusDropped, time.Now(), nil)
+	check("a drop after the enable")
+	write(models.StatusSucceeded, time.Now(), nil)
+	check("a success ends the streak")
+}
+
+// The endpoint list's health reads the endpoints' rows and their minutes, never the delivery log.
+func TestEndpointHealthReadsNoDeliveryRows(t *testing.T) {
+	f := newFixture(t)
+	ep := f.Endpoint("https://127.0.0.1/hook")
+	root, plan := pgtest.Explain(t, f.DB, endpoints.HealthSQL, map[string]any{"ids": []uuid.UUID{ep.ID}})
+	if root.Reads("webhook_deliveries") {
+		t.Fatalf("the health reads the delivery log:\n%s", plan)
+	}
+	root.Walk(func(n pgtest.PlanNode) {
+		if n.Relation == "webhook_endpoint_minutes" && n.NodeType != "Index Scan" && n.NodeType != "Bitmap Heap Scan" {
+			t.Errorf("minutes read by %s:\n%s", n.NodeType, plan)
+		}
+	})
+}
+
+// PruneMinutes deletes the minutes the 24-hour counts no longer read and keeps the others.
+func TestPruneMinutesKeepsTheLastDay(t *testing.T) {
+	f := newFixture(t)
+	ep := f.Endpoint("https://127.0.0.1/hook")
+	f.DB.Exec(`INSERT INTO webhook_endpoint_minutes (endpoint_id, minute, failed) VALUES
+		(?, date_trunc('minute', now() - interval '26 hours'), 1), (?, date_trunc('minute', now() - interval '23 hours'), 1)`, ep.ID, ep.ID)
+	if n, err := endpoints.PruneMinutes(f.Ctx, f.DB); n != 1 || err != nil {
+		t.Fatalf("pruned %d %v", n, err)
+	}
+	list, _ := f.Svc.List(f.Ctx, f.Org, nil)
+	if list[0].Health.Failed24h != 1 {
+		t.Fatalf("health %+v", list[0].Health)
+	}
+}

@@ -1,0 +1,115 @@
+package endpoints_test
+
+import (
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+
+	"wds/internal/dev/pgtest"
+	"wds/internal/endpoints"
+	"wds/internal/events"
+	"wds/internal/platform/paging"
+	"wds/models"
+	"wds/workflows/contract"
+)
+
+// An event's outcome and chain count are kept on its row by the writes that change them: its
+// dispatch, each attempt, a disable dropping its waiting chain, a resend queued and the resend's
+// success. A search by outcome finds it in each state, and only then.
+func TestEventOutcomeIsKeptByEachWrite(t *testing.T) {
+	f := newFixture(t)
+	ep := f.Endpoint("https://127.0.0.1/hook")
+	ev := f.Event(events.OrderCreated, nil)
+	expect := func(step string, want endpoints.Outcome, chains int) {
+		t.Helper()
+		for _, o := range endpoints.Outcomes {
+			page, err := f.Svc.ListEvents(f.Ctx, endpoints.EventsQuery{OrgID: f.Org, Outcome: o, Limit: 10})
+			if err != nil {
+				t.Fatal(err)
+			}
+			found := len(page.Rows) == 1 && page.Rows[0].ID == ev
+			if found != (o == want) || (found && page.Rows[0].ChainsTotal != chains) {
+				t.Fatalf("%s: search by %s found %+v, want the event only under %s with %d chains", step, o, page.Rows, want, chains)
+			}
+		}
+	}
+	expect("written", endpoints.OutcomeInProgress, 0)
+	f.DB.Exec("UPDATE events SET dispatched_at = clock_timestamp() WHERE id = ?", ev)
+	expect("dispatched, no chain yet", endpoints.OutcomeNoEndpoints, 0)
+	later := time.Now().Add(time.Hour)
+	first := models.Delivery{ID: uuid.New(), OrgID: f.Org, EventID: ev, EndpointID: ep.ID, EventType: events.OrderCreated,
+		ChainID: uuid.New(), WorkflowID: contract.EventWorkflowID(ev), Attempt: 1, Status: models.StatusFailed,
+		AttemptedAt: time.Now(), NextAttemptAt: &later}
+	if _, err := endpoints.RecordAttempt(f.Ctx, f.DB, &first); err != nil {
+		t.Fatal(err)
+	}
+	expect("failed, a retry to come", endpoints.OutcomeInProgress, 1)
+	if _, err := f.Svc.Disable(f.Ctx, ep.ID, f.Owner); err != nil {
+		t.Fatal(err)
+	}
+	expect("dropped by the disable", endpoints.OutcomeDropped, 1)
+	if _, err := f.Svc.Enable(f.Ctx, ep.ID, f.Owner); err != nil {
+		t.Fatal(err)
+	}
+	resent, err := f.Svc.Resend(f.Ctx, ev, f.Owner, &ep.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	expect("resend queued", endpoints.OutcomeInProgress, 2)
+	chain := resent.Chains[0]
+	ok := models.Delivery{ID: uuid.New(), OrgID: f.Org, EventID: ev, EndpointID: ep.ID, EventType: events.OrderCreated,
+		ChainID: chain.ChainID, WorkflowID: chain.WorkflowID, Attempt: 1, Status: models.StatusSucceeded, AttemptedAt: time.Now()}
+	if _, err := endpoints.RecordAttempt(f.Ctx, f.DB, &ok); err != nil {
+		t.Fatal(err)
+	}
+	expect("the resend succeeded", endpoints.OutcomeSucceeded, 2)
+
+	// An event nothing is subscribed to is written dispatched: it has no endpoints from the start.
+	unheard := f.Event(events.VendorCreated, map[string]any{"id": uuid.New()})
+	page, err := f.Svc.ListEvents(f.Ctx, endpoints.EventsQuery{OrgID: f.Org, Outcome: endpoints.OutcomeNoEndpoints, Limit: 10})
+	if err != nil || len(page.Rows) != 1 || page.Rows[0].ID != unheard {
+		t.Fatalf("no_endpoints: %+v %v", page, err)
+	}
+}
+
+// A search for a rare outcome among many events (here none matches, the case that read every event
+// of the org) walks events_org_outcome within the org, in the page's order: no sort, no other org's
+// rows, no chains read.
+func TestOutcomeSearchIsAnIndexWalk(t *testing.T) {
+	f := newFixture(t)
+	ep := f.Endpoint("https://127.0.0.1/hook")
+	other := uuid.New()
+	f.DB.Exec("INSERT INTO orgs (id, name) VALUES (?, 'other')", other)
+	for _, org := range []uuid.UUID{f.Org, other} {
+		err := f.DB.Exec(`INSERT INTO events (id, org_id, type, body, created_at, dispatched_at)
+			SELECT gen_random_uuid(), ?, 'order.created', '{}', now() - g * interval '1 second', now()
+			FROM generate_series(1, 30000) g`, org).Error
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	seedDeliveries(t, f, ep.ID, "succeeded")
+	f.DB.Exec("ANALYZE")
+	for _, q := range []endpoints.EventsQuery{
+		{OrgID: f.Org, Outcome: endpoints.OutcomeDropped, Limit: 51},
+		{OrgID: f.Org, Outcome: endpoints.OutcomeInProgress, Limit: 51},
+		{OrgID: f.Org, Outcome: endpoints.OutcomeDropped, Limit: 51, Cursor: &paging.Cursor{At: time.Now().Add(-20000 * time.Second), ID: uuid.New()}},
+	} {
+		sql, args := endpoints.EventsPageSQL(q)
+		root, plan := pgtest.Explain(t, f.DB, sql, args...)
+		used := false
+		root.Walk(func(n pgtest.PlanNode) {
+			if n.NodeType == "Sort" || n.NodeType == "Incremental Sort" {
+				t.Errorf("%s: plan sorts:\n%s", q.Outcome, plan)
+			}
+			if n.Relation == "events" && n.NodeType != "Index Scan" {
+				t.Errorf("%s: events read by %s:\n%s", q.Outcome, n.NodeType, plan)
+			}
+			used = used || n.Index == "events_org_outcome"
+		})
+		if !used || root.Reads("webhook_deliveries") {
+			t.Errorf("%s: want a walk of events_org_outcome and no chains read:\n%s", q.Outcome, plan)
+		}
+	}
+}
