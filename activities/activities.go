@@ -45,6 +45,8 @@ type Activities struct {
 
 	budgetOnce sync.Once
 	budget     *semaphore.Weighted
+	// kept holds the outcomes of local attempts that sent but could not be recorded (keep).
+	kept sync.Map
 }
 
 // A worker runs up to a thousand attempts at once, and an event may be 6 MB: loading every body
@@ -137,7 +139,7 @@ func (a *Activities) recorded(ctx context.Context, deliveryID uuid.UUID) (*contr
 	if len(rows) == 0 {
 		return nil, nil
 	}
-	return &contract.AttemptResult{Outcome: rows[0].Status, Error: rows[0].Error}, nil
+	return &contract.AttemptResult{Outcome: rows[0].Status, Error: rows[0].Error, ResponseStatus: rows[0].ResponseStatus}, nil
 }
 
 // write inserts the attempt's row once: a retried task with the same delivery id, or a second
@@ -153,7 +155,7 @@ func (a *Activities) write(ctx context.Context, d *models.Delivery) (contract.At
 		return contract.AttemptResult{}, fmt.Errorf("record delivery: %w", err)
 	}
 	if len(inserted) == 1 {
-		return contract.AttemptResult{Outcome: d.Status, Error: d.Error}, nil
+		return contract.AttemptResult{Outcome: d.Status, Error: d.Error, ResponseStatus: d.ResponseStatus}, nil
 	}
 	got, err := a.recorded(ctx, d.ID)
 	if err != nil {
@@ -162,7 +164,7 @@ func (a *Activities) write(ctx context.Context, d *models.Delivery) (contract.At
 	if got == nil {
 		// The chain already holds this attempt number under another id: that row is the attempt.
 		var res contract.AttemptResult
-		err := a.DB.WithContext(ctx).Raw(`SELECT status AS outcome, error FROM webhook_deliveries WHERE chain_id = ? AND attempt = ?`,
+		err := a.DB.WithContext(ctx).Raw(`SELECT status AS outcome, error, response_status FROM webhook_deliveries WHERE chain_id = ? AND attempt = ?`,
 			d.ChainID, d.Attempt).Find(&res).Error
 		if err != nil {
 			return contract.AttemptResult{}, fmt.Errorf("load delivery: %w", err)

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io"
 	"net/http"
+	"reflect"
 	"strconv"
 	"strings"
 	"sync"
@@ -14,6 +15,7 @@ import (
 	"github.com/google/uuid"
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/converter"
+	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/testsuite"
 
 	"wds/api/signing"
@@ -219,11 +221,11 @@ func TestARetriedAttemptNeverMakesASecondRowOrASecondPost(t *testing.T) {
 		t.Fatal(err)
 	}
 	again, err := a.Deliver(f.Ctx, in)
-	if err != nil || again != first {
+	if err != nil || !reflect.DeepEqual(again, first) {
 		t.Fatalf("retried task: %+v %v, first %+v", again, err, first)
 	}
 	lost, err := a.RecordLostAttempt(f.Ctx, contract.LostAttempt{Attempt: in, Error: "attempt_lost: worker died"})
-	if err != nil || lost != first {
+	if err != nil || !reflect.DeepEqual(lost, first) {
 		t.Fatalf("lost record over a recorded attempt: %+v %v", lost, err)
 	}
 	if n := len(rc.Got()); n != 1 {
@@ -502,5 +504,94 @@ func TestTheDurationCoversTheWholeExchange(t *testing.T) {
 	r := f.Rows(in.ChainID)[0]
 	if r.DurationMS < pause.Milliseconds() || *r.ResponseStatus != http.StatusUnauthorized || r.ResponseExcerpt != "bad signature" || r.Error != "HTTP 401" {
 		t.Fatalf("row %+v: want at least %d ms, 401, the excerpt and the status as the error", r, pause.Milliseconds())
+	}
+}
+
+// Asked by the workflow (ReportFailure), an attempt the receiver failed, by its answer or by never
+// answering, is recorded once and then fails the activity, non-retryable, with the HTTP status and
+// error in its message and its outcome in the details; a retried task fails the same way without a
+// second POST or row. A success, and a chain stopped without sending, complete.
+func TestAFailedAttemptFailsTheActivityOnceRecorded(t *testing.T) {
+	f := newFixture(t)
+	rc := deliverytest.NewReceiver(t, func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusInternalServerError) })
+	ep := f.Endpoint(rc.Srv.URL)
+	in := deliverytest.Attempt(f.Event(events.OrderCreated, nil), ep.ID, 2, deliverytest.Later())
+	in.ReportFailure = true
+	a := f.Acts(rc, true)
+	for range 2 {
+		_, err := a.Deliver(f.Ctx, in)
+		var app *temporal.ApplicationError
+		if !errors.As(err, &app) || app.Type() != contract.ErrTypeAttemptFailed || !app.NonRetryable() ||
+			!strings.Contains(app.Error(), "attempt 2 failed: HTTP 500; next attempt at ") {
+			t.Fatalf("a 500 did not fail the activity: %v", err)
+		}
+		res, ok := contract.FailedAttempt(err)
+		if !ok || res.Outcome != models.StatusFailed || res.ResponseStatus == nil || *res.ResponseStatus != 500 {
+			t.Fatalf("failure details %+v", res)
+		}
+	}
+	if n, rows := len(rc.Got()), f.Rows(in.ChainID); n != 1 || len(rows) != 1 {
+		t.Fatalf("%d POSTs and %d rows for one attempt", n, len(rows))
+	}
+
+	gone := f.Endpoint("https://127.0.0.1:1/hook") // nothing listens: a network error, and the last attempt
+	in = deliverytest.Attempt(f.Event(events.OrderCreated, nil), gone.ID, 3, nil)
+	in.ReportFailure = true
+	_, err := a.Deliver(f.Ctx, in)
+	if res, ok := contract.FailedAttempt(err); !ok || res.Outcome != models.StatusDropped || res.ResponseStatus != nil ||
+		!strings.Contains(err.Error(), "attempt 3 dropped: ") || !strings.Contains(err.Error(), "the chain is dropped") {
+		t.Fatalf("a refused connection: %+v %v", res, err)
+	}
+
+	rc.Answer(func(w http.ResponseWriter, r *http.Request) {})
+	in = deliverytest.Attempt(f.Event(events.OrderCreated, nil), ep.ID, 1, deliverytest.Later())
+	in.ReportFailure = true
+	if res, err := a.Deliver(f.Ctx, in); err != nil || res.Outcome != models.StatusSucceeded {
+		t.Fatalf("a 200: %+v %v", res, err)
+	}
+	if _, err := f.Svc.Disable(f.Ctx, ep.ID, f.Owner); err != nil {
+		t.Fatal(err)
+	}
+	in = deliverytest.Attempt(f.Event(events.OrderCreated, nil), ep.ID, 1, deliverytest.Later())
+	in.ReportFailure = true
+	if res, err := a.Deliver(f.Ctx, in); err != nil || res.Outcome != models.StatusDropped || res.Error != models.ReasonEndpointDisabled {
+		t.Fatalf("an attempt to a disabled endpoint: %+v %v", res, err)
+	}
+}
+
+// A local attempt has no heartbeat: a run that sent but could not record keeps the outcome in the
+// worker's memory, and the retry, which runs on the same worker, records it without sending again.
+func TestALocalAttemptThatSentRecordsWithoutSendingAgain(t *testing.T) {
+	f := newFixture(t)
+	rc := deliverytest.NewReceiver(t, func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusAccepted) })
+	ep := f.Endpoint(rc.Srv.URL)
+	a := f.Acts(rc, true)
+	var suite testsuite.WorkflowTestSuite
+	run := func(in contract.AttemptInput) (contract.AttemptResult, error) {
+		env := suite.NewTestActivityEnvironment()
+		val, err := env.ExecuteLocalActivity(a.Deliver, in)
+		var res contract.AttemptResult
+		if err == nil {
+			err = val.Get(&res)
+		}
+		return res, err
+	}
+	in := deliverytest.Attempt(f.Event(events.OrderCreated, nil), ep.ID, 1, deliverytest.Later())
+	refuseDeliveryRows(t, f)
+	if _, err := run(in); err == nil {
+		t.Fatal("an attempt whose row was refused succeeded")
+	}
+	if err := f.DB.Exec("DROP TRIGGER refuse ON webhook_deliveries").Error; err != nil {
+		t.Fatal(err)
+	}
+	res, err := run(in)
+	if err != nil || res.Outcome != models.StatusSucceeded {
+		t.Fatalf("retry answered %+v %v", res, err)
+	}
+	if n := len(rc.Got()); n != 1 {
+		t.Fatalf("%d POSTs, want one: the retry sends nothing", n)
+	}
+	if rows := f.Rows(in.ChainID); len(rows) != 1 || rows[0].ResponseStatus == nil || *rows[0].ResponseStatus != http.StatusAccepted {
+		t.Fatalf("rows %+v", rows)
 	}
 }

@@ -14,6 +14,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/google/uuid"
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/temporal"
 	"gorm.io/gorm"
@@ -50,12 +51,15 @@ func (a *Activities) Deliver(ctx context.Context, in contract.AttemptInput) (con
 	if at.RecordedStatus != nil {
 		// a retried or duplicated task: the attempt is already in the log (and an auto-disable the
 		// first run could not finish is finished now)
-		res := contract.AttemptResult{Outcome: *at.RecordedStatus, Error: deref(at.RecordedError)}
-		return res, a.afterDrop(ctx, in, res)
+		res := contract.AttemptResult{Outcome: *at.RecordedStatus, Error: deref(at.RecordedError), ResponseStatus: at.RecordedResponse}
+		if err := a.afterDrop(ctx, in, res); err != nil {
+			return res, err
+		}
+		return res, failure(in, res)
 	}
 	d := newRow(in, &at.Event, a.now())
 	sent := false
-	if !sentEarlier(ctx, d) {
+	if !a.sentEarlier(ctx, d) {
 		if reason := at.stopReason(); reason != "" {
 			return a.stop(ctx, in, &at.Event, reason)
 		}
@@ -82,7 +86,21 @@ func (a *Activities) Deliver(ctx context.Context, in contract.AttemptInput) (con
 		metrics.DeliveryAttempt(d.EndpointID.String(), string(d.Status), d.Status == models.StatusDropped, d.Attempt, time.Duration(d.DurationMS)*time.Millisecond)
 		err = a.afterDrop(ctx, in, res)
 	}
-	return res, err
+	if err != nil {
+		return res, err
+	}
+	return res, failure(in, res)
+}
+
+// failure is the activity's failure for an attempt the receiver failed, when the workflow asks for
+// one (contract.AttemptFailure), and nil otherwise. A chain stopped without sending (its endpoint
+// disabled or deleted) failed nothing: its attempt completes.
+func failure(in contract.AttemptInput, res contract.AttemptResult) error {
+	if !in.ReportFailure || (res.Outcome != models.StatusFailed && res.Outcome != models.StatusDropped) ||
+		res.Error == models.ReasonEndpointDisabled || res.Error == models.ReasonEndpointDeleted {
+		return nil
+	}
+	return contract.AttemptFailure(in, res)
 }
 
 // afterDrop disables the endpoint for failing when the attempt dropped its chain and the endpoint
@@ -101,7 +119,8 @@ func (a *Activities) afterDrop(ctx context.Context, in contract.AttemptInput, re
 const heartbeatTime = 3 * time.Second
 
 // writeSent records the attempt. When the row cannot be written after a POST, the outcome is kept as
-// the task's heartbeat, so the retry records it instead of sending again. Only then: a heartbeat is
+// the task's heartbeat (in the worker's memory for a local activity, keep), so the retry records it
+// instead of sending again. Only then: a heartbeat is
 // a request and a write on the Temporal server, which every attempt would otherwise pay for the
 // rare task that sends and then loses its database. A worker killed between the POST and the row
 // keeps nothing, and the retry sends again; receivers deduplicate on X-PC-Event-Id for that.
@@ -113,14 +132,46 @@ func (a *Activities) writeSent(ctx context.Context, d *models.Delivery, sent boo
 		defer cancel()
 	}
 	res, err := a.write(wctx, d)
-	if err != nil && sent && activity.IsActivity(ctx) {
+	switch {
+	case err == nil:
+		a.kept.Delete(d.ID)
+	case !sent:
+		// the outcome is an earlier run's, which kept it
+	case activity.IsActivity(ctx) && !activity.GetInfo(ctx).IsLocalActivity:
 		// On a context of its own: the task's may be cancelled (the worker stopping) right after
 		// the POST, which is when the outcome matters most.
 		hctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), heartbeatTime)
 		defer cancel()
 		activity.RecordHeartbeat(hctx, outcomeOf(d))
+	default:
+		a.keep(d.ID, outcomeOf(d))
 	}
 	return res, err
+}
+
+// keptFor is how long the worker keeps a local attempt's unrecorded outcome: past the longest an
+// attempt is retried through an outage (the workflows' 24 hours).
+const keptFor = 25 * time.Hour
+
+// keptOutcome is an outcome kept in the worker's memory, and since when.
+type keptOutcome struct {
+	outcome
+	at time.Time
+}
+
+// keep holds the outcome of a local attempt whose row could not be written. A local activity has no
+// heartbeat, but its retries run on the worker that runs its workflow, which finds the outcome here
+// and records it without sending again. A worker that stops loses it, and the retry elsewhere sends
+// again, as a killed worker's does.
+func (a *Activities) keep(id uuid.UUID, o outcome) {
+	now := time.Now()
+	a.kept.Range(func(k, v any) bool { // rare (a database outage): prune what no retry will ask for
+		if now.Sub(v.(keptOutcome).at) > keptFor {
+			a.kept.Delete(k)
+		}
+		return true
+	})
+	a.kept.Store(id, keptOutcome{outcome: o, at: now})
 }
 
 // send POSTs the event and fills d with the outcome.
@@ -160,13 +211,13 @@ func outcomeOf(d *models.Delivery) outcome {
 		Error: d.Error, DurationMS: d.DurationMS, AttemptedAt: d.AttemptedAt, NextAttemptAt: d.NextAttemptAt}
 }
 
-// sentEarlier fills d from the outcome an earlier run of this task sent and kept, if there is one.
-func sentEarlier(ctx context.Context, d *models.Delivery) bool {
-	if !activity.IsActivity(ctx) || !activity.HasHeartbeatDetails(ctx) {
-		return false
-	}
+// sentEarlier fills d from the outcome an earlier run of this task sent and kept, as its heartbeat
+// or in the worker's memory (keep), if there is one.
+func (a *Activities) sentEarlier(ctx context.Context, d *models.Delivery) bool {
 	var o outcome
-	if err := activity.GetHeartbeatDetails(ctx, &o); err != nil {
+	if v, ok := a.kept.Load(d.ID); ok {
+		o = v.(keptOutcome).outcome
+	} else if !activity.IsActivity(ctx) || !activity.HasHeartbeatDetails(ctx) || activity.GetHeartbeatDetails(ctx, &o) != nil {
 		return false
 	}
 	d.Status, d.ResponseStatus, d.ResponseExcerpt, d.Error = o.Status, o.ResponseStatus, o.ResponseExcerpt, o.Error
@@ -215,20 +266,21 @@ func (a *Activities) body(ctx context.Context, at *attemptState) (body []byte, r
 // endpoint, the reason an earlier row of the chain was dropped, and the row this delivery id
 // already has, if a task ran before.
 type attemptState struct {
-	Event          eventMeta `gorm:"embedded"`
-	Body           *string
-	EndpointFound  bool
-	URL            string
-	Headers        models.Headers // the endpoint's custom headers: names only, unless a legacy row
-	HeadersSealed  []byte         // the whole set, sealed (models.OpenHeaders)
-	RateLimit      *int           // POSTs a second at most; nil is no limit
-	SecretSealed   []byte
-	PreviousSealed []byte // the rotated-out secret while its grace lasts
-	Enabled        bool
-	DeletedAt      *time.Time
-	Dropped        *string
-	RecordedStatus *models.Status
-	RecordedError  *string
+	Event            eventMeta `gorm:"embedded"`
+	Body             *string
+	EndpointFound    bool
+	URL              string
+	Headers          models.Headers // the endpoint's custom headers: names only, unless a legacy row
+	HeadersSealed    []byte         // the whole set, sealed (models.OpenHeaders)
+	RateLimit        *int           // POSTs a second at most; nil is no limit
+	SecretSealed     []byte
+	PreviousSealed   []byte // the rotated-out secret while its grace lasts
+	Enabled          bool
+	DeletedAt        *time.Time
+	Dropped          *string
+	RecordedStatus   *models.Status
+	RecordedError    *string
+	RecordedResponse *int
 }
 
 // attempt reads an attempt's state in one statement. The body is json, so its text is the stored
@@ -241,7 +293,7 @@ func (a *Activities) attempt(ctx context.Context, in contract.AttemptInput) (*at
 			CASE WHEN w.previous_secret_until > clock_timestamp() THEN w.previous_secret_sealed END AS previous_sealed,
 			(SELECT coalesce(nullif(x.error, ''), x.status) FROM webhook_deliveries x
 				WHERE x.chain_id = ? AND x.status = ? LIMIT 1) AS dropped,
-			d.status AS recorded_status, d.error AS recorded_error
+			d.status AS recorded_status, d.error AS recorded_error, d.response_status AS recorded_response
 		FROM events e
 		LEFT JOIN webhook_endpoints w ON w.id = ?
 		LEFT JOIN webhook_deliveries d ON d.id = ?

@@ -85,7 +85,7 @@ func (s *Starter) startRecovery(ctx context.Context, r recoveryRow) error {
 		WorkflowIDReusePolicy:                    enumspb.WORKFLOW_ID_REUSE_POLICY_REJECT_DUPLICATE,
 		WorkflowIDConflictPolicy:                 enumspb.WORKFLOW_ID_CONFLICT_POLICY_FAIL,
 		WorkflowExecutionErrorWhenAlreadyStarted: true,
-		StaticSummary:                            fmt.Sprintf("recover %s: %s since %s UTC", egress.RedactURL(r.EndpointURL), chainsOf(r.Total), r.Since),
+		StaticSummary:                            recoverySummary(r),
 		StaticDetails:                            fmt.Sprintf("Re-fires every dropped, never re-fired chain of endpoint %s whose last attempt falls in the recovery's window (%s when it started), paced by the endpoint's rate limit.", egress.RedactURL(r.EndpointURL), chainsOf(r.Total)),
 		TypedSearchAttributes:                    temporal.NewSearchAttributes(contract.AttrOrgID.ValueSet(r.OrgID.String())),
 	}, contract.RecoveryWorkflowName, contract.RecoveryParams{RecoveryID: r.ID})
@@ -94,6 +94,13 @@ func (s *Starter) startRecovery(ctx context.Context, r recoveryRow) error {
 		return fmt.Errorf("start workflow %s: %w", contract.RecoveryWorkflowID(r.ID), err)
 	}
 	return nil
+}
+
+// recoverySummary is the recovery's line in the Temporal UI's list. The UI renders a summary as
+// Markdown and makes a link of a URL with the punctuation that follows it, so the URL is followed by
+// a space: "recover 3 chains of https://... since ... UTC".
+func recoverySummary(r recoveryRow) string {
+	return fmt.Sprintf("recover %s of %s since %s UTC", chainsOf(r.Total), egress.RedactURL(r.EndpointURL), r.Since)
 }
 
 // chainsOf is "1 chain" or "n chains".

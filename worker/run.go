@@ -1,6 +1,7 @@
 package worker
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 
@@ -18,7 +19,7 @@ import (
 // one and hands it to every writer (the after-commit starts) and to Run (the relay, the activities'
 // own starts).
 func NewStarter(cfg *config.Config, db *gorm.DB, c client.Client, log logrus.FieldLogger) *Starter {
-	return &Starter{DB: db, Temporal: c, Schedule: cfg.WebhookRetrySchedule, Log: log, Grace: RelayGrace}
+	return &Starter{DB: db, Temporal: c, Schedule: cfg.WebhookRetrySchedule, Log: log, Grace: RelayGrace, Namespace: cfg.TemporalNamespace}
 }
 
 // Run serves the workflows and activities with cfg's settings and runs starter's relay until ctx
@@ -42,5 +43,6 @@ func Run(ctx context.Context, cfg *config.Config, c client.Client, box *secrets.
 		Starter:   starter,
 		Log:       log,
 		Retention: cfg.Retention,
+		ListenURL: cmp.Or(cfg.ListenDatabaseURL, cfg.DatabaseURL),
 	})
 }

@@ -45,9 +45,13 @@ type Starter struct {
 	// Grace is how old an event or queued start must be before the relay takes it: younger ones are
 	// the API's after-commit start's, which claims nothing. Zero takes every row at once.
 	Grace time.Duration
+	// Namespace is the Temporal namespace, named in the commands a missing attribute's warning gives.
+	Namespace string
 
 	mu          sync.Mutex
 	pausedUntil time.Time
+	// optionalAttrs remembers that the namespace lacks the order's search attributes.
+	optionalAttrs optionalAttrs
 }
 
 // startTimeout bounds one start call, so an unreachable Temporal fails fast and the relay retries.
@@ -167,10 +171,22 @@ type eventRow struct {
 	Targeted bool
 	// Targets are the enabled endpoints it goes to, as a JSON array of Target, or null.
 	Targets []byte
+	Order   orderRef `gorm:"embedded"`
+}
+
+// orderRef is the order an event is about, if it is about one.
+type orderRef struct {
+	OrderID     *uuid.UUID
+	OrderNumber *int64
+}
+
+// orderColumns read the order of the event table (or alias) e.
+func orderColumns(e string) string {
+	return e + ".order_id, (SELECT r.number FROM orders r WHERE r.id = " + e + ".order_id) AS order_number"
 }
 
 // claimColumns read an event row and decide its targets in the claim itself, so the workflow need not.
-var claimColumns = "id, org_id, type, EXISTS (SELECT 1 FROM webhook_endpoints w WHERE " +
+var claimColumns = "id, org_id, type, " + orderColumns("events") + ", EXISTS (SELECT 1 FROM webhook_endpoints w WHERE " +
 	outbox.SubscribedAtEventTime("events.org_id", "events.type", "events.created_at") + ") AS targeted, " +
 	"(SELECT json_agg(json_build_object('EndpointID', w.id, 'URL', w.url, 'MaxAttempts', w.max_attempts) ORDER BY " +
 	outbox.TargetOrder + ") FROM webhook_endpoints w WHERE " +
@@ -322,7 +338,7 @@ func (s *Starter) startEvent(ctx context.Context, r eventRow) error {
 			targets = nil
 		}
 	}
-	p := contract.EventParams{EventID: r.ID, OrgID: r.OrgID, EventType: r.Type, Schedule: s.Schedule}
+	p := contract.EventParams{EventID: r.ID, OrgID: r.OrgID, EventType: r.Type, RetrySchedule: s.Schedule}
 	name := contract.EventWorkflowName
 	var extra []temporal.SearchAttributeUpdate
 	if len(targets) > 0 {
@@ -339,17 +355,19 @@ func (s *Starter) startEvent(ctx context.Context, r eventRow) error {
 	if len(targets) > 0 {
 		summary = r.Type + " → " + endpointCount(len(targets))
 	}
-	return s.start(ctx, contract.EventWorkflowID(r.ID), name, summary, r.OrgID, r.ID, r.Type, p, extra...)
+	return s.start(ctx, workflowStart{id: contract.EventWorkflowID(r.ID), name: name, summary: summary, orgID: r.OrgID,
+		eventID: r.ID, eventType: r.Type, order: r.Order, params: p, extra: extra})
 }
 
 type dispatchRow struct {
 	models.Dispatch
 	EventType string
+	Order     orderRef `gorm:"embedded"`
 }
 
 // queuedStarts selects undispatched re-fires and tests, oldest first, with their event's type.
 func queuedStarts(db *gorm.DB) *gorm.DB {
-	return db.Table("webhook_dispatches d").Select("d.*, e.type AS event_type").
+	return db.Table("webhook_dispatches d").Select("d.*, e.type AS event_type, " + orderColumns("e")).
 		Joins("JOIN events e ON e.id = d.event_id").Where("d.dispatched_at IS NULL").Order("d.created_at, d.id")
 }
 
@@ -422,12 +440,14 @@ func startConcurrently[R row](ctx context.Context, rows []R, start func(context.
 func (s *Starter) startDispatch(ctx context.Context, r dispatchRow) error {
 	if r.Kind == models.DispatchTest {
 		p := contract.TestParams{EventID: r.EventID, OrgID: r.OrgID, EndpointID: r.EndpointID, ChainID: r.ChainID, DeliveryID: *r.DeliveryID}
-		return s.start(ctx, r.WorkflowID, contract.TestWorkflowName, r.EventType+" → 1 endpoint", r.OrgID, r.EventID, r.EventType, p)
+		return s.start(ctx, workflowStart{id: r.WorkflowID, name: contract.TestWorkflowName, summary: r.EventType + " → 1 endpoint",
+			orgID: r.OrgID, eventID: r.EventID, eventType: r.EventType, order: r.Order, params: p})
 	}
-	p := contract.RefireParams{EventID: r.EventID, OrgID: r.OrgID, EventType: r.EventType, EndpointID: r.EndpointID, ChainID: r.ChainID, Schedule: s.Schedule}
+	p := contract.RefireParams{EventID: r.EventID, OrgID: r.OrgID, EventType: r.EventType, EndpointID: r.EndpointID, ChainID: r.ChainID, RetrySchedule: s.Schedule}
 	// A re-fire, resend or recovery: a fresh chain to one endpoint, named in the UI by its kind.
 	kind := map[string]string{models.DispatchRefire: "re-fire", models.DispatchResend: "resend", models.DispatchRecovery: "recovery"}[r.Kind]
-	return s.start(ctx, r.WorkflowID, contract.RefireWorkflowName, r.EventType+" "+kind+" → 1 endpoint", r.OrgID, r.EventID, r.EventType, p)
+	return s.start(ctx, workflowStart{id: r.WorkflowID, name: contract.RefireWorkflowName, summary: r.EventType + " " + kind + " → 1 endpoint",
+		orgID: r.OrgID, eventID: r.EventID, eventType: r.EventType, order: r.Order, params: p})
 }
 
 // endpointCount is "1 endpoint" or "n endpointCount".
@@ -438,30 +458,67 @@ func endpointCount(n int) string {
 	return strconv.Itoa(n) + " endpoints"
 }
 
+// workflowStart is one workflow to start: its id, type and input, its one line in the Temporal UI's
+// list (summary, "order.created → 2 endpoints") and what its search attributes say.
+type workflowStart struct {
+	id, name, summary string
+	orgID, eventID    uuid.UUID
+	eventType         string
+	order             orderRef
+	params            any
+	extra             []temporal.SearchAttributeUpdate
+}
+
 // start starts one workflow; an id already used counts as started (a duplicate start is harmless).
-// summary is the workflow's one line in the Temporal UI's list ("order.created → 2 endpoints").
-func (s *Starter) start(ctx context.Context, id, name, summary string, orgID, eventID uuid.UUID, eventType string, params any,
-	extra ...temporal.SearchAttributeUpdate) error {
+// The order's attributes are left out while the namespace lacks them (optionalAttrs).
+func (s *Starter) start(ctx context.Context, w workflowStart) error {
 	ctx, cancel := context.WithTimeout(ctx, startTimeout)
 	defer cancel()
 	attrs := append([]temporal.SearchAttributeUpdate{
-		contract.AttrOrgID.ValueSet(orgID.String()),
-		contract.AttrEventID.ValueSet(eventID.String()),
-		contract.AttrEventType.ValueSet(eventType),
+		contract.AttrOrgID.ValueSet(w.orgID.String()),
+		contract.AttrEventID.ValueSet(w.eventID.String()),
+		contract.AttrEventType.ValueSet(w.eventType),
 		contract.AttrDeliveryStatus.ValueSet(string(contract.WorkflowDelivering)),
-	}, extra...)
+	}, w.extra...)
+	optional := w.order.attrs()
+	if len(optional) > 0 && s.optionalAttrs.usable() {
+		err := s.execute(ctx, w, append(attrs, optional...))
+		if !missingAttribute(err) {
+			return err
+		}
+		s.optionalAttrs.missing(s.Log, s.Namespace, err)
+	}
+	return s.execute(ctx, w, attrs)
+}
+
+// attrs are the order's search attributes, none for an event about no order.
+func (o orderRef) attrs() []temporal.SearchAttributeUpdate {
+	var out []temporal.SearchAttributeUpdate
+	if o.OrderID != nil {
+		out = append(out, contract.AttrOrderID.ValueSet(o.OrderID.String()))
+	}
+	if o.OrderNumber != nil {
+		out = append(out, contract.AttrOrderNumber.ValueSet(*o.OrderNumber))
+	}
+	return out
+}
+
+func (s *Starter) execute(ctx context.Context, w workflowStart, attrs []temporal.SearchAttributeUpdate) error {
 	_, err := s.Temporal.ExecuteWorkflow(ctx, client.StartWorkflowOptions{
-		ID:                                       id,
+		ID:                                       w.id,
 		TaskQueue:                                contract.TaskQueue,
 		WorkflowIDReusePolicy:                    enumspb.WORKFLOW_ID_REUSE_POLICY_REJECT_DUPLICATE,
 		WorkflowIDConflictPolicy:                 enumspb.WORKFLOW_ID_CONFLICT_POLICY_FAIL,
 		WorkflowExecutionErrorWhenAlreadyStarted: true,
-		StaticSummary:                            summary,
+		StaticSummary:                            w.summary,
 		TypedSearchAttributes:                    temporal.NewSearchAttributes(attrs...),
-	}, name, params)
+		// Where the starter is also a worker (the relay, a recovery batch), the start's answer carries
+		// the first workflow task: no poll. Elsewhere (wds serve) the SDK asks for none.
+		EnableEagerStart: true,
+	}, w.name, w.params)
 	var already *serviceerror.WorkflowExecutionAlreadyStarted
 	if err != nil && !errors.As(err, &already) {
-		return fmt.Errorf("start workflow %s: %w", id, err)
+		return fmt.Errorf("start workflow %s: %w", w.id, err)
 	}
 	return nil
 }

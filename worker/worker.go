@@ -10,8 +10,6 @@ import (
 	"time"
 
 	"github.com/sirupsen/logrus"
-	enumspb "go.temporal.io/api/enums/v1"
-	"go.temporal.io/api/operatorservice/v1"
 	"go.temporal.io/sdk/client"
 	sdkworker "go.temporal.io/sdk/worker"
 	"go.temporal.io/sdk/workflow"
@@ -34,8 +32,12 @@ type Options struct {
 	RelayBatch int
 	// Retention is how long events and delivery rows are kept; 0 keeps them forever.
 	Retention time.Duration
-	// MaxConcurrentActivities bounds the activities the worker runs at once; 0 is the SDK's default.
+	// MaxConcurrentActivities bounds the activities, and apart the local activities, the worker runs
+	// at once; 0 is the SDK's default.
 	MaxConcurrentActivities int
+	// ListenURL is where the worker listens for the resends the CLI announces (DispatchNotifier);
+	// empty leaves them to the relay.
+	ListenURL string
 }
 
 // pruneEvery is how often the worker prunes what is older than its retention.
@@ -70,16 +72,25 @@ func Serve(ctx context.Context, o Options) error {
 		MaxConcurrentWorkflowTaskPollers:   taskQueuePartitions,
 		MaxConcurrentActivityTaskPollers:   taskQueuePartitions,
 		MaxConcurrentActivityExecutionSize: o.MaxConcurrentActivities,
+		// Attempts are local activities (workflows.AttemptLocal): the same bound applies to them.
+		MaxConcurrentLocalActivityExecutionSize: o.MaxConcurrentActivities,
 	})
 	Register(w, o.Activities)
 	if err := w.Start(); err != nil {
 		return fmt.Errorf("start Temporal worker: %w", err)
 	}
 	o.Log.WithField("task_queue", contract.TaskQueue).Info("webhook worker started")
-	pruned := make(chan struct{})
+	pruned, listened := make(chan struct{}), make(chan struct{})
 	go func() { prune(ctx, o); close(pruned) }()
+	go func() {
+		if o.ListenURL != "" {
+			listenDispatches(ctx, o.ListenURL, o.Starter, o.Log)
+		}
+		close(listened)
+	}()
 	relay(ctx, o)
 	<-pruned
+	<-listened
 	w.Stop()
 	o.Log.Info("webhook worker stopped")
 	return nil
@@ -158,27 +169,4 @@ func relay(ctx context.Context, o Options) {
 		case <-time.After(wait):
 		}
 	}
-}
-
-// EnsureSearchAttributes registers the custom search attributes of docs/webhooks.md in namespace when
-// they are missing, so `wds worker` against a fresh server needs no manual step.
-func EnsureSearchAttributes(ctx context.Context, c client.Client, namespace string) error {
-	have, err := c.OperatorService().ListSearchAttributes(ctx, &operatorservice.ListSearchAttributesRequest{Namespace: namespace})
-	if err != nil {
-		return fmt.Errorf("list search attributes: %w", err)
-	}
-	missing := map[string]enumspb.IndexedValueType{}
-	for _, k := range contract.SearchAttributeKeys() {
-		if _, ok := have.GetCustomAttributes()[k.GetName()]; !ok {
-			missing[k.GetName()] = enumspb.IndexedValueType(k.GetValueType())
-		}
-	}
-	if len(missing) == 0 {
-		return nil
-	}
-	_, err = c.OperatorService().AddSearchAttributes(ctx, &operatorservice.AddSearchAttributesRequest{Namespace: namespace, SearchAttributes: missing})
-	if err != nil {
-		return fmt.Errorf("add search attributes: %w", err)
-	}
-	return nil
 }

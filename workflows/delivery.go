@@ -2,6 +2,7 @@ package workflows
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 
@@ -38,7 +39,7 @@ func eventChains(ctx workflow.Context, p contract.EventParams) ([]chain, error) 
 	if len(p.Chains) > 0 {
 		chains := make([]chain, len(p.Chains))
 		for i, c := range p.Chains {
-			chains[i] = chain{target: c.Target, eventID: p.EventID, schedule: p.Schedule,
+			chains[i] = chain{target: c.Target, eventID: p.EventID, schedule: p.Ladder(),
 				chainID: c.ChainID, firstDeliveryID: c.FirstDeliveryID}
 		}
 		return chains, nil
@@ -49,7 +50,7 @@ func eventChains(ctx workflow.Context, p contract.EventParams) ([]chain, error) 
 	}
 	chains := make([]chain, len(targets))
 	for i, t := range targets {
-		chains[i] = chain{target: t, eventID: p.EventID, schedule: p.Schedule}
+		chains[i] = chain{target: t, eventID: p.EventID, schedule: p.Ladder()}
 	}
 	return chains, nil
 }
@@ -62,7 +63,7 @@ func RefireWorkflow(ctx workflow.Context, p contract.RefireParams) (contract.Res
 	}
 	chains := make([]chain, len(targets))
 	for i, t := range targets {
-		chains[i] = chain{target: t, eventID: p.EventID, schedule: p.Schedule, chainID: p.ChainID}
+		chains[i] = chain{target: t, eventID: p.EventID, schedule: p.Ladder(), chainID: p.ChainID}
 	}
 	return fanOut(ctx, chains)
 }
@@ -228,51 +229,76 @@ type chain struct {
 // run makes attempts until one succeeds or the chain is dropped, and returns the final outcome.
 // Attempt n is due at first + Offset(n), whatever time the earlier attempts took.
 func (c chain) run(ctx workflow.Context) (models.Status, error) {
+	version := attemptVersion(ctx)
 	if c.chainID == uuid.Nil {
-		c.chainID = newID(ctx)
+		c.chainID = c.newChainID(ctx, version)
 	}
 	first := workflow.Now(ctx)
 	last := c.target.MaxAttempts
+	failure := "" // what failed the previous attempt
 	for attempt := 1; attempt <= last; attempt++ {
 		if attempt > 1 {
-			if err := c.sleepUntil(ctx, first.Add(Offset(c.schedule, attempt)), attempt); err != nil {
+			if err := c.sleepUntil(ctx, first.Add(Offset(c.schedule, attempt)), attempt, failure); err != nil {
 				return "", err
 			}
 		}
 		in := contract.AttemptInput{
-			DeliveryID: c.deliveryID(ctx, attempt), EventID: c.eventID, EndpointID: c.target.EndpointID,
+			DeliveryID: c.deliveryID(ctx, attempt, version), EventID: c.eventID, EndpointID: c.target.EndpointID,
 			ChainID: c.chainID, WorkflowID: workflow.GetInfo(ctx).WorkflowExecution.ID, Attempt: attempt, Test: c.test,
+			ReportFailure: version >= AttemptFails,
 		}
 		if attempt < last {
 			next := first.Add(Offset(c.schedule, attempt+1))
 			in.NextAttemptAt = &next
 		}
-		res, err := c.attempt(ctx, in)
+		res, err := c.attempt(ctx, in, version >= AttemptLocal)
 		if err != nil {
 			return "", err
 		}
 		if res.Outcome != models.StatusFailed {
 			return res.Outcome, nil
 		}
+		failure = res.Error
 	}
 	// The last attempt's failure is recorded as dropped by the activity; reaching here means the
 	// activity reported failed on the last attempt, which it never does.
 	return models.StatusDropped, nil
 }
 
-func (c chain) deliveryID(ctx workflow.Context, attempt int) uuid.UUID {
-	if attempt == 1 && c.firstDeliveryID != uuid.Nil {
+// deliveryID is attempt's delivery id: the one the starter planned for attempt 1, or else one made
+// in the workflow. A local attempt runs before the workflow task that made its id completes, and a
+// worker killed in between leaves no record of a random id: the task's rerun would send under a new
+// one. So since AttemptLocal the id derives from the chain's id and the attempt's number, the same
+// on every run.
+func (c chain) deliveryID(ctx workflow.Context, attempt int, version workflow.Version) uuid.UUID {
+	switch {
+	case attempt == 1 && c.firstDeliveryID != uuid.Nil:
 		return c.firstDeliveryID
+	case version >= AttemptLocal:
+		return uuid.NewSHA1(c.chainID, []byte("attempt "+strconv.Itoa(attempt)))
 	}
 	return newID(ctx)
 }
 
-func (c chain) sleepUntil(ctx workflow.Context, due time.Time, attempt int) error {
+// newChainID makes the id of a chain the starter did not plan: since AttemptLocal derived from the
+// workflow's run and the endpoint, the same on every run of the task (deliveryID says why).
+func (c chain) newChainID(ctx workflow.Context, version workflow.Version) uuid.UUID {
+	if version < AttemptLocal {
+		return newID(ctx)
+	}
+	run := workflow.GetInfo(ctx).WorkflowExecution.RunID
+	return uuid.NewSHA1(uuid.NameSpaceURL, []byte("wds:chain:"+run+":"+c.target.EndpointID.String()))
+}
+
+// sleepUntil waits for attempt's due time. The timer's summary names what failed the attempt before:
+// the Temporal UI draws the timer as a bar that reads at a glance, where a failed local activity is
+// marked failed only in its details.
+func (c chain) sleepUntil(ctx workflow.Context, due time.Time, attempt int, failure string) error {
 	d := due.Sub(workflow.Now(ctx))
 	if d <= 0 {
 		return nil // the previous attempt took longer than the gap: go at once
 	}
-	summary := fmt.Sprintf("retry %d of %d to %s", attempt, c.target.MaxAttempts, c.target.URL)
+	summary := fmt.Sprintf("retry %d of %d to %s after attempt %d failed: %s", attempt, c.target.MaxAttempts, c.target.URL, attempt-1, failure)
 	// A stop signal ends the wait early; the attempt that follows finds the endpoint disabled or
 	// deleted and ends the chain without sending.
 	opts := workflow.AwaitOptions{Timeout: d, TimerOptions: workflow.TimerOptions{Summary: summary}}
@@ -282,20 +308,15 @@ func (c chain) sleepUntil(ctx workflow.Context, due time.Time, attempt int) erro
 	return nil
 }
 
-// attempt makes attempt n of the ladder. The ladder, not Temporal, decides about the receiver's
-// failures, which the activity returns as outcomes. The activity fails only when wds itself could not
-// do the work (database down, worker lost): Temporal runs it again, so an outage never spends the
-// receiver's attempts or drops a chain unsent. Should the outage outlast infraPatience, the attempt
-// is recorded as lost, by an activity that retries until the log has it.
-func (c chain) attempt(ctx workflow.Context, in contract.AttemptInput) (contract.AttemptResult, error) {
-	actx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
-		StartToCloseTimeout:    deliverTimeout,
-		ScheduleToCloseTimeout: infraPatience,
-		RetryPolicy:            &temporal.RetryPolicy{MaximumInterval: time.Minute},
-		Summary:                fmt.Sprintf("attempt %d of %d to %s", in.Attempt, c.target.MaxAttempts, c.target.URL),
-	})
-	var res contract.AttemptResult
-	err := workflow.ExecuteActivity(actx, acts.Deliver, in).Get(ctx, &res)
+// attempt makes attempt n of the ladder, as a local activity when local. The ladder, not Temporal,
+// decides about the receiver's failures, which the activity reports as outcomes (deliver).
+// Otherwise the activity fails only when wds itself could not do the work (database down, worker
+// lost): Temporal runs it again, so an outage never spends the receiver's attempts or drops a chain
+// unsent. Should the outage outlast infraPatience, the attempt is recorded as lost, by an activity
+// that retries until the log has it.
+func (c chain) attempt(ctx workflow.Context, in contract.AttemptInput, local bool) (contract.AttemptResult, error) {
+	actx := attemptContext(ctx, fmt.Sprintf("attempt %d of %d to %s", in.Attempt, c.target.MaxAttempts, c.target.URL), local)
+	res, err := deliver(ctx, actx, in)
 	for err == nil && res.Outcome == models.StatusHeld {
 		// Held by the endpoint's rate limit: wait on a timer (a stop signal ends it early) and ask
 		// again with the same delivery id; the wait is not an attempt.
@@ -304,8 +325,7 @@ func (c chain) attempt(ctx workflow.Context, in contract.AttemptInput) (contract
 		if _, err := workflow.AwaitWithOptions(ctx, opts, c.stopped); err != nil {
 			return contract.AttemptResult{}, fmt.Errorf("wait for the rate limit: %w", err)
 		}
-		res = contract.AttemptResult{}
-		err = workflow.ExecuteActivity(actx, acts.Deliver, in).Get(ctx, &res)
+		res, err = deliver(ctx, actx, in)
 	}
 	if err == nil {
 		return res, nil
@@ -320,6 +340,60 @@ func (c chain) attempt(ctx workflow.Context, in contract.AttemptInput) (contract
 		return contract.AttemptResult{}, fmt.Errorf("record attempt %d: %w", in.Attempt, err)
 	}
 	return res, nil
+}
+
+// ChangeAttempt is the workflow.GetVersion change of how an attempt runs. One change id for every
+// version, so a workflow records one marker however many versions there are. A chain that started
+// before a version keeps its old way until it ends.
+const ChangeAttempt = "attempt"
+
+// The versions of ChangeAttempt.
+const (
+	// AttemptFails: an attempt the receiver failed is a failed activity (contract.AttemptFailure)
+	// instead of a completed one with a failed outcome.
+	AttemptFails workflow.Version = 1
+	// AttemptLocal: the attempt is a local activity, run by the worker running the workflow task: one
+	// marker in history instead of an activity's three events, and no activity task's round trip.
+	AttemptLocal workflow.Version = 2
+)
+
+// attemptVersion is the way this workflow's attempts run.
+func attemptVersion(ctx workflow.Context) workflow.Version {
+	return workflow.GetVersion(ctx, ChangeAttempt, workflow.DefaultVersion, AttemptLocal)
+}
+
+// localAttempt marks a context whose Deliver runs as a local activity (attemptContext).
+type localAttempt struct{}
+
+// attemptContext carries the Deliver activity's options, named by summary in the Temporal UI.
+func attemptContext(ctx workflow.Context, summary string, local bool) workflow.Context {
+	retry := &temporal.RetryPolicy{MaximumInterval: time.Minute}
+	if local {
+		ctx = workflow.WithLocalActivityOptions(ctx, workflow.LocalActivityOptions{StartToCloseTimeout: deliverTimeout,
+			ScheduleToCloseTimeout: infraPatience, RetryPolicy: retry, Summary: summary})
+		return workflow.WithValue(ctx, localAttempt{}, true)
+	}
+	return workflow.WithActivityOptions(ctx, workflow.ActivityOptions{StartToCloseTimeout: deliverTimeout,
+		ScheduleToCloseTimeout: infraPatience, RetryPolicy: retry, Summary: summary})
+}
+
+// deliver runs the Deliver activity and returns the attempt's outcome. The outcome of an attempt the
+// receiver failed comes as the activity's failure, so the Temporal UI shows it failed, with the HTTP
+// status and error; the ladder takes it as an outcome like any other.
+func deliver(ctx, actx workflow.Context, in contract.AttemptInput) (contract.AttemptResult, error) {
+	var res contract.AttemptResult
+	run := workflow.ExecuteActivity
+	if local, _ := actx.Value(localAttempt{}).(bool); local {
+		// A local activity is run by the function it is given: named by its registered name.
+		run = func(actx workflow.Context, _ any, args ...any) workflow.Future {
+			return workflow.ExecuteLocalActivity(actx, contract.ActivityDeliver, args...)
+		}
+	}
+	err := run(actx, acts.Deliver, in).Get(ctx, &res)
+	if failed, ok := contract.FailedAttempt(err); ok {
+		return failed, nil
+	}
+	return res, err
 }
 
 // newID makes a random UUID once and records it in history, so replays see the same id.

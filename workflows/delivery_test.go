@@ -12,6 +12,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/stretchr/testify/mock"
 	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/converter"
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/testsuite"
 	"go.temporal.io/sdk/worker"
@@ -70,7 +71,12 @@ func (r *receiver) deliver(_ context.Context, in contract.AttemptInput) (contrac
 		r.lose[in.Attempt] = n - 1
 		return contract.AttemptResult{}, errors.New("worker lost")
 	}
-	return r.decide(in), nil
+	// As the real activity does: a failed attempt, once recorded, fails the activity when asked to.
+	res := r.decide(in)
+	if in.ReportFailure && (res.Outcome == models.StatusFailed || res.Outcome == models.StatusDropped) {
+		return contract.AttemptResult{}, contract.AttemptFailure(in, res)
+	}
+	return res, nil
 }
 
 func (r *receiver) recordLost(_ context.Context, l contract.LostAttempt) (contract.AttemptResult, error) {
@@ -222,6 +228,15 @@ func TestShortScheduleRepeatsItsLastDelay(t *testing.T) {
 	want := []time.Duration{0, time.Second, 2 * time.Second, 4 * time.Second, 6 * time.Second}
 	if got := offsets(start, r.attempts); !slices.Equal(got, want) {
 		t.Fatalf("attempts at %v, want %v", got, want)
+	}
+	// The same ladder in the form the starter now gives it.
+	r = &receiver{targets: []contract.Target{target(5)}, decide: alwaysFail}
+	env := newEnv(t, r)
+	start = env.Now()
+	env.ExecuteWorkflow(contract.EventWorkflowName, contract.EventParams{EventID: uuid.New(), RetrySchedule: contract.Durations{time.Second, 2 * time.Second}})
+	ended(t, env)
+	if got := offsets(start, r.attempts); !slices.Equal(got, want) {
+		t.Fatalf("RetrySchedule: attempts at %v, want %v", got, want)
 	}
 }
 
@@ -493,5 +508,70 @@ func TestAWorkflowFromBeforeFailWhenDroppedStillCompletes(t *testing.T) {
 	}
 	if err := env.GetWorkflowResult(&res); err != nil || res.Status != contract.WorkflowDropped {
 		t.Fatalf("old path result %+v (%v)", res, err)
+	}
+}
+
+// An attempt the receiver failed fails its activity (the Temporal UI shows it failed), a local one
+// since AttemptLocal, and the ladder goes on as it did when the activity completed with the outcome:
+// no attempt is recorded lost. A chain started before a version keeps its way until it ends.
+func TestAFailedAttemptIsAFailedActivityAndTheLadderGoesOn(t *testing.T) {
+	for _, version := range []workflow.Version{workflow.DefaultVersion, AttemptFails, AttemptLocal} {
+		r := &receiver{targets: []contract.Target{target(3)}, decide: alwaysFail}
+		env := newEnv(t, r)
+		env.OnGetVersion(ChangeAttempt, workflow.DefaultVersion, AttemptLocal).Return(version)
+		var failed []string // regular Deliver activities that failed
+		env.SetOnActivityCompletedListener(func(info *activity.Info, _ converter.EncodedValue, err error) {
+			if info.ActivityType.Name == contract.ActivityDeliver && err != nil {
+				failed = append(failed, err.Error())
+			}
+		})
+		// The test environment tells this listener neither the activity's name nor its error: it counts
+		// the local activities, the lookup of the (unplanned) event's endpoints and the local attempts.
+		// Their failures are those the receiver's fake returned, which the ladder's going on without a
+		// lost attempt proves taken.
+		locals := 0
+		env.SetOnLocalActivityCompletedListener(func(*activity.Info, converter.EncodedValue, error) { locals++ })
+		env.ExecuteWorkflow(contract.EventWorkflowName, contract.EventParams{EventID: uuid.New(), RetrySchedule: defaultSchedule})
+		if _, ok := contract.DroppedResult(env.GetWorkflowError()); !ok {
+			t.Fatalf("version %d: workflow ended %v, want it dropped", version, env.GetWorkflowError())
+		}
+		if len(r.attempts) != 3 || len(r.lost) != 0 {
+			t.Fatalf("version %d: %d attempts, %d lost", version, len(r.attempts), len(r.lost))
+		}
+		for _, a := range r.attempts {
+			if a.in.ReportFailure != (version >= AttemptFails) {
+				t.Fatalf("version %d: attempt %d asked ReportFailure %v", version, a.in.Attempt, a.in.ReportFailure)
+			}
+		}
+		want := map[workflow.Version][2]int{workflow.DefaultVersion: {0, 1}, AttemptFails: {3, 1}, AttemptLocal: {0, 4}}[version]
+		if len(failed) != want[0] || locals != want[1] {
+			t.Fatalf("version %d: failed activities %q, %d local ones; want %d and %d", version, failed, locals, want[0], want[1])
+		}
+		if len(failed) > 0 && !strings.Contains(failed[0], "attempt 1 failed: HTTP 500; next attempt at") {
+			t.Fatalf("version %d: failure %q", version, failed[0])
+		}
+	}
+}
+
+// A local attempt runs before the workflow task that made its delivery id completes: a worker killed
+// in between must not leave the task's rerun a new id (the receiver would see the attempt twice under
+// two ids). Since AttemptLocal every id a chain makes is the same on every run of its workflow.
+func TestALocalChainsIdsAreTheSameOnEveryRun(t *testing.T) {
+	tg := target(3)
+	ids := func(p contract.RefireParams) []uuid.UUID {
+		r := &receiver{targets: []contract.Target{tg}, decide: alwaysFail}
+		env := newEnv(t, r)
+		env.ExecuteWorkflow(contract.RefireWorkflowName, p)
+		ended(t, env)
+		var out []uuid.UUID
+		for _, a := range r.attempts {
+			out = append(out, a.in.DeliveryID)
+		}
+		return out
+	}
+	p := contract.RefireParams{EventID: uuid.New(), EndpointID: tg.EndpointID, ChainID: uuid.New(), RetrySchedule: defaultSchedule}
+	first, again := ids(p), ids(p)
+	if len(first) != 3 || !slices.Equal(first, again) || first[0] == first[1] {
+		t.Fatalf("delivery ids %v, then %v: want three, the same on both runs", first, again)
 	}
 }

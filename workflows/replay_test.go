@@ -17,8 +17,14 @@ import (
 // activities, whose results are all a replay reads. webhook-event-dropped-completed.json (commit
 // 085a5ba) dropped the second endpoint's chain and completed, as workflows did before
 // VersionFailWhenDropped: a query replays it on this code, which must complete it the same way.
+// webhook-event-failed-attempt-fails.json (issue 37, item 7) is a planned event started with its
+// RetrySchedule as durations, three endpoints: one succeeding, one failing its first attempt, one
+// failing both and dropped, each failed attempt a failed Deliver activity (AttemptFails).
+// webhook-event-local-attempt.json (issue 35) is the same event with every attempt a local activity
+// (AttemptLocal).
 func TestRecordedHistoriesReplay(t *testing.T) {
-	for _, name := range []string{"webhook-event-unplanned.json", "webhook-event-planned.json", "webhook-event-dropped-completed.json"} {
+	for _, name := range []string{"webhook-event-unplanned.json", "webhook-event-planned.json", "webhook-event-dropped-completed.json",
+		"webhook-event-failed-attempt-fails.json", "webhook-event-local-attempt.json"} {
 		r := sdkworker.NewWorkflowReplayer()
 		worker.RegisterWorkflows(r)
 		if err := r.ReplayWorkflowHistoryFromJSONFile(nil, filepath.Join("testdata", name)); err != nil {

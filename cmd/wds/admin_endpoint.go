@@ -11,6 +11,7 @@ import (
 	"wds/internal/endpoints"
 	"wds/internal/platform/paging"
 	"wds/models"
+	"wds/worker"
 )
 
 func init() {
@@ -24,9 +25,11 @@ func init() {
 	registerAdmin("delivery refire", deliveryRefire)
 }
 
-// webhookService builds the operations; sealing needs the encryption key, reading does not.
+// webhookService builds the operations; sealing needs the encryption key, reading does not. The
+// resends and re-fires it queues are announced to the workers, which start them at once.
 func webhookService(env *adminEnv, seals bool) (*endpoints.Service, error) {
-	s := &endpoints.Service{DB: env.db, AllowPrivate: env.cfg.WebhookAllowPrivate, Retention: env.cfg.Retention}
+	s := &endpoints.Service{DB: env.db, AllowPrivate: env.cfg.WebhookAllowPrivate, Retention: env.cfg.Retention,
+		Dispatcher: worker.DispatchNotifier{DB: env.db, Log: env.log}}
 	if seals {
 		box, err := env.box()
 		if err != nil {
@@ -123,6 +126,10 @@ func deliveryRefire(fs *flag.FlagSet) runFunc {
 	id, actor := uuidFlag(fs, "id", "delivery id"), uuidFlag(fs, "actor", "acting user id")
 	return func(ctx context.Context, env *adminEnv) (any, error) {
 		svc, _ := webhookService(env, false)
-		return svc.Refire(ctx, *id, *actor)
+		out, err := svc.Refire(ctx, *id, *actor)
+		if err == nil {
+			svc.Dispatcher.StartDispatches(ctx, out.DispatchID)
+		}
+		return out, err
 	}
 }

@@ -55,7 +55,7 @@ func startDevWebhooks(ctx context.Context, cfg *config.Config, db *gorm.DB, log 
 		if c, err = worker.Dial(ctx, cfg, log); err != nil {
 			return nil, err
 		}
-		if err := worker.EnsureSearchAttributes(ctx, c, cfg.TemporalNamespace); err != nil {
+		if err := worker.EnsureSearchAttributes(ctx, c.OperatorService(), cfg.TemporalNamespace, log); err != nil {
 			log.WithError(err).Warn("cannot register the Wds* search attributes")
 		}
 	}
@@ -110,7 +110,7 @@ func portOrFree(p int) int {
 func (d *devWebhooks) print() {
 	fmt.Printf("  Temporal     %s\n", d.address)
 	if d.uiURL != "" {
-		fmt.Printf("  Temporal UI  %s  (webhook deliveries: filter by WdsEventId, WdsEndpointIds, WdsDeliveryStatus)\n", d.uiURL)
+		fmt.Printf("  Temporal UI  %s  (webhook deliveries: filter by WdsOrderNumber, WdsEventId, WdsEndpointIds, WdsDeliveryStatus)\n", d.uiURL)
 	}
 	fmt.Println("  webhooks     see docs/webhooks.md; `wds listen` receives them on this laptop")
 	if d.local {

@@ -77,7 +77,7 @@ func migrateUp(ctx context.Context, cfg *config.Config, sqlDB *sql.DB, log logru
 		return nil, fmt.Errorf("register search attributes on %s: %w", cfg.TemporalAddress, err)
 	}
 	defer c.Close()
-	if err := worker.EnsureSearchAttributes(wctx, c, cfg.TemporalNamespace); err != nil {
+	if err := worker.EnsureSearchAttributes(wctx, c.OperatorService(), cfg.TemporalNamespace, log); err != nil {
 		return nil, err
 	}
 	out["search_attributes"] = "registered"

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 
@@ -16,6 +17,10 @@ func workerCmd(ctx context.Context, _ []string) error {
 		return err
 	}
 	defer closeAll()
+	// The resends `wds admin` announces are heard on the database the worker uses, the wds dev one too.
+	if url, err := databaseURL(p.cfg); err == nil {
+		p.cfg.ListenDatabaseURL = cmp.Or(p.cfg.ListenDatabaseURL, url)
+	}
 	c, err := worker.Dial(ctx, p.cfg, p.log)
 	if err != nil {
 		return err
@@ -23,7 +28,7 @@ func workerCmd(ctx context.Context, _ []string) error {
 	defer c.Close()
 	// Every start sets the Wds* search attributes, and Temporal refuses a start whose attributes the
 	// namespace lacks: a worker that went on without them would deliver nothing. Stop here instead.
-	if err := worker.EnsureSearchAttributes(ctx, c, p.cfg.TemporalNamespace); err != nil {
+	if err := worker.EnsureSearchAttributes(ctx, c.OperatorService(), p.cfg.TemporalNamespace, p.log); err != nil {
 		return fmt.Errorf("the Wds* search attributes are missing on Temporal namespace %q and cannot be added (%w); "+
 			"without them no delivery can start: register them as docs/production.md shows, then start the worker again",
 			p.cfg.TemporalNamespace, err)

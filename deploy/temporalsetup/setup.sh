@@ -19,3 +19,5 @@ attr WdsEventId Keyword
 attr WdsEventType Keyword
 attr WdsDeliveryStatus Keyword
 attr WdsEndpointIds KeywordList
+attr WdsOrderNumber Int
+attr WdsOrderId Keyword

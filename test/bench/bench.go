@@ -82,8 +82,9 @@ func Smoke() Options {
 }
 
 // Parts are the parts of a run, each a group of lines of the table: read, ingest, webhooks (the
-// ladders), scale (delivery only, recovery, backlog drains, waiting chains).
-func Parts() []string { return []string{"read", "ingest", "webhooks", "scale"} }
+// ladders), scale (delivery only, recovery, backlog drains, waiting chains). delivery is the scale
+// part's delivery-only line alone, a short measurement printed and not saved (PrintDelivery).
+func Parts() []string { return []string{"read", "ingest", "webhooks", "scale", "delivery"} }
 
 // runs reports whether the run includes part.
 func (o Options) runs(part string) bool { return len(o.Parts) == 0 || slices.Contains(o.Parts, part) }
@@ -158,6 +159,13 @@ func Run(ctx context.Context, o Options) (*Results, error) {
 		if res.Scale, err = e.scalePhase(ctx, o, s); err != nil {
 			return nil, err
 		}
+	} else if o.runs("delivery") {
+		sc := &ScaleResult{StartedAt: time.Now().UTC(), Source: source(ctx), LoadStart: loadavg()}
+		if sc.Delivery, err = e.deliveryOnly(ctx, o, s); err != nil {
+			return nil, err
+		}
+		sc.LoadEnd = loadavg()
+		res.Scale = sc
 	}
 	res.Machine.LoadEnd = loadavg()
 	return res, nil

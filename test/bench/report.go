@@ -432,3 +432,28 @@ func clientTicks(curve []CurvePoint) []plot.Tick {
 	}
 	return ticks
 }
+
+// PrintDelivery prints the delivery-only line of a `-only delivery` run: the rates, the CPU per event
+// by process and one delivery's history, wds beside the bare workflow, with the run's load average.
+func PrintDelivery(w io.Writer, res *Results) {
+	sc := res.Scale
+	if sc == nil {
+		return
+	}
+	d := sc.Delivery
+	fmt.Fprintf(w, "delivery only, %d events x %d rounds, load average %s at the start, %s at the end (%d CPUs, %s); code %s\n",
+		d.EventsPerRound, len(d.WDS), sc.LoadStart, sc.LoadEnd, res.Machine.CPUs, res.Machine.CPUModel, sc.Source)
+	fmt.Fprintf(w, "  rate: wds %.1f/s, bare %.1f/s, ratio %.2f\n", d.WDSRate, d.BareRate, d.Ratio)
+	for _, side := range []struct {
+		name string
+		cpu  map[string]float64
+		h    History
+	}{{"wds", d.WDSCPU, d.WDSHistory}, {"bare", d.BareCPU, d.BareHistory}} {
+		fmt.Fprintf(w, "  %s: CPU ms/event", side.name)
+		for _, p := range cpuParts {
+			fmt.Fprintf(w, " %s %.2f", p, side.cpu[p])
+		}
+		fmt.Fprintf(w, "; history %d events (workflow tasks %d, activities %d, markers %d, upserts %d)\n",
+			side.h.Events, side.h.WorkflowTasks, side.h.Activities, side.h.Markers, side.h.Upserts)
+	}
+}

@@ -42,6 +42,9 @@ type DeliveryOnly struct {
 	// CPU milliseconds per event, by process, over every round of the side.
 	WDSCPU  map[string]float64 `json:"wds_cpu_ms_per_event"`
 	BareCPU map[string]float64 `json:"bare_cpu_ms_per_event"`
+	// The history of the last round's first event, and of its bare workflow.
+	WDSHistory  History `json:"wds_history"`
+	BareHistory History `json:"bare_history"`
 }
 
 // Drained is one batch delivered: how many, how long from the commit (or the first start) to the
@@ -226,10 +229,25 @@ func (e *env) deliveryOnly(ctx context.Context, o Options, s *stack) (DeliveryOn
 		res.Bare = append(res.Bare, d)
 		e.logf("delivery only, round %d: wds %.1f/s, bare %.1f/s", round+1, res.WDS[round].Rate, d.Rate)
 	}
+	if res.WDSHistory, err = e.firstEventHistory(ctx, s, t); err != nil {
+		return res, err
+	}
+	if res.BareHistory, err = history(ctx, bc, fmt.Sprintf("bare-batch%d-0", o.ScaleRounds-1)); err != nil {
+		return res, err
+	}
 	res.WDSRate, res.BareRate = pooledRate(res.WDS), pooledRate(res.Bare)
 	res.Ratio = ratio(res.WDSRate, res.BareRate)
 	res.WDSCPU, res.BareCPU = perOp(wdsCPU, o.ScaleEvents*o.ScaleRounds), perOp(bareCPU, o.ScaleEvents*o.ScaleRounds)
 	return res, e.waitIdle(ctx, s)
+}
+
+// firstEventHistory counts the history of the tenant's latest event's workflow.
+func (e *env) firstEventHistory(ctx context.Context, s *stack, t *tenant) (History, error) {
+	var id string
+	if err := s.db.WithContext(ctx).Raw("SELECT id::text FROM events WHERE org_id = ? ORDER BY created_at DESC LIMIT 1", t.orgID).Scan(&id).Error; err != nil {
+		return History{}, fmt.Errorf("bench: latest event: %w", err)
+	}
+	return history(ctx, s.temporal.Client(), "webhook-event/"+id)
 }
 
 // bareBatch starts n bare workflows one after another and times them to the last arrival.

@@ -158,7 +158,7 @@ func TestRecoveryReFiresAnOutageOnceAcrossAWorkerRestartAndAHandReFire(t *testin
 		t.Fatal(err)
 	}
 	summary, _ := desc.GetStaticSummary()
-	want := fmt.Sprintf("recover %s/hooks: %d chains since ", rc.srv.URL, outage)
+	want := fmt.Sprintf("recover %d chains of %s/hooks since ", outage, rc.srv.URL)
 	if len(summary) < len(want) || summary[:len(want)] != want {
 		t.Errorf("workflow summary %q, want it to start %q", summary, want)
 	}

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/sirupsen/logrus"
 	enumspb "go.temporal.io/api/enums/v1"
 	historypb "go.temporal.io/api/history/v1"
 	"go.temporal.io/api/operatorservice/v1"
@@ -415,7 +416,7 @@ func TestWorkerRegistersMissingSearchAttributes(t *testing.T) {
 	c := srv.Client()
 	defer c.Close()
 	for range 2 { // the second run finds them all and changes nothing
-		if err := worker.EnsureSearchAttributes(context.Background(), c, "default"); err != nil {
+		if err := worker.EnsureSearchAttributes(context.Background(), c.OperatorService(), "default", logrus.New()); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -424,7 +425,7 @@ func TestWorkerRegistersMissingSearchAttributes(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := map[string]string{"WdsOrgId": "Keyword", "WdsEventId": "Keyword", "WdsEventType": "Keyword",
-		"WdsDeliveryStatus": "Keyword", "WdsEndpointIds": "KeywordList"}
+		"WdsDeliveryStatus": "Keyword", "WdsEndpointIds": "KeywordList", "WdsOrderNumber": "Int", "WdsOrderId": "Keyword"}
 	for name, typ := range want {
 		if got.GetCustomAttributes()[name].String() != typ {
 			t.Errorf("%s registered as %v, want %s", name, got.GetCustomAttributes()[name], typ)

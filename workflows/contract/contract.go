@@ -53,11 +53,23 @@ var (
 	AttrEventType      = temporal.NewSearchAttributeKeyKeyword("WdsEventType")
 	AttrDeliveryStatus = temporal.NewSearchAttributeKeyKeyword("WdsDeliveryStatus")
 	AttrEndpointIDs    = temporal.NewSearchAttributeKeyKeywordList("WdsEndpointIds")
+	// The order an event is about: its number, what a person quotes, and its id. Set at start on
+	// the workflows of events about an order.
+	AttrOrderNumber = temporal.NewSearchAttributeKeyInt64("WdsOrderNumber")
+	AttrOrderID     = temporal.NewSearchAttributeKeyKeyword("WdsOrderId")
 )
 
 // SearchAttributeKeys lists every custom search attribute, for registration on a server.
 func SearchAttributeKeys() []temporal.SearchAttributeKey {
-	return []temporal.SearchAttributeKey{AttrOrgID, AttrEventID, AttrEventType, AttrDeliveryStatus, AttrEndpointIDs}
+	return append([]temporal.SearchAttributeKey{AttrOrgID, AttrEventID, AttrEventType, AttrDeliveryStatus, AttrEndpointIDs},
+		OptionalSearchAttributeKeys()...)
+}
+
+// OptionalSearchAttributeKeys are the attributes added after the first release: a namespace that
+// lacks them (one whose attributes the worker may not add, such as Temporal Cloud's) still gets every
+// delivery, started without them. Every start carries the others, so they are required.
+func OptionalSearchAttributeKeys() []temporal.SearchAttributeKey {
+	return []temporal.SearchAttributeKey{AttrOrderNumber, AttrOrderID}
 }
 
 // Workflow ids (docs/webhooks.md).
@@ -80,9 +92,14 @@ type EventParams struct {
 	EventID   uuid.UUID
 	OrgID     uuid.UUID
 	EventType string
-	Schedule  []time.Duration
-	Chains    []PlannedChain
+	// Schedule is the ladder as workflows started before RetrySchedule carry it (nanoseconds).
+	Schedule      []time.Duration `json:",omitempty"`
+	RetrySchedule Durations       `json:",omitempty"`
+	Chains        []PlannedChain
 }
+
+// Ladder is the retry schedule the workflow was started with, in either form.
+func (p EventParams) Ladder() []time.Duration { return ladder(p.RetrySchedule, p.Schedule) }
 
 // PlannedChain is one target of an event and the ids of its chain and of its first attempt.
 type PlannedChain struct {
@@ -98,8 +115,13 @@ type RefireParams struct {
 	EventType  string
 	EndpointID uuid.UUID
 	ChainID    uuid.UUID
-	Schedule   []time.Duration
+	// Schedule and RetrySchedule are as in EventParams.
+	Schedule      []time.Duration `json:",omitempty"`
+	RetrySchedule Durations       `json:",omitempty"`
 }
+
+// Ladder is the retry schedule the workflow was started with, in either form.
+func (p RefireParams) Ladder() []time.Duration { return ladder(p.RetrySchedule, p.Schedule) }
 
 // TestParams sends one synthetic webhook.test event; DeliveryID was announced to the caller.
 type TestParams struct {
@@ -138,6 +160,10 @@ type AttemptInput struct {
 	NextAttemptAt *time.Time
 	// Test marks the synthetic event: X-PC-Event-Id is the literal null.
 	Test bool
+	// ReportFailure asks the activity to fail, once the attempt is recorded, when the receiver failed
+	// it (FailedAttempt), so the Temporal UI shows a failed attempt as a failed activity. Chains from
+	// before workflows.AttemptFails take every outcome as a result, and leave it false.
+	ReportFailure bool `json:",omitempty"`
 }
 
 // AttemptResult is the outcome of an attempt: the status it recorded in its row (succeeded, failed,
@@ -145,8 +171,42 @@ type AttemptInput struct {
 type AttemptResult struct {
 	Outcome models.Status
 	Error   string
+	// ResponseStatus is the receiver's HTTP status, when it answered.
+	ResponseStatus *int `json:",omitempty"`
 	// Wait is how long a held attempt waits before it asks again.
 	Wait time.Duration
+}
+
+// ErrTypeAttemptFailed is the failure type of a Deliver activity whose POST the receiver failed
+// (an answer other than 2xx, a timeout, a TLS or network error). It is non-retryable: the ladder, not
+// Temporal's activity retry, decides what follows, and the attempt is already recorded.
+const ErrTypeAttemptFailed = "AttemptFailed"
+
+// AttemptFailure is the activity's failure for an attempt the receiver failed: its message says what
+// the receiver did (HTTP 500, timeout) and what follows, and its details are the attempt's result.
+func AttemptFailure(in AttemptInput, res AttemptResult) error {
+	next := "the chain is dropped"
+	if in.NextAttemptAt != nil {
+		next = "next attempt at " + in.NextAttemptAt.UTC().Format(time.RFC3339)
+	}
+	msg := fmt.Sprintf("attempt %d %s: %s; %s", in.Attempt, res.Outcome, res.Error, next)
+	// Benign: a receiver failing is the service's everyday work, not wds's error, so the SDK logs it
+	// at debug level rather than as an error on every failed attempt, and its failure metrics skip it.
+	return temporal.NewApplicationErrorWithOptions(msg, ErrTypeAttemptFailed, temporal.ApplicationErrorOptions{
+		NonRetryable: true, Details: []any{res}, Category: temporal.ApplicationErrorCategoryBenign})
+}
+
+// FailedAttempt is the result an AttemptFailure carries, and false for any other error.
+func FailedAttempt(err error) (AttemptResult, bool) {
+	var app *temporal.ApplicationError
+	if !errors.As(err, &app) || app.Type() != ErrTypeAttemptFailed {
+		return AttemptResult{}, false
+	}
+	var res AttemptResult
+	if app.Details(&res) != nil {
+		return AttemptResult{}, false
+	}
+	return res, true
 }
 
 // LostAttempt records an attempt whose Deliver activity failed without recording an outcome (the

@@ -105,6 +105,7 @@ func start(ctx context.Context, o Options) (*Server, error) {
 		// tasks wait a whole 60 s long poll on a partition no poller was waiting on.
 		ExtraArgs: []string{"--sqlite-pragma", "journal_mode=wal", "--sqlite-pragma", "synchronous=normal",
 			"--dynamic-config-value", "system.enableActivityEagerExecution=" + strconv.FormatBool(!o.NoEagerActivities),
+			"--dynamic-config-value", "system.enableEagerWorkflowStart=true",
 			"--dynamic-config-value", "matching.numTaskqueueReadPartitions=1",
 			"--dynamic-config-value", "matching.numTaskqueueWritePartitions=1"},
 		Stdout: o.Output,
@@ -144,6 +145,7 @@ func searchAttributes() temporal.SearchAttributes {
 	return temporal.NewSearchAttributes(
 		contract.AttrOrgID.ValueSet(""), contract.AttrEventID.ValueSet(""), contract.AttrEventType.ValueSet(""),
 		contract.AttrDeliveryStatus.ValueSet(""), contract.AttrEndpointIDs.ValueSet(nil),
+		contract.AttrOrderNumber.ValueSet(0), contract.AttrOrderID.ValueSet(""),
 	)
 }
 

@@ -19,8 +19,9 @@ import (
 // Config is every setting of every subcommand.
 type Config struct {
 	DatabaseURL string `env:"DATABASE_URL"`
-	// ListenDatabaseURL is where the key cache's listener connects for LISTEN, when DATABASE_URL goes
-	// through a transaction-mode pooler that cannot carry it; empty is DATABASE_URL.
+	// ListenDatabaseURL is where the key cache's listener and the worker's resend listener connect for
+	// LISTEN, when DATABASE_URL goes through a transaction-mode pooler that cannot carry it; empty is
+	// DATABASE_URL.
 	ListenDatabaseURL string `env:"WDS_LISTEN_DATABASE_URL"`
 	DataDir           string `env:"WDS_DATA_DIR" envDefault:"./.wds"`
 	HTTPAddr          string `env:"WDS_HTTP_ADDR" envDefault:":8080"`

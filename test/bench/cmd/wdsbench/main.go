@@ -4,6 +4,7 @@
 //	wdsbench                 full run (a million orders, 16 clients, 20 s per measurement)
 //	wdsbench -smoke          a few seconds on tiny data
 //	wdsbench -only scale     only these parts' lines, merged into the saved results
+//	wdsbench -smoke -only delivery -scale-events 300 -scale-rounds 2   the delivery-only line, printed
 //	wdsbench -render-only    re-render the docs from the saved JSON
 //	wdsbench -profile read   CPU profile of the API serving the read load in this process
 //	wdsbench -profile ingest -profile-serve   the same load on a separate wds serve, as the full run
@@ -41,6 +42,8 @@ func run() error {
 	renderOnly := flag.Bool("render-only", false, "render -doc and -chart from -results without measuring")
 	orders := flag.Int("orders", 0, "orders to load (default: the mode's)")
 	duration := flag.Duration("duration", 0, "length of each main measurement (default: the mode's)")
+	scaleEvents := flag.Int("scale-events", 0, "events a delivery-only round (default: the mode's)")
+	scaleRounds := flag.Int("scale-rounds", 0, "delivery-only rounds (default: the mode's)")
 	profile := flag.String("profile", "", "read or ingest: profile the API in this process instead of measuring")
 	profileOut := flag.String("profile-out", "cpu.pprof", "where -profile writes the CPU profile")
 	profileServe := flag.Bool("profile-serve", false, "-profile drives a separate wds serve (the profile covers the load generator only)")
@@ -67,6 +70,12 @@ func run() error {
 	if *duration > 0 {
 		o.Duration = *duration
 	}
+	if *scaleEvents > 0 {
+		o.ScaleEvents = *scaleEvents
+	}
+	if *scaleRounds > 0 {
+		o.ScaleRounds = *scaleRounds
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	if *profile != "" {
@@ -84,6 +93,10 @@ func run() error {
 		res, err := bench.Run(ctx, o)
 		if err != nil {
 			return err
+		}
+		if slices.Equal(o.Parts, []string{"delivery"}) {
+			bench.PrintDelivery(os.Stdout, res)
+			return nil
 		}
 		bench.PrintTable(os.Stdout, res)
 		if len(o.Parts) > 0 {

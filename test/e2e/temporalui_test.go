@@ -1,0 +1,122 @@
+package e2e
+
+import (
+	"context"
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"go.temporal.io/api/enums/v1"
+	"go.temporal.io/api/workflowservice/v1"
+	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/converter"
+	"google.golang.org/grpc"
+
+	"wds/internal/dev/temporaldev"
+	"wds/worker"
+	"wds/workflows/contract"
+)
+
+// An attempt the receiver answered 500 is a failed (local) activity in the workflow's history, the
+// Temporal UI's record, with the HTTP status and the error, and is not retried by Temporal: the workflow takes
+// it as the attempt's outcome and the ladder's next attempt succeeds. The delivery log has exactly one
+// row per attempt.
+func TestAFailedAttemptIsAFailedActivityInTheHistory(t *testing.T) {
+	srv := startTemporal(t, temporaldev.Options{})
+	h := newHarness(t, srv.Client())
+	h.startWorker()
+	rc := newReceiver(t, failFirst(1))
+	ep := h.endpoint(rc, 3, "order.created")
+	if status, out := h.order("ord-ui-1"); status != http.StatusCreated {
+		t.Fatalf("create order: %d %v", status, out)
+	}
+	h.settled()
+	rows := h.deliveries(ep.id)
+	if len(rows) != 2 || rows[0].Status != "failed" || *rows[0].ResponseStatus != 500 || rows[1].Status != "succeeded" || rc.count() != 2 {
+		t.Fatalf("log %+v after %d POSTs, want one failed attempt and one success", rows, rc.count())
+	}
+	// Attempts are local activities: each a LocalActivity marker, with its failure when it failed.
+	var failed, completed, timers []string
+	it := h.temporal.GetWorkflowHistory(h.ctx, rows[0].WorkflowID, "", false, enums.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
+	for it.HasNext() {
+		ev, err := it.Next()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ev.GetEventType() == enums.EVENT_TYPE_TIMER_STARTED {
+			var summary string
+			_ = converter.GetDefaultDataConverter().FromPayload(ev.GetUserMetadata().GetSummary(), &summary)
+			timers = append(timers, summary)
+		}
+		m := ev.GetMarkerRecordedEventAttributes()
+		if ev.GetEventType() != enums.EVENT_TYPE_MARKER_RECORDED || m.GetMarkerName() != "LocalActivity" {
+			continue
+		}
+		f := m.GetFailure()
+		for f != nil && f.GetApplicationFailureInfo() == nil {
+			f = f.GetCause()
+		}
+		if f != nil {
+			failed = append(failed, f.GetApplicationFailureInfo().GetType()+": "+f.GetMessage())
+		} else {
+			completed = append(completed, ev.String())
+		}
+	}
+	if len(failed) != 1 || !strings.HasPrefix(failed[0], contract.ErrTypeAttemptFailed+": attempt 1 failed: HTTP 500; next attempt at "+
+		rows[0].NextAttemptAt.UTC().Format(time.RFC3339)) || len(completed) != 1 {
+		t.Fatalf("history: failed activities %q, %d completed, want attempt 1 failed and attempt 2 completed", failed, len(completed))
+	}
+	// The UI marks a local activity failed only in its details: the retry's timer says it at a glance.
+	if len(timers) != 1 || !strings.HasSuffix(timers[0], "/hooks after attempt 1 failed: HTTP 500") {
+		t.Fatalf("retry timers %q", timers)
+	}
+}
+
+// eagerStarts counts the starts whose answer carried the workflow's first task.
+type eagerStarts struct {
+	mu            sync.Mutex
+	starts, eager int
+}
+
+func (e *eagerStarts) intercept(ctx context.Context, method string, req, reply any, cc *grpc.ClientConn,
+	invoker grpc.UnaryInvoker, opts ...grpc.CallOption) error {
+	err := invoker(ctx, method, req, reply, cc, opts...)
+	if r, ok := reply.(*workflowservice.StartWorkflowExecutionResponse); ok && err == nil {
+		e.mu.Lock()
+		e.starts++
+		if r.GetEagerWorkflowTask() != nil {
+			e.eager++
+		}
+		e.mu.Unlock()
+	}
+	return err
+}
+
+// A worker that starts an event's workflow itself (after commit, or from its relay) gets the first
+// workflow task in the start's answer: no poll through the task queue before the attempt.
+func TestAWorkerStartsDeliveriesEagerly(t *testing.T) {
+	srv := startTemporal(t, temporaldev.Options{})
+	counted := &eagerStarts{}
+	c, err := client.Dial(client.Options{HostPort: srv.Address, Logger: worker.QuietLogger(),
+		ConnectionOptions: client.ConnectionOptions{DialOptions: []grpc.DialOption{grpc.WithChainUnaryInterceptor(counted.intercept)}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	h := newHarness(t, c)
+	h.startWorker()
+	rc := newReceiver(t, ok)
+	h.endpoint(rc, 3, "order.created")
+	h.deliveredOrder(rc, "ord-eager-0") // the worker is up: its start may have raced it
+	counted.mu.Lock()
+	counted.starts, counted.eager = 0, 0
+	counted.mu.Unlock()
+	h.deliveredOrder(rc, "ord-eager-1")
+	counted.mu.Lock()
+	defer counted.mu.Unlock()
+	if counted.starts == 0 || counted.eager != counted.starts {
+		t.Fatalf("%d of %d starts answered with their first workflow task", counted.eager, counted.starts)
+	}
+}
