@@ -222,6 +222,9 @@ func (e *env) deliveryOnly(ctx context.Context, o Options, s *stack, label strin
 	wdsCPU, bareCPU := map[string]float64{}, map[string]float64{}
 	wdsAsks, bareAsks := map[string]float64{}, map[string]float64{}
 	workerCounts := func(ctx context.Context) (map[string]float64, error) { return scrapeRequests(ctx, s.workerMetrics) }
+	if err := e.warmUp(ctx, s, t, bc, slug); err != nil {
+		return res, fmt.Errorf("bench: delivery-only warm-up on the %s: %w", label, err)
+	}
 	for round := range o.ScaleRounds {
 		if err := e.waitIdle(ctx, s); err != nil {
 			return res, err
@@ -265,6 +268,27 @@ func (e *env) deliveryOnly(ctx context.Context, o Options, s *stack, label strin
 	res.WDSTemporalCPU, res.BareTemporalCPU = temporalCPU(res.WDSCPU), temporalCPU(res.BareCPU)
 	res.WDSAsks, res.BareAsks = asksOf(wdsAsks, n, res.WDSRate), asksOf(bareAsks, n, res.BareRate)
 	return res, e.waitIdle(ctx, s)
+}
+
+// warmUpEvents are delivered by each side, unmeasured, before the rounds.
+const warmUpEvents = 20
+
+// warmUp delivers a few events through each side untimed: a fresh cluster's shards and a fresh
+// worker's connections would otherwise be timed in the first round, and weigh most in a short run.
+func (e *env) warmUp(ctx context.Context, s *stack, t *tenant, bc client.Client, slug string) error {
+	if err := e.waitIdle(ctx, s); err != nil {
+		return err
+	}
+	start := time.Now()
+	ids, err := commitEvents(ctx, s, t, warmUpEvents)
+	if err != nil {
+		return err
+	}
+	if _, err := drained(ctx, s.rcv, ids, start, drainLimit(warmUpEvents)); err != nil {
+		return err
+	}
+	_, err = bareBatch(ctx, bc, s.rcv, slug+"-warmup", warmUpEvents)
+	return err
 }
 
 // counted runs fn and adds the requests counted meanwhile to acc.
