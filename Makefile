@@ -69,12 +69,14 @@ fuzz:
 	  done; \
 	done
 
-# The benchmark against same-run baselines (docs/benchmarks.md): 45 to 75 minutes, its own PostgreSQL,
-# Temporal dev server and wds processes. Not part of `make test`, which runs its smoke mode. It is a
-# module of its own (test/bench/go.mod), so its plotting dependencies stay out of the service's.
-bench: build bin/temporal
+# The benchmark against same-run baselines (docs/benchmarks.md): 50 to 80 minutes, its own PostgreSQL,
+# Temporal dev server and wds processes; its delivery-only line runs again on the Temporal cluster
+# built from source (at 1 and at 8 history shards), side by side with the dev server's. Not part of
+# `make test`, which runs its smoke mode. It is a module of its own (test/bench/go.mod), so its
+# plotting dependencies stay out of the service's.
+bench: build bin/temporal bin/temporal-server bin/temporal-sql-tool
 	cd test/bench && $(GO) run ./cmd/wdsbench -wds ../../bin/wds -results ../../docs/benchmarks/results.json \
-	  -doc ../../docs/benchmarks.md -chart ../../docs/benchmarks/read-latency.png
+	  -doc ../../docs/benchmarks.md -chart ../../docs/benchmarks/read-latency.png -temporal dev,cluster -cluster-shards 1,8
 
 # The fault-injection scenarios at full length (docs/reliability.md): about 10 minutes, with the table
 # of results written into docs/reliability.md. `make test` runs the same scenarios shortened.

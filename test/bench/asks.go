@@ -12,6 +12,8 @@ import (
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
+
+	"wds/internal/platform/metrics"
 )
 
 // Asks is what one delivered item asked of the Temporal server, in requests per item by operation
@@ -96,19 +98,44 @@ func measureAsks(ctx context.Context, rate float64, d time.Duration, rcv *receiv
 	if err != nil {
 		return Asks{}, err
 	}
-	a := Asks{Rate: rate, Items: p.Delivered, PerItem: map[string]float64{}}
 	if p.Delivered == 0 {
-		return a, fmt.Errorf("bench: none of %d items arrived while counting requests", p.Sent)
+		return Asks{}, fmt.Errorf("bench: none of %d items arrived while counting requests", p.Sent)
 	}
+	delta := map[string]float64{}
 	for op, v := range after {
-		if n := v - before[op]; n > 0 {
-			per := math.Round(n/float64(p.Delivered)*100) / 100
+		delta[op] = v - before[op]
+	}
+	return asksOf(delta, p.Delivered, rate), nil
+}
+
+// asksOf divides the requests counted, by operation, by the items delivered meanwhile.
+func asksOf(counted map[string]float64, items int, rate float64) Asks {
+	a := Asks{Rate: rate, Items: items, PerItem: map[string]float64{}}
+	if items == 0 {
+		return a
+	}
+	for op, n := range counted {
+		if n > 0 {
+			per := math.Round(n/float64(items)*100) / 100
 			a.PerItem[op] = per
 			a.TotalCalls += per
 		}
 	}
 	a.TotalCalls = math.Round(a.TotalCalls*100) / 100
-	return a, nil
+	return a
+}
+
+// bareRequestCounts reads the bare side's request counters from this process's registry.
+func bareRequestCounts(context.Context) (map[string]float64, error) {
+	families, err := metrics.Registry.Gather()
+	if err != nil {
+		return nil, fmt.Errorf("bench: gather: %w", err)
+	}
+	byName := make(map[string]*dto.MetricFamily, len(families))
+	for _, f := range families {
+		byName[f.GetName()] = f
+	}
+	return requestCounts(byName), nil
 }
 
 // asksText lists the operations by requests per item, largest first.

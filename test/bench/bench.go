@@ -58,6 +58,10 @@ type Options struct {
 	// LimitedEvents are committed while Temporal is stopped for an endpoint limited to LimitedRate a
 	// second, below what the drain would reach.
 	LimitedEvents, LimitedRate int
+	// Temporal names the servers the delivery-only line runs on, of TemporalServers(): the dev server
+	// (the stack's) and the cluster built from source, once for each of ClusterShards history shards.
+	Temporal      []string
+	ClusterShards []int
 	// Parts selects what runs, of Parts(); empty runs everything.
 	Parts []string
 	Log   io.Writer // progress and the results table
@@ -69,7 +73,8 @@ func Full() Options {
 		PageCompare: 6 * time.Second, CurveClients: []int{1, 2, 4, 8, 16}, CurveStep: 5 * time.Second, Walk: 20,
 		ReadKeys: 1000, TPCBScale: 16, RateStart: 5, RateMax: 2000, RateStep: 8 * time.Second,
 		ScaleEvents: 1000, ScaleRounds: 3, BacklogEvents: 20_000, WaitingChains: 10_000, WaitingLadder: "10m",
-		RecoveryChains: 10_000, LimitedEvents: 200, LimitedRate: 10, Log: os.Stderr}
+		RecoveryChains: 10_000, LimitedEvents: 200, LimitedRate: 10, Temporal: TemporalServers(), ClusterShards: []int{1, 8},
+		Log: os.Stderr}
 }
 
 // Smoke is a few seconds on tiny data: it proves the whole program still runs, not how fast.
@@ -78,7 +83,8 @@ func Smoke() Options {
 		PageCompare: 500 * time.Millisecond, CurveClients: []int{1, 4}, CurveStep: time.Second, Walk: 5,
 		ReadKeys: 100, TPCBScale: 1, RateStart: 5, RateMax: 8, RateStep: time.Second,
 		ScaleEvents: 10, ScaleRounds: 1, BacklogEvents: 20, WaitingChains: 10, WaitingLadder: "3s",
-		RecoveryChains: 20, LimitedEvents: 20, LimitedRate: 5, Log: os.Stderr}
+		RecoveryChains: 20, LimitedEvents: 20, LimitedRate: 5, Temporal: TemporalServers(), ClusterShards: []int{1, 8},
+		Log: os.Stderr}
 }
 
 // Parts are the parts of a run, each a group of lines of the table: read, ingest, webhooks (the
@@ -127,6 +133,9 @@ func Run(ctx context.Context, o Options) (*Results, error) {
 	if o.Log == nil {
 		o.Log = io.Discard
 	}
+	if o.runs("scale") && !o.on(devServer) {
+		return nil, fmt.Errorf("bench: the scale part's recovery, backlog and waiting lines run on the dev server: -temporal must name %s", devServer)
+	}
 	res := &Results{Mode: o.Mode, StartedAt: time.Now().UTC(), Machine: machine(), Cluster: clusterSettings, Source: source(ctx)}
 	e, err := newEnv(ctx, o)
 	if err != nil {
@@ -137,7 +146,7 @@ func Run(ctx context.Context, o Options) (*Results, error) {
 	if err != nil {
 		return nil, err
 	}
-	e.logf("stack up: PostgreSQL on port %d, Temporal at %s, wds serve at %s", e.cluster.Port(), s.temporal.Address, s.base)
+	e.logf("stack up: PostgreSQL on port %d, Temporal at %s, wds serve at %s", e.cluster.Port(), s.temporalAddr, s.base)
 	if res.PostgreSQL, err = e.serverVersion(ctx); err != nil {
 		return nil, err
 	}
@@ -161,11 +170,21 @@ func Run(ctx context.Context, o Options) (*Results, error) {
 		}
 	} else if o.runs("delivery") {
 		sc := &ScaleResult{StartedAt: time.Now().UTC(), Source: source(ctx), LoadStart: loadavg()}
-		if sc.Delivery, err = e.deliveryOnly(ctx, o, s); err != nil {
-			return nil, err
+		if o.on(devServer) {
+			if sc.Delivery, err = e.deliveryOnly(ctx, o, s, "dev server"); err != nil {
+				return nil, err
+			}
 		}
 		sc.LoadEnd = loadavg()
 		res.Scale = sc
+	}
+	if res.Scale != nil && o.on(clusterServer) {
+		// The stack's worker would start the cluster's events on the dev server.
+		s.worker.stop()
+		if res.Scale.Cluster, err = e.clusterDeliveries(ctx, o, s); err != nil {
+			return nil, err
+		}
+		res.Scale.LoadEnd = loadavg()
 	}
 	res.Machine.LoadEnd = loadavg()
 	return res, nil
@@ -205,13 +224,19 @@ type stack struct {
 	dbURL    string
 	db       *gorm.DB
 	box      *secrets.Box
-	temporal *temporaldev.Server
-	rcv      *receiver
-	serve    *proc
-	worker   *proc
-	base     string
-	cpu      *cpuMeter
-	environ  []string // of wds serve and wds worker
+	temporal temporalServer
+	// temporalAddr is the Temporal frontend's address; workerMetrics the Prometheus address of wds worker.
+	temporalAddr  string
+	workerMetrics string
+	// temporalDesc and shards describe the Temporal server for the results.
+	temporalDesc string
+	shards       int
+	rcv          *receiver
+	serve        *proc
+	worker       *proc
+	base         string
+	cpu          *cpuMeter
+	environ      []string // of wds serve and wds worker
 	// metrics are the Prometheus addresses of wds serve and wds worker.
 	metrics []string
 }
@@ -238,15 +263,18 @@ func (e *env) startStack(ctx context.Context, o Options) (*stack, error) {
 		return nil, err
 	}
 	// In memory, as the dev server runs by default: the benchmark keeps no workflow history.
-	if s.temporal, err = temporaldev.Start(ctx, temporaldev.Options{}); err != nil {
+	dev, err := temporaldev.Start(ctx, temporaldev.Options{})
+	if err != nil {
 		return nil, err
 	}
-	e.closers = append(e.closers, func() { _ = s.temporal.Stop() })
+	e.closers = append(e.closers, func() { _ = dev.Stop() })
+	s.temporal, s.temporalAddr = dev, dev.Address
+	s.temporalDesc, s.shards = "Temporal CLI dev server (SQLite in memory)", 1
 	if s.rcv, err = newReceiver(e.dir); err != nil {
 		return nil, err
 	}
 	e.closers = append(e.closers, s.rcv.close)
-	s.environ = e.wdsEnv(s.dbURL, "TEMPORAL_ADDRESS="+s.temporal.Address, "WDS_WEBHOOK_ALLOW_PRIVATE=true",
+	s.environ = e.wdsEnv(s.dbURL, "TEMPORAL_ADDRESS="+s.temporalAddr, "WDS_WEBHOOK_ALLOW_PRIVATE=true",
 		"WDS_WEBHOOK_CA_FILE="+s.rcv.caFile)
 	var serveMetrics string
 	if s.serve, s.base, serveMetrics, err = e.startServe(ctx, "serve", s.environ); err != nil {
@@ -259,8 +287,8 @@ func (e *env) startStack(ctx context.Context, o Options) (*stack, error) {
 	if s.worker, err = e.start("worker", append(s.environ, "WDS_METRICS_ADDR="+workerMetrics), e.wdsBin, "worker"); err != nil {
 		return nil, err
 	}
-	s.metrics = []string{serveMetrics, workerMetrics}
-	_, port, _ := strings.Cut(s.temporal.Address, ":")
+	s.metrics, s.workerMetrics = []string{serveMetrics, workerMetrics}, workerMetrics
+	_, port, _ := strings.Cut(s.temporalAddr, ":")
 	temporalPid := pidListening("start-dev", port)
 	s.cpu = &cpuMeter{parts: map[string]func() []int{
 		"wds serve":  func() []int { return []int{s.serve.cmd.Process.Pid} },

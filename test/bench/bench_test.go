@@ -60,6 +60,16 @@ func checkScale(t *testing.T, s *ScaleResult, o Options) {
 		cpuTotal(d.WDSCPU) <= 0 || cpuTotal(d.BareCPU) <= 0 {
 		t.Errorf("delivery only: %+v", d)
 	}
+	checkDelivery(t, d, "dev server", 1)
+	if len(s.Cluster) != len(o.ClusterShards) {
+		t.Fatalf("cluster: %d delivery-only lines, want one for each of %v", len(s.Cluster), o.ClusterShards)
+	}
+	for i, c := range s.Cluster {
+		checkDelivery(t, c, "temporal-server", o.ClusterShards[i])
+		if _, ok := c.WDSCPU["temporal postgres"]; !ok {
+			t.Errorf("cluster, %d shards: no CPU of Temporal's PostgreSQL backends: %v", c.HistoryShards, c.WDSCPU)
+		}
+	}
 	if b := s.Backlog; b.Events != o.BacklogEvents || b.Rate <= 0 || b.SteadyRate != d.WDSRate || b.Ratio <= 0 {
 		t.Errorf("backlog: %+v", b)
 	}
@@ -75,9 +85,42 @@ func checkScale(t *testing.T, s *ScaleResult, o Options) {
 	if w.Chains != o.WaitingChains || w.WorkerPeakMB <= 0 || w.TemporalPeakMB <= 0 || w.RecoverySeconds <= 0 {
 		t.Errorf("waiting chains: %+v", w)
 	}
-	// A chain that waited failed once, slept on a timer and then succeeded.
-	if w.History.Timers < 1 || w.History.Activities < 2 || w.HistoryEvents != w.History.Events {
+	// A chain that waited failed once, slept on a timer and then succeeded: each attempt is a local
+	// activity's marker (issue 35), beside the version's marker.
+	if w.History.Timers < 1 || w.History.Markers < 3 || w.HistoryEvents != w.History.Events {
 		t.Errorf("waiting chain history: %+v", w.History)
+	}
+}
+
+// checkDelivery checks one server's delivery-only line: both sides delivered, on the server and the
+// shard count named, with Temporal's CPU, requests and history counted.
+func checkDelivery(t *testing.T, d DeliveryOnly, server string, shards int) {
+	t.Helper()
+	if !strings.Contains(d.Temporal, server) || !strings.Contains(d.Temporal, ", server 1.") || d.HistoryShards != shards {
+		t.Errorf("delivery only on %q, %d shards: measured on %q, %d shards", server, shards, d.Temporal, d.HistoryShards)
+	}
+	if d.WDSRate <= 0 || d.BareRate <= 0 || d.WDSTemporalCPU+d.BareTemporalCPU <= 0 {
+		t.Errorf("delivery only on %s: rates %v / %v, Temporal CPU %v / %v", d.Temporal, d.WDSRate, d.BareRate,
+			d.WDSTemporalCPU, d.BareTemporalCPU)
+	}
+	// Every delivery starts a workflow, by the relay or by the bare side.
+	for side, a := range map[string]Asks{"wds": d.WDSAsks, "bare": d.BareAsks} {
+		if a.PerItem["StartWorkflowExecution"] < 1 || a.Items != d.EventsPerRound*len(d.WDS) {
+			t.Errorf("delivery only on %s, %s requests: %+v", d.Temporal, side, a)
+		}
+	}
+	if d.WDSHistory.Events == 0 || d.BareHistory.Events == 0 {
+		t.Errorf("delivery only on %s: histories %+v / %+v", d.Temporal, d.WDSHistory, d.BareHistory)
+	}
+}
+
+// TestScaleNeedsDevServer: the scale part's other lines run on the dev server, so leaving it out of
+// -temporal is an error before anything starts.
+func TestScaleNeedsDevServer(t *testing.T) {
+	o := Smoke()
+	o.Parts, o.Temporal, o.Log = []string{"scale"}, []string{clusterServer}, t.Output()
+	if _, err := Run(context.Background(), o); err == nil || !strings.Contains(err.Error(), "-temporal") {
+		t.Fatalf("err = %v", err)
 	}
 }
 
@@ -129,7 +172,8 @@ func checkRender(t *testing.T, res *Results) {
 	}
 	s := string(b)
 	for _, want := range []string{"by hand", "Read list throughput", "pgbench replaying a create", "](c.png)", "after",
-		"Delivery only", "Recovery of", "Backlog drain", "endpoint limited to", "Waiting chains"} {
+		"Delivery only", "Delivery only on the Temporal cluster, 8 history shards", "the dev server beside the cluster",
+		"temporal postgres", "Recovery of", "Backlog drain", "endpoint limited to", "Waiting chains"} {
 		if !strings.Contains(s, want) {
 			t.Errorf("rendered document lacks %q:\n%s", want, s)
 		}

@@ -103,10 +103,11 @@ func scaleRows(r *ScaleResult) []row {
 		return nil
 	}
 	d, rc, b, l, w := r.Delivery, r.Recovery, r.Backlog, r.Limited, r.Waiting
-	return []row{
+	return append([]row{
 		{fmt.Sprintf("Delivery only: %d committed events a round, %d rounds", d.EventsPerRound, len(d.WDS)),
 			fmt.Sprintf("%.1f events/s", d.WDSRate), fmt.Sprintf("%.1f workflows/s (bare workflow + POST started per event)", d.BareRate),
 			fmt.Sprintf("%.2f", d.Ratio), ">= 0.90", met(d.Ratio >= 0.9)},
+	}, append(clusterRows(r.Cluster), []row{
 		{fmt.Sprintf("Recovery of %d dropped chains, endpoint limited to %d/s", rc.Events, rc.RateLimit),
 			fmt.Sprintf("all started after %.0f s (%.1f/s), delivered after %.0f s: %.1f chains/s; busiest second %d",
 				rc.StartedSeconds, rc.StartedRate, rc.Seconds, rc.Rate, rc.BusiestSecond),
@@ -121,9 +122,38 @@ func scaleRows(r *ScaleResult) []row {
 		{fmt.Sprintf("Waiting chains: %d on the ladder's timers (receiver answering 500, ladder %s)", w.Chains, w.Ladder),
 			fmt.Sprintf("peak RSS wds worker %.0f MB, Temporal server %.0f MB", w.WorkerPeakMB, w.TemporalPeakMB), "", "",
 			"worker < 150 MB", met(w.WorkerPeakMB > 0 && w.WorkerPeakMB < 150)},
-		{"Waiting chains: history and finish", fmt.Sprintf("%d history events a chain (timers %d, activity tasks %d); all waiting after %.0f s; "+
+		{"Waiting chains: history and finish", fmt.Sprintf("%d history events a chain (timers %d, activity tasks %d, markers %d); all waiting after %.0f s; "+
 			"last delivered %.0f s after the receiver recovered, %.0f s after the first retry arrived",
-			w.HistoryEvents, w.History.Timers, w.History.Activities, w.SecondsToWait, w.RecoverySeconds, w.FinishSeconds), "", "", "", ""},
+			w.HistoryEvents, w.History.Timers, w.History.Activities, w.History.Markers, w.SecondsToWait, w.RecoverySeconds, w.FinishSeconds), "", "", "", ""},
+	}...)...)
+}
+
+// clusterRows are the delivery-only line on the cluster, beside the bare workflow on the same cluster.
+func clusterRows(runs []DeliveryOnly) []row {
+	var out []row
+	for _, d := range runs {
+		out = append(out, row{fmt.Sprintf("Delivery only on the Temporal cluster, %d history shards: %d committed events a round, %d rounds",
+			d.HistoryShards, d.EventsPerRound, len(d.WDS)),
+			fmt.Sprintf("%.1f events/s", d.WDSRate), fmt.Sprintf("%.1f workflows/s (bare workflow + POST, same cluster)", d.BareRate),
+			fmt.Sprintf("%.2f", d.Ratio), "", ""})
+	}
+	return out
+}
+
+// temporalMarkdown sets the delivery-only line of the dev server beside the cluster's, same run: what
+// a delivery costs Temporal on each (its CPU includes, on the cluster, its PostgreSQL backends').
+func temporalMarkdown(b *bytes.Buffer, sc *ScaleResult) {
+	if sc == nil || len(sc.Cluster) == 0 {
+		return
+	}
+	b.WriteString("\nDelivery only, the dev server beside the cluster (same run; Temporal CPU is the server's and, on the " +
+		"cluster, its PostgreSQL backends'; requests are the SDK's calls to the server during the side's rounds):\n\n" +
+		"| Temporal | history shards | wds events/s | bare workflows/s | ratio | Temporal CPU ms per delivery, wds / bare | " +
+		"Temporal requests per delivery, wds / bare | history events, wds / bare |\n|---|---|---|---|---|---|---|---|\n")
+	for _, d := range append([]DeliveryOnly{sc.Delivery}, sc.Cluster...) {
+		fmt.Fprintf(b, "| %s | %d | %.1f | %.1f | %.2f | %.2f / %.2f | %.2f / %.2f | %d / %d |\n", d.Temporal, d.HistoryShards,
+			d.WDSRate, d.BareRate, d.Ratio, d.WDSTemporalCPU, d.BareTemporalCPU, d.WDSAsks.TotalCalls, d.BareAsks.TotalCalls,
+			d.WDSHistory.Events, d.BareHistory.Events)
 	}
 }
 
@@ -283,6 +313,7 @@ func resultsMarkdown(res *Results, chartRef string) string {
 	}
 	ladderMarkdown(&b, res.Webhooks)
 	cpuMarkdown(&b, res)
+	temporalMarkdown(&b, res.Scale)
 	b.WriteString("\n")
 	return b.String()
 }
@@ -317,7 +348,7 @@ func ladderMarkdown(b *bytes.Buffer, w *WebhookResult) {
 }
 
 // cpuParts is the order of the CPU table's columns.
-var cpuParts = []string{"wds serve", "wds worker", "temporal", "postgres", "wdsbench"}
+var cpuParts = []string{"wds serve", "wds worker", "temporal", "temporal postgres", "postgres", "wdsbench"}
 
 // cpuMarkdown is the table of CPU milliseconds per operation by process: on two shared cores, the
 // total bounds the throughput (2,000 ms of CPU a second).
@@ -345,12 +376,17 @@ func cpuMarkdown(b *bytes.Buffer, res *Results) {
 	if r := res.Scale; r != nil {
 		lines = append(lines, line{"Delivery only: one committed event delivered by wds", r.Delivery.WDSCPU},
 			line{"Delivery only baseline: one bare workflow started and run", r.Delivery.BareCPU})
+		for _, d := range r.Cluster {
+			lines = append(lines, line{fmt.Sprintf("Delivery only on the cluster, %d shards: one event by wds", d.HistoryShards), d.WDSCPU},
+				line{fmt.Sprintf("Delivery only on the cluster, %d shards: one bare workflow", d.HistoryShards), d.BareCPU})
+		}
 	}
 	if len(lines) == 0 {
 		return
 	}
 	b.WriteString("\nCPU milliseconds per operation, by process (from /proc; `wdsbench` is the load generators, the " +
-		"receiver, the bare worker and pgbench):\n\n| operation | " + strings.Join(cpuParts, " | ") + " | total |\n|---|")
+		"receiver, the bare worker and pgbench; `temporal postgres` is the cluster's PostgreSQL backends, which the dev " +
+		"server's SQLite does in its own process):\n\n| operation | " + strings.Join(cpuParts, " | ") + " | total |\n|---|")
 	b.WriteString(strings.Repeat("---|", len(cpuParts)+1) + "\n")
 	for _, l := range lines {
 		total := 0.0
@@ -433,27 +469,38 @@ func clientTicks(curve []CurvePoint) []plot.Tick {
 	return ticks
 }
 
-// PrintDelivery prints the delivery-only line of a `-only delivery` run: the rates, the CPU per event
-// by process and one delivery's history, wds beside the bare workflow, with the run's load average.
+// PrintDelivery prints the delivery-only lines of a `-only delivery` run, the dev server's and the
+// cluster's: the rates, Temporal's CPU and requests per event, the CPU per event by process and one
+// delivery's history, wds beside the bare workflow, with the run's load average.
 func PrintDelivery(w io.Writer, res *Results) {
 	sc := res.Scale
 	if sc == nil {
 		return
 	}
-	d := sc.Delivery
-	fmt.Fprintf(w, "delivery only, %d events x %d rounds, load average %s at the start, %s at the end (%d CPUs, %s); code %s\n",
-		d.EventsPerRound, len(d.WDS), sc.LoadStart, sc.LoadEnd, res.Machine.CPUs, res.Machine.CPUModel, sc.Source)
+	fmt.Fprintf(w, "delivery only, load average %s at the start, %s at the end (%d CPUs, %s); code %s\n",
+		sc.LoadStart, sc.LoadEnd, res.Machine.CPUs, res.Machine.CPUModel, sc.Source)
+	for _, d := range append([]DeliveryOnly{sc.Delivery}, sc.Cluster...) {
+		if d.EventsPerRound > 0 {
+			printDeliveryLine(w, d)
+		}
+	}
+}
+
+func printDeliveryLine(w io.Writer, d DeliveryOnly) {
+	fmt.Fprintf(w, "%s, %d history shards: %d events x %d rounds\n", d.Temporal, d.HistoryShards, d.EventsPerRound, len(d.WDS))
 	fmt.Fprintf(w, "  rate: wds %.1f/s, bare %.1f/s, ratio %.2f\n", d.WDSRate, d.BareRate, d.Ratio)
 	for _, side := range []struct {
-		name string
-		cpu  map[string]float64
-		h    History
-	}{{"wds", d.WDSCPU, d.WDSHistory}, {"bare", d.BareCPU, d.BareHistory}} {
-		fmt.Fprintf(w, "  %s: CPU ms/event", side.name)
+		name     string
+		cpu      map[string]float64
+		temporal float64
+		asks     Asks
+		h        History
+	}{{"wds", d.WDSCPU, d.WDSTemporalCPU, d.WDSAsks, d.WDSHistory}, {"bare", d.BareCPU, d.BareTemporalCPU, d.BareAsks, d.BareHistory}} {
+		fmt.Fprintf(w, "  %s: Temporal CPU %.2f ms/event; CPU ms/event", side.name, side.temporal)
 		for _, p := range cpuParts {
 			fmt.Fprintf(w, " %s %.2f", p, side.cpu[p])
 		}
-		fmt.Fprintf(w, "; history %d events (workflow tasks %d, activities %d, markers %d, upserts %d)\n",
-			side.h.Events, side.h.WorkflowTasks, side.h.Activities, side.h.Markers, side.h.Upserts)
+		fmt.Fprintf(w, "; history %d events (workflow tasks %d, activities %d, markers %d, upserts %d); Temporal requests %s\n",
+			side.h.Events, side.h.WorkflowTasks, side.h.Activities, side.h.Markers, side.h.Upserts, asksText(side.asks))
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/client"
 
 	"wds/internal/dev/temporaldev"
@@ -29,6 +30,9 @@ type ScaleResult struct {
 	Backlog   BacklogDrain   `json:"backlog_drain"`
 	Limited   LimitedBacklog `json:"backlog_rate_limited"`
 	Waiting   WaitingChains  `json:"waiting_chains"`
+	// Cluster is the delivery-only line on the Temporal server built from source on PostgreSQL, once
+	// for each history shard count, in the same run as Delivery's on the dev server.
+	Cluster []DeliveryOnly `json:"cluster,omitempty"`
 }
 
 // DeliveryOnly compares the drain of committed events, round by round, wds against the bare workflow.
@@ -39,9 +43,19 @@ type DeliveryOnly struct {
 	WDSRate        float64   `json:"wds_rate"`
 	BareRate       float64   `json:"bare_rate"`
 	Ratio          float64   `json:"ratio"`
-	// CPU milliseconds per event, by process, over every round of the side.
-	WDSCPU  map[string]float64 `json:"wds_cpu_ms_per_event"`
-	BareCPU map[string]float64 `json:"bare_cpu_ms_per_event"`
+	// Temporal is the server measured on (kind, persistence, version); HistoryShards its shard count,
+	// read from the cluster's own shards table (the dev server has one).
+	Temporal      string `json:"temporal"`
+	HistoryShards int    `json:"history_shards"`
+	// CPU milliseconds per event, by process, over every round of the side; Temporal's is the server's
+	// and, on the cluster, its PostgreSQL backends' ("temporal postgres").
+	WDSCPU          map[string]float64 `json:"wds_cpu_ms_per_event"`
+	BareCPU         map[string]float64 `json:"bare_cpu_ms_per_event"`
+	WDSTemporalCPU  float64            `json:"wds_temporal_cpu_ms_per_event"`
+	BareTemporalCPU float64            `json:"bare_temporal_cpu_ms_per_event"`
+	// The requests to Temporal per event during the side's rounds: wds worker's and the bare worker's.
+	WDSAsks  Asks `json:"wds_requests"`
+	BareAsks Asks `json:"bare_requests"`
 	// The history of the last round's first event, and of its bare workflow.
 	WDSHistory  History `json:"wds_history"`
 	BareHistory History `json:"bare_history"`
@@ -107,7 +121,7 @@ type WaitingChains struct {
 func (e *env) scalePhase(ctx context.Context, o Options, s *stack) (*ScaleResult, error) {
 	res := &ScaleResult{StartedAt: time.Now().UTC(), Source: source(ctx), LoadStart: loadavg()}
 	var err error
-	if res.Delivery, err = e.deliveryOnly(ctx, o, s); err != nil {
+	if res.Delivery, err = e.deliveryOnly(ctx, o, s, "dev server"); err != nil {
 		return nil, err
 	}
 	if res.Recovery, err = e.recovery(ctx, o, s); err != nil {
@@ -181,14 +195,19 @@ func commitEvents(ctx context.Context, s *stack, t *tenant, n int) ([]string, er
 
 // deliveryOnly alternates rounds: a batch of events committed at once and delivered by the stack's
 // worker, then as many bare workflows started one after another (as the relay starts events) against
-// the same receiver. Each round is timed from the commit or the first start to the last arrival.
-func (e *env) deliveryOnly(ctx context.Context, o Options, s *stack) (DeliveryOnly, error) {
-	res := DeliveryOnly{EventsPerRound: o.ScaleEvents}
-	t, _, err := e.hookTenant(ctx, s, "Delivery-only benchmark", "/hook")
+// the same receiver. Each round is timed from the commit or the first start to the last arrival, and
+// the CPU and the requests to Temporal of each side are counted during its rounds only. label names
+// the Temporal server in the tenant's name and the log.
+func (e *env) deliveryOnly(ctx context.Context, o Options, s *stack, label string) (DeliveryOnly, error) {
+	res := DeliveryOnly{EventsPerRound: o.ScaleEvents, Temporal: s.temporalDesc, HistoryShards: s.shards}
+	if v, err := s.temporal.Client().WorkflowService().GetSystemInfo(ctx, &workflowservice.GetSystemInfoRequest{}); err == nil {
+		res.Temporal += ", server " + v.GetServerVersion()
+	}
+	t, _, err := e.hookTenant(ctx, s, "Delivery-only benchmark, "+label, "/hook")
 	if err != nil {
 		return res, err
 	}
-	bc, err := bareClient(s.temporal.Address)
+	bc, err := bareClient(s.temporalAddr)
 	if err != nil {
 		return res, err
 	}
@@ -198,47 +217,98 @@ func (e *env) deliveryOnly(ctx context.Context, o Options, s *stack) (DeliveryOn
 		return res, err
 	}
 	defer w.Stop()
+	// The receiver keeps every arrival of the run: each server's bare workflows need ids of their own.
+	slug := strings.ReplaceAll(label, " ", "-")
 	wdsCPU, bareCPU := map[string]float64{}, map[string]float64{}
+	wdsAsks, bareAsks := map[string]float64{}, map[string]float64{}
+	workerCounts := func(ctx context.Context) (map[string]float64, error) { return scrapeRequests(ctx, s.workerMetrics) }
+	if err := e.warmUp(ctx, s, t, bc, slug); err != nil {
+		return res, fmt.Errorf("bench: delivery-only warm-up on the %s: %w", label, err)
+	}
 	for round := range o.ScaleRounds {
 		if err := e.waitIdle(ctx, s); err != nil {
 			return res, err
 		}
 		var d Drained
-		_, err := s.cpu.metered(wdsCPU, func() (sample, error) {
+		err := counted(ctx, workerCounts, wdsAsks, s.cpu.metered(wdsCPU, func() (sample, error) {
 			start := time.Now()
 			ids, err := commitEvents(ctx, s, t, o.ScaleEvents)
 			if err == nil {
 				d, err = drained(ctx, s.rcv, ids, start, drainLimit(o.ScaleEvents))
 			}
 			return sample{}, err
-		})()
+		}))
 		if err != nil {
-			return res, fmt.Errorf("bench: delivery-only wds round %d: %w", round+1, err)
+			return res, fmt.Errorf("bench: delivery-only wds round %d on the %s: %w", round+1, label, err)
 		}
 		res.WDS = append(res.WDS, d)
 		if err := e.waitIdle(ctx, s); err != nil {
 			return res, err
 		}
-		_, err = s.cpu.metered(bareCPU, func() (sample, error) {
-			d, err = bareBatch(ctx, bc, s.rcv, fmt.Sprintf("batch%d", round), o.ScaleEvents)
+		err = counted(ctx, bareRequestCounts, bareAsks, s.cpu.metered(bareCPU, func() (sample, error) {
+			d, err = bareBatch(ctx, bc, s.rcv, fmt.Sprintf("%s-batch%d", slug, round), o.ScaleEvents)
 			return sample{}, err
-		})()
+		}))
 		if err != nil {
-			return res, fmt.Errorf("bench: delivery-only bare round %d: %w", round+1, err)
+			return res, fmt.Errorf("bench: delivery-only bare round %d on the %s: %w", round+1, label, err)
 		}
 		res.Bare = append(res.Bare, d)
-		e.logf("delivery only, round %d: wds %.1f/s, bare %.1f/s", round+1, res.WDS[round].Rate, d.Rate)
+		e.logf("delivery only on the %s, round %d: wds %.1f/s, bare %.1f/s", label, round+1, res.WDS[round].Rate, d.Rate)
 	}
 	if res.WDSHistory, err = e.firstEventHistory(ctx, s, t); err != nil {
 		return res, err
 	}
-	if res.BareHistory, err = history(ctx, bc, fmt.Sprintf("bare-batch%d-0", o.ScaleRounds-1)); err != nil {
+	if res.BareHistory, err = history(ctx, bc, fmt.Sprintf("bare-%s-batch%d-0", slug, o.ScaleRounds-1)); err != nil {
 		return res, err
 	}
+	n := o.ScaleEvents * o.ScaleRounds
 	res.WDSRate, res.BareRate = pooledRate(res.WDS), pooledRate(res.Bare)
 	res.Ratio = ratio(res.WDSRate, res.BareRate)
-	res.WDSCPU, res.BareCPU = perOp(wdsCPU, o.ScaleEvents*o.ScaleRounds), perOp(bareCPU, o.ScaleEvents*o.ScaleRounds)
+	res.WDSCPU, res.BareCPU = perOp(wdsCPU, n), perOp(bareCPU, n)
+	res.WDSTemporalCPU, res.BareTemporalCPU = temporalCPU(res.WDSCPU), temporalCPU(res.BareCPU)
+	res.WDSAsks, res.BareAsks = asksOf(wdsAsks, n, res.WDSRate), asksOf(bareAsks, n, res.BareRate)
 	return res, e.waitIdle(ctx, s)
+}
+
+// warmUpEvents are delivered by each side, unmeasured, before the rounds.
+const warmUpEvents = 20
+
+// warmUp delivers a few events through each side untimed: a fresh cluster's shards and a fresh
+// worker's connections would otherwise be timed in the first round, and weigh most in a short run.
+func (e *env) warmUp(ctx context.Context, s *stack, t *tenant, bc client.Client, slug string) error {
+	if err := e.waitIdle(ctx, s); err != nil {
+		return err
+	}
+	start := time.Now()
+	ids, err := commitEvents(ctx, s, t, warmUpEvents)
+	if err != nil {
+		return err
+	}
+	if _, err := drained(ctx, s.rcv, ids, start, drainLimit(warmUpEvents)); err != nil {
+		return err
+	}
+	_, err = bareBatch(ctx, bc, s.rcv, slug+"-warmup", warmUpEvents)
+	return err
+}
+
+// counted runs fn and adds the requests counted meanwhile to acc.
+func counted(ctx context.Context, counts func(context.Context) (map[string]float64, error), acc map[string]float64,
+	fn func() (sample, error)) error {
+	before, err := counts(ctx)
+	if err != nil {
+		return err
+	}
+	if _, err := fn(); err != nil {
+		return err
+	}
+	after, err := counts(ctx)
+	if err != nil {
+		return err
+	}
+	for op, v := range after {
+		acc[op] += v - before[op]
+	}
+	return nil
 }
 
 // firstEventHistory counts the history of the tenant's latest event's workflow.

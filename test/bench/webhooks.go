@@ -13,7 +13,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	dto "github.com/prometheus/client_model/go"
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/client"
@@ -21,7 +20,6 @@ import (
 	sdkworker "go.temporal.io/sdk/worker"
 	"go.temporal.io/sdk/workflow"
 
-	"wds/internal/platform/metrics"
 	"wds/internal/platform/metrics/temporalmetrics"
 	"wds/worker"
 	"wds/workflows/contract"
@@ -355,7 +353,7 @@ func (e *env) runWebhooks(ctx context.Context, o Options, g *ingester, s *stack,
 	res := &WebhookResult{SteadyCeiling: fmt.Sprintf("every item arrived, no errors, generator on schedule, p90 < %s; "+
 		"a step is tried up to %d times", steadyP90, stepTries)}
 	c, rcv := s.temporal.Client(), s.rcv
-	bc, err := bareClient(s.temporal.Address)
+	bc, err := bareClient(s.temporalAddr)
 	if err != nil {
 		return nil, err
 	}
@@ -438,23 +436,12 @@ func (e *env) countAsks(ctx context.Context, o Options, res *WebhookResult, s *s
 		}
 		return sumCounts(parts...), nil
 	}
-	bareCounts := func(context.Context) (map[string]float64, error) {
-		families, err := metrics.Registry.Gather()
-		if err != nil {
-			return nil, fmt.Errorf("bench: gather: %w", err)
-		}
-		byName := make(map[string]*dto.MetricFamily, len(families))
-		for _, f := range families {
-			byName[f.GetName()] = f
-		}
-		return requestCounts(byName), nil
-	}
 	var err error
 	if res.WDSAsks, err = measureAsks(ctx, asksRate, o.Duration, s.rcv, wdsFire, idle, wdsCounts); err != nil {
 		return err
 	}
 	e.logf("webhooks: Temporal requests per wds delivery: %s", asksText(res.WDSAsks))
-	if res.BareAsks, err = measureAsks(ctx, asksRate, o.Duration, s.rcv, bareFire, idle, bareCounts); err != nil {
+	if res.BareAsks, err = measureAsks(ctx, asksRate, o.Duration, s.rcv, bareFire, idle, bareRequestCounts); err != nil {
 		return err
 	}
 	e.logf("webhooks: Temporal requests per bare workflow: %s", asksText(res.BareAsks))

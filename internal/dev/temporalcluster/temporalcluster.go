@@ -164,6 +164,16 @@ func (c *Cluster) setUp(ctx context.Context) error {
 // StartServer: it reconnects on its own.
 func (c *Cluster) Client() client.Client { return c.client }
 
+// Pid is the running server process's id, 0 while it is stopped: the benchmark reads its CPU time.
+func (c *Cluster) Pid() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.proc == nil {
+		return 0
+	}
+	return c.proc.cmd.Process.Pid
+}
+
 // Namespace is the namespace Start registered.
 func (c *Cluster) Namespace() string { return c.o.Namespace }
 

@@ -54,8 +54,14 @@ func TestClusterRunsComposeTopology(t *testing.T) {
 		t.Errorf("setup again: %v", err)
 	}
 
+	if c.Pid() <= 0 {
+		t.Errorf("a running server's pid is %d", c.Pid())
+	}
 	if err := c.StopServer(); err != nil {
 		t.Fatal(err)
+	}
+	if c.Pid() != 0 {
+		t.Errorf("a stopped server's pid is %d, want 0", c.Pid())
 	}
 	down, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()

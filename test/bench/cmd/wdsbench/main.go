@@ -5,6 +5,7 @@
 //	wdsbench -smoke          a few seconds on tiny data
 //	wdsbench -only scale     only these parts' lines, merged into the saved results
 //	wdsbench -smoke -only delivery -scale-events 300 -scale-rounds 2   the delivery-only line, printed
+//	wdsbench -only delivery -temporal cluster -cluster-shards 8       the same on the cluster alone
 //	wdsbench -render-only    re-render the docs from the saved JSON
 //	wdsbench -profile read   CPU profile of the API serving the read load in this process
 //	wdsbench -profile ingest -profile-serve   the same load on a separate wds serve, as the full run
@@ -19,6 +20,7 @@ import (
 	"os"
 	"os/signal"
 	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 
@@ -47,6 +49,9 @@ func run() error {
 	profile := flag.String("profile", "", "read or ingest: profile the API in this process instead of measuring")
 	profileOut := flag.String("profile-out", "cpu.pprof", "where -profile writes the CPU profile")
 	profileServe := flag.Bool("profile-serve", false, "-profile drives a separate wds serve (the profile covers the load generator only)")
+	temporal := flag.String("temporal", strings.Join(bench.TemporalServers(), ","),
+		"comma-separated Temporal servers the delivery-only line runs on, of "+strings.Join(bench.TemporalServers(), ","))
+	shards := flag.String("cluster-shards", "1,8", "comma-separated history shard counts of the cluster, one cluster each")
 	only := flag.String("only", "", "comma-separated parts to run, of "+strings.Join(bench.Parts(), ",")+
 		" (default: all); their lines replace those in -results, the others stay")
 	flag.Parse()
@@ -63,6 +68,9 @@ func run() error {
 				return fmt.Errorf("-only: unknown part %q (parts: %s)", p, strings.Join(bench.Parts(), ", "))
 			}
 		}
+	}
+	if err := temporalFlags(&o, *temporal, *shards); err != nil {
+		return err
 	}
 	if *orders > 0 {
 		o.Orders = *orders
@@ -113,6 +121,25 @@ func run() error {
 		return err
 	}
 	return bench.Render(res, *doc, *chart)
+}
+
+// temporalFlags sets the servers the delivery-only line runs on and the cluster's shard counts.
+func temporalFlags(o *bench.Options, servers, shards string) error {
+	o.Temporal = strings.Split(servers, ",")
+	for _, s := range o.Temporal {
+		if !slices.Contains(bench.TemporalServers(), s) {
+			return fmt.Errorf("-temporal: unknown server %q (servers: %s)", s, strings.Join(bench.TemporalServers(), ", "))
+		}
+	}
+	o.ClusterShards = nil
+	for _, s := range strings.Split(shards, ",") {
+		n, err := strconv.Atoi(s)
+		if err != nil || n < 1 {
+			return fmt.Errorf("-cluster-shards: %q is not a shard count", s)
+		}
+		o.ClusterShards = append(o.ClusterShards, n)
+	}
+	return nil
 }
 
 // mergeSaved puts a partial run's parts into the results saved at path, when there are any.
