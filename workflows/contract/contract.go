@@ -39,6 +39,7 @@ const (
 	ActivityResolveTargets = "ResolveTargets"
 	ActivityDeliver        = "Deliver"
 	ActivityRecordLost     = "RecordLostAttempt"
+	ActivityRecordFailed   = "RecordFailedAttempt"
 )
 
 // SignalEndpointStopped tells a delivery workflow that an endpoint (the uuid.UUID payload) was
@@ -164,6 +165,11 @@ type AttemptInput struct {
 	// it (FailedAttempt), so the Temporal UI shows a failed attempt as a failed activity. Chains from
 	// before workflows.AttemptFails take every outcome as a result, and leave it false.
 	ReportFailure bool `json:",omitempty"`
+	// HandOffFailure (since workflows.AttemptRecorded, local attempts) asks Deliver to return a failed
+	// attempt as its result, with what the POST came back with when its row could not be written
+	// (AttemptResult.Unrecorded), rather than keep that in the worker's memory: the workflow hands it on to
+	// RecordFailedAttempt, a regular activity, which records it and fails for the Temporal UI.
+	HandOffFailure bool `json:",omitempty"`
 }
 
 // AttemptResult is the outcome of an attempt: the status it recorded in its row (succeeded, failed,
@@ -175,6 +181,35 @@ type AttemptResult struct {
 	ResponseStatus *int `json:",omitempty"`
 	// Wait is how long a held attempt waits before it asks again.
 	Wait time.Duration
+	// Unrecorded is what a failed attempt's POST came back with when its row could not be written
+	// (HandOffFailure): RecordFailedAttempt writes it.
+	Unrecorded *Sent `json:",omitempty"`
+}
+
+// ReceiverFailed tells an attempt the receiver failed (an answer other than 2xx, a timeout, a TLS or
+// network error) from one that succeeded or stopped without sending (its endpoint disabled or
+// deleted), which failed nothing.
+func (r AttemptResult) ReceiverFailed() bool {
+	return (r.Outcome == models.StatusFailed || r.Outcome == models.StatusDropped) &&
+		r.Error != models.ReasonEndpointDisabled && r.Error != models.ReasonEndpointDeleted
+}
+
+// Sent is what an attempt's POST came back with: the row's fields that the attempt's input does not
+// give.
+type Sent struct {
+	Status          models.Status
+	ResponseStatus  *int
+	ResponseExcerpt string
+	Error           string
+	DurationMS      int64
+	AttemptedAt     time.Time
+	NextAttemptAt   *time.Time
+}
+
+// FailedAttemptInput is RecordFailedAttempt's input: the attempt and the result its Deliver returned.
+type FailedAttemptInput struct {
+	Attempt AttemptInput
+	Result  AttemptResult
 }
 
 // ErrTypeAttemptFailed is the failure type of a Deliver activity whose POST the receiver failed
