@@ -170,7 +170,8 @@ type keptOutcome struct {
 // keep holds the outcome of a local attempt whose row could not be written. A local activity has no
 // heartbeat, but its retries run on the worker that runs its workflow, which finds the outcome here
 // and records it without sending again. A worker that stops loses it, and the retry elsewhere sends
-// again, as a killed worker's does.
+// again, as a killed worker's does. A failed attempt asked to hand its outcome on (HandOffFailure) is
+// not kept: RecordFailedAttempt records it from history, on any worker.
 func (a *Activities) keep(id uuid.UUID, o outcome) {
 	now := time.Now()
 	a.kept.Range(func(k, v any) bool { // rare (a database outage): prune what no retry will ask for

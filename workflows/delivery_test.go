@@ -39,6 +39,8 @@ type receiver struct {
 
 	// unrecorded makes Deliver report each failed attempt it hands off as sent but not recorded.
 	unrecorded bool
+	// refuseRecords is how many RecordFailedAttempt tasks fail as if the database were down.
+	refuseRecords int
 
 	mu       sync.Mutex
 	attempts []recorded
@@ -91,6 +93,10 @@ func (r *receiver) recordFailed(_ context.Context, f contract.FailedAttemptInput
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.failed = append(r.failed, f)
+	if r.refuseRecords > 0 {
+		r.refuseRecords--
+		return contract.AttemptResult{}, errors.New("record delivery: database down")
+	}
 	res := f.Result
 	res.Unrecorded = nil
 	return res, contract.AttemptFailure(f.Attempt, res)
@@ -583,6 +589,27 @@ func TestAFailedAttemptIsAFailedActivityAndTheLadderGoesOn(t *testing.T) {
 		if len(r.failed) != 3 {
 			t.Fatalf("version %d: %d failed attempts handed on, want 3", version, len(r.failed))
 		}
+	}
+}
+
+// RecordFailedAttempt that cannot write the row (the database down) is run again by Temporal, with
+// the outcome Deliver handed on, until it records it: no attempt is sent again or recorded lost, and
+// the ladder goes on.
+func TestAFailedAttemptsRecordIsRetriedUntilItIsWritten(t *testing.T) {
+	r := &receiver{targets: []contract.Target{target(2)}, decide: alwaysFail, unrecorded: true, refuseRecords: 2}
+	runEvent(t, r, defaultSchedule)
+	if len(r.attempts) != 2 || len(r.lost) != 0 {
+		t.Fatalf("%d attempts, %d lost; want 2 and none", len(r.attempts), len(r.lost))
+	}
+	var numbers []int
+	for _, f := range r.failed {
+		if f.Result.Unrecorded == nil {
+			t.Fatalf("a retry of RecordFailedAttempt lost the outcome: %+v", f)
+		}
+		numbers = append(numbers, f.Attempt.Attempt)
+	}
+	if want := []int{1, 1, 1, 2}; !slices.Equal(numbers, want) {
+		t.Fatalf("RecordFailedAttempt tasks by attempt %v, want %v", numbers, want)
 	}
 }
 
