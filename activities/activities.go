@@ -1,6 +1,7 @@
 // Package activities is everything the workflows ask of the outside world: find the endpoints an
 // event goes to, make one signed POST and record it (deliver.go), record an attempt that was lost,
-// pace an endpoint's rate limit, disable an endpoint that keeps failing, and queue a recovery's next
+// write the row of a failed attempt that Deliver could not and fail with it for the Temporal UI, pace an endpoint's
+// rate limit, disable an endpoint that keeps failing, and queue a recovery's next
 // batch. The workflows name them through method references on a nil *Activities; Register adds them
 // to a worker under the names package contract gives them.
 package activities
