@@ -1,6 +1,7 @@
 // Package activities is everything the workflows ask of the outside world: find the endpoints an
 // event goes to, make one signed POST and record it (deliver.go), record an attempt that was lost,
-// pace an endpoint's rate limit, disable an endpoint that keeps failing, and queue a recovery's next
+// write the row of a failed attempt that Deliver could not and fail with it for the Temporal UI, pace an endpoint's
+// rate limit, disable an endpoint that keeps failing, and queue a recovery's next
 // batch. The workflows name them through method references on a nil *Activities; Register adds them
 // to a worker under the names package contract gives them.
 package activities
@@ -23,6 +24,7 @@ import (
 	"wds/internal/endpoints"
 	"wds/internal/outbox"
 	"wds/internal/platform/egress"
+	"wds/internal/platform/metrics"
 	"wds/internal/platform/secrets"
 	"wds/models"
 	"wds/workflows/contract"
@@ -73,6 +75,7 @@ func (a *Activities) Register(r worker.ActivityRegistry) {
 	r.RegisterActivityWithOptions(a.ResolveTargets, activity.RegisterOptions{Name: contract.ActivityResolveTargets})
 	r.RegisterActivityWithOptions(a.Deliver, activity.RegisterOptions{Name: contract.ActivityDeliver})
 	r.RegisterActivityWithOptions(a.RecordLostAttempt, activity.RegisterOptions{Name: contract.ActivityRecordLost})
+	r.RegisterActivityWithOptions(a.RecordFailedAttempt, activity.RegisterOptions{Name: contract.ActivityRecordFailed})
 	r.RegisterActivityWithOptions(a.RecoverBatch, activity.RegisterOptions{Name: contract.ActivityRecoverBatch})
 }
 
@@ -185,6 +188,35 @@ func (a *Activities) RecordLostAttempt(ctx context.Context, l contract.LostAttem
 		d.NextAttemptAt = nil
 	}
 	return a.write(ctx, d)
+}
+
+// RecordFailedAttempt is the regular activity that follows a local attempt the receiver failed: it
+// writes the attempt's row if Deliver could not (f.Result.Unrecorded), once however often Temporal
+// runs it, and then fails with the attempt's outcome (contract.AttemptFailure), non-retryable, so the
+// Temporal UI shows the failed attempt as a failed activity, as a local one is not. It never sends.
+func (a *Activities) RecordFailedAttempt(ctx context.Context, f contract.FailedAttemptInput) (contract.AttemptResult, error) {
+	res := f.Result
+	if sent := res.Unrecorded; sent != nil {
+		ev, err := a.event(ctx, f.Attempt.EventID)
+		if err != nil {
+			return contract.AttemptResult{}, err
+		}
+		d := newRow(f.Attempt, ev, a.now())
+		d.Status, d.ResponseStatus, d.ResponseExcerpt, d.Error = sent.Status, sent.ResponseStatus, sent.ResponseExcerpt, sent.Error
+		d.DurationMS, d.AttemptedAt, d.NextAttemptAt = sent.DurationMS, sent.AttemptedAt, sent.NextAttemptAt
+		if res, err = a.write(ctx, d); err != nil {
+			return contract.AttemptResult{}, err
+		}
+		if err := a.afterDrop(ctx, f.Attempt, res); err != nil {
+			return contract.AttemptResult{}, err
+		}
+		// Counted last, so a run that failed before does not count it twice.
+		metrics.DeliveryAttempt(d.EndpointID.String(), string(d.Status), d.Status == models.StatusDropped, d.Attempt, time.Duration(d.DurationMS)*time.Millisecond)
+	}
+	if !res.ReceiverFailed() {
+		return res, nil
+	}
+	return res, contract.AttemptFailure(f.Attempt, res)
 }
 
 func newRow(in contract.AttemptInput, ev *eventMeta, at time.Time) *models.Delivery {

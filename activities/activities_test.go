@@ -3,6 +3,7 @@ package activities_test
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"reflect"
@@ -593,5 +594,87 @@ func TestALocalAttemptThatSentRecordsWithoutSendingAgain(t *testing.T) {
 	}
 	if rows := f.Rows(in.ChainID); len(rows) != 1 || rows[0].ResponseStatus == nil || *rows[0].ResponseStatus != http.StatusAccepted {
 		t.Fatalf("rows %+v", rows)
+	}
+}
+
+// Since the workflows' AttemptRecorded, a local attempt the receiver failed completes with its
+// outcome, and one that could not write its row hands the outcome back (Unrecorded) instead of
+// keeping it in the worker's memory. RecordFailedAttempt, a regular activity retried by Temporal,
+// writes that row once however often it runs, never sends, and fails non-retryable with the HTTP
+// status and error, so the Temporal UI shows the attempt failed.
+func TestAFailedLocalAttemptIsHandedOnAndRecordedOnce(t *testing.T) {
+	const deliverTimeout = 30 * time.Second
+	f := newFixture(t)
+	rc := deliverytest.NewReceiver(t, func(w http.ResponseWriter, r *http.Request) {
+		w.WriteHeader(http.StatusInternalServerError)
+		_, _ = io.WriteString(w, "down")
+	})
+	ep := f.Endpoint(rc.Srv.URL)
+	a := f.Acts(rc, true)
+	var suite testsuite.WorkflowTestSuite
+	deliver := func(in contract.AttemptInput) contract.AttemptResult {
+		t.Helper()
+		env := suite.NewTestActivityEnvironment()
+		env.SetTestTimeout(deliverTimeout) // the workflows' timeout of an attempt, not the test's default
+		val, err := env.ExecuteLocalActivity(a.Deliver, in)
+		var res contract.AttemptResult
+		if err == nil {
+			err = val.Get(&res)
+		}
+		if err != nil || res.Outcome != models.StatusFailed {
+			t.Fatalf("a failed local attempt handed on: %+v %v", res, err)
+		}
+		return res
+	}
+	record := func(in contract.AttemptInput, res contract.AttemptResult) error {
+		env := suite.NewTestActivityEnvironment()
+		env.RegisterActivityWithOptions(a.RecordFailedAttempt, activity.RegisterOptions{Name: contract.ActivityRecordFailed})
+		_, err := env.ExecuteActivity(contract.ActivityRecordFailed, contract.FailedAttemptInput{Attempt: in, Result: res})
+		return err
+	}
+	failedWith500 := func(err error, n int) bool {
+		var app *temporal.ApplicationError
+		res, ok := contract.FailedAttempt(err)
+		return ok && errors.As(err, &app) && app.NonRetryable() && app.Category() == temporal.ApplicationErrorCategoryBenign &&
+			strings.Contains(err.Error(), fmt.Sprintf("attempt %d failed: HTTP 500; next attempt at ", n)) &&
+			res.ResponseStatus != nil && *res.ResponseStatus == 500 && res.Unrecorded == nil
+	}
+
+	// Recorded by Deliver: nothing to hand on, and RecordFailedAttempt only fails.
+	in := deliverytest.Attempt(f.Event(events.OrderCreated, nil), ep.ID, 1, deliverytest.Later())
+	in.HandOffFailure = true
+	if res := deliver(in); res.Unrecorded != nil || len(f.Rows(in.ChainID)) != 1 {
+		t.Fatalf("a recorded failure handed on %+v", res)
+	} else if err := record(in, res); !failedWith500(err, 1) {
+		t.Fatalf("RecordFailedAttempt of a recorded attempt: %v", err)
+	}
+
+	// Not recorded by Deliver: RecordFailedAttempt fails retryably while the database refuses the
+	// row, then records it once.
+	in = deliverytest.Attempt(f.Event(events.OrderCreated, nil), ep.ID, 2, deliverytest.Later())
+	in.HandOffFailure = true
+	refuseDeliveryRows(t, f)
+	res := deliver(in)
+	if res.Unrecorded == nil || res.Unrecorded.ResponseStatus == nil || *res.Unrecorded.ResponseStatus != 500 {
+		t.Fatalf("an unrecorded failure handed on %+v", res)
+	}
+	if err := record(in, res); err == nil || failedWith500(err, 2) {
+		t.Fatalf("RecordFailedAttempt with the row refused: %v, want an error Temporal retries", err)
+	}
+	if err := f.DB.Exec("DROP TRIGGER refuse ON webhook_deliveries").Error; err != nil {
+		t.Fatal(err)
+	}
+	for range 2 {
+		if err := record(in, res); !failedWith500(err, 2) {
+			t.Fatalf("RecordFailedAttempt: %v", err)
+		}
+	}
+	rows := f.Rows(in.ChainID)
+	if n := len(rc.Got()); n != 2 || len(rows) != 1 {
+		t.Fatalf("%d POSTs and %d rows, want one of each: RecordFailedAttempt never sends", n, len(rows))
+	}
+	if r := rows[0]; r.ID != in.DeliveryID || r.Status != models.StatusFailed || r.ResponseStatus == nil || *r.ResponseStatus != 500 ||
+		r.ResponseExcerpt != "down" || r.Error != "HTTP 500" || r.NextAttemptAt == nil {
+		t.Fatalf("row %+v", r)
 	}
 }

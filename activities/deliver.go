@@ -79,7 +79,10 @@ func (a *Activities) Deliver(ctx context.Context, in contract.AttemptInput) (con
 		}
 		sent = true
 	}
-	res, err := a.writeSent(ctx, d, sent)
+	res, err := a.writeSent(ctx, d, sent, in.HandOffFailure)
+	if res.Unrecorded != nil {
+		return res, nil // RecordFailedAttempt records it, counts it and disables the endpoint if due
+	}
 	if err == nil {
 		// Counted once the row is recorded: a task that is retried after this point returns early
 		// above and is not counted twice.
@@ -96,8 +99,7 @@ func (a *Activities) Deliver(ctx context.Context, in contract.AttemptInput) (con
 // one (contract.AttemptFailure), and nil otherwise. A chain stopped without sending (its endpoint
 // disabled or deleted) failed nothing: its attempt completes.
 func failure(in contract.AttemptInput, res contract.AttemptResult) error {
-	if !in.ReportFailure || (res.Outcome != models.StatusFailed && res.Outcome != models.StatusDropped) ||
-		res.Error == models.ReasonEndpointDisabled || res.Error == models.ReasonEndpointDeleted {
+	if !in.ReportFailure || !res.ReceiverFailed() {
 		return nil
 	}
 	return contract.AttemptFailure(in, res)
@@ -158,11 +160,12 @@ const heartbeatTime = 3 * time.Second
 
 // writeSent records the attempt. When the row cannot be written after a POST, the outcome is kept as
 // the task's heartbeat (in the worker's memory for a local activity, keep), so the retry records it
-// instead of sending again. Only then: a heartbeat is
+// instead of sending again; when handOff, a failed attempt's outcome is returned instead, for the
+// workflow to hand on to RecordFailedAttempt. Only then: a heartbeat is
 // a request and a write on the Temporal server, which every attempt would otherwise pay for the
 // rare task that sends and then loses its database. A worker killed between the POST and the row
 // keeps nothing, and the retry sends again; receivers deduplicate on X-PC-Event-Id for that.
-func (a *Activities) writeSent(ctx context.Context, d *models.Delivery, sent bool) (contract.AttemptResult, error) {
+func (a *Activities) writeSent(ctx context.Context, d *models.Delivery, sent, handOff bool) (contract.AttemptResult, error) {
 	wctx := ctx
 	if deadline, ok := ctx.Deadline(); ok && sent {
 		var cancel context.CancelFunc
@@ -175,6 +178,11 @@ func (a *Activities) writeSent(ctx context.Context, d *models.Delivery, sent boo
 		a.kept.Delete(d.ID)
 	case !sent:
 		// the outcome is an earlier run's, which kept it
+	case handOff && (d.Status == models.StatusFailed || d.Status == models.StatusDropped):
+		// The workflow hands a failed attempt on to RecordFailedAttempt, whose input in history keeps
+		// the outcome through a worker's restart, where the worker's memory would not.
+		o := outcomeOf(d)
+		return contract.AttemptResult{Outcome: d.Status, Error: d.Error, ResponseStatus: d.ResponseStatus, Unrecorded: &o}, nil
 	case activity.IsActivity(ctx) && !activity.GetInfo(ctx).IsLocalActivity:
 		// On a context of its own: the task's may be cancelled (the worker stopping) right after
 		// the POST, which is when the outcome matters most.
@@ -200,7 +208,8 @@ type keptOutcome struct {
 // keep holds the outcome of a local attempt whose row could not be written. A local activity has no
 // heartbeat, but its retries run on the worker that runs its workflow, which finds the outcome here
 // and records it without sending again. A worker that stops loses it, and the retry elsewhere sends
-// again, as a killed worker's does.
+// again, as a killed worker's does. A failed attempt asked to hand its outcome on (HandOffFailure) is
+// not kept: RecordFailedAttempt records it from history, on any worker.
 func (a *Activities) keep(id uuid.UUID, o outcome) {
 	now := time.Now()
 	a.kept.Range(func(k, v any) bool { // rare (a database outage): prune what no retry will ask for
@@ -234,15 +243,7 @@ func (a *Activities) send(ctx context.Context, d *models.Delivery, at *attemptSt
 
 // outcome is what a POST came back with. Kept as the task's heartbeat when the row could not be
 // written, it lets the retry write the row instead of sending again.
-type outcome struct {
-	Status          models.Status
-	ResponseStatus  *int
-	ResponseExcerpt string
-	Error           string
-	DurationMS      int64
-	AttemptedAt     time.Time
-	NextAttemptAt   *time.Time
-}
+type outcome = contract.Sent
 
 func outcomeOf(d *models.Delivery) outcome {
 	return outcome{Status: d.Status, ResponseStatus: d.ResponseStatus, ResponseExcerpt: d.ResponseExcerpt,

@@ -250,13 +250,16 @@ func (c chain) run(ctx workflow.Context) (models.Status, error) {
 		in := contract.AttemptInput{
 			DeliveryID: c.deliveryID(ctx, attempt, version), EventID: c.eventID, EndpointID: c.target.EndpointID,
 			ChainID: c.chainID, WorkflowID: workflow.GetInfo(ctx).WorkflowExecution.ID, Attempt: attempt, Test: c.test,
-			ReportFailure: version >= AttemptFails,
+			ReportFailure: version >= AttemptFails && version < AttemptRecorded, HandOffFailure: version >= AttemptRecorded,
 		}
 		if attempt < last {
 			next := first.Add(Offset(c.schedule, attempt+1))
 			in.NextAttemptAt = &next
 		}
 		res, err := c.attempt(ctx, in, version >= AttemptLocal)
+		if err == nil && version >= AttemptRecorded && res.ReceiverFailed() {
+			res, err = c.recordFailed(ctx, in, res)
+		}
 		if err != nil {
 			return "", err
 		}
@@ -351,6 +354,27 @@ func (c chain) attempt(ctx workflow.Context, in contract.AttemptInput, local boo
 	return res, nil
 }
 
+// recordFailed follows a local attempt the receiver failed with RecordFailedAttempt, a regular
+// activity: the Temporal UI draws it failed, with the HTTP status and error, where it draws a failed
+// local activity like a succeeded one. It writes the attempt's row if Deliver could not, retried by
+// Temporal until it has, and fails with the attempt's outcome, which the ladder takes. A successful
+// attempt, the common case, costs nothing more.
+func (c chain) recordFailed(ctx workflow.Context, in contract.AttemptInput, res contract.AttemptResult) (contract.AttemptResult, error) {
+	actx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
+		StartToCloseTimeout: 30 * time.Second,
+		RetryPolicy:         &temporal.RetryPolicy{MaximumInterval: time.Minute},
+		Summary:             fmt.Sprintf("attempt %d of %d to %s failed", in.Attempt, c.target.MaxAttempts, c.target.URL),
+	})
+	err := workflow.ExecuteActivity(actx, acts.RecordFailedAttempt, contract.FailedAttemptInput{Attempt: in, Result: res}).Get(ctx, &res)
+	if failed, ok := contract.FailedAttempt(err); ok {
+		return failed, nil
+	}
+	if err != nil {
+		return contract.AttemptResult{}, fmt.Errorf("record failed attempt %d: %w", in.Attempt, err)
+	}
+	return res, nil
+}
+
 // ChangeAttempt is the workflow.GetVersion change of how an attempt runs. One change id for every
 // version, so a workflow records one marker however many versions there are. A chain that started
 // before a version keeps its old way until it ends.
@@ -364,11 +388,15 @@ const (
 	// AttemptLocal: the attempt is a local activity, run by the worker running the workflow task: one
 	// marker in history instead of an activity's three events, and no activity task's round trip.
 	AttemptLocal workflow.Version = 2
+	// AttemptRecorded: a local attempt the receiver failed is followed by a regular activity,
+	// RecordFailedAttempt, that records it if the local one could not and fails for the Temporal UI
+	// (recordFailed).
+	AttemptRecorded workflow.Version = 3
 )
 
 // attemptVersion is the way this workflow's attempts run.
 func attemptVersion(ctx workflow.Context) workflow.Version {
-	return workflow.GetVersion(ctx, ChangeAttempt, workflow.DefaultVersion, AttemptLocal)
+	return workflow.GetVersion(ctx, ChangeAttempt, workflow.DefaultVersion, AttemptRecorded)
 }
 
 // localAttempt marks a context whose Deliver runs as a local activity (attemptContext).

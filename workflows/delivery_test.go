@@ -37,9 +37,15 @@ type receiver struct {
 	// begin is when the workflow started, for decide functions that depend on time.
 	begin time.Time
 
+	// unrecorded makes Deliver report each failed attempt it hands off as sent but not recorded.
+	unrecorded bool
+	// refuseRecords is how many RecordFailedAttempt tasks fail as if the database were down.
+	refuseRecords int
+
 	mu       sync.Mutex
 	attempts []recorded
 	lost     []contract.LostAttempt
+	failed   []contract.FailedAttemptInput // RecordFailedAttempt's inputs
 	resolved int
 }
 
@@ -76,7 +82,24 @@ func (r *receiver) deliver(_ context.Context, in contract.AttemptInput) (contrac
 	if in.ReportFailure && (res.Outcome == models.StatusFailed || res.Outcome == models.StatusDropped) {
 		return contract.AttemptResult{}, contract.AttemptFailure(in, res)
 	}
+	if in.HandOffFailure && r.unrecorded && res.ReceiverFailed() {
+		res.Unrecorded = &contract.Sent{Status: res.Outcome, Error: res.Error, AttemptedAt: r.env.Now()}
+	}
 	return res, nil
+}
+
+// recordFailed is RecordFailedAttempt: as the real activity does, it fails with the attempt's outcome.
+func (r *receiver) recordFailed(_ context.Context, f contract.FailedAttemptInput) (contract.AttemptResult, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.failed = append(r.failed, f)
+	if r.refuseRecords > 0 {
+		r.refuseRecords--
+		return contract.AttemptResult{}, errors.New("record delivery: database down")
+	}
+	res := f.Result
+	res.Unrecorded = nil
+	return res, contract.AttemptFailure(f.Attempt, res)
 }
 
 func (r *receiver) recordLost(_ context.Context, l contract.LostAttempt) (contract.AttemptResult, error) {
@@ -111,6 +134,7 @@ func newEnv(t *testing.T, r *receiver) *testsuite.TestWorkflowEnvironment {
 	env.RegisterActivityWithOptions(r.resolve, activity.RegisterOptions{Name: contract.ActivityResolveTargets})
 	env.RegisterActivityWithOptions(r.deliver, activity.RegisterOptions{Name: contract.ActivityDeliver})
 	env.RegisterActivityWithOptions(r.recordLost, activity.RegisterOptions{Name: contract.ActivityRecordLost})
+	env.RegisterActivityWithOptions(r.recordFailed, activity.RegisterOptions{Name: contract.ActivityRecordFailed})
 	return env
 }
 
@@ -511,18 +535,20 @@ func TestAWorkflowFromBeforeFailWhenDroppedStillCompletes(t *testing.T) {
 	}
 }
 
-// An attempt the receiver failed fails its activity (the Temporal UI shows it failed), a local one
-// since AttemptLocal, and the ladder goes on as it did when the activity completed with the outcome:
+// An attempt the receiver failed is a failed activity (the Temporal UI shows it failed): Deliver
+// itself under AttemptFails, a failed local one under AttemptLocal (the UI draws it like a success),
+// and under AttemptRecorded the regular RecordFailedAttempt that follows the local one, handed what
+// Deliver could not record. The ladder goes on as it did when the activity completed with the outcome:
 // no attempt is recorded lost. A chain started before a version keeps its way until it ends.
 func TestAFailedAttemptIsAFailedActivityAndTheLadderGoesOn(t *testing.T) {
-	for _, version := range []workflow.Version{workflow.DefaultVersion, AttemptFails, AttemptLocal} {
-		r := &receiver{targets: []contract.Target{target(3)}, decide: alwaysFail}
+	for _, version := range []workflow.Version{workflow.DefaultVersion, AttemptFails, AttemptLocal, AttemptRecorded} {
+		r := &receiver{targets: []contract.Target{target(3)}, decide: alwaysFail, unrecorded: true}
 		env := newEnv(t, r)
-		env.OnGetVersion(ChangeAttempt, workflow.DefaultVersion, AttemptLocal).Return(version)
-		var failed []string // regular Deliver activities that failed
+		env.OnGetVersion(ChangeAttempt, workflow.DefaultVersion, AttemptRecorded).Return(version)
+		var failed []string // regular activities that failed
 		env.SetOnActivityCompletedListener(func(info *activity.Info, _ converter.EncodedValue, err error) {
-			if info.ActivityType.Name == contract.ActivityDeliver && err != nil {
-				failed = append(failed, err.Error())
+			if err != nil {
+				failed = append(failed, info.ActivityType.Name+": "+err.Error())
 			}
 		})
 		// The test environment tells this listener neither the activity's name nor its error: it counts
@@ -539,17 +565,67 @@ func TestAFailedAttemptIsAFailedActivityAndTheLadderGoesOn(t *testing.T) {
 			t.Fatalf("version %d: %d attempts, %d lost", version, len(r.attempts), len(r.lost))
 		}
 		for _, a := range r.attempts {
-			if a.in.ReportFailure != (version >= AttemptFails) {
-				t.Fatalf("version %d: attempt %d asked ReportFailure %v", version, a.in.Attempt, a.in.ReportFailure)
+			if a.in.ReportFailure != (version == AttemptFails || version == AttemptLocal) || a.in.HandOffFailure != (version >= AttemptRecorded) {
+				t.Fatalf("version %d: attempt %d asked ReportFailure %v, HandOffFailure %v", version, a.in.Attempt, a.in.ReportFailure, a.in.HandOffFailure)
 			}
 		}
-		want := map[workflow.Version][2]int{workflow.DefaultVersion: {0, 1}, AttemptFails: {3, 1}, AttemptLocal: {0, 4}}[version]
+		want := map[workflow.Version][2]int{workflow.DefaultVersion: {0, 1}, AttemptFails: {3, 1}, AttemptLocal: {0, 4}, AttemptRecorded: {3, 4}}[version]
 		if len(failed) != want[0] || locals != want[1] {
 			t.Fatalf("version %d: failed activities %q, %d local ones; want %d and %d", version, failed, locals, want[0], want[1])
 		}
-		if len(failed) > 0 && !strings.Contains(failed[0], "attempt 1 failed: HTTP 500; next attempt at") {
+		wantType := map[workflow.Version]string{AttemptFails: contract.ActivityDeliver, AttemptRecorded: contract.ActivityRecordFailed}[version]
+		if len(failed) > 0 && !strings.HasPrefix(failed[0], wantType+": ") || len(failed) > 0 && !strings.Contains(failed[0], "attempt 1 failed: HTTP 500; next attempt at") {
 			t.Fatalf("version %d: failure %q", version, failed[0])
 		}
+		if version < AttemptRecorded {
+			continue
+		}
+		// Each failed attempt is handed on once, with what Deliver could not record.
+		for i, f := range r.failed {
+			if f.Attempt.DeliveryID != r.attempts[i].in.DeliveryID || f.Attempt.Attempt != i+1 || f.Result.Unrecorded == nil || f.Result.Unrecorded.Status != alwaysFail(f.Attempt).Outcome {
+				t.Fatalf("version %d: RecordFailedAttempt %d given %+v for attempt %+v", version, i+1, f, r.attempts[i].in)
+			}
+		}
+		if len(r.failed) != 3 {
+			t.Fatalf("version %d: %d failed attempts handed on, want 3", version, len(r.failed))
+		}
+	}
+}
+
+// RecordFailedAttempt that cannot write the row (the database down) is run again by Temporal, with
+// the outcome Deliver handed on, until it records it: no attempt is sent again or recorded lost, and
+// the ladder goes on.
+func TestAFailedAttemptsRecordIsRetriedUntilItIsWritten(t *testing.T) {
+	r := &receiver{targets: []contract.Target{target(2)}, decide: alwaysFail, unrecorded: true, refuseRecords: 2}
+	runEvent(t, r, defaultSchedule)
+	if len(r.attempts) != 2 || len(r.lost) != 0 {
+		t.Fatalf("%d attempts, %d lost; want 2 and none", len(r.attempts), len(r.lost))
+	}
+	var numbers []int
+	for _, f := range r.failed {
+		if f.Result.Unrecorded == nil {
+			t.Fatalf("a retry of RecordFailedAttempt lost the outcome: %+v", f)
+		}
+		numbers = append(numbers, f.Attempt.Attempt)
+	}
+	if want := []int{1, 1, 1, 2}; !slices.Equal(numbers, want) {
+		t.Fatalf("RecordFailedAttempt tasks by attempt %v, want %v", numbers, want)
+	}
+}
+
+// A successful attempt costs no more under AttemptRecorded: it is one local activity, and no
+// regular activity follows it.
+func TestASuccessfulLocalAttemptRunsNoRegularActivity(t *testing.T) {
+	r := &receiver{targets: []contract.Target{target(3)}, decide: func(contract.AttemptInput) contract.AttemptResult {
+		return contract.AttemptResult{Outcome: models.StatusSucceeded}
+	}}
+	env := newEnv(t, r)
+	regular := 0
+	env.SetOnActivityCompletedListener(func(*activity.Info, converter.EncodedValue, error) { regular++ })
+	env.ExecuteWorkflow(contract.EventWorkflowName, contract.EventParams{EventID: uuid.New(), RetrySchedule: defaultSchedule})
+	ended(t, env)
+	if len(r.attempts) != 1 || !r.attempts[0].in.HandOffFailure || regular != 0 || len(r.failed) != 0 {
+		t.Fatalf("%d attempts (%+v), %d regular activities, %d handed on", len(r.attempts), r.attempts, regular, len(r.failed))
 	}
 }
 

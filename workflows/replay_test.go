@@ -21,12 +21,15 @@ import (
 // RetrySchedule as durations, three endpoints: one succeeding, one failing its first attempt, one
 // failing both and dropped, each failed attempt a failed Deliver activity (AttemptFails).
 // webhook-event-local-attempt.json (issue 35) is the same event with every attempt a local activity
-// (AttemptLocal).
+// (AttemptLocal). webhook-event-failed-attempt-recorded.json (issue 37, item 7) is the same event
+// again with each failed local attempt followed by a failed RecordFailedAttempt activity
+// (AttemptRecorded), the third endpoint's first attempt handed on unrecorded.
 // webhook-event-held-reservation.json (issue 39) was held once by a rate limit and asked again in the
 // place it reserved (VersionHeldReservation).
 func TestRecordedHistoriesReplay(t *testing.T) {
 	for _, name := range []string{"webhook-event-unplanned.json", "webhook-event-planned.json", "webhook-event-dropped-completed.json",
-		"webhook-event-held-reservation.json"} {
+		"webhook-event-failed-attempt-fails.json", "webhook-event-local-attempt.json",
+		"webhook-event-failed-attempt-recorded.json", "webhook-event-held-reservation.json"} {
 		r := sdkworker.NewWorkflowReplayer()
 		worker.RegisterWorkflows(r)
 		if err := r.ReplayWorkflowHistoryFromJSONFile(nil, filepath.Join("testdata", name)); err != nil {

@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"strings"
 	"sync"
@@ -19,10 +20,11 @@ import (
 	"wds/workflows/contract"
 )
 
-// An attempt the receiver answered 500 is a failed (local) activity in the workflow's history, the
-// Temporal UI's record, with the HTTP status and the error, and is not retried by Temporal: the workflow takes
-// it as the attempt's outcome and the ladder's next attempt succeeds. The delivery log has exactly one
-// row per attempt.
+// An attempt the receiver answered 500 is a failed activity in the workflow's history, the Temporal
+// UI's record, with the HTTP status and the error, and is not retried by Temporal: the attempt itself
+// is a local activity (which the UI draws like a success), followed by a regular RecordFailedAttempt
+// that fails with its outcome. The workflow takes it as the attempt's outcome and the ladder's next
+// attempt succeeds. The delivery log has exactly one row per attempt.
 func TestAFailedAttemptIsAFailedActivityInTheHistory(t *testing.T) {
 	srv := startTemporal(t, temporaldev.Options{})
 	h := newHarness(t, srv.Client())
@@ -37,38 +39,53 @@ func TestAFailedAttemptIsAFailedActivityInTheHistory(t *testing.T) {
 	if len(rows) != 2 || rows[0].Status != "failed" || *rows[0].ResponseStatus != 500 || rows[1].Status != "succeeded" || rc.count() != 2 {
 		t.Fatalf("log %+v after %d POSTs, want one failed attempt and one success", rows, rc.count())
 	}
-	// Attempts are local activities: each a LocalActivity marker, with its failure when it failed.
-	var failed, completed, timers []string
+	var failed, scheduled, timers []string
+	var locals, failedLocals int
 	it := h.temporal.GetWorkflowHistory(h.ctx, rows[0].WorkflowID, "", false, enums.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
 	for it.HasNext() {
 		ev, err := it.Next()
 		if err != nil {
 			t.Fatal(err)
 		}
-		if ev.GetEventType() == enums.EVENT_TYPE_TIMER_STARTED {
-			var summary string
-			_ = converter.GetDefaultDataConverter().FromPayload(ev.GetUserMetadata().GetSummary(), &summary)
+		var summary string
+		_ = converter.GetDefaultDataConverter().FromPayload(ev.GetUserMetadata().GetSummary(), &summary)
+		switch ev.GetEventType() {
+		case enums.EVENT_TYPE_TIMER_STARTED:
 			timers = append(timers, summary)
-		}
-		m := ev.GetMarkerRecordedEventAttributes()
-		if ev.GetEventType() != enums.EVENT_TYPE_MARKER_RECORDED || m.GetMarkerName() != "LocalActivity" {
-			continue
-		}
-		f := m.GetFailure()
-		for f != nil && f.GetApplicationFailureInfo() == nil {
-			f = f.GetCause()
-		}
-		if f != nil {
-			failed = append(failed, f.GetApplicationFailureInfo().GetType()+": "+f.GetMessage())
-		} else {
-			completed = append(completed, ev.String())
+		case enums.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED:
+			scheduled = append(scheduled, ev.GetActivityTaskScheduledEventAttributes().GetActivityType().GetName()+" "+summary)
+		case enums.EVENT_TYPE_ACTIVITY_TASK_FAILED:
+			f := ev.GetActivityTaskFailedEventAttributes().GetFailure()
+			for f != nil && f.GetApplicationFailureInfo() == nil {
+				f = f.GetCause()
+			}
+			var res contract.AttemptResult
+			if f != nil && converter.GetDefaultDataConverter().FromPayloads(f.GetApplicationFailureInfo().GetDetails(), &res) == nil &&
+				res.ResponseStatus != nil && f.GetApplicationFailureInfo().GetNonRetryable() {
+				failed = append(failed, fmt.Sprintf("%s: %s (HTTP %d)", f.GetApplicationFailureInfo().GetType(), f.GetMessage(), *res.ResponseStatus))
+			} else {
+				failed = append(failed, ev.String())
+			}
+		case enums.EVENT_TYPE_MARKER_RECORDED:
+			if m := ev.GetMarkerRecordedEventAttributes(); m.GetMarkerName() == "LocalActivity" && strings.HasPrefix(summary, "attempt ") {
+				locals++
+				if m.GetFailure() != nil {
+					failedLocals++
+				}
+			}
 		}
 	}
-	if len(failed) != 1 || !strings.HasPrefix(failed[0], contract.ErrTypeAttemptFailed+": attempt 1 failed: HTTP 500; next attempt at "+
-		rows[0].NextAttemptAt.UTC().Format(time.RFC3339)) || len(completed) != 1 {
-		t.Fatalf("history: failed activities %q, %d completed, want attempt 1 failed and attempt 2 completed", failed, len(completed))
+	want := contract.ErrTypeAttemptFailed + ": attempt 1 failed: HTTP 500; next attempt at " + rows[0].NextAttemptAt.UTC().Format(time.RFC3339) + " (HTTP 500)"
+	if len(failed) != 1 || failed[0] != want {
+		t.Fatalf("failed activities %q, want %q", failed, want)
 	}
-	// The UI marks a local activity failed only in its details: the retry's timer says it at a glance.
+	if len(scheduled) != 1 || !strings.HasPrefix(scheduled[0], contract.ActivityRecordFailed+" attempt 1 of 3 to ") || !strings.HasSuffix(scheduled[0], "/hooks failed") {
+		t.Fatalf("regular activities %q, want the failed attempt's RecordFailedAttempt only", scheduled)
+	}
+	if locals != 2 || failedLocals != 0 {
+		t.Fatalf("%d local attempts, %d of them failed; want 2 completed", locals, failedLocals)
+	}
+	// The retry's timer, drawn as a bar across the timeline, says it at a glance too.
 	if len(timers) != 1 || !strings.HasSuffix(timers[0], "/hooks after attempt 1 failed: HTTP 500") {
 		t.Fatalf("retry timers %q", timers)
 	}

@@ -45,6 +45,7 @@ const (
 	ActivityResolveTargets = "ResolveTargets"
 	ActivityDeliver        = "Deliver"
 	ActivityRecordLost     = "RecordLostAttempt"
+	ActivityRecordFailed   = "RecordFailedAttempt"
 )
 
 // SignalEndpointStopped tells a delivery workflow that an endpoint (the uuid.UUID payload) was
@@ -173,6 +174,11 @@ type AttemptInput struct {
 	// SlotAt is the place under the endpoint's rate limit a held attempt reserved: asked again at
 	// that time, the attempt sends in it without asking for another.
 	SlotAt *time.Time `json:",omitempty"`
+	// HandOffFailure (since workflows.AttemptRecorded, local attempts) asks Deliver to return a failed
+	// attempt as its result, with what the POST came back with when its row could not be written
+	// (AttemptResult.Unrecorded), rather than keep that in the worker's memory: the workflow hands it on to
+	// RecordFailedAttempt, a regular activity, which records it and fails for the Temporal UI.
+	HandOffFailure bool `json:",omitempty"`
 }
 
 // AttemptResult is the outcome of an attempt: the status it recorded in its row (succeeded, failed,
@@ -186,6 +192,35 @@ type AttemptResult struct {
 	Wait time.Duration
 	// SlotAt is the place a held attempt reserved, Wait from now (AttemptInput.SlotAt).
 	SlotAt *time.Time `json:",omitempty"`
+	// Unrecorded is what a failed attempt's POST came back with when its row could not be written
+	// (HandOffFailure): RecordFailedAttempt writes it.
+	Unrecorded *Sent `json:",omitempty"`
+}
+
+// ReceiverFailed tells an attempt the receiver failed (an answer other than 2xx, a timeout, a TLS or
+// network error) from one that succeeded or stopped without sending (its endpoint disabled or
+// deleted), which failed nothing.
+func (r AttemptResult) ReceiverFailed() bool {
+	return (r.Outcome == models.StatusFailed || r.Outcome == models.StatusDropped) &&
+		r.Error != models.ReasonEndpointDisabled && r.Error != models.ReasonEndpointDeleted
+}
+
+// Sent is what an attempt's POST came back with: the row's fields that the attempt's input does not
+// give.
+type Sent struct {
+	Status          models.Status
+	ResponseStatus  *int
+	ResponseExcerpt string
+	Error           string
+	DurationMS      int64
+	AttemptedAt     time.Time
+	NextAttemptAt   *time.Time
+}
+
+// FailedAttemptInput is RecordFailedAttempt's input: the attempt and the result its Deliver returned.
+type FailedAttemptInput struct {
+	Attempt AttemptInput
+	Result  AttemptResult
 }
 
 // ErrTypeAttemptFailed is the failure type of a Deliver activity whose POST the receiver failed
