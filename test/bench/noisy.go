@@ -40,7 +40,10 @@ type NoisyResult struct {
 	Seconds    float64   `json:"window_seconds"`
 	Quiet      NoisySide `json:"b_quiet"`
 	Noisy      NoisySide `json:"b_noisy"`
-	// Ratios of B's p99s, noisy over quiet (target <= 1.5).
+	// QuietAfter is B alone again once A's recovery is over: the baseline is both quiet windows, so a
+	// machine that got busier or quieter during the run moves it as it moved the noisy window.
+	QuietAfter NoisySide `json:"b_quiet_after"`
+	// Ratios of B's p99s, noisy over the mean of the two quiet windows' (target <= 1.5).
 	CreateRatio  float64         `json:"b_create_p99_ratio"`
 	PageRatio    float64         `json:"b_page_p99_ratio"`
 	ReceiptRatio float64         `json:"b_order_to_receipt_p99_ratio"`
@@ -89,7 +92,7 @@ const (
 )
 
 // noisyPhase builds A's history and B, measures B alone, then B beside A's recovery, held backlog and
-// searches, and checks A's recovery once it is done.
+// searches, checks A's recovery once it is done, and measures B alone again.
 func (e *env) noisyPhase(ctx context.Context, o Options, s *stack) (*NoisyResult, error) {
 	n := o.Noisy
 	res := &NoisyResult{StartedAt: time.Now().UTC(), Source: source(ctx), LoadStart: loadavg(), Rows: n.Rows, Dropped: n.Dropped,
@@ -130,9 +133,6 @@ func (e *env) noisyPhase(ctx context.Context, o Options, s *stack) (*NoisyResult
 	go func() { searches <- drive(ctx, n.Searches, n.Duration, outcomeSearch(s.base, a)) }()
 	res.Noisy = b.window(ctx, n)
 	res.Search = (<-searches).measure()
-	res.CreateRatio = ratio(res.Noisy.Creates.AckP99Ms, res.Quiet.Creates.AckP99Ms)
-	res.PageRatio = ratio(res.Noisy.Pages.P99Ms, res.Quiet.Pages.P99Ms)
-	res.ReceiptRatio = ratio(res.Noisy.Creates.P99Ms, res.Quiet.Creates.P99Ms)
 	if res.Recovery, err = checkRecovery(ctx, s, recID, n.Recover, since, start); err != nil {
 		return nil, err
 	}
@@ -140,14 +140,20 @@ func (e *env) noisyPhase(ctx context.Context, o Options, s *stack) (*NoisyResult
 		return nil, err
 	}
 	res.Batch = firstLast(res.Batches)
+	if err := e.waitIdle(ctx, s); err != nil {
+		return nil, err
+	}
+	e.logf("noisy neighbour: org B alone again for %s", n.Duration)
+	res.QuietAfter = b.window(ctx, n)
+	q, qa, nz := res.Quiet, res.QuietAfter, res.Noisy
+	res.CreateRatio = ratio(nz.Creates.AckP99Ms, (q.Creates.AckP99Ms+qa.Creates.AckP99Ms)/2)
+	res.PageRatio = ratio(nz.Pages.P99Ms, (q.Pages.P99Ms+qa.Pages.P99Ms)/2)
+	res.ReceiptRatio = ratio(nz.Creates.P99Ms, (q.Creates.P99Ms+qa.Creates.P99Ms)/2)
 	e.logf("noisy neighbour: B's p99 noisy/quiet: create %.2f, page %.2f, order to receipt %.2f; A's %d searches p99 %.1f ms; "+
 		"recovery exactly once %v (%d dispatches, %d received, %d duplicates) in %.0f s; batch last/first %.2f (%.1f / %.1f ms)",
 		res.CreateRatio, res.PageRatio, res.ReceiptRatio, res.Search.Ops, res.Search.P99Ms, res.Recovery.ExactlyOnce,
 		res.Recovery.Dispatches, res.Recovery.Received, res.Recovery.Duplicates, res.Recovery.Seconds,
 		res.Batch.Ratio, res.Batch.LastMs, res.Batch.FirstMs)
-	if err := e.waitIdle(ctx, s); err != nil {
-		return nil, err
-	}
 	res.LoadEnd = loadavg()
 	return res, nil
 }
@@ -229,11 +235,11 @@ func (e *env) newNoisyB(ctx context.Context, o Options, s *stack) (*noisyB, erro
 	if err != nil {
 		return nil, err
 	}
-	g, err := newIngester(ctx, s.db, s.box, t, s.base, "noisy-b-", int(2*n.CreateRate*n.Duration.Seconds())+100, false)
+	g, err := newIngester(ctx, s.db, s.box, t, s.base, "noisy-b-", int(3*n.CreateRate*n.Duration.Seconds())+100, false)
 	if err != nil {
 		return nil, err
 	}
-	keys, err := mintReadKeys(ctx, s.db, t, int(2*n.ReadRate*n.Duration.Seconds())/readKeyBudget+2)
+	keys, err := mintReadKeys(ctx, s.db, t, int(3*n.ReadRate*n.Duration.Seconds())/readKeyBudget+2)
 	if err != nil {
 		return nil, err
 	}

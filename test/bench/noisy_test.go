@@ -25,11 +25,14 @@ func TestNoisySmoke(t *testing.T) {
 	if rc := n.Recovery; !rc.ExactlyOnce || rc.Chains != o.Noisy.Recover {
 		t.Errorf("recovery not exactly once: %+v", rc)
 	}
-	for name, side := range map[string]NoisySide{"quiet": n.Quiet, "noisy": n.Noisy} {
+	for name, side := range map[string]NoisySide{"quiet": n.Quiet, "noisy": n.Noisy, "quiet after": n.QuietAfter} {
 		c, p := side.Creates, side.Pages
 		if c.Sent == 0 || c.Errors != 0 || c.Delivered != c.Sent || c.P99Ms <= 0 || p.Ops == 0 || p.Errors != 0 || p.P99Ms <= 0 {
 			t.Errorf("B %s: creates %+v, pages %+v", name, c, p)
 		}
+	}
+	if n.CreateRatio <= 0 || n.PageRatio <= 0 || n.ReceiptRatio <= 0 {
+		t.Errorf("ratios: create %v, page %v, order to receipt %v", n.CreateRatio, n.PageRatio, n.ReceiptRatio)
 	}
 	if n.Search.Ops == 0 || n.Search.Errors != 0 {
 		t.Errorf("A's searches: %+v", n.Search)

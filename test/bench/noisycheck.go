@@ -219,13 +219,14 @@ func noisyRows(r *NoisyResult) []row {
 	if r == nil {
 		return nil
 	}
-	q, n, rc := r.Quiet, r.Noisy, r.Recovery
+	q, qa, n, rc := r.Quiet, r.QuietAfter, r.Noisy, r.Recovery
 	return []row{
 		{fmt.Sprintf("Noisy neighbour: org B's p99 beside org A's recovery of %d of %d dropped chains (%d delivery rows), "+
 			"%d events held at 1/s and %d outcome searches (%.0f s windows)", rc.Chains, r.Dropped, r.Rows, r.HeldEvents,
 			r.Search.Clients, r.Seconds),
 			fmt.Sprintf("create %.1f ms, page %.1f ms, order to receipt %.1f ms", n.Creates.AckP99Ms, n.Pages.P99Ms, n.Creates.P99Ms),
-			fmt.Sprintf("create %.1f ms, page %.1f ms, order to receipt %.1f ms (B alone)", q.Creates.AckP99Ms, q.Pages.P99Ms, q.Creates.P99Ms),
+			fmt.Sprintf("create %.1f / %.1f ms, page %.1f / %.1f ms, order to receipt %.1f / %.1f ms (B alone before / after)",
+				q.Creates.AckP99Ms, qa.Creates.AckP99Ms, q.Pages.P99Ms, qa.Pages.P99Ms, q.Creates.P99Ms, qa.Creates.P99Ms),
 			fmt.Sprintf("%.2f / %.2f / %.2f", r.CreateRatio, r.PageRatio, r.ReceiptRatio), "each <= 1.5",
 			met(r.CreateRatio <= 1.5 && r.PageRatio <= 1.5 && r.ReceiptRatio <= 1.5)},
 		{"Noisy neighbour: org A's recovered chains", fmt.Sprintf("%d dispatches for %d chains, %d succeeded, %d received, "+
