@@ -62,6 +62,7 @@ type Options struct {
 	// (the stack's) and the cluster built from source, once for each of ClusterShards history shards.
 	Temporal      []string
 	ClusterShards []int
+	Noisy         NoisyOptions // the noisy-neighbour line
 	// Parts selects what runs, of Parts(); empty runs everything.
 	Parts []string
 	Log   io.Writer // progress and the results table
@@ -74,7 +75,9 @@ func Full() Options {
 		ReadKeys: 1000, TPCBScale: 16, RateStart: 5, RateMax: 2000, RateStep: 8 * time.Second,
 		ScaleEvents: 1000, ScaleRounds: 3, BacklogEvents: 20_000, WaitingChains: 10_000, WaitingLadder: "10m",
 		RecoveryChains: 10_000, LimitedEvents: 200, LimitedRate: 10, Temporal: TemporalServers(), ClusterShards: []int{1, 8},
-		Log: os.Stderr}
+		Log: os.Stderr,
+		Noisy: NoisyOptions{Rows: 1_000_000, Dropped: 200_000, Recover: 20_000, Held: 60, Searches: 8, Duration: time.Minute,
+			CreateRate: 20, ReadRate: 50}}
 }
 
 // Smoke is a few seconds on tiny data: it proves the whole program still runs, not how fast.
@@ -84,13 +87,16 @@ func Smoke() Options {
 		ReadKeys: 100, TPCBScale: 1, RateStart: 5, RateMax: 8, RateStep: time.Second,
 		ScaleEvents: 10, ScaleRounds: 1, BacklogEvents: 20, WaitingChains: 10, WaitingLadder: "3s",
 		RecoveryChains: 20, LimitedEvents: 20, LimitedRate: 5, Temporal: TemporalServers(), ClusterShards: []int{1, 8},
-		Log: os.Stderr}
+		Log: os.Stderr,
+		Noisy: NoisyOptions{Rows: 20_000, Dropped: 4_000, Recover: 1_000, Held: 5, Searches: 8, Duration: 5 * time.Second,
+			CreateRate: 5, ReadRate: 10}}
 }
 
 // Parts are the parts of a run, each a group of lines of the table: read, ingest, webhooks (the
-// ladders), scale (delivery only, recovery, backlog drains, waiting chains). delivery is the scale
+// ladders), noisy (one org's outage beside another's traffic), scale (delivery only, recovery, backlog
+// drains, waiting chains). delivery is the scale
 // part's delivery-only line alone, a short measurement printed and not saved (PrintDelivery).
-func Parts() []string { return []string{"read", "ingest", "webhooks", "scale", "delivery"} }
+func Parts() []string { return []string{"read", "ingest", "webhooks", "noisy", "scale", "delivery"} }
 
 // runs reports whether the run includes part.
 func (o Options) runs(part string) bool { return len(o.Parts) == 0 || slices.Contains(o.Parts, part) }
@@ -108,6 +114,7 @@ type Results struct {
 	Ingest     *IngestResult  `json:"ingest"`
 	Webhooks   *WebhookResult `json:"webhooks"`
 	Scale      *ScaleResult   `json:"delivery_scale"`
+	Noisy      *NoisyResult   `json:"noisy_neighbour"`
 	Memory     []Memory       `json:"memory"`
 }
 
@@ -212,6 +219,11 @@ func (e *env) runParts(ctx context.Context, o Options, s *stack, res *Results) e
 			return err
 		}
 		if res.Webhooks, err = e.webhookPhase(ctx, o, s); err != nil {
+			return err
+		}
+	}
+	if o.runs("noisy") {
+		if res.Noisy, err = e.noisyPhase(ctx, o, s); err != nil {
 			return err
 		}
 	}

@@ -50,6 +50,7 @@ func rows(res *Results) []row {
 	out = append(out, ingestRows(res.Ingest)...)
 	out = append(out, webhookRows(res.Webhooks)...)
 	out = append(out, scaleRows(res.Scale)...)
+	out = append(out, noisyRows(res.Noisy)...)
 	for _, m := range res.Memory {
 		out = append(out, row{"Peak RSS of " + m.Process, fmt.Sprintf("%.0f MB", m.PeakMB), "", "", "< 100 MB", met(m.PeakMB < 100)})
 	}
@@ -172,6 +173,8 @@ func Merge(into, from *Results, parts []string) {
 			into.Webhooks = from.Webhooks
 		case "scale":
 			into.Scale = from.Scale
+		case "noisy":
+			into.Noisy = from.Noisy
 		}
 	}
 	if slices.Contains(parts, "read") && slices.Contains(parts, "ingest") && slices.Contains(parts, "webhooks") {
@@ -295,6 +298,7 @@ func resultsMarkdown(res *Results, chartRef string) string {
 		fmt.Fprintf(&b, "The delivery-only, recovery, backlog and waiting-chain lines: run of %s, load average %s at their start, %s at their end; "+
 			"code measured: %s.\n\n", sc.StartedAt.Format("2006-01-02 15:04 MST"), sc.LoadStart, sc.LoadEnd, sc.Source)
 	}
+	noisyHeader(&b, res.Noisy)
 	b.WriteString("| measurement | wds | baseline (same run) | ratio | target | met |\n|---|---|---|---|---|---|\n")
 	for _, r := range rows(res) {
 		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s |\n", r.What, r.WDS, r.Baseline, r.Ratio, r.Target, r.Met)
