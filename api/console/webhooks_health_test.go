@@ -11,6 +11,7 @@ import (
 	"wds/internal/endpoints"
 	"wds/internal/events"
 	"wds/internal/platform/secrets"
+	"wds/models"
 )
 
 // The webhooks list shows each endpoint's health: its success rate over 24 hours, last success,
@@ -34,10 +35,11 @@ func TestTheWebhooksListShowsEachEndpointsHealth(t *testing.T) {
 		t.Fatal(err)
 	}
 	at := time.Now().UTC().Truncate(time.Second).Add(-3 * time.Hour)
-	for i, status := range []string{"succeeded", "failed", "dropped"} {
-		if err := e.db.Exec(`INSERT INTO webhook_deliveries (id, org_id, event_id, endpoint_id, event_type, chain_id, workflow_id, attempt, status, attempted_at)
-			VALUES (?, ?, ?, ?, ?, ?, 'webhook-event/x', 1, ?, ?)`, uuid.New(), e.org.ID, event, eps[0], events.OrderCreated, uuid.New(), status,
-			at.Add(time.Duration(i)*time.Hour)).Error; err != nil {
+	// Written as the attempt's activity writes them, which keeps the endpoint's health with each.
+	for i, status := range []models.Status{models.StatusSucceeded, models.StatusFailed, models.StatusDropped} {
+		d := &models.Delivery{ID: uuid.New(), OrgID: e.org.ID, EventID: event, EndpointID: eps[0], EventType: events.OrderCreated,
+			ChainID: uuid.New(), WorkflowID: "webhook-event/x", Attempt: 1, Status: status, AttemptedAt: at.Add(time.Duration(i) * time.Hour)}
+		if _, err := endpoints.RecordAttempt(ctx, e.db, d); err != nil {
 			t.Fatal(err)
 		}
 	}
