@@ -112,6 +112,7 @@ func TestDashboardShowsWhatAnOperatorNeeds(t *testing.T) {
 		"recoveries":                   "wds_relay_recoveries_total",
 		"relay starts":                 "wds_relay_started_total",
 		"Temporal task latency":        "temporal_activity_execution_latency_seconds_bucket",
+		"attempt latency":              "temporal_local_activity_execution_latency_seconds_bucket",
 		"activity schedule-to-start":   "temporal_activity_schedule_to_start_latency_seconds_bucket",
 		"workflow schedule-to-start":   "temporal_workflow_task_schedule_to_start_latency_seconds_bucket",
 		"database gate waits":          "wds_db_gate_wait_seconds_bucket",
