@@ -67,14 +67,14 @@ func TestDeliveryHistoryReadsOnlyTheWindow(t *testing.T) {
 		t.Fatal(err)
 	}
 	text := strings.Join(rows, "")
-	var plan []struct{ Plan planNode }
+	var plan []struct{ Plan pgtest.PlanNode }
 	if err := json.Unmarshal([]byte(text), &plan); err != nil || len(plan) != 1 {
 		t.Fatalf("plan: %v %s", err, text)
 	}
 	// Read as the range of webhook_deliveries_org_keyset for (org, attempted_at >= since): the
 	// org's 2,002 rows in the window, not its year (8,760 more) nor the other orgs' 22,000.
 	ranged, read := false, int64(0)
-	plan[0].Plan.walk(func(n planNode) {
+	plan[0].Plan.Walk(func(n pgtest.PlanNode) {
 		if n.NodeType == "Seq Scan" || (n.Index != "" && n.Index != "webhook_deliveries_org_keyset" && n.Index != "webhook_dispatches_refired_delivery") {
 			t.Errorf("the history reads webhook_deliveries by %s %s:\n%s", n.NodeType, n.Index, text)
 		}
@@ -106,25 +106,5 @@ func TestDeliveryHistoryReadsOnlyTheWindow(t *testing.T) {
 	}
 	if total != 2002 || refired != 2 || droppedRefired != 1 {
 		t.Errorf("the history counts %d attempts, %d re-fired chains and %d drops re-fired since, want 2002, 2 and 1", total, refired, droppedRefired)
-	}
-}
-
-// planNode is an EXPLAIN ANALYZE node with what this test reads.
-type planNode struct {
-	NodeType         string     `json:"Node Type"`
-	Relation         string     `json:"Relation Name"`
-	Index            string     `json:"Index Name"`
-	IndexCond        string     `json:"Index Cond"`
-	ActualRows       int64      `json:"Actual Rows"`
-	ActualLoops      int64      `json:"Actual Loops"`
-	RemovedByFilter  int64      `json:"Rows Removed by Filter"`
-	RemovedByRecheck int64      `json:"Rows Removed by Index Recheck"`
-	Plans            []planNode `json:"Plans"`
-}
-
-func (n planNode) walk(f func(planNode)) {
-	f(n)
-	for _, c := range n.Plans {
-		c.walk(f)
 	}
 }

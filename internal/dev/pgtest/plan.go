@@ -8,12 +8,18 @@ import (
 	"gorm.io/gorm"
 )
 
-// PlanNode is the part of an EXPLAIN (FORMAT JSON) node that plan tests read.
+// PlanNode is the part of an EXPLAIN (FORMAT JSON) node that plan tests read; the counts are
+// EXPLAIN ANALYZE's, zero without it.
 type PlanNode struct {
-	NodeType string     `json:"Node Type"`
-	Relation string     `json:"Relation Name"`
-	Index    string     `json:"Index Name"`
-	Plans    []PlanNode `json:"Plans"`
+	NodeType         string     `json:"Node Type"`
+	Relation         string     `json:"Relation Name"`
+	Index            string     `json:"Index Name"`
+	IndexCond        string     `json:"Index Cond"`
+	ActualRows       int64      `json:"Actual Rows"`
+	ActualLoops      int64      `json:"Actual Loops"`
+	RemovedByFilter  int64      `json:"Rows Removed by Filter"`
+	RemovedByRecheck int64      `json:"Rows Removed by Index Recheck"`
+	Plans            []PlanNode `json:"Plans"`
 }
 
 // Walk calls f on n and every node under it, parents first.

@@ -25,6 +25,17 @@ type configData struct {
 	DynamicConfigFile      string
 }
 
+// datastore is one of the server's two SQL stores: persistence (default) or visibility.
+type datastore struct {
+	Name, DB string
+	Conns    int
+}
+
+// Stores are the persistence and visibility stores, each in a database of its own.
+func (d configData) Stores() []datastore {
+	return []datastore{{Name: "default", DB: d.DBName, Conns: 20}, {Name: "visibility", DB: d.VisibilityDB, Conns: 10}}
+}
+
 // serverConfig is the topology docker-compose.yml runs (temporalio/server's own template renders the
 // same from DB=postgres12 and its environment): every service in one process, the postgres12 plugin
 // for persistence and for SQL visibility in a database of its own, several history shards, loopback
@@ -37,28 +48,19 @@ persistence:
   visibilityStore: visibility
   numHistoryShards: {{.Shards}}
   datastores:
-    default:
+{{- range .Stores}}
+    {{.Name}}:
       sql:
         pluginName: postgres12
-        databaseName: {{printf "%q" .DBName}}
-        connectAddr: {{printf "%q" .PGAddr}}
+        databaseName: {{printf "%q" .DB}}
+        connectAddr: {{printf "%q" $.PGAddr}}
         connectProtocol: tcp
-        user: {{printf "%q" .PGUser}}
-        password: {{printf "%q" .PGPass}}
-        maxConns: 20
-        maxIdleConns: 20
+        user: {{printf "%q" $.PGUser}}
+        password: {{printf "%q" $.PGPass}}
+        maxConns: {{.Conns}}
+        maxIdleConns: {{.Conns}}
         maxConnLifetime: 1h
-    visibility:
-      sql:
-        pluginName: postgres12
-        databaseName: {{printf "%q" .VisibilityDB}}
-        connectAddr: {{printf "%q" .PGAddr}}
-        connectProtocol: tcp
-        user: {{printf "%q" .PGUser}}
-        password: {{printf "%q" .PGPass}}
-        maxConns: 10
-        maxIdleConns: 10
-        maxConnLifetime: 1h
+{{- end}}
 global:
   membership:
     maxJoinDuration: 30s
