@@ -12,6 +12,8 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/sirupsen/logrus"
 	"gorm.io/gorm"
+
+	"wds/models"
 )
 
 // DispatchChannel is the PostgreSQL notification channel on which a queued manual start (a resend or
@@ -28,13 +30,18 @@ type DispatchNotifier struct {
 	Log logrus.FieldLogger
 }
 
-// StartDispatches announces the given committed starts.
+// StartDispatches announces the given committed starts, in one statement however many there are.
 func (n DispatchNotifier) StartDispatches(ctx context.Context, dispatchIDs ...uuid.UUID) {
-	for _, id := range dispatchIDs {
-		if err := n.DB.WithContext(ctx).Exec("SELECT pg_notify(?, ?)", DispatchChannel, id.String()).Error; err != nil {
-			n.Log.WithError(err).Warn("resend not announced to the workers; their relay starts it within seconds")
-			return
-		}
+	if len(dispatchIDs) == 0 {
+		return
+	}
+	ids := make([]string, len(dispatchIDs))
+	for i, id := range dispatchIDs {
+		ids[i] = id.String()
+	}
+	err := n.DB.WithContext(ctx).Exec("SELECT pg_notify(?, id) FROM unnest(?::text[]) AS id", DispatchChannel, models.TextArray(ids)).Error
+	if err != nil {
+		n.Log.WithError(err).Warn("resend not announced to the workers; their relay starts it within seconds")
 	}
 }
 
