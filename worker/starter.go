@@ -23,8 +23,13 @@ import (
 	"wds/internal/outbox"
 	"wds/internal/platform/egress"
 	"wds/models"
+	"wds/workflows"
 	"wds/workflows/contract"
 )
+
+// design is the delivery code's version every workflow this starter starts runs, without asking
+// workflow.GetVersion (contract.EventParams.Design).
+const design = int(workflows.CurrentDesign)
 
 // WorkflowClient is the part of the Temporal client that starts and signals workflows.
 type WorkflowClient interface {
@@ -339,7 +344,7 @@ func (s *Starter) startEvent(ctx context.Context, r eventRow) error {
 			targets = nil
 		}
 	}
-	p := contract.EventParams{EventID: r.ID, OrgID: r.OrgID, EventType: r.Type, RetrySchedule: s.Schedule}
+	p := contract.EventParams{EventID: r.ID, OrgID: r.OrgID, EventType: r.Type, RetrySchedule: s.Schedule, Design: design}
 	name := contract.EventWorkflowName
 	var extra []temporal.SearchAttributeUpdate
 	if len(targets) > 0 {
@@ -440,11 +445,13 @@ func startConcurrently[R row](ctx context.Context, rows []R, start func(context.
 
 func (s *Starter) startDispatch(ctx context.Context, r dispatchRow) error {
 	if r.Kind == models.DispatchTest {
-		p := contract.TestParams{EventID: r.EventID, OrgID: r.OrgID, EndpointID: r.EndpointID, ChainID: r.ChainID, DeliveryID: *r.DeliveryID}
+		p := contract.TestParams{EventID: r.EventID, OrgID: r.OrgID, EndpointID: r.EndpointID, ChainID: r.ChainID, DeliveryID: *r.DeliveryID,
+			Design: design}
 		return s.start(ctx, workflowStart{id: r.WorkflowID, name: contract.TestWorkflowName, summary: r.EventType + " → 1 endpoint",
 			orgID: r.OrgID, eventID: r.EventID, eventType: r.EventType, order: r.Order, params: p})
 	}
-	p := contract.RefireParams{EventID: r.EventID, OrgID: r.OrgID, EventType: r.EventType, EndpointID: r.EndpointID, ChainID: r.ChainID, RetrySchedule: s.Schedule}
+	p := contract.RefireParams{EventID: r.EventID, OrgID: r.OrgID, EventType: r.EventType, EndpointID: r.EndpointID, ChainID: r.ChainID, RetrySchedule: s.Schedule,
+		Design: design}
 	// A re-fire, resend or recovery: a fresh chain to one endpoint, named in the UI by its kind, on
 	// the manual queue so that it never takes a fresh delivery's slot.
 	kind := map[string]string{models.DispatchRefire: "re-fire", models.DispatchResend: "resend", models.DispatchRecovery: "recovery"}[r.Kind]

@@ -40,7 +40,7 @@ func eventChains(ctx workflow.Context, p contract.EventParams) ([]chain, error) 
 		chains := make([]chain, len(p.Chains))
 		for i, c := range p.Chains {
 			chains[i] = chain{target: c.Target, eventID: p.EventID, schedule: p.Ladder(),
-				chainID: c.ChainID, firstDeliveryID: c.FirstDeliveryID}
+				chainID: c.ChainID, firstDeliveryID: c.FirstDeliveryID, design: workflow.Version(p.Design)}
 		}
 		return chains, nil
 	}
@@ -50,7 +50,7 @@ func eventChains(ctx workflow.Context, p contract.EventParams) ([]chain, error) 
 	}
 	chains := make([]chain, len(targets))
 	for i, t := range targets {
-		chains[i] = chain{target: t, eventID: p.EventID, schedule: p.Ladder()}
+		chains[i] = chain{target: t, eventID: p.EventID, schedule: p.Ladder(), design: workflow.Version(p.Design)}
 	}
 	return chains, nil
 }
@@ -63,7 +63,7 @@ func RefireWorkflow(ctx workflow.Context, p contract.RefireParams) (contract.Res
 	}
 	chains := make([]chain, len(targets))
 	for i, t := range targets {
-		chains[i] = chain{target: t, eventID: p.EventID, schedule: p.Ladder(), chainID: p.ChainID}
+		chains[i] = chain{target: t, eventID: p.EventID, schedule: p.Ladder(), chainID: p.ChainID, design: workflow.Version(p.Design)}
 	}
 	return fanOut(ctx, chains)
 }
@@ -78,7 +78,8 @@ func TestWorkflow(ctx workflow.Context, p contract.TestParams) (contract.Result,
 	chains := make([]chain, len(targets))
 	for i, t := range targets {
 		t.MaxAttempts = 1
-		chains[i] = chain{target: t, eventID: p.EventID, chainID: p.ChainID, firstDeliveryID: p.DeliveryID, test: true}
+		chains[i] = chain{target: t, eventID: p.EventID, chainID: p.ChainID, firstDeliveryID: p.DeliveryID, test: true,
+			design: workflow.Version(p.Design)}
 	}
 	return fanOut(ctx, chains)
 }
@@ -134,7 +135,7 @@ func fanOut(ctx workflow.Context, chains []chain) (contract.Result, error) {
 	if err := workflow.UpsertTypedSearchAttributes(ctx, contract.AttrDeliveryStatus.ValueSet(string(res.Status))); err != nil {
 		return res, err
 	}
-	return res, droppedError(ctx, res)
+	return res, droppedError(ctx, res, chains)
 }
 
 // VersionFailWhenDropped is the change that ends a workflow with a dropped chain as Failed. A
@@ -150,11 +151,11 @@ const VersionHeldReservation = "held-reservation"
 // shows it as Failed, naming the dropped endpoints, without a query. The error is non-retryable (a
 // workflow has no retry policy anyway) and carries the whole Result as its details, every chain's
 // outcome included; WdsDeliveryStatus is already set.
-func droppedError(ctx workflow.Context, res contract.Result) error {
+func droppedError(ctx workflow.Context, res contract.Result, chains []chain) error {
 	if res.Status == contract.WorkflowSucceeded {
 		return nil
 	}
-	if workflow.GetVersion(ctx, VersionFailWhenDropped, workflow.DefaultVersion, 1) == workflow.DefaultVersion {
+	if !chains[0].changed(ctx, VersionFailWhenDropped) {
 		return nil
 	}
 	var names []string
@@ -227,6 +228,8 @@ type chain struct {
 	// firstDeliveryID is the announced id of a test delivery or the planned one of an event's chain.
 	firstDeliveryID uuid.UUID
 	test            bool
+	// design is the version of ChangeAttempt the starter chose; zero asks workflow.GetVersion.
+	design workflow.Version
 	// stopped reports an endpoint-stopped signal for this chain's endpoint.
 	stopped func() bool
 }
@@ -234,7 +237,7 @@ type chain struct {
 // run makes attempts until one succeeds or the chain is dropped, and returns the final outcome.
 // Attempt n is due at first + Offset(n), whatever time the earlier attempts took.
 func (c chain) run(ctx workflow.Context) (models.Status, error) {
-	version := attemptVersion(ctx)
+	version := c.attemptVersion(ctx)
 	if c.chainID == uuid.Nil {
 		c.chainID = c.newChainID(ctx, version)
 	}
@@ -334,7 +337,7 @@ func (c chain) attempt(ctx workflow.Context, in contract.AttemptInput, local boo
 		if _, err := workflow.AwaitWithOptions(ctx, opts, c.stopped); err != nil {
 			return contract.AttemptResult{}, fmt.Errorf("wait for the rate limit: %w", err)
 		}
-		if workflow.GetVersion(ctx, VersionHeldReservation, workflow.DefaultVersion, 1) == 1 {
+		if c.changed(ctx, VersionHeldReservation) {
 			in.SlotAt = res.SlotAt
 		}
 		res, err = deliver(ctx, actx, in)
@@ -394,9 +397,26 @@ const (
 	AttemptRecorded workflow.Version = 3
 )
 
-// attemptVersion is the way this workflow's attempts run.
-func attemptVersion(ctx workflow.Context) workflow.Version {
+// CurrentDesign is the version of ChangeAttempt a starter chooses for the chains it starts
+// (contract.EventParams.Design). Workers deploy before anything that starts workflows with a newer
+// one (docs/production.md): an older worker ignores the field and asks workflow.GetVersion, whose
+// answer, its own newest version, must be the same design.
+const CurrentDesign = AttemptRecorded
+
+// attemptVersion is the way this chain's attempts run: the design its starter chose or, for a chain
+// started before starters chose one, the version workflow.GetVersion recorded.
+func (c chain) attemptVersion(ctx workflow.Context) workflow.Version {
+	if c.design != 0 {
+		return c.design
+	}
 	return workflow.GetVersion(ctx, ChangeAttempt, workflow.DefaultVersion, AttemptRecorded)
+}
+
+// changed reports whether the chain runs with change, a workflow.GetVersion change of one version.
+// Every chain whose starter chose a design does, each change being older than the first design; a
+// chain started before asks GetVersion, as it always did.
+func (c chain) changed(ctx workflow.Context, change string) bool {
+	return c.design != 0 || workflow.GetVersion(ctx, change, workflow.DefaultVersion, 1) == 1
 }
 
 // localAttempt marks a context whose Deliver runs as a local activity (attemptContext).

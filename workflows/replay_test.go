@@ -25,11 +25,13 @@ import (
 // again with each failed local attempt followed by a failed RecordFailedAttempt activity
 // (AttemptRecorded), the third endpoint's first attempt handed on unrecorded.
 // webhook-event-held-reservation.json (issue 39) was held once by a rate limit and asked again in the
-// place it reserved (VersionHeldReservation).
+// place it reserved (VersionHeldReservation). webhook-event-designed.json (issue 35) is the event
+// of three endpoints again, started with its Design chosen by the starter: not one version marker.
 func TestRecordedHistoriesReplay(t *testing.T) {
 	for _, name := range []string{"webhook-event-unplanned.json", "webhook-event-planned.json", "webhook-event-dropped-completed.json",
 		"webhook-event-failed-attempt-fails.json", "webhook-event-local-attempt.json",
-		"webhook-event-failed-attempt-recorded.json", "webhook-event-held-reservation.json"} {
+		"webhook-event-failed-attempt-recorded.json", "webhook-event-held-reservation.json",
+		"webhook-event-designed.json"} {
 		r := sdkworker.NewWorkflowReplayer()
 		worker.RegisterWorkflows(r)
 		if err := r.ReplayWorkflowHistoryFromJSONFile(nil, filepath.Join("testdata", name)); err != nil {

@@ -91,6 +91,42 @@ func TestAFailedAttemptIsAFailedActivityInTheHistory(t *testing.T) {
 	}
 }
 
+// A delivery whose first attempt succeeds costs seven history events: the start, its one workflow
+// task (scheduled, started, completed), the attempt's local-activity marker, WdsDeliveryStatus set to
+// succeeded, and the completion. The starter chose the delivery code's version (Design), so the
+// workflow asks workflow.GetVersion nothing and records neither its marker nor TemporalChangeVersion.
+func TestASuccessfulDeliveryIsSevenHistoryEvents(t *testing.T) {
+	srv := startTemporal(t, temporaldev.Options{})
+	h := newHarness(t, srv.Client())
+	h.startWorker()
+	rc := newReceiver(t, ok)
+	ep := h.endpoint(rc, 3, "order.created")
+	h.deliveredOrder(rc, "ord-history-1")
+	h.settled()
+	rows := h.deliveries(ep.id)
+	if len(rows) != 1 {
+		t.Fatalf("log %+v, want one attempt", rows)
+	}
+	var got []string
+	it := h.temporal.GetWorkflowHistory(h.ctx, rows[0].WorkflowID, "", false, enums.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
+	for it.HasNext() {
+		ev, err := it.Next()
+		if err != nil {
+			t.Fatal(err)
+		}
+		name := ev.GetEventType().String()
+		if m := ev.GetMarkerRecordedEventAttributes(); m != nil {
+			name += " " + m.GetMarkerName()
+		}
+		got = append(got, name)
+	}
+	want := []string{"WorkflowExecutionStarted", "WorkflowTaskScheduled", "WorkflowTaskStarted", "WorkflowTaskCompleted",
+		"MarkerRecorded LocalActivity", "UpsertWorkflowSearchAttributes", "WorkflowExecutionCompleted"}
+	if strings.Join(got, ", ") != strings.Join(want, ", ") {
+		t.Fatalf("history\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
+
 // eagerStarts counts the starts whose answer carried the workflow's first task.
 type eagerStarts struct {
 	mu            sync.Mutex

@@ -103,6 +103,11 @@ type EventParams struct {
 	Schedule      []time.Duration `json:",omitempty"`
 	RetrySchedule Durations       `json:",omitempty"`
 	Chains        []PlannedChain
+	// Design is the version of the delivery code (workflows.ChangeAttempt) the starter chose for the
+	// chain, so the workflow asks workflow.GetVersion nothing: its marker and TemporalChangeVersion
+	// upsert were two of the nine events of a delivery's history. Zero in workflows started before
+	// starters chose it, which ask.
+	Design int `json:",omitempty"`
 }
 
 // Ladder is the retry schedule the workflow was started with, in either form.
@@ -122,9 +127,10 @@ type RefireParams struct {
 	EventType  string
 	EndpointID uuid.UUID
 	ChainID    uuid.UUID
-	// Schedule and RetrySchedule are as in EventParams.
+	// Schedule, RetrySchedule and Design are as in EventParams.
 	Schedule      []time.Duration `json:",omitempty"`
 	RetrySchedule Durations       `json:",omitempty"`
+	Design        int             `json:",omitempty"`
 }
 
 // Ladder is the retry schedule the workflow was started with, in either form.
@@ -137,6 +143,7 @@ type TestParams struct {
 	EndpointID uuid.UUID
 	ChainID    uuid.UUID
 	DeliveryID uuid.UUID
+	Design     int `json:",omitempty"` // as in EventParams
 }
 
 // ResolveInput asks for the delivery targets of an event: every subscribed endpoint, or just
