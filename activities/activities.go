@@ -45,6 +45,9 @@ type Activities struct {
 	// DisableAfter is WDS_WEBHOOK_DISABLE_AFTER: an endpoint failing this long is disabled when a
 	// chain drops; 0 never disables one.
 	DisableAfter time.Duration
+	// RecoveryRate is WDS_RECOVERY_RATE: the chains a second one org's recoveries start together; 0
+	// is endpoints.DefaultOrgRecoveryRate.
+	RecoveryRate int
 
 	budgetOnce sync.Once
 	budget     *semaphore.Weighted

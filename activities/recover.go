@@ -2,6 +2,7 @@ package activities
 
 import (
 	"context"
+	"time"
 
 	"github.com/google/uuid"
 
@@ -13,12 +14,23 @@ import (
 // A task run again after a crash finds the chains it queued already re-fired and takes the next
 // ones; those it queued but did not start the relay starts.
 func (a *Activities) RecoverBatch(ctx context.Context, p contract.RecoveryParams) (contract.RecoveryBatch, error) {
-	out, queued, err := endpoints.NextRecoveryBatch(ctx, a.DB, p)
+	out, queued, err := endpoints.NextRecoveryBatch(ctx, a.DB, p, a.RecoveryRate)
 	if err != nil {
 		return contract.RecoveryBatch{}, err
 	}
 	if a.Batches != nil && len(queued) > 0 {
-		a.Batches.StartBatch(ctx, queued)
+		// The starts are spread over the batch's wait, which the batch then takes whole: the next
+		// batch is due when it returns, without a short timer (a timer of a few milliseconds is a
+		// workflow task and a timer task more, and on a busy server fires late).
+		end := time.Now().Add(out.Wait)
+		a.Batches.StartBatch(ctx, queued, out.Wait)
+		timer := time.NewTimer(time.Until(end))
+		defer timer.Stop()
+		select {
+		case <-timer.C:
+		case <-ctx.Done():
+		}
+		out.Wait = 0
 	}
 	return out, nil
 }
@@ -26,5 +38,5 @@ func (a *Activities) RecoverBatch(ctx context.Context, p contract.RecoveryParams
 // BatchStarter starts the chains a recovery batch committed, within ctx; what it cannot start the
 // worker's relay starts.
 type BatchStarter interface {
-	StartBatch(ctx context.Context, dispatchIDs []uuid.UUID)
+	StartBatch(ctx context.Context, dispatchIDs []uuid.UUID, spread time.Duration)
 }

@@ -108,16 +108,40 @@ func queuedByID(dispatchIDs []uuid.UUID) func(*gorm.DB, *[]dispatchRow) error {
 	}
 }
 
-// StartBatch starts the chains a recovery batch queued. A batch runs in an activity, not a request:
-// it has the activity's deadline instead of the after-commit budget, keeps batchStarts starts in
-// flight so a slow Temporal answer does not hold up the rest, and a failure does not pause the
-// after-commit starts. What it cannot start the relay starts after its grace.
-func (s *Starter) StartBatch(ctx context.Context, dispatchIDs []uuid.UUID) {
+// StartBatch starts the chains a recovery batch queued, spread evenly over spread (the time the
+// batch's chains stand for at the recovery's pace): a second's chains started at once would be a
+// burst every second that other orgs' requests queue behind. A batch runs in an activity, not a
+// request: it has the activity's deadline instead of the after-commit budget, keeps up to
+// batchStarts starts in flight so a slow Temporal answer does not hold up the rest, and a failure
+// does not pause the after-commit starts. What it cannot start the relay starts after its grace.
+func (s *Starter) StartBatch(ctx context.Context, dispatchIDs []uuid.UUID, spread time.Duration) {
+	begin := time.Now()
 	start := func(ctx context.Context, rows []dispatchRow) ([]uuid.UUID, error) {
-		return startConcurrently(ctx, rows, s.startDispatch)
+		due := make(map[uuid.UUID]time.Time, len(rows))
+		for i, r := range rows {
+			due[r.ID] = begin.Add(spread * time.Duration(i) / time.Duration(len(rows)))
+		}
+		return startConcurrently(ctx, rows, func(ctx context.Context, r dispatchRow) error {
+			if err := sleepUntil(ctx, due[r.ID]); err != nil {
+				return err
+			}
+			return s.startDispatch(ctx, r)
+		})
 	}
 	if err := startNow(ctx, s.DB, "webhook_dispatches", queuedByID(dispatchIDs), start); err != nil {
 		s.Log.WithError(err).Warn("recovery chains left to the relay")
+	}
+}
+
+// sleepUntil waits until t, or fails with ctx's error when ctx ends first.
+func sleepUntil(ctx context.Context, t time.Time) error {
+	timer := time.NewTimer(time.Until(t))
+	defer timer.Stop()
+	select {
+	case <-timer.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
 	}
 }
 

@@ -25,7 +25,7 @@ func newServices(cfg *config.Config, db *gorm.DB, box *secrets.Box, starter *wor
 	return &services{
 		Domain: api.NewDomain(db, box, starter),
 		webhooks: &endpoints.Service{DB: db, Box: box, AllowPrivate: cfg.WebhookAllowPrivate, Stopper: starter,
-			Dispatcher: starter, Recoveries: starter, Retention: cfg.Retention},
+			Dispatcher: starter, Recoveries: starter, Retention: cfg.Retention, Searches: endpoints.NewSearchPacer(cfg.SupportSearchRate)},
 		starter: starter,
 	}
 }

@@ -22,6 +22,7 @@ import (
 	"wds/internal/outbox"
 	"wds/internal/platform/egress"
 	"wds/internal/platform/problem"
+	"wds/internal/platform/ratelimit"
 	"wds/internal/platform/secrets"
 	"wds/internal/workspace"
 	"wds/models"
@@ -53,6 +54,9 @@ type Service struct {
 	Recoveries RecoveryStarter
 	// Retention is WDS_RETENTION: a recovery cannot reach further back; 0 is no bound.
 	Retention time.Duration
+	// Searches paces each org's event searches (WDS_SUPPORT_SEARCH_RATE); nil leaves them unpaced
+	// (the one-operator CLI).
+	Searches *ratelimit.Pacer
 }
 
 // ChainStopper signals the workflows of stopped chains after the change is committed.

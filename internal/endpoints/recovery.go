@@ -26,6 +26,13 @@ import (
 // limit.
 const DefaultRecoveryRate = 10
 
+// DefaultOrgRecoveryRate is WDS_RECOVERY_RATE's default: the most chains a second all of one org's
+// recoveries start together. A recovery's chains are deliveries like any other, made by the same
+// workers and the same Temporal server as every org's live events: this bound, not the endpoint's
+// rate limit, is what keeps one org's recovery from taking the capacity the others' live traffic
+// needs (docs/support.md).
+const DefaultOrgRecoveryRate = 20
+
 // MaxRecoveryReach is the furthest back a recovery's since may be when WDS_RETENTION is 0 (logs kept
 // forever): a recovery is for an outage, and a window of years would only be a mistake that re-fires
 // an org's whole history.
@@ -244,7 +251,10 @@ const maxBatch = 100
 // recovery's row lock (a cancel waits for it, and once committed no batch starts another chain), and
 // returns the batch's progress and the queued starts. It ends the recovery when nothing is left, or
 // when the endpoint is disabled or deleted.
-func NextRecoveryBatch(ctx context.Context, db *gorm.DB, p contract.RecoveryParams) (out contract.RecoveryBatch, queued []uuid.UUID, err error) {
+//
+// orgRate is the org's budget of chains a second, shared by its running recoveries (0 is
+// DefaultOrgRecoveryRate).
+func NextRecoveryBatch(ctx context.Context, db *gorm.DB, p contract.RecoveryParams, orgRate int) (out contract.RecoveryBatch, queued []uuid.UUID, err error) {
 	err = db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		var rec models.Recovery
 		if err := tx.Clauses(clause.Locking{Strength: "UPDATE"}).Where("id = ?", p.RecoveryID).Take(&rec).Error; err != nil {
@@ -273,12 +283,11 @@ func NextRecoveryBatch(ctx context.Context, db *gorm.DB, p contract.RecoveryPara
 			return auditAutomatic(ctx, tx, rec.OrgID, "recovery.auto_cancelled", "webhook_recovery", rec.ID,
 				map[string]any{"endpoint_id": rec.EndpointID, "reason": reason, "started": rec.Started, "total": rec.Total})
 		}
-		rate := DefaultRecoveryRate
-		if ep.RateLimit != nil {
-			rate = *ep.RateLimit
+		rate, err := recoveryRate(ctx, tx, &rec, &ep, orgRate)
+		if err != nil {
+			return err
 		}
-		n := min(rate, maxBatch)
-		var err error
+		n := max(1, min(int(rate), maxBatch))
 		var taken int
 		if queued, taken, err = queueRecovered(ctx, tx, &rec, n); err != nil {
 			return err
@@ -286,7 +295,7 @@ func NextRecoveryBatch(ctx context.Context, db *gorm.DB, p contract.RecoveryPara
 		out.Started += len(queued)
 		if taken > 0 {
 			// Rows re-fired by hand meanwhile were taken but not queued: the next batch comes sooner.
-			out.Wait = time.Duration(len(queued)) * time.Second / time.Duration(rate)
+			out.Wait = time.Duration(float64(len(queued)) / rate * float64(time.Second))
 			return tx.Exec("UPDATE webhook_recoveries SET started = started + ? WHERE id = ?", len(queued), rec.ID).Error
 		}
 		// Nothing is left after the cursor: done.
@@ -297,6 +306,28 @@ func NextRecoveryBatch(ctx context.Context, db *gorm.DB, p contract.RecoveryPara
 		return contract.RecoveryBatch{}, nil, err
 	}
 	return out, queued, nil
+}
+
+// orgRecoveriesSQL counts an org's running recoveries (webhook_recoveries_org_running).
+const orgRecoveriesSQL = "SELECT count(*) FROM webhook_recoveries WHERE org_id = ? AND status = ?"
+
+// recoveryRate is how many chains a second the recovery starts now: its endpoint's rate limit (or
+// DefaultRecoveryRate), and no more than its equal share of the org's budget among the org's running
+// recoveries, counted afresh each batch so a share grows as the others finish. A share below one a
+// second starts one chain and waits longer.
+func recoveryRate(ctx context.Context, tx *gorm.DB, rec *models.Recovery, ep *models.Endpoint, orgRate int) (float64, error) {
+	rate := DefaultRecoveryRate
+	if ep.RateLimit != nil {
+		rate = *ep.RateLimit
+	}
+	if orgRate <= 0 {
+		orgRate = DefaultOrgRecoveryRate
+	}
+	var running int64
+	if err := tx.WithContext(ctx).Raw(orgRecoveriesSQL, rec.OrgID, models.RecoveryRunning).Scan(&running).Error; err != nil {
+		return 0, fmt.Errorf("count the org's recoveries: %w", err)
+	}
+	return min(float64(rate), float64(orgRate)/float64(max(running, 1))), nil
 }
 
 // batchSQL takes the recovery's next chains: the endpoint's dropped rows after the cursor

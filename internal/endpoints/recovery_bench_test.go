@@ -26,7 +26,7 @@ func BenchmarkRecoveryBatch(b *testing.B) {
 		// Each run takes a batch and gives it back (rolled back), so every run costs the same.
 		for range b.N {
 			tx := f.DB.Begin()
-			if _, _, err := endpoints.NextRecoveryBatch(f.Ctx, tx, contract.RecoveryParams{RecoveryID: rec.ID}); err != nil {
+			if _, _, err := endpoints.NextRecoveryBatch(f.Ctx, tx, contract.RecoveryParams{RecoveryID: rec.ID}, 1000); err != nil {
 				b.Fatal(err)
 			}
 			tx.Rollback()

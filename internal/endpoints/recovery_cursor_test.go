@@ -78,7 +78,7 @@ func TestRecoveryBatchesContinueAfterTheLastChainTaken(t *testing.T) {
 	}
 	var started []int
 	for {
-		b, _, err := endpoints.NextRecoveryBatch(f.Ctx, f.DB, contract.RecoveryParams{RecoveryID: rec.ID})
+		b, _, err := endpoints.NextRecoveryBatch(f.Ctx, f.DB, contract.RecoveryParams{RecoveryID: rec.ID}, 1000)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -173,7 +173,7 @@ func TestARecoveryReFiresEachChainOnceAndItsBatchesCostTheSame(t *testing.T) {
 	var costs []int
 	for {
 		cost := batchBuffers(t, f, rec.ID)
-		b, _, err := endpoints.NextRecoveryBatch(f.Ctx, f.DB, contract.RecoveryParams{RecoveryID: rec.ID})
+		b, _, err := endpoints.NextRecoveryBatch(f.Ctx, f.DB, contract.RecoveryParams{RecoveryID: rec.ID}, 1000)
 		if err != nil {
 			t.Fatal(err)
 		}

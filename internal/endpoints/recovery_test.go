@@ -129,8 +129,8 @@ func TestARecoveryBatchStartsItsChainsWithinTheActivity(t *testing.T) {
 		return len(tc.starts) - tc.starts[contract.RecoveryWorkflowID(rec.ID)]
 	}
 	st := &worker.Starter{DB: f.DB, Temporal: tc, Schedule: []time.Duration{time.Second}, Log: quiet(), Grace: time.Hour}
-	acts := &activities.Activities{DB: f.DB, Batches: st}
-	ctx, cancel := context.WithTimeout(f.Ctx, 10*time.Second) // the activity's StartToCloseTimeout
+	acts := &activities.Activities{DB: f.DB, Batches: st, RecoveryRate: 1000} // batches of a hundred
+	ctx, cancel := context.WithTimeout(f.Ctx, 10*time.Second)                 // the activity's StartToCloseTimeout
 	defer cancel()
 	b, err := acts.RecoverBatch(ctx, contract.RecoveryParams{RecoveryID: rec.ID})
 	if err != nil || b.Started != n {

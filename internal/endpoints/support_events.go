@@ -6,6 +6,7 @@ package endpoints
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 	"time"
@@ -16,6 +17,7 @@ import (
 	"wds/internal/platform/database"
 	"wds/internal/platform/paging"
 	"wds/internal/platform/problem"
+	"wds/internal/platform/ratelimit"
 	"wds/internal/workspace"
 	"wds/models"
 )
@@ -93,6 +95,9 @@ func (s *Service) ListEvents(ctx context.Context, q EventsQuery) (*EventsPage, e
 	if err := s.requireMember(ctx, q.OrgID, q.ActorID); err != nil {
 		return nil, err
 	}
+	if err := s.paceSearch(ctx, q.OrgID); err != nil {
+		return nil, err
+	}
 	release, err := database.Admit(ctx, s.DB)
 	if err != nil {
 		return nil, err
@@ -158,6 +163,39 @@ func eventsPageSQL(q EventsQuery) (string, []any) {
 		add("e.outcome = ?", q.Outcome)
 	}
 	return eventRowSQL + " WHERE " + where + " ORDER BY e.created_at DESC, e.id DESC LIMIT ?", append(args, q.Limit+1)
+}
+
+// searchQueue is the longest an org's event search waits for its turn before it is refused.
+const searchQueue = 5 * time.Second
+
+// DefaultSearchRate is WDS_SUPPORT_SEARCH_RATE's default: an org's event searches a second, per
+// instance, a burst of as many at once. A person searching never comes near it.
+const DefaultSearchRate = 20
+
+// NewSearchPacer paces each org's event searches to perSecond (0: DefaultSearchRate), for
+// Service.Searches.
+func NewSearchPacer(perSecond int) *ratelimit.Pacer {
+	if perSecond <= 0 {
+		perSecond = DefaultSearchRate
+	}
+	return ratelimit.NewPacer(perSecond, searchQueue, nil)
+}
+
+// paceSearch waits for the org's next turn at the event search, so that one org's members or
+// scripts searching in a loop take their own turns, never the database turns and CPU another org's
+// requests need (docs/support.md).
+func (s *Service) paceSearch(ctx context.Context, orgID uuid.UUID) error {
+	if s.Searches == nil {
+		return nil
+	}
+	err := s.Searches.Wait(ctx, orgID.String())
+	if errors.Is(err, ratelimit.ErrExceeded) {
+		return problem.Fail(ratelimit.ErrExceeded, "this org's event searches are paced and more than %s of them are waiting; retry after 60 seconds", searchQueue)
+	}
+	if err != nil {
+		return fmt.Errorf("wait for the org's turn at the event search: %w", err)
+	}
+	return nil
 }
 
 func validEventsQuery(q EventsQuery) error {

@@ -88,7 +88,7 @@ func Smoke() Options {
 		ScaleEvents: 10, ScaleRounds: 1, BacklogEvents: 20, WaitingChains: 10, WaitingLadder: "3s",
 		RecoveryChains: 20, LimitedEvents: 20, LimitedRate: 5, Temporal: TemporalServers(), ClusterShards: []int{1, 8},
 		Log: os.Stderr,
-		Noisy: NoisyOptions{Rows: 20_000, Dropped: 4_000, Recover: 1_000, Held: 5, Searches: 8, Duration: 5 * time.Second,
+		Noisy: NoisyOptions{Rows: 20_000, Dropped: 4_000, Recover: 400, Held: 5, Searches: 8, Duration: 5 * time.Second,
 			CreateRate: 5, ReadRate: 10}}
 }
 

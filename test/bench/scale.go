@@ -124,6 +124,9 @@ func (e *env) scalePhase(ctx context.Context, o Options, s *stack) (*ScaleResult
 	if res.Delivery, err = e.deliveryOnly(ctx, o, s, "dev server"); err != nil {
 		return nil, err
 	}
+	if err := e.recoveryWorker(ctx, s); err != nil {
+		return nil, err
+	}
 	if res.Recovery, err = e.recovery(ctx, o, s); err != nil {
 		return nil, err
 	}

@@ -55,6 +55,12 @@ type Config struct {
 	// on their own task queue, apart from fresh deliveries' (docs/support.md); 0 is the worker's
 	// default (worker.DefaultManualSlots).
 	ManualActivities int `env:"WDS_MANUAL_ACTIVITIES" envDefault:"0"`
+	// RecoveryRate is the most chains a second one org's recoveries start, all together
+	// (docs/support.md); 0 is endpoints.DefaultOrgRecoveryRate.
+	RecoveryRate int `env:"WDS_RECOVERY_RATE" envDefault:"0"`
+	// SupportSearchRate paces each org's event searches, per instance (docs/support.md); 0 is
+	// endpoints.DefaultSearchRate.
+	SupportSearchRate int `env:"WDS_SUPPORT_SEARCH_RATE" envDefault:"0"`
 	// Retention is how long the worker keeps events and delivery rows (90 days); 0 keeps them forever.
 	Retention time.Duration `env:"WDS_RETENTION" envDefault:"2160h"`
 	// DBConcurrency bounds the transactions and Read API queries one process runs at once; 0 is
@@ -83,6 +89,12 @@ func (c *Config) validate() error {
 	var errs []error
 	if c.ManualActivities < 0 {
 		errs = append(errs, fmt.Errorf("WDS_MANUAL_ACTIVITIES=%d: 0 (the default, 8) or more", c.ManualActivities))
+	}
+	if c.SupportSearchRate < 0 {
+		errs = append(errs, fmt.Errorf("WDS_SUPPORT_SEARCH_RATE=%d: 0 (the default, 20 searches a second an org) or more", c.SupportSearchRate))
+	}
+	if c.RecoveryRate < 0 {
+		errs = append(errs, fmt.Errorf("WDS_RECOVERY_RATE=%d: 0 (the default, 20 chains a second an org) or more", c.RecoveryRate))
 	}
 	if _, err := logrus.ParseLevel(c.LogLevel); err != nil {
 		errs = append(errs, fmt.Errorf("WDS_LOG_LEVEL=%q: use one of panic, fatal, error, warn, info, debug, trace", c.LogLevel))
