@@ -94,7 +94,7 @@ func Smoke() Options {
 
 // Parts are the parts of a run, each a group of lines of the table: read, ingest, webhooks (the
 // ladders), noisy (one org's outage beside another's traffic), scale (delivery only, recovery, backlog
-// drains, waiting chains). delivery is the scale
+// drains, waiting chains, a retry's cost). delivery is the scale
 // part's delivery-only line alone, a short measurement printed and not saved (PrintDelivery).
 func Parts() []string { return []string{"read", "ingest", "webhooks", "noisy", "scale", "delivery"} }
 
@@ -300,17 +300,23 @@ func (e *env) startStack(ctx context.Context, o Options) (*stack, error) {
 		return nil, err
 	}
 	s.metrics, s.workerMetrics = []string{serveMetrics, workerMetrics}, workerMetrics
-	_, port, _ := strings.Cut(s.temporalAddr, ":")
+	s.cpu = e.devMeter(s.serve, s.worker, s.temporalAddr)
+	return s, nil
+}
+
+// devMeter meters a stack on a dev server: wds serve and worker, the dev server listening at
+// temporalAddr, PostgreSQL and this process.
+func (e *env) devMeter(serve, worker *proc, temporalAddr string) *cpuMeter {
+	_, port, _ := strings.Cut(temporalAddr, ":")
 	temporalPid := pidListening("start-dev", port)
-	s.cpu = &cpuMeter{parts: map[string]func() []int{
-		"wds serve":  func() []int { return []int{s.serve.cmd.Process.Pid} },
-		"wds worker": func() []int { return []int{s.worker.cmd.Process.Pid} },
+	return &cpuMeter{parts: map[string]func() []int{
+		"wds serve":  func() []int { return []int{serve.cmd.Process.Pid} },
+		"wds worker": func() []int { return []int{worker.cmd.Process.Pid} },
 		"temporal":   func() []int { return temporalPid },
 		"postgres":   func() []int { return postgresPids(filepath.Join(e.dir, "pg", "pgdata")) },
 		// The load generators, the receiver, the bare worker and (as reaped children) pgbench.
 		"wdsbench": func() []int { return []int{os.Getpid()} },
 	}}
-	return s, nil
 }
 
 // ingestPhase creates the ingest org and measures order creation.

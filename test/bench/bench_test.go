@@ -83,6 +83,7 @@ func checkScale(t *testing.T, s *ScaleResult, o Options) {
 	if l := s.Limited; l.Events != o.LimitedEvents || l.Delivered != l.Events || l.BusiestSecond <= 0 || l.BusiestSecond > l.RateLimit {
 		t.Errorf("rate-limited backlog: %+v", l)
 	}
+	checkRetry(t, s.Retry, o)
 	w := s.Waiting
 	if w.Chains != o.WaitingChains || w.WorkerPeakMB <= 0 || w.TemporalPeakMB <= 0 || w.RecoverySeconds <= 0 {
 		t.Errorf("waiting chains: %+v", w)
@@ -91,6 +92,24 @@ func checkScale(t *testing.T, s *ScaleResult, o Options) {
 	// activity's marker (issue 35), beside the version's marker.
 	if w.History.Timers < 1 || w.History.Markers < 3 || w.HistoryEvents != w.History.Events {
 		t.Errorf("waiting chain history: %+v", w.History)
+	}
+}
+
+// checkRetry checks the retry line: every failed-once event was failed exactly once and retried, and a
+// retry adds a timer, history events and requests to a delivery (how many is for the run to print).
+func checkRetry(t *testing.T, r RetryCost, o Options) {
+	t.Helper()
+	n := o.ScaleEvents * o.ScaleRounds
+	if r.Retries != n || r.FirstAsks.Items != n || r.FailedOnceAsks.Items != n || !strings.Contains(r.Temporal, ", server 1.") {
+		t.Errorf("retry: %d retries, %d and %d events counted, on %q; want %d", r.Retries, r.FirstAsks.Items,
+			r.FailedOnceAsks.Items, r.Temporal, n)
+	}
+	if r.FailedOnceHistory.Timers != r.FirstHistory.Timers+1 || r.HistoryEvents <= 0 ||
+		r.HistoryEvents != r.FailedOnceHistory.Events-r.FirstHistory.Events {
+		t.Errorf("retry histories: failed once %+v, first attempt %+v, %d events a retry", r.FailedOnceHistory, r.FirstHistory, r.HistoryEvents)
+	}
+	if r.RequestsTotal <= 0 || cpuTotal(r.FailedOnceCPU) <= 0 || r.CPU == nil {
+		t.Errorf("retry: %v requests a retry, CPU %v", r.RequestsTotal, r.FailedOnceCPU)
 	}
 }
 
@@ -175,7 +194,7 @@ func checkRender(t *testing.T, res *Results) {
 	s := string(b)
 	for _, want := range []string{"by hand", "Read list throughput", "pgbench replaying a create", "](c.png)", "after",
 		"Delivery only", "Delivery only on the Temporal cluster, 8 history shards", "the dev server beside the cluster",
-		"temporal postgres", "Recovery of", "Backlog drain", "endpoint limited to", "Waiting chains"} {
+		"temporal postgres", "Recovery of", "Backlog drain", "A failing attempt followed by a ladder timer", "endpoint limited to", "Waiting chains"} {
 		if !strings.Contains(s, want) {
 			t.Errorf("rendered document lacks %q:\n%s", want, s)
 		}

@@ -37,16 +37,20 @@ type receiver struct {
 	conns atomic.Int64
 	// failing makes /flaky answer 500, as a receiver that is down does.
 	failing atomic.Bool
+	// failedOnce holds the events whose first POST /once answered 500.
+	failedOnce map[string]bool
 }
 
 // newReceiver starts the HTTPS receiver on loopback and writes its certificate for the worker
 // (WDS_WEBHOOK_CA_FILE) to dir.
 func newReceiver(dir string) (*receiver, error) {
-	r := &receiver{arrived: map[string]time.Time{}, perEvent: map[string]int{}, perSecond: map[string]map[int64]int{}}
+	r := &receiver{arrived: map[string]time.Time{}, perEvent: map[string]int{}, perSecond: map[string]map[int64]int{},
+		failedOnce: map[string]bool{}}
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /hook", r.wds)
 	mux.HandleFunc("POST /bare", r.bare)
 	mux.HandleFunc("POST /flaky", r.flaky)
+	mux.HandleFunc("POST /once", r.once)
 	mux.HandleFunc("POST /recover", r.wds)
 	mux.HandleFunc("POST /limited", r.wds)
 	r.srv = httptest.NewUnstartedServer(mux)
@@ -100,6 +104,31 @@ func (r *receiver) flaky(w http.ResponseWriter, req *http.Request) {
 		return
 	}
 	r.wds(w, req)
+}
+
+// once is wds's endpoint that fails each event's first POST (by X-PC-Event-Id) with a 500 and takes
+// the rest: every event it gets is retried exactly once, whatever the timing.
+func (r *receiver) once(w http.ResponseWriter, req *http.Request) {
+	eventID := req.Header.Get("X-PC-Event-Id")
+	r.mu.Lock()
+	first := eventID != "" && !r.failedOnce[eventID]
+	if first {
+		r.failedOnce[eventID] = true
+	}
+	r.mu.Unlock()
+	if first {
+		_, _ = io.Copy(io.Discard, req.Body)
+		http.Error(w, "first attempt fails", http.StatusInternalServerError)
+		return
+	}
+	r.wds(w, req)
+}
+
+// failedFirst is how many events /once has failed the first POST of.
+func (r *receiver) failedFirst() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return len(r.failedOnce)
 }
 
 // bare takes the baseline's POST; the item is named by the X-Bare-Id header.

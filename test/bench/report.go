@@ -108,7 +108,7 @@ func scaleRows(r *ScaleResult) []row {
 		{fmt.Sprintf("Delivery only: %d committed events a round, %d rounds", d.EventsPerRound, len(d.WDS)),
 			fmt.Sprintf("%.1f events/s", d.WDSRate), fmt.Sprintf("%.1f workflows/s (bare workflow + POST started per event)", d.BareRate),
 			fmt.Sprintf("%.2f", d.Ratio), ">= 0.90", met(d.Ratio >= 0.9)},
-	}, append(clusterRows(r.Cluster), []row{
+	}, append(append(clusterRows(r.Cluster), retryRows(r.Retry)...), []row{
 		{fmt.Sprintf("Recovery of %d dropped chains, endpoint limited to %d/s", rc.Events, rc.RateLimit),
 			fmt.Sprintf("all started after %.0f s (%.1f/s), delivered after %.0f s: %.1f chains/s; busiest second %d",
 				rc.StartedSeconds, rc.StartedRate, rc.Seconds, rc.Rate, rc.BusiestSecond),
@@ -127,6 +127,21 @@ func scaleRows(r *ScaleResult) []row {
 			"last delivered %.0f s after the receiver recovered, %.0f s after the first retry arrived",
 			w.HistoryEvents, w.History.Timers, w.History.Activities, w.History.Markers, w.SecondsToWait, w.RecoverySeconds, w.FinishSeconds), "", "", "", ""},
 	}...)...)
+}
+
+// retryRows is the cost of a failing attempt followed by a ladder timer, when the run measured it.
+func retryRows(r RetryCost) []row {
+	if r.Retries == 0 {
+		return nil
+	}
+	return []row{{fmt.Sprintf("A failing attempt followed by a ladder timer (%s): %d events failing once, less as many delivered at the first attempt",
+		r.Ladder, r.Retries),
+		fmt.Sprintf("per retry: %+d history events, %.2f Temporal requests, CPU Temporal %.2f ms, wds worker %.2f ms, PostgreSQL %.2f ms; "+
+			"failing once: %s, %.2f requests, Temporal CPU %.2f ms",
+			r.HistoryEvents, r.RequestsTotal, r.TemporalCPU, r.CPU["wds worker"], r.CPU["postgres"],
+			retryKinds(r.FailedOnceHistory), r.FailedOnceAsks.TotalCalls, temporalCPU(r.FailedOnceCPU)),
+		fmt.Sprintf("first attempt: %s, %.2f requests, Temporal CPU %.2f ms (same server and worker)",
+			retryKinds(r.FirstHistory), r.FirstAsks.TotalCalls, temporalCPU(r.FirstCPU)), "", "measured", ""}}
 }
 
 // clusterRows are the delivery-only line on the cluster, beside the bare workflow on the same cluster.
@@ -295,7 +310,7 @@ func resultsMarkdown(res *Results, chartRef string) string {
 	fmt.Fprintf(&b, "Loaded %d orders (%d rows with lines, payments and clients) in %.1f s, %.0f rows/s.\n\n",
 		res.Load.Orders, res.Load.Rows, res.Load.Seconds, res.Load.RowsPerSec)
 	if sc := res.Scale; sc != nil {
-		fmt.Fprintf(&b, "The delivery-only, recovery, backlog and waiting-chain lines: run of %s, load average %s at their start, %s at their end; "+
+		fmt.Fprintf(&b, "The delivery-only, recovery, backlog, waiting-chain and retry lines: run of %s, load average %s at their start, %s at their end; "+
 			"code measured: %s.\n\n", sc.StartedAt.Format("2006-01-02 15:04 MST"), sc.LoadStart, sc.LoadEnd, sc.Source)
 	}
 	noisyHeader(&b, res.Noisy)
@@ -380,6 +395,9 @@ func cpuMarkdown(b *bytes.Buffer, res *Results) {
 	if r := res.Scale; r != nil {
 		lines = append(lines, line{"Delivery only: one committed event delivered by wds", r.Delivery.WDSCPU},
 			line{"Delivery only baseline: one bare workflow started and run", r.Delivery.BareCPU})
+		if r.Retry.Retries > 0 {
+			lines = append(lines, line{"A retry: what a failing attempt and its ladder timer add to a delivery", r.Retry.CPU})
+		}
 		for _, d := range r.Cluster {
 			lines = append(lines, line{fmt.Sprintf("Delivery only on the cluster, %d shards: one event by wds", d.HistoryShards), d.WDSCPU},
 				line{fmt.Sprintf("Delivery only on the cluster, %d shards: one bare workflow", d.HistoryShards), d.BareCPU})

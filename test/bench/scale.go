@@ -18,7 +18,8 @@ import (
 
 // ScaleResult is delivery measured on its own, without the order create: events already committed
 // in bulk, delivered by wds (relay and worker) beside a bare workflow and POST started per event in
-// the same run; a backlog committed while Temporal was away; and chains waiting on the ladder's timers.
+// the same run; a backlog committed while Temporal was away; chains waiting on the ladder's timers;
+// and what a failed attempt and its retry add to a delivery.
 // Its own run conditions are kept, since `wdsbench -only scale` measures it apart from the rest.
 type ScaleResult struct {
 	StartedAt time.Time      `json:"started_at"`
@@ -30,6 +31,7 @@ type ScaleResult struct {
 	Backlog   BacklogDrain   `json:"backlog_drain"`
 	Limited   LimitedBacklog `json:"backlog_rate_limited"`
 	Waiting   WaitingChains  `json:"waiting_chains"`
+	Retry     RetryCost      `json:"retry"`
 	// Cluster is the delivery-only line on the Temporal server built from source on PostgreSQL, once
 	// for each history shard count, in the same run as Delivery's on the dev server.
 	Cluster []DeliveryOnly `json:"cluster,omitempty"`
@@ -142,6 +144,9 @@ func (e *env) scalePhase(ctx context.Context, o Options, s *stack) (*ScaleResult
 		return nil, err
 	}
 	if res.Waiting, err = e.waitingChains(ctx, o, s); err != nil {
+		return nil, err
+	}
+	if res.Retry, err = e.retryCost(ctx, o, s); err != nil {
 		return nil, err
 	}
 	res.LoadEnd = loadavg()
@@ -375,6 +380,7 @@ func pooledRate(rounds []Drained) float64 {
 type sideStack struct {
 	temporal *temporaldev.Server
 	worker   *proc
+	metrics  string // the worker's Prometheus address
 }
 
 // startSide starts a fresh in-memory Temporal dev server and a wds worker on it with extra
@@ -395,7 +401,7 @@ func (e *env) startSide(ctx context.Context, s *stack, name string, extra ...str
 	if err != nil {
 		return nil, err
 	}
-	return &sideStack{temporal: tsrv, worker: w}, nil
+	return &sideStack{temporal: tsrv, worker: w, metrics: metrics}, nil
 }
 
 // peakMB is the high-water resident set of the side's worker and of its Temporal server.
