@@ -22,21 +22,14 @@ func (a *Activities) RecoverBatch(ctx context.Context, p contract.RecoveryParams
 		// The starts are spread over the batch's wait, which the batch then takes whole: the next
 		// batch is due when it returns, without a short timer (a timer of a few milliseconds is a
 		// workflow task and a timer task more, and on a busy server fires late).
-		end := time.Now().Add(out.Wait)
 		a.Batches.StartBatch(ctx, queued, out.Wait)
-		timer := time.NewTimer(time.Until(end))
-		defer timer.Stop()
-		select {
-		case <-timer.C:
-		case <-ctx.Done():
-		}
 		out.Wait = 0
 	}
 	return out, nil
 }
 
-// BatchStarter starts the chains a recovery batch committed, within ctx; what it cannot start the
-// worker's relay starts.
+// BatchStarter starts the chains a recovery batch committed, within ctx, spread over spread, and
+// returns once spread has passed; what it cannot start the worker's relay starts.
 type BatchStarter interface {
 	StartBatch(ctx context.Context, dispatchIDs []uuid.UUID, spread time.Duration)
 }

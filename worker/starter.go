@@ -109,8 +109,8 @@ func queuedByID(dispatchIDs []uuid.UUID) func(*gorm.DB, *[]dispatchRow) error {
 }
 
 // StartBatch starts the chains a recovery batch queued, spread evenly over spread (the time the
-// batch's chains stand for at the recovery's pace): a second's chains started at once would be a
-// burst every second that other orgs' requests queue behind. A batch runs in an activity, not a
+// batch's chains stand for at the recovery's pace), and returns once spread has passed: a second's
+// chains started at once would be a burst every second that other orgs' requests queue behind. A batch runs in an activity, not a
 // request: it has the activity's deadline instead of the after-commit budget, keeps up to
 // batchStarts starts in flight so a slow Temporal answer does not hold up the rest, and a failure
 // does not pause the after-commit starts. What it cannot start the relay starts after its grace.
@@ -131,6 +131,7 @@ func (s *Starter) StartBatch(ctx context.Context, dispatchIDs []uuid.UUID, sprea
 	if err := startNow(ctx, s.DB, "webhook_dispatches", queuedByID(dispatchIDs), start); err != nil {
 		s.Log.WithError(err).Warn("recovery chains left to the relay")
 	}
+	_ = sleepUntil(ctx, begin.Add(spread)) // cut short only when the activity is
 }
 
 // sleepUntil waits until t, or fails with ctx's error when ctx ends first.

@@ -8,7 +8,7 @@ import (
 
 // seedOutage writes the outage's delivery rows directly, one dropped chain each after one success,
 // and the health their writes would have kept (as the migration's backfill computes it).
-func seedOutage(t testing.TB, f *fixture, endpointID uuid.UUID) {
+func seedOutage(t testing.TB, f *fixture, endpointID uuid.UUID, outage int) {
 	t.Helper()
 	ev := f.Event("order.created", nil)
 	for _, sql := range []string{`INSERT INTO webhook_deliveries (id, org_id, event_id, endpoint_id, event_type, chain_id, workflow_id, attempt, status, error, attempted_at)

@@ -13,10 +13,10 @@ import (
 	"wds/internal/platform/ratelimit"
 )
 
-// An org searching its events in a loop takes its own turns: twenty searches at once against a pace
-// of ten a second with half a second of queue get ten at once, five after waiting their turns and
-// five refused as rate_limited, while another org's search, asked meanwhile, answers without waiting
-// behind them.
+// An org searching its events in a loop takes its own turns, one search at a time: twenty searches
+// at once against a pace of ten a second with half a second of queue get ten turns at once, five
+// after waiting theirs and five refused as rate_limited, while another org's search, asked meanwhile,
+// answers without waiting behind them.
 func TestAnOrgsEventSearchesArePacedApartFromOtherOrgs(t *testing.T) {
 	f := newFixture(t)
 	f.Svc.Searches = ratelimit.NewPacer(10, 500*time.Millisecond, nil)

@@ -95,9 +95,11 @@ func (s *Service) ListEvents(ctx context.Context, q EventsQuery) (*EventsPage, e
 	if err := s.requireMember(ctx, q.OrgID, q.ActorID); err != nil {
 		return nil, err
 	}
-	if err := s.paceSearch(ctx, q.OrgID); err != nil {
+	done, err := s.paceSearch(ctx, q.OrgID)
+	if err != nil {
 		return nil, err
 	}
+	defer done()
 	release, err := database.Admit(ctx, s.DB)
 	if err != nil {
 		return nil, err
@@ -181,21 +183,22 @@ func NewSearchPacer(perSecond int) *ratelimit.Pacer {
 	return ratelimit.NewPacer(perSecond, searchQueue, nil)
 }
 
-// paceSearch waits for the org's next turn at the event search, so that one org's members or
-// scripts searching in a loop take their own turns, never the database turns and CPU another org's
-// requests need (docs/support.md).
-func (s *Service) paceSearch(ctx context.Context, orgID uuid.UUID) error {
+// paceSearch waits for the org's next turn at the event search and for its search running, and
+// returns the function that ends this one's: one org's members or scripts searching in a loop take
+// their own turns, one search at a time, never the database turns and CPU another org's requests
+// need (docs/support.md).
+func (s *Service) paceSearch(ctx context.Context, orgID uuid.UUID) (done func(), err error) {
 	if s.Searches == nil {
-		return nil
+		return func() {}, nil
 	}
-	err := s.Searches.Wait(ctx, orgID.String())
+	done, err = s.Searches.Wait(ctx, orgID.String())
 	if errors.Is(err, ratelimit.ErrExceeded) {
-		return problem.Fail(ratelimit.ErrExceeded, "this org's event searches are paced and more than %s of them are waiting; retry after 60 seconds", searchQueue)
+		return nil, problem.Fail(ratelimit.ErrExceeded, "this org's event searches are paced and more than %s of them are waiting; retry after 60 seconds", searchQueue)
 	}
 	if err != nil {
-		return fmt.Errorf("wait for the org's turn at the event search: %w", err)
+		return nil, fmt.Errorf("wait for the org's turn at the event search: %w", err)
 	}
-	return nil
+	return done, nil
 }
 
 func validEventsQuery(q EventsQuery) error {

@@ -110,7 +110,9 @@ func (e *env) noisyPhase(ctx context.Context, o Options, s *stack) (*NoisyResult
 	if err != nil {
 		return nil, err
 	}
-	if err := analyze(ctx, s.dbURL); err != nil {
+	// Written at once, each event's row has a dead version (the outcome's trigger updated it) that
+	// months of history would long have had vacuumed: a search would walk them all.
+	if err := execute(ctx, s.dbURL, "vacuum", "VACUUM (ANALYZE) events, webhook_deliveries"); err != nil {
 		return nil, err
 	}
 	b, err := e.newNoisyB(ctx, o, s)

@@ -8,10 +8,12 @@ import (
 	"golang.org/x/time/rate"
 )
 
-// Pacer spaces each key's calls to at most a rate a second, with a burst of as many, by making a
-// caller wait for its turn instead of refusing it: a client calling in a loop is slowed to the rate,
-// and its waiting costs a goroutine, not the CPU and database turns other keys need. A caller whose
-// turn is further off than maxWait is refused with ErrExceeded at once, without waiting.
+// Pacer spaces each key's calls to at most a rate a second, with a burst of as many, and runs one of
+// a key's calls at a time, by making a caller wait for its turn instead of refusing it: a client
+// calling in a loop is slowed to the rate, and however costly each call, a key holds one of the
+// resources its calls use (a database turn) while other keys' calls take the rest. Waiting costs a
+// goroutine. A caller whose turn is further off than maxWait is refused with ErrExceeded at once, and
+// one that waited maxWait for the key's running call to end gives up with ErrExceeded.
 type Pacer struct {
 	rate    rate.Limit
 	burst   int
@@ -25,6 +27,7 @@ type Pacer struct {
 
 type pacedKey struct {
 	limiter *rate.Limiter
+	running chan struct{} // holds a token while one of the key's calls runs
 	used    time.Time
 }
 
@@ -39,42 +42,53 @@ func NewPacer(perSecond int, maxWait time.Duration, now func() time.Time) *Pacer
 // Delay takes key's next turn and says how long until it comes; ok is false, and no turn is taken,
 // when that is beyond maxWait.
 func (p *Pacer) Delay(key string) (wait time.Duration, ok bool) {
+	wait, _, ok = p.reserve(key)
+	return wait, ok
+}
+
+func (p *Pacer) reserve(key string) (time.Duration, *pacedKey, bool) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	now := p.now()
 	p.forgetIdle(now)
 	k := p.keys[key]
 	if k == nil {
-		k = &pacedKey{limiter: rate.NewLimiter(p.rate, p.burst)}
+		k = &pacedKey{limiter: rate.NewLimiter(p.rate, p.burst), running: make(chan struct{}, 1)}
 		p.keys[key] = k
 	}
 	k.used = now
 	r := k.limiter.ReserveN(now, 1)
-	wait = r.DelayFrom(now)
+	wait := r.DelayFrom(now)
 	if wait > p.maxWait {
 		r.CancelAt(now)
-		return 0, false
+		return 0, nil, false
 	}
-	return wait, true
+	return wait, k, true
 }
 
-// Wait waits for key's next turn, or fails with ErrExceeded when it is beyond maxWait, or with ctx's
-// error when ctx ends first.
-func (p *Pacer) Wait(ctx context.Context, key string) error {
-	wait, ok := p.Delay(key)
+// Wait waits for key's next turn and for its running call to end, and returns the function that
+// ends this one's run; it fails with ErrExceeded when the turn is beyond maxWait or the running call
+// outlasts it, or with ctx's error when ctx ends first.
+func (p *Pacer) Wait(ctx context.Context, key string) (done func(), err error) {
+	wait, k, ok := p.reserve(key)
 	if !ok {
-		return ErrExceeded
-	}
-	if wait <= 0 {
-		return nil
+		return nil, ErrExceeded
 	}
 	t := time.NewTimer(wait)
 	defer t.Stop()
 	select {
 	case <-t.C:
-		return nil
 	case <-ctx.Done():
-		return ctx.Err()
+		return nil, ctx.Err()
+	}
+	t.Reset(p.maxWait)
+	select {
+	case k.running <- struct{}{}:
+		return func() { <-k.running }, nil
+	case <-t.C:
+		return nil, ErrExceeded
+	case <-ctx.Done():
+		return nil, ctx.Err()
 	}
 }
 

@@ -46,23 +46,53 @@ func TestPacerWait(t *testing.T) {
 	ctx := context.Background()
 	start := time.Now()
 	for range 22 {
-		if err := p.Wait(ctx, "k"); err != nil {
+		done, err := p.Wait(ctx, "k")
+		if err != nil {
 			t.Fatal(err)
 		}
+		done()
 	}
 	if took := time.Since(start); took < 80*time.Millisecond || took > time.Second {
 		t.Fatalf("22 calls at 20 a second with a burst of 20 took %s, want about 100ms", took)
 	}
 	p.Delay("k") // two turns taken by callers still waiting: 50 and 100ms off
 	p.Delay("k")
-	if err := p.Wait(ctx, "k"); !errors.Is(err, ErrExceeded) {
+	if _, err := p.Wait(ctx, "k"); !errors.Is(err, ErrExceeded) {
 		t.Fatalf("a turn past maxWait: %v, want ErrExceeded", err)
 	}
 	slow := NewPacer(1, time.Hour, nil)
-	_ = slow.Wait(ctx, "k")
+	if done, err := slow.Wait(ctx, "k"); err == nil {
+		done()
+	}
 	cctx, cancel := context.WithTimeout(ctx, 20*time.Millisecond)
 	defer cancel()
-	if err := slow.Wait(cctx, "k"); !errors.Is(err, context.DeadlineExceeded) {
+	if _, err := slow.Wait(cctx, "k"); !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("waiting past the caller's deadline: %v", err)
 	}
+}
+
+// One of a key's calls runs at a time: a second call, its turn come, waits for the first to end,
+// and gives up with ErrExceeded when the first outlasts maxWait; another key's call runs meanwhile.
+func TestPacerRunsOneCallOfAKeyAtATime(t *testing.T) {
+	p := NewPacer(100, 200*time.Millisecond, nil)
+	ctx := context.Background()
+	first, err := p.Wait(ctx, "k")
+	if err != nil {
+		t.Fatal(err)
+	}
+	other, err := p.Wait(ctx, "other")
+	if err != nil {
+		t.Fatalf("another key: %v", err)
+	}
+	other()
+	go func() { time.Sleep(50 * time.Millisecond); first() }()
+	start := time.Now()
+	second, err := p.Wait(ctx, "k")
+	if took := time.Since(start); err != nil || took < 40*time.Millisecond {
+		t.Fatalf("the second call ran after %s (%v), want after the first ended at 50ms", took, err)
+	}
+	if _, err := p.Wait(ctx, "k"); !errors.Is(err, ErrExceeded) {
+		t.Fatalf("a call behind one that outlasts maxWait: %v, want ErrExceeded", err)
+	}
+	second()
 }
