@@ -14,10 +14,12 @@ import (
 // A task run again after a crash finds the chains it queued already re-fired and takes the next
 // ones; those it queued but did not start the relay starts.
 func (a *Activities) RecoverBatch(ctx context.Context, p contract.RecoveryParams) (contract.RecoveryBatch, error) {
+	begin := time.Now()
 	out, queued, err := endpoints.NextRecoveryBatch(ctx, a.DB, p, a.RecoveryRate)
 	if err != nil {
 		return contract.RecoveryBatch{}, err
 	}
+	out.Took = time.Since(begin)
 	if a.Batches != nil && len(queued) > 0 {
 		// The starts are spread over the batch's wait, which the batch then takes whole: the next
 		// batch is due when it returns, without a short timer (a timer of a few milliseconds is a

@@ -75,8 +75,8 @@ type NoisyRecovery struct {
 	ExactlyOnce bool    `json:"exactly_once"`
 }
 
-// NoisyBatchRatio is the recovery's first batch against its last one that took chains, each timed
-// from its activity's start to its completion in the recovery workflow's history.
+// NoisyBatchRatio is the recovery's first batch against its last one that took chains, each its
+// transaction's time (recoveryBatches).
 type NoisyBatchRatio struct {
 	FirstMs float64 `json:"first_ms"`
 	LastMs  float64 `json:"last_ms"`

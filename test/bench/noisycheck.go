@@ -7,11 +7,14 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"slices"
 	"sync"
 	"time"
 
 	"github.com/google/uuid"
 	enumspb "go.temporal.io/api/enums/v1"
+	workflowpb "go.temporal.io/api/workflow/v1"
+	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/converter"
 
 	"wds/models"
@@ -165,36 +168,57 @@ func received(rcv *receiver, events []uuid.UUID) int {
 	return n
 }
 
-// recoveryBatches times each batch that started chains, in order, from its activity's start to its
-// completion in the recovery workflow's history (one run: a recovery continues as new only after 500
-// batches, 50,000 chains at the most a batch takes).
+// recoveryBatches are the times of each batch that started chains, in order, across every run of the
+// recovery's workflow (it continues as new every 500 batches): each batch's transaction, which takes
+// and queues its chains (RecoveryBatch.Took), not its activity, which spreads the starts over its
+// second.
 func recoveryBatches(ctx context.Context, s *stack, id uuid.UUID) ([]float64, error) {
-	it := s.temporal.Client().GetWorkflowHistory(ctx, contract.RecoveryWorkflowID(id), "", false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
-	started := map[int64]time.Time{}
+	runs, err := recoveryRuns(ctx, s, id)
+	if err != nil {
+		return nil, err
+	}
 	var out []float64
 	last := 0
-	for it.HasNext() {
-		ev, err := it.Next()
-		if err != nil {
-			return nil, fmt.Errorf("bench: recovery history: %w", err)
+	for _, run := range runs {
+		it := s.temporal.Client().GetWorkflowHistory(ctx, contract.RecoveryWorkflowID(id), run, false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
+		for it.HasNext() {
+			ev, err := it.Next()
+			if err != nil {
+				return nil, fmt.Errorf("bench: recovery history: %w", err)
+			}
+			a := ev.GetActivityTaskCompletedEventAttributes()
+			if a == nil {
+				continue
+			}
+			var b contract.RecoveryBatch
+			if err := converter.GetDefaultDataConverter().FromPayloads(a.GetResult(), &b); err != nil {
+				return nil, fmt.Errorf("bench: recovery batch result: %w", err)
+			}
+			if b.Started > last {
+				out = append(out, ms(b.Took))
+			}
+			last = b.Started
 		}
-		if a := ev.GetActivityTaskStartedEventAttributes(); a != nil {
-			started[ev.GetEventId()] = ev.GetEventTime().AsTime()
-		}
-		a := ev.GetActivityTaskCompletedEventAttributes()
-		if a == nil {
-			continue
-		}
-		var b contract.RecoveryBatch
-		if err := converter.GetDefaultDataConverter().FromPayloads(a.GetResult(), &b); err != nil {
-			return nil, fmt.Errorf("bench: recovery batch result: %w", err)
-		}
-		if b.Started > last {
-			out = append(out, ms(ev.GetEventTime().AsTime().Sub(started[a.GetStartedEventId()])))
-		}
-		last = b.Started
 	}
 	return out, nil
+}
+
+// recoveryRuns are the runs of a recovery's workflow, oldest first: a long one continues as new.
+func recoveryRuns(ctx context.Context, s *stack, id uuid.UUID) ([]string, error) {
+	resp, err := s.temporal.Client().ListWorkflow(ctx, &workflowservice.ListWorkflowExecutionsRequest{
+		Query: fmt.Sprintf("WorkflowId = '%s'", contract.RecoveryWorkflowID(id))})
+	if err != nil {
+		return nil, fmt.Errorf("bench: recovery runs: %w", err)
+	}
+	execs := resp.GetExecutions()
+	slices.SortFunc(execs, func(a, b *workflowpb.WorkflowExecutionInfo) int {
+		return a.GetStartTime().AsTime().Compare(b.GetStartTime().AsTime())
+	})
+	runs := make([]string, len(execs))
+	for i, x := range execs {
+		runs[i] = x.GetExecution().GetRunId()
+	}
+	return runs, nil
 }
 
 // firstLast compares the last batch with the first.

@@ -333,6 +333,9 @@ type RecoveryBatch struct {
 	Started     int
 	Wait        time.Duration
 	Done        bool
+	// Took is the batch's transaction, which takes and queues its chains: its cost, apart from the
+	// starts it then spreads over its second.
+	Took time.Duration `json:",omitempty"`
 }
 
 // RecoveryWorkflowID names a recovery's workflow.
