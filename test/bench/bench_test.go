@@ -83,7 +83,10 @@ func checkScale(t *testing.T, s *ScaleResult, o Options) {
 	if l := s.Limited; l.Events != o.LimitedEvents || l.Delivered != l.Events || l.BusiestSecond <= 0 || l.BusiestSecond > l.RateLimit {
 		t.Errorf("rate-limited backlog: %+v", l)
 	}
-	checkRetry(t, s.Retry, o)
+	if s.Retry == nil {
+		t.Fatal("no retry line")
+	}
+	checkRetry(t, *s.Retry, o)
 	w := s.Waiting
 	if w.Chains != o.WaitingChains || w.WorkerPeakMB <= 0 || w.TemporalPeakMB <= 0 || w.RecoverySeconds <= 0 {
 		t.Errorf("waiting chains: %+v", w)

@@ -130,8 +130,8 @@ func scaleRows(r *ScaleResult) []row {
 }
 
 // retryRows is the cost of a failing attempt followed by a ladder timer, when the run measured it.
-func retryRows(r RetryCost) []row {
-	if r.Retries == 0 {
+func retryRows(r *RetryCost) []row {
+	if r == nil {
 		return nil
 	}
 	return []row{{fmt.Sprintf("A failing attempt followed by a ladder timer (%s): %d events failing once, less as many delivered at the first attempt",
@@ -310,8 +310,12 @@ func resultsMarkdown(res *Results, chartRef string) string {
 	fmt.Fprintf(&b, "Loaded %d orders (%d rows with lines, payments and clients) in %.1f s, %.0f rows/s.\n\n",
 		res.Load.Orders, res.Load.Rows, res.Load.Seconds, res.Load.RowsPerSec)
 	if sc := res.Scale; sc != nil {
-		fmt.Fprintf(&b, "The delivery-only, recovery, backlog, waiting-chain and retry lines: run of %s, load average %s at their start, %s at their end; "+
-			"code measured: %s.\n\n", sc.StartedAt.Format("2006-01-02 15:04 MST"), sc.LoadStart, sc.LoadEnd, sc.Source)
+		lines := "delivery-only, recovery, backlog and waiting-chain lines"
+		if sc.Retry != nil {
+			lines = "delivery-only, recovery, backlog, waiting-chain and retry lines"
+		}
+		fmt.Fprintf(&b, "The %s: run of %s, load average %s at their start, %s at their end; "+
+			"code measured: %s.\n\n", lines, sc.StartedAt.Format("2006-01-02 15:04 MST"), sc.LoadStart, sc.LoadEnd, sc.Source)
 	}
 	noisyHeader(&b, res.Noisy)
 	b.WriteString("| measurement | wds | baseline (same run) | ratio | target | met |\n|---|---|---|---|---|---|\n")
@@ -395,7 +399,7 @@ func cpuMarkdown(b *bytes.Buffer, res *Results) {
 	if r := res.Scale; r != nil {
 		lines = append(lines, line{"Delivery only: one committed event delivered by wds", r.Delivery.WDSCPU},
 			line{"Delivery only baseline: one bare workflow started and run", r.Delivery.BareCPU})
-		if r.Retry.Retries > 0 {
+		if r.Retry != nil {
 			lines = append(lines, line{"A retry: what a failing attempt and its ladder timer add to a delivery", r.Retry.CPU})
 		}
 		for _, d := range r.Cluster {

@@ -31,7 +31,7 @@ type ScaleResult struct {
 	Backlog   BacklogDrain   `json:"backlog_drain"`
 	Limited   LimitedBacklog `json:"backlog_rate_limited"`
 	Waiting   WaitingChains  `json:"waiting_chains"`
-	Retry     RetryCost      `json:"retry"`
+	Retry     *RetryCost     `json:"retry,omitempty"` // nil in results of runs before the line
 	// Cluster is the delivery-only line on the Temporal server built from source on PostgreSQL, once
 	// for each history shard count, in the same run as Delivery's on the dev server.
 	Cluster []DeliveryOnly `json:"cluster,omitempty"`
@@ -146,9 +146,11 @@ func (e *env) scalePhase(ctx context.Context, o Options, s *stack) (*ScaleResult
 	if res.Waiting, err = e.waitingChains(ctx, o, s); err != nil {
 		return nil, err
 	}
-	if res.Retry, err = e.retryCost(ctx, o, s); err != nil {
+	retry, err := e.retryCost(ctx, o, s)
+	if err != nil {
 		return nil, err
 	}
+	res.Retry = &retry
 	res.LoadEnd = loadavg()
 	return res, nil
 }
