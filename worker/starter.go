@@ -313,7 +313,8 @@ func startNow[R any](ctx context.Context, db *gorm.DB, table string, read func(*
 		return fmt.Errorf("read %s to start: %w", table, err)
 	}
 	started, startErr := start(ctx, rows)
-	if err := markStarted(db.WithContext(ctx), table, started); err != nil {
+	// Marked even when ctx ended meanwhile: the relay would start them again, in one burst.
+	if err := markStarted(db.WithContext(context.WithoutCancel(ctx)), table, started); err != nil {
 		return err
 	}
 	return startErr

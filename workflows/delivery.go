@@ -398,9 +398,11 @@ const (
 )
 
 // CurrentDesign is the version of ChangeAttempt a starter chooses for the chains it starts
-// (contract.EventParams.Design). Workers deploy before anything that starts workflows with a newer
-// one (docs/production.md): an older worker ignores the field and asks workflow.GetVersion, whose
-// answer, its own newest version, must be the same design.
+// (contract.EventParams.Design). A worker of the release before starters chose it ignores the field:
+// running such a workflow's first task it asks workflow.GetVersion live and gets its own newest
+// version, this same design, so it sends what this code would; replaying a later task it finds no
+// marker, takes its oldest path and fails the task on the mismatch, which Temporal retries until a
+// worker of this release takes it (docs/production.md, rolling deploys).
 const CurrentDesign = AttemptRecorded
 
 // attemptVersion is the way this chain's attempts run: the design its starter chose or, for a chain

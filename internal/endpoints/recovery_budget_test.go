@@ -121,3 +121,32 @@ func TestARecoveryBatchSpreadsItsStartsOverItsSecond(t *testing.T) {
 		t.Fatalf("the batch took %s and asks to wait %s more, want its whole second and no wait", took, b.Wait)
 	}
 }
+
+// A share under half a chain a second holds its activity's slot for 2 s at most and leaves the rest
+// of its wait to the workflow's durable timer: at a budget of 1 a second with three recoveries
+// running (3 s a chain) the batch takes 2 s and asks for 1 s more.
+func TestASlowRecoveryShareLeavesTheRestOfItsWaitToATimer(t *testing.T) {
+	f := newFixture(t)
+	var recs []uuid.UUID
+	for range 3 {
+		ep := f.limitedEndpoint(1000)
+		f.dropChains(ep.ID, 2)
+		rec, err := f.Svc.Recover(f.Ctx, ep.ID, f.Owner, time.Now().Add(-time.Hour), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		recs = append(recs, rec.ID)
+	}
+	tc := &fakeTemporal{starts: map[string]int{}}
+	st := &worker.Starter{DB: f.DB, Temporal: tc, Schedule: []time.Duration{time.Second}, Log: quiet(), Grace: time.Hour}
+	acts := &activities.Activities{DB: f.DB, Batches: st, RecoveryRate: 1}
+	begin := time.Now()
+	b, err := acts.RecoverBatch(f.Ctx, contract.RecoveryParams{RecoveryID: recs[0]})
+	took := time.Since(begin)
+	if err != nil || b.Started != 1 {
+		t.Fatalf("%+v %v", b, err)
+	}
+	if took < 1900*time.Millisecond || took > 2900*time.Millisecond || b.Wait < 900*time.Millisecond || b.Wait > 1100*time.Millisecond {
+		t.Fatalf("the batch took %s and asks to wait %s more, want about 2s and 1s", took, b.Wait)
+	}
+}

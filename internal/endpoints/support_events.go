@@ -193,7 +193,7 @@ func (s *Service) paceSearch(ctx context.Context, orgID uuid.UUID) (done func(),
 	}
 	done, err = s.Searches.Wait(ctx, orgID.String())
 	if errors.Is(err, ratelimit.ErrExceeded) {
-		return nil, problem.Fail(ratelimit.ErrExceeded, "this org's event searches are paced and more than %s of them are waiting; retry after 60 seconds", searchQueue)
+		return nil, problem.Fail(ratelimit.ErrExceeded, "this org's event searches run one at a time at a set pace, and this one would wait more than %s for its turn; retry after 60 seconds", searchQueue)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("wait for the org's turn at the event search: %w", err)

@@ -42,11 +42,11 @@ func NewPacer(perSecond int, maxWait time.Duration, now func() time.Time) *Pacer
 // Delay takes key's next turn and says how long until it comes; ok is false, and no turn is taken,
 // when that is beyond maxWait.
 func (p *Pacer) Delay(key string) (wait time.Duration, ok bool) {
-	wait, _, ok = p.reserve(key)
+	wait, _, _, ok = p.reserve(key)
 	return wait, ok
 }
 
-func (p *Pacer) reserve(key string) (time.Duration, *pacedKey, bool) {
+func (p *Pacer) reserve(key string) (time.Duration, *pacedKey, *rate.Reservation, bool) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	now := p.now()
@@ -61,16 +61,28 @@ func (p *Pacer) reserve(key string) (time.Duration, *pacedKey, bool) {
 	wait := r.DelayFrom(now)
 	if wait > p.maxWait {
 		r.CancelAt(now)
-		return 0, nil, false
+		return 0, nil, nil, false
 	}
-	return wait, k, true
+	return wait, k, r, true
+}
+
+// giveBack returns a turn its caller gave up waiting for, and marks the key used now: a key is not
+// forgotten, and its running token with it, while one of its calls still runs.
+func (p *Pacer) giveBack(k *pacedKey, r *rate.Reservation) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	now := p.now()
+	if r != nil {
+		r.CancelAt(now)
+	}
+	k.used = now
 }
 
 // Wait waits for key's next turn and for its running call to end, and returns the function that
 // ends this one's run; it fails with ErrExceeded when the turn is beyond maxWait or the running call
 // outlasts it, or with ctx's error when ctx ends first.
 func (p *Pacer) Wait(ctx context.Context, key string) (done func(), err error) {
-	wait, k, ok := p.reserve(key)
+	wait, k, r, ok := p.reserve(key)
 	if !ok {
 		return nil, ErrExceeded
 	}
@@ -79,12 +91,13 @@ func (p *Pacer) Wait(ctx context.Context, key string) (done func(), err error) {
 	select {
 	case <-t.C:
 	case <-ctx.Done():
+		p.giveBack(k, r)
 		return nil, ctx.Err()
 	}
 	t.Reset(p.maxWait)
 	select {
 	case k.running <- struct{}{}:
-		return func() { <-k.running }, nil
+		return func() { <-k.running; p.giveBack(k, nil) }, nil
 	case <-t.C:
 		return nil, ErrExceeded
 	case <-ctx.Done():

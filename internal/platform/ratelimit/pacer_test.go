@@ -69,6 +69,10 @@ func TestPacerWait(t *testing.T) {
 	if _, err := slow.Wait(cctx, "k"); !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("waiting past the caller's deadline: %v", err)
 	}
+	// The turn the caller gave up is given back: the next is a second off again, not two.
+	if wait, ok := slow.Delay("k"); !ok || wait > 1100*time.Millisecond {
+		t.Fatalf("after a caller gave up its turn the next is %s off (ok %v), want about 1s", wait, ok)
+	}
 }
 
 // One of a key's calls runs at a time: a second call, its turn come, waits for the first to end,
