@@ -21,16 +21,7 @@ import (
 // alone takes the whole 20; a share below one a second takes one chain and waits longer.
 func TestAnOrgsRecoveriesShareItsBudget(t *testing.T) {
 	f := newFixture(t)
-	var recs []uuid.UUID
-	for range 2 {
-		ep := f.limitedEndpoint(1000)
-		f.dropChains(ep.ID, 60)
-		rec, err := f.Svc.Recover(f.Ctx, ep.ID, f.Owner, time.Now().Add(-time.Hour), nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		recs = append(recs, rec.ID)
-	}
+	recs := f.runningRecoveries(2, 60)
 	batch := func(rate int, rec uuid.UUID) (started int, wait time.Duration) {
 		t.Helper()
 		acts := &activities.Activities{DB: f.DB, RecoveryRate: rate}
@@ -53,6 +44,23 @@ func TestAnOrgsRecoveriesShareItsBudget(t *testing.T) {
 	if n, wait := batch(20, recs[0]); n != 20 || wait != time.Second {
 		t.Fatalf("one recovery at 20 a second: a batch of %d, then %s; want 20, then 1s", n, wait)
 	}
+}
+
+// runningRecoveries starts n recoveries of the org, each of its own endpoint (limited to 1,000 a
+// second, so the org's budget is what paces them) with chains dropped chains.
+func (f *fixture) runningRecoveries(n, chains int) []uuid.UUID {
+	f.T.Helper()
+	var recs []uuid.UUID
+	for range n {
+		ep := f.limitedEndpoint(1000)
+		f.dropChains(ep.ID, chains)
+		rec, err := f.Svc.Recover(f.Ctx, ep.ID, f.Owner, time.Now().Add(-time.Hour), nil)
+		if err != nil {
+			f.T.Fatal(err)
+		}
+		recs = append(recs, rec.ID)
+	}
+	return recs
 }
 
 // startedBy is how many chains the recovery has started so far.
@@ -127,16 +135,7 @@ func TestARecoveryBatchSpreadsItsStartsOverItsSecond(t *testing.T) {
 // running (3 s a chain) the batch takes 2 s and asks for 1 s more.
 func TestASlowRecoveryShareLeavesTheRestOfItsWaitToATimer(t *testing.T) {
 	f := newFixture(t)
-	var recs []uuid.UUID
-	for range 3 {
-		ep := f.limitedEndpoint(1000)
-		f.dropChains(ep.ID, 2)
-		rec, err := f.Svc.Recover(f.Ctx, ep.ID, f.Owner, time.Now().Add(-time.Hour), nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		recs = append(recs, rec.ID)
-	}
+	recs := f.runningRecoveries(3, 2)
 	tc := &fakeTemporal{starts: map[string]int{}}
 	st := &worker.Starter{DB: f.DB, Temporal: tc, Schedule: []time.Duration{time.Second}, Log: quiet(), Grace: time.Hour}
 	acts := &activities.Activities{DB: f.DB, Batches: st, RecoveryRate: 1}
