@@ -19,6 +19,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/sirupsen/logrus"
 	"go.temporal.io/api/enums/v1"
+	historypb "go.temporal.io/api/history/v1"
 	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/sdk/client"
 	"gorm.io/gorm"
@@ -248,16 +249,26 @@ func (h *harness) running(workflowID string) bool {
 	return d.GetWorkflowExecutionInfo().GetStatus() == enums.WORKFLOW_EXECUTION_STATUS_RUNNING
 }
 
-// historyCount counts the events of the type in the workflow's history.
-func (h *harness) historyCount(workflowID string, typ enums.EventType) int {
+// history is the latest run's history of the workflow, every event, as the server keeps it.
+func (h *harness) history(workflowID string) []*historypb.HistoryEvent {
 	h.t.Helper()
-	n := 0
+	var events []*historypb.HistoryEvent
 	it := h.temporal.GetWorkflowHistory(h.ctx, workflowID, "", false, enums.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
 	for it.HasNext() {
 		ev, err := it.Next()
 		if err != nil {
 			h.t.Fatalf("history of %s: %v", workflowID, err)
 		}
+		events = append(events, ev)
+	}
+	return events
+}
+
+// historyCount counts the events of the type in the workflow's history.
+func (h *harness) historyCount(workflowID string, typ enums.EventType) int {
+	h.t.Helper()
+	n := 0
+	for _, ev := range h.history(workflowID) {
 		if ev.GetEventType() == typ {
 			n++
 		}
@@ -269,15 +280,5 @@ func (h *harness) historyCount(workflowID string, typ enums.EventType) int {
 // so a test can tell a durable timer was started, or has fired, without any worker running.
 func (h *harness) historyHas(workflowID string, typ enums.EventType) bool {
 	h.t.Helper()
-	it := h.temporal.GetWorkflowHistory(h.ctx, workflowID, "", false, enums.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
-	for it.HasNext() {
-		ev, err := it.Next()
-		if err != nil {
-			h.t.Fatalf("history of %s: %v", workflowID, err)
-		}
-		if ev.GetEventType() == typ {
-			return true
-		}
-	}
-	return false
+	return h.historyCount(workflowID, typ) > 0
 }

@@ -6,7 +6,6 @@ import (
 	"testing"
 	"time"
 
-	enumspb "go.temporal.io/api/enums/v1"
 	"google.golang.org/protobuf/proto"
 
 	"wds/internal/dev/temporaldev"
@@ -38,13 +37,8 @@ func TestTokensInEndpointURLsStayOutOfTemporalHistory(t *testing.T) {
 	if err := h.temporal.GetWorkflow(h.ctx, id, "").Get(h.ctx, &res); err != nil {
 		t.Fatal(err)
 	}
-	iter := h.temporal.GetWorkflowHistory(h.ctx, id, "", false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
 	var all strings.Builder
-	for iter.HasNext() {
-		e, err := iter.Next()
-		if err != nil {
-			t.Fatal(err)
-		}
+	for _, e := range h.history(id) {
 		b, _ := proto.Marshal(e) // binary: payloads' JSON appears as it is, not base64
 		all.Write(b)
 	}

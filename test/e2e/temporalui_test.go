@@ -41,12 +41,7 @@ func TestAFailedAttemptIsAFailedActivityInTheHistory(t *testing.T) {
 	}
 	var failed, scheduled, timers []string
 	var locals, failedLocals int
-	it := h.temporal.GetWorkflowHistory(h.ctx, rows[0].WorkflowID, "", false, enums.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
-	for it.HasNext() {
-		ev, err := it.Next()
-		if err != nil {
-			t.Fatal(err)
-		}
+	for _, ev := range h.history(rows[0].WorkflowID) {
 		var summary string
 		_ = converter.GetDefaultDataConverter().FromPayload(ev.GetUserMetadata().GetSummary(), &summary)
 		switch ev.GetEventType() {
@@ -108,12 +103,7 @@ func TestASuccessfulDeliveryIsSevenHistoryEvents(t *testing.T) {
 		t.Fatalf("log %+v, want one attempt", rows)
 	}
 	var got []string
-	it := h.temporal.GetWorkflowHistory(h.ctx, rows[0].WorkflowID, "", false, enums.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
-	for it.HasNext() {
-		ev, err := it.Next()
-		if err != nil {
-			t.Fatal(err)
-		}
+	for _, ev := range h.history(rows[0].WorkflowID) {
 		name := ev.GetEventType().String()
 		if m := ev.GetMarkerRecordedEventAttributes(); m != nil {
 			name += " " + m.GetMarkerName()
