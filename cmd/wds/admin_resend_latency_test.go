@@ -69,6 +69,19 @@ func TestACLIResendAndRefireArriveAsFastAsTheAPIs(t *testing.T) {
 		t.Fatal(err)
 	}
 	arrivals(ev, 1, 30*time.Second) // the relay starts it: the event was not written by a process with a starter
+	// The receipt comes before the attempt's row: a resend before it finds the chain in progress.
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		var outcome string
+		if err := db.Raw("SELECT outcome FROM events WHERE id = ?", ev).Scan(&outcome).Error; err != nil {
+			t.Fatal(err)
+		}
+		if outcome == "succeeded" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("event %s still %q 10 s after its receipt", ev, outcome)
+		}
+	}
 	start := time.Now()
 	mustAdmin(t, "event", "resend", "--id", ev.String(), "--actor", actor)
 	resent := arrivals(ev, 2, 10*time.Second).Sub(start)

@@ -347,10 +347,21 @@ func webhooksEndToEnd(t *testing.T, tc client.Client) {
 
 	t.Run("every recorded history replays deterministically", func(t *testing.T) {
 		h.t = t
-		resp, err := h.temporal.ListWorkflow(h.ctx, &workflowservice.ListWorkflowExecutionsRequest{Query: "ExecutionStatus = 'Completed' OR ExecutionStatus = 'Failed'"})
-		if err != nil {
-			t.Fatal(err)
-		}
+		// A closed workflow reaches the cluster's visibility store a moment after it closes.
+		var resp *workflowservice.ListWorkflowExecutionsResponse
+		waitFor(t, 10*time.Second, "every workflow type among the closed workflows", func() bool {
+			var err error
+			resp, err = h.temporal.ListWorkflow(h.ctx, &workflowservice.ListWorkflowExecutionsRequest{Query: "ExecutionStatus = 'Completed' OR ExecutionStatus = 'Failed'"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			types := map[string]bool{}
+			for _, ex := range resp.GetExecutions() {
+				types[ex.GetType().GetName()] = true
+			}
+			return types[contract.EventWorkflowName] && types[contract.PlannedEventWorkflowName] &&
+				types[contract.RefireWorkflowName] && types[contract.TestWorkflowName]
+		})
 		replayer := sdkworker.NewWorkflowReplayer()
 		worker.RegisterWorkflows(replayer)
 		names := map[string]int{}
