@@ -1,6 +1,7 @@
 package endpoints_test
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -103,7 +104,7 @@ func TestOutcomeSearchIsAnIndexWalk(t *testing.T) {
 			if n.NodeType == "Sort" || n.NodeType == "Incremental Sort" {
 				t.Errorf("%s: plan sorts:\n%s", q.Outcome, plan)
 			}
-			if n.Relation == "events" && n.NodeType != "Index Scan" {
+			if n.Relation == "events" && n.NodeType != "Index Scan" && n.NodeType != "Index Only Scan" {
 				t.Errorf("%s: events read by %s:\n%s", q.Outcome, n.NodeType, plan)
 			}
 			used = used || n.Index == "events_org_outcome"
@@ -115,23 +116,49 @@ func TestOutcomeSearchIsAnIndexWalk(t *testing.T) {
 }
 
 // A search for an outcome most of the org's events have, when the newest have another (an outage's
-// drops after months of successes), still walks events_org_outcome: never the retention's index of
-// every org's events by time, newest first, filtering out the newer ones (in the noisy-neighbour
-// line at a million rows that walk made the search take hundreds of milliseconds).
+// drops after months of successes), still walks events_org_outcome. The planner supposes an outcome
+// is spread evenly over time, so walking the org's newest events (events_org) and filtering looked as
+// cheap, and in the noisy-neighbour line at a million rows it walked 200,000 newer drops for 51
+// rows (1.3 s). The data is shaped as there: events written in time order, their outcome set after
+// by an update, as the delivery log's triggers set it.
 func TestACommonOutcomeUnderNewerDropsIsAnIndexWalk(t *testing.T) {
 	f := newFixture(t)
 	other := uuid.New()
 	f.DB.Exec("INSERT INTO orgs (id, name) VALUES (?, 'other')", other)
-	for _, org := range []uuid.UUID{f.Org, other} {
+	for org, n := range map[uuid.UUID]int{f.Org: 200_000, other: 5_000} {
 		err := f.DB.Exec(`INSERT INTO events (id, org_id, type, body, created_at, dispatched_at, outcome, chains_total)
-			SELECT gen_random_uuid(), ?, 'order.created', '{}', now() - g * interval '1 second', now(),
-				CASE WHEN g <= 20000 THEN 'dropped' ELSE 'succeeded' END, 1
-			FROM generate_series(1, 100000) g`, org).Error
+			SELECT gen_random_uuid(), ?, 'order.created', '{}', now() - (? - g) * interval '10 milliseconds', now(), 'in_progress', 1
+			FROM generate_series(1, ?) g`, org, n, n).Error
+		if err != nil {
+			t.Fatal(err)
+		}
+		err = f.DB.Exec(`UPDATE events SET outcome = CASE WHEN created_at > now() - ? * interval '2 milliseconds'
+				THEN 'dropped' ELSE 'succeeded' END WHERE org_id = ?`, n, org).Error
 		if err != nil {
 			t.Fatal(err)
 		}
 	}
-	f.DB.Exec("ANALYZE")
+	if err := f.DB.Exec("VACUUM ANALYZE events").Error; err != nil {
+		t.Fatal(err)
+	}
 	sql, args := endpoints.EventsPageSQL(endpoints.EventsQuery{OrgID: f.Org, Outcome: endpoints.OutcomeSucceeded, Limit: 51})
 	pgtest.CheckKeysetScan(t, f.DB, "succeeded under newer drops", "events", "events_org_outcome", sql, args...)
+	// A deep page, and a search until a time, start the walk at their bound: it is part of the index
+	// condition, not a filter on every newer row.
+	deep, until := &paging.Cursor{At: time.Now().Add(-1500 * time.Second), ID: uuid.New()}, time.Now().Add(-1000*time.Second)
+	for what, q := range map[string]endpoints.EventsQuery{
+		"deep page": {OrgID: f.Org, Outcome: endpoints.OutcomeSucceeded, Limit: 51, Cursor: deep},
+		"until":     {OrgID: f.Org, Outcome: endpoints.OutcomeSucceeded, Limit: 51, Until: &until},
+	} {
+		sql, args := endpoints.EventsPageSQL(q)
+		pgtest.CheckKeysetScan(t, f.DB, what, "events", "events_org_outcome", sql, args...)
+		root, plan := pgtest.Explain(t, f.DB, sql, args...)
+		bounded := false
+		root.Walk(func(n pgtest.PlanNode) {
+			bounded = bounded || (n.Index == "events_org_outcome" && strings.Contains(n.IndexCond, "ROW(outcome, created_at, id) <"))
+		})
+		if !bounded {
+			t.Errorf("%s: the walk does not start at its bound:\n%s", what, plan)
+		}
+	}
 }

@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/google/uuid"
@@ -133,7 +134,8 @@ func (s *Service) ListEvents(ctx context.Context, q EventsQuery) (*EventsPage, e
 	return p, nil
 }
 
-// eventsPageSQL is the page query of q and its arguments.
+// eventsPageSQL is the page query of q and its arguments: the events it filters on, newest first,
+// walked in an index's order so that a page costs the same at any depth.
 func eventsPageSQL(q EventsQuery) (string, []any) {
 	where, args := "e.org_id = ?", []any{q.OrgID}
 	add := func(cond string, v ...any) { where += " AND " + cond; args = append(args, v...) }
@@ -155,16 +157,36 @@ func eventsPageSQL(q EventsQuery) (string, []any) {
 	if q.Since != nil {
 		add("e.created_at >= ?", *q.Since)
 	}
-	if q.Until != nil {
-		add("e.created_at < ?", *q.Until)
-	}
-	if q.Cursor != nil {
-		add("(e.created_at, e.id) < (?, ?)", q.Cursor.At, q.Cursor.ID)
-	}
-	if q.Outcome != "" {
+	// The keyset: a row's place in the walk, which the cursor and until bound.
+	keyset, order, lead := "(e.created_at, e.id)", "e.created_at DESC, e.id DESC", []any{}
+	switch {
+	case walksOutcome(q):
+		add("e.outcome >= ? AND e.outcome <= ?", q.Outcome, q.Outcome)
+		keyset, order, lead = "(e.outcome, e.created_at, e.id)", "e.outcome DESC, "+order, []any{q.Outcome}
+	case q.Outcome != "":
 		add("e.outcome = ?", q.Outcome)
 	}
-	return eventRowSQL + " WHERE " + where + " ORDER BY e.created_at DESC, e.id DESC LIMIT ?", append(args, q.Limit+1)
+	below := func(at time.Time, id uuid.UUID) {
+		add(keyset+" < (?"+strings.Repeat(", ?", len(lead)+1)+")", slices.Concat(lead, []any{at, id})...)
+	}
+	if q.Until != nil {
+		below(*q.Until, uuid.Nil) // no id is below the nil UUID: every event before until
+	}
+	if q.Cursor != nil {
+		below(q.Cursor.At, q.Cursor.ID)
+	}
+	return eventRowSQL + " WHERE " + where + " ORDER BY " + order + " LIMIT ?", append(args, q.Limit+1)
+}
+
+// walksOutcome reports whether q's page is read from events_org_outcome, in the order of that index
+// alone: an outcome searched for with no order, resource or type, whose own indexes narrow further.
+// Asked for e.outcome = X, newest first, the planner may instead walk the org's newest events
+// (events_org, or every org's by time, events_created) and filter them, supposing an outcome is
+// spread evenly over time; a search for an org's succeeded events under 200,000 newer drops read all
+// of them, 1.3 s for 51 rows. Stated as a range, the outcome is not a constant the planner drops from
+// the ORDER BY, and only events_org_outcome gives that order without sorting the org's events.
+func walksOutcome(q EventsQuery) bool {
+	return q.Outcome != "" && q.OrderID == nil && q.ResourceID == nil && q.Type == ""
 }
 
 // searchQueue is the longest an org's event search waits for its turn before it is refused.
