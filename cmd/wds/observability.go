@@ -9,7 +9,8 @@ import (
 )
 
 // startMetrics serves /metrics on WDS_METRICS_ADDR, apart from the API, and reports db's outbox
-// backlog there. Every long-running command (serve, worker, dev) calls it once; stop undoes both.
+// backlog there, and serves runtime profiles on WDS_PPROF_ADDR when it is set. Every long-running
+// command (serve, worker, dev) calls it once; stop undoes all of it.
 func startMetrics(cfg *config.Config, db *gorm.DB, log logrus.FieldLogger) (stop func(), err error) {
 	unwatch, err := metrics.WatchOutbox(db)
 	if err != nil {
@@ -20,5 +21,14 @@ func startMetrics(cfg *config.Config, db *gorm.DB, log logrus.FieldLogger) (stop
 		unwatch()
 		return nil, err
 	}
-	return func() { srv.Stop(); unwatch() }, nil
+	if cfg.PprofAddr == "" {
+		return func() { srv.Stop(); unwatch() }, nil
+	}
+	prof, err := metrics.StartProfiler(cfg.PprofAddr, log)
+	if err != nil {
+		srv.Stop()
+		unwatch()
+		return nil, err
+	}
+	return func() { prof.Stop(); srv.Stop(); unwatch() }, nil
 }

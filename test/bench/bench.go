@@ -237,9 +237,11 @@ type stack struct {
 	db       *gorm.DB
 	box      *secrets.Box
 	temporal temporalServer
-	// temporalAddr is the Temporal frontend's address; workerMetrics the Prometheus address of wds worker.
+	// temporalAddr is the Temporal frontend's address; workerMetrics the Prometheus address of wds
+	// worker and workerPprof its runtime profiles' (WDS_PPROF_ADDR).
 	temporalAddr  string
 	workerMetrics string
+	workerPprof   string
 	// temporalDesc and shards describe the Temporal server for the results.
 	temporalDesc string
 	shards       int
@@ -292,14 +294,17 @@ func (e *env) startStack(ctx context.Context, o Options) (*stack, error) {
 	if s.serve, s.base, serveMetrics, err = e.startServe(ctx, "serve", s.environ); err != nil {
 		return nil, err
 	}
-	workerMetrics, err := freeAddr()
-	if err != nil {
+	if s.workerMetrics, err = freeAddr(); err != nil {
 		return nil, err
 	}
-	if s.worker, err = e.start("worker", append(s.environ, "WDS_METRICS_ADDR="+workerMetrics), e.wdsBin, "worker"); err != nil {
+	if s.workerPprof, err = freeAddr(); err != nil {
 		return nil, err
 	}
-	s.metrics, s.workerMetrics = []string{serveMetrics, workerMetrics}, workerMetrics
+	workerEnv := slices.Concat(s.environ, []string{"WDS_METRICS_ADDR=" + s.workerMetrics, "WDS_PPROF_ADDR=" + s.workerPprof})
+	if s.worker, err = e.start("worker", workerEnv, e.wdsBin, "worker"); err != nil {
+		return nil, err
+	}
+	s.metrics = []string{serveMetrics, s.workerMetrics}
 	s.cpu = e.devMeter(s.serve, s.worker, s.temporalAddr)
 	return s, nil
 }

@@ -27,6 +27,8 @@ type ProfileResult struct {
 	PostgresCPUms   float64
 	ProcessCPUms    float64
 	ServeCPUms      float64 // wds serve's, when o.ProfileServe
+	WorkerCPUms     float64 // wds worker's, a delivered event, when the worker is profiled
+	TemporalCPUms   float64 // the Temporal dev server's, a delivered event, when the worker is profiled
 }
 
 // Profile serves the API in this process, wired as `wds serve` wires it (the after-commit starter
@@ -38,9 +40,11 @@ type ProfileResult struct {
 // With o.ProfileServe the load goes to the run's `wds serve` instead, as in the full run: an API in
 // the load generator's own process shares its Go scheduler and hid a tail the separate process has.
 // The profile then covers the load generator only, and the SQL statement count is not known.
+//
+// what "worker" profiles `wds worker` instead (profileWorker).
 func Profile(ctx context.Context, o Options, what, out string) (ProfileResult, error) {
-	if what != "read" && what != "ingest" {
-		return ProfileResult{}, fmt.Errorf("bench: -profile takes read or ingest, not %q", what)
+	if what != "read" && what != "ingest" && what != "worker" {
+		return ProfileResult{}, fmt.Errorf("bench: -profile takes read, ingest or worker, not %q", what)
 	}
 	e, err := newEnv(ctx, o)
 	if err != nil {
@@ -50,6 +54,9 @@ func Profile(ctx context.Context, o Options, what, out string) (ProfileResult, e
 	s, err := e.startStack(ctx, o)
 	if err != nil {
 		return ProfileResult{}, err
+	}
+	if what == "worker" {
+		return e.profileWorker(ctx, o, s, out)
 	}
 	lastUsed := apikeys.NewLastUsed(s.db, quietLog())
 	flushCtx, stopFlush := context.WithCancel(ctx)

@@ -26,6 +26,8 @@ type Config struct {
 	DataDir           string `env:"WDS_DATA_DIR" envDefault:"./.wds"`
 	HTTPAddr          string `env:"WDS_HTTP_ADDR" envDefault:":8080"`
 	MetricsAddr       string `env:"WDS_METRICS_ADDR" envDefault:":9090"`
+	// PprofAddr, when set, serves Go's runtime profiles there (metrics.StartProfiler); empty is off.
+	PprofAddr         string `env:"WDS_PPROF_ADDR"`
 	TemporalAddress   string `env:"TEMPORAL_ADDRESS"`
 	TemporalNamespace string `env:"TEMPORAL_NAMESPACE" envDefault:"default"`
 	// Temporal Cloud or a TLS-secured cluster: mTLS with a client certificate, or an API key (which
@@ -140,6 +142,9 @@ func (c *Config) validateAddresses() []error {
 	}
 	check("WDS_HTTP_ADDR", c.HTTPAddr, ":8080")
 	check("WDS_METRICS_ADDR", c.MetricsAddr, ":9090")
+	if c.PprofAddr != "" {
+		check("WDS_PPROF_ADDR", c.PprofAddr, "127.0.0.1:6060")
+	}
 	if c.TemporalAddress != "" {
 		check("TEMPORAL_ADDRESS", c.TemporalAddress, "temporal.internal:7233")
 	}

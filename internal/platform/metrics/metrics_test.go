@@ -209,3 +209,28 @@ func TestServerServesMetricsOnItsOwnListener(t *testing.T) {
 		t.Error("listener still answers after Stop")
 	}
 }
+
+func TestProfilerServesCPUProfilesOnItsOwnListener(t *testing.T) {
+	log := logrus.New()
+	log.SetOutput(io.Discard)
+	s, err := metrics.StartProfiler("127.0.0.1:0", log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Stop()
+	res, err := http.Get("http://" + s.Addr + "/debug/pprof/profile?seconds=1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(res.Body)
+	res.Body.Close()
+	if res.StatusCode != http.StatusOK || len(body) == 0 || res.Header.Get("Content-Type") != "application/octet-stream" {
+		t.Errorf("GET profile?seconds=1: %d %s %.200q", res.StatusCode, res.Header.Get("Content-Type"), body)
+	}
+	if res, err := http.Get("http://" + s.Addr + "/metrics"); err != nil || res.StatusCode != http.StatusNotFound {
+		t.Errorf("the profiler's listener serves /metrics too: %v %v", res, err)
+	}
+	if _, err := metrics.StartProfiler(s.Addr, log); err == nil || !strings.Contains(err.Error(), "WDS_PPROF_ADDR") {
+		t.Errorf("second profiler on a taken address: %v, want an error naming WDS_PPROF_ADDR", err)
+	}
+}

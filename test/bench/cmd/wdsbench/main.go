@@ -46,7 +46,7 @@ func run() error {
 	duration := flag.Duration("duration", 0, "length of each main measurement (default: the mode's)")
 	scaleEvents := flag.Int("scale-events", 0, "events a delivery-only round (default: the mode's)")
 	scaleRounds := flag.Int("scale-rounds", 0, "delivery-only rounds (default: the mode's)")
-	profile := flag.String("profile", "", "read or ingest: profile the API in this process instead of measuring")
+	profile := flag.String("profile", "", "read or ingest: profile the API in this process instead of measuring; worker: profile wds worker delivering")
 	profileOut := flag.String("profile-out", "cpu.pprof", "where -profile writes the CPU profile")
 	profileServe := flag.Bool("profile-serve", false, "-profile drives a separate wds serve (the profile covers the load generator only)")
 	temporal := flag.String("temporal", strings.Join(bench.TemporalServers(), ","),
@@ -90,6 +90,12 @@ func run() error {
 		m, err := bench.Profile(ctx, o, *profile, *profileOut)
 		if err != nil {
 			return err
+		}
+		if *profile == "worker" {
+			fmt.Printf("worker: %d events delivered in %.0f s (%.1f/s); CPU a delivered event: wds worker %.2f ms, "+
+				"Temporal %.2f ms, PostgreSQL %.2f ms; the worker's CPU profile in %s\n", m.Ops, m.Seconds, m.PerSecond,
+				m.WorkerCPUms, m.TemporalCPUms, m.PostgresCPUms, *profileOut)
+			return nil
 		}
 		fmt.Printf("%s, %d clients: %.0f/s, p50 %.1f ms, p99 %.1f ms, %d errors, %.1f SQL statements a request, "+
 			"CPU a request: PostgreSQL %.2f ms, wds serve %.2f ms, this process %.2f ms; CPU profile in %s\n",
