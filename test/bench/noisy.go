@@ -58,6 +58,9 @@ type NoisyResult struct {
 type NoisySide struct {
 	Creates RatePoint `json:"creates"`
 	Pages   Measure   `json:"pages"`
+	// CPUSeconds is what each process of the stack spent during the window, so the noisy window's
+	// extra cost shows where it went.
+	CPUSeconds map[string]float64 `json:"cpu_seconds"`
 }
 
 // NoisyRecovery is A's recovery checked chain by chain: every one of the newest Chains dropped chains
@@ -82,6 +85,9 @@ type NoisyBatchRatio struct {
 	LastMs  float64 `json:"last_ms"`
 	Ratio   float64 `json:"last_first_ratio"`
 }
+
+// noisyLead is how long A's load runs before B's noisy window opens.
+const noisyLead = 5 * time.Second
 
 // noisyPaths are the receiver's paths of this line, apart from the other lines' so that their
 // busiest seconds and arrivals stay theirs.
@@ -132,7 +138,14 @@ func (e *env) noisyPhase(ctx context.Context, o Options, s *stack) (*NoisyResult
 		return nil, err
 	}
 	searches := make(chan sample, 1)
-	go func() { searches <- drive(ctx, n.Searches, n.Duration, outcomeSearch(s.base, a)) }()
+	go func() { searches <- drive(ctx, n.Searches, noisyLead+n.Duration, outcomeSearch(s.base, a)) }()
+	// B's window measures B beside A's recovery, held backlog and searches running, not beside the
+	// first seconds of A's setup: the held events committed in one statement, started at once.
+	select {
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	case <-time.After(noisyLead):
+	}
 	res.Noisy = b.window(ctx, n)
 	res.Search = (<-searches).measure()
 	if res.Recovery, err = checkRecovery(ctx, s, recID, n.Recover, since, start); err != nil {
@@ -226,6 +239,7 @@ func writeHistory(ctx context.Context, s *stack, t *tenant, ep uuid.UUID, n, off
 
 // noisyB is org B's load: paced creates whose order.created its receiver times, and paced pages.
 type noisyB struct {
+	cpu    *cpuMeter
 	rcv    *receiver
 	create *ingester
 	read   *reader
@@ -246,15 +260,20 @@ func (e *env) newNoisyB(ctx context.Context, o Options, s *stack) (*noisyB, erro
 		return nil, err
 	}
 	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 64}, Timeout: 30 * time.Second}
-	return &noisyB{rcv: s.rcv, create: g, read: &reader{base: s.base, client: client, keys: keys}}, nil
+	return &noisyB{cpu: s.cpu, rcv: s.rcv, create: g, read: &reader{base: s.base, client: client, keys: keys}}, nil
 }
 
 // window runs B's creates and pages side by side for the window and waits for the orders' events.
 func (b *noisyB) window(ctx context.Context, n NoisyOptions) NoisySide {
+	before := b.cpu.snapshot()
 	pages := make(chan sample, 1)
 	go func() { pages <- pacedSample(ctx, n.ReadRate, n.Duration, b.firstPage) }()
 	creates := paced(ctx, n.CreateRate, n.Duration, b.rcv, b.create.create)
-	return NoisySide{Creates: creates, Pages: (<-pages).measure()}
+	side := NoisySide{Creates: creates, Pages: (<-pages).measure(), CPUSeconds: map[string]float64{}}
+	for name, ms := range b.cpu.snapshot() {
+		side.CPUSeconds[name] = round1((ms - before[name]) / 1000)
+	}
+	return side
 }
 
 // firstPage reads B's newest orders, the page a member opens first.
