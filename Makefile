@@ -69,7 +69,7 @@ fuzz:
 	  done; \
 	done
 
-# The benchmark against same-run baselines (docs/benchmarks.md): 60 to 100 minutes (the noisy-neighbour line's 10 to 20 an estimate), its own PostgreSQL,
+# The benchmark against same-run baselines (docs/benchmarks.md): 80 to 120 minutes (the noisy-neighbour line about 40 of them), its own PostgreSQL,
 # Temporal dev server and wds processes; its delivery-only line runs again on the Temporal cluster
 # built from source (at 1 and at 8 history shards), side by side with the dev server's. Not part of
 # `make test`, which runs its smoke mode. It is a module of its own (test/bench/go.mod), so its

@@ -5,10 +5,12 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"wds/internal/endpoints"
 )
 
 // TestNoisySmoke runs the noisy-neighbour line on a small outage (20,000 rows, 4,000 dropped chains,
-// 400 of them recovered, at the org's default budget of 20 a second): every recovered chain must have been re-fired, delivered and received
+// 400 of them recovered, at the org's default budget of 10 a second): every recovered chain must have been re-fired, delivered and received
 // exactly once, and B's and A's loads must have run without errors. B's ratios and the batch times
 // are for `make bench` to judge on a quiet machine, not for a test on a shared one.
 func TestNoisySmoke(t *testing.T) {
@@ -37,8 +39,8 @@ func TestNoisySmoke(t *testing.T) {
 	if n.Search.Ops == 0 || n.Search.Errors != 0 {
 		t.Errorf("A's searches: %+v", n.Search)
 	}
-	// 400 chains at 20 a batch (the org's budget).
-	if len(n.Batches) < o.Noisy.Recover/20 || n.Batch.FirstMs <= 0 || n.Batch.LastMs <= 0 {
+	// 400 chains at 10 a batch (the org's budget).
+	if len(n.Batches) < o.Noisy.Recover/endpoints.DefaultOrgRecoveryRate || n.Batch.FirstMs <= 0 || n.Batch.LastMs <= 0 {
 		t.Errorf("recovery batches: %v, %+v", n.Batches, n.Batch)
 	}
 	path := filepath.Join(t.TempDir(), "r.json")

@@ -20,7 +20,7 @@ import (
 // at the endpoint's rate limit, or at 10 a second without one, and 10 a second would measure that
 // pacing rather than wds. At 1,000 a second the limit is far above what two cores deliver, so the
 // recovery runs as fast as wds can start and deliver (every POST still takes its place in the limit).
-// The org's budget (WDS_RECOVERY_RATE, 20 a second by default) is raised to the same for this line
+// The org's budget (WDS_RECOVERY_RATE, 10 a second by default) is raised to the same for this line
 // (recoveryWorker); the noisy-neighbour line keeps the default.
 const recoveryRateLimit = 1000
 

@@ -96,7 +96,7 @@ func (c *Config) validate() error {
 		errs = append(errs, fmt.Errorf("WDS_SUPPORT_SEARCH_RATE=%d: 0 (the default, 20 searches a second an org) or more", c.SupportSearchRate))
 	}
 	if c.RecoveryRate < 0 {
-		errs = append(errs, fmt.Errorf("WDS_RECOVERY_RATE=%d: 0 (the default, 20 chains a second an org) or more", c.RecoveryRate))
+		errs = append(errs, fmt.Errorf("WDS_RECOVERY_RATE=%d: 0 (the default, 10 chains a second an org) or more", c.RecoveryRate))
 	}
 	if _, err := logrus.ParseLevel(c.LogLevel); err != nil {
 		errs = append(errs, fmt.Errorf("WDS_LOG_LEVEL=%q: use one of panic, fatal, error, warn, info, debug, trace", c.LogLevel))
