@@ -16,6 +16,9 @@ import (
 // costs in docs/benchmarks.md were found: `wdsbench -profile worker -profile-out worker.pprof`, then
 // `go tool pprof -top -cum worker.pprof`.
 func (e *env) profileWorker(ctx context.Context, o Options, s *stack, out string) (ProfileResult, error) {
+	if o.Duration > 5*time.Minute {
+		return ProfileResult{}, fmt.Errorf("bench: -profile worker takes a -duration of 5 minutes at most (WDS_PPROF_ADDR's longest profile), not %s", o.Duration)
+	}
 	t, _, err := e.hookTenant(ctx, s, "Profiled delivery", "/hook")
 	if err != nil {
 		return ProfileResult{}, err

@@ -153,6 +153,10 @@ func (c *Config) validateAddresses() []error {
 	if len(errs) == 0 && httpPort != "0" && httpPort == metricsPort {
 		errs = append(errs, fmt.Errorf("WDS_METRICS_ADDR=%q: the metrics listener needs a port of its own, not WDS_HTTP_ADDR's", c.MetricsAddr))
 	}
+	if _, pprofPort, _ := net.SplitHostPort(c.PprofAddr); len(errs) == 0 && pprofPort != "" && pprofPort != "0" &&
+		(pprofPort == httpPort || pprofPort == metricsPort) {
+		errs = append(errs, fmt.Errorf("WDS_PPROF_ADDR=%q: the profiler needs a port of its own, not WDS_HTTP_ADDR's or WDS_METRICS_ADDR's", c.PprofAddr))
+	}
 	return errs
 }
 

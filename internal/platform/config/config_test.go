@@ -34,6 +34,7 @@ func TestErrorsNameTheVariable(t *testing.T) {
 		"WDS_WEBHOOK_RETRY_SCHEDULE": {"5m,1m", "WDS_WEBHOOK_RETRY_SCHEDULE"},
 		"WDS_WEBHOOK_ALLOW_PRIVATE":  {"maybe", "WDS_WEBHOOK_ALLOW_PRIVATE"},
 		"WDS_DB_CONCURRENCY":         {"-1", "WDS_DB_CONCURRENCY"},
+		"WDS_PPROF_ADDR":             {"localhost", "WDS_PPROF_ADDR"},
 	}
 	for name, c := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -43,6 +44,20 @@ func TestErrorsNameTheVariable(t *testing.T) {
 				t.Fatalf("err = %v, want it to name %s", err, c[1])
 			}
 		})
+	}
+}
+
+// The profiler on the API's or the metrics' port would fail start-up naming the wrong listener.
+func TestProfilerNeedsAPortOfItsOwn(t *testing.T) {
+	for _, addr := range []string{":8080", "127.0.0.1:9090"} {
+		t.Setenv("WDS_PPROF_ADDR", addr)
+		if _, err := Load(); err == nil || !strings.Contains(err.Error(), "WDS_PPROF_ADDR") {
+			t.Errorf("WDS_PPROF_ADDR=%s: err = %v, want it refused, naming WDS_PPROF_ADDR", addr, err)
+		}
+	}
+	t.Setenv("WDS_PPROF_ADDR", "127.0.0.1:6060")
+	if c, err := Load(); err != nil || c.PprofAddr != "127.0.0.1:6060" {
+		t.Errorf("WDS_PPROF_ADDR=127.0.0.1:6060: %v %v", c, err)
 	}
 }
 

@@ -83,6 +83,8 @@ func listen(variable, addr string, h http.Handler, writeTimeout time.Duration, l
 func (s *Server) Stop() {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	_ = s.srv.Shutdown(ctx)
+	if s.srv.Shutdown(ctx) != nil {
+		_ = s.srv.Close() // a profile still being written ends now
+	}
 	<-s.done
 }
