@@ -7,6 +7,8 @@ import (
 	"net/http"
 	"os"
 	"time"
+
+	"wds/internal/platform/metrics"
 )
 
 // profileWorker delivers rounds of o.ScaleEvents events through the stack's `wds worker`, as the
@@ -16,8 +18,8 @@ import (
 // costs in docs/benchmarks.md were found: `wdsbench -profile worker -profile-out worker.pprof`, then
 // `go tool pprof -top -cum worker.pprof`.
 func (e *env) profileWorker(ctx context.Context, o Options, s *stack, out string) (ProfileResult, error) {
-	if o.Duration > 5*time.Minute {
-		return ProfileResult{}, fmt.Errorf("bench: -profile worker takes a -duration of 5 minutes at most (WDS_PPROF_ADDR's longest profile), not %s", o.Duration)
+	if o.Duration > metrics.MaxProfile {
+		return ProfileResult{}, fmt.Errorf("bench: -profile worker takes a -duration of %s at most (WDS_PPROF_ADDR's longest profile), not %s", metrics.MaxProfile, o.Duration)
 	}
 	t, _, err := e.hookTenant(ctx, s, "Profiled delivery", "/hook")
 	if err != nil {

@@ -38,9 +38,9 @@ func Start(addr string, log logrus.FieldLogger) (*Server, error) {
 	return listen("WDS_METRICS_ADDR", addr, mux, config.HTTPWriteTimeout, log)
 }
 
-// maxProfile is the longest CPU profile or trace the profiler listener serves: its write timeout,
+// MaxProfile is the longest CPU profile or trace the profiler listener serves: its write timeout,
 // which net/http/pprof refuses to outlast.
-const maxProfile = 5 * time.Minute
+const MaxProfile = 5 * time.Minute
 
 // StartProfiler serves Go's runtime profiles (net/http/pprof, under /debug/pprof/) on addr until
 // Stop, so an operator can see where a live serve or worker spends its CPU:
@@ -53,7 +53,7 @@ func StartProfiler(addr string, log logrus.FieldLogger) (*Server, error) {
 	mux.HandleFunc("GET /debug/pprof/profile", pprof.Profile)
 	mux.HandleFunc("GET /debug/pprof/symbol", pprof.Symbol)
 	mux.HandleFunc("GET /debug/pprof/trace", pprof.Trace)
-	return listen("WDS_PPROF_ADDR", addr, mux, maxProfile+10*time.Second, log)
+	return listen("WDS_PPROF_ADDR", addr, mux, MaxProfile+10*time.Second, log)
 }
 
 // listen binds addr (named by the variable that set it) and serves h with the API's header, read and
