@@ -548,6 +548,7 @@ func (s *Starter) execute(ctx context.Context, w workflowStart, attrs []temporal
 		WorkflowExecutionErrorWhenAlreadyStarted: true,
 		StaticSummary:                            w.summary,
 		TypedSearchAttributes:                    temporal.NewSearchAttributes(attrs...),
+		WorkflowTaskTimeout:                      workflows.TaskTimeout,
 		// Where the starter is also a worker (the relay, a recovery batch), the start's answer carries
 		// the first workflow task: no poll. Elsewhere (wds serve) the SDK asks for none.
 		EnableEagerStart: true,

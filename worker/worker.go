@@ -8,6 +8,8 @@ package worker
 import (
 	"context"
 	"fmt"
+	"os"
+	"strconv"
 	"time"
 
 	"github.com/sirupsen/logrus"
@@ -63,6 +65,20 @@ const taskQueuePartitions = 4
 // 500 keeps the worker near 100 MB however many chains wait.
 const stickyCacheSize = 500
 
+// slowTaskWarning is the environment variable of the SDK's threshold for its "[TMPRL1104] Workflow
+// task duration exceeded" warning, 5 s unless set. An attempt runs within its workflow's task and may
+// take its receiver's whole 10 s, so at the default every slow receiver would log a worker warning.
+const slowTaskWarning = "TEMPORAL_WORKFLOW_TASK_DURATION_WARN_SECONDS"
+
+// warnOnlyNearTaskTimeout sets the SDK's slow-task warning, unless the operator did, to where the SDK
+// would complete a delivery's task early (80 % of workflows.TaskTimeout): a task that slow is news.
+// The SDK reads the variable once, when a first task completes, so this runs before the worker starts.
+func warnOnlyNearTaskTimeout() {
+	if _, set := os.LookupEnv(slowTaskWarning); !set {
+		_ = os.Setenv(slowTaskWarning, strconv.Itoa(int(workflows.TaskTimeout*8/10/time.Second)))
+	}
+}
+
 // Serve serves workflows and activities and runs the relay until ctx ends, then stops both: in-flight
 // activities finish (up to the worker's stop timeout) and the relay's transaction completes.
 func Serve(ctx context.Context, o Options) error {
@@ -74,6 +90,7 @@ func Serve(ctx context.Context, o Options) error {
 	}
 	// Process-wide, and read when the first worker is created: set before it.
 	sdkworker.SetStickyWorkflowCacheSize(stickyCacheSize)
+	warnOnlyNearTaskTimeout()
 	w := sdkworker.New(o.Temporal, contract.TaskQueue, sdkworker.Options{
 		WorkerStopTimeout: 15 * time.Second,
 		// A cluster splits a task queue into four partitions by default; with the SDK's two pollers a

@@ -18,6 +18,12 @@ import (
 const (
 	// deliverTimeout covers the 10 s request plus loading the body and writing the row.
 	deliverTimeout = 30 * time.Second
+	// TaskTimeout is the workflow task timeout starters give every delivery workflow. A local attempt
+	// runs inside its workflow task; past 80 % of the task's timeout the SDK completes the task early
+	// and asks for another, three more history events and a round trip per slow attempt. At twice
+	// the attempt's timeout no attempt reaches that point. The price: a task in flight on a worker
+	// that is killed (not stopped) is handed to another worker after this long, not after 10 s.
+	TaskTimeout = 2 * deliverTimeout
 	// infraPatience is how long an attempt waits out wds's own outage before it counts as lost.
 	infraPatience = 24 * time.Hour
 )

@@ -18,6 +18,7 @@ import (
 	"go.temporal.io/sdk/worker"
 	"go.temporal.io/sdk/workflow"
 
+	"wds/internal/platform/egress"
 	"wds/models"
 	"wds/workflows/contract"
 )
@@ -649,5 +650,16 @@ func TestALocalChainsIdsAreTheSameOnEveryRun(t *testing.T) {
 	first, again := ids(p), ids(p)
 	if len(first) != 3 || !slices.Equal(first, again) || first[0] == first[1] {
 		t.Fatalf("delivery ids %v, then %v: want three, the same on both runs", first, again)
+	}
+}
+
+// An attempt's timeout leaves the POST its whole limit, and the attempt, a local activity within its
+// workflow's task, ends before the SDK would complete that task early (at 80 % of the task's timeout).
+func TestAnAttemptFitsInItsWorkflowTask(t *testing.T) {
+	if deliverTimeout < egress.Timeout+10*time.Second {
+		t.Errorf("an attempt's %v leaves the %v POST under 10 s for its statements", deliverTimeout, egress.Timeout)
+	}
+	if deliverTimeout > TaskTimeout*8/10 {
+		t.Errorf("an attempt's %v runs past 80 %% of the workflow task's %v", deliverTimeout, TaskTimeout)
 	}
 }

@@ -3,6 +3,7 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"strings"
 	"sync"
@@ -13,10 +14,13 @@ import (
 	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/converter"
+	sdklog "go.temporal.io/sdk/log"
 	"google.golang.org/grpc"
 
 	"wds/internal/dev/temporaldev"
+	"wds/models"
 	"wds/worker"
+	"wds/workflows"
 	"wds/workflows/contract"
 )
 
@@ -90,30 +94,55 @@ func TestAFailedAttemptIsAFailedActivityInTheHistory(t *testing.T) {
 // task (scheduled, started, completed), the attempt's local-activity marker, WdsDeliveryStatus set to
 // succeeded, and the completion. The starter chose the delivery code's version (Design), so the
 // workflow asks workflow.GetVersion nothing and records neither its marker nor TemporalChangeVersion.
+// A receiver that answers in 9 s costs the same: past 80 % of Temporal's default 10 s task timeout
+// the SDK would complete the task early and ask for another, but the starter gives the workflow a
+// task timeout of twice the attempt's (workflows.TaskTimeout), and the worker logs no warning of a
+// slow workflow task for it (the SDK's, at 5 s unless the worker raises it).
 func TestASuccessfulDeliveryIsSevenHistoryEvents(t *testing.T) {
 	srv := startTemporal(t, temporaldev.Options{})
-	h := newHarness(t, srv.Client())
-	h.startWorker()
-	rc := newReceiver(t, ok)
-	ep := h.endpoint(rc, 3, "order.created")
-	h.deliveredOrder(rc, "ord-history-1")
-	h.settled()
-	rows := h.deliveries(ep.id)
-	if len(rows) != 1 {
-		t.Fatalf("log %+v, want one attempt", rows)
+	logs := &lockedBuffer{}
+	c, err := client.Dial(client.Options{HostPort: srv.Address,
+		Logger: sdklog.NewStructuredLogger(slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelWarn})))})
+	if err != nil {
+		t.Fatal(err)
 	}
-	var got []string
-	for _, ev := range h.history(rows[0].WorkflowID) {
-		name := ev.GetEventType().String()
-		if m := ev.GetMarkerRecordedEventAttributes(); m != nil {
-			name += " " + m.GetMarkerName()
-		}
-		got = append(got, name)
-	}
-	want := []string{"WorkflowExecutionStarted", "WorkflowTaskScheduled", "WorkflowTaskStarted", "WorkflowTaskCompleted",
-		"MarkerRecorded LocalActivity", "UpsertWorkflowSearchAttributes", "WorkflowExecutionCompleted"}
-	if strings.Join(got, ", ") != strings.Join(want, ", ") {
-		t.Fatalf("history\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	defer c.Close()
+	for _, tc := range []struct {
+		name  string
+		delay time.Duration
+	}{{"answered at once", 0}, {"answered in 9 s", 9 * time.Second}} {
+		t.Run(tc.name, func(t *testing.T) {
+			h := newHarness(t, c)
+			h.startWorker()
+			rc := newReceiver(t, func(int) int { time.Sleep(tc.delay); return http.StatusOK })
+			ep := h.endpoint(rc, 3, "order.created")
+			h.deliveredOrder(rc, "ord-history-1")
+			h.settled()
+			rows := h.deliveries(ep.id)
+			if len(rows) != 1 || rows[0].Status != models.StatusSucceeded {
+				t.Fatalf("log %+v, want one successful attempt", rows)
+			}
+			var got []string
+			history := h.history(rows[0].WorkflowID)
+			for _, ev := range history {
+				name := ev.GetEventType().String()
+				if m := ev.GetMarkerRecordedEventAttributes(); m != nil {
+					name += " " + m.GetMarkerName()
+				}
+				got = append(got, name)
+			}
+			want := []string{"WorkflowExecutionStarted", "WorkflowTaskScheduled", "WorkflowTaskStarted", "WorkflowTaskCompleted",
+				"MarkerRecorded LocalActivity", "UpsertWorkflowSearchAttributes", "WorkflowExecutionCompleted"}
+			if strings.Join(got, ", ") != strings.Join(want, ", ") {
+				t.Fatalf("history\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+			}
+			if d := history[0].GetWorkflowExecutionStartedEventAttributes().GetWorkflowTaskTimeout().AsDuration(); d != workflows.TaskTimeout {
+				t.Fatalf("workflow task timeout %v, want %v", d, workflows.TaskTimeout)
+			}
+			if strings.Contains(logs.String(), "TMPRL1104") {
+				t.Fatalf("the worker warned of a slow workflow task:\n%s", logs)
+			}
+		})
 	}
 }
 
