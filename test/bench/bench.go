@@ -143,12 +143,13 @@ func Run(ctx context.Context, o Options) (*Results, error) {
 	if o.runs("scale") && !o.on(devServer) {
 		return nil, fmt.Errorf("bench: the scale part's recovery, backlog and waiting lines run on the dev server: -temporal must name %s", devServer)
 	}
-	res := &Results{Mode: o.Mode, StartedAt: time.Now().UTC(), Machine: machine(), Cluster: clusterSettings, Source: source(ctx)}
+	res := &Results{Mode: o.Mode, StartedAt: time.Now().UTC(), Machine: machine(), Cluster: clusterSettings}
 	e, err := newEnv(ctx, o)
 	if err != nil {
 		return nil, err
 	}
 	defer e.close()
+	res.Source = e.source
 	s, err := e.startStack(ctx, o)
 	if err != nil {
 		return nil, err
@@ -176,7 +177,7 @@ func Run(ctx context.Context, o Options) (*Results, error) {
 			return nil, err
 		}
 	} else if o.runs("delivery") {
-		sc := &ScaleResult{StartedAt: time.Now().UTC(), Source: source(ctx), LoadStart: loadavg()}
+		sc := &ScaleResult{StartedAt: time.Now().UTC(), Source: e.source, LoadStart: loadavg()}
 		if o.on(devServer) {
 			if sc.Delivery, err = e.deliveryOnly(ctx, o, s, "dev server"); err != nil {
 				return nil, err

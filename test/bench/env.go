@@ -34,6 +34,9 @@ type env struct {
 	closers    []func() // in-process pieces (receiver, Temporal, pools), closed in reverse order
 	keepDirs   bool
 	log        io.Writer
+	// source names the code measured, read once when the run starts: the binaries are built from the
+	// tree as it is then, and a commit made during a long run must not be named by its later parts.
+	source string
 }
 
 // clusterSettings is how the cluster runs; every baseline and every measurement uses the same one.
@@ -45,7 +48,7 @@ func newEnv(ctx context.Context, o Options) (*env, error) {
 	if err != nil {
 		return nil, fmt.Errorf("bench: temp dir: %w", err)
 	}
-	e := &env{dir: dir, keepDirs: o.Keep, log: o.Log}
+	e := &env{dir: dir, keepDirs: o.Keep, log: o.Log, source: source(ctx)}
 	// PostgreSQL runs as the postgres user when we are root: it must be able to enter the directory.
 	if err := os.Chmod(dir, 0o755); err != nil {
 		e.close()

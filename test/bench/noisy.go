@@ -101,7 +101,7 @@ const (
 // searches, checks A's recovery once it is done, and measures B alone again.
 func (e *env) noisyPhase(ctx context.Context, o Options, s *stack) (*NoisyResult, error) {
 	n := o.Noisy
-	res := &NoisyResult{StartedAt: time.Now().UTC(), Source: source(ctx), LoadStart: loadavg(), Rows: n.Rows, Dropped: n.Dropped,
+	res := &NoisyResult{StartedAt: time.Now().UTC(), Source: e.source, LoadStart: loadavg(), Rows: n.Rows, Dropped: n.Dropped,
 		HeldEvents: n.Held, Seconds: n.Duration.Seconds()}
 	s.rcv.route(noisyOutagePath, noisyHeldPath, noisyBPath)
 	a, outage, err := e.hookTenant(ctx, s, "Noisy neighbour A", noisyOutagePath, "--rate-limit", fmt.Sprint(recoveryRateLimit))

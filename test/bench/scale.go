@@ -121,7 +121,7 @@ type WaitingChains struct {
 // chains each use a Temporal server and a wds worker of their own, so the stack's worker is stopped
 // first: its relay would otherwise start their events on the stack's Temporal.
 func (e *env) scalePhase(ctx context.Context, o Options, s *stack) (*ScaleResult, error) {
-	res := &ScaleResult{StartedAt: time.Now().UTC(), Source: source(ctx), LoadStart: loadavg()}
+	res := &ScaleResult{StartedAt: time.Now().UTC(), Source: e.source, LoadStart: loadavg()}
 	var err error
 	if res.Delivery, err = e.deliveryOnly(ctx, o, s, "dev server"); err != nil {
 		return nil, err
