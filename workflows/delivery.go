@@ -24,6 +24,9 @@ const (
 	// the attempt's timeout no attempt reaches that point. The price: a task in flight on a worker
 	// that is killed (not stopped) is handed to another worker after this long, not after 10 s.
 	TaskTimeout = 2 * deliverTimeout
+	// EarlyTaskCompletion is when the Go SDK completes a delivery's workflow task whose local
+	// activities still run, and asks for another: 80 % of the task's timeout.
+	EarlyTaskCompletion = TaskTimeout * 8 / 10
 	// infraPatience is how long an attempt waits out wds's own outage before it counts as lost.
 	infraPatience = 24 * time.Hour
 )
