@@ -111,8 +111,13 @@ func (s *shape[T]) targets(v *T) []any {
 	ptrs := make([]any, len(s.leaves))
 	for i, l := range s.leaves {
 		ptrs[i] = reflect.ValueOf(v).Elem().FieldByIndex(l.index).Addr().Interface()
-		if raw, ok := ptrs[i].(*json.RawMessage); ok {
-			ptrs[i] = (*[]byte)(raw)
+		switch p := ptrs[i].(type) {
+		case *json.RawMessage:
+			ptrs[i] = (*[]byte)(p)
+		case *uuid.UUID:
+			ptrs[i] = database.IDTarget(p)
+		case **uuid.UUID:
+			ptrs[i] = database.NullableIDTarget(p)
 		}
 	}
 	return ptrs

@@ -3,6 +3,7 @@ package database_test
 import (
 	"context"
 	"encoding/json"
+	"strings"
 	"testing"
 	"time"
 
@@ -15,24 +16,25 @@ import (
 )
 
 // EachRow reads the same values through pgx's own rows (outside a transaction) as through
-// database/sql (inside one), NULLs and JSON included.
+// database/sql (inside one), NULLs, JSON and ids scanned by IDTarget and NullableIDTarget included.
 func TestEachRowScansAlikeInAndOutOfATransaction(t *testing.T) {
 	db := openWith(t, pgtest.URL(t))
-	const q = `SELECT v.id, v.name, v.doc, v.at FROM (VALUES
-		(?::uuid, 'a'::text, '{"k": [1, 2]}'::json, '2026-01-02T03:04:05.123456Z'::timestamptz),
-		(?::uuid, NULL, '[]'::json, NULL)) AS v(id, name, doc, at) ORDER BY v.id`
+	const q = `SELECT v.id, v.name, v.doc, v.at, v.ref FROM (VALUES
+		(?::uuid, 'a'::text, '{"k": [1, 2]}'::json, '2026-01-02T03:04:05.123456Z'::timestamptz, ?::uuid),
+		(?::uuid, NULL, '[]'::json, NULL, NULL)) AS v(id, name, doc, at, ref) ORDER BY v.id`
 	ids := []uuid.UUID{uuid.MustParse("00000000-0000-0000-0000-000000000001"), uuid.MustParse("00000000-0000-0000-0000-000000000002")}
 	type row struct {
 		ID   uuid.UUID
 		Name *string
 		Doc  json.RawMessage
 		At   *time.Time
+		Ref  *uuid.UUID
 	}
 	read := func(db *gorm.DB) []row {
 		var out []row
-		err := database.EachRow(context.Background(), db, q, []any{ids[0], ids[1]}, func(r database.Row) error {
-			var v row
-			if err := r.Scan(&v.ID, &v.Name, (*[]byte)(&v.Doc), &v.At); err != nil {
+		err := database.EachRow(context.Background(), db, q, []any{ids[0], ids[1], ids[1]}, func(r database.Row) error {
+			v := row{Ref: &uuid.UUID{}} // a NULL must clear it
+			if err := r.Scan(database.IDTarget(&v.ID), &v.Name, (*[]byte)(&v.Doc), &v.At, database.NullableIDTarget(&v.Ref)); err != nil {
 				return err
 			}
 			out = append(out, v)
@@ -51,8 +53,27 @@ func TestEachRowScansAlikeInAndOutOfATransaction(t *testing.T) {
 	for _, got := range [][]row{outside, inside} {
 		if len(got) != 2 || got[0].ID != ids[0] || got[0].Name == nil || *got[0].Name != "a" ||
 			string(got[0].Doc) != `{"k": [1, 2]}` || got[0].At == nil || !got[0].At.Equal(time.Date(2026, 1, 2, 3, 4, 5, 123456000, time.UTC)) ||
-			got[1].Name != nil || got[1].At != nil || string(got[1].Doc) != `[]` {
+			got[0].Ref == nil || *got[0].Ref != ids[1] || got[1].ID != ids[1] ||
+			got[1].Name != nil || got[1].At != nil || string(got[1].Doc) != `[]` || got[1].Ref != nil {
 			t.Fatalf("rows %+v", got)
+		}
+	}
+}
+
+// IDTarget refuses a NULL on both paths: uuid.Scan alone would read it as the zero id.
+func TestIDTargetRefusesNull(t *testing.T) {
+	db := openWith(t, pgtest.URL(t))
+	scan := func(db *gorm.DB) error {
+		return database.EachRow(context.Background(), db, `SELECT NULL::uuid`, nil, func(r database.Row) error {
+			var id uuid.UUID
+			return r.Scan(database.IDTarget(&id))
+		})
+	}
+	var inside error
+	_ = db.Transaction(func(tx *gorm.DB) error { inside = scan(tx); return nil })
+	for name, err := range map[string]error{"pgx": scan(db), "database/sql": inside} {
+		if err == nil || !strings.Contains(err.Error(), "NULL where an id is required") {
+			t.Errorf("%s: err = %v", name, err)
 		}
 	}
 }
