@@ -147,7 +147,7 @@ func (n New) Statement(g Guard, only Condition) (string, []any) {
 // it (an app order's external_id taken).
 func Insert(ctx context.Context, db *gorm.DB, n New, g Guard) (*Order, error) {
 	sql, args := n.Statement(g, always)
-	orders, err := load(ctx, db, sql, args...)
+	orders, err := load(ctx, db, 1, sql, args...)
 	if err != nil {
 		return nil, fmt.Errorf("insert order: %w", err)
 	}

@@ -105,15 +105,16 @@ func (s *shape[T]) encoder() *shape[T] {
 	return s
 }
 
-// targets are pointers to v's leaves, in shape order, for Scan. A json.RawMessage is given as the
-// []byte it is: pgx copies a column into a *[]byte, where it would decode JSON into any other type.
-func (s *shape[T]) targets(v *T) []any {
+// targets are pointers to v's leaves, in shape order, for Scan. A json.RawMessage is copied as the
+// bytes it is into arena (pgx would decode JSON into any other type), and ids are read as pgx's
+// binary form (database.IDTarget).
+func (s *shape[T]) targets(v *T, arena *database.Arena) []any {
 	ptrs := make([]any, len(s.leaves))
 	for i, l := range s.leaves {
 		ptrs[i] = reflect.ValueOf(v).Elem().FieldByIndex(l.index).Addr().Interface()
 		switch p := ptrs[i].(type) {
 		case *json.RawMessage:
-			ptrs[i] = (*[]byte)(p)
+			ptrs[i] = arena.RawTarget((*[]byte)(p))
 		case *uuid.UUID:
 			ptrs[i] = database.IDTarget(p)
 		case **uuid.UUID:

@@ -149,7 +149,7 @@ var orderSelect = selectOrders(relations{Orders: "orders", Lines: "order_lines",
 // Get loads one order within scope.
 func Get(ctx context.Context, db *gorm.DB, s views.Scope, id uuid.UUID) (*Order, error) {
 	cond, args := views.ScopeFilter(s, "t.org_id", "t.store_id")
-	orders, err := load(ctx, db, orderSelect+" WHERE t.id = ? AND "+cond, append([]any{id}, args...)...)
+	orders, err := load(ctx, db, 1, orderSelect+" WHERE t.id = ? AND "+cond, append([]any{id}, args...)...)
 	if err != nil {
 		return nil, err
 	}
@@ -162,17 +162,17 @@ func Get(ctx context.Context, db *gorm.DB, s views.Scope, id uuid.UUID) (*Order,
 // List loads one page of orders.
 func List(ctx context.Context, db *gorm.DB, q views.ListQuery) (views.Page[Order], error) {
 	tail, args := views.Keyset(q, "t.org_id", "t.store_id")
-	orders, err := load(ctx, db, orderSelect+tail, args...)
+	orders, err := load(ctx, db, q.Limit+1, orderSelect+tail, args...)
 	if err != nil {
 		return views.Page[Order]{}, err
 	}
 	return views.NewPage(orders, q.Limit, func(o Order) (time.Time, uuid.UUID) { return o.UpdatedAt, o.ID }), nil
 }
 
-// load runs a selectOrders query. It scans each row's columns straight into an Order: GORM's
-// reflective scan was a quarter of wds serve's CPU per list page.
-func load(ctx context.Context, db *gorm.DB, query string, args ...any) ([]Order, error) {
-	var orders []Order
+// load runs a selectOrders query that returns at most n orders. It scans each row's columns straight
+// into an Order: GORM's reflective scan was a quarter of wds serve's CPU per list page.
+func load(ctx context.Context, db *gorm.DB, n int, query string, args ...any) ([]Order, error) {
+	orders := make([]Order, 0, n)
 	sc := newScanner()
 	err := database.EachRow(ctx, db, query, args, func(row database.Row) error {
 		o, err := sc.scan(row)
@@ -188,15 +188,17 @@ func load(ctx context.Context, db *gorm.DB, query string, args ...any) ([]Order,
 // Scan reads one order, a row of a query of orders (Statement's).
 func Scan(row database.Row) (Order, error) { return newScanner().scan(row) }
 
-// scanner reads orders row after row into one Order, whose Scan targets it finds once.
+// scanner reads orders row after row into one Order, whose Scan targets it finds once. The orders'
+// JSON columns share its arena.
 type scanner struct {
 	o       Order
+	arena   database.Arena
 	targets []any
 }
 
 func newScanner() *scanner {
 	s := &scanner{}
-	s.targets = orderShape.targets(&s.o)
+	s.targets = orderShape.targets(&s.o, &s.arena)
 	return s
 }
 

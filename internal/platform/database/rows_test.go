@@ -16,7 +16,8 @@ import (
 )
 
 // EachRow reads the same values through pgx's own rows (outside a transaction) as through
-// database/sql (inside one), NULLs, JSON and ids scanned by IDTarget and NullableIDTarget included.
+// database/sql (inside one), NULLs, JSON kept in an Arena and ids scanned by IDTarget and
+// NullableIDTarget included.
 func TestEachRowScansAlikeInAndOutOfATransaction(t *testing.T) {
 	db := openWith(t, pgtest.URL(t))
 	const q = `SELECT v.id, v.name, v.doc, v.at, v.ref FROM (VALUES
@@ -32,9 +33,10 @@ func TestEachRowScansAlikeInAndOutOfATransaction(t *testing.T) {
 	}
 	read := func(db *gorm.DB) []row {
 		var out []row
+		var arena database.Arena
 		err := database.EachRow(context.Background(), db, q, []any{ids[0], ids[1], ids[1]}, func(r database.Row) error {
 			v := row{Ref: &uuid.UUID{}} // a NULL must clear it
-			if err := r.Scan(database.IDTarget(&v.ID), &v.Name, (*[]byte)(&v.Doc), &v.At, database.NullableIDTarget(&v.Ref)); err != nil {
+			if err := r.Scan(database.IDTarget(&v.ID), &v.Name, arena.RawTarget((*[]byte)(&v.Doc)), &v.At, database.NullableIDTarget(&v.Ref)); err != nil {
 				return err
 			}
 			out = append(out, v)
@@ -57,6 +59,23 @@ func TestEachRowScansAlikeInAndOutOfATransaction(t *testing.T) {
 			got[1].Name != nil || got[1].At != nil || string(got[1].Doc) != `[]` || got[1].Ref != nil {
 			t.Fatalf("rows %+v", got)
 		}
+	}
+}
+
+// Columns kept in one arena share its buffers but not their capacity: appending to one column's
+// bytes leaves the next one's as they were, and a NULL stays nil.
+func TestArenaColumnsDoNotOverlap(t *testing.T) {
+	var arena database.Arena
+	cols := make([][]byte, 3)
+	for i, src := range [][]byte{[]byte(`[1]`), []byte(`{"a": 2}`), nil} {
+		target := arena.RawTarget(&cols[i]).(interface{ ScanBytes([]byte) error })
+		if err := target.ScanBytes(src); err != nil {
+			t.Fatal(err)
+		}
+	}
+	_ = append(cols[0], `,9999`...)
+	if string(cols[0]) != `[1]` || string(cols[1]) != `{"a": 2}` || cols[2] != nil {
+		t.Fatalf("columns %q", cols)
 	}
 }
 
