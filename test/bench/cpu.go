@@ -22,12 +22,10 @@ const clockTicks = 100
 // ticks is a process's CPU time in clock ticks; withChildren adds its reaped children's (PostgreSQL's
 // postmaster reaps the backends of closed connections, whose time would otherwise vanish).
 func ticks(pid int, withChildren bool) int64 {
-	b, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "stat"))
-	if err != nil {
+	f, ok := statFields(pid)
+	if !ok {
 		return 0
 	}
-	// Fields after the command name, which is in parentheses and may hold spaces.
-	f := strings.Fields(string(b[bytes.LastIndexByte(b, ')')+1:]))
 	n := func(i int) int64 { v, _ := strconv.ParseInt(f[i], 10, 64); return v }
 	t := n(11) + n(12) // utime, stime
 	if withChildren {
@@ -91,12 +89,18 @@ func (m *cpuMeter) processes() []int {
 
 // exiting reports a process that has ended and is not reaped yet (a zombie), or is being reaped.
 func exiting(pid int) bool {
+	f, ok := statFields(pid)
+	return !ok || len(f) > 0 && (f[0] == "Z" || f[0] == "X") // !ok: gone between the listing and now
+}
+
+// statFields are the fields of /proc/PID/stat after the command name, which is in parentheses and may
+// hold spaces: the state first, then the parent's pid; false if the process is gone.
+func statFields(pid int) ([]string, bool) {
 	b, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "stat"))
 	if err != nil {
-		return true // gone between the listing and now
+		return nil, false
 	}
-	f := strings.Fields(string(b[bytes.LastIndexByte(b, ')')+1:]))
-	return len(f) > 0 && (f[0] == "Z" || f[0] == "X")
+	return strings.Fields(string(b[bytes.LastIndexByte(b, ')')+1:])), true
 }
 
 // perOp divides CPU milliseconds by the operations they served.
@@ -132,12 +136,7 @@ func childrenOf(pid int) []int {
 		if err != nil {
 			continue
 		}
-		b, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
-		if err != nil {
-			continue
-		}
-		f := strings.Fields(string(b[bytes.LastIndexByte(b, ')')+1:]))
-		if len(f) > 1 && f[1] == strconv.Itoa(pid) {
+		if f, ok := statFields(child); ok && len(f) > 1 && f[1] == strconv.Itoa(pid) {
 			out = append(out, child)
 		}
 	}
