@@ -3,7 +3,6 @@ package activities
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -20,6 +19,7 @@ import (
 	"gorm.io/gorm"
 
 	"wds/internal/endpoints"
+	"wds/internal/outbox"
 	"wds/internal/platform/config"
 	"wds/internal/platform/egress"
 	"wds/internal/platform/metrics"
@@ -31,7 +31,7 @@ import (
 // Delivery limits (docs/webhooks.md).
 const (
 	// MaxBody is the largest event delivered as is; larger ones are summarised.
-	MaxBody = 6_000_000
+	MaxBody = outbox.MaxBody
 	// MaxResponse is how much of a receiver's answer is read and kept.
 	MaxResponse = 64 << 10
 	// UserAgent names the sender (docs/webhooks.md).
@@ -394,26 +394,17 @@ func deref(s *string) string {
 	return *s
 }
 
-// summary is docs/webhooks.md's replacement for an event over the cap: the envelope of the stored
-// event with the resource's id as its data.
+// summary is docs/webhooks.md's replacement for an event over the cap (outbox.Summary).
 func (a *Activities) summary(ctx context.Context, ev *eventMeta) ([]byte, error) {
 	var row struct{ Head, DataID string }
-	err := a.DB.WithContext(ctx).Raw(`SELECT (body::jsonb - 'data')::text AS head,
-		COALESCE(body->'data'->'id', body->'data'->'payment'->'id', body->'data'->'order'->'id', 'null') AS data_id
-		FROM events WHERE id = ?`, ev.ID).Find(&row).Error
+	err := a.DB.WithContext(ctx).Raw(`SELECT `+outbox.SummaryHeadSQL("e")+` AS head, `+outbox.SummaryDataIDSQL("e")+` AS data_id
+		FROM events e WHERE e.id = ?`, ev.ID).Find(&row).Error
 	if err != nil {
 		return nil, fmt.Errorf("summarise event: %w", err)
 	}
-	var env webhook.Event
-	if err := json.Unmarshal([]byte(row.Head), &env); err != nil {
-		return nil, fmt.Errorf("decode event %s: %w", ev.ID, err)
-	}
-	env.Summarized = true
-	env.Data = json.RawMessage(`{"id":` + row.DataID + `}`)
-	env.Detail = fmt.Sprintf("the event is %d bytes, over the %d-byte webhook payload cap; fetch the resource from the Read API", ev.Size, MaxBody)
-	out, err := json.Marshal(env)
+	out, err := outbox.Summary(row.Head, row.DataID, ev.Size)
 	if err != nil {
-		return nil, fmt.Errorf("encode summary: %w", err)
+		return nil, fmt.Errorf("event %s: %w", ev.ID, err)
 	}
 	return out, nil
 }
