@@ -14,6 +14,7 @@ import (
 	"wds/internal/apikeys"
 	"wds/internal/catalog"
 	"wds/internal/endpoints"
+	"wds/internal/feed"
 	"wds/internal/fulfillment"
 	"wds/internal/ingest"
 	"wds/internal/platform/database"
@@ -52,6 +53,7 @@ var errorPins = []struct {
 	{apikeys.ErrIPNotAllowed, "source address is not in the key's allowlist", 403, "ip_not_allowed"},
 	{workspace.ErrForbidden, "the actor's role does not allow this operation", 403, "forbidden"},
 	{problem.NotFound, "not found", 404, "not_found"},
+	{feed.ErrIteratorExpired, "the iterator is older than the events kept", 410, "iterator_expired"},
 	{problem.Conflict, "conflicts with an existing record", 409, "conflict"},
 	{ingest.ErrIdempotencyConflict, "Idempotency-Key was used with a different body", 409, "idempotency_conflict"},
 	{ingest.ErrOrderNotPayable, "order is cancelled or refunded", 409, "order_not_payable"},

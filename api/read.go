@@ -98,6 +98,8 @@ func (s *server) registerRead(r *gin.Engine) {
 	v1.GET("/clients/:id", getHandler(s, ReadStore.GetClient))
 	v1.GET("/products", listHandler(s, ReadStore.ListProducts))
 	v1.GET("/products/:id", getHandler(s, ReadStore.GetProduct))
+	v1.GET("/events", s.readFeed)
+	v1.GET("/events/:id", s.readFeedEvent)
 }
 
 // health answers liveness without touching the database, so it stays fast when the database is not.
@@ -164,6 +166,21 @@ func getHandler[T any](s *server, get func(ReadStore, context.Context, views.Sco
 // listQuery reads limit, the cursor pair and the optional store_id filter.
 func listQuery(c *gin.Context) (views.ListQuery, error) {
 	q := views.ListQuery{Scope: views.Scope{OrgID: c.MustGet(ctxOrgID).(uuid.UUID)}}
+	var err error
+	if q.Limit, err = queryLimit(c); err != nil {
+		return q, err
+	}
+	if q.Cursor, err = paging.ParseCursor(c.Query("cursor_at"), c.Query("cursor_id")); err != nil {
+		return q, err
+	}
+	if q.StoreID, err = queryStoreID(c); err != nil {
+		return q, err
+	}
+	return q, nil
+}
+
+// queryLimit reads every list's limit: 1 to 100, 50 when absent, larger values clamped.
+func queryLimit(c *gin.Context) (int, error) {
 	raw, given := c.GetQuery("limit")
 	n, err := strconv.Atoi(raw)
 	if given && err != nil {
@@ -171,21 +188,21 @@ func listQuery(c *gin.Context) (views.ListQuery, error) {
 		if numErr, ok := err.(*strconv.NumError); ok && numErr.Err == strconv.ErrRange && raw[0] != '-' {
 			n, err = paging.MaxLimit, nil
 		} else {
-			return q, problem.Fail(paging.ErrInvalidParameter, "limit must be an integer from 1 to 100")
+			return 0, problem.Fail(paging.ErrInvalidParameter, "limit must be an integer from 1 to 100")
 		}
 	}
-	if q.Limit, err = paging.ClampLimit(n, given); err != nil {
-		return q, err
+	return paging.ClampLimit(n, given)
+}
+
+// queryStoreID reads the optional store_id filter.
+func queryStoreID(c *gin.Context) (*uuid.UUID, error) {
+	raw, ok := c.GetQuery("store_id")
+	if !ok {
+		return nil, nil
 	}
-	if q.Cursor, err = paging.ParseCursor(c.Query("cursor_at"), c.Query("cursor_id")); err != nil {
-		return q, err
+	id, err := uuid.Parse(raw)
+	if err != nil {
+		return nil, problem.Fail(paging.ErrInvalidParameter, "store_id must be a UUID")
 	}
-	if raw, ok := c.GetQuery("store_id"); ok {
-		id, err := uuid.Parse(raw)
-		if err != nil {
-			return q, problem.Fail(paging.ErrInvalidParameter, "store_id must be a UUID")
-		}
-		q.StoreID = &id
-	}
-	return q, nil
+	return &id, nil
 }

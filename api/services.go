@@ -5,6 +5,7 @@ import (
 
 	"wds/internal/apikeys"
 	"wds/internal/catalog"
+	"wds/internal/feed"
 	"wds/internal/fulfillment"
 	"wds/internal/ingest"
 	"wds/internal/operator"
@@ -21,6 +22,7 @@ import (
 type Services struct {
 	ReadKeys    ReadKeyAuth      // auth.go
 	Reads       ReadStore        // read.go
+	Feed        EventFeed        // read_events.go
 	Readiness   Readiness        // ready.go
 	Operators   OperatorAuth     // operator.go
 	Tokens      TokenStore       // operator_users.go
@@ -53,6 +55,9 @@ type Domain struct {
 	Vendors  *catalog.Service
 	Shipping *fulfillment.Service
 	Lists    *operator.Service
+	// Feed reads the event feed; NewDomain's keeps events forever, and a process sets its own with
+	// the configured retention.
+	Feed *feed.Service
 }
 
 // NewDomain builds the domain services over db. box seals and opens integration keys' signing
@@ -61,13 +66,14 @@ type Domain struct {
 // relay.
 func NewDomain(db *gorm.DB, box *secrets.Box, events EventStarter) Domain {
 	return Domain{Keys: apikeys.NewService(db, box), People: workspace.NewService(db), Orders: ingest.NewService(db, events),
-		Vendors: catalog.NewService(db, events), Shipping: fulfillment.NewService(db, events), Lists: operator.NewService(db)}
+		Vendors: catalog.NewService(db, events), Shipping: fulfillment.NewService(db, events), Lists: operator.NewService(db),
+		Feed: feed.NewService(db, 0)}
 }
 
 // NewServices wires every service the handlers call to d's domain services, and the Read API's
 // reads, the readiness check and the Integration API's rate limit to db.
 func NewServices(db *gorm.DB, d Domain) Services {
-	return Services{ReadKeys: d.Keys, Reads: admittedReads{db: db}, Readiness: schemaReadiness{db: db},
+	return Services{ReadKeys: d.Keys, Reads: admittedReads{db: db}, Feed: admittedFeed{db: db, feed: d.Feed}, Readiness: schemaReadiness{db: db},
 		Operators: d.People, Tokens: d.People, Keys: d.Keys, Lists: d.Lists,
 		Vendors: d.Vendors, Shipping: d.Shipping, AppOrders: d.Orders,
 		Gate: d.Keys, Limits: ratelimit.NewLeased(db), Ingest: d.Orders, Idempotency: d.Orders}

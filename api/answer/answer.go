@@ -81,6 +81,8 @@ func Status(c *problem.Category) int {
 		return http.StatusForbidden
 	case problem.NotFound:
 		return http.StatusNotFound
+	case problem.Gone:
+		return http.StatusGone
 	case problem.Conflict:
 		return http.StatusConflict
 	case problem.TooLarge:

@@ -5,6 +5,7 @@ import (
 
 	"wds/api"
 	"wds/internal/endpoints"
+	"wds/internal/feed"
 	"wds/internal/platform/config"
 	"wds/internal/platform/secrets"
 	"wds/worker"
@@ -22,8 +23,10 @@ type services struct {
 // newServices builds them. starter starts what each write commits, after commit; what it cannot
 // start a worker's relay starts.
 func newServices(cfg *config.Config, db *gorm.DB, box *secrets.Box, starter *worker.Starter) *services {
+	domain := api.NewDomain(db, box, starter)
+	domain.Feed = feed.NewService(db, cfg.Retention)
 	return &services{
-		Domain: api.NewDomain(db, box, starter),
+		Domain: domain,
 		webhooks: &endpoints.Service{DB: db, Box: box, AllowPrivate: cfg.WebhookAllowPrivate, Stopper: starter,
 			Dispatcher: starter, Recoveries: starter, Retention: cfg.Retention, Searches: endpoints.NewSearchPacer(cfg.SupportSearchRate)},
 		starter: starter,

@@ -30,6 +30,7 @@ var (
 	Unauthorized = &Category{text: "the caller is not authenticated"}
 	Forbidden    = &Category{text: "the caller may not do this"}
 	NotFound     = &Category{code: "not_found", text: "not found"}
+	Gone         = &Category{text: "no longer available"}
 	Conflict     = &Category{code: "conflict", text: "conflicts with an existing record"}
 	TooLarge     = &Category{text: "the request is too large"}
 	Invalid      = &Category{code: "validation_failed", text: "a field is invalid"}
