@@ -6,6 +6,7 @@ import (
 	"slices"
 	"testing"
 
+	"wds/api/openapi"
 	"wds/internal/events"
 	"wds/internal/events/eventstest"
 )
@@ -45,5 +46,33 @@ func TestEventTypesCatalogIsServedWithSchemas(t *testing.T) {
 	}
 	if _, err := eventstest.New(schemas); err != nil {
 		t.Fatalf("served schemas do not compile: %v", err)
+	}
+}
+
+// The Read API document's Event is one schema per kind of data, discriminated by type: its mapping
+// names every type the feed holds (the catalog without webhook.test) and no other, so a new event type
+// cannot reach the feed undocumented.
+func TestFeedEventSchemaMapsEveryFeedType(t *testing.T) {
+	var doc struct {
+		Components struct {
+			Schemas map[string]struct {
+				Discriminator struct {
+					Mapping map[string]string `json:"mapping"`
+				} `json:"discriminator"`
+			} `json:"schemas"`
+		} `json:"components"`
+	}
+	if err := json.Unmarshal(openapi.ReadJSON(), &doc); err != nil {
+		t.Fatal(err)
+	}
+	var mapped []string
+	for typ := range doc.Components.Schemas["Event"].Discriminator.Mapping {
+		mapped = append(mapped, typ)
+	}
+	want := slices.DeleteFunc(events.Types(), func(typ string) bool { return typ == events.WebhookTest })
+	slices.Sort(mapped)
+	slices.Sort(want)
+	if !slices.Equal(mapped, want) {
+		t.Fatalf("Event's mapping names %v, want the feed's types %v", mapped, want)
 	}
 }

@@ -1,0 +1,100 @@
+package feed_test
+
+import (
+	"encoding/json"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+	"gorm.io/gorm"
+
+	"wds/internal/dev/pgtest"
+	"wds/internal/events"
+	"wds/internal/feed"
+)
+
+// A page reads its own rows and no others, through the feed's indexes, at the start and deep in an
+// org's history of 200,000 events beside another org's 100,000, with and without filters.
+func TestAPageReadsOnlyItsRows(t *testing.T) {
+	e := newEnv(t)
+	other, otherStore, _ := mustOrg(t, e.db)
+	types := "ARRAY['order.created','order.shipped','payment.recorded','client.created','vendor.updated']"
+	fill := func(org, store, store2 uuid.UUID, n int) {
+		err := e.db.Exec(`INSERT INTO events (id, org_id, store_id, type, body, created_at, dispatched_at)
+			SELECT gen_random_uuid(), ?, CASE WHEN i % 3 = 0 THEN ?::uuid WHEN i % 3 = 1 THEN ?::uuid END,
+				(`+types+`)[1 + i % 5], '{"data":{}}', now() - (? - i) * interval '1 millisecond', now()
+			FROM generate_series(1, ?) AS i`, org, store, store2, n, n).Error
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	fill(e.org, e.store, e.store2, 200_000)
+	fill(other, otherStore, otherStore, 100_000)
+	if err := e.db.Exec(`ANALYZE events`).Error; err != nil {
+		t.Fatal(err)
+	}
+	var deep struct {
+		Xact      string
+		CreatedAt time.Time
+		ID        uuid.UUID
+	}
+	if err := e.db.Raw(`SELECT xact_id::text AS xact, created_at, id FROM events WHERE org_id = ?
+		ORDER BY xact_id, created_at, id OFFSET 150000 LIMIT 1`, e.org).Scan(&deep).Error; err != nil {
+		t.Fatal(err)
+	}
+	x, _ := strconv.ParseUint(deep.Xact, 10, 64)
+	deepAt := feed.Iterator(x, deep.CreatedAt, deep.ID)
+	for _, c := range []struct {
+		name  string
+		q     feed.Query
+		index string
+	}{
+		{"every type", feed.Query{}, "events_feed"},
+		{"one type", feed.Query{Types: []string{events.OrderShipped}}, "events_feed"},
+		{"two types", feed.Query{Types: []string{events.ClientCreated, events.OrderCreated}}, "events_feed"},
+		{"a store", feed.Query{StoreID: &e.store2}, "events_feed_store"},
+		{"a store and a type", feed.Query{StoreID: &e.store, Types: []string{events.PaymentRecorded}}, "events_feed_store"},
+	} {
+		for _, after := range []string{"", deepAt} {
+			c.q.OrgID, c.q.Limit = e.org, 100
+			sql, args, err := feed.PageSQL(c.q, after)
+			if err != nil {
+				t.Fatal(err)
+			}
+			checkPageReadsItsRows(t, e.db, c.name+map[bool]string{true: " at the start", false: " deep"}[after == ""], c.index, c.q, sql, args)
+		}
+	}
+}
+
+func checkPageReadsItsRows(t *testing.T, db *gorm.DB, what, index string, q feed.Query, sql string, args []any) {
+	t.Helper()
+	var rows []string
+	if err := db.Raw("EXPLAIN (ANALYZE, FORMAT JSON) "+sql, args...).Scan(&rows).Error; err != nil {
+		t.Fatal(err)
+	}
+	text := strings.Join(rows, "")
+	var top []struct{ Plan pgtest.PlanNode }
+	if err := json.Unmarshal([]byte(text), &top); err != nil || len(top) != 1 {
+		t.Fatalf("%s: plan is not JSON: %v", what, err)
+	}
+	branches := len(q.Types)
+	if branches == 0 {
+		branches = len(events.Types()) - 1
+	}
+	var read int64
+	top[0].Plan.Walk(func(n pgtest.PlanNode) {
+		if n.Relation != "events" {
+			return
+		}
+		if n.Index != index || n.RemovedByFilter != 0 {
+			t.Errorf("%s: reads events by %s %q, removing %d rows by filter; want %s and no filter:\n%s", what, n.NodeType, n.Index, n.RemovedByFilter, index, text)
+		}
+		read += n.ActualRows * max(n.ActualLoops, 1)
+	})
+	t.Logf("%s: %d events read", what, read)
+	if limit := int64(q.Limit + 1 + branches); read == 0 || read > limit {
+		t.Errorf("%s: the page read %d events, want 1 to %d (its rows, one more, and one a type):\n%s", what, read, limit, text)
+	}
+}
