@@ -462,7 +462,7 @@ func (a *Activities) post(ctx context.Context, d *models.Delivery, url string, c
 	}
 	d.DurationMS = time.Since(start).Milliseconds()
 	d.ResponseStatus = &resp.StatusCode
-	d.ResponseExcerpt = printable(excerpt)
+	d.ResponseExcerpt = redact(printable(excerpt), custom, keys)
 	switch {
 	case readErr != nil:
 		d.Status, d.Error = failedOrDropped(in), "reading response: "+describe(readErr)

@@ -2,6 +2,7 @@ package activities_test
 
 import (
 	"encoding/hex"
+	"fmt"
 	"net/http"
 	"strings"
 	"testing"
@@ -70,5 +71,38 @@ func TestALegacyPlaintextHeaderRowStillSendsItsHeaders(t *testing.T) {
 	}
 	if got := rc.Got()[0].Header.Get("X-Legacy"); got != "plain-value" {
 		t.Fatalf("X-Legacy = %q", got)
+	}
+}
+
+// A receiver whose error page echoes the request's headers gets them back redacted: neither the
+// delivery log, which members read, nor the attempt's result, which reaches Temporal's history,
+// holds a custom header value or the signing secret.
+func TestAnEchoedHeaderValueIsRedactedFromTheExcerpt(t *testing.T) {
+	f := newFixture(t)
+	rc := deliverytest.NewReceiver(t, func(w http.ResponseWriter, r *http.Request) {
+		w.WriteHeader(http.StatusBadGateway)
+		_ = r.Header.Write(w)
+	})
+	ep, err := f.Svc.Create(f.Ctx, endpoints.CreateInput{OrgID: f.Org, ActorID: f.Owner, URL: rc.Srv.URL + "/hook",
+		EventTypes: []string{events.OrderCreated}, Headers: map[string]string{"Authorization": "Bearer SUPERSECRET-42"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := deliverytest.Attempt(f.Event(events.OrderCreated, nil), ep.ID, 1, deliverytest.Later())
+	res, err := f.Acts(rc, true).Deliver(f.Ctx, in)
+	if res.Outcome != models.StatusFailed {
+		t.Fatalf("%+v %v", res, err)
+	}
+	var excerpt string
+	if err := f.DB.Raw(`SELECT response_excerpt FROM webhook_deliveries WHERE endpoint_id = ?`, ep.ID).Row().Scan(&excerpt); err != nil {
+		t.Fatal(err)
+	}
+	for where, text := range map[string]string{"the delivery row": excerpt, "the result": fmt.Sprintf("%+v %v", res, err)} {
+		if strings.Contains(text, "SUPERSECRET-42") || strings.Contains(text, ep.Secret) {
+			t.Errorf("%s holds a sealed value: %s", where, text)
+		}
+	}
+	if !strings.Contains(excerpt, "Authorization: [redacted]") {
+		t.Errorf("the excerpt lost the echo's shape: %s", excerpt)
 	}
 }
