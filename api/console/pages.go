@@ -307,11 +307,13 @@ func (c *Console) endpointAction(g *gin.Context) {
 		"disable": func(id uuid.UUID) error { _, err := c.Webhooks.Disable(ctx, id, s.User.ID); return err },
 		"delete":  func(id uuid.UUID) error { _, err := c.Webhooks.Delete(ctx, id, s.User.ID); return err },
 		"test": func(id uuid.UUID) error {
-			if !c.tests.Allow(id.String(), testsPerMinute) {
-				g.Header("Retry-After", "60")
-				return problem.Fail(ratelimit.ErrExceeded, "at most %d test events a minute to one endpoint; retry after 60 seconds", testsPerMinute)
-			}
-			q, err := c.Webhooks.SendTestAs(ctx, s.OrgID, id, s.User.ID)
+			q, err := c.Webhooks.SendTestAs(ctx, s.OrgID, id, s.User.ID, func() error {
+				if !c.tests.Allow(id.String(), testsPerMinute) {
+					g.Header("Retry-After", "60")
+					return problem.Fail(ratelimit.ErrExceeded, "at most %d test events a minute to one endpoint; retry after 60 seconds", testsPerMinute)
+				}
+				return nil
+			})
 			if err == nil && c.Dispatches != nil {
 				c.Dispatches.StartDispatches(ctx, q.DispatchID)
 			}

@@ -1,11 +1,13 @@
 package console_test
 
 import (
+	"context"
 	"net/http"
 	"net/url"
 	"strings"
 	"testing"
 
+	"wds/internal/workspace"
 	"wds/models"
 )
 
@@ -57,6 +59,38 @@ func TestConsoleSendTestIsLimitedPerEndpointAndAudited(t *testing.T) {
 	for _, a := range audited {
 		if a.ActorID != e.userOf(e.memberToken).String() {
 			t.Fatalf("audit row %+v: not the member who pressed Send test", a)
+		}
+	}
+}
+
+// Another org's operator posting Send test for this org's endpoint gets 404 and spends none of its
+// budget: the endpoint's own members still have all ten tests.
+func TestAnotherOrgCannotSpendAnEndpointsTestBudget(t *testing.T) {
+	e := newEnv(t)
+	owner, ocsrf := e.signIn(e.ownerToken)
+	if res, _ := e.do(owner, "POST", "/console/webhooks", url.Values{"csrf": {ocsrf}, "url": {"https://127.0.0.1/a"}, "events": {"order.created"}}); res.StatusCode != http.StatusOK {
+		t.Fatalf("create endpoint: %d", res.StatusCode)
+	}
+	var ep models.Endpoint
+	e.db.Take(&ep)
+	ctx := context.Background()
+	other, err := workspace.NewService(e.db).CreateOrg(ctx, "Elsewhere")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, stranger, err := workspace.NewService(e.db).CreateUser(ctx, other.ID, "s@elsewhere.test", models.RoleOwner)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, scsrf := e.signIn(stranger)
+	for range 20 {
+		if res, _ := e.do(s, "POST", "/console/webhooks/"+ep.ID.String()+"/test", url.Values{"csrf": {scsrf}}); res.StatusCode != http.StatusNotFound {
+			t.Fatalf("another org's Send test: %d, want 404", res.StatusCode)
+		}
+	}
+	for i := range 10 {
+		if res, _ := e.do(owner, "POST", "/console/webhooks/"+ep.ID.String()+"/test", url.Values{"csrf": {ocsrf}}); res.StatusCode != http.StatusSeeOther {
+			t.Fatalf("the org's own test %d: %d, want the whole budget left", i+1, res.StatusCode)
 		}
 	}
 }

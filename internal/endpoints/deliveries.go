@@ -187,9 +187,16 @@ func (s *Service) SendTest(ctx context.Context, orgID, endpointID uuid.UUID) (*T
 }
 
 // SendTestAs is SendTest pressed by an operator (the console's Send test): the audit log records who,
-// in the same transaction.
-func (s *Service) SendTestAs(ctx context.Context, orgID, endpointID, actorID uuid.UUID) (*TestQueued, error) {
+// in the same transaction. budget, when not nil, is asked only once the endpoint is known to be the
+// org's and enabled, so another org's request never spends an endpoint's budget (nor grows what
+// counts it); its error is the answer and leaves nothing written.
+func (s *Service) SendTestAs(ctx context.Context, orgID, endpointID, actorID uuid.UUID, budget func() error) (*TestQueued, error) {
 	return s.sendTest(ctx, orgID, endpointID, func(tx *gorm.DB) error {
+		if budget != nil {
+			if err := budget(); err != nil {
+				return err
+			}
+		}
 		return workspace.Audit(ctx, tx, models.AuditEntry{OrgID: orgID, ActorID: actorID, Action: "webhook_endpoint.test",
 			TargetType: "webhook_endpoint", TargetID: endpointID})
 	})
