@@ -15,6 +15,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/google/uuid"
+	"github.com/sirupsen/logrus"
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/worker"
@@ -48,6 +49,9 @@ type Activities struct {
 	// RecoveryRate is WDS_RECOVERY_RATE: the chains a second one org's recoveries start together; 0
 	// is endpoints.DefaultOrgRecoveryRate.
 	RecoveryRate int
+	// Log is where an attempt says what an operator must fix (a secret no key opens); nil is
+	// logrus's standard logger.
+	Log logrus.FieldLogger
 
 	budgetOnce sync.Once
 	budget     *semaphore.Weighted
@@ -80,6 +84,13 @@ func (a *Activities) Register(r worker.ActivityRegistry) {
 	r.RegisterActivityWithOptions(a.RecordLostAttempt, activity.RegisterOptions{Name: contract.ActivityRecordLost})
 	r.RegisterActivityWithOptions(a.RecordFailedAttempt, activity.RegisterOptions{Name: contract.ActivityRecordFailed})
 	r.RegisterActivityWithOptions(a.RecoverBatch, activity.RegisterOptions{Name: contract.ActivityRecoverBatch})
+}
+
+func (a *Activities) log() logrus.FieldLogger {
+	if a.Log != nil {
+		return a.Log
+	}
+	return logrus.StandardLogger()
 }
 
 func (a *Activities) now() time.Time {

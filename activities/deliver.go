@@ -147,7 +147,8 @@ func sleepFor(ctx context.Context, d time.Duration) error {
 // has failed for long enough. A chain dropped because the endpoint was disabled or deleted does not
 // count: nothing was sent.
 func (a *Activities) afterDrop(ctx context.Context, in contract.AttemptInput, res contract.AttemptResult) error {
-	if res.Outcome != models.StatusDropped || in.Test || res.Error == models.ReasonEndpointDisabled || res.Error == models.ReasonEndpointDeleted {
+	if res.Outcome != models.StatusDropped || in.Test || res.Error == models.ReasonEndpointDisabled || res.Error == models.ReasonEndpointDeleted ||
+		res.Error == models.ReasonSecretUnreadable { // wds's keys, not the receiver, failed
 		return nil
 	}
 	return a.autoDisable(ctx, in.EndpointID)
@@ -221,24 +222,41 @@ func (a *Activities) keep(id uuid.UUID, o outcome) {
 	a.kept.Store(id, keptOutcome{outcome: o, at: now})
 }
 
-// send POSTs the event and fills d with the outcome.
+// send POSTs the event and fills d with the outcome. A signing secret or header set that the worker's
+// keys do not open is the attempt's outcome, not an error to retry: retrying cannot open it, and the
+// attempt would hold its workflow task for a day with no row written. It fails as secret_unreadable,
+// loudly (unreadable), and the ladder goes on, so the attempt after the keys are put right delivers.
 func (a *Activities) send(ctx context.Context, d *models.Delivery, at *attemptState, in contract.AttemptInput) error {
+	keys, err := a.openSecrets(at)
+	var headers map[string]string
+	if err == nil {
+		// Opened like the signing secret: a set that does not open fails the attempt, never sends without it.
+		if headers, err = models.OpenHeaders(a.Box, at.Headers, at.HeadersSealed); err != nil {
+			err = fmt.Errorf("open endpoint headers: %w", err)
+		}
+	}
+	if err != nil {
+		a.unreadable(d, in, err)
+		return nil
+	}
 	body, release, err := a.body(ctx, at)
 	if err != nil {
 		return err
 	}
 	defer release()
-	keys, err := a.openSecrets(at)
-	if err != nil {
-		return err
-	}
-	// Opened like the signing secret: a set that does not open fails the attempt, never sends without it.
-	headers, err := models.OpenHeaders(a.Box, at.Headers, at.HeadersSealed)
-	if err != nil {
-		return fmt.Errorf("open endpoint headers: %w", err)
-	}
 	tracePost(ctx, d, in, func(ctx context.Context) { a.post(ctx, d, at.URL, headers, in, keys, body) })
 	return nil
+}
+
+// unreadable records in d an attempt whose endpoint's sealed values the worker cannot open, and says
+// so where an operator looks: the worker's log at error level, and a metric an alert watches.
+func (a *Activities) unreadable(d *models.Delivery, in contract.AttemptInput, err error) {
+	d.AttemptedAt = a.now()
+	d.Status, d.Error = failedOrDropped(in), models.ReasonSecretUnreadable
+	metrics.SecretUnreadable()
+	a.log().WithError(err).WithField("endpoint_id", in.EndpointID).WithField("event_id", in.EventID).
+		Error("cannot open the endpoint's signing secret or headers: nothing was sent; check that this worker's " +
+			"WDS_ENCRYPTION_KEY is the one wds serve seals with, and that WDS_ENCRYPTION_KEY_PREVIOUS holds the old key during a key rotation")
 }
 
 // outcome is what a POST came back with. Kept as the task's heartbeat when the row could not be

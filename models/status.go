@@ -38,3 +38,8 @@ const (
 	ReasonEndpointDisabled = "endpoint_disabled"
 	ReasonEndpointDeleted  = "endpoint_deleted"
 )
+
+// ReasonSecretUnreadable is a failed attempt's error when the worker's keys open neither the
+// endpoint's signing secret nor its header set: nothing was sent, and the ladder goes on, so the
+// next attempt after the keys are put right delivers.
+const ReasonSecretUnreadable = "secret_unreadable"

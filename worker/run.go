@@ -39,7 +39,7 @@ func Run(ctx context.Context, cfg *config.Config, c client.Client, box *secrets.
 	return Serve(ctx, Options{
 		Temporal: c,
 		Activities: &activities.Activities{DB: starter.DB, Box: box, HTTP: httpc, Batches: starter, Events: starter,
-			DisableAfter: cfg.WebhookDisableAfter, RecoveryRate: cfg.RecoveryRate},
+			DisableAfter: cfg.WebhookDisableAfter, RecoveryRate: cfg.RecoveryRate, Log: log},
 		Starter:     starter,
 		Log:         log,
 		Retention:   cfg.Retention,

@@ -14,6 +14,7 @@ import (
 	"github.com/sirupsen/logrus"
 	"gorm.io/gorm"
 
+	"wds/internal/endpoints"
 	"wds/internal/platform/config"
 	"wds/internal/platform/database"
 	"wds/internal/platform/metrics/temporalmetrics"
@@ -175,6 +176,9 @@ func startService(ctx context.Context, role string) (p *service, closeAll func()
 	}
 	closeAll = func() { stopMetrics(); _ = database.Close(db); flushTraces() }
 	box, err := encryptionBox(cfg)
+	if err == nil {
+		err = endpoints.CheckKeys(ctx, db, box)
+	}
 	if err != nil {
 		closeAll()
 		return nil, nil, err

@@ -63,6 +63,11 @@ var (
 		Help: "Delivery chains dropped (their last attempt failed), by endpoint id.",
 	}, []string{"endpoint_id"})
 
+	secretUnreadable = prometheus.NewCounter(prometheus.CounterOpts{
+		Name: "wds_webhook_secret_unreadable_total",
+		Help: "Delivery attempts that sent nothing because the worker's keys (WDS_ENCRYPTION_KEY, WDS_ENCRYPTION_KEY_PREVIOUS) open neither the endpoint's signing secret nor its headers.",
+	})
+
 	relayPasses = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "wds_relay_passes_total",
 		Help: "Passes of the outbox relay over undispatched rows, by result (ok: it could claim and start; failed: the database or Temporal refused).",
@@ -96,7 +101,7 @@ func init() {
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 		httpRequests, httpDuration, rateLimited, keyCache, deliveries, deliveryDuration, dropped,
-		relayPasses, relayStarted, relayRecoveries, gateWait, gateBusy,
+		secretUnreadable, relayPasses, relayStarted, relayRecoveries, gateWait, gateBusy,
 	)
 }
 
@@ -133,6 +138,9 @@ func DeliveryAttempt(endpointID, outcome string, dropsChain bool, attempt int, d
 		dropped.WithLabelValues(endpointID).Inc()
 	}
 }
+
+// SecretUnreadable counts an attempt that could not open its endpoint's sealed secret or headers.
+func SecretUnreadable() { secretUnreadable.Inc() }
 
 // RelayPass records one pass of the outbox relay: whether it failed, how many rows it started, and
 // whether it is the first good pass after failing ones.
