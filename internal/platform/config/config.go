@@ -25,7 +25,7 @@ type Config struct {
 	ListenDatabaseURL string `env:"WDS_LISTEN_DATABASE_URL"`
 	DataDir           string `env:"WDS_DATA_DIR" envDefault:"./.wds"`
 	HTTPAddr          string `env:"WDS_HTTP_ADDR" envDefault:":8080"`
-	MetricsAddr       string `env:"WDS_METRICS_ADDR" envDefault:":9090"`
+	MetricsAddr       string `env:"WDS_METRICS_ADDR" envDefault:"127.0.0.1:9090"`
 	// PprofAddr, when set, serves Go's runtime profiles there (metrics.StartProfiler); empty is off.
 	PprofAddr         string `env:"WDS_PPROF_ADDR"`
 	TemporalAddress   string `env:"TEMPORAL_ADDRESS"`

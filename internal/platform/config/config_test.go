@@ -1,6 +1,7 @@
 package config
 
 import (
+	"net"
 	"strings"
 	"testing"
 	"time"
@@ -89,5 +90,18 @@ func TestTimeoutsFitTogether(t *testing.T) {
 		if !c.holds {
 			t.Errorf("config/timeouts.go: %s does not hold", c.what)
 		}
+	}
+}
+
+// The metrics listener has no authentication: by default only the host itself reaches it, and a
+// deployment names the private interface Prometheus scrapes (compose sets :9090 inside its network).
+func TestTheMetricsListenerDefaultsToLoopback(t *testing.T) {
+	c, err := Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	host, _, err := net.SplitHostPort(c.MetricsAddr)
+	if ip := net.ParseIP(host); err != nil || ip == nil || !ip.IsLoopback() {
+		t.Fatalf("WDS_METRICS_ADDR defaults to %q, want a loopback address", c.MetricsAddr)
 	}
 }
