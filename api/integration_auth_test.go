@@ -268,6 +268,13 @@ func TestBodyRules(t *testing.T) {
 		{`{"external_id":"a","lines":[{"quantity":1}],"payment":{"amount_cents":1,"paid_at":"yesterday"}}`, "422", "validation_failed", "payment.paid_at"},
 		{`{"external_id":"a","lines":[{"quantity":1}],"payment":{"amount_cents":-1}}`, "422", "validation_failed", "payment.amount_cents"},
 	}
+	lines := func(n int) string {
+		return `[` + strings.TrimSuffix(strings.Repeat(`{"quantity":1,"unit_price_cents":1},`, n), ",") + `]`
+	}
+	tags := func(n int) string { return `[` + strings.TrimSuffix(strings.Repeat(`"t",`, n), ",") + `]` }
+	cases = append(cases,
+		struct{ body, status, code, field string }{`{"external_id":"a","lines":` + lines(501) + `}`, "422", "validation_failed", "lines"},
+		struct{ body, status, code, field string }{`{"external_id":"a","lines":[{"quantity":1}],"client":{"tags":` + tags(101) + `}}`, "422", "validation_failed", "client.tags"})
 	for _, tc := range cases {
 		r := e.post("/integrations/v1/orders", k, tc.body)
 		status, _ := strconv.Atoi(tc.status)
@@ -276,12 +283,18 @@ func TestBodyRules(t *testing.T) {
 			t.Errorf("%s: detail %q does not start with the field %s", tc.body, b["detail"], tc.field)
 		}
 	}
+	if b := e.post("/integrations/v1/orders", k, `{"external_id":"a","lines":`+lines(501)+`}`).want(t, 422, "validation_failed"); b["detail"] != "lines: at most 500" {
+		t.Errorf("501 lines: detail %q, want lines: at most 500", b["detail"])
+	}
 	// Unknown fields are ignored.
 	e.post("/integrations/v1/orders", k, `{"external_id":"u","lines":[{"quantity":1,"colour":"red"}],"extra":{"a":1}}`).
 		want(t, http.StatusCreated, "")
 	if n := e.count(`SELECT count(*) FROM orders`) + e.count(`SELECT count(*) FROM events`) + e.count(`SELECT count(*) FROM external_refs`); n != 3 {
 		t.Fatalf("rejected bodies left rows: %d rows in orders+events+external_refs, want 3", n)
 	}
+	// The limits themselves are allowed.
+	e.post("/integrations/v1/orders", k, `{"external_id":"max","lines":`+lines(500)+`,"client":{"external_id":"c-max","tags":`+tags(100)+`}}`).
+		want(t, http.StatusCreated, "")
 }
 
 func TestPathIDsThatAreNotUUIDsAre404(t *testing.T) {

@@ -122,7 +122,7 @@ func TestOperatorOrderCreateRefusals(t *testing.T) {
 		{org + "/orders", e.owner, `{"store_id": "` + store + `", "lines": [{"quantity": 1}], "payment": {"paid_at": "soon"}}`, 422, "validation_failed", "payment.paid_at"},
 		{org + "/orders", e.owner, `{"store_id": "` + store + `", "lines": [{"quantity": 1}], "client": {"email": "nope"}}`, 422, "validation_failed", "client.email"},
 		{org + "/orders", e.owner, `{"store_id": "` + store + `", "lines": [{"quantity": 1}], "client": {"tags": [` +
-			strings.TrimSuffix(strings.Repeat(`"t",`, 51), ",") + `]}}`, 422, "validation_failed", "client.tags"},
+			strings.TrimSuffix(strings.Repeat(`"t",`, 101), ",") + `]}}`, 422, "validation_failed", "client.tags"},
 	}
 	before := e.rowCounts()
 	for _, c := range cases {

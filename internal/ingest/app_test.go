@@ -409,7 +409,7 @@ func TestClientRefusalsChangeNothing(t *testing.T) {
 		{c.ID, e.member, long("phone", 201), problem.Invalid, "phone"},
 		{c.ID, e.member, long("display_name", 201), problem.Invalid, "display_name"},
 		{c.ID, e.member, `{"tags": ["` + strings.Repeat("t", 101) + `"]}`, problem.Invalid, "tags[0]"},
-		{c.ID, e.member, `{"tags": [` + strings.TrimSuffix(strings.Repeat(`"t",`, 51), ",") + `]}`, problem.Invalid, "tags"},
+		{c.ID, e.member, `{"tags": [` + strings.TrimSuffix(strings.Repeat(`"t",`, 101), ",") + `]}`, problem.Invalid, "tags"},
 		{c.ID, e.member, `{"billing_address": {"city": "` + strings.Repeat("c", 201) + `"}}`, problem.Invalid, "billing_address.city"},
 	}
 	for _, ed := range edits {

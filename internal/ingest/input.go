@@ -197,6 +197,9 @@ func (o *Order) normalize(storeCurrency string, requireExternalID bool) (totals,
 	if len(o.Lines) == 0 {
 		return totals{}, problem.Fail(ErrLinesRequired, "lines is required and must not be empty")
 	}
+	if len(o.Lines) > MaxLines {
+		return totals{}, invalid("lines", "at most %d", MaxLines)
+	}
 	cur, err := normalizeCurrency(o.Currency, storeCurrency)
 	if err != nil {
 		return totals{}, err
@@ -306,16 +309,26 @@ func (c *Client) normalize(path string, requireExternalID bool) error {
 	if c.ClientType != nil && !slices.Contains(clientTypes, *c.ClientType) {
 		return invalid(join(path, "client_type"), "must be one of %s", strings.Join(clientTypes, ", "))
 	}
+	if len(c.Tags) > MaxTags {
+		return invalid(join(path, "tags"), "at most %d", MaxTags)
+	}
 	return nil
 }
 
-// Limits of the client fields an operator writes (the Integration API keeps accepting what it
+// Limits of the client fields an operator writes (the Integration API keeps accepting the lengths it
 // always did). Lengths count characters.
 const (
 	maxEmailLen = 320 // RFC 3696's longest address
 	maxNameLen  = 200 // names, display name, phone, each address field
-	maxTags     = 50
 	maxTagLen   = 100
+)
+
+// Limits of every write, whoever makes it: what one order or client may hold, so that no row of one
+// tenant's makes every page of orders or clients enormous in the process all tenants share
+// (docs/integration-api.md).
+const (
+	MaxLines = 500
+	MaxTags  = 100
 )
 
 // checkLimits refuses an over-long field of a client an operator writes, naming it.
@@ -337,9 +350,6 @@ func (c *Client) checkLimits(path string) error {
 		if t.v != nil && utf8.RuneCountInString(*t.v) > maxNameLen {
 			return invalid(join(path, t.field), "must be at most %d characters", maxNameLen)
 		}
-	}
-	if len(c.Tags) > maxTags {
-		return invalid(join(path, "tags"), "must hold at most %d tags", maxTags)
 	}
 	for i, tag := range c.Tags {
 		if utf8.RuneCountInString(tag) > maxTagLen {
