@@ -47,12 +47,16 @@ func (s *server) readAuth(scope string) gin.HandlerFunc {
 			fail(c, err)
 			return
 		}
+		if !s.admitAuth(c) {
+			return
+		}
 		now := s.Now()
 		k, err := s.ReadKeys.AuthenticateRead(c.Request.Context(), token, now)
 		if errors.Is(err, apikeys.ErrInvalidAPIKey) {
 			err = wrongKind(err, token, apikeys.ReadKeyPrefix)
 		}
 		if err != nil {
+			s.authFailed(c, err)
 			fail(c, err)
 			return
 		}
@@ -74,6 +78,33 @@ func (s *server) readAuth(scope string) gin.HandlerFunc {
 		c.Next()
 	}
 }
+
+// failedAuthsPerMinute is how many refused credentials one client address may send a minute, to each
+// instance, before the instance refuses its requests unread. Every API checks it before a lookup, so
+// a flood of made-up keys, each new one a database turn (the key cache remembers those it has seen),
+// cannot queue other tenants' requests at the database.
+const failedAuthsPerMinute = 60
+
+// admitAuth answers 429 rate_limited, with Retry-After, to an address over failedAuthsPerMinute,
+// before its credential is looked up, and reports whether the request may go on.
+func (s *server) admitAuth(c *gin.Context) bool {
+	if s.limiter.Exhausted(authFailures(c), failedAuthsPerMinute) {
+		fail(c, problem.Fail(ratelimit.ErrExceeded, "too many refused credentials from this address; retry after 60 seconds"))
+		return false
+	}
+	return true
+}
+
+// authFailed counts a refused credential against the client's address; a lookup that failed for
+// another reason (the database unavailable) is not the client's.
+func (s *server) authFailed(c *gin.Context, err error) {
+	if errors.Is(err, problem.Unauthorized) {
+		s.limiter.Allow(authFailures(c), failedAuthsPerMinute)
+	}
+}
+
+// authFailures is the limiter's key of the client address's refused credentials.
+func authFailures(c *gin.Context) string { return "auth-failures:" + c.ClientIP() }
 
 // readRateLimit is the Read API's per-key, per-instance budget per minute.
 const readRateLimit = 600

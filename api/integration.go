@@ -117,12 +117,16 @@ func (s *server) intAuth(c *gin.Context) {
 		fail(c, err)
 		return
 	}
+	if !s.admitAuth(c) {
+		return
+	}
 	now := s.Now()
 	k, err := s.Gate.AuthenticateIntegration(c.Request.Context(), token, now)
 	if errors.Is(err, apikeys.ErrInvalidAPIKey) {
 		err = wrongKind(err, token, apikeys.IntegrationKeyPrefix)
 	}
 	if err != nil {
+		s.authFailed(c, err)
 		fail(c, err)
 		return
 	}

@@ -71,11 +71,15 @@ func (s *server) operatorAuth(c *gin.Context) {
 		fail(c, err)
 		return
 	}
+	if !s.admitAuth(c) {
+		return
+	}
 	u, err := s.Operators.UserByToken(c.Request.Context(), token)
 	if errors.Is(err, workspace.ErrInvalidOperatorToken) {
 		err = wrongKind(err, token, workspace.OperatorTokenPrefix)
 	}
 	if err != nil {
+		s.authFailed(c, err)
 		fail(c, err)
 		return
 	}

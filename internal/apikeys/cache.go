@@ -3,6 +3,7 @@ package apikeys
 import (
 	"context"
 	"encoding/hex"
+	"errors"
 	"sync"
 	"time"
 
@@ -29,8 +30,19 @@ type Cache struct {
 	live    bool              // the listener is listening; otherwise the cache is bypassed
 	gen     uint64            // bumped by every invalidation
 	entries map[string]cached // by hex of the key hash, as notifications name it
-	now     func() time.Time  // the process clock, for the TTL (requests bring their own for expiry)
+	// unknown are the hashes no key had when looked up, and when: a flood of made-up keys costs one
+	// database turn for each new one, not one for each request. A key minted with such a hash is
+	// announced like any change (its insert notifies), which forgets the hash at once.
+	unknown map[string]time.Time
+	now     func() time.Time // the process clock, for the TTL (requests bring their own for expiry)
 }
+
+// UnknownTTL is how long a hash no key had is answered as unknown from memory.
+const UnknownTTL = time.Minute
+
+// maxUnknown bounds the unknown hashes kept: past it they are all forgotten, so a flood of ever new
+// made-up keys costs memory for at most this many.
+const maxUnknown = 10_000
 
 type cached struct {
 	key any // *ReadKey or *IntegrationKey; the prefixes keep their hashes apart
@@ -39,7 +51,7 @@ type cached struct {
 
 // NewCache returns an empty cache that is bypassed until Listen is listening.
 func NewCache() *Cache {
-	return &Cache{entries: map[string]cached{}, now: time.Now}
+	return &Cache{entries: map[string]cached{}, unknown: map[string]time.Time{}, now: time.Now}
 }
 
 // get returns the entry for hash when the cache is live and the entry is fresh.
@@ -58,6 +70,32 @@ func (c *Cache) get(hash string) (any, bool) {
 	}
 	metrics.KeyCacheLookup(metrics.KeyCacheHit)
 	return e.key, true
+}
+
+// knownUnknown reports whether hash was looked up and found to be no key within UnknownTTL.
+func (c *Cache) knownUnknown(hash string) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	at, ok := c.unknown[hash]
+	if !c.live || !ok || c.now().Sub(at) >= UnknownTTL {
+		delete(c.unknown, hash)
+		return false
+	}
+	metrics.KeyCacheLookup(metrics.KeyCacheUnknown)
+	return true
+}
+
+// putUnknown remembers that hash names no key, unless an invalidation came since begin returned gen.
+func (c *Cache) putUnknown(hash string, gen uint64) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if !c.live || c.gen != gen {
+		return
+	}
+	if len(c.unknown) >= maxUnknown {
+		clear(c.unknown)
+	}
+	c.unknown[hash] = c.now()
 }
 
 // begin is taken before a database lookup: the generation to hand to put, and whether a result may
@@ -83,6 +121,7 @@ func (c *Cache) drop(hash string) {
 	defer c.mu.Unlock()
 	c.gen++
 	delete(c.entries, hash)
+	delete(c.unknown, hash)
 }
 
 // setLive clears every entry and says whether the cache may be trusted from now on: true once the
@@ -94,6 +133,7 @@ func (c *Cache) setLive(live bool) {
 	c.gen++
 	c.live = live
 	clear(c.entries)
+	clear(c.unknown)
 }
 
 // Live reports whether the cache is being used: its listener is listening.
@@ -103,12 +143,15 @@ func (c *Cache) Live() bool {
 	return c.live
 }
 
-// lookup serves hash from the cache when it holds a key still usable at now, else asks load and
-// keeps what it finds. fresh reports whether a kept key is still usable at the request's now (its
+// lookup serves hash from the cache when it holds a key still usable at now, or answers
+// ErrInvalidAPIKey when it remembers that no key has it, else asks load and keeps what it finds. fresh reports whether a kept key is still usable at the request's now (its
 // expiry passes while it is cached); copy gives each caller its own value.
 func lookup[K any](ctx context.Context, c *Cache, token string, now time.Time,
 	fresh func(*K, time.Time) bool, load func(context.Context, string, time.Time) (*K, error)) (*K, error) {
 	hash := hex.EncodeToString(secrets.HashAPIKey(token))
+	if c.knownUnknown(hash) {
+		return nil, ErrInvalidAPIKey
+	}
 	if v, ok := c.get(hash); ok {
 		if k := v.(*K); fresh(k, now) {
 			cp := *k
@@ -117,9 +160,13 @@ func lookup[K any](ctx context.Context, c *Cache, token string, now time.Time,
 	}
 	gen, keep := c.begin()
 	k, err := load(ctx, token, now)
-	if err == nil && keep {
+	switch {
+	case !keep:
+	case err == nil:
 		cp := *k
 		c.put(hash, gen, &cp)
+	case errors.Is(err, ErrInvalidAPIKey):
+		c.putUnknown(hash, gen)
 	}
 	return k, err
 }

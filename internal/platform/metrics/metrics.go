@@ -41,7 +41,7 @@ var (
 
 	keyCache = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "wds_key_cache_lookups_total",
-		Help: "API key authentications by how the key cache served them: hit (no database round trip), miss (looked up and kept), bypass (looked up because the key change listener is not listening).",
+		Help: "API key authentications by how the key cache served them: hit (no database round trip), miss (looked up and kept), bypass (looked up because the key change listener is not listening), unknown (refused from memory: no key had it a moment ago).",
 	}, []string{"result"})
 
 	deliveries = prometheus.NewCounterVec(prometheus.CounterOpts{
@@ -123,6 +123,9 @@ const (
 	KeyCacheHit    = "hit"
 	KeyCacheMiss   = "miss"
 	KeyCacheBypass = "bypass"
+	// KeyCacheUnknown is a token answered invalid from memory: looked up within a minute and found
+	// to be no key.
+	KeyCacheUnknown = "unknown"
 )
 
 // KeyCacheLookup counts one authentication by how the key cache served it.
