@@ -26,12 +26,13 @@ import (
 	"wds/internal/events"
 	"wds/internal/outbox"
 	"wds/internal/platform/database"
+	"wds/internal/platform/paging"
 	"wds/internal/platform/problem"
 )
 
-// MaxPage bounds a page's rows by size: a page ends before the row that would take it past 4 MB of
-// JSON (its first row is always returned, whatever its size).
-const MaxPage = 4_000_000
+// MaxPage bounds a page's rows by size, as every list's (paging.MaxPageBytes): a page ends before the
+// row that would take it past 4 MB of JSON (its first row is always returned, whatever its size).
+const MaxPage = paging.MaxPageBytes
 
 // summarySize is what a summarized row (outbox.Summary) counts for against MaxPage: more than any
 // summary takes.

@@ -74,6 +74,13 @@ func NewPage[T any](rows []T, limit int, key func(T) (time.Time, uuid.UUID)) Pag
 	return p
 }
 
+// CutPage is a page whose rows ended before its limit because the next row would have taken it past
+// paging.MaxPageBytes: more rows follow, from the cursor of its last row.
+func CutPage[T any](rows []T, key func(T) (time.Time, uuid.UUID)) Page[T] {
+	at, id := key(rows[len(rows)-1])
+	return Page[T]{Rows: rows, NextCursor: &paging.Cursor{At: at, ID: id}}
+}
+
 // one loads a single row by id within scope, or problem.NotFound.
 func one[T any](ctx context.Context, db *gorm.DB, what, query string, args ...any) (*T, error) {
 	var rows []T

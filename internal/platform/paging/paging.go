@@ -24,6 +24,11 @@ type Cursor struct {
 	ID uuid.UUID `json:"id"`
 }
 
+// MaxPageBytes bounds every list page by size as well as by limit: a page ends before the row that
+// would take its JSON past 4 MB, with the cursor of its last row, and always holds at least one row.
+// So no tenant's fat rows make a page, and the memory the shared process spends on it, enormous.
+const MaxPageBytes = 4_000_000
+
 // CursorTimeLayout keeps PostgreSQL's full microsecond precision so re-paging never skips or repeats
 // rows that share a second.
 const CursorTimeLayout = "2006-01-02T15:04:05.000000Z07:00"
