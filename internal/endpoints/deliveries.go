@@ -61,10 +61,10 @@ func (s *Service) ListDeliveries(ctx context.Context, q DeliveriesQuery) (*Deliv
 	if err := tx.Order("t.attempted_at DESC, t.id DESC").Limit(q.Limit + 1).Find(&rows).Error; err != nil {
 		return nil, fmt.Errorf("list deliveries: %w", err)
 	}
-	p := &DeliveriesPage{Rows: rows}
-	if len(rows) > q.Limit {
-		p.Rows = rows[:q.Limit]
-		last := p.Rows[q.Limit-1]
+	n, more := paging.Fit(rows, q.Limit)
+	p := &DeliveriesPage{Rows: rows[:n]}
+	if more {
+		last := p.Rows[n-1]
 		p.NextCursor = &paging.Cursor{At: last.AttemptedAt, ID: last.ID}
 	}
 	return p, nil

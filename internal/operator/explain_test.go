@@ -1,6 +1,8 @@
 package operator
 
 import (
+	"context"
+	"encoding/json"
 	"strings"
 	"testing"
 	"time"
@@ -10,6 +12,7 @@ import (
 
 	"wds/internal/dev/pgtest"
 	"wds/internal/platform/paging"
+	"wds/models"
 )
 
 func TestMain(m *testing.M) { pgtest.Main(m) }
@@ -61,5 +64,26 @@ func TestOrgDeliveryPagesAreIndexScans(t *testing.T) {
 				t.Errorf("%s (cursor %v): not a keyset index scan:\n%s", name, c != nil, plan)
 			}
 		}
+	}
+}
+
+// A page of the org's delivery log ends before the attempt that would take it past 4 MB of JSON
+// (receivers' answers are kept up to 64 KiB each), with the cursor of its last row.
+func TestOrgDeliveryPagesAreBoundedBySize(t *testing.T) {
+	db := pgtest.New(t)
+	orgs := seedDeliveries(t, db, 200)
+	if err := db.Exec(`UPDATE webhook_deliveries SET response_excerpt = repeat('x', 65536)`).Error; err != nil {
+		t.Fatal(err)
+	}
+	where, args := deliveryPredicates(orgs[0], DeliveryFilter{})
+	p, err := list(context.Background(), db, Query{OrgID: orgs[0], Limit: 100}, deliveriesSelect, "attempted_at", where, args,
+		func(d models.Delivery) (time.Time, uuid.UUID) { return d.AttemptedAt, d.ID })
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := json.Marshal(p)
+	if len(p.Rows) == 0 || len(p.Rows) >= 100 || len(body) > paging.MaxPageBytes || p.NextCursor == nil {
+		t.Fatalf("a page of %d rows, %d bytes, next %v: want fewer than 100 rows within %d bytes and a cursor",
+			len(p.Rows), len(body), p.NextCursor, paging.MaxPageBytes)
 	}
 }

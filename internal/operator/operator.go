@@ -53,10 +53,10 @@ func list[T any](ctx context.Context, db *gorm.DB, q Query, sel, atCol string, w
 	if err := db.WithContext(ctx).Raw(sql, args...).Find(&rows).Error; err != nil {
 		return Page[T]{}, fmt.Errorf("list: %w", err)
 	}
-	p := Page[T]{Rows: rows}
-	if len(rows) > q.Limit {
-		p.Rows = rows[:q.Limit]
-		at, id := key(p.Rows[q.Limit-1])
+	n, more := paging.Fit(rows, q.Limit)
+	p := Page[T]{Rows: rows[:n]}
+	if more {
+		at, id := key(p.Rows[n-1])
 		p.NextCursor = &paging.Cursor{At: at, ID: id}
 	}
 	return p, nil

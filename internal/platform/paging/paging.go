@@ -4,6 +4,7 @@
 package paging
 
 import (
+	"encoding/json"
 	"time"
 
 	"github.com/google/uuid"
@@ -85,4 +86,23 @@ func ClampLimit(n int, given bool) (int, error) {
 		return MaxLimit, nil
 	}
 	return n, nil
+}
+
+// Fit is how many of rows (a page's rows as loaded: up to limit, and one more when more follow) the
+// page holds: at most limit, and no more than fit in MaxPageBytes of JSON, one always. more is true
+// when rows follow the page's last one. It encodes each row to measure it, so it is for pages whose
+// rows are not already measured.
+func Fit[T any](rows []T, limit int) (n int, more bool) {
+	size := 0
+	for n < len(rows) && n < limit {
+		b, err := json.Marshal(rows[n])
+		if err == nil {
+			size += len(b) + 1
+		}
+		if n > 0 && size > MaxPageBytes {
+			return n, true
+		}
+		n++
+	}
+	return n, len(rows) > n
 }

@@ -2,6 +2,7 @@ package paging
 
 import (
 	"errors"
+	"strings"
 	"testing"
 	"time"
 
@@ -84,4 +85,26 @@ func FuzzParseCursor(f *testing.F) {
 			}
 		}
 	})
+}
+
+func TestFitEndsAPageBeforeTheRowThatWouldPassItsSize(t *testing.T) {
+	row := func(n int) string { return strings.Repeat("x", n) }
+	big := MaxPageBytes / 3
+	for _, c := range []struct {
+		name  string
+		rows  []string
+		limit int
+		n     int
+		more  bool
+	}{
+		{"small rows, one more than the limit", []string{"a", "b", "c"}, 2, 2, true},
+		{"small rows, the last page", []string{"a", "b"}, 2, 2, false},
+		{"three fit, the fourth would pass", []string{row(big), row(big), row(big - 100), row(big)}, 10, 3, true},
+		{"a first row over the bound is still a page", []string{row(MaxPageBytes + 1), "b"}, 10, 1, true},
+		{"empty", nil, 10, 0, false},
+	} {
+		if n, more := Fit(c.rows, c.limit); n != c.n || more != c.more {
+			t.Errorf("%s: Fit = %d %v, want %d %v", c.name, n, more, c.n, c.more)
+		}
+	}
 }
