@@ -2,6 +2,7 @@ package deploy_test
 
 import (
 	"encoding/json"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -99,8 +100,8 @@ func TestDockerfileBuildsStaticBinaryIntoSmallNonRootImage(t *testing.T) {
 	exposed := strings.Fields(strings.Join(final.instr("EXPOSE"), " "))
 	for _, field := range []string{"HTTPAddr", "MetricsAddr"} {
 		f, _ := ct.FieldByName(field)
-		port := strings.TrimPrefix(f.Tag.Get("envDefault"), ":")
-		if !slices.Contains(exposed, port) {
+		_, port, err := net.SplitHostPort(f.Tag.Get("envDefault"))
+		if err != nil || !slices.Contains(exposed, port) {
 			t.Errorf("EXPOSE %v lacks %s's default port %s", exposed, f.Tag.Get("env"), port)
 		}
 	}
