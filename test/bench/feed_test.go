@@ -1,11 +1,59 @@
 package bench
 
 import (
+	"context"
+	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/google/uuid"
 )
+
+// TestFeedSmoke runs the event feed line on a small history (3,000 events): both consumers and
+// both pgbench scripts must have run without errors, and the lag's consumer must have seen every
+// event the creates wrote, once. The ratios and the lag are for `make bench` to judge on a quiet
+// machine, not for a test on a shared one.
+func TestFeedSmoke(t *testing.T) {
+	o := Smoke()
+	o.Log, o.Parts = t.Output(), []string{"feed"}
+	res, err := Run(context.Background(), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := res.Feed
+	if f == nil {
+		t.Fatal("no feed results")
+	}
+	for name, m := range map[string]Measure{"wds": f.WDS, "pgbench": f.PGBench, "poll wds": f.PollWDS, "poll pgbench": f.PollPGBench} {
+		if m.Ops == 0 || m.Errors != 0 || m.P50Ms <= 0 || m.P99Ms < m.P50Ms {
+			t.Errorf("%s: %+v", name, m)
+		}
+	}
+	if f.ThroughputRatio <= 0 || f.PollRatio <= 0 || cpuTotal(f.CPUPerPage) <= 0 || cpuTotal(f.CPUPerPgbenchTx) <= 0 {
+		t.Errorf("ratios %v / %v, CPU %v / %v", f.ThroughputRatio, f.PollRatio, f.CPUPerPage, f.CPUPerPgbenchTx)
+	}
+	for _, want := range []string{"pg_snapshot_xmin", ":xact_id", ":created_at", ":id", `\gset`, `\aset`} {
+		if !strings.Contains(f.Script, want) {
+			t.Errorf("walk script lacks %q:\n%s", want, f.Script)
+		}
+	}
+	if l := f.Lag; l.Creates == 0 || l.CreateErrors != 0 || l.Events < l.Creates || l.Seen != l.Events || l.Duplicates != 0 || l.P50Ms <= 0 {
+		t.Errorf("lag: %+v", l)
+	}
+	path := filepath.Join(t.TempDir(), "r.json")
+	if err := Save(path, res); err != nil {
+		t.Fatal(err)
+	}
+	loaded, err := LoadResults(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if md := resultsMarkdown(loaded, ""); !strings.Contains(md, "The event feed lines: run of") ||
+		!strings.Contains(md, "Feed lag from an event's commit") || !strings.Contains(md, "Feed: one page following next via pgbench") {
+		t.Errorf("rendered results lack the feed lines:\n%s", md)
+	}
+}
 
 // TestFeedPgbenchPage: every placeholder of the captured page becomes a pgbench variable, $10 and
 // up included, the position's three by the names given in every branch, the rest constants.
