@@ -33,6 +33,7 @@ import (
 type Options struct {
 	Mode         string        // "full" or "smoke", recorded in the results
 	Orders       int           // orders in the read benchmark's org
+	FeedEvents   int           // events in the feed line's history
 	Clients      int           // concurrency of the main measurements
 	Duration     time.Duration // length of each main measurement, per side
 	Rounds       int           // the main measurements alternate service and baseline in this many rounds
@@ -70,7 +71,7 @@ type Options struct {
 
 // Full is the measurement the issue asks for.
 func Full() Options {
-	return Options{Mode: "full", Orders: 1_000_000, Clients: 16, Duration: 20 * time.Second, Rounds: 4, Warmup: 5 * time.Second,
+	return Options{Mode: "full", Orders: 1_000_000, FeedEvents: 1_000_000, Clients: 16, Duration: 20 * time.Second, Rounds: 4, Warmup: 5 * time.Second,
 		PageCompare: 6 * time.Second, CurveClients: []int{1, 2, 4, 8, 16}, CurveStep: 5 * time.Second, Walk: 20,
 		ReadKeys: 1000, TPCBScale: 16, RateStart: 5, RateMax: 2000, RateStep: 8 * time.Second,
 		ScaleEvents: 1000, ScaleRounds: 3, BacklogEvents: 20_000, WaitingChains: 10_000, WaitingLadder: "10m",
@@ -82,7 +83,7 @@ func Full() Options {
 
 // Smoke is a few seconds on tiny data: it proves the whole program still runs, not how fast.
 func Smoke() Options {
-	return Options{Mode: "smoke", Orders: 2000, Clients: 4, Duration: 2 * time.Second, Rounds: 2, Warmup: 500 * time.Millisecond,
+	return Options{Mode: "smoke", Orders: 2000, FeedEvents: 3000, Clients: 4, Duration: 2 * time.Second, Rounds: 2, Warmup: 500 * time.Millisecond,
 		PageCompare: 500 * time.Millisecond, CurveClients: []int{1, 4}, CurveStep: time.Second, Walk: 5,
 		ReadKeys: 100, TPCBScale: 1, RateStart: 5, RateMax: 8, RateStep: time.Second,
 		ScaleEvents: 10, ScaleRounds: 1, BacklogEvents: 20, WaitingChains: 10, WaitingLadder: "3s",
@@ -92,11 +93,14 @@ func Smoke() Options {
 			CreateRate: 5, ReadRate: 10}}
 }
 
-// Parts are the parts of a run, each a group of lines of the table: read, ingest, webhooks (the
-// ladders), noisy (one org's outage beside another's traffic), scale (delivery only, recovery, backlog
-// drains, waiting chains, a retry's cost). delivery is the scale
-// part's delivery-only line alone, a short measurement printed and not saved (PrintDelivery).
-func Parts() []string { return []string{"read", "ingest", "webhooks", "noisy", "scale", "delivery"} }
+// Parts are the parts of a run, each a group of lines of the table: read, ingest, feed (the event
+// feed's pages and its lag), webhooks (the ladders), noisy (one org's outage beside another's
+// traffic), scale (delivery only, recovery, backlog drains, waiting chains, a retry's cost).
+// delivery is the scale part's delivery-only line alone, a short measurement printed and not saved
+// (PrintDelivery).
+func Parts() []string {
+	return []string{"read", "ingest", "feed", "webhooks", "noisy", "scale", "delivery"}
+}
 
 // runs reports whether the run includes part.
 func (o Options) runs(part string) bool { return len(o.Parts) == 0 || slices.Contains(o.Parts, part) }
@@ -112,6 +116,7 @@ type Results struct {
 	Load       LoadResult     `json:"load"`
 	Read       *ReadResult    `json:"read"`
 	Ingest     *IngestResult  `json:"ingest"`
+	Feed       *FeedResult    `json:"feed"`
 	Webhooks   *WebhookResult `json:"webhooks"`
 	Scale      *ScaleResult   `json:"delivery_scale"`
 	Noisy      *NoisyResult   `json:"noisy_neighbour"`
@@ -212,6 +217,11 @@ func (e *env) runParts(ctx context.Context, o Options, s *stack, res *Results) e
 	}
 	if o.runs("ingest") {
 		if res.Ingest, err = e.ingestPhase(ctx, o, s); err != nil {
+			return err
+		}
+	}
+	if o.runs("feed") {
+		if res.Feed, err = e.feedPhase(ctx, o, s); err != nil {
 			return err
 		}
 	}

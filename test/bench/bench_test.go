@@ -16,7 +16,8 @@ import (
 func TestSmoke(t *testing.T) {
 	o := Smoke()
 	o.Log = t.Output()
-	o.Parts = slices.DeleteFunc(Parts(), func(p string) bool { return p == "noisy" }) // TestNoisySmoke runs it
+	// TestNoisySmoke and TestFeedSmoke run theirs.
+	o.Parts = slices.DeleteFunc(Parts(), func(p string) bool { return p == "noisy" || p == "feed" })
 	res, err := Run(context.Background(), o)
 	if err != nil {
 		t.Fatal(err)

@@ -48,6 +48,7 @@ func rows(res *Results) []row {
 		)
 	}
 	out = append(out, ingestRows(res.Ingest)...)
+	out = append(out, feedRows(res.Feed)...)
 	out = append(out, webhookRows(res.Webhooks)...)
 	out = append(out, scaleRows(res.Scale)...)
 	out = append(out, noisyRows(res.Noisy)...)
@@ -206,6 +207,8 @@ func Merge(into, from *Results, parts []string) {
 			into.Read, into.Load = from.Read, from.Load
 		case "ingest":
 			into.Ingest = from.Ingest
+		case "feed":
+			into.Feed = from.Feed
 		case "webhooks":
 			into.Webhooks = from.Webhooks
 		case "scale":
@@ -339,6 +342,7 @@ func resultsMarkdown(res *Results, chartRef string) string {
 		fmt.Fprintf(&b, "The %s: run of %s, load average %s at their start, %s at their end; "+
 			"code measured: %s.\n\n", lines, sc.StartedAt.Format("2006-01-02 15:04 MST"), sc.LoadStart, sc.LoadEnd, sc.Source)
 	}
+	feedHeader(&b, res.Feed)
 	noisyHeader(&b, res.Noisy)
 	b.WriteString("| measurement | wds | baseline (same run) | ratio | target | met |\n|---|---|---|---|---|---|\n")
 	for _, r := range rows(res) {
@@ -409,6 +413,10 @@ func cpuMarkdown(b *bytes.Buffer, res *Results) {
 	if r := res.Ingest; r != nil {
 		lines = append(lines, line{"Ingest: one order via wds", r.CPUPerOrder}, line{"Ingest baseline: one create replayed", r.CPUPerReplayTx},
 			line{"Ingest reference: one TPC-B transaction", r.CPUPerTPCBTx})
+	}
+	if r := res.Feed; r != nil {
+		lines = append(lines, line{"Feed: one page following next via wds", r.CPUPerPage},
+			line{"Feed: one page following next via pgbench", r.CPUPerPgbenchTx})
 	}
 	if r := res.Webhooks; r != nil {
 		if p, ok := lastSteady(r.WDSLadder); ok {

@@ -4,6 +4,7 @@
 //	wdsbench                 full run (a million orders, 16 clients, 20 s per measurement)
 //	wdsbench -smoke          a few seconds on tiny data
 //	wdsbench -only scale     only these parts' lines, merged into the saved results
+//	wdsbench -only feed -feed-events 100000 -duration 8s -results /tmp/feed.json -doc "" -chart ""   the feed line, short
 //	wdsbench -smoke -only delivery -scale-events 300 -scale-rounds 2   the delivery-only line, printed
 //	wdsbench -only delivery -temporal cluster -cluster-shards 8       the same on the cluster alone
 //	wdsbench -render-only    re-render the docs from the saved JSON
@@ -43,6 +44,7 @@ func run() error {
 	chart := flag.String("chart", "docs/benchmarks/read-latency.png", "chart of latency against load")
 	renderOnly := flag.Bool("render-only", false, "render -doc and -chart from -results without measuring")
 	orders := flag.Int("orders", 0, "orders to load (default: the mode's)")
+	feedEvents := flag.Int("feed-events", 0, "events in the feed line's history (default: the mode's)")
 	duration := flag.Duration("duration", 0, "length of each main measurement (default: the mode's)")
 	scaleEvents := flag.Int("scale-events", 0, "events a delivery-only round (default: the mode's)")
 	scaleRounds := flag.Int("scale-rounds", 0, "delivery-only rounds (default: the mode's)")
@@ -74,6 +76,9 @@ func run() error {
 	}
 	if *orders > 0 {
 		o.Orders = *orders
+	}
+	if *feedEvents > 0 {
+		o.FeedEvents = *feedEvents
 	}
 	if *duration > 0 {
 		o.Duration = *duration
