@@ -206,6 +206,9 @@ type Event struct {
 	// delivery log and the dispatches (migrations/00026_event_outcome.sql): never written here.
 	Outcome     string `gorm:"->"`
 	ChainsTotal int    `gorm:"->"`
+	// XactID is the transaction that wrote the event, the event feed's order (internal/feed): the
+	// column's default fills it, and it is never written here.
+	XactID string `gorm:"->"`
 }
 
 // Recovery statuses.
