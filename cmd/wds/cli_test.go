@@ -42,8 +42,10 @@ func TestEveryCommandExplainsItself(t *testing.T) {
 		{[]string{"worker", "-h"}, 0, "usage: wds worker"},
 		{[]string{"dev", "--help"}, 0, "usage: wds dev"},
 		{[]string{"migrate", "-h"}, 0, "usage: wds migrate up|status"},
-		{[]string{"serve", "now"}, 2, `unexpected argument "now"`},
-		{[]string{"nope"}, 2, `unknown command "nope"`},
+		{[]string{"serve", "now"}, 1, `unexpected argument "now"`},
+		{[]string{"nope"}, 1, `unknown command "nope"`},
+		{[]string{"lisen"}, 1, `unknown command "lisen"; did you mean: wds listen?`},
+		{[]string{"sevre"}, 1, `unknown command "sevre"; did you mean: wds serve?`},
 		{[]string{"-h"}, 0, "\n  listen     receive an org's webhooks"},
 		{[]string{"listen", "-h"}, 0, "usage: wds listen --org UUID --actor UUID"},
 		// flag stops at the first stray word; every flag after it would silently be dropped.

@@ -6,6 +6,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"os/signal"
 	"runtime"
@@ -71,7 +72,7 @@ var commands = map[string]func(ctx context.Context, args []string) error{
 func main() {
 	if len(os.Args) < 2 {
 		fmt.Fprint(os.Stderr, usage)
-		os.Exit(2)
+		os.Exit(1)
 	}
 	name, args := os.Args[1], os.Args[2:]
 	if isHelp(name) {
@@ -79,8 +80,8 @@ func main() {
 		return
 	}
 	if commands[name] == nil {
-		fmt.Fprintf(os.Stderr, "wds: unknown command %q\n\n%s", name, usage)
-		os.Exit(2)
+		fmt.Fprintf(os.Stderr, "wds: unknown command %q%s\n\n%s", name, suggestCommand(name), usage)
+		os.Exit(1)
 	}
 	if name != "admin" { // admin has flags of its own and prints its help command by command
 		if code, done := checkArgs(os.Stdout, os.Stderr, name, args); done {
@@ -100,7 +101,18 @@ func main() {
 	}
 }
 
-// checkArgs answers -h with the command's help (exit 0) and a stray argument with it too (exit 2);
+// suggestCommand is "; did you mean: wds listen?" for a mistyped command (lisen), or "" when no
+// command is near, by the same rule as wds admin's suggestions.
+func suggestCommand(name string) string {
+	best, d := nearest(name, slices.Sorted(maps.Keys(commands)))
+	if !closeEnough(name, d) {
+		return ""
+	}
+	return "; did you mean: wds " + best + "?"
+}
+
+// checkArgs answers -h with the command's help (exit 0) and a stray argument with it too (exit 1,
+// like every other mistake);
 // done is false when the command should run.
 func checkArgs(stdout, stderr io.Writer, name string, args []string) (code int, done bool) {
 	switch {
@@ -109,7 +121,7 @@ func checkArgs(stdout, stderr io.Writer, name string, args []string) (code int, 
 		return 0, true
 	case slices.Contains(noArgs, name) && len(args) > 0:
 		fmt.Fprintf(stderr, "wds %s: unexpected argument %q\n\n%s", name, args[0], commandHelp[name])
-		return 2, true
+		return 1, true
 	}
 	return 0, false
 }
