@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"slices"
 	"sort"
 	"strings"
 
@@ -84,14 +85,26 @@ func adminNouns() map[string][]string {
 	return nouns
 }
 
+// nounsWithVerb lists the nouns, sorted, that have the verb.
+func nounsWithVerb(nouns map[string][]string, verb string) []string {
+	var out []string
+	for n, verbs := range nouns {
+		if slices.Contains(verbs, verb) {
+			out = append(out, n)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
 // unknownAdminCommand answers a command line that names no command: the nearest commands, and the
 // usage of the nouns they belong to (or the list of nouns) rather than every command.
 func unknownAdminCommand(args []string) error {
-	given := strings.Join(args[:min(2, len(args))], " ")
 	noun, verb := args[0], ""
-	if len(args) > 1 {
+	if len(args) > 1 && !strings.HasPrefix(args[1], "-") { // a flag is not the verb
 		verb = args[1]
 	}
+	given := strings.TrimSpace(noun + " " + verb)
 	nouns := adminNouns()
 	var names []string
 	for n := range nouns {
@@ -107,6 +120,8 @@ func unknownAdminCommand(args []string) error {
 		candidates = []string{noun}
 	case adminCommands[verb+" "+noun].flags != nil:
 		candidates, noun, verb = []string{verb}, verb, noun
+	case verb == "" && len(nounsWithVerb(nouns, noun)) > 0: // the verb alone: resend for event resend
+		candidates, verb = nounsWithVerb(nouns, noun), noun
 	default:
 		for _, n := range names {
 			if len(noun) >= 3 && strings.Contains(n, noun) {

@@ -25,6 +25,8 @@ func TestMistakesSuggestTheNearestCommandOrFlag(t *testing.T) {
 		{[]string{"admin", "read-key", "revok"}, []string{"did you mean: wds admin read-key revoke"}, "org create"},
 		{[]string{"admin", "key", "create", "--org", "x"}, []string{"unknown command \\\"key create\\\"", "wds admin read-key create", "wds admin integration-key create"}, "org create --name"},
 		{[]string{"admin", "org"}, []string{"did you mean: wds admin org create"}, "product create"},
+		{[]string{"admin", "resend", "--id", "x"}, []string{`unknown command \"resend\"; did you mean: wds admin event resend?`,
+			"wds admin event resend --actor UUID"}, "org create"},
 		{[]string{"admin", "org", "create", "--nme", "x"}, []string{
 			`{"detail":"flag provided but not defined: --nme; did you mean --name?","error":"invalid_parameter"}`,
 			"usage: wds admin org create --name STRING"}, "product create"},
