@@ -31,6 +31,8 @@ import (
 func init() {
 	commands["listen"] = listenCmd
 	commandHelp["listen"] = `usage: wds listen --org UUID --actor UUID [--events t1,t2] [--forward-to URL] [--addr HOST:PORT]
+       wds listen --feed --key pck_live_... [--events t1,t2] [--store UUID] [--since TIME | --after NEXT]
+                  [--api URL] [--interval 1s]
 
 Like stripe listen, for wds: starts an HTTPS receiver on this laptop with a throwaway certificate from
 wds dev's local CA, registers it as an endpoint of the org on the wds dev database, and prints every
@@ -46,6 +48,20 @@ renewal. Run wds dev first.
   --events LIST       event types, comma separated (default: every type)
   --forward-to URL    a local app to forward each delivery to, e.g. http://localhost:3000/hooks
   --addr HOST:PORT    where to listen (default 127.0.0.1 on a free port)
+
+With --feed it registers nothing and needs no database: it reads the org's event feed
+(GET /v1/events) with a read key, prints every event in the feed's order, follows each page's next,
+and once caught up polls again every --interval. It works against any wds it can reach over HTTP,
+behind any firewall that lets the laptop out. Ctrl-C prints the iterator to resume from.
+
+  --feed              tail the event feed instead of receiving webhooks
+  --key KEY           a read key of the org, pck_live_... (required with --feed)
+  --events LIST       event types, comma separated (default: every type but webhook.test)
+  --store UUID        only the events of this store
+  --since TIME        start at this RFC 3339 time (default: the oldest event kept)
+  --after NEXT        resume from a page's next (as printed on Ctrl-C); wins over --since
+  --api URL           the API's base URL (default: http://localhost and WDS_HTTP_ADDR's port)
+  --interval DURATION how long to wait before polling again once caught up (default 1s)
 `
 }
 
@@ -63,6 +79,7 @@ func listenCmd(ctx context.Context, args []string) error {
 	org, actor := uuidFlag(fs, "org", "org id"), uuidFlag(fs, "actor", "acting user id")
 	types, forward := fs.String("events", "", "event types"), fs.String("forward-to", "", "local app URL")
 	addr := fs.String("addr", "127.0.0.1:0", "listen address")
+	feed := feedFlags(fs)
 	if err := fs.Parse(args); err != nil {
 		// An unknown flag also shows the usage, so the right spelling is on screen.
 		var usage func(io.Writer)
@@ -75,11 +92,17 @@ func listenCmd(ctx context.Context, args []string) error {
 	if fs.NArg() > 0 {
 		return fmt.Errorf("unexpected argument %q (flags after it would be ignored)", fs.Arg(0))
 	}
-	if err := missingRequired(fs); err != nil {
+	if err := onlyFlagsOf(fs, *feed.on); err != nil {
 		return err
 	}
 	cfg, err := config.Load()
 	if err != nil {
+		return err
+	}
+	if *feed.on {
+		return tailFeed(ctx, cfg, feed, splitList(*types))
+	}
+	if err := missingRequired(fs); err != nil {
 		return err
 	}
 	cert, err := localCert(cfg.DataDir)
