@@ -21,7 +21,8 @@ const usage = `usage: wds <command> [-h]
   worker     Temporal worker plus the outbox relay
   migrate    up | status
   admin ...  operator commands (wds admin help)
-  listen     receive an org's webhooks on this laptop, like stripe listen (wds listen -h)
+  listen     receive an org's webhooks on this laptop, like stripe listen, or tail its event
+             feed with --feed (wds listen -h)
   version    print the version
 
 Configuration comes from the environment (docs/configuration.md).
