@@ -124,6 +124,15 @@ func (c *Cache) drop(hash string) {
 	delete(c.unknown, hash)
 }
 
+// minted forgets that no key had hash: one was just inserted. The key cached under it, if a request
+// already found it, stays. Lookups in flight keep no "unknown" they saw before the insert.
+func (c *Cache) minted(hash string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.gen++
+	delete(c.unknown, hash)
+}
+
 // setLive clears every entry and says whether the cache may be trusted from now on: true once the
 // listener listens again (changes it missed are forgotten with the entries), false when it lost
 // its connection.

@@ -47,7 +47,7 @@ func mintReadKey(t *testing.T, db *gorm.DB, expires *time.Time) (*models.ReadKey
 	if err != nil {
 		t.Fatal(err)
 	}
-	owner, _, err := people.CreateUser(ctx, org.ID, "owner@cache.test", models.RoleOwner)
+	owner, _, err := people.CreateUser(ctx, org.ID, "owner-"+org.ID.String()+"@cache.test", models.RoleOwner)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -123,5 +123,41 @@ func TestCacheExpiryTTLAndBypass(t *testing.T) {
 	clock = clock.Add(CacheTTL)
 	if err := ask(time.Now()); err != nil || inner.count() != 5 {
 		t.Fatalf("after the TTL: %v, %d lookups; want a fresh lookup", err, inner.count())
+	}
+}
+
+// A new key's announcement ("new:" and its hash) forgets only that no key had the hash: the key a
+// request already cached stays served from memory (before, the announcement arriving after the
+// first request dropped it, and the next one missed), while a token refused just before the insert
+// is looked up again at once, and an "unknown" a lookup in flight saw before the insert is not kept.
+func TestANewKeysAnnouncementKeepsWhatIsCached(t *testing.T) {
+	db := pgtest.New(t)
+	_, plain := mintReadKey(t, db, nil)
+	c := NewCache()
+	c.setLive(true)
+	inner := &readLookup{db: db}
+	reads := c.Reads(inner)
+	ctx, now := context.Background(), time.Now()
+	hash := hex.EncodeToString(secrets.HashAPIKey(plain))
+	if _, err := reads.AuthenticateRead(ctx, plain, now); err != nil {
+		t.Fatal(err)
+	}
+	c.handle(insertPrefix + hash)
+	if _, err := reads.AuthenticateRead(ctx, plain, now); err != nil || inner.count() != 1 {
+		t.Fatalf("after its announcement the cached key was looked up again (%d lookups, %v)", inner.count(), err)
+	}
+
+	_, later := mintReadKey(t, db, nil)
+	laterHash := hex.EncodeToString(secrets.HashAPIKey(later))
+	c.putUnknown(laterHash, c.gen) // refused a moment before its insert committed
+	c.handle(insertPrefix + laterHash)
+	if _, err := reads.AuthenticateRead(ctx, later, now); err != nil {
+		t.Fatalf("a key announced as new is still refused from memory: %v", err)
+	}
+	gen, _ := c.begin()
+	c.handle(insertPrefix + "ab")
+	c.putUnknown("ab", gen)
+	if c.knownUnknown("ab") {
+		t.Fatal("an unknown a lookup saw before the insert was kept")
 	}
 }

@@ -32,6 +32,10 @@ const (
 // probePrefix starts a probe's payload; a key change's payload is the key's hash in hex.
 const probePrefix = "probe:"
 
+// insertPrefix marks a new key's announcement (migration 00032): a key cached under its hash is the
+// very key inserted, so only the memory that no key had the hash is forgotten.
+const insertPrefix = "new:"
+
 // errDeaf is a listener that did not hear its own probe.
 var errDeaf = errors.New("the listener did not hear a notification sent through the pool (is LISTEN behind a transaction-mode pooler? set WDS_LISTEN_DATABASE_URL)")
 
@@ -156,7 +160,11 @@ func (c *Cache) hear(ctx context.Context, conn *pgx.Conn, notify Notify) error {
 
 // handle acts on one notification: a key change drops the key; another instance's probe is nothing.
 func (c *Cache) handle(payload string) {
-	if !strings.HasPrefix(payload, probePrefix) {
+	switch {
+	case strings.HasPrefix(payload, probePrefix):
+	case strings.HasPrefix(payload, insertPrefix):
+		c.minted(strings.TrimPrefix(payload, insertPrefix))
+	default:
 		c.drop(payload)
 	}
 }
