@@ -72,13 +72,22 @@ type EndpointHealth struct {
 	Failed24h          int64      `json:"failed_24h" gorm:"column:failed_24h"`
 }
 
-// EndpointMinute counts an endpoint's attempts of one minute, for the health's 24-hour counts.
-// Kept by each attempt's write; the retention job deletes minutes older than a day.
+// EndpointMinute counts an endpoint's attempts of one minute, for the health's 24-hour counts and
+// the console's 7-day charts. Kept by each attempt's write (a drop of a waiting chain and a drop's
+// re-fire count in the minute of the dropped attempt); the retention job deletes minutes older than
+// 8 days.
 type EndpointMinute struct {
 	EndpointID uuid.UUID
+	OrgID      uuid.UUID
 	Minute     time.Time
 	Succeeded  int64
-	Failed     int64
+	// Failed counts every attempt that did not succeed, Dropped those of them that ended a chain.
+	Failed  int64
+	Dropped int64
+	// Refired counts the first attempts of re-fired and recovered chains; DroppedRefired the drops
+	// re-fired since (by hand or by a recovery).
+	Refired        int64
+	DroppedRefired int64
 }
 
 // TableName is the minutes table.

@@ -3,11 +3,13 @@ package worker
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	"gorm.io/gorm"
 
 	"wds/internal/endpoints"
+	"wds/models"
 )
 
 // MinRetention is the shortest retention Prune accepts: far longer than any chain's ladder (ten
@@ -34,25 +36,31 @@ type Pruned struct {
 func Prune(ctx context.Context, db *gorm.DB, cutoff time.Time, batch int) (Pruned, error) {
 	var p Pruned
 	steps := []struct {
-		n   *int64
-		sql string
+		n    *int64
+		sql  string
+		args []any
 	}{
+		// The log has no index on time alone (each filter's index leads with the org, migration
+		// 00033): each org's oldest rows of each status are one range of webhook_deliveries_org_status.
 		{&p.Deliveries, `DELETE FROM webhook_deliveries WHERE id IN (
-			SELECT id FROM webhook_deliveries WHERE attempted_at < ? ORDER BY attempted_at LIMIT ?)`},
+			SELECT d.id FROM orgs o CROSS JOIN unnest(CAST(? AS text[])) s(status) CROSS JOIN LATERAL (
+				SELECT x.id FROM webhook_deliveries x WHERE x.org_id = o.id AND x.status = s.status AND x.attempted_at < ?
+				ORDER BY x.attempted_at LIMIT ?) d
+			LIMIT ?)`, []any{recorded(), cutoff, batch, batch}},
 		{&p.Dispatches, `DELETE FROM webhook_dispatches WHERE id IN (
 			SELECT id FROM webhook_dispatches WHERE created_at < ? AND dispatched_at IS NOT NULL
-			ORDER BY created_at LIMIT ?)`},
+			ORDER BY created_at LIMIT ?)`, []any{cutoff, batch}},
 		{&p.Events, `WITH doomed AS (
 			SELECT e.id FROM events e WHERE e.created_at < ? AND e.dispatched_at IS NOT NULL
 				AND NOT EXISTS (SELECT 1 FROM webhook_deliveries d WHERE d.event_id = e.id)
 				AND NOT EXISTS (SELECT 1 FROM webhook_dispatches q WHERE q.event_id = e.id)
 			ORDER BY e.created_at LIMIT ? FOR UPDATE SKIP LOCKED),
 		counters AS (DELETE FROM webhook_refire_counters WHERE event_id IN (SELECT id FROM doomed))
-		DELETE FROM events WHERE id IN (SELECT id FROM doomed)`},
+		DELETE FROM events WHERE id IN (SELECT id FROM doomed)`, []any{cutoff, batch}},
 	}
 	for _, s := range steps {
 		for {
-			r := db.WithContext(ctx).Exec(s.sql, cutoff, batch)
+			r := db.WithContext(ctx).Exec(s.sql, s.args...)
 			if r.Error != nil {
 				return p, fmt.Errorf("prune: %w", r.Error)
 			}
@@ -78,4 +86,13 @@ func Prune(ctx context.Context, db *gorm.DB, cutoff time.Time, batch int) (Prune
 		return p, fmt.Errorf("prune: expire leased endpoints: %w", err)
 	}
 	return p, nil
+}
+
+// recorded is the statuses a delivery row holds, as a PostgreSQL array literal.
+func recorded() string {
+	out := make([]string, len(models.Recorded))
+	for i, st := range models.Recorded {
+		out[i] = string(st)
+	}
+	return "{" + strings.Join(out, ",") + "}"
 }

@@ -25,10 +25,14 @@ type services struct {
 func newServices(cfg *config.Config, db *gorm.DB, box *secrets.Box, starter *worker.Starter) *services {
 	domain := api.NewDomain(db, box, starter)
 	domain.Feed = feed.NewService(db, cfg.Retention)
+	// One org's list reads take turns, whether through a list or an endpoint's delivery log.
+	reads := endpoints.NewReadPacer(cfg.OperatorReadRate)
+	domain.Lists.Reads = reads
 	return &services{
 		Domain: domain,
 		webhooks: &endpoints.Service{DB: db, Box: box, AllowPrivate: cfg.WebhookAllowPrivate, Stopper: starter,
-			Dispatcher: starter, Recoveries: starter, Retention: cfg.Retention, Searches: endpoints.NewSearchPacer(cfg.SupportSearchRate)},
+			Dispatcher: starter, Recoveries: starter, Retention: cfg.Retention, Reads: reads,
+			Searches: endpoints.NewSearchPacer(cfg.SupportSearchRate)},
 		starter: starter,
 	}
 }

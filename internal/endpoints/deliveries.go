@@ -33,8 +33,8 @@ type DeliveriesPage struct {
 	NextCursor *paging.Cursor    `json:"next_cursor"`
 }
 
-// ListDeliveries pages through an endpoint's attempts by (attempted_at DESC, id DESC), the order of
-// the webhook_deliveries_keyset index. Deleted endpoints keep their log. An endpoint of an org the
+// ListDeliveries pages through an endpoint's attempts by (attempted_at DESC, id DESC) (LogPage).
+// Deleted endpoints keep their log. An endpoint of an org the
 // actor is not in is not found.
 func (s *Service) ListDeliveries(ctx context.Context, q DeliveriesQuery) (*DeliveriesPage, error) {
 	var ep models.Endpoint
@@ -50,24 +50,16 @@ func (s *Service) ListDeliveries(ctx context.Context, q DeliveriesQuery) (*Deliv
 			return nil, err
 		}
 	}
-	if q.Limit == 0 {
-		q.Limit = paging.DefaultLimit
+	done, err := s.Reads.Take(ctx, ep.OrgID.String(), ReadsPaced)
+	if err != nil {
+		return nil, err
 	}
-	tx := s.DB.WithContext(ctx).Table(DeliveryLogFrom).Select(DeliveryLogColumns).Where("t.endpoint_id = ?", q.EndpointID)
-	if q.Cursor != nil {
-		tx = tx.Where("(t.attempted_at, t.id) < (?, ?)", q.Cursor.At, q.Cursor.ID)
+	defer done()
+	rows, next, err := LogPage(ctx, s.DB, LogFilter{EndpointID: &q.EndpointID}, q.Limit, q.Cursor)
+	if err != nil {
+		return nil, err
 	}
-	rows := []models.Delivery{}
-	if err := tx.Order("t.attempted_at DESC, t.id DESC").Limit(q.Limit + 1).Find(&rows).Error; err != nil {
-		return nil, fmt.Errorf("list deliveries: %w", err)
-	}
-	n, more := paging.Fit(rows, q.Limit)
-	p := &DeliveriesPage{Rows: rows[:n]}
-	if more {
-		last := p.Rows[n-1]
-		p.NextCursor = &paging.Cursor{At: last.AttemptedAt, ID: last.ID}
-	}
-	return p, nil
+	return &DeliveriesPage{Rows: rows, NextCursor: next}, nil
 }
 
 // Refirable reports whether an operator may re-fire the attempt: a dropped one of a real event

@@ -54,6 +54,9 @@ type Service struct {
 	Recoveries RecoveryStarter
 	// Retention is WDS_RETENTION: a recovery cannot reach further back; 0 is no bound.
 	Retention time.Duration
+	// Reads paces each org's reads of endpoint delivery logs, in turns shared with the Operator API's
+	// lists (NewReadPacer, WDS_OPERATOR_READ_RATE); nil leaves them unpaced.
+	Reads *ratelimit.Pacer
 	// Searches paces each org's event searches (WDS_SUPPORT_SEARCH_RATE); nil leaves them unpaced
 	// (the one-operator CLI).
 	Searches *ratelimit.Pacer

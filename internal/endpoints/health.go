@@ -7,15 +7,17 @@ package endpoints
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/google/uuid"
 	"gorm.io/gorm"
 
 	"wds/models"
+	"wds/workflows/contract"
 )
 
 // recordAttemptSQL inserts an attempt's row once and, when it is new, keeps the endpoint's health
-// and the minute's counts in the same statement. A success moves last_success_at forward and ends
+// and the minute's counts (MinuteCounts) in the same statement. A success moves last_success_at forward and ends
 // the failure streak it follows; a failure after the last success (and the last enable) starts the
 // streak if none is running, and a drop counts one more dropped chain. Rows may be recorded out of
 // time order (attempts run concurrently), so each change compares times rather than assuming the
@@ -41,9 +43,11 @@ kept AS (
 			AND (i.status = @dropped OR w.failing_since IS NULL OR w.failing_since > i.attempted_at) END
 	RETURNING w.id),
 counted AS (
-	INSERT INTO webhook_endpoint_minutes AS m (endpoint_id, minute, succeeded, failed)
-	SELECT endpoint_id, date_trunc('minute', attempted_at), (status = @succeeded)::int, (status <> @succeeded)::int FROM ins
-	ON CONFLICT (endpoint_id, minute) DO UPDATE SET succeeded = m.succeeded + excluded.succeeded, failed = m.failed + excluded.failed
+	INSERT INTO webhook_endpoint_minutes AS m (endpoint_id, org_id, minute, succeeded, failed, dropped, refired)
+	SELECT endpoint_id, @org, date_trunc('minute', attempted_at), (status = @succeeded)::int, (status <> @succeeded)::int,
+		(status = @dropped)::int, CAST(CAST(@refired AS boolean) AS int) FROM ins
+	ON CONFLICT (endpoint_id, minute) DO UPDATE SET succeeded = m.succeeded + excluded.succeeded, failed = m.failed + excluded.failed,
+		dropped = m.dropped + excluded.dropped, refired = m.refired + excluded.refired
 	RETURNING 1)
 SELECT id FROM ins`
 
@@ -57,6 +61,7 @@ func RecordAttempt(ctx context.Context, db *gorm.DB, d *models.Delivery) (bool, 
 		"response_status": d.ResponseStatus, "excerpt": d.ResponseExcerpt, "error": d.Error,
 		"duration": d.DurationMS, "at": d.AttemptedAt, "next": d.NextAttemptAt,
 		"succeeded": models.StatusSucceeded, "dropped": models.StatusDropped,
+		"refired": d.Attempt == 1 && contract.RefiredChain(d.WorkflowID),
 	}).Scan(&inserted).Error
 	if err != nil {
 		return false, fmt.Errorf("record delivery: %w", err)
@@ -67,12 +72,16 @@ func RecordAttempt(ctx context.Context, db *gorm.DB, d *models.Delivery) (bool, 
 // countDroppedSQL is the part of a statement that drops waiting chains (the CTE dropped, returning
 // endpoint_id and attempted_at of each dropped row) which counts them into their endpoints' health:
 // a chain whose failed attempt followed the last success and the last enable is one more in the
-// streak.
+// streak. Each row, already counted as failed in its minute, is counted as dropped there too.
 const countDroppedSQL = `kept AS (
 	UPDATE webhook_endpoints w SET consecutive_dropped = w.consecutive_dropped + c.n
 	FROM (SELECT d.endpoint_id, count(*) AS n FROM dropped d JOIN webhook_endpoints e ON e.id = d.endpoint_id
 		WHERE d.attempted_at > greatest(e.last_success_at, e.health_reset_at, '-infinity') GROUP BY d.endpoint_id) c
-	WHERE w.id = c.endpoint_id RETURNING 1)`
+	WHERE w.id = c.endpoint_id RETURNING 1),
+minutes AS (
+	UPDATE webhook_endpoint_minutes m SET dropped = m.dropped + c.n
+	FROM (SELECT endpoint_id, date_trunc('minute', attempted_at) AS minute, count(*) AS n FROM dropped GROUP BY 1, 2) c
+	WHERE m.endpoint_id = c.endpoint_id AND m.minute = c.minute RETURNING 1)`
 
 // resetHealthSQL is what enabling sets: the failures before it no longer count.
 const resetHealthSQL = `failing_since = NULL, consecutive_dropped = 0, health_reset_at = clock_timestamp()`
@@ -114,9 +123,13 @@ func withHealth(ctx context.Context, db *gorm.DB, eps ...*models.Endpoint) error
 	return nil
 }
 
-// PruneMinutes deletes the attempt counts of minutes the health no longer reads.
+// MinuteCounts is how long the minutes are kept: the health reads the last 24 hours of them, the
+// console's overview the last 7 days (from the start of the day 6 days ago, in UTC).
+const MinuteCounts = 8 * 24 * time.Hour
+
+// PruneMinutes deletes the attempt counts of minutes neither the health nor the overview reads.
 func PruneMinutes(ctx context.Context, db *gorm.DB) (int64, error) {
-	r := db.WithContext(ctx).Exec(`DELETE FROM webhook_endpoint_minutes WHERE minute < clock_timestamp() - interval '25 hours'`)
+	r := db.WithContext(ctx).Exec(`DELETE FROM webhook_endpoint_minutes WHERE minute < ?`, time.Now().Add(-MinuteCounts))
 	if r.Error != nil {
 		return 0, fmt.Errorf("prune endpoint minutes: %w", r.Error)
 	}

@@ -105,12 +105,14 @@ func TestEndpointHealthReadsNoDeliveryRows(t *testing.T) {
 	})
 }
 
-// PruneMinutes deletes the minutes the 24-hour counts no longer read and keeps the others.
-func TestPruneMinutesKeepsTheLastDay(t *testing.T) {
+// PruneMinutes deletes the minutes neither the 24-hour counts nor the overview's 7 days read, and
+// keeps the others; the health counts only the last day's.
+func TestPruneMinutesKeepsTheLastEightDays(t *testing.T) {
 	f := newFixture(t)
 	ep := f.Endpoint("https://127.0.0.1/hook")
 	f.DB.Exec(`INSERT INTO webhook_endpoint_minutes (endpoint_id, minute, failed) VALUES
-		(?, date_trunc('minute', now() - interval '26 hours'), 1), (?, date_trunc('minute', now() - interval '23 hours'), 1)`, ep.ID, ep.ID)
+		(?, date_trunc('minute', now() - interval '9 days'), 1), (?, date_trunc('minute', now() - interval '7 days'), 1),
+		(?, date_trunc('minute', now() - interval '23 hours'), 1)`, ep.ID, ep.ID, ep.ID)
 	if n, err := endpoints.PruneMinutes(f.Ctx, f.DB); n != 1 || err != nil {
 		t.Fatalf("pruned %d %v", n, err)
 	}

@@ -6,7 +6,6 @@ package endpoints
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -218,17 +217,7 @@ func NewSearchPacer(perSecond int) *ratelimit.Pacer {
 // their own turns, one search at a time, never the database turns and CPU another org's requests
 // need (docs/support.md).
 func (s *Service) paceSearch(ctx context.Context, orgID uuid.UUID) (done func(), err error) {
-	if s.Searches == nil {
-		return func() {}, nil
-	}
-	done, err = s.Searches.Wait(ctx, orgID.String())
-	if errors.Is(err, ratelimit.ErrExceeded) {
-		return nil, problem.Fail(ratelimit.ErrExceeded, "this org's event searches run one at a time at a set pace, and this one would wait more than %s for its turn; retry after 60 seconds", searchQueue)
-	}
-	if err != nil {
-		return nil, fmt.Errorf("wait for the org's turn at the event search: %w", err)
-	}
-	return done, nil
+	return s.Searches.Take(ctx, orgID.String(), "this org's event searches")
 }
 
 func validEventsQuery(q EventsQuery) error {

@@ -40,7 +40,7 @@ func (s *Service) ListReadKeys(ctx context.Context, q Query) (Page[ReadKey], err
 	if err := workspace.RequireRole(ctx, s.db, q.OrgID, q.ActorID, workspace.Anyone...); err != nil {
 		return Page[ReadKey]{}, err
 	}
-	return list(ctx, s.db, q, `SELECT t.id, t.name, t.key_hint AS hint, t.scope, t.created_by, t.created_at, t.expires_at,
+	return list(ctx, s, q, `SELECT t.id, t.name, t.key_hint AS hint, t.scope, t.created_by, t.created_at, t.expires_at,
 		t.revoked_at, t.last_used_at, `+keyStatus+` FROM read_keys t`,
 		"created_at", []string{"t.org_id = ?"}, []any{q.OrgID},
 		func(k ReadKey) (time.Time, uuid.UUID) { return k.CreatedAt, k.ID })
@@ -70,7 +70,7 @@ func (s *Service) ListIntegrationKeys(ctx context.Context, q Query) (Page[Integr
 	if err := workspace.RequireRole(ctx, s.db, q.OrgID, q.ActorID, workspace.Anyone...); err != nil {
 		return Page[IntegrationKey]{}, err
 	}
-	return list(ctx, s.db, q, `SELECT t.id, t.store_id, t.label, t.key_hint AS hint, t.payload_format, t.scopes,
+	return list(ctx, s, q, `SELECT t.id, t.store_id, t.label, t.key_hint AS hint, t.payload_format, t.scopes,
 		t.ip_allowlist::text[] AS ip_allowlist, t.require_signature, t.rate_limit, t.created_by, t.created_at,
 		t.expires_at, t.revoked_at, t.last_used_at, `+keyStatus+` FROM integration_keys t`,
 		"created_at", []string{"t.org_id = ?"}, []any{q.OrgID},

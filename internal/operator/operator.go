@@ -17,6 +17,7 @@ import (
 	"wds/internal/endpoints"
 	"wds/internal/platform/paging"
 	"wds/internal/platform/problem"
+	"wds/internal/platform/ratelimit"
 	"wds/internal/views"
 	"wds/internal/workspace"
 	"wds/models"
@@ -25,10 +26,18 @@ import (
 // Service reads the Operator API's lists from the database.
 type Service struct {
 	db *gorm.DB
+	// Reads paces each org's reads (endpoints.NewReadPacer, WDS_OPERATOR_READ_RATE); nil leaves
+	// them unpaced.
+	Reads *ratelimit.Pacer
 }
 
-// NewService is the lists over db.
+// NewService is the lists over db, unpaced.
 func NewService(db *gorm.DB) *Service { return &Service{db: db} }
+
+// turn waits for the org's turn at its reads and returns the function that ends it.
+func (s *Service) turn(ctx context.Context, org uuid.UUID) (func(), error) {
+	return s.Reads.Take(ctx, org.String(), endpoints.ReadsPaced)
+}
 
 // Page is one page of a list: views.Page, so every list of every API has the same envelope.
 type Page[T any] = views.Page[T]
@@ -43,14 +52,19 @@ type Query struct {
 
 // list runs a keyset query over table t whose time column is atCol: predicates where (ANDed, with
 // args) plus the cursor, newest first, one row more than the page to learn whether another follows.
-func list[T any](ctx context.Context, db *gorm.DB, q Query, sel, atCol string, where []string, args []any,
+func list[T any](ctx context.Context, s *Service, q Query, sel, atCol string, where []string, args []any,
 	key func(T) (time.Time, uuid.UUID)) (Page[T], error) {
 	if q.Limit == 0 {
 		q.Limit = paging.DefaultLimit
 	}
+	done, err := s.turn(ctx, q.OrgID)
+	if err != nil {
+		return Page[T]{}, err
+	}
+	defer done()
 	sql, args := pageSQL(q, sel, atCol, where, args)
 	rows := []T{}
-	if err := db.WithContext(ctx).Raw(sql, args...).Find(&rows).Error; err != nil {
+	if err := s.db.WithContext(ctx).Raw(sql, args...).Find(&rows).Error; err != nil {
 		return Page[T]{}, fmt.Errorf("list: %w", err)
 	}
 	n, more := paging.Fit(rows, q.Limit)
@@ -91,22 +105,17 @@ func (s *Service) ListAudit(ctx context.Context, q Query) (Page[AuditEntry], err
 	if err := workspace.RequireRole(ctx, s.db, q.OrgID, q.ActorID, workspace.Managers...); err != nil {
 		return Page[AuditEntry]{}, err
 	}
-	return list(ctx, s.db, q, `SELECT t.id, t.actor_id, t.action, t.target_type, t.target_id, t.details, t.created_at FROM audit_log t`,
+	return list(ctx, s, q, `SELECT t.id, t.actor_id, t.action, t.target_type, t.target_id, t.details, t.created_at FROM audit_log t`,
 		"created_at", []string{"t.org_id = ?"}, []any{q.OrgID},
 		func(e AuditEntry) (time.Time, uuid.UUID) { return e.CreatedAt, e.ID })
 }
 
-// DeliveryFilter narrows the org-wide delivery log. Zero values do not filter.
-type DeliveryFilter struct {
-	EndpointID *uuid.UUID
-	EventType  string
-	Status     models.Status
-	// Since and Until bound attempted_at: Since inclusive, Until exclusive.
-	Since, Until *time.Time
-}
+// DeliveryFilter narrows the org-wide delivery log; its OrgID is the query's.
+type DeliveryFilter = endpoints.LogFilter
 
-// ListDeliveries pages through every attempt of every endpoint of the org, newest first, filtered.
-// Any member may read it, as they may read an endpoint's log.
+// ListDeliveries pages through every attempt of every endpoint of the org, newest first, filtered
+// (endpoints.LogPage: each filter reads an index of its own). Any member may read it, as they may
+// read an endpoint's log.
 func (s *Service) ListDeliveries(ctx context.Context, q Query, f DeliveryFilter) (Page[models.Delivery], error) {
 	if f.Status != "" && !slices.Contains(models.Recorded, f.Status) {
 		return Page[models.Delivery]{}, problem.Fail(paging.ErrInvalidParameter, "status must be succeeded, failed or dropped")
@@ -114,30 +123,15 @@ func (s *Service) ListDeliveries(ctx context.Context, q Query, f DeliveryFilter)
 	if err := workspace.RequireRole(ctx, s.db, q.OrgID, q.ActorID, workspace.Anyone...); err != nil {
 		return Page[models.Delivery]{}, err
 	}
-	where, args := deliveryPredicates(q.OrgID, f)
-	return list(ctx, s.db, q, deliveriesSelect, "attempted_at", where, args,
-		func(d models.Delivery) (time.Time, uuid.UUID) { return d.AttemptedAt, d.ID })
-}
-
-const deliveriesSelect = "SELECT " + endpoints.DeliveryLogColumns + " FROM " + endpoints.DeliveryLogFrom
-
-func deliveryPredicates(org uuid.UUID, f DeliveryFilter) ([]string, []any) {
-	where, args := []string{"t.org_id = ?"}, []any{org}
-	add := func(pred string, v any) { where, args = append(where, pred), append(args, v) }
-	if f.EndpointID != nil {
-		add("t.endpoint_id = ?", *f.EndpointID)
+	done, err := s.turn(ctx, q.OrgID)
+	if err != nil {
+		return Page[models.Delivery]{}, err
 	}
-	if f.EventType != "" {
-		add("t.event_type = ?", f.EventType)
+	defer done()
+	f.OrgID = q.OrgID
+	rows, next, err := endpoints.LogPage(ctx, s.db, f, q.Limit, q.Cursor)
+	if err != nil {
+		return Page[models.Delivery]{}, err
 	}
-	if f.Status != "" {
-		add("t.status = ?", f.Status)
-	}
-	if f.Since != nil {
-		add("t.attempted_at >= ?", *f.Since)
-	}
-	if f.Until != nil {
-		add("t.attempted_at < ?", *f.Until)
-	}
-	return where, args
+	return Page[models.Delivery]{Rows: rows, NextCursor: next}, nil
 }

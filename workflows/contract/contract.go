@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/google/uuid"
@@ -344,6 +345,13 @@ func RecoveryWorkflowID(id uuid.UUID) string { return "recover-" + id.String() }
 // ResendWorkflowID names the chain of the n-th manual start of one event to one endpoint, a resend.
 func ResendWorkflowID(eventID, endpointID uuid.UUID, n int) string {
 	return ManualWorkflowID(models.DispatchResend, eventID, endpointID, n)
+}
+
+// RefiredChain reports whether a chain's workflow id is a re-fire's or a recovery's: a fresh chain
+// started from a dropped one (resends, which start from any event, are not).
+func RefiredChain(workflowID string) bool {
+	return strings.HasPrefix(workflowID, "webhook-"+models.DispatchRefire+"/") ||
+		strings.HasPrefix(workflowID, "webhook-"+models.DispatchRecovery+"/")
 }
 
 // ManualWorkflowID names the chain of the n-th manual start (re-fires, resends and recoveries share

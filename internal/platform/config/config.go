@@ -63,6 +63,9 @@ type Config struct {
 	// SupportSearchRate paces each org's event searches, per instance (docs/support.md); 0 is
 	// endpoints.DefaultSearchRate.
 	SupportSearchRate int `env:"WDS_SUPPORT_SEARCH_RATE" envDefault:"0"`
+	// OperatorReadRate paces each org's list reads (the Operator API's lists and delivery logs, the
+	// console's pages of them and its overview), per instance; 0 is endpoints.DefaultReadRate.
+	OperatorReadRate int `env:"WDS_OPERATOR_READ_RATE" envDefault:"0"`
 	// Retention is how long the worker keeps events and delivery rows (90 days); 0 keeps them forever.
 	Retention time.Duration `env:"WDS_RETENTION" envDefault:"2160h"`
 	// DBConcurrency bounds the transactions and Read API queries one process runs at once; 0 is
@@ -94,6 +97,9 @@ func (c *Config) validate() error {
 	}
 	if c.SupportSearchRate < 0 {
 		errs = append(errs, fmt.Errorf("WDS_SUPPORT_SEARCH_RATE=%d: 0 (the default, 20 searches a second an org) or more", c.SupportSearchRate))
+	}
+	if c.OperatorReadRate < 0 {
+		errs = append(errs, fmt.Errorf("WDS_OPERATOR_READ_RATE=%d: 0 (the default, 20 reads a second an org) or more", c.OperatorReadRate))
 	}
 	if c.RecoveryRate < 0 {
 		errs = append(errs, fmt.Errorf("WDS_RECOVERY_RATE=%d: 0 (the default, 10 chains a second an org) or more", c.RecoveryRate))

@@ -2,10 +2,14 @@ package ratelimit
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"sync"
 	"time"
 
 	"golang.org/x/time/rate"
+
+	"wds/internal/platform/problem"
 )
 
 // Pacer spaces each key's calls to at most a rate a second, with a burst of as many, and runs one of
@@ -117,4 +121,20 @@ func (p *Pacer) forgetIdle(now time.Time) {
 			delete(p.keys, key)
 		}
 	}
+}
+
+// Take is Wait for a paced service: a nil p paces nothing, and a turn refused is ErrExceeded with a
+// detail that names what waits for it ("this org's event searches").
+func (p *Pacer) Take(ctx context.Context, key, what string) (done func(), err error) {
+	if p == nil {
+		return func() {}, nil
+	}
+	done, err = p.Wait(ctx, key)
+	if errors.Is(err, ErrExceeded) {
+		return nil, problem.Fail(ErrExceeded, "%s run one at a time at a set pace, and this one would wait more than %s for its turn; retry after 60 seconds", what, p.maxWait)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("wait for the turn of %s: %w", what, err)
+	}
+	return done, nil
 }

@@ -1,0 +1,127 @@
+package endpoints
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+	"gorm.io/gorm"
+
+	"wds/internal/platform/paging"
+	"wds/internal/platform/ratelimit"
+	"wds/models"
+)
+
+// DefaultReadRate is WDS_OPERATOR_READ_RATE's default: an org's list reads a second, per instance,
+// a burst of as many at once. A console page makes up to five; a person never comes near it.
+const DefaultReadRate = 20
+
+// readQueue is the longest an org's read waits for its turn before it is refused.
+const readQueue = 5 * time.Second
+
+// NewReadPacer paces each org's list reads to perSecond (0: DefaultReadRate), one at a time, for
+// Service.Reads and the Operator API's lists (operator.Service.Reads): one org's members or
+// scripts reading in a loop hold one database turn, never the turns another org's requests need.
+func NewReadPacer(perSecond int) *ratelimit.Pacer {
+	if perSecond <= 0 {
+		perSecond = DefaultReadRate
+	}
+	return ratelimit.NewPacer(perSecond, readQueue, nil)
+}
+
+// ReadsPaced is what waits for an org's turn at its reads, as the 429 names it.
+const ReadsPaced = "this org's reads of its lists, delivery log and charts"
+
+// LogFilter is what a page of the delivery log reads: an org's log or one endpoint's, narrowed by
+// event type, status and a time window. Zero values do not filter.
+type LogFilter struct {
+	OrgID      uuid.UUID
+	EndpointID *uuid.UUID
+	EventType  string
+	Status     models.Status
+	// Since and Until bound attempted_at: Since inclusive, Until exclusive.
+	Since, Until *time.Time
+}
+
+// LogPage is one page of the delivery log, newest attempt first, cut at paging.MaxPageBytes.
+func LogPage(ctx context.Context, db *gorm.DB, f LogFilter, limit int, cursor *paging.Cursor) (rows []models.Delivery, next *paging.Cursor, err error) {
+	if limit == 0 {
+		limit = paging.DefaultLimit
+	}
+	if f.EndpointID != nil && f.OrgID != uuid.Nil {
+		// The org's log filtered by another org's endpoint holds nothing. Checked here rather than
+		// in the page's query, where the org's predicate would tempt the planner to walk the org's
+		// index and filter by endpoint.
+		var n int64
+		err := db.WithContext(ctx).Model(&models.Endpoint{}).Where("id = ? AND org_id = ?", *f.EndpointID, f.OrgID).Count(&n).Error
+		if err != nil {
+			return nil, nil, fmt.Errorf("look up the endpoint: %w", err)
+		}
+		if n == 0 {
+			return []models.Delivery{}, nil, nil
+		}
+	}
+	sql, args := logPageSQL(f, limit, cursor)
+	rows = []models.Delivery{}
+	if err := db.WithContext(ctx).Raw(sql, args...).Find(&rows).Error; err != nil {
+		return nil, nil, fmt.Errorf("list deliveries: %w", err)
+	}
+	n, more := paging.Fit(rows, limit)
+	if more {
+		next = &paging.Cursor{At: rows[n-1].AttemptedAt, ID: rows[n-1].ID}
+	}
+	return rows[:n], next, nil
+}
+
+// logPageSQL reads a page from the index that leads with what the filter fixes, whose next column
+// is the status (migration 00033): the endpoint's (webhook_deliveries_endpoint_status), else the
+// event type's (webhook_deliveries_org_type), else the org's (webhook_deliveries_org_status). Each
+// status is one range of that index, already in time order: a branch reads at most the page's
+// rows and one more from each, and the branches are merged, so a page reads its rows (three times
+// over at most) at any depth and however rare the filter. An endpoint and a type together read the
+// endpoint's ranges and filter by type. Only the page's rows themselves, and their re-fires, are
+// then read.
+func logPageSQL(f LogFilter, limit int, cursor *paging.Cursor) (string, []any) {
+	var lead []string
+	var args []any
+	add := func(pred string, v any) { lead, args = append(lead, pred), append(args, v) }
+	switch {
+	case f.EndpointID != nil: // of the org (LogPage checked)
+		add("b.endpoint_id = ?", *f.EndpointID)
+		if f.EventType != "" {
+			add("b.event_type = ?", f.EventType)
+		}
+	case f.EventType != "":
+		add("b.org_id = ?", f.OrgID)
+		add("b.event_type = ?", f.EventType)
+	default:
+		add("b.org_id = ?", f.OrgID)
+	}
+	if f.Since != nil {
+		add("b.attempted_at >= ?", *f.Since)
+	}
+	if f.Until != nil {
+		add("b.attempted_at < ?", *f.Until)
+	}
+	if cursor != nil {
+		lead, args = append(lead, "(b.attempted_at, b.id) < (?, ?)"), append(args, cursor.At, cursor.ID)
+	}
+	statuses := models.Recorded
+	if f.Status != "" {
+		statuses = []models.Status{f.Status}
+	}
+	where := strings.Join(lead, " AND ")
+	branches := make([]string, len(statuses))
+	var all []any
+	for i, st := range statuses {
+		branches[i] = `(SELECT b.id, b.attempted_at FROM webhook_deliveries b WHERE ` + where +
+			` AND b.status = ? ORDER BY b.attempted_at DESC, b.id DESC LIMIT ?)`
+		all = append(append(all, args...), st, limit+1)
+	}
+	return `SELECT ` + DeliveryLogColumns + ` FROM (SELECT u.id, u.attempted_at FROM (` + strings.Join(branches, " UNION ALL ") + `) u
+			ORDER BY u.attempted_at DESC, u.id DESC LIMIT ?) p
+		JOIN webhook_deliveries t ON t.id = p.id LEFT JOIN webhook_dispatches r ON r.refired_delivery_id = t.id
+		ORDER BY p.attempted_at DESC, p.id DESC`, append(all, limit+1)
+}

@@ -1,0 +1,154 @@
+package endpoints_test
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+	"gorm.io/gorm"
+
+	"wds/internal/dev/pgtest"
+	"wds/internal/endpoints"
+	"wds/internal/platform/paging"
+	"wds/models"
+)
+
+// logSeed is a million-row delivery log of one org beside another org's 200,000: four busy
+// endpoints and one that received 10 attempts; four common event types and one with 20 attempts;
+// 97 % succeeded, about 3 % failed and 0.1 % dropped; one attempt a second, newest first. The other
+// org's rows are spread over the same time, a fifth as dense.
+type logSeed struct {
+	org, quiet, rareEndpoint uuid.UUID
+	busy                     [4]uuid.UUID
+	deep                     *paging.Cursor // a position 900,000 rows into the org's log
+}
+
+const rareType = "vendor.updated"
+
+func seedLog(t *testing.T, db *gorm.DB) logSeed {
+	t.Helper()
+	s := logSeed{org: uuid.New(), quiet: uuid.New(), rareEndpoint: uuid.New()}
+	for i := range s.busy {
+		s.busy[i] = uuid.New()
+	}
+	fill := func(org uuid.UUID, eps []uuid.UUID, rare uuid.UUID, n int) {
+		// Seeded rows need neither their events nor the outcome triggers: the plans are the point.
+		err := db.Transaction(func(tx *gorm.DB) error {
+			if err := tx.Exec("SET LOCAL session_replication_role = replica; SET LOCAL statement_timeout = 0").Error; err != nil {
+				return err
+			}
+			return tx.Exec(`INSERT INTO webhook_deliveries (id, org_id, event_id, endpoint_id, event_type, chain_id, workflow_id, attempt, status, attempted_at)
+				SELECT gen_random_uuid(), @org, gen_random_uuid(),
+					CASE WHEN i % 100000 = 3 THEN CAST(@rare AS uuid) ELSE (CAST(@eps AS uuid[]))[1 + i % 4] END,
+					CASE WHEN i % 50000 = 7 THEN @rare_type ELSE (ARRAY['order.created','payment.recorded','order.shipped','client.updated'])[1 + (i / 7) % 4] END,
+					gen_random_uuid(), 'webhook-event/x', 1,
+					CASE WHEN i % 1001 = 0 THEN 'dropped' WHEN i % 37 = 0 THEN 'failed' ELSE 'succeeded' END,
+					now() - i * @step * interval '1 second'
+				FROM generate_series(1, @n) i`,
+				map[string]any{"org": org, "eps": "{" + strings.Join(uuidStrings(eps), ",") + "}", "rare": rare, "rare_type": rareType,
+					"n": n, "step": 1_000_000 / n}).Error
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	fill(s.org, s.busy[:], s.rareEndpoint, 1_000_000)
+	fill(s.quiet, []uuid.UUID{uuid.New(), uuid.New(), uuid.New(), uuid.New()}, uuid.New(), 200_000)
+	if err := db.Exec("ANALYZE webhook_deliveries").Error; err != nil {
+		t.Fatal(err)
+	}
+	var deep struct {
+		AttemptedAt time.Time
+		ID          uuid.UUID
+	}
+	if err := db.Raw(`SELECT attempted_at, id FROM webhook_deliveries WHERE org_id = ?
+		ORDER BY attempted_at DESC, id DESC OFFSET 900000 LIMIT 1`, s.org).Scan(&deep).Error; err != nil {
+		t.Fatal(err)
+	}
+	s.deep = &paging.Cursor{At: deep.AttemptedAt, ID: deep.ID}
+	return s
+}
+
+func uuidStrings(ids []uuid.UUID) []string {
+	out := make([]string, len(ids))
+	for i, id := range ids {
+		out[i] = id.String()
+	}
+	return out
+}
+
+// Every filter the delivery log offers reads its page through an index of its own, at the start and
+// 900,000 rows deep in a million-row log: each status's range gives at most the page and one row
+// more, nothing is read to be thrown away by a filter, and only the page's rows are fetched. Before
+// these indexes a rare status or type walked the org's history to the statement timeout.
+func TestEveryDeliveryLogFilterReadsOnlyItsPage(t *testing.T) {
+	db := pgtest.New(t)
+	s := seedLog(t, db)
+	since, until := time.Now().Add(-100*time.Hour), time.Now().Add(-50*time.Hour)
+	busy, rare := s.busy[1], s.rareEndpoint
+	for _, c := range []struct {
+		name  string
+		f     endpoints.LogFilter
+		index string
+	}{
+		{"the org's log", endpoints.LogFilter{}, "webhook_deliveries_org_status"},
+		{"dropped", endpoints.LogFilter{Status: models.StatusDropped}, "webhook_deliveries_org_status"},
+		{"failed", endpoints.LogFilter{Status: models.StatusFailed}, "webhook_deliveries_org_status"},
+		{"succeeded", endpoints.LogFilter{Status: models.StatusSucceeded}, "webhook_deliveries_org_status"},
+		{"a window", endpoints.LogFilter{Since: &since, Until: &until}, "webhook_deliveries_org_status"},
+		{"a rare type", endpoints.LogFilter{EventType: rareType}, "webhook_deliveries_org_type"},
+		{"a common type", endpoints.LogFilter{EventType: "order.shipped"}, "webhook_deliveries_org_type"},
+		{"a type's drops", endpoints.LogFilter{EventType: "payment.recorded", Status: models.StatusDropped}, "webhook_deliveries_org_type"},
+		{"a busy endpoint", endpoints.LogFilter{EndpointID: &busy}, "webhook_deliveries_endpoint_status"},
+		{"a rare endpoint", endpoints.LogFilter{EndpointID: &rare}, "webhook_deliveries_endpoint_status"},
+		{"an endpoint's drops", endpoints.LogFilter{EndpointID: &busy, Status: models.StatusDropped}, "webhook_deliveries_endpoint_status"},
+		{"an endpoint's failures in a window", endpoints.LogFilter{EndpointID: &busy, Status: models.StatusFailed, Since: &since, Until: &until}, "webhook_deliveries_endpoint_status"},
+	} {
+		for _, cursor := range []*paging.Cursor{nil, s.deep} {
+			c.f.OrgID = s.org
+			what := c.name + map[bool]string{true: " at the start", false: " deep"}[cursor == nil]
+			sql, args := endpoints.LogPageSQL(c.f, 50, cursor)
+			checkLogPageReadsItsRows(t, db, what, c.index, c.f, 50, sql, args)
+		}
+	}
+}
+
+func checkLogPageReadsItsRows(t *testing.T, db *gorm.DB, what, index string, f endpoints.LogFilter, limit int, sql string, args []any) {
+	t.Helper()
+	var lines []string
+	if err := db.Raw("EXPLAIN (ANALYZE, FORMAT JSON) "+sql, args...).Scan(&lines).Error; err != nil {
+		t.Fatal(err)
+	}
+	text := strings.Join(lines, "")
+	var top []struct{ Plan pgtest.PlanNode }
+	if err := json.Unmarshal([]byte(text), &top); err != nil || len(top) != 1 {
+		t.Fatalf("%s: plan is not JSON: %v", what, err)
+	}
+	branches := int64(len(models.Recorded))
+	if f.Status != "" {
+		branches = 1
+	}
+	var ranged, fetched int64
+	top[0].Plan.Walk(func(n pgtest.PlanNode) {
+		if n.Relation != "webhook_deliveries" {
+			return
+		}
+		rows := n.ActualRows * max(n.ActualLoops, 1)
+		switch {
+		case n.Index == index && n.RemovedByFilter == 0:
+			ranged += rows
+		case n.Index == "webhook_deliveries_pkey":
+			fetched += rows
+		default:
+			t.Errorf("%s: reads webhook_deliveries by %s %q, removing %d rows by filter; want %s and no filter:\n%s",
+				what, n.NodeType, n.Index, n.RemovedByFilter, index, text)
+		}
+	})
+	t.Logf("%s: %d index entries read, %d rows fetched", what, ranged, fetched)
+	if ranged > branches*int64(limit+1) || fetched > int64(limit+1) {
+		t.Errorf("%s: read %d index entries and fetched %d rows, want at most %d and %d:\n%s",
+			what, ranged, fetched, branches*int64(limit+1), limit+1, text)
+	}
+}

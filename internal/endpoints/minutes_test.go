@@ -1,0 +1,96 @@
+package endpoints_test
+
+import (
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+
+	"wds/internal/endpoints"
+	"wds/internal/events"
+	"wds/models"
+	"wds/workflows/contract"
+)
+
+// minutesFromLogSQL counts the minutes from the delivery log itself, the way the console's charts
+// were counted before the minutes kept them: the oracle the kept counts must match.
+const minutesFromLogSQL = `SELECT d.endpoint_id, d.org_id, date_trunc('minute', d.attempted_at) AS minute,
+	count(*) FILTER (WHERE d.status = 'succeeded') AS succeeded, count(*) FILTER (WHERE d.status <> 'succeeded') AS failed,
+	count(*) FILTER (WHERE d.status = 'dropped') AS dropped,
+	count(*) FILTER (WHERE d.attempt = 1 AND (d.workflow_id LIKE 'webhook-refire/%' OR d.workflow_id LIKE 'webhook-recovery/%')) AS refired,
+	count(*) FILTER (WHERE d.status = 'dropped' AND EXISTS (SELECT 1 FROM webhook_dispatches r WHERE r.refired_delivery_id = d.id)) AS dropped_refired
+	FROM webhook_deliveries d GROUP BY 1, 2, 3 ORDER BY 1, 3`
+
+// Every count the console's charts read is kept by the write that makes it: each attempt's own
+// (succeeded, failed, dropped, and a re-fired or recovered chain's first attempt), a waiting chain's
+// drop, and a drop's re-fire. Counted from the log afterwards, the minutes hold the same numbers; the
+// retention job keeps 8 days of them.
+func TestMinutesCountWhatTheLogHolds(t *testing.T) {
+	f := newFixture(t)
+	ep := f.Endpoint("https://127.0.0.1/hook")
+	ago := func(d time.Duration) time.Time { return time.Now().Add(-d).UTC().Truncate(time.Microsecond) }
+	record := func(workflow func(ev uuid.UUID) string, attempt int, status models.Status, at time.Time, next *time.Time) models.Delivery {
+		t.Helper()
+		ev := f.Event(events.OrderCreated, map[string]any{"id": uuid.New()})
+		d := models.Delivery{ID: uuid.New(), OrgID: f.Org, EventID: ev, EndpointID: ep.ID, EventType: events.OrderCreated,
+			ChainID: uuid.New(), WorkflowID: workflow(ev), Attempt: attempt, Status: status, AttemptedAt: at, NextAttemptAt: next}
+		if ok, err := endpoints.RecordAttempt(f.Ctx, f.DB, &d); !ok || err != nil {
+			t.Fatalf("record: %v %v", ok, err)
+		}
+		return d
+	}
+	later := func(d time.Duration) *time.Time { t := time.Now().Add(d); return &t }
+	original := contract.EventWorkflowID
+	refire := func(ev uuid.UUID) string { return contract.RefireWorkflowID(ev, ep.ID, 1) }
+	recovery := func(ev uuid.UUID) string { return contract.ManualWorkflowID(models.DispatchRecovery, ev, ep.ID, 1) }
+	resend := func(ev uuid.UUID) string { return contract.ResendWorkflowID(ev, ep.ID, 1) }
+
+	record(original, 1, models.StatusSucceeded, ago(48*time.Hour), nil)
+	record(original, 1, models.StatusSucceeded, ago(9*24*time.Hour), nil) // older than the minutes kept
+	waiting := record(original, 1, models.StatusFailed, ago(3*time.Hour), later(time.Hour))
+	if err := endpoints.DropChain(f.Ctx, f.DB, waiting.ChainID, "endpoint disabled"); err != nil {
+		t.Fatal(err)
+	}
+	dropped := record(original, 5, models.StatusDropped, ago(3*time.Hour), nil)
+	if _, err := f.Svc.Refire(f.Ctx, dropped.ID, f.Owner); err != nil {
+		t.Fatal(err)
+	}
+	record(refire, 1, models.StatusSucceeded, ago(time.Hour), nil)
+	record(recovery, 1, models.StatusFailed, ago(time.Hour), later(time.Minute))
+	record(refire, 2, models.StatusFailed, ago(time.Hour), nil)
+	record(resend, 1, models.StatusSucceeded, ago(time.Hour), nil) // a resend is no re-fire
+
+	var want, kept []models.EndpointMinute
+	if err := f.DB.Raw(minutesFromLogSQL).Scan(&want).Error; err != nil {
+		t.Fatal(err)
+	}
+	if err := f.DB.Raw(`SELECT * FROM webhook_endpoint_minutes ORDER BY endpoint_id, minute`).Scan(&kept).Error; err != nil {
+		t.Fatal(err)
+	}
+	if len(kept) != len(want) {
+		t.Fatalf("%d minutes kept, the log has %d:\nkept %+v\nlog  %+v", len(kept), len(want), kept, want)
+	}
+	var refired, droppedRefired, drops int64
+	for i := range want {
+		if !kept[i].Minute.Equal(want[i].Minute) || kept[i].EndpointID != want[i].EndpointID || kept[i].OrgID != want[i].OrgID {
+			t.Fatalf("minute %d: kept %+v, the log has %+v", i, kept[i], want[i])
+		}
+		kept[i].Minute = want[i].Minute
+		if kept[i] != want[i] {
+			t.Errorf("minute %d: kept %+v, the log has %+v", i, kept[i], want[i])
+		}
+		refired, droppedRefired, drops = refired+kept[i].Refired, droppedRefired+kept[i].DroppedRefired, drops+kept[i].Dropped
+	}
+	if refired != 2 || droppedRefired != 1 || drops != 2 {
+		t.Errorf("kept %d re-fired chains, %d drops re-fired and %d drops; want 2, 1 and 2", refired, droppedRefired, drops)
+	}
+
+	if _, err := endpoints.PruneMinutes(f.Ctx, f.DB); err != nil {
+		t.Fatal(err)
+	}
+	var left int64
+	f.DB.Model(&models.EndpointMinute{}).Count(&left)
+	if left != int64(len(want)-1) {
+		t.Errorf("%d minutes left after the prune, want the %d of the last 8 days", left, len(want)-1)
+	}
+}

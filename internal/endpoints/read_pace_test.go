@@ -1,0 +1,84 @@
+package endpoints_test
+
+import (
+	"errors"
+	"sync"
+	"testing"
+	"time"
+
+	"wds/internal/endpoints"
+	"wds/internal/events"
+	"wds/internal/operator"
+	"wds/internal/platform/problem"
+	"wds/internal/platform/ratelimit"
+	"wds/internal/workspace"
+	"wds/models"
+)
+
+// An org reading its delivery logs and charts in a loop takes its own turns, one read at a time,
+// whichever list it reads: twenty reads at once (the org's log, an endpoint's log and the overview's
+// counts in turn) against a pace of ten a second with half a second of queue get ten turns at once,
+// five after waiting theirs and five refused as rate_limited, while another org's read, asked
+// meanwhile, answers without waiting behind them.
+func TestAnOrgsReadsArePacedApartFromOtherOrgs(t *testing.T) {
+	f := newFixture(t)
+	ep := f.Endpoint("https://127.0.0.1/hook")
+	f.Delivery(f.Event(events.OrderCreated, nil), ep.ID, 1, models.StatusSucceeded, time.Now())
+	reads := ratelimit.NewPacer(10, 500*time.Millisecond, nil)
+	f.Svc.Reads = reads
+	lists := operator.NewService(f.DB)
+	lists.Reads = reads
+	q := operator.Query{OrgID: f.Org, ActorID: f.Owner, Limit: 50}
+	read := []func() error{
+		func() error {
+			_, err := lists.ListDeliveries(f.Ctx, q, operator.DeliveryFilter{Status: models.StatusDropped})
+			return err
+		},
+		func() error {
+			_, err := f.Svc.ListDeliveries(f.Ctx, endpoints.DeliveriesQuery{EndpointID: ep.ID, ActorID: &f.Owner})
+			return err
+		},
+		func() error { _, err := lists.DeliveryHistory(f.Ctx, q, time.Now().Add(-7*24*time.Hour)); return err },
+	}
+	people := workspace.NewService(f.DB)
+	other, _ := people.CreateOrg(f.Ctx, "Other")
+	otherOwner, _, _ := people.CreateUser(f.Ctx, other.ID, "owner@other.test", models.RoleOwner)
+
+	start := time.Now()
+	var mu sync.Mutex
+	var answered, refused int
+	var last time.Duration
+	var wg sync.WaitGroup
+	for i := range 20 {
+		wg.Go(func() {
+			err := read[i%len(read)]()
+			mu.Lock()
+			defer mu.Unlock()
+			switch {
+			case err == nil:
+				answered++
+				last = max(last, time.Since(start))
+			case errors.Is(err, problem.RateLimited):
+				refused++
+			default:
+				t.Error(err)
+			}
+		})
+	}
+	time.Sleep(50 * time.Millisecond)
+	began := time.Now()
+	if _, err := lists.ListDeliveries(f.Ctx, operator.Query{OrgID: other.ID, ActorID: otherOwner.ID}, operator.DeliveryFilter{}); err != nil {
+		t.Fatal(err)
+	}
+	otherTook := time.Since(began)
+	wg.Wait()
+	if answered != 15 || refused != 5 {
+		t.Fatalf("%d answered, %d refused; want 15 and 5", answered, refused)
+	}
+	if last < 450*time.Millisecond {
+		t.Fatalf("the org's last read answered after %s, before its turn at 500ms", last)
+	}
+	if otherTook > 400*time.Millisecond {
+		t.Fatalf("another org's read took %s while the first org's waited their turns", otherTook)
+	}
+}
