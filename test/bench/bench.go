@@ -77,7 +77,7 @@ func Full() Options {
 		ScaleEvents: 1000, ScaleRounds: 3, BacklogEvents: 20_000, WaitingChains: 10_000, WaitingLadder: "10m",
 		RecoveryChains: 10_000, LimitedEvents: 200, LimitedRate: 10, Temporal: TemporalServers(), ClusterShards: []int{1, 8},
 		Log: os.Stderr,
-		Noisy: NoisyOptions{Rows: 1_000_000, Dropped: 200_000, Recover: 20_000, Held: 60, Searches: 8, Duration: time.Minute,
+		Noisy: NoisyOptions{Rows: 1_000_000, Dropped: 200_000, Recover: 20_000, Held: 60, Searches: 8, Members: 4, Duration: time.Minute,
 			CreateRate: 20, ReadRate: 50}}
 }
 
@@ -89,7 +89,7 @@ func Smoke() Options {
 		ScaleEvents: 10, ScaleRounds: 1, BacklogEvents: 20, WaitingChains: 10, WaitingLadder: "3s",
 		RecoveryChains: 20, LimitedEvents: 20, LimitedRate: 5, Temporal: TemporalServers(), ClusterShards: []int{1, 8},
 		Log: os.Stderr,
-		Noisy: NoisyOptions{Rows: 20_000, Dropped: 4_000, Recover: 400, Held: 5, Searches: 8, Duration: 5 * time.Second,
+		Noisy: NoisyOptions{Rows: 20_000, Dropped: 4_000, Recover: 400, Held: 5, Searches: 8, Members: 2, Duration: 5 * time.Second,
 			CreateRate: 5, ReadRate: 10}}
 }
 

@@ -21,6 +21,7 @@ type NoisyOptions struct {
 	Recover    int           // the newest of them A recovers during the measure
 	Held       int           // events A commits to its endpoint limited to 1 a second
 	Searches   int           // A's concurrent outcome searches, each in a loop
+	Members    int           // A's members each looping the delivery log and the console's overview
 	Duration   time.Duration // B's quiet window and B's noisy window, each
 	CreateRate float64       // B's order creates a second
 	ReadRate   float64       // B's Read API pages a second
@@ -44,13 +45,17 @@ type NoisyResult struct {
 	// machine that got busier or quieter during the run moves it as it moved the noisy window.
 	QuietAfter NoisySide `json:"b_quiet_after"`
 	// Ratios of B's p99s, noisy over the mean of the two quiet windows' (target <= 1.5).
-	CreateRatio  float64         `json:"b_create_p99_ratio"`
-	PageRatio    float64         `json:"b_page_p99_ratio"`
-	ReceiptRatio float64         `json:"b_order_to_receipt_p99_ratio"`
-	Search       Measure         `json:"a_outcome_search"`
-	Recovery     NoisyRecovery   `json:"a_recovery"`
-	Batches      []float64       `json:"a_batch_ms"`
-	Batch        NoisyBatchRatio `json:"a_batch_first_last"`
+	CreateRatio  float64 `json:"b_create_p99_ratio"`
+	PageRatio    float64 `json:"b_page_p99_ratio"`
+	ReceiptRatio float64 `json:"b_order_to_receipt_p99_ratio"`
+	Search       Measure `json:"a_outcome_search"`
+	// Member is A's members' reads of the delivery log and the overview; MemberPaced of them were
+	// refused by A's pace (429), which is what the pace is for.
+	Member      Measure         `json:"a_member_reads"`
+	MemberPaced int64           `json:"a_member_reads_paced"`
+	Recovery    NoisyRecovery   `json:"a_recovery"`
+	Batches     []float64       `json:"a_batch_ms"`
+	Batch       NoisyBatchRatio `json:"a_batch_first_last"`
 }
 
 // NoisySide is B's figures of one window: the create's answer, the page's answer, and each order's
@@ -116,6 +121,9 @@ func (e *env) noisyPhase(ctx context.Context, o Options, s *stack) (*NoisyResult
 	if err != nil {
 		return nil, err
 	}
+	if err := writeWeek(ctx, s, a); err != nil {
+		return nil, err
+	}
 	// Written at once, each event's row has a dead version (the outcome's trigger updated it) that
 	// months of history would long have had vacuumed: a search would walk them all.
 	if err := execute(ctx, s.dbURL, "vacuum", "VACUUM (ANALYZE) events, webhook_deliveries"); err != nil {
@@ -127,8 +135,8 @@ func (e *env) noisyPhase(ctx context.Context, o Options, s *stack) (*NoisyResult
 	}
 	e.logf("noisy neighbour: org B alone for %s", n.Duration)
 	res.Quiet = b.window(ctx, n)
-	e.logf("noisy neighbour: org B beside A's recovery of %d chains, %d held events and %d searches, %s",
-		n.Recover, n.Held, n.Searches, n.Duration)
+	e.logf("noisy neighbour: org B beside A's recovery of %d chains, %d held events, %d searches and %d members reading, %s",
+		n.Recover, n.Held, n.Searches, n.Members, n.Duration)
 	if _, err := commitEvents(ctx, s, a, n.Held); err != nil {
 		return nil, err
 	}
@@ -137,8 +145,13 @@ func (e *env) noisyPhase(ctx context.Context, o Options, s *stack) (*NoisyResult
 	if err != nil {
 		return nil, err
 	}
-	searches := make(chan sample, 1)
+	member, err := newNoisyMember(ctx, s.base, a, outage)
+	if err != nil {
+		return nil, err
+	}
+	searches, members := make(chan sample, 1), make(chan sample, 1)
 	go func() { searches <- drive(ctx, n.Searches, noisyLead+n.Duration, outcomeSearch(s.base, a)) }()
+	go func() { members <- drive(ctx, n.Members, noisyLead+n.Duration, member.op) }()
 	// B's window measures B beside A's recovery, held backlog and searches running, not beside the
 	// first seconds of A's setup: the held events committed in one statement, started at once.
 	select {
@@ -147,7 +160,8 @@ func (e *env) noisyPhase(ctx context.Context, o Options, s *stack) (*NoisyResult
 	case <-time.After(noisyLead):
 	}
 	res.Noisy = b.window(ctx, n)
-	res.Search = (<-searches).measure()
+	res.Search, res.Member = (<-searches).measure(), (<-members).measure()
+	res.MemberPaced = member.paced.Load()
 	if res.Recovery, err = checkRecovery(ctx, s, recID, n.Recover, since, start); err != nil {
 		return nil, err
 	}
@@ -165,8 +179,10 @@ func (e *env) noisyPhase(ctx context.Context, o Options, s *stack) (*NoisyResult
 	res.PageRatio = ratio(nz.Pages.P99Ms, (q.Pages.P99Ms+qa.Pages.P99Ms)/2)
 	res.ReceiptRatio = ratio(nz.Creates.P99Ms, (q.Creates.P99Ms+qa.Creates.P99Ms)/2)
 	e.logf("noisy neighbour: B's p99 noisy/quiet: create %.2f, page %.2f, order to receipt %.2f; A's %d searches p99 %.1f ms; "+
+		"A's members' %d reads p99 %.1f ms, %d paced; "+
 		"recovery exactly once %v (%d dispatches, %d received, %d duplicates) in %.0f s; batch last/first %.2f (%.1f / %.1f ms)",
-		res.CreateRatio, res.PageRatio, res.ReceiptRatio, res.Search.Ops, res.Search.P99Ms, res.Recovery.ExactlyOnce,
+		res.CreateRatio, res.PageRatio, res.ReceiptRatio, res.Search.Ops, res.Search.P99Ms,
+		res.Member.Ops, res.Member.P99Ms, res.MemberPaced, res.Recovery.ExactlyOnce,
 		res.Recovery.Dispatches, res.Recovery.Received, res.Recovery.Duplicates, res.Recovery.Seconds,
 		res.Batch.Ratio, res.Batch.LastMs, res.Batch.FirstMs)
 	res.LoadEnd = loadavg()
@@ -205,6 +221,28 @@ func writeOutage(ctx context.Context, s *stack, t *tenant, ep uuid.UUID, n Noisy
 	var since time.Time
 	err := s.db.WithContext(ctx).Raw("SELECT now() - interval '2 hours'").Scan(&since).Error
 	return since, err
+}
+
+// writeWeek counts attempts in every minute of the last 8 days on each of the tenant's endpoints, as
+// an org busy all week has them: the overview reads that many minutes whatever its log holds. The
+// history writeHistory wrote is counted from the log itself.
+func writeWeek(ctx context.Context, s *stack, t *tenant) error {
+	err := s.db.WithContext(ctx).Exec(`INSERT INTO webhook_endpoint_minutes AS m (endpoint_id, org_id, minute, succeeded, failed, dropped)
+		SELECT d.endpoint_id, d.org_id, date_trunc('minute', d.attempted_at), count(*) FILTER (WHERE d.status = 'succeeded'),
+			count(*) FILTER (WHERE d.status <> 'succeeded'), count(*) FILTER (WHERE d.status = 'dropped')
+		FROM webhook_deliveries d WHERE d.org_id = ? GROUP BY 1, 2, 3
+		ON CONFLICT (endpoint_id, minute) DO UPDATE SET succeeded = excluded.succeeded, failed = excluded.failed, dropped = excluded.dropped`,
+		t.orgID).Error
+	if err == nil {
+		err = s.db.WithContext(ctx).Exec(`INSERT INTO webhook_endpoint_minutes (endpoint_id, org_id, minute, succeeded, failed)
+			SELECT e.id, e.org_id, m, 60, 1 FROM webhook_endpoints e,
+				generate_series(date_trunc('minute', now() - interval '8 days'), now(), interval '1 minute') m
+			WHERE e.org_id = ? ON CONFLICT DO NOTHING`, t.orgID).Error
+	}
+	if err != nil {
+		return fmt.Errorf("bench: write the week's minutes: %w", err)
+	}
+	return nil
 }
 
 // writeHistory writes n events of the tenant, already dispatched, each with one chain's last

@@ -39,6 +39,9 @@ func TestNoisySmoke(t *testing.T) {
 	if n.Search.Ops == 0 || n.Search.Errors != 0 {
 		t.Errorf("A's searches: %+v", n.Search)
 	}
+	if n.Member.Ops == 0 || n.Member.Errors != 0 || int64(n.Member.Ops) <= n.MemberPaced {
+		t.Errorf("A's members' reads: %+v, %d paced", n.Member, n.MemberPaced)
+	}
 	// 400 chains at 10 a batch (the org's budget).
 	if len(n.Batches) < o.Noisy.Recover/endpoints.DefaultOrgRecoveryRate || n.Batch.FirstMs <= 0 || n.Batch.LastMs <= 0 {
 		t.Errorf("recovery batches: %v, %+v", n.Batches, n.Batch)

@@ -246,16 +246,18 @@ func noisyRows(r *NoisyResult) []row {
 	q, qa, n, rc := r.Quiet, r.QuietAfter, r.Noisy, r.Recovery
 	return []row{
 		{fmt.Sprintf("Noisy neighbour: org B's p99 beside org A's recovery of %d of %d dropped chains (%d delivery rows), "+
-			"%d events held at 1/s and %d outcome searches (%.0f s windows)", rc.Chains, r.Dropped, r.Rows, r.HeldEvents,
-			r.Search.Clients, r.Seconds),
+			"%d events held at 1/s, %d outcome searches and %d members reading the log and the overview (%.0f s windows)",
+			rc.Chains, r.Dropped, r.Rows, r.HeldEvents, r.Search.Clients, r.Member.Clients, r.Seconds),
 			fmt.Sprintf("create %.1f ms, page %.1f ms, order to receipt %.1f ms", n.Creates.AckP99Ms, n.Pages.P99Ms, n.Creates.P99Ms),
 			fmt.Sprintf("create %.1f / %.1f ms, page %.1f / %.1f ms, order to receipt %.1f / %.1f ms (B alone before / after)",
 				q.Creates.AckP99Ms, qa.Creates.AckP99Ms, q.Pages.P99Ms, qa.Pages.P99Ms, q.Creates.P99Ms, qa.Creates.P99Ms),
 			fmt.Sprintf("%.2f / %.2f / %.2f", r.CreateRatio, r.PageRatio, r.ReceiptRatio), "each <= 1.5",
 			met(r.CreateRatio <= 1.5 && r.PageRatio <= 1.5 && r.ReceiptRatio <= 1.5)},
 		{"Noisy neighbour: org A's recovered chains", fmt.Sprintf("%d dispatches for %d chains, %d succeeded, %d received, "+
-			"%d missing, %d duplicates; all received after %.0f s; searches p99 %.1f ms (%d, %d errors)", rc.Dispatches, rc.Chains,
-			rc.Succeeded, rc.Received, rc.Missing, rc.Duplicates, rc.Seconds, r.Search.P99Ms, r.Search.Ops, r.Search.Errors),
+			"%d missing, %d duplicates; all received after %.0f s; searches p99 %.1f ms (%d, %d errors); members' reads "+
+			"p99 %.1f ms (%d, %d of them paced, %d errors)", rc.Dispatches, rc.Chains, rc.Succeeded, rc.Received, rc.Missing,
+			rc.Duplicates, rc.Seconds, r.Search.P99Ms, r.Search.Ops, r.Search.Errors, r.Member.P99Ms, r.Member.Ops,
+			r.MemberPaced, r.Member.Errors),
 			"", "", "each exactly once", met(rc.ExactlyOnce)},
 		{fmt.Sprintf("Noisy neighbour: org A's recovery, last batch / first (%d batches)", len(r.Batches)),
 			fmt.Sprintf("%.1f / %.1f ms", r.Batch.LastMs, r.Batch.FirstMs), "", fmt.Sprintf("%.2f", r.Batch.Ratio), "<= 1.5",
