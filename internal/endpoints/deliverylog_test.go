@@ -1,7 +1,6 @@
 package endpoints_test
 
 import (
-	"encoding/json"
 	"strings"
 	"testing"
 	"time"
@@ -117,21 +116,13 @@ func TestEveryDeliveryLogFilterReadsOnlyItsPage(t *testing.T) {
 
 func checkLogPageReadsItsRows(t *testing.T, db *gorm.DB, what, index string, f endpoints.LogFilter, limit int, sql string, args []any) {
 	t.Helper()
-	var lines []string
-	if err := db.Raw("EXPLAIN (ANALYZE, FORMAT JSON) "+sql, args...).Scan(&lines).Error; err != nil {
-		t.Fatal(err)
-	}
-	text := strings.Join(lines, "")
-	var top []struct{ Plan pgtest.PlanNode }
-	if err := json.Unmarshal([]byte(text), &top); err != nil || len(top) != 1 {
-		t.Fatalf("%s: plan is not JSON: %v", what, err)
-	}
+	plan, text := pgtest.ExplainAnalyze(t, db, sql, args...)
 	branches := int64(len(models.Recorded))
 	if f.Status != "" {
 		branches = 1
 	}
 	var ranged, fetched int64
-	top[0].Plan.Walk(func(n pgtest.PlanNode) {
+	plan.Walk(func(n pgtest.PlanNode) {
 		if n.Relation != "webhook_deliveries" {
 			return
 		}

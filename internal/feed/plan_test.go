@@ -1,9 +1,7 @@
 package feed_test
 
 import (
-	"encoding/json"
 	"strconv"
-	"strings"
 	"testing"
 	"time"
 
@@ -70,21 +68,13 @@ func TestAPageReadsOnlyItsRows(t *testing.T) {
 
 func checkPageReadsItsRows(t *testing.T, db *gorm.DB, what, index string, q feed.Query, sql string, args []any) {
 	t.Helper()
-	var rows []string
-	if err := db.Raw("EXPLAIN (ANALYZE, FORMAT JSON) "+sql, args...).Scan(&rows).Error; err != nil {
-		t.Fatal(err)
-	}
-	text := strings.Join(rows, "")
-	var top []struct{ Plan pgtest.PlanNode }
-	if err := json.Unmarshal([]byte(text), &top); err != nil || len(top) != 1 {
-		t.Fatalf("%s: plan is not JSON: %v", what, err)
-	}
+	plan, text := pgtest.ExplainAnalyze(t, db, sql, args...)
 	branches := len(q.Types)
 	if branches == 0 {
 		branches = len(events.Types()) - 1
 	}
 	var read int64
-	top[0].Plan.Walk(func(n pgtest.PlanNode) {
+	plan.Walk(func(n pgtest.PlanNode) {
 		if n.Relation != "events" {
 			return
 		}

@@ -2,7 +2,6 @@ package operator
 
 import (
 	"context"
-	"encoding/json"
 	"strings"
 	"testing"
 	"time"
@@ -45,19 +44,11 @@ func TestDeliveryHistoryReadsOnlyTheWindow(t *testing.T) {
 	db.Exec("ANALYZE")
 	since := time.Now().Truncate(time.Minute).Add(-7 * 24 * time.Hour)
 	sql, args := historySQL(org, since)
-	var lines []string
-	if err := db.Raw("EXPLAIN (ANALYZE, FORMAT JSON) "+sql, args).Scan(&lines).Error; err != nil {
-		t.Fatal(err)
-	}
-	text := strings.Join(lines, "")
-	var plan []struct{ Plan pgtest.PlanNode }
-	if err := json.Unmarshal([]byte(text), &plan); err != nil || len(plan) != 1 {
-		t.Fatalf("plan: %v %s", err, text)
-	}
+	plan, text := pgtest.ExplainAnalyze(t, db, sql, args)
 	window := int64(2 * (7*24*60 + 1)) // two endpoints, the window's minutes and the one it starts in
 	var read int64
 	ranged := false
-	plan[0].Plan.Walk(func(n pgtest.PlanNode) {
+	plan.Walk(func(n pgtest.PlanNode) {
 		ranged = ranged || (n.Index == "webhook_endpoint_minutes_org" && strings.Contains(n.IndexCond, "minute"))
 		if n.Relation == "" {
 			return

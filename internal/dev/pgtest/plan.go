@@ -40,8 +40,20 @@ func (n PlanNode) Reads(rel string) bool {
 // Explain returns the plan PostgreSQL makes for sql, and the plan's JSON for failure messages.
 func Explain(t testing.TB, db *gorm.DB, sql string, args ...any) (PlanNode, string) {
 	t.Helper()
+	return explain(t, db, "EXPLAIN (FORMAT JSON) ", sql, args...)
+}
+
+// ExplainAnalyze runs sql and returns its plan with the rows each node actually read, and the plan's
+// JSON for failure messages.
+func ExplainAnalyze(t testing.TB, db *gorm.DB, sql string, args ...any) (PlanNode, string) {
+	t.Helper()
+	return explain(t, db, "EXPLAIN (ANALYZE, FORMAT JSON) ", sql, args...)
+}
+
+func explain(t testing.TB, db *gorm.DB, explain, sql string, args ...any) (PlanNode, string) {
+	t.Helper()
 	var rows []string
-	if err := db.Raw("EXPLAIN (FORMAT JSON) "+sql, args...).Scan(&rows).Error; err != nil {
+	if err := db.Raw(explain+sql, args...).Scan(&rows).Error; err != nil {
 		t.Fatal(err)
 	}
 	text := strings.Join(rows, "")
