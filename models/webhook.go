@@ -156,7 +156,7 @@ type Delivery struct {
 	AttemptedAt     time.Time  `json:"attempted_at"`
 	NextAttemptAt   *time.Time `json:"next_attempt_at"`
 	// RefiredChainID and RefiredWorkflowID name the fresh chain a dropped row was re-fired into
-	// (omitted until it is). They are read from the re-fire's dispatch (DeliveryLogFrom), never written.
+	// (omitted until it is). They are read from the re-fire's dispatch (endpoints.LogPage), never written.
 	RefiredChainID    *uuid.UUID `json:"refired_chain_id,omitempty" gorm:"->"`
 	RefiredWorkflowID *string    `json:"refired_workflow_id,omitempty" gorm:"->"`
 }

@@ -227,10 +227,3 @@ func (s *Service) sendTest(ctx context.Context, orgID, endpointID uuid.UUID, aud
 	}
 	return &out, nil
 }
-
-// DeliveryLogColumns and DeliveryLogFrom read the delivery log as t, each row with the re-fire that
-// started a fresh chain from it, if any (a delivery is re-fired at most once).
-const (
-	DeliveryLogColumns = "t.*, r.chain_id AS refired_chain_id, r.workflow_id AS refired_workflow_id"
-	DeliveryLogFrom    = "webhook_deliveries t LEFT JOIN webhook_dispatches r ON r.refired_delivery_id = t.id"
-)

@@ -34,6 +34,10 @@ func NewReadPacer(perSecond int) *ratelimit.Pacer {
 // ReadsPaced is what waits for an org's turn at its reads, as the 429 names it.
 const ReadsPaced = "this org's reads of its lists, delivery log and charts"
 
+// logColumns read a page's rows as t, each with the re-fire r that started a fresh chain from it, if
+// any (a delivery is re-fired at most once).
+const logColumns = "t.*, r.chain_id AS refired_chain_id, r.workflow_id AS refired_workflow_id"
+
 // LogFilter is what a page of the delivery log reads: an org's log or one endpoint's, narrowed by
 // event type, status and a time window. Zero values do not filter.
 type LogFilter struct {
@@ -120,7 +124,7 @@ func logPageSQL(f LogFilter, limit int, cursor *paging.Cursor) (string, []any) {
 			` AND b.status = ? ORDER BY b.attempted_at DESC, b.id DESC LIMIT ?)`
 		all = append(append(all, args...), st, limit+1)
 	}
-	return `SELECT ` + DeliveryLogColumns + ` FROM (SELECT u.id, u.attempted_at FROM (` + strings.Join(branches, " UNION ALL ") + `) u
+	return `SELECT ` + logColumns + ` FROM (SELECT u.id, u.attempted_at FROM (` + strings.Join(branches, " UNION ALL ") + `) u
 			ORDER BY u.attempted_at DESC, u.id DESC LIMIT ?) p
 		JOIN webhook_deliveries t ON t.id = p.id LEFT JOIN webhook_dispatches r ON r.refired_delivery_id = t.id
 		ORDER BY p.attempted_at DESC, p.id DESC`, append(all, limit+1)
