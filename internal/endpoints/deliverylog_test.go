@@ -128,7 +128,7 @@ func checkLogPageReadsItsRows(t *testing.T, db *gorm.DB, what, index string, f e
 		}
 		rows := n.ActualRows * max(n.ActualLoops, 1)
 		switch {
-		case n.Index == index && n.RemovedByFilter == 0:
+		case n.ReadsByOnly(index):
 			ranged += rows
 		case n.Index == "webhook_deliveries_pkey":
 			fetched += rows

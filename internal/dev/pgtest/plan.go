@@ -84,3 +84,16 @@ func CheckKeysetScan(t testing.TB, db *gorm.DB, what, table, index, sql string, 
 		t.Errorf("%s: plan does not use %s:\n%s", what, index, text)
 	}
 }
+
+// ReadsByOnly reports whether n reads its relation through index alone and throws nothing away: an
+// index scan of it, or a bitmap heap scan over that one index. The planner may pick either for a rare
+// key, and both read only the key's entries.
+func (n PlanNode) ReadsByOnly(index string) bool {
+	if n.RemovedByFilter != 0 || n.RemovedByRecheck != 0 {
+		return false
+	}
+	if n.NodeType == "Bitmap Heap Scan" {
+		return len(n.Plans) == 1 && n.Plans[0].NodeType == "Bitmap Index Scan" && n.Plans[0].Index == index
+	}
+	return n.Index == index
+}
