@@ -50,6 +50,19 @@ func (e *opEnv) attempt(ev, ep, chain uuid.UUID, n int, status models.Status, ne
 	return d
 }
 
+// orderEventData is an order as events carry it, whole, so the event page's payload is one the document
+// describes.
+func orderEventData(id uuid.UUID, number string) map[string]any {
+	at := time.Now().UTC().Format(time.RFC3339Nano)
+	return map[string]any{"id": id, "number": number, "status": "invoiced", "fulfillment_status": "unfulfilled",
+		"store_id": uuid.New(), "client_id": nil, "external_id": nil, "currency": "EUR", "subtotal_cents": 100,
+		"shipping_cents": 0, "tax_cents": 0, "total_cents": 100, "amount_paid_cents": 0,
+		"lines":    []any{map[string]any{"description": "Tea", "quantity": 1, "unit_price_cents": 100, "total_cents": 100, "metadata": map[string]any{}}},
+		"payments": []any{}, "shipments": []any{}, "metadata": map[string]any{},
+		"source":     map[string]any{"kind": "app", "integration_key_id": nil, "label": nil},
+		"created_at": at, "updated_at": at, "cancelled_at": nil}
+}
+
 func newEventDesk(t *testing.T) *eventDesk {
 	e := &eventDesk{opEnv: newOpEnv(t, true), order: uuid.New(), payment: uuid.New(), shipment: uuid.New()}
 	for i, dst := range []*uuid.UUID{&e.a, &e.b} {
@@ -57,7 +70,7 @@ func newEventDesk(t *testing.T) *eventDesk {
 			"p_event_types": []string{"order.created", "payment.recorded"}})
 		*dst = uuid.MustParse(ep["id"].(string))
 	}
-	order := map[string]any{"id": e.order, "number": "1042"}
+	order := orderEventData(e.order, "1042")
 	err := e.db.Exec(`INSERT INTO orders (id, org_id, store_id, number, currency, subtotal_cents, total_cents, status)
 		SELECT ?, org_id, id, 1042, 'EUR', 100, 100, 'invoiced' FROM stores WHERE org_id = ?`, e.order, e.org.ID).Error
 	if err != nil {
@@ -108,7 +121,7 @@ func TestSupportDeskFindsAnOrdersEventsWithTheirOutcome(t *testing.T) {
 	if outcome(0) != "no_endpoints" || outcome(1) != "in_progress" || outcome(2) != "dropped" ||
 		rows[2].(map[string]any)["chains_total"] != 2.0 || rows[1].(map[string]any)["resource_id"] != e.payment.String() ||
 		rows[0].(map[string]any)["resource_id"] != e.shipment.String() || rows[2].(map[string]any)["order_id"] != e.order.String() ||
-		rows[2].(map[string]any)["order_number"] != 1042.0 {
+		rows[2].(map[string]any)["order_number"] != "1042" {
 		t.Fatalf("rows %v", rows)
 	}
 	for _, c := range []struct {

@@ -55,8 +55,9 @@ type EventRow struct {
 	Type      string     `json:"type"`
 	CreatedAt time.Time  `json:"created_at"`
 	OrderID   *uuid.UUID `json:"order_id"`
-	// OrderNumber is the order's number, what a person quotes; nil without an order.
-	OrderNumber *int64     `json:"order_number"`
+	// OrderNumber is the order's number, what a person quotes; nil without an order. It is answered
+	// as a string, as Order.number is, so a client compares the two without converting.
+	OrderNumber *int64     `json:"order_number,string"`
 	ResourceID  *uuid.UUID `json:"resource_id"`
 	Outcome     Outcome    `json:"outcome"`
 	ChainsTotal int        `json:"chains_total"`
