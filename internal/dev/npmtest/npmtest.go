@@ -4,6 +4,8 @@ package npmtest
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -74,4 +76,51 @@ func repoRoot(t testing.TB) string {
 		}
 		dir = parent
 	}
+}
+
+// InstallLocked installs the project whose package.json and package-lock.json are in dir, exactly as
+// the lock file pins every package, once into the ignored bin/npm/<dir's name>-<the lock's hash>, and
+// returns that directory (its node_modules/.bin holds the tools). A changed lock file installs anew.
+func InstallLocked(t testing.TB, dir string) string {
+	t.Helper()
+	lock, err := os.ReadFile(filepath.Join(dir, "package-lock.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	manifest, err := os.ReadFile(filepath.Join(dir, "package.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum := sha256.Sum256(lock)
+	out := filepath.Join(repoRoot(t), "bin", "npm", filepath.Base(dir)+"-"+hex.EncodeToString(sum[:6]))
+	if _, err := os.Stat(filepath.Join(out, "node_modules", ".package-lock.json")); err == nil {
+		return out
+	}
+	npm := LookPath(t, "npm", "npm (Debian: apt-get install npm)")
+	if err := os.MkdirAll(filepath.Dir(out), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	tmp, err := os.MkdirTemp(filepath.Dir(out), "installing-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer os.RemoveAll(tmp)
+	for name, data := range map[string][]byte{"package.json": manifest, "package-lock.json": lock} {
+		if err := os.WriteFile(filepath.Join(tmp, name), data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, npm, "ci", "--no-audit", "--no-fund", "--loglevel=error")
+	cmd.Dir = tmp
+	if b, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("npm ci in %s (the npm registry must be reachable): %v\n%s", dir, err, b)
+	}
+	if err := os.Rename(tmp, out); err != nil {
+		if _, statErr := os.Stat(filepath.Join(out, "node_modules", ".package-lock.json")); statErr != nil {
+			t.Fatalf("install %s: %v", dir, err)
+		}
+	}
+	return out
 }
