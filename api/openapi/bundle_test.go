@@ -123,3 +123,59 @@ func TestGeneratedSchemas(t *testing.T) {
 		t.Error("a reference to nothing bundled")
 	}
 }
+
+// Every 2xx JSON answer of every document carries an example, on the answer or on the schema it names;
+// Spectral's spectral:oas (test/e2e/typedclient_test.go) checks each example against its schema.
+func TestEverySuccessfulAnswerHasAnExample(t *testing.T) {
+	type media struct {
+		Example any `json:"example"`
+		Schema  struct {
+			Ref     string `json:"$ref"`
+			Example any    `json:"example"`
+		} `json:"schema"`
+	}
+	type response struct {
+		Ref     string           `json:"$ref"`
+		Content map[string]media `json:"content"`
+	}
+	for name, doc := range served {
+		var d struct {
+			Paths      map[string]map[string]json.RawMessage `json:"paths"`
+			Components struct {
+				Responses map[string]response `json:"responses"`
+				Schemas   map[string]struct {
+					Example any `json:"example"`
+				} `json:"schemas"`
+			} `json:"components"`
+		}
+		if err := json.Unmarshal(doc(), &d); err != nil {
+			t.Fatal(err)
+		}
+		for path, item := range d.Paths {
+			for method, raw := range item {
+				var op struct {
+					Responses map[string]response `json:"responses"`
+				}
+				if method == "parameters" || json.Unmarshal(raw, &op) != nil {
+					continue
+				}
+				for status, r := range op.Responses {
+					if !strings.HasPrefix(status, "2") {
+						continue
+					}
+					if r.Ref != "" {
+						r = d.Components.Responses[strings.TrimPrefix(r.Ref, "#/components/responses/")]
+					}
+					m, ok := r.Content["application/json"]
+					if !ok {
+						continue
+					}
+					named := d.Components.Schemas[strings.TrimPrefix(m.Schema.Ref, "#/components/schemas/")].Example
+					if m.Example == nil && m.Schema.Example == nil && named == nil {
+						t.Errorf("%s: %s %s %s has no example", name, method, path, status)
+					}
+				}
+			}
+		}
+	}
+}
