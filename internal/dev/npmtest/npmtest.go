@@ -14,37 +14,14 @@ import (
 )
 
 // Install installs name@version once into the repository's ignored bin/npm/<name>-<version> and
-// returns the package's directory (require() it); later runs reuse it. The install goes to a fresh
-// directory renamed into place, so a concurrent or interrupted run never leaves a half-installed
-// package behind. A missing npm fails the test: make test installs it (tools/test-deps).
+// returns the package's directory (require() it); later runs reuse it. A missing npm fails the test:
+// make test installs it (tools/test-deps).
 func Install(t testing.TB, name, version string) string {
 	t.Helper()
 	dir := filepath.Join(repoRoot(t), "bin", "npm", name+"-"+version)
 	pkg := filepath.Join(dir, "node_modules", name)
-	if _, err := os.Stat(filepath.Join(pkg, "package.json")); err == nil {
-		return pkg
-	}
-	npm := LookPath(t, "npm", "npm (Debian: apt-get install npm)")
-	if err := os.MkdirAll(filepath.Dir(dir), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	tmp, err := os.MkdirTemp(filepath.Dir(dir), "installing-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer os.RemoveAll(tmp)
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	out, err := exec.CommandContext(ctx, npm, "install", "--prefix", tmp, "--no-audit", "--no-fund",
-		"--loglevel=error", name+"@"+version).CombinedOutput()
-	if err != nil {
-		t.Fatalf("npm install %s@%s (the npm registry must be reachable): %v\n%s", name, version, err, out)
-	}
-	if err := os.Rename(tmp, dir); err != nil {
-		if _, statErr := os.Stat(filepath.Join(pkg, "package.json")); statErr != nil { // no concurrent run's install either
-			t.Fatalf("install %s: %v", name, err)
-		}
-	}
+	installOnce(t, dir, filepath.Join(pkg, "package.json"), name+"@"+version, func(tmp string) {},
+		"install", "--prefix", "{dir}", "--no-audit", "--no-fund", "--loglevel=error", name+"@"+version)
 	return pkg
 }
 
@@ -93,34 +70,47 @@ func InstallLocked(t testing.TB, dir string) string {
 	}
 	sum := sha256.Sum256(lock)
 	out := filepath.Join(repoRoot(t), "bin", "npm", filepath.Base(dir)+"-"+hex.EncodeToString(sum[:6]))
-	if _, err := os.Stat(filepath.Join(out, "node_modules", ".package-lock.json")); err == nil {
-		return out
+	installOnce(t, out, filepath.Join(out, "node_modules", ".package-lock.json"), dir, func(tmp string) {
+		for name, data := range map[string][]byte{"package.json": manifest, "package-lock.json": lock} {
+			if err := os.WriteFile(filepath.Join(tmp, name), data, 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}, "ci", "--prefix", "{dir}", "--no-audit", "--no-fund", "--loglevel=error")
+	return out
+}
+
+// installOnce runs npm with args ({dir} standing for the directory being filled) unless ready
+// exists. The install goes to a fresh directory, prepared by prepare, renamed to dir when complete,
+// so a concurrent or interrupted run never leaves a half-installed package behind.
+func installOnce(t testing.TB, dir, ready, what string, prepare func(tmp string), args ...string) {
+	t.Helper()
+	if _, err := os.Stat(ready); err == nil {
+		return
 	}
 	npm := LookPath(t, "npm", "npm (Debian: apt-get install npm)")
-	if err := os.MkdirAll(filepath.Dir(out), 0o755); err != nil {
+	if err := os.MkdirAll(filepath.Dir(dir), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	tmp, err := os.MkdirTemp(filepath.Dir(out), "installing-")
+	tmp, err := os.MkdirTemp(filepath.Dir(dir), "installing-")
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer os.RemoveAll(tmp)
-	for name, data := range map[string][]byte{"package.json": manifest, "package-lock.json": lock} {
-		if err := os.WriteFile(filepath.Join(tmp, name), data, 0o644); err != nil {
-			t.Fatal(err)
+	prepare(tmp)
+	for i, a := range args {
+		if a == "{dir}" {
+			args[i] = tmp
 		}
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, npm, "ci", "--no-audit", "--no-fund", "--loglevel=error")
-	cmd.Dir = tmp
-	if b, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("npm ci in %s (the npm registry must be reachable): %v\n%s", dir, err, b)
+	if out, err := exec.CommandContext(ctx, npm, args...).CombinedOutput(); err != nil {
+		t.Fatalf("npm %s for %s (the npm registry must be reachable): %v\n%s", args[0], what, err, out)
 	}
-	if err := os.Rename(tmp, out); err != nil {
-		if _, statErr := os.Stat(filepath.Join(out, "node_modules", ".package-lock.json")); statErr != nil {
-			t.Fatalf("install %s: %v", dir, err)
+	if err := os.Rename(tmp, dir); err != nil {
+		if _, statErr := os.Stat(ready); statErr != nil { // no concurrent run's install either
+			t.Fatalf("install %s: %v", what, err)
 		}
 	}
-	return out
 }
