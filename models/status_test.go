@@ -24,8 +24,8 @@ func TestOpenAPISpellsTheStatuses(t *testing.T) {
 		}
 		Components struct {
 			Schemas map[string]struct {
-				Enum       []string
-				Properties map[string]struct{ Enum []string }
+				Enum       []any // other schemas' enums hold booleans
+				Properties map[string]struct{ Enum []any }
 			}
 		}
 	}
@@ -41,9 +41,9 @@ func TestOpenAPISpellsTheStatuses(t *testing.T) {
 	schemas := doc.Components.Schemas
 	for what, c := range map[string]struct{ got, want []string }{
 		"the deliveries' status filter": {filter, words(models.Recorded)},
-		"Delivery.status":               {schemas["Delivery"].Properties["status"].Enum, words(models.Recorded)},
-		"EventOutcome":                  {schemas["EventOutcome"].Enum, words(endpoints.Outcomes)},
-		"Chain.outcome": {schemas["Chain"].Properties["outcome"].Enum,
+		"Delivery.status":               {texts(schemas["Delivery"].Properties["status"].Enum), words(models.Recorded)},
+		"EventOutcome":                  {texts(schemas["EventOutcome"].Enum), words(endpoints.Outcomes)},
+		"Chain.outcome": {texts(schemas["Chain"].Properties["outcome"].Enum),
 			words([]endpoints.Outcome{endpoints.OutcomeSucceeded, endpoints.OutcomeDropped, endpoints.OutcomeInProgress})},
 	} {
 		if !slices.Equal(slices.Sorted(slices.Values(c.got)), slices.Sorted(slices.Values(c.want))) {
@@ -56,6 +56,14 @@ func words[S ~string](vs []S) []string {
 	out := make([]string, len(vs))
 	for i, v := range vs {
 		out[i] = string(v)
+	}
+	return out
+}
+
+func texts(enum []any) []string {
+	out := make([]string, len(enum))
+	for i, v := range enum {
+		out[i], _ = v.(string)
 	}
 	return out
 }
