@@ -28,7 +28,7 @@ const CacheTTL = 5 * time.Minute
 type Cache struct {
 	mu      sync.Mutex
 	live    bool              // the listener is listening; otherwise the cache is bypassed
-	gen     uint64            // bumped by every invalidation
+	gen     gen               // bumped by every invalidation
 	entries map[string]cached // by hex of the key hash, as notifications name it
 	// unknown are the hashes no key had when looked up, and when: a flood of made-up keys costs one
 	// database turn for each new one, not one for each request. A key minted with such a hash is
@@ -43,6 +43,12 @@ const UnknownTTL = time.Minute
 // maxUnknown bounds the unknown hashes kept: past it they are all forgotten, so a flood of ever new
 // made-up keys costs memory for at most this many.
 const maxUnknown = 10_000
+
+// gen counts invalidations in two kinds. A key found by a lookup is kept unless a key changed or the
+// listener went down while it ran (changes); a new key's insert says nothing against it, so a key
+// used before its own announcement arrives is still kept. "No key has this hash" is kept only if,
+// in addition, no key was minted meanwhile (mints): the insert may be the very key looked for.
+type gen struct{ changes, mints uint64 }
 
 type cached struct {
 	key any // *ReadKey or *IntegrationKey; the prefixes keep their hashes apart
@@ -85,11 +91,11 @@ func (c *Cache) knownUnknown(hash string) bool {
 	return true
 }
 
-// putUnknown remembers that hash names no key, unless an invalidation came since begin returned gen.
-func (c *Cache) putUnknown(hash string, gen uint64) {
+// putUnknown remembers that hash names no key, unless a change or a mint came since begin returned g.
+func (c *Cache) putUnknown(hash string, g gen) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if !c.live || c.gen != gen {
+	if !c.live || c.gen != g {
 		return
 	}
 	if len(c.unknown) >= maxUnknown {
@@ -100,17 +106,17 @@ func (c *Cache) putUnknown(hash string, gen uint64) {
 
 // begin is taken before a database lookup: the generation to hand to put, and whether a result may
 // be kept at all.
-func (c *Cache) begin() (uint64, bool) {
+func (c *Cache) begin() (gen, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.gen, c.live
 }
 
-// put keeps key unless an invalidation came since begin returned gen, or the cache went down.
-func (c *Cache) put(hash string, gen uint64, key any) {
+// put keeps key unless a key changed since begin returned g, or the cache went down.
+func (c *Cache) put(hash string, g gen, key any) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.live && c.gen == gen {
+	if c.live && c.gen.changes == g.changes {
 		c.entries[hash] = cached{key: key, at: c.now()}
 	}
 }
@@ -119,17 +125,18 @@ func (c *Cache) put(hash string, gen uint64, key any) {
 func (c *Cache) drop(hash string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.gen++
+	c.gen.changes++
 	delete(c.entries, hash)
 	delete(c.unknown, hash)
 }
 
 // minted forgets that no key had hash: one was just inserted. The key cached under it, if a request
-// already found it, stays. Lookups in flight keep no "unknown" they saw before the insert.
+// already found it, stays, as does a key a lookup in flight finds. Lookups in flight keep no
+// "unknown" they saw before the insert.
 func (c *Cache) minted(hash string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.gen++
+	c.gen.mints++
 	delete(c.unknown, hash)
 }
 
@@ -139,7 +146,7 @@ func (c *Cache) minted(hash string) {
 func (c *Cache) setLive(live bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.gen++
+	c.gen.changes++
 	c.live = live
 	clear(c.entries)
 	clear(c.unknown)

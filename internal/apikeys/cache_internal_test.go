@@ -130,6 +130,8 @@ func TestCacheExpiryTTLAndBypass(t *testing.T) {
 // request already cached stays served from memory (before, the announcement arriving after the
 // first request dropped it, and the next one missed), while a token refused just before the insert
 // is looked up again at once, and an "unknown" a lookup in flight saw before the insert is not kept.
+// A key a lookup in flight finds is kept although its announcement came while it ran (the first use
+// of a key often races its own announcement).
 func TestANewKeysAnnouncementKeepsWhatIsCached(t *testing.T) {
 	db := pgtest.New(t)
 	_, plain := mintReadKey(t, db, nil)
@@ -159,5 +161,18 @@ func TestANewKeysAnnouncementKeepsWhatIsCached(t *testing.T) {
 	c.putUnknown("ab", gen)
 	if c.knownUnknown("ab") {
 		t.Fatal("an unknown a lookup saw before the insert was kept")
+	}
+
+	gen, _ = c.begin()
+	c.handle(insertPrefix + "cd")
+	c.put("cd", gen, "a key")
+	if _, ok := c.get("cd"); !ok {
+		t.Fatal("a key found while its own announcement arrived was not kept")
+	}
+	gen, _ = c.begin()
+	c.handle("cd")
+	c.put("cd", gen, "a key")
+	if _, ok := c.get("cd"); ok {
+		t.Fatal("a key found while its change arrived was kept")
 	}
 }
