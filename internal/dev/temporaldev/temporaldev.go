@@ -14,10 +14,10 @@ import (
 	"path/filepath"
 	"strconv"
 	"sync"
+	"time"
 
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/temporal"
-	"go.temporal.io/sdk/testsuite"
 
 	"wds/worker"
 	"wds/workflows/contract"
@@ -42,24 +42,27 @@ type Options struct {
 
 // Server is a running dev server.
 type Server struct {
-	dev      *testsuite.DevServer
 	Address  string
 	UIURL    string
+	cmd      *exec.Cmd
+	exited   chan struct{} // closed when the process has exited
+	client   client.Client
 	stopOnce sync.Once
 	stopErr  error
 }
 
-// startTries is how often Start tries a port it picked itself. The port is free when picked but may
-// be taken before the server binds it (another test's server, on a busy machine), and the server
-// then never answers; a fresh port is the cure.
+// startTries is how often Start launches the server before giving up. The server picks free ports
+// for its own services (HTTP, metrics, history, matching) as it starts, and a port free when picked
+// may be taken before it binds it (another test's server, on a busy machine): it then exits, and a
+// new start, which picks new ports, is the cure. A port Start picked itself is picked anew as well.
 const startTries = 3
 
-// Start launches the server and returns once its frontend answers. Without a given port it picks a
-// free one, and another if the server does not come up on it.
+// readyTimeout bounds how long one start waits for the frontend to answer.
+const readyTimeout = time.Minute
+
+// Start launches the server and returns once its frontend answers, trying again (startTries) when
+// the server exits or never answers.
 func Start(ctx context.Context, o Options) (*Server, error) {
-	if o.Port != 0 {
-		return start(ctx, o)
-	}
 	var err error
 	for range startTries {
 		var s *Server
@@ -81,64 +84,135 @@ func start(ctx context.Context, o Options) (*Server, error) {
 	if o.Namespace == "" {
 		o.Namespace = "default"
 	}
-	if o.Output == nil {
-		o.Output = io.Discard
-	}
-	port := o.Port
-	if port == 0 {
+	if o.Port == 0 {
 		var err error
-		if port, err = freePort(); err != nil {
+		if o.Port, err = freePort(); err != nil {
 			return nil, err
 		}
 	}
-	addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
-	opts := testsuite.DevServerOptions{
-		ExistingPath:     bin,
-		ClientOptions:    &client.Options{HostPort: addr, Namespace: o.Namespace, Logger: worker.QuietLogger()},
-		DBFilename:       o.DBFile,
-		LogLevel:         "error",
-		SearchAttributes: searchAttributes(),
-		// WAL and relaxed fsync make SQLite several times faster; a dev server's data is disposable.
-		// Eager activities hand a scheduled attempt straight back to the worker that scheduled it,
-		// saving a round trip through a task queue: event-to-receipt drops from ~80 ms to ~40 ms.
-		// One task-queue partition: on a single node more buy nothing, and the benchmark saw workflow
-		// tasks wait a whole 60 s long poll on a partition no poller was waiting on.
-		ExtraArgs: []string{"--sqlite-pragma", "journal_mode=wal", "--sqlite-pragma", "synchronous=normal",
-			"--dynamic-config-value", "system.enableActivityEagerExecution=" + strconv.FormatBool(!o.NoEagerActivities),
-			"--dynamic-config-value", "system.enableEagerWorkflowStart=true",
-			"--dynamic-config-value", "matching.numTaskqueueReadPartitions=1",
-			"--dynamic-config-value", "matching.numTaskqueueWritePartitions=1"},
-		Stdout: o.Output,
-		Stderr: o.Output,
+	s := &Server{Address: net.JoinHostPort("127.0.0.1", strconv.Itoa(o.Port)), exited: make(chan struct{})}
+	if o.UI && o.UIPort == 0 {
+		o.UIPort = o.Port + 1000 // the CLI's own convention: 7233 -> 8233
 	}
-	s := &Server{Address: addr}
 	if o.UI {
-		opts.EnableUI = true
-		uiPort := o.UIPort
-		if uiPort == 0 {
-			uiPort = port + 1000 // the CLI's own convention: 7233 -> 8233
-		}
-		opts.UIPort = strconv.Itoa(uiPort)
-		s.UIURL = "http://localhost:" + opts.UIPort
+		s.UIURL = "http://localhost:" + strconv.Itoa(o.UIPort)
 	}
-	dev, err := testsuite.StartDevServer(ctx, opts)
-	if err != nil {
+	last := &tailWriter{}
+	var out io.Writer = last
+	if o.Output != nil {
+		out = io.MultiWriter(o.Output, last)
+	}
+	s.cmd = exec.Command(bin, args(o)...)
+	s.cmd.Stdout, s.cmd.Stderr = out, out
+	if err := s.cmd.Start(); err != nil {
 		return nil, fmt.Errorf("start Temporal dev server (%s): %w", bin, err)
 	}
-	s.dev = dev
+	var waitErr error
+	go func() { waitErr = s.cmd.Wait(); close(s.exited) }()
+	c, err := s.waitReady(ctx, o.Namespace)
+	if err != nil {
+		_ = s.cmd.Process.Kill()
+		<-s.exited
+		return nil, fmt.Errorf("start Temporal dev server (%s) on %s: %w (exit: %v); its last output:\n%s",
+			bin, s.Address, err, waitErr, last)
+	}
+	s.client = c
 	return s, nil
 }
 
+// args are the CLI's start-dev arguments for o.
+func args(o Options) []string {
+	a := []string{"server", "start-dev", "--ip", "127.0.0.1", "--port", strconv.Itoa(o.Port),
+		"--namespace", o.Namespace, "--log-level", "error",
+		"--dynamic-config-value", "frontend.enableServerVersionCheck=false",
+		// WAL and relaxed fsync make SQLite several times faster; a dev server's data is disposable.
+		"--sqlite-pragma", "journal_mode=wal", "--sqlite-pragma", "synchronous=normal",
+		// Eager activities hand a scheduled attempt straight back to the worker that scheduled it,
+		// saving a round trip through a task queue: event-to-receipt drops from ~80 ms to ~40 ms.
+		"--dynamic-config-value", "system.enableActivityEagerExecution=" + strconv.FormatBool(!o.NoEagerActivities),
+		"--dynamic-config-value", "system.enableEagerWorkflowStart=true",
+		// One task-queue partition: on a single node more buy nothing, and the benchmark saw workflow
+		// tasks wait a whole 60 s long poll on a partition no poller was waiting on.
+		"--dynamic-config-value", "matching.numTaskqueueReadPartitions=1",
+		"--dynamic-config-value", "matching.numTaskqueueWritePartitions=1"}
+	if o.UI {
+		a = append(a, "--ui-port", strconv.Itoa(o.UIPort))
+	} else {
+		a = append(a, "--headless")
+	}
+	if o.DBFile != "" {
+		a = append(a, "--db-filename", o.DBFile)
+	}
+	for attr := range searchAttributes().GetUntypedValues() {
+		a = append(a, "--search-attribute", attr.GetName()+"="+attr.GetValueType().String())
+	}
+	return a
+}
+
+// waitReady dials the frontend until it answers, failing at once if the process exits.
+func (s *Server) waitReady(ctx context.Context, namespace string) (client.Client, error) {
+	ctx, cancel := context.WithTimeout(ctx, readyTimeout)
+	defer cancel()
+	opts := client.Options{HostPort: s.Address, Namespace: namespace, Logger: worker.QuietLogger()}
+	for {
+		c, err := client.DialContext(ctx, opts)
+		if err == nil {
+			return c, nil
+		}
+		select {
+		case <-s.exited:
+			return nil, errors.New("the server exited")
+		case <-ctx.Done():
+			return nil, fmt.Errorf("no answer within %v: %w", readyTimeout, err)
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}
+
 // Client is a client of the server's namespace, closed by Stop.
-func (s *Server) Client() client.Client { return s.dev.Client() }
+func (s *Server) Client() client.Client { return s.client }
+
+// stopGrace is how long Stop waits for the server to exit after its interrupt before killing it.
+const stopGrace = 30 * time.Second
 
 // Stop interrupts the server, waits for it to exit and closes the client; later calls do nothing.
 func (s *Server) Stop() error {
 	s.stopOnce.Do(func() {
-		s.stopErr = s.dev.Stop()
-		s.dev.Client().Close()
+		s.client.Close()
+		_ = s.cmd.Process.Signal(os.Interrupt)
+		select {
+		case <-s.exited:
+		case <-time.After(stopGrace):
+			_ = s.cmd.Process.Kill()
+			<-s.exited
+			s.stopErr = fmt.Errorf("the Temporal dev server did not stop within %v; killed", stopGrace)
+		}
 	})
 	return s.stopErr
+}
+
+// tailWriter keeps the last tailBytes written to it: a failed start's error shows why.
+type tailWriter struct {
+	mu  sync.Mutex
+	buf []byte
+}
+
+const tailBytes = 4 << 10
+
+func (w *tailWriter) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.buf = append(w.buf, p...)
+	if len(w.buf) > tailBytes {
+		w.buf = w.buf[len(w.buf)-tailBytes:]
+	}
+	return len(p), nil
+}
+
+func (w *tailWriter) String() string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return string(w.buf)
 }
 
 func searchAttributes() temporal.SearchAttributes {
