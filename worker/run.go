@@ -7,24 +7,17 @@ import (
 
 	"github.com/sirupsen/logrus"
 	"go.temporal.io/sdk/client"
-	"gorm.io/gorm"
 
 	"wds/activities"
+	"wds/internal/dispatch"
 	"wds/internal/platform/config"
 	"wds/internal/platform/egress"
 	"wds/internal/platform/secrets"
 )
 
-// NewStarter is the Starter of a wds process: cfg's retry ladder, the relay's grace. A process builds
-// one and hands it to every writer (the after-commit starts) and to Run (the relay, the activities'
-// own starts).
-func NewStarter(cfg *config.Config, db *gorm.DB, c client.Client, log logrus.FieldLogger) *Starter {
-	return &Starter{DB: db, Temporal: c, Schedule: cfg.WebhookRetrySchedule, Log: log, Grace: RelayGrace, Namespace: cfg.TemporalNamespace}
-}
-
 // Run serves the workflows and activities with cfg's settings and runs starter's relay until ctx
 // ends. Deliveries trust the system roots, WDS_WEBHOOK_CA_FILE and extraCAs.
-func Run(ctx context.Context, cfg *config.Config, c client.Client, box *secrets.Box, starter *Starter, log logrus.FieldLogger, extraCAs ...string) error {
+func Run(ctx context.Context, cfg *config.Config, c client.Client, box *secrets.Box, starter *dispatch.Starter, log logrus.FieldLogger, extraCAs ...string) error {
 	if cfg.WebhookCAFile != "" {
 		extraCAs = append(extraCAs, cfg.WebhookCAFile)
 	}

@@ -18,6 +18,7 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"wds/activities"
+	"wds/internal/dispatch"
 	"wds/internal/platform/metrics"
 	"wds/workflows"
 	"wds/workflows/contract"
@@ -27,7 +28,7 @@ import (
 type Options struct {
 	Temporal   client.Client
 	Activities *activities.Activities
-	Starter    *Starter
+	Starter    *dispatch.Starter
 	Log        logrus.FieldLogger
 	// RelayInterval is how often the relay looks for undispatched rows when it found none.
 	RelayInterval time.Duration
@@ -115,7 +116,7 @@ func Serve(ctx context.Context, o Options) error {
 	go func() { prune(ctx, o); close(pruned) }()
 	go func() {
 		if o.ListenURL != "" {
-			listenDispatches(ctx, o.ListenURL, o.Starter, o.Log)
+			dispatch.ListenDispatches(ctx, o.ListenURL, o.Starter, o.Log)
 		}
 		close(listened)
 	}()

@@ -8,10 +8,10 @@ import (
 
 	"github.com/google/uuid"
 
+	"wds/internal/dispatch"
 	"wds/internal/endpoints"
 	"wds/internal/platform/paging"
 	"wds/models"
-	"wds/worker"
 )
 
 func init() {
@@ -29,7 +29,7 @@ func init() {
 // resends and re-fires it queues are announced to the workers, which start them at once.
 func webhookService(env *adminEnv, seals bool) (*endpoints.Service, error) {
 	s := &endpoints.Service{DB: env.db, AllowPrivate: env.cfg.WebhookAllowPrivate, Retention: env.cfg.Retention,
-		Dispatcher: worker.DispatchNotifier{DB: env.db, Log: env.log}}
+		Dispatcher: dispatch.DispatchNotifier{DB: env.db, Log: env.log}}
 	if seals {
 		box, err := env.box()
 		if err != nil {

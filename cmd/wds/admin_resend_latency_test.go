@@ -10,10 +10,10 @@ import (
 	"wds/internal/dev/deliverytest"
 	"wds/internal/dev/pgtest"
 	"wds/internal/dev/temporaldev"
+	"wds/internal/dispatch"
 	"wds/internal/events"
 	"wds/internal/platform/database"
 	"wds/internal/platform/secrets"
-	"wds/worker"
 )
 
 // cliStartBound is how soon a resend or re-fire made with `wds admin` must reach its receiver: well
@@ -22,10 +22,10 @@ const cliStartBound = 2 * time.Second
 
 // A resend and a re-fire made with `wds admin`, which has no Temporal client, reach the receiver as
 // soon as one made through the Operator API: the running `wds worker` hears them announced and starts
-// them at once, instead of its relay after worker.RelayGrace.
+// them at once, instead of its relay after dispatch.RelayGrace.
 func TestACLIResendAndRefireArriveAsFastAsTheAPIs(t *testing.T) {
-	if cliStartBound >= worker.RelayGrace {
-		t.Fatalf("the bound %v does not tell an announced start from the relay's (%v)", cliStartBound, worker.RelayGrace)
+	if cliStartBound >= dispatch.RelayGrace {
+		t.Fatalf("the bound %v does not tell an announced start from the relay's (%v)", cliStartBound, dispatch.RelayGrace)
 	}
 	srv, err := temporaldev.Start(context.Background(), temporaldev.Options{})
 	if err != nil {

@@ -13,7 +13,9 @@ import (
 	"gorm.io/gorm"
 
 	"wds/internal/dev/temporaldev"
+	"wds/internal/dispatch"
 	"wds/internal/platform/config"
+	"wds/internal/platform/temporalclient"
 	"wds/worker"
 )
 
@@ -52,14 +54,14 @@ func startDevWebhooks(ctx context.Context, cfg *config.Config, db *gorm.DB, log 
 		}
 		c, d.address, d.uiURL = srv.Client(), srv.Address, srv.UIURL
 	} else {
-		if c, err = worker.Dial(ctx, cfg, log); err != nil {
+		if c, err = temporalclient.Dial(ctx, cfg, log); err != nil {
 			return nil, err
 		}
-		if err := worker.EnsureSearchAttributes(ctx, c.OperatorService(), cfg.TemporalNamespace, log); err != nil {
+		if err := temporalclient.EnsureSearchAttributes(ctx, c.OperatorService(), cfg.TemporalNamespace, log); err != nil {
 			log.WithError(err).Warn("cannot register the Wds* search attributes")
 		}
 	}
-	starter := worker.NewStarter(cfg, db, c, log)
+	starter := dispatch.NewStarter(cfg, db, c, log)
 	d.svc = newServices(cfg, db, box, starter)
 	wctx, cancel := context.WithCancel(ctx)
 	done := make(chan error, 1)

@@ -13,8 +13,8 @@ import (
 
 	"wds/internal/platform/config"
 	"wds/internal/platform/database"
+	"wds/internal/platform/temporalclient"
 	"wds/migrations"
-	"wds/worker"
 )
 
 func init() { commands["migrate"] = migrateCmd }
@@ -72,12 +72,12 @@ func migrateUp(ctx context.Context, cfg *config.Config, sqlDB *sql.DB, log logru
 	}
 	wctx, cancel := context.WithTimeout(ctx, searchAttributeWait)
 	defer cancel()
-	c, err := worker.Dial(wctx, cfg, log)
+	c, err := temporalclient.Dial(wctx, cfg, log)
 	if err != nil {
 		return nil, fmt.Errorf("register search attributes on %s: %w", cfg.TemporalAddress, err)
 	}
 	defer c.Close()
-	if err := worker.EnsureSearchAttributes(wctx, c.OperatorService(), cfg.TemporalNamespace, log); err != nil {
+	if err := temporalclient.EnsureSearchAttributes(wctx, c.OperatorService(), cfg.TemporalNamespace, log); err != nil {
 		return nil, err
 	}
 	out["search_attributes"] = "registered"

@@ -11,7 +11,7 @@ import (
 
 	"wds/internal/dev/pgtest"
 	"wds/internal/dev/temporaldev"
-	"wds/worker"
+	"wds/internal/platform/temporalclient"
 	"wds/workflows/contract"
 )
 
@@ -23,7 +23,7 @@ func TestMigrateUpRegistersSearchAttributes(t *testing.T) {
 		t.Fatal(err)
 	}
 	srv, err := testsuite.StartDevServer(context.Background(), testsuite.DevServerOptions{ExistingPath: bin, LogLevel: "error",
-		ClientOptions: &client.Options{Logger: worker.QuietLogger()}})
+		ClientOptions: &client.Options{Logger: temporalclient.QuietLogger()}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -14,8 +14,9 @@ import (
 	"wds/api"
 	"wds/api/console"
 	"wds/internal/apikeys"
+	"wds/internal/dispatch"
 	"wds/internal/platform/config"
-	"wds/worker"
+	"wds/internal/platform/temporalclient"
 )
 
 func init() { commands["serve"] = serveCmd }
@@ -28,12 +29,12 @@ func serveCmd(ctx context.Context, _ []string) error {
 		return err
 	}
 	defer closeAll()
-	tc, err := worker.LazyClient(p.cfg)
+	tc, err := temporalclient.LazyClient(p.cfg)
 	if err != nil {
 		return err
 	}
 	defer tc.Close()
-	return serveHTTP(ctx, p.cfg, p.db, p.log, newServices(p.cfg, p.db, p.box, worker.NewStarter(p.cfg, p.db, tc, p.log)))
+	return serveHTTP(ctx, p.cfg, p.db, p.log, newServices(p.cfg, p.db, p.box, dispatch.NewStarter(p.cfg, p.db, tc, p.log)))
 }
 
 // newHTTPServer is the server of the API (`wds serve`, `wds dev`) and of `wds listen`, with every

@@ -4,11 +4,11 @@ import (
 	"gorm.io/gorm"
 
 	"wds/api"
+	"wds/internal/dispatch"
 	"wds/internal/endpoints"
 	"wds/internal/feed"
 	"wds/internal/platform/config"
 	"wds/internal/platform/secrets"
-	"wds/worker"
 )
 
 // services are a process's domain services, each built once over one pool, one sealing box and one
@@ -17,12 +17,12 @@ import (
 type services struct {
 	api.Domain
 	webhooks *endpoints.Service
-	starter  *worker.Starter
+	starter  *dispatch.Starter
 }
 
 // newServices builds them. starter starts what each write commits, after commit; what it cannot
 // start a worker's relay starts.
-func newServices(cfg *config.Config, db *gorm.DB, box *secrets.Box, starter *worker.Starter) *services {
+func newServices(cfg *config.Config, db *gorm.DB, box *secrets.Box, starter *dispatch.Starter) *services {
 	domain := api.NewDomain(db, box, starter)
 	domain.Feed = feed.NewService(db, cfg.Retention)
 	// One org's list reads take turns, whether through a list or an endpoint's delivery log.

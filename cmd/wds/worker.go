@@ -5,6 +5,8 @@ import (
 	"context"
 	"fmt"
 
+	"wds/internal/dispatch"
+	"wds/internal/platform/temporalclient"
 	"wds/worker"
 )
 
@@ -21,17 +23,17 @@ func workerCmd(ctx context.Context, _ []string) error {
 	if url, err := databaseURL(p.cfg); err == nil {
 		p.cfg.ListenDatabaseURL = cmp.Or(p.cfg.ListenDatabaseURL, url)
 	}
-	c, err := worker.Dial(ctx, p.cfg, p.log)
+	c, err := temporalclient.Dial(ctx, p.cfg, p.log)
 	if err != nil {
 		return err
 	}
 	defer c.Close()
 	// Every start sets the Wds* search attributes, and Temporal refuses a start whose attributes the
 	// namespace lacks: a worker that went on without them would deliver nothing. Stop here instead.
-	if err := worker.EnsureSearchAttributes(ctx, c.OperatorService(), p.cfg.TemporalNamespace, p.log); err != nil {
+	if err := temporalclient.EnsureSearchAttributes(ctx, c.OperatorService(), p.cfg.TemporalNamespace, p.log); err != nil {
 		return fmt.Errorf("the Wds* search attributes are missing on Temporal namespace %q and cannot be added (%w); "+
 			"without them no delivery can start: register them as docs/production.md shows, then start the worker again",
 			p.cfg.TemporalNamespace, err)
 	}
-	return worker.Run(ctx, p.cfg, c, p.box, worker.NewStarter(p.cfg, p.db, c, p.log), p.log)
+	return worker.Run(ctx, p.cfg, c, p.box, dispatch.NewStarter(p.cfg, p.db, c, p.log), p.log)
 }

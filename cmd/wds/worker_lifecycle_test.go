@@ -13,7 +13,7 @@ import (
 	"wds/internal/dev/temporaldev"
 	"wds/internal/platform/config"
 	"wds/internal/platform/secrets"
-	"wds/worker"
+	"wds/internal/platform/temporalclient"
 )
 
 // scrape returns the metrics text a process serves, or "" while it does not answer.
@@ -107,7 +107,7 @@ func TestTemporalOptionsForTemporalCloud(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	o, err := worker.ClientOptions(cfg)
+	o, err := temporalclient.ClientOptions(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -18,6 +18,7 @@ import (
 	"go.temporal.io/sdk/client"
 
 	"wds/internal/dev/deliverytest"
+	"wds/internal/dispatch"
 	"wds/internal/endpoints"
 	"wds/internal/events"
 	"wds/internal/events/eventstest"
@@ -28,7 +29,6 @@ import (
 	"wds/internal/workspace"
 	"wds/models"
 	"wds/webhook"
-	"wds/worker"
 	"wds/workflows/contract"
 )
 
@@ -363,7 +363,7 @@ func TestStarterStartsEachEventOnceWhateverTheRaces(t *testing.T) {
 	f := newFixture(t)
 	f.subscribe()
 	tc := &fakeTemporal{starts: map[string]int{}, down: true}
-	st := &worker.Starter{DB: f.DB, Temporal: tc, Schedule: []time.Duration{time.Second}, Log: quiet()}
+	st := &dispatch.Starter{DB: f.DB, Temporal: tc, Schedule: []time.Duration{time.Second}, Log: quiet()}
 	emit := func(n int) []uuid.UUID {
 		var ids []uuid.UUID
 		for range n {
@@ -382,7 +382,7 @@ func TestStarterStartsEachEventOnceWhateverTheRaces(t *testing.T) {
 	tc.mu.Unlock()
 
 	// Relays racing each other: SKIP LOCKED gives each event to one of them.
-	st = &worker.Starter{DB: f.DB, Temporal: tc, Schedule: []time.Duration{time.Second}, Log: quiet()}
+	st = &dispatch.Starter{DB: f.DB, Temporal: tc, Schedule: []time.Duration{time.Second}, Log: quiet()}
 	relays(t, f, st, 4)
 	if n := f.undispatched(); n != 0 {
 		t.Fatalf("%d events left undispatched by the relays", n)
@@ -392,7 +392,7 @@ func TestStarterStartsEachEventOnceWhateverTheRaces(t *testing.T) {
 	// Requests' after-commit starts racing relays: the relays leave events younger than their grace
 	// to the request that committed them.
 	fresh := emit(30)
-	st = &worker.Starter{DB: f.DB, Temporal: tc, Schedule: []time.Duration{time.Second}, Log: quiet(), Grace: time.Hour}
+	st = &dispatch.Starter{DB: f.DB, Temporal: tc, Schedule: []time.Duration{time.Second}, Log: quiet(), Grace: time.Hour}
 	againstRelays(t, f, st, fresh)
 	if n := f.undispatched(); n != 0 {
 		t.Fatalf("%d events left undispatched by the after-commit starts", n)
@@ -402,7 +402,7 @@ func TestStarterStartsEachEventOnceWhateverTheRaces(t *testing.T) {
 	// With no grace (a request slower than it), both may start an event: Temporal rejects the
 	// second start, and either way the event is started and marked.
 	racing := emit(30)
-	st = &worker.Starter{DB: f.DB, Temporal: tc, Schedule: []time.Duration{time.Second}, Log: quiet()}
+	st = &dispatch.Starter{DB: f.DB, Temporal: tc, Schedule: []time.Duration{time.Second}, Log: quiet()}
 	againstRelays(t, f, st, racing)
 	if n := f.undispatched(); n != 0 {
 		t.Fatalf("%d events left undispatched by racing starts", n)
@@ -421,7 +421,7 @@ func TestStarterStartsEachEventOnceWhateverTheRaces(t *testing.T) {
 }
 
 // againstRelays starts ids five at a time, as requests do after commit, while four relays run.
-func againstRelays(t *testing.T, f *fixture, st *worker.Starter, ids []uuid.UUID) {
+func againstRelays(t *testing.T, f *fixture, st *dispatch.Starter, ids []uuid.UUID) {
 	var wg sync.WaitGroup
 	wg.Go(func() { relays(t, f, st, 4) })
 	for i := 0; i < len(ids); i += 5 {
@@ -431,7 +431,7 @@ func againstRelays(t *testing.T, f *fixture, st *worker.Starter, ids []uuid.UUID
 }
 
 // relays runs n relays until each finds nothing left to start.
-func relays(t *testing.T, f *fixture, st *worker.Starter, n int) {
+func relays(t *testing.T, f *fixture, st *dispatch.Starter, n int) {
 	var wg sync.WaitGroup
 	for range n {
 		wg.Go(func() {
@@ -473,7 +473,7 @@ func TestTheRelayTakesAnEventOnceItsGraceHasPassed(t *testing.T) {
 	f.subscribe()
 	ev, _ := deliverytest.Emit(f.Ctx, f.DB, f.Org, nil, events.OrderCreated, nil)
 	tc := &fakeTemporal{starts: map[string]int{}}
-	st := &worker.Starter{DB: f.DB, Temporal: tc, Schedule: []time.Duration{time.Second}, Log: quiet(), Grace: time.Minute}
+	st := &dispatch.Starter{DB: f.DB, Temporal: tc, Schedule: []time.Duration{time.Second}, Log: quiet(), Grace: time.Minute}
 	if n, err := st.RelayOnce(f.Ctx, 10); err != nil || n != 0 {
 		t.Fatalf("relay took a fresh event: %d %v", n, err)
 	}
@@ -495,14 +495,14 @@ func TestTheRelayHoldsNoLockWhileTemporalAnswers(t *testing.T) {
 	ev, _ := deliverytest.Emit(f.Ctx, f.DB, f.Org, nil, events.OrderCreated, nil)
 	entered, proceed := make(chan struct{}), make(chan struct{})
 	tc := &fakeTemporal{starts: map[string]int{}, gate: func() { entered <- struct{}{}; <-proceed }}
-	st := &worker.Starter{DB: f.DB, Temporal: tc, Schedule: []time.Duration{time.Second}, Log: quiet()}
+	st := &dispatch.Starter{DB: f.DB, Temporal: tc, Schedule: []time.Duration{time.Second}, Log: quiet()}
 	done := make(chan error, 1)
 	go func() { _, err := st.RelayOnce(f.Ctx, 10); done <- err }()
 	<-entered
 	if err := f.DB.Exec("SELECT 1 FROM events WHERE id = ? FOR UPDATE NOWAIT", ev).Error; err != nil {
 		t.Fatalf("the event's row is locked while its start is in flight: %v", err)
 	}
-	other := &worker.Starter{DB: f.DB, Temporal: &fakeTemporal{starts: map[string]int{}}, Schedule: []time.Duration{time.Second}, Log: quiet()}
+	other := &dispatch.Starter{DB: f.DB, Temporal: &fakeTemporal{starts: map[string]int{}}, Schedule: []time.Duration{time.Second}, Log: quiet()}
 	if n, err := other.RelayOnce(f.Ctx, 10); err != nil || n != 0 {
 		t.Fatalf("another relay started %d leased events: %v", n, err)
 	}
@@ -521,7 +521,7 @@ func TestAnAlreadyStartedWorkflowCountsAsDispatched(t *testing.T) {
 	f.subscribe()
 	ev, _ := deliverytest.Emit(f.Ctx, f.DB, f.Org, nil, events.OrderCreated, nil)
 	tc := &fakeTemporal{starts: map[string]int{contract.EventWorkflowID(ev): 1}}
-	st := &worker.Starter{DB: f.DB, Temporal: tc, Schedule: []time.Duration{time.Second}, Log: quiet()}
+	st := &dispatch.Starter{DB: f.DB, Temporal: tc, Schedule: []time.Duration{time.Second}, Log: quiet()}
 	if n, err := st.RelayOnce(f.Ctx, 10); err != nil || n != 1 {
 		t.Fatalf("%d %v", n, err)
 	}
@@ -550,7 +550,7 @@ func TestQueuedRefiresAndTestsAreStartedByTheRelay(t *testing.T) {
 	f := newFixture(t)
 	q, r, ev := queueBoth(t, f)
 	tc := &fakeTemporal{starts: map[string]int{}}
-	st := &worker.Starter{DB: f.DB, Temporal: tc, Schedule: []time.Duration{time.Second}, Log: quiet()}
+	st := &dispatch.Starter{DB: f.DB, Temporal: tc, Schedule: []time.Duration{time.Second}, Log: quiet()}
 	if n, err := st.RelayOnce(f.Ctx, 10); err != nil || n != 3 {
 		t.Fatalf("relay started %d: %v", n, err)
 	}
@@ -568,7 +568,7 @@ func TestAnOperatorsQueuedStartsAreStartedAfterCommitAndLeftAloneByTheRelay(t *t
 	f := newFixture(t)
 	q, r, _ := queueBoth(t, f)
 	tc := &fakeTemporal{starts: map[string]int{}}
-	st := &worker.Starter{DB: f.DB, Temporal: tc, Schedule: []time.Duration{time.Second}, Log: quiet(), Grace: time.Hour}
+	st := &dispatch.Starter{DB: f.DB, Temporal: tc, Schedule: []time.Duration{time.Second}, Log: quiet(), Grace: time.Hour}
 	if n, err := st.RelayOnce(f.Ctx, 10); err != nil || n != 0 {
 		t.Fatalf("relay took fresh rows: %d %v", n, err)
 	}
@@ -588,7 +588,7 @@ func TestAnOperatorsQueuedStartsAreStartedAfterCommitAndLeftAloneByTheRelay(t *t
 func TestDisablingSignalsTheWorkflowsOfTheDroppedChainsAfterCommit(t *testing.T) {
 	f := newFixture(t)
 	tc := &fakeTemporal{starts: map[string]int{}}
-	f.Svc.Stopper = &worker.Starter{DB: f.DB, Temporal: tc, Log: quiet()}
+	f.Svc.Stopper = &dispatch.Starter{DB: f.DB, Temporal: tc, Log: quiet()}
 	ep, _ := f.Create("https://127.0.0.1/hook")
 	ev, _ := deliverytest.Emit(f.Ctx, f.DB, f.Org, nil, events.OrderCreated, nil)
 	pending := f.Delivery(ev, ep.ID, 1, "failed", time.Now())
@@ -657,7 +657,7 @@ func TestStarterPlansTheChainsOfAnEvent(t *testing.T) {
 	}
 	ev, _ := deliverytest.Emit(f.Ctx, f.DB, f.Org, nil, events.OrderCreated, nil)
 	tc := &fakeTemporal{starts: map[string]int{}}
-	st := &worker.Starter{DB: f.DB, Temporal: tc, Schedule: []time.Duration{time.Second}, Log: quiet()}
+	st := &dispatch.Starter{DB: f.DB, Temporal: tc, Schedule: []time.Duration{time.Second}, Log: quiet()}
 	st.StartEvents(f.Ctx, []uuid.UUID{ev})
 	if len(tc.args) != 1 {
 		t.Fatalf("%d starts, want 1", len(tc.args))
@@ -706,7 +706,7 @@ func TestEventsWhoseReceiverWentAwayStartNoWorkflow(t *testing.T) {
 	f.subscribe()
 	wanted, _ := deliverytest.Emit(f.Ctx, f.DB, f.Org, nil, events.OrderCreated, nil)
 	tc := &fakeTemporal{starts: map[string]int{}}
-	st := &worker.Starter{DB: f.DB, Temporal: tc, Schedule: []time.Duration{time.Second}, Log: quiet()}
+	st := &dispatch.Starter{DB: f.DB, Temporal: tc, Schedule: []time.Duration{time.Second}, Log: quiet()}
 	st.StartEvents(f.Ctx, []uuid.UUID{orphan, wanted})
 	var undispatched int64
 	f.DB.Model(&models.Event{}).Where("dispatched_at IS NULL").Count(&undispatched)

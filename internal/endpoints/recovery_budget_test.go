@@ -10,9 +10,9 @@ import (
 
 	"wds/activities"
 	"wds/internal/dev/pgtest"
+	"wds/internal/dispatch"
 	"wds/internal/endpoints"
 	"wds/models"
-	"wds/worker"
 	"wds/workflows/contract"
 )
 
@@ -106,7 +106,7 @@ func TestARecoveryBatchSpreadsItsStartsOverItsSecond(t *testing.T) {
 		at = append(at, time.Now())
 		mu.Unlock()
 	}}
-	st := &worker.Starter{DB: f.DB, Temporal: tc, Schedule: []time.Duration{time.Second}, Log: quiet(), Grace: time.Hour}
+	st := &dispatch.Starter{DB: f.DB, Temporal: tc, Schedule: []time.Duration{time.Second}, Log: quiet(), Grace: time.Hour}
 	acts := &activities.Activities{DB: f.DB, Batches: st, RecoveryRate: 20}
 	begin := time.Now()
 	b, err := acts.RecoverBatch(f.Ctx, contract.RecoveryParams{RecoveryID: rec.ID})
@@ -137,7 +137,7 @@ func TestASlowRecoveryShareLeavesTheRestOfItsWaitToATimer(t *testing.T) {
 	f := newFixture(t)
 	recs := f.runningRecoveries(3, 2)
 	tc := &fakeTemporal{starts: map[string]int{}}
-	st := &worker.Starter{DB: f.DB, Temporal: tc, Schedule: []time.Duration{time.Second}, Log: quiet(), Grace: time.Hour}
+	st := &dispatch.Starter{DB: f.DB, Temporal: tc, Schedule: []time.Duration{time.Second}, Log: quiet(), Grace: time.Hour}
 	acts := &activities.Activities{DB: f.DB, Batches: st, RecoveryRate: 1}
 	begin := time.Now()
 	b, err := acts.RecoverBatch(f.Ctx, contract.RecoveryParams{RecoveryID: recs[0]})

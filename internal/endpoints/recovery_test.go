@@ -10,10 +10,10 @@ import (
 	"github.com/google/uuid"
 
 	"wds/activities"
+	"wds/internal/dispatch"
 	"wds/internal/endpoints"
 	"wds/internal/events"
 	"wds/models"
-	"wds/worker"
 	"wds/workflows/contract"
 )
 
@@ -128,7 +128,7 @@ func TestARecoveryBatchStartsItsChainsWithinTheActivity(t *testing.T) {
 		defer tc.mu.Unlock()
 		return len(tc.starts) - tc.starts[contract.RecoveryWorkflowID(rec.ID)]
 	}
-	st := &worker.Starter{DB: f.DB, Temporal: tc, Schedule: []time.Duration{time.Second}, Log: quiet(), Grace: time.Hour}
+	st := &dispatch.Starter{DB: f.DB, Temporal: tc, Schedule: []time.Duration{time.Second}, Log: quiet(), Grace: time.Hour}
 	acts := &activities.Activities{DB: f.DB, Batches: st, RecoveryRate: 1000} // batches of a hundred
 	ctx, cancel := context.WithTimeout(f.Ctx, 10*time.Second)                 // the activity's StartToCloseTimeout
 	defer cancel()

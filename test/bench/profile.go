@@ -14,7 +14,7 @@ import (
 
 	"wds/api"
 	"wds/internal/apikeys"
-	"wds/worker"
+	"wds/internal/dispatch"
 )
 
 // ProfileResult is the profiled measurement, how many SQL statements each request ran, and the CPU
@@ -66,7 +66,7 @@ func Profile(ctx context.Context, o Options, what, out string) (ProfileResult, e
 	if err := countStatements(s.db, &statements); err != nil {
 		return ProfileResult{}, err
 	}
-	starter := &worker.Starter{DB: s.db, Temporal: s.temporal.Client(), Schedule: []time.Duration{time.Minute}, Log: quietLog()}
+	starter := &dispatch.Starter{DB: s.db, Temporal: s.temporal.Client(), Schedule: []time.Duration{time.Minute}, Log: quietLog()}
 	// Wired as `wds serve` wires it: keys served from a cache kept in step by its listener.
 	stores, keys := api.NewServices(s.db, api.NewDomain(s.db, s.box, starter)), apikeys.NewCache()
 	api.CacheKeys(&stores, keys)

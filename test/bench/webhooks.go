@@ -21,7 +21,7 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"wds/internal/platform/metrics/temporalmetrics"
-	"wds/worker"
+	"wds/internal/platform/temporalclient"
 	"wds/workflows/contract"
 )
 
@@ -414,7 +414,7 @@ func bareClient(address string) (client.Client, error) {
 	if err != nil {
 		return nil, fmt.Errorf("bench: %w", err)
 	}
-	c, err := client.Dial(client.Options{HostPort: address, Logger: worker.QuietLogger(), MetricsHandler: mh})
+	c, err := client.Dial(client.Options{HostPort: address, Logger: temporalclient.QuietLogger(), MetricsHandler: mh})
 	if err != nil {
 		return nil, fmt.Errorf("bench: bare client: %w", err)
 	}

@@ -31,6 +31,7 @@ import (
 	"wds/internal/catalog"
 	"wds/internal/dev/pgtest"
 	"wds/internal/dev/temporaldev"
+	"wds/internal/dispatch"
 	"wds/internal/endpoints"
 	"wds/internal/fulfillment"
 	"wds/internal/ingest"
@@ -55,7 +56,7 @@ type harness struct {
 	db       *gorm.DB
 	box      *secrets.Box
 	temporal client.Client
-	starter  *worker.Starter
+	starter  *dispatch.Starter
 	api      *httptest.Server
 	caFile   string
 	log      *logrus.Logger
@@ -85,7 +86,7 @@ func newHarness(t *testing.T, tc client.Client) *harness {
 	log.SetOutput(io.Discard)
 	h := &harness{t: t, ctx: ctx, db: pgtest.New(t), temporal: tc, log: log, caFile: receiverCAFile(t)}
 	h.box, _ = secrets.NewBox(secrets.GenerateKey())
-	h.starter = &worker.Starter{DB: h.db, Temporal: tc, Schedule: schedule, Log: log}
+	h.starter = &dispatch.Starter{DB: h.db, Temporal: tc, Schedule: schedule, Log: log}
 	hooks := &endpoints.Service{DB: h.db, Box: h.box, AllowPrivate: true, Stopper: h.starter, Dispatcher: h.starter, Recoveries: h.starter}
 	router, err := api.NewRouter(api.Deps{Services: api.NewServices(h.db, api.NewDomain(h.db, h.box, h.starter)), Log: log, Dispatches: h.starter,
 		Webhooks: hooks, Support: hooks})

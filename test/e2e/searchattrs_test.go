@@ -18,13 +18,15 @@ import (
 	"google.golang.org/grpc"
 
 	"wds/internal/dev/temporaldev"
-	"wds/worker"
+	"wds/internal/platform/temporalclient"
 	"wds/workflows/contract"
 )
 
 // refusingAdmin is a namespace whose search attributes the worker may list but not change, as on
 // Temporal Cloud without the namespace admin's right.
-type refusingAdmin struct{ worker.SearchAttributeAdmin }
+type refusingAdmin struct {
+	temporalclient.SearchAttributeAdmin
+}
 
 func (refusingAdmin) AddSearchAttributes(context.Context, *operatorservice.AddSearchAttributesRequest, ...grpc.CallOption) (*operatorservice.AddSearchAttributesResponse, error) {
 	return nil, serviceerror.NewPermissionDenied("Request unauthorized.", "")
@@ -42,7 +44,7 @@ func TestANamespaceWithOnlyTheOlderSearchAttributesKeepsDelivering(t *testing.T)
 	older := temporal.NewSearchAttributes(contract.AttrOrgID.ValueSet(""), contract.AttrEventID.ValueSet(""),
 		contract.AttrEventType.ValueSet(""), contract.AttrDeliveryStatus.ValueSet(""), contract.AttrEndpointIDs.ValueSet(nil))
 	srv, err := testsuite.StartDevServer(context.Background(), testsuite.DevServerOptions{ExistingPath: bin, LogLevel: "error",
-		ClientOptions: &client.Options{Logger: worker.QuietLogger()}, SearchAttributes: older,
+		ClientOptions: &client.Options{Logger: temporalclient.QuietLogger()}, SearchAttributes: older,
 		ExtraArgs: []string{"--sqlite-pragma", "journal_mode=wal", "--sqlite-pragma", "synchronous=normal"}})
 	if err != nil {
 		t.Fatal(err)
@@ -53,7 +55,7 @@ func TestANamespaceWithOnlyTheOlderSearchAttributesKeepsDelivering(t *testing.T)
 	var logged bytes.Buffer
 	log := logrus.New()
 	log.SetOutput(&logged)
-	if err := worker.EnsureSearchAttributes(context.Background(), refusingAdmin{c.OperatorService()}, "default", log); err != nil {
+	if err := temporalclient.EnsureSearchAttributes(context.Background(), refusingAdmin{c.OperatorService()}, "default", log); err != nil {
 		t.Fatalf("a refusal to add the optional attributes stopped the worker: %v", err)
 	}
 	for _, cmd := range []string{"temporal operator search-attribute create --namespace default --name WdsOrderNumber --type Int",
@@ -77,7 +79,7 @@ func TestANamespaceWithOnlyTheOlderSearchAttributesKeepsDelivering(t *testing.T)
 	}
 	h.stop()
 
-	if err := worker.EnsureSearchAttributes(context.Background(), c.OperatorService(), "default", log); err != nil {
+	if err := temporalclient.EnsureSearchAttributes(context.Background(), c.OperatorService(), "default", log); err != nil {
 		t.Fatal(err)
 	}
 	h = newHarness(t, c) // a process started after the attributes were added

@@ -18,8 +18,8 @@ import (
 	"google.golang.org/grpc"
 
 	"wds/internal/dev/temporaldev"
+	"wds/internal/platform/temporalclient"
 	"wds/models"
-	"wds/worker"
 	"wds/workflows"
 	"wds/workflows/contract"
 )
@@ -171,7 +171,7 @@ func (e *eagerStarts) intercept(ctx context.Context, method string, req, reply a
 func TestAWorkerStartsDeliveriesEagerly(t *testing.T) {
 	srv := startTemporal(t, temporaldev.Options{})
 	counted := &eagerStarts{}
-	c, err := client.Dial(client.Options{HostPort: srv.Address, Logger: worker.QuietLogger(),
+	c, err := client.Dial(client.Options{HostPort: srv.Address, Logger: temporalclient.QuietLogger(),
 		ConnectionOptions: client.ConnectionOptions{DialOptions: []grpc.DialOption{grpc.WithChainUnaryInterceptor(counted.intercept)}}})
 	if err != nil {
 		t.Fatal(err)

@@ -16,8 +16,9 @@ import (
 	"go.temporal.io/sdk/client"
 
 	"wds/internal/dev/temporaldev"
+	"wds/internal/dispatch"
+	"wds/internal/platform/temporalclient"
 	"wds/internal/platform/tracing"
-	"wds/worker"
 	"wds/workflows/contract"
 )
 
@@ -35,7 +36,7 @@ func TestOneTraceFollowsAnOrderToTheReceiver(t *testing.T) {
 	if err != nil || len(interceptors) == 0 {
 		t.Fatalf("interceptors %v, %v: want Temporal's tracing interceptor once tracing is on", interceptors, err)
 	}
-	tc, err := client.Dial(client.Options{HostPort: srv.Address, Logger: worker.QuietLogger(), Interceptors: interceptors})
+	tc, err := client.Dial(client.Options{HostPort: srv.Address, Logger: temporalclient.QuietLogger(), Interceptors: interceptors})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -47,7 +48,7 @@ func TestOneTraceFollowsAnOrderToTheReceiver(t *testing.T) {
 	h.log.AddHook(tracing.LogHook{})
 	// The relay keeps production's grace: with none it may start the event before the request's own
 	// start does, and the workflow then runs in the relay's trace.
-	h.starter.Grace = worker.RelayGrace
+	h.starter.Grace = dispatch.RelayGrace
 	h.startWorker()
 	rc := newReceiver(t, failFirst(1)) // attempt 1 fails, attempt 2 (one second later) succeeds
 	ep := h.endpoint(rc, 5, "order.created")

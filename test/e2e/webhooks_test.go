@@ -30,6 +30,8 @@ import (
 	"wds/internal/dev/deliverytest"
 	"wds/internal/dev/temporalcluster"
 	"wds/internal/dev/temporaldev"
+	"wds/internal/dispatch"
+	"wds/internal/platform/temporalclient"
 	"wds/models"
 	"wds/worker"
 	"wds/workflows/contract"
@@ -418,7 +420,7 @@ func TestWorkerRegistersMissingSearchAttributes(t *testing.T) {
 	}
 	// A bare dev server, as a production cluster starts: no custom search attributes.
 	srv, err := testsuite.StartDevServer(context.Background(), testsuite.DevServerOptions{ExistingPath: bin, LogLevel: "error",
-		ClientOptions: &client.Options{Logger: worker.QuietLogger()},
+		ClientOptions: &client.Options{Logger: temporalclient.QuietLogger()},
 		ExtraArgs:     []string{"--sqlite-pragma", "journal_mode=wal", "--sqlite-pragma", "synchronous=normal"}})
 	if err != nil {
 		t.Fatal(err)
@@ -427,7 +429,7 @@ func TestWorkerRegistersMissingSearchAttributes(t *testing.T) {
 	c := srv.Client()
 	defer c.Close()
 	for range 2 { // the second run finds them all and changes nothing
-		if err := worker.EnsureSearchAttributes(context.Background(), c.OperatorService(), "default", logrus.New()); err != nil {
+		if err := temporalclient.EnsureSearchAttributes(context.Background(), c.OperatorService(), "default", logrus.New()); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -446,7 +448,7 @@ func TestWorkerRegistersMissingSearchAttributes(t *testing.T) {
 
 // countingTemporal records which workflow ids the starters actually started.
 type countingTemporal struct {
-	worker.WorkflowClient
+	dispatch.WorkflowClient
 	mu      sync.Mutex
 	started map[string]int
 }

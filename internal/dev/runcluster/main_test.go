@@ -18,7 +18,7 @@ import (
 	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/client"
 
-	"wds/worker"
+	"wds/internal/platform/temporalclient"
 	"wds/workflows/contract"
 )
 
@@ -71,7 +71,7 @@ func TestRunClusterServesWdsOnTheCluster(t *testing.T) {
 	if m == nil {
 		t.Fatalf("wds dev does not print the cluster's address:\n%s", out)
 	}
-	tc, err := client.Dial(client.Options{HostPort: m[1], Logger: worker.QuietLogger()})
+	tc, err := client.Dial(client.Options{HostPort: m[1], Logger: temporalclient.QuietLogger()})
 	if err != nil {
 		t.Fatal(err)
 	}

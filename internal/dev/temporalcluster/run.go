@@ -20,7 +20,7 @@ import (
 
 	"wds/deploy/temporalsetup"
 	"wds/internal/dev/temporaldev"
-	"wds/worker"
+	"wds/internal/platform/temporalclient"
 )
 
 // ErrNoServer says how to get the server and its SQL tool.
@@ -90,7 +90,7 @@ func (c *Cluster) setupEnv() []string {
 // waitServing polls the frontend's health until it reports SERVING.
 func waitServing(ctx context.Context, addr string) error {
 	for {
-		cl, err := client.Dial(client.Options{HostPort: addr, Logger: worker.QuietLogger()})
+		cl, err := client.Dial(client.Options{HostPort: addr, Logger: temporalclient.QuietLogger()})
 		if err == nil {
 			_, err = cl.CheckHealth(ctx, &client.CheckHealthRequest{})
 			cl.Close()

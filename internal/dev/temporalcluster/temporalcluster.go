@@ -22,7 +22,7 @@ import (
 
 	"go.temporal.io/sdk/client"
 
-	"wds/worker"
+	"wds/internal/platform/temporalclient"
 )
 
 // Options shape a cluster. Postgres and Dir are required.
@@ -152,7 +152,7 @@ func (c *Cluster) setUp(ctx context.Context) error {
 	}); err != nil {
 		return err
 	}
-	cl, err := client.Dial(client.Options{HostPort: c.Address, Namespace: c.o.Namespace, Logger: worker.QuietLogger()})
+	cl, err := client.Dial(client.Options{HostPort: c.Address, Namespace: c.o.Namespace, Logger: temporalclient.QuietLogger()})
 	if err != nil {
 		return c.failed(fmt.Errorf("temporalcluster: dial %s: %w", c.Address, err))
 	}

@@ -19,7 +19,7 @@ import (
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/temporal"
 
-	"wds/worker"
+	"wds/internal/platform/temporalclient"
 	"wds/workflows/contract"
 )
 
@@ -153,7 +153,7 @@ func args(o Options) []string {
 func (s *Server) waitReady(ctx context.Context, namespace string) (client.Client, error) {
 	ctx, cancel := context.WithTimeout(ctx, readyTimeout)
 	defer cancel()
-	opts := client.Options{HostPort: s.Address, Namespace: namespace, Logger: worker.QuietLogger()}
+	opts := client.Options{HostPort: s.Address, Namespace: namespace, Logger: temporalclient.QuietLogger()}
 	for {
 		c, err := client.DialContext(ctx, opts)
 		if err == nil {

@@ -1,7 +1,7 @@
 // Manual starts queued by a process without a Temporal client (`wds admin`), started by the workers
 // at once instead of by the relay after its grace.
 
-package worker
+package dispatch
 
 import (
 	"context"
@@ -48,10 +48,10 @@ func (n DispatchNotifier) StartDispatches(ctx context.Context, dispatchIDs ...uu
 // listenBackoff is the wait between attempts to listen again after the connection failed.
 const listenBackoff = time.Second
 
-// listenDispatches starts the manual starts announced on DispatchChannel until ctx ends, on its own
+// ListenDispatches starts the manual starts announced on DispatchChannel until ctx ends, on its own
 // connection to url (LISTEN belongs to one session), connecting again after a failure. It logs when
 // it starts failing and when it hears again, not every attempt.
-func listenDispatches(ctx context.Context, url string, s *Starter, log logrus.FieldLogger) {
+func ListenDispatches(ctx context.Context, url string, s *Starter, log logrus.FieldLogger) {
 	failing := false
 	for {
 		err := listenDispatchesOnce(ctx, url, s, func() {

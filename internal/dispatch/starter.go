@@ -1,4 +1,4 @@
-package worker
+package dispatch
 
 import (
 	"cmp"
@@ -21,7 +21,9 @@ import (
 	"gorm.io/gorm/clause"
 
 	"wds/internal/outbox"
+	"wds/internal/platform/config"
 	"wds/internal/platform/egress"
+	"wds/internal/platform/temporalclient"
 	"wds/models"
 	"wds/workflows"
 	"wds/workflows/contract"
@@ -57,7 +59,7 @@ type Starter struct {
 	mu          sync.Mutex
 	pausedUntil time.Time
 	// optionalAttrs remembers that the namespace lacks the order's search attributes.
-	optionalAttrs optionalAttrs
+	optionalAttrs temporalclient.OptionalAttrs
 }
 
 // startTimeout bounds one start call, so an unreachable Temporal fails fast and the relay retries.
@@ -506,7 +508,7 @@ type workflowStart struct {
 }
 
 // start starts one workflow; an id already used counts as started (a duplicate start is harmless).
-// The order's attributes are left out while the namespace lacks them (optionalAttrs).
+// The order's attributes are left out while the namespace lacks them (temporalclient.OptionalAttrs).
 func (s *Starter) start(ctx context.Context, w workflowStart) error {
 	ctx, cancel := context.WithTimeout(ctx, startTimeout)
 	defer cancel()
@@ -517,12 +519,12 @@ func (s *Starter) start(ctx context.Context, w workflowStart) error {
 		contract.AttrDeliveryStatus.ValueSet(string(contract.WorkflowDelivering)),
 	}, w.extra...)
 	optional := w.order.attrs()
-	if len(optional) > 0 && s.optionalAttrs.usable() {
+	if len(optional) > 0 && s.optionalAttrs.Usable() {
 		err := s.execute(ctx, w, append(attrs, optional...))
-		if !missingAttribute(err) {
+		if !temporalclient.MissingAttribute(err) {
 			return err
 		}
-		s.optionalAttrs.missing(s.Log, s.Namespace, err)
+		s.optionalAttrs.Missing(s.Log, s.Namespace, err)
 	}
 	return s.execute(ctx, w, attrs)
 }
@@ -558,4 +560,11 @@ func (s *Starter) execute(ctx context.Context, w workflowStart, attrs []temporal
 		return fmt.Errorf("start workflow %s: %w", w.id, err)
 	}
 	return nil
+}
+
+// NewStarter is the Starter of a wds process: cfg's retry ladder, the relay's grace. A process builds
+// one and hands it to every writer (the after-commit starts) and to Run (the relay, the activities'
+// own starts).
+func NewStarter(cfg *config.Config, db *gorm.DB, c client.Client, log logrus.FieldLogger) *Starter {
+	return &Starter{DB: db, Temporal: c, Schedule: cfg.WebhookRetrySchedule, Log: log, Grace: RelayGrace, Namespace: cfg.TemporalNamespace}
 }

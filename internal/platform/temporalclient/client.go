@@ -1,6 +1,6 @@
 // The Temporal client of every wds process: TEMPORAL_* configuration, TLS, and dialing.
 
-package worker
+package temporalclient
 
 import (
 	"context"

@@ -1,7 +1,7 @@
 // The Wds* search attributes: registering them on a namespace, and starting workflows without the
 // optional ones where a namespace lacks them.
 
-package worker
+package temporalclient
 
 import (
 	"context"
@@ -122,20 +122,20 @@ func names(keys []temporal.SearchAttributeKey) string {
 // namespace refused one, before it tries them again (an administrator may have added them).
 const recheckMissing = 10 * time.Minute
 
-// optionalAttrs remembers, per process, that the namespace lacks an optional attribute.
-type optionalAttrs struct {
+// OptionalAttrs remembers, per process, that the namespace lacks an optional attribute.
+type OptionalAttrs struct {
 	mu           sync.Mutex
 	missingUntil time.Time
 }
 
-func (o *optionalAttrs) usable() bool {
+func (o *OptionalAttrs) Usable() bool {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	return time.Now().After(o.missingUntil)
 }
 
-// missing records the refusal err and says what to run.
-func (o *optionalAttrs) missing(log logrus.FieldLogger, namespace string, err error) {
+// Missing records the refusal err and says what to run.
+func (o *OptionalAttrs) Missing(log logrus.FieldLogger, namespace string, err error) {
 	o.mu.Lock()
 	o.missingUntil = time.Now().Add(recheckMissing)
 	o.mu.Unlock()
@@ -144,8 +144,8 @@ func (o *optionalAttrs) missing(log logrus.FieldLogger, namespace string, err er
 		CreateCommands(namespace, contract.OptionalSearchAttributeKeys()))
 }
 
-// missingAttribute is a start refused because it names an optional attribute the namespace lacks.
-func missingAttribute(err error) bool {
+// MissingAttribute is a start refused because it names an optional attribute the namespace lacks.
+func MissingAttribute(err error) bool {
 	var invalid *serviceerror.InvalidArgument
 	if !errors.As(err, &invalid) {
 		return false
