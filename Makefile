@@ -39,7 +39,7 @@ run: build bin/temporal
 # wds in production's shape without a container engine: `wds dev` against the Temporal server built
 # from source on PostgreSQL (what docker-compose.yml deploys), state in .wds/cluster. No Temporal UI.
 run-cluster: build bin/temporal bin/temporal-server bin/temporal-sql-tool
-	$(GO) build -o bin/runcluster ./internal/dev/runcluster
+	$(GO) build -o bin/runcluster ./cmd/runcluster
 	./bin/runcluster -wds ./bin/wds
 
 # workflowcheck fails on workflow code that is not deterministic (time.Now, goroutines, map ranges,

@@ -20,11 +20,11 @@ import (
 	"go.temporal.io/sdk/testsuite"
 
 	"wds/api/signing"
-	"wds/internal/dev/deliverytest"
 	"wds/internal/events"
 	"wds/internal/platform/egress"
 	"wds/internal/platform/problem"
 	"wds/models"
+	"wds/test/deliverytest"
 	"wds/webhook"
 	"wds/workflows/contract"
 )

@@ -9,11 +9,11 @@ import (
 
 	"github.com/google/uuid"
 
-	"wds/internal/dev/deliverytest"
 	"wds/internal/endpoints"
 	"wds/internal/events"
 	"wds/internal/events/eventstest"
 	"wds/models"
+	"wds/test/deliverytest"
 )
 
 func TestAFailingEndpointIsDisabledWhenAChainDropsAndTheOthersAreTold(t *testing.T) {

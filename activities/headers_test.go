@@ -9,10 +9,10 @@ import (
 
 	"github.com/google/uuid"
 
-	"wds/internal/dev/deliverytest"
 	"wds/internal/endpoints"
 	"wds/internal/events"
 	"wds/models"
+	"wds/test/deliverytest"
 )
 
 // rowText is the endpoint's whole row as PostgreSQL holds it (bytea columns in hex), so a test can

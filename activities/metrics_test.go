@@ -6,10 +6,10 @@ import (
 
 	"github.com/google/uuid"
 
-	"wds/internal/dev/deliverytest"
 	"wds/internal/events"
 	"wds/internal/platform/metrics"
 	"wds/models"
+	"wds/test/deliverytest"
 )
 
 // deliveryCount reads wds_webhook_deliveries_total{outcome,attempt} and the latency histogram's count

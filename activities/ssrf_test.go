@@ -7,12 +7,12 @@ import (
 	"github.com/google/uuid"
 
 	"wds/activities"
-	"wds/internal/dev/deliverytest"
 	"wds/internal/endpoints"
 	"wds/internal/events"
 	"wds/internal/platform/egress"
 	"wds/internal/platform/egress/egresstest"
 	"wds/models"
+	"wds/test/deliverytest"
 )
 
 // DNS rebinding: an endpoint registered while its name resolved to a public address is delivered to

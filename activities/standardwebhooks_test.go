@@ -10,10 +10,10 @@ import (
 	"github.com/google/uuid"
 	standardwebhooks "github.com/standard-webhooks/standard-webhooks/libraries/go"
 
-	"wds/internal/dev/deliverytest"
-	"wds/internal/dev/npmtest"
 	"wds/internal/events"
 	"wds/models"
+	"wds/test/deliverytest"
+	"wds/test/npmtest"
 	"wds/webhook"
 	"wds/workflows/contract"
 )

@@ -7,11 +7,11 @@ import (
 	"github.com/sirupsen/logrus"
 	"github.com/sirupsen/logrus/hooks/test"
 
-	"wds/internal/dev/deliverytest"
 	"wds/internal/events"
 	"wds/internal/platform/metrics"
 	"wds/internal/platform/secrets"
 	"wds/models"
+	"wds/test/deliverytest"
 	"wds/workflows/contract"
 )
 

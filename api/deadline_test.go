@@ -13,8 +13,8 @@ import (
 
 	"wds/api"
 	"wds/internal/apikeys"
-	"wds/internal/dev/pgtest"
 	"wds/internal/platform/config"
+	"wds/test/pgtest"
 )
 
 // instance is another router over the env's database, clock and key box (another `wds serve`),

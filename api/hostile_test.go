@@ -27,7 +27,6 @@ import (
 	"wds/api/openapi/openapitest"
 	"wds/internal/apikeys"
 	"wds/internal/catalog"
-	"wds/internal/dev/pgtest"
 	"wds/internal/endpoints"
 	"wds/internal/fulfillment"
 	"wds/internal/ingest"
@@ -35,6 +34,7 @@ import (
 	"wds/internal/platform/secrets"
 	"wds/internal/workspace"
 	"wds/models"
+	"wds/test/pgtest"
 )
 
 // hostileEnv is one org with one of every resource, behind the whole router (the three APIs and the

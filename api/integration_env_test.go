@@ -21,10 +21,10 @@ import (
 	"wds/api/openapi/openapitest"
 	"wds/api/signing"
 	"wds/internal/apikeys"
-	"wds/internal/dev/pgtest"
 	"wds/internal/platform/secrets"
 	"wds/internal/workspace"
 	"wds/models"
+	"wds/test/pgtest"
 )
 
 // intEnv is one org with a store and an owner, served by the real router over real PostgreSQL, with

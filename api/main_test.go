@@ -3,7 +3,7 @@ package api_test
 import (
 	"testing"
 
-	"wds/internal/dev/pgtest"
+	"wds/test/pgtest"
 )
 
 // TestMain gives the package's tests one throwaway PostgreSQL cluster (pgtest.New clones a migrated

@@ -17,9 +17,9 @@ import (
 
 	"wds/api"
 	"wds/api/openapi/openapitest"
-	"wds/internal/dev/pgtest"
 	"wds/internal/platform/metrics"
 	"wds/models"
+	"wds/test/pgtest"
 )
 
 // syncBuffer collects log output written from the server's goroutines.

@@ -12,10 +12,10 @@ import (
 
 	"github.com/google/uuid"
 
-	"wds/internal/dev/deliverytest"
 	"wds/internal/endpoints"
 	"wds/internal/events"
 	"wds/models"
+	"wds/test/deliverytest"
 	"wds/workflows/contract"
 )
 

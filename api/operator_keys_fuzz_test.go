@@ -12,10 +12,10 @@ import (
 
 	"wds/api"
 	"wds/api/openapi/openapitest"
-	"wds/internal/dev/pgtest"
 	"wds/internal/platform/secrets"
 	"wds/internal/workspace"
 	"wds/models"
+	"wds/test/pgtest"
 )
 
 // FuzzOperatorInputs sends arbitrary bodies and query strings to the Operator API's key and list

@@ -19,11 +19,11 @@ import (
 
 	"wds/api"
 	"wds/api/openapi/openapitest"
-	"wds/internal/dev/pgtest"
 	"wds/internal/platform/paging"
 	"wds/internal/platform/secrets"
 	"wds/internal/workspace"
 	"wds/models"
+	"wds/test/pgtest"
 )
 
 // keysEnv is one org with an owner, an admin and a member (each with an operator token), served by the

@@ -19,13 +19,13 @@ import (
 
 	"wds/api"
 	"wds/api/openapi/openapitest"
-	"wds/internal/dev/deliverytest"
-	"wds/internal/dev/pgtest"
 	"wds/internal/endpoints"
 	"wds/internal/events"
 	"wds/internal/platform/secrets"
 	"wds/internal/workspace"
 	"wds/models"
+	"wds/test/deliverytest"
+	"wds/test/pgtest"
 	"wds/workflows/contract"
 )
 

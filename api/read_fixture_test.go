@@ -19,10 +19,10 @@ import (
 	"wds/api/openapi/openapitest"
 	"wds/internal/apikeys"
 	"wds/internal/catalog"
-	"wds/internal/dev/pgtest"
 	"wds/internal/views"
 	"wds/internal/workspace"
 	"wds/models"
+	"wds/test/pgtest"
 )
 
 // readEnv is one org with a store, an owner and keys, served by the real router over real PostgreSQL.

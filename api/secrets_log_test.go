@@ -24,10 +24,10 @@ import (
 	"github.com/sirupsen/logrus"
 
 	"wds/api/signing"
-	"wds/internal/dev/pgtest"
 	"wds/internal/platform/database"
 	"wds/internal/platform/secrets"
 	"wds/models"
+	"wds/test/pgtest"
 )
 
 // secretShaped finds every secret the service hands out in an answer: keys, tokens, signing secrets

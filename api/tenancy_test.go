@@ -15,7 +15,7 @@ import (
 	"github.com/sirupsen/logrus"
 
 	"wds/api"
-	"wds/internal/dev/pgtest"
+	"wds/test/pgtest"
 )
 
 // The tenancy sweep: org A's credentials against org B's ids on every route that takes one, and

@@ -12,12 +12,12 @@ import (
 	"wds/api"
 	"wds/api/openapi/openapitest"
 	"wds/internal/catalog"
-	"wds/internal/dev/pgtest"
 	"wds/internal/fulfillment"
 	"wds/internal/ingest"
 	"wds/internal/platform/secrets"
 	"wds/internal/workspace"
 	"wds/models"
+	"wds/test/pgtest"
 )
 
 // FuzzWorkspaceOperations sends arbitrary bodies to every workspace operation (orders by hand,

@@ -6,10 +6,10 @@ import (
 
 	"github.com/google/uuid"
 
-	"wds/internal/dev/deliverytest"
 	"wds/internal/events"
 	"wds/migrations"
 	"wds/models"
+	"wds/test/deliverytest"
 )
 
 // 00025 backfills each endpoint's kept health from its delivery log: the last success, the streak

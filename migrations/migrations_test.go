@@ -4,9 +4,9 @@ import (
 	"context"
 	"testing"
 
-	"wds/internal/dev/pgtest"
 	"wds/internal/platform/database"
 	"wds/migrations"
+	"wds/test/pgtest"
 )
 
 func TestMain(m *testing.M) { pgtest.Main(m) }

@@ -6,10 +6,10 @@ import (
 
 	"github.com/google/uuid"
 
-	"wds/internal/dev/deliverytest"
 	"wds/internal/events"
 	"wds/migrations"
 	"wds/models"
+	"wds/test/deliverytest"
 )
 
 // 00034 counts the last 8 days of the log into the minutes the overview now reads (the drops, the

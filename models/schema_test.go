@@ -8,8 +8,8 @@ import (
 
 	"gorm.io/gorm/schema"
 
-	"wds/internal/dev/pgtest"
 	"wds/models"
+	"wds/test/pgtest"
 )
 
 func TestMain(m *testing.M) { pgtest.Main(m) }

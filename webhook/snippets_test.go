@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"wds/api/signing"
-	"wds/internal/dev/npmtest"
+	"wds/test/npmtest"
 	"wds/webhook"
 )
 

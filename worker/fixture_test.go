@@ -3,8 +3,8 @@ package worker_test
 import (
 	"testing"
 
-	"wds/internal/dev/deliverytest"
-	"wds/internal/dev/pgtest"
+	"wds/test/deliverytest"
+	"wds/test/pgtest"
 )
 
 // Every test of the package that needs PostgreSQL clones the template database pgtest migrates once.

@@ -6,9 +6,9 @@ import (
 
 	"github.com/google/uuid"
 
-	"wds/internal/dev/deliverytest"
 	"wds/internal/events"
 	"wds/models"
+	"wds/test/deliverytest"
 	"wds/worker"
 )
 

@@ -20,7 +20,6 @@ import (
 	"wds/api/console"
 	"wds/internal/apikeys"
 	"wds/internal/catalog"
-	"wds/internal/dev/pgtest"
 	"wds/internal/endpoints"
 	"wds/internal/events/eventstest"
 	"wds/internal/fulfillment"
@@ -29,6 +28,7 @@ import (
 	"wds/internal/platform/secrets"
 	"wds/internal/workspace"
 	"wds/models"
+	"wds/test/pgtest"
 )
 
 func TestMain(m *testing.M) { pgtest.Main(m) }

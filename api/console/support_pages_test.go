@@ -10,10 +10,10 @@ import (
 
 	"github.com/google/uuid"
 
-	"wds/internal/dev/deliverytest"
 	"wds/internal/events"
 	"wds/internal/workspace"
 	"wds/models"
+	"wds/test/deliverytest"
 	"wds/workflows/contract"
 )
 

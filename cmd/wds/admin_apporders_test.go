@@ -8,10 +8,10 @@ import (
 	"strings"
 	"testing"
 
-	"wds/internal/dev/pgtest"
 	"wds/internal/events"
 	"wds/internal/events/eventstest"
 	"wds/internal/platform/database"
+	"wds/test/pgtest"
 )
 
 // appWorkspace makes an org with a store and a member, and another org with a store.

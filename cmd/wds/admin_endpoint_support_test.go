@@ -4,8 +4,8 @@ import (
 	"strings"
 	"testing"
 
-	"wds/internal/dev/pgtest"
 	"wds/internal/platform/secrets"
+	"wds/test/pgtest"
 )
 
 func TestAdminEndpointRateLimitHeadersAndUpdate(t *testing.T) {

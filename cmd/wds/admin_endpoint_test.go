@@ -7,12 +7,12 @@ import (
 
 	"github.com/google/uuid"
 
-	"wds/internal/dev/deliverytest"
-	"wds/internal/dev/pgtest"
 	"wds/internal/events"
 	"wds/internal/platform/database"
 	"wds/internal/platform/secrets"
 	"wds/models"
+	"wds/test/deliverytest"
+	"wds/test/pgtest"
 	"wds/workflows/contract"
 )
 

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"wds/internal/dev/pgtest"
+	"wds/test/pgtest"
 )
 
 // wds admin order ship, shipment track and shipment deliver print the shipment and emit what the

@@ -7,13 +7,13 @@ import (
 
 	"github.com/google/uuid"
 
-	"wds/internal/dev/deliverytest"
-	"wds/internal/dev/pgtest"
 	"wds/internal/dev/temporaldev"
 	"wds/internal/dispatch"
 	"wds/internal/events"
 	"wds/internal/platform/database"
 	"wds/internal/platform/secrets"
+	"wds/test/deliverytest"
+	"wds/test/pgtest"
 )
 
 // cliStartBound is how soon a resend or re-fire made with `wds admin` must reach its receiver: well

@@ -5,12 +5,12 @@ import (
 	"strings"
 	"testing"
 
-	"wds/internal/dev/pgtest"
 	"wds/internal/endpoints"
 	"wds/internal/platform/database"
 	"wds/internal/platform/secrets"
 	"wds/internal/workspace"
 	"wds/models"
+	"wds/test/pgtest"
 )
 
 func TestAdminSecretsReencryptCompletesARotation(t *testing.T) {

@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"wds/api/answer"
-	"wds/internal/dev/pgtest"
+	"wds/test/pgtest"
 )
 
 func TestMain(m *testing.M) { pgtest.Main(m) }

@@ -6,8 +6,8 @@ import (
 	"strings"
 	"testing"
 
-	"wds/internal/dev/pgtest"
 	"wds/internal/platform/secrets"
+	"wds/test/pgtest"
 )
 
 // A mistyped command or flag points at the nearest one and shows only the usage that matters, not

@@ -6,9 +6,9 @@ import (
 	"testing"
 	"time"
 
-	"wds/internal/dev/pgtest"
 	"wds/internal/platform/database"
 	"wds/internal/workspace"
+	"wds/test/pgtest"
 )
 
 // signsIn reports whether an operator token authenticates, as the Operator API and the console check it.

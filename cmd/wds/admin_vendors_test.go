@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"wds/internal/dev/pgtest"
+	"wds/test/pgtest"
 )
 
 // wds admin vendor create, update and claim-token: events as the Operator API's, an unchanged edit

@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"wds/internal/dev/pgtest"
+	"wds/test/pgtest"
 )
 
 // run starts the real program and waits for it; a command that should print help must not serve.

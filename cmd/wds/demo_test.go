@@ -4,7 +4,7 @@ import (
 	"context"
 	"testing"
 
-	"wds/internal/dev/pgtest"
+	"wds/test/pgtest"
 )
 
 // The demo workspace holds a few pages of vendors, orders and clients at the README's limit=5, so a

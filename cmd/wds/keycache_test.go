@@ -17,11 +17,11 @@ import (
 
 	"wds/api"
 	"wds/internal/apikeys"
-	"wds/internal/dev/pgtest"
 	"wds/internal/platform/database"
 	"wds/internal/platform/metrics"
 	"wds/internal/workspace"
 	"wds/models"
+	"wds/test/pgtest"
 )
 
 // keyInstance is one `wds serve` as serveHTTP wires it: its own router, key cache and listener.

@@ -5,8 +5,8 @@ import (
 	"strings"
 	"testing"
 
-	"wds/internal/dev/pgtest"
 	"wds/internal/platform/secrets"
+	"wds/test/pgtest"
 )
 
 // `wds serve` and `wds worker` refuse to start when their WDS_ENCRYPTION_KEY opens none of the stored

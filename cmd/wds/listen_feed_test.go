@@ -15,7 +15,7 @@ import (
 	"github.com/google/uuid"
 
 	"wds/internal/apikeys"
-	"wds/internal/dev/deliverytest"
+	"wds/test/deliverytest"
 )
 
 // wds listen --feed against a real API over a real database: it prints the org's events of the types

@@ -12,12 +12,12 @@ import (
 	"testing"
 	"time"
 
-	"wds/internal/dev/pgtest"
 	"wds/internal/endpoints"
 	"wds/internal/platform/database"
 	"wds/internal/platform/secrets"
 	"wds/internal/workspace"
 	"wds/models"
+	"wds/test/pgtest"
 	"wds/webhook"
 )
 

@@ -12,13 +12,13 @@ import (
 
 	"github.com/google/uuid"
 
-	"wds/internal/dev/deliverytest"
-	"wds/internal/dev/pgtest"
 	"wds/internal/dev/temporaldev"
 	"wds/internal/platform/database"
 	"wds/internal/platform/secrets"
 	"wds/internal/workspace"
 	"wds/models"
+	"wds/test/deliverytest"
+	"wds/test/pgtest"
 )
 
 // wds listen on the real stack: wds dev (its worker trusting its local CA, local receivers allowed by

@@ -9,9 +9,9 @@ import (
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/testsuite"
 
-	"wds/internal/dev/pgtest"
 	"wds/internal/dev/temporaldev"
 	"wds/internal/platform/temporalclient"
+	"wds/test/pgtest"
 	"wds/workflows/contract"
 )
 

@@ -18,11 +18,11 @@ import (
 	"gorm.io/gorm"
 
 	"wds/internal/apikeys"
-	"wds/internal/dev/pgtest"
 	"wds/internal/platform/database"
 	"wds/internal/platform/secrets"
 	"wds/internal/workspace"
 	"wds/models"
+	"wds/test/pgtest"
 )
 
 // runMainEnv makes the test binary the wds program: started with it set, the binary runs main with

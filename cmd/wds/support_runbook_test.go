@@ -17,12 +17,12 @@ import (
 
 	"github.com/google/uuid"
 
-	"wds/internal/dev/deliverytest"
-	"wds/internal/dev/pgtest"
 	"wds/internal/dev/temporaldev"
 	"wds/internal/events"
 	"wds/internal/platform/database"
 	"wds/internal/platform/secrets"
+	"wds/test/deliverytest"
+	"wds/test/pgtest"
 )
 
 // runbookCommands are the wds admin commands of docs/support.md's runbook blocks, in order: the shell

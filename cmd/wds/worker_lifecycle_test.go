@@ -9,11 +9,11 @@ import (
 	"syscall"
 	"testing"
 
-	"wds/internal/dev/pgtest"
 	"wds/internal/dev/temporaldev"
 	"wds/internal/platform/config"
 	"wds/internal/platform/secrets"
 	"wds/internal/platform/temporalclient"
+	"wds/test/pgtest"
 )
 
 // scrape returns the metrics text a process serves, or "" while it does not answer.

@@ -10,10 +10,10 @@ import (
 
 	"gorm.io/gorm"
 
-	"wds/internal/dev/pgtest"
 	"wds/internal/platform/secrets"
 	"wds/internal/workspace"
 	"wds/models"
+	"wds/test/pgtest"
 )
 
 // readLookup is the database lookup the cache decorates, counting its calls; during runs, if set,

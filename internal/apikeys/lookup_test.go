@@ -9,10 +9,10 @@ import (
 	"gorm.io/gorm"
 
 	"wds/internal/apikeys"
-	"wds/internal/dev/pgtest"
 	"wds/internal/platform/database"
 	"wds/internal/platform/secrets"
 	"wds/internal/workspace"
+	"wds/test/pgtest"
 )
 
 // A flood of made-up keys cannot take the pool: what cannot be a key is refused without a query,

@@ -11,7 +11,6 @@ import (
 	"gorm.io/gorm"
 
 	"wds/internal/catalog"
-	"wds/internal/dev/pgtest"
 	"wds/internal/events"
 	"wds/internal/events/eventstest"
 	"wds/internal/platform/problem"
@@ -19,6 +18,7 @@ import (
 	"wds/internal/views"
 	"wds/internal/workspace"
 	"wds/models"
+	"wds/test/pgtest"
 )
 
 func TestMain(m *testing.M) { pgtest.Main(m) }

@@ -8,10 +8,10 @@ import (
 	"github.com/google/uuid"
 	"gorm.io/gorm"
 
-	"wds/internal/dev/pgtest"
 	"wds/internal/endpoints"
 	"wds/internal/platform/paging"
 	"wds/models"
+	"wds/test/pgtest"
 )
 
 // logSeed is a million-row delivery log of one org beside another org's 200,000: four busy

@@ -17,7 +17,6 @@ import (
 	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/sdk/client"
 
-	"wds/internal/dev/deliverytest"
 	"wds/internal/dispatch"
 	"wds/internal/endpoints"
 	"wds/internal/events"
@@ -28,6 +27,7 @@ import (
 	"wds/internal/platform/problem"
 	"wds/internal/workspace"
 	"wds/models"
+	"wds/test/deliverytest"
 	"wds/webhook"
 	"wds/workflows/contract"
 )

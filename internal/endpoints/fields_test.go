@@ -10,12 +10,12 @@ import (
 
 	"github.com/google/uuid"
 
-	"wds/internal/dev/deliverytest"
 	"wds/internal/endpoints"
 	"wds/internal/events"
 	"wds/internal/platform/problem"
 	"wds/internal/platform/secrets"
 	"wds/models"
+	"wds/test/deliverytest"
 )
 
 func intp(n int) *int { return &n }

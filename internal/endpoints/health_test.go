@@ -7,10 +7,10 @@ import (
 
 	"github.com/google/uuid"
 
-	"wds/internal/dev/pgtest"
 	"wds/internal/endpoints"
 	"wds/internal/events"
 	"wds/models"
+	"wds/test/pgtest"
 	"wds/workflows/contract"
 )
 

@@ -9,11 +9,11 @@ import (
 	"github.com/google/uuid"
 	"gorm.io/gorm"
 
-	"wds/internal/dev/pgtest"
 	"wds/internal/endpoints"
 	"wds/internal/events"
 	"wds/internal/platform/paging"
 	"wds/models"
+	"wds/test/pgtest"
 	"wds/workflows/contract"
 )
 

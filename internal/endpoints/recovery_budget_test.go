@@ -9,10 +9,10 @@ import (
 	"github.com/google/uuid"
 
 	"wds/activities"
-	"wds/internal/dev/pgtest"
 	"wds/internal/dispatch"
 	"wds/internal/endpoints"
 	"wds/models"
+	"wds/test/pgtest"
 	"wds/workflows/contract"
 )
 

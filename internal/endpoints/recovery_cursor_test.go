@@ -7,9 +7,9 @@ import (
 
 	"github.com/google/uuid"
 
-	"wds/internal/dev/pgtest"
 	"wds/internal/endpoints"
 	"wds/models"
+	"wds/test/pgtest"
 	"wds/workflows/contract"
 )
 

@@ -7,9 +7,9 @@ import (
 
 	"github.com/google/uuid"
 
-	"wds/internal/dev/pgtest"
 	"wds/internal/endpoints"
 	"wds/internal/platform/paging"
+	"wds/test/pgtest"
 )
 
 // TestOrderSearchIsAnIndexWalk seeds 120,000 events (ten per order) with a delivery each in two

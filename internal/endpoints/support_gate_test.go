@@ -8,9 +8,9 @@ import (
 
 	"github.com/google/uuid"
 
-	"wds/internal/dev/pgtest"
 	"wds/internal/endpoints"
 	"wds/internal/platform/database"
+	"wds/test/pgtest"
 )
 
 // The support desk's event reads take a turn at the database as the Read API's pages do: with every

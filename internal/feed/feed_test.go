@@ -11,12 +11,12 @@ import (
 	"github.com/google/uuid"
 	"gorm.io/gorm"
 
-	"wds/internal/dev/pgtest"
 	"wds/internal/events"
 	"wds/internal/feed"
 	"wds/internal/outbox"
 	"wds/internal/platform/paging"
 	"wds/internal/workspace"
+	"wds/test/pgtest"
 )
 
 func TestMain(m *testing.M) { pgtest.Main(m) }

@@ -8,9 +8,9 @@ import (
 	"github.com/google/uuid"
 	"gorm.io/gorm"
 
-	"wds/internal/dev/pgtest"
 	"wds/internal/events"
 	"wds/internal/feed"
+	"wds/test/pgtest"
 )
 
 // A page reads its own rows and no others, through the feed's indexes, at the start and deep in an

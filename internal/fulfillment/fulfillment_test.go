@@ -11,7 +11,6 @@ import (
 	"github.com/google/uuid"
 	"gorm.io/gorm"
 
-	"wds/internal/dev/pgtest"
 	"wds/internal/events"
 	"wds/internal/events/eventstest"
 	"wds/internal/fulfillment"
@@ -21,6 +20,7 @@ import (
 	"wds/internal/views"
 	"wds/internal/workspace"
 	"wds/models"
+	"wds/test/pgtest"
 )
 
 func TestMain(m *testing.M) { pgtest.Main(m) }

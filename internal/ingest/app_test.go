@@ -12,7 +12,6 @@ import (
 	"github.com/google/uuid"
 	"gorm.io/gorm"
 
-	"wds/internal/dev/pgtest"
 	"wds/internal/events"
 	"wds/internal/events/eventstest"
 	"wds/internal/ingest"
@@ -20,6 +19,7 @@ import (
 	"wds/internal/platform/problem"
 	"wds/internal/workspace"
 	"wds/models"
+	"wds/test/pgtest"
 )
 
 // appEnv is an org with a store, a member (any role may write in the app), and another org.

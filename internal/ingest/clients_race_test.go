@@ -6,9 +6,9 @@ import (
 
 	"github.com/google/uuid"
 
-	"wds/internal/dev/pgtest"
 	"wds/internal/workspace"
 	"wds/models"
+	"wds/test/pgtest"
 )
 
 // TestAClientWhoseEmailChangesMidCreateIsNotLost drives the race createClient retries for: the

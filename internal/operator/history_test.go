@@ -8,7 +8,7 @@ import (
 
 	"github.com/google/uuid"
 
-	"wds/internal/dev/pgtest"
+	"wds/test/pgtest"
 )
 
 // The overview's chart costs what its window costs: over twelve orgs, each with two endpoints busy

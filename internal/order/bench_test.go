@@ -5,8 +5,8 @@ import (
 	"testing"
 	"time"
 
-	"wds/internal/dev/pgtest"
 	"wds/internal/views"
+	"wds/test/pgtest"
 )
 
 // BenchmarkAppendPage encodes a full list page (50 orders) as the Read API's list endpoint does.

@@ -15,7 +15,6 @@ import (
 
 	"wds/api/openapi"
 	"wds/internal/apikeys"
-	"wds/internal/dev/pgtest"
 	"wds/internal/events"
 	"wds/internal/events/eventstest"
 	"wds/internal/ingest"
@@ -24,6 +23,7 @@ import (
 	"wds/internal/views"
 	"wds/internal/workspace"
 	"wds/models"
+	"wds/test/pgtest"
 )
 
 // The order's shape is defined once, by the view structs' tags; the schemas the service serves (the

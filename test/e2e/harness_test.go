@@ -29,7 +29,6 @@ import (
 	"wds/api/console"
 	"wds/internal/apikeys"
 	"wds/internal/catalog"
-	"wds/internal/dev/pgtest"
 	"wds/internal/dev/temporaldev"
 	"wds/internal/dispatch"
 	"wds/internal/endpoints"
@@ -40,6 +39,7 @@ import (
 	"wds/internal/platform/secrets"
 	"wds/internal/workspace"
 	"wds/models"
+	"wds/test/pgtest"
 	"wds/worker"
 	"wds/workflows/contract"
 )

@@ -6,9 +6,9 @@ import (
 
 	"github.com/google/uuid"
 
-	"wds/internal/dev/deliverytest"
 	"wds/internal/dev/temporaldev"
 	"wds/models"
+	"wds/test/deliverytest"
 )
 
 // A worker with a retention prunes what is older at start (and hourly after): the outbox and the

@@ -8,8 +8,8 @@ import (
 
 	standardwebhooks "github.com/standard-webhooks/standard-webhooks/libraries/go"
 
-	"wds/internal/dev/npmtest"
 	"wds/internal/dev/temporaldev"
+	"wds/test/npmtest"
 	"wds/webhook"
 )
 

@@ -12,9 +12,9 @@ import (
 	"time"
 
 	"wds/internal/apikeys"
-	"wds/internal/dev/npmtest"
 	"wds/internal/dev/temporaldev"
 	"wds/internal/events"
+	"wds/test/npmtest"
 )
 
 // typedClientDir holds the integrator's program, its strict compiler options, the linters' rulesets and

@@ -27,12 +27,12 @@ import (
 
 	"wds/api/openapi/openapitest"
 	"wds/api/signing"
-	"wds/internal/dev/deliverytest"
 	"wds/internal/dev/temporalcluster"
 	"wds/internal/dev/temporaldev"
 	"wds/internal/dispatch"
 	"wds/internal/platform/temporalclient"
 	"wds/models"
+	"wds/test/deliverytest"
 	"wds/worker"
 	"wds/workflows/contract"
 )

@@ -13,7 +13,7 @@ import (
 	"sync"
 	"testing"
 
-	"wds/internal/dev/npmtest"
+	"wds/test/npmtest"
 )
 
 // ajv is a node process running Ajv 8 in strict mode over the served documents

@@ -6,7 +6,7 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"wds/internal/dev/pgtest"
+	"wds/test/pgtest"
 )
 
 var clusters atomic.Int64

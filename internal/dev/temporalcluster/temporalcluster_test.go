@@ -13,7 +13,7 @@ import (
 	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/client"
 
-	"wds/internal/dev/pgtest"
+	"wds/test/pgtest"
 	"wds/workflows/contract"
 )
 

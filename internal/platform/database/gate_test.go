@@ -10,9 +10,9 @@ import (
 
 	"gorm.io/gorm"
 
-	"wds/internal/dev/pgtest"
 	"wds/internal/platform/database"
 	"wds/internal/platform/metrics"
+	"wds/test/pgtest"
 )
 
 func TestMain(m *testing.M) { pgtest.Main(m) }

@@ -8,8 +8,8 @@ import (
 	"github.com/jackc/pgx/v5"
 	"gorm.io/gorm"
 
-	"wds/internal/dev/pgtest"
 	"wds/internal/platform/database"
+	"wds/test/pgtest"
 )
 
 // heldTransaction runs fn in a GORM transaction begun on a connection held from db, as ingest does.

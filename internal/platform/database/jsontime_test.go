@@ -6,8 +6,8 @@ import (
 	"testing"
 	"time"
 
-	"wds/internal/dev/pgtest"
 	"wds/internal/platform/database"
+	"wds/test/pgtest"
 )
 
 // Times inside the arrays PostgreSQL builds must read exactly as encoding/json writes time.Time, or

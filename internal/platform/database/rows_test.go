@@ -11,8 +11,8 @@ import (
 	"github.com/jackc/pgx/v5/stdlib"
 	"gorm.io/gorm"
 
-	"wds/internal/dev/pgtest"
 	"wds/internal/platform/database"
+	"wds/test/pgtest"
 )
 
 // EachRow reads the same values through pgx's own rows (outside a transaction) as through

@@ -11,9 +11,9 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 	"gorm.io/gorm"
 
-	"wds/internal/dev/pgtest"
 	"wds/internal/platform/config"
 	"wds/internal/platform/database"
+	"wds/test/pgtest"
 )
 
 // openWith returns a handle on a fresh database opened with opts.

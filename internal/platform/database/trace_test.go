@@ -10,8 +10,8 @@ import (
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 	"gorm.io/gorm"
 
-	"wds/internal/dev/pgtest"
 	"wds/internal/platform/tracing"
+	"wds/test/pgtest"
 )
 
 // A transaction inside a traced request is a child span of it, rolled back or not; one outside any

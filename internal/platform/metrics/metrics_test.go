@@ -14,9 +14,9 @@ import (
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	"github.com/sirupsen/logrus"
 
-	"wds/internal/dev/pgtest"
 	"wds/internal/platform/metrics"
 	"wds/internal/platform/metrics/metricstest"
+	"wds/test/pgtest"
 )
 
 func TestMain(m *testing.M) { pgtest.Main(m) }

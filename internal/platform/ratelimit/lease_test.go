@@ -13,8 +13,8 @@ import (
 	"github.com/google/uuid"
 	"gorm.io/gorm"
 
-	"wds/internal/dev/pgtest"
 	"wds/internal/platform/database"
+	"wds/test/pgtest"
 )
 
 // syncClock is a test clock several goroutines read.

@@ -10,7 +10,7 @@ import (
 	"github.com/google/uuid"
 	"gorm.io/gorm"
 
-	"wds/internal/dev/pgtest"
+	"wds/test/pgtest"
 )
 
 func TestMain(m *testing.M) { pgtest.Main(m) }

@@ -10,12 +10,12 @@ import (
 	"gorm.io/gorm"
 
 	"wds/internal/apikeys"
-	"wds/internal/dev/pgtest"
 	"wds/internal/endpoints"
 	"wds/internal/platform/secrets"
 	"wds/internal/platform/secrets/reencrypt"
 	"wds/internal/workspace"
 	"wds/models"
+	"wds/test/pgtest"
 )
 
 func TestMain(m *testing.M) { pgtest.Main(m) }

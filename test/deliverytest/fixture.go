@@ -17,13 +17,13 @@ import (
 	"gorm.io/gorm"
 
 	"wds/activities"
-	"wds/internal/dev/pgtest"
 	"wds/internal/endpoints"
 	"wds/internal/events"
 	"wds/internal/platform/egress"
 	"wds/internal/platform/secrets"
 	"wds/internal/workspace"
 	"wds/models"
+	"wds/test/pgtest"
 	"wds/workflows/contract"
 )
 
