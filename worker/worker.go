@@ -72,11 +72,11 @@ const stickyCacheSize = 500
 const slowTaskWarning = "TEMPORAL_WORKFLOW_TASK_DURATION_WARN_SECONDS"
 
 // warnOnlyNearTaskTimeout sets the SDK's slow-task warning, unless the operator did, to where the SDK
-// would complete a delivery's task early (workflows.EarlyTaskCompletion): a task that slow is news.
+// would complete a delivery's task early (contract.EarlyTaskCompletion): a task that slow is news.
 // The SDK reads the variable once, when a first task completes, so this runs before the worker starts.
 func warnOnlyNearTaskTimeout() {
 	if _, set := os.LookupEnv(slowTaskWarning); !set {
-		_ = os.Setenv(slowTaskWarning, strconv.Itoa(int(workflows.EarlyTaskCompletion/time.Second)))
+		_ = os.Setenv(slowTaskWarning, strconv.Itoa(int(contract.EarlyTaskCompletion/time.Second)))
 	}
 }
 

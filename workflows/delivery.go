@@ -16,17 +16,6 @@ import (
 )
 
 const (
-	// deliverTimeout covers the 10 s request plus loading the body and writing the row.
-	deliverTimeout = 30 * time.Second
-	// TaskTimeout is the workflow task timeout starters give every delivery workflow. A local attempt
-	// runs inside its workflow task; past 80 % of the task's timeout the SDK completes the task early
-	// and asks for another, three more history events and a round trip per slow attempt. At twice
-	// the attempt's timeout no attempt reaches that point. The price: a task in flight on a worker
-	// that is killed (not stopped) is handed to another worker after this long, not after 10 s.
-	TaskTimeout = 2 * deliverTimeout
-	// EarlyTaskCompletion is when the Go SDK completes a delivery's workflow task whose local
-	// activities still run, and asks for another: 80 % of the task's timeout.
-	EarlyTaskCompletion = TaskTimeout * 8 / 10
 	// infraPatience is how long an attempt waits out wds's own outage before it counts as lost.
 	infraPatience = 24 * time.Hour
 )
@@ -403,16 +392,8 @@ const (
 	// AttemptRecorded: a local attempt the receiver failed is followed by a regular activity,
 	// RecordFailedAttempt, that records it if the local one could not and fails for the Temporal UI
 	// (recordFailed).
-	AttemptRecorded workflow.Version = 3
+	AttemptRecorded workflow.Version = contract.CurrentDesign
 )
-
-// CurrentDesign is the version of ChangeAttempt a starter chooses for the chains it starts
-// (contract.EventParams.Design). A worker of the release before starters chose it ignores the field:
-// running such a workflow's first task it asks workflow.GetVersion live and gets its own newest
-// version, this same design, so it sends what this code would; replaying a later task it finds no
-// marker, takes its oldest path and fails the task on the mismatch, which Temporal retries until a
-// worker of this release takes it (docs/production.md, rolling deploys).
-const CurrentDesign = AttemptRecorded
 
 // attemptVersion is the way this chain's attempts run: the design its starter chose or, for a chain
 // started before starters chose one, the version workflow.GetVersion recorded.
@@ -437,11 +418,11 @@ type localAttempt struct{}
 func attemptContext(ctx workflow.Context, summary string, local bool) workflow.Context {
 	retry := &temporal.RetryPolicy{MaximumInterval: time.Minute}
 	if local {
-		ctx = workflow.WithLocalActivityOptions(ctx, workflow.LocalActivityOptions{StartToCloseTimeout: deliverTimeout,
+		ctx = workflow.WithLocalActivityOptions(ctx, workflow.LocalActivityOptions{StartToCloseTimeout: contract.AttemptTimeout,
 			ScheduleToCloseTimeout: infraPatience, RetryPolicy: retry, Summary: summary})
 		return workflow.WithValue(ctx, localAttempt{}, true)
 	}
-	return workflow.WithActivityOptions(ctx, workflow.ActivityOptions{StartToCloseTimeout: deliverTimeout,
+	return workflow.WithActivityOptions(ctx, workflow.ActivityOptions{StartToCloseTimeout: contract.AttemptTimeout,
 		ScheduleToCloseTimeout: infraPatience, RetryPolicy: retry, Summary: summary})
 }
 

@@ -656,10 +656,10 @@ func TestALocalChainsIdsAreTheSameOnEveryRun(t *testing.T) {
 // An attempt's timeout leaves the POST its whole limit, and the attempt, a local activity within its
 // workflow's task, ends before the SDK would complete that task early.
 func TestAnAttemptFitsInItsWorkflowTask(t *testing.T) {
-	if deliverTimeout < egress.Timeout+10*time.Second {
-		t.Errorf("an attempt's %v leaves the %v POST under 10 s for its statements", deliverTimeout, egress.Timeout)
+	if contract.AttemptTimeout < egress.Timeout+10*time.Second {
+		t.Errorf("an attempt's %v leaves the %v POST under 10 s for its statements", contract.AttemptTimeout, egress.Timeout)
 	}
-	if deliverTimeout >= EarlyTaskCompletion {
-		t.Errorf("an attempt's %v runs to the %v at which the SDK completes its workflow task early", deliverTimeout, EarlyTaskCompletion)
+	if contract.AttemptTimeout >= contract.EarlyTaskCompletion {
+		t.Errorf("an attempt's %v runs to the %v at which the SDK completes its workflow task early", contract.AttemptTimeout, contract.EarlyTaskCompletion)
 	}
 }

@@ -25,13 +25,12 @@ import (
 	"wds/internal/platform/egress"
 	"wds/internal/platform/temporalclient"
 	"wds/models"
-	"wds/workflows"
 	"wds/workflows/contract"
 )
 
 // design is the delivery code's version every workflow this starter starts runs, without asking
 // workflow.GetVersion (contract.EventParams.Design).
-const design = int(workflows.CurrentDesign)
+const design = contract.CurrentDesign
 
 // WorkflowClient is the part of the Temporal client that starts and signals workflows.
 type WorkflowClient interface {
@@ -550,7 +549,7 @@ func (s *Starter) execute(ctx context.Context, w workflowStart, attrs []temporal
 		WorkflowExecutionErrorWhenAlreadyStarted: true,
 		StaticSummary:                            w.summary,
 		TypedSearchAttributes:                    temporal.NewSearchAttributes(attrs...),
-		WorkflowTaskTimeout:                      workflows.TaskTimeout,
+		WorkflowTaskTimeout:                      contract.TaskTimeout,
 		// Where the starter is also a worker (the relay, a recovery batch), the start's answer carries
 		// the first workflow task: no poll. Elsewhere (wds serve) the SDK asks for none.
 		EnableEagerStart: true,

@@ -20,7 +20,6 @@ import (
 	"wds/internal/dev/temporaldev"
 	"wds/internal/platform/temporalclient"
 	"wds/models"
-	"wds/workflows"
 	"wds/workflows/contract"
 )
 
@@ -96,7 +95,7 @@ func TestAFailedAttemptIsAFailedActivityInTheHistory(t *testing.T) {
 // workflow asks workflow.GetVersion nothing and records neither its marker nor TemporalChangeVersion.
 // A receiver that answers in 9 s costs the same: past 80 % of Temporal's default 10 s task timeout
 // the SDK would complete the task early and ask for another, but the starter gives the workflow a
-// task timeout of twice the attempt's (workflows.TaskTimeout), and the worker logs no warning of a
+// task timeout of twice the attempt's (contract.TaskTimeout), and the worker logs no warning of a
 // slow workflow task for it (the SDK's, at 5 s unless the worker raises it).
 func TestASuccessfulDeliveryIsSevenHistoryEvents(t *testing.T) {
 	srv := startTemporal(t, temporaldev.Options{})
@@ -136,8 +135,8 @@ func TestASuccessfulDeliveryIsSevenHistoryEvents(t *testing.T) {
 			if strings.Join(got, ", ") != strings.Join(want, ", ") {
 				t.Fatalf("history\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 			}
-			if d := history[0].GetWorkflowExecutionStartedEventAttributes().GetWorkflowTaskTimeout().AsDuration(); d != workflows.TaskTimeout {
-				t.Fatalf("workflow task timeout %v, want %v", d, workflows.TaskTimeout)
+			if d := history[0].GetWorkflowExecutionStartedEventAttributes().GetWorkflowTaskTimeout().AsDuration(); d != contract.TaskTimeout {
+				t.Fatalf("workflow task timeout %v, want %v", d, contract.TaskTimeout)
 			}
 			if strings.Contains(logs.String(), "TMPRL1104") {
 				t.Fatalf("the worker warned of a slow workflow task:\n%s", logs)

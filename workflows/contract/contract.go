@@ -27,6 +27,29 @@ const TaskQueue = "wds-webhooks"
 // starts they never take the slots fresh deliveries need (docs/support.md).
 const ManualTaskQueue = "wds-webhooks-manual"
 
+const (
+	// AttemptTimeout bounds one attempt: the 10 s request plus loading the body and writing the row.
+	AttemptTimeout = 30 * time.Second
+	// TaskTimeout is the workflow task timeout starters give every delivery workflow. A local attempt
+	// runs inside its workflow task; past 80 % of the task's timeout the SDK completes the task early
+	// and asks for another, three more history events and a round trip per slow attempt. At twice
+	// the attempt's timeout no attempt reaches that point. The price: a task in flight on a worker
+	// that is killed (not stopped) is handed to another worker after this long, not after 10 s.
+	TaskTimeout = 2 * AttemptTimeout
+	// EarlyTaskCompletion is when the Go SDK completes a delivery's workflow task whose local
+	// activities still run, and asks for another: 80 % of the task's timeout.
+	EarlyTaskCompletion = TaskTimeout * 8 / 10
+)
+
+// CurrentDesign is the version of the delivery workflow's "attempt" change (workflows.ChangeAttempt)
+// a starter chooses for the chains it starts (EventParams.Design), and so its newest version: a new
+// way of running attempts is added here. A worker of the release before starters chose it ignores
+// the field: running such a workflow's first task it asks workflow.GetVersion live and gets its own
+// newest version, this same design, so it sends what this code would; replaying a later task it
+// finds no marker, takes its oldest path and fails the task on the mismatch, which Temporal retries
+// until a worker of this release takes it (docs/production.md, rolling deploys).
+const CurrentDesign = 3
+
 // Workflow type names, stable because running workflows are bound to them. An event whose chains
 // the starter planned runs as PlannedEventWorkflowName (the same function): a worker of an older wds,
 // which would ignore the plan and record another history, does not know that type, so it never runs
