@@ -1,8 +1,8 @@
 // Package worker is the webhook engine of `wds worker` (and `wds dev`): the Temporal worker on task
 // queue wds-webhooks (and wds-webhooks-manual for re-fires, resends and recoveries, with slots of
-// their own) with the workflows and activities registered under their history names, the
-// Starter that starts committed events' workflows after commit (for every writer) and from the
-// outbox relay (whatever could not start at once), and the pruning of old rows.
+// their own) with the workflows and activities registered under their history names, the loop that
+// runs the outbox relay of internal/dispatch's Starter (whatever could not start after its commit),
+// and the pruning of old rows.
 package worker
 
 import (

@@ -1,5 +1,3 @@
-// The Temporal client of every wds process: TEMPORAL_* configuration, TLS, and dialing.
-
 package temporalclient
 
 import (

@@ -1,0 +1,78 @@
+// Package layout holds the import rule of docs/architecture.md: imports run down the map, never back
+// up, so each folder can be read without the ones above it.
+package layout
+
+import (
+	"os/exec"
+	"strings"
+	"testing"
+)
+
+// imports lists each package of the module with the wds packages its non-test files import.
+func imports(t *testing.T) map[string][]string {
+	t.Helper()
+	out, err := exec.Command("go", "list", "-f", `{{.ImportPath}}{{range .Imports}} {{.}}{{end}}`, "wds/...").Output()
+	if err != nil {
+		t.Fatalf("go list: %v", err)
+	}
+	got := map[string][]string{}
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		f := strings.Fields(line)
+		for _, imp := range f[1:] {
+			if strings.HasPrefix(imp, "wds/") {
+				got[f[0]] = append(got[f[0]], imp)
+			}
+		}
+	}
+	return got
+}
+
+// under reports whether pkg is root or inside it.
+func under(pkg, root string) bool { return pkg == root || strings.HasPrefix(pkg, root+"/") }
+
+// upward names why pkg may not import imp, or "" when it may.
+func upward(pkg, imp string) string {
+	switch {
+	case under(imp, "wds/cmd"):
+		return "commands are the top: nothing imports them"
+	case imp == "wds/worker" && pkg != "wds/cmd/wds":
+		return "the worker process is run only by wds's commands"
+	case under(pkg, "wds/internal") && (under(imp, "wds/api") || imp == "wds/activities" || under(imp, "wds/worker")):
+		return "internal/ holds the services and the platform the handlers, activities and worker use"
+	case under(pkg, "wds/models") && !under(imp, "wds/models"):
+		return "models are the bottom: the rows and the domain's terms"
+	case under(pkg, "wds/activities") && (under(imp, "wds/workflows") && imp != "wds/workflows/contract"):
+		return "activities know the workflows only through their contract"
+	}
+	return ""
+}
+
+func TestNoPackageImportsUpward(t *testing.T) {
+	for pkg, imps := range imports(t) {
+		for _, imp := range imps {
+			if why := upward(pkg, imp); why != "" {
+				t.Errorf("%s imports %s: %s", pkg, imp, why)
+			}
+		}
+	}
+}
+
+// The rule itself catches what it forbids, so the test above cannot pass by checking nothing.
+func TestTheRuleRefusesUpwardImports(t *testing.T) {
+	for _, c := range [][2]string{
+		{"wds/internal/endpoints", "wds/api/console"},
+		{"wds/internal/dispatch", "wds/worker"},
+		{"wds/internal/ingest", "wds/activities"},
+		{"wds/api", "wds/worker"},
+		{"wds/models", "wds/internal/money"},
+		{"wds/activities", "wds/workflows"},
+		{"wds/api", "wds/cmd/wds"},
+	} {
+		if upward(c[0], c[1]) == "" {
+			t.Errorf("%s importing %s passes the rule", c[0], c[1])
+		}
+	}
+	if got := imports(t); len(got["wds/cmd/wds"]) == 0 {
+		t.Fatal("go list found no imports of wds/cmd/wds")
+	}
+}
