@@ -434,7 +434,7 @@ func (a *Activities) post(ctx context.Context, d *models.Delivery, url string, c
 	ts := a.now().Unix()
 	eventID, webhookID := in.EventID.String(), in.EventID.String()
 	if in.Test {
-		// a test event has no id; the Standard Webhooks id is then the attempt's (decisions §11)
+		// a test event has no id; the Standard Webhooks id is then the attempt's (docs/webhooks.md#standard-webhooks)
 		eventID, webhookID = "null", d.ID.String()
 	}
 	// The deadline is the request's own, not only the client's Timeout, so that a body cut short by

@@ -68,7 +68,7 @@ func (lr *libraryReceiver) last() error {
 
 // Every kind of delivery (a first attempt, a retry, a resend, a test event, one signed during a
 // rotation's grace, with either secret) verifies with the Standard Webhooks project's official Go
-// library and its npm package; a tampered body and a stale timestamp do not (decisions §11).
+// library and its npm package; a tampered body and a stale timestamp do not (docs/webhooks.md#standard-webhooks).
 func TestTheStandardWebhooksGoLibraryVerifiesEveryDelivery(t *testing.T) {
 	receivedBy(t, &libraryReceiver{verify: goLibrary}, standardwebhooks.ErrNoMatchingSignature, standardwebhooks.ErrMessageTooOld)
 }
@@ -163,7 +163,7 @@ func sameError(err, want error) bool {
 
 // An endpoint whose secret was made before secrets were standard base64 (whsec_ and unpadded
 // base64url) keeps getting both schemes: X-PC-Signature keyed by the whole string, and
-// webhook-signature keyed by what its base64url decodes to (decisions §11).
+// webhook-signature keyed by what its base64url decodes to (docs/webhooks.md#standard-webhooks).
 func TestASecretOfTheOlderFormSignsBothSchemes(t *testing.T) {
 	f := newFixture(t)
 	rc := deliverytest.NewReceiver(t, nil)

@@ -16,7 +16,8 @@ import (
 // answering itself) share a code, so a code names one error wherever it was declared.
 //
 // One code is the contract's for two errors: invalid_parameter answers a malformed query parameter
-// with 400 (decisions §4) and a support-desk parameter the service refuses with 422 (§9).
+// with 400 (docs/read-api.md) and a support-desk parameter the service refuses with 422
+// (docs/support.md#reference).
 func TestDeclaredErrorsHaveOneCodeEach(t *testing.T) {
 	shared := map[string]bool{"invalid_parameter": true}
 	seen := map[string]error{}

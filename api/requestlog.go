@@ -121,5 +121,5 @@ func keyChar(b byte) bool {
 }
 
 // signingChar is what standard padded base64 adds to keyChar: signing secrets are made in that form
-// (decisions §11), so a '/' in one cuts no redaction short (it redacts the rest of the path too).
+// (docs/webhooks.md#standard-webhooks), so a '/' in one cuts no redaction short (it redacts the rest of the path too).
 func signingChar(b byte) bool { return b == '+' || b == '/' || b == '=' }

@@ -52,7 +52,7 @@ func TestListenForwardsOnlyVerifiedDeliveries(t *testing.T) {
 	if code := post(webhook.Sign(secret, time.Now(), body)); code != http.StatusAccepted || forwarded.Load() != 1 {
 		t.Fatalf("a verified delivery: %d, forwarded %d", code, forwarded.Load())
 	}
-	// The Standard Webhooks headers alone verify too (decisions §11); a wrong one does not.
+	// The Standard Webhooks headers alone verify too (docs/webhooks.md#standard-webhooks); a wrong one does not.
 	standard := func(signer string, at time.Time) int {
 		sig, err := webhook.SignStandard("e1", at, body, signer)
 		if err != nil {

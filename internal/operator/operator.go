@@ -88,7 +88,7 @@ func pageSQL(q Query, sel, atCol string, where []string, args []any) (string, []
 }
 
 // AuditEntry is one audit row as the Operator API shows it. ActorID is nil for what the service
-// did by itself (an endpoint disabled for failing, decisions §9).
+// did by itself (an endpoint disabled for failing, docs/support.md#3-an-endpoint-the-service-disabled).
 type AuditEntry struct {
 	ID         uuid.UUID      `json:"id"`
 	ActorID    *uuid.UUID     `json:"actor_id"`

@@ -16,7 +16,8 @@ import (
 	"wds/workflows/contract"
 )
 
-// recoveryRateLimit is the recovery endpoint's rate limit, §9's highest: a recovery starts its chains
+// recoveryRateLimit is the recovery endpoint's rate limit, the highest an endpoint may have
+// (docs/webhooks.md#operator-api): a recovery starts its chains
 // at the endpoint's rate limit, or at 10 a second without one, and 10 a second would measure that
 // pacing rather than wds. At 1,000 a second the limit is far above what two cores deliver, so the
 // recovery runs as fast as wds can start and deliver (every POST still takes its place in the limit).

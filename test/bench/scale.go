@@ -79,7 +79,7 @@ type BacklogDrain struct {
 	Ratio      float64 `json:"ratio"`
 }
 
-// RecoveryRun is a recovery (decisions.md §9) of chains dropped in bulk beforehand, on an endpoint
+// RecoveryRun is a recovery (docs/support.md#2-our-receiver-was-down-yesterday) of chains dropped in bulk beforehand, on an endpoint
 // limited to RateLimit a second, timed from the request to the last arrival (Drained) and to the
 // recovery's last start.
 type RecoveryRun struct {

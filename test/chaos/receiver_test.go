@@ -172,7 +172,7 @@ func (rc *receiver) record(in *inbox, h http.Header, body []byte) {
 		return
 	}
 	// The Standard Webhooks headers must hold as well, by the specification's own Go library: under
-	// every fault a delivery carries both schemes (decisions §11).
+	// every fault a delivery carries both schemes (docs/webhooks.md#standard-webhooks).
 	if wh, err := standardwebhooks.NewWebhook(in.secret); err != nil || wh.Verify(body, h) != nil {
 		in.badSigs++
 		return

@@ -118,7 +118,7 @@ func verify(t *testing.T, d received, secret string) {
 	}
 }
 
-// verifyStandard checks a delivery's Standard Webhooks headers (decisions §11) with the Standard
+// verifyStandard checks a delivery's Standard Webhooks headers (docs/webhooks.md#standard-webhooks) with the Standard
 // Webhooks project's own Go library: the id is the event's (the attempt's for a test event), the
 // instant is X-PC-Timestamp's, and the signature verifies with secret. The library checks the
 // timestamp against the real clock, so it is checked here as of arrival instead.

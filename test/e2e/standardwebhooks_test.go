@@ -14,7 +14,7 @@ import (
 )
 
 // Receivers that verify with the Standard Webhooks project's official packages, the npm one and the
-// Go one, accept what the running service delivers (decisions §11): an order's attempt, a resend,
+// Go one, accept what the running service delivers (docs/webhooks.md#standard-webhooks): an order's attempt, a resend,
 // a test event, and deliveries during a rotation's grace with either secret. Each receiver answers
 // 401 when its package refuses, so a refusal shows as a failed attempt too. (A tampered body and a
 // stale timestamp are refused by both packages in the activities' tests, where the clock can be set.)

@@ -23,7 +23,7 @@ const SigningSecretPrefix = "whsec_"
 
 // NewSigningSecret returns a fresh signing secret: "whsec_" and 32 random bytes in standard, padded
 // base64, the form the official Standard Webhooks libraries decode to their HMAC key as shown
-// (decisions §11). Secrets made before were unpadded base64url; they keep working (webhook.StandardKey).
+// (docs/webhooks.md#standard-webhooks). Secrets made before were unpadded base64url; they keep working (webhook.StandardKey).
 func NewSigningSecret() (string, error) {
 	b, err := randomBytes(randomSize)
 	if err != nil {
