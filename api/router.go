@@ -1,6 +1,6 @@
 // Package api is the HTTP surface: Gin handlers and middleware for the Read, Integration and
 // Operator APIs. Handlers parse, authenticate and render; the rules live in the domain services,
-// which handlers reach through the small interfaces of Stores, never through the database. The
+// which handlers reach through the small interfaces of Services (services.go), never through the database. The
 // services start the webhook events they commit, so no handler does.
 package api
 

@@ -4,13 +4,13 @@ package outbox
 // (of org orgExpr, type typeExpr, created at createdExpr) goes to: not deleted, subscribed to the type,
 // and created no later than the event, enabled or not. The outbox writes an event it matches nowhere
 // already dispatched, and the starter marks such an event without a workflow; the targets themselves
-// are chosen by deliversAtEventTime.
+// are chosen by DeliversAtEventTime.
 func SubscribedAtEventTime(orgExpr, typeExpr, createdExpr string) string {
 	return "w.org_id = " + orgExpr + " AND w.deleted_at IS NULL AND " + typeExpr + " = ANY(w.event_types) AND w.created_at <= " + createdExpr
 }
 
-// DeliversAtEventTime narrows subscribedAtEventTime to the endpoints enabled now: an event's targets,
-// in targetOrder, as the starter plans them and the ResolveTargets activity looks them up.
+// DeliversAtEventTime narrows SubscribedAtEventTime to the endpoints enabled now: an event's targets,
+// in TargetOrder, as the starter plans them and the ResolveTargets activity looks them up.
 func DeliversAtEventTime(orgExpr, typeExpr, createdExpr string) string {
 	return "w.enabled AND " + SubscribedAtEventTime(orgExpr, typeExpr, createdExpr)
 }
