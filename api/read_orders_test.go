@@ -1,6 +1,7 @@
 package api_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"net/http"
@@ -42,12 +43,12 @@ func TestOrdersListAndGet(t *testing.T) {
 	other, otherStore, _ := mustOrg(t, e.db, "Other")
 	theirs := insertOrder(t, e, other.ID, otherStore.ID)
 
-	status, body := e.get("/v1/orders", e.key)
-	p := decodePage(t, body)
+	status, list := e.get("/v1/orders", e.key)
+	p := decodePage(t, list)
 	if status != http.StatusOK || len(p.Rows) != 1 || p.Rows[0].ID != id || p.NextCursor != nil {
-		t.Fatalf("orders: %s", body)
+		t.Fatalf("orders: %s", list)
 	}
-	status, body = e.get("/v1/orders/"+id.String(), e.key)
+	status, body := e.get("/v1/orders/"+id.String(), e.key)
 	var o struct {
 		Number          string `json:"number"`
 		TotalCents      int64  `json:"total_cents"`
@@ -70,6 +71,17 @@ func TestOrdersListAndGet(t *testing.T) {
 		o.Lines[0].TotalCents != 2000 || o.Lines[0].Metadata["sku"] != "MUG" || len(o.Payments) != 1 ||
 		o.Payments[0].Refunded || o.Source.Kind != "app" {
 		t.Fatalf("order object wrong: %s", body)
+	}
+	// The whole object is compact, nested lines and payments too, as encoding/json writes it, and a
+	// payment that named no provider says null.
+	for _, b := range [][]byte{body, list} {
+		var compact bytes.Buffer
+		if err := json.Compact(&compact, b); err != nil || !bytes.Equal(compact.Bytes(), b) {
+			t.Fatalf("the answer is not compact JSON: %s", b)
+		}
+	}
+	if !bytes.Contains(body, []byte(`"provider":null,"provider_payment_id":null`)) {
+		t.Fatalf("a payment without a provider: %s", body)
 	}
 	status, body = e.get("/v1/orders/"+theirs.String(), e.key)
 	wantError(t, status, body, http.StatusNotFound, "not_found")

@@ -58,13 +58,14 @@ type Line struct {
 
 // Payment is a payment of an order, as PostgreSQL builds it from a row of payments aliased p.
 type Payment struct {
-	ID                uuid.UUID  `json:"id" sql:"p.id"`
-	OrderID           uuid.UUID  `json:"order_id" sql:"p.order_id"`
-	ExternalID        *string    `json:"external_id" sql:"p.external_id"`
-	AmountCents       int64      `json:"amount_cents" sql:"p.amount_cents"`
-	Method            string     `json:"method" sql:"p.method"`
-	Provider          string     `json:"provider" sql:"p.provider"`
-	ProviderPaymentID string     `json:"provider_payment_id" sql:"p.provider_payment_id"`
+	ID          uuid.UUID `json:"id" sql:"p.id"`
+	OrderID     uuid.UUID `json:"order_id" sql:"p.order_id"`
+	ExternalID  *string   `json:"external_id" sql:"p.external_id"`
+	AmountCents int64     `json:"amount_cents" sql:"p.amount_cents"`
+	Method      string    `json:"method" sql:"p.method"`
+	// Provider and ProviderPaymentID are null when the payment did not name them (stored as '').
+	Provider          *string    `json:"provider" sql:"NULLIF(p.provider, '')"`
+	ProviderPaymentID *string    `json:"provider_payment_id" sql:"NULLIF(p.provider_payment_id, '')"`
 	PaidAt            time.Time  `json:"paid_at" sql:"p.paid_at"`
 	Refunded          bool       `json:"refunded" sql:"p.refunded_at IS NOT NULL"`
 	RefundedAt        *time.Time `json:"refunded_at" sql:"p.refunded_at"`
