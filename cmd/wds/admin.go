@@ -70,14 +70,15 @@ func (e *adminEnv) sealingKeys() (integrationKeyOps, error) {
 
 // adminCommand parses its flags from fs (already parsed) and returns the one JSON object to print.
 type adminCommand struct {
-	flags func(fs *flag.FlagSet) func(ctx context.Context, env *adminEnv) (any, error)
+	summary string // one line for `wds admin help`
+	flags   func(fs *flag.FlagSet) func(ctx context.Context, env *adminEnv) (any, error)
 }
 
 // adminCommands maps "noun verb" to a command; files register theirs in init.
 var adminCommands = map[string]adminCommand{}
 
-func registerAdmin(name string, flags func(fs *flag.FlagSet) func(ctx context.Context, env *adminEnv) (any, error)) {
-	adminCommands[name] = adminCommand{flags: flags}
+func registerAdmin(name, summary string, flags func(fs *flag.FlagSet) func(ctx context.Context, env *adminEnv) (any, error)) {
+	adminCommands[name] = adminCommand{summary: summary, flags: flags}
 }
 
 // adminCmd prints exactly one JSON object on stdout, or {"error","detail"} on stderr and fails.

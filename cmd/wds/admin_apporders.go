@@ -19,9 +19,9 @@ import (
 )
 
 func init() {
-	registerAdmin("order create", orderCreate)
-	registerAdmin("client create", clientCreate)
-	registerAdmin("client update", clientUpdate)
+	registerAdmin("order create", "record an order by hand from a JSON file (the Operator API's body)", orderCreate)
+	registerAdmin("client create", "add a client to a store", clientCreate)
+	registerAdmin("client update", "change a client's fields", clientUpdate)
 }
 
 // orderOps is what the order and client commands call (ingest.Service).

@@ -15,14 +15,14 @@ import (
 )
 
 func init() {
-	registerAdmin("endpoint create", endpointCreate)
-	registerAdmin("endpoint list", endpointList)
-	registerAdmin("endpoint disable", endpointMutation((*endpoints.Service).Disable))
-	registerAdmin("endpoint enable", endpointMutation((*endpoints.Service).Enable))
-	registerAdmin("endpoint delete", endpointMutation((*endpoints.Service).Delete))
-	registerAdmin("endpoint rotate-secret", endpointRotate)
-	registerAdmin("endpoint deliveries", endpointDeliveries)
-	registerAdmin("delivery refire", deliveryRefire)
+	registerAdmin("endpoint create", "add a webhook endpoint; prints its signing secret, shown only here", endpointCreate)
+	registerAdmin("endpoint list", "list an org's webhook endpoints with their health", endpointList)
+	registerAdmin("endpoint disable", "stop deliveries to an endpoint; its waiting retries are dropped", endpointMutation((*endpoints.Service).Disable))
+	registerAdmin("endpoint enable", "resume deliveries to a disabled endpoint", endpointMutation((*endpoints.Service).Enable))
+	registerAdmin("endpoint delete", "remove an endpoint for good", endpointMutation((*endpoints.Service).Delete))
+	registerAdmin("endpoint rotate-secret", "mint a new signing secret, the old one signing too for the grace", endpointRotate)
+	registerAdmin("endpoint deliveries", "page through an endpoint's delivery log, newest first", endpointDeliveries)
+	registerAdmin("delivery refire", "send a dropped delivery's event again to its endpoint", deliveryRefire)
 }
 
 // webhookService builds the operations; sealing needs the encryption key, reading does not. The

@@ -14,7 +14,7 @@ import (
 )
 
 func init() {
-	registerAdmin("endpoint update", endpointUpdate)
+	registerAdmin("endpoint update", "change an endpoint's URL, events, attempts, rate limit or headers", endpointUpdate)
 }
 
 // headerFlags collects repeated --header 'Name: value' flags.

@@ -13,9 +13,9 @@ import (
 )
 
 func init() {
-	registerAdmin("event list", eventList)
-	registerAdmin("event show", eventShow)
-	registerAdmin("event resend", eventResend)
+	registerAdmin("event list", "search an org's events by order, type, outcome, resource or time", eventList)
+	registerAdmin("event show", "one event with its chains and every attempt", eventShow)
+	registerAdmin("event resend", "send an event again, to every endpoint or one", eventResend)
 }
 
 // eventList finds an org's events, newest first; --order takes the order's id or its number.

@@ -12,9 +12,9 @@ import (
 )
 
 func init() {
-	registerAdmin("order ship", orderShip)
-	registerAdmin("shipment track", shipmentTrack)
-	registerAdmin("shipment deliver", shipmentDeliver)
+	registerAdmin("order ship", "ship an order (order.shipped), by its id", orderShip)
+	registerAdmin("shipment track", "add or change a shipment's tracking number", shipmentTrack)
+	registerAdmin("shipment deliver", "mark a shipment delivered (order.delivered once all are)", shipmentDeliver)
 }
 
 // shippingOps is what the shipment commands call (fulfillment.Service).

@@ -20,7 +20,7 @@ func dashDash(msg string) string {
 	return strings.NewReplacer("flag -", "flag --", "defined: -", "defined: --", "argument: -", "argument: --").Replace(msg)
 }
 
-// printAdminUsage lists every command with its flags, required ones first.
+// printAdminUsage lists every command with its flags, required ones bare and first, and what it does.
 func printAdminUsage(w io.Writer) {
 	fmt.Fprint(w, "usage: wds admin <noun> <verb> [flags]      (wds admin <noun> <verb> -h for one command)\n\n")
 	names := make([]string, 0, len(adminCommands))
@@ -29,23 +29,31 @@ func printAdminUsage(w io.Writer) {
 	}
 	sort.Strings(names)
 	for _, n := range names {
-		fmt.Fprintf(w, "  wds admin %s %s\n", n, flagSynopsis(n))
+		fmt.Fprintf(w, "  wds admin %s %s\n      %s\n", n, flagSynopsis(n), adminCommands[n].summary)
 	}
 	fmt.Fprint(w, `
 Each command prints one JSON object on stdout and exits 0; a failure prints {"error","detail"} on
-stderr and exits 1. Commands use DATABASE_URL (or the database wds dev records in WDS_DATA_DIR).
+stderr and exits 1. Flags in brackets are optional; the others are required. Commands use DATABASE_URL (or the database wds dev records in WDS_DATA_DIR).
 `)
 }
 
 // printCommandUsage prints one command's synopsis and each flag's meaning.
 func printCommandUsage(w io.Writer, name string) {
-	fmt.Fprintf(w, "usage: wds admin %s %s\n\n", name, flagSynopsis(name))
+	fmt.Fprintf(w, "usage: wds admin %s %s\n\n%s.\n\n", name, flagSynopsis(name), upperFirst(adminCommands[name].summary))
 	fs := newAdminFlags(name)
 	adminCommands[name].flags(fs)
 	fs.VisitAll(func(f *flag.Flag) {
 		_, meaning := flag.UnquoteUsage(f)
 		fmt.Fprintf(w, "  --%s %s\n        %s\n", f.Name, flagKind(f), meaning)
 	})
+}
+
+// upperFirst capitalises a summary's first letter for a sentence of its own.
+func upperFirst(s string) string {
+	if s == "" {
+		return s
+	}
+	return strings.ToUpper(s[:1]) + s[1:]
 }
 
 // flagSynopsis is "--name STRING --org UUID [--currency STRING]": required flags bare, optional ones

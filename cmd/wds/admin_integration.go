@@ -13,8 +13,8 @@ import (
 )
 
 func init() {
-	registerAdmin("integration-key create", integrationKeyCreate)
-	registerAdmin("integration-key revoke", integrationKeyRevoke)
+	registerAdmin("integration-key create", "mint a pck_int_ key for the Integration API; prints it once", integrationKeyCreate)
+	registerAdmin("integration-key revoke", "revoke an integration key", integrationKeyRevoke)
 }
 
 // integrationKeyOut shows the key, and the signing secret when there is one, exactly once.

@@ -15,9 +15,9 @@ import (
 )
 
 func init() {
-	registerAdmin("endpoint recover", endpointRecover)
-	registerAdmin("recovery show", recoveryShow)
-	registerAdmin("recovery cancel", recoveryCancel)
+	registerAdmin("endpoint recover", "re-fire every chain dropped at an endpoint since a time", endpointRecover)
+	registerAdmin("recovery show", "a recovery's progress", recoveryShow)
+	registerAdmin("recovery cancel", "stop a running recovery", recoveryCancel)
 }
 
 // recoveryPoll is how often --wait reads a recovery's progress.

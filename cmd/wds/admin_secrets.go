@@ -11,7 +11,7 @@ func init() {
 	// wds admin secrets reencrypt: the last step of rotating WDS_ENCRYPTION_KEY (docs/production.md).
 	// It acts on the whole database rather than an org, so it takes no --actor; it changes no secret,
 	// only the key it is sealed under.
-	registerAdmin("secrets reencrypt", func(fs *flag.FlagSet) func(ctx context.Context, env *adminEnv) (any, error) {
+	registerAdmin("secrets reencrypt", "seal every secret again under the current key", func(fs *flag.FlagSet) func(ctx context.Context, env *adminEnv) (any, error) {
 		return func(ctx context.Context, env *adminEnv) (any, error) {
 			box, err := env.box()
 			if err != nil {

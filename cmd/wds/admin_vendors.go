@@ -9,9 +9,9 @@ import (
 )
 
 func init() {
-	registerAdmin("vendor create", vendorCreate)
-	registerAdmin("vendor update", vendorUpdate)
-	registerAdmin("vendor claim-token", vendorClaimToken)
+	registerAdmin("vendor create", "add a vendor to an org", vendorCreate)
+	registerAdmin("vendor update", "change a vendor's fields", vendorUpdate)
+	registerAdmin("vendor claim-token", "mint the single-use token a supplier claims its vendor profile with; shown once", vendorClaimToken)
 }
 
 // vendorFlags defines the vendor field flags create and update share; fields turns the flags the

@@ -19,17 +19,17 @@ import (
 type runFunc = func(ctx context.Context, env *adminEnv) (any, error)
 
 func init() {
-	registerAdmin("org create", orgCreate)
-	registerAdmin("store create", storeCreate)
-	registerAdmin("user create", userCreate)
-	registerAdmin("user list", userList)
-	registerAdmin("user rotate-token", userRotateToken)
-	registerAdmin("user revoke-token", userRevokeToken)
-	registerAdmin("read-key create", readKeyCreate)
-	registerAdmin("read-key revoke", readKeyRevoke)
-	registerAdmin("seller create", sellerCreate)
-	registerAdmin("seller link", sellerLink)
-	registerAdmin("product create", productCreate)
+	registerAdmin("org create", "create an org (a workspace)", orgCreate)
+	registerAdmin("store create", "add a store to an org", storeCreate)
+	registerAdmin("user create", "add a user to an org with a role; prints their operator token", userCreate)
+	registerAdmin("user list", "list an org's users and roles", userList)
+	registerAdmin("user rotate-token", "replace a user's operator token", userRotateToken)
+	registerAdmin("user revoke-token", "revoke a user's operator token", userRevokeToken)
+	registerAdmin("read-key create", "mint a pck_live_ key for the Read API; prints it once", readKeyCreate)
+	registerAdmin("read-key revoke", "revoke a read key", readKeyRevoke)
+	registerAdmin("seller create", "add a seller (a product catalog)", sellerCreate)
+	registerAdmin("seller link", "link a seller to a store, so its products show in the org's Read API", sellerLink)
+	registerAdmin("product create", "add a product to a seller's catalog", productCreate)
 }
 
 // workspaceOps is what the org, store and user commands call (workspace.Service).
@@ -74,7 +74,7 @@ func orgCreate(fs *flag.FlagSet) runFunc {
 }
 
 func storeCreate(fs *flag.FlagSet) runFunc {
-	org, name, currency := uuidFlag(fs, "org", "org id"), fs.String("name", "", "store name"), fs.String("currency", "USD", "ISO currency")
+	org, name, currency := uuidFlag(fs, "org", "org id"), stringFlag(fs, "name", "store name"), fs.String("currency", "USD", "ISO currency")
 	return func(ctx context.Context, env *adminEnv) (any, error) {
 		s, err := env.workspace.CreateStore(ctx, *org, *name, *currency)
 		if err != nil {
@@ -85,7 +85,7 @@ func storeCreate(fs *flag.FlagSet) runFunc {
 }
 
 func userCreate(fs *flag.FlagSet) runFunc {
-	org, email, role := uuidFlag(fs, "org", "org id"), fs.String("email", "", "email"), fs.String("role", "", "owner|admin|member")
+	org, email, role := uuidFlag(fs, "org", "org id"), stringFlag(fs, "email", "email"), stringFlag(fs, "role", "owner|admin|member")
 	return func(ctx context.Context, env *adminEnv) (any, error) {
 		u, token, err := env.workspace.CreateUser(ctx, *org, *email, models.Role(*role))
 		if err != nil {

@@ -64,6 +64,9 @@ func TestEveryCommandExplainsItself(t *testing.T) {
 		{[]string{"admin", "store", "create", "--org", "nope"}, 1, `invalid value \"nope\" for flag --org: must be a UUID`},
 		{[]string{"admin", "org", "create", "--nme", "x"}, 1, "flag provided but not defined: --nme"},
 		{[]string{"admin", "org", "list"}, 1, "`wds admin help` lists them"},
+		{[]string{"admin", "help"}, 0, "wds admin event resend --actor UUID --id UUID [--endpoint STRING]\n      send an event again"},
+		{[]string{"admin", "store", "create", "-h"}, 0, "usage: wds admin store create --name STRING --org UUID [--currency STRING]\n\nAdd a store to an org."},
+		{[]string{"admin", "resend", "--id", "x"}, 1, "did you mean: wds admin event resend?"},
 	}
 	for _, c := range cases {
 		code, out := run(t, nil, c.args...)
@@ -84,5 +87,14 @@ func TestAdminJSONIsNotHTMLEscaped(t *testing.T) {
 	code, out := run(t, env, "admin", "user", "list", "--org", org)
 	if code != 0 || !strings.Contains(out, `"email":"<ops>&co@acme.example","role":"member"`) {
 		t.Fatalf("user list: exit %d %s", code, out)
+	}
+}
+
+// `wds admin help` says what each command does, in one line.
+func TestEveryAdminCommandHasASummary(t *testing.T) {
+	for name, c := range adminCommands {
+		if c.summary == "" || strings.Contains(c.summary, "\n") {
+			t.Errorf("wds admin %s: summary %q, want one line", name, c.summary)
+		}
 	}
 }
