@@ -5,7 +5,7 @@ import (
 
 	"github.com/gin-gonic/gin"
 
-	"wds/api/answer"
+	"wds/internal/platform/answer"
 	"wds/internal/platform/problem"
 )
 

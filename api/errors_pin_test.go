@@ -9,7 +9,6 @@ import (
 
 	"github.com/gin-gonic/gin"
 
-	"wds/api/answer"
 	"wds/api/signing"
 	"wds/internal/apikeys"
 	"wds/internal/catalog"
@@ -17,6 +16,7 @@ import (
 	"wds/internal/feed"
 	"wds/internal/fulfillment"
 	"wds/internal/ingest"
+	"wds/internal/platform/answer"
 	"wds/internal/platform/database"
 	"wds/internal/platform/paging"
 	"wds/internal/platform/problem"

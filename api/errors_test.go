@@ -5,9 +5,9 @@ import (
 	"net/http"
 	"testing"
 
-	"wds/api/answer"
 	"wds/internal/endpoints"
 	"wds/internal/ingest"
+	"wds/internal/platform/answer"
 	"wds/internal/platform/problem"
 )
 

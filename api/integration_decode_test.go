@@ -6,8 +6,8 @@ import (
 	"net/http"
 	"testing"
 
-	"wds/api/answer"
 	"wds/internal/ingest"
+	"wds/internal/platform/answer"
 	"wds/internal/platform/problem"
 )
 

@@ -3,7 +3,7 @@ package api
 import (
 	"github.com/gin-gonic/gin"
 
-	"wds/api/answer"
+	"wds/internal/platform/answer"
 )
 
 // NotFound answers a path no route serves, in the APIs' error shape. The router's NoRoute; the

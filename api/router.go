@@ -15,8 +15,8 @@ import (
 	"github.com/gin-gonic/gin"
 	"github.com/sirupsen/logrus"
 
-	"wds/api/answer"
 	"wds/internal/apikeys"
+	"wds/internal/platform/answer"
 	"wds/internal/platform/config"
 	"wds/internal/platform/metrics"
 	"wds/internal/platform/ratelimit"

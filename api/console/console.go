@@ -25,9 +25,9 @@ import (
 	"github.com/sirupsen/logrus"
 	"gorm.io/gorm"
 
-	"wds/api/answer"
 	"wds/internal/endpoints"
 	"wds/internal/money"
+	"wds/internal/platform/answer"
 	"wds/internal/platform/problem"
 	"wds/internal/platform/ratelimit"
 	"wds/internal/workspace"

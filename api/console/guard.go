@@ -9,7 +9,7 @@ import (
 
 	"github.com/gin-gonic/gin"
 
-	"wds/api/answer"
+	"wds/internal/platform/answer"
 	"wds/internal/platform/paging"
 	"wds/internal/platform/problem"
 	"wds/internal/workspace"

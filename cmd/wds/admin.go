@@ -14,11 +14,11 @@ import (
 	"github.com/sirupsen/logrus"
 	"gorm.io/gorm"
 
-	"wds/api/answer"
 	"wds/internal/apikeys"
 	"wds/internal/catalog"
 	"wds/internal/fulfillment"
 	"wds/internal/ingest"
+	"wds/internal/platform/answer"
 	"wds/internal/platform/config"
 	"wds/internal/platform/database"
 	"wds/internal/platform/paging"

@@ -10,8 +10,8 @@ import (
 	"github.com/google/uuid"
 
 	"wds/api"
-	"wds/api/answer"
 	"wds/internal/ingest"
+	"wds/internal/platform/answer"
 	"wds/internal/platform/paging"
 	"wds/internal/platform/problem"
 	"wds/internal/views"

@@ -6,7 +6,7 @@ import (
 	"errors"
 	"testing"
 
-	"wds/api/answer"
+	"wds/internal/platform/answer"
 	"wds/test/pgtest"
 )
 

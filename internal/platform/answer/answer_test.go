@@ -6,7 +6,7 @@ import (
 	"net/http"
 	"testing"
 
-	"wds/api/answer"
+	"wds/internal/platform/answer"
 	"wds/internal/platform/database"
 	"wds/internal/platform/problem"
 )
