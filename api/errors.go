@@ -11,9 +11,9 @@ import (
 
 // Errors of the HTTP layer itself: reading the request and whether the service can serve it. Each
 // unwraps to its problem category, which gives its HTTP status (package answer), and carries its code.
-// Those the console and `wds admin` answer too (a body over the cap, an unknown path) are in answer.
+// Those the console and `wds admin` answer too (a body that is not a JSON object or is over the cap,
+// an unknown path) are in answer.
 var (
-	ErrInvalidJSON          = problem.New(problem.BadRequest, "invalid_json", "body is not a JSON object")
 	ErrMissingAuthorization = problem.New(problem.Unauthorized, "missing_authorization", "send the header Authorization: Bearer followed by your API key")
 	// ErrWrongFormat is an Integration API endpoint called with a key of another payload_format.
 	ErrWrongFormat = problem.New(problem.BadRequest, "wrong_format", "this endpoint does not accept the key's payload_format")

@@ -33,7 +33,7 @@ var errorPins = []struct {
 	status int
 	code   string
 }{
-	{ErrInvalidJSON, "body is not a JSON object", 400, "invalid_json"},
+	{answer.ErrInvalidJSON, "body is not a JSON object", 400, "invalid_json"},
 	{ErrWrongFormat, "this endpoint does not accept the key's payload_format", 400, "wrong_format"},
 	{paging.ErrInvalidParameter, "a query parameter is invalid", 400, "invalid_parameter"},
 	{paging.ErrInvalidCursor, "cursor_at and cursor_id must be given together as an RFC 3339 time and a UUID", 400, "invalid_cursor"},

@@ -67,7 +67,7 @@ func cappedBody(c *gin.Context) ([]byte, error) {
 		return nil, problem.Fail(answer.ErrPayloadTooLarge, "the body exceeds %d bytes (1 MiB)", maxBody)
 	}
 	if err != nil {
-		return nil, problem.Fail(ErrInvalidJSON, "the body could not be read")
+		return nil, problem.Fail(answer.ErrInvalidJSON, "the body could not be read")
 	}
 	return body, nil
 }
@@ -256,7 +256,7 @@ func created(isNew bool) int {
 }
 
 func (s *server) createOrder(c *gin.Context) {
-	in, err := decodeOrder(body(c))
+	in, err := ingest.DecodeOrder(body(c))
 	if err != nil {
 		fail(c, err)
 		return
@@ -275,7 +275,7 @@ func (s *server) recordPayment(c *gin.Context) {
 		return
 	}
 	var in ingest.Payment
-	if err := decodeObject(body(c), &in); err != nil {
+	if err := ingest.Decode(body(c), &in); err != nil {
 		fail(c, err)
 		return
 	}
@@ -306,7 +306,7 @@ func (s *server) refundPayment(c *gin.Context) {
 		return
 	}
 	var in ingest.Refund
-	if err := decodeOptionalObject(body(c), &in); err != nil {
+	if err := ingest.DecodeOptional(body(c), &in); err != nil {
 		fail(c, err)
 		return
 	}
@@ -320,7 +320,7 @@ func (s *server) refundPayment(c *gin.Context) {
 
 func (s *server) upsertClient(c *gin.Context) {
 	var in ingest.Client
-	if err := decodeObject(body(c), &in); err != nil {
+	if err := ingest.Decode(body(c), &in); err != nil {
 		fail(c, err)
 		return
 	}

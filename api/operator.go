@@ -17,6 +17,7 @@ import (
 
 	"wds/api/openapi"
 	"wds/internal/endpoints"
+	"wds/internal/platform/answer"
 	"wds/internal/platform/paging"
 	"wds/internal/platform/problem"
 	"wds/internal/workspace"
@@ -152,14 +153,14 @@ func decodeParams(c *gin.Context) (rpcParams, error) {
 	}
 	var obj map[string]json.RawMessage
 	if err := json.Unmarshal(raw, &obj); err != nil || obj == nil {
-		return p, problem.Fail(ErrInvalidJSON, "body must be a JSON object of parameters")
+		return p, problem.Fail(answer.ErrInvalidJSON, "body must be a JSON object of parameters")
 	}
 	if err := json.Unmarshal(raw, &p); err != nil {
 		var te *json.UnmarshalTypeError
 		if errors.As(err, &te) {
 			return p, problem.Fail(problem.Invalid, "%s must be %s, not %s", te.Field, paramTakes(te.Field, te.Type), jsonGiven(te.Value))
 		}
-		return p, problem.Fail(ErrInvalidJSON, "body must be a JSON object of parameters")
+		return p, problem.Fail(answer.ErrInvalidJSON, "body must be a JSON object of parameters")
 	}
 	return p, nil
 }

@@ -73,7 +73,3 @@ func (s *server) updateAppClient(c *gin.Context) {
 	}
 	c.JSON(http.StatusOK, res)
 }
-
-// DecodeBody reads a JSON object body exactly as the APIs read a request's (invalid_json, and
-// validation_failed naming a wrongly typed field), so the CLI reads a body file the same way.
-func DecodeBody(raw []byte, dst any) error { return decodeObject(raw, dst) }

@@ -10,6 +10,7 @@ import (
 
 	"wds/api/openapi"
 	"wds/internal/apikeys"
+	"wds/internal/ingest"
 	"wds/internal/operator"
 	"wds/internal/platform/paging"
 	"wds/internal/platform/problem"
@@ -280,7 +281,7 @@ func readObject(c *gin.Context, v any) error {
 	if err != nil {
 		return err
 	}
-	return decodeOptionalObject(raw, v)
+	return ingest.DecodeOptional(raw, v)
 }
 
 // expiresAt parses an optional RFC 3339 expires_at; a malformed one is a field error naming it.

@@ -9,7 +9,6 @@ import (
 
 	"github.com/google/uuid"
 
-	"wds/api"
 	"wds/internal/ingest"
 	"wds/internal/platform/answer"
 	"wds/internal/platform/paging"
@@ -45,7 +44,7 @@ func orderCreate(fs *flag.FlagSet) runFunc {
 			return nil, err
 		}
 		var in ingest.AppOrder
-		if err := api.DecodeBody(raw, &in); err != nil {
+		if err := ingest.Decode(raw, &in); err != nil {
 			return nil, err
 		}
 		s := store.String()

@@ -13,9 +13,11 @@ import (
 	"wds/internal/platform/problem"
 )
 
-// Errors more than one adapter answers: the APIs, the console's forms and `wds admin --file` cap a
-// body at 1 MiB, and the console hands the APIs' 404 every path outside /console/.
+// Errors more than one adapter answers: the APIs and `wds admin --file` read a body as a JSON object
+// (ingest.Decode), the APIs, the console's forms and `wds admin --file` cap a body at 1 MiB, and the
+// console hands the APIs' 404 every path outside /console/.
 var (
+	ErrInvalidJSON     = problem.New(problem.BadRequest, "invalid_json", "body is not a JSON object")
 	ErrPayloadTooLarge = problem.New(problem.TooLarge, "payload_too_large", "body exceeds 1 MiB")
 	ErrNoSuchPath      = problem.Fail(problem.NotFound, "no such path")
 )

@@ -1,4 +1,4 @@
-package api
+package ingest
 
 import (
 	"bytes"
@@ -8,21 +8,22 @@ import (
 	"reflect"
 	"strings"
 
-	"wds/internal/ingest"
+	"wds/internal/platform/answer"
 	"wds/internal/platform/problem"
 )
 
-// decodeObject decodes a JSON object body into dst (docs/integration-api.md): a body that is not JSON or not an
-// object is invalid_json; a known field of the wrong type is validation_failed naming the field;
-// unknown fields are ignored.
-func decodeObject(raw []byte, dst any) error {
+// Decode decodes a JSON object body into dst (docs/integration-api.md), as the APIs read every
+// request's body and `wds admin` its body files: a body that is not JSON or not an object is
+// invalid_json; a known field of the wrong type is validation_failed naming the field (a line by its
+// index); unknown fields are ignored.
+func Decode(raw []byte, dst any) error {
 	trimmed := bytes.TrimSpace(raw)
 	if len(trimmed) == 0 || trimmed[0] != '{' {
-		return problem.Fail(ErrInvalidJSON, "the body must be a JSON object")
+		return problem.Fail(answer.ErrInvalidJSON, "the body must be a JSON object")
 	}
 	err := json.Unmarshal(trimmed, dst)
 	if err == nil {
-		if ingest.ContainsNUL(trimmed) {
+		if ContainsNUL(trimmed) {
 			return problem.Fail(problem.Invalid, "strings must not contain the NUL character (\\u0000)")
 		}
 		return nil
@@ -31,21 +32,21 @@ func decodeObject(raw []byte, dst any) error {
 	if errors.As(err, &te) && te.Field != "" {
 		return problem.Fail(problem.Invalid, "%s: must be %s", fieldPath(trimmed, te.Field), describe(te.Type))
 	}
-	return problem.Fail(ErrInvalidJSON, "the body is not valid JSON: %v", err)
+	return problem.Fail(answer.ErrInvalidJSON, "the body is not valid JSON: %v", err)
 }
 
-// decodeOrder decodes an order create body.
-func decodeOrder(raw []byte) (ingest.Order, error) {
-	var o ingest.Order
-	return o, decodeObject(raw, &o)
+// DecodeOrder decodes an order create body.
+func DecodeOrder(raw []byte) (Order, error) {
+	var o Order
+	return o, Decode(raw, &o)
 }
 
-// decodeOptionalObject is decodeObject where an empty body means {} (refunds need no body).
-func decodeOptionalObject(raw []byte, dst any) error {
+// DecodeOptional is Decode where an empty body means {} (refunds need no body).
+func DecodeOptional(raw []byte, dst any) error {
 	if len(bytes.TrimSpace(raw)) == 0 {
 		return nil
 	}
-	return decodeObject(raw, dst)
+	return Decode(raw, dst)
 }
 
 // fieldPath adds the array index json leaves out of a type error's path: "lines.quantity" becomes
@@ -63,7 +64,7 @@ func fieldPath(body []byte, field string) string {
 		return field
 	}
 	for i, l := range probe.Lines {
-		var line ingest.Line
+		var line Line
 		if json.Unmarshal(l, &line) != nil {
 			return fmt.Sprintf("lines[%d].%s", i, rest)
 		}
@@ -76,7 +77,7 @@ func describe(t reflect.Type) string {
 	if t == nil {
 		return "of another type"
 	}
-	if t == reflect.TypeFor[ingest.Time]() {
+	if t == reflect.TypeFor[Time]() {
 		return "an RFC 3339 date-time"
 	}
 	switch t.Kind() {

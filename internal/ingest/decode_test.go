@@ -1,4 +1,4 @@
-package api
+package ingest_test
 
 import (
 	"encoding/json"
@@ -23,11 +23,11 @@ func FuzzDecodeOrder(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, body []byte) {
-		_, err := decodeOrder(body)
+		_, err := ingest.DecodeOrder(body)
 		if err == nil {
 			return
 		}
-		if !errors.Is(err, ErrInvalidJSON) && !errors.Is(err, problem.Invalid) {
+		if !errors.Is(err, answer.ErrInvalidJSON) && !errors.Is(err, problem.Invalid) {
 			t.Fatalf("unexpected error kind %v", err)
 		}
 		if status, _, _ := answer.Of(err); status == http.StatusInternalServerError {
@@ -47,12 +47,12 @@ func TestFieldPathNamesTheLine(t *testing.T) {
 		`{"lines":[{"quantity":1}],"client":{"email":["a@example.com"]}}`: "client.email: must be a string",
 	}
 	var o ingest.Order
-	if err := decodeObject([]byte(`{"payment":{"paid_at":null},"client":null,"lines":null}`), &o); err != nil || o.Payment.PaidAt != nil {
+	if err := ingest.Decode([]byte(`{"payment":{"paid_at":null},"client":null,"lines":null}`), &o); err != nil || o.Payment.PaidAt != nil {
 		t.Fatalf("nulls: %v", err)
 	}
 	for body, want := range cases {
 		var o ingest.Order
-		err := decodeObject([]byte(body), &o)
+		err := ingest.Decode([]byte(body), &o)
 		if !errors.Is(err, problem.Invalid) || problem.Detail(err) != want {
 			t.Errorf("%s: %v, want %q", body, err, want)
 		}
@@ -65,10 +65,10 @@ func TestMetadataKeepsEveryDigit(t *testing.T) {
 	const body = `{"store_id":"s","external_id":"a","metadata":{"n":12345678901234567890,"list":[9007199254740993]},
 		"lines":[{"quantity":1,"metadata":{"n":9007199254740993}}]}`
 	var app ingest.AppOrder
-	if err := DecodeBody([]byte(body), &app); err != nil {
+	if err := ingest.Decode([]byte(body), &app); err != nil {
 		t.Fatal(err)
 	}
-	order, err := decodeOrder([]byte(body))
+	order, err := ingest.DecodeOrder([]byte(body))
 	if err != nil {
 		t.Fatal(err)
 	}
