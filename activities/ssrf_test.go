@@ -28,7 +28,7 @@ func TestDeliveryRefusesANameRepointedAtAnInternalAddress(t *testing.T) {
 			const host = "rebind.example.com"
 			dns := &egresstest.Resolver{}
 			dns.Set(host, "93.184.216.34")
-			strict := &endpoints.Service{DB: f.DB, Box: f.Box, Resolver: dns}
+			strict := endpoints.NewService(f.DB, f.Box, endpoints.Options{Resolver: dns})
 			ep, err := strict.Create(f.Ctx, endpoints.CreateInput{OrgID: f.Org, ActorID: f.Owner,
 				URL: "https://" + host + ":" + u.Port() + "/hook", EventTypes: []string{events.OrderCreated}})
 			if err != nil {

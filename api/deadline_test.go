@@ -14,6 +14,7 @@ import (
 	"wds/api"
 	"wds/internal/apikeys"
 	"wds/internal/platform/config"
+	"wds/test/apitest"
 	"wds/test/pgtest"
 )
 
@@ -23,7 +24,7 @@ func (e *intEnv) instance(edit func(*api.Deps)) *intEnv {
 	e.t.Helper()
 	log := logrus.New()
 	log.SetOutput(io.Discard)
-	d := api.Deps{Services: api.NewServices(e.db, api.NewDomain(e.db, e.box, nil)), Log: log, Now: e.clock.Now}
+	d := api.Deps{Services: apitest.Services(e.db, e.box, nil), Log: log, Now: e.clock.Now}
 	edit(&d)
 	r, err := api.NewRouter(d)
 	if err != nil {
@@ -129,7 +130,7 @@ func TestADeadlineThatPassesDuringDatabaseWorkAnswers503(t *testing.T) {
 	read := newReadEnv(t)
 	log := logrus.New()
 	log.SetOutput(io.Discard)
-	router, err := api.NewRouter(api.Deps{Services: api.NewServices(read.db, api.NewDomain(read.db, nil, nil)), Log: log, Now: read.clock.Now, RequestTimeout: 500 * time.Millisecond})
+	router, err := api.NewRouter(api.Deps{Services: apitest.Services(read.db, nil, nil), Log: log, Now: read.clock.Now, RequestTimeout: 500 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -164,4 +165,4 @@ func TestADeadlineThatPassesDuringDatabaseWorkAnswers503(t *testing.T) {
 }
 
 // servicesOver wires every service to db, with no sealing box and no event starter.
-func servicesOver(db *gorm.DB) api.Services { return api.NewServices(db, api.NewDomain(db, nil, nil)) }
+func servicesOver(db *gorm.DB) api.Services { return apitest.Services(db, nil, nil) }

@@ -26,14 +26,11 @@ import (
 	"wds/api/console"
 	"wds/api/openapi/openapitest"
 	"wds/internal/apikeys"
-	"wds/internal/catalog"
 	"wds/internal/endpoints"
-	"wds/internal/fulfillment"
-	"wds/internal/ingest"
-	"wds/internal/operator"
 	"wds/internal/platform/secrets"
 	"wds/internal/workspace"
 	"wds/models"
+	"wds/test/apitest"
 	"wds/test/pgtest"
 )
 
@@ -68,13 +65,14 @@ func newHostileEnv(t *testing.T) *hostileEnv {
 	}
 	log := logrus.New()
 	log.SetOutput(io.Discard)
-	hooks := &endpoints.Service{DB: db, Box: box, AllowPrivate: true}
-	r, err := api.NewRouter(api.Deps{Services: api.NewServices(db, api.NewDomain(db, box, nil)), Log: log, Webhooks: hooks, Dispatches: &startedDispatches{}})
+	hooks := endpoints.NewService(db, box, endpoints.Options{AllowPrivate: true})
+	d := apitest.Domain(db, box, nil)
+	r, err := api.NewRouter(api.Deps{Services: api.NewServices(db, d), Log: log, Webhooks: hooks, Dispatches: &startedDispatches{}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	(&console.Console{DB: db, Log: log, Members: workspace.NewService(db), Keys: apikeys.NewService(db, box), Lists: operator.NewService(db),
-		Shipping: fulfillment.NewService(db, nil), Vendors: catalog.NewService(db, nil), Clients: ingest.NewService(db, nil),
+	(&console.Console{DB: db, Log: log, Members: d.People, Keys: d.Keys, Lists: d.Lists,
+		Shipping: d.Shipping, Vendors: d.Vendors, Clients: d.Orders,
 		Webhooks: hooks, InsecureCookie: true}).Register(r)
 	e := &hostileEnv{t: t, db: db, srv: httptest.NewServer(r), token: token, ids: map[string]string{"orgs": org.ID.String()}}
 	t.Cleanup(e.srv.Close)
@@ -118,7 +116,7 @@ func (e *hostileEnv) resources(org, store, owner, member uuid.UUID) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ep, err := (&endpoints.Service{DB: e.db, AllowPrivate: true, Box: mustBox(t)}).Create(context.Background(),
+	ep, err := endpoints.NewService(e.db, mustBox(t), endpoints.Options{AllowPrivate: true}).Create(context.Background(),
 		endpoints.CreateInput{OrgID: org, ActorID: owner, URL: "https://127.0.0.1/hook", EventTypes: []string{"order.created"}})
 	if err != nil {
 		t.Fatal(err)

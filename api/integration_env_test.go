@@ -24,6 +24,7 @@ import (
 	"wds/internal/platform/secrets"
 	"wds/internal/workspace"
 	"wds/models"
+	"wds/test/apitest"
 	"wds/test/pgtest"
 )
 
@@ -55,7 +56,7 @@ func newIntEnv(t testing.TB, trustedProxies ...string) *intEnv {
 	log := logrus.New()
 	log.SetOutput(io.Discard)
 	e.used = apikeys.NewLastUsed(e.db, log)
-	r, err := api.NewRouter(api.Deps{Services: api.NewServices(e.db, api.NewDomain(e.db, box, nil)), Log: log, Now: e.clock.Now, TrustedProxies: trustedProxies, LastUsed: e.used})
+	r, err := api.NewRouter(api.Deps{Services: apitest.Services(e.db, box, nil), Log: log, Now: e.clock.Now, TrustedProxies: trustedProxies, LastUsed: e.used})
 	if err != nil {
 		t.Fatal(err)
 	}

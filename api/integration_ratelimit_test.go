@@ -15,6 +15,7 @@ import (
 	"wds/api"
 	"wds/api/openapi/openapitest"
 	"wds/internal/apikeys"
+	"wds/test/apitest"
 )
 
 const rateLimitedPath = "/integrations/v1/orders/by-external/x"
@@ -24,7 +25,7 @@ func (e *intEnv) secondInstance() *intEnv {
 	e.t.Helper()
 	log := logrus.New()
 	log.SetOutput(io.Discard)
-	r, err := api.NewRouter(api.Deps{Services: api.NewServices(e.db, api.NewDomain(e.db, e.box, nil)), Log: log, Now: e.clock.Now})
+	r, err := api.NewRouter(api.Deps{Services: apitest.Services(e.db, e.box, nil), Log: log, Now: e.clock.Now})
 	if err != nil {
 		e.t.Fatal(err)
 	}

@@ -19,6 +19,7 @@ import (
 	"wds/api/openapi/openapitest"
 	"wds/internal/platform/metrics"
 	"wds/models"
+	"wds/test/apitest"
 	"wds/test/pgtest"
 )
 
@@ -61,7 +62,7 @@ func observedServer(t *testing.T, db *gorm.DB) (*httptest.Server, *syncBuffer) {
 	log.SetFormatter(&logrus.JSONFormatter{})
 	// A frozen clock: a burst that crossed a minute boundary would find part of its budget back.
 	frozen := time.Now()
-	r, err := api.NewRouter(api.Deps{Services: api.NewServices(db, api.NewDomain(db, nil, nil)), Log: log, Now: func() time.Time { return frozen }})
+	r, err := api.NewRouter(api.Deps{Services: apitest.Services(db, nil, nil), Log: log, Now: func() time.Time { return frozen }})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -398,7 +398,7 @@ func TestRecoveryRefusesWhatItCannotDoAndChangesNothing(t *testing.T) {
 		t.Fatalf("cancel again %d %v", status, again)
 	}
 	// With a retention, a window older than it is refused.
-	old := &endpoints.Service{DB: e.db, Retention: 24 * time.Hour}
+	old := endpoints.NewService(e.db, nil, endpoints.Options{Retention: 24 * time.Hour})
 	if _, err := old.Recover(context.Background(), e.b, e.owner.ID, time.Now().Add(-48*time.Hour), nil); err == nil || !strings.Contains(err.Error(), "retention") {
 		t.Fatalf("older than the retention: %v", err)
 	}

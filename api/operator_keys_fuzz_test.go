@@ -15,6 +15,7 @@ import (
 	"wds/internal/platform/secrets"
 	"wds/internal/workspace"
 	"wds/models"
+	"wds/test/apitest"
 	"wds/test/pgtest"
 )
 
@@ -38,7 +39,7 @@ func FuzzOperatorInputs(f *testing.F) {
 	log := logrus.New()
 	log.SetOutput(io.Discard)
 	box, _ := secrets.NewBox(secrets.GenerateKey())
-	r, err := api.NewRouter(api.Deps{Services: api.NewServices(db, api.NewDomain(db, box, nil)), Log: log})
+	r, err := api.NewRouter(api.Deps{Services: apitest.Services(db, box, nil), Log: log})
 	if err != nil {
 		f.Fatal(err)
 	}

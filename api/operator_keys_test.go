@@ -23,6 +23,7 @@ import (
 	"wds/internal/platform/secrets"
 	"wds/internal/workspace"
 	"wds/models"
+	"wds/test/apitest"
 	"wds/test/pgtest"
 )
 
@@ -65,7 +66,7 @@ func newKeysEnv(t *testing.T) *keysEnv {
 	log.SetFormatter(&logrus.JSONFormatter{})
 	log.SetLevel(logrus.TraceLevel) // every line a misconfigured production log level could add
 	box, _ := secrets.NewBox(secrets.GenerateKey())
-	r, err := api.NewRouter(api.Deps{Services: api.NewServices(e.db, api.NewDomain(e.db, box, nil)), Log: log})
+	r, err := api.NewRouter(api.Deps{Services: apitest.Services(e.db, box, nil), Log: log})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -18,7 +18,7 @@ func TestOperatorRefusesEndpointURLsThatReachTheInternalNetwork(t *testing.T) {
 	dns.Set("internal.example.com", "10.20.30.40")
 	dns.Set("split.example.com", "93.184.216.34", "192.168.1.1")
 	dns.Set("public.example.com", "93.184.216.34")
-	e := newOpEnvWith(t, endpoints.Service{Resolver: dns})
+	e := newOpEnvWith(t, endpoints.Options{Resolver: dns})
 	for _, url := range []string{
 		"https://127.0.0.1/",
 		"https://[::1]/",

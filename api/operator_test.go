@@ -24,6 +24,7 @@ import (
 	"wds/internal/platform/secrets"
 	"wds/internal/workspace"
 	"wds/models"
+	"wds/test/apitest"
 	"wds/test/deliverytest"
 	"wds/test/pgtest"
 	"wds/workflows/contract"
@@ -54,11 +55,11 @@ func (s *startedDispatches) StartDispatches(_ context.Context, ids ...uuid.UUID)
 
 func newOpEnv(t testing.TB, allowPrivate bool) *opEnv {
 	t.Helper()
-	return newOpEnvWith(t, endpoints.Service{AllowPrivate: allowPrivate})
+	return newOpEnvWith(t, endpoints.Options{AllowPrivate: allowPrivate})
 }
 
-// newOpEnvWith serves the Operator API with hooks as the webhook service (its DB and Box filled in).
-func newOpEnvWith(t testing.TB, hooks endpoints.Service) *opEnv {
+// newOpEnvWith serves the Operator API with a webhook service of opts (the dispatcher, unless set, the env's).
+func newOpEnvWith(t testing.TB, opts endpoints.Options) *opEnv {
 	t.Helper()
 	db := pgtest.New(t)
 	e := &opEnv{t: t, db: db, started: &startedDispatches{}}
@@ -72,11 +73,11 @@ func newOpEnvWith(t testing.TB, hooks endpoints.Service) *opEnv {
 	box, _ := secrets.NewBox(secrets.GenerateKey())
 	log := logrus.New()
 	log.SetOutput(io.Discard)
-	hooks.DB, hooks.Box = db, box
-	if hooks.Dispatcher == nil {
-		hooks.Dispatcher = e.started
+	if opts.Dispatcher == nil {
+		opts.Dispatcher = e.started
 	}
-	r, err := api.NewRouter(api.Deps{Services: api.NewServices(db, api.NewDomain(db, nil, nil)), Log: log, Webhooks: &hooks, Support: &hooks, Dispatches: e.started})
+	hooks := endpoints.NewService(db, box, opts)
+	r, err := api.NewRouter(api.Deps{Services: apitest.Services(db, nil, nil), Log: log, Webhooks: hooks, Support: hooks, Dispatches: e.started})
 	if err != nil {
 		t.Fatal(err)
 	}

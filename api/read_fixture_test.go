@@ -22,6 +22,7 @@ import (
 	"wds/internal/views"
 	"wds/internal/workspace"
 	"wds/models"
+	"wds/test/apitest"
 	"wds/test/pgtest"
 )
 
@@ -59,7 +60,7 @@ func newReadEnv(t testing.TB) *readEnv {
 	e.rwKey = mustReadKey(t, e.db, e.org.ID, e.owner.ID, models.ScopeReadWrite, nil)
 	log := logrus.New()
 	log.SetOutput(io.Discard)
-	r, err := api.NewRouter(api.Deps{Services: api.NewServices(e.db, api.NewDomain(e.db, nil, nil)), Log: log, Now: e.clock.Now, LastUsed: apikeys.NewLastUsed(e.db, log)})
+	r, err := api.NewRouter(api.Deps{Services: apitest.Services(e.db, nil, nil), Log: log, Now: e.clock.Now, LastUsed: apikeys.NewLastUsed(e.db, log)})
 	if err != nil {
 		t.Fatal(err)
 	}

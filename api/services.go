@@ -10,7 +10,6 @@ import (
 	"wds/internal/ingest"
 	"wds/internal/operator"
 	"wds/internal/platform/ratelimit"
-	"wds/internal/platform/secrets"
 	"wds/internal/workspace"
 )
 
@@ -37,17 +36,8 @@ type Services struct {
 	Idempotency IdempotencyStore // integration_idempotency.go
 }
 
-// EventStarter is what the domain services are given to start the events they commit
-// (worker.Starter): each declares it, and one starter serves them all.
-type EventStarter interface {
-	ingest.EventStarter
-	catalog.EventStarter
-	fulfillment.EventStarter
-}
-
-// Domain is the domain services the handlers call, built once per process (cmd/wds builds them
-// with NewDomain) and shared with the console and the CLI, so every adapter reaches the same
-// instances.
+// Domain is the domain services the handlers call, built once per process by cmd/wds's composition
+// root and shared with the console and the CLI, so every adapter reaches the same instances.
 type Domain struct {
 	Keys     *apikeys.Service
 	People   *workspace.Service
@@ -55,19 +45,7 @@ type Domain struct {
 	Vendors  *catalog.Service
 	Shipping *fulfillment.Service
 	Lists    *operator.Service
-	// Feed reads the event feed; NewDomain's keeps events forever, and a process sets its own with
-	// the configured retention.
-	Feed *feed.Service
-}
-
-// NewDomain builds the domain services over db. box seals and opens integration keys' signing
-// secrets; nil refuses to mint keys that require signatures and rejects their requests. events
-// starts what each write committed as soon as it commits; nil leaves the events to the worker's
-// relay.
-func NewDomain(db *gorm.DB, box *secrets.Box, events EventStarter) Domain {
-	return Domain{Keys: apikeys.NewService(db, box), People: workspace.NewService(db), Orders: ingest.NewService(db, events),
-		Vendors: catalog.NewService(db, events), Shipping: fulfillment.NewService(db, events), Lists: operator.NewService(db),
-		Feed: feed.NewService(db, 0)}
+	Feed     *feed.Service
 }
 
 // NewServices wires every service the handlers call to d's domain services, and the Read API's

@@ -24,12 +24,10 @@ import (
 	"wds/internal/apikeys"
 	"wds/internal/catalog"
 	"wds/internal/endpoints"
-	"wds/internal/fulfillment"
-	"wds/internal/ingest"
-	"wds/internal/operator"
 	"wds/internal/platform/secrets"
 	"wds/internal/workspace"
 	"wds/models"
+	"wds/test/apitest"
 )
 
 // sweepEnv is the whole HTTP surface `wds serve` mounts (Read, Integration and Operator APIs and the
@@ -59,14 +57,15 @@ func newSweepEnv(t *testing.T, db *gorm.DB, log logrus.FieldLogger) *sweepEnv {
 		t.Fatal(err)
 	}
 	e := &sweepEnv{t: t, db: db, box: box, lastUsed: apikeys.NewLastUsed(db, log)}
-	svc := &endpoints.Service{DB: db, Box: box, AllowPrivate: true}
-	e.router, err = api.NewRouter(api.Deps{Services: api.NewServices(db, api.NewDomain(db, box, nopStarter{})), Log: log, Webhooks: svc, LastUsed: e.lastUsed,
+	svc := endpoints.NewService(db, box, endpoints.Options{AllowPrivate: true})
+	d := apitest.Domain(db, box, nopStarter{})
+	e.router, err = api.NewRouter(api.Deps{Services: api.NewServices(db, d), Log: log, Webhooks: svc, LastUsed: e.lastUsed,
 		Dispatches: nopStarter{}, Support: svc})
 	if err != nil {
 		t.Fatal(err)
 	}
-	(&console.Console{DB: db, Log: log, Members: workspace.NewService(db), Keys: apikeys.NewService(db, box), Lists: operator.NewService(db),
-		Shipping: fulfillment.NewService(db, nopStarter{}), Vendors: catalog.NewService(db, nopStarter{}), Clients: ingest.NewService(db, nopStarter{}),
+	(&console.Console{DB: db, Log: log, Members: d.People, Keys: d.Keys, Lists: d.Lists,
+		Shipping: d.Shipping, Vendors: d.Vendors, Clients: d.Orders,
 		Webhooks: svc, Dispatches: nopStarter{},
 		TemporalUI: "http://localhost:8233", Namespace: "default", InsecureCookie: true}).Register(e.router)
 	e.srv = httptest.NewServer(e.router)

@@ -18,16 +18,13 @@ import (
 
 	"wds/api"
 	"wds/api/console"
-	"wds/internal/apikeys"
-	"wds/internal/catalog"
 	"wds/internal/endpoints"
 	"wds/internal/events/eventstest"
-	"wds/internal/fulfillment"
 	"wds/internal/ingest"
-	"wds/internal/operator"
 	"wds/internal/platform/secrets"
 	"wds/internal/workspace"
 	"wds/models"
+	"wds/test/apitest"
 	"wds/test/pgtest"
 )
 
@@ -56,13 +53,14 @@ func newEnv(t *testing.T, opts ...func(*console.Console)) *env {
 	log := logrus.New()
 	log.SetOutput(io.Discard)
 	box, _ := secrets.NewBox(secrets.GenerateKey())
-	svc := &endpoints.Service{DB: db, Box: box, AllowPrivate: true}
-	r, err := api.NewRouter(api.Deps{Services: api.NewServices(db, api.NewDomain(db, box, nil)), Log: log, Webhooks: svc})
+	svc := endpoints.NewService(db, box, endpoints.Options{AllowPrivate: true})
+	d := apitest.Domain(db, box, nil)
+	r, err := api.NewRouter(api.Deps{Services: api.NewServices(db, d), Log: log, Webhooks: svc})
 	if err != nil {
 		t.Fatal(err)
 	}
-	con := &console.Console{DB: db, Log: log, Members: workspace.NewService(db), Keys: apikeys.NewService(db, box), Lists: operator.NewService(db),
-		Shipping: fulfillment.NewService(db, nil), Vendors: catalog.NewService(db, nil), Clients: ingest.NewService(db, nil),
+	con := &console.Console{DB: db, Log: log, Members: d.People, Keys: d.Keys, Lists: d.Lists,
+		Shipping: d.Shipping, Vendors: d.Vendors, Clients: d.Orders,
 		Webhooks: svc, TemporalUI: "http://localhost:8233", Namespace: "default",
 		// The limits count per minute: a test's burst that crossed a minute would get budget back.
 		Now: func() time.Time { return time.Date(2026, 1, 1, 12, 0, 30, 0, time.UTC) }}

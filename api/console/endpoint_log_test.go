@@ -25,7 +25,7 @@ func TestTheEndpointLogPagesTwentyAttemptsAtATime(t *testing.T) {
 	e := newEnv(t)
 	ctx := context.Background()
 	box, _ := secrets.NewBox(secrets.GenerateKey())
-	ep, err := (&endpoints.Service{DB: e.db, Box: box, AllowPrivate: true}).Create(ctx,
+	ep, err := endpoints.NewService(e.db, box, endpoints.Options{AllowPrivate: true}).Create(ctx,
 		endpoints.CreateInput{OrgID: e.org.ID, ActorID: e.userOf(e.ownerToken), URL: "https://127.0.0.1/paged", EventTypes: []string{events.OrderCreated}})
 	if err != nil {
 		t.Fatal(err)

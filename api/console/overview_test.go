@@ -21,7 +21,7 @@ func TestTheOverviewCountsInWordsAndShowsEachAnswerOnce(t *testing.T) {
 	ctx := context.Background()
 	box, _ := secrets.NewBox(secrets.GenerateKey())
 	owner := e.userOf(e.ownerToken)
-	ep, err := (&endpoints.Service{DB: e.db, Box: box, AllowPrivate: true}).Create(ctx,
+	ep, err := endpoints.NewService(e.db, box, endpoints.Options{AllowPrivate: true}).Create(ctx,
 		endpoints.CreateInput{OrgID: e.org.ID, ActorID: owner, URL: "https://127.0.0.1/hook", EventTypes: []string{events.OrderCreated}})
 	if err != nil {
 		t.Fatal(err)
@@ -56,7 +56,7 @@ func TestTheOverviewChartsDeliveriesAndMarksRecoveredDrops(t *testing.T) {
 	ctx := context.Background()
 	box, _ := secrets.NewBox(secrets.GenerateKey())
 	owner := e.userOf(e.ownerToken)
-	ep, err := (&endpoints.Service{DB: e.db, Box: box, AllowPrivate: true}).Create(ctx,
+	ep, err := endpoints.NewService(e.db, box, endpoints.Options{AllowPrivate: true}).Create(ctx,
 		endpoints.CreateInput{OrgID: e.org.ID, ActorID: owner, URL: "https://127.0.0.1/chart-hook", EventTypes: []string{events.OrderCreated}})
 	if err != nil {
 		t.Fatal(err)

@@ -20,7 +20,7 @@ func TestTheWebhooksListShowsEachEndpointsHealth(t *testing.T) {
 	e := newEnv(t)
 	ctx := context.Background()
 	box, _ := secrets.NewBox(secrets.GenerateKey())
-	svc := &endpoints.Service{DB: e.db, Box: box, AllowPrivate: true}
+	svc := endpoints.NewService(e.db, box, endpoints.Options{AllowPrivate: true})
 	owner := e.userOf(e.ownerToken)
 	var eps []uuid.UUID
 	for _, u := range []string{"https://127.0.0.1/sick", "https://127.0.0.1/gave-up"} {

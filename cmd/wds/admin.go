@@ -14,17 +14,12 @@ import (
 	"github.com/sirupsen/logrus"
 	"gorm.io/gorm"
 
-	"wds/internal/apikeys"
-	"wds/internal/catalog"
-	"wds/internal/fulfillment"
-	"wds/internal/ingest"
 	"wds/internal/platform/answer"
 	"wds/internal/platform/config"
 	"wds/internal/platform/database"
 	"wds/internal/platform/paging"
 	"wds/internal/platform/problem"
 	"wds/internal/platform/secrets"
-	"wds/internal/workspace"
 )
 
 func init() { commands["admin"] = adminCmd }
@@ -39,7 +34,7 @@ type adminEnv struct {
 	// The domain services the commands call, each through the interface its command file declares.
 	// The CLI has no Temporal client: the worker's relay starts the events its writes commit, and the
 	// resends and re-fires it queues are announced to the workers, which start them at once
-	// (worker.DispatchNotifier).
+	// (newServices).
 	workspace       workspaceOps      // workspace.Service
 	readKeys        readKeyOps        // apikeys.Service
 	integrationKeys integrationKeyOps // apikeys.Service, without the encryption key
@@ -48,24 +43,34 @@ type adminEnv struct {
 	shipping        shippingOps       // fulfillment.Service
 }
 
-// newAdminEnv wires the services over db.
+// newAdminEnv wires the services over db, without the encryption key.
 func newAdminEnv(cfg *config.Config, db *gorm.DB, log logrus.FieldLogger) *adminEnv {
-	keys := apikeys.NewService(db, nil)
+	svc := newServices(cfg, db, nil, nil, log)
 	return &adminEnv{cfg: cfg, db: db, log: log, devDB: cfg.DatabaseURL == "",
-		workspace: workspace.NewService(db), readKeys: keys, integrationKeys: keys,
-		catalog: catalog.NewService(db, nil), orders: ingest.NewService(db, nil), shipping: fulfillment.NewService(db, nil)}
+		workspace: svc.people, readKeys: svc.keys, integrationKeys: svc.keys,
+		catalog: svc.catalog, orders: svc.orders, shipping: svc.shipping}
 }
 
-// box opens the encryption key only for commands that seal secrets.
-func (e *adminEnv) box() (*secrets.Box, error) { return encryptionBox(e.cfg) }
+// services builds the services as the command's settings now are, with the encryption key open
+// when the command seals secrets (only those open it: the others run without it).
+func (e *adminEnv) services(seals bool) (*services, error) {
+	var box *secrets.Box
+	if seals {
+		var err error
+		if box, err = encryptionBox(e.cfg); err != nil {
+			return nil, err
+		}
+	}
+	return newServices(e.cfg, e.db, box, nil, e.log), nil
+}
 
 // sealingKeys is the key operations with the encryption key open, to mint an integration key.
 func (e *adminEnv) sealingKeys() (integrationKeyOps, error) {
-	box, err := e.box()
+	svc, err := e.services(true)
 	if err != nil {
 		return nil, err
 	}
-	return apikeys.NewService(e.db, box), nil
+	return svc.keys, nil
 }
 
 // adminCommand parses its flags from fs (already parsed) and returns the one JSON object to print.

@@ -8,7 +8,6 @@ import (
 
 	"github.com/google/uuid"
 
-	"wds/internal/dispatch"
 	"wds/internal/endpoints"
 	"wds/internal/platform/paging"
 	"wds/models"
@@ -25,19 +24,14 @@ func init() {
 	registerAdmin("delivery refire", "send a dropped delivery's event again to its endpoint", deliveryRefire)
 }
 
-// webhookService builds the operations; sealing needs the encryption key, reading does not. The
-// resends and re-fires it queues are announced to the workers, which start them at once.
+// webhookService is the endpoint operations; sealing needs the encryption key, reading does not.
+// They are built when the command runs, after allowLocalReceiversOnDevDB may have allowed local URLs.
 func webhookService(env *adminEnv, seals bool) (*endpoints.Service, error) {
-	s := &endpoints.Service{DB: env.db, AllowPrivate: env.cfg.WebhookAllowPrivate, Retention: env.cfg.Retention,
-		Dispatcher: dispatch.DispatchNotifier{DB: env.db, Log: env.log}}
-	if seals {
-		box, err := env.box()
-		if err != nil {
-			return nil, err
-		}
-		s.Box = box
+	svc, err := env.services(seals)
+	if err != nil {
+		return nil, err
 	}
-	return s, nil
+	return svc.webhooks, nil
 }
 
 func endpointCreate(fs *flag.FlagSet) runFunc {

@@ -13,7 +13,7 @@ func init() {
 	// only the key it is sealed under.
 	registerAdmin("secrets reencrypt", "seal every secret again under the current key", func(fs *flag.FlagSet) func(ctx context.Context, env *adminEnv) (any, error) {
 		return func(ctx context.Context, env *adminEnv) (any, error) {
-			box, err := env.box()
+			box, err := encryptionBox(env.cfg)
 			if err != nil {
 				return nil, err
 			}

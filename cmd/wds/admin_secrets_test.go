@@ -25,14 +25,14 @@ func TestAdminSecretsReencryptCompletesARotation(t *testing.T) {
 	org, _ := workspace.NewService(db).CreateOrg(ctx, "Rotating")
 	owner, _, _ := workspace.NewService(db).CreateUser(ctx, org.ID, "o@rotating.test", models.RoleOwner)
 	oldBox, _ := secrets.NewBox(oldKey)
-	ep, err := (&endpoints.Service{DB: db, Box: oldBox, AllowPrivate: true}).Create(ctx,
+	ep, err := endpoints.NewService(db, oldBox, endpoints.Options{AllowPrivate: true}).Create(ctx,
 		endpoints.CreateInput{OrgID: org.ID, ActorID: owner.ID, URL: "https://127.0.0.1/hook", EventTypes: []string{"order.created"}})
 	if err != nil {
 		t.Fatal(err)
 	}
 
 	// An endpoint of before header values were sealed: its values in plaintext, nothing sealed.
-	legacy, err := (&endpoints.Service{DB: db, Box: oldBox, AllowPrivate: true}).Create(ctx,
+	legacy, err := endpoints.NewService(db, oldBox, endpoints.Options{AllowPrivate: true}).Create(ctx,
 		endpoints.CreateInput{OrgID: org.ID, ActorID: owner.ID, URL: "https://127.0.0.1/legacy", EventTypes: []string{"order.created"}})
 	if err != nil {
 		t.Fatal(err)

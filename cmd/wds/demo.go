@@ -9,12 +9,10 @@ import (
 	"path/filepath"
 
 	"github.com/google/uuid"
-	"gorm.io/gorm"
 
 	"wds/internal/apikeys"
 	"wds/internal/catalog"
 	"wds/internal/ingest"
-	"wds/internal/workspace"
 	"wds/models"
 )
 
@@ -32,7 +30,7 @@ type demoData struct {
 
 // ensureDemo creates a demo org, store, owner, read_write key, vendors, clients with orders and a
 // published product on the first start and reads them back on later ones.
-func ensureDemo(ctx context.Context, db *gorm.DB, dir string) (*demoData, error) {
+func ensureDemo(ctx context.Context, svc *services, dir string) (*demoData, error) {
 	file := filepath.Join(dir, demoFile)
 	if b, err := os.ReadFile(file); err == nil {
 		var d demoData
@@ -43,7 +41,7 @@ func ensureDemo(ctx context.Context, db *gorm.DB, dir string) (*demoData, error)
 	} else if !errors.Is(err, os.ErrNotExist) {
 		return nil, err
 	}
-	d, err := createDemo(ctx, db)
+	d, err := createDemo(ctx, svc)
 	if err != nil {
 		return nil, fmt.Errorf("create demo workspace: %w", err)
 	}
@@ -54,10 +52,10 @@ func ensureDemo(ctx context.Context, db *gorm.DB, dir string) (*demoData, error)
 	return d, nil
 }
 
-// createDemo writes the demo workspace through the services; its one event (vendor.created) has no
-// endpoint to go to, so the services get no event starter.
-func createDemo(ctx context.Context, db *gorm.DB) (*demoData, error) {
-	people, keys, cat := workspace.NewService(db), apikeys.NewService(db, nil), catalog.NewService(db, nil)
+// createDemo writes the demo workspace through the services; a new org has no endpoint, so its
+// events need no workflow.
+func createDemo(ctx context.Context, svc *services) (*demoData, error) {
+	people, keys, cat := svc.people, svc.keys, svc.catalog
 	org, err := people.CreateOrg(ctx, "Demo Workspace")
 	if err != nil {
 		return nil, err
@@ -74,7 +72,7 @@ func createDemo(ctx context.Context, db *gorm.DB) (*demoData, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := createDemoRows(ctx, db, org.ID, store.ID, owner.ID); err != nil {
+	if err := createDemoRows(ctx, svc, org.ID, store.ID, owner.ID); err != nil {
 		return nil, err
 	}
 	seller, err := cat.CreateSeller(ctx, "Demo Seller")
@@ -95,8 +93,8 @@ func createDemo(ctx context.Context, db *gorm.DB) (*demoData, error) {
 const demoRows = 12
 
 // createDemoRows makes the vendors and the paid orders (with their clients) of the demo store.
-func createDemoRows(ctx context.Context, db *gorm.DB, org, store, owner uuid.UUID) error {
-	cat, orders := catalog.NewService(db, nil), ingest.NewService(db, nil)
+func createDemoRows(ctx context.Context, svc *services, org, store, owner uuid.UUID) error {
+	cat, orders := svc.catalog, svc.orders
 	for i := range demoRows {
 		name, email := fmt.Sprintf("Supplier %02d", i+1), fmt.Sprintf("orders@supplier%02d.example", i+1)
 		if i == 0 {

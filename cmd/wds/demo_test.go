@@ -4,6 +4,9 @@ import (
 	"context"
 	"testing"
 
+	"github.com/sirupsen/logrus"
+
+	"wds/internal/platform/config"
 	"wds/test/pgtest"
 )
 
@@ -12,7 +15,8 @@ import (
 func TestDemoWorkspaceHasPagesToWalk(t *testing.T) {
 	db := pgtest.New(t)
 	dir := t.TempDir()
-	d, err := ensureDemo(context.Background(), db, dir)
+	svc := newServices(&config.Config{}, db, nil, nil, logrus.New())
+	d, err := ensureDemo(context.Background(), svc, dir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -32,7 +36,7 @@ func TestDemoWorkspaceHasPagesToWalk(t *testing.T) {
 	if paid != demoRows {
 		t.Errorf("%d paid demo orders, want %d", paid, demoRows)
 	}
-	again, err := ensureDemo(context.Background(), db, dir)
+	again, err := ensureDemo(context.Background(), svc, dir)
 	if err != nil || *again != *d {
 		t.Fatalf("second start: %v, %+v want %+v", err, again, d)
 	}

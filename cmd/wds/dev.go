@@ -57,19 +57,24 @@ func devCmd(ctx context.Context, _ []string) error {
 		return err
 	}
 	defer stopMetrics()
-	demo, err := ensureDemo(ctx, db, cfg.DataDir)
+	box, err := encryptionBox(cfg)
 	if err != nil {
 		return err
 	}
-	hooks, err := startDevWebhooks(ctx, cfg, db, log)
+	hooks, err := startDevWebhooks(ctx, cfg, db, box, log)
 	if err != nil {
 		return err
 	}
 	defer hooks.stop()
+	svc := newServices(cfg, db, box, hooks.starter, log)
+	demo, err := ensureDemo(ctx, svc, cfg.DataDir)
+	if err != nil {
+		return err
+	}
 	devConsole(cfg, hooks.uiURL)
 	printWelcome(cfg, demo)
 	hooks.print()
-	return serveHTTP(ctx, cfg, db, log, hooks.svc)
+	return serveHTTP(ctx, cfg, db, log, svc)
 }
 
 // devConsole fits the console to a laptop unless told otherwise: the cookie goes over plain HTTP,

@@ -15,6 +15,7 @@ import (
 	"wds/internal/dev/temporaldev"
 	"wds/internal/dispatch"
 	"wds/internal/platform/config"
+	"wds/internal/platform/secrets"
 	"wds/internal/platform/temporalclient"
 	"wds/worker"
 )
@@ -22,7 +23,7 @@ import (
 // devWebhooks is the webhook engine of `wds dev`: an embedded Temporal dev server (unless
 // TEMPORAL_ADDRESS names one) and the worker with its relay, running beside the API.
 type devWebhooks struct {
-	svc     *services
+	starter *dispatch.Starter
 	address string
 	uiURL   string
 	// local is set when local receivers are allowed (allowLocalReceivers).
@@ -36,11 +37,7 @@ const (
 	devTemporalUIPort = 8233
 )
 
-func startDevWebhooks(ctx context.Context, cfg *config.Config, db *gorm.DB, log *logrus.Logger) (*devWebhooks, error) {
-	box, err := encryptionBox(cfg)
-	if err != nil {
-		return nil, err
-	}
+func startDevWebhooks(ctx context.Context, cfg *config.Config, db *gorm.DB, box *secrets.Box, log *logrus.Logger) (*devWebhooks, error) {
 	d := &devWebhooks{address: cfg.TemporalAddress, local: allowLocalReceivers(cfg)}
 	ca, err := ensureDevCA(cfg.DataDir)
 	if err != nil {
@@ -62,7 +59,7 @@ func startDevWebhooks(ctx context.Context, cfg *config.Config, db *gorm.DB, log 
 		}
 	}
 	starter := dispatch.NewStarter(cfg, db, c, log)
-	d.svc = newServices(cfg, db, box, starter)
+	d.starter = starter
 	wctx, cancel := context.WithCancel(ctx)
 	done := make(chan error, 1)
 	go func() { done <- worker.Run(wctx, cfg, c, box, starter, log, ca) }()

@@ -21,6 +21,7 @@ import (
 	"wds/internal/platform/metrics"
 	"wds/internal/workspace"
 	"wds/models"
+	"wds/test/apitest"
 	"wds/test/pgtest"
 )
 
@@ -45,7 +46,7 @@ func startKeyInstance(t *testing.T, db *gorm.DB, connect apikeys.Connect) *keyIn
 	t.Helper()
 	log := logrus.New()
 	log.SetOutput(io.Discard)
-	stores := api.NewServices(db, api.NewDomain(db, nil, nil))
+	stores := apitest.Services(db, nil, nil)
 	in := &keyInstance{t: t, cache: apikeys.NewCache()}
 	api.CacheKeys(&stores, in.cache)
 	r, err := api.NewRouter(api.Deps{Services: stores, Log: log})

@@ -142,7 +142,9 @@ func listenService(ctx context.Context, cfg *config.Config) (*endpoints.Service,
 		return nil, nil, err
 	}
 	// The receiver is on this laptop by design.
-	return &endpoints.Service{DB: db, Box: box, AllowPrivate: true}, func() { database.Close(db) }, nil
+	local := *cfg
+	local.WebhookAllowPrivate = true
+	return newServices(&local, db, box, nil, cfg.Logger()).webhooks, func() { database.Close(db) }, nil
 }
 
 // listen registers the endpoint, serves deliveries until ctx ends, then disables and deletes it.

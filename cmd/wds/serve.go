@@ -12,7 +12,6 @@ import (
 	"gorm.io/gorm"
 
 	"wds/api"
-	"wds/api/console"
 	"wds/internal/apikeys"
 	"wds/internal/dispatch"
 	"wds/internal/platform/config"
@@ -34,7 +33,7 @@ func serveCmd(ctx context.Context, _ []string) error {
 		return err
 	}
 	defer tc.Close()
-	return serveHTTP(ctx, p.cfg, p.db, p.log, newServices(p.cfg, p.db, p.box, dispatch.NewStarter(p.cfg, p.db, tc, p.log)))
+	return serveHTTP(ctx, p.cfg, p.db, p.log, newServices(p.cfg, p.db, p.box, dispatch.NewStarter(p.cfg, p.db, tc, p.log), p.log))
 }
 
 // newHTTPServer is the server of the API (`wds serve`, `wds dev`) and of `wds listen`, with every
@@ -68,9 +67,7 @@ func serveHTTP(ctx context.Context, cfg *config.Config, db *gorm.DB, log *logrus
 	if err != nil {
 		return fmt.Errorf("WDS_TRUSTED_PROXIES: %w", err)
 	}
-	(&console.Console{DB: db, Log: log, Webhooks: svc.webhooks, Dispatches: svc.starter,
-		Members: svc.People, Keys: svc.Keys, Lists: svc.Lists, Shipping: svc.Shipping, Vendors: svc.Vendors, Clients: svc.Orders,
-		TemporalUI: cfg.TemporalUIURL, Namespace: cfg.TemporalNamespace, RetrySchedule: cfg.WebhookRetrySchedule, InsecureCookie: cfg.ConsoleInsecureCookie}).Register(router)
+	svc.console(cfg, db, log).Register(router)
 	srv := newHTTPServer(cfg.HTTPAddr, router)
 	flushCtx, stopFlush := context.WithCancel(context.WithoutCancel(ctx))
 	flushed := make(chan struct{})

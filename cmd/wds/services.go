@@ -1,46 +1,89 @@
 package main
 
 import (
+	"github.com/sirupsen/logrus"
 	"gorm.io/gorm"
 
 	"wds/api"
+	"wds/api/console"
+	"wds/internal/apikeys"
+	"wds/internal/catalog"
 	"wds/internal/dispatch"
 	"wds/internal/endpoints"
 	"wds/internal/feed"
+	"wds/internal/fulfillment"
+	"wds/internal/ingest"
+	"wds/internal/operator"
 	"wds/internal/platform/config"
 	"wds/internal/platform/secrets"
+	"wds/internal/workspace"
 )
 
-// services are a process's domain services, each built once over one pool, one sealing box and one
-// event starter, and handed to the APIs, the console and the worker alike: one service, one set of
-// rules and one after-commit start, whichever adapter calls it.
+// services are a process's domain services, each built once, here, over one pool, one sealing box
+// and one way of starting what they commit, and handed to the APIs, the console, `wds admin`,
+// `wds listen` and the demo workspace alike: one service, one set of rules and one after-commit
+// start, whichever adapter calls it. The worker builds none: its activities are the delivery
+// engine's own.
 type services struct {
-	api.Domain
+	keys     *apikeys.Service
+	people   *workspace.Service
+	orders   *ingest.Service
+	catalog  *catalog.Service
+	shipping *fulfillment.Service
+	lists    *operator.Service
+	feed     *feed.Service
 	webhooks *endpoints.Service
-	starter  *dispatch.Starter
+	// starter is nil in a process without a Temporal client.
+	starter *dispatch.Starter
 }
 
-// newServices builds them. starter starts what each write commits, after commit; what it cannot
-// start a worker's relay starts.
-func newServices(cfg *config.Config, db *gorm.DB, box *secrets.Box, starter *dispatch.Starter) *services {
-	domain := api.NewDomain(db, box, starter)
-	domain.Feed = feed.NewService(db, cfg.Retention)
+// newServices builds them with cfg's settings. box seals and opens secrets; nil refuses the
+// operations that need it. starter starts what each write commits right after the commit, stops
+// the chains of a disabled endpoint and starts resends and recoveries (wds serve, wds dev). Without
+// one (wds admin, wds listen, the demo workspace) the worker's relay starts the events, and the
+// resends and re-fires queued are announced to the workers (dispatch.DispatchNotifier), which start
+// them at once.
+func newServices(cfg *config.Config, db *gorm.DB, box *secrets.Box, starter *dispatch.Starter, log logrus.FieldLogger) *services {
 	// One org's list reads take turns, whether through a list or an endpoint's delivery log.
 	reads := endpoints.NewReadPacer(cfg.OperatorReadRate)
-	domain.Lists.Reads = reads
+	hooks := endpoints.Options{AllowPrivate: cfg.WebhookAllowPrivate, Retention: cfg.Retention, Reads: reads,
+		Searches: endpoints.NewSearchPacer(cfg.SupportSearchRate), Dispatcher: dispatch.DispatchNotifier{DB: db, Log: log}}
+	var events interface {
+		ingest.EventStarter
+		catalog.EventStarter
+		fulfillment.EventStarter
+	}
+	if starter != nil {
+		events = starter
+		hooks.Stopper, hooks.Dispatcher, hooks.Recoveries = starter, starter, starter
+	}
 	return &services{
-		Domain: domain,
-		webhooks: &endpoints.Service{DB: db, Box: box, AllowPrivate: cfg.WebhookAllowPrivate, Stopper: starter,
-			Dispatcher: starter, Recoveries: starter, Retention: cfg.Retention, Reads: reads,
-			Searches: endpoints.NewSearchPacer(cfg.SupportSearchRate)},
-		starter: starter,
+		keys: apikeys.NewService(db, box), people: workspace.NewService(db), orders: ingest.NewService(db, events),
+		catalog: catalog.NewService(db, events), shipping: fulfillment.NewService(db, events),
+		lists: operator.NewService(db, reads), feed: feed.NewService(db, cfg.Retention),
+		webhooks: endpoints.NewService(db, box, hooks), starter: starter,
 	}
 }
 
 // apply hands the API its services.
 func (s *services) apply(db *gorm.DB, d *api.Deps) {
-	d.Services = api.NewServices(db, s.Domain)
+	d.Services = api.NewServices(db, api.Domain{Keys: s.keys, People: s.people, Orders: s.orders,
+		Vendors: s.catalog, Shipping: s.shipping, Lists: s.lists, Feed: s.feed})
 	d.Webhooks = s.webhooks
 	d.Support = s.webhooks
-	d.Dispatches = s.starter
+	if s.starter != nil {
+		d.Dispatches = s.starter
+	}
+}
+
+// console is the operator console over the services, with cfg's settings.
+func (s *services) console(cfg *config.Config, db *gorm.DB, log logrus.FieldLogger) *console.Console {
+	c := &console.Console{DB: db, Log: log, Webhooks: s.webhooks,
+		Members: s.people, Keys: s.keys, Lists: s.lists, Shipping: s.shipping, Vendors: s.catalog, Clients: s.orders,
+		TemporalUI: cfg.TemporalUIURL, Namespace: cfg.TemporalNamespace, RetrySchedule: cfg.WebhookRetrySchedule,
+		InsecureCookie: cfg.ConsoleInsecureCookie}
+	if s.starter != nil {
+		c.Dispatches = s.starter
+	}
+	return c
 }

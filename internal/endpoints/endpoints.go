@@ -35,10 +35,18 @@ const (
 	maxURLLength       = 2048
 )
 
-// Service runs the endpoint and delivery operations.
+// Service runs the endpoint and delivery operations over DB; Box seals and opens endpoint secrets
+// and headers (nil: the operations that need it fail).
 type Service struct {
 	DB  *gorm.DB
 	Box *secrets.Box
+	Options
+}
+
+// Options are the rest of a Service's settings and the starters it hands what it commits to. The
+// zero Options are the strict rule with no starters: the database-only CLI's, whose queued work the
+// worker's relay starts.
+type Options struct {
 	// AllowPrivate accepts endpoint URLs that resolve to non-public addresses (WDS_WEBHOOK_ALLOW_PRIVATE).
 	AllowPrivate bool
 	// Resolver answers the addresses of endpoint hosts (nil: net.DefaultResolver); the worker's
@@ -48,7 +56,7 @@ type Service struct {
 	// stop at their next due time (the database-only CLI).
 	Stopper ChainStopper
 	// Dispatcher starts the chains a resend queues, after commit; nil leaves them to the
-	// worker's relay (the database-only CLI).
+	// worker's relay.
 	Dispatcher DispatchStarter
 	// Recoveries starts a recovery's workflow after commit; nil leaves it to the relay.
 	Recoveries RecoveryStarter
@@ -57,9 +65,13 @@ type Service struct {
 	// Reads paces each org's reads of endpoint delivery logs, in turns shared with the Operator API's
 	// lists (NewReadPacer, WDS_OPERATOR_READ_RATE); nil leaves them unpaced.
 	Reads *ratelimit.Pacer
-	// Searches paces each org's event searches (WDS_SUPPORT_SEARCH_RATE); nil leaves them unpaced
-	// (the one-operator CLI).
+	// Searches paces each org's event searches (WDS_SUPPORT_SEARCH_RATE); nil leaves them unpaced.
 	Searches *ratelimit.Pacer
+}
+
+// NewService is the operations over db, sealing with box.
+func NewService(db *gorm.DB, box *secrets.Box, o Options) *Service {
+	return &Service{DB: db, Box: box, Options: o}
 }
 
 // ChainStopper signals the workflows of stopped chains after the change is committed.

@@ -34,7 +34,7 @@ import (
 
 func TestCreateValidatesURLTypesAndAttempts(t *testing.T) {
 	f := newFixture(t)
-	strict := &endpoints.Service{DB: f.DB, Box: f.Box}
+	strict := endpoints.NewService(f.DB, f.Box, endpoints.Options{})
 	cases := []struct {
 		name string
 		svc  *endpoints.Service

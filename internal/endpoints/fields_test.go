@@ -86,7 +86,7 @@ func TestCreateRefusesHeadersTheServiceSetsAndRateLimitsOutOfRange(t *testing.T)
 	// Under a key that does not open the set (a rotation missing its previous key) the endpoint is still
 	// listed, with the names alone.
 	otherBox, _ := secrets.NewBox(secrets.GenerateKey())
-	other := &endpoints.Service{DB: f.DB, Box: otherBox}
+	other := endpoints.NewService(f.DB, otherBox, endpoints.Options{})
 	if list, err = other.List(f.Ctx, f.Org, &f.Owner); err != nil || len(list[0].Headers) != 2 || list[0].Headers["Authorization"] != "" {
 		t.Fatalf("under another key: %v %v", list, err)
 	}

@@ -23,8 +23,7 @@ func TestAnOrgsReadsArePacedApartFromOtherOrgs(t *testing.T) {
 	f.Delivery(f.Event(events.OrderCreated, nil), ep.ID, 1, models.StatusSucceeded, time.Now())
 	reads := ratelimit.NewPacer(10, 500*time.Millisecond, nil)
 	f.Svc.Reads = reads
-	lists := operator.NewService(f.DB)
-	lists.Reads = reads
+	lists := operator.NewService(f.DB, reads)
 	q := operator.Query{OrgID: f.Org, ActorID: f.Owner, Limit: 50}
 	read := []func() error{
 		func() error {

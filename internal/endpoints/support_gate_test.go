@@ -23,7 +23,7 @@ func TestEventSearchWaitsItsTurnAtTheDatabase(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = database.Close(db) })
-	svc := &endpoints.Service{DB: db}
+	svc := endpoints.NewService(db, nil, endpoints.Options{})
 	release, err := database.Admit(ctx, db)
 	if err != nil {
 		t.Fatal(err)

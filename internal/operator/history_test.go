@@ -65,7 +65,7 @@ func TestDeliveryHistoryReadsOnlyTheWindow(t *testing.T) {
 	}
 	t.Logf("minutes read for the org's window of %d: %d", window, read)
 
-	got, err := NewService(db).DeliveryHistory(context.Background(), Query{OrgID: org, ActorID: user}, since)
+	got, err := NewService(db, nil).DeliveryHistory(context.Background(), Query{OrgID: org, ActorID: user}, since)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -26,17 +26,17 @@ import (
 // Service reads the Operator API's lists from the database.
 type Service struct {
 	db *gorm.DB
-	// Reads paces each org's reads (endpoints.NewReadPacer, WDS_OPERATOR_READ_RATE); nil leaves
+	// reads paces each org's reads (endpoints.NewReadPacer, WDS_OPERATOR_READ_RATE); nil leaves
 	// them unpaced.
-	Reads *ratelimit.Pacer
+	reads *ratelimit.Pacer
 }
 
-// NewService is the lists over db, unpaced.
-func NewService(db *gorm.DB) *Service { return &Service{db: db} }
+// NewService is the lists over db, each org's reads paced by reads (nil: unpaced).
+func NewService(db *gorm.DB, reads *ratelimit.Pacer) *Service { return &Service{db: db, reads: reads} }
 
 // turn waits for the org's turn at its reads and returns the function that ends it.
 func (s *Service) turn(ctx context.Context, org uuid.UUID) (func(), error) {
-	return s.Reads.Take(ctx, org.String(), endpoints.ReadsPaced)
+	return s.reads.Take(ctx, org.String(), endpoints.ReadsPaced)
 }
 
 // Page is one page of a list: views.Page, so every list of every API has the same envelope.

@@ -15,6 +15,7 @@ import (
 	"wds/api"
 	"wds/internal/apikeys"
 	"wds/internal/dispatch"
+	"wds/test/apitest"
 )
 
 // ProfileResult is the profiled measurement, how many SQL statements each request ran, and the CPU
@@ -68,7 +69,7 @@ func Profile(ctx context.Context, o Options, what, out string) (ProfileResult, e
 	}
 	starter := &dispatch.Starter{DB: s.db, Temporal: s.temporal.Client(), Schedule: []time.Duration{time.Minute}, Log: quietLog()}
 	// Wired as `wds serve` wires it: keys served from a cache kept in step by its listener.
-	stores, keys := api.NewServices(s.db, api.NewDomain(s.db, s.box, starter)), apikeys.NewCache()
+	stores, keys := apitest.Services(s.db, s.box, starter), apikeys.NewCache()
 	api.CacheKeys(&stores, keys)
 	go keys.Listen(flushCtx, apikeys.ConnectURL(s.dbURL), apikeys.NotifyDB(s.db), quietLog())
 	router, err := api.NewRouter(api.Deps{Services: stores, Log: quietLog(), LastUsed: lastUsed})

@@ -59,7 +59,7 @@ func NewFixture(t testing.TB) *Fixture {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &Fixture{T: t, Ctx: ctx, DB: db, Box: box, Svc: &endpoints.Service{DB: db, Box: box, AllowPrivate: true},
+	return &Fixture{T: t, Ctx: ctx, DB: db, Box: box, Svc: endpoints.NewService(db, box, endpoints.Options{AllowPrivate: true}),
 		Org: org.ID, Owner: owner.ID, Member: member.ID}
 }
 

@@ -28,17 +28,14 @@ import (
 	"wds/api"
 	"wds/api/console"
 	"wds/internal/apikeys"
-	"wds/internal/catalog"
 	"wds/internal/dev/temporaldev"
 	"wds/internal/dispatch"
 	"wds/internal/endpoints"
-	"wds/internal/fulfillment"
-	"wds/internal/ingest"
-	"wds/internal/operator"
 	"wds/internal/platform/egress"
 	"wds/internal/platform/secrets"
 	"wds/internal/workspace"
 	"wds/models"
+	"wds/test/apitest"
 	"wds/test/pgtest"
 	"wds/worker"
 	"wds/workflows/contract"
@@ -87,14 +84,15 @@ func newHarness(t *testing.T, tc client.Client) *harness {
 	h := &harness{t: t, ctx: ctx, db: pgtest.New(t), temporal: tc, log: log, caFile: receiverCAFile(t)}
 	h.box, _ = secrets.NewBox(secrets.GenerateKey())
 	h.starter = &dispatch.Starter{DB: h.db, Temporal: tc, Schedule: schedule, Log: log}
-	hooks := &endpoints.Service{DB: h.db, Box: h.box, AllowPrivate: true, Stopper: h.starter, Dispatcher: h.starter, Recoveries: h.starter}
-	router, err := api.NewRouter(api.Deps{Services: api.NewServices(h.db, api.NewDomain(h.db, h.box, h.starter)), Log: log, Dispatches: h.starter,
+	hooks := endpoints.NewService(h.db, h.box, endpoints.Options{AllowPrivate: true, Stopper: h.starter, Dispatcher: h.starter, Recoveries: h.starter})
+	d := apitest.Domain(h.db, h.box, h.starter)
+	router, err := api.NewRouter(api.Deps{Services: api.NewServices(h.db, d), Log: log, Dispatches: h.starter,
 		Webhooks: hooks, Support: hooks})
 	if err != nil {
 		t.Fatal(err)
 	}
-	(&console.Console{DB: h.db, Log: log, Members: workspace.NewService(h.db), Keys: apikeys.NewService(h.db, h.box), Lists: operator.NewService(h.db),
-		Shipping: fulfillment.NewService(h.db, h.starter), Vendors: catalog.NewService(h.db, h.starter), Clients: ingest.NewService(h.db, h.starter),
+	(&console.Console{DB: h.db, Log: log, Members: d.People, Keys: d.Keys, Lists: d.Lists,
+		Shipping: d.Shipping, Vendors: d.Vendors, Clients: d.Orders,
 		Webhooks: hooks, Dispatches: h.starter,
 		TemporalUI: "http://localhost:8233", Namespace: "default", RetrySchedule: schedule, InsecureCookie: true}).Register(router)
 	h.api = httptest.NewServer(router)

@@ -3,7 +3,11 @@
 package layout
 
 import (
+	"go/parser"
+	"go/token"
 	"os/exec"
+	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -74,5 +78,45 @@ func TestTheRuleRefusesUpwardImports(t *testing.T) {
 	}
 	if got := imports(t); len(got["wds/cmd/wds"]) == 0 {
 		t.Fatal("go list found no imports of wds/cmd/wds")
+	}
+}
+
+// apiWiring are the files of cmd/wds that wire the HTTP APIs and the console, which wds serve and
+// wds dev serve. Every other command (wds admin, wds listen, the demo workspace) reaches the domain
+// services through cmd/wds's composition root (services.go) without the api packages, whose
+// decoding and error answers live below them (ingest.Decode, internal/platform/answer).
+var apiWiring = map[string]bool{"serve.go": true, "services.go": true}
+
+// cmd/wds is one package, so the import rule above cannot tell its files apart: this reads each
+// file's imports.
+func TestOnlyTheServersWiringImportsAPI(t *testing.T) {
+	files, err := filepath.Glob("../../cmd/wds/*.go")
+	if err != nil || len(files) == 0 {
+		t.Fatalf("cmd/wds: %v, %d files", err, len(files))
+	}
+	wired := map[string]bool{}
+	for _, f := range files {
+		name := filepath.Base(f)
+		if strings.HasSuffix(name, "_test.go") {
+			continue
+		}
+		file, err := parser.ParseFile(token.NewFileSet(), f, nil, parser.ImportsOnly)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, imp := range file.Imports {
+			path, _ := strconv.Unquote(imp.Path.Value)
+			if !under(path, "wds/api") {
+				continue
+			}
+			wired[name] = true
+			if !apiWiring[name] {
+				t.Errorf("cmd/wds/%s imports %s: only the servers' wiring (%v) imports api", name, path, apiWiring)
+			}
+		}
+	}
+	// The wiring does import api, so the test sees imports at all.
+	if !wired["services.go"] {
+		t.Fatal("cmd/wds/services.go imports no api package: the test reads nothing")
 	}
 }

@@ -55,7 +55,7 @@ func newFixture(t *testing.T) *fixture {
 // endpoint and intKey make secrets the way the product does, sealed with box.
 func (f *fixture) endpoint(t *testing.T, box *secrets.Box) {
 	t.Helper()
-	svc := &endpoints.Service{DB: f.db, Box: box, AllowPrivate: true}
+	svc := endpoints.NewService(f.db, box, endpoints.Options{AllowPrivate: true})
 	ep, err := svc.Create(f.ctx, endpoints.CreateInput{OrgID: f.org, ActorID: f.owner, URL: "https://127.0.0.1/hook", EventTypes: []string{"order.created"}})
 	if err != nil {
 		t.Fatal(err)
@@ -198,7 +198,7 @@ func TestColumnsCoverEverySealedColumnOfTheSchema(t *testing.T) {
 func TestRunSealsLegacyPlaintextHeaderValues(t *testing.T) {
 	f := newFixture(t)
 	box, _ := secrets.NewBox(secrets.GenerateKey())
-	svc := &endpoints.Service{DB: f.db, Box: box, AllowPrivate: true}
+	svc := endpoints.NewService(f.db, box, endpoints.Options{AllowPrivate: true})
 	ep, err := svc.Create(f.ctx, endpoints.CreateInput{OrgID: f.org, ActorID: f.owner, URL: "https://127.0.0.1/hook", EventTypes: []string{"order.created"}})
 	if err != nil {
 		t.Fatal(err)
