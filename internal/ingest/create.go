@@ -3,16 +3,12 @@ package ingest
 import (
 	"context"
 	"fmt"
-	"slices"
 
 	"github.com/google/uuid"
-	"github.com/jackc/pgx/v5"
 
 	"wds/internal/apikeys"
 	"wds/internal/order"
-	"wds/internal/platform/database"
 	"wds/internal/platform/problem"
-	"wds/internal/views"
 	"wds/models"
 )
 
@@ -138,121 +134,4 @@ func (o *op) orderInserted(id uuid.UUID, clientID *uuid.UUID, c orderCreate, sen
 		return o.insertOrder(id, clientID, c.Order, c.totals, c.status)
 	}
 	return o.inserted(sent, c.Order)
-}
-
-// orderClaim is the answer of claimOrderSQL, one row.
-type orderClaim struct {
-	Won    bool
-	Client uuid.NullUUID
-	// Locks is there because the statement returns it: reading the email lock's CTE makes it run.
-	Locks int64
-}
-
-// claimOrderSQL claims the order's external id for id, as claimRef does, and in the same statement
-// does knownClient's work for the order's client, if any: with an email it takes the email's lock,
-// and it looks up the client's external id. The lock is taken only once the claim is won (the CTE
-// reads the claim's row), so a repeated create waits for nothing but the first one's claim, and
-// the locks are taken in the order the two statements took them.
-func (o *op) claimOrderSQL(externalID string, id uuid.UUID, client *Client) (string, []any) {
-	var c Client
-	if client != nil {
-		c = *client
-	}
-	email := deref(c.Email)
-	return claimOrderQuery, slices.Concat(o.ref(entityOrder, externalID).claimArgs(id), []any{o.emailLock(email), email},
-		o.clientRefArgs(c.ExternalID))
-}
-
-var claimOrderQuery = `WITH claim AS (` + claimSQL("") + `),
-	email_lock AS (
-		SELECT pg_advisory_xact_lock(hashtextextended(?, 0)) FROM claim WHERE ? <> '')
-	SELECT EXISTS (SELECT 1 FROM claim) AS won, (` + clientRefLookup + `) AS client,
-		(SELECT count(*) FROM email_lock) AS locks -- a CTE nobody reads does not run`
-
-// createAnswers is what the first round trip learned: the claim, and the client and order it
-// inserted (nil: held back).
-type createAnswers struct {
-	claim  orderClaim
-	client *views.Client
-	order  *order.Order
-}
-
-// sendCreate sends the first round trip (createBatch) and reads its answers.
-func (o *op) sendCreate(id uuid.UUID, clientID *uuid.UUID, c orderCreate) (*createAnswers, error) {
-	b, err := o.createBatch(id, clientID, c)
-	if err != nil {
-		return nil, err
-	}
-	var a createAnswers
-	err = database.Send(o.tx, b, func(r pgx.BatchResults) error {
-		if err := r.QueryRow().Scan(&a.claim.Won, &a.claim.Client, &a.claim.Locks); err != nil {
-			return fmt.Errorf("claim order external_id: %w", err)
-		}
-		var err error
-		if c.Client != nil {
-			if a.client, err = atMostOne(r, views.ScanClient); err != nil {
-				return fmt.Errorf("insert client: %w", err)
-			}
-		}
-		if a.order, err = atMostOne(r, scanOrder); err != nil {
-			return fmt.Errorf("insert order: %w", err)
-		}
-		return nil
-	})
-	if err != nil {
-		return nil, err
-	}
-	return &a, nil
-}
-
-// createBatch is the first round trip's statements: the claim, the client's insert (with a client)
-// and the order's, each insert held back unless the claim was won and, for the order, its client
-// (clientID) exists.
-func (o *op) createBatch(id uuid.UUID, clientID *uuid.UUID, c orderCreate) (*pgx.Batch, error) {
-	// The claim's row names this order exactly when the claim was won.
-	claimed := `EXISTS (` + lookupSQL + ` AND internal_id = ?)`
-	claimedArgs := append(o.ref(entityOrder, c.ExternalID).lookupArgs(), id)
-	b := &pgx.Batch{}
-	claimQuery, claimArgs := o.claimOrderSQL(c.ExternalID, id, c.Client)
-	b.Queue(database.Numbered(claimQuery), claimArgs...)
-	if c.Client != nil {
-		q, args, err := o.clientInsert(*c.Client, *clientID, claimed, claimedArgs...)
-		if err != nil {
-			return nil, err
-		}
-		b.Queue(database.Numbered(q+views.ClientReturning), args...)
-	}
-	n, g, err := o.newOrder(id, clientID, c.Order, c.totals, c.status)
-	if err != nil {
-		return nil, err
-	}
-	q, args := n.Statement(g, order.Condition{
-		SQL:  claimed + ` AND (?::uuid IS NULL OR EXISTS (SELECT 1 FROM clients WHERE id = ?))`,
-		Args: append(claimedArgs[:len(claimedArgs):len(claimedArgs)], database.NullableID(clientID), database.NullableID(clientID))})
-	b.Queue(database.Numbered(q), args...)
-	return b, nil
-}
-
-func scanOrder(row database.Row) (*order.Order, error) {
-	v, err := order.Scan(row)
-	return &v, err
-}
-
-// atMostOne reads the rows of the batch's next statement, which returns one row or none.
-func atMostOne[T any](r pgx.BatchResults, scan func(database.Row) (*T, error)) (*T, error) {
-	rows, err := r.Query()
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var v *T
-	for rows.Next() {
-		if v != nil {
-			return nil, fmt.Errorf("more than one row")
-		}
-		if v, err = scan(rows); err != nil {
-			return nil, err
-		}
-	}
-	return v, rows.Err()
 }
