@@ -26,12 +26,12 @@ func appOp(ctx context.Context, org, store uuid.UUID) func(tx *gorm.DB) *op {
 	return func(tx *gorm.DB) *op { return &op{ctx: ctx, tx: tx, org: org, store: store} }
 }
 
-// CreateAppOrder makes an order by hand in one of the org's stores. It follows the integration
-// create's rules, except that external_id is optional and, when given, unique among the org's app
-// orders: a repeat answers the original with Duplicate set, changes nothing and emits nothing, even
-// when it names another store. The client block is matched by email within the store (its
-// external_id is ignored), else it makes a new client; an inline payment's external_id is ignored
-// too.
+// CreateAppOrder makes an order by hand in one of the org's stores. It is the integration create
+// (checkCreate, createOrder), except that external_id is optional and, when given, unique among the
+// org's app orders: a repeat answers the original with Duplicate set, changes nothing and emits
+// nothing, even when it names another store. The client block is matched by email within the store
+// (its external_id is ignored), else it makes a new client; an inline payment's external_id is
+// ignored too.
 func (s *Service) CreateAppOrder(ctx context.Context, orgID, actorID uuid.UUID, in AppOrder) (*OrderResult, error) {
 	if err := workspace.RequireRole(ctx, s.db, orgID, actorID, workspace.Anyone...); err != nil {
 		return nil, err
@@ -40,7 +40,7 @@ func (s *Service) CreateAppOrder(ctx context.Context, orgID, actorID uuid.UUID, 
 	if err != nil {
 		return nil, err
 	}
-	order, t, status, err := appOrderInput(in.Order)
+	c, err := checkCreate(in.Order, byOperator)
 	if err != nil {
 		return nil, err
 	}
@@ -50,64 +50,21 @@ func (s *Service) CreateAppOrder(ctx context.Context, orgID, actorID uuid.UUID, 
 	var res *OrderResult
 	err = s.run(ctx, appOp(ctx, orgID, storeID), func(o *op) error {
 		var err error
-		if res, err = o.createAppOrder(order, t, status); err != nil {
+		if res, err = o.createOrder(c); err != nil || res.Duplicate {
 			return err
 		}
 		return o.audit(actorID, "order.create", "order", res.ID, map[string]any{"store_id": storeID,
-			"number": res.Number, "external_id": order.ExternalID, "total_cents": res.TotalCents, "status": res.Status})
+			"number": res.Number, "external_id": c.ExternalID, "total_cents": res.TotalCents, "status": res.Status})
 	})
-	if errors.Is(err, errExternalIDTaken) { // the whole attempt rolled back: answer the original
-		return appOrderByExternal(ctx, s.db, orgID, order.ExternalID)
+	// A concurrent create of the same external_id committed first: the index refused this one's
+	// order and the whole attempt rolled back, so answer the original.
+	if errors.Is(err, errExternalIDTaken) {
+		return appOrderByExternal(ctx, s.db, orgID, c.ExternalID)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("create app order: %w", err)
 	}
 	return res, nil
-}
-
-// appOrderInput checks an operator's order: the integration rules, with external ids other than the
-// order's own dropped and the client's fields within the operator limits.
-func appOrderInput(in Order) (Order, totals, string, error) {
-	if in.Client != nil {
-		c := *in.Client
-		c.ExternalID = ""
-		if err := c.checkLimits("client"); err != nil {
-			return Order{}, totals{}, "", err
-		}
-		in.Client = &c
-	}
-	if in.Payment != nil {
-		p := *in.Payment
-		p.ExternalID = ""
-		in.Payment = &p
-	}
-	t, err := in.normalize("", false)
-	if err != nil {
-		return Order{}, totals{}, "", err
-	}
-	status, err := initialStatus(t.total, in.Payment)
-	if err != nil {
-		return Order{}, totals{}, "", err
-	}
-	return in, t, status, nil
-}
-
-// createAppOrder resolves the client and inserts the order; a taken external_id is
-// errExternalIDTaken, which rolls back whatever the client resolution wrote.
-func (o *op) createAppOrder(in Order, t totals, status string) (*OrderResult, error) {
-	var clientID *uuid.UUID
-	if in.Client != nil {
-		c, err := o.resolveClient(*in.Client)
-		if err != nil {
-			return nil, err
-		}
-		clientID = &c.id
-	}
-	v, pay, err := o.insertOrder(uuid.New(), clientID, in, t, status)
-	if err != nil {
-		return nil, err
-	}
-	return o.announceOrder(v, pay)
 }
 
 // appOrderByExternal answers a repeated app order create with the original.

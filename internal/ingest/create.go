@@ -12,8 +12,9 @@ import (
 	"wds/models"
 )
 
-// An integration key's order create, the busiest write, is one path for the Integration API and the
-// store-native receiver alike (createOrder), in a transaction of the op (Service.run) whose
+// An order create, the busiest write, is one path for the Integration API, the store-native
+// receiver and an operator's order made by hand (app.go) alike: checkCreate's rules, then
+// createOrder in a transaction of the op (Service.run) whose
 // statements it sends together where it can. A create of a new order with a new client is two
 // round trips:
 //
@@ -22,8 +23,9 @@ import (
 //  2. the endpoints lock, the events, and COMMIT (Service.run).
 //
 // The inserts are sent before the claim's answer is known, so each holds back unless what it
-// depends on happened in this transaction: the claim was won (its external_refs row names this
-// order), and the client row exists. When they hold back (a repeated external_id, a client this key
+// depends on happened in this transaction: the claim was won (for a key, its external_refs row
+// names this order; for an operator, no app order of the org holds the external id), and the
+// client row exists. When they hold back (a repeated external_id, a client this key
 // sent before, an email another client holds), the create goes on a statement at a time in the same
 // transaction, by the client resolution rules and insertOrder.
 
@@ -33,7 +35,7 @@ func (s *Service) CreateOrder(ctx context.Context, key *models.IntegrationKey, i
 	if in.Payment != nil && !key.HasScope(models.ScopePaymentsWrite) {
 		return nil, problem.Fail(apikeys.ErrInsufficientScope, "a payment block needs the payments:write scope as well")
 	}
-	c, err := checkCreate(in) // bad input costs no turn at the database
+	c, err := checkCreate(in, byKey) // bad input costs no turn at the database
 	if err != nil {
 		return nil, fmt.Errorf("create order: %w", err)
 	}
@@ -49,17 +51,32 @@ func (s *Service) CreateOrder(ctx context.Context, key *models.IntegrationKey, i
 	return res, nil
 }
 
-// orderCreate is an integration order whose input passed the rules (checkCreate), with its totals
-// and the status it starts in.
+// orderCreate is an order whose input passed the rules (checkCreate), with its totals and the
+// status it starts in.
 type orderCreate struct {
 	Order
 	totals totals
 	status string
 }
 
-// checkCreate applies the create's input rules to in, normalizing it.
-func checkCreate(in Order) (orderCreate, error) {
-	t, err := in.normalize("", true)
+// writer is who writes an order: an integration key, or an operator working in the app.
+type writer int
+
+const (
+	byKey writer = iota
+	byOperator
+)
+
+// checkCreate applies the create's input rules to in, normalizing it. A key's order needs its
+// external_id. An operator's may go without; its client's and payment's external ids are dropped,
+// since external ids belong to keys, and its client's fields keep to the operator limits.
+func checkCreate(in Order, w writer) (orderCreate, error) {
+	if w == byOperator {
+		if err := operatorOrder(&in); err != nil {
+			return orderCreate{}, err
+		}
+	}
+	t, err := in.normalize("", w == byKey)
 	if err != nil {
 		return orderCreate{}, err
 	}
@@ -68,6 +85,25 @@ func checkCreate(in Order) (orderCreate, error) {
 		return orderCreate{}, err
 	}
 	return orderCreate{Order: in, totals: t, status: status}, nil
+}
+
+// operatorOrder drops an operator's order's external ids other than its own and holds its client
+// to the operator limits, on copies: in's blocks may be the caller's.
+func operatorOrder(in *Order) error {
+	if in.Client != nil {
+		c := *in.Client
+		c.ExternalID = ""
+		if err := c.checkLimits("client"); err != nil {
+			return err
+		}
+		in.Client = &c
+	}
+	if in.Payment != nil {
+		p := *in.Payment
+		p.ExternalID = ""
+		in.Payment = &p
+	}
+	return nil
 }
 
 // createOrder creates the order of c in the op's transaction, or answers the original when the key
@@ -97,8 +133,12 @@ func (o *op) createOrder(c orderCreate) (*OrderResult, error) {
 	return o.announceOrder(v, pay)
 }
 
-// repeatedOrder answers a create whose external_id the key sent before with the original order.
+// repeatedOrder answers a create whose external_id the key sent before, or one of the org's app
+// orders holds, with the original order.
 func (o *op) repeatedOrder(externalID string) (*OrderResult, error) {
+	if o.key == nil {
+		return appOrderByExternal(o.ctx, o.tx, o.org, externalID)
+	}
 	id, err := o.lookupRef(entityOrder, externalID)
 	if err != nil {
 		return nil, err

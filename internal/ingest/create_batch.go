@@ -23,26 +23,55 @@ type orderClaim struct {
 	Locks int64
 }
 
-// claimOrderSQL claims the order's external id for id, as claimRef does, and in the same statement
-// does knownClient's work for the order's client, if any: with an email it takes the email's lock,
-// and it looks up the client's external id. The lock is taken only once the claim is won (the CTE
-// reads the claim's row), so a repeated create waits for nothing but the first one's claim, and
-// the locks are taken in the order the two statements took them.
+// claimOrderSQL claims the order's external id for id and in the same statement does knownClient's
+// work for the order's client, if any: with an email it takes the email's lock, and it looks up the
+// client's external id. An integration key claims as claimRef does, in external_refs; an operator
+// (app) finds whether one of the org's app orders holds the external id (appOrderLookup), and an
+// empty one claims nothing and always wins. The lock is taken only once the claim is won (the CTE
+// reads the claim's row), so a repeated create waits for nothing but the first one's claim, and the
+// locks are taken in the order the two statements took them.
 func (o *op) claimOrderSQL(externalID string, id uuid.UUID, client *Client) (string, []any) {
 	var c Client
 	if client != nil {
 		c = *client
 	}
 	email := deref(c.Email)
-	return claimOrderQuery, slices.Concat(o.ref(entityOrder, externalID).claimArgs(id), []any{o.emailLock(email), email},
-		o.clientRefArgs(c.ExternalID))
+	query, claim := claimOrderQuery, o.ref(entityOrder, externalID).claimArgs(id)
+	if o.key == nil {
+		query, claim = claimAppOrderQuery, []any{externalID, o.org, externalID}
+	}
+	return query, slices.Concat(claim, []any{o.emailLock(email), email}, o.clientRefArgs(c.ExternalID))
 }
 
-var claimOrderQuery = `WITH claim AS (` + claimSQL("") + `),
+// claimedSQL is the condition each insert of the first round trip waits on, and its arguments: the
+// claim of the order's external id was won. A key's claim row names this order exactly when it
+// was; an operator's was won when no app order of the org holds the external id (the order's
+// insert, ON CONFLICT, settles a race of two).
+func (o *op) claimedSQL(externalID string, id uuid.UUID) (string, []any) {
+	if o.key == nil {
+		return `NOT EXISTS (` + appOrderLookup + `)`, []any{o.org, externalID}
+	}
+	return `EXISTS (` + lookupSQL + ` AND internal_id = ?)`, append(o.ref(entityOrder, externalID).lookupArgs(), id)
+}
+
+// appOrderLookup finds the org's app order of an external id (migrations/00009's unique index);
+// its arguments are the org and the external id.
+const appOrderLookup = `SELECT id FROM orders WHERE org_id = ? AND source_kind = 'app' AND external_id = ?`
+
+// orderClaimQuery is the claim statement around claim, a query that returns a row when the claim
+// is won.
+func orderClaimQuery(claim string) string {
+	return `WITH claim AS (` + claim + `),
 	email_lock AS (
 		SELECT pg_advisory_xact_lock(hashtextextended(?, 0)) FROM claim WHERE ? <> '')
 	SELECT EXISTS (SELECT 1 FROM claim) AS won, (` + clientRefLookup + `) AS client,
 		(SELECT count(*) FROM email_lock) AS locks -- a CTE nobody reads does not run`
+}
+
+var (
+	claimOrderQuery    = orderClaimQuery(claimSQL(""))
+	claimAppOrderQuery = orderClaimQuery(`SELECT 1 WHERE ? = '' OR NOT EXISTS (` + appOrderLookup + `)`)
+)
 
 // createAnswers is what the first round trip learned: the claim, and the client and order it
 // inserted (nil: held back).
@@ -84,9 +113,7 @@ func (o *op) sendCreate(id uuid.UUID, clientID *uuid.UUID, c orderCreate) (*crea
 // and the order's, each insert held back unless the claim was won and, for the order, its client
 // (clientID) exists.
 func (o *op) createBatch(id uuid.UUID, clientID *uuid.UUID, c orderCreate) (*pgx.Batch, error) {
-	// The claim's row names this order exactly when the claim was won.
-	claimed := `EXISTS (` + lookupSQL + ` AND internal_id = ?)`
-	claimedArgs := append(o.ref(entityOrder, c.ExternalID).lookupArgs(), id)
+	claimed, claimedArgs := o.claimedSQL(c.ExternalID, id)
 	b := &pgx.Batch{}
 	claimQuery, claimArgs := o.claimOrderSQL(c.ExternalID, id, c.Client)
 	b.Queue(database.Numbered(claimQuery), claimArgs...)

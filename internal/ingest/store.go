@@ -65,7 +65,7 @@ func (o *op) applyStore(in StoreOrder) (*StoreResult, error) {
 	if in.Action == StorePay || in.Action == StoreRefund {
 		create.Payment = in.Payment
 	}
-	c, err := checkCreate(create)
+	c, err := checkCreate(create, byKey)
 	if err != nil {
 		return nil, err
 	}
