@@ -436,3 +436,28 @@ func TestClientRefusalsChangeNothing(t *testing.T) {
 		t.Fatalf("refusals wrote rows: %v -> %v", before, after)
 	}
 }
+
+// An operator's order is the integration create: a new order with a new client sends its claim and
+// both inserts in one pgx batch with the BEGIN, so GORM runs only the checks before the transaction
+// (the actor's role, the store) and the audit row inside it; the events go with the COMMIT.
+func TestAppOrderSendsItsInsertsInOneBatch(t *testing.T) {
+	e := newAppEnv(t)
+	var statements []string
+	count := func(tx *gorm.DB) { statements = append(statements, tx.Statement.SQL.String()) }
+	cb := e.db.Callback()
+	for _, err := range []error{cb.Create().After("gorm:create").Register("test:count", count),
+		cb.Query().After("gorm:query").Register("test:count", count), cb.Raw().After("gorm:raw").Register("test:count", count),
+		cb.Row().After("gorm:row").Register("test:count", count), cb.Update().After("gorm:update").Register("test:count", count)} {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	res, err := ingest.NewService(e.db, nil).CreateAppOrder(context.Background(), e.org, e.member, e.order(`{"external_id": "POS-1",
+		"lines": [{"quantity": 1, "unit_price_cents": 1500}], "client": {"email": "new@example.com"}}`))
+	if err != nil || res.Duplicate || res.ClientID == nil {
+		t.Fatalf("create: %+v, %v", res, err)
+	}
+	if len(statements) != 3 {
+		t.Fatalf("GORM ran %d statements, want 3 (role, store, audit):\n%s", len(statements), strings.Join(statements, "\n"))
+	}
+}
