@@ -71,7 +71,7 @@ func newHostileEnv(t *testing.T) *hostileEnv {
 	if err != nil {
 		t.Fatal(err)
 	}
-	(&console.Console{DB: db, Log: log, Members: d.People, Keys: d.Keys, Lists: d.Lists,
+	(&console.Console{DB: db, Log: log, Members: d.People, Sessions: d.People, Keys: d.Keys, Lists: d.Lists,
 		Shipping: d.Shipping, Vendors: d.Vendors, Clients: d.Orders,
 		Webhooks: hooks, InsecureCookie: true}).Register(r)
 	e := &hostileEnv{t: t, db: db, srv: httptest.NewServer(r), token: token, ids: map[string]string{"orgs": org.ID.String()}}

@@ -15,10 +15,8 @@ import (
 
 	"github.com/gin-gonic/gin"
 	"github.com/google/uuid"
-	"gorm.io/gorm"
 
 	"wds/internal/operator"
-	"wds/internal/platform/egress"
 )
 
 // auditRow is an audit entry written out: its actor, target and details in words, and where the
@@ -45,7 +43,7 @@ func (c *Console) audit(g *gin.Context) {
 	page, err := c.Lists.ListAudit(ctx, c.query(g, 100))
 	var names map[uuid.UUID]string
 	if err == nil {
-		names, err = auditNames(ctx, c.DB, sessionOf(g).OrgID, page.Rows)
+		names, err = c.auditNames(ctx, sessionOf(g).OrgID, page.Rows)
 	}
 	if err != nil {
 		c.render(g, status(err), "audit", sessionOf(g), view{Error: c.problem(err)})
@@ -134,9 +132,9 @@ func detail(v any, names map[uuid.UUID]string) string {
 }
 
 // auditNames resolves every id a page of the audit log mentions (actors, targets, ids in details)
-// that is one of the org's members, stores or endpoints, in one query for the page: members by
-// email, stores by name, endpoints by URL redacted as the audit log writes it.
-func auditNames(ctx context.Context, db *gorm.DB, org uuid.UUID, rows []operator.AuditEntry) (map[uuid.UUID]string, error) {
+// that is one of the org's members, stores or endpoints: members by email, stores by name
+// (workspace), endpoints by URL redacted as the audit log writes it (endpoints).
+func (c *Console) auditNames(ctx context.Context, org uuid.UUID, rows []operator.AuditEntry) (map[uuid.UUID]string, error) {
 	ids := map[uuid.UUID]bool{}
 	for _, e := range rows {
 		ids[e.TargetID] = true
@@ -145,29 +143,15 @@ func auditNames(ctx context.Context, db *gorm.DB, org uuid.UUID, rows []operator
 		}
 		collectIDs(e.Details, ids)
 	}
-	names := map[uuid.UUID]string{}
-	if len(ids) == 0 {
-		return names, nil
-	}
-	var found []struct {
-		ID         uuid.UUID
-		Name, Kind string
-	}
-	err := db.WithContext(ctx).Raw(`
-		SELECT u.id, u.email AS name, 'user' AS kind FROM memberships m JOIN users u ON u.id = m.user_id
-			WHERE m.org_id = @org AND m.user_id IN @ids
-		UNION ALL SELECT id, name, 'store' FROM stores WHERE org_id = @org AND id IN @ids
-		UNION ALL SELECT id, url, 'endpoint' FROM webhook_endpoints WHERE org_id = @org AND id IN @ids`,
-		map[string]any{"org": org, "ids": slices.Collect(maps.Keys(ids))}).Scan(&found).Error
+	names, err := c.Members.Names(ctx, org, ids)
 	if err != nil {
-		return nil, fmt.Errorf("audit names: %w", err)
+		return nil, err
 	}
-	for _, f := range found {
-		if f.Kind == "endpoint" {
-			f.Name = egress.RedactURL(f.Name)
-		}
-		names[f.ID] = f.Name
+	urls, err := c.Webhooks.RedactedURLs(ctx, org, ids)
+	if err != nil {
+		return nil, err
 	}
+	maps.Copy(names, urls)
 	return names, nil
 }
 

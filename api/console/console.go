@@ -12,6 +12,7 @@ package console
 import (
 	"context"
 	"embed"
+	"errors"
 	"fmt"
 	"html/template"
 	"net/http"
@@ -42,14 +43,16 @@ type DispatchStarter interface {
 	StartDispatches(ctx context.Context, dispatchIDs ...uuid.UUID)
 }
 
-// Console is what the pages need from the process. DB holds the console's own sessions and the
-// pages' reads; every write goes through a domain service, which starts the webhook events it
+// Console is what the pages need from the process. DB serves the workspace pages' reads of orders,
+// vendors and clients (packages order and views); sessions, counts and every write go through a
+// domain service, which starts the webhook events it
 // commits, so a console write's events leave as soon as an API write's.
 type Console struct {
 	DB       *gorm.DB
 	Log      logrus.FieldLogger
 	Webhooks *endpoints.Service
 	Members  Members         // workspace.Service (session.go)
+	Sessions Sessions        // workspace.Service (session.go)
 	Keys     KeyService      // apikeys.Service (pages.go)
 	Lists    OrgLists        // operator.Service (pages.go)
 	Shipping ShippingService // fulfillment.Service (workspace_pages.go)
@@ -107,10 +110,10 @@ func (c *Console) signedIn(g *gin.Context) {
 	id, err := g.Cookie(c.cookieName())
 	var s *session
 	if err == nil {
-		s, err = loadSession(g.Request.Context(), c.DB, c.Members, id)
+		s, err = c.loadSession(g.Request.Context(), id)
 	}
 	if err != nil {
-		if err != errNoSession && err != http.ErrNoCookie {
+		if !errors.Is(err, workspace.ErrNoSession) && err != http.ErrNoCookie {
 			c.Log.WithError(err).Error("console session")
 		}
 		g.Redirect(http.StatusSeeOther, "/console/login")
@@ -143,7 +146,7 @@ func (c *Console) login(g *gin.Context) {
 			"at most %d failed sign-ins a minute from one address; retry after 60 seconds", c.SignInLimit)))
 		return
 	}
-	id, err := signIn(g.Request.Context(), c.DB, c.Members, g.PostForm("token"))
+	id, err := c.Sessions.OpenSession(g.Request.Context(), g.PostForm("token"))
 	if err != nil {
 		c.signIns.Allow(client, c.SignInLimit)
 		c.renderLogin(g, http.StatusUnauthorized, c.problem(err))
@@ -151,17 +154,17 @@ func (c *Console) login(g *gin.Context) {
 	}
 	// Signing in again replaces the browser's previous session rather than leaving it open.
 	if old, err := g.Cookie(c.cookieName()); err == nil {
-		if err := signOut(g.Request.Context(), c.DB, old); err != nil {
+		if err := c.Sessions.CloseSession(g.Request.Context(), old); err != nil {
 			c.Log.WithError(err).Error("console: end the replaced session")
 		}
 	}
 	c.setCookie(g, c.preSessionCookie(), "", -1)
-	c.setCookie(g, c.cookieName(), id, int(sessionTTL.Seconds()))
+	c.setCookie(g, c.cookieName(), id, int(workspace.SessionTTL.Seconds()))
 	g.Redirect(http.StatusSeeOther, "/console/")
 }
 
 func (c *Console) logout(g *gin.Context) {
-	if err := signOut(g.Request.Context(), c.DB, sessionOf(g).id); err != nil {
+	if err := c.Sessions.CloseSession(g.Request.Context(), sessionOf(g).id); err != nil {
 		c.Log.WithError(err).Error("console sign-out")
 	}
 	c.setCookie(g, c.cookieName(), "", -1)
@@ -173,7 +176,7 @@ func (c *Console) chooseOrg(g *gin.Context) {
 	if err != nil {
 		err = problem.Fail(problem.NotFound, "org %q not found", g.PostForm("org"))
 	} else {
-		err = switchOrg(g.Request.Context(), c.DB, c.Members, sessionOf(g), org)
+		err = c.Sessions.MoveSession(g.Request.Context(), sessionOf(g).id, sessionOf(g).User.ID, org)
 	}
 	if err != nil {
 		c.refuse(g, err)

@@ -28,6 +28,7 @@ type KeyService interface {
 	RevokeReadKey(ctx context.Context, id, actorID uuid.UUID) (*models.ReadKey, error)
 	CreateIntegrationKey(ctx context.Context, in apikeys.NewIntegrationKey) (*apikeys.CreatedIntegrationKey, error)
 	RevokeIntegrationKey(ctx context.Context, id, actorID uuid.UUID) (*models.IntegrationKey, error)
+	CountLive(ctx context.Context, orgID uuid.UUID) (apikeys.LiveCounts, error)
 }
 
 // OrgLists are an org's keys, audit log and delivery log, role-checked (operator.Service).
@@ -74,12 +75,15 @@ func (c *Console) query(g *gin.Context, limit int) operator.Query {
 func (c *Console) overview(g *gin.Context) {
 	s := sessionOf(g)
 	ctx := g.Request.Context()
-	var counts struct{ Endpoints, ReadKeys, IntegrationKeys int64 }
-	err := c.DB.WithContext(ctx).Raw(`SELECT
-		(SELECT count(*) FROM webhook_endpoints WHERE org_id = @o AND enabled AND deleted_at IS NULL) AS endpoints,
-		(SELECT count(*) FROM read_keys WHERE org_id = @o AND revoked_at IS NULL) AS read_keys,
-		(SELECT count(*) FROM integration_keys WHERE org_id = @o AND revoked_at IS NULL) AS integration_keys`,
-		map[string]any{"o": s.OrgID}).Find(&counts).Error
+	var counts struct {
+		Endpoints int64
+		apikeys.LiveCounts
+	}
+	keys, err := c.Keys.CountLive(ctx, s.OrgID)
+	if err == nil {
+		counts.LiveCounts = keys
+		counts.Endpoints, err = c.Webhooks.CountEnabled(ctx, s.OrgID)
+	}
 	data := map[string]any{"Counts": counts}
 	var urls map[uuid.UUID]string
 	if err == nil {

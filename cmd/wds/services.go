@@ -79,7 +79,7 @@ func (s *services) apply(db *gorm.DB, d *api.Deps) {
 // console is the operator console over the services, with cfg's settings.
 func (s *services) console(cfg *config.Config, db *gorm.DB, log logrus.FieldLogger) *console.Console {
 	c := &console.Console{DB: db, Log: log, Webhooks: s.webhooks,
-		Members: s.people, Keys: s.keys, Lists: s.lists, Shipping: s.shipping, Vendors: s.catalog, Clients: s.orders,
+		Members: s.people, Sessions: s.people, Keys: s.keys, Lists: s.lists, Shipping: s.shipping, Vendors: s.catalog, Clients: s.orders,
 		TemporalUI: cfg.TemporalUIURL, Namespace: cfg.TemporalNamespace, RetrySchedule: cfg.WebhookRetrySchedule,
 		InsecureCookie: cfg.ConsoleInsecureCookie}
 	if s.starter != nil {

@@ -91,7 +91,7 @@ func newHarness(t *testing.T, tc client.Client) *harness {
 	if err != nil {
 		t.Fatal(err)
 	}
-	(&console.Console{DB: h.db, Log: log, Members: d.People, Keys: d.Keys, Lists: d.Lists,
+	(&console.Console{DB: h.db, Log: log, Members: d.People, Sessions: d.People, Keys: d.Keys, Lists: d.Lists,
 		Shipping: d.Shipping, Vendors: d.Vendors, Clients: d.Orders,
 		Webhooks: hooks, Dispatches: h.starter,
 		TemporalUI: "http://localhost:8233", Namespace: "default", RetrySchedule: schedule, InsecureCookie: true}).Register(router)

@@ -3,6 +3,7 @@
 package layout
 
 import (
+	"go/ast"
 	"go/parser"
 	"go/token"
 	"os/exec"
@@ -118,5 +119,43 @@ func TestOnlyTheServersWiringImportsAPI(t *testing.T) {
 	// The wiring does import api, so the test sees imports at all.
 	if !wired["services.go"] {
 		t.Fatal("cmd/wds/services.go imports no api package: the test reads nothing")
+	}
+}
+
+// sqlCalls are the GORM methods that carry SQL or build a query.
+var sqlCalls = map[string]bool{"Raw": true, "Exec": true, "Where": true, "Table": true, "Model": true, "Select": true, "Joins": true}
+
+// Handlers hold no SQL: the APIs' handlers and the console's pages reach the database through the
+// domain services, each behind a small interface declared beside them.
+func TestHandlersAndPagesHoldNoSQL(t *testing.T) {
+	calls := 0
+	for _, dir := range []string{"../../api", "../../api/console"} {
+		files, err := filepath.Glob(dir + "/*.go")
+		if err != nil || len(files) == 0 {
+			t.Fatalf("%s: %v, %d files", dir, err, len(files))
+		}
+		for _, f := range files {
+			if strings.HasSuffix(f, "_test.go") {
+				continue
+			}
+			file, err := parser.ParseFile(token.NewFileSet(), f, nil, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ast.Inspect(file, func(n ast.Node) bool {
+				sel, ok := n.(*ast.SelectorExpr)
+				if !ok {
+					return true
+				}
+				calls++
+				if sqlCalls[sel.Sel.Name] {
+					t.Errorf("%s calls %s: handlers and pages hold no SQL", strings.TrimPrefix(f, "../../"), sel.Sel.Name)
+				}
+				return true
+			})
+		}
+	}
+	if calls == 0 {
+		t.Fatal("read no selector in api/: the test reads nothing")
 	}
 }
