@@ -210,3 +210,28 @@ func checkRender(t *testing.T, res *Results) {
 		t.Errorf("chart: %v", err)
 	}
 }
+
+// TestAPartialRunRendersWithoutAChart holds that a run without the read part (`-only noisy` into a
+// results file with no read curve) writes its section and draws no chart, instead of failing at the
+// end of the run it measured.
+func TestAPartialRunRendersWithoutAChart(t *testing.T) {
+	dir := t.TempDir()
+	doc, chart := filepath.Join(dir, "b.md"), filepath.Join(dir, "c.png")
+	if err := os.WriteFile(doc, []byte("# B\n\n"+beginMarker+"\nold\n"+endMarker+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	res := &Results{Noisy: &NoisyResult{}}
+	if err := Render(res, doc, chart); err != nil {
+		t.Fatalf("a run without the read part: %v", err)
+	}
+	b, err := os.ReadFile(doc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s := string(b); strings.Contains(s, "old") || strings.Contains(s, "c.png") || !strings.Contains(s, "noisy-neighbour") {
+		t.Errorf("rendered section:\n%s", s)
+	}
+	if _, err := os.Stat(chart); !os.IsNotExist(err) {
+		t.Errorf("a chart was drawn without a read curve: %v", err)
+	}
+}
