@@ -3,12 +3,14 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"net"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -88,6 +90,7 @@ func TestRunClusterServesWdsOnTheCluster(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(dir, "temporal", "temporal-server.log")); err != nil {
 		t.Errorf("no server log in the data directory: %v", err)
 	}
+	listenOnTheCluster(ctx, t, bin, dir)
 
 	cancel()
 	select {
@@ -102,6 +105,49 @@ func TestRunClusterServesWdsOnTheCluster(t *testing.T) {
 		c.Close()
 		t.Error("the Temporal server still answers after run-cluster stopped")
 	}
+}
+
+// listenOnTheCluster does what the README's tour shows for the cluster run: `wds listen` and `wds
+// admin` with WDS_DATA_DIR naming its state find its database and key, so the endpoint listen
+// registers is sealed under the key the cluster's worker holds, and an event an admin command fires
+// arrives at the laptop.
+func listenOnTheCluster(ctx context.Context, t *testing.T, bin, dir string) {
+	t.Helper()
+	var demo struct {
+		OrgID   string `json:"org_id"`
+		StoreID string `json:"store_id"`
+		OwnerID string `json:"owner_id"`
+	}
+	b, err := os.ReadFile(filepath.Join(dir, "demo.json"))
+	if err == nil {
+		err = json.Unmarshal(b, &demo)
+	}
+	if err != nil {
+		t.Fatalf("the cluster run's demo workspace: %v", err)
+	}
+	env := append(os.Environ(), "WDS_DATA_DIR="+dir)
+	listen := exec.CommandContext(ctx, bin, "listen", "--org", demo.OrgID, "--actor", demo.OwnerID, "--addr", freeAddr(t),
+		"--events", "vendor.created")
+	out := &syncBuffer{}
+	listen.Env, listen.Stdout, listen.Stderr = env, out, out
+	listen.Cancel = func() error { return listen.Process.Signal(os.Interrupt) }
+	if err := listen.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = listen.Cancel(); _ = listen.Wait() }()
+	defer func() {
+		if t.Failed() {
+			t.Logf("wds listen printed:\n%s", out)
+		}
+	}()
+	waitFor(t, "wds listen on the cluster to be ready", func() bool { return strings.Contains(out.String(), "Ready: endpoint ") })
+	admin := exec.CommandContext(ctx, bin, "admin", "vendor", "create", "--org", demo.OrgID, "--store", demo.StoreID,
+		"--actor", demo.OwnerID, "--name", "Cluster Supplies")
+	admin.Env = env
+	if b, err := admin.CombinedOutput(); err != nil {
+		t.Fatalf("wds admin on the cluster's state: %v\n%s", err, b)
+	}
+	waitFor(t, "the vendor's event at wds listen", func() bool { return strings.Contains(out.String(), "vendor.created") })
 }
 
 func waitReady(t *testing.T, addr string, done <-chan error, out *syncBuffer) {

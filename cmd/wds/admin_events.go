@@ -4,10 +4,12 @@ import (
 	"context"
 	"flag"
 	"strconv"
+	"strings"
 
 	"github.com/google/uuid"
 
 	"wds/internal/endpoints"
+	"wds/internal/order"
 	"wds/internal/platform/paging"
 	"wds/internal/platform/problem"
 )
@@ -35,8 +37,12 @@ func eventList(fs *flag.FlagSet) runFunc {
 		if q.Cursor, err = paging.ParseCursor(*cursorAt, *cursorID); err != nil {
 			return nil, err
 		}
-		if err := orderFlag(*order, &q); err != nil {
-			return nil, err
+		if *order != "" {
+			id, err := orderID(ctx, env, "order", *order, org)
+			if err != nil {
+				return nil, err
+			}
+			q.OrderID = &id
 		}
 		if *resource != "" {
 			id, err := uuid.Parse(*resource)
@@ -56,21 +62,21 @@ func eventList(fs *flag.FlagSet) runFunc {
 	}
 }
 
-// orderFlag reads --order as an order id, or else as an order number.
-func orderFlag(v string, q *endpoints.EventsQuery) error {
-	if v == "" {
-		return nil
-	}
+// orderID reads a flag naming an order: its id, or its number (what a customer quotes, "#1042" too).
+// Numbers are per org, so a number needs the org; no such order in it is not_found.
+func orderID(ctx context.Context, env *adminEnv, flagName, v string, org *uuid.UUID) (uuid.UUID, error) {
 	if id, err := uuid.Parse(v); err == nil {
-		q.OrderID = &id
-		return nil
+		return id, nil
 	}
-	n, err := strconv.ParseInt(v, 10, 64)
+	n, err := strconv.ParseInt(strings.TrimPrefix(v, "#"), 10, 64)
 	if err != nil {
-		return problem.Fail(paging.ErrInvalidParameter, "--order must be an order's id or its number, such as 1042")
+		return uuid.Nil, problem.Fail(paging.ErrInvalidParameter, "--%s must be an order's id or its number, such as 1042", flagName)
 	}
-	q.OrderNumber = &n
-	return nil
+	if org == nil {
+		return uuid.Nil, problem.Fail(paging.ErrInvalidParameter,
+			"--%s %d is an order number: give --org too (numbers are per org), or the order's id", flagName, n)
+	}
+	return order.IDByNumber(ctx, env.db, *org, n)
 }
 
 func eventShow(fs *flag.FlagSet) runFunc {

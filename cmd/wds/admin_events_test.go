@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"strings"
 	"testing"
 	"time"
 
@@ -74,6 +75,11 @@ func TestAdminEventListAndShow(t *testing.T) {
 	wantCode(t, err, "delivery_in_progress")
 	_, err = admin(t, "event", "list", "--org", org, "--order", "A-1042")
 	wantCode(t, err, "invalid_parameter")
+	_, err = admin(t, "event", "list", "--org", org, "--order", "9999")
+	wantCode(t, err, "not_found")
+	if !strings.Contains(err.Error(), "no order 9999") {
+		t.Errorf("an unknown order number: %v", err)
+	}
 	_, err = admin(t, "event", "list", "--org", org, "--outcome", "lost")
 	wantCode(t, err, "invalid_parameter")
 	_, err = admin(t, "event", "list", "--org", org, "--since", "yesterday")

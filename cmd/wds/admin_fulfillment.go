@@ -9,10 +9,12 @@ import (
 
 	"wds/internal/fulfillment"
 	"wds/internal/order"
+	"wds/internal/platform/paging"
+	"wds/internal/platform/problem"
 )
 
 func init() {
-	registerAdmin("order ship", "ship an order (order.shipped), by its id", orderShip)
+	registerAdmin("order ship", "ship an order (order.shipped), by its id or, with --org, its number", orderShip)
 	registerAdmin("shipment track", "add or change a shipment's tracking number", shipmentTrack)
 	registerAdmin("shipment deliver", "mark a shipment delivered (order.delivered once all are)", shipmentDeliver)
 }
@@ -24,12 +26,27 @@ type shippingOps interface {
 	MarkDelivered(ctx context.Context, actor, shipmentID uuid.UUID, deliveredAt *time.Time) (*order.Shipment, error)
 }
 
-// orderShip is `wds admin order ship --id --actor --carrier [--tracking] [--shipped-at]`.
+// orderShip is `wds admin order ship --id --actor --carrier [--org] [--tracking] [--shipped-at]`; --id
+// takes the order's id, or its number with --org, as `event list --order` does.
 func orderShip(fs *flag.FlagSet) runFunc {
-	id, actor, carrier := uuidFlag(fs, "id", "order id"), uuidFlag(fs, "actor", "acting user id"), stringFlag(fs, "carrier", "carrier name")
+	ref, actor, carrier := stringFlag(fs, "id", "the order's id, or its number with --org"), uuidFlag(fs, "actor", "acting user id"),
+		stringFlag(fs, "carrier", "carrier name")
+	orgFlag := fs.String("org", "", "org id: needed when --id is the order's number")
 	tracking, shippedAt := fs.String("tracking", "", "tracking number"), fs.String("shipped-at", "", "RFC 3339 (default now)")
 	return func(ctx context.Context, env *adminEnv) (any, error) {
 		at, err := optionalTime("shipped-at", *shippedAt)
+		if err != nil {
+			return nil, err
+		}
+		var org *uuid.UUID
+		if *orgFlag != "" {
+			o, err := uuid.Parse(*orgFlag)
+			if err != nil {
+				return nil, problem.Fail(paging.ErrInvalidParameter, "--org must be a UUID")
+			}
+			org = &o
+		}
+		id, err := orderID(ctx, env, "id", *ref, org)
 		if err != nil {
 			return nil, err
 		}
@@ -37,7 +54,7 @@ func orderShip(fs *flag.FlagSet) runFunc {
 		if *tracking != "" {
 			in.TrackingNumber = tracking
 		}
-		res, err := env.shipping.ShipOrder(ctx, *actor, *id, in)
+		res, err := env.shipping.ShipOrder(ctx, *actor, id, in)
 		if err != nil {
 			return nil, err
 		}

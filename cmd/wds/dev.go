@@ -44,6 +44,9 @@ func devCmd(ctx context.Context, _ []string) error {
 			_ = cluster.Stop(context.Background())
 		}()
 	}
+	if err := recordDevURL(cfg); err != nil {
+		return err
+	}
 	if err := ensureDevKey(cfg); err != nil {
 		return err
 	}
@@ -109,11 +112,17 @@ func startDevPostgres(ctx context.Context, cfg *config.Config) (*pgcluster.Clust
 		}
 	}
 	cfg.DatabaseURL = cluster.URL("wds")
-	if err := os.WriteFile(filepath.Join(cfg.DataDir, devURLFile), []byte(cfg.DatabaseURL+"\n"), 0o600); err != nil {
-		_ = cluster.Stop(ctx)
-		return nil, fmt.Errorf("record database URL: %w", err)
-	}
 	return cluster, nil
+}
+
+// recordDevURL writes the database URL wds dev runs on into its data directory, its private
+// cluster's or the DATABASE_URL it was given (`make run-cluster` gives one), so `wds admin` and
+// `wds listen` started with the same WDS_DATA_DIR find the database whose secrets its key seals.
+func recordDevURL(cfg *config.Config) error {
+	if err := os.WriteFile(filepath.Join(cfg.DataDir, devURLFile), []byte(cfg.DatabaseURL+"\n"), 0o600); err != nil {
+		return fmt.Errorf("record database URL: %w", err)
+	}
+	return nil
 }
 
 // ensureDevKey generates the at-rest encryption key once, unless WDS_ENCRYPTION_KEY is set.
@@ -159,6 +168,7 @@ wds dev is up (state in %s; Ctrl-C stops everything)
   API          http://%[2]s
   Console      http://%[2]s/console/  (sign in with the operator_token below)
   PostgreSQL   %[3]s
+  CLI          WDS_DATA_DIR=%[1]s ./bin/wds admin ... (and wds listen) reach this state
 
   demo workspace (also in %[4]s):
   %[5]s

@@ -6,6 +6,7 @@ package endpoints
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -14,6 +15,7 @@ import (
 	"github.com/google/uuid"
 
 	"wds/internal/events"
+	"wds/internal/order"
 	"wds/internal/platform/database"
 	"wds/internal/platform/paging"
 	"wds/internal/platform/problem"
@@ -109,16 +111,15 @@ func (s *Service) ListEvents(ctx context.Context, q EventsQuery) (*EventsPage, e
 	if q.Limit == 0 {
 		q.Limit = paging.DefaultLimit
 	}
-	if q.OrderNumber != nil {
-		var found []uuid.UUID
-		err := s.DB.WithContext(ctx).Raw("SELECT id FROM orders WHERE org_id = ? AND number = ?", q.OrgID, *q.OrderNumber).Scan(&found).Error
-		if err != nil {
-			return nil, fmt.Errorf("find order %d: %w", *q.OrderNumber, err)
-		}
-		if len(found) == 0 {
+	if q.OrderNumber != nil { // an unknown number finds nothing, as an unknown order id does
+		id, err := order.IDByNumber(ctx, s.DB, q.OrgID, *q.OrderNumber)
+		if errors.Is(err, problem.NotFound) {
 			return &EventsPage{Rows: []EventRow{}}, nil
 		}
-		q.OrderID = &found[0]
+		if err != nil {
+			return nil, err
+		}
+		q.OrderID = &id
 	}
 	sql, args := eventsPageSQL(q)
 	rows := []EventRow{}
