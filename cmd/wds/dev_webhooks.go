@@ -63,6 +63,11 @@ func startDevWebhooks(ctx context.Context, cfg *config.Config, db *gorm.DB, log 
 	}
 	starter := dispatch.NewStarter(cfg, db, c, log)
 	d.svc = newServices(cfg, db, box, starter)
+	versionWorker(cfg)
+	// A laptop runs one version at a time: each start routes new workflows to the build it runs.
+	if _, set := os.LookupEnv("WDS_PROMOTE_VERSION"); !set {
+		cfg.PromoteVersion = config.PromoteAlways
+	}
 	wctx, cancel := context.WithCancel(ctx)
 	done := make(chan error, 1)
 	go func() { done <- worker.Run(wctx, cfg, c, box, starter, log, ca) }()
