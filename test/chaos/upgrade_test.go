@@ -14,8 +14,6 @@ import (
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/client"
-
-	"wds/internal/dev/temporaldev"
 )
 
 // previousRelease is the last commit before wds's workers were versioned: the release a deploy of
@@ -77,9 +75,9 @@ func upgradeLadder() int { return scaled(8, 30) }
 
 // previousSystem runs the previous release, serve and one worker, with an endpoint whose chains wait
 // on the ladder's timer and one whose attempts are held mid-POST for a second.
-func previousSystem(t *testing.T) (*system, []string) {
+func previousSystem(t *testing.T, kind temporalKind) (*system, []string) {
 	ladder := upgradeLadder()
-	s := newSystemOf(t, previousBinary(t), time.Second, devServer(temporaldev.Options{}),
+	s := newSystemOf(t, previousBinary(t), time.Second, kind,
 		fmt.Sprintf("WDS_WEBHOOK_RETRY_SCHEDULE=%ds,%ds", ladder, 2*ladder))
 	s.startWorker()
 	s.endpointWith(retryPath, failFirstAttempt, 5, upgradeHeaders)
@@ -196,7 +194,7 @@ func (s *system) noTaskFailed(t *testing.T) int {
 
 // switchDelay bounds how late a chain's next attempt may come across the switch to another version's
 // workers: a task the server had just handed to the stopped worker's cache waits out its 5 s there,
-// and the server took up to about 50 s more (measured on the dev server) to give an unversioned chain's
+// and the server took up to about 55 s more (dev server and cluster) to give an unversioned chain's
 // task to the newly current version's workers. Late, never early, and never skipped.
 const switchDelay = 90 * time.Second
 
@@ -239,8 +237,24 @@ func (s *system) upgradeChecks(t *testing.T, wantCurrent string) {
 	}
 }
 
+// upgradeKinds are the Temporal servers an upgrade scenario runs on: the dev server and the cluster
+// for the first scenario and, in make chaos, for every one; make test runs the others on the dev
+// server alone, to keep it short.
+func upgradeKinds(first bool) []temporalKind {
+	if first || *long {
+		return onBoth
+	}
+	return onBoth[:1]
+}
+
 func TestUpgradeWorkersFirstThenServe(t *testing.T) {
-	s, paths := previousSystem(t)
+	for _, kind := range upgradeKinds(true) {
+		t.Run(kind.label(), func(t *testing.T) { upgradeWorkersFirst(t, kind) })
+	}
+}
+
+func upgradeWorkersFirst(t *testing.T, kind temporalKind) {
+	s, paths := previousSystem(t, kind)
 	l := newLoad(s)
 	began := time.Now()
 	underLoadAt(l, upgradeRate, func() {
@@ -250,13 +264,19 @@ func TestUpgradeWorkersFirstThenServe(t *testing.T) {
 		s.replaceServe(t, l, wdsBin)
 		time.Sleep(dur(5*time.Second, 30*time.Second))
 	})
-	s.settle(t, l, "deploy from the previous release: workers first, then serve, while chains wait on ladder timers and attempts are mid-POST",
+	s.settle(t, l, kind.scenario("deploy from the previous release: workers first, then serve, while chains wait on ladder timers and attempts are mid-POST"),
 		fmt.Sprintf("%d creates/s for %v", upgradeRate, time.Since(began).Round(time.Second)), paths...)
 	s.upgradeChecks(t, buildID)
 }
 
 func TestUpgradeServeFirstThenWorkers(t *testing.T) {
-	s, paths := previousSystem(t)
+	for _, kind := range upgradeKinds(false) {
+		t.Run(kind.label(), func(t *testing.T) { upgradeServeFirst(t, kind) })
+	}
+}
+
+func upgradeServeFirst(t *testing.T, kind temporalKind) {
+	s, paths := previousSystem(t, kind)
 	l := newLoad(s)
 	began := time.Now()
 	underLoadAt(l, upgradeRate, func() {
@@ -266,7 +286,7 @@ func TestUpgradeServeFirstThenWorkers(t *testing.T) {
 		s.replaceWorkers(t, wdsBin)
 		time.Sleep(dur(5*time.Second, 30*time.Second))
 	})
-	s.settle(t, l, "deploy from the previous release: serve first, then the workers, while chains wait on ladder timers and attempts are mid-POST",
+	s.settle(t, l, kind.scenario("deploy from the previous release: serve first, then the workers, while chains wait on ladder timers and attempts are mid-POST"),
 		fmt.Sprintf("%d creates/s for %v", upgradeRate, time.Since(began).Round(time.Second)), paths...)
 	s.upgradeChecks(t, buildID)
 }
@@ -276,7 +296,13 @@ func TestUpgradeServeFirstThenWorkers(t *testing.T) {
 // the previous release's worker and serve started, this tree's worker kept until its pinned chains
 // ended, then stopped. A worker of this tree started again afterwards leaves the routing alone.
 func TestRollbackToThePreviousRelease(t *testing.T) {
-	s, paths := previousSystem(t)
+	for _, kind := range upgradeKinds(false) {
+		t.Run(kind.label(), func(t *testing.T) { rollbackAfterUpgrade(t, kind) })
+	}
+}
+
+func rollbackAfterUpgrade(t *testing.T, kind temporalKind) {
+	s, paths := previousSystem(t, kind)
 	prev := s.bin
 	l := newLoad(s)
 	began := time.Now()
@@ -298,8 +324,8 @@ func TestRollbackToThePreviousRelease(t *testing.T) {
 		drained = time.Since(rollback)
 		time.Sleep(dur(3*time.Second, 30*time.Second))
 	})
-	s.settle(t, l, fmt.Sprintf("rollback to the previous release after a deploy, workers first: this tree's workers stopped once their chains ended (%v)",
-		drained.Round(time.Second)), fmt.Sprintf("%d creates/s for %v", upgradeRate, time.Since(began).Round(time.Second)), paths...)
+	s.settle(t, l, kind.scenario(fmt.Sprintf("rollback to the previous release after a deploy, workers first: this tree's workers stopped once their chains ended (%v)",
+		drained.Round(time.Second))), fmt.Sprintf("%d creates/s for %v", upgradeRate, time.Since(began).Round(time.Second)), paths...)
 	s.upgradeChecks(t, "")
 
 	s.bin = wdsBin
