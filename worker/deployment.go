@@ -119,3 +119,20 @@ func registered(info client.WorkerDeploymentInfo, d Deployment) bool {
 	}
 	return false
 }
+
+// AwaitCurrent waits until d's version is the deployment's current one or ctx ends: wds dev waits so
+// before it says it is up, so the first event a person sends starts on its worker at once.
+func AwaitCurrent(ctx context.Context, c client.Client, d Deployment) error {
+	h := c.WorkerDeploymentClient().GetHandle(d.Name)
+	for {
+		desc, err := h.Describe(ctx, client.WorkerDeploymentDescribeOptions{})
+		if cur := desc.Info.RoutingConfig.CurrentVersion; err == nil && cur != nil && *cur == d.version() {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("version %s:%s is not current: %w", d.Name, d.BuildID, ctx.Err())
+		case <-time.After(promoteRetry):
+		}
+	}
+}

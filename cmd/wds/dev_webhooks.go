@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"time"
 
 	"github.com/sirupsen/logrus"
 	"go.temporal.io/sdk/client"
@@ -29,6 +30,10 @@ type devWebhooks struct {
 	local bool
 	stop  func()
 }
+
+// devPromoteWait bounds how long wds dev waits for its worker's version to become current before it
+// says it is up.
+const devPromoteWait = 30 * time.Second
 
 // Preferred ports of the embedded server: the Temporal CLI's defaults, so its docs apply.
 const (
@@ -71,6 +76,13 @@ func startDevWebhooks(ctx context.Context, cfg *config.Config, db *gorm.DB, log 
 	wctx, cancel := context.WithCancel(ctx)
 	done := make(chan error, 1)
 	go func() { done <- worker.Run(wctx, cfg, c, box, starter, log, ca) }()
+	if cfg.PromoteVersion == config.PromoteAlways {
+		actx, acancel := context.WithTimeout(ctx, devPromoteWait)
+		if err := worker.AwaitCurrent(actx, c, worker.Deployment{Name: cfg.DeploymentName, BuildID: cfg.BuildID}); err != nil {
+			log.WithError(err).Warn("new deliveries wait until the worker's version is current")
+		}
+		acancel()
+	}
 	d.stop = func() {
 		cancel()
 		if err := <-done; err != nil {
