@@ -10,8 +10,11 @@ WORKDIR /src
 COPY go.mod go.sum ./
 RUN go mod download
 COPY . .
+# The version `wds version` prints, and so the build id of the image's workers (docs/production.md,
+# Deploys and rollbacks): give each release its own, e.g. --build-arg WDS_VERSION=$(git describe --tags --always).
+ARG WDS_VERSION=dev
 # CGO_ENABLED=0: a static binary that needs no libc in the runtime image.
-RUN CGO_ENABLED=0 GOFLAGS=-buildvcs=false go build -trimpath -ldflags="-s -w" -o /out/wds ./cmd/wds
+RUN CGO_ENABLED=0 GOFLAGS=-buildvcs=false go build -trimpath -ldflags="-s -w -X main.version=${WDS_VERSION}" -o /out/wds ./cmd/wds
 
 # ---- runtime: Alpine rather than distroless so compose healthchecks have wget, still ~10 MB ----
 FROM alpine:3.22 AS runtime

@@ -38,5 +38,6 @@ func Run(ctx context.Context, cfg *config.Config, c client.Client, box *secrets.
 		Retention:   cfg.Retention,
 		ListenURL:   cmp.Or(cfg.ListenDatabaseURL, cfg.DatabaseURL),
 		ManualSlots: cfg.ManualActivities,
+		Deployment:  Deployment{Name: cfg.DeploymentName, BuildID: cfg.BuildID, Promote: cfg.PromoteVersion},
 	})
 }

@@ -42,6 +42,8 @@ type Options struct {
 	// ListenURL is where the worker listens for the resends the CLI announces (DispatchNotifier);
 	// empty leaves them to the relay.
 	ListenURL string
+	// Deployment is the Worker Deployment Version the worker runs as, and when it makes it current.
+	Deployment Deployment
 	// ManualSlots bounds the activities and workflow tasks of re-fires, resends and recoveries
 	// (contract.ManualTaskQueue) the worker runs at once: WDS_MANUAL_ACTIVITIES; 0 is
 	// DefaultManualSlots.
@@ -89,6 +91,9 @@ func Serve(ctx context.Context, o Options) error {
 	if o.RelayBatch == 0 {
 		o.RelayBatch = 100
 	}
+	if err := o.Deployment.check(); err != nil {
+		return err
+	}
 	// Process-wide, and read when the first worker is created: set before it.
 	sdkworker.SetStickyWorkflowCacheSize(stickyCacheSize)
 	warnOnlyNearTaskTimeout()
@@ -101,6 +106,7 @@ func Serve(ctx context.Context, o Options) error {
 		MaxConcurrentActivityExecutionSize: o.MaxConcurrentActivities,
 		// Attempts are local activities (workflows.AttemptLocal): the same bound applies to them.
 		MaxConcurrentLocalActivityExecutionSize: o.MaxConcurrentActivities,
+		DeploymentOptions:                       o.Deployment.options(),
 	})
 	Register(w, o.Activities)
 	if err := w.Start(); err != nil {
@@ -111,9 +117,11 @@ func Serve(ctx context.Context, o Options) error {
 		w.Stop()
 		return fmt.Errorf("start Temporal worker for %s: %w", contract.ManualTaskQueue, err)
 	}
-	o.Log.WithField("task_queue", contract.TaskQueue).WithField("manual_task_queue", contract.ManualTaskQueue).Info("webhook worker started")
-	pruned, listened := make(chan struct{}), make(chan struct{})
+	o.Log.WithFields(logrus.Fields{"task_queue": contract.TaskQueue, "manual_task_queue": contract.ManualTaskQueue,
+		"deployment": o.Deployment.Name, "build_id": o.Deployment.BuildID, "promote_version": o.Deployment.Promote}).Info("webhook worker started")
+	pruned, listened, promoted := make(chan struct{}), make(chan struct{}), make(chan struct{})
 	go func() { prune(ctx, o); close(pruned) }()
+	go func() { promote(ctx, o.Temporal, o.Deployment, o.Log); close(promoted) }()
 	go func() {
 		if o.ListenURL != "" {
 			dispatch.ListenDispatches(ctx, o.ListenURL, o.Starter, o.Log)
@@ -123,6 +131,7 @@ func Serve(ctx context.Context, o Options) error {
 	relay(ctx, o)
 	<-pruned
 	<-listened
+	<-promoted
 	manual.Stop()
 	w.Stop()
 	o.Log.Info("webhook worker stopped")
@@ -144,6 +153,7 @@ func manualWorker(o Options) sdkworker.Worker {
 		MaxConcurrentActivityExecutionSize:      slots,
 		MaxConcurrentWorkflowTaskExecutionSize:  max(slots, 2), // the SDK's least
 		MaxConcurrentLocalActivityExecutionSize: slots,
+		DeploymentOptions:                       o.Deployment.options(),
 	})
 	Register(w, o.Activities)
 	return w
@@ -155,13 +165,22 @@ func Register(w sdkworker.Registry, a *activities.Activities) {
 	a.Register(w)
 }
 
-// RegisterWorkflows adds the delivery workflows under their stable names (also to a replayer).
+// RegisterWorkflows adds the delivery workflows under their stable names (also to a replayer), each
+// with its versioning behaviour (docs/production.md, Deploys). A delivery chain is pinned: it ends
+// on the version that started it, so no release ever replays another's delivery history, at the
+// price of keeping a version's workers until its chains end (two days at most: max_attempts 10
+// waits 40 h). A recovery only starts chains, one batch a second, with the same two steps in every
+// release: it moves to the current version at its next task, so it never keeps an old version alive.
 func RegisterWorkflows(w sdkworker.WorkflowRegistry) {
-	w.RegisterWorkflowWithOptions(workflows.EventWorkflow, workflow.RegisterOptions{Name: contract.EventWorkflowName})
-	w.RegisterWorkflowWithOptions(workflows.EventWorkflow, workflow.RegisterOptions{Name: contract.PlannedEventWorkflowName})
-	w.RegisterWorkflowWithOptions(workflows.RefireWorkflow, workflow.RegisterOptions{Name: contract.RefireWorkflowName})
-	w.RegisterWorkflowWithOptions(workflows.TestWorkflow, workflow.RegisterOptions{Name: contract.TestWorkflowName})
-	w.RegisterWorkflowWithOptions(workflows.RecoveryWorkflow, workflow.RegisterOptions{Name: contract.RecoveryWorkflowName})
+	pinned := func(fn any, name string) {
+		w.RegisterWorkflowWithOptions(fn, workflow.RegisterOptions{Name: name, VersioningBehavior: workflow.VersioningBehaviorPinned})
+	}
+	pinned(workflows.EventWorkflow, contract.EventWorkflowName)
+	pinned(workflows.EventWorkflow, contract.PlannedEventWorkflowName)
+	pinned(workflows.RefireWorkflow, contract.RefireWorkflowName)
+	pinned(workflows.TestWorkflow, contract.TestWorkflowName)
+	w.RegisterWorkflowWithOptions(workflows.RecoveryWorkflow, workflow.RegisterOptions{Name: contract.RecoveryWorkflowName,
+		VersioningBehavior: workflow.VersioningBehaviorAutoUpgrade})
 }
 
 // prune deletes events and delivery rows older than the retention (none when it is 0) and clears

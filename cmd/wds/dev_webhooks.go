@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"time"
 
 	"github.com/sirupsen/logrus"
 	"go.temporal.io/sdk/client"
@@ -30,6 +31,10 @@ type devWebhooks struct {
 	local bool
 	stop  func()
 }
+
+// devPromoteWait bounds how long wds dev waits for its worker's version to become current before it
+// says it is up.
+const devPromoteWait = 30 * time.Second
 
 // Preferred ports of the embedded server: the Temporal CLI's defaults, so its docs apply.
 const (
@@ -60,9 +65,21 @@ func startDevWebhooks(ctx context.Context, cfg *config.Config, db *gorm.DB, box 
 	}
 	starter := dispatch.NewStarter(cfg, db, c, log)
 	d.starter = starter
+	versionWorker(cfg)
+	// A laptop runs one version at a time: each start routes new workflows to the build it runs.
+	if _, set := os.LookupEnv("WDS_PROMOTE_VERSION"); !set {
+		cfg.PromoteVersion = config.PromoteAlways
+	}
 	wctx, cancel := context.WithCancel(ctx)
 	done := make(chan error, 1)
 	go func() { done <- worker.Run(wctx, cfg, c, box, starter, log, ca) }()
+	if cfg.PromoteVersion == config.PromoteAlways {
+		actx, acancel := context.WithTimeout(ctx, devPromoteWait)
+		if err := worker.AwaitCurrent(actx, c, worker.Deployment{Name: cfg.DeploymentName, BuildID: cfg.BuildID}); err != nil {
+			log.WithError(err).Warn("new deliveries wait until the worker's version is current")
+		}
+		acancel()
+	}
 	d.stop = func() {
 		cancel()
 		if err := <-done; err != nil {

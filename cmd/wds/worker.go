@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"wds/internal/dispatch"
+	"wds/internal/platform/config"
 	"wds/internal/platform/temporalclient"
 	"wds/worker"
 )
@@ -35,5 +36,12 @@ func workerCmd(ctx context.Context, _ []string) error {
 			"without them no delivery can start: register them as docs/production.md shows, then start the worker again",
 			p.cfg.TemporalNamespace, err)
 	}
+	versionWorker(p.cfg)
 	return worker.Run(ctx, p.cfg, c, p.box, dispatch.NewStarter(p.cfg, p.db, c, p.log), p.log)
+}
+
+// versionWorker gives the worker this binary's version (`wds version`) as its build id unless
+// WDS_BUILD_ID is set: a release's workers are one Worker Deployment Version (docs/production.md).
+func versionWorker(cfg *config.Config) {
+	cfg.BuildID = cmp.Or(cfg.BuildID, version)
 }

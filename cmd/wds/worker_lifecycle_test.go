@@ -9,6 +9,8 @@ import (
 	"syscall"
 	"testing"
 
+	"go.temporal.io/sdk/client"
+
 	"wds/internal/dev/temporaldev"
 	"wds/internal/platform/config"
 	"wds/internal/platform/secrets"
@@ -58,6 +60,20 @@ func TestWorkerExposesTemporalMetricsAndStopsOnSIGTERM(t *testing.T) {
 			}
 		}
 		return true
+	})
+
+	// A versioned worker: deployment wds, the binary's version as build id, in its start-up line, and
+	// on a deployment that never had a current version it makes its own current, so new workflows
+	// start on it without anyone naming a version (WDS_PROMOTE_VERSION first).
+	for _, want := range []string{`"msg":"webhook worker started"`, `"deployment":"wds"`, `"build_id":"` + version + `"`, `"promote_version":"first"`} {
+		if !strings.Contains(p.out.String(), want) {
+			t.Errorf("the start-up log lacks %s:\n%s", want, p.out.String())
+		}
+	}
+	waitFor(t, "the worker's version to become current", func() bool {
+		d, err := srv.Client().WorkerDeploymentClient().GetHandle("wds").Describe(context.Background(), client.WorkerDeploymentDescribeOptions{})
+		cur := d.Info.RoutingConfig.CurrentVersion
+		return err == nil && cur != nil && cur.BuildID == version
 	})
 
 	if err := p.cmd.Process.Signal(syscall.SIGTERM); err != nil {

@@ -60,7 +60,7 @@ func (l *load) create() {
 	id := fmt.Sprintf("chaos-%d", l.seq.Add(1))
 	body, _ := json.Marshal(map[string]any{"external_id": id, "currency": "USD",
 		"lines": []map[string]any{{"description": "Mug", "quantity": 2, "unit_price_cents": 1500}}})
-	req, _ := http.NewRequest(http.MethodPost, l.base+"/integrations/v1/orders", bytes.NewReader(body))
+	req, _ := http.NewRequest(http.MethodPost, l.target()+"/integrations/v1/orders", bytes.NewReader(body))
 	req.Header.Set("Authorization", "Bearer "+l.key)
 	req.Header.Set("Content-Type", "application/json")
 	began := time.Now()
@@ -100,6 +100,21 @@ func (l *load) sort(id string, resp *http.Response, b []byte) {
 		l.classes[fmt.Sprintf("%dxx", resp.StatusCode/100)]++
 		l.problems = append(l.problems, fmt.Sprintf("%s: %d %s", id, resp.StatusCode, b))
 	}
+}
+
+// target is the serve the load is sent to.
+func (l *load) target() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.base
+}
+
+// retarget sends the load to another serve from now on, as a load balancer does when a deploy
+// replaces an instance; requests in flight finish on the one they went to.
+func (l *load) retarget(base string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.base = base
 }
 
 // answers is the count by status class, e.g. "2xx 412, 503 37".

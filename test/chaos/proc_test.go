@@ -21,6 +21,8 @@ type proc struct {
 	err     error
 	// metrics is the address of its /metrics listener (WDS_METRICS_ADDR).
 	metrics string
+	// bin is the wds binary it runs.
+	bin string
 }
 
 // start launches bin with args; the test's cleanup ends it if the scenario has not.
@@ -37,7 +39,7 @@ func start(t *testing.T, dir, name string, env []string, bin string, args ...str
 	if err := cmd.Start(); err != nil {
 		t.Fatalf("start %s: %v", name, err)
 	}
-	p := &proc{name: name, cmd: cmd, logPath: logPath, done: make(chan struct{})}
+	p := &proc{name: name, cmd: cmd, logPath: logPath, done: make(chan struct{}), bin: bin}
 	go func() {
 		p.err = cmd.Wait()
 		_ = f.Close()

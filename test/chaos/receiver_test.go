@@ -61,6 +61,9 @@ type inbox struct {
 	effects    map[string]int  // order id -> side effects applied
 	rejected   map[string]bool // event ids whose first POST failFirstAttempt answered 500
 	badSigs    int
+	// headers are the endpoint's custom headers, which every POST must carry with these values.
+	headers    map[string]string
+	badHeaders int
 }
 
 func newReceiver(t *testing.T, dir string, slow time.Duration) *receiver {
@@ -84,11 +87,11 @@ func (rc *receiver) add(path string, b behaviour) string {
 	return rc.srv.URL + path
 }
 
-// created records the endpoint wds made for the path.
-func (rc *receiver) created(path, endpointID, secret string) {
+// created records the endpoint wds made for the path, with the custom headers it was given.
+func (rc *receiver) created(path, endpointID, secret string, headers map[string]string) {
 	rc.mu.Lock()
 	defer rc.mu.Unlock()
-	rc.paths[path].endpointID, rc.paths[path].secret = endpointID, secret
+	rc.paths[path].endpointID, rc.paths[path].secret, rc.paths[path].headers = endpointID, secret, headers
 }
 
 func (rc *receiver) behaviourOf(path string) behaviour {
@@ -167,6 +170,12 @@ func (rc *receiver) waiting(path string) int {
 func (rc *receiver) record(in *inbox, h http.Header, body []byte) {
 	id := h.Get(webhook.HeaderEventID)
 	in.posts[id]++
+	for name, value := range in.headers {
+		if h.Get(name) != value {
+			in.badHeaders++
+			return
+		}
+	}
 	if err := webhook.Verify(in.secret, h.Get(webhook.HeaderSignature), body, time.Now()); err != nil {
 		in.badSigs++
 		return
@@ -251,6 +260,7 @@ type tally struct {
 	resent     int // POSTs beyond the first for an event, absorbed by deduplication
 	twice      int // orders whose side effect was applied more than once
 	badSigs    int
+	badHeaders int // POSTs whose custom header values were not the endpoint's
 	unexpected int // event ids received that were never written
 }
 
@@ -273,6 +283,6 @@ func (rc *receiver) tally(path string, written map[string]bool) tally {
 			t.twice++
 		}
 	}
-	t.badSigs = in.badSigs
+	t.badSigs, t.badHeaders = in.badSigs, in.badHeaders
 	return t
 }

@@ -31,8 +31,9 @@ func (s *system) settle(t *testing.T, l *load, scenario, loadDesc string, paths 
 		r.Delivered += tl.delivered
 		r.Resent += tl.resent
 		r.Twice += tl.twice
-		if tl.badSigs > 0 || tl.unexpected > 0 {
-			t.Errorf("%s: %d POSTs with a bad signature, %d of events never written", p, tl.badSigs, tl.unexpected)
+		if tl.badSigs > 0 || tl.badHeaders > 0 || tl.unexpected > 0 {
+			t.Errorf("%s: %d POSTs with a bad signature, %d with wrong custom header values, %d of events never written",
+				p, tl.badSigs, tl.badHeaders, tl.unexpected)
 		}
 	}
 	r.Lost = r.Due - r.Delivered
@@ -159,7 +160,7 @@ func (s *system) noAttemptSpent(t *testing.T, paths []string) {
 func (s *system) noSecretLogged(t *testing.T) {
 	t.Helper()
 	secrets := append([]string{s.key, s.ownerToken}, s.rcv.secrets()...)
-	for _, p := range append([]*proc{s.serve}, s.workers...) {
+	for _, p := range append(append([]*proc{s.serve}, s.workers...), s.retired...) {
 		b, err := os.ReadFile(p.logPath)
 		if err != nil {
 			t.Fatal(err)

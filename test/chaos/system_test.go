@@ -33,6 +33,8 @@ var (
 	long       = flag.Bool("chaos.long", false, "run the scenarios at full length (make chaos)")
 	reportFile = flag.String("chaos.report", "", "write the results table into this Markdown file")
 	wdsBin     string
+	// binDir holds the binaries the tests build: this tree's wds and a previous release's.
+	binDir string
 )
 
 func TestMain(m *testing.M) {
@@ -42,8 +44,8 @@ func TestMain(m *testing.M) {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
-	wdsBin = filepath.Join(dir, "wds")
-	if out, err := exec.Command("go", "build", "-o", wdsBin, "wds/cmd/wds").CombinedOutput(); err != nil {
+	binDir, wdsBin = dir, filepath.Join(dir, "wds")
+	if out, err := exec.Command("go", "build", "-ldflags", "-X main.version="+buildID, "-o", wdsBin, "wds/cmd/wds").CombinedOutput(); err != nil {
 		fmt.Fprintf(os.Stderr, "build wds: %v\n%s", err, out)
 		os.Exit(1)
 	}
@@ -72,6 +74,10 @@ type system struct {
 	serve   *proc
 	base    string
 	workers []*proc
+	// bin is the wds binary the system's next process runs: this tree's, or a previous release's.
+	bin string
+	// retired are the processes a deploy replaced, whose logs are still checked.
+	retired []*proc
 
 	ownerToken, key string
 }
@@ -85,6 +91,12 @@ func newSystem(t *testing.T, slowReceiver time.Duration) *system {
 // own), with env added to every wds process's environment (a later value wins).
 func newSystemOn(t *testing.T, slowReceiver time.Duration, kind temporalKind, env ...string) *system {
 	t.Helper()
+	return newSystemOf(t, wdsBin, slowReceiver, kind, env...)
+}
+
+// newSystemOf is newSystemOn with every process, the schema migration included, run by bin.
+func newSystemOf(t *testing.T, bin string, slowReceiver time.Duration, kind temporalKind, env ...string) *system {
+	t.Helper()
 	ctx := context.Background()
 	dir, err := os.MkdirTemp("", "wds-chaos-")
 	if err != nil {
@@ -94,7 +106,7 @@ func newSystemOn(t *testing.T, slowReceiver time.Duration, kind temporalKind, en
 	if err := os.Chmod(dir, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	s := &system{t: t, ctx: ctx, dir: dir, pgDir: filepath.Join(dir, "pg")}
+	s := &system{t: t, ctx: ctx, dir: dir, pgDir: filepath.Join(dir, "pg"), bin: bin}
 	t.Cleanup(func() {
 		if !t.Failed() {
 			_ = os.RemoveAll(dir)
@@ -154,7 +166,12 @@ func (s *system) startServe() {
 	addr := net.JoinHostPort("127.0.0.1", fmt.Sprint(freePort(s.t)))
 	metricsAddr := fmt.Sprintf("127.0.0.1:%d", freePort(s.t))
 	env := append(s.env, "WDS_HTTP_ADDR="+addr, "WDS_METRICS_ADDR="+metricsAddr)
-	s.serve = start(s.t, s.dir, "serve", env, wdsBin, "serve")
+	name := "serve"
+	if s.serve != nil {
+		s.retired = append(s.retired, s.serve)
+		name = fmt.Sprintf("serve-%d", len(s.retired)+1)
+	}
+	s.serve = start(s.t, s.dir, name, env, s.bin, "serve")
 	s.serve.metrics = metricsAddr
 	s.base = "http://" + addr
 	deadline := time.Now().Add(60 * time.Second)
@@ -180,7 +197,7 @@ func (s *system) startServe() {
 func (s *system) startWorker() *proc {
 	metricsAddr := fmt.Sprintf("127.0.0.1:%d", freePort(s.t))
 	env := append(s.env, "WDS_METRICS_ADDR="+metricsAddr)
-	p := start(s.t, s.dir, fmt.Sprintf("worker-%d", len(s.workers)+1), env, wdsBin, "worker")
+	p := start(s.t, s.dir, fmt.Sprintf("worker-%d", len(s.workers)+1), env, s.bin, "worker")
 	p.metrics = metricsAddr
 	s.workers = append(s.workers, p)
 	return p
@@ -198,8 +215,17 @@ func (s *system) workspace() {
 
 // endpoint subscribes a receiver path to order.created over the Operator API.
 func (s *system) endpoint(path string, b behaviour, maxAttempts int) string {
+	return s.endpointWith(path, b, maxAttempts, nil)
+}
+
+// endpointWith is endpoint with custom headers, whose values the receiver checks on every POST.
+func (s *system) endpointWith(path string, b behaviour, maxAttempts int, headers map[string]string) string {
 	url := s.rcv.add(path, b)
-	body, _ := json.Marshal(map[string]any{"p_url": url, "p_event_types": []string{"order.created"}, "p_max_attempts": maxAttempts})
+	params := map[string]any{"p_url": url, "p_event_types": []string{"order.created"}, "p_max_attempts": maxAttempts}
+	if headers != nil {
+		params["p_headers"] = headers
+	}
+	body, _ := json.Marshal(params)
 	req, _ := http.NewRequest(http.MethodPost, s.base+"/admin/v1/rpc/outbound_webhook_create", bytes.NewReader(body))
 	req.Header.Set("Authorization", "Bearer "+s.ownerToken)
 	req.Header.Set("Content-Type", "application/json")
@@ -213,14 +239,14 @@ func (s *system) endpoint(path string, b behaviour, maxAttempts int) string {
 	if resp.StatusCode != http.StatusCreated || json.Unmarshal(b2, &out) != nil {
 		s.t.Fatalf("create endpoint: %d %s", resp.StatusCode, b2)
 	}
-	s.rcv.created(path, out.ID, out.Secret)
+	s.rcv.created(path, out.ID, out.Secret, headers)
 	return out.ID
 }
 
 // wds runs a short wds command and decodes its one JSON object.
 func (s *system) wds(args ...string) map[string]string {
 	s.t.Helper()
-	cmd := exec.Command(wdsBin, args...)
+	cmd := exec.Command(s.bin, args...)
 	cmd.Env = s.env
 	var stderr strings.Builder
 	cmd.Stderr = &stderr

@@ -31,6 +31,7 @@ import (
 	"wds/internal/dev/temporaldev"
 	"wds/internal/dispatch"
 	"wds/internal/endpoints"
+	"wds/internal/platform/config"
 	"wds/internal/platform/egress"
 	"wds/internal/platform/secrets"
 	"wds/internal/workspace"
@@ -141,7 +142,8 @@ func (h *harness) startWorker() {
 		done <- worker.Serve(ctx, worker.Options{Temporal: h.temporal, Starter: h.starter, Log: h.log, RelayInterval: 100 * time.Millisecond,
 			Activities: &activities.Activities{DB: h.db, Box: h.box, HTTP: httpc, Batches: h.starter, Events: h.starter,
 				DisableAfter: h.disableAfter}, Retention: h.retention,
-			MaxConcurrentActivities: h.maxActivities, ManualSlots: h.manualSlots})
+			MaxConcurrentActivities: h.maxActivities, ManualSlots: h.manualSlots,
+			Deployment: worker.Deployment{Name: "wds", BuildID: "e2e", Promote: config.PromoteFirst}})
 	}()
 	t := h.t
 	h.mu.Lock()

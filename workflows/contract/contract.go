@@ -47,7 +47,8 @@ const (
 // the field: running such a workflow's first task it asks workflow.GetVersion live and gets its own
 // newest version, this same design, so it sends what this code would; replaying a later task it
 // finds no marker, takes its oldest path and fails the task on the mismatch, which Temporal retries
-// until a worker of this release takes it (docs/production.md, rolling deploys).
+// until a worker of this release takes it. Since workers are versioned a chain is pinned to the
+// release that started it, so this is history (docs/production.md, Deploys and rollbacks).
 const CurrentDesign = 3
 
 // Workflow type names, stable because running workflows are bound to them. An event whose chains

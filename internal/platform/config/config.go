@@ -66,6 +66,13 @@ type Config struct {
 	// OperatorReadRate paces each org's list reads (the Operator API's lists and delivery logs, the
 	// console's pages of them and its overview), per instance; 0 is endpoints.DefaultReadRate.
 	OperatorReadRate int `env:"WDS_OPERATOR_READ_RATE" envDefault:"0"`
+	// DeploymentName and BuildID are the worker's Temporal Worker Deployment Version
+	// (docs/production.md, Deploys); an empty BuildID is the binary's version.
+	DeploymentName string `env:"WDS_DEPLOYMENT_NAME" envDefault:"wds"`
+	BuildID        string `env:"WDS_BUILD_ID"`
+	// PromoteVersion says when a worker makes its own version the deployment's current one: first,
+	// always or never (docs/production.md, Deploys).
+	PromoteVersion string `env:"WDS_PROMOTE_VERSION" envDefault:"first"`
 	// Retention is how long the worker keeps events and delivery rows (90 days); 0 keeps them forever.
 	Retention time.Duration `env:"WDS_RETENTION" envDefault:"2160h"`
 	// DBConcurrency bounds the transactions and Read API queries one process runs at once; 0 is
@@ -115,6 +122,7 @@ func (c *Config) validate() error {
 			errs = append(errs, fmt.Errorf("WDS_TRUSTED_PROXIES: %q is not a CIDR range such as 10.0.0.0/8", p))
 		}
 	}
+	errs = append(errs, c.validateDeployment()...)
 	errs = append(errs, c.validateAddresses()...)
 	errs = append(errs, c.validateTemporalTLS()...)
 	if c.WebhookCAFile != "" {
@@ -135,6 +143,35 @@ func (c *Config) validate() error {
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// Values of WDS_PROMOTE_VERSION.
+const (
+	// PromoteFirst makes a worker's version current only when the deployment never had one: the
+	// first versioned deploy, a fresh Temporal namespace.
+	PromoteFirst = "first"
+	// PromoteAlways makes a worker's version current when it starts (wds dev's default).
+	PromoteAlways = "always"
+	// PromoteNever leaves the choice to the operator or the Temporal Worker Controller.
+	PromoteNever = "never"
+)
+
+// validateDeployment checks the Worker Deployment settings against Temporal's own rules, so a worker
+// fails at start naming the variable rather than at its first poll.
+func (c *Config) validateDeployment() []error {
+	var errs []error
+	if c.DeploymentName == "" || strings.ContainsAny(c.DeploymentName, ".:") || len(c.DeploymentName) > 255 {
+		errs = append(errs, fmt.Errorf("WDS_DEPLOYMENT_NAME=%q: give a name of 1 to 255 characters without . or : (default wds)", c.DeploymentName))
+	}
+	if len(c.BuildID) > 255 {
+		errs = append(errs, fmt.Errorf("WDS_BUILD_ID: %d characters; at most 255, or unset for the binary's version", len(c.BuildID)))
+	}
+	switch c.PromoteVersion {
+	case PromoteFirst, PromoteAlways, PromoteNever:
+	default:
+		errs = append(errs, fmt.Errorf("WDS_PROMOTE_VERSION=%q: use first, always or never", c.PromoteVersion))
+	}
+	return errs
 }
 
 // validateAddresses checks the listen and dial addresses now, so a typo fails start-up naming the

@@ -22,7 +22,8 @@ func TestDefaults(t *testing.T) {
 			t.Fatalf("schedule %v", c.WebhookRetrySchedule)
 		}
 	}
-	if c.HTTPAddr != ":8080" || c.DataDir != "./.wds" || c.TemporalNamespace != "default" || c.LogFormat != "json" {
+	if c.HTTPAddr != ":8080" || c.DataDir != "./.wds" || c.TemporalNamespace != "default" || c.LogFormat != "json" ||
+		c.DeploymentName != "wds" || c.BuildID != "" || c.PromoteVersion != PromoteFirst {
 		t.Fatalf("defaults: %+v", c)
 	}
 }
@@ -36,6 +37,9 @@ func TestErrorsNameTheVariable(t *testing.T) {
 		"WDS_WEBHOOK_ALLOW_PRIVATE":  {"maybe", "WDS_WEBHOOK_ALLOW_PRIVATE"},
 		"WDS_DB_CONCURRENCY":         {"-1", "WDS_DB_CONCURRENCY"},
 		"WDS_PPROF_ADDR":             {"localhost", "WDS_PPROF_ADDR"},
+		"WDS_DEPLOYMENT_NAME":        {"wds.eu", "WDS_DEPLOYMENT_NAME"},
+		"WDS_BUILD_ID":               {strings.Repeat("b", 256), "WDS_BUILD_ID"},
+		"WDS_PROMOTE_VERSION":        {"sometimes", "WDS_PROMOTE_VERSION"},
 	}
 	for name, c := range cases {
 		t.Run(name, func(t *testing.T) {

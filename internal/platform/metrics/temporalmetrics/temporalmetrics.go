@@ -35,12 +35,25 @@ func newTemporalHandler() (client.MetricsHandler, error) {
 		return nil, fmt.Errorf("temporal metrics exporter: %w", err)
 	}
 	provider := sdkmetric.NewMeterProvider(sdkmetric.WithReader(exporter))
-	return temporalotel.NewMetricsHandler(temporalotel.MetricsHandlerOptions{
+	h := temporalotel.NewMetricsHandler(temporalotel.MetricsHandlerOptions{
 		Meter: provider.Meter("temporal-sdk-go"),
 		// The SDK's counters only ever grow; as monotonic sums they export as Prometheus counters
 		// (with _total) that rate() understands, instead of gauges.
 		UseMonotonicCounters: true,
 		// A metric the meter refuses must not take the worker down.
 		OnError: func(error) {},
-	}), nil
+	})
+	// The alert WdsNonDeterminism (deploy/prometheus/alerts.yml) reads the SDK's count of workflow
+	// tasks failed on non-determinism, which the SDK creates at the first such failure: start it at 0,
+	// so a worker that never had one exports the series and the rule reads 0, not nothing.
+	h.WithTags(map[string]string{NonDeterminismTag: NonDeterminismReason}).Counter(TaskFailedCounter).Inc(0)
+	return h, nil
 }
+
+// The SDK's counter of failed workflow tasks and the tag and value it gives a non-determinism error
+// (a worker whose code does not match the history it replays).
+const (
+	TaskFailedCounter    = "temporal_workflow_task_execution_failed"
+	NonDeterminismTag    = "failure_reason"
+	NonDeterminismReason = "NonDeterminismError"
+)

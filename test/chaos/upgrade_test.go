@@ -1,0 +1,393 @@
+package chaos
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	enumspb "go.temporal.io/api/enums/v1"
+	"go.temporal.io/api/workflowservice/v1"
+	"go.temporal.io/sdk/client"
+)
+
+// previousRelease is the last commit before wds's workers were versioned: the release a deploy of
+// this tree replaces, and the one a rollback goes back to. Its wds is built from git history.
+const previousRelease = "939c1b90939032ec91a273d76f1202fe2fb862f9"
+
+// buildID is the version TestMain builds this tree's wds with: its workers' build id, since
+// WDS_BUILD_ID is unset.
+const buildID = "chaos"
+
+var previous struct {
+	once sync.Once
+	bin  string
+	err  error
+}
+
+// previousBinary builds the previous release's wds once per test binary.
+func previousBinary(t *testing.T) string {
+	t.Helper()
+	previous.once.Do(func() { previous.bin, previous.err = buildRelease(previousRelease) })
+	if previous.err != nil {
+		t.Fatal(previous.err)
+	}
+	return previous.bin
+}
+
+// buildRelease extracts commit's tree from the repository's history and builds its wds, with the
+// short commit id as its version. -trimpath lets the build reuse the cache for unchanged packages.
+func buildRelease(commit string) (string, error) {
+	root, err := exec.Command("git", "rev-parse", "--show-toplevel").Output()
+	if err != nil {
+		return "", fmt.Errorf("find the repository (the upgrade tests build %s from its history): %w", commit, err)
+	}
+	src, tarball := filepath.Join(binDir, "src-"+commit[:12]), filepath.Join(binDir, commit[:12]+".tar")
+	if err := os.MkdirAll(src, 0o755); err != nil {
+		return "", err
+	}
+	steps := []*exec.Cmd{
+		exec.Command("git", "-C", strings.TrimSpace(string(root)), "archive", "-o", tarball, commit),
+		exec.Command("tar", "-xf", tarball, "-C", src),
+		exec.Command("go", "build", "-trimpath", "-ldflags", "-X main.version="+commit[:12], "-o", filepath.Join(binDir, "wds-"+commit[:12]), "./cmd/wds"),
+	}
+	for _, c := range steps {
+		c.Dir, c.Env = src, append(os.Environ(), "GOFLAGS=-buildvcs=false")
+		if out, err := c.CombinedOutput(); err != nil {
+			return "", fmt.Errorf("build wds %s: %s: %w: %s", commit, strings.Join(c.Args, " "), err, out)
+		}
+	}
+	return filepath.Join(binDir, "wds-"+commit[:12]), nil
+}
+
+// upgradeHeaders are the custom headers of the upgrade scenarios' endpoints: sealed at rest, every
+// POST must carry them with these values, whichever release sends it.
+var upgradeHeaders = map[string]string{"X-Upgrade-Check": "sealed value, 1 of 1"}
+
+// upgradeLadder is the seconds to attempt 2 in the upgrade scenarios: every chain to retryPath
+// waits that long on a timer, across the deploy.
+func upgradeLadder() int { return scaled(8, 30) }
+
+// previousSystem runs the previous release, serve and one worker, with an endpoint whose chains wait
+// on the ladder's timer and one whose attempts are held mid-POST for a second.
+func previousSystem(t *testing.T, kind temporalKind) (*system, []string) {
+	ladder := upgradeLadder()
+	s := newSystemOf(t, previousBinary(t), time.Second, kind,
+		fmt.Sprintf("WDS_WEBHOOK_RETRY_SCHEDULE=%ds,%ds", ladder, 2*ladder))
+	s.startWorker()
+	s.endpointWith(retryPath, failFirstAttempt, 5, upgradeHeaders)
+	s.endpointWith(slowPath, answerSlowly, 1, upgradeHeaders)
+	return s, []string{retryPath, slowPath}
+}
+
+// upgradeRate is the stream of new events every upgrade scenario runs under.
+const upgradeRate = 10
+
+// awaitWaiting waits until chains wait on the ladder's timer and attempts are mid-POST: what a deploy
+// must carry over.
+func (s *system) awaitWaiting(t *testing.T) {
+	t.Helper()
+	deadline := time.Now().Add(time.Duration(upgradeLadder()) * time.Second)
+	for s.rcv.waiting(retryPath) < 10 || s.rcv.inFlight.Load() == 0 {
+		if time.Now().After(deadline) {
+			t.Fatalf("before the deploy %d chains waited on timers and %d attempts were mid-POST", s.rcv.waiting(retryPath), s.rcv.inFlight.Load())
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// replaceWorkers starts a worker of bin, then stops every other worker with SIGTERM, as a rolling
+// deploy does; a worker of this tree is left to make its version current first (WDS_PROMOTE_VERSION
+// first: the deployment never had one).
+func (s *system) replaceWorkers(t *testing.T, bin string) {
+	t.Helper()
+	old := s.workers
+	s.workers = nil
+	s.bin = bin
+	s.startWorker()
+	if bin == wdsBin {
+		s.awaitCurrent(t, buildID)
+	}
+	for _, w := range old {
+		w.stop()
+	}
+	s.retired = append(s.retired, old...)
+}
+
+// replaceServe starts a serve of bin, sends the load to it, and stops the old one with SIGTERM, as a
+// load balancer and a rolling deploy do.
+func (s *system) replaceServe(t *testing.T, l *load, bin string) {
+	t.Helper()
+	old := s.serve
+	s.bin = bin
+	s.startServe()
+	l.retarget(s.base)
+	old.stop()
+}
+
+// awaitCurrent waits until the wds deployment's current version is build (empty: unversioned workers).
+func (s *system) awaitCurrent(t *testing.T, build string) {
+	t.Helper()
+	deadline := time.Now().Add(time.Minute)
+	for {
+		current, err := s.currentBuild()
+		if err == nil && current == build {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the wds deployment's current version is %q (%v), want %q", current, err, build)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// currentBuild is the build id of the wds deployment's current version, empty for unversioned.
+func (s *system) currentBuild() (string, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	d, err := s.temporal.client().WorkerDeploymentClient().GetHandle("wds").Describe(ctx, client.WorkerDeploymentDescribeOptions{})
+	if err != nil {
+		return "", err
+	}
+	if v := d.Info.RoutingConfig.CurrentVersion; v != nil {
+		return v.BuildID, nil
+	}
+	return "", nil
+}
+
+// noTaskFailed reads every workflow's history: no workflow task may have failed, which is what a
+// worker replaying another release's history wrongly would do (a non-determinism error).
+func (s *system) noTaskFailed(t *testing.T) int {
+	t.Helper()
+	ctx := context.Background()
+	c := s.temporal.client()
+	var token []byte
+	n := 0
+	for {
+		page, err := c.ListWorkflow(ctx, &workflowservice.ListWorkflowExecutionsRequest{PageSize: 500, NextPageToken: token})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, w := range page.Executions {
+			n++
+			it := c.GetWorkflowHistory(ctx, w.Execution.WorkflowId, w.Execution.RunId, false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
+			for it.HasNext() {
+				e, err := it.Next()
+				if err != nil {
+					t.Fatal(err)
+				}
+				if e.EventType == enumspb.EVENT_TYPE_WORKFLOW_TASK_FAILED {
+					t.Errorf("%s: workflow task failed: %v", w.Execution.WorkflowId, e.GetWorkflowTaskFailedEventAttributes().GetFailure().GetMessage())
+				}
+			}
+		}
+		if token = page.NextPageToken; len(token) == 0 {
+			return n
+		}
+	}
+}
+
+// switchDelay bounds how late a chain's next attempt may come across the switch to another version's
+// workers: a task the server had just handed to the stopped worker's cache waits out its 5 s there,
+// and the server took up to about 55 s more (dev server and cluster) to give an unversioned chain's
+// task to the newly current version's workers. Late, never early, and never skipped.
+const switchDelay = 90 * time.Second
+
+// ladderKept checks that each chain to retryPath made attempt 2 at its ladder time after attempt 1,
+// and no attempt after it: no rung skipped, none early, none lost across the deploy.
+func (s *system) ladderKept(t *testing.T) {
+	t.Helper()
+	ladder := float64(upgradeLadder())
+	var r struct {
+		Chains, Missing, Early, Late, Beyond int
+		Latest                               float64
+	}
+	if err := s.db.Raw(`SELECT count(*) AS chains,
+			count(*) FILTER (WHERE a2.id IS NULL) AS missing,
+			count(*) FILTER (WHERE extract(epoch FROM a2.attempted_at - a1.attempted_at) < ?::float8 - 1) AS early,
+			count(*) FILTER (WHERE extract(epoch FROM a2.attempted_at - a1.attempted_at) > ?::float8 + ?::float8) AS late,
+			coalesce(max(extract(epoch FROM a2.attempted_at - a1.attempted_at)), 0) AS latest,
+			(SELECT count(*) FROM webhook_deliveries b WHERE b.endpoint_id = a1.endpoint_id AND b.attempt > 2) AS beyond
+		FROM webhook_deliveries a1 LEFT JOIN webhook_deliveries a2 ON a2.chain_id = a1.chain_id AND a2.attempt = 2
+		WHERE a1.attempt = 1 AND a1.endpoint_id::text = ? GROUP BY a1.endpoint_id`,
+		ladder, ladder, switchDelay.Seconds(), s.rcv.endpointID(retryPath)).Scan(&r).Error; err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("%d chains to %s: attempt 2 came at most %.1f s after attempt 1 (ladder %.0f s)", r.Chains, retryPath, r.Latest, ladder)
+	if r.Chains == 0 || r.Missing+r.Early+r.Late+r.Beyond > 0 {
+		t.Errorf("of %d chains, %d have no attempt 2, %d made it early, %d over %v late; %d attempts past 2",
+			r.Chains, r.Missing, r.Early, r.Late, switchDelay, r.Beyond)
+	}
+}
+
+// upgradeChecks are what every upgrade scenario owes besides settle's: no task failed, the ladder
+// kept, and the routing the deploy ends with.
+func (s *system) upgradeChecks(t *testing.T, wantCurrent string) {
+	t.Helper()
+	n := s.noTaskFailed(t)
+	t.Logf("%d workflow histories read, none with a failed workflow task", n)
+	s.ladderKept(t)
+	if current, err := s.currentBuild(); err != nil || current != wantCurrent {
+		t.Errorf("the wds deployment's current version is %q (%v), want %q", current, err, wantCurrent)
+	}
+}
+
+// upgradeKinds are the Temporal servers an upgrade scenario runs on: the dev server and the cluster
+// for the first scenario and, in make chaos, for every one; make test runs the others on the dev
+// server alone, to keep it short.
+func upgradeKinds(first bool) []temporalKind {
+	if first || *long {
+		return onBoth
+	}
+	return onBoth[:1]
+}
+
+func TestUpgradeWorkersFirstThenServe(t *testing.T) {
+	for _, kind := range upgradeKinds(true) {
+		t.Run(kind.label(), func(t *testing.T) { upgradeWorkersFirst(t, kind) })
+	}
+}
+
+func upgradeWorkersFirst(t *testing.T, kind temporalKind) {
+	s, paths := previousSystem(t, kind)
+	l := newLoad(s)
+	began := time.Now()
+	underLoadAt(l, upgradeRate, func() {
+		s.awaitWaiting(t)
+		s.replaceWorkers(t, wdsBin)
+		time.Sleep(dur(3*time.Second, 30*time.Second))
+		s.replaceServe(t, l, wdsBin)
+		time.Sleep(dur(5*time.Second, 30*time.Second))
+	})
+	s.settle(t, l, kind.scenario("deploy from the previous release: workers first, then serve, while chains wait on ladder timers and attempts are mid-POST"),
+		fmt.Sprintf("%d creates/s for %v", upgradeRate, time.Since(began).Round(time.Second)), paths...)
+	s.upgradeChecks(t, buildID)
+}
+
+func TestUpgradeServeFirstThenWorkers(t *testing.T) {
+	for _, kind := range upgradeKinds(false) {
+		t.Run(kind.label(), func(t *testing.T) { upgradeServeFirst(t, kind) })
+	}
+}
+
+func upgradeServeFirst(t *testing.T, kind temporalKind) {
+	s, paths := previousSystem(t, kind)
+	l := newLoad(s)
+	began := time.Now()
+	underLoadAt(l, upgradeRate, func() {
+		s.awaitWaiting(t)
+		s.replaceServe(t, l, wdsBin)
+		time.Sleep(dur(3*time.Second, 30*time.Second))
+		s.replaceWorkers(t, wdsBin)
+		time.Sleep(dur(5*time.Second, 30*time.Second))
+	})
+	s.settle(t, l, kind.scenario("deploy from the previous release: serve first, then the workers, while chains wait on ladder timers and attempts are mid-POST"),
+		fmt.Sprintf("%d creates/s for %v", upgradeRate, time.Since(began).Round(time.Second)), paths...)
+	s.upgradeChecks(t, buildID)
+}
+
+// TestRollbackToThePreviousRelease deploys this tree over the previous release, workers first, then
+// goes back to it while this tree's chains wait on ladder timers: routing back to unversioned workers,
+// the previous release's worker and serve started, this tree's worker kept until its pinned chains
+// ended, then stopped. A worker of this tree started again afterwards leaves the routing alone.
+func TestRollbackToThePreviousRelease(t *testing.T) {
+	for _, kind := range upgradeKinds(false) {
+		t.Run(kind.label(), func(t *testing.T) { rollbackAfterUpgrade(t, kind) })
+	}
+}
+
+func rollbackAfterUpgrade(t *testing.T, kind temporalKind) {
+	s, paths := previousSystem(t, kind)
+	prev := s.bin
+	l := newLoad(s)
+	began := time.Now()
+	var drained time.Duration
+	underLoadAt(l, upgradeRate, func() {
+		s.awaitWaiting(t)
+		s.replaceWorkers(t, wdsBin)
+		s.replaceServe(t, l, wdsBin)
+		time.Sleep(dur(4*time.Second, 30*time.Second)) // this tree's chains now wait on the ladder too
+		if n := s.openChainsOf(t, buildID); n == 0 {
+			t.Fatalf("no chain of version %s is open before the rollback", buildID)
+		}
+		rollback := time.Now()
+		s.bin = prev
+		s.startWorker()
+		s.setCurrent(t, "")
+		s.replaceServe(t, l, prev)
+		s.stopWorkersOfDrained(t, wdsBin, buildID)
+		drained = time.Since(rollback)
+		time.Sleep(dur(3*time.Second, 30*time.Second))
+	})
+	s.settle(t, l, kind.scenario(fmt.Sprintf("rollback to the previous release after a deploy, workers first: this tree's workers stopped once their chains ended (%v)",
+		drained.Round(time.Second))), fmt.Sprintf("%d creates/s for %v", upgradeRate, time.Since(began).Round(time.Second)), paths...)
+	s.upgradeChecks(t, "")
+
+	s.bin = wdsBin
+	s.startWorker()
+	time.Sleep(3 * time.Second)
+	if current, err := s.currentBuild(); err != nil || current != "" {
+		t.Errorf("a worker of this tree started after the rollback made the current version %q (%v); it must leave the operator's choice", current, err)
+	}
+}
+
+// openChainsOf counts the running workflows pinned to the deployment version of build.
+func (s *system) openChainsOf(t *testing.T, build string) int64 {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	res, err := s.temporal.client().CountWorkflow(ctx, &workflowservice.CountWorkflowExecutionsRequest{
+		Query: fmt.Sprintf("TemporalWorkerDeploymentVersion = 'wds:%s' AND ExecutionStatus = 'Running'", build)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res.GetCount()
+}
+
+// setCurrent routes new workflows to build's version, or to unversioned workers when build is empty,
+// as `temporal worker deployment set-current-version` does.
+func (s *system) setCurrent(t *testing.T, build string) {
+	t.Helper()
+	h := s.temporal.client().WorkerDeploymentClient().GetHandle("wds")
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		// Refused until the server has seen the version's workers poll every task queue.
+		_, err := h.SetCurrentVersion(context.Background(), client.WorkerDeploymentSetCurrentVersionOptions{BuildID: build})
+		if err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("set the current version to %q: %v", build, err)
+		}
+		time.Sleep(250 * time.Millisecond)
+	}
+	s.awaitCurrent(t, build)
+}
+
+// stopWorkersOfDrained waits until no chain of build's version is open, as an operator waits for its
+// drainage, then stops the workers running bin.
+func (s *system) stopWorkersOfDrained(t *testing.T, bin, build string) {
+	t.Helper()
+	deadline := time.Now().Add(time.Duration(4*upgradeLadder())*time.Second + time.Minute)
+	for s.openChainsOf(t, build) > 0 {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d chains of version %s still open", s.openChainsOf(t, build), build)
+		}
+		time.Sleep(250 * time.Millisecond)
+	}
+	var kept []*proc
+	for _, w := range s.workers {
+		if w.bin != bin {
+			kept = append(kept, w)
+			continue
+		}
+		w.stop()
+		s.retired = append(s.retired, w)
+	}
+	s.workers = kept
+}
