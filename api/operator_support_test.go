@@ -100,7 +100,8 @@ func TestOperatorEndpointRateLimitHeadersAndUpdate(t *testing.T) {
 	}
 	_, list := rpc(e.memberToken, "outbound_webhook_list", nil)
 	row := list["rows"].([]any)[0].(map[string]any)
-	if row["health"].(map[string]any)["consecutive_dropped"] != 0.0 || row["rate_limit"] != nil {
+	if h := row["health"].(map[string]any); h["consecutive_dropped"] != 0.0 || h["unrecovered_dropped"] != 0.0 ||
+		h["oldest_unrecovered_at"] != nil || row["rate_limit"] != nil {
 		t.Fatalf("list row %v", row)
 	}
 	_, off := rpc(e.ownerToken, "outbound_webhook_disable", map[string]any{"p_id": id})

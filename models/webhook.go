@@ -41,6 +41,10 @@ type Endpoint struct {
 	LastSuccessAt      *time.Time `json:"-"`
 	FailingSince       *time.Time `json:"-"`
 	ConsecutiveDropped int64      `json:"-"`
+	// UnrecoveredDropped and OldestUnrecoveredAt are the endpoint's unrecovered drops
+	// (UnrecoveredDrop), kept by the database's triggers as chains drop and later chains start.
+	UnrecoveredDropped  int64      `json:"-"`
+	OldestUnrecoveredAt *time.Time `json:"-"`
 	// Health is the view of the kept health with the 24-hour counts (endpoints.Service fills it).
 	Health    *EndpointHealth `json:"health" gorm:"-"`
 	CreatedBy uuid.UUID       `json:"created_by"`
@@ -70,7 +74,26 @@ type EndpointHealth struct {
 	ConsecutiveDropped int64      `json:"consecutive_dropped"`
 	Succeeded24h       int64      `json:"succeeded_24h" gorm:"column:succeeded_24h"`
 	Failed24h          int64      `json:"failed_24h" gorm:"column:failed_24h"`
+	// UnrecoveredDropped counts the endpoint's unrecovered drops (UnrecoveredDrop), which a success
+	// does not end; OldestUnrecoveredAt is the oldest one's drop, nil when there is none.
+	UnrecoveredDropped  int64      `json:"unrecovered_dropped"`
+	OldestUnrecoveredAt *time.Time `json:"oldest_unrecovered_at"`
 }
+
+// UnrecoveredDrop is a chain that dropped and has no later chain of the same event to the same
+// endpoint: no re-fire, resend or recovery since. The receiver still misses that event. Kept by the
+// database's triggers (migration 00035): added as the chain drops, removed as a later chain of its
+// event to the endpoint is queued or as the retention job deletes the dropped attempt. A recovery
+// re-fires exactly these.
+type UnrecoveredDrop struct {
+	DeliveryID uuid.UUID `gorm:"primaryKey"`
+	EndpointID uuid.UUID
+	EventID    uuid.UUID
+	DroppedAt  time.Time
+}
+
+// TableName is the unrecovered drops table.
+func (UnrecoveredDrop) TableName() string { return "webhook_unrecovered_drops" }
 
 // EndpointMinute counts an endpoint's attempts of one minute, for the health's 24-hour counts and
 // the console's 7-day charts. Kept by each attempt's write (a drop of a waiting chain and a drop's

@@ -91,6 +91,9 @@ func (c *Console) overview(g *gin.Context) {
 	if err == nil {
 		err = c.latestProblems(g, urls, data)
 	}
+	if err == nil {
+		err = c.unrecovered(g, data)
+	}
 	if err != nil {
 		c.render(g, status(err), "overview", s, view{Error: c.problem(err)})
 		return
@@ -164,6 +167,23 @@ func (c *Console) latestProblems(g *gin.Context, urls map[uuid.UUID]string, data
 	}
 	data["Latest"] = latest
 	return nil
+}
+
+// unrecovered adds the endpoints with unrecovered drops (models.UnrecoveredDrop), read from their
+// kept health, and how many there are in all, to data.
+func (c *Console) unrecovered(g *gin.Context, data map[string]any) error {
+	s := sessionOf(g)
+	eps, err := c.Webhooks.List(g.Request.Context(), s.OrgID, &s.User.ID)
+	var owing []models.Endpoint
+	var n int64
+	for _, ep := range eps {
+		if ep.Health.UnrecoveredDropped > 0 {
+			owing = append(owing, ep)
+			n += ep.Health.UnrecoveredDropped
+		}
+	}
+	data["Unrecovered"], data["UnrecoveredTotal"] = owing, n
+	return err
 }
 
 // problemRow is a dropped or failed attempt on the overview, with its endpoint's URL.

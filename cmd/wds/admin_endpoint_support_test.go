@@ -19,7 +19,8 @@ func TestAdminEndpointRateLimitHeadersAndUpdate(t *testing.T) {
 		"--events", "order.created", "--rate-limit", "20", "--header", "Authorization: Bearer tok")["id"].(string)
 	// The list shows each header's name with its value blank: values are credentials (docs/security.md).
 	row := mustAdmin(t, "endpoint", "list", "--org", org)["rows"].([]any)[0].(map[string]any)
-	if row["rate_limit"] != 20.0 || row["headers"].(map[string]any)["Authorization"] != "" || len(row["headers"].(map[string]any)) != 1 || row["health"] == nil {
+	if row["rate_limit"] != 20.0 || row["headers"].(map[string]any)["Authorization"] != "" || len(row["headers"].(map[string]any)) != 1 ||
+		row["health"].(map[string]any)["unrecovered_dropped"] != 0.0 || row["health"].(map[string]any)["oldest_unrecovered_at"] != nil {
 		t.Fatalf("list %v", row)
 	}
 
