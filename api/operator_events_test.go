@@ -409,6 +409,37 @@ func TestRecoveryRefusesWhatItCannotDoAndChangesNothing(t *testing.T) {
 	}
 }
 
+// A recovery skips the drops whose event was resent to the endpoint after the drop, and says so; with
+// nothing left to re-fire it is completed in its very answer and starts no workflow, and the
+// endpoint's health no longer counts the drop.
+func TestRecoverySkipsWhatWasResentAndCompletesWithNothingToDo(t *testing.T) {
+	e := newEventDesk(t)
+	if status, out := e.call(http.MethodPost, "/admin/v1/events/"+e.created.String()+"/resend", e.ownerToken,
+		map[string]any{"endpoint_id": e.b}); status != http.StatusAccepted {
+		t.Fatalf("resend %d %v", status, out)
+	}
+	since := time.Now().Add(-time.Hour).UTC().Format(time.RFC3339Nano)
+	status, rec := e.call(http.MethodPost, "/admin/v1/endpoints/"+e.b.String()+"/recover", e.ownerToken, map[string]any{"since": since})
+	if status != http.StatusAccepted || rec["total"] != 0.0 || rec["skipped"] != 1.0 || rec["status"] != "completed" || rec["finished_at"] == nil {
+		t.Fatalf("recover %d %v", status, rec)
+	}
+	if status, got := e.call(http.MethodGet, "/admin/v1/recoveries/"+rec["id"].(string), e.memberToken, nil); status != 200 ||
+		got["status"] != "completed" || got["skipped"] != 1.0 {
+		t.Fatalf("show %d %v", status, got)
+	}
+	var undispatched int64
+	e.db.Model(&models.Recovery{}).Where("dispatched_at IS NULL").Count(&undispatched)
+	if undispatched != 0 {
+		t.Fatal("a recovery with nothing to do waits for its workflow to be started")
+	}
+	_, list := e.rpc(e.memberToken, "outbound_webhook_list", nil)
+	for _, r := range list["rows"].([]any) {
+		if row := r.(map[string]any); row["id"] == e.b.String() && row["health"].(map[string]any)["unrecovered_dropped"] != 0.0 {
+			t.Fatalf("the resent drop is still unrecovered: %v", row["health"])
+		}
+	}
+}
+
 // A query parameter the operation does not take is an error naming those it does, not a filter
 // silently ignored: ?order=1042 once answered every event of the org.
 func TestAnUnknownQueryParameterIsRefusedNamingTheKnownOnes(t *testing.T) {

@@ -252,13 +252,16 @@ const (
 
 // Recovery is one recovery and its progress.
 type Recovery struct {
-	ID         uuid.UUID  `json:"id"`
-	OrgID      uuid.UUID  `json:"-"`
-	EndpointID uuid.UUID  `json:"endpoint_id"`
-	Since      time.Time  `json:"since"`
-	Until      time.Time  `json:"until"`
-	Status     string     `json:"status"`
-	Total      int        `json:"total"`
+	ID         uuid.UUID `json:"id"`
+	OrgID      uuid.UUID `json:"-"`
+	EndpointID uuid.UUID `json:"endpoint_id"`
+	Since      time.Time `json:"since"`
+	Until      time.Time `json:"until"`
+	Status     string    `json:"status"`
+	Total      int       `json:"total"`
+	// Skipped counts the window's dropped chains whose event already went to the endpoint again
+	// after they dropped (endpoints.RecoveryCount).
+	Skipped    int        `json:"skipped"`
 	Started    int        `json:"started"`
 	WorkflowID string     `json:"workflow_id"`
 	CreatedBy  *uuid.UUID `json:"-"`

@@ -273,9 +273,9 @@ var funcs = template.FuncMap{
 	},
 	// short is a long id as a column shows it; the template puts the whole id in a title.
 	"short": short,
-	// plural is one or other, by n: "1 key", "2 keys".
-	"plural": func(n int64, one, other string) string {
-		if n == 1 {
+	// plural is one or other, by n (any integer): "1 key", "2 keys".
+	"plural": func(n any, one, other string) string {
+		if fmt.Sprint(n) == "1" {
 			return one
 		}
 		return other

@@ -23,6 +23,7 @@ import (
 func init() {
 	notices["settings"] = "Saved: every attempt from now on uses the new rate limit and headers."
 	notices["recovering"] = "Recovery started: the dropped chains are re-fired at the endpoint's pace."
+	notices["nothing"] = "Nothing to recover: no dropped chain of that time still waits for its event."
 	notices["recovery_cancelled"] = "Recovery cancelled: chains already started run on; no more start."
 	pages["endpoint"] = template.Must(template.New("layout.html").Funcs(funcs).ParseFS(files,
 		"templates/layout.html", "templates/endpoint.html", "templates/endpoint_support.html"))
@@ -55,7 +56,7 @@ func (c *Console) supportData(g *gin.Context, ep *models.Endpoint, data map[stri
 		if err != nil {
 			return err
 		}
-		data["Preview"] = n
+		data["Preview"] = &n
 	}
 	return nil
 }
@@ -131,7 +132,11 @@ func (c *Console) recoverEndpoint(g *gin.Context) {
 		c.afterEndpointForm(g, id, err, "")
 		return
 	}
-	g.Redirect(http.StatusSeeOther, "/console/recoveries/"+rec.ID.String()+"?done=recovering")
+	done := "recovering"
+	if !rec.Running() {
+		done = "nothing"
+	}
+	g.Redirect(http.StatusSeeOther, "/console/recoveries/"+rec.ID.String()+"?done="+done)
 }
 
 // cancelRecovery stops the recovery and shows it again, or shows it with the refusal.

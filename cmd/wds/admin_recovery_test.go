@@ -88,4 +88,17 @@ func TestAdminRecoverWaitsShowsAndCancels(t *testing.T) {
 	}
 	_, err = admin(t, "recovery", "show", "--id", uuid.NewString())
 	wantCode(t, err, "not_found")
+
+	// A window with nothing in it: completed in its answer, and said so on stderr.
+	progress = &syncBuf{}
+	progressOut = progress
+	empty := time.Now().Add(-3 * time.Hour).UTC()
+	out := mustAdmin(t, "endpoint", "recover", "--id", ep, "--actor", owner, "--since", empty.Format(time.RFC3339),
+		"--until", empty.Add(time.Hour).Format(time.RFC3339), "--wait")
+	if out["status"] != "completed" || out["total"] != 0.0 || out["skipped"] != 0.0 {
+		t.Fatalf("an empty recovery %v", out)
+	}
+	if got := progress.String(); !strings.Contains(got, "nothing to recover since "+empty.Format(time.RFC3339)) {
+		t.Fatalf("stderr of an empty recovery:\n%s", got)
+	}
 }

@@ -10,6 +10,7 @@ import (
 	"wds/internal/events"
 	"wds/models"
 	"wds/worker"
+	"wds/workflows/contract"
 )
 
 // health is the endpoint's health as the list shows it.
@@ -108,3 +109,60 @@ func TestUnrecoveredDropsStayUntilALaterChainOfTheirEvent(t *testing.T) {
 }
 
 func ptrTo[T any](v T) *T { return &v }
+
+// Resend, then recover, sends once: of five drops, one resent and one re-fired by hand are skipped
+// (the count says so before and the recovery after), the other three are re-fired; a second
+// recovery finds nothing, completes as it is asked for, and does not hide the first as the
+// endpoint's latest.
+func TestARecoverySkipsChainsWhoseEventWentAgain(t *testing.T) {
+	f := newFixture(t)
+	ep := f.limitedEndpoint(100)
+	drops := f.dropChains(ep.ID, 5)
+	var resent models.Delivery
+	f.DB.Where("id = ?", drops[1]).Take(&resent)
+	if _, err := f.Svc.Resend(f.Ctx, resent.EventID, f.Owner, &ep.ID); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.Svc.Refire(f.Ctx, drops[3], f.Owner); err != nil {
+		t.Fatal(err)
+	}
+	since := time.Now().Add(-time.Hour)
+	n, err := f.Svc.CountRecoverable(f.Ctx, ep.ID, &f.Owner, since, nil)
+	if err != nil || n != (endpoints.RecoveryCount{Recoverable: 3, Skipped: 2}) {
+		t.Fatalf("count %+v %v, want 3 to re-fire and 2 skipped", n, err)
+	}
+	rec, err := f.Svc.Recover(f.Ctx, ep.ID, f.Owner, since, nil)
+	if err != nil || rec.Total != 3 || rec.Skipped != 2 || !rec.Running() {
+		t.Fatalf("recover %+v %v", rec, err)
+	}
+	for {
+		b, _, err := endpoints.NextRecoveryBatch(f.Ctx, f.DB, contract.RecoveryParams{RecoveryID: rec.ID}, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if b.Done {
+			break
+		}
+	}
+	var chains []struct {
+		EventID uuid.UUID
+		N       int
+	}
+	f.DB.Raw("SELECT event_id, count(*) AS n FROM webhook_dispatches WHERE endpoint_id = ? GROUP BY event_id", ep.ID).Scan(&chains)
+	if len(chains) != 5 {
+		t.Fatalf("chains queued for %d events, want every one of the five once: %+v", len(chains), chains)
+	}
+	for _, c := range chains {
+		if c.N != 1 {
+			t.Fatalf("event %s went to the endpoint again %d times", c.EventID, c.N)
+		}
+	}
+	again, err := f.Svc.Recover(f.Ctx, ep.ID, f.Owner, since, nil)
+	if err != nil || again.Total != 0 || again.Skipped != 5 || again.Status != models.RecoveryCompleted || again.FinishedAt == nil {
+		t.Fatalf("a recovery with nothing to do: %+v %v", again, err)
+	}
+	latest, err := f.Svc.LatestRecovery(f.Ctx, ep.ID)
+	if err != nil || latest == nil || latest.ID != rec.ID {
+		t.Fatalf("the latest recovery is %+v, want the one that started chains (%s)", latest, rec.ID)
+	}
+}
