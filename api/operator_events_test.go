@@ -427,6 +427,10 @@ func TestRecoverySkipsWhatWasResentAndCompletesWithNothingToDo(t *testing.T) {
 		got["status"] != "completed" || got["skipped"] != 1.0 {
 		t.Fatalf("show %d %v", status, got)
 	}
+	if status, got := e.call(http.MethodGet, "/admin/v1/recoveries/"+rec["id"].(string), e.memberToken, nil); status != 200 ||
+		got["succeeded"] != 0.0 || got["retrying"] != 0.0 || got["dropped"] != 0.0 {
+		t.Fatalf("show %d %v", status, got)
+	}
 	var undispatched int64
 	e.db.Model(&models.Recovery{}).Where("dispatched_at IS NULL").Count(&undispatched)
 	if undispatched != 0 {

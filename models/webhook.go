@@ -261,8 +261,13 @@ type Recovery struct {
 	Total      int       `json:"total"`
 	// Skipped counts the window's dropped chains whose event already went to the endpoint again
 	// after they dropped (endpoints.RecoveryCount).
-	Skipped    int        `json:"skipped"`
-	Started    int        `json:"started"`
+	Skipped int `json:"skipped"`
+	Started int `json:"started"`
+	// Succeeded, Retrying and Dropped are how the chains it started stand now (their last
+	// attempts); endpoints.Service fills them.
+	Succeeded  int        `json:"succeeded" gorm:"-"`
+	Retrying   int        `json:"retrying" gorm:"-"`
+	Dropped    int        `json:"dropped" gorm:"-"`
 	WorkflowID string     `json:"workflow_id"`
 	CreatedBy  *uuid.UUID `json:"-"`
 	CreatedAt  time.Time  `json:"created_at" gorm:"default:clock_timestamp()"`

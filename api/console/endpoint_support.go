@@ -32,6 +32,7 @@ func init() {
 func (c *Console) registerEndpointSupport(p *gin.RouterGroup) {
 	p.POST("/endpoints/:id/settings", c.endpointSettings)
 	p.POST("/endpoints/:id/recover", c.recoverEndpoint)
+	p.GET("/recoveries", c.recoveries)
 	p.GET("/recoveries/:id", c.recovery)
 	p.POST("/recoveries/:id/cancel", c.cancelRecovery)
 }

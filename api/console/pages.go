@@ -152,6 +152,7 @@ func (c *Console) endpointURLs(g *gin.Context) (map[uuid.UUID]string, error) {
 // endpoints' URLs, to data.
 func (c *Console) latestProblems(g *gin.Context, urls map[uuid.UUID]string, data map[string]any) error {
 	var latest []problemRow
+	var recovered []string
 	for _, st := range []models.Status{models.StatusDropped, models.StatusFailed} {
 		page, err := c.Lists.ListDeliveries(g.Request.Context(), c.query(g, 5), operator.DeliveryFilter{Status: st})
 		if err != nil {
@@ -161,12 +162,19 @@ func (c *Console) latestProblems(g *gin.Context, urls map[uuid.UUID]string, data
 			row := problemRow{deliveryRow: deliveryRow{Delivery: d}, URL: urls[d.EndpointID]}
 			if d.RefiredWorkflowID != nil {
 				row.RefiredURL = c.workflowURL(*d.RefiredWorkflowID)
+				recovered = append(recovered, *d.RefiredWorkflowID)
 			}
 			latest = append(latest, row)
 		}
 	}
+	by, err := c.Webhooks.RecoveriesOfChains(g.Request.Context(), recovered)
+	for i, r := range latest {
+		if r.RefiredWorkflowID != nil {
+			latest[i].RecoveryID = by[*r.RefiredWorkflowID]
+		}
+	}
 	data["Latest"] = latest
-	return nil
+	return err
 }
 
 // unrecovered adds the endpoints with unrecovered drops (models.UnrecoveredDrop), read from their
@@ -186,16 +194,16 @@ func (c *Console) unrecovered(g *gin.Context, data map[string]any) error {
 	return err
 }
 
-// problemRow is a dropped or failed attempt on the overview, with its endpoint's URL.
+// problemRow is a dropped or failed attempt on the overview, with its endpoint's URL and, when a
+// recovery re-fired it, that recovery.
 type problemRow struct {
 	deliveryRow
-	URL string
+	URL        string
+	RecoveryID uuid.UUID
 }
 
 // Recovered reports whether a recovery, rather than a person's Re-fire, started the row's new chain.
-func (r problemRow) Recovered() bool {
-	return r.RefiredWorkflowID != nil && strings.HasPrefix(*r.RefiredWorkflowID, "webhook-"+models.DispatchRecovery+"/")
-}
+func (r problemRow) Recovered() bool { return r.RecoveryID != uuid.Nil }
 
 // keys is the API keys settings page: read keys, minted once, revoked by owners and admins.
 func (c *Console) keys(g *gin.Context) { c.keysPage(g, http.StatusOK, view{Notice: notice(g)}) }

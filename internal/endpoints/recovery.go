@@ -211,7 +211,7 @@ func (s *Service) Recovery(ctx context.Context, id uuid.UUID, actorID *uuid.UUID
 			return nil, err
 		}
 	}
-	return &rec, nil
+	return &rec, withOutcomes(ctx, s.DB, &rec)
 }
 
 // LatestRecovery is the endpoint's most recent recovery that had chains to re-fire, or nil: one
@@ -226,7 +226,7 @@ func (s *Service) LatestRecovery(ctx context.Context, endpointID uuid.UUID) (*mo
 	if len(recs) == 0 {
 		return nil, nil
 	}
-	return &recs[0], nil
+	return &recs[0], withOutcomes(ctx, s.DB, &recs[0])
 }
 
 // CancelRecovery stops a recovery from starting more chains; the chains it started run on. Cancelling
@@ -257,7 +257,7 @@ func (s *Service) CancelRecovery(ctx context.Context, id, actorID uuid.UUID) (*m
 	if err != nil {
 		return nil, err
 	}
-	return &rec, nil
+	return &rec, withOutcomes(ctx, s.DB, &rec)
 }
 
 // finishRecovery ends a running recovery with status.

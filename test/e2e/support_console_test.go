@@ -105,4 +105,15 @@ func TestTheSupportDeskInABrowser(t *testing.T) {
 	if rc.count() != 6 {
 		t.Fatalf("the receiver got %d deliveries, want 6: the resent event went once more, not twice", rc.count())
 	}
+	// The nav's Recoveries lists it; its page says what it delivered.
+	var delivered string
+	err = chromedp.Run(ctx, chromedp.Navigate(h.api.URL+"/console/"), chromedp.Click(`//nav/a[text()="Recoveries"]`),
+		chromedp.WaitVisible(`#recoveries`), chromedp.Click(`//table[@id="recoveries"]//a[text()="details"]`),
+		chromedp.WaitVisible(`#outcomes`), chromedp.Text(`#outcomes`, &delivered, chromedp.ByQuery))
+	if err != nil {
+		t.Fatalf("the recoveries page: %v", err)
+	}
+	if want := "Of the 2 chains started: 2 delivered, 0 still retrying, 0 dropped again."; strings.TrimSpace(delivered) != want {
+		t.Fatalf("the recovery says %q, want %q", delivered, want)
+	}
 }
