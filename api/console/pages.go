@@ -50,6 +50,7 @@ func (c *Console) registerPages(p *gin.RouterGroup) {
 	p.GET("/webhooks", c.webhooks)
 	p.POST("/webhooks", c.createEndpoint)
 	p.GET("/webhooks/:id", c.endpoint)
+	p.GET("/webhooks/:id/:action", c.confirmAction)
 	p.POST("/webhooks/:id/:action", c.endpointAction)
 	p.POST("/deliveries/:id/refire", c.refire)
 	p.GET("/audit", c.audit)
@@ -320,14 +321,26 @@ func (c *Console) endpointAction(g *gin.Context) {
 	s := sessionOf(g)
 	ctx := g.Request.Context()
 	action := g.Param("action")
+	if _, asks := confirmations[action]; asks && !confirmed(g) {
+		c.confirmAction(g)
+		return
+	}
 	if action == "rotate" {
 		id, _ := uuid.Parse(g.Param("id"))
-		rot, err := c.Webhooks.RotateSecret(ctx, id, s.User.ID, 0)
+		grace, err := graceOf(g)
+		var rot *endpoints.Rotated
+		if err == nil {
+			rot, err = c.Webhooks.RotateSecret(ctx, id, s.User.ID, grace)
+		}
 		if err != nil {
 			c.webhooksPage(g, status(err), view{Error: c.problem(err)})
 			return
 		}
-		c.webhooksPage(g, http.StatusOK, view{Data: map[string]string{"ID": rot.ID.String(), "Secret": rot.Secret, "What": "rotated"}})
+		created := map[string]string{"ID": rot.ID.String(), "Secret": rot.Secret, "What": "rotated"}
+		if grace > 0 {
+			created["Until"] = time.Now().Add(grace).UTC().Format(secondLayout)
+		}
+		c.webhooksPage(g, http.StatusOK, view{Data: created})
 		return
 	}
 	ops := map[string]func(id uuid.UUID) error{
