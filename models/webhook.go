@@ -16,9 +16,11 @@ import (
 // Endpoint is an outbound webhook endpoint. The signing secret is stored sealed (secrets.Box) and
 // opened only to sign a delivery.
 type Endpoint struct {
-	ID           uuid.UUID `json:"id"`
-	OrgID        uuid.UUID `json:"org_id"`
-	URL          string    `json:"url" gorm:"column:url"`
+	ID    uuid.UUID `json:"id"`
+	OrgID uuid.UUID `json:"org_id"`
+	URL   string    `json:"url" gorm:"column:url"`
+	// Description says what the endpoint is for (at most 200 characters); nil when none.
+	Description  *string   `json:"description"`
 	EventTypes   TextArray `json:"event_types" gorm:"type:text[]"`
 	SecretSealed []byte    `json:"-"`
 	// PreviousSecretSealed signs deliveries too until PreviousSecretUntil (a rotation's grace).

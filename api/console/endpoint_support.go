@@ -89,11 +89,13 @@ func parseHeaderText(text string) (map[string]string, error) {
 	return out, nil
 }
 
-// endpointSettings saves the rate limit (blank: none) and the headers (the whole set).
+// endpointSettings saves the description and the rate limit (blank: none) and the headers (the
+// whole set).
 func (c *Console) endpointSettings(g *gin.Context) {
 	s := sessionOf(g)
 	id, err := pathID(g)
-	in := endpoints.UpdateInput{ID: id, ActorID: s.User.ID, RateLimit: models.Optional[int]{Set: true, Null: true}}
+	in := endpoints.UpdateInput{ID: id, ActorID: s.User.ID, RateLimit: models.Optional[int]{Set: true, Null: true},
+		Description: models.Optional[string]{Set: true, Value: g.PostForm("description")}}
 	if err == nil {
 		if raw := strings.TrimSpace(g.PostForm("rate_limit")); raw != "" {
 			n, perr := strconv.Atoi(raw)

@@ -138,13 +138,16 @@ func (c *Console) overviewCharts(g *gin.Context, urls map[uuid.UUID]string, data
 	return nil
 }
 
-// endpointURLs are the org's endpoints' URLs by id.
+// endpointURLs are the org's endpoints' URLs by id, each followed by its description when it has one.
 func (c *Console) endpointURLs(g *gin.Context) (map[uuid.UUID]string, error) {
 	s := sessionOf(g)
 	eps, err := c.Webhooks.List(g.Request.Context(), s.OrgID, &s.User.ID)
 	urls := make(map[uuid.UUID]string, len(eps))
 	for _, ep := range eps {
 		urls[ep.ID] = ep.URL
+		if ep.Description != nil {
+			urls[ep.ID] += " · " + *ep.Description
+		}
 	}
 	return urls, err
 }
@@ -304,7 +307,7 @@ func (c *Console) createEndpoint(g *gin.Context) {
 	s := sessionOf(g)
 	attempts, _ := strconv.Atoi(strings.TrimSpace(g.PostForm("max_attempts")))
 	ep, err := c.Webhooks.Create(g.Request.Context(), endpoints.CreateInput{OrgID: s.OrgID, ActorID: s.User.ID,
-		URL: g.PostForm("url"), EventTypes: g.PostFormArray("events"), MaxAttempts: attempts})
+		URL: g.PostForm("url"), EventTypes: g.PostFormArray("events"), MaxAttempts: attempts, Description: g.PostForm("description")})
 	if err != nil {
 		c.webhooksPage(g, status(err), view{Error: c.problem(err), Form: form(g)})
 		return

@@ -44,6 +44,7 @@ func endpointCreate(fs *flag.FlagSet) runFunc {
 	org, actor, url := uuidFlag(fs, "org", "org id"), uuidFlag(fs, "actor", "acting user id"), stringFlag(fs, "url", "https:// URL")
 	events, maxAttempts := stringFlag(fs, "events", "event types, comma separated"), fs.Int("max-attempts", endpoints.DefaultMaxAttempts, "1..10")
 	rateLimit := fs.String("rate-limit", "none", "deliveries a second (1..1000), or none")
+	description := fs.String("description", "", "what the endpoint is for, shown beside its URL (at most 200 characters)")
 	headers := headerFlags{}
 	fs.Var(headers, "header", "'Name: value' sent on every attempt; repeat for several")
 	return func(ctx context.Context, env *adminEnv) (any, error) {
@@ -57,7 +58,7 @@ func endpointCreate(fs *flag.FlagSet) runFunc {
 			return nil, err
 		}
 		in := endpoints.CreateInput{OrgID: *org, ActorID: *actor, URL: *url,
-			EventTypes: strings.Split(*events, ","), MaxAttempts: *maxAttempts, Headers: headers}
+			EventTypes: strings.Split(*events, ","), MaxAttempts: *maxAttempts, Headers: headers, Description: *description}
 		if !limit.Null {
 			in.RateLimit = &limit.Value
 		}

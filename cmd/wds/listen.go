@@ -145,6 +145,16 @@ func listenService(ctx context.Context, cfg *config.Config) (*endpoints.Service,
 	return &endpoints.Service{DB: db, Box: box, AllowPrivate: true}, func() { database.Close(db) }, nil
 }
 
+// listenDescription says, wherever the endpoint is shown, that it is wds listen's and temporary.
+func listenDescription(forwardTo string) string {
+	host, _ := os.Hostname()
+	d := "Temporary: wds listen on " + host + ", deleted when it stops"
+	if forwardTo != "" {
+		d += "; forwards to " + forwardTo
+	}
+	return d
+}
+
 // listen registers the endpoint, serves deliveries until ctx ends, then disables and deletes it.
 func listen(ctx context.Context, svc *endpoints.Service, ln net.Listener, cert tls.Certificate,
 	org, actor uuid.UUID, types []string, forwardTo string) error {
@@ -152,7 +162,8 @@ func listen(ctx context.Context, svc *endpoints.Service, ln net.Listener, cert t
 		types = events.Types()
 	}
 	url := "https://" + ln.Addr().String() + "/hooks"
-	ep, err := svc.Create(ctx, endpoints.CreateInput{OrgID: org, ActorID: actor, URL: url, EventTypes: types})
+	ep, err := svc.Create(ctx, endpoints.CreateInput{OrgID: org, ActorID: actor, URL: url, EventTypes: types,
+		Description: listenDescription(forwardTo)})
 	if err != nil {
 		return fmt.Errorf("register the endpoint: %s", problem.Detail(err))
 	}

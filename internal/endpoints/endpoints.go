@@ -13,6 +13,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/google/uuid"
 	"gorm.io/gorm"
@@ -78,6 +80,8 @@ type CreateInput struct {
 	RateLimit *int
 	// Headers are sent on every attempt; nil is none.
 	Headers map[string]string
+	// Description says what the endpoint is for; "" is none.
+	Description string
 }
 
 // Created is a new endpoint and its signing secret, shown only here.
@@ -107,6 +111,10 @@ func (s *Service) Create(ctx context.Context, in CreateInput) (*Created, error) 
 	if err != nil {
 		return nil, err
 	}
+	description, err := validDescription(in.Description)
+	if err != nil {
+		return nil, err
+	}
 	types, err := validTypes(in.EventTypes)
 	if err != nil {
 		return nil, err
@@ -127,7 +135,7 @@ func (s *Service) Create(ctx context.Context, in CreateInput) (*Created, error) 
 	if err != nil {
 		return nil, err
 	}
-	ep := models.Endpoint{ID: uuid.New(), OrgID: in.OrgID, URL: u, EventTypes: types, SecretSealed: sealed,
+	ep := models.Endpoint{ID: uuid.New(), OrgID: in.OrgID, URL: u, Description: description, EventTypes: types, SecretSealed: sealed,
 		Enabled: true, MaxAttempts: in.MaxAttempts, RateLimit: in.RateLimit, Headers: names, HeadersSealed: headersSealed,
 		CreatedBy: in.ActorID, Health: &models.EndpointHealth{}}
 	err = s.DB.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
@@ -145,7 +153,7 @@ func (s *Service) Create(ctx context.Context, in CreateInput) (*Created, error) 
 		return workspace.Audit(ctx, tx, models.AuditEntry{OrgID: in.OrgID, ActorID: in.ActorID,
 			Action: "webhook_endpoint.create", TargetType: "webhook_endpoint", TargetID: ep.ID,
 			Details: map[string]any{"url": egress.RedactURL(ep.URL), "event_types": []string(types), "max_attempts": ep.MaxAttempts,
-				"rate_limit": ep.RateLimit, "header_names": headerNames(headers)}})
+				"rate_limit": ep.RateLimit, "header_names": headerNames(headers), "description": description}})
 	})
 	if err != nil {
 		return nil, err
@@ -183,6 +191,24 @@ func roomForOneMore(ctx context.Context, tx *gorm.DB, orgID, except uuid.UUID) e
 		return problem.Fail(ErrEndpointLimit, "org already has %d enabled endpoints; disable or delete one first", n)
 	}
 	return nil
+}
+
+// MaxDescription is the most characters an endpoint's description holds.
+const MaxDescription = 200
+
+// validDescription trims a description: blank is none (nil); longer than MaxDescription characters,
+// or holding a control character (a line break, an escape), it is refused.
+func validDescription(in string) (*string, error) {
+	d := strings.TrimSpace(in)
+	switch {
+	case d == "":
+		return nil, nil
+	case utf8.RuneCountInString(d) > MaxDescription:
+		return nil, problem.Fail(problem.Invalid, "description: at most %d characters, not %d", MaxDescription, utf8.RuneCountInString(d))
+	case !utf8.ValidString(d) || strings.IndexFunc(d, unicode.IsControl) >= 0:
+		return nil, problem.Fail(problem.Invalid, "description: one line of text, without control characters")
+	}
+	return &d, nil
 }
 
 func validTypes(in []string) (models.TextArray, error) {

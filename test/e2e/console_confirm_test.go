@@ -24,14 +24,29 @@ func TestTheConsoleAsksBeforeItBreaksAReceiver(t *testing.T) {
 	ep := h.newestEndpoint()
 	row := `//tr[td/a[contains(., "/careful")]]`
 
+	// A description, given on the endpoint's page, is shown beside its URL on the list and on the
+	// pages that ask first.
+	var described string
+	err := chromedp.Run(ctx, chromedp.Navigate(h.api.URL+"/console/webhooks/"+ep.ID.String()),
+		chromedp.SetValue(`input[name=description]`, "Acme's order sync"), chromedp.Click(`//button[text()="Save"]`),
+		chromedp.WaitVisible(`.notice`), chromedp.Navigate(h.api.URL+"/console/webhooks"),
+		chromedp.Text(row+`//span[@class="description muted"]`, &described))
+	if err != nil || described != "Acme's order sync" {
+		t.Fatalf("the description on the list: %q %v", described, err)
+	}
+
 	var consequence, grace string
 	var scripts int
-	err := chromedp.Run(ctx, chromedp.Navigate(h.api.URL+"/console/webhooks"), chromedp.Click(row+`//button[text()="Rotate secret"]`),
+	err = chromedp.Run(ctx, chromedp.Navigate(h.api.URL+"/console/webhooks"), chromedp.Click(row+`//button[text()="Rotate secret"]`),
 		chromedp.WaitVisible(`#consequence`), chromedp.Text(`#consequence`, &consequence, chromedp.ByQuery),
 		chromedp.Value(`select[name=grace_seconds]`, &grace, chromedp.ByQuery),
 		chromedp.Evaluate(`document.scripts.length`, &scripts))
 	if err != nil {
 		t.Fatalf("rotate: %v", err)
+	}
+	var page string
+	if err := chromedp.Run(ctx, chromedp.OuterHTML("main", &page)); err != nil || !strings.Contains(page, "Acme's order sync") {
+		t.Fatalf("the rotation's page does not name the endpoint's description: %v\n%s", err, page)
 	}
 	if !strings.Contains(consequence, "signature checks fail") || grace != "86400" || scripts != 0 {
 		t.Fatalf("the rotation's page says %q with grace %q and %d scripts", consequence, grace, scripts)
