@@ -397,9 +397,9 @@ func TestRecoveryRefusesWhatItCannotDoAndChangesNothing(t *testing.T) {
 	if status, again := e.call(http.MethodPost, "/admin/v1/recoveries/"+id+"/cancel", e.ownerToken, nil); status != 200 || again["finished_at"] != got["finished_at"] {
 		t.Fatalf("cancel again %d %v", status, again)
 	}
-	// With a retention, a window older than it is refused.
+	// With a retention, a window older than it is refused, the retention written as people write it.
 	old := &endpoints.Service{DB: e.db, Retention: 24 * time.Hour}
-	if _, err := old.Recover(context.Background(), e.b, e.owner.ID, time.Now().Add(-48*time.Hour), nil); err == nil || !strings.Contains(err.Error(), "retention") {
+	if _, err := old.Recover(context.Background(), e.b, e.owner.ID, time.Now().Add(-48*time.Hour), nil); err == nil || !strings.Contains(err.Error(), "older than the retention (1 day)") {
 		t.Fatalf("older than the retention: %v", err)
 	}
 	var audit []models.AuditEntry

@@ -93,6 +93,10 @@ func TestOperatorEndpointRateLimitHeadersAndUpdate(t *testing.T) {
 		t.Fatalf("create %d %v", status, ep)
 	}
 	id := ep["id"]
+	if status, body := rpc(e.ownerToken, "outbound_webhook_rotate_secret", map[string]any{"p_id": id, "p_grace_seconds": 700000}); status != http.StatusUnprocessableEntity ||
+		body["detail"] != "the grace period must be from 0 to 7 days" {
+		t.Fatalf("a grace too long %d %v", status, body)
+	}
 	if status, body := rpc(e.ownerToken, "outbound_webhook_update", map[string]any{"p_id": id, "p_description": strings.Repeat("x", 201)}); status != http.StatusUnprocessableEntity ||
 		body["error"] != "validation_failed" || !strings.Contains(body["detail"].(string), "at most 200 characters") {
 		t.Fatalf("a long description %d %v", status, body)

@@ -95,7 +95,7 @@ func endpointMutation(op func(*endpoints.Service, context.Context, uuid.UUID, uu
 
 func endpointRotate(fs *flag.FlagSet) runFunc {
 	id, actor := uuidFlag(fs, "id", "endpoint id"), uuidFlag(fs, "actor", "acting user id")
-	grace := fs.Duration("grace", 0, "how long the old secret also signs, e.g. 24h (at most 168h; default none)")
+	grace := fs.Duration("grace", 0, "how long the old secret also signs, written as 24h (at most 7 days, 168h; default none)")
 	return func(ctx context.Context, env *adminEnv) (any, error) {
 		svc, err := webhookService(env, true)
 		if err != nil {

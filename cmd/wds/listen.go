@@ -24,6 +24,7 @@ import (
 	"wds/internal/events"
 	"wds/internal/platform/config"
 	"wds/internal/platform/database"
+	"wds/internal/platform/durations"
 	"wds/internal/platform/problem"
 	"wds/webhook"
 )
@@ -207,7 +208,7 @@ func renewLease(ctx context.Context, svc *endpoints.Service, id uuid.UUID, repor
 			return
 		case <-tick.C:
 			if err := svc.Renew(ctx, id); err != nil && ctx.Err() == nil {
-				fmt.Fprintf(report, "cannot renew endpoint %s's lease (it ends within %s unless renewed): %v\n", id, endpoints.LeaseTTL, err)
+				fmt.Fprintf(report, "cannot renew endpoint %s's lease (it ends within %s unless renewed): %v\n", id, durations.Text(endpoints.LeaseTTL), err)
 			}
 		}
 	}

@@ -22,6 +22,7 @@ import (
 
 	"wds/internal/events"
 	"wds/internal/outbox"
+	"wds/internal/platform/durations"
 	"wds/internal/platform/egress"
 	"wds/internal/platform/problem"
 	"wds/internal/platform/ratelimit"
@@ -384,7 +385,7 @@ func (s *Service) RotateSecret(ctx context.Context, id, actorID uuid.UUID, grace
 	}
 	_, err = s.mutate(ctx, id, actorID, "webhook_endpoint.rotate_secret", func(tx *gorm.DB, ep *models.Endpoint) (map[string]any, error) {
 		if grace < 0 || grace > MaxRotationGrace {
-			return nil, problem.Fail(problem.Invalid, "the grace period must be from 0 to %s", MaxRotationGrace)
+			return nil, problem.Fail(problem.Invalid, "the grace period must be from 0 to %s", durations.Text(MaxRotationGrace))
 		}
 		// With a grace the current secret goes on signing beside the new one until it ends.
 		err := tx.Exec(`UPDATE webhook_endpoints SET

@@ -15,6 +15,7 @@ import (
 	"gorm.io/gorm/clause"
 
 	"wds/internal/events"
+	"wds/internal/platform/durations"
 	"wds/internal/platform/egress"
 	"wds/internal/platform/problem"
 	"wds/internal/workspace"
@@ -170,7 +171,7 @@ func (s *Service) recoveryWindow(since time.Time, until *time.Time) (time.Time, 
 	case until != nil && !since.Before(*until):
 		return time.Time{}, problem.Fail(ErrInvalidParameter, "since must be before until")
 	case s.Retention > 0 && since.Before(now.Add(-s.Retention)):
-		return time.Time{}, problem.Fail(ErrInvalidParameter, "since is older than the retention (%s): those deliveries are gone", s.Retention)
+		return time.Time{}, problem.Fail(ErrInvalidParameter, "since is older than the retention (%s): those deliveries are gone", durations.Text(s.Retention))
 	case s.Retention <= 0 && since.Before(now.Add(-MaxRecoveryReach)):
 		return time.Time{}, problem.Fail(ErrInvalidParameter, "since is more than 90 days ago: a recovery reaches back 90 days at most")
 	}
