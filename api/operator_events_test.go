@@ -462,3 +462,48 @@ func TestAnUnknownQueryParameterIsRefusedNamingTheKnownOnes(t *testing.T) {
 		t.Fatalf("an operation without query parameters: %d %v", status, body)
 	}
 }
+
+// An order's events go again to one endpoint in one call, named by the order's number or id: each
+// event the endpoint is subscribed to, once, oldest first; a chain still in progress to it refuses
+// the whole call and queues nothing.
+func TestResendingAnOrdersEventsToOneEndpoint(t *testing.T) {
+	e := newEventDesk(t)
+	resend := func(token, order string, body any) (int, map[string]any) {
+		return e.call(http.MethodPost, "/admin/v1/orders/"+order+"/resend", token, body)
+	}
+	status, out := resend(e.ownerToken, "1042", map[string]any{"endpoint_id": e.b})
+	chains, _ := out["chains"].([]any)
+	if status != http.StatusAccepted || len(chains) != 2 ||
+		chains[0].(map[string]any)["workflow_id"] != contract.ResendWorkflowID(e.created, e.b, 1) ||
+		chains[1].(map[string]any)["workflow_id"] != contract.ResendWorkflowID(e.paid, e.b, 1) {
+		t.Fatalf("resend order 1042 to B: %d %v", status, out)
+	}
+	before := e.dispatches()
+	_, _, otherOwner := mustOrg(t, e.db, "Elsewhere")
+	for _, c := range []struct {
+		name, token, order string
+		body               any
+		status             int
+		code               string
+	}{
+		{"a chain in progress (payment.recorded to A)", e.ownerToken, "1042", map[string]any{"endpoint_id": e.a}, 409, "delivery_in_progress"},
+		{"the resent chains still in progress, by the order's id", e.ownerToken, e.order.String(), map[string]any{"endpoint_id": e.b}, 409, "delivery_in_progress"},
+		{"no such order", e.ownerToken, "9999", map[string]any{"endpoint_id": e.b}, 404, "not_found"},
+		{"not an order", e.ownerToken, "last-one", map[string]any{"endpoint_id": e.b}, 422, "invalid_parameter"},
+		{"no endpoint", e.ownerToken, "1042", map[string]any{}, 422, "validation_failed"},
+		{"a member", e.memberToken, "1042", map[string]any{"endpoint_id": e.b}, 403, "forbidden"},
+		{"another org", e.token(otherOwner.ID), "1042", map[string]any{"endpoint_id": e.b}, 404, "not_found"},
+	} {
+		if status, body := resend(c.token, c.order, c.body); status != c.status || body["error"] != c.code {
+			t.Errorf("%s: %d %v, want %d %s", c.name, status, body, c.status, c.code)
+		}
+	}
+	if after := e.dispatches(); after != before {
+		t.Fatalf("refusals queued %d chains", after-before)
+	}
+	var audit []models.AuditEntry
+	e.db.Where("action = 'order.resend'").Find(&audit)
+	if len(audit) != 1 || audit[0].TargetID != e.order {
+		t.Fatalf("audit %+v", audit)
+	}
+}
