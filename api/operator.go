@@ -98,6 +98,7 @@ type rpcParams struct {
 	MaxAttempts models.Optional[int]               `json:"p_max_attempts"`
 	RateLimit   models.Optional[int]               `json:"p_rate_limit"`
 	Headers     models.Optional[map[string]string] `json:"p_headers"`
+	Description models.Optional[string]            `json:"p_description"`
 	Limit       *int                               `json:"p_limit"`
 	CursorAt    string                             `json:"p_cursor_at"`
 	CursorID    string                             `json:"p_cursor_id"`
@@ -238,7 +239,7 @@ func (s *server) rpcCreate(ctx context.Context, actor uuid.UUID, p rpcParams) (i
 		return 0, nil, problem.Fail(problem.Invalid, "p_event_types is required")
 	}
 	in := endpoints.CreateInput{OrgID: org, ActorID: actor, URL: p.URL.Value, EventTypes: p.EventTypes.Value,
-		MaxAttempts: p.MaxAttempts.Value, Headers: p.Headers.Value}
+		MaxAttempts: p.MaxAttempts.Value, Headers: p.Headers.Value, Description: p.Description.Value}
 	if p.RateLimit.Set && !p.RateLimit.Null {
 		in.RateLimit = &p.RateLimit.Value
 	}
@@ -249,14 +250,15 @@ func (s *server) rpcCreate(ctx context.Context, actor uuid.UUID, p rpcParams) (i
 	return http.StatusCreated, ep, nil
 }
 
-// rpcUpdate edits the fields the parameters name; p_rate_limit and p_headers null clear them.
+// rpcUpdate edits the fields the parameters name; p_rate_limit, p_headers and p_description null
+// clear them.
 func (s *server) rpcUpdate(ctx context.Context, actor uuid.UUID, p rpcParams) (int, any, error) {
 	id, err := paramUUID("p_id", p.ID)
 	if err != nil {
 		return 0, nil, err
 	}
 	ep, err := s.Webhooks.Update(ctx, endpoints.UpdateInput{ID: id, ActorID: actor, URL: p.URL, EventTypes: p.EventTypes,
-		MaxAttempts: p.MaxAttempts, RateLimit: p.RateLimit, Headers: p.Headers})
+		MaxAttempts: p.MaxAttempts, RateLimit: p.RateLimit, Headers: p.Headers, Description: p.Description})
 	if err != nil {
 		return 0, nil, err
 	}

@@ -24,6 +24,7 @@ type SupportDesk interface {
 	ListEvents(ctx context.Context, q endpoints.EventsQuery) (*endpoints.EventsPage, error)
 	Event(ctx context.Context, id uuid.UUID, actorID *uuid.UUID) (*endpoints.EventDetail, error)
 	Resend(ctx context.Context, eventID, actorID uuid.UUID, endpointID *uuid.UUID) (*endpoints.Resent, error)
+	ResendOrder(ctx context.Context, order endpoints.OrderRef, endpointID, actorID uuid.UUID) (*endpoints.Resent, error)
 }
 
 // registerSupport mounts the support desk's routes on the Operator API.
@@ -32,6 +33,7 @@ func (s *server) registerSupport(r *gin.Engine) {
 	g.GET("/orgs/:org_id/events", pathOrg, s.listEvents)
 	g.GET("/events/:id", s.showEvent)
 	g.POST("/events/:id/resend", s.resendEvent)
+	g.POST("/orders/:id/resend", s.resendOrder)
 	s.registerRecovery(g)
 }
 
@@ -122,6 +124,34 @@ func (s *server) resendEvent(c *gin.Context) {
 		endpoint = &ep
 	}
 	out, err := s.Support.Resend(c.Request.Context(), id, actorOf(c), endpoint)
+	if err != nil {
+		fail(c, err)
+		return
+	}
+	c.JSON(http.StatusAccepted, out)
+}
+
+// resendOrder is POST /admin/v1/orders/{id}/resend {endpoint_id}: every event about the order (its
+// id, or its number in the endpoint's org) resent once to the endpoint, oldest first; 202 with the
+// fresh chains, which the service starts after its commit.
+func (s *server) resendOrder(c *gin.Context) {
+	var b struct {
+		EndpointID *string `json:"endpoint_id"`
+	}
+	if err := readObject(c, &b); err != nil {
+		fail(c, err)
+		return
+	}
+	if b.EndpointID == nil {
+		fail(c, problem.Fail(problem.Invalid, "endpoint_id is required: the endpoint to send the order's events to"))
+		return
+	}
+	ep, err := uuid.Parse(*b.EndpointID)
+	if err != nil {
+		fail(c, problem.Fail(problem.Invalid, "endpoint_id must be a UUID"))
+		return
+	}
+	out, err := s.Support.ResendOrder(c.Request.Context(), endpoints.OrderRef(c.Param("id")), ep, actorOf(c))
 	if err != nil {
 		fail(c, err)
 		return

@@ -397,15 +397,50 @@ func TestRecoveryRefusesWhatItCannotDoAndChangesNothing(t *testing.T) {
 	if status, again := e.call(http.MethodPost, "/admin/v1/recoveries/"+id+"/cancel", e.ownerToken, nil); status != 200 || again["finished_at"] != got["finished_at"] {
 		t.Fatalf("cancel again %d %v", status, again)
 	}
-	// With a retention, a window older than it is refused.
+	// With a retention, a window older than it is refused, the retention written as people write it.
 	old := endpoints.NewService(e.db, nil, endpoints.Options{Retention: 24 * time.Hour})
-	if _, err := old.Recover(context.Background(), e.b, e.owner.ID, time.Now().Add(-48*time.Hour), nil); err == nil || !strings.Contains(err.Error(), "retention") {
+	if _, err := old.Recover(context.Background(), e.b, e.owner.ID, time.Now().Add(-48*time.Hour), nil); err == nil || !strings.Contains(err.Error(), "older than the retention (1 day)") {
 		t.Fatalf("older than the retention: %v", err)
 	}
 	var audit []models.AuditEntry
 	e.db.Where("action IN ('endpoint.recover', 'recovery.cancel')").Order("created_at").Find(&audit)
 	if len(audit) != 2 || audit[0].Action != "endpoint.recover" || audit[1].Action != "recovery.cancel" {
 		t.Fatalf("audit %+v", audit)
+	}
+}
+
+// A recovery skips the drops whose event was resent to the endpoint after the drop, and says so; with
+// nothing left to re-fire it is completed in its very answer and starts no workflow, and the
+// endpoint's health no longer counts the drop.
+func TestRecoverySkipsWhatWasResentAndCompletesWithNothingToDo(t *testing.T) {
+	e := newEventDesk(t)
+	if status, out := e.call(http.MethodPost, "/admin/v1/events/"+e.created.String()+"/resend", e.ownerToken,
+		map[string]any{"endpoint_id": e.b}); status != http.StatusAccepted {
+		t.Fatalf("resend %d %v", status, out)
+	}
+	since := time.Now().Add(-time.Hour).UTC().Format(time.RFC3339Nano)
+	status, rec := e.call(http.MethodPost, "/admin/v1/endpoints/"+e.b.String()+"/recover", e.ownerToken, map[string]any{"since": since})
+	if status != http.StatusAccepted || rec["total"] != 0.0 || rec["skipped"] != 1.0 || rec["status"] != "completed" || rec["finished_at"] == nil {
+		t.Fatalf("recover %d %v", status, rec)
+	}
+	if status, got := e.call(http.MethodGet, "/admin/v1/recoveries/"+rec["id"].(string), e.memberToken, nil); status != 200 ||
+		got["status"] != "completed" || got["skipped"] != 1.0 {
+		t.Fatalf("show %d %v", status, got)
+	}
+	if status, got := e.call(http.MethodGet, "/admin/v1/recoveries/"+rec["id"].(string), e.memberToken, nil); status != 200 ||
+		got["succeeded"] != 0.0 || got["retrying"] != 0.0 || got["dropped"] != 0.0 {
+		t.Fatalf("show %d %v", status, got)
+	}
+	var undispatched int64
+	e.db.Model(&models.Recovery{}).Where("dispatched_at IS NULL").Count(&undispatched)
+	if undispatched != 0 {
+		t.Fatal("a recovery with nothing to do waits for its workflow to be started")
+	}
+	_, list := e.rpc(e.memberToken, "outbound_webhook_list", nil)
+	for _, r := range list["rows"].([]any) {
+		if row := r.(map[string]any); row["id"] == e.b.String() && row["health"].(map[string]any)["unrecovered_dropped"] != 0.0 {
+			t.Fatalf("the resent drop is still unrecovered: %v", row["health"])
+		}
 	}
 }
 
@@ -425,5 +460,50 @@ func TestAnUnknownQueryParameterIsRefusedNamingTheKnownOnes(t *testing.T) {
 	status, body = e.call(http.MethodGet, "/admin/v1/events/"+e.created.String()+"?verbose=1", e.memberToken, nil)
 	if detail, _ := body["detail"].(string); status != http.StatusBadRequest || !strings.Contains(detail, "takes none") {
 		t.Fatalf("an operation without query parameters: %d %v", status, body)
+	}
+}
+
+// An order's events go again to one endpoint in one call, named by the order's number or id: each
+// event the endpoint is subscribed to, once, oldest first; a chain still in progress to it refuses
+// the whole call and queues nothing.
+func TestResendingAnOrdersEventsToOneEndpoint(t *testing.T) {
+	e := newEventDesk(t)
+	resend := func(token, order string, body any) (int, map[string]any) {
+		return e.call(http.MethodPost, "/admin/v1/orders/"+order+"/resend", token, body)
+	}
+	status, out := resend(e.ownerToken, "1042", map[string]any{"endpoint_id": e.b})
+	chains, _ := out["chains"].([]any)
+	if status != http.StatusAccepted || len(chains) != 2 ||
+		chains[0].(map[string]any)["workflow_id"] != contract.ResendWorkflowID(e.created, e.b, 1) ||
+		chains[1].(map[string]any)["workflow_id"] != contract.ResendWorkflowID(e.paid, e.b, 1) {
+		t.Fatalf("resend order 1042 to B: %d %v", status, out)
+	}
+	before := e.dispatches()
+	_, _, otherOwner := mustOrg(t, e.db, "Elsewhere")
+	for _, c := range []struct {
+		name, token, order string
+		body               any
+		status             int
+		code               string
+	}{
+		{"a chain in progress (payment.recorded to A)", e.ownerToken, "1042", map[string]any{"endpoint_id": e.a}, 409, "delivery_in_progress"},
+		{"the resent chains still in progress, by the order's id", e.ownerToken, e.order.String(), map[string]any{"endpoint_id": e.b}, 409, "delivery_in_progress"},
+		{"no such order", e.ownerToken, "9999", map[string]any{"endpoint_id": e.b}, 404, "not_found"},
+		{"not an order", e.ownerToken, "last-one", map[string]any{"endpoint_id": e.b}, 422, "invalid_parameter"},
+		{"no endpoint", e.ownerToken, "1042", map[string]any{}, 422, "validation_failed"},
+		{"a member", e.memberToken, "1042", map[string]any{"endpoint_id": e.b}, 403, "forbidden"},
+		{"another org", e.token(otherOwner.ID), "1042", map[string]any{"endpoint_id": e.b}, 404, "not_found"},
+	} {
+		if status, body := resend(c.token, c.order, c.body); status != c.status || body["error"] != c.code {
+			t.Errorf("%s: %d %v, want %d %s", c.name, status, body, c.status, c.code)
+		}
+	}
+	if after := e.dispatches(); after != before {
+		t.Fatalf("refusals queued %d chains", after-before)
+	}
+	var audit []models.AuditEntry
+	e.db.Where("action = 'order.resend'").Find(&audit)
+	if len(audit) != 1 || audit[0].TargetID != e.order {
+		t.Fatalf("audit %+v", audit)
 	}
 }

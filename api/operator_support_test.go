@@ -86,12 +86,24 @@ func TestOperatorEndpointRateLimitHeadersAndUpdate(t *testing.T) {
 		return e.call(http.MethodPost, "/admin/v1/rpc/"+op, token, p)
 	}
 	status, ep := rpc(e.ownerToken, "outbound_webhook_create", map[string]any{"p_url": "https://127.0.0.1/hook",
-		"p_event_types": []string{"order.created"}, "p_rate_limit": 20, "p_headers": map[string]string{"Authorization": "Bearer t"}})
-	if status != http.StatusCreated || ep["rate_limit"] != 20.0 || ep["headers"].(map[string]any)["Authorization"] != "Bearer t" ||
+		"p_event_types": []string{"order.created"}, "p_rate_limit": 20, "p_headers": map[string]string{"Authorization": "Bearer t"},
+		"p_description": "Acme's order sync"})
+	if status != http.StatusCreated || ep["rate_limit"] != 20.0 || ep["description"] != "Acme's order sync" || ep["headers"].(map[string]any)["Authorization"] != "Bearer t" ||
 		ep["disabled_reason"] != nil || ep["health"] == nil {
 		t.Fatalf("create %d %v", status, ep)
 	}
 	id := ep["id"]
+	if status, body := rpc(e.ownerToken, "outbound_webhook_rotate_secret", map[string]any{"p_id": id, "p_grace_seconds": 700000}); status != http.StatusUnprocessableEntity ||
+		body["detail"] != "the grace period must be from 0 to 7 days" {
+		t.Fatalf("a grace too long %d %v", status, body)
+	}
+	if status, body := rpc(e.ownerToken, "outbound_webhook_update", map[string]any{"p_id": id, "p_description": strings.Repeat("x", 201)}); status != http.StatusUnprocessableEntity ||
+		body["error"] != "validation_failed" || !strings.Contains(body["detail"].(string), "at most 200 characters") {
+		t.Fatalf("a long description %d %v", status, body)
+	}
+	if status, body := rpc(e.ownerToken, "outbound_webhook_update", map[string]any{"p_id": id, "p_description": nil}); status != http.StatusOK || body["description"] != nil {
+		t.Fatalf("description cleared %d %v", status, body)
+	}
 	status, up := rpc(e.ownerToken, "outbound_webhook_update", map[string]any{"p_id": id, "p_rate_limit": nil,
 		"p_headers": map[string]string{"X-Tenant": "acme"}, "p_event_types": []string{"order.created", "payment.recorded"}, "p_max_attempts": 3})
 	if status != http.StatusOK || up["rate_limit"] != nil || up["max_attempts"] != 3.0 || len(up["event_types"].([]any)) != 2 ||
@@ -100,7 +112,8 @@ func TestOperatorEndpointRateLimitHeadersAndUpdate(t *testing.T) {
 	}
 	_, list := rpc(e.memberToken, "outbound_webhook_list", nil)
 	row := list["rows"].([]any)[0].(map[string]any)
-	if row["health"].(map[string]any)["consecutive_dropped"] != 0.0 || row["rate_limit"] != nil {
+	if h := row["health"].(map[string]any); h["consecutive_dropped"] != 0.0 || h["unrecovered_dropped"] != 0.0 ||
+		h["oldest_unrecovered_at"] != nil || row["rate_limit"] != nil {
 		t.Fatalf("list row %v", row)
 	}
 	_, off := rpc(e.ownerToken, "outbound_webhook_disable", map[string]any{"p_id": id})
@@ -159,7 +172,7 @@ func TestOperatorEndpointRateLimitHeadersAndUpdate(t *testing.T) {
 	var audit []models.AuditEntry
 	e.db.Where("action = ?", "webhook_endpoint.update").Find(&audit)
 	raw, _ := json.Marshal(audit)
-	if len(audit) != 1 || strings.Contains(string(raw), "acme") {
+	if len(audit) != 2 || strings.Contains(string(raw), "acme") { // the description cleared, then the headers set
 		t.Fatalf("update audit must name headers, never their values: %s", raw)
 	}
 }

@@ -16,9 +16,11 @@ import (
 // Endpoint is an outbound webhook endpoint. The signing secret is stored sealed (secrets.Box) and
 // opened only to sign a delivery.
 type Endpoint struct {
-	ID           uuid.UUID `json:"id"`
-	OrgID        uuid.UUID `json:"org_id"`
-	URL          string    `json:"url" gorm:"column:url"`
+	ID    uuid.UUID `json:"id"`
+	OrgID uuid.UUID `json:"org_id"`
+	URL   string    `json:"url" gorm:"column:url"`
+	// Description says what the endpoint is for (at most 200 characters); nil when none.
+	Description  *string   `json:"description"`
 	EventTypes   TextArray `json:"event_types" gorm:"type:text[]"`
 	SecretSealed []byte    `json:"-"`
 	// PreviousSecretSealed signs deliveries too until PreviousSecretUntil (a rotation's grace).
@@ -41,6 +43,10 @@ type Endpoint struct {
 	LastSuccessAt      *time.Time `json:"-"`
 	FailingSince       *time.Time `json:"-"`
 	ConsecutiveDropped int64      `json:"-"`
+	// UnrecoveredDropped and OldestUnrecoveredAt are the endpoint's unrecovered drops
+	// (UnrecoveredDrop), kept by the database's triggers as chains drop and later chains start.
+	UnrecoveredDropped  int64      `json:"-"`
+	OldestUnrecoveredAt *time.Time `json:"-"`
 	// Health is the view of the kept health with the 24-hour counts (endpoints.Service fills it).
 	Health    *EndpointHealth `json:"health" gorm:"-"`
 	CreatedBy uuid.UUID       `json:"created_by"`
@@ -70,7 +76,26 @@ type EndpointHealth struct {
 	ConsecutiveDropped int64      `json:"consecutive_dropped"`
 	Succeeded24h       int64      `json:"succeeded_24h" gorm:"column:succeeded_24h"`
 	Failed24h          int64      `json:"failed_24h" gorm:"column:failed_24h"`
+	// UnrecoveredDropped counts the endpoint's unrecovered drops (UnrecoveredDrop), which a success
+	// does not end; OldestUnrecoveredAt is the oldest one's drop, nil when there is none.
+	UnrecoveredDropped  int64      `json:"unrecovered_dropped"`
+	OldestUnrecoveredAt *time.Time `json:"oldest_unrecovered_at"`
 }
+
+// UnrecoveredDrop is a chain that dropped and has no later chain of the same event to the same
+// endpoint: no re-fire, resend or recovery since. The receiver still misses that event. Kept by the
+// database's triggers (migration 00035): added as the chain drops, removed as a later chain of its
+// event to the endpoint is queued or as the retention job deletes the dropped attempt. A recovery
+// re-fires exactly these.
+type UnrecoveredDrop struct {
+	DeliveryID uuid.UUID `gorm:"primaryKey"`
+	EndpointID uuid.UUID
+	EventID    uuid.UUID
+	DroppedAt  time.Time
+}
+
+// TableName is the unrecovered drops table.
+func (UnrecoveredDrop) TableName() string { return "webhook_unrecovered_drops" }
 
 // EndpointMinute counts an endpoint's attempts of one minute, for the health's 24-hour counts and
 // the console's 7-day charts. Kept by each attempt's write (a drop of a waiting chain and a drop's
@@ -229,14 +254,22 @@ const (
 
 // Recovery is one recovery and its progress.
 type Recovery struct {
-	ID         uuid.UUID  `json:"id"`
-	OrgID      uuid.UUID  `json:"-"`
-	EndpointID uuid.UUID  `json:"endpoint_id"`
-	Since      time.Time  `json:"since"`
-	Until      time.Time  `json:"until"`
-	Status     string     `json:"status"`
-	Total      int        `json:"total"`
-	Started    int        `json:"started"`
+	ID         uuid.UUID `json:"id"`
+	OrgID      uuid.UUID `json:"-"`
+	EndpointID uuid.UUID `json:"endpoint_id"`
+	Since      time.Time `json:"since"`
+	Until      time.Time `json:"until"`
+	Status     string    `json:"status"`
+	Total      int       `json:"total"`
+	// Skipped counts the window's dropped chains whose event already went to the endpoint again
+	// after they dropped (endpoints.RecoveryCount).
+	Skipped int `json:"skipped"`
+	Started int `json:"started"`
+	// Succeeded, Retrying and Dropped are how the chains it started stand now (their last
+	// attempts); endpoints.Service fills them.
+	Succeeded  int        `json:"succeeded" gorm:"-"`
+	Retrying   int        `json:"retrying" gorm:"-"`
+	Dropped    int        `json:"dropped" gorm:"-"`
 	WorkflowID string     `json:"workflow_id"`
 	CreatedBy  *uuid.UUID `json:"-"`
 	CreatedAt  time.Time  `json:"created_at" gorm:"default:clock_timestamp()"`

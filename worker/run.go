@@ -11,6 +11,7 @@ import (
 	"wds/activities"
 	"wds/internal/dispatch"
 	"wds/internal/platform/config"
+	"wds/internal/platform/durations"
 	"wds/internal/platform/egress"
 	"wds/internal/platform/secrets"
 )
@@ -27,7 +28,7 @@ func Run(ctx context.Context, cfg *config.Config, c client.Client, box *secrets.
 	}
 	if cfg.Retention > 0 && cfg.Retention < MinRetention {
 		return fmt.Errorf("WDS_RETENTION=%s: keep at least %s (a chain's retries span days), or 0 to keep everything",
-			cfg.Retention, MinRetention)
+			cfg.Retention, durations.Text(MinRetention))
 	}
 	return Serve(ctx, Options{
 		Temporal: c,

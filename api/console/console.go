@@ -276,13 +276,15 @@ var funcs = template.FuncMap{
 	},
 	// short is a long id as a column shows it; the template puts the whole id in a title.
 	"short": short,
-	// plural is one or other, by n: "1 key", "2 keys".
-	"plural": func(n int64, one, other string) string {
-		if n == 1 {
+	// plural is one or other, by n (any integer): "1 key", "2 keys".
+	"plural": func(n any, one, other string) string {
+		if fmt.Sprint(n) == "1" {
 			return one
 		}
 		return other
 	},
+	// exact is a time as a form field takes it back, to the microsecond (a recovery's since).
+	"exact": func(t *time.Time) string { return t.UTC().Format(time.RFC3339Nano) },
 	// statuses are the delivery log's status filter's options.
 	"statuses": func() []models.Status { return models.Recorded },
 	"when": func(t any) string {

@@ -23,6 +23,7 @@ import (
 func init() {
 	notices["settings"] = "Saved: every attempt from now on uses the new rate limit and headers."
 	notices["recovering"] = "Recovery started: the dropped chains are re-fired at the endpoint's pace."
+	notices["nothing"] = "Nothing to recover: no dropped chain of that time still waits for its event."
 	notices["recovery_cancelled"] = "Recovery cancelled: chains already started run on; no more start."
 	pages["endpoint"] = template.Must(template.New("layout.html").Funcs(funcs).ParseFS(files,
 		"templates/layout.html", "templates/endpoint.html", "templates/endpoint_support.html"))
@@ -31,6 +32,7 @@ func init() {
 func (c *Console) registerEndpointSupport(p *gin.RouterGroup) {
 	p.POST("/endpoints/:id/settings", c.endpointSettings)
 	p.POST("/endpoints/:id/recover", c.recoverEndpoint)
+	p.GET("/recoveries", c.recoveries)
 	p.GET("/recoveries/:id", c.recovery)
 	p.POST("/recoveries/:id/cancel", c.cancelRecovery)
 }
@@ -55,7 +57,7 @@ func (c *Console) supportData(g *gin.Context, ep *models.Endpoint, data map[stri
 		if err != nil {
 			return err
 		}
-		data["Preview"] = n
+		data["Preview"] = &n
 	}
 	return nil
 }
@@ -87,11 +89,13 @@ func parseHeaderText(text string) (map[string]string, error) {
 	return out, nil
 }
 
-// endpointSettings saves the rate limit (blank: none) and the headers (the whole set).
+// endpointSettings saves the description and the rate limit (blank: none) and the headers (the
+// whole set).
 func (c *Console) endpointSettings(g *gin.Context) {
 	s := sessionOf(g)
 	id, err := pathID(g)
-	in := endpoints.UpdateInput{ID: id, ActorID: s.User.ID, RateLimit: models.Optional[int]{Set: true, Null: true}}
+	in := endpoints.UpdateInput{ID: id, ActorID: s.User.ID, RateLimit: models.Optional[int]{Set: true, Null: true},
+		Description: models.Optional[string]{Set: true, Value: g.PostForm("description")}}
 	if err == nil {
 		if raw := strings.TrimSpace(g.PostForm("rate_limit")); raw != "" {
 			n, perr := strconv.Atoi(raw)
@@ -131,7 +135,11 @@ func (c *Console) recoverEndpoint(g *gin.Context) {
 		c.afterEndpointForm(g, id, err, "")
 		return
 	}
-	g.Redirect(http.StatusSeeOther, "/console/recoveries/"+rec.ID.String()+"?done=recovering")
+	done := "recovering"
+	if !rec.Running() {
+		done = "nothing"
+	}
+	g.Redirect(http.StatusSeeOther, "/console/recoveries/"+rec.ID.String()+"?done="+done)
 }
 
 // cancelRecovery stops the recovery and shows it again, or shows it with the refusal.

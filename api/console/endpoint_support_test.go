@@ -40,7 +40,8 @@ func TestEndpointPageEditsSettingsShowsHealthAndRecovers(t *testing.T) {
 	path := "/console/webhooks/" + ep.ID.String()
 	c, csrf := e.signIn(e.ownerToken)
 	res, page := e.do(c, "GET", path, nil)
-	if res.StatusCode != http.StatusOK || !strings.Contains(page, "<h2>Health</h2>") || !strings.Contains(page, "<td>3</td><td>0</td><td>3</td>") {
+	if res.StatusCode != http.StatusOK || !strings.Contains(page, "<h2>Health</h2>") || !strings.Contains(page, "<td>3</td>\n<td id=\"unrecovered\"><strong class=\"st-dropped\">3</strong>") ||
+		!strings.Contains(page, "<td>0</td><td>3</td>") {
 		t.Fatalf("health: %d\n%s", res.StatusCode, page)
 	}
 
@@ -66,7 +67,7 @@ func TestEndpointPageEditsSettingsShowsHealthAndRecovers(t *testing.T) {
 	// Recover: the count first, then the recovery and its progress.
 	since := time.Now().Add(-time.Hour).UTC().Format("2006-01-02T15:04")
 	_, page = e.do(c, "GET", path+"?recover_since="+url.QueryEscape(since), nil)
-	if !strings.Contains(page, "This re-fires <strong>3</strong> dropped chain(s).") {
+	if !strings.Contains(page, "This re-fires <strong>3</strong> dropped chains.") {
 		t.Fatalf("preview:\n%s", page)
 	}
 	res, _ = e.do(c, "POST", "/console/endpoints/"+ep.ID.String()+"/recover", url.Values{"csrf": {csrf}, "since": {since}})
@@ -101,6 +102,24 @@ func TestEndpointPageEditsSettingsShowsHealthAndRecovers(t *testing.T) {
 	}
 	if _, page = e.do(c, "GET", path, nil); !strings.Contains(page, `class="st-cancelled">cancelled</strong>`) {
 		t.Fatalf("after cancel:\n%s", page)
+	}
+	// Since after the drops, nothing to recover: the count and the recovery say so, and the empty
+	// recovery does not hide the cancelled one as the endpoint's latest.
+	now := time.Now().UTC().Format(time.RFC3339Nano)
+	if _, page = e.do(c, "GET", path+"?recover_since="+url.QueryEscape(now), nil); !strings.Contains(page, "Nothing to recover since "+now) ||
+		strings.Contains(page, ">Recover</button>") {
+		t.Fatalf("an empty count:\n%s", page)
+	}
+	res, _ = e.do(c, "POST", "/console/endpoints/"+ep.ID.String()+"/recover", url.Values{"csrf": {csrf}, "since": {now}})
+	if loc := res.Header.Get("Location"); res.StatusCode != http.StatusSeeOther || !strings.HasSuffix(loc, "?done=nothing") {
+		t.Fatalf("an empty recovery: %d %s", res.StatusCode, loc)
+	}
+	if _, page = e.do(c, "GET", res.Header.Get("Location"), nil); !strings.Contains(page, "Nothing to recover</strong> since") ||
+		strings.Contains(page, "http-equiv") || strings.Contains(page, "Workflow") {
+		t.Fatalf("the empty recovery's page:\n%s", page)
+	}
+	if _, page = e.do(c, "GET", path, nil); !strings.Contains(page, `class="st-cancelled">cancelled</strong>`) {
+		t.Fatalf("the empty recovery hides the latest:\n%s", page)
 	}
 	if _, page = e.do(c, "GET", "/console/audit", nil); !strings.Contains(page, `<a href="`+recPath+`" title="`+rec.ID.String()+`">recovery of https://`) {
 		t.Fatalf("the audit log does not link the recovery's page:\n%s", page)

@@ -100,7 +100,8 @@ func TestTheOverviewChartsDeliveriesAndMarksRecoveredDrops(t *testing.T) {
 		": 1 succeeded, 0 failed, 0 dropped, 0 re-fired</title>",
 		"https://127.0.0.1/chart-hook: 2 of 4 attempts succeeded</title>", ">50%</text>",
 		`href="/console/events/` + event.String() + `"`, `>https://127.0.0.1/chart-hook</a>`,
-		`dropped <span class="refired">· recovered (<a`, "(1 of them since re-fired or recovered)",
+		`dropped <span class="refired">· <a class="recovery" href="/console/recoveries/` + rec.String() + `">recovered</a> (<a`,
+		"(1 of them since re-fired or recovered)",
 	} {
 		if !strings.Contains(page, want) {
 			t.Errorf("the overview lacks %q:\n%s", want, page)

@@ -51,6 +51,7 @@ func (c *Console) registerPages(p *gin.RouterGroup) {
 	p.GET("/webhooks", c.webhooks)
 	p.POST("/webhooks", c.createEndpoint)
 	p.GET("/webhooks/:id", c.endpoint)
+	p.GET("/webhooks/:id/:action", c.confirmAction)
 	p.POST("/webhooks/:id/:action", c.endpointAction)
 	p.POST("/deliveries/:id/refire", c.refire)
 	p.GET("/audit", c.audit)
@@ -95,6 +96,9 @@ func (c *Console) overview(g *gin.Context) {
 	if err == nil {
 		err = c.latestProblems(g, urls, data)
 	}
+	if err == nil {
+		err = c.unrecovered(g, data)
+	}
 	if err != nil {
 		c.render(g, status(err), "overview", s, view{Error: c.problem(err)})
 		return
@@ -138,13 +142,16 @@ func (c *Console) overviewCharts(g *gin.Context, urls map[uuid.UUID]string, data
 	return nil
 }
 
-// endpointURLs are the org's endpoints' URLs by id.
+// endpointURLs are the org's endpoints' URLs by id, each followed by its description when it has one.
 func (c *Console) endpointURLs(g *gin.Context) (map[uuid.UUID]string, error) {
 	s := sessionOf(g)
 	eps, err := c.Webhooks.List(g.Request.Context(), s.OrgID, &s.User.ID)
 	urls := make(map[uuid.UUID]string, len(eps))
 	for _, ep := range eps {
 		urls[ep.ID] = ep.URL
+		if ep.Description != nil {
+			urls[ep.ID] += " · " + *ep.Description
+		}
 	}
 	return urls, err
 }
@@ -153,6 +160,7 @@ func (c *Console) endpointURLs(g *gin.Context) (map[uuid.UUID]string, error) {
 // endpoints' URLs, to data.
 func (c *Console) latestProblems(g *gin.Context, urls map[uuid.UUID]string, data map[string]any) error {
 	var latest []problemRow
+	var recovered []string
 	for _, st := range []models.Status{models.StatusDropped, models.StatusFailed} {
 		page, err := c.Lists.ListDeliveries(g.Request.Context(), c.query(g, 5), operator.DeliveryFilter{Status: st})
 		if err != nil {
@@ -162,24 +170,48 @@ func (c *Console) latestProblems(g *gin.Context, urls map[uuid.UUID]string, data
 			row := problemRow{deliveryRow: deliveryRow{Delivery: d}, URL: urls[d.EndpointID]}
 			if d.RefiredWorkflowID != nil {
 				row.RefiredURL = c.workflowURL(*d.RefiredWorkflowID)
+				recovered = append(recovered, *d.RefiredWorkflowID)
 			}
 			latest = append(latest, row)
 		}
 	}
+	by, err := c.Webhooks.RecoveriesOfChains(g.Request.Context(), recovered)
+	for i, r := range latest {
+		if r.RefiredWorkflowID != nil {
+			latest[i].RecoveryID = by[*r.RefiredWorkflowID]
+		}
+	}
 	data["Latest"] = latest
-	return nil
+	return err
 }
 
-// problemRow is a dropped or failed attempt on the overview, with its endpoint's URL.
+// unrecovered adds the endpoints with unrecovered drops (models.UnrecoveredDrop), read from their
+// kept health, and how many there are in all, to data.
+func (c *Console) unrecovered(g *gin.Context, data map[string]any) error {
+	s := sessionOf(g)
+	eps, err := c.Webhooks.List(g.Request.Context(), s.OrgID, &s.User.ID)
+	var owing []models.Endpoint
+	var n int64
+	for _, ep := range eps {
+		if ep.Health.UnrecoveredDropped > 0 {
+			owing = append(owing, ep)
+			n += ep.Health.UnrecoveredDropped
+		}
+	}
+	data["Unrecovered"], data["UnrecoveredTotal"] = owing, n
+	return err
+}
+
+// problemRow is a dropped or failed attempt on the overview, with its endpoint's URL and, when a
+// recovery re-fired it, that recovery.
 type problemRow struct {
 	deliveryRow
-	URL string
+	URL        string
+	RecoveryID uuid.UUID
 }
 
 // Recovered reports whether a recovery, rather than a person's Re-fire, started the row's new chain.
-func (r problemRow) Recovered() bool {
-	return r.RefiredWorkflowID != nil && strings.HasPrefix(*r.RefiredWorkflowID, "webhook-"+models.DispatchRecovery+"/")
-}
+func (r problemRow) Recovered() bool { return r.RecoveryID != uuid.Nil }
 
 // keys is the API keys settings page: read keys, minted once, revoked by owners and admins.
 func (c *Console) keys(g *gin.Context) { c.keysPage(g, http.StatusOK, view{Notice: notice(g)}) }
@@ -279,7 +311,7 @@ func (c *Console) createEndpoint(g *gin.Context) {
 	s := sessionOf(g)
 	attempts, _ := strconv.Atoi(strings.TrimSpace(g.PostForm("max_attempts")))
 	ep, err := c.Webhooks.Create(g.Request.Context(), endpoints.CreateInput{OrgID: s.OrgID, ActorID: s.User.ID,
-		URL: g.PostForm("url"), EventTypes: g.PostFormArray("events"), MaxAttempts: attempts})
+		URL: g.PostForm("url"), EventTypes: g.PostFormArray("events"), MaxAttempts: attempts, Description: g.PostForm("description")})
 	if err != nil {
 		c.webhooksPage(g, status(err), view{Error: c.problem(err), Form: form(g)})
 		return
@@ -296,14 +328,26 @@ func (c *Console) endpointAction(g *gin.Context) {
 	s := sessionOf(g)
 	ctx := g.Request.Context()
 	action := g.Param("action")
+	if _, asks := confirmations[action]; asks && !confirmed(g) {
+		c.confirmAction(g)
+		return
+	}
 	if action == "rotate" {
 		id, _ := uuid.Parse(g.Param("id"))
-		rot, err := c.Webhooks.RotateSecret(ctx, id, s.User.ID, 0)
+		grace, err := graceOf(g)
+		var rot *endpoints.Rotated
+		if err == nil {
+			rot, err = c.Webhooks.RotateSecret(ctx, id, s.User.ID, grace)
+		}
 		if err != nil {
 			c.webhooksPage(g, status(err), view{Error: c.problem(err)})
 			return
 		}
-		c.webhooksPage(g, http.StatusOK, view{Data: map[string]string{"ID": rot.ID.String(), "Secret": rot.Secret, "What": "rotated"}})
+		created := map[string]string{"ID": rot.ID.String(), "Secret": rot.Secret, "What": "rotated"}
+		if grace > 0 {
+			created["Until"] = time.Now().Add(grace).UTC().Format(secondLayout)
+		}
+		c.webhooksPage(g, http.StatusOK, view{Data: created})
 		return
 	}
 	ops := map[string]func(id uuid.UUID) error{

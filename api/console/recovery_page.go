@@ -1,5 +1,6 @@
-// A recovery's own page: its progress, which the page refreshes by itself while the recovery runs
-// (a <meta http-equiv="refresh">, which the Content-Security-Policy allows, so no script), and Cancel.
+// A recovery's own page: its progress and how its chains stand, which the page refreshes by itself
+// while the recovery runs (a <meta http-equiv="refresh">, which the Content-Security-Policy allows,
+// so no script), and Cancel; and the org's recoveries.
 
 package console
 
@@ -11,6 +12,7 @@ import (
 	"github.com/gin-gonic/gin"
 	"github.com/google/uuid"
 
+	"wds/internal/endpoints"
 	"wds/internal/platform/problem"
 	"wds/models"
 )
@@ -18,8 +20,27 @@ import (
 // recoveryRefresh is how often, in seconds, a running recovery's page reloads itself.
 const recoveryRefresh = 2
 
+// recoveryChainsShown is how many of a recovery's chains that did not succeed its page lists.
+const recoveryChainsShown = 50
+
 func init() {
 	pages["recovery"] = template.Must(template.New("layout.html").Funcs(funcs).ParseFS(files, "templates/layout.html", "templates/recovery.html"))
+	pages["recoveries"] = template.Must(template.New("layout.html").Funcs(funcs).ParseFS(files, "templates/layout.html", "templates/recoveries.html"))
+}
+
+// recoveries lists the org's recoveries, running first, each with how its chains stand.
+func (c *Console) recoveries(g *gin.Context) {
+	s := sessionOf(g)
+	recs, err := c.Webhooks.ListRecoveries(g.Request.Context(), s.OrgID, s.User.ID)
+	var urls map[uuid.UUID]string
+	if err == nil {
+		urls, err = c.endpointURLs(g)
+	}
+	if err != nil {
+		c.render(g, status(err), "recoveries", s, view{Error: c.problem(err)})
+		return
+	}
+	c.render(g, http.StatusOK, "recoveries", s, view{Data: map[string]any{"Recoveries": recs, "URLs": urls, "Max": endpoints.MaxRecoveriesListed}})
 }
 
 // recovery shows the recovery of the path, in the session's org.
@@ -39,6 +60,10 @@ func (c *Console) recoveryPage(g *gin.Context, code int, v view) {
 	if err == nil {
 		urls, err = c.endpointURLs(g)
 	}
+	var chains []endpoints.RecoveryChain
+	if err == nil {
+		chains, err = c.Webhooks.RecoveryChains(g.Request.Context(), id, &s.User.ID, recoveryChainsShown)
+	}
 	if err != nil {
 		c.render(g, status(err), "recovery", s, view{Error: c.problem(err)})
 		return
@@ -46,6 +71,7 @@ func (c *Console) recoveryPage(g *gin.Context, code int, v view) {
 	if rec.Running() {
 		v.Refresh = strconv.Itoa(recoveryRefresh) + "; url=/console/recoveries/" + rec.ID.String()
 	}
-	v.Data = map[string]any{"Recovery": rec, "URL": urls[rec.EndpointID], "WorkflowURL": c.workflowURL(rec.WorkflowID)}
+	v.Data = map[string]any{"Recovery": rec, "URL": urls[rec.EndpointID], "WorkflowURL": c.workflowURL(rec.WorkflowID),
+		"Chains": chains, "Shown": recoveryChainsShown}
 	c.render(g, code, "recovery", s, v)
 }

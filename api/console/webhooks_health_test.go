@@ -48,9 +48,29 @@ func TestTheWebhooksListShowsEachEndpointsHealth(t *testing.T) {
 	_, page := e.do(c, "GET", "/console/webhooks", nil)
 	for _, want := range []string{"succeeded (24 h): 33% of 3 attempts", "last success: " + at.Format("2006-01-02 15:04:05"),
 		"failing since " + at.Add(time.Hour).Format("2006-01-02 15:04:05"), ">1 dropped chain<",
-		`<strong class="st-dropped">disabled for failing</strong>`, "succeeded (24 h): no attempts"} {
+		`<strong class="st-dropped">disabled for failing</strong>`, "succeeded (24 h): no attempts",
+		"1 unrecovered drop since " + at.Add(2*time.Hour).Format("2006-01-02 15:04:05")} {
 		if !strings.Contains(page, want) {
 			t.Errorf("the webhooks list lacks %q:\n%s", want, page)
 		}
+	}
+	// A success after the drop ends the streak, not the unrecovered drop: the endpoint's page and the
+	// overview still show it, with a way to count it for a recovery.
+	d := &models.Delivery{ID: uuid.New(), OrgID: e.org.ID, EventID: event, EndpointID: eps[0], EventType: events.OrderCreated,
+		ChainID: uuid.New(), WorkflowID: "webhook-event/x", Attempt: 1, Status: models.StatusSucceeded, AttemptedAt: at.Add(150 * time.Minute)}
+	if _, err := endpoints.RecordAttempt(ctx, e.db, d); err != nil {
+		t.Fatal(err)
+	}
+	dropped := at.Add(2 * time.Hour).Format("2006-01-02 15:04:05")
+	_, page = e.do(c, "GET", "/console/webhooks/"+eps[0].String(), nil)
+	for _, want := range []string{`<td id="unrecovered"><strong class="st-dropped">1</strong>, oldest ` + dropped,
+		`?recover_since=` + strings.ReplaceAll(at.Add(2*time.Hour).Format(time.RFC3339Nano), ":", "%3a") + `#recover`} {
+		if !strings.Contains(page, want) {
+			t.Errorf("the endpoint's page lacks %q:\n%s", want, page)
+		}
+	}
+	_, page = e.do(c, "GET", "/console/", nil)
+	if want := `https://127.0.0.1/sick</a> 1, oldest ` + dropped; !strings.Contains(page, want) {
+		t.Errorf("the overview lacks %q:\n%s", want, page)
 	}
 }

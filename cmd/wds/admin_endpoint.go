@@ -38,6 +38,7 @@ func endpointCreate(fs *flag.FlagSet) runFunc {
 	org, actor, url := uuidFlag(fs, "org", "org id"), uuidFlag(fs, "actor", "acting user id"), stringFlag(fs, "url", "https:// URL")
 	events, maxAttempts := stringFlag(fs, "events", "event types, comma separated"), fs.Int("max-attempts", endpoints.DefaultMaxAttempts, "1..10")
 	rateLimit := fs.String("rate-limit", "none", "deliveries a second (1..1000), or none")
+	description := fs.String("description", "", "what the endpoint is for, shown beside its URL (at most 200 characters)")
 	headers := headerFlags{}
 	fs.Var(headers, "header", "'Name: value' sent on every attempt; repeat for several")
 	return func(ctx context.Context, env *adminEnv) (any, error) {
@@ -51,7 +52,7 @@ func endpointCreate(fs *flag.FlagSet) runFunc {
 			return nil, err
 		}
 		in := endpoints.CreateInput{OrgID: *org, ActorID: *actor, URL: *url,
-			EventTypes: strings.Split(*events, ","), MaxAttempts: *maxAttempts, Headers: headers}
+			EventTypes: strings.Split(*events, ","), MaxAttempts: *maxAttempts, Headers: headers, Description: *description}
 		if !limit.Null {
 			in.RateLimit = &limit.Value
 		}
@@ -88,7 +89,7 @@ func endpointMutation(op func(*endpoints.Service, context.Context, uuid.UUID, uu
 
 func endpointRotate(fs *flag.FlagSet) runFunc {
 	id, actor := uuidFlag(fs, "id", "endpoint id"), uuidFlag(fs, "actor", "acting user id")
-	grace := fs.Duration("grace", 0, "how long the old secret also signs, e.g. 24h (at most 168h; default none)")
+	grace := fs.Duration("grace", 0, "how long the old secret also signs, written as 24h (at most 7 days, 168h; default none)")
 	return func(ctx context.Context, env *adminEnv) (any, error) {
 		svc, err := webhookService(env, true)
 		if err != nil {

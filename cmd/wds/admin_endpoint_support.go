@@ -14,7 +14,7 @@ import (
 )
 
 func init() {
-	registerAdmin("endpoint update", "change an endpoint's URL, events, attempts, rate limit or headers", endpointUpdate)
+	registerAdmin("endpoint update", "change an endpoint's URL, description, events, attempts, rate limit or headers", endpointUpdate)
 }
 
 // headerFlags collects repeated --header 'Name: value' flags.
@@ -48,6 +48,7 @@ func rateLimitFlag(v string) (models.Optional[int], error) {
 func endpointUpdate(fs *flag.FlagSet) runFunc {
 	id, actor := uuidFlag(fs, "id", "endpoint id"), uuidFlag(fs, "actor", "acting user id")
 	url, events := fs.String("url", "", "new https:// URL"), fs.String("events", "", "event types, comma separated")
+	description := fs.String("description", "", "what the endpoint is for (at most 200 characters); '' removes it")
 	maxAttempts, rateLimit := fs.Int("max-attempts", 0, "1..10"), fs.String("rate-limit", "", "deliveries a second (1..1000), or none")
 	headers := headerFlags{}
 	fs.Var(headers, "header", "'Name: value' sent on every attempt; repeat for several; replaces the whole set")
@@ -59,6 +60,8 @@ func endpointUpdate(fs *flag.FlagSet) runFunc {
 			switch f.Name {
 			case "url":
 				in.URL = models.Optional[string]{Set: true, Value: *url}
+			case "description":
+				in.Description = models.Optional[string]{Set: true, Value: *description}
 			case "events":
 				in.EventTypes = models.Optional[[]string]{Set: true, Value: strings.Split(*events, ",")}
 			case "max-attempts":

@@ -16,10 +16,11 @@ func TestAdminEndpointRateLimitHeadersAndUpdate(t *testing.T) {
 	owner := mustAdmin(t, "user", "create", "--org", org, "--email", "o@acme.example", "--role", "owner")["id"].(string)
 	member := mustAdmin(t, "user", "create", "--org", org, "--email", "m@acme.example", "--role", "member")["id"].(string)
 	id := mustAdmin(t, "endpoint", "create", "--org", org, "--actor", owner, "--url", "https://127.0.0.1:9443/hook",
-		"--events", "order.created", "--rate-limit", "20", "--header", "Authorization: Bearer tok")["id"].(string)
+		"--events", "order.created", "--rate-limit", "20", "--header", "Authorization: Bearer tok", "--description", "Acme's order sync")["id"].(string)
 	// The list shows each header's name with its value blank: values are credentials (docs/security.md).
 	row := mustAdmin(t, "endpoint", "list", "--org", org)["rows"].([]any)[0].(map[string]any)
-	if row["rate_limit"] != 20.0 || row["headers"].(map[string]any)["Authorization"] != "" || len(row["headers"].(map[string]any)) != 1 || row["health"] == nil {
+	if row["description"] != "Acme's order sync" || row["rate_limit"] != 20.0 || row["headers"].(map[string]any)["Authorization"] != "" || len(row["headers"].(map[string]any)) != 1 ||
+		row["health"].(map[string]any)["unrecovered_dropped"] != 0.0 || row["health"].(map[string]any)["oldest_unrecovered_at"] != nil {
 		t.Fatalf("list %v", row)
 	}
 
@@ -30,8 +31,8 @@ func TestAdminEndpointRateLimitHeadersAndUpdate(t *testing.T) {
 		len(up["event_types"].([]any)) != 2 {
 		t.Fatalf("update %v", up)
 	}
-	up = mustAdmin(t, "endpoint", "update", "--id", id, "--actor", owner, "--clear-headers", "--rate-limit", "5")
-	if len(up["headers"].(map[string]any)) != 0 || up["rate_limit"] != 5.0 || up["max_attempts"] != 3.0 {
+	up = mustAdmin(t, "endpoint", "update", "--id", id, "--actor", owner, "--clear-headers", "--rate-limit", "5", "--description", "")
+	if up["description"] != nil || len(up["headers"].(map[string]any)) != 0 || up["rate_limit"] != 5.0 || up["max_attempts"] != 3.0 {
 		t.Fatalf("update %v", up)
 	}
 

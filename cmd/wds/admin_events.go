@@ -17,7 +17,7 @@ import (
 func init() {
 	registerAdmin("event list", "search an org's events by order, type, outcome, resource or time", eventList)
 	registerAdmin("event show", "one event with its chains and every attempt", eventShow)
-	registerAdmin("event resend", "send an event again, to every endpoint or one", eventResend)
+	registerAdmin("event resend", "send an event again, to every endpoint or one; or an order's events, to one endpoint", eventResend)
 }
 
 // eventList finds an org's events, newest first; --order takes the order's id or its number.
@@ -87,11 +87,14 @@ func eventShow(fs *flag.FlagSet) runFunc {
 	}
 }
 
-// eventResend queues a fresh chain of the event to one endpoint or to every subscribed one; the
-// worker's relay starts them within seconds.
+// eventResend queues a fresh chain of the event to one endpoint or to every subscribed one, or,
+// with --order, of every event about the order to one endpoint; the workers start them within
+// seconds.
 func eventResend(fs *flag.FlagSet) runFunc {
-	id, actor := uuidFlag(fs, "id", "event id"), uuidFlag(fs, "actor", "acting user id")
-	endpoint := fs.String("endpoint", "", "endpoint id (default: every enabled endpoint subscribed to the event's type)")
+	actor := uuidFlag(fs, "actor", "acting user id")
+	id := fs.String("id", "", "event id (or --order)")
+	order := fs.String("order", "", "the order's id or number: every event about it, to --endpoint")
+	endpoint := fs.String("endpoint", "", "endpoint id (default: every enabled endpoint subscribed to the event's type; required with --order)")
 	return func(ctx context.Context, env *adminEnv) (any, error) {
 		var ep *uuid.UUID
 		if *endpoint != "" {
@@ -102,6 +105,18 @@ func eventResend(fs *flag.FlagSet) runFunc {
 			ep = &parsed
 		}
 		svc, _ := webhookService(env, false)
-		return svc.Resend(ctx, *id, *actor, ep)
+		switch {
+		case (*id == "") == (*order == ""):
+			return nil, problem.Fail(paging.ErrInvalidParameter, "give --id EVENT, or --order N with --endpoint ID")
+		case *order != "" && ep == nil:
+			return nil, problem.Fail(paging.ErrInvalidParameter, "--order needs --endpoint: the endpoint to send the order's events to")
+		case *order != "":
+			return svc.ResendOrder(ctx, endpoints.OrderRef(*order), *ep, *actor)
+		}
+		event, err := uuid.Parse(*id)
+		if err != nil {
+			return nil, problem.Fail(paging.ErrInvalidParameter, "--id must be a UUID")
+		}
+		return svc.Resend(ctx, event, *actor, ep)
 	}
 }

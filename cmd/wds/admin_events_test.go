@@ -86,4 +86,21 @@ func TestAdminEventListAndShow(t *testing.T) {
 	wantCode(t, err, "invalid_parameter")
 	_, err = admin(t, "event", "show", "--id", uuid.NewString())
 	wantCode(t, err, "not_found")
+
+	// An order's events, to one endpoint, named by the order's number.
+	second := uuid.New()
+	db.Exec(`INSERT INTO orders (id, org_id, store_id, number, currency, subtotal_cents, total_cents, status)
+		VALUES (?, ?, ?, 1043, 'EUR', 100, 100, 'invoiced')`, second, orgID, store)
+	ev2, _ := deliverytest.Emit(context.Background(), db, orgID, nil, events.OrderCreated, map[string]any{"id": second})
+	db.Exec("UPDATE events SET dispatched_at = now() WHERE id = ?", ev2)
+	_, err = admin(t, "event", "resend", "--order", "1043", "--actor", owner)
+	wantCode(t, err, "invalid_parameter")
+	_, err = admin(t, "event", "resend", "--actor", owner, "--endpoint", ep)
+	wantCode(t, err, "invalid_parameter")
+	_, err = admin(t, "event", "resend", "--order", "9999", "--endpoint", ep, "--actor", owner)
+	wantCode(t, err, "not_found")
+	re = mustAdmin(t, "event", "resend", "--order", "1043", "--endpoint", ep, "--actor", owner)["chains"].([]any)
+	if len(re) != 1 || re[0].(map[string]any)["workflow_id"] != contract.ResendWorkflowID(ev2, uuid.MustParse(ep), 1) {
+		t.Fatalf("resend order 1043 %v", re)
+	}
 }

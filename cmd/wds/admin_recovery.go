@@ -44,11 +44,30 @@ func endpointRecover(fs *flag.FlagSet) runFunc {
 		}
 		svc, _ := webhookService(env, false)
 		rec, err := svc.Recover(ctx, *id, *actor, *from, to)
-		if err != nil || !*wait {
-			return rec, err
+		if err != nil {
+			return nil, err
+		}
+		if rec.Total == 0 {
+			fmt.Fprintln(progressOut, recoverySummary(rec))
+			return rec, nil
+		}
+		if !*wait {
+			return rec, nil
 		}
 		return waitForRecovery(ctx, svc, rec.ID)
 	}
+}
+
+// recoverySummary is a recovery's progress in a line, with what it skipped and why.
+func recoverySummary(rec *models.Recovery) string {
+	line := fmt.Sprintf("recovery %s: %d of %d chains started, %s", rec.ID, rec.Started, rec.Total, rec.Status)
+	if rec.Total == 0 {
+		line = fmt.Sprintf("recovery %s: nothing to recover since %s", rec.ID, rec.Since.Format(time.RFC3339))
+	}
+	if rec.Skipped > 0 {
+		line += fmt.Sprintf(" (skipped %d dropped chains whose event already went to the endpoint again after the drop)", rec.Skipped)
+	}
+	return line
 }
 
 // waitForRecovery reports a recovery's progress whenever it changes until it is no longer running.
@@ -60,7 +79,7 @@ func waitForRecovery(ctx context.Context, svc *endpoints.Service, id uuid.UUID) 
 			return nil, err
 		}
 		if rec.Started != last || rec.Status != models.RecoveryRunning {
-			fmt.Fprintf(progressOut, "recovery %s: %d of %d chains started, %s\n", rec.ID, rec.Started, rec.Total, rec.Status)
+			fmt.Fprintln(progressOut, recoverySummary(rec))
 			last = rec.Started
 		}
 		if rec.Status != models.RecoveryRunning {

@@ -88,4 +88,29 @@ func TestAdminRecoverWaitsShowsAndCancels(t *testing.T) {
 	}
 	_, err = admin(t, "recovery", "show", "--id", uuid.NewString())
 	wantCode(t, err, "not_found")
+
+	// show says how the chains it started stand: here one, delivered.
+	var ev, drop uuid.UUID
+	db.Raw("SELECT event_id, id FROM webhook_deliveries WHERE endpoint_id = ? LIMIT 1", ep).Row().Scan(&ev, &drop)
+	chain, workflow := uuid.New(), "webhook-recovery/"+ev.String()+"/"+ep+"/1"
+	db.Exec(`INSERT INTO webhook_dispatches (id, org_id, kind, workflow_id, event_id, endpoint_id, chain_id, refired_delivery_id, recovery_id, dispatched_at)
+		VALUES (?, ?, 'recovery', ?, ?, ?, ?, ?, ?, now())`, uuid.New(), org, workflow, ev, ep, chain, drop, id)
+	db.Create(&models.Delivery{ID: uuid.New(), OrgID: uuid.MustParse(org), EventID: ev, EndpointID: uuid.MustParse(ep), EventType: "order.created",
+		ChainID: chain, WorkflowID: workflow, Attempt: 1, Status: "succeeded", AttemptedAt: time.Now()})
+	if show := mustAdmin(t, "recovery", "show", "--id", id); show["succeeded"] != 1.0 || show["retrying"] != 0.0 || show["dropped"] != 0.0 {
+		t.Fatalf("show %v", show)
+	}
+
+	// A window with nothing in it: completed in its answer, and said so on stderr.
+	progress = &syncBuf{}
+	progressOut = progress
+	empty := time.Now().Add(-3 * time.Hour).UTC()
+	out := mustAdmin(t, "endpoint", "recover", "--id", ep, "--actor", owner, "--since", empty.Format(time.RFC3339),
+		"--until", empty.Add(time.Hour).Format(time.RFC3339), "--wait")
+	if out["status"] != "completed" || out["total"] != 0.0 || out["skipped"] != 0.0 {
+		t.Fatalf("an empty recovery %v", out)
+	}
+	if got := progress.String(); !strings.Contains(got, "nothing to recover since "+empty.Format(time.RFC3339)) {
+		t.Fatalf("stderr of an empty recovery:\n%s", got)
+	}
 }

@@ -24,6 +24,7 @@ import (
 	"wds/internal/events"
 	"wds/internal/platform/config"
 	"wds/internal/platform/database"
+	"wds/internal/platform/durations"
 	"wds/internal/platform/problem"
 	"wds/webhook"
 )
@@ -147,6 +148,16 @@ func listenService(ctx context.Context, cfg *config.Config) (*endpoints.Service,
 	return newServices(&local, db, box, nil, cfg.Logger()).webhooks, func() { database.Close(db) }, nil
 }
 
+// listenDescription says, wherever the endpoint is shown, that it is wds listen's and temporary.
+func listenDescription(forwardTo string) string {
+	host, _ := os.Hostname()
+	d := "Temporary: wds listen on " + host + ", deleted when it stops"
+	if forwardTo != "" {
+		d += "; forwards to " + forwardTo
+	}
+	return d
+}
+
 // listen registers the endpoint, serves deliveries until ctx ends, then disables and deletes it.
 func listen(ctx context.Context, svc *endpoints.Service, ln net.Listener, cert tls.Certificate,
 	org, actor uuid.UUID, types []string, forwardTo string) error {
@@ -154,7 +165,8 @@ func listen(ctx context.Context, svc *endpoints.Service, ln net.Listener, cert t
 		types = events.Types()
 	}
 	url := "https://" + ln.Addr().String() + "/hooks"
-	ep, err := svc.Create(ctx, endpoints.CreateInput{OrgID: org, ActorID: actor, URL: url, EventTypes: types})
+	ep, err := svc.Create(ctx, endpoints.CreateInput{OrgID: org, ActorID: actor, URL: url, EventTypes: types,
+		Description: listenDescription(forwardTo)})
 	if err != nil {
 		return fmt.Errorf("register the endpoint: %s", problem.Detail(err))
 	}
@@ -198,7 +210,7 @@ func renewLease(ctx context.Context, svc *endpoints.Service, id uuid.UUID, repor
 			return
 		case <-tick.C:
 			if err := svc.Renew(ctx, id); err != nil && ctx.Err() == nil {
-				fmt.Fprintf(report, "cannot renew endpoint %s's lease (it ends within %s unless renewed): %v\n", id, endpoints.LeaseTTL, err)
+				fmt.Fprintf(report, "cannot renew endpoint %s's lease (it ends within %s unless renewed): %v\n", id, durations.Text(endpoints.LeaseTTL), err)
 			}
 		}
 	}

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"wds/internal/platform/config"
+	"wds/internal/platform/durations"
 	"wds/internal/platform/paging"
 	"wds/internal/platform/problem"
 )
@@ -151,7 +152,7 @@ func (t *feedTail) run(ctx context.Context) error {
 		var wait time.Duration
 		if p.Done {
 			if !caughtUp {
-				fmt.Fprintf(t.out, "Caught up; polling every %s (Ctrl-C to stop)\n", t.interval)
+				fmt.Fprintf(t.out, "Caught up; polling every %s (Ctrl-C to stop)\n", durations.Text(t.interval))
 				caughtUp = true
 			}
 			wait = t.interval

@@ -41,7 +41,7 @@ func TestListenFeedTailsAndResumes(t *testing.T) {
 	before := []string{emit("client.created"), emit("client.updated"), emit("client.created")}
 
 	l := tail()
-	waitFor(t, "the feed caught up", func() bool { return strings.Contains(l.out.String(), "Caught up") })
+	waitFor(t, "the feed caught up", func() bool { return strings.Contains(l.out.String(), "Caught up; polling every 100 milliseconds") })
 	skipped := emit("vendor.created") // not a type asked for
 	later := emit("client.created")
 	waitFor(t, "the later event", func() bool { return strings.Contains(l.out.String(), later) })

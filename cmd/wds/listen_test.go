@@ -64,6 +64,9 @@ func TestListenReceivesForwardsAndCleansUp(t *testing.T) {
 	waitFor(t, "wds listen to be ready", func() bool { return strings.Contains(l.out.String(), "Ready: endpoint ") })
 	var ep models.Endpoint
 	db.Where("org_id = ? AND deleted_at IS NULL", org.ID).Take(&ep)
+	if ep.Description == nil || !strings.HasPrefix(*ep.Description, "Temporary: wds listen on ") || !strings.Contains(*ep.Description, "forwards to "+app.URL) {
+		t.Errorf("the listen endpoint's description %v does not say it is temporary", ep.Description)
+	}
 
 	ev, err := deliverytest.Emit(context.Background(), db, org.ID, nil, "client.created", map[string]any{"id": uuid.New()})
 	if err != nil {

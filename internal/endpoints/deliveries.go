@@ -138,10 +138,13 @@ func (s *Service) Refire(ctx context.Context, deliveryID, actorID uuid.UUID) (*R
 	return &out, nil
 }
 
-// liveEnabled checks that the endpoint exists in org, is not deleted and is enabled.
+// liveEnabled checks that the endpoint exists in org, is not deleted and is enabled. Its row lock
+// keeps a disable out until the caller commits; it is the strength the re-fire's queued chain takes
+// again to keep the endpoint's unrecovered drops (migration 00035), so two re-fires at once wait for
+// each other instead of each holding a share the other must upgrade.
 func liveEnabled(ctx context.Context, tx *gorm.DB, endpointID, orgID uuid.UUID) error {
 	var ep models.Endpoint
-	err := tx.WithContext(ctx).Clauses(clause.Locking{Strength: "SHARE"}).
+	err := tx.WithContext(ctx).Clauses(clause.Locking{Strength: "NO KEY UPDATE"}).
 		Where("id = ? AND org_id = ? AND deleted_at IS NULL", endpointID, orgID).Take(&ep).Error
 	if errors.Is(err, gorm.ErrRecordNotFound) {
 		return problem.Fail(problem.NotFound, "endpoint %s not found", endpointID)

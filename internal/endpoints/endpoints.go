@@ -13,6 +13,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/google/uuid"
 	"gorm.io/gorm"
@@ -20,6 +22,7 @@ import (
 
 	"wds/internal/events"
 	"wds/internal/outbox"
+	"wds/internal/platform/durations"
 	"wds/internal/platform/egress"
 	"wds/internal/platform/problem"
 	"wds/internal/platform/ratelimit"
@@ -90,6 +93,8 @@ type CreateInput struct {
 	RateLimit *int
 	// Headers are sent on every attempt; nil is none.
 	Headers map[string]string
+	// Description says what the endpoint is for; "" is none.
+	Description string
 }
 
 // Created is a new endpoint and its signing secret, shown only here.
@@ -119,6 +124,10 @@ func (s *Service) Create(ctx context.Context, in CreateInput) (*Created, error) 
 	if err != nil {
 		return nil, err
 	}
+	description, err := validDescription(in.Description)
+	if err != nil {
+		return nil, err
+	}
 	types, err := validTypes(in.EventTypes)
 	if err != nil {
 		return nil, err
@@ -139,7 +148,7 @@ func (s *Service) Create(ctx context.Context, in CreateInput) (*Created, error) 
 	if err != nil {
 		return nil, err
 	}
-	ep := models.Endpoint{ID: uuid.New(), OrgID: in.OrgID, URL: u, EventTypes: types, SecretSealed: sealed,
+	ep := models.Endpoint{ID: uuid.New(), OrgID: in.OrgID, URL: u, Description: description, EventTypes: types, SecretSealed: sealed,
 		Enabled: true, MaxAttempts: in.MaxAttempts, RateLimit: in.RateLimit, Headers: names, HeadersSealed: headersSealed,
 		CreatedBy: in.ActorID, Health: &models.EndpointHealth{}}
 	err = s.DB.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
@@ -157,7 +166,7 @@ func (s *Service) Create(ctx context.Context, in CreateInput) (*Created, error) 
 		return workspace.Audit(ctx, tx, models.AuditEntry{OrgID: in.OrgID, ActorID: in.ActorID,
 			Action: "webhook_endpoint.create", TargetType: "webhook_endpoint", TargetID: ep.ID,
 			Details: map[string]any{"url": egress.RedactURL(ep.URL), "event_types": []string(types), "max_attempts": ep.MaxAttempts,
-				"rate_limit": ep.RateLimit, "header_names": headerNames(headers)}})
+				"rate_limit": ep.RateLimit, "header_names": headerNames(headers), "description": description}})
 	})
 	if err != nil {
 		return nil, err
@@ -195,6 +204,24 @@ func roomForOneMore(ctx context.Context, tx *gorm.DB, orgID, except uuid.UUID) e
 		return problem.Fail(ErrEndpointLimit, "org already has %d enabled endpoints; disable or delete one first", n)
 	}
 	return nil
+}
+
+// MaxDescription is the most characters an endpoint's description holds.
+const MaxDescription = 200
+
+// validDescription trims a description: blank is none (nil); longer than MaxDescription characters,
+// or holding a control character (a line break, an escape), it is refused.
+func validDescription(in string) (*string, error) {
+	d := strings.TrimSpace(in)
+	switch {
+	case d == "":
+		return nil, nil
+	case utf8.RuneCountInString(d) > MaxDescription:
+		return nil, problem.Fail(problem.Invalid, "description: at most %d characters, not %d", MaxDescription, utf8.RuneCountInString(d))
+	case !utf8.ValidString(d) || strings.IndexFunc(d, unicode.IsControl) >= 0:
+		return nil, problem.Fail(problem.Invalid, "description: one line of text, without control characters")
+	}
+	return &d, nil
 }
 
 func validTypes(in []string) (models.TextArray, error) {
@@ -370,7 +397,7 @@ func (s *Service) RotateSecret(ctx context.Context, id, actorID uuid.UUID, grace
 	}
 	_, err = s.mutate(ctx, id, actorID, "webhook_endpoint.rotate_secret", func(tx *gorm.DB, ep *models.Endpoint) (map[string]any, error) {
 		if grace < 0 || grace > MaxRotationGrace {
-			return nil, problem.Fail(problem.Invalid, "the grace period must be from 0 to %s", MaxRotationGrace)
+			return nil, problem.Fail(problem.Invalid, "the grace period must be from 0 to %s", durations.Text(MaxRotationGrace))
 		}
 		// With a grace the current secret goes on signing beside the new one until it ends.
 		err := tx.Exec(`UPDATE webhook_endpoints SET

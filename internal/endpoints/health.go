@@ -88,7 +88,7 @@ const resetHealthSQL = `failing_since = NULL, consecutive_dropped = 0, health_re
 
 // healthSQL reads each endpoint's kept health and sums its minutes of the last 24 hours (counted to
 // the minute: the oldest minute counted is the one 24 hours ago began in).
-const healthSQL = `SELECT w.id, w.last_success_at, w.failing_since, w.consecutive_dropped,
+const healthSQL = `SELECT w.id, w.last_success_at, w.failing_since, w.consecutive_dropped, w.unrecovered_dropped, w.oldest_unrecovered_at,
 		coalesce(c.succeeded_24h, 0) AS succeeded_24h, coalesce(c.failed_24h, 0) AS failed_24h
 	FROM webhook_endpoints w
 	LEFT JOIN LATERAL (SELECT sum(m.succeeded) AS succeeded_24h, sum(m.failed) AS failed_24h

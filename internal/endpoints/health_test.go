@@ -15,9 +15,11 @@ import (
 )
 
 // logHealthSQL is the health as the delivery log says it (what the endpoint list read until it was
-// kept by the writes): the oracle the kept health must agree with.
+// kept by the writes): the oracle the kept health must agree with. An unrecovered drop is a dropped
+// attempt of a real event with no chain of its event to its endpoint queued after it.
 const logHealthSQL = `SELECT s.last_success_at, f.failing_since, coalesce(f.consecutive_dropped, 0) AS consecutive_dropped,
-		coalesce(c.succeeded_24h, 0) AS succeeded_24h, coalesce(c.failed_24h, 0) AS failed_24h
+		coalesce(c.succeeded_24h, 0) AS succeeded_24h, coalesce(c.failed_24h, 0) AS failed_24h,
+		u.unrecovered_dropped, u.oldest_unrecovered_at
 	FROM webhook_endpoints w
 	LEFT JOIN LATERAL (SELECT max(d.attempted_at) AS last_success_at FROM webhook_deliveries d
 		WHERE d.endpoint_id = w.id AND d.status = 'succeeded') s ON true
@@ -28,6 +30,10 @@ const logHealthSQL = `SELECT s.last_success_at, f.failing_since, coalesce(f.cons
 	LEFT JOIN LATERAL (SELECT count(*) FILTER (WHERE d.status = 'succeeded') AS succeeded_24h,
 			count(*) FILTER (WHERE d.status <> 'succeeded') AS failed_24h
 		FROM webhook_deliveries d WHERE d.endpoint_id = w.id AND d.attempted_at >= clock_timestamp() - interval '24 hours') c ON true
+	LEFT JOIN LATERAL (SELECT count(*) AS unrecovered_dropped, min(d.attempted_at) AS oldest_unrecovered_at
+		FROM webhook_deliveries d WHERE d.endpoint_id = w.id AND d.status = 'dropped' AND d.event_type <> 'webhook.test'
+			AND NOT EXISTS (SELECT 1 FROM webhook_dispatches p WHERE p.event_id = d.event_id AND p.endpoint_id = d.endpoint_id
+				AND p.kind <> 'test' AND p.created_at >= d.attempted_at)) u ON true
 	WHERE w.id = ?`
 
 // The health each write keeps equals what the delivery log says after every step of an outage:

@@ -15,6 +15,7 @@ import (
 	"gorm.io/gorm/clause"
 
 	"wds/internal/events"
+	"wds/internal/platform/durations"
 	"wds/internal/platform/egress"
 	"wds/internal/platform/problem"
 	"wds/internal/workspace"
@@ -45,45 +46,62 @@ type RecoveryStarter interface {
 	StartRecoveries(ctx context.Context, ids ...uuid.UUID)
 }
 
-// recoverableSQL selects the dropped chains of endpoint @ep whose last attempt is in [@since,
-// @until) and that were never re-fired (by hand or by a recovery): each chain's dropped row, which
-// the re-fire names. Test events are not re-fired. Its callers bind recoverableArgs too.
-const recoverableSQL = `FROM webhook_deliveries d
+// recoverableSQL selects the endpoint @ep's unrecovered drops (models.UnrecoveredDrop) in [@since,
+// @until): the chains that dropped there and whose event has not gone to it again since, by a
+// re-fire, a resend or a recovery. Test events are not among them. Its callers bind recoverableArgs.
+const recoverableSQL = `FROM webhook_unrecovered_drops u
+	WHERE u.endpoint_id = @ep AND u.dropped_at >= @since AND u.dropped_at < @until`
+
+// skippedSQL counts the window's other drops: the dropped chains of real events that a later chain
+// of their event to the endpoint already followed.
+const skippedSQL = `SELECT count(*) FROM webhook_deliveries d
 	WHERE d.endpoint_id = @ep AND d.status = @dropped AND d.event_type <> @test
 		AND d.attempted_at >= @since AND d.attempted_at < @until
-		AND NOT EXISTS (SELECT 1 FROM webhook_dispatches p WHERE p.refired_delivery_id = d.id)`
+		AND NOT EXISTS (SELECT 1 FROM webhook_unrecovered_drops u WHERE u.delivery_id = d.id)`
 
-// CountRecoverable is how many chains a recovery of the endpoint over [since, until) would re-fire
-// now (the console shows it before the operator confirms). A nil until is now.
-func (s *Service) CountRecoverable(ctx context.Context, endpointID uuid.UUID, actorID *uuid.UUID, since time.Time, until *time.Time) (int, error) {
+// RecoveryCount is what a recovery over a window would do now: re-fire Recoverable chains, and skip
+// Skipped, the window's dropped chains whose event already went to the endpoint again after they
+// dropped (re-fired, resent or recovered since), so the receiver never gets one twice from us.
+type RecoveryCount struct {
+	Recoverable int
+	Skipped     int
+}
+
+// CountRecoverable is what a recovery of the endpoint over [since, until) would do now (the console
+// shows it before the operator confirms). A nil until is now.
+func (s *Service) CountRecoverable(ctx context.Context, endpointID uuid.UUID, actorID *uuid.UUID, since time.Time, until *time.Time) (RecoveryCount, error) {
 	ep, err := s.endpointFor(ctx, endpointID, actorID, workspace.Anyone...)
 	if err != nil {
-		return 0, err
+		return RecoveryCount{}, err
 	}
 	end, err := s.recoveryWindow(since, until)
 	if err != nil {
-		return 0, err
+		return RecoveryCount{}, err
 	}
 	return countRecoverable(ctx, s.DB, ep.ID, since, end)
 }
 
-// recoverableArgs are recoverableSQL's parameters.
+// recoverableArgs are recoverableSQL's and skippedSQL's parameters.
 func recoverableArgs(endpointID uuid.UUID, since, until time.Time) map[string]any {
 	return map[string]any{"ep": endpointID, "since": since, "until": until, "dropped": models.StatusDropped, "test": events.WebhookTest}
 }
 
-func countRecoverable(ctx context.Context, db *gorm.DB, endpointID uuid.UUID, since, until time.Time) (int, error) {
-	var n int
-	err := db.WithContext(ctx).Raw("SELECT count(*) "+recoverableSQL, recoverableArgs(endpointID, since, until)).Row().Scan(&n)
-	if err != nil {
-		return 0, fmt.Errorf("count dropped chains: %w", err)
+func countRecoverable(ctx context.Context, db *gorm.DB, endpointID uuid.UUID, since, until time.Time) (RecoveryCount, error) {
+	var out RecoveryCount
+	args := recoverableArgs(endpointID, since, until)
+	if err := db.WithContext(ctx).Raw("SELECT count(*) "+recoverableSQL, args).Row().Scan(&out.Recoverable); err != nil {
+		return RecoveryCount{}, fmt.Errorf("count dropped chains: %w", err)
 	}
-	return n, nil
+	if err := db.WithContext(ctx).Raw(skippedSQL, args).Row().Scan(&out.Skipped); err != nil {
+		return RecoveryCount{}, fmt.Errorf("count skipped chains: %w", err)
+	}
+	return out, nil
 }
 
 // Recover starts a recovery of the endpoint's dropped chains over [since, until) (until nil: now).
 // It refuses a window that is out of order, in the future or older than the retention, a disabled
-// endpoint, and a second recovery of an endpoint while one runs.
+// endpoint, and a second recovery of an endpoint while one runs. A window with nothing to re-fire
+// is a recovery completed as it is asked for: it runs no workflow.
 func (s *Service) Recover(ctx context.Context, endpointID, actorID uuid.UUID, since time.Time, until *time.Time) (*models.Recovery, error) {
 	ep, err := s.endpointFor(ctx, endpointID, &actorID, workspace.Managers...)
 	if err != nil {
@@ -111,8 +129,14 @@ func (s *Service) Recover(ctx context.Context, endpointID, actorID uuid.UUID, si
 		if len(running) > 0 {
 			return problem.Fail(ErrRecoveryInProgress, "recovery %s of endpoint %s is still running; cancel it or wait for it", running[0], ep.ID)
 		}
-		if rec.Total, err = countRecoverable(ctx, tx, ep.ID, rec.Since, rec.Until); err != nil {
+		n, err := countRecoverable(ctx, tx, ep.ID, rec.Since, rec.Until)
+		if err != nil {
 			return err
+		}
+		rec.Total, rec.Skipped = n.Recoverable, n.Skipped
+		if rec.Total == 0 {
+			now := time.Now().UTC()
+			rec.Status, rec.FinishedAt, rec.DispatchedAt = models.RecoveryCompleted, &now, &now
 		}
 		if err := tx.Create(&rec).Error; err != nil {
 			var pg *pgconn.PgError
@@ -123,12 +147,12 @@ func (s *Service) Recover(ctx context.Context, endpointID, actorID uuid.UUID, si
 		}
 		return workspace.Audit(ctx, tx, models.AuditEntry{OrgID: ep.OrgID, ActorID: actorID, Action: "endpoint.recover",
 			TargetType: "webhook_recovery", TargetID: rec.ID, Details: map[string]any{"endpoint_id": ep.ID,
-				"since": rec.Since, "until": rec.Until, "total": rec.Total, "workflow_id": rec.WorkflowID}})
+				"since": rec.Since, "until": rec.Until, "total": rec.Total, "skipped": rec.Skipped, "workflow_id": rec.WorkflowID}})
 	})
 	if err != nil {
 		return nil, err
 	}
-	if s.Recoveries != nil {
+	if s.Recoveries != nil && rec.Running() {
 		s.Recoveries.StartRecoveries(ctx, rec.ID)
 	}
 	return &rec, nil
@@ -147,7 +171,7 @@ func (s *Service) recoveryWindow(since time.Time, until *time.Time) (time.Time, 
 	case until != nil && !since.Before(*until):
 		return time.Time{}, problem.Fail(ErrInvalidParameter, "since must be before until")
 	case s.Retention > 0 && since.Before(now.Add(-s.Retention)):
-		return time.Time{}, problem.Fail(ErrInvalidParameter, "since is older than the retention (%s): those deliveries are gone", s.Retention)
+		return time.Time{}, problem.Fail(ErrInvalidParameter, "since is older than the retention (%s): those deliveries are gone", durations.Text(s.Retention))
 	case s.Retention <= 0 && since.Before(now.Add(-MaxRecoveryReach)):
 		return time.Time{}, problem.Fail(ErrInvalidParameter, "since is more than 90 days ago: a recovery reaches back 90 days at most")
 	}
@@ -188,19 +212,22 @@ func (s *Service) Recovery(ctx context.Context, id uuid.UUID, actorID *uuid.UUID
 			return nil, err
 		}
 	}
-	return &rec, nil
+	return &rec, withOutcomes(ctx, s.DB, &rec)
 }
 
-// LatestRecovery is the endpoint's most recent recovery, or nil.
+// LatestRecovery is the endpoint's most recent recovery that had chains to re-fire, or nil: one
+// that found nothing to re-fire never hides the one that did.
 func (s *Service) LatestRecovery(ctx context.Context, endpointID uuid.UUID) (*models.Recovery, error) {
 	var recs []models.Recovery
-	if err := s.DB.WithContext(ctx).Where("endpoint_id = ?", endpointID).Order("created_at DESC").Limit(1).Find(&recs).Error; err != nil {
+	err := s.DB.WithContext(ctx).Where("endpoint_id = ? AND total > 0", endpointID).
+		Order("created_at DESC").Limit(1).Find(&recs).Error
+	if err != nil {
 		return nil, fmt.Errorf("load recovery: %w", err)
 	}
 	if len(recs) == 0 {
 		return nil, nil
 	}
-	return &recs[0], nil
+	return &recs[0], withOutcomes(ctx, s.DB, &recs[0])
 }
 
 // CancelRecovery stops a recovery from starting more chains; the chains it started run on. Cancelling
@@ -231,7 +258,7 @@ func (s *Service) CancelRecovery(ctx context.Context, id, actorID uuid.UUID) (*m
 	if err != nil {
 		return nil, err
 	}
-	return &rec, nil
+	return &rec, withOutcomes(ctx, s.DB, &rec)
 }
 
 // finishRecovery ends a running recovery with status.
@@ -332,19 +359,17 @@ func recoveryRate(ctx context.Context, tx *gorm.DB, rec *models.Recovery, ep *mo
 	return min(float64(rate), float64(orgRate)/float64(max(running, 1))), nil
 }
 
-// batchSQL takes the recovery's next chains: the endpoint's dropped rows after the cursor
-// (@after_at, @after_id), in time order, through webhook_deliveries_dropped (the order is the
-// index's, endpoint first, so no other index can serve it without a sort). Each row's re-fire is
-// looked up by its own index probe (OFFSET 0 keeps the planner from turning it into an anti join,
-// which read every dispatch of every org once few chains were left). Rows of test events and
-// rows re-fired by hand meanwhile are passed over. Each row is locked as a hand re-fire locks it,
-// waiting for one a re-fire holds (a short transaction); the unique re-fire of the row is the final
-// word, so a chain re-fired by hand meanwhile is not queued again.
-const batchSQL = `SELECT d.id, d.event_id, d.attempted_at FROM webhook_deliveries d
-	WHERE d.endpoint_id = @ep AND d.status = @dropped AND (d.attempted_at, d.id) > (@after_at, @after_id)
-		AND d.attempted_at < @until AND d.event_type <> @test
-		AND NOT EXISTS (SELECT 1 FROM webhook_dispatches p WHERE p.refired_delivery_id = d.id OFFSET 0)
-	ORDER BY d.endpoint_id, d.attempted_at, d.id LIMIT @n FOR UPDATE OF d`
+// batchSQL takes the recovery's next chains: the endpoint's unrecovered drops after the cursor
+// (@after_at, @after_id), in time order, through webhook_unrecovered_drops_endpoint (the order is
+// the index's, endpoint first, so no other index can serve it without a sort). Drops whose event
+// went to the endpoint again meanwhile (re-fired by hand, resent) are gone from it. Each dropped row
+// is locked as a hand re-fire locks it, waiting for one a re-fire holds (a short transaction); the
+// unique re-fire of the row is the final word, so a chain re-fired by hand meanwhile is not queued
+// again.
+const batchSQL = `SELECT d.id, d.event_id, d.attempted_at FROM webhook_unrecovered_drops u
+	JOIN webhook_deliveries d ON d.id = u.delivery_id
+	WHERE u.endpoint_id = @ep AND (u.dropped_at, u.delivery_id) > (@after_at, @after_id) AND u.dropped_at < @until
+	ORDER BY u.endpoint_id, u.dropped_at, u.delivery_id LIMIT @n FOR UPDATE OF d`
 
 // batchArgs are batchSQL's parameters for the recovery's next n chains.
 func batchArgs(rec *models.Recovery, n int) map[string]any {

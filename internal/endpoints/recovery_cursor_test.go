@@ -32,8 +32,8 @@ func seedDrops(t testing.TB, f *fixture, orgID, endpointID uuid.UUID, n int) {
 	}
 }
 
-// A recovery's batch walks the endpoint's dropped chains from its cursor through
-// webhook_deliveries_endpoint_status (its dropped range, backwards), in order: no sort, no other endpoint's (or org's) rows, the same plan
+// A recovery's batch walks the endpoint's unrecovered drops from its cursor through
+// webhook_unrecovered_drops_endpoint, in order: no sort, no other endpoint's (or org's) rows, the same plan
 // at the first batch and deep in the recovery.
 func TestRecoveryBatchIsAKeysetWalk(t *testing.T) {
 	f := newFixture(t)
@@ -56,7 +56,7 @@ func TestRecoveryBatchIsAKeysetWalk(t *testing.T) {
 		{EndpointID: ep.ID, Since: time.Now().Add(-21 * time.Hour), Until: time.Now(), AfterAt: &deep, AfterID: &id},
 	} {
 		sql, args := endpoints.BatchSQL(rec, 100)
-		pgtest.CheckKeysetScan(t, f.DB, "recovery batch", "webhook_deliveries", "webhook_deliveries_endpoint_status", sql, args)
+		pgtest.CheckKeysetScan(t, f.DB, "recovery batch", "webhook_unrecovered_drops", "webhook_unrecovered_drops_endpoint", sql, args)
 	}
 }
 

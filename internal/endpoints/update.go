@@ -25,9 +25,11 @@ type UpdateInput struct {
 	MaxAttempts models.Optional[int]
 	RateLimit   models.Optional[int]
 	Headers     models.Optional[map[string]string]
+	// Description null or blank clears it.
+	Description models.Optional[string]
 }
 
-// Update edits an endpoint's url, event types, max attempts, rate limit and headers. Chains already
+// Update edits an endpoint's url, description, event types, max attempts, rate limit and headers. Chains already
 // running keep the ladder they started with; every attempt from now on sends to the new URL with the
 // new headers, paced by the new rate limit. The URL is checked as at creation.
 func (s *Service) Update(ctx context.Context, in UpdateInput) (*models.Endpoint, error) {
@@ -88,6 +90,13 @@ func (s *Service) updateColumns(ctx context.Context, in UpdateInput) (map[string
 			return nil, nil, err
 		}
 		cols["rate_limit"], details["rate_limit"] = limit, limit
+	}
+	if in.Description.Set {
+		d, err := validDescription(in.Description.Value) // null is blank: none
+		if err != nil {
+			return nil, nil, err
+		}
+		cols["description"], details["description"] = d, d
 	}
 	if in.Headers.Set {
 		h, err := validHeaders(in.Headers.Value) // null is the empty set

@@ -9,6 +9,7 @@ import (
 
 	"golang.org/x/time/rate"
 
+	"wds/internal/platform/durations"
 	"wds/internal/platform/problem"
 )
 
@@ -131,7 +132,7 @@ func (p *Pacer) Take(ctx context.Context, key, what string) (done func(), err er
 	}
 	done, err = p.Wait(ctx, key)
 	if errors.Is(err, ErrExceeded) {
-		return nil, problem.Fail(ErrExceeded, "%s run one at a time at a set pace, and this one would wait more than %s for its turn; retry after 60 seconds", what, p.maxWait)
+		return nil, problem.Fail(ErrExceeded, "%s run one at a time at a set pace, and this one would wait more than %s for its turn; retry after 60 seconds", what, durations.Text(p.maxWait))
 	}
 	if err != nil {
 		return nil, fmt.Errorf("wait for the turn of %s: %w", what, err)

@@ -1,0 +1,117 @@
+// Resending an order's events: "order 1005 never arrived" as one action. Every event about the
+// order (its own, its payments', its shipments') goes once more to one endpoint, oldest first.
+
+package endpoints
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+
+	"github.com/google/uuid"
+	"gorm.io/gorm"
+
+	"wds/internal/events"
+	"wds/internal/platform/problem"
+	"wds/internal/workspace"
+	"wds/models"
+)
+
+// OrderRef names an order by its id or, within the endpoint's org, its number (what a customer
+// quotes): "1005" or a UUID.
+type OrderRef string
+
+// ResendOrder resends every event about the order to the endpoint, each once, oldest first, as
+// Resend does one (a fresh chain, the same event id and body). Events of types the endpoint is not
+// subscribed to are left out. It refuses, changing nothing, when the endpoint is disabled or
+// deleted, when it is subscribed to none of the order's events, and when any of them still has a
+// chain in progress to it.
+func (s *Service) ResendOrder(ctx context.Context, order OrderRef, endpointID, actorID uuid.UUID) (*Resent, error) {
+	out := &Resent{Chains: []ResentChain{}}
+	var queued []uuid.UUID
+	err := s.DB.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		var ep models.Endpoint
+		err := tx.Where("id = ?", endpointID).Take(&ep).Error
+		if errors.Is(err, gorm.ErrRecordNotFound) {
+			return problem.Fail(problem.NotFound, "endpoint %s not found", endpointID)
+		}
+		if err != nil {
+			return fmt.Errorf("load endpoint: %w", err)
+		}
+		if err := workspace.RequireRowRole(ctx, tx, ep.OrgID, actorID, "endpoint", endpointID, workspace.Managers...); err != nil {
+			return err
+		}
+		if ep.DeletedAt != nil || !ep.Enabled {
+			return problem.Fail(ErrEndpointDisabled, "endpoint %s is disabled; enable it first", ep.ID)
+		}
+		orderID, err := findOrder(ctx, tx, ep.OrgID, order)
+		if err != nil {
+			return err
+		}
+		evs, err := orderEvents(ctx, tx, ep, orderID, order)
+		if err != nil {
+			return err
+		}
+		for i := range evs {
+			if err := noChainInProgress(ctx, tx, &evs[i], ep.ID); err != nil {
+				return err
+			}
+			disp, err := queueChain(ctx, tx, &evs[i], ep.ID, models.DispatchResend, &actorID)
+			if err != nil {
+				return err
+			}
+			queued = append(queued, disp.ID)
+			out.Chains = append(out.Chains, ResentChain{ChainID: disp.ChainID, EndpointID: ep.ID, WorkflowID: disp.WorkflowID})
+		}
+		return workspace.Audit(ctx, tx, models.AuditEntry{OrgID: ep.OrgID, ActorID: actorID, Action: "order.resend",
+			TargetType: "order", TargetID: orderID, Details: map[string]any{"endpoint_id": ep.ID, "chains": out.Chains}})
+	})
+	if err != nil {
+		return nil, err
+	}
+	s.startDispatches(ctx, queued...)
+	return out, nil
+}
+
+// findOrder is the org's order the reference names; to another org's order it is not found.
+func findOrder(ctx context.Context, tx *gorm.DB, orgID uuid.UUID, ref OrderRef) (uuid.UUID, error) {
+	q := tx.WithContext(ctx).Table("orders").Where("org_id = ?", orgID)
+	if id, err := uuid.Parse(string(ref)); err == nil {
+		q = q.Where("id = ?", id)
+	} else if n, err := strconv.ParseInt(string(ref), 10, 64); err == nil && n > 0 {
+		q = q.Where("number = ?", n)
+	} else {
+		return uuid.Nil, problem.Fail(ErrInvalidParameter, "the order must be named by its id or its number, such as 1005, not %q", string(ref))
+	}
+	var ids []uuid.UUID
+	if err := q.Limit(1).Pluck("id", &ids).Error; err != nil {
+		return uuid.Nil, fmt.Errorf("find order: %w", err)
+	}
+	if len(ids) == 0 {
+		return uuid.Nil, problem.Fail(problem.NotFound, "order %s not found", string(ref))
+	}
+	return ids[0], nil
+}
+
+// orderEvents are the order's events the endpoint is subscribed to, oldest first.
+func orderEvents(ctx context.Context, tx *gorm.DB, ep models.Endpoint, orderID uuid.UUID, ref OrderRef) ([]models.Event, error) {
+	var all []models.Event
+	err := tx.WithContext(ctx).Select("id, org_id, store_id, type, created_at, dispatched_at").
+		Where("org_id = ? AND order_id = ? AND type <> ?", ep.OrgID, orderID, events.WebhookTest).
+		Order("created_at, id").Find(&all).Error
+	if err != nil {
+		return nil, fmt.Errorf("find the order's events: %w", err)
+	}
+	var subscribed []models.Event
+	for _, ev := range all {
+		if slices.Contains(ep.EventTypes, ev.Type) {
+			subscribed = append(subscribed, ev)
+		}
+	}
+	if len(subscribed) == 0 {
+		return nil, problem.Fail(ErrInvalidParameter, "endpoint %s is subscribed to none of order %s's %d events", ep.ID, string(ref), len(all))
+	}
+	return subscribed, nil
+}
