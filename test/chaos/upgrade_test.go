@@ -14,6 +14,8 @@ import (
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/client"
+
+	"wds/internal/dev/temporaldev"
 )
 
 // previousRelease is the last commit before wds's workers were versioned: the release a deploy of
@@ -390,4 +392,85 @@ func (s *system) stopWorkersOfDrained(t *testing.T, bin, build string) {
 		s.retired = append(s.retired, w)
 	}
 	s.workers = kept
+}
+
+// otherBuildID is the version of this tree built with the delivery workflow of another shape (tag
+// wdsothershape): a second versioned release whose histories this tree's code cannot replay.
+const otherBuildID = "chaos-other"
+
+var other struct {
+	once sync.Once
+	bin  string
+	err  error
+}
+
+// otherShapeBinary builds that release once per test binary.
+func otherShapeBinary(t *testing.T) string {
+	t.Helper()
+	other.once.Do(func() {
+		other.bin = filepath.Join(binDir, "wds-other")
+		out, err := exec.Command("go", "build", "-tags", "wdsothershape", "-ldflags", "-X main.version="+otherBuildID,
+			"-o", other.bin, "wds/cmd/wds").CombinedOutput()
+		if err != nil {
+			other.err = fmt.Errorf("build wds with tag wdsothershape: %w: %s", err, out)
+		}
+	})
+	if other.err != nil {
+		t.Fatal(other.err)
+	}
+	return other.bin
+}
+
+// TestVersionsNeverReplayEachOther runs two versioned releases whose delivery workflows differ in
+// shape: this tree's, then the other promoted while this tree's chains wait on the ladder, then a
+// rollback to this tree's in the middle of the other's ladders, each version's workers kept until its
+// chains ended. Had either version's chains been handed to the other's code, its tasks would fail on
+// non-determinism: none does, and nothing is lost.
+func TestVersionsNeverReplayEachOther(t *testing.T) {
+	otherBin := otherShapeBinary(t)
+	ladder := upgradeLadder()
+	s := newSystemOf(t, wdsBin, time.Second, devServer(temporaldev.Options{}),
+		fmt.Sprintf("WDS_WEBHOOK_RETRY_SCHEDULE=%ds,%ds", ladder, 2*ladder))
+	s.startWorker()
+	s.awaitCurrent(t, buildID)
+	s.endpointWith(retryPath, failFirstAttempt, 5, upgradeHeaders)
+	s.endpointWith(slowPath, answerSlowly, 1, upgradeHeaders)
+	l := newLoad(s)
+	began := time.Now()
+	underLoadAt(l, upgradeRate, func() {
+		s.awaitWaiting(t)
+		s.bin = otherBin
+		s.startWorker()
+		s.setCurrent(t, otherBuildID)
+		s.replaceServe(t, l, otherBin)
+		time.Sleep(dur(4*time.Second, 30*time.Second)) // the other's chains now wait on the ladder too
+		if s.openChainsOf(t, otherBuildID) == 0 || s.openChainsOf(t, buildID) == 0 {
+			t.Fatalf("before the rollback %d chains of %s and %d of %s are open; want both",
+				s.openChainsOf(t, otherBuildID), otherBuildID, s.openChainsOf(t, buildID), buildID)
+		}
+		s.setCurrent(t, buildID)
+		s.bin = wdsBin
+		s.replaceServe(t, l, wdsBin)
+		s.stopWorkersOfDrained(t, otherBin, otherBuildID)
+		time.Sleep(dur(3*time.Second, 30*time.Second))
+	})
+	s.settle(t, l, "two versioned releases with delivery workflows of different shapes: the other promoted, then rolled back mid-ladder",
+		fmt.Sprintf("%d creates/s for %v", upgradeRate, time.Since(began).Round(time.Second)), retryPath, slowPath)
+	s.upgradeChecks(t, buildID)
+	for _, build := range []string{buildID, otherBuildID} {
+		if n := s.chainsOf(t, build); n == 0 {
+			t.Errorf("no workflow ran on version %s: the scenario did not run both", build)
+		}
+	}
+}
+
+// chainsOf counts the workflows, open or closed, pinned to the deployment version of build.
+func (s *system) chainsOf(t *testing.T, build string) int64 {
+	t.Helper()
+	res, err := s.temporal.client().CountWorkflow(context.Background(), &workflowservice.CountWorkflowExecutionsRequest{
+		Query: fmt.Sprintf("TemporalWorkerDeploymentVersion = 'wds:%s'", build)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res.GetCount()
 }
