@@ -163,20 +163,21 @@ func (s *system) currentBuild() (string, error) {
 }
 
 // noTaskFailed reads every workflow's history: no workflow task may have failed, which is what a
-// worker replaying another release's history wrongly would do (a non-determinism error).
-func (s *system) noTaskFailed(t *testing.T) int {
+// worker replaying another release's history wrongly would do (a non-determinism error). It returns
+// each workflow's start time, by workflow id.
+func (s *system) noTaskFailed(t *testing.T) map[string]time.Time {
 	t.Helper()
 	ctx := context.Background()
 	c := s.temporal.client()
 	var token []byte
-	n := 0
+	started := map[string]time.Time{}
 	for {
 		page, err := c.ListWorkflow(ctx, &workflowservice.ListWorkflowExecutionsRequest{PageSize: 500, NextPageToken: token})
 		if err != nil {
 			t.Fatal(err)
 		}
 		for _, w := range page.Executions {
-			n++
+			started[w.Execution.WorkflowId] = w.StartTime.AsTime()
 			it := c.GetWorkflowHistory(ctx, w.Execution.WorkflowId, w.Execution.RunId, false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
 			for it.HasNext() {
 				e, err := it.Next()
@@ -189,7 +190,7 @@ func (s *system) noTaskFailed(t *testing.T) int {
 			}
 		}
 		if token = page.NextPageToken; len(token) == 0 {
-			return n
+			return started
 		}
 	}
 }
@@ -200,30 +201,48 @@ func (s *system) noTaskFailed(t *testing.T) int {
 // task to the newly current version's workers. Late, never early, and never skipped.
 const switchDelay = 90 * time.Second
 
-// ladderKept checks that each chain to retryPath made attempt 2 at its ladder time after attempt 1,
-// and no attempt after it: no rung skipped, none early, none lost across the deploy.
-func (s *system) ladderKept(t *testing.T) {
+// ladderKept checks that each chain to retryPath made attempt 2 at its ladder time, and no attempt
+// after it: no rung skipped, none early, none lost across the deploy. The ladder is anchored on the
+// chain's first workflow task, which comes after the workflow's start (started) and before attempt
+// 1's row: attempt 2 is early if it comes before the start plus the ladder.
+func (s *system) ladderKept(t *testing.T, started map[string]time.Time) {
 	t.Helper()
-	ladder := float64(upgradeLadder())
-	var r struct {
-		Chains, Missing, Early, Late, Beyond int
-		Latest                               float64
+	ladder := time.Duration(upgradeLadder()) * time.Second
+	var rows []struct {
+		WorkflowID string
+		Attempt2   *time.Time
 	}
-	if err := s.db.Raw(`SELECT count(*) AS chains,
-			count(*) FILTER (WHERE a2.id IS NULL) AS missing,
-			count(*) FILTER (WHERE extract(epoch FROM a2.attempted_at - a1.attempted_at) < ?::float8 - 1) AS early,
-			count(*) FILTER (WHERE extract(epoch FROM a2.attempted_at - a1.attempted_at) > ?::float8 + ?::float8) AS late,
-			coalesce(max(extract(epoch FROM a2.attempted_at - a1.attempted_at)), 0) AS latest,
-			(SELECT count(*) FROM webhook_deliveries b WHERE b.endpoint_id = a1.endpoint_id AND b.attempt > 2) AS beyond
+	if err := s.db.Raw(`SELECT a1.workflow_id, a2.attempted_at AS attempt2
 		FROM webhook_deliveries a1 LEFT JOIN webhook_deliveries a2 ON a2.chain_id = a1.chain_id AND a2.attempt = 2
-		WHERE a1.attempt = 1 AND a1.endpoint_id::text = ? GROUP BY a1.endpoint_id`,
-		ladder, ladder, switchDelay.Seconds(), s.rcv.endpointID(retryPath)).Scan(&r).Error; err != nil {
+		WHERE a1.attempt = 1 AND a1.endpoint_id::text = ?`, s.rcv.endpointID(retryPath)).Scan(&rows).Error; err != nil {
 		t.Fatal(err)
 	}
-	t.Logf("%d chains to %s: attempt 2 came at most %.1f s after attempt 1 (ladder %.0f s)", r.Chains, retryPath, r.Latest, ladder)
-	if r.Chains == 0 || r.Missing+r.Early+r.Late+r.Beyond > 0 {
+	var beyond int64
+	if err := s.db.Raw(`SELECT count(*) FROM webhook_deliveries WHERE attempt > 2 AND endpoint_id::text = ?`,
+		s.rcv.endpointID(retryPath)).Scan(&beyond).Error; err != nil {
+		t.Fatal(err)
+	}
+	var missing, early, late int
+	var latest time.Duration
+	for _, r := range rows {
+		start, ok := started[r.WorkflowID]
+		if r.Attempt2 == nil || !ok {
+			missing++
+			continue
+		}
+		after := r.Attempt2.Sub(start)
+		latest = max(latest, after)
+		switch {
+		case after < ladder:
+			early++
+		case after > ladder+switchDelay:
+			late++
+		}
+	}
+	t.Logf("%d chains to %s: attempt 2 came at most %v after its workflow started (ladder %v)", len(rows), retryPath, latest.Round(100*time.Millisecond), ladder)
+	if len(rows) == 0 || missing+early+late > 0 || beyond > 0 {
 		t.Errorf("of %d chains, %d have no attempt 2, %d made it early, %d over %v late; %d attempts past 2",
-			r.Chains, r.Missing, r.Early, r.Late, switchDelay, r.Beyond)
+			len(rows), missing, early, late, switchDelay, beyond)
 	}
 }
 
@@ -231,9 +250,9 @@ func (s *system) ladderKept(t *testing.T) {
 // kept, and the routing the deploy ends with.
 func (s *system) upgradeChecks(t *testing.T, wantCurrent string) {
 	t.Helper()
-	n := s.noTaskFailed(t)
-	t.Logf("%d workflow histories read, none with a failed workflow task", n)
-	s.ladderKept(t)
+	started := s.noTaskFailed(t)
+	t.Logf("%d workflow histories read, none with a failed workflow task", len(started))
+	s.ladderKept(t, started)
 	if current, err := s.currentBuild(); err != nil || current != wantCurrent {
 		t.Errorf("the wds deployment's current version is %q (%v), want %q", current, err, wantCurrent)
 	}
