@@ -14,6 +14,8 @@ import (
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/client"
+
+	"wds/internal/dev/temporaldev"
 )
 
 // previousRelease is the last commit before wds's workers were versioned: the release a deploy of
@@ -161,20 +163,21 @@ func (s *system) currentBuild() (string, error) {
 }
 
 // noTaskFailed reads every workflow's history: no workflow task may have failed, which is what a
-// worker replaying another release's history wrongly would do (a non-determinism error).
-func (s *system) noTaskFailed(t *testing.T) int {
+// worker replaying another release's history wrongly would do (a non-determinism error). It returns
+// each workflow's start time, by workflow id.
+func (s *system) noTaskFailed(t *testing.T) map[string]time.Time {
 	t.Helper()
 	ctx := context.Background()
 	c := s.temporal.client()
 	var token []byte
-	n := 0
+	started := map[string]time.Time{}
 	for {
 		page, err := c.ListWorkflow(ctx, &workflowservice.ListWorkflowExecutionsRequest{PageSize: 500, NextPageToken: token})
 		if err != nil {
 			t.Fatal(err)
 		}
 		for _, w := range page.Executions {
-			n++
+			started[w.Execution.WorkflowId] = w.StartTime.AsTime()
 			it := c.GetWorkflowHistory(ctx, w.Execution.WorkflowId, w.Execution.RunId, false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
 			for it.HasNext() {
 				e, err := it.Next()
@@ -187,7 +190,7 @@ func (s *system) noTaskFailed(t *testing.T) int {
 			}
 		}
 		if token = page.NextPageToken; len(token) == 0 {
-			return n
+			return started
 		}
 	}
 }
@@ -198,30 +201,48 @@ func (s *system) noTaskFailed(t *testing.T) int {
 // task to the newly current version's workers. Late, never early, and never skipped.
 const switchDelay = 90 * time.Second
 
-// ladderKept checks that each chain to retryPath made attempt 2 at its ladder time after attempt 1,
-// and no attempt after it: no rung skipped, none early, none lost across the deploy.
-func (s *system) ladderKept(t *testing.T) {
+// ladderKept checks that each chain to retryPath made attempt 2 at its ladder time, and no attempt
+// after it: no rung skipped, none early, none lost across the deploy. The ladder is anchored on the
+// chain's first workflow task, which comes after the workflow's start (started) and before attempt
+// 1's row: attempt 2 is early if it comes before the start plus the ladder.
+func (s *system) ladderKept(t *testing.T, started map[string]time.Time) {
 	t.Helper()
-	ladder := float64(upgradeLadder())
-	var r struct {
-		Chains, Missing, Early, Late, Beyond int
-		Latest                               float64
+	ladder := time.Duration(upgradeLadder()) * time.Second
+	var rows []struct {
+		WorkflowID string
+		Attempt2   *time.Time
 	}
-	if err := s.db.Raw(`SELECT count(*) AS chains,
-			count(*) FILTER (WHERE a2.id IS NULL) AS missing,
-			count(*) FILTER (WHERE extract(epoch FROM a2.attempted_at - a1.attempted_at) < ?::float8 - 1) AS early,
-			count(*) FILTER (WHERE extract(epoch FROM a2.attempted_at - a1.attempted_at) > ?::float8 + ?::float8) AS late,
-			coalesce(max(extract(epoch FROM a2.attempted_at - a1.attempted_at)), 0) AS latest,
-			(SELECT count(*) FROM webhook_deliveries b WHERE b.endpoint_id = a1.endpoint_id AND b.attempt > 2) AS beyond
+	if err := s.db.Raw(`SELECT a1.workflow_id, a2.attempted_at AS attempt2
 		FROM webhook_deliveries a1 LEFT JOIN webhook_deliveries a2 ON a2.chain_id = a1.chain_id AND a2.attempt = 2
-		WHERE a1.attempt = 1 AND a1.endpoint_id::text = ? GROUP BY a1.endpoint_id`,
-		ladder, ladder, switchDelay.Seconds(), s.rcv.endpointID(retryPath)).Scan(&r).Error; err != nil {
+		WHERE a1.attempt = 1 AND a1.endpoint_id::text = ?`, s.rcv.endpointID(retryPath)).Scan(&rows).Error; err != nil {
 		t.Fatal(err)
 	}
-	t.Logf("%d chains to %s: attempt 2 came at most %.1f s after attempt 1 (ladder %.0f s)", r.Chains, retryPath, r.Latest, ladder)
-	if r.Chains == 0 || r.Missing+r.Early+r.Late+r.Beyond > 0 {
+	var beyond int64
+	if err := s.db.Raw(`SELECT count(*) FROM webhook_deliveries WHERE attempt > 2 AND endpoint_id::text = ?`,
+		s.rcv.endpointID(retryPath)).Scan(&beyond).Error; err != nil {
+		t.Fatal(err)
+	}
+	var missing, early, late int
+	var latest time.Duration
+	for _, r := range rows {
+		start, ok := started[r.WorkflowID]
+		if r.Attempt2 == nil || !ok {
+			missing++
+			continue
+		}
+		after := r.Attempt2.Sub(start)
+		latest = max(latest, after)
+		switch {
+		case after < ladder:
+			early++
+		case after > ladder+switchDelay:
+			late++
+		}
+	}
+	t.Logf("%d chains to %s: attempt 2 came at most %v after its workflow started (ladder %v)", len(rows), retryPath, latest.Round(100*time.Millisecond), ladder)
+	if len(rows) == 0 || missing+early+late > 0 || beyond > 0 {
 		t.Errorf("of %d chains, %d have no attempt 2, %d made it early, %d over %v late; %d attempts past 2",
-			r.Chains, r.Missing, r.Early, r.Late, switchDelay, r.Beyond)
+			len(rows), missing, early, late, switchDelay, beyond)
 	}
 }
 
@@ -229,9 +250,9 @@ func (s *system) ladderKept(t *testing.T) {
 // kept, and the routing the deploy ends with.
 func (s *system) upgradeChecks(t *testing.T, wantCurrent string) {
 	t.Helper()
-	n := s.noTaskFailed(t)
-	t.Logf("%d workflow histories read, none with a failed workflow task", n)
-	s.ladderKept(t)
+	started := s.noTaskFailed(t)
+	t.Logf("%d workflow histories read, none with a failed workflow task", len(started))
+	s.ladderKept(t, started)
 	if current, err := s.currentBuild(); err != nil || current != wantCurrent {
 		t.Errorf("the wds deployment's current version is %q (%v), want %q", current, err, wantCurrent)
 	}
@@ -390,4 +411,85 @@ func (s *system) stopWorkersOfDrained(t *testing.T, bin, build string) {
 		s.retired = append(s.retired, w)
 	}
 	s.workers = kept
+}
+
+// otherBuildID is the version of this tree built with the delivery workflow of another shape (tag
+// wdsothershape): a second versioned release whose histories this tree's code cannot replay.
+const otherBuildID = "chaos-other"
+
+var other struct {
+	once sync.Once
+	bin  string
+	err  error
+}
+
+// otherShapeBinary builds that release once per test binary.
+func otherShapeBinary(t *testing.T) string {
+	t.Helper()
+	other.once.Do(func() {
+		other.bin = filepath.Join(binDir, "wds-other")
+		out, err := exec.Command("go", "build", "-tags", "wdsothershape", "-ldflags", "-X main.version="+otherBuildID,
+			"-o", other.bin, "wds/cmd/wds").CombinedOutput()
+		if err != nil {
+			other.err = fmt.Errorf("build wds with tag wdsothershape: %w: %s", err, out)
+		}
+	})
+	if other.err != nil {
+		t.Fatal(other.err)
+	}
+	return other.bin
+}
+
+// TestVersionsNeverReplayEachOther runs two versioned releases whose delivery workflows differ in
+// shape: this tree's, then the other promoted while this tree's chains wait on the ladder, then a
+// rollback to this tree's in the middle of the other's ladders, each version's workers kept until its
+// chains ended. Had either version's chains been handed to the other's code, its tasks would fail on
+// non-determinism: none does, and nothing is lost.
+func TestVersionsNeverReplayEachOther(t *testing.T) {
+	otherBin := otherShapeBinary(t)
+	ladder := upgradeLadder()
+	s := newSystemOf(t, wdsBin, time.Second, devServer(temporaldev.Options{}),
+		fmt.Sprintf("WDS_WEBHOOK_RETRY_SCHEDULE=%ds,%ds", ladder, 2*ladder))
+	s.startWorker()
+	s.awaitCurrent(t, buildID)
+	s.endpointWith(retryPath, failFirstAttempt, 5, upgradeHeaders)
+	s.endpointWith(slowPath, answerSlowly, 1, upgradeHeaders)
+	l := newLoad(s)
+	began := time.Now()
+	underLoadAt(l, upgradeRate, func() {
+		s.awaitWaiting(t)
+		s.bin = otherBin
+		s.startWorker()
+		s.setCurrent(t, otherBuildID)
+		s.replaceServe(t, l, otherBin)
+		time.Sleep(dur(4*time.Second, 30*time.Second)) // the other's chains now wait on the ladder too
+		if s.openChainsOf(t, otherBuildID) == 0 || s.openChainsOf(t, buildID) == 0 {
+			t.Fatalf("before the rollback %d chains of %s and %d of %s are open; want both",
+				s.openChainsOf(t, otherBuildID), otherBuildID, s.openChainsOf(t, buildID), buildID)
+		}
+		s.setCurrent(t, buildID)
+		s.bin = wdsBin
+		s.replaceServe(t, l, wdsBin)
+		s.stopWorkersOfDrained(t, otherBin, otherBuildID)
+		time.Sleep(dur(3*time.Second, 30*time.Second))
+	})
+	s.settle(t, l, "two versioned releases with delivery workflows of different shapes: the other promoted, then rolled back mid-ladder",
+		fmt.Sprintf("%d creates/s for %v", upgradeRate, time.Since(began).Round(time.Second)), retryPath, slowPath)
+	s.upgradeChecks(t, buildID)
+	for _, build := range []string{buildID, otherBuildID} {
+		if n := s.chainsOf(t, build); n == 0 {
+			t.Errorf("no workflow ran on version %s: the scenario did not run both", build)
+		}
+	}
+}
+
+// chainsOf counts the workflows, open or closed, pinned to the deployment version of build.
+func (s *system) chainsOf(t *testing.T, build string) int64 {
+	t.Helper()
+	res, err := s.temporal.client().CountWorkflow(context.Background(), &workflowservice.CountWorkflowExecutionsRequest{
+		Query: fmt.Sprintf("TemporalWorkerDeploymentVersion = 'wds:%s'", build)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res.GetCount()
 }
