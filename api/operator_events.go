@@ -47,7 +47,7 @@ func (s *server) listEvents(c *gin.Context) {
 	actor := actorOf(c)
 	q := endpoints.EventsQuery{OrgID: lq.OrgID, ActorID: &actor, StoreID: lq.StoreID, Limit: lq.Limit, Cursor: lq.Cursor,
 		Type: c.Query("type"), Outcome: endpoints.Outcome(c.Query("outcome"))}
-	for name, dst := range map[string]**uuid.UUID{"order_id": &q.OrderID, "resource_id": &q.ResourceID} {
+	for name, dst := range map[string]**uuid.UUID{"order_id": &q.OrderID, "resource_id": &q.ResourceID, "endpoint_id": &q.EndpointID} {
 		if raw, ok := c.GetQuery(name); ok {
 			id, err := uuid.Parse(raw)
 			if err != nil {

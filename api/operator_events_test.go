@@ -507,3 +507,55 @@ func TestResendingAnOrdersEventsToOneEndpoint(t *testing.T) {
 		t.Fatalf("audit %+v", audit)
 	}
 }
+
+// Each row says how the event stands at each endpoint, and the search by endpoint keeps the events
+// with a chain there, each with that endpoint's outcome: order.created is dropped overall, but
+// succeeded at A.
+func TestEventSearchByEndpointGivesThatEndpointsOutcome(t *testing.T) {
+	e := newEventDesk(t)
+	status, page := e.list(e.memberToken, "order_id="+e.order.String())
+	if status != http.StatusOK {
+		t.Fatalf("list %d %v", status, page)
+	}
+	outcomes := func(row map[string]any) map[string]string {
+		out := map[string]string{}
+		for _, x := range row["endpoints"].([]any) {
+			out[x.(map[string]any)["endpoint_id"].(string)] = x.(map[string]any)["outcome"].(string)
+		}
+		return out
+	}
+	for _, r := range page["rows"].([]any) {
+		row := r.(map[string]any)
+		if row["id"] == e.created.String() {
+			if got := outcomes(row); len(got) != 2 || got[e.a.String()] != "succeeded" || got[e.b.String()] != "dropped" {
+				t.Fatalf("order.created at each endpoint: %v", got)
+			}
+		}
+		if row["id"] == e.tracked.String() && len(outcomes(row)) != 0 {
+			t.Fatalf("an event of no chain names endpoints: %v", row)
+		}
+	}
+	for _, c := range []struct {
+		query string
+		want  []string
+		outc  []string
+	}{
+		{"endpoint_id=" + e.a.String(), []string{e.otherOrders.String(), e.paid.String(), e.created.String()}, []string{"succeeded", "in_progress", "succeeded"}},
+		{"endpoint_id=" + e.b.String() + "&outcome=dropped", []string{e.created.String()}, []string{"dropped"}},
+		{"endpoint_id=" + e.b.String() + "&outcome=succeeded", []string{e.otherOrders.String()}, []string{"succeeded"}},
+		{"endpoint_id=" + e.a.String() + "&order_id=" + e.order.String(), []string{e.paid.String(), e.created.String()}, []string{"in_progress", "succeeded"}},
+	} {
+		status, page := e.list(e.memberToken, c.query)
+		if status != http.StatusOK || fmt.Sprint(ids(page)) != fmt.Sprint(c.want) {
+			t.Fatalf("%s: %d %v, want %v", c.query, status, page, c.want)
+		}
+		for i, r := range page["rows"].([]any) {
+			if got := r.(map[string]any)["outcome"]; got != c.outc[i] {
+				t.Errorf("%s: row %d's outcome %v, want %s", c.query, i, got, c.outc[i])
+			}
+		}
+	}
+	if status, body := e.list(e.memberToken, "endpoint_id=nope"); status != 400 || body["error"] != "invalid_parameter" {
+		t.Fatalf("a bad endpoint_id: %d %v", status, body)
+	}
+}

@@ -240,7 +240,7 @@ func TestSecretsSweep(t *testing.T) {
 		{"/console/keys", url.Values{"name": {"console key"}, "scope": {"read_write"}}},
 		{"/console/connectors", url.Values{"store_id": {x.store.String()}, "scopes": {"orders:write"}, "require_signature": {"1"}}},
 		{"/console/webhooks", url.Values{"url": {"https://127.0.0.1/console-hook"}, "events": {"order.created"}}},
-		{"/console/webhooks/" + x.consoleEndpointID.String() + "/rotate", nil},
+		{"/console/webhooks/" + x.consoleEndpointID.String() + "/rotate", url.Values{"confirmed": {"yes"}, "grace_seconds": {"0"}}},
 		{"/console/vendors/" + v2 + "/claim-token", nil},
 	} {
 		a := e.post(b, step.path, step.form)

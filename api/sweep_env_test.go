@@ -226,11 +226,14 @@ type tenant struct {
 	claimToken         string
 	endpointID         uuid.UUID // operated on through the Operator API
 	consoleEndpointID  uuid.UUID // operated on through the console
-	deliveryID         uuid.UUID // a dropped delivery of endpointID
-	eventID            uuid.UUID // the order.created event that delivery is of
-	recoveryID         uuid.UUID // a running recovery of endpointID
-	console            *browser  // the owner's console session
-	secrets            []string  // every secret the tenant was given
+	// apiResendID and consoleResendID receive the order's events again (an order's resend), each
+	// from its own surface, with no chain of them in progress.
+	apiResendID, consoleResendID uuid.UUID
+	deliveryID                   uuid.UUID // a dropped delivery of endpointID
+	eventID                      uuid.UUID // the order.created event that delivery is of
+	recoveryID                   uuid.UUID // a running recovery of endpointID
+	console                      *browser  // the owner's console session
+	secrets                      []string  // every secret the tenant was given
 }
 
 func (e *sweepEnv) id(a answer, k string) uuid.UUID {
@@ -319,7 +322,7 @@ func (e *sweepEnv) tenant(name string) *tenant {
 		t.Fatal(err)
 	}
 	x.secrets = append(x.secrets, headerToken)
-	for _, dst := range []*uuid.UUID{&x.endpointID, &x.consoleEndpointID} {
+	for _, dst := range []*uuid.UUID{&x.endpointID, &x.consoleEndpointID, &x.apiResendID, &x.consoleResendID} {
 		ep := e.must(http.StatusCreated, "POST", "/admin/v1/rpc/outbound_webhook_create", x.owner, map[string]any{
 			"p_org_id": x.org, "p_url": "https://127.0.0.1/hooks/" + name, "p_event_types": []string{"order.created"},
 			"p_headers": map[string]string{"Authorization": "Bearer " + headerToken}})

@@ -162,6 +162,10 @@ func tenancyCases() []tcase {
 		{"POST /console/endpoints/:id/recover", asConsole, consoleEndpoint, form(url.Values{"since": {time.Now().UTC().Add(-24 * time.Hour).Format("2006-01-02T15:04")}})},
 		{"GET /console/recoveries/:id", asConsole, param("id", func(x *tenant) uuid.UUID { return x.recoveryID }), nil},
 		{"POST /console/recoveries/:id/cancel", asConsole, param("id", func(x *tenant) uuid.UUID { return x.recoveryID }), nil},
+		{"POST /admin/v1/orders/:id/resend", asOperator, order, func(_, x *tenant) any { return map[string]any{"endpoint_id": x.apiResendID} }},
+		{"POST /console/orders/:id/resend", asConsole, order, func(_, x *tenant) any {
+			return url.Values{"endpoint": {x.consoleResendID.String()}}
+		}},
 		{"POST /admin/v1/events/:id/resend", asOperator, param("id", func(x *tenant) uuid.UUID { return x.eventID }),
 			func(_, x *tenant) any { return map[string]any{"endpoint_id": x.endpointID} }},
 		{"POST /console/events/:id/resend", asConsole, param("id", func(x *tenant) uuid.UUID { return x.eventID }),
@@ -177,6 +181,9 @@ func tenancyCases() []tcase {
 		rpc("outbound_webhook_list", "p_org_id", orgID, nil),
 		rpc("outbound_webhook_create", "p_org_id", orgID, map[string]any{"p_url": "https://127.0.0.1/another", "p_event_types": []string{"order.created"}}),
 		{"GET /console/webhooks/:id", asConsole, consoleEndpoint, nil},
+		{"GET /console/webhooks/:id/:action", asConsole, func(_, x *tenant) map[string]string {
+			return map[string]string{"id": x.consoleEndpointID.String(), "action": "delete"}
+		}, nil},
 		consoleAction("test"), consoleAction("rotate"), consoleAction("disable"), consoleAction("enable"), consoleAction("delete"),
 
 		// Keys and operator tokens.
@@ -191,11 +198,14 @@ func tenancyCases() []tcase {
 	}
 }
 
+// consoleAction posts an endpoint action as its confirmation page does (disable, delete and rotate
+// ask first).
 func consoleAction(action string) tcase {
 	return tcase{route: "POST /console/webhooks/:id/:action", as: asConsole,
 		params: func(_, x *tenant) map[string]string {
 			return map[string]string{"id": x.consoleEndpointID.String(), "action": action}
-		}}
+		},
+		body: func(_, _ *tenant) any { return url.Values{"confirmed": {"yes"}, "grace_seconds": {"0"}} }}
 }
 
 // listCase is a list or page that names no id: it must show the caller's rows and none of another
@@ -222,6 +232,7 @@ func tenancyLists() []listCase {
 		{"GET /console/vendors", asConsole, func(x *tenant) uuid.UUID { return x.vendorID }},
 		{"GET /console/clients", asConsole, func(x *tenant) uuid.UUID { return x.clientID }},
 		{"GET /console/audit", asConsole, nil},
+		{"GET /console/recoveries", asConsole, func(x *tenant) uuid.UUID { return x.recoveryID }},
 	}
 }
 
@@ -304,19 +315,20 @@ func (x *tenant) leaks(answer, request string) []string {
 // scopedTables says how each table's rows belong to an org, beyond the tables with an org_id
 // column. A new table without org_id must be added here (or to unscopedTables), or the sweep fails.
 var scopedTables = map[string]string{
-	"orgs":                     "id = @org",
-	"users":                    "id IN (SELECT user_id FROM memberships WHERE org_id = @org)",
-	"sellers":                  "id IN (SELECT seller_id FROM seller_links WHERE org_id = @org)",
-	"products":                 "seller_id IN (SELECT seller_id FROM seller_links WHERE org_id = @org)",
-	"order_lines":              "order_id IN (SELECT id FROM orders WHERE org_id = @org)",
-	"payments":                 "order_id IN (SELECT id FROM orders WHERE org_id = @org)",
-	"external_refs":            "integration_key_id IN (SELECT id FROM integration_keys WHERE org_id = @org)",
-	"idempotency_keys":         "integration_key_id IN (SELECT id FROM integration_keys WHERE org_id = @org)",
-	"rate_limit_hits":          "key_id IN (SELECT id FROM integration_keys WHERE org_id = @org)",
-	"webhook_refire_counters":  "endpoint_id IN (SELECT id FROM webhook_endpoints WHERE org_id = @org)",
-	"webhook_endpoint_sends":   "endpoint_id IN (SELECT id FROM webhook_endpoints WHERE org_id = @org)",
-	"webhook_endpoint_minutes": "endpoint_id IN (SELECT id FROM webhook_endpoints WHERE org_id = @org)",
-	"vendor_claim_tokens":      "vendor_id IN (SELECT id FROM vendors WHERE org_id = @org)",
+	"orgs":                      "id = @org",
+	"users":                     "id IN (SELECT user_id FROM memberships WHERE org_id = @org)",
+	"sellers":                   "id IN (SELECT seller_id FROM seller_links WHERE org_id = @org)",
+	"products":                  "seller_id IN (SELECT seller_id FROM seller_links WHERE org_id = @org)",
+	"order_lines":               "order_id IN (SELECT id FROM orders WHERE org_id = @org)",
+	"payments":                  "order_id IN (SELECT id FROM orders WHERE org_id = @org)",
+	"external_refs":             "integration_key_id IN (SELECT id FROM integration_keys WHERE org_id = @org)",
+	"idempotency_keys":          "integration_key_id IN (SELECT id FROM integration_keys WHERE org_id = @org)",
+	"rate_limit_hits":           "key_id IN (SELECT id FROM integration_keys WHERE org_id = @org)",
+	"webhook_refire_counters":   "endpoint_id IN (SELECT id FROM webhook_endpoints WHERE org_id = @org)",
+	"webhook_endpoint_sends":    "endpoint_id IN (SELECT id FROM webhook_endpoints WHERE org_id = @org)",
+	"webhook_endpoint_minutes":  "endpoint_id IN (SELECT id FROM webhook_endpoints WHERE org_id = @org)",
+	"webhook_unrecovered_drops": "endpoint_id IN (SELECT id FROM webhook_endpoints WHERE org_id = @org)",
+	"vendor_claim_tokens":       "vendor_id IN (SELECT id FROM vendors WHERE org_id = @org)",
 }
 
 // unscopedTables belong to no org. rate_limit_hits is counted per request of any key, so it is left

@@ -284,7 +284,12 @@ var funcs = template.FuncMap{
 		return other
 	},
 	// exact is a time as a form field takes it back, to the microsecond (a recovery's since).
-	"exact": func(t *time.Time) string { return t.UTC().Format(time.RFC3339Nano) },
+	"exact": func(t *time.Time) string {
+		if t == nil {
+			return ""
+		}
+		return t.UTC().Format(time.RFC3339Nano)
+	},
 	// statuses are the delivery log's status filter's options.
 	"statuses": func() []models.Status { return models.Recorded },
 	"when": func(t any) string {

@@ -39,7 +39,7 @@ func (c *Console) registerSupportPages(p *gin.RouterGroup) {
 }
 
 // eventFilters are the search form's fields, as typed.
-var eventFilters = []string{"order", "type", "outcome", "since", "until"}
+var eventFilters = []string{"order", "endpoint", "type", "outcome", "since", "until"}
 
 // events is the org's events, newest first, searched by order (id or number), type, outcome and
 // time, keyset-paged.
@@ -50,7 +50,12 @@ func (c *Console) events(g *gin.Context) {
 		form[f] = strings.TrimSpace(g.Query(f))
 	}
 	data := map[string]any{"Types": events.Types(), "Outcomes": endpoints.Outcomes}
-	q, err := eventsQuery(g, form)
+	urls, err := c.endpointURLs(g)
+	data["URLs"] = urls
+	var q endpoints.EventsQuery
+	if err == nil {
+		q, err = eventsQuery(g, form)
+	}
 	if err == nil {
 		q.OrgID, q.ActorID = s.OrgID, &s.User.ID
 		var page *endpoints.EventsPage
@@ -79,6 +84,13 @@ func eventsQuery(g *gin.Context, form map[string]string) (endpoints.EventsQuery,
 		} else {
 			return q, problem.Fail(paging.ErrInvalidParameter, "order must be an order's id or its number, such as 1042")
 		}
+	}
+	if e := form["endpoint"]; e != "" {
+		id, perr := uuid.Parse(e)
+		if perr != nil {
+			return q, problem.Fail(paging.ErrInvalidParameter, "endpoint must be one of the org's endpoints")
+		}
+		q.EndpointID = &id
 	}
 	for name, dst := range map[string]**time.Time{"since": &q.Since, "until": &q.Until} {
 		if form[name] == "" {

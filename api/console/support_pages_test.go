@@ -55,6 +55,23 @@ func TestEventsPageFindsAnOrderByNumberAndOpensItsEvent(t *testing.T) {
 	if _, page := e.do(c, "GET", "/console/events?outcome=in_progress", nil); !strings.Contains(page, other.String()) || strings.Contains(page, ev.String()) {
 		t.Fatalf("outcome filter:\n%s", page)
 	}
+	// A second endpoint got the event: the row says dropped, and where; searched by that endpoint,
+	// it is succeeded.
+	second := models.Endpoint{ID: uuid.New(), OrgID: e.org.ID, URL: "https://second.example/hooks", EventTypes: models.TextArray{"order.created"},
+		SecretSealed: []byte("x"), Enabled: true, MaxAttempts: 5, CreatedBy: owner.ID}
+	e.db.Create(&second)
+	e.db.Create(&models.Delivery{ID: uuid.New(), OrgID: e.org.ID, EventID: ev, EndpointID: second.ID, EventType: "order.created", ChainID: uuid.New(),
+		WorkflowID: contract.EventWorkflowID(ev), Attempt: 1, Status: "succeeded", AttemptedAt: time.Now()})
+	_, page = e.do(c, "GET", "/console/events?order=1042", nil)
+	for _, want := range []string{`<li class="st-dropped">dropped at https://receiver.example/hooks</li>`, `<li class="st-succeeded">succeeded at https://second.example/hooks</li>`} {
+		if !strings.Contains(page, want) {
+			t.Fatalf("the row does not say %q:\n%s", want, page)
+		}
+	}
+	_, page = e.do(c, "GET", "/console/events?order=1042&endpoint="+second.ID.String(), nil)
+	if !strings.Contains(page, `<td class="st-succeeded">succeeded<ul`) || !strings.Contains(page, `<option value="`+second.ID.String()+`" selected>`) {
+		t.Fatalf("searched by the second endpoint:\n%s", page)
+	}
 	res, page = e.do(c, "GET", "/console/events/"+ev.String(), nil)
 	if res.StatusCode != http.StatusOK || !strings.Contains(page, "503 Service Unavailable") || strings.Contains(page, "HTTP 503") || !strings.Contains(page, "https://receiver.example/hooks") ||
 		!strings.Contains(page, "http://localhost:8233/namespaces/default/workflows/webhook-event%2F"+ev.String()) ||

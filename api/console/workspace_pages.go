@@ -49,6 +49,7 @@ func (c *Console) registerWorkspacePages(p *gin.RouterGroup) {
 	p.GET("/orders", c.orders)
 	p.GET("/orders/:id", c.order)
 	p.POST("/orders/:id/ship", c.shipOrder)
+	p.POST("/orders/:id/resend", c.resendOrder)
 	p.POST("/shipments/:id/tracking", c.addTracking)
 	p.POST("/shipments/:id/delivered", c.markDelivered)
 	p.GET("/vendors", c.vendors)
@@ -84,6 +85,9 @@ func (c *Console) orderPage(g *gin.Context, code int, v view) {
 	data := map[string]any{"Order": o}
 	if err == nil {
 		err = orderDetails(g.Request.Context(), c.DB, views.Scope{OrgID: sessionOf(g).OrgID}, o, data)
+	}
+	if err == nil {
+		data["Targets"], err = c.resendTargets(g)
 	}
 	if err != nil {
 		c.refuse(g, err)

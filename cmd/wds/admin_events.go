@@ -25,6 +25,7 @@ func eventList(fs *flag.FlagSet) runFunc {
 	org := uuidFlag(fs, "org", "org id")
 	order, typ := fs.String("order", "", "the order's id or number: every event about it"), fs.String("type", "", "event type")
 	resource, outcome := fs.String("resource", "", "the event's resource id"), fs.String("outcome", "", "in_progress|dropped|succeeded|no_endpoints")
+	endpoint := fs.String("endpoint", "", "endpoint id: the events with a chain to it, each with its outcome there")
 	since, until := fs.String("since", "", "created at or after (RFC 3339)"), fs.String("until", "", "created before (RFC 3339)")
 	limit := fs.Int("limit", paging.DefaultLimit, "1..100")
 	cursorAt, cursorID := fs.String("cursor-at", "", "next_cursor.at"), fs.String("cursor-id", "", "next_cursor.id")
@@ -43,6 +44,13 @@ func eventList(fs *flag.FlagSet) runFunc {
 				return nil, err
 			}
 			q.OrderID = &id
+		}
+		if *endpoint != "" {
+			id, err := uuid.Parse(*endpoint)
+			if err != nil {
+				return nil, problem.Fail(paging.ErrInvalidParameter, "--endpoint must be a UUID")
+			}
+			q.EndpointID = &id
 		}
 		if *resource != "" {
 			id, err := uuid.Parse(*resource)

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -55,6 +56,11 @@ func TestAdminEventListAndShow(t *testing.T) {
 	}
 	if rows := mustAdmin(t, "event", "list", "--org", org)["rows"].([]any); len(rows) != 2 {
 		t.Fatalf("all: %v", rows)
+	}
+	rows := mustAdmin(t, "event", "list", "--org", org, "--endpoint", ep)["rows"].([]any)
+	if len(rows) != 1 || rows[0].(map[string]any)["outcome"] != "dropped" ||
+		fmt.Sprint(rows[0].(map[string]any)["endpoints"]) != fmt.Sprint([]any{map[string]any{"endpoint_id": ep, "outcome": "dropped"}}) {
+		t.Fatalf("--endpoint: %v", rows)
 	}
 	show := mustAdmin(t, "event", "show", "--id", ev.String())
 	chains := show["chains"].([]any)

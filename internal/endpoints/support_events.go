@@ -44,7 +44,10 @@ type EventsQuery struct {
 	// OrderNumber finds the order by its number in the org (what a customer quotes), instead of OrderID.
 	OrderNumber *int64
 	ResourceID  *uuid.UUID
-	Outcome     Outcome
+	// EndpointID keeps the events with a chain to that endpoint, each row's Outcome being that
+	// endpoint's (its latest chain's); Outcome then filters on it.
+	EndpointID *uuid.UUID
+	Outcome    Outcome
 	// Since is inclusive and Until exclusive, on created_at.
 	Since, Until *time.Time
 	Limit        int
@@ -63,6 +66,15 @@ type EventRow struct {
 	ResourceID  *uuid.UUID `json:"resource_id"`
 	Outcome     Outcome    `json:"outcome"`
 	ChainsTotal int        `json:"chains_total"`
+	// Endpoints is each endpoint's outcome for the event (its latest chain's), one per endpoint with
+	// a chain, so a row whose Outcome is dropped says where.
+	Endpoints []EndpointOutcome `json:"endpoints" gorm:"-"`
+}
+
+// EndpointOutcome is how an event stands at one endpoint: its latest chain's state there.
+type EndpointOutcome struct {
+	EndpointID uuid.UUID `json:"endpoint_id"`
+	Outcome    Outcome   `json:"outcome"`
 }
 
 // EventsPage is the list envelope.
@@ -126,6 +138,9 @@ func (s *Service) ListEvents(ctx context.Context, q EventsQuery) (*EventsPage, e
 	if err := s.DB.WithContext(ctx).Raw(sql, args...).Scan(&rows).Error; err != nil {
 		return nil, fmt.Errorf("list events: %w", err)
 	}
+	if err := s.withEndpointOutcomes(ctx, rows); err != nil {
+		return nil, err
+	}
 	p := &EventsPage{Rows: rows}
 	if len(rows) > q.Limit {
 		p.Rows = rows[:q.Limit]
@@ -155,6 +170,13 @@ func eventsPageSQL(q EventsQuery) (string, []any) {
 	if q.ResourceID != nil {
 		add("e.resource_id = ?", *q.ResourceID)
 	}
+	if q.EndpointID != nil {
+		// The endpoint's own outcome, its latest chain's: the rule of wds_event_outcomes, at one
+		// endpoint. Read for each event the walk meets (see walksOutcome: never with this filter).
+		add("e.id IN (SELECT d.event_id FROM webhook_deliveries d WHERE d.endpoint_id = ? AND d.event_id = e.id "+
+			"UNION ALL SELECT p.event_id FROM webhook_dispatches p WHERE p.endpoint_id = ? AND p.event_id = e.id AND p.kind <> 'test')",
+			*q.EndpointID, *q.EndpointID)
+	}
 	if q.Since != nil {
 		// With an outcome walked as a range, this does not end the walk (PostgreSQL 15 ends one only
 		// on a bound of the outcome's column): a page left unfilled reads the outcome's older index
@@ -167,6 +189,8 @@ func eventsPageSQL(q EventsQuery) (string, []any) {
 	case walksOutcome(q):
 		add("e.outcome >= ? AND e.outcome <= ?", q.Outcome, q.Outcome)
 		keyset, order, lead = "(e.outcome, e.created_at, e.id)", "e.outcome DESC, "+order, []any{q.Outcome}
+	case q.Outcome != "" && q.EndpointID != nil:
+		add("("+endpointOutcomeSQL+") = ?", *q.EndpointID, q.Outcome)
 	case q.Outcome != "":
 		add("e.outcome = ?", q.Outcome)
 	}
@@ -181,7 +205,50 @@ func eventsPageSQL(q EventsQuery) (string, []any) {
 	case q.Until != nil:
 		below(*q.Until, uuid.Nil) // no id is below the nil UUID: every event before until
 	}
-	return eventRowSQL + " WHERE " + where + " ORDER BY " + order + " LIMIT ?", append(args, q.Limit+1)
+	rowSQL := eventRowSQL
+	if q.EndpointID != nil {
+		rowSQL = strings.Replace(rowSQL, "e.outcome,", "("+endpointOutcomeSQL+") AS outcome,", 1)
+		args = append([]any{*q.EndpointID}, args...)
+	}
+	return rowSQL + " WHERE " + where + " ORDER BY " + order + " LIMIT ?", append(args, q.Limit+1)
+}
+
+// endpointOutcomeSQL is the event e's outcome at one endpoint (its parameter): its latest chain's
+// state there, as wds_event_outcomes reads each endpoint's.
+const endpointOutcomeSQL = `SELECT ch.state FROM wds_event_chains(ARRAY[e.id]) ch WHERE ch.endpoint_id = ?
+	ORDER BY ch.started_at DESC, ch.chain_id DESC LIMIT 1`
+
+// endpointOutcomesSQL is each endpoint's outcome for each of the events @ids: its latest chain's.
+const endpointOutcomesSQL = `SELECT x.event_id, x.endpoint_id, x.state AS outcome FROM (SELECT ch.event_id, ch.endpoint_id, ch.state,
+		row_number() OVER (PARTITION BY ch.event_id, ch.endpoint_id ORDER BY ch.started_at DESC, ch.chain_id DESC) AS n
+	FROM wds_event_chains(CAST(@ids AS uuid[])) ch) x WHERE x.n = 1 ORDER BY x.endpoint_id`
+
+// withEndpointOutcomes fills each row's Endpoints, reading the chains of the page's events alone.
+func (s *Service) withEndpointOutcomes(ctx context.Context, rows []EventRow) error {
+	if len(rows) == 0 {
+		return nil
+	}
+	ids := make([]string, len(rows))
+	for i, r := range rows {
+		ids[i] = r.ID.String()
+		rows[i].Endpoints = []EndpointOutcome{}
+	}
+	var found []struct {
+		EventID uuid.UUID
+		EndpointOutcome
+	}
+	err := s.DB.WithContext(ctx).Raw(endpointOutcomesSQL, map[string]any{"ids": "{" + strings.Join(ids, ",") + "}"}).Scan(&found).Error
+	if err != nil {
+		return fmt.Errorf("read the events' outcomes by endpoint: %w", err)
+	}
+	for i := range rows {
+		for _, f := range found {
+			if f.EventID == rows[i].ID {
+				rows[i].Endpoints = append(rows[i].Endpoints, f.EndpointOutcome)
+			}
+		}
+	}
+	return nil
 }
 
 // walksOutcome reports whether q's page is read from events_org_outcome, in the order of that index
@@ -192,7 +259,7 @@ func eventsPageSQL(q EventsQuery) (string, []any) {
 // of them, 1.3 s for 51 rows. Stated as a range, the outcome is not a constant the planner drops from
 // the ORDER BY, and only events_org_outcome gives that order without sorting the org's events.
 func walksOutcome(q EventsQuery) bool {
-	return q.Outcome != "" && q.OrderID == nil && q.ResourceID == nil && q.Type == ""
+	return q.Outcome != "" && q.OrderID == nil && q.ResourceID == nil && q.Type == "" && q.EndpointID == nil
 }
 
 // sqlWebhookTest is the test event's type as an SQL literal: events_org_outcome leaves test events out.
@@ -297,6 +364,11 @@ func (s *Service) Event(ctx context.Context, id uuid.UUID, actorID *uuid.UUID) (
 	if d.Chains, err = s.chains(ctx, id); err != nil {
 		return nil, err
 	}
+	page := []EventRow{d.EventRow}
+	if err := s.withEndpointOutcomes(ctx, page); err != nil {
+		return nil, err
+	}
+	d.EventRow = page[0]
 	return d, nil
 }
 
