@@ -56,7 +56,7 @@ func TestEveryCommandExplainsItself(t *testing.T) {
 		{[]string{"version"}, 0, "wds dev (go"},
 		{[]string{"admin"}, 0, "wds admin org create --name STRING"},
 		{[]string{"admin", "help"}, 0, "wds admin user list --org UUID"},
-		{[]string{"admin", "-h"}, 0, "wds admin endpoint create --actor UUID --events STRING --org UUID --url STRING [--header VALUE] [--max-attempts INT] [--rate-limit STRING]"},
+		{[]string{"admin", "-h"}, 0, "wds admin endpoint create --actor UUID --events STRING --org UUID --url STRING [--description STRING] [--header VALUE] [--max-attempts INT] [--rate-limit STRING]"},
 		{[]string{"admin", "-h"}, 0, "wds admin endpoint recover --actor UUID --id UUID --since STRING [--until STRING] [--wait]"},
 		{[]string{"admin", "read-key", "create", "--help"}, 0, "--expires-at STRING\n        RFC 3339"},
 		{[]string{"admin", "user", "rotate-token", "-h"}, 0, "usage: wds admin user rotate-token --actor UUID --id UUID"},
@@ -64,7 +64,7 @@ func TestEveryCommandExplainsItself(t *testing.T) {
 		{[]string{"admin", "store", "create", "--org", "nope"}, 1, `invalid value \"nope\" for flag --org: must be a UUID`},
 		{[]string{"admin", "org", "create", "--nme", "x"}, 1, "flag provided but not defined: --nme"},
 		{[]string{"admin", "org", "list"}, 1, "`wds admin help` lists them"},
-		{[]string{"admin", "help"}, 0, "wds admin event resend --actor UUID --id UUID [--endpoint STRING]\n      send an event again"},
+		{[]string{"admin", "help"}, 0, "wds admin event resend --actor UUID [--endpoint STRING] [--id STRING] [--order STRING]\n      send an event again"},
 		{[]string{"admin", "store", "create", "-h"}, 0, "usage: wds admin store create --name STRING --org UUID [--currency STRING]\n\nAdd a store to an org."},
 		{[]string{"admin", "resend", "--id", "x"}, 1, "did you mean: wds admin event resend?"},
 	}
