@@ -103,6 +103,16 @@ func (s *system) awaitWaiting(t *testing.T) {
 	}
 }
 
+// migrateTo runs bin's `wds migrate up`, a deploy's first step: the schema changes are
+// expand-then-contract, so the previous release's processes keep running on the new schema while the
+// new release's start.
+func (s *system) migrateTo(bin string) {
+	prev := s.bin
+	s.bin = bin
+	s.wds("migrate", "up")
+	s.bin = prev
+}
+
 // replaceWorkers starts a worker of bin, then stops every other worker with SIGTERM, as a rolling
 // deploy does; a worker of this tree is left to make its version current first (WDS_PROMOTE_VERSION
 // first: the deployment never had one).
@@ -280,6 +290,7 @@ func upgradeWorkersFirst(t *testing.T, kind temporalKind) {
 	began := time.Now()
 	underLoadAt(l, upgradeRate, func() {
 		s.awaitWaiting(t)
+		s.migrateTo(wdsBin)
 		s.replaceWorkers(t, wdsBin)
 		time.Sleep(dur(3*time.Second, 30*time.Second))
 		s.replaceServe(t, l, wdsBin)
@@ -302,6 +313,7 @@ func upgradeServeFirst(t *testing.T, kind temporalKind) {
 	began := time.Now()
 	underLoadAt(l, upgradeRate, func() {
 		s.awaitWaiting(t)
+		s.migrateTo(wdsBin)
 		s.replaceServe(t, l, wdsBin)
 		time.Sleep(dur(3*time.Second, 30*time.Second))
 		s.replaceWorkers(t, wdsBin)
@@ -330,6 +342,7 @@ func rollbackAfterUpgrade(t *testing.T, kind temporalKind) {
 	var drained time.Duration
 	underLoadAt(l, upgradeRate, func() {
 		s.awaitWaiting(t)
+		s.migrateTo(wdsBin)
 		s.replaceWorkers(t, wdsBin)
 		s.replaceServe(t, l, wdsBin)
 		time.Sleep(dur(4*time.Second, 30*time.Second)) // this tree's chains now wait on the ladder too
