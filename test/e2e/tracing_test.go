@@ -1,7 +1,6 @@
 package e2e
 
 import (
-	"bytes"
 	"encoding/json"
 	"net/http"
 	"strings"
@@ -42,8 +41,9 @@ func TestOneTraceFollowsAnOrderToTheReceiver(t *testing.T) {
 	}
 	t.Cleanup(tc.Close)
 	h := newHarness(t, tc)
-	var logs bytes.Buffer
-	h.log.SetOutput(&logs)
+	// Locked: the worker's goroutines may still log while the test reads.
+	logs := &lockedBuffer{}
+	h.log.SetOutput(logs)
 	h.log.SetFormatter(&logrus.JSONFormatter{})
 	h.log.AddHook(tracing.LogHook{})
 	// The relay keeps production's grace: with none it may start the event before the request's own
