@@ -7,6 +7,7 @@
 package activities
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"net/http"
@@ -52,6 +53,9 @@ type Activities struct {
 	// Log is where an attempt says what an operator must fix (a secret no key opens); nil is
 	// logrus's standard logger.
 	Log logrus.FieldLogger
+	// LargeBodyBudget is how many bytes of large bodies the worker holds at once; 0 is
+	// DefaultLargeBodyBudget.
+	LargeBodyBudget int64
 
 	budgetOnce sync.Once
 	budget     *semaphore.Weighted
@@ -61,16 +65,16 @@ type Activities struct {
 
 // A worker runs up to a thousand attempts at once, and an event may be 6 MB: loading every body
 // whole could take gigabytes. A body up to smallBody comes with the attempt's first statement; a
-// larger one is loaded only once the worker's budget of largeBodyBudget bytes has room for it, and
-// its room is given back when the attempt ends.
+// larger one is loaded only once the worker's budget (DefaultLargeBodyBudget bytes unless
+// LargeBodyBudget says otherwise) has room for it, and its room is given back when the attempt ends.
 const (
-	smallBody       = 64 << 10
-	largeBodyBudget = 64 << 20
+	smallBody              = 64 << 10
+	DefaultLargeBodyBudget = 64 << 20
 )
 
 // reserve waits until size bytes of the large-body budget are free and returns their release.
 func (a *Activities) reserve(ctx context.Context, size int64) (release func(), err error) {
-	a.budgetOnce.Do(func() { a.budget = semaphore.NewWeighted(largeBodyBudget) })
+	a.budgetOnce.Do(func() { a.budget = semaphore.NewWeighted(cmp.Or(a.LargeBodyBudget, DefaultLargeBodyBudget)) })
 	if err := a.budget.Acquire(ctx, size); err != nil {
 		return nil, fmt.Errorf("wait for room to load a %d-byte body: %w", size, err)
 	}

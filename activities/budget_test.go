@@ -10,7 +10,7 @@ import (
 // The large-body budget is a bound: once it is spent, the next load waits until room is given back.
 func TestTheLargeBodyBudgetBoundsWhatIsLoadedAtOnce(t *testing.T) {
 	a := &Activities{}
-	release, err := a.reserve(context.Background(), largeBodyBudget-MaxBody+1)
+	release, err := a.reserve(context.Background(), DefaultLargeBodyBudget-MaxBody+1)
 	if err != nil {
 		t.Fatal(err)
 	}
