@@ -280,48 +280,38 @@ func upgradeKinds(first bool) []temporalKind {
 
 func TestUpgradeWorkersFirstThenServe(t *testing.T) {
 	for _, kind := range upgradeKinds(true) {
-		t.Run(kind.label(), func(t *testing.T) { upgradeWorkersFirst(t, kind) })
+		t.Run(kind.label(), func(t *testing.T) { upgrade(t, kind, true) })
 	}
 }
 
-func upgradeWorkersFirst(t *testing.T, kind temporalKind) {
+// upgrade deploys this tree over the previous release under load, its workers then serve or serve
+// then its workers, each only after the new binary's migrations ran, as the runbook says.
+func upgrade(t *testing.T, kind temporalKind, workersFirst bool) {
 	s, paths := previousSystem(t, kind)
 	l := newLoad(s)
+	first, second := func() { s.replaceWorkers(t, wdsBin) }, func() { s.replaceServe(t, l, wdsBin) }
+	order := "workers first, then serve"
+	if !workersFirst {
+		first, second, order = second, first, "serve first, then the workers"
+	}
 	began := time.Now()
 	underLoadAt(l, upgradeRate, func() {
 		s.awaitWaiting(t)
 		s.migrateTo(wdsBin)
-		s.replaceWorkers(t, wdsBin)
+		first()
 		time.Sleep(dur(3*time.Second, 30*time.Second))
-		s.replaceServe(t, l, wdsBin)
+		second()
 		time.Sleep(dur(5*time.Second, 30*time.Second))
 	})
-	s.settle(t, l, kind.scenario("deploy from the previous release: workers first, then serve, while chains wait on ladder timers and attempts are mid-POST"),
+	s.settle(t, l, kind.scenario("deploy from the previous release: "+order+", while chains wait on ladder timers and attempts are mid-POST"),
 		fmt.Sprintf("%d creates/s for %v", upgradeRate, time.Since(began).Round(time.Second)), paths...)
 	s.upgradeChecks(t, buildID)
 }
 
 func TestUpgradeServeFirstThenWorkers(t *testing.T) {
 	for _, kind := range upgradeKinds(false) {
-		t.Run(kind.label(), func(t *testing.T) { upgradeServeFirst(t, kind) })
+		t.Run(kind.label(), func(t *testing.T) { upgrade(t, kind, false) })
 	}
-}
-
-func upgradeServeFirst(t *testing.T, kind temporalKind) {
-	s, paths := previousSystem(t, kind)
-	l := newLoad(s)
-	began := time.Now()
-	underLoadAt(l, upgradeRate, func() {
-		s.awaitWaiting(t)
-		s.migrateTo(wdsBin)
-		s.replaceServe(t, l, wdsBin)
-		time.Sleep(dur(3*time.Second, 30*time.Second))
-		s.replaceWorkers(t, wdsBin)
-		time.Sleep(dur(5*time.Second, 30*time.Second))
-	})
-	s.settle(t, l, kind.scenario("deploy from the previous release: serve first, then the workers, while chains wait on ladder timers and attempts are mid-POST"),
-		fmt.Sprintf("%d creates/s for %v", upgradeRate, time.Since(began).Round(time.Second)), paths...)
-	s.upgradeChecks(t, buildID)
 }
 
 // TestRollbackToThePreviousRelease deploys this tree over the previous release, workers first, then
