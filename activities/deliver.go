@@ -18,7 +18,7 @@ import (
 	"go.temporal.io/sdk/temporal"
 	"gorm.io/gorm"
 
-	"wds/internal/endpoints"
+	"wds/internal/delivery"
 	"wds/internal/outbox"
 	"wds/internal/platform/config"
 	"wds/internal/platform/egress"
@@ -389,7 +389,7 @@ func (s *attemptState) stopReason() string {
 func (a *Activities) stop(ctx context.Context, in contract.AttemptInput, ev *eventMeta, reason string) (contract.AttemptResult, error) {
 	var rows int64
 	err := a.DB.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
-		if err := endpoints.DropChain(ctx, tx, in.ChainID, reason); err != nil {
+		if err := delivery.DropChain(ctx, tx, in.ChainID, reason); err != nil {
 			return err
 		}
 		return tx.Model(&models.Delivery{}).Where("chain_id = ?", in.ChainID).Count(&rows).Error

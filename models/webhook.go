@@ -39,7 +39,7 @@ type Endpoint struct {
 	// HealthResetAt is when it was last enabled: failures before it are not held against it.
 	HealthResetAt *time.Time `json:"-"`
 	// LastSuccessAt, FailingSince and ConsecutiveDropped are kept by each attempt's write
-	// (endpoints.RecordAttempt); Health shows them.
+	// (delivery.RecordAttempt); Health shows them.
 	LastSuccessAt      *time.Time `json:"-"`
 	FailingSince       *time.Time `json:"-"`
 	ConsecutiveDropped int64      `json:"-"`

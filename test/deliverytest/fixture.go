@@ -17,6 +17,7 @@ import (
 	"gorm.io/gorm"
 
 	"wds/activities"
+	"wds/internal/delivery"
 	"wds/internal/endpoints"
 	"wds/internal/events"
 	"wds/internal/platform/egress"
@@ -166,7 +167,7 @@ func (f *Fixture) Create(url string) (*endpoints.Created, error) {
 func (f *Fixture) Delivery(ev, ep uuid.UUID, attempt int, status models.Status, at time.Time) models.Delivery {
 	d := models.Delivery{ID: uuid.New(), OrgID: f.Org, EventID: ev, EndpointID: ep, EventType: events.OrderCreated,
 		ChainID: uuid.New(), WorkflowID: contract.EventWorkflowID(ev), Attempt: attempt, Status: status, AttemptedAt: at}
-	if ok, err := endpoints.RecordAttempt(f.Ctx, f.DB, &d); err != nil || !ok {
+	if ok, err := delivery.RecordAttempt(f.Ctx, f.DB, &d); err != nil || !ok {
 		f.T.Fatalf("record delivery: %v %v", ok, err)
 	}
 	return d
