@@ -41,8 +41,10 @@ type Deps struct {
 	Webhooks WebhookService
 	// Dispatches starts queued re-fires and test events at once; nil leaves them to the relay.
 	Dispatches DispatchStarter
-	// Support runs the support desk (events, resends, recoveries); nil leaves its routes unmounted.
+	// Support runs the support desk (events, resends); nil leaves its routes unmounted.
 	Support SupportDesk
+	// Recoveries runs the support desk's recoveries; nil leaves their routes unmounted.
+	Recoveries Recoveries
 	// RequestTimeout is the deadline on each request's context; 0 is config.RequestTimeout.
 	RequestTimeout time.Duration
 }

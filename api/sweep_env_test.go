@@ -25,6 +25,7 @@ import (
 	"wds/internal/catalog"
 	"wds/internal/endpoints"
 	"wds/internal/platform/secrets"
+	"wds/internal/recovery"
 	"wds/internal/workspace"
 	"wds/models"
 	"wds/test/apitest"
@@ -66,7 +67,7 @@ func newSweepEnv(t *testing.T, db *gorm.DB, log logrus.FieldLogger) *sweepEnv {
 	}
 	(&console.Console{DB: db, Log: log, Members: d.People, Sessions: d.People, Keys: d.Keys, Lists: d.Lists,
 		Shipping: d.Shipping, Vendors: d.Vendors, Clients: d.Orders,
-		Webhooks: svc, Dispatches: nopStarter{},
+		Webhooks: svc, Recoveries: recovery.NewService(db, nil, 0), Dispatches: nopStarter{},
 		TemporalUI: "http://localhost:8233", Namespace: "default", InsecureCookie: true}).Register(e.router)
 	e.srv = httptest.NewServer(e.router)
 	t.Cleanup(e.srv.Close)

@@ -262,7 +262,7 @@ type Recovery struct {
 	Status     string    `json:"status"`
 	Total      int       `json:"total"`
 	// Skipped counts the window's dropped chains whose event already went to the endpoint again
-	// after they dropped (endpoints.RecoveryCount).
+	// after they dropped (recovery.RecoveryCount).
 	Skipped int `json:"skipped"`
 	Started int `json:"started"`
 	// Succeeded, Retrying and Dropped are how the chains it started stand now (their last

@@ -18,7 +18,7 @@ func BenchmarkRecoveryBatch(b *testing.B) {
 	f := newFixture(b)
 	ep := f.LimitedEndpoint(1000)
 	seedDrops(b, f, f.Org, ep.ID, 200_000)
-	rec, err := f.Svc.Recover(f.Ctx, ep.ID, f.Owner, time.Now().Add(-21*time.Hour), nil)
+	rec, err := f.Recoveries.Recover(f.Ctx, ep.ID, f.Owner, time.Now().Add(-21*time.Hour), nil)
 	if err != nil || rec.Total != 200_000 {
 		b.Fatalf("%+v %v", rec, err)
 	}

@@ -35,7 +35,7 @@ func TestAnOrgsRecoveriesShareItsBudget(t *testing.T) {
 	if n, wait := batch(1, recs[1]); n != 1 || wait != 2*time.Second {
 		t.Fatalf("two recoveries at 1 a second: a batch of %d, then %s; want 1, then 2s", n, wait)
 	}
-	if _, err := f.Svc.CancelRecovery(f.Ctx, recs[1], f.Owner); err != nil {
+	if _, err := f.Recoveries.CancelRecovery(f.Ctx, recs[1], f.Owner); err != nil {
 		t.Fatal(err)
 	}
 	if n, wait := batch(20, recs[0]); n != 20 || wait != time.Second {

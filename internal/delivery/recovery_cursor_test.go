@@ -9,6 +9,7 @@ import (
 
 	"wds/internal/delivery"
 	"wds/internal/endpoints"
+	"wds/internal/recovery"
 	"wds/models"
 	"wds/test/pgtest"
 	"wds/workflows/contract"
@@ -71,7 +72,7 @@ func TestRecoveryBatchesContinueAfterTheLastChainTaken(t *testing.T) {
 	if _, err := f.Svc.Refire(f.Ctx, drops[120], f.Owner); err != nil {
 		t.Fatal(err)
 	}
-	rec, err := f.Svc.Recover(f.Ctx, ep.ID, f.Owner, time.Now().Add(-time.Hour), nil)
+	rec, err := f.Recoveries.Recover(f.Ctx, ep.ID, f.Owner, time.Now().Add(-time.Hour), nil)
 	if err != nil || rec.Total != 249 {
 		t.Fatalf("%+v %v", rec, err)
 	}
@@ -110,11 +111,11 @@ func TestARecoveryReachesBackNoFurtherThanItsBound(t *testing.T) {
 		since     time.Time
 	}{
 		{0, time.Date(1, 1, 1, 0, 0, 0, 0, time.UTC)},
-		{0, time.Now().Add(-endpoints.MaxRecoveryReach - time.Hour)},
+		{0, time.Now().Add(-recovery.MaxRecoveryReach - time.Hour)},
 		{7 * 24 * time.Hour, time.Now().Add(-8 * 24 * time.Hour)},
 	} {
-		f.Svc.Retention = c.retention
-		if _, err := f.Svc.Recover(f.Ctx, ep.ID, f.Owner, c.since, nil); !errors.Is(err, endpoints.ErrInvalidParameter) {
+		f.Recoveries.Retention = c.retention
+		if _, err := f.Recoveries.Recover(f.Ctx, ep.ID, f.Owner, c.since, nil); !errors.Is(err, endpoints.ErrInvalidParameter) {
 			t.Errorf("retention %s, since %s: %v, want invalid_parameter", c.retention, c.since, err)
 		}
 	}
@@ -123,8 +124,8 @@ func TestARecoveryReachesBackNoFurtherThanItsBound(t *testing.T) {
 	if n != 0 {
 		t.Fatalf("%d recoveries written by refused requests", n)
 	}
-	f.Svc.Retention = 0
-	if _, err := f.Svc.Recover(f.Ctx, ep.ID, f.Owner, time.Now().Add(-endpoints.MaxRecoveryReach+time.Hour), nil); err != nil {
+	f.Recoveries.Retention = 0
+	if _, err := f.Recoveries.Recover(f.Ctx, ep.ID, f.Owner, time.Now().Add(-recovery.MaxRecoveryReach+time.Hour), nil); err != nil {
 		t.Fatalf("a recovery within 90 days: %v", err)
 	}
 }
@@ -152,7 +153,7 @@ func TestARecoveryReFiresEachChainOnceAndItsBatchesCostTheSame(t *testing.T) {
 	const n = 5000
 	seedDrops(t, f, f.Org, ep.ID, n)
 	f.DB.Exec("ANALYZE")
-	rec, err := f.Svc.Recover(f.Ctx, ep.ID, f.Owner, time.Now().Add(-21*time.Hour), nil)
+	rec, err := f.Recoveries.Recover(f.Ctx, ep.ID, f.Owner, time.Now().Add(-21*time.Hour), nil)
 	if err != nil || rec.Total != n {
 		t.Fatalf("%+v %v", rec, err)
 	}

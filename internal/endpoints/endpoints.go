@@ -1,8 +1,8 @@
 // Package endpoints is the operator's side of webhooks, which the Operator API, the console and
 // `wds admin` all call: endpoint management (endpoints.go), the delivery log, re-fires and test
-// events (deliveries.go), resends (resend.go), the support desk's event search (support_events.go),
-// recoveries (recovery.go) and `wds listen`'s leases (lease.go). The delivery engine itself is
-// packages workflows, activities and worker.
+// events (deliveries.go), resends (resend.go), the support desk's event search (support_events.go)
+// and `wds listen`'s leases (lease.go). Recoveries are package recovery's; the delivery engine's
+// writes are package delivery's.
 package endpoints
 
 import (
@@ -62,10 +62,6 @@ type Options struct {
 	// Dispatcher starts the chains a resend queues, after commit; nil leaves them to the
 	// worker's relay.
 	Dispatcher DispatchStarter
-	// Recoveries starts a recovery's workflow after commit; nil leaves it to the relay.
-	Recoveries RecoveryStarter
-	// Retention is WDS_RETENTION: a recovery cannot reach further back; 0 is no bound.
-	Retention time.Duration
 	// Reads paces each org's reads of endpoint delivery logs, in turns shared with the Operator API's
 	// lists (NewReadPacer, WDS_OPERATOR_READ_RATE); nil leaves them unpaced.
 	Reads *ratelimit.Pacer

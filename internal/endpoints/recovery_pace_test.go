@@ -18,7 +18,7 @@ func TestARecoveryBatchSpreadsItsStartsOverItsSecond(t *testing.T) {
 	f := newFixture(t)
 	ep := f.LimitedEndpoint(1000)
 	f.DropChains(ep.ID, 40)
-	rec, err := f.Svc.Recover(f.Ctx, ep.ID, f.Owner, time.Now().Add(-time.Hour), nil)
+	rec, err := f.Recoveries.Recover(f.Ctx, ep.ID, f.Owner, time.Now().Add(-time.Hour), nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -25,7 +25,7 @@ func TestHandReFiresRacingARecoveryReFireEachDeliveryOnce(t *testing.T) {
 	ep := f.LimitedEndpoint(10)
 	const n = 40
 	drops := f.DropChains(ep.ID, n)
-	rec, err := f.Svc.Recover(f.Ctx, ep.ID, f.Owner, time.Now().Add(-time.Hour), nil)
+	rec, err := f.Recoveries.Recover(f.Ctx, ep.ID, f.Owner, time.Now().Add(-time.Hour), nil)
 	if err != nil || rec.Total != n {
 		t.Fatalf("%+v %v", rec, err)
 	}
@@ -91,7 +91,7 @@ func TestHandReFiresRacingARecoveryReFireEachDeliveryOnce(t *testing.T) {
 			t.Errorf("the hand re-fire of %s answered chain %s, but its chain is %s", id, answers[i].ChainID, chains[id])
 		}
 	}
-	got, _ := f.Svc.Recovery(f.Ctx, rec.ID, nil)
+	got, _ := f.Recoveries.Recovery(f.Ctx, rec.ID, nil)
 	var byRecovery int64
 	f.DB.Model(&models.Dispatch{}).Where("kind = ?", models.DispatchRecovery).Count(&byRecovery)
 	if got.Status != models.RecoveryCompleted || int64(got.Started) != byRecovery {
@@ -110,7 +110,7 @@ func TestARecoveryBatchStartsItsChainsWithinTheActivity(t *testing.T) {
 	ep := f.LimitedEndpoint(1000)
 	const n = 100
 	f.DropChains(ep.ID, n+10)
-	rec, err := f.Svc.Recover(f.Ctx, ep.ID, f.Owner, time.Now().Add(-time.Hour), nil)
+	rec, err := f.Recoveries.Recover(f.Ctx, ep.ID, f.Owner, time.Now().Add(-time.Hour), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -177,7 +177,7 @@ func TestARecoveryCancelledByItsEndpointsDisableIsAudited(t *testing.T) {
 	for _, stop := range []string{"disable", "delete"} {
 		ep := f.LimitedEndpoint(1)
 		f.DropChains(ep.ID, 3)
-		rec, err := f.Svc.Recover(f.Ctx, ep.ID, f.Owner, time.Now().Add(-time.Hour), nil)
+		rec, err := f.Recoveries.Recover(f.Ctx, ep.ID, f.Owner, time.Now().Add(-time.Hour), nil)
 		if err != nil {
 			t.Fatal(err)
 		}

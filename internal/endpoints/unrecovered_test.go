@@ -7,8 +7,8 @@ import (
 	"github.com/google/uuid"
 
 	"wds/internal/delivery"
-	"wds/internal/endpoints"
 	"wds/internal/events"
+	"wds/internal/recovery"
 	"wds/models"
 	"wds/worker"
 	"wds/workflows/contract"
@@ -128,11 +128,11 @@ func TestARecoverySkipsChainsWhoseEventWentAgain(t *testing.T) {
 		t.Fatal(err)
 	}
 	since := time.Now().Add(-time.Hour)
-	n, err := f.Svc.CountRecoverable(f.Ctx, ep.ID, &f.Owner, since, nil)
-	if err != nil || n != (endpoints.RecoveryCount{Recoverable: 3, Skipped: 2}) {
+	n, err := f.Recoveries.CountRecoverable(f.Ctx, ep.ID, &f.Owner, since, nil)
+	if err != nil || n != (recovery.RecoveryCount{Recoverable: 3, Skipped: 2}) {
 		t.Fatalf("count %+v %v, want 3 to re-fire and 2 skipped", n, err)
 	}
-	rec, err := f.Svc.Recover(f.Ctx, ep.ID, f.Owner, since, nil)
+	rec, err := f.Recoveries.Recover(f.Ctx, ep.ID, f.Owner, since, nil)
 	if err != nil || rec.Total != 3 || rec.Skipped != 2 || !rec.Running() {
 		t.Fatalf("recover %+v %v", rec, err)
 	}
@@ -158,11 +158,11 @@ func TestARecoverySkipsChainsWhoseEventWentAgain(t *testing.T) {
 			t.Fatalf("event %s went to the endpoint again %d times", c.EventID, c.N)
 		}
 	}
-	again, err := f.Svc.Recover(f.Ctx, ep.ID, f.Owner, since, nil)
+	again, err := f.Recoveries.Recover(f.Ctx, ep.ID, f.Owner, since, nil)
 	if err != nil || again.Total != 0 || again.Skipped != 5 || again.Status != models.RecoveryCompleted || again.FinishedAt == nil {
 		t.Fatalf("a recovery with nothing to do: %+v %v", again, err)
 	}
-	latest, err := f.Svc.LatestRecovery(f.Ctx, ep.ID)
+	latest, err := f.Recoveries.LatestRecovery(f.Ctx, ep.ID)
 	if err != nil || latest == nil || latest.ID != rec.ID {
 		t.Fatalf("the latest recovery is %+v, want the one that started chains (%s)", latest, rec.ID)
 	}

@@ -50,7 +50,7 @@ func (f *Fixture) RunningRecoveries(n, chains int) []uuid.UUID {
 	for range n {
 		ep := f.LimitedEndpoint(1000)
 		f.DropChains(ep.ID, chains)
-		rec, err := f.Svc.Recover(f.Ctx, ep.ID, f.Owner, time.Now().Add(-time.Hour), nil)
+		rec, err := f.Recoveries.Recover(f.Ctx, ep.ID, f.Owner, time.Now().Add(-time.Hour), nil)
 		if err != nil {
 			f.T.Fatal(err)
 		}

@@ -1,7 +1,7 @@
 // Recoveries: after a receiver's outage, re-fire every dropped chain of the endpoint in a window, in
 // one Temporal workflow that paces the starts, survives restarts and can be cancelled.
 
-package endpoints
+package recovery
 
 import (
 	"context"
@@ -15,6 +15,7 @@ import (
 	"gorm.io/gorm/clause"
 
 	"wds/internal/delivery"
+	"wds/internal/endpoints"
 	"wds/internal/platform/durations"
 	"wds/internal/platform/problem"
 	"wds/internal/workspace"
@@ -27,8 +28,8 @@ import (
 // an org's whole history.
 const MaxRecoveryReach = 90 * 24 * time.Hour
 
-// RecoveryStarter starts a committed recovery's workflow at once; the relay starts it otherwise.
-type RecoveryStarter interface {
+// Starter starts a committed recovery's workflow at once; the relay starts it otherwise.
+type Starter interface {
 	StartRecoveries(ctx context.Context, ids ...uuid.UUID)
 }
 
@@ -92,7 +93,7 @@ func (s *Service) Recover(ctx context.Context, endpointID, actorID uuid.UUID, si
 		var live models.Endpoint
 		err := tx.Clauses(clause.Locking{Strength: "UPDATE"}).Where("id = ? AND deleted_at IS NULL", ep.ID).Take(&live).Error
 		if errors.Is(err, gorm.ErrRecordNotFound) || (err == nil && !live.Enabled) {
-			return problem.Fail(ErrEndpointDisabled, "endpoint %s is disabled; enable it before recovering its deliveries", ep.ID)
+			return problem.Fail(endpoints.ErrEndpointDisabled, "endpoint %s is disabled; enable it before recovering its deliveries", ep.ID)
 		}
 		if err != nil {
 			return fmt.Errorf("lock endpoint: %w", err)
@@ -142,13 +143,13 @@ func (s *Service) recoveryWindow(since time.Time, until *time.Time) (time.Time, 
 	}
 	switch {
 	case since.After(now):
-		return time.Time{}, problem.Fail(ErrInvalidParameter, "since is in the future")
+		return time.Time{}, problem.Fail(endpoints.ErrInvalidParameter, "since is in the future")
 	case until != nil && !since.Before(*until):
-		return time.Time{}, problem.Fail(ErrInvalidParameter, "since must be before until")
+		return time.Time{}, problem.Fail(endpoints.ErrInvalidParameter, "since must be before until")
 	case s.Retention > 0 && since.Before(now.Add(-s.Retention)):
-		return time.Time{}, problem.Fail(ErrInvalidParameter, "since is older than the retention (%s): those deliveries are gone", durations.Text(s.Retention))
+		return time.Time{}, problem.Fail(endpoints.ErrInvalidParameter, "since is older than the retention (%s): those deliveries are gone", durations.Text(s.Retention))
 	case s.Retention <= 0 && since.Before(now.Add(-MaxRecoveryReach)):
-		return time.Time{}, problem.Fail(ErrInvalidParameter, "since is more than 90 days ago: a recovery reaches back 90 days at most")
+		return time.Time{}, problem.Fail(endpoints.ErrInvalidParameter, "since is more than 90 days ago: a recovery reaches back 90 days at most")
 	}
 	return end, nil
 }
