@@ -12,7 +12,6 @@ import (
 	"wds/internal/order"
 	"wds/internal/platform/database"
 	"wds/internal/platform/problem"
-	"wds/internal/views"
 	"wds/models"
 )
 
@@ -81,7 +80,7 @@ var (
 // inserted (nil: held back).
 type createAnswers struct {
 	claim  orderClaim
-	client *views.Client
+	client *ClientView
 	order  *order.Order
 }
 
@@ -98,7 +97,7 @@ func (o *op) sendCreate(id uuid.UUID, clientID *uuid.UUID, c orderCreate) (*crea
 		}
 		var err error
 		if c.Client != nil {
-			if a.client, err = atMostOne(r, views.ScanClient); err != nil {
+			if a.client, err = atMostOne(r, ScanClient); err != nil {
 				return fmt.Errorf("insert client: %w", err)
 			}
 		}
@@ -126,7 +125,7 @@ func (o *op) createBatch(id uuid.UUID, clientID *uuid.UUID, c orderCreate) (*pgx
 		if err != nil {
 			return nil, err
 		}
-		b.Queue(database.Numbered(q+views.ClientReturning), args...)
+		b.Queue(database.Numbered(q+ClientReturning), args...)
 	}
 	n, g, err := o.newOrder(id, clientID, c.Order, c.totals, c.status)
 	if err != nil {

@@ -30,8 +30,8 @@ import (
 	"wds/internal/order"
 	"wds/internal/outbox"
 	"wds/internal/platform/database"
+	"wds/internal/platform/paging"
 	"wds/internal/platform/problem"
-	"wds/internal/views"
 	"wds/models"
 )
 
@@ -55,15 +55,15 @@ func NewService(db *gorm.DB, events EventStarter) *Service {
 }
 
 // scope is what an integration key may see: its own org and store, nothing else.
-func scope(key *models.IntegrationKey) views.Scope {
+func scope(key *models.IntegrationKey) paging.Scope {
 	store := key.StoreID
-	return views.Scope{OrgID: key.OrgID, StoreID: &store}
+	return paging.Scope{OrgID: key.OrgID, StoreID: &store}
 }
 
 // scope is the op's org and store.
-func (o *op) scope() views.Scope {
+func (o *op) scope() paging.Scope {
 	store := o.store
-	return views.Scope{OrgID: o.org, StoreID: &store}
+	return paging.Scope{OrgID: o.org, StoreID: &store}
 }
 
 // op carries one transaction, who writes (an integration key, or an operator working in the app),

@@ -15,7 +15,6 @@ import (
 	"wds/internal/platform/database"
 	"wds/internal/platform/paging"
 	"wds/internal/platform/problem"
-	"wds/internal/views"
 )
 
 // Order is the order object of docs/integration-api.md, and the one definition of its shape: the SQL
@@ -151,8 +150,8 @@ func selectOrders(r relations) string {
 var orderSelect = selectOrders(relations{Orders: "orders", Lines: "order_lines", Payments: "payments", Shipments: "shipments"})
 
 // Get loads one order within scope.
-func Get(ctx context.Context, db *gorm.DB, s views.Scope, id uuid.UUID) (*Order, error) {
-	cond, args := views.ScopeFilter(s, "t.org_id", "t.store_id")
+func Get(ctx context.Context, db *gorm.DB, s paging.Scope, id uuid.UUID) (*Order, error) {
+	cond, args := paging.ScopeFilter(s, "t.org_id", "t.store_id")
 	orders, err := load(ctx, db, 1, orderSelect+" WHERE t.id = ? AND "+cond, append([]any{id}, args...)...)
 	if err != nil {
 		return nil, err
@@ -164,18 +163,18 @@ func Get(ctx context.Context, db *gorm.DB, s views.Scope, id uuid.UUID) (*Order,
 }
 
 // List loads one page of orders.
-func List(ctx context.Context, db *gorm.DB, q views.ListQuery) (views.Page[Order], error) {
-	tail, args := views.Keyset(q, "t.org_id", "t.store_id")
+func List(ctx context.Context, db *gorm.DB, q paging.ListQuery) (paging.Page[Order], error) {
+	tail, args := paging.Keyset(q, "t.org_id", "t.store_id")
 	var cut bool
 	orders, err := loadWithin(ctx, db, q.Limit+1, paging.MaxPageBytes, &cut, orderSelect+tail, args...)
 	if err != nil {
-		return views.Page[Order]{}, err
+		return paging.Page[Order]{}, err
 	}
 	key := func(o Order) (time.Time, uuid.UUID) { return o.UpdatedAt, o.ID }
 	if cut {
-		return views.CutPage(orders, key), nil
+		return paging.CutPage(orders, key), nil
 	}
-	return views.NewPage(orders, q.Limit, key), nil
+	return paging.NewPage(orders, q.Limit, key), nil
 }
 
 // load runs a selectOrders query that returns at most n orders. It scans each row's columns straight
