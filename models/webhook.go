@@ -47,7 +47,7 @@ type Endpoint struct {
 	// (UnrecoveredDrop), kept by the database's triggers as chains drop and later chains start.
 	UnrecoveredDropped  int64      `json:"-"`
 	OldestUnrecoveredAt *time.Time `json:"-"`
-	// Health is the view of the kept health with the 24-hour counts (endpoints.Service fills it).
+	// Health is the view of the kept health with the 24-hour counts (delivery.FillHealth fills it).
 	Health    *EndpointHealth `json:"health" gorm:"-"`
 	CreatedBy uuid.UUID       `json:"created_by"`
 	CreatedAt time.Time       `json:"created_at" gorm:"default:clock_timestamp()"`
@@ -266,7 +266,7 @@ type Recovery struct {
 	Skipped int `json:"skipped"`
 	Started int `json:"started"`
 	// Succeeded, Retrying and Dropped are how the chains it started stand now (their last
-	// attempts); endpoints.Service fills them.
+	// attempts); recovery.Service fills them.
 	Succeeded  int        `json:"succeeded" gorm:"-"`
 	Retrying   int        `json:"retrying" gorm:"-"`
 	Dropped    int        `json:"dropped" gorm:"-"`

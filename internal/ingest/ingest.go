@@ -195,7 +195,7 @@ func notFound(what string, id uuid.UUID) error {
 	return problem.Fail(problem.NotFound, "%s %s not found", what, id)
 }
 
-// isNotFound reports a views or lookup miss.
+// isNotFound reports a view's or a lookup's miss.
 func isNotFound(err error) bool { return errors.Is(err, problem.NotFound) }
 
 // An order create, the busiest write, is one path for the Integration API, the store-native

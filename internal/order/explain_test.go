@@ -35,7 +35,8 @@ func seed(t testing.TB, db *gorm.DB, perOrg int) []uuid.UUID {
 	return orgs
 }
 
-// The order list is a keyset index scan, as views' lists are (views/explain_test.go).
+// The order list is a keyset index scan, as the client and vendor lists are (ingest/client_explain_test.go,
+// catalog/vendor_explain_test.go).
 func TestListQueryIsAKeysetIndexScan(t *testing.T) {
 	db := pgtest.New(t)
 	orgs := seed(t, db, 50000)
