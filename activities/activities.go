@@ -23,7 +23,7 @@ import (
 	"golang.org/x/sync/semaphore"
 	"gorm.io/gorm"
 
-	"wds/internal/endpoints"
+	"wds/internal/delivery"
 	"wds/internal/outbox"
 	"wds/internal/platform/egress"
 	"wds/internal/platform/metrics"
@@ -48,7 +48,7 @@ type Activities struct {
 	// chain drops; 0 never disables one.
 	DisableAfter time.Duration
 	// RecoveryRate is WDS_RECOVERY_RATE: the chains a second one org's recoveries start together; 0
-	// is endpoints.DefaultOrgRecoveryRate.
+	// is delivery.DefaultOrgRecoveryRate.
 	RecoveryRate int
 	// Log is where an attempt says what an operator must fix (a secret no key opens); nil is
 	// logrus's standard logger.
@@ -168,7 +168,7 @@ func (a *Activities) recorded(ctx context.Context, deliveryID uuid.UUID) (*contr
 // the same delivery id, or a second attempt number in the same chain, changes nothing. It returns the
 // outcome the log holds.
 func (a *Activities) write(ctx context.Context, d *models.Delivery) (contract.AttemptResult, error) {
-	inserted, err := endpoints.RecordAttempt(ctx, a.DB, d)
+	inserted, err := delivery.RecordAttempt(ctx, a.DB, d)
 	if err != nil {
 		return contract.AttemptResult{}, err
 	}

@@ -3,9 +3,9 @@ package activities
 import (
 	"context"
 
-	"github.com/google/uuid"
+	"wds/internal/delivery"
 
-	"wds/internal/endpoints"
+	"github.com/google/uuid"
 )
 
 // EventStarter starts committed events' workflows at once; the relay starts them otherwise.
@@ -20,7 +20,7 @@ func (a *Activities) autoDisable(ctx context.Context, endpointID uuid.UUID) erro
 	if a.DisableAfter <= 0 {
 		return nil
 	}
-	targeted, err := endpoints.DisableIfFailing(ctx, a.DB, endpointID, a.DisableAfter, a.now())
+	targeted, err := delivery.DisableIfFailing(ctx, a.DB, endpointID, a.DisableAfter, a.now())
 	if err != nil {
 		return err
 	}

@@ -14,15 +14,20 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"go.opentelemetry.io/otel"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/trace"
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/temporal"
 	"gorm.io/gorm"
 
-	"wds/internal/endpoints"
+	"wds/internal/delivery"
 	"wds/internal/outbox"
 	"wds/internal/platform/config"
 	"wds/internal/platform/egress"
 	"wds/internal/platform/metrics"
+	"wds/internal/platform/tracing"
 	"wds/models"
 	"wds/webhook"
 	"wds/workflows/contract"
@@ -389,7 +394,7 @@ func (s *attemptState) stopReason() string {
 func (a *Activities) stop(ctx context.Context, in contract.AttemptInput, ev *eventMeta, reason string) (contract.AttemptResult, error) {
 	var rows int64
 	err := a.DB.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
-		if err := endpoints.DropChain(ctx, tx, in.ChainID, reason); err != nil {
+		if err := delivery.DropChain(ctx, tx, in.ChainID, reason); err != nil {
 			return err
 		}
 		return tx.Model(&models.Delivery{}).Where("chain_id = ?", in.ChainID).Count(&rows).Error
@@ -510,4 +515,24 @@ func describe(err error) string {
 // printable keeps a response excerpt storable as text: valid UTF-8 without NUL bytes.
 func printable(b []byte) string {
 	return strings.ReplaceAll(strings.ToValidUTF8(string(b), "\uFFFD"), "\x00", "\uFFFD")
+}
+
+// tracePost runs post, the outbound POST of attempt in to d's endpoint, inside a client span that
+// names the event, the endpoint and the attempt, and records what the receiver answered. The span
+// is a child of the activity attempt's (Temporal's tracing interceptor carries the trace there from
+// the request that wrote the event).
+func tracePost(ctx context.Context, d *models.Delivery, in contract.AttemptInput, post func(context.Context)) {
+	ctx, span := otel.Tracer("wds/activities").Start(ctx, "webhook POST", trace.WithSpanKind(trace.SpanKindClient), trace.WithAttributes(
+		tracing.AttrEventID.String(in.EventID.String()), tracing.AttrEndpointID.String(in.EndpointID.String()),
+		tracing.AttrAttempt.Int(in.Attempt), tracing.AttrDeliveryID.String(d.ID.String()),
+		attribute.String("http.request.method", "POST")))
+	defer span.End()
+	post(ctx)
+	span.SetAttributes(tracing.AttrOutcome.String(string(d.Status)))
+	if d.ResponseStatus != nil {
+		span.SetAttributes(attribute.Int("http.response.status_code", *d.ResponseStatus))
+	}
+	if d.Status != models.StatusSucceeded {
+		span.SetStatus(codes.Error, d.Error)
+	}
 }

@@ -6,7 +6,7 @@ import (
 
 	"github.com/google/uuid"
 
-	"wds/internal/endpoints"
+	"wds/internal/delivery"
 	"wds/workflows/contract"
 )
 
@@ -15,7 +15,7 @@ import (
 // ones; those it queued but did not start the relay starts.
 func (a *Activities) RecoverBatch(ctx context.Context, p contract.RecoveryParams) (contract.RecoveryBatch, error) {
 	begin := time.Now()
-	out, queued, err := endpoints.NextRecoveryBatch(ctx, a.DB, p, a.RecoveryRate)
+	out, queued, err := delivery.NextRecoveryBatch(ctx, a.DB, p, a.RecoveryRate)
 	if err != nil {
 		return contract.RecoveryBatch{}, err
 	}

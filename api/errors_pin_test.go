@@ -21,6 +21,7 @@ import (
 	"wds/internal/platform/paging"
 	"wds/internal/platform/problem"
 	"wds/internal/platform/ratelimit"
+	"wds/internal/recovery"
 	"wds/internal/workspace"
 )
 
@@ -63,7 +64,7 @@ var errorPins = []struct {
 	{endpoints.ErrEndpointDisabled, "webhook endpoint is disabled", 409, "endpoint_disabled"},
 	{endpoints.ErrDeliveryNotDropped, "only a dropped delivery can be re-fired", 409, "delivery_not_dropped"},
 	{endpoints.ErrDeliveryInProgress, "a chain of this event to this endpoint is still in progress", 409, "delivery_in_progress"},
-	{endpoints.ErrRecoveryInProgress, "a recovery of this endpoint is still running", 409, "recovery_in_progress"},
+	{recovery.ErrRecoveryInProgress, "a recovery of this endpoint is still running", 409, "recovery_in_progress"},
 	{answer.ErrPayloadTooLarge, "body exceeds 1 MiB", 413, "payload_too_large"},
 	{problem.Invalid, "a field is invalid", 422, "validation_failed"},
 	{ingest.ErrExternalIDRequired, "external_id is required", 422, "external_id_required"},

@@ -18,7 +18,7 @@ import (
 	"wds/internal/endpoints"
 	"wds/internal/events"
 	"wds/internal/ingest"
-	"wds/internal/views"
+	"wds/internal/platform/paging"
 	"wds/internal/workspace"
 	"wds/models"
 )
@@ -65,16 +65,16 @@ func (f fakeReadKeys) AuthenticateRead(_ context.Context, token string, _ time.T
 type fakeReads struct {
 	api.ReadStore
 	err     error
-	queries []views.ListQuery
+	queries []paging.ListQuery
 }
 
-func (f *fakeReads) ListClients(_ context.Context, q views.ListQuery) (views.Page[views.Client], error) {
+func (f *fakeReads) ListClients(_ context.Context, q paging.ListQuery) (paging.Page[ingest.ClientView], error) {
 	f.queries = append(f.queries, q)
-	return views.Page[views.Client]{Rows: []views.Client{}}, f.err
+	return paging.Page[ingest.ClientView]{Rows: []ingest.ClientView{}}, f.err
 }
 
-func (f *fakeReads) GetClient(context.Context, views.Scope, uuid.UUID) (*views.Client, error) {
-	return &views.Client{}, f.err
+func (f *fakeReads) GetClient(context.Context, paging.Scope, uuid.UUID) (*ingest.ClientView, error) {
+	return &ingest.ClientView{}, f.err
 }
 
 // roleCheck is one RequireRole call.

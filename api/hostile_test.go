@@ -28,6 +28,7 @@ import (
 	"wds/internal/apikeys"
 	"wds/internal/endpoints"
 	"wds/internal/platform/secrets"
+	"wds/internal/recovery"
 	"wds/internal/workspace"
 	"wds/models"
 	"wds/test/apitest"
@@ -73,7 +74,7 @@ func newHostileEnv(t *testing.T) *hostileEnv {
 	}
 	(&console.Console{DB: db, Log: log, Members: d.People, Sessions: d.People, Keys: d.Keys, Lists: d.Lists,
 		Shipping: d.Shipping, Vendors: d.Vendors, Clients: d.Orders,
-		Webhooks: hooks, InsecureCookie: true}).Register(r)
+		Webhooks: hooks, Recoveries: recovery.NewService(db, nil, 0), InsecureCookie: true}).Register(r)
 	e := &hostileEnv{t: t, db: db, srv: httptest.NewServer(r), token: token, ids: map[string]string{"orgs": org.ID.String()}}
 	t.Cleanup(e.srv.Close)
 	for _, rt := range r.Routes() {

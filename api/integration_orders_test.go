@@ -15,8 +15,9 @@ import (
 
 	"wds/api/openapi/openapitest"
 	"wds/internal/apikeys"
+	"wds/internal/ingest"
 	"wds/internal/order"
-	"wds/internal/views"
+	"wds/internal/platform/paging"
 	"wds/models"
 )
 
@@ -297,7 +298,7 @@ func TestClientEventsCarryTheClientAsStored(t *testing.T) {
 	matchesView := func(typ string, id any) map[string]any {
 		t.Helper()
 		data := e.eventBody(typ)["data"].(map[string]any)
-		c, err := views.GetClient(context.Background(), e.db, views.Scope{OrgID: e.org.ID}, uuid.MustParse(id.(string)))
+		c, err := ingest.GetClient(context.Background(), e.db, paging.Scope{OrgID: e.org.ID}, uuid.MustParse(id.(string)))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -329,7 +330,7 @@ func TestOrderEventsCarryTheOrderAsStored(t *testing.T) {
 			{"description":"Cup","quantity":1,"unit_price_cents":1200}],
 		"payment":{"external_id":"p-1","amount_cents":1000,"method":"card","provider":"stripe","provider_payment_id":"pi_1"}}`).
 		want(t, http.StatusCreated, "")
-	v, err := order.Get(context.Background(), e.db, views.Scope{OrgID: e.org.ID}, uuid.MustParse(created["id"].(string)))
+	v, err := order.Get(context.Background(), e.db, paging.Scope{OrgID: e.org.ID}, uuid.MustParse(created["id"].(string)))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,14 +8,13 @@ import (
 	"github.com/google/uuid"
 
 	"wds/internal/ingest"
-	"wds/internal/views"
 )
 
 // AppOrderStore is the operator's own writes of orders and clients (ingest).
 type AppOrderStore interface {
 	CreateAppOrder(ctx context.Context, orgID, actorID uuid.UUID, in ingest.AppOrder) (*ingest.OrderResult, error)
-	CreateClient(ctx context.Context, orgID, actorID uuid.UUID, in ingest.NewClient) (*views.Client, error)
-	UpdateClient(ctx context.Context, actorID, clientID uuid.UUID, in ingest.ClientFields) (*views.Client, error)
+	CreateClient(ctx context.Context, orgID, actorID uuid.UUID, in ingest.NewClient) (*ingest.ClientView, error)
+	UpdateClient(ctx context.Context, actorID, clientID uuid.UUID, in ingest.ClientFields) (*ingest.ClientView, error)
 }
 
 // registerOperatorAppOrders mounts the operator's own writes of orders and clients (docs/cli.md, Workspace operations):

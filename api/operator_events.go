@@ -12,15 +12,11 @@ import (
 	"wds/internal/endpoints"
 	"wds/internal/platform/paging"
 	"wds/internal/platform/problem"
-	"wds/models"
 )
 
 // SupportDesk is the support desk's operations (endpoints.Service): find an org's events, show one
-// with its chains, resend it, recover an endpoint's outage (docs/support.md).
+// with its chains, resend it (docs/support.md).
 type SupportDesk interface {
-	Recover(ctx context.Context, endpointID, actorID uuid.UUID, since time.Time, until *time.Time) (*models.Recovery, error)
-	Recovery(ctx context.Context, id uuid.UUID, actorID *uuid.UUID) (*models.Recovery, error)
-	CancelRecovery(ctx context.Context, id, actorID uuid.UUID) (*models.Recovery, error)
 	ListEvents(ctx context.Context, q endpoints.EventsQuery) (*endpoints.EventsPage, error)
 	Event(ctx context.Context, id uuid.UUID, actorID *uuid.UUID) (*endpoints.EventDetail, error)
 	Resend(ctx context.Context, eventID, actorID uuid.UUID, endpointID *uuid.UUID) (*endpoints.Resent, error)
@@ -34,7 +30,9 @@ func (s *server) registerSupport(r *gin.Engine) {
 	g.GET("/events/:id", s.showEvent)
 	g.POST("/events/:id/resend", s.resendEvent)
 	g.POST("/orders/:id/resend", s.resendOrder)
-	s.registerRecovery(g)
+	if s.Recoveries != nil {
+		s.registerRecovery(g)
+	}
 }
 
 // listEvents is GET /admin/v1/orgs/{org_id}/events, newest first, with its filters.

@@ -12,8 +12,8 @@ import (
 
 	"github.com/google/uuid"
 
-	"wds/internal/endpoints"
 	"wds/internal/events"
+	"wds/internal/recovery"
 	"wds/models"
 	"wds/test/deliverytest"
 	"wds/workflows/contract"
@@ -398,7 +398,7 @@ func TestRecoveryRefusesWhatItCannotDoAndChangesNothing(t *testing.T) {
 		t.Fatalf("cancel again %d %v", status, again)
 	}
 	// With a retention, a window older than it is refused, the retention written as people write it.
-	old := endpoints.NewService(e.db, nil, endpoints.Options{Retention: 24 * time.Hour})
+	old := recovery.NewService(e.db, nil, 24*time.Hour)
 	if _, err := old.Recover(context.Background(), e.b, e.owner.ID, time.Now().Add(-48*time.Hour), nil); err == nil || !strings.Contains(err.Error(), "older than the retention (1 day)") {
 		t.Fatalf("older than the retention: %v", err)
 	}

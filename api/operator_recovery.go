@@ -1,6 +1,7 @@
 package api
 
 import (
+	"context"
 	"net/http"
 	"time"
 
@@ -8,7 +9,15 @@ import (
 	"github.com/google/uuid"
 
 	"wds/internal/platform/problem"
+	"wds/models"
 )
+
+// Recoveries are the support desk's recoveries (recovery.Service).
+type Recoveries interface {
+	Recover(ctx context.Context, endpointID, actorID uuid.UUID, since time.Time, until *time.Time) (*models.Recovery, error)
+	Recovery(ctx context.Context, id uuid.UUID, actorID *uuid.UUID) (*models.Recovery, error)
+	CancelRecovery(ctx context.Context, id, actorID uuid.UUID) (*models.Recovery, error)
+}
 
 // registerRecovery mounts the recovery routes of the support desk.
 func (s *server) registerRecovery(g *gin.RouterGroup) {
@@ -47,7 +56,7 @@ func (s *server) recoverEndpoint(c *gin.Context) {
 		fail(c, err)
 		return
 	}
-	rec, err := s.Support.Recover(c.Request.Context(), id, actorOf(c), *since, until)
+	rec, err := s.Recoveries.Recover(c.Request.Context(), id, actorOf(c), *since, until)
 	if err != nil {
 		fail(c, err)
 		return
@@ -62,7 +71,7 @@ func (s *server) showRecovery(c *gin.Context) {
 		return
 	}
 	actor := actorOf(c)
-	rec, err := s.Support.Recovery(c.Request.Context(), id, &actor)
+	rec, err := s.Recoveries.Recovery(c.Request.Context(), id, &actor)
 	if err != nil {
 		fail(c, err)
 		return
@@ -76,7 +85,7 @@ func (s *server) cancelRecovery(c *gin.Context) {
 		fail(c, problem.Fail(problem.NotFound, "recovery %q not found", c.Param("id")))
 		return
 	}
-	rec, err := s.Support.CancelRecovery(c.Request.Context(), id, actorOf(c))
+	rec, err := s.Recoveries.CancelRecovery(c.Request.Context(), id, actorOf(c))
 	if err != nil {
 		fail(c, err)
 		return

@@ -22,6 +22,7 @@ import (
 	"wds/internal/endpoints"
 	"wds/internal/events"
 	"wds/internal/platform/secrets"
+	"wds/internal/recovery"
 	"wds/internal/workspace"
 	"wds/models"
 	"wds/test/apitest"
@@ -77,7 +78,8 @@ func newOpEnvWith(t testing.TB, opts endpoints.Options) *opEnv {
 		opts.Dispatcher = e.started
 	}
 	hooks := endpoints.NewService(db, box, opts)
-	r, err := api.NewRouter(api.Deps{Services: apitest.Services(db, nil, nil), Log: log, Webhooks: hooks, Support: hooks, Dispatches: e.started})
+	r, err := api.NewRouter(api.Deps{Services: apitest.Services(db, nil, nil), Log: log, Webhooks: hooks, Support: hooks,
+		Recoveries: recovery.NewService(db, nil, 0), Dispatches: e.started})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,14 +10,13 @@ import (
 	"wds/internal/catalog"
 	"wds/internal/platform/problem"
 	"wds/internal/platform/ratelimit"
-	"wds/internal/views"
 	"wds/models"
 )
 
 // VendorStore is the supplier CRM's writes and the vendor claim (catalog).
 type VendorStore interface {
-	CreateVendor(ctx context.Context, orgID, actorID, storeID uuid.UUID, in catalog.VendorFields) (*views.Vendor, error)
-	UpdateVendor(ctx context.Context, actorID, vendorID uuid.UUID, in catalog.VendorFields) (*views.Vendor, error)
+	CreateVendor(ctx context.Context, orgID, actorID, storeID uuid.UUID, in catalog.VendorFields) (*catalog.Vendor, error)
+	UpdateVendor(ctx context.Context, actorID, vendorID uuid.UUID, in catalog.VendorFields) (*catalog.Vendor, error)
 	IssueClaimToken(ctx context.Context, actorID, vendorID uuid.UUID) (*catalog.ClaimToken, error)
 	ClaimVendor(ctx context.Context, in catalog.Claim) (*catalog.Claimed, error)
 }

@@ -11,12 +11,13 @@ import (
 	"gorm.io/gorm"
 
 	"wds/api/openapi"
+	"wds/internal/catalog"
 	"wds/internal/events"
+	"wds/internal/ingest"
 	"wds/internal/order"
 	"wds/internal/platform/database"
 	"wds/internal/platform/paging"
 	"wds/internal/platform/problem"
-	"wds/internal/views"
 	"wds/models"
 )
 
@@ -24,14 +25,14 @@ import (
 // at the database (database.Admit) and gives it back before it returns, so the Read API's queries
 // queue with the writes' transactions and a slow reader of the response holds no turn.
 type ReadStore interface {
-	ListOrders(context.Context, views.ListQuery) (views.Page[order.Order], error)
-	GetOrder(context.Context, views.Scope, uuid.UUID) (*order.Order, error)
-	ListVendors(context.Context, views.ListQuery) (views.Page[views.Vendor], error)
-	GetVendor(context.Context, views.Scope, uuid.UUID) (*views.Vendor, error)
-	ListClients(context.Context, views.ListQuery) (views.Page[views.Client], error)
-	GetClient(context.Context, views.Scope, uuid.UUID) (*views.Client, error)
-	ListProducts(context.Context, views.ListQuery) (views.Page[views.Product], error)
-	GetProduct(context.Context, views.Scope, uuid.UUID) (*views.Product, error)
+	ListOrders(context.Context, paging.ListQuery) (paging.Page[order.Order], error)
+	GetOrder(context.Context, paging.Scope, uuid.UUID) (*order.Order, error)
+	ListVendors(context.Context, paging.ListQuery) (paging.Page[catalog.Vendor], error)
+	GetVendor(context.Context, paging.Scope, uuid.UUID) (*catalog.Vendor, error)
+	ListClients(context.Context, paging.ListQuery) (paging.Page[ingest.ClientView], error)
+	GetClient(context.Context, paging.Scope, uuid.UUID) (*ingest.ClientView, error)
+	ListProducts(context.Context, paging.ListQuery) (paging.Page[catalog.Product], error)
+	GetProduct(context.Context, paging.Scope, uuid.UUID) (*catalog.Product, error)
 }
 
 // admittedReads is the Read API's ReadStore: the views' queries, each in its turn at the database.
@@ -50,36 +51,36 @@ func admitted[T any](ctx context.Context, db *gorm.DB, read func() (T, error)) (
 	return read()
 }
 
-func (r admittedReads) ListOrders(ctx context.Context, q views.ListQuery) (views.Page[order.Order], error) {
-	return admitted(ctx, r.db, func() (views.Page[order.Order], error) { return order.List(ctx, r.db, q) })
+func (r admittedReads) ListOrders(ctx context.Context, q paging.ListQuery) (paging.Page[order.Order], error) {
+	return admitted(ctx, r.db, func() (paging.Page[order.Order], error) { return order.List(ctx, r.db, q) })
 }
 
-func (r admittedReads) GetOrder(ctx context.Context, sc views.Scope, id uuid.UUID) (*order.Order, error) {
+func (r admittedReads) GetOrder(ctx context.Context, sc paging.Scope, id uuid.UUID) (*order.Order, error) {
 	return admitted(ctx, r.db, func() (*order.Order, error) { return order.Get(ctx, r.db, sc, id) })
 }
 
-func (r admittedReads) ListVendors(ctx context.Context, q views.ListQuery) (views.Page[views.Vendor], error) {
-	return admitted(ctx, r.db, func() (views.Page[views.Vendor], error) { return views.ListVendors(ctx, r.db, q) })
+func (r admittedReads) ListVendors(ctx context.Context, q paging.ListQuery) (paging.Page[catalog.Vendor], error) {
+	return admitted(ctx, r.db, func() (paging.Page[catalog.Vendor], error) { return catalog.ListVendors(ctx, r.db, q) })
 }
 
-func (r admittedReads) GetVendor(ctx context.Context, sc views.Scope, id uuid.UUID) (*views.Vendor, error) {
-	return admitted(ctx, r.db, func() (*views.Vendor, error) { return views.GetVendor(ctx, r.db, sc, id) })
+func (r admittedReads) GetVendor(ctx context.Context, sc paging.Scope, id uuid.UUID) (*catalog.Vendor, error) {
+	return admitted(ctx, r.db, func() (*catalog.Vendor, error) { return catalog.GetVendor(ctx, r.db, sc, id) })
 }
 
-func (r admittedReads) ListClients(ctx context.Context, q views.ListQuery) (views.Page[views.Client], error) {
-	return admitted(ctx, r.db, func() (views.Page[views.Client], error) { return views.ListClients(ctx, r.db, q) })
+func (r admittedReads) ListClients(ctx context.Context, q paging.ListQuery) (paging.Page[ingest.ClientView], error) {
+	return admitted(ctx, r.db, func() (paging.Page[ingest.ClientView], error) { return ingest.ListClients(ctx, r.db, q) })
 }
 
-func (r admittedReads) GetClient(ctx context.Context, sc views.Scope, id uuid.UUID) (*views.Client, error) {
-	return admitted(ctx, r.db, func() (*views.Client, error) { return views.GetClient(ctx, r.db, sc, id) })
+func (r admittedReads) GetClient(ctx context.Context, sc paging.Scope, id uuid.UUID) (*ingest.ClientView, error) {
+	return admitted(ctx, r.db, func() (*ingest.ClientView, error) { return ingest.GetClient(ctx, r.db, sc, id) })
 }
 
-func (r admittedReads) ListProducts(ctx context.Context, q views.ListQuery) (views.Page[views.Product], error) {
-	return admitted(ctx, r.db, func() (views.Page[views.Product], error) { return views.ListProducts(ctx, r.db, q) })
+func (r admittedReads) ListProducts(ctx context.Context, q paging.ListQuery) (paging.Page[catalog.Product], error) {
+	return admitted(ctx, r.db, func() (paging.Page[catalog.Product], error) { return catalog.ListProducts(ctx, r.db, q) })
 }
 
-func (r admittedReads) GetProduct(ctx context.Context, sc views.Scope, id uuid.UUID) (*views.Product, error) {
-	return admitted(ctx, r.db, func() (*views.Product, error) { return views.GetProduct(ctx, r.db, sc, id) })
+func (r admittedReads) GetProduct(ctx context.Context, sc paging.Scope, id uuid.UUID) (*catalog.Product, error) {
+	return admitted(ctx, r.db, func() (*catalog.Product, error) { return catalog.GetProduct(ctx, r.db, sc, id) })
 }
 
 func (s *server) registerRead(r *gin.Engine) {
@@ -109,7 +110,7 @@ func serveDoc(doc func() []byte, contentType string) gin.HandlerFunc {
 	return func(c *gin.Context) { c.Data(http.StatusOK, contentType, doc()) }
 }
 
-func listHandler[T any](s *server, list func(ReadStore, context.Context, views.ListQuery) (views.Page[T], error)) gin.HandlerFunc {
+func listHandler[T any](s *server, list func(ReadStore, context.Context, paging.ListQuery) (paging.Page[T], error)) gin.HandlerFunc {
 	return func(c *gin.Context) {
 		q, err := listQuery(c)
 		if err != nil {
@@ -122,7 +123,7 @@ func listHandler[T any](s *server, list func(ReadStore, context.Context, views.L
 			return
 		}
 		// Orders write themselves: encoding/json would scan and copy their lines and payments again.
-		if orders, ok := any(p).(views.Page[order.Order]); ok {
+		if orders, ok := any(p).(paging.Page[order.Order]); ok {
 			buf := pageBuffers.Get().(*[]byte)
 			*buf = order.AppendPage((*buf)[:0], orders)
 			c.Data(http.StatusOK, jsonContentType, *buf)
@@ -145,7 +146,7 @@ const maxPooledPage = 1 << 20
 // jsonContentType is what gin's c.JSON sends.
 const jsonContentType = "application/json; charset=utf-8"
 
-func getHandler[T any](s *server, get func(ReadStore, context.Context, views.Scope, uuid.UUID) (*T, error)) gin.HandlerFunc {
+func getHandler[T any](s *server, get func(ReadStore, context.Context, paging.Scope, uuid.UUID) (*T, error)) gin.HandlerFunc {
 	return func(c *gin.Context) {
 		// A path id that is not a UUID cannot name a row: 404 as for another org's row.
 		id, err := uuid.Parse(c.Param("id"))
@@ -153,7 +154,7 @@ func getHandler[T any](s *server, get func(ReadStore, context.Context, views.Sco
 			fail(c, problem.Fail(problem.NotFound, "not found"))
 			return
 		}
-		scope := views.Scope{OrgID: c.MustGet(ctxOrgID).(uuid.UUID)}
+		scope := paging.Scope{OrgID: c.MustGet(ctxOrgID).(uuid.UUID)}
 		row, err := get(s.Reads, c.Request.Context(), scope, id)
 		if err != nil {
 			fail(c, err)
@@ -164,8 +165,8 @@ func getHandler[T any](s *server, get func(ReadStore, context.Context, views.Sco
 }
 
 // listQuery reads limit, the cursor pair and the optional store_id filter.
-func listQuery(c *gin.Context) (views.ListQuery, error) {
-	q := views.ListQuery{Scope: views.Scope{OrgID: c.MustGet(ctxOrgID).(uuid.UUID)}}
+func listQuery(c *gin.Context) (paging.ListQuery, error) {
+	q := paging.ListQuery{Scope: paging.Scope{OrgID: c.MustGet(ctxOrgID).(uuid.UUID)}}
 	var err error
 	if q.Limit, err = queryLimit(c); err != nil {
 		return q, err

@@ -19,7 +19,6 @@ import (
 	"wds/api/openapi/openapitest"
 	"wds/internal/apikeys"
 	"wds/internal/catalog"
-	"wds/internal/views"
 	"wds/internal/workspace"
 	"wds/models"
 	"wds/test/apitest"
@@ -104,7 +103,7 @@ func mustReadKeyWithID(t testing.TB, db *gorm.DB, org, actor uuid.UUID, scope st
 }
 
 // mustVendor adds a vendor as one of the org's operators.
-func mustVendor(t testing.TB, db *gorm.DB, org, store uuid.UUID, name string) *views.Vendor {
+func mustVendor(t testing.TB, db *gorm.DB, org, store uuid.UUID, name string) *catalog.Vendor {
 	t.Helper()
 	var m models.Membership
 	if err := db.Where("org_id = ?", org).Take(&m).Error; err != nil {

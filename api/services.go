@@ -33,7 +33,7 @@ type Services struct {
 	Gate        IntegrationGate  // integration.go
 	Limits      RequestLimit     // integration.go
 	Ingest      IngestStore      // integration.go
-	Idempotency IdempotencyStore // integration_idempotency.go
+	Idempotency IdempotencyStore // integration.go
 }
 
 // Domain is the domain services the handlers call, built once per process by cmd/wds's composition

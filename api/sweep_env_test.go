@@ -25,6 +25,7 @@ import (
 	"wds/internal/catalog"
 	"wds/internal/endpoints"
 	"wds/internal/platform/secrets"
+	"wds/internal/recovery"
 	"wds/internal/workspace"
 	"wds/models"
 	"wds/test/apitest"
@@ -58,15 +59,16 @@ func newSweepEnv(t *testing.T, db *gorm.DB, log logrus.FieldLogger) *sweepEnv {
 	}
 	e := &sweepEnv{t: t, db: db, box: box, lastUsed: apikeys.NewLastUsed(db, log)}
 	svc := endpoints.NewService(db, box, endpoints.Options{AllowPrivate: true})
+	recoveries := recovery.NewService(db, nil, 0)
 	d := apitest.Domain(db, box, nopStarter{})
 	e.router, err = api.NewRouter(api.Deps{Services: api.NewServices(db, d), Log: log, Webhooks: svc, LastUsed: e.lastUsed,
-		Dispatches: nopStarter{}, Support: svc})
+		Dispatches: nopStarter{}, Support: svc, Recoveries: recoveries})
 	if err != nil {
 		t.Fatal(err)
 	}
 	(&console.Console{DB: db, Log: log, Members: d.People, Sessions: d.People, Keys: d.Keys, Lists: d.Lists,
 		Shipping: d.Shipping, Vendors: d.Vendors, Clients: d.Orders,
-		Webhooks: svc, Dispatches: nopStarter{},
+		Webhooks: svc, Recoveries: recoveries, Dispatches: nopStarter{},
 		TemporalUI: "http://localhost:8233", Namespace: "default", InsecureCookie: true}).Register(e.router)
 	e.srv = httptest.NewServer(e.router)
 	t.Cleanup(e.srv.Close)

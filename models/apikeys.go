@@ -3,6 +3,7 @@
 package models
 
 import (
+	"net/netip"
 	"slices"
 	"time"
 
@@ -71,3 +72,21 @@ type IntegrationKey struct {
 
 // HasScope reports whether the key holds scope.
 func (k *IntegrationKey) HasScope(scope string) bool { return slices.Contains(k.Scopes, scope) }
+
+// AllowsIP reports whether addr may use the key: an empty allowlist allows every address.
+func (k *IntegrationKey) AllowsIP(addr string) bool {
+	if len(k.IPAllowlist) == 0 {
+		return true
+	}
+	a, err := netip.ParseAddr(addr)
+	if err != nil {
+		return false
+	}
+	a = a.Unmap() // an IPv4 client seen through an IPv6 socket matches IPv4 ranges
+	for _, c := range k.IPAllowlist {
+		if p, err := netip.ParsePrefix(c); err == nil && p.Contains(a) {
+			return true
+		}
+	}
+	return false
+}

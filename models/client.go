@@ -9,7 +9,7 @@ import (
 )
 
 // Client is a client of a store as the clients table stores it: the one row type for it, which
-// package views turns into the client's view and ingest reads and compares when it upserts one.
+// ingest turns into the client's view (ClientView) and reads and compares when it upserts one.
 type Client struct {
 	ID                     uuid.UUID
 	OrgID                  uuid.UUID

@@ -39,7 +39,7 @@ type Endpoint struct {
 	// HealthResetAt is when it was last enabled: failures before it are not held against it.
 	HealthResetAt *time.Time `json:"-"`
 	// LastSuccessAt, FailingSince and ConsecutiveDropped are kept by each attempt's write
-	// (endpoints.RecordAttempt); Health shows them.
+	// (delivery.RecordAttempt); Health shows them.
 	LastSuccessAt      *time.Time `json:"-"`
 	FailingSince       *time.Time `json:"-"`
 	ConsecutiveDropped int64      `json:"-"`
@@ -47,7 +47,7 @@ type Endpoint struct {
 	// (UnrecoveredDrop), kept by the database's triggers as chains drop and later chains start.
 	UnrecoveredDropped  int64      `json:"-"`
 	OldestUnrecoveredAt *time.Time `json:"-"`
-	// Health is the view of the kept health with the 24-hour counts (endpoints.Service fills it).
+	// Health is the view of the kept health with the 24-hour counts (delivery.FillHealth fills it).
 	Health    *EndpointHealth `json:"health" gorm:"-"`
 	CreatedBy uuid.UUID       `json:"created_by"`
 	CreatedAt time.Time       `json:"created_at" gorm:"default:clock_timestamp()"`
@@ -262,11 +262,11 @@ type Recovery struct {
 	Status     string    `json:"status"`
 	Total      int       `json:"total"`
 	// Skipped counts the window's dropped chains whose event already went to the endpoint again
-	// after they dropped (endpoints.RecoveryCount).
+	// after they dropped (recovery.RecoveryCount).
 	Skipped int `json:"skipped"`
 	Started int `json:"started"`
 	// Succeeded, Retrying and Dropped are how the chains it started stand now (their last
-	// attempts); endpoints.Service fills them.
+	// attempts); recovery.Service fills them.
 	Succeeded  int        `json:"succeeded" gorm:"-"`
 	Retrying   int        `json:"retrying" gorm:"-"`
 	Dropped    int        `json:"dropped" gorm:"-"`

@@ -8,6 +8,7 @@ import (
 
 	"gorm.io/gorm"
 
+	"wds/internal/delivery"
 	"wds/internal/endpoints"
 	"wds/models"
 )
@@ -79,7 +80,7 @@ func Prune(ctx context.Context, db *gorm.DB, cutoff time.Time, batch int) (Prune
 	}
 	p.Secrets = r.RowsAffected
 	var err error
-	if _, err = endpoints.PruneMinutes(ctx, db); err != nil {
+	if _, err = delivery.PruneMinutes(ctx, db); err != nil {
 		return p, fmt.Errorf("prune: %w", err)
 	}
 	if p.Expired, err = endpoints.ExpireLeases(ctx, db); err != nil {

@@ -31,6 +31,7 @@ import (
 	"wds/internal/platform/answer"
 	"wds/internal/platform/problem"
 	"wds/internal/platform/ratelimit"
+	"wds/internal/recovery"
 	"wds/internal/workspace"
 	"wds/models"
 )
@@ -48,16 +49,17 @@ type DispatchStarter interface {
 // domain service, which starts the webhook events it
 // commits, so a console write's events leave as soon as an API write's.
 type Console struct {
-	DB       *gorm.DB
-	Log      logrus.FieldLogger
-	Webhooks *endpoints.Service
-	Members  Members         // workspace.Service (session.go)
-	Sessions Sessions        // workspace.Service (session.go)
-	Keys     KeyService      // apikeys.Service (pages.go)
-	Lists    OrgLists        // operator.Service (pages.go)
-	Shipping ShippingService // fulfillment.Service (workspace_pages.go)
-	Vendors  VendorService   // catalog.Service (workspace_pages.go)
-	Clients  ClientService   // ingest.Service (workspace_pages.go)
+	DB         *gorm.DB
+	Log        logrus.FieldLogger
+	Webhooks   *endpoints.Service
+	Recoveries *recovery.Service
+	Members    Members         // workspace.Service (session.go)
+	Sessions   Sessions        // workspace.Service (session.go)
+	Keys       KeyService      // apikeys.Service (pages.go)
+	Lists      OrgLists        // operator.Service (pages.go)
+	Shipping   ShippingService // fulfillment.Service (workspace_pages.go)
+	Vendors    VendorService   // catalog.Service (workspace_pages.go)
+	Clients    ClientService   // ingest.Service (workspace_pages.go)
 	// Dispatches starts re-fires and test events after commit; nil leaves them to the relay.
 	Dispatches DispatchStarter
 	// TemporalUI is the Temporal UI's base URL, for links from the delivery log to workflows.

@@ -22,6 +22,7 @@ import (
 	"wds/internal/events/eventstest"
 	"wds/internal/ingest"
 	"wds/internal/platform/secrets"
+	"wds/internal/recovery"
 	"wds/internal/workspace"
 	"wds/models"
 	"wds/test/apitest"
@@ -61,7 +62,7 @@ func newEnv(t *testing.T, opts ...func(*console.Console)) *env {
 	}
 	con := &console.Console{DB: db, Log: log, Members: d.People, Sessions: d.People, Keys: d.Keys, Lists: d.Lists,
 		Shipping: d.Shipping, Vendors: d.Vendors, Clients: d.Orders,
-		Webhooks: svc, TemporalUI: "http://localhost:8233", Namespace: "default",
+		Webhooks: svc, Recoveries: recovery.NewService(db, nil, 0), TemporalUI: "http://localhost:8233", Namespace: "default",
 		// The limits count per minute: a test's burst that crossed a minute would get budget back.
 		Now: func() time.Time { return time.Date(2026, 1, 1, 12, 0, 30, 0, time.UTC) }}
 	for _, o := range opts {

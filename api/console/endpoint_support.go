@@ -42,7 +42,7 @@ func (c *Console) registerEndpointSupport(p *gin.RouterGroup) {
 func (c *Console) supportData(g *gin.Context, ep *models.Endpoint, data map[string]any) error {
 	s := sessionOf(g)
 	data["HeaderText"] = headerText(ep.Headers)
-	rec, err := c.Webhooks.LatestRecovery(g.Request.Context(), ep.ID)
+	rec, err := c.Recoveries.LatestRecovery(g.Request.Context(), ep.ID)
 	if err != nil {
 		return err
 	}
@@ -53,7 +53,7 @@ func (c *Console) supportData(g *gin.Context, ep *models.Endpoint, data map[stri
 		if err != nil {
 			return problem.Fail(paging.ErrInvalidParameter, "since must be a date and time such as 2026-11-26T09:00 (UTC) or an RFC 3339 time")
 		}
-		n, err := c.Webhooks.CountRecoverable(g.Request.Context(), ep.ID, &s.User.ID, t, nil)
+		n, err := c.Recoveries.CountRecoverable(g.Request.Context(), ep.ID, &s.User.ID, t, nil)
 		if err != nil {
 			return err
 		}
@@ -128,7 +128,7 @@ func (c *Console) recoverEndpoint(g *gin.Context) {
 		if terr != nil {
 			err = problem.Fail(problem.Invalid, "since must be a date and time such as 2026-11-26T09:00 (UTC) or an RFC 3339 time")
 		} else {
-			rec, err = c.Webhooks.Recover(g.Request.Context(), id, s.User.ID, since, nil)
+			rec, err = c.Recoveries.Recover(g.Request.Context(), id, s.User.ID, since, nil)
 		}
 	}
 	if err != nil {
@@ -147,7 +147,7 @@ func (c *Console) cancelRecovery(g *gin.Context) {
 	s := sessionOf(g)
 	id, err := pathID(g)
 	if err == nil {
-		_, err = c.Webhooks.CancelRecovery(g.Request.Context(), id, s.User.ID)
+		_, err = c.Recoveries.CancelRecovery(g.Request.Context(), id, s.User.ID)
 	}
 	if err != nil {
 		c.recoveryPage(g, status(err), view{Error: c.problem(err)})

@@ -10,7 +10,7 @@ import (
 
 	"github.com/google/uuid"
 
-	"wds/internal/endpoints"
+	"wds/internal/delivery"
 	"wds/internal/events"
 	"wds/models"
 	"wds/test/deliverytest"
@@ -31,7 +31,7 @@ func TestEndpointPageEditsSettingsShowsHealthAndRecovers(t *testing.T) {
 		ev, _ := deliverytest.Emit(ctx, e.db, e.org.ID, nil, events.OrderCreated, map[string]any{"id": uuid.New()})
 		code := 503
 		// written as the attempt writes it, keeping the endpoint's health
-		_, err := endpoints.RecordAttempt(ctx, e.db, &models.Delivery{ID: uuid.New(), OrgID: e.org.ID, EventID: ev, EndpointID: ep.ID, EventType: "order.created", ChainID: uuid.New(),
+		_, err := delivery.RecordAttempt(ctx, e.db, &models.Delivery{ID: uuid.New(), OrgID: e.org.ID, EventID: ev, EndpointID: ep.ID, EventType: "order.created", ChainID: uuid.New(),
 			WorkflowID: contract.EventWorkflowID(ev), Attempt: 1, Status: "dropped", ResponseStatus: &code, Error: "HTTP 503", AttemptedAt: time.Now()})
 		if err != nil {
 			t.Fatal(err)

@@ -8,6 +8,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"wds/internal/delivery"
 	"wds/internal/endpoints"
 	"wds/internal/events"
 	"wds/internal/platform/secrets"
@@ -76,7 +77,7 @@ func TestTheOverviewChartsDeliveriesAndMarksRecoveredDrops(t *testing.T) {
 		d := models.Delivery{ID: id, OrgID: e.org.ID, EventID: event, EndpointID: ep.ID, EventType: events.OrderCreated,
 			ChainID: uuid.New(), WorkflowID: workflow, Attempt: attempt, Status: models.Status(status),
 			ResponseStatus: &answer, Error: "HTTP 503", AttemptedAt: at}
-		if ok, err := endpoints.RecordAttempt(ctx, e.db, &d); !ok || err != nil {
+		if ok, err := delivery.RecordAttempt(ctx, e.db, &d); !ok || err != nil {
 			t.Fatalf("record: %v %v", ok, err)
 		}
 	}

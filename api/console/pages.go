@@ -175,7 +175,7 @@ func (c *Console) latestProblems(g *gin.Context, urls map[uuid.UUID]string, data
 			latest = append(latest, row)
 		}
 	}
-	by, err := c.Webhooks.RecoveriesOfChains(g.Request.Context(), recovered)
+	by, err := c.Recoveries.RecoveriesOfChains(g.Request.Context(), recovered)
 	for i, r := range latest {
 		if r.RefiredWorkflowID != nil {
 			latest[i].RecoveryID = by[*r.RefiredWorkflowID]

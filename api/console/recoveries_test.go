@@ -8,6 +8,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"wds/internal/delivery"
 	"wds/internal/endpoints"
 	"wds/internal/events"
 	"wds/internal/platform/secrets"
@@ -53,7 +54,7 @@ func TestARecoverysPageSaysWhatItDelivered(t *testing.T) {
 		}
 		d := models.Delivery{ID: uuid.New(), OrgID: e.org.ID, EventID: ev, EndpointID: ep.ID, EventType: events.OrderCreated,
 			ChainID: chain, WorkflowID: workflow, Attempt: 1, Status: status, AttemptedAt: time.Now(), NextAttemptAt: next}
-		if _, err := endpoints.RecordAttempt(ctx, e.db, &d); err != nil {
+		if _, err := delivery.RecordAttempt(ctx, e.db, &d); err != nil {
 			t.Fatal(err)
 		}
 	}

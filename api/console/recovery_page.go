@@ -12,8 +12,8 @@ import (
 	"github.com/gin-gonic/gin"
 	"github.com/google/uuid"
 
-	"wds/internal/endpoints"
 	"wds/internal/platform/problem"
+	"wds/internal/recovery"
 	"wds/models"
 )
 
@@ -31,7 +31,7 @@ func init() {
 // recoveries lists the org's recoveries, running first, each with how its chains stand.
 func (c *Console) recoveries(g *gin.Context) {
 	s := sessionOf(g)
-	recs, err := c.Webhooks.ListRecoveries(g.Request.Context(), s.OrgID, s.User.ID)
+	recs, err := c.Recoveries.ListRecoveries(g.Request.Context(), s.OrgID, s.User.ID)
 	var urls map[uuid.UUID]string
 	if err == nil {
 		urls, err = c.endpointURLs(g)
@@ -40,7 +40,7 @@ func (c *Console) recoveries(g *gin.Context) {
 		c.render(g, status(err), "recoveries", s, view{Error: c.problem(err)})
 		return
 	}
-	c.render(g, http.StatusOK, "recoveries", s, view{Data: map[string]any{"Recoveries": recs, "URLs": urls, "Max": endpoints.MaxRecoveriesListed}})
+	c.render(g, http.StatusOK, "recoveries", s, view{Data: map[string]any{"Recoveries": recs, "URLs": urls, "Max": recovery.MaxRecoveriesListed}})
 }
 
 // recovery shows the recovery of the path, in the session's org.
@@ -51,7 +51,7 @@ func (c *Console) recoveryPage(g *gin.Context, code int, v view) {
 	id, err := pathID(g)
 	var rec *models.Recovery
 	if err == nil {
-		rec, err = c.Webhooks.Recovery(g.Request.Context(), id, &s.User.ID)
+		rec, err = c.Recoveries.Recovery(g.Request.Context(), id, &s.User.ID)
 	}
 	if err == nil && rec.OrgID != s.OrgID {
 		err = problem.Fail(problem.NotFound, "recovery %s not found", id) // another org of the operator's: switch to it first
@@ -60,9 +60,9 @@ func (c *Console) recoveryPage(g *gin.Context, code int, v view) {
 	if err == nil {
 		urls, err = c.endpointURLs(g)
 	}
-	var chains []endpoints.RecoveryChain
+	var chains []recovery.RecoveryChain
 	if err == nil {
-		chains, err = c.Webhooks.RecoveryChains(g.Request.Context(), id, &s.User.ID, recoveryChainsShown)
+		chains, err = c.Recoveries.RecoveryChains(g.Request.Context(), id, &s.User.ID, recoveryChainsShown)
 	}
 	if err != nil {
 		c.render(g, status(err), "recovery", s, view{Error: c.problem(err)})

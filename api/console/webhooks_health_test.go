@@ -8,6 +8,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"wds/internal/delivery"
 	"wds/internal/endpoints"
 	"wds/internal/events"
 	"wds/internal/platform/secrets"
@@ -39,7 +40,7 @@ func TestTheWebhooksListShowsEachEndpointsHealth(t *testing.T) {
 	for i, status := range []models.Status{models.StatusSucceeded, models.StatusFailed, models.StatusDropped} {
 		d := &models.Delivery{ID: uuid.New(), OrgID: e.org.ID, EventID: event, EndpointID: eps[0], EventType: events.OrderCreated,
 			ChainID: uuid.New(), WorkflowID: "webhook-event/x", Attempt: 1, Status: status, AttemptedAt: at.Add(time.Duration(i) * time.Hour)}
-		if _, err := endpoints.RecordAttempt(ctx, e.db, d); err != nil {
+		if _, err := delivery.RecordAttempt(ctx, e.db, d); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -58,7 +59,7 @@ func TestTheWebhooksListShowsEachEndpointsHealth(t *testing.T) {
 	// overview still show it, with a way to count it for a recovery.
 	d := &models.Delivery{ID: uuid.New(), OrgID: e.org.ID, EventID: event, EndpointID: eps[0], EventType: events.OrderCreated,
 		ChainID: uuid.New(), WorkflowID: "webhook-event/x", Attempt: 1, Status: models.StatusSucceeded, AttemptedAt: at.Add(150 * time.Minute)}
-	if _, err := endpoints.RecordAttempt(ctx, e.db, d); err != nil {
+	if _, err := delivery.RecordAttempt(ctx, e.db, d); err != nil {
 		t.Fatal(err)
 	}
 	dropped := at.Add(2 * time.Hour).Format("2006-01-02 15:04:05")

@@ -18,8 +18,8 @@ import (
 	"wds/internal/fulfillment"
 	"wds/internal/ingest"
 	"wds/internal/order"
+	"wds/internal/platform/paging"
 	"wds/internal/platform/problem"
-	"wds/internal/views"
 	"wds/models"
 )
 
@@ -32,15 +32,15 @@ type ShippingService interface {
 
 // VendorService is the vendor CRM's writes (catalog.Service).
 type VendorService interface {
-	CreateVendor(ctx context.Context, orgID, actorID, storeID uuid.UUID, in catalog.VendorFields) (*views.Vendor, error)
-	UpdateVendor(ctx context.Context, actorID, vendorID uuid.UUID, in catalog.VendorFields) (*views.Vendor, error)
+	CreateVendor(ctx context.Context, orgID, actorID, storeID uuid.UUID, in catalog.VendorFields) (*catalog.Vendor, error)
+	UpdateVendor(ctx context.Context, actorID, vendorID uuid.UUID, in catalog.VendorFields) (*catalog.Vendor, error)
 	IssueClaimToken(ctx context.Context, actorID, vendorID uuid.UUID) (*catalog.ClaimToken, error)
 }
 
 // ClientService is the operator's own writes of clients (ingest.Service).
 type ClientService interface {
-	CreateClient(ctx context.Context, orgID, actorID uuid.UUID, in ingest.NewClient) (*views.Client, error)
-	UpdateClient(ctx context.Context, actorID, clientID uuid.UUID, in ingest.ClientFields) (*views.Client, error)
+	CreateClient(ctx context.Context, orgID, actorID uuid.UUID, in ingest.NewClient) (*ingest.ClientView, error)
+	UpdateClient(ctx context.Context, actorID, clientID uuid.UUID, in ingest.ClientFields) (*ingest.ClientView, error)
 }
 
 // The workspace pages: orders (ship, tracking, delivered), vendors (add, edit, claim token) and
@@ -61,8 +61,8 @@ func (c *Console) registerWorkspacePages(p *gin.RouterGroup) {
 	p.POST("/clients/:id", c.updateClient)
 }
 
-func (c *Console) scope(g *gin.Context) views.ListQuery {
-	return views.ListQuery{Scope: views.Scope{OrgID: sessionOf(g).OrgID}, Limit: 100}
+func (c *Console) scope(g *gin.Context) paging.ListQuery {
+	return paging.ListQuery{Scope: paging.Scope{OrgID: sessionOf(g).OrgID}, Limit: 100}
 }
 
 func (c *Console) orders(g *gin.Context) {
@@ -80,11 +80,11 @@ func (c *Console) orderPage(g *gin.Context, code int, v view) {
 	id, err := pathID(g)
 	var o *order.Order
 	if err == nil {
-		o, err = order.Get(g.Request.Context(), c.DB, views.Scope{OrgID: sessionOf(g).OrgID}, id)
+		o, err = order.Get(g.Request.Context(), c.DB, paging.Scope{OrgID: sessionOf(g).OrgID}, id)
 	}
 	data := map[string]any{"Order": o}
 	if err == nil {
-		err = orderDetails(g.Request.Context(), c.DB, views.Scope{OrgID: sessionOf(g).OrgID}, o, data)
+		err = orderDetails(g.Request.Context(), c.DB, paging.Scope{OrgID: sessionOf(g).OrgID}, o, data)
 	}
 	if err == nil {
 		data["Targets"], err = c.resendTargets(g)
@@ -99,7 +99,7 @@ func (c *Console) orderPage(g *gin.Context, code int, v view) {
 
 // orderDetails decodes what the order page shows beside the order: its lines with their totals,
 // payments, shipments and client.
-func orderDetails(ctx context.Context, db *gorm.DB, scope views.Scope, o *order.Order, data map[string]any) error {
+func orderDetails(ctx context.Context, db *gorm.DB, scope paging.Scope, o *order.Order, data map[string]any) error {
 	var lines []order.Line
 	if err := json.Unmarshal(o.Lines, &lines); err != nil {
 		return fmt.Errorf("order lines: %w", err)
@@ -115,7 +115,7 @@ func orderDetails(ctx context.Context, db *gorm.DB, scope views.Scope, o *order.
 	data["Lines"], data["Payments"], data["Shipments"] = lines, payments, shipments
 	if o.ClientID != nil {
 		// A client deleted since keeps its id on the order; the page says so rather than failing.
-		client, err := views.GetClient(ctx, db, scope, *o.ClientID)
+		client, err := ingest.GetClient(ctx, db, scope, *o.ClientID)
 		if err != nil && !errors.Is(err, problem.NotFound) {
 			return err
 		}
@@ -176,7 +176,7 @@ func (c *Console) vendors(g *gin.Context) { c.vendorsPage(g, http.StatusOK, view
 
 func (c *Console) vendorsPage(g *gin.Context, code int, v view) {
 	ctx := g.Request.Context()
-	page, err := views.ListVendors(ctx, c.DB, c.scope(g))
+	page, err := catalog.ListVendors(ctx, c.DB, c.scope(g))
 	if err != nil && v.Error == nil {
 		v.Error = c.problem(err)
 	}
@@ -222,7 +222,7 @@ func (c *Console) clients(g *gin.Context) { c.clientsPage(g, http.StatusOK, view
 
 func (c *Console) clientsPage(g *gin.Context, code int, v view) {
 	ctx := g.Request.Context()
-	page, err := views.ListClients(ctx, c.DB, c.scope(g))
+	page, err := ingest.ListClients(ctx, c.DB, c.scope(g))
 	if err != nil && v.Error == nil {
 		v.Error = c.problem(err)
 	}

@@ -10,7 +10,7 @@ import (
 
 	"github.com/google/uuid"
 
-	"wds/internal/endpoints"
+	"wds/internal/recovery"
 	"wds/models"
 )
 
@@ -42,7 +42,7 @@ func endpointRecover(fs *flag.FlagSet) runFunc {
 		if err != nil {
 			return nil, err
 		}
-		svc, _ := webhookService(env, false)
+		svc, _ := recoveryService(env)
 		rec, err := svc.Recover(ctx, *id, *actor, *from, to)
 		if err != nil {
 			return nil, err
@@ -58,6 +58,15 @@ func endpointRecover(fs *flag.FlagSet) runFunc {
 	}
 }
 
+// recoveryService is the recoveries; they need no encryption key.
+func recoveryService(env *adminEnv) (*recovery.Service, error) {
+	svc, err := env.services(false)
+	if err != nil {
+		return nil, err
+	}
+	return svc.recoveries, nil
+}
+
 // recoverySummary is a recovery's progress in a line, with what it skipped and why.
 func recoverySummary(rec *models.Recovery) string {
 	line := fmt.Sprintf("recovery %s: %d of %d chains started, %s", rec.ID, rec.Started, rec.Total, rec.Status)
@@ -71,7 +80,7 @@ func recoverySummary(rec *models.Recovery) string {
 }
 
 // waitForRecovery reports a recovery's progress whenever it changes until it is no longer running.
-func waitForRecovery(ctx context.Context, svc *endpoints.Service, id uuid.UUID) (*models.Recovery, error) {
+func waitForRecovery(ctx context.Context, svc *recovery.Service, id uuid.UUID) (*models.Recovery, error) {
 	last := -1
 	for {
 		rec, err := svc.Recovery(ctx, id, nil)
@@ -96,7 +105,7 @@ func waitForRecovery(ctx context.Context, svc *endpoints.Service, id uuid.UUID) 
 func recoveryShow(fs *flag.FlagSet) runFunc {
 	id := uuidFlag(fs, "id", "recovery id")
 	return func(ctx context.Context, env *adminEnv) (any, error) {
-		svc, _ := webhookService(env, false)
+		svc, _ := recoveryService(env)
 		return svc.Recovery(ctx, *id, nil)
 	}
 }
@@ -104,7 +113,7 @@ func recoveryShow(fs *flag.FlagSet) runFunc {
 func recoveryCancel(fs *flag.FlagSet) runFunc {
 	id, actor := uuidFlag(fs, "id", "recovery id"), uuidFlag(fs, "actor", "acting user id")
 	return func(ctx context.Context, env *adminEnv) (any, error) {
-		svc, _ := webhookService(env, false)
+		svc, _ := recoveryService(env)
 		return svc.CancelRecovery(ctx, *id, *actor)
 	}
 }

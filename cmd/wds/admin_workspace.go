@@ -11,7 +11,6 @@ import (
 	"wds/internal/catalog"
 	"wds/internal/platform/paging"
 	"wds/internal/platform/problem"
-	"wds/internal/views"
 	"wds/internal/workspace"
 	"wds/models"
 )
@@ -53,8 +52,8 @@ type catalogOps interface {
 	CreateSeller(ctx context.Context, name string) (*models.Seller, error)
 	LinkSeller(ctx context.Context, orgID, storeID, sellerID uuid.UUID) (*models.SellerLink, error)
 	CreateProduct(ctx context.Context, in catalog.NewProduct) (*models.Product, error)
-	CreateVendor(ctx context.Context, orgID, actorID, storeID uuid.UUID, in catalog.VendorFields) (*views.Vendor, error)
-	UpdateVendor(ctx context.Context, actorID, vendorID uuid.UUID, in catalog.VendorFields) (*views.Vendor, error)
+	CreateVendor(ctx context.Context, orgID, actorID, storeID uuid.UUID, in catalog.VendorFields) (*catalog.Vendor, error)
+	UpdateVendor(ctx context.Context, actorID, vendorID uuid.UUID, in catalog.VendorFields) (*catalog.Vendor, error)
 	IssueClaimToken(ctx context.Context, actorID, vendorID uuid.UUID) (*catalog.ClaimToken, error)
 }
 

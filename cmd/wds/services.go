@@ -16,6 +16,7 @@ import (
 	"wds/internal/operator"
 	"wds/internal/platform/config"
 	"wds/internal/platform/secrets"
+	"wds/internal/recovery"
 	"wds/internal/workspace"
 )
 
@@ -25,14 +26,15 @@ import (
 // start, whichever adapter calls it. The worker builds none: its activities are the delivery
 // engine's own.
 type services struct {
-	keys     *apikeys.Service
-	people   *workspace.Service
-	orders   *ingest.Service
-	catalog  *catalog.Service
-	shipping *fulfillment.Service
-	lists    *operator.Service
-	feed     *feed.Service
-	webhooks *endpoints.Service
+	keys       *apikeys.Service
+	people     *workspace.Service
+	orders     *ingest.Service
+	catalog    *catalog.Service
+	shipping   *fulfillment.Service
+	lists      *operator.Service
+	feed       *feed.Service
+	webhooks   *endpoints.Service
+	recoveries *recovery.Service
 	// starter is nil in a process without a Temporal client.
 	starter *dispatch.Starter
 }
@@ -46,22 +48,24 @@ type services struct {
 func newServices(cfg *config.Config, db *gorm.DB, box *secrets.Box, starter *dispatch.Starter, log logrus.FieldLogger) *services {
 	// One org's list reads take turns, whether through a list or an endpoint's delivery log.
 	reads := endpoints.NewReadPacer(cfg.OperatorReadRate)
-	hooks := endpoints.Options{AllowPrivate: cfg.WebhookAllowPrivate, Retention: cfg.Retention, Reads: reads,
+	hooks := endpoints.Options{AllowPrivate: cfg.WebhookAllowPrivate, Reads: reads,
 		Searches: endpoints.NewSearchPacer(cfg.SupportSearchRate), Dispatcher: dispatch.DispatchNotifier{DB: db, Log: log}}
 	var events interface {
 		ingest.EventStarter
 		catalog.EventStarter
 		fulfillment.EventStarter
 	}
+	var recoveries recovery.Starter
 	if starter != nil {
 		events = starter
-		hooks.Stopper, hooks.Dispatcher, hooks.Recoveries = starter, starter, starter
+		hooks.Stopper, hooks.Dispatcher, recoveries = starter, starter, starter
 	}
 	return &services{
 		keys: apikeys.NewService(db, box), people: workspace.NewService(db), orders: ingest.NewService(db, events),
 		catalog: catalog.NewService(db, events), shipping: fulfillment.NewService(db, events),
 		lists: operator.NewService(db, reads), feed: feed.NewService(db, cfg.Retention),
-		webhooks: endpoints.NewService(db, box, hooks), starter: starter,
+		webhooks: endpoints.NewService(db, box, hooks), recoveries: recovery.NewService(db, recoveries, cfg.Retention),
+		starter: starter,
 	}
 }
 
@@ -71,6 +75,7 @@ func (s *services) apply(db *gorm.DB, d *api.Deps) {
 		Vendors: s.catalog, Shipping: s.shipping, Lists: s.lists, Feed: s.feed})
 	d.Webhooks = s.webhooks
 	d.Support = s.webhooks
+	d.Recoveries = s.recoveries
 	if s.starter != nil {
 		d.Dispatches = s.starter
 	}
@@ -78,7 +83,7 @@ func (s *services) apply(db *gorm.DB, d *api.Deps) {
 
 // console is the operator console over the services, with cfg's settings.
 func (s *services) console(cfg *config.Config, db *gorm.DB, log logrus.FieldLogger) *console.Console {
-	c := &console.Console{DB: db, Log: log, Webhooks: s.webhooks,
+	c := &console.Console{DB: db, Log: log, Webhooks: s.webhooks, Recoveries: s.recoveries,
 		Members: s.people, Sessions: s.people, Keys: s.keys, Lists: s.lists, Shipping: s.shipping, Vendors: s.catalog, Clients: s.orders,
 		TemporalUI: cfg.TemporalUIURL, Namespace: cfg.TemporalNamespace, RetrySchedule: cfg.WebhookRetrySchedule,
 		InsecureCookie: cfg.ConsoleInsecureCookie}

@@ -189,24 +189,6 @@ func parsePrefix(s string) (netip.Prefix, error) {
 	return netip.PrefixFrom(p.Addr().Unmap(), p.Bits()).Masked(), nil
 }
 
-// AllowsIP reports whether addr may use key: an empty allowlist allows every address.
-func AllowsIP(key *models.IntegrationKey, addr string) bool {
-	if len(key.IPAllowlist) == 0 {
-		return true
-	}
-	a, err := netip.ParseAddr(addr)
-	if err != nil {
-		return false
-	}
-	a = a.Unmap() // an IPv4 client seen through an IPv6 socket matches IPv4 ranges
-	for _, c := range key.IPAllowlist {
-		if p, err := netip.ParsePrefix(c); err == nil && p.Contains(a) {
-			return true
-		}
-	}
-	return false
-}
-
 // RevokeIntegrationKey revokes a key (owners and admins of its org) and audits it. Revoking twice keeps
 // the first revocation time. A key of an org the actor is not in is not found, as an unknown one is.
 func (s *Service) RevokeIntegrationKey(ctx context.Context, id, actorID uuid.UUID) (*models.IntegrationKey, error) {

@@ -2,7 +2,7 @@
 // supplier claims its profile), marketplace sellers, their links to an org's stores, and products.
 // The operations are the methods of Service; a write that announces a vendor event starts it as
 // soon as its transaction commits (EventStarter), whichever adapter called it. Its rows are models'
-// (models/catalog.go, models/vendor.go); a vendor's shape is views.Vendor.
+// (models/catalog.go, models/vendor.go); a vendor's shape is Vendor.
 package catalog
 
 import (

@@ -12,7 +12,6 @@ import (
 	"wds/internal/events"
 	"wds/internal/platform/problem"
 	"wds/internal/platform/secrets"
-	"wds/internal/views"
 	"wds/internal/workspace"
 	"wds/models"
 )
@@ -117,8 +116,8 @@ func (s *Service) ClaimVendor(ctx context.Context, in Claim) (*Claimed, error) {
 		return nil, invalidToken()
 	}
 	var out Claimed
-	var written *views.Vendor
-	err = s.inTx(ctx, &written, func(tx *gorm.DB) (uuid.UUID, *views.Vendor, error) {
+	var written *Vendor
+	err = s.inTx(ctx, &written, func(tx *gorm.DB) (uuid.UUID, *Vendor, error) {
 		vendorID, err := tokenVendor(ctx, tx, in.Token)
 		if err != nil {
 			return uuid.Nil, nil, err
@@ -133,7 +132,7 @@ func (s *Service) ClaimVendor(ctx context.Context, in Claim) (*Claimed, error) {
 		if claimed {
 			return org, nil, problem.Fail(ErrVendorAlreadyClaimed, "this vendor profile is already claimed")
 		}
-		v, err := views.WriteVendor(ctx, tx, `UPDATE vendors t SET claimed_at = clock_timestamp(), claimed_by_email = ?,
+		v, err := WriteVendor(ctx, tx, `UPDATE vendors t SET claimed_at = clock_timestamp(), claimed_by_email = ?,
 			name = coalesce(?, name) WHERE id = ?`, *email, name, vendorID)
 		if err != nil {
 			return org, nil, err

@@ -11,8 +11,8 @@ import (
 
 	"wds/internal/events"
 	"wds/internal/outbox"
+	"wds/internal/platform/paging"
 	"wds/internal/platform/problem"
-	"wds/internal/views"
 	"wds/internal/workspace"
 	"wds/models"
 )
@@ -98,7 +98,7 @@ func (r vendorRow) equal(o vendorRow) bool {
 func ptrEqual(a, b *string) bool { return a == nil && b == nil || a != nil && b != nil && *a == *b }
 
 // CreateVendor adds a supplier to a store's CRM (any member of the org) and emits vendor.created.
-func (s *Service) CreateVendor(ctx context.Context, orgID, actorID, storeID uuid.UUID, in VendorFields) (*views.Vendor, error) {
+func (s *Service) CreateVendor(ctx context.Context, orgID, actorID, storeID uuid.UUID, in VendorFields) (*Vendor, error) {
 	if err := workspace.RequireRole(ctx, s.db, orgID, actorID, workspace.Anyone...); err != nil {
 		return nil, err
 	}
@@ -109,12 +109,12 @@ func (s *Service) CreateVendor(ctx context.Context, orgID, actorID, storeID uuid
 	if err := row.apply(in); err != nil {
 		return nil, err
 	}
-	var out *views.Vendor
-	err := s.inTx(ctx, &out, func(tx *gorm.DB) (uuid.UUID, *views.Vendor, error) {
+	var out *Vendor
+	err := s.inTx(ctx, &out, func(tx *gorm.DB) (uuid.UUID, *Vendor, error) {
 		if _, err := workspace.StoreOf(ctx, tx, orgID, storeID); err != nil {
 			return orgID, nil, err
 		}
-		v, err := views.WriteVendor(ctx, tx, `INSERT INTO vendors AS t (id, org_id, store_id, name, email, phone, notes)
+		v, err := WriteVendor(ctx, tx, `INSERT INTO vendors AS t (id, org_id, store_id, name, email, phone, notes)
 			VALUES (?, ?, ?, ?, ?, ?, ?)`, uuid.New(), orgID, storeID, row.Name, row.Email, row.Phone, row.Notes)
 		if err != nil {
 			return orgID, nil, err
@@ -129,9 +129,9 @@ func (s *Service) CreateVendor(ctx context.Context, orgID, actorID, storeID uuid
 
 // UpdateVendor edits a vendor (any member of its org) and emits vendor.updated when a stored field
 // changed; an edit that changes nothing writes nothing.
-func (s *Service) UpdateVendor(ctx context.Context, actorID, vendorID uuid.UUID, in VendorFields) (*views.Vendor, error) {
-	var out *views.Vendor
-	err := s.inTx(ctx, &out, func(tx *gorm.DB) (uuid.UUID, *views.Vendor, error) {
+func (s *Service) UpdateVendor(ctx context.Context, actorID, vendorID uuid.UUID, in VendorFields) (*Vendor, error) {
+	var out *Vendor
+	err := s.inTx(ctx, &out, func(tx *gorm.DB) (uuid.UUID, *Vendor, error) {
 		org, before, err := lockVendor(ctx, tx, vendorID)
 		if err != nil {
 			return org, nil, err
@@ -144,14 +144,14 @@ func (s *Service) UpdateVendor(ctx context.Context, actorID, vendorID uuid.UUID,
 			return org, nil, err
 		}
 		if after.equal(before) {
-			v, err := views.GetVendor(ctx, tx, views.Scope{OrgID: org}, vendorID)
+			v, err := GetVendor(ctx, tx, paging.Scope{OrgID: org}, vendorID)
 			if err != nil {
 				return org, nil, err
 			}
 			out = v
 			return org, nil, nil // nothing to announce
 		}
-		v, err := views.WriteVendor(ctx, tx, `UPDATE vendors t SET name = ?, email = ?, phone = ?, notes = ? WHERE id = ?`,
+		v, err := WriteVendor(ctx, tx, `UPDATE vendors t SET name = ?, email = ?, phone = ?, notes = ? WHERE id = ?`,
 			after.Name, after.Email, after.Phone, after.Notes, vendorID)
 		if err != nil {
 			return org, nil, err
@@ -201,7 +201,7 @@ func lockVendor(ctx context.Context, tx *gorm.DB, id uuid.UUID) (uuid.UUID, vend
 
 // inTx runs write in a transaction; when it returns a vendor (of org), that vendor is announced as
 // typ in the same transaction and becomes out's, and the event is started after commit.
-func (s *Service) inTx(ctx context.Context, out **views.Vendor, write func(tx *gorm.DB) (uuid.UUID, *views.Vendor, error), typ string) error {
+func (s *Service) inTx(ctx context.Context, out **Vendor, write func(tx *gorm.DB) (uuid.UUID, *Vendor, error), typ string) error {
 	var ids []uuid.UUID
 	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		org, v, err := write(tx)

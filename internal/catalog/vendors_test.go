@@ -15,7 +15,6 @@ import (
 	"wds/internal/events/eventstest"
 	"wds/internal/platform/problem"
 	"wds/internal/platform/secrets"
-	"wds/internal/views"
 	"wds/internal/workspace"
 	"wds/models"
 	"wds/test/pgtest"
@@ -60,7 +59,7 @@ func (f *fixture) emitted() string {
 	return strings.Join(all[f.seen:], ",")
 }
 
-func (f *fixture) vendor(name string) *views.Vendor {
+func (f *fixture) vendor(name string) *catalog.Vendor {
 	f.t.Helper()
 	v, err := catalog.NewService(f.db, nil).CreateVendor(f.ctx, f.org, f.member, f.store, catalog.VendorFields{Name: set(name), Email: set("s@supply.test")})
 	if err != nil {

@@ -1,8 +1,8 @@
 // Package endpoints is the operator's side of webhooks, which the Operator API, the console and
 // `wds admin` all call: endpoint management (endpoints.go), the delivery log, re-fires and test
-// events (deliveries.go), resends (resend.go), the support desk's event search (support_events.go),
-// recoveries (recovery.go) and `wds listen`'s leases (lease.go). The delivery engine itself is
-// packages workflows, activities and worker.
+// events (deliveries.go), resends (resend.go), the support desk's event search (support_events.go)
+// and `wds listen`'s leases (lease.go). Recoveries are package recovery's; the delivery engine's
+// writes are package delivery's.
 package endpoints
 
 import (
@@ -20,6 +20,7 @@ import (
 	"gorm.io/gorm"
 	"gorm.io/gorm/clause"
 
+	"wds/internal/delivery"
 	"wds/internal/events"
 	"wds/internal/outbox"
 	"wds/internal/platform/durations"
@@ -61,10 +62,6 @@ type Options struct {
 	// Dispatcher starts the chains a resend queues, after commit; nil leaves them to the
 	// worker's relay.
 	Dispatcher DispatchStarter
-	// Recoveries starts a recovery's workflow after commit; nil leaves it to the relay.
-	Recoveries RecoveryStarter
-	// Retention is WDS_RETENTION: a recovery cannot reach further back; 0 is no bound.
-	Retention time.Duration
 	// Reads paces each org's reads of endpoint delivery logs, in turns shared with the Operator API's
 	// lists (NewReadPacer, WDS_OPERATOR_READ_RATE); nil leaves them unpaced.
 	Reads *ratelimit.Pacer
@@ -300,7 +297,7 @@ func (s *Service) List(ctx context.Context, orgID uuid.UUID, actorID *uuid.UUID)
 	for i := range rows {
 		views[i] = &rows[i]
 	}
-	if err := withHealth(ctx, s.DB, views...); err != nil {
+	if err := delivery.FillHealth(ctx, s.DB, views...); err != nil {
 		return nil, err
 	}
 	s.showHeaders(manager, views...)
@@ -325,7 +322,7 @@ func (s *Service) stop(ctx context.Context, id, actorID uuid.UUID, action, reaso
 			return nil, fmt.Errorf("%s: %w", action, err)
 		}
 		var err error
-		chains, err = DropPendingChains(ctx, tx, ep.ID, reason)
+		chains, err = delivery.DropPendingChains(ctx, tx, ep.ID, reason)
 		return nil, err
 	})
 	if err != nil {
@@ -353,7 +350,7 @@ func (s *Service) Enable(ctx context.Context, id, actorID uuid.UUID) (*models.En
 			return nil, err
 		}
 		var reset time.Time
-		err := tx.Raw(`UPDATE webhook_endpoints SET enabled = true, disabled_reason = NULL, `+resetHealthSQL+`
+		err := tx.Raw(`UPDATE webhook_endpoints SET enabled = true, disabled_reason = NULL, `+delivery.ResetHealthSQL+`
 			WHERE id = ? RETURNING health_reset_at`, ep.ID).Row().Scan(&reset)
 		if err != nil {
 			return nil, fmt.Errorf("enable endpoint: %w", err)
@@ -442,7 +439,7 @@ func (s *Service) mutate(ctx context.Context, id, actorID uuid.UUID, action stri
 	if err != nil {
 		return nil, err
 	}
-	if err := withHealth(ctx, s.DB, &ep); err != nil {
+	if err := delivery.FillHealth(ctx, s.DB, &ep); err != nil {
 		return nil, err
 	}
 	s.showHeaders(true, &ep) // the actor manages the endpoint (checked above)
@@ -450,34 +447,3 @@ func (s *Service) mutate(ctx context.Context, id, actorID uuid.UUID, action stri
 }
 
 func ptr[T any](v T) *T { return &v }
-
-// DropPendingChains marks the last row of every chain of the endpoint that still has an attempt to
-// come as dropped, so the delivery log is right the moment the endpoint is disabled, and returns the
-// workflows running those chains. The workflows stop at the signal or, failing that, at their next
-// attempt, without sending.
-func DropPendingChains(ctx context.Context, tx *gorm.DB, endpointID uuid.UUID, reason string) ([]string, error) {
-	return dropWaiting(ctx, tx, "endpoint_id", endpointID, reason)
-}
-
-// DropChain ends one chain if it waits for a next attempt: its failed last row becomes dropped with
-// the reason.
-func DropChain(ctx context.Context, tx *gorm.DB, chainID uuid.UUID, reason string) error {
-	_, err := dropWaiting(ctx, tx, "chain_id", chainID, reason)
-	return err
-}
-
-// dropWaiting ends the chains, among those whose column equals id, that wait for a next attempt:
-// their failed last row becomes dropped with the reason, counted in the endpoint's health. It returns
-// the workflows running them.
-func dropWaiting(ctx context.Context, tx *gorm.DB, column string, id uuid.UUID, reason string) ([]string, error) {
-	var workflowIDs []string
-	err := tx.WithContext(ctx).Raw(`WITH dropped AS (UPDATE webhook_deliveries SET status = ?, error = ?, next_attempt_at = NULL
-		WHERE `+column+` = ? AND next_attempt_at IS NOT NULL AND status = ? RETURNING workflow_id, endpoint_id, attempted_at),
-		`+countDroppedSQL+`
-		SELECT workflow_id FROM dropped`,
-		models.StatusDropped, reason, id, models.StatusFailed).Find(&workflowIDs).Error
-	if err != nil {
-		return nil, fmt.Errorf("drop waiting deliveries: %w", err)
-	}
-	return workflowIDs, nil
-}

@@ -13,7 +13,6 @@ var (
 	ErrEndpointDisabled   = problem.New(problem.Conflict, "endpoint_disabled", "webhook endpoint is disabled")
 	ErrDeliveryNotDropped = problem.New(problem.Conflict, "delivery_not_dropped", "only a dropped delivery can be re-fired")
 	ErrDeliveryInProgress = problem.New(problem.Conflict, "delivery_in_progress", "a chain of this event to this endpoint is still in progress")
-	ErrRecoveryInProgress = problem.New(problem.Conflict, "recovery_in_progress", "a recovery of this endpoint is still running")
 
 	// ErrInvalidParameter is a support-desk parameter that is well formed but not acceptable: a
 	// custom header the service sets itself, a time window out of order, an endpoint not subscribed.

@@ -8,6 +8,7 @@ import (
 	"github.com/google/uuid"
 	"gorm.io/gorm"
 
+	"wds/internal/delivery"
 	"wds/internal/platform/egress"
 	"wds/internal/platform/problem"
 )
@@ -65,7 +66,7 @@ func expireLeases(ctx context.Context, tx *gorm.DB, org uuid.UUID) ([]uuid.UUID,
 	ids := make([]uuid.UUID, len(ended))
 	for i, e := range ended {
 		ids[i] = e.ID
-		err := auditAutomatic(ctx, tx, e.OrgID, "endpoint.lease_ended", "webhook_endpoint", e.ID,
+		err := delivery.AuditAutomatic(ctx, tx, e.OrgID, "endpoint.lease_ended", "webhook_endpoint", e.ID,
 			map[string]any{"url": egress.RedactURL(e.URL), "lease_until": e.LeaseUntil})
 		if err != nil {
 			return nil, err

@@ -1,14 +1,12 @@
 package endpoints_test
 
 import (
-	"encoding/json"
-	"strings"
 	"testing"
 	"time"
 
 	"github.com/google/uuid"
-	"gorm.io/gorm"
 
+	"wds/internal/delivery"
 	"wds/internal/endpoints"
 	"wds/internal/events"
 	"wds/internal/platform/paging"
@@ -44,7 +42,7 @@ func TestEventOutcomeIsKeptByEachWrite(t *testing.T) {
 	first := models.Delivery{ID: uuid.New(), OrgID: f.Org, EventID: ev, EndpointID: ep.ID, EventType: events.OrderCreated,
 		ChainID: uuid.New(), WorkflowID: contract.EventWorkflowID(ev), Attempt: 1, Status: models.StatusFailed,
 		AttemptedAt: time.Now(), NextAttemptAt: &later}
-	if _, err := endpoints.RecordAttempt(f.Ctx, f.DB, &first); err != nil {
+	if _, err := delivery.RecordAttempt(f.Ctx, f.DB, &first); err != nil {
 		t.Fatal(err)
 	}
 	expect("failed, a retry to come", endpoints.OutcomeInProgress, 1)
@@ -63,7 +61,7 @@ func TestEventOutcomeIsKeptByEachWrite(t *testing.T) {
 	chain := resent.Chains[0]
 	ok := models.Delivery{ID: uuid.New(), OrgID: f.Org, EventID: ev, EndpointID: ep.ID, EventType: events.OrderCreated,
 		ChainID: chain.ChainID, WorkflowID: chain.WorkflowID, Attempt: 1, Status: models.StatusSucceeded, AttemptedAt: time.Now()}
-	if _, err := endpoints.RecordAttempt(f.Ctx, f.DB, &ok); err != nil {
+	if _, err := delivery.RecordAttempt(f.Ctx, f.DB, &ok); err != nil {
 		t.Fatal(err)
 	}
 	expect("the resend succeeded", endpoints.OutcomeSucceeded, 2)
@@ -155,28 +153,8 @@ func TestACommonOutcomeUnderNewerDropsIsAnIndexWalk(t *testing.T) {
 		"until and deep page": {OrgID: f.Org, Outcome: endpoints.OutcomeSucceeded, Limit: 51, Until: &until, Cursor: deep},
 	} {
 		sql, args := endpoints.EventsPageSQL(q)
-		if blocks := blocksRead(t, f.DB, sql, args...); blocks > 200 {
+		if blocks := pgtest.BlocksRead(t, f.DB, sql, args...); blocks > 200 {
 			t.Errorf("%s: the page read %d blocks, want about a page's", what, blocks)
 		}
 	}
-}
-
-// blocksRead is how many blocks PostgreSQL touched running sql on db (EXPLAIN ANALYZE's buffers):
-// what a query costs, whatever plan it took.
-func blocksRead(t *testing.T, db *gorm.DB, sql string, args ...any) int {
-	t.Helper()
-	var out []string
-	if err := db.Raw("EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) "+sql, args...).Scan(&out).Error; err != nil {
-		t.Fatal(err)
-	}
-	var plans []struct {
-		Plan struct {
-			Hit  int `json:"Shared Hit Blocks"`
-			Read int `json:"Shared Read Blocks"`
-		}
-	}
-	if err := json.Unmarshal([]byte(strings.Join(out, "")), &plans); err != nil || len(plans) != 1 {
-		t.Fatalf("EXPLAIN output: %v %s", err, out)
-	}
-	return plans[0].Plan.Hit + plans[0].Plan.Read
 }

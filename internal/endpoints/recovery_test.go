@@ -12,7 +12,6 @@ import (
 	"wds/activities"
 	"wds/internal/dispatch"
 	"wds/internal/endpoints"
-	"wds/internal/events"
 	"wds/models"
 	"wds/workflows/contract"
 )
@@ -23,10 +22,10 @@ import (
 // delivery ends with exactly one chain, and the recovery's count is what it started.
 func TestHandReFiresRacingARecoveryReFireEachDeliveryOnce(t *testing.T) {
 	f := newFixture(t)
-	ep := f.limitedEndpoint(10)
+	ep := f.LimitedEndpoint(10)
 	const n = 40
-	drops := f.dropChains(ep.ID, n)
-	rec, err := f.Svc.Recover(f.Ctx, ep.ID, f.Owner, time.Now().Add(-time.Hour), nil)
+	drops := f.DropChains(ep.ID, n)
+	rec, err := f.Recoveries.Recover(f.Ctx, ep.ID, f.Owner, time.Now().Add(-time.Hour), nil)
 	if err != nil || rec.Total != n {
 		t.Fatalf("%+v %v", rec, err)
 	}
@@ -92,7 +91,7 @@ func TestHandReFiresRacingARecoveryReFireEachDeliveryOnce(t *testing.T) {
 			t.Errorf("the hand re-fire of %s answered chain %s, but its chain is %s", id, answers[i].ChainID, chains[id])
 		}
 	}
-	got, _ := f.Svc.Recovery(f.Ctx, rec.ID, nil)
+	got, _ := f.Recoveries.Recovery(f.Ctx, rec.ID, nil)
 	var byRecovery int64
 	f.DB.Model(&models.Dispatch{}).Where("kind = ?", models.DispatchRecovery).Count(&byRecovery)
 	if got.Status != models.RecoveryCompleted || int64(got.Started) != byRecovery {
@@ -108,10 +107,10 @@ func TestHandReFiresRacingARecoveryReFireEachDeliveryOnce(t *testing.T) {
 // Temporal is away, the batch still commits its chains and the relay starts them.
 func TestARecoveryBatchStartsItsChainsWithinTheActivity(t *testing.T) {
 	f := newFixture(t)
-	ep := f.limitedEndpoint(1000)
+	ep := f.LimitedEndpoint(1000)
 	const n = 100
-	f.dropChains(ep.ID, n+10)
-	rec, err := f.Svc.Recover(f.Ctx, ep.ID, f.Owner, time.Now().Add(-time.Hour), nil)
+	f.DropChains(ep.ID, n+10)
+	rec, err := f.Recoveries.Recover(f.Ctx, ep.ID, f.Owner, time.Now().Add(-time.Hour), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -162,37 +161,6 @@ func TestARecoveryBatchStartsItsChainsWithinTheActivity(t *testing.T) {
 	}
 }
 
-// limitedEndpoint is an order.created endpoint with a rate limit, for recoveries to pace by.
-func (f *fixture) limitedEndpoint(rate int) *endpoints.Created {
-	f.T.Helper()
-	ep, err := f.Svc.Create(f.Ctx, endpoints.CreateInput{OrgID: f.Org, ActorID: f.Owner, URL: "https://127.0.0.1/hook",
-		EventTypes: []string{events.OrderCreated}, RateLimit: &rate})
-	if err != nil {
-		f.T.Fatal(err)
-	}
-	return ep
-}
-
-// dropChains writes n chains to the endpoint whose only attempt dropped, oldest first, their events
-// long since started, and returns the dropped deliveries' ids.
-func (f *fixture) dropChains(endpointID uuid.UUID, n int) []uuid.UUID {
-	f.T.Helper()
-	var drops []uuid.UUID
-	for range n {
-		ev := f.Event(events.OrderCreated, map[string]any{"id": uuid.New()})
-		d := models.Delivery{ID: uuid.New(), OrgID: f.Org, EventID: ev, EndpointID: endpointID, EventType: events.OrderCreated,
-			ChainID: uuid.New(), WorkflowID: contract.EventWorkflowID(ev), Attempt: 1, Status: models.StatusDropped, AttemptedAt: time.Now()}
-		if err := f.DB.Create(&d).Error; err != nil {
-			f.T.Fatal(err)
-		}
-		drops = append(drops, d.ID)
-	}
-	if err := f.DB.Exec("UPDATE events SET dispatched_at = now()").Error; err != nil {
-		f.T.Fatal(err)
-	}
-	return drops
-}
-
 // unstartedRecoveryChains counts the chains recoveries queued whose workflow is not marked started.
 func (f *fixture) unstartedRecoveryChains() int64 {
 	var n int64
@@ -207,9 +175,9 @@ func TestARecoveryCancelledByItsEndpointsDisableIsAudited(t *testing.T) {
 	f := newFixture(t)
 	acts := &activities.Activities{DB: f.DB}
 	for _, stop := range []string{"disable", "delete"} {
-		ep := f.limitedEndpoint(1)
-		f.dropChains(ep.ID, 3)
-		rec, err := f.Svc.Recover(f.Ctx, ep.ID, f.Owner, time.Now().Add(-time.Hour), nil)
+		ep := f.LimitedEndpoint(1)
+		f.DropChains(ep.ID, 3)
+		rec, err := f.Recoveries.Recover(f.Ctx, ep.ID, f.Owner, time.Now().Add(-time.Hour), nil)
 		if err != nil {
 			t.Fatal(err)
 		}

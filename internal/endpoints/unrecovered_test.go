@@ -6,8 +6,9 @@ import (
 
 	"github.com/google/uuid"
 
-	"wds/internal/endpoints"
+	"wds/internal/delivery"
 	"wds/internal/events"
+	"wds/internal/recovery"
 	"wds/models"
 	"wds/worker"
 	"wds/workflows/contract"
@@ -81,14 +82,14 @@ func TestUnrecoveredDropsStayUntilALaterChainOfTheirEvent(t *testing.T) {
 	test := models.Delivery{ID: uuid.New(), OrgID: f.Org, EventID: f.Event(events.WebhookTest, nil), EndpointID: ep.ID,
 		EventType: events.WebhookTest, ChainID: uuid.New(), WorkflowID: "webhook-test/x", Attempt: 1, Status: models.StatusDropped,
 		AttemptedAt: base.Add(4 * time.Minute)}
-	if _, err := endpoints.RecordAttempt(f.Ctx, f.DB, &test); err != nil {
+	if _, err := delivery.RecordAttempt(f.Ctx, f.DB, &test); err != nil {
 		t.Fatal(err)
 	}
 	check("a test event's drop", 1, &at)
 	waiting := models.Delivery{ID: uuid.New(), OrgID: f.Org, EventID: third, EndpointID: ep.ID, EventType: events.OrderCreated,
 		ChainID: uuid.New(), WorkflowID: "webhook-resend/x", Attempt: 1, Status: models.StatusFailed,
 		AttemptedAt: base.Add(5 * time.Minute), NextAttemptAt: ptrTo(time.Now().Add(time.Hour))}
-	if _, err := endpoints.RecordAttempt(f.Ctx, f.DB, &waiting); err != nil {
+	if _, err := delivery.RecordAttempt(f.Ctx, f.DB, &waiting); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := f.Svc.Disable(f.Ctx, ep.ID, f.Owner); err != nil {
@@ -116,8 +117,8 @@ func ptrTo[T any](v T) *T { return &v }
 // endpoint's latest.
 func TestARecoverySkipsChainsWhoseEventWentAgain(t *testing.T) {
 	f := newFixture(t)
-	ep := f.limitedEndpoint(100)
-	drops := f.dropChains(ep.ID, 5)
+	ep := f.LimitedEndpoint(100)
+	drops := f.DropChains(ep.ID, 5)
 	var resent models.Delivery
 	f.DB.Where("id = ?", drops[1]).Take(&resent)
 	if _, err := f.Svc.Resend(f.Ctx, resent.EventID, f.Owner, &ep.ID); err != nil {
@@ -127,16 +128,16 @@ func TestARecoverySkipsChainsWhoseEventWentAgain(t *testing.T) {
 		t.Fatal(err)
 	}
 	since := time.Now().Add(-time.Hour)
-	n, err := f.Svc.CountRecoverable(f.Ctx, ep.ID, &f.Owner, since, nil)
-	if err != nil || n != (endpoints.RecoveryCount{Recoverable: 3, Skipped: 2}) {
+	n, err := f.Recoveries.CountRecoverable(f.Ctx, ep.ID, &f.Owner, since, nil)
+	if err != nil || n != (recovery.RecoveryCount{Recoverable: 3, Skipped: 2}) {
 		t.Fatalf("count %+v %v, want 3 to re-fire and 2 skipped", n, err)
 	}
-	rec, err := f.Svc.Recover(f.Ctx, ep.ID, f.Owner, since, nil)
+	rec, err := f.Recoveries.Recover(f.Ctx, ep.ID, f.Owner, since, nil)
 	if err != nil || rec.Total != 3 || rec.Skipped != 2 || !rec.Running() {
 		t.Fatalf("recover %+v %v", rec, err)
 	}
 	for {
-		b, _, err := endpoints.NextRecoveryBatch(f.Ctx, f.DB, contract.RecoveryParams{RecoveryID: rec.ID}, 0)
+		b, _, err := delivery.NextRecoveryBatch(f.Ctx, f.DB, contract.RecoveryParams{RecoveryID: rec.ID}, 0)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -157,11 +158,11 @@ func TestARecoverySkipsChainsWhoseEventWentAgain(t *testing.T) {
 			t.Fatalf("event %s went to the endpoint again %d times", c.EventID, c.N)
 		}
 	}
-	again, err := f.Svc.Recover(f.Ctx, ep.ID, f.Owner, since, nil)
+	again, err := f.Recoveries.Recover(f.Ctx, ep.ID, f.Owner, since, nil)
 	if err != nil || again.Total != 0 || again.Skipped != 5 || again.Status != models.RecoveryCompleted || again.FinishedAt == nil {
 		t.Fatalf("a recovery with nothing to do: %+v %v", again, err)
 	}
-	latest, err := f.Svc.LatestRecovery(f.Ctx, ep.ID)
+	latest, err := f.Recoveries.LatestRecovery(f.Ctx, ep.ID)
 	if err != nil || latest == nil || latest.ID != rec.ID {
 		t.Fatalf("the latest recovery is %+v, want the one that started chains (%s)", latest, rec.ID)
 	}

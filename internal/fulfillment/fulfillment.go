@@ -22,8 +22,8 @@ import (
 
 	"wds/internal/order"
 	"wds/internal/outbox"
+	"wds/internal/platform/paging"
 	"wds/internal/platform/problem"
-	"wds/internal/views"
 	"wds/internal/workspace"
 	"wds/models"
 )
@@ -129,7 +129,7 @@ func (c *change) setFulfillment(status string) error {
 // announce loads the order as it now is and emits typ with {order, shipment}; the shipment as the
 // order shows it is returned.
 func (c *change) announce(shipmentID uuid.UUID, types ...string) (order.Shipment, error) {
-	o, err := order.Get(c.ctx, c.tx, views.Scope{OrgID: c.order.OrgID}, c.order.ID)
+	o, err := order.Get(c.ctx, c.tx, paging.Scope{OrgID: c.order.OrgID}, c.order.ID)
 	if err != nil {
 		return order.Shipment{}, err
 	}

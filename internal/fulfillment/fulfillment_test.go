@@ -16,8 +16,8 @@ import (
 	"wds/internal/fulfillment"
 	"wds/internal/ingest"
 	"wds/internal/order"
+	"wds/internal/platform/paging"
 	"wds/internal/platform/problem"
-	"wds/internal/views"
 	"wds/internal/workspace"
 	"wds/models"
 	"wds/test/pgtest"
@@ -76,7 +76,7 @@ func (f *fixture) audits() int64 {
 }
 
 func (f *fixture) orderView(id uuid.UUID) *order.Order {
-	o, err := order.Get(f.ctx, f.db, views.Scope{OrgID: f.org}, id)
+	o, err := order.Get(f.ctx, f.db, paging.Scope{OrgID: f.org}, id)
 	if err != nil {
 		f.t.Fatal(err)
 	}

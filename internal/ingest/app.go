@@ -9,8 +9,8 @@ import (
 	"gorm.io/gorm"
 
 	"wds/internal/order"
+	"wds/internal/platform/paging"
 	"wds/internal/platform/problem"
-	"wds/internal/views"
 	"wds/internal/workspace"
 	"wds/models"
 )
@@ -78,7 +78,7 @@ func appOrderByExternal(ctx context.Context, db *gorm.DB, orgID uuid.UUID, exter
 	if len(ids) == 0 { // the index said taken, so this cannot be; fail loudly rather than create twice
 		return nil, fmt.Errorf("app order with external_id %q vanished", externalID)
 	}
-	v, err := order.Get(ctx, db, views.Scope{OrgID: orgID}, ids[0])
+	v, err := order.Get(ctx, db, paging.Scope{OrgID: orgID}, ids[0])
 	if err != nil {
 		return nil, err
 	}
@@ -88,7 +88,7 @@ func appOrderByExternal(ctx context.Context, db *gorm.DB, orgID uuid.UUID, exter
 // CreateClient adds a client to one of the org's stores and emits client.created. A client of the
 // store already holding the email (case-insensitive) is a conflict: the store's clients are told
 // apart by email, as order client blocks and integration upserts match them.
-func (s *Service) CreateClient(ctx context.Context, orgID, actorID uuid.UUID, in NewClient) (*views.Client, error) {
+func (s *Service) CreateClient(ctx context.Context, orgID, actorID uuid.UUID, in NewClient) (*ClientView, error) {
 	if err := workspace.RequireRole(ctx, s.db, orgID, actorID, workspace.Anyone...); err != nil {
 		return nil, err
 	}
@@ -103,7 +103,7 @@ func (s *Service) CreateClient(ctx context.Context, orgID, actorID uuid.UUID, in
 	if _, err := workspace.StoreOf(ctx, s.db, orgID, storeID); err != nil {
 		return nil, err
 	}
-	var out *views.Client
+	var out *ClientView
 	err = s.run(ctx, appOp(ctx, orgID, storeID), func(o *op) error {
 		if err := o.refuseTakenEmail(deref(c.Email), uuid.Nil); err != nil {
 			return err
@@ -127,7 +127,7 @@ func (s *Service) CreateClient(ctx context.Context, orgID, actorID uuid.UUID, in
 // UpdateClient edits a client: only the fields sent change, null clears one. client.updated and the
 // audit row are written only when a stored field changed; an edit that changes nothing writes
 // nothing. A client of an org the actor is not a member of is not found.
-func (s *Service) UpdateClient(ctx context.Context, actorID, clientID uuid.UUID, in ClientFields) (*views.Client, error) {
+func (s *Service) UpdateClient(ctx context.Context, actorID, clientID uuid.UUID, in ClientFields) (*ClientView, error) {
 	var homes []struct{ OrgID, StoreID uuid.UUID }
 	if err := s.db.WithContext(ctx).Raw(`SELECT org_id, store_id FROM clients WHERE id = ?`, clientID).Find(&homes).Error; err != nil {
 		return nil, fmt.Errorf("load client: %w", err)
@@ -143,7 +143,7 @@ func (s *Service) UpdateClient(ctx context.Context, actorID, clientID uuid.UUID,
 	if err != nil {
 		return nil, err
 	}
-	var out *views.Client
+	var out *ClientView
 	err = s.run(ctx, appOp(ctx, org, store), func(o *op) error {
 		if err := o.refuseTakenEmail(deref(c.Email), clientID); err != nil {
 			return err
@@ -159,7 +159,7 @@ func (s *Service) UpdateClient(ctx context.Context, actorID, clientID uuid.UUID,
 		return nil, fmt.Errorf("update client: %w", err)
 	}
 	if out == nil { // nothing changed
-		if out, err = views.GetClient(ctx, s.db, views.Scope{OrgID: org}, clientID); err != nil {
+		if out, err = GetClient(ctx, s.db, paging.Scope{OrgID: org}, clientID); err != nil {
 			return nil, err
 		}
 	}

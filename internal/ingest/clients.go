@@ -6,12 +6,14 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/google/uuid"
+	"gorm.io/gorm"
 
 	"wds/internal/events"
 	"wds/internal/platform/database"
-	"wds/internal/views"
+	"wds/internal/platform/paging"
 	"wds/models"
 )
 
@@ -47,7 +49,7 @@ func (s *Service) UpsertClient(ctx context.Context, key *models.IntegrationKey, 
 type resolved struct {
 	id               uuid.UUID
 	created, updated bool
-	client           *views.Client
+	client           *ClientView
 }
 
 // resolveClient applies the client resolution rules (docs/integration-api.md) and writes client.created or (when a
@@ -175,7 +177,7 @@ func (o *op) insertClient(in Client) (*resolved, error) {
 	if err != nil {
 		return nil, err
 	}
-	c, err := views.WriteClient(o.ctx, o.tx, query, args...)
+	c, err := WriteClient(o.ctx, o.tx, query, args...)
 	if err != nil {
 		return nil, fmt.Errorf("insert client: %w", err)
 	}
@@ -183,7 +185,7 @@ func (o *op) insertClient(in Client) (*resolved, error) {
 }
 
 // insertedClient writes client.created for c, the client an insert wrote, if any (nil: none).
-func (o *op) insertedClient(c *views.Client) (*resolved, error) {
+func (o *op) insertedClient(c *ClientView) (*resolved, error) {
 	if c == nil {
 		return nil, nil
 	}
@@ -282,7 +284,7 @@ func (o *op) updateClient(id uuid.UUID, in Client) (resolved, error) {
 	if err != nil {
 		return resolved{}, err
 	}
-	c, err := views.WriteClient(o.ctx, o.tx, `UPDATE clients t SET email = ?, display_name = ?, first_name = ?,
+	c, err := WriteClient(o.ctx, o.tx, `UPDATE clients t SET email = ?, display_name = ?, first_name = ?,
 		last_name = ?, phone = ?, client_type = ?, tags = ?, billing_address = ?, source_label = ?,
 		source_external_id = ?, source_integration_key_id = ? WHERE id = ?`,
 		after.Email, after.DisplayName, after.FirstName, after.LastName, after.Phone, after.ClientType,
@@ -411,4 +413,111 @@ func ptrEqual[T comparable](a, b *T) bool {
 		return a == b
 	}
 	return *a == *b
+}
+
+// ClientView is a client as the APIs and webhook events show it, read from its row (models.Client).
+type ClientView struct {
+	ID             uuid.UUID       `json:"id"`
+	StoreID        uuid.UUID       `json:"store_id"`
+	Email          *string         `json:"email"`
+	DisplayName    string          `json:"display_name"`
+	FirstName      string          `json:"first_name"`
+	LastName       string          `json:"last_name"`
+	Phone          string          `json:"phone"`
+	ClientType     string          `json:"client_type"`
+	Tags           []string        `json:"tags"`
+	BillingAddress json.RawMessage `json:"billing_address"`
+	Source         *ClientSource   `json:"source"`
+	CreatedAt      time.Time       `json:"created_at"`
+	UpdatedAt      time.Time       `json:"updated_at"`
+}
+
+// ClientSource is stamped on clients created from an integration.
+type ClientSource struct {
+	Label            *string    `json:"label"`
+	ExternalID       *string    `json:"external_id"`
+	IntegrationKeyID *uuid.UUID `json:"integration_key_id"`
+}
+
+// clientColumns are a client's view, of the clients table named t.
+const clientColumns = `t.id, t.store_id, t.email, t.display_name, t.first_name, t.last_name, t.phone,
+	t.client_type, t.tags, t.billing_address, t.source_label, t.source_external_id,
+	t.source_integration_key_id, t.created_at, t.updated_at`
+
+const clientSelect = `SELECT ` + clientColumns + ` FROM clients t`
+
+// clientView is the client r as GetClient shows it.
+func clientView(r models.Client) ClientView {
+	c := ClientView{ID: r.ID, StoreID: r.StoreID, Email: r.Email, DisplayName: r.DisplayName, FirstName: r.FirstName,
+		LastName: r.LastName, Phone: r.Phone, ClientType: r.ClientType, Tags: []string(r.Tags),
+		BillingAddress: json.RawMessage(r.BillingAddress), CreatedAt: r.CreatedAt.UTC(), UpdatedAt: r.UpdatedAt.UTC()}
+	if c.Tags == nil {
+		c.Tags = []string{}
+	}
+	if len(c.BillingAddress) == 0 {
+		c.BillingAddress = json.RawMessage("null")
+	}
+	if r.SourceLabel != nil || r.SourceIntegrationKeyID != nil {
+		c.Source = &ClientSource{Label: r.SourceLabel, ExternalID: r.SourceExternalID, IntegrationKeyID: r.SourceIntegrationKeyID}
+	}
+	return c
+}
+
+// GetClient loads one client within scope.
+func GetClient(ctx context.Context, db *gorm.DB, s paging.Scope, id uuid.UUID) (*ClientView, error) {
+	cond, args := paging.ScopeFilter(s, "t.org_id", "t.store_id")
+	row, err := paging.One[models.Client](ctx, db, "client", clientSelect+" WHERE t.id = ? AND "+cond, append([]any{id}, args...)...)
+	if err != nil {
+		return nil, err
+	}
+	c := clientView(*row)
+	return &c, nil
+}
+
+// WriteClient runs write, an INSERT or UPDATE of one client that names the table t (INSERT INTO
+// clients AS t, UPDATE clients t), and returns the row it wrote as GetClient shows it, or nil when it
+// wrote none. A write that announces the client so needs no second statement to read it back.
+func WriteClient(ctx context.Context, db *gorm.DB, write string, args ...any) (*ClientView, error) {
+	var rows []models.Client
+	if err := db.WithContext(ctx).Raw(write+ClientReturning, args...).Find(&rows).Error; err != nil {
+		return nil, fmt.Errorf("write client: %w", err)
+	}
+	if len(rows) == 0 {
+		return nil, nil
+	}
+	c := clientView(rows[0])
+	return &c, nil
+}
+
+// ClientReturning is the RETURNING clause of a client write sent without WriteClient (in a batch):
+// ScanClient reads its row.
+const ClientReturning = " RETURNING " + clientColumns
+
+// ScanClient reads a row of ClientReturning as GetClient shows the client.
+func ScanClient(row database.Row) (*ClientView, error) {
+	var r models.Client
+	var tags []string
+	err := row.Scan(&r.ID, &r.StoreID, &r.Email, &r.DisplayName, &r.FirstName, &r.LastName, &r.Phone,
+		&r.ClientType, &tags, &r.BillingAddress, &r.SourceLabel, &r.SourceExternalID,
+		&r.SourceIntegrationKeyID, &r.CreatedAt, &r.UpdatedAt)
+	if err != nil {
+		return nil, fmt.Errorf("scan client: %w", err)
+	}
+	r.Tags = tags
+	c := clientView(r)
+	return &c, nil
+}
+
+// ListClients loads one page of clients.
+func ListClients(ctx context.Context, db *gorm.DB, q paging.ListQuery) (paging.Page[ClientView], error) {
+	tail, args := paging.Keyset(q, "t.org_id", "t.store_id")
+	var rows []models.Client
+	if err := db.WithContext(ctx).Raw(clientSelect+tail, args...).Find(&rows).Error; err != nil {
+		return paging.Page[ClientView]{}, fmt.Errorf("list clients: %w", err)
+	}
+	out := make([]ClientView, len(rows))
+	for i, r := range rows {
+		out[i] = clientView(r)
+	}
+	return paging.NewPage(out, q.Limit, func(c ClientView) (time.Time, uuid.UUID) { return c.UpdatedAt, c.ID }), nil
 }

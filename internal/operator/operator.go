@@ -18,7 +18,6 @@ import (
 	"wds/internal/platform/paging"
 	"wds/internal/platform/problem"
 	"wds/internal/platform/ratelimit"
-	"wds/internal/views"
 	"wds/internal/workspace"
 	"wds/models"
 )
@@ -39,8 +38,8 @@ func (s *Service) turn(ctx context.Context, org uuid.UUID) (func(), error) {
 	return s.reads.Take(ctx, org.String(), endpoints.ReadsPaced)
 }
 
-// Page is one page of a list: views.Page, so every list of every API has the same envelope.
-type Page[T any] = views.Page[T]
+// Page is one page of a list: paging.Page, so every list of every API has the same envelope.
+type Page[T any] = paging.Page[T]
 
 // Query is what every list takes: whose org, who asks (their role is checked), and the page.
 type Query struct {

@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"wds/internal/views"
+	"wds/internal/platform/paging"
 	"wds/test/pgtest"
 )
 
@@ -14,7 +14,7 @@ import (
 //	go test -run XXX -bench . ./order/
 func BenchmarkAppendPage(b *testing.B) {
 	at := time.Date(2026, 11, 22, 3, 47, 15, 566230000, time.UTC)
-	p := views.Page[Order]{Rows: make([]Order, 50)}
+	p := paging.Page[Order]{Rows: make([]Order, 50)}
 	for i := range p.Rows {
 		p.Rows[i] = sampleOrder(b, "1001", "paid", "INV/2026/7", "Shop", at)
 	}
@@ -40,7 +40,7 @@ func BenchmarkListOrders(b *testing.B) {
 		b.Fatal(err)
 	}
 	ctx := context.Background()
-	q := views.ListQuery{Scope: views.Scope{OrgID: orgs[0]}, Limit: 50}
+	q := paging.ListQuery{Scope: paging.Scope{OrgID: orgs[0]}, Limit: 50}
 	b.ReportAllocs()
 	for b.Loop() {
 		if _, err := List(ctx, db, q); err != nil {

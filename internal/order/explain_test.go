@@ -10,7 +10,6 @@ import (
 	"gorm.io/gorm"
 
 	"wds/internal/platform/paging"
-	"wds/internal/views"
 	"wds/test/pgtest"
 )
 
@@ -36,13 +35,14 @@ func seed(t testing.TB, db *gorm.DB, perOrg int) []uuid.UUID {
 	return orgs
 }
 
-// The order list is a keyset index scan, as views' lists are (views/explain_test.go).
+// The order list is a keyset index scan, as the client and vendor lists are (ingest/client_explain_test.go,
+// catalog/vendor_explain_test.go).
 func TestListQueryIsAKeysetIndexScan(t *testing.T) {
 	db := pgtest.New(t)
 	orgs := seed(t, db, 50000)
 	deep := &paging.Cursor{At: time.Now().Add(-40000 * time.Second), ID: uuid.New()}
 	for _, cur := range []*paging.Cursor{nil, deep} {
-		tail, args := views.Keyset(views.ListQuery{Scope: views.Scope{OrgID: orgs[2]}, Cursor: cur, Limit: 50}, "t.org_id", "t.store_id")
+		tail, args := paging.Keyset(paging.ListQuery{Scope: paging.Scope{OrgID: orgs[2]}, Cursor: cur, Limit: 50}, "t.org_id", "t.store_id")
 		pgtest.CheckKeysetScan(t, db, fmt.Sprintf("deep=%v", cur != nil), "orders", "orders_keyset", orderSelect+tail, args...)
 	}
 }
@@ -51,13 +51,13 @@ func TestPageQueriesReturnWhatThePlanPromises(t *testing.T) {
 	db := pgtest.New(t)
 	orgs := seed(t, db, 200)
 	ctx := context.Background()
-	p, err := List(ctx, db, views.ListQuery{Scope: views.Scope{OrgID: orgs[0]}, Limit: 50})
+	p, err := List(ctx, db, paging.ListQuery{Scope: paging.Scope{OrgID: orgs[0]}, Limit: 50})
 	if err != nil || len(p.Rows) != 50 || p.NextCursor == nil {
 		t.Fatalf("first page: %d rows, cursor %v, err %v", len(p.Rows), p.NextCursor, err)
 	}
 	total := len(p.Rows)
 	for p.NextCursor != nil {
-		if p, err = List(ctx, db, views.ListQuery{Scope: views.Scope{OrgID: orgs[0]}, Cursor: p.NextCursor, Limit: 50}); err != nil {
+		if p, err = List(ctx, db, paging.ListQuery{Scope: paging.Scope{OrgID: orgs[0]}, Cursor: p.NextCursor, Limit: 50}); err != nil {
 			t.Fatal(err)
 		}
 		total += len(p.Rows)

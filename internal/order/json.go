@@ -6,14 +6,14 @@ import (
 	"slices"
 	"time"
 
-	"github.com/google/uuid"
+	"wds/internal/platform/paging"
 
-	"wds/internal/views"
+	"github.com/google/uuid"
 )
 
 // AppendPage appends a page of orders as encoding/json would write it (Page's tags), each order
 // by AppendJSON, in one buffer.
-func AppendPage(b []byte, p views.Page[Order]) []byte {
+func AppendPage(b []byte, p paging.Page[Order]) []byte {
 	b = slices.Grow(b, 2048*len(p.Rows)+128)
 	b = append(b, `{"rows":[`...)
 	for i := range p.Rows {

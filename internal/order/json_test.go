@@ -12,7 +12,6 @@ import (
 	"github.com/google/uuid"
 
 	"wds/internal/platform/paging"
-	"wds/internal/views"
 )
 
 // plainOrder is Order without its methods: what encoding/json writes from the struct's tags, the
@@ -78,7 +77,7 @@ func FuzzOrderJSON(f *testing.F) {
 func TestOrderPageMatchesEncodingJSON(t *testing.T) {
 	at := time.Date(2026, 11, 22, 3, 47, 15, 566230000, time.UTC)
 	orders := []Order{sampleOrder(t, "1", "paid", "a", "b", at), sampleOrder(t, "2", "paid", "c", "d", at)}
-	for _, p := range []views.Page[Order]{{Rows: []Order{}}, {Rows: orders}, {Rows: orders, NextCursor: &paging.Cursor{At: at, ID: orders[1].ID}}} {
+	for _, p := range []paging.Page[Order]{{Rows: []Order{}}, {Rows: orders}, {Rows: orders, NextCursor: &paging.Cursor{At: at, ID: orders[1].ID}}} {
 		want, err := json.Marshal(p)
 		if err != nil {
 			t.Fatal(err)

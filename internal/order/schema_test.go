@@ -19,8 +19,8 @@ import (
 	"wds/internal/events/eventstest"
 	"wds/internal/ingest"
 	"wds/internal/order"
+	"wds/internal/platform/paging"
 	"wds/internal/platform/secrets"
-	"wds/internal/views"
 	"wds/internal/workspace"
 	"wds/models"
 	"wds/test/pgtest"
@@ -176,11 +176,11 @@ func TestOrdersValidateAgainstTheServedSchemas(t *testing.T) {
 	db := pgtest.New(t)
 	ctx := context.Background()
 	id, org := richOrder(t, db)
-	got, err := order.Get(ctx, db, views.Scope{OrgID: org}, id)
+	got, err := order.Get(ctx, db, paging.Scope{OrgID: org}, id)
 	if err != nil {
 		t.Fatal(err)
 	}
-	page, err := order.List(ctx, db, views.ListQuery{Scope: views.Scope{OrgID: org}, Limit: 10})
+	page, err := order.List(ctx, db, paging.ListQuery{Scope: paging.Scope{OrgID: org}, Limit: 10})
 	if err != nil || len(page.Rows) != 1 {
 		t.Fatalf("list: %v %v", page.Rows, err)
 	}

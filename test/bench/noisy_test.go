@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"wds/internal/endpoints"
+	"wds/internal/delivery"
 )
 
 // TestNoisySmoke runs the noisy-neighbour line on a small outage (20,000 rows, 4,000 dropped chains,
@@ -43,7 +43,7 @@ func TestNoisySmoke(t *testing.T) {
 		t.Errorf("A's members' reads: %+v, %d paced", n.Member, n.MemberPaced)
 	}
 	// 400 chains at 10 a batch (the org's budget).
-	if len(n.Batches) < o.Noisy.Recover/endpoints.DefaultOrgRecoveryRate || n.Batch.FirstMs <= 0 || n.Batch.LastMs <= 0 {
+	if len(n.Batches) < o.Noisy.Recover/delivery.DefaultOrgRecoveryRate || n.Batch.FirstMs <= 0 || n.Batch.LastMs <= 0 {
 		t.Errorf("recovery batches: %v, %+v", n.Batches, n.Batch)
 	}
 	path := filepath.Join(t.TempDir(), "r.json")

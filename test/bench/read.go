@@ -21,7 +21,6 @@ import (
 	"wds/internal/order"
 	"wds/internal/platform/database"
 	"wds/internal/platform/paging"
-	"wds/internal/views"
 )
 
 // ReadResult is the Read API list benchmark: walks of pages through the order list by HTTP clients,
@@ -193,7 +192,7 @@ func listSQL(ctx context.Context, dbURL string, orgID uuid.UUID) (string, error)
 			return "", fmt.Errorf("bench: %w", err)
 		}
 	}
-	q := views.ListQuery{Scope: views.Scope{OrgID: orgID}, Limit: pageLimit,
+	q := paging.ListQuery{Scope: paging.Scope{OrgID: orgID}, Limit: pageLimit,
 		Cursor: &paging.Cursor{At: time.Now(), ID: uuid.Nil}}
 	if _, err := order.List(ctx, db, q); err != nil {
 		return "", err

@@ -17,10 +17,12 @@ import (
 	"gorm.io/gorm"
 
 	"wds/activities"
+	"wds/internal/delivery"
 	"wds/internal/endpoints"
 	"wds/internal/events"
 	"wds/internal/platform/egress"
 	"wds/internal/platform/secrets"
+	"wds/internal/recovery"
 	"wds/internal/workspace"
 	"wds/models"
 	"wds/test/pgtest"
@@ -29,14 +31,16 @@ import (
 
 // Fixture is an org with an owner and a member, and the endpoint service over a fresh database.
 type Fixture struct {
-	T      testing.TB
-	Ctx    context.Context
-	DB     *gorm.DB
-	Box    *secrets.Box
-	Svc    *endpoints.Service
-	Org    uuid.UUID
-	Owner  uuid.UUID
-	Member uuid.UUID
+	T   testing.TB
+	Ctx context.Context
+	DB  *gorm.DB
+	Box *secrets.Box
+	Svc *endpoints.Service
+	// Recoveries are the org's recoveries, started by the relay.
+	Recoveries *recovery.Service
+	Org        uuid.UUID
+	Owner      uuid.UUID
+	Member     uuid.UUID
 }
 
 func NewFixture(t testing.TB) *Fixture {
@@ -60,7 +64,7 @@ func NewFixture(t testing.TB) *Fixture {
 		t.Fatal(err)
 	}
 	return &Fixture{T: t, Ctx: ctx, DB: db, Box: box, Svc: endpoints.NewService(db, box, endpoints.Options{AllowPrivate: true}),
-		Org: org.ID, Owner: owner.ID, Member: member.ID}
+		Recoveries: recovery.NewService(db, nil, 0), Org: org.ID, Owner: owner.ID, Member: member.ID}
 }
 
 // Hit is one request a Receiver got.
@@ -166,7 +170,7 @@ func (f *Fixture) Create(url string) (*endpoints.Created, error) {
 func (f *Fixture) Delivery(ev, ep uuid.UUID, attempt int, status models.Status, at time.Time) models.Delivery {
 	d := models.Delivery{ID: uuid.New(), OrgID: f.Org, EventID: ev, EndpointID: ep, EventType: events.OrderCreated,
 		ChainID: uuid.New(), WorkflowID: contract.EventWorkflowID(ev), Attempt: attempt, Status: status, AttemptedAt: at}
-	if ok, err := endpoints.RecordAttempt(f.Ctx, f.DB, &d); err != nil || !ok {
+	if ok, err := delivery.RecordAttempt(f.Ctx, f.DB, &d); err != nil || !ok {
 		f.T.Fatalf("record delivery: %v %v", ok, err)
 	}
 	return d

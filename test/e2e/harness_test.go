@@ -34,6 +34,7 @@ import (
 	"wds/internal/platform/config"
 	"wds/internal/platform/egress"
 	"wds/internal/platform/secrets"
+	"wds/internal/recovery"
 	"wds/internal/workspace"
 	"wds/models"
 	"wds/test/apitest"
@@ -85,16 +86,17 @@ func newHarness(t *testing.T, tc client.Client) *harness {
 	h := &harness{t: t, ctx: ctx, db: pgtest.New(t), temporal: tc, log: log, caFile: receiverCAFile(t)}
 	h.box, _ = secrets.NewBox(secrets.GenerateKey())
 	h.starter = &dispatch.Starter{DB: h.db, Temporal: tc, Schedule: schedule, Log: log}
-	hooks := endpoints.NewService(h.db, h.box, endpoints.Options{AllowPrivate: true, Stopper: h.starter, Dispatcher: h.starter, Recoveries: h.starter})
+	hooks := endpoints.NewService(h.db, h.box, endpoints.Options{AllowPrivate: true, Stopper: h.starter, Dispatcher: h.starter})
+	recoveries := recovery.NewService(h.db, h.starter, 0)
 	d := apitest.Domain(h.db, h.box, h.starter)
 	router, err := api.NewRouter(api.Deps{Services: api.NewServices(h.db, d), Log: log, Dispatches: h.starter,
-		Webhooks: hooks, Support: hooks})
+		Webhooks: hooks, Support: hooks, Recoveries: recoveries})
 	if err != nil {
 		t.Fatal(err)
 	}
 	(&console.Console{DB: h.db, Log: log, Members: d.People, Sessions: d.People, Keys: d.Keys, Lists: d.Lists,
 		Shipping: d.Shipping, Vendors: d.Vendors, Clients: d.Orders,
-		Webhooks: hooks, Dispatches: h.starter,
+		Webhooks: hooks, Recoveries: recoveries, Dispatches: h.starter,
 		TemporalUI: "http://localhost:8233", Namespace: "default", RetrySchedule: schedule, InsecureCookie: true}).Register(router)
 	h.api = httptest.NewServer(router)
 	t.Cleanup(h.api.Close)

@@ -48,6 +48,10 @@ func upward(pkg, imp string) string {
 		return "models are the bottom: the rows and the domain's terms"
 	case under(pkg, "wds/activities") && (under(imp, "wds/workflows") && imp != "wds/workflows/contract"):
 		return "activities know the workflows only through their contract"
+	case pkg == "wds/workflows/contract" && !under(imp, "wds/models"):
+		return "the contract is what history records: names, ids and inputs over models only"
+	case under(pkg, "wds/workflows") && imp != "wds/activities" && !under(imp, "wds/workflows") && !under(imp, "wds/models"):
+		return "workflows are deterministic: the SDK, their contract, the models and the activities' type"
 	}
 	return ""
 }
@@ -72,6 +76,8 @@ func TestTheRuleRefusesUpwardImports(t *testing.T) {
 		{"wds/models", "wds/internal/money"},
 		{"wds/activities", "wds/workflows"},
 		{"wds/api", "wds/cmd/wds"},
+		{"wds/workflows/contract", "wds/activities"},
+		{"wds/workflows", "wds/internal/delivery"},
 	} {
 		if upward(c[0], c[1]) == "" {
 			t.Errorf("%s importing %s passes the rule", c[0], c[1])
@@ -157,5 +163,43 @@ func TestHandlersAndPagesHoldNoSQL(t *testing.T) {
 	}
 	if calls == 0 {
 		t.Fatal("read no selector in api/: the test reads nothing")
+	}
+}
+
+// workflows imports package activities for one thing: the typed method references the SDK schedules
+// activities by (workflow.ExecuteActivity(ctx, acts.Deliver, in)), so the compiler checks each
+// activity's input and result and the SDK derives the name the worker registers. Those references
+// are taken on a nil *activities.Activities, so no activity code, nor anything it imports, runs in a
+// workflow; the test holds every use of the package to that type.
+func TestWorkflowsUseActivitiesOnlyForTypedReferences(t *testing.T) {
+	files, err := filepath.Glob("../../workflows/*.go")
+	if err != nil || len(files) == 0 {
+		t.Fatalf("workflows: %v, %d files", err, len(files))
+	}
+	uses := 0
+	for _, f := range files {
+		if strings.HasSuffix(f, "_test.go") {
+			continue
+		}
+		file, err := parser.ParseFile(token.NewFileSet(), f, nil, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ast.Inspect(file, func(n ast.Node) bool {
+			sel, ok := n.(*ast.SelectorExpr)
+			if !ok {
+				return true
+			}
+			if x, ok := sel.X.(*ast.Ident); ok && x.Name == "activities" {
+				uses++
+				if sel.Sel.Name != "Activities" {
+					t.Errorf("%s uses activities.%s: workflows take only the activities' type, for typed references", filepath.Base(f), sel.Sel.Name)
+				}
+			}
+			return true
+		})
+	}
+	if uses == 0 {
+		t.Fatal("workflows use no activities.Activities: the test reads nothing")
 	}
 }

@@ -97,3 +97,23 @@ func (n PlanNode) ReadsByOnly(index string) bool {
 	}
 	return n.Index == index
 }
+
+// BlocksRead is how many blocks PostgreSQL touched running sql on db (EXPLAIN ANALYZE's buffers):
+// what a query costs, whatever plan it took.
+func BlocksRead(t testing.TB, db *gorm.DB, sql string, args ...any) int {
+	t.Helper()
+	var out []string
+	if err := db.Raw("EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) "+sql, args...).Scan(&out).Error; err != nil {
+		t.Fatal(err)
+	}
+	var plans []struct {
+		Plan struct {
+			Hit  int `json:"Shared Hit Blocks"`
+			Read int `json:"Shared Read Blocks"`
+		}
+	}
+	if err := json.Unmarshal([]byte(strings.Join(out, "")), &plans); err != nil || len(plans) != 1 {
+		t.Fatalf("EXPLAIN output: %v %s", err, out)
+	}
+	return plans[0].Plan.Hit + plans[0].Plan.Read
+}

@@ -58,7 +58,7 @@ type Config struct {
 	// default (worker.DefaultManualSlots).
 	ManualActivities int `env:"WDS_MANUAL_ACTIVITIES" envDefault:"0"`
 	// RecoveryRate is the most chains a second one org's recoveries start, all together
-	// (docs/support.md); 0 is endpoints.DefaultOrgRecoveryRate.
+	// (docs/support.md); 0 is delivery.DefaultOrgRecoveryRate.
 	RecoveryRate int `env:"WDS_RECOVERY_RATE" envDefault:"0"`
 	// SupportSearchRate paces each org's event searches, per instance (docs/support.md); 0 is
 	// endpoints.DefaultSearchRate.

@@ -1,4 +1,4 @@
-package endpoints_test
+package delivery_test
 
 import (
 	"errors"
@@ -7,7 +7,9 @@ import (
 
 	"github.com/google/uuid"
 
+	"wds/internal/delivery"
 	"wds/internal/endpoints"
+	"wds/internal/recovery"
 	"wds/models"
 	"wds/test/pgtest"
 	"wds/workflows/contract"
@@ -37,7 +39,7 @@ func seedDrops(t testing.TB, f *fixture, orgID, endpointID uuid.UUID, n int) {
 // at the first batch and deep in the recovery.
 func TestRecoveryBatchIsAKeysetWalk(t *testing.T) {
 	f := newFixture(t)
-	ep := f.limitedEndpoint(100)
+	ep := f.LimitedEndpoint(100)
 	seedDrops(t, f, f.Org, ep.ID, 20000)
 	other := uuid.New()
 	f.DB.Exec("INSERT INTO orgs (id, name) VALUES (?, 'other')", other)
@@ -55,7 +57,7 @@ func TestRecoveryBatchIsAKeysetWalk(t *testing.T) {
 		{EndpointID: ep.ID, Since: time.Now().Add(-21 * time.Hour), Until: time.Now()},
 		{EndpointID: ep.ID, Since: time.Now().Add(-21 * time.Hour), Until: time.Now(), AfterAt: &deep, AfterID: &id},
 	} {
-		sql, args := endpoints.BatchSQL(rec, 100)
+		sql, args := delivery.BatchSQL(rec, 100)
 		pgtest.CheckKeysetScan(t, f.DB, "recovery batch", "webhook_unrecovered_drops", "webhook_unrecovered_drops_endpoint", sql, args)
 	}
 }
@@ -65,18 +67,18 @@ func TestRecoveryBatchIsAKeysetWalk(t *testing.T) {
 // passed over), and leaves its cursor on the last chain.
 func TestRecoveryBatchesContinueAfterTheLastChainTaken(t *testing.T) {
 	f := newFixture(t)
-	ep := f.limitedEndpoint(100)
-	drops := f.dropChains(ep.ID, 250)
+	ep := f.LimitedEndpoint(100)
+	drops := f.DropChains(ep.ID, 250)
 	if _, err := f.Svc.Refire(f.Ctx, drops[120], f.Owner); err != nil {
 		t.Fatal(err)
 	}
-	rec, err := f.Svc.Recover(f.Ctx, ep.ID, f.Owner, time.Now().Add(-time.Hour), nil)
+	rec, err := f.Recoveries.Recover(f.Ctx, ep.ID, f.Owner, time.Now().Add(-time.Hour), nil)
 	if err != nil || rec.Total != 249 {
 		t.Fatalf("%+v %v", rec, err)
 	}
 	var started []int
 	for {
-		b, _, err := endpoints.NextRecoveryBatch(f.Ctx, f.DB, contract.RecoveryParams{RecoveryID: rec.ID}, 1000)
+		b, _, err := delivery.NextRecoveryBatch(f.Ctx, f.DB, contract.RecoveryParams{RecoveryID: rec.ID}, 1000)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -103,17 +105,17 @@ func TestRecoveryBatchesContinueAfterTheLastChainTaken(t *testing.T) {
 // With WDS_RETENTION 0 a recovery reaches back 90 days at most; with a retention, no further than it.
 func TestARecoveryReachesBackNoFurtherThanItsBound(t *testing.T) {
 	f := newFixture(t)
-	ep := f.limitedEndpoint(10)
+	ep := f.LimitedEndpoint(10)
 	for _, c := range []struct {
 		retention time.Duration
 		since     time.Time
 	}{
 		{0, time.Date(1, 1, 1, 0, 0, 0, 0, time.UTC)},
-		{0, time.Now().Add(-endpoints.MaxRecoveryReach - time.Hour)},
+		{0, time.Now().Add(-recovery.MaxRecoveryReach - time.Hour)},
 		{7 * 24 * time.Hour, time.Now().Add(-8 * 24 * time.Hour)},
 	} {
-		f.Svc.Retention = c.retention
-		if _, err := f.Svc.Recover(f.Ctx, ep.ID, f.Owner, c.since, nil); !errors.Is(err, endpoints.ErrInvalidParameter) {
+		f.Recoveries.Retention = c.retention
+		if _, err := f.Recoveries.Recover(f.Ctx, ep.ID, f.Owner, c.since, nil); !errors.Is(err, endpoints.ErrInvalidParameter) {
 			t.Errorf("retention %s, since %s: %v, want invalid_parameter", c.retention, c.since, err)
 		}
 	}
@@ -122,8 +124,8 @@ func TestARecoveryReachesBackNoFurtherThanItsBound(t *testing.T) {
 	if n != 0 {
 		t.Fatalf("%d recoveries written by refused requests", n)
 	}
-	f.Svc.Retention = 0
-	if _, err := f.Svc.Recover(f.Ctx, ep.ID, f.Owner, time.Now().Add(-endpoints.MaxRecoveryReach+time.Hour), nil); err != nil {
+	f.Recoveries.Retention = 0
+	if _, err := f.Recoveries.Recover(f.Ctx, ep.ID, f.Owner, time.Now().Add(-recovery.MaxRecoveryReach+time.Hour), nil); err != nil {
 		t.Fatalf("a recovery within 90 days: %v", err)
 	}
 }
@@ -136,10 +138,10 @@ func batchBuffers(t *testing.T, f *fixture, recoveryID uuid.UUID) int {
 	if err := f.DB.Where("id = ?", recoveryID).Take(&rec).Error; err != nil {
 		t.Fatal(err)
 	}
-	sql, args := endpoints.BatchSQL(&rec, 100)
+	sql, args := delivery.BatchSQL(&rec, 100)
 	tx := f.DB.Begin() // EXPLAIN ANALYZE runs the batch: its writes are rolled back
 	defer tx.Rollback()
-	return blocksRead(t, tx, sql, args)
+	return pgtest.BlocksRead(t, tx, sql, args)
 }
 
 // The short form of the noisy-neighbour measure's recovery line: 5,000 dropped chains recovered to
@@ -147,18 +149,18 @@ func batchBuffers(t *testing.T, f *fixture, recoveryID uuid.UUID) int {
 // second read (walking from the start past every chain already re-fired, it read them all).
 func TestARecoveryReFiresEachChainOnceAndItsBatchesCostTheSame(t *testing.T) {
 	f := newFixture(t)
-	ep := f.limitedEndpoint(100)
+	ep := f.LimitedEndpoint(100)
 	const n = 5000
 	seedDrops(t, f, f.Org, ep.ID, n)
 	f.DB.Exec("ANALYZE")
-	rec, err := f.Svc.Recover(f.Ctx, ep.ID, f.Owner, time.Now().Add(-21*time.Hour), nil)
+	rec, err := f.Recoveries.Recover(f.Ctx, ep.ID, f.Owner, time.Now().Add(-21*time.Hour), nil)
 	if err != nil || rec.Total != n {
 		t.Fatalf("%+v %v", rec, err)
 	}
 	var costs []int
 	for {
 		cost := batchBuffers(t, f, rec.ID)
-		b, _, err := endpoints.NextRecoveryBatch(f.Ctx, f.DB, contract.RecoveryParams{RecoveryID: rec.ID}, 1000)
+		b, _, err := delivery.NextRecoveryBatch(f.Ctx, f.DB, contract.RecoveryParams{RecoveryID: rec.ID}, 1000)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -1,10 +1,10 @@
-package endpoints_test
+package delivery_test
 
 import (
 	"testing"
 	"time"
 
-	"wds/internal/endpoints"
+	"wds/internal/delivery"
 	"wds/models"
 	"wds/workflows/contract"
 )
@@ -16,9 +16,9 @@ import (
 //	go test -run '^$' -bench RecoveryBatch -benchtime 20x ./internal/endpoints/
 func BenchmarkRecoveryBatch(b *testing.B) {
 	f := newFixture(b)
-	ep := f.limitedEndpoint(1000)
+	ep := f.LimitedEndpoint(1000)
 	seedDrops(b, f, f.Org, ep.ID, 200_000)
-	rec, err := f.Svc.Recover(f.Ctx, ep.ID, f.Owner, time.Now().Add(-21*time.Hour), nil)
+	rec, err := f.Recoveries.Recover(f.Ctx, ep.ID, f.Owner, time.Now().Add(-21*time.Hour), nil)
 	if err != nil || rec.Total != 200_000 {
 		b.Fatalf("%+v %v", rec, err)
 	}
@@ -26,7 +26,7 @@ func BenchmarkRecoveryBatch(b *testing.B) {
 		// Each run takes a batch and gives it back (rolled back), so every run costs the same.
 		for range b.N {
 			tx := f.DB.Begin()
-			if _, _, err := endpoints.NextRecoveryBatch(f.Ctx, tx, contract.RecoveryParams{RecoveryID: rec.ID}, 1000); err != nil {
+			if _, _, err := delivery.NextRecoveryBatch(f.Ctx, tx, contract.RecoveryParams{RecoveryID: rec.ID}, 1000); err != nil {
 				b.Fatal(err)
 			}
 			tx.Rollback()

@@ -1,4 +1,4 @@
-package endpoints_test
+package delivery_test
 
 import (
 	"fmt"
@@ -7,7 +7,7 @@ import (
 
 	"github.com/google/uuid"
 
-	"wds/internal/endpoints"
+	"wds/internal/delivery"
 	"wds/internal/events"
 	"wds/models"
 	"wds/test/pgtest"
@@ -50,7 +50,7 @@ func TestKeptHealthIsWhatTheLogSays(t *testing.T) {
 	write := func(status models.Status, when time.Time, next *time.Time) models.Delivery {
 		d := models.Delivery{ID: uuid.New(), OrgID: f.Org, EventID: ev, EndpointID: ep.ID, EventType: events.OrderCreated,
 			ChainID: uuid.New(), WorkflowID: contract.EventWorkflowID(ev), Attempt: 1, Status: status, AttemptedAt: when, NextAttemptAt: next}
-		if _, err := endpoints.RecordAttempt(f.Ctx, f.DB, &d); err != nil {
+		if _, err := delivery.RecordAttempt(f.Ctx, f.DB, &d); err != nil {
 			t.Fatal(err)
 		}
 		return d
@@ -73,7 +73,7 @@ func TestKeptHealthIsWhatTheLogSays(t *testing.T) {
 	check("a success")
 	write(models.StatusFailed, at(20), &later)
 	retried := write(models.StatusDropped, at(30), nil)
-	if ok, err := endpoints.RecordAttempt(f.Ctx, f.DB, &retried); ok || err != nil {
+	if ok, err := delivery.RecordAttempt(f.Ctx, f.DB, &retried); ok || err != nil {
 		t.Fatalf("a retried task wrote again: %v %v", ok, err)
 	}
 	check("a failure and a drop")
@@ -100,7 +100,7 @@ func TestKeptHealthIsWhatTheLogSays(t *testing.T) {
 func TestEndpointHealthReadsNoDeliveryRows(t *testing.T) {
 	f := newFixture(t)
 	ep := f.Endpoint("https://127.0.0.1/hook")
-	root, plan := pgtest.Explain(t, f.DB, endpoints.HealthSQL, map[string]any{"ids": []uuid.UUID{ep.ID}})
+	root, plan := pgtest.Explain(t, f.DB, delivery.HealthSQL, map[string]any{"ids": []uuid.UUID{ep.ID}})
 	if root.Reads("webhook_deliveries") {
 		t.Fatalf("the health reads the delivery log:\n%s", plan)
 	}
@@ -119,7 +119,7 @@ func TestPruneMinutesKeepsTheLastEightDays(t *testing.T) {
 	f.DB.Exec(`INSERT INTO webhook_endpoint_minutes (endpoint_id, minute, failed) VALUES
 		(?, date_trunc('minute', now() - interval '9 days'), 1), (?, date_trunc('minute', now() - interval '7 days'), 1),
 		(?, date_trunc('minute', now() - interval '23 hours'), 1)`, ep.ID, ep.ID, ep.ID)
-	if n, err := endpoints.PruneMinutes(f.Ctx, f.DB); n != 1 || err != nil {
+	if n, err := delivery.PruneMinutes(f.Ctx, f.DB); n != 1 || err != nil {
 		t.Fatalf("pruned %d %v", n, err)
 	}
 	list, _ := f.Svc.List(f.Ctx, f.Org, nil)

@@ -2,7 +2,7 @@
 // on each read (issue 39): auto-disable decides from the endpoint's row, and the endpoint list reads
 // no delivery rows however long an outage has lasted.
 
-package endpoints
+package delivery
 
 import (
 	"context"
@@ -83,8 +83,8 @@ minutes AS (
 	FROM (SELECT endpoint_id, date_trunc('minute', attempted_at) AS minute, count(*) AS n FROM dropped GROUP BY 1, 2) c
 	WHERE m.endpoint_id = c.endpoint_id AND m.minute = c.minute RETURNING 1)`
 
-// resetHealthSQL is what enabling sets: the failures before it no longer count.
-const resetHealthSQL = `failing_since = NULL, consecutive_dropped = 0, health_reset_at = clock_timestamp()`
+// ResetHealthSQL is what enabling sets: the failures before it no longer count.
+const ResetHealthSQL = `failing_since = NULL, consecutive_dropped = 0, health_reset_at = clock_timestamp()`
 
 // healthSQL reads each endpoint's kept health and sums its minutes of the last 24 hours (counted to
 // the minute: the oldest minute counted is the one 24 hours ago began in).
@@ -96,8 +96,8 @@ const healthSQL = `SELECT w.id, w.last_success_at, w.failing_since, w.consecutiv
 		WHERE m.endpoint_id = w.id AND m.minute >= date_trunc('minute', clock_timestamp() - interval '24 hours')) c ON true
 	WHERE w.id IN @ids`
 
-// withHealth fills the health of each endpoint.
-func withHealth(ctx context.Context, db *gorm.DB, eps ...*models.Endpoint) error {
+// FillHealth fills the health of each endpoint.
+func FillHealth(ctx context.Context, db *gorm.DB, eps ...*models.Endpoint) error {
 	if len(eps) == 0 {
 		return nil
 	}

@@ -1,9 +1,8 @@
-// Package views defines the workspace's resources as the APIs and webhook events show them (clients,
-// vendors, products), the queries that load them, and what every resource's list shares with them: the
-// caller's Scope and keyset pages ordered by (updated_at DESC, id DESC). The order, the richest
-// resource, is package order's. A client is read as its row, models.Client, which ingest's client
-// upsert also reads and compares, and turned into its view here.
-package views
+// What every resource's list shares: the caller's Scope, keyset pages ordered by (updated_at DESC,
+// id DESC), and loading one row within the scope. The resources' views are their packages': the
+// order's in order, the client's in ingest, the vendor's and the product's in catalog.
+
+package paging
 
 import (
 	"context"
@@ -14,7 +13,6 @@ import (
 	"github.com/google/uuid"
 	"gorm.io/gorm"
 
-	"wds/internal/platform/paging"
 	"wds/internal/platform/problem"
 )
 
@@ -28,14 +26,14 @@ type Scope struct {
 // ListQuery is one page request.
 type ListQuery struct {
 	Scope
-	Cursor *paging.Cursor
+	Cursor *Cursor
 	Limit  int
 }
 
 // Page is the list envelope: next_cursor is null on the last page.
 type Page[T any] struct {
-	Rows       []T            `json:"rows"`
-	NextCursor *paging.Cursor `json:"next_cursor"`
+	Rows       []T     `json:"rows"`
+	NextCursor *Cursor `json:"next_cursor"`
 }
 
 // Keyset builds the WHERE and ORDER BY of a page over a table aliased t whose org column is orgCol.
@@ -66,7 +64,7 @@ func NewPage[T any](rows []T, limit int, key func(T) (time.Time, uuid.UUID)) Pag
 	if len(rows) > limit {
 		p.Rows = rows[:limit]
 		at, id := key(p.Rows[limit-1])
-		p.NextCursor = &paging.Cursor{At: at, ID: id}
+		p.NextCursor = &Cursor{At: at, ID: id}
 	}
 	if p.Rows == nil {
 		p.Rows = []T{}
@@ -75,14 +73,14 @@ func NewPage[T any](rows []T, limit int, key func(T) (time.Time, uuid.UUID)) Pag
 }
 
 // CutPage is a page whose rows ended before its limit because the next row would have taken it past
-// paging.MaxPageBytes: more rows follow, from the cursor of its last row.
+// MaxPageBytes: more rows follow, from the cursor of its last row.
 func CutPage[T any](rows []T, key func(T) (time.Time, uuid.UUID)) Page[T] {
 	at, id := key(rows[len(rows)-1])
-	return Page[T]{Rows: rows, NextCursor: &paging.Cursor{At: at, ID: id}}
+	return Page[T]{Rows: rows, NextCursor: &Cursor{At: at, ID: id}}
 }
 
-// one loads a single row by id within scope, or problem.NotFound.
-func one[T any](ctx context.Context, db *gorm.DB, what, query string, args ...any) (*T, error) {
+// One loads a single row by id within scope, or problem.NotFound.
+func One[T any](ctx context.Context, db *gorm.DB, what, query string, args ...any) (*T, error) {
 	var rows []T
 	if err := db.WithContext(ctx).Raw(query, args...).Find(&rows).Error; err != nil {
 		return nil, fmt.Errorf("load %s: %w", what, err)
@@ -99,14 +97,4 @@ func ScopeFilter(s Scope, orgCol, storeCol string) (string, []any) {
 		return orgCol + " = ? AND " + storeCol + " = ?", []any{s.OrgID, *s.StoreID}
 	}
 	return orgCol + " = ?", []any{s.OrgID}
-}
-
-func utc(t time.Time) time.Time { return t.UTC() }
-
-func utcPtr(t *time.Time) *time.Time {
-	if t == nil {
-		return nil
-	}
-	u := t.UTC()
-	return &u
 }

@@ -1,4 +1,4 @@
-package endpoints
+package delivery
 
 import (
 	"context"
@@ -44,7 +44,7 @@ func DisableIfFailing(ctx context.Context, db *gorm.DB, endpointID uuid.UUID, af
 		if since == nil || now.Sub(*since) < after {
 			return nil
 		}
-		if err := withHealth(ctx, tx, &ep); err != nil { // for the event's data
+		if err := FillHealth(ctx, tx, &ep); err != nil { // for the event's data
 			return err
 		}
 		if err := tx.Model(&ep).Updates(map[string]any{"enabled": false, "disabled_reason": models.DisabledFailing}).Error; err != nil {
@@ -54,7 +54,7 @@ func DisableIfFailing(ctx context.Context, db *gorm.DB, endpointID uuid.UUID, af
 		if _, err := DropPendingChains(ctx, tx, ep.ID, models.ReasonEndpointDisabled); err != nil {
 			return err
 		}
-		err = auditAutomatic(ctx, tx, ep.OrgID, "endpoint.auto_disabled", "webhook_endpoint", ep.ID,
+		err = AuditAutomatic(ctx, tx, ep.OrgID, "endpoint.auto_disabled", "webhook_endpoint", ep.ID,
 			map[string]any{"failing_since": since, "disable_after": after.String()})
 		if err != nil {
 			return err
@@ -75,10 +75,10 @@ func DisableIfFailing(ctx context.Context, db *gorm.DB, endpointID uuid.UUID, af
 	return targeted, nil
 }
 
-// auditAutomatic writes an audit row of no actor: the service acted by itself (auto-disable, an ended
+// AuditAutomatic writes an audit row of no actor: the service acted by itself (auto-disable, an ended
 // lease, a recovery whose endpoint went away). The Operator API shows its actor_id as null, the
 // console as "wds (automatic)".
-func auditAutomatic(ctx context.Context, tx *gorm.DB, orgID uuid.UUID, action, targetType string, targetID uuid.UUID, details map[string]any) error {
+func AuditAutomatic(ctx context.Context, tx *gorm.DB, orgID uuid.UUID, action, targetType string, targetID uuid.UUID, details map[string]any) error {
 	raw, err := json.Marshal(details)
 	if err != nil {
 		return fmt.Errorf("write audit log: %w", err)
@@ -90,3 +90,5 @@ func auditAutomatic(ctx context.Context, tx *gorm.DB, orgID uuid.UUID, action, t
 	}
 	return nil
 }
+
+func ptr[T any](v T) *T { return &v }

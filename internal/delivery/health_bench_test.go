@@ -1,11 +1,11 @@
-package endpoints_test
+package delivery_test
 
 import (
 	"fmt"
 	"testing"
 	"time"
 
-	"wds/internal/endpoints"
+	"wds/internal/delivery"
 )
 
 // BenchmarkHealthOfALongOutage measures auto-disable's decision (an endpoint failing for less than
@@ -26,7 +26,7 @@ func benchmarkHealth(b *testing.B, outage int) {
 	seedOutage(b, f, ep.ID, outage)
 	b.Run("auto-disable", func(b *testing.B) {
 		for range b.N {
-			if _, err := endpoints.DisableIfFailing(f.Ctx, f.DB, ep.ID, 1000*time.Hour, time.Now()); err != nil {
+			if _, err := delivery.DisableIfFailing(f.Ctx, f.DB, ep.ID, 1000*time.Hour, time.Now()); err != nil {
 				b.Fatal(err)
 			}
 		}

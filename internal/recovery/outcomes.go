@@ -1,7 +1,7 @@
 // How a recovery's chains stand now, and the org's recoveries: what the support desk quotes after an
 // outage is what was delivered, not only what was started.
 
-package endpoints
+package recovery
 
 import (
 	"context"

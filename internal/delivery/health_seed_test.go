@@ -1,4 +1,4 @@
-package endpoints_test
+package delivery_test
 
 import (
 	"testing"

@@ -1,4 +1,4 @@
-package endpoints_test
+package delivery_test
 
 import (
 	"testing"
@@ -6,7 +6,7 @@ import (
 
 	"github.com/google/uuid"
 
-	"wds/internal/endpoints"
+	"wds/internal/delivery"
 	"wds/internal/events"
 	"wds/models"
 	"wds/workflows/contract"
@@ -34,7 +34,7 @@ func TestMinutesCountWhatTheLogHolds(t *testing.T) {
 		ev := f.Event(events.OrderCreated, map[string]any{"id": uuid.New()})
 		d := models.Delivery{ID: uuid.New(), OrgID: f.Org, EventID: ev, EndpointID: ep.ID, EventType: events.OrderCreated,
 			ChainID: uuid.New(), WorkflowID: workflow(ev), Attempt: attempt, Status: status, AttemptedAt: at, NextAttemptAt: next}
-		if ok, err := endpoints.RecordAttempt(f.Ctx, f.DB, &d); !ok || err != nil {
+		if ok, err := delivery.RecordAttempt(f.Ctx, f.DB, &d); !ok || err != nil {
 			t.Fatalf("record: %v %v", ok, err)
 		}
 		return d
@@ -48,7 +48,7 @@ func TestMinutesCountWhatTheLogHolds(t *testing.T) {
 	record(original, 1, models.StatusSucceeded, ago(48*time.Hour), nil)
 	record(original, 1, models.StatusSucceeded, ago(9*24*time.Hour), nil) // older than the minutes kept
 	waiting := record(original, 1, models.StatusFailed, ago(3*time.Hour), later(time.Hour))
-	if err := endpoints.DropChain(f.Ctx, f.DB, waiting.ChainID, "endpoint disabled"); err != nil {
+	if err := delivery.DropChain(f.Ctx, f.DB, waiting.ChainID, "endpoint disabled"); err != nil {
 		t.Fatal(err)
 	}
 	dropped := record(original, 5, models.StatusDropped, ago(3*time.Hour), nil)
@@ -85,7 +85,7 @@ func TestMinutesCountWhatTheLogHolds(t *testing.T) {
 		t.Errorf("kept %d re-fired chains, %d drops re-fired and %d drops; want 2, 1 and 2", refired, droppedRefired, drops)
 	}
 
-	if _, err := endpoints.PruneMinutes(f.Ctx, f.DB); err != nil {
+	if _, err := delivery.PruneMinutes(f.Ctx, f.DB); err != nil {
 		t.Fatal(err)
 	}
 	var left int64

@@ -1,9 +1,11 @@
-package views
+package catalog
 
 import (
 	"context"
 	"fmt"
 	"time"
+
+	"wds/internal/platform/paging"
 
 	"github.com/google/uuid"
 	"gorm.io/gorm"
@@ -35,9 +37,9 @@ func (p Product) inUTC() Product {
 }
 
 // GetProduct loads one published product visible to the scope.
-func GetProduct(ctx context.Context, db *gorm.DB, s Scope, id uuid.UUID) (*Product, error) {
-	cond, args := ScopeFilter(s, "l.org_id", "l.store_id")
-	p, err := one[Product](ctx, db, "product", productSelect+" WHERE t.published AND t.id = ? AND "+cond, append([]any{id}, args...)...)
+func GetProduct(ctx context.Context, db *gorm.DB, s paging.Scope, id uuid.UUID) (*Product, error) {
+	cond, args := paging.ScopeFilter(s, "l.org_id", "l.store_id")
+	p, err := paging.One[Product](ctx, db, "product", productSelect+" WHERE t.published AND t.id = ? AND "+cond, append([]any{id}, args...)...)
 	if err != nil {
 		return nil, err
 	}
@@ -46,14 +48,14 @@ func GetProduct(ctx context.Context, db *gorm.DB, s Scope, id uuid.UUID) (*Produ
 }
 
 // ListProducts loads one page of published products; an org with no linked seller gets an empty list.
-func ListProducts(ctx context.Context, db *gorm.DB, q ListQuery) (Page[Product], error) {
-	tail, args := Keyset(q, "l.org_id", "l.store_id", "t.published")
+func ListProducts(ctx context.Context, db *gorm.DB, q paging.ListQuery) (paging.Page[Product], error) {
+	tail, args := paging.Keyset(q, "l.org_id", "l.store_id", "t.published")
 	var rows []Product
 	if err := db.WithContext(ctx).Raw(productSelect+tail, args...).Find(&rows).Error; err != nil {
-		return Page[Product]{}, fmt.Errorf("list products: %w", err)
+		return paging.Page[Product]{}, fmt.Errorf("list products: %w", err)
 	}
 	for i := range rows {
 		rows[i] = rows[i].inUTC()
 	}
-	return NewPage(rows, q.Limit, func(p Product) (time.Time, uuid.UUID) { return p.UpdatedAt, p.ID }), nil
+	return paging.NewPage(rows, q.Limit, func(p Product) (time.Time, uuid.UUID) { return p.UpdatedAt, p.ID }), nil
 }

@@ -1,0 +1,14 @@
+package delivery
+
+import "wds/models"
+
+// HealthSQL is the endpoint list's health query, for the plan test.
+const HealthSQL = healthSQL
+
+// OrgRecoveriesSQL counts an org's running recoveries, for the plan test.
+const OrgRecoveriesSQL = orgRecoveriesSQL
+
+// BatchSQL is a recovery batch's query and its parameters, for the plan test.
+func BatchSQL(rec *models.Recovery, n int) (string, map[string]any) {
+	return batchSQL, batchArgs(rec, n)
+}
