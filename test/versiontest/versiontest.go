@@ -1,0 +1,75 @@
+// Package versiontest runs versioned wds workers of any build id on a Temporal server, and delivery
+// chains that stay open on the version that started them, for the tests of the operator's version
+// tools (internal/versions, `wds admin version`, the console's overview).
+package versiontest
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/client"
+	sdkworker "go.temporal.io/sdk/worker"
+
+	"wds/models"
+	"wds/worker"
+	"wds/workflows/contract"
+)
+
+// Deployment is the deployment name the helpers use, wds's default.
+const Deployment = "wds"
+
+// StartWorker runs the delivery workflows as version Deployment:build on both task queues, as
+// `wds worker` does, until the test ends. Its Deliver holds every attempt for an hour, so each chain
+// it starts waits on a timer and stays open.
+func StartWorker(t *testing.T, c client.Client, build string) {
+	t.Helper()
+	opts := sdkworker.Options{DeploymentOptions: sdkworker.DeploymentOptions{UseVersioning: true,
+		Version: sdkworker.WorkerDeploymentVersion{DeploymentName: Deployment, BuildID: build}}}
+	for _, queue := range []string{contract.TaskQueue, contract.ManualTaskQueue} {
+		w := sdkworker.New(c, queue, opts)
+		worker.RegisterWorkflows(w)
+		w.RegisterActivityWithOptions(hold, activity.RegisterOptions{Name: contract.ActivityDeliver})
+		if err := w.Start(); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(w.Stop)
+	}
+}
+
+// hold is a Deliver that finds the endpoint's rate limit full for an hour.
+func hold(context.Context, contract.AttemptInput) (contract.AttemptResult, error) {
+	return contract.AttemptResult{Outcome: models.StatusHeld, Wait: time.Hour}, nil
+}
+
+// AwaitVersion waits until Temporal knows build's version: its workers' first polls register it.
+func AwaitVersion(t *testing.T, c client.Client, build string) {
+	t.Helper()
+	h := c.WorkerDeploymentClient().GetHandle(Deployment)
+	for deadline := time.Now().Add(time.Minute); time.Now().Before(deadline); time.Sleep(200 * time.Millisecond) {
+		desc, err := h.Describe(context.Background(), client.WorkerDeploymentDescribeOptions{})
+		for _, v := range desc.Info.VersionSummaries {
+			if err == nil && v.Version.BuildID == build {
+				return
+			}
+		}
+	}
+	t.Fatalf("version %s:%s never registered", Deployment, build)
+}
+
+// StartChain starts a planned delivery of one event to one endpoint, as the starter does: it runs on
+// the current version and waits there, held, until the test ends.
+func StartChain(t *testing.T, c client.Client) {
+	t.Helper()
+	ev := uuid.New()
+	p := contract.EventParams{EventID: ev, OrgID: uuid.New(), EventType: "order.created", Design: contract.CurrentDesign,
+		Chains: []contract.PlannedChain{{Target: contract.Target{EndpointID: uuid.New(), URL: "https://receiver.example/hook", MaxAttempts: 1},
+			ChainID: uuid.New(), FirstDeliveryID: uuid.New()}}}
+	_, err := c.ExecuteWorkflow(context.Background(), client.StartWorkflowOptions{ID: contract.EventWorkflowID(ev), TaskQueue: contract.TaskQueue},
+		contract.PlannedEventWorkflowName, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+}
