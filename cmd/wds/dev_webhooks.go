@@ -63,6 +63,12 @@ func startDevWebhooks(ctx context.Context, cfg *config.Config, db *gorm.DB, box 
 			log.WithError(err).Warn("cannot register the Wds* search attributes")
 		}
 	}
+	if err := recordDevTemporal(cfg, d.address); err != nil {
+		if srv != nil {
+			_ = srv.Stop()
+		}
+		return nil, err
+	}
 	starter := dispatch.NewStarter(cfg, db, c, log)
 	d.starter = starter
 	versionWorker(cfg)
