@@ -2,6 +2,7 @@ package main
 
 import (
 	"github.com/sirupsen/logrus"
+	"go.temporal.io/sdk/client"
 	"gorm.io/gorm"
 
 	"wds/api"
@@ -16,6 +17,7 @@ import (
 	"wds/internal/operator"
 	"wds/internal/platform/config"
 	"wds/internal/platform/secrets"
+	"wds/internal/versions"
 	"wds/internal/workspace"
 )
 
@@ -35,6 +37,8 @@ type services struct {
 	webhooks *endpoints.Service
 	// starter is nil in a process without a Temporal client.
 	starter *dispatch.Starter
+	// temporal is the process's Temporal client, for the console's worker versions; nil without one.
+	temporal client.Client
 }
 
 // newServices builds them with cfg's settings. box seals and opens secrets; nil refuses the
@@ -84,6 +88,9 @@ func (s *services) console(cfg *config.Config, db *gorm.DB, log logrus.FieldLogg
 		InsecureCookie: cfg.ConsoleInsecureCookie}
 	if s.starter != nil {
 		c.Dispatches = s.starter
+	}
+	if s.temporal != nil {
+		c.Versions = versions.Deployments{Temporal: s.temporal, Name: cfg.DeploymentName}
 	}
 	return c
 }
