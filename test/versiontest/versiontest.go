@@ -12,16 +12,17 @@ import (
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/client"
 	sdkworker "go.temporal.io/sdk/worker"
+	"go.temporal.io/sdk/workflow"
 
 	"wds/models"
-	"wds/worker"
+	"wds/workflows"
 	"wds/workflows/contract"
 )
 
 // Deployment is the deployment name the helpers use, wds's default.
 const Deployment = "wds"
 
-// StartWorker runs the delivery workflows as version Deployment:build on both task queues, as
+// StartWorker runs the planned delivery workflow as version Deployment:build on both task queues, as
 // `wds worker` does, until the test ends. Its Deliver holds every attempt for an hour, so each chain
 // it starts waits on a timer and stays open.
 func StartWorker(t *testing.T, c client.Client, build string) {
@@ -30,7 +31,10 @@ func StartWorker(t *testing.T, c client.Client, build string) {
 		Version: sdkworker.WorkerDeploymentVersion{DeploymentName: Deployment, BuildID: build}}}
 	for _, queue := range []string{contract.TaskQueue, contract.ManualTaskQueue} {
 		w := sdkworker.New(c, queue, opts)
-		worker.RegisterWorkflows(w)
+		// The delivery workflow pinned, as worker.RegisterWorkflows registers it (a test helper may not
+		// import the worker process: test/layout).
+		w.RegisterWorkflowWithOptions(workflows.EventWorkflow, workflow.RegisterOptions{Name: contract.PlannedEventWorkflowName,
+			VersioningBehavior: workflow.VersioningBehaviorPinned})
 		w.RegisterActivityWithOptions(hold, activity.RegisterOptions{Name: contract.ActivityDeliver})
 		if err := w.Start(); err != nil {
 			t.Fatal(err)
