@@ -48,19 +48,27 @@ func hold(context.Context, contract.AttemptInput) (contract.AttemptResult, error
 	return contract.AttemptResult{Outcome: models.StatusHeld, Wait: time.Hour}, nil
 }
 
-// AwaitVersion waits until Temporal knows build's version: its workers' first polls register it.
+// AwaitVersion waits until Temporal knows build's version on both task queues: its workers' first
+// polls register it, one queue at a time, and routing refuses a version missing a queue.
 func AwaitVersion(t *testing.T, c client.Client, build string) {
 	t.Helper()
 	h := c.WorkerDeploymentClient().GetHandle(Deployment)
 	for deadline := time.Now().Add(time.Minute); time.Now().Before(deadline); time.Sleep(200 * time.Millisecond) {
-		desc, err := h.Describe(context.Background(), client.WorkerDeploymentDescribeOptions{})
-		for _, v := range desc.Info.VersionSummaries {
-			if err == nil && v.Version.BuildID == build {
-				return
-			}
+		v, err := h.DescribeVersion(context.Background(), client.WorkerDeploymentDescribeVersionOptions{BuildID: build})
+		if err == nil && polled(v.Info.TaskQueuesInfos, contract.TaskQueue) && polled(v.Info.TaskQueuesInfos, contract.ManualTaskQueue) {
+			return
 		}
 	}
-	t.Fatalf("version %s:%s never registered", Deployment, build)
+	t.Fatalf("version %s:%s never registered on both task queues", Deployment, build)
+}
+
+func polled(queues []client.WorkerDeploymentTaskQueueInfo, name string) bool {
+	for _, q := range queues {
+		if q.Name == name && q.Type == client.TaskQueueTypeWorkflow {
+			return true
+		}
+	}
+	return false
 }
 
 // StartChain starts a planned delivery of one event to one endpoint, as the starter does: it runs on
