@@ -99,7 +99,7 @@ func runOnTemporal(ctx context.Context, cfg *config.Config, log logrus.FieldLogg
 	defer cancel()
 	c, err := client.DialContext(dctx, opts)
 	if err != nil {
-		return nil, fmt.Errorf("cannot reach Temporal at %s (TEMPORAL_ADDRESS): %w", opts.HostPort, err)
+		return nil, problem.Fail(versions.ErrTemporalUnavailable, "cannot reach Temporal at %s (TEMPORAL_ADDRESS): %v", opts.HostPort, err)
 	}
 	defer c.Close()
 	env := &adminEnv{cfg: cfg, log: log, versions: versions.Deployments{Temporal: c, Name: cfg.DeploymentName}}

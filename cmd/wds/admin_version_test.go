@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"maps"
+	"net"
 	"testing"
 	"time"
 
@@ -57,6 +58,19 @@ func TestAdminVersionCommands(t *testing.T) {
 	if out := mustAdmin(t, "version", "promote", "--unversioned"); out["build_id"] != "" || out["previous_build_id"] != "old" {
 		t.Fatalf("promote --unversioned: %v", out)
 	}
+}
+
+// A Temporal that does not answer is temporal_unavailable, a retryable answer, not an internal error.
+func TestAdminVersionWithoutTemporal(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("TEMPORAL_ADDRESS", l.Addr().String())
+	l.Close() // nothing listens there any more
+	t.Setenv("WDS_DATA_DIR", t.TempDir())
+	_, err = admin(t, "version", "list")
+	wantCode(t, err, "temporal_unavailable")
 }
 
 // awaitVersions waits until `wds admin version list` shows each build id's status and open

@@ -19,6 +19,19 @@ import (
 	"wds/workflows/contract"
 )
 
+// ErrTemporalUnavailable is a Temporal that did not answer: nothing was read or changed, retry.
+var ErrTemporalUnavailable = problem.New(problem.Unavailable, "temporal_unavailable", "Temporal cannot be reached now")
+
+// unreachable turns a call that failed for want of Temporal into ErrTemporalUnavailable, naming what
+// was asked; any other failure is returned as it is.
+func unreachable(err error, doing string) error {
+	var unavailable *serviceerror.Unavailable
+	if errors.As(err, &unavailable) || errors.Is(err, context.DeadlineExceeded) {
+		return problem.Fail(ErrTemporalUnavailable, "Temporal did not answer (%s): %v; nothing changed, retry", doing, err)
+	}
+	return fmt.Errorf("%s: %w", doing, err)
+}
+
 // The status of a version, as `wds admin version list` and the console show it.
 const (
 	// Current: new delivery chains start on it.
@@ -114,7 +127,7 @@ func status(s client.WorkerDeploymentVersionSummary, routing client.WorkerDeploy
 func (d Deployments) count(ctx context.Context, buildID string) (int64, error) {
 	res, err := d.Temporal.CountWorkflow(ctx, &workflowservice.CountWorkflowExecutionsRequest{Query: OpenQuery(d.Name, buildID)})
 	if err != nil {
-		return 0, fmt.Errorf("count the open workflows of %s: %w", label(d.Name, buildID), err)
+		return 0, unreachable(err, "count the open workflows of "+label(d.Name, buildID))
 	}
 	return res.GetCount(), nil
 }
@@ -135,7 +148,7 @@ func (d Deployments) describe(ctx context.Context) (client.WorkerDeploymentDescr
 		return desc, problem.Fail(problem.NotFound, "Temporal knows no worker deployment %q: no worker of it has polled yet (WDS_DEPLOYMENT_NAME)", d.Name)
 	}
 	if err != nil {
-		return desc, fmt.Errorf("describe worker deployment %s: %w", d.Name, err)
+		return desc, unreachable(err, "describe worker deployment "+d.Name)
 	}
 	return desc, nil
 }
