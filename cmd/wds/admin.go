@@ -32,9 +32,9 @@ type adminEnv struct {
 	// devDB is set when the command works on the wds dev database (DATABASE_URL unset).
 	devDB bool
 	// The domain services the commands call, each through the interface its command file declares.
-	// The database commands have no Temporal client: the worker's relay starts the events its writes commit, and the
-	// resends and re-fires it queues are announced to the workers, which start them at once
-	// (newServices).
+	// The database commands have no Temporal client: the worker's relay starts the events their
+	// writes commit, and the resends and re-fires they queue are announced to the workers, which
+	// start them at once (newServices).
 	workspace       workspaceOps      // workspace.Service
 	readKeys        readKeyOps        // apikeys.Service
 	integrationKeys integrationKeyOps // apikeys.Service, without the encryption key
