@@ -2,9 +2,10 @@ package versions
 
 import (
 	"context"
-	"fmt"
+	"errors"
 	"time"
 
+	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/worker"
 
@@ -50,9 +51,20 @@ func (d Deployments) setCurrent(ctx context.Context, desc client.WorkerDeploymen
 func SetCurrent(ctx context.Context, h client.WorkerDeploymentHandle, desc client.WorkerDeploymentDescribeResponse, buildID string) (client.WorkerDeploymentSetCurrentVersionResponse, error) {
 	res, err := h.SetCurrentVersion(ctx, client.WorkerDeploymentSetCurrentVersionOptions{BuildID: buildID, ConflictToken: desc.ConflictToken})
 	if err != nil {
-		return res, fmt.Errorf("make %s current: %w", label(desc.Info.Name, buildID), err)
+		return res, refused(err, "make "+label(desc.Info.Name, buildID)+" current")
 	}
 	return res, nil
+}
+
+// refused answers a routing change Temporal refused on the deployment's state (another change since
+// it was read, or a version whose workers do not poll every task queue) as a conflict, with
+// Temporal's reason; other failures as unreachable does.
+func refused(err error, doing string) error {
+	var precondition *serviceerror.FailedPrecondition
+	if errors.As(err, &precondition) {
+		return problem.Fail(problem.Conflict, "Temporal refused to %s: %s; nothing changed (wds admin version list shows the routing now)", doing, precondition.Message)
+	}
+	return unreachable(err, doing)
 }
 
 // Ramp starts percent of new delivery chains on buildID and the rest on the current version.
@@ -73,7 +85,7 @@ func (d Deployments) Ramp(ctx context.Context, buildID string, percent float32) 
 	_, err = d.Temporal.WorkerDeploymentClient().GetHandle(d.Name).SetRampingVersion(ctx, client.WorkerDeploymentSetRampingVersionOptions{
 		BuildID: buildID, Percentage: percent, ConflictToken: desc.ConflictToken})
 	if err != nil {
-		return Change{}, fmt.Errorf("ramp %s: %w", label(d.Name, buildID), err)
+		return Change{}, refused(err, "ramp "+label(d.Name, buildID))
 	}
 	return Change{Deployment: d.Name, Previous: buildOf(desc.Info.RoutingConfig.CurrentVersion), BuildID: buildID,
 		Status: Ramping, RampPercent: percent}, nil
@@ -105,7 +117,7 @@ func (d Deployments) previous(ctx context.Context, info client.WorkerDeploymentI
 		}
 		v, err := h.DescribeVersion(ctx, client.WorkerDeploymentDescribeVersionOptions{BuildID: s.Version.BuildID})
 		if err != nil {
-			return "", fmt.Errorf("describe %s: %w", label(d.Name, s.Version.BuildID), err)
+			return "", unreachable(err, "describe "+label(d.Name, s.Version.BuildID))
 		}
 		if v.Info.RoutingChangedTime.After(at) {
 			best, at = s.Version.BuildID, v.Info.RoutingChangedTime

@@ -5,6 +5,8 @@ import (
 	"testing"
 	"time"
 
+	"go.temporal.io/sdk/client"
+
 	"wds/internal/dev/temporaldev"
 	"wds/internal/platform/answer"
 	"wds/internal/versions"
@@ -69,9 +71,17 @@ func TestVersionsListPromoteRampAndRollBack(t *testing.T) {
 	awaitList(t, d, "v1 current again, v2 draining", func(l versions.Deployment) bool {
 		return has(l, "v1", versions.Current, 1) && has(l, "v2", versions.Draining, 1)
 	})
+	h := c.WorkerDeploymentClient().GetHandle(versiontest.Deployment)
+	stale, err := h.Describe(ctx, client.WorkerDeploymentDescribeOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
 	if ch, err := d.Rollback(ctx); err != nil || ch.BuildID != "v2" {
 		t.Fatalf("a second rollback undoes the first: %+v %v", ch, err)
 	}
+	// A change made on what was read before another one is refused, not applied over it.
+	_, err = versions.SetCurrent(ctx, h, stale, "v1")
+	wantCode(t, err, "conflict")
 }
 
 // awaitList waits for the list to show what want checks: visibility and drainage lag a little.
