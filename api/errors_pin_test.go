@@ -22,6 +22,7 @@ import (
 	"wds/internal/platform/problem"
 	"wds/internal/platform/ratelimit"
 	"wds/internal/recovery"
+	"wds/internal/versions"
 	"wds/internal/workspace"
 )
 
@@ -76,6 +77,7 @@ var errorPins = []struct {
 	{endpoints.ErrInvalidParameter, "a parameter is not acceptable", 422, "invalid_parameter"},
 	{ratelimit.ErrExceeded, "rate limit exceeded; retry after 60 seconds", 429, "rate_limited"},
 	{ErrNotReady, "the service cannot serve requests yet", 503, "not_ready"},
+	{versions.ErrTemporalUnavailable, "Temporal cannot be reached now", 503, "temporal_unavailable"},
 }
 
 // TestErrorTablePinned holds every error's answer to what it was before errors moved to their

@@ -12,6 +12,7 @@ import (
 	sdkworker "go.temporal.io/sdk/worker"
 
 	"wds/internal/platform/config"
+	"wds/internal/versions"
 )
 
 // Deployment is the Temporal Worker Deployment Version a worker runs as (docs/production.md,
@@ -99,25 +100,13 @@ func promoteOnce(ctx context.Context, h client.WorkerDeploymentHandle, d Deploym
 	if d.Promote == config.PromoteFirst && (routing.CurrentVersion != nil || !routing.CurrentVersionChangedTime.IsZero()) {
 		return true, false, nil
 	}
-	if !registered(desc.Info, d) {
+	if !versions.Registered(desc.Info, d.BuildID) {
 		return false, false, nil
 	}
-	_, err = h.SetCurrentVersion(ctx, client.WorkerDeploymentSetCurrentVersionOptions{
-		BuildID: d.BuildID, ConflictToken: desc.ConflictToken})
-	if err != nil {
-		return false, false, fmt.Errorf("set %s:%s current: %w", d.Name, d.BuildID, err)
+	if _, err := versions.SetCurrent(ctx, h, desc, d.BuildID); err != nil {
+		return false, false, err
 	}
 	return true, true, nil
-}
-
-// registered reports whether the server knows the worker's version yet.
-func registered(info client.WorkerDeploymentInfo, d Deployment) bool {
-	for _, v := range info.VersionSummaries {
-		if v.Version == d.version() {
-			return true
-		}
-	}
-	return false
 }
 
 // AwaitCurrent waits until d's version is the deployment's current one or ctx ends: wds dev waits so

@@ -12,6 +12,7 @@ import (
 
 	"wds/internal/dev/temporaldev"
 	"wds/internal/platform/config"
+	"wds/internal/versions"
 	"wds/workflows/contract"
 )
 
@@ -73,5 +74,5 @@ func TestPromoteFollowsItsSetting(t *testing.T) {
 
 func versionKnown(ctx context.Context, c client.Client, d Deployment) bool {
 	desc, err := c.WorkerDeploymentClient().GetHandle(d.Name).Describe(ctx, client.WorkerDeploymentDescribeOptions{})
-	return err == nil && registered(desc.Info, d)
+	return err == nil && versions.Registered(desc.Info, d.BuildID)
 }

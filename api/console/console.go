@@ -60,6 +60,8 @@ type Console struct {
 	Shipping   ShippingService // fulfillment.Service (workspace_pages.go)
 	Vendors    VendorService   // catalog.Service (workspace_pages.go)
 	Clients    ClientService   // ingest.Service (workspace_pages.go)
+	// Versions shows owners and admins the worker versions on the overview; nil leaves them out.
+	Versions WorkerVersions // versions.Deployments (versions.go)
 	// Dispatches starts re-fires and test events after commit; nil leaves them to the relay.
 	Dispatches DispatchStarter
 	// TemporalUI is the Temporal UI's base URL, for links from the delivery log to workflows.

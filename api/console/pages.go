@@ -103,6 +103,7 @@ func (c *Console) overview(g *gin.Context) {
 		c.render(g, status(err), "overview", s, view{Error: c.problem(err)})
 		return
 	}
+	c.workerVersions(g, data)
 	c.render(g, http.StatusOK, "overview", s, view{Data: data})
 }
 

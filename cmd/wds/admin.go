@@ -32,15 +32,17 @@ type adminEnv struct {
 	// devDB is set when the command works on the wds dev database (DATABASE_URL unset).
 	devDB bool
 	// The domain services the commands call, each through the interface its command file declares.
-	// The CLI has no Temporal client: the worker's relay starts the events its writes commit, and the
-	// resends and re-fires it queues are announced to the workers, which start them at once
-	// (newServices).
+	// The database commands have no Temporal client: the worker's relay starts the events their
+	// writes commit, and the resends and re-fires they queue are announced to the workers, which
+	// start them at once (newServices).
 	workspace       workspaceOps      // workspace.Service
 	readKeys        readKeyOps        // apikeys.Service
 	integrationKeys integrationKeyOps // apikeys.Service, without the encryption key
 	catalog         catalogOps        // catalog.Service
 	orders          orderOps          // ingest.Service
 	shipping        shippingOps       // fulfillment.Service
+	// versions is set instead of the database for the version commands, which run on Temporal.
+	versions versionOps // versions.Deployments
 }
 
 // newAdminEnv wires the services over db, without the encryption key.
@@ -77,6 +79,8 @@ func (e *adminEnv) sealingKeys() (integrationKeyOps, error) {
 type adminCommand struct {
 	summary string // one line for `wds admin help`
 	flags   func(fs *flag.FlagSet) func(ctx context.Context, env *adminEnv) (any, error)
+	// temporal marks a command that runs on Temporal instead of the database (runOnTemporal).
+	temporal bool
 }
 
 // adminCommands maps "noun verb" to a command; files register theirs in init.
@@ -84,6 +88,11 @@ var adminCommands = map[string]adminCommand{}
 
 func registerAdmin(name, summary string, flags func(fs *flag.FlagSet) func(ctx context.Context, env *adminEnv) (any, error)) {
 	adminCommands[name] = adminCommand{summary: summary, flags: flags}
+}
+
+// registerTemporalAdmin registers a command that runs on Temporal instead of the database.
+func registerTemporalAdmin(name, summary string, flags func(fs *flag.FlagSet) func(ctx context.Context, env *adminEnv) (any, error)) {
+	adminCommands[name] = adminCommand{summary: summary, flags: flags, temporal: true}
 }
 
 // adminCmd prints exactly one JSON object on stdout, or {"error","detail"} on stderr and fails.
@@ -144,6 +153,9 @@ func runAdmin(ctx context.Context, args []string) (any, error) {
 	}
 	log := cfg.Logger()
 	log.SetOutput(os.Stderr)
+	if adminCommands[name].temporal {
+		return runOnTemporal(ctx, cfg, log, run)
+	}
 	url, err := databaseURL(cfg)
 	if err != nil {
 		return nil, problem.Fail(paging.ErrInvalidParameter, "%v", err)
@@ -209,6 +221,8 @@ func required(f *flag.Flag) (must, given bool) {
 	case *requiredUUID:
 		return true, r.set
 	case *requiredString:
+		return true, r.set
+	case *requiredPercent:
 		return true, r.set
 	}
 	return false, false

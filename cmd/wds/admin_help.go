@@ -29,23 +29,29 @@ func printAdminUsage(w io.Writer) {
 	}
 	sort.Strings(names)
 	for _, n := range names {
-		fmt.Fprintf(w, "  wds admin %s %s\n      %s\n", n, flagSynopsis(n), adminCommands[n].summary)
+		fmt.Fprintf(w, "  %s\n      %s\n", commandLine(n), adminCommands[n].summary)
 	}
 	fmt.Fprint(w, `
 Each command prints one JSON object on stdout and exits 0; a failure prints {"error","detail"} on
-stderr and exits 1. Flags in brackets are optional; the others are required. Commands use DATABASE_URL (or the database wds dev records in WDS_DATA_DIR).
+stderr and exits 1. Flags in brackets are optional; the others are required. Commands use DATABASE_URL (or the database wds dev records in WDS_DATA_DIR);
+the version commands use TEMPORAL_ADDRESS (or the Temporal wds dev records there) instead.
 `)
 }
 
 // printCommandUsage prints one command's synopsis and each flag's meaning.
 func printCommandUsage(w io.Writer, name string) {
-	fmt.Fprintf(w, "usage: wds admin %s %s\n\n%s.\n\n", name, flagSynopsis(name), upperFirst(adminCommands[name].summary))
+	fmt.Fprintf(w, "usage: %s\n\n%s.\n\n", commandLine(name), upperFirst(adminCommands[name].summary))
 	fs := newAdminFlags(name)
 	adminCommands[name].flags(fs)
 	fs.VisitAll(func(f *flag.Flag) {
 		_, meaning := flag.UnquoteUsage(f)
-		fmt.Fprintf(w, "  --%s %s\n        %s\n", f.Name, flagKind(f), meaning)
+		fmt.Fprintf(w, "  %s\n        %s\n", strings.TrimSpace("--"+f.Name+" "+flagKind(f)), meaning)
 	})
+}
+
+// commandLine is "wds admin NOUN VERB" and its flags' synopsis.
+func commandLine(name string) string {
+	return strings.TrimSpace("wds admin " + name + " " + flagSynopsis(name))
 }
 
 // upperFirst capitalises a summary's first letter for a sentence of its own.
@@ -83,6 +89,9 @@ func flagKind(f *flag.Flag) string {
 	}
 	if _, ok := f.Value.(*requiredString); ok {
 		return "STRING"
+	}
+	if _, ok := f.Value.(*requiredPercent); ok {
+		return "PERCENT"
 	}
 	kind, _ := flag.UnquoteUsage(f)
 	return strings.ToUpper(kind)

@@ -161,7 +161,7 @@ func unknownAdminCommand(args []string) error {
 		}
 		for _, n := range candidates {
 			for _, v := range nouns[n] {
-				fmt.Fprintf(w, "  wds admin %s %s %s\n", n, v, flagSynopsis(n+" "+v))
+				fmt.Fprintf(w, "  %s\n", commandLine(n+" "+v))
 			}
 		}
 	}}

@@ -67,6 +67,10 @@ func TestEveryCommandExplainsItself(t *testing.T) {
 		{[]string{"admin", "help"}, 0, "wds admin event resend --actor UUID [--endpoint STRING] [--id STRING] [--order STRING]\n      send an event again"},
 		{[]string{"admin", "store", "create", "-h"}, 0, "usage: wds admin store create --name STRING --org UUID [--currency STRING]\n\nAdd a store to an org."},
 		{[]string{"admin", "resend", "--id", "x"}, 1, "did you mean: wds admin event resend?"},
+		{[]string{"admin", "version", "ramp", "-h"}, 0, "usage: wds admin version ramp --build-id STRING --percent PERCENT\n\nStart a share"},
+		{[]string{"admin", "-h"}, 0, "\n  wds admin version rollback\n      make the previous version current again\n"},
+		{[]string{"admin", "verison", "list"}, 1, "did you mean: wds admin version list?"},
+		{[]string{"admin", "version", "ramp", "--build-id", "x", "--percent", "lots"}, 1, `invalid value \"lots\" for flag --percent`},
 	}
 	for _, c := range cases {
 		code, out := run(t, nil, c.args...)

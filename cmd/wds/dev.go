@@ -70,6 +70,7 @@ func devCmd(ctx context.Context, _ []string) error {
 	}
 	defer hooks.stop()
 	svc := newServices(cfg, db, box, hooks.starter, log)
+	svc.temporal = hooks.temporal
 	demo, err := ensureDemo(ctx, svc, cfg.DataDir)
 	if err != nil {
 		return err

@@ -25,8 +25,10 @@ import (
 // TEMPORAL_ADDRESS names one) and the worker with its relay, running beside the API.
 type devWebhooks struct {
 	starter *dispatch.Starter
-	address string
-	uiURL   string
+	// temporal is the client of the Temporal the engine runs on.
+	temporal client.Client
+	address  string
+	uiURL    string
 	// local is set when local receivers are allowed (allowLocalReceivers).
 	local bool
 	stop  func()
@@ -63,8 +65,14 @@ func startDevWebhooks(ctx context.Context, cfg *config.Config, db *gorm.DB, box 
 			log.WithError(err).Warn("cannot register the Wds* search attributes")
 		}
 	}
+	if err := recordDevTemporal(cfg, d.address); err != nil {
+		if srv != nil {
+			_ = srv.Stop()
+		}
+		return nil, err
+	}
 	starter := dispatch.NewStarter(cfg, db, c, log)
-	d.starter = starter
+	d.starter, d.temporal = starter, c
 	versionWorker(cfg)
 	// A laptop runs one version at a time: each start routes new workflows to the build it runs.
 	if _, set := os.LookupEnv("WDS_PROMOTE_VERSION"); !set {

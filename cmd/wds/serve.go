@@ -33,7 +33,9 @@ func serveCmd(ctx context.Context, _ []string) error {
 		return err
 	}
 	defer tc.Close()
-	return serveHTTP(ctx, p.cfg, p.db, p.log, newServices(p.cfg, p.db, p.box, dispatch.NewStarter(p.cfg, p.db, tc, p.log), p.log))
+	svc := newServices(p.cfg, p.db, p.box, dispatch.NewStarter(p.cfg, p.db, tc, p.log), p.log)
+	svc.temporal = tc
+	return serveHTTP(ctx, p.cfg, p.db, p.log, svc)
 }
 
 // newHTTPServer is the server of the API (`wds serve`, `wds dev`) and of `wds listen`, with every

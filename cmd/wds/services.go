@@ -2,6 +2,7 @@ package main
 
 import (
 	"github.com/sirupsen/logrus"
+	"go.temporal.io/sdk/client"
 	"gorm.io/gorm"
 
 	"wds/api"
@@ -17,6 +18,7 @@ import (
 	"wds/internal/platform/config"
 	"wds/internal/platform/secrets"
 	"wds/internal/recovery"
+	"wds/internal/versions"
 	"wds/internal/workspace"
 )
 
@@ -37,6 +39,8 @@ type services struct {
 	recoveries *recovery.Service
 	// starter is nil in a process without a Temporal client.
 	starter *dispatch.Starter
+	// temporal is the process's Temporal client, for the console's worker versions; nil without one.
+	temporal client.Client
 }
 
 // newServices builds them with cfg's settings. box seals and opens secrets; nil refuses the
@@ -89,6 +93,9 @@ func (s *services) console(cfg *config.Config, db *gorm.DB, log logrus.FieldLogg
 		InsecureCookie: cfg.ConsoleInsecureCookie}
 	if s.starter != nil {
 		c.Dispatches = s.starter
+	}
+	if s.temporal != nil {
+		c.Versions = versions.Deployments{Temporal: s.temporal, Name: cfg.DeploymentName}
 	}
 	return c
 }

@@ -78,7 +78,8 @@ type harness struct {
 	integrationKey    string
 }
 
-func newHarness(t *testing.T, tc client.Client) *harness {
+// newHarness builds the API and the console over a fresh database; opts adjust the console.
+func newHarness(t *testing.T, tc client.Client, opts ...func(*console.Console)) *harness {
 	t.Helper()
 	ctx := context.Background()
 	log := logrus.New()
@@ -94,10 +95,14 @@ func newHarness(t *testing.T, tc client.Client) *harness {
 	if err != nil {
 		t.Fatal(err)
 	}
-	(&console.Console{DB: h.db, Log: log, Members: d.People, Sessions: d.People, Keys: d.Keys, Lists: d.Lists,
+	con := &console.Console{DB: h.db, Log: log, Members: d.People, Sessions: d.People, Keys: d.Keys, Lists: d.Lists,
 		Shipping: d.Shipping, Vendors: d.Vendors, Clients: d.Orders,
 		Webhooks: hooks, Recoveries: recoveries, Dispatches: h.starter,
-		TemporalUI: "http://localhost:8233", Namespace: "default", RetrySchedule: schedule, InsecureCookie: true}).Register(router)
+		TemporalUI: "http://localhost:8233", Namespace: "default", RetrySchedule: schedule, InsecureCookie: true}
+	for _, o := range opts {
+		o(con)
+	}
+	con.Register(router)
 	h.api = httptest.NewServer(router)
 	t.Cleanup(h.api.Close)
 	h.workspace()
