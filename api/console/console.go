@@ -125,6 +125,7 @@ func (c *Console) signedIn(g *gin.Context) {
 		return
 	}
 	g.Set(ctxSession, s)
+	c.takeNotice(g)
 	g.Next()
 }
 

@@ -59,14 +59,13 @@ func (c *Console) registerPages(p *gin.RouterGroup) {
 	c.registerSupportPages(p)
 }
 
-// notices are the messages a redirect may ask a page to show (by name, so no text travels in URLs).
+// notices are the messages a redirect may ask a page to show once (by name, so no text travels;
+// flash.go).
 var notices = map[string]string{
 	"revoked": "Revoked.", "enabled": "Endpoint enabled.", "disabled": "Endpoint disabled; its pending retries are dropped.",
 	"deleted": "Endpoint deleted.", "test": "Test event queued: it arrives in a moment (see the delivery log).",
 	"refired": "Re-fired: a fresh chain starts at attempt 1.", "shipment": "Shipment saved.", "saved": "Saved.",
 }
-
-func notice(g *gin.Context) string { return notices[g.Query("done")] }
 
 func (c *Console) query(g *gin.Context, limit int) operator.Query {
 	s := sessionOf(g)
@@ -396,7 +395,7 @@ func (c *Console) act(g *gin.Context, back, done string, op func(id uuid.UUID) e
 		page(g, status(err), view{Error: c.problem(err)})
 		return
 	}
-	g.Redirect(http.StatusSeeOther, back+"?done="+done)
+	c.done(g, back, done)
 }
 
 // endpoint is one endpoint's delivery log, newest first, filtered and keyset-paged, with Re-fire on
