@@ -293,18 +293,23 @@ var funcs = template.FuncMap{
 	},
 	// statuses are the delivery log's status filter's options.
 	"statuses": func() []models.Status { return models.Recorded },
+	// when is a time as every page writes it (stamp), "–" when absent.
 	"when": func(t any) string {
 		switch v := t.(type) {
 		case time.Time:
-			return v.UTC().Format(secondLayout)
+			return stamp(v)
 		case *time.Time:
 			if v == nil {
 				return "–"
 			}
-			return v.UTC().Format(secondLayout)
+			return stamp(*v)
 		}
 		return ""
 	},
+	// words is a status, outcome or kind code in words (enumWords).
+	"words": words,
+	// chainMeaning is what a chain is, said once where a page first speaks of chains.
+	"chainMeaning": func() string { return chainMeaning },
 }
 
 // short cuts an id to its first 8 characters (a UUID's first group), after the kind a workflow id

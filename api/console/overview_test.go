@@ -101,7 +101,7 @@ func TestTheOverviewChartsDeliveriesAndMarksRecoveredDrops(t *testing.T) {
 		"https://127.0.0.1/chart-hook: 2 of 4 attempts succeeded</title>", ">50%</text>",
 		`href="/console/events/` + event.String() + `"`, `>https://127.0.0.1/chart-hook</a>`,
 		`dropped <span class="refired">· <a class="recovery" href="/console/recoveries/` + rec.String() + `">recovered</a> (<a`,
-		"(1 of them since re-fired or recovered)",
+		"(1 of the dropped since re-fired or recovered)",
 	} {
 		if !strings.Contains(page, want) {
 			t.Errorf("the overview lacks %q:\n%s", want, page)
