@@ -82,7 +82,7 @@ func TestTheOverviewListsProblemsInTimeOrderAndMarksRecoveredChains(t *testing.T
 			t.Errorf("row %d lacks %q:\n%s", i+1, w, table)
 		}
 	}
-	for _, w := range []string{"<b>3</b> failed attempts (retried) and <b>1</b> dropped chain (their last attempt failed)", `id="chain-meaning"`} {
+	for _, w := range []string{"<b>3</b> failed attempts (retried) and <b>1</b> dropped chain (given up undelivered)", `id="chain-meaning"`} {
 		if !strings.Contains(page, w) {
 			t.Errorf("the overview lacks %q", w)
 		}
