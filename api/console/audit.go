@@ -51,7 +51,7 @@ func (c *Console) audit(g *gin.Context) {
 	}
 	rows := make([]auditRow, len(page.Rows))
 	for i, e := range page.Rows {
-		rows[i] = auditRow{When: e.CreatedAt.UTC().Format(secondLayout), Action: e.Action, Actor: "wds (automatic)",
+		rows[i] = auditRow{When: stamp(e.CreatedAt), Action: e.Action, Actor: "wds (automatic)",
 			Target: target(e, names), Details: details(e.Details, names)}
 		if e.ActorID != nil {
 			rows[i].Actor = nameOr(names, *e.ActorID)
@@ -59,9 +59,6 @@ func (c *Console) audit(g *gin.Context) {
 	}
 	c.render(g, http.StatusOK, "audit", sessionOf(g), view{Data: map[string]any{"Rows": rows}})
 }
-
-// secondLayout is how the console writes a time: UTC, to the second.
-const secondLayout = "2006-01-02 15:04:05"
 
 func nameOr(names map[uuid.UUID]string, id uuid.UUID) string {
 	if n, ok := names[id]; ok {
@@ -122,7 +119,7 @@ func detail(v any, names map[uuid.UUID]string) string {
 			return nameOr(names, id)
 		}
 		if t, err := time.Parse(time.RFC3339Nano, x); err == nil {
-			return t.UTC().Format(secondLayout)
+			return stamp(t)
 		}
 		return x
 	case float64:

@@ -23,7 +23,7 @@ func TestTheAuditLogShowsDetailsAsAPersonReadsThem(t *testing.T) {
 	if strings.Contains(page, "map[") {
 		t.Errorf("the audit log shows Go's map syntax:\n%s", page)
 	}
-	for _, want := range []string{"chains: (chain_id: " + chain.String() + ", endpoint_id: e1)", "since: 2026-11-26 10:15:30;", "started: 12;"} {
+	for _, want := range []string{"chains: (chain_id: " + chain.String() + ", endpoint_id: e1)", "since: 2026-11-26 10:15:30 UTC;", "started: 12;"} {
 		if !strings.Contains(page, want) {
 			t.Errorf("the audit log lacks %q:\n%s", want, page)
 		}

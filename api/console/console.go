@@ -129,6 +129,7 @@ func (c *Console) signedIn(g *gin.Context) {
 		return
 	}
 	g.Set(ctxSession, s)
+	c.takeNotice(g)
 	g.Next()
 }
 
@@ -278,8 +279,10 @@ var funcs = template.FuncMap{
 		}
 		return fmt.Sprintf("%d%% of %d attempts", ok*100/n, n)
 	},
-	// short is a long id as a column shows it; the template puts the whole id in a title.
+	// short is a long id as a column shows it, whole on hover and in a copy.
 	"short": short,
+	// breakable is a URL or a response excerpt that wraps after punctuation, never mid-word.
+	"breakable": breakable,
 	// plural is one or other, by n (any integer): "1 key", "2 keys".
 	"plural": func(n any, one, other string) string {
 		if fmt.Sprint(n) == "1" {
@@ -296,34 +299,48 @@ var funcs = template.FuncMap{
 	},
 	// statuses are the delivery log's status filter's options.
 	"statuses": func() []models.Status { return models.Recorded },
+	// when is a time as every page writes it (stamp), "–" when absent.
 	"when": func(t any) string {
 		switch v := t.(type) {
 		case time.Time:
-			return v.UTC().Format(secondLayout)
+			return stamp(v)
 		case *time.Time:
 			if v == nil {
 				return "–"
 			}
-			return v.UTC().Format(secondLayout)
+			return stamp(*v)
 		}
 		return ""
 	},
+	// words is a status, outcome or kind code in words (enumWords).
+	"words": words,
+	// chainMeaning is what a chain is, said once where a page first speaks of chains.
+	"chainMeaning": func() string { return chainMeaning },
 }
 
-// short cuts an id to its first 8 characters (a UUID's first group), after the kind a workflow id
-// starts with: webhook-event/1b4e28ba-2fa1-11d2-883f-0016d3cca427 reads webhook-event/1b4e28ba…
-func short(id any) string {
-	s := fmt.Sprint(id)
-	kind, rest, found := strings.Cut(s, "/")
-	if !found {
-		kind, rest = "", s
-	} else {
-		kind += "/"
+// short is an id as a column shows it: the whole id in the markup, so a copy takes all of it, and on
+// hover (its title); the stylesheet (code.id) shows its first 8 characters, after the kind a workflow
+// id starts with: webhook-event/1b4e28ba-2fa1-11d2-883f-0016d3cca427 reads webhook-event/1b4e28ba…
+func short(id any) template.HTML {
+	s := template.HTMLEscapeString(fmt.Sprint(id))
+	class := "id"
+	if strings.Contains(s, "/") {
+		class = "id workflow-id"
 	}
-	if len(rest) <= 9 {
-		return s
+	return template.HTML(`<code class="` + class + `" title="` + s + `">` + s + `</code>`)
+}
+
+// breakable is text the browser may wrap only after punctuation (a URL's / . ? & = -, a response's
+// , : ;), never inside a word: it marks each such place with <wbr>, which a copy leaves out.
+func breakable(text string) template.HTML {
+	var b strings.Builder
+	for _, r := range text {
+		b.WriteString(template.HTMLEscapeString(string(r)))
+		if strings.ContainsRune("/.?&=-,:;", r) {
+			b.WriteString("<wbr>")
+		}
 	}
-	return kind + rest[:8] + "…"
+	return template.HTML(b.String())
 }
 
 var pages = map[string]*template.Template{}

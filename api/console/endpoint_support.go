@@ -6,7 +6,6 @@ package console
 
 import (
 	"html/template"
-	"net/http"
 	"sort"
 	"strconv"
 	"strings"
@@ -139,7 +138,7 @@ func (c *Console) recoverEndpoint(g *gin.Context) {
 	if !rec.Running() {
 		done = "nothing"
 	}
-	g.Redirect(http.StatusSeeOther, "/console/recoveries/"+rec.ID.String()+"?done="+done)
+	c.done(g, "/console/recoveries/"+rec.ID.String(), done)
 }
 
 // cancelRecovery stops the recovery and shows it again, or shows it with the refusal.
@@ -153,7 +152,7 @@ func (c *Console) cancelRecovery(g *gin.Context) {
 		c.recoveryPage(g, status(err), view{Error: c.problem(err)})
 		return
 	}
-	g.Redirect(http.StatusSeeOther, "/console/recoveries/"+id.String()+"?done=recovery_cancelled")
+	c.done(g, "/console/recoveries/"+id.String(), "recovery_cancelled")
 }
 
 // afterEndpointForm goes back to the endpoint's page: with a notice, or with the failure and the
@@ -163,5 +162,5 @@ func (c *Console) afterEndpointForm(g *gin.Context, id uuid.UUID, err error, don
 		c.endpointPage(g, status(err), view{Error: c.problem(err), Form: form(g)})
 		return
 	}
-	g.Redirect(http.StatusSeeOther, "/console/webhooks/"+id.String()+"?done="+done)
+	c.done(g, "/console/webhooks/"+id.String(), done)
 }

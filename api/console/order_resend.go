@@ -5,8 +5,6 @@
 package console
 
 import (
-	"net/http"
-
 	"github.com/gin-gonic/gin"
 	"github.com/google/uuid"
 
@@ -50,5 +48,5 @@ func (c *Console) resendOrder(g *gin.Context) {
 		c.orderPage(g, status(err), view{Error: c.problem(err)})
 		return
 	}
-	g.Redirect(http.StatusSeeOther, "/console/orders/"+id.String()+"?done=order_resent")
+	c.done(g, "/console/orders/"+id.String(), "order_resent")
 }

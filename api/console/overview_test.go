@@ -100,9 +100,9 @@ func TestTheOverviewChartsDeliveriesAndMarksRecoveredDrops(t *testing.T) {
 		": 0 succeeded, 1 failed, 0 dropped, 0 re-fired</title>", ": 1 succeeded, 0 failed, 0 dropped, 1 re-fired</title>",
 		": 1 succeeded, 0 failed, 0 dropped, 0 re-fired</title>",
 		"https://127.0.0.1/chart-hook: 2 of 4 attempts succeeded</title>", ">50%</text>",
-		`href="/console/events/` + event.String() + `"`, `>https://127.0.0.1/chart-hook</a>`,
+		`href="/console/events/` + event.String() + `"`, `>https:<wbr>/<wbr>/<wbr>127.<wbr>0.<wbr>0.<wbr>1/<wbr>chart-<wbr>hook</a>`,
 		`dropped <span class="refired">· <a class="recovery" href="/console/recoveries/` + rec.String() + `">recovered</a> (<a`,
-		"(1 of them since re-fired or recovered)",
+		"(1 of the dropped since re-fired or recovered)",
 	} {
 		if !strings.Contains(page, want) {
 			t.Errorf("the overview lacks %q:\n%s", want, page)

@@ -59,14 +59,13 @@ func (c *Console) registerPages(p *gin.RouterGroup) {
 	c.registerSupportPages(p)
 }
 
-// notices are the messages a redirect may ask a page to show (by name, so no text travels in URLs).
+// notices are the messages a redirect may ask a page to show once (by name, so no text travels;
+// flash.go).
 var notices = map[string]string{
 	"revoked": "Revoked.", "enabled": "Endpoint enabled.", "disabled": "Endpoint disabled; its pending retries are dropped.",
 	"deleted": "Endpoint deleted.", "test": "Test event queued: it arrives in a moment (see the delivery log).",
 	"refired": "Re-fired: a fresh chain starts at attempt 1.", "shipment": "Shipment saved.", "saved": "Saved.",
 }
-
-func notice(g *gin.Context) string { return notices[g.Query("done")] }
 
 func (c *Console) query(g *gin.Context, limit int) operator.Query {
 	s := sessionOf(g)
@@ -157,23 +156,33 @@ func (c *Console) endpointURLs(g *gin.Context) (map[uuid.UUID]string, error) {
 	return urls, err
 }
 
-// latestProblems adds the five latest dropped and the five latest failed attempts, with their
-// endpoints' URLs, to data.
+// latestProblems adds the five latest dropped and the five latest failed attempts, newest first,
+// with their endpoints' URLs and how their chains stand now, to data.
 func (c *Console) latestProblems(g *gin.Context, urls map[uuid.UUID]string, data map[string]any) error {
-	var latest []problemRow
-	var recovered []string
+	var attempts []models.Delivery
 	for _, st := range []models.Status{models.StatusDropped, models.StatusFailed} {
 		page, err := c.Lists.ListDeliveries(g.Request.Context(), c.query(g, 5), operator.DeliveryFilter{Status: st})
 		if err != nil {
 			return err
 		}
-		for _, d := range page.Rows {
-			row := problemRow{deliveryRow: deliveryRow{Delivery: d}, URL: urls[d.EndpointID]}
-			if d.RefiredWorkflowID != nil {
-				row.RefiredURL = c.workflowURL(*d.RefiredWorkflowID)
-				recovered = append(recovered, *d.RefiredWorkflowID)
-			}
-			latest = append(latest, row)
+		attempts = append(attempts, page.Rows...)
+	}
+	slices.SortStableFunc(attempts, func(a, b models.Delivery) int { return b.AttemptedAt.Compare(a.AttemptedAt) })
+	fates, err := c.Webhooks.ChainFates(g.Request.Context(), sessionOf(g).OrgID, attempts)
+	if err != nil {
+		return err
+	}
+	latest := make([]problemRow, len(attempts))
+	var recovered []string
+	for i, d := range attempts {
+		latest[i] = problemRow{deliveryRow: deliveryRow{Delivery: d}, URL: urls[d.EndpointID], Fate: fates[d.ChainID]}
+		if f := latest[i].Fate; d.Status == models.StatusFailed && f.Status == models.StatusDropped {
+			// A failed attempt's chain that dropped since shows what became of the drop.
+			latest[i].RefiredChainID, latest[i].RefiredWorkflowID = f.RefiredChainID, f.RefiredWorkflowID
+		}
+		if w := latest[i].RefiredWorkflowID; w != nil {
+			latest[i].RefiredURL = c.workflowURL(*w)
+			recovered = append(recovered, *w)
 		}
 	}
 	by, err := c.Recoveries.RecoveriesOfChains(g.Request.Context(), recovered)
@@ -209,10 +218,20 @@ type problemRow struct {
 	deliveryRow
 	URL        string
 	RecoveryID uuid.UUID
+	// Fate is how the row's chain stands now.
+	Fate endpoints.ChainFate
 }
 
 // Recovered reports whether a recovery, rather than a person's Re-fire, started the row's new chain.
 func (r problemRow) Recovered() bool { return r.RecoveryID != uuid.Nil }
+
+// DeliveredOn is the attempt that delivered a failed attempt's chain since, or 0 while it has not.
+func (r problemRow) DeliveredOn() int {
+	if r.Status == models.StatusFailed && r.Fate.Status == models.StatusSucceeded {
+		return r.Fate.Attempt
+	}
+	return 0
+}
 
 // keys is the API keys settings page: read keys, minted once, revoked by owners and admins.
 func (c *Console) keys(g *gin.Context) { c.keysPage(g, http.StatusOK, view{Notice: notice(g)}) }
@@ -346,7 +365,7 @@ func (c *Console) endpointAction(g *gin.Context) {
 		}
 		created := map[string]string{"ID": rot.ID.String(), "Secret": rot.Secret, "What": "rotated"}
 		if grace > 0 {
-			created["Until"] = time.Now().Add(grace).UTC().Format(secondLayout)
+			created["Until"] = stamp(time.Now().Add(grace))
 		}
 		c.webhooksPage(g, http.StatusOK, view{Data: created})
 		return
@@ -397,7 +416,7 @@ func (c *Console) act(g *gin.Context, back, done string, op func(id uuid.UUID) e
 		page(g, status(err), view{Error: c.problem(err)})
 		return
 	}
-	g.Redirect(http.StatusSeeOther, back+"?done="+done)
+	c.done(g, back, done)
 }
 
 // endpoint is one endpoint's delivery log, newest first, filtered and keyset-paged, with Re-fire on

@@ -159,7 +159,7 @@ func (c *Console) resend(g *gin.Context) {
 		c.eventPage(g, status(err), view{Error: c.problem(err)})
 		return
 	}
-	g.Redirect(http.StatusSeeOther, "/console/events/"+id.String()+"?done=resent")
+	c.done(g, "/console/events/"+id.String(), "resent")
 }
 
 // eventPage renders the event of the path with v's notice or error.

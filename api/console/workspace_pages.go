@@ -140,7 +140,7 @@ func (c *Console) shipped(g *gin.Context, orderID uuid.UUID, err error) {
 		c.orderPage(g, status(err), v)
 		return
 	}
-	g.Redirect(http.StatusSeeOther, "/console/orders/"+orderID.String()+"?done=shipment")
+	c.done(g, "/console/orders/"+orderID.String(), "shipment")
 }
 
 func (c *Console) shipOrder(g *gin.Context) {
@@ -198,13 +198,13 @@ func (c *Console) createVendor(g *gin.Context) {
 	s := sessionOf(g)
 	store, _ := uuid.Parse(g.PostForm("store_id"))
 	_, err := c.Vendors.CreateVendor(g.Request.Context(), s.OrgID, s.User.ID, store, vendorFields(g))
-	c.back(g, "/console/vendors?done=saved", err, c.vendorsPage)
+	c.back(g, "/console/vendors", err, c.vendorsPage)
 }
 
 func (c *Console) updateVendor(g *gin.Context) {
 	id, _ := uuid.Parse(g.Param("id"))
 	_, err := c.Vendors.UpdateVendor(g.Request.Context(), sessionOf(g).User.ID, id, vendorFields(g))
-	c.backToRow(g, "/console/vendors?done=saved", err, c.vendorsPage)
+	c.backToRow(g, "/console/vendors", err, c.vendorsPage)
 }
 
 func (c *Console) claimToken(g *gin.Context) {
@@ -247,13 +247,13 @@ func (c *Console) createClient(g *gin.Context) {
 	s := sessionOf(g)
 	store := g.PostForm("store_id")
 	_, err := c.Clients.CreateClient(g.Request.Context(), s.OrgID, s.User.ID, ingest.NewClient{StoreID: &store, ClientFields: clientFields(g)})
-	c.back(g, "/console/clients?done=saved", err, c.clientsPage)
+	c.back(g, "/console/clients", err, c.clientsPage)
 }
 
 func (c *Console) updateClient(g *gin.Context) {
 	id, _ := uuid.Parse(g.Param("id"))
 	_, err := c.Clients.UpdateClient(g.Request.Context(), sessionOf(g).User.ID, id, clientFields(g))
-	c.backToRow(g, "/console/clients?done=saved", err, c.clientsPage)
+	c.backToRow(g, "/console/clients", err, c.clientsPage)
 }
 
 // back goes to url after a write, or shows page with the failure and the form as typed.
@@ -262,7 +262,7 @@ func (c *Console) back(g *gin.Context, url string, err error, page func(*gin.Con
 		page(g, status(err), view{Error: c.problem(err), Form: form(g)})
 		return
 	}
-	g.Redirect(http.StatusSeeOther, url)
+	c.done(g, url, "saved")
 }
 
 // backToRow is back for a grid row's edit form: the failure keeps what was typed in that row.
@@ -271,5 +271,5 @@ func (c *Console) backToRow(g *gin.Context, url string, err error, page func(*gi
 		page(g, status(err), view{Error: c.problem(err), Form: form(g), editing: g.Param("id")})
 		return
 	}
-	g.Redirect(http.StatusSeeOther, url)
+	c.done(g, url, "saved")
 }

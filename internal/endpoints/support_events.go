@@ -5,6 +5,7 @@ package endpoints
 
 import (
 	"context"
+	"database/sql"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -13,6 +14,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"gorm.io/gorm"
 
 	"wds/internal/events"
 	"wds/internal/order"
@@ -335,19 +337,29 @@ type EventDetail struct {
 }
 
 // Event is one event's detail. An event of an org the actor is not in, or a test event, is not found.
-// It is read in a turn at the database, as the Read API's pages are.
+// It is read in one read-only transaction at repeatable read, which is a turn at the database as the
+// Read API's pages are: its row, chains and attempts are one snapshot, so a chain's outcome always
+// agrees with the attempts listed under it, even while an attempt lands between two of the reads.
 func (s *Service) Event(ctx context.Context, id uuid.UUID, actorID *uuid.UUID) (*EventDetail, error) {
-	release, err := database.Admit(ctx, s.DB)
-	if err != nil {
-		return nil, err
-	}
-	defer release()
+	var d *EventDetail
+	err := s.DB.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		snap := *s
+		snap.DB = tx
+		var err error
+		d, err = snap.event(ctx, id, actorID)
+		return err
+	}, &sql.TxOptions{Isolation: sql.LevelRepeatableRead, ReadOnly: true})
+	return d, err
+}
+
+// event reads Event's detail on s.DB.
+func (s *Service) event(ctx context.Context, id uuid.UUID, actorID *uuid.UUID) (*EventDetail, error) {
 	var rows []struct {
 		EventRow
 		OrgID uuid.UUID
 		Body  string
 	}
-	err = s.DB.WithContext(ctx).Raw(`SELECT x.*, e.org_id, e.body::text AS body FROM (`+eventRowSQL+` WHERE e.id = ? AND e.type <> ?) x
+	err := s.DB.WithContext(ctx).Raw(`SELECT x.*, e.org_id, e.body::text AS body FROM (`+eventRowSQL+` WHERE e.id = ? AND e.type <> ?) x
 		JOIN events e ON e.id = x.id`, id, events.WebhookTest).Scan(&rows).Error
 	if err != nil {
 		return nil, fmt.Errorf("load event: %w", err)

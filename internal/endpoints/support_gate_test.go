@@ -31,6 +31,9 @@ func TestEventSearchWaitsItsTurnAtTheDatabase(t *testing.T) {
 	if _, err := svc.ListEvents(ctx, endpoints.EventsQuery{OrgID: org, Outcome: endpoints.OutcomeDropped, Limit: 10}); !errors.Is(err, database.ErrBusy) {
 		t.Fatalf("search with no turn free: %v, want ErrBusy", err)
 	}
+	if _, err := svc.Event(ctx, uuid.New(), nil); !errors.Is(err, database.ErrBusy) {
+		t.Fatalf("an event's detail with no turn free: %v, want ErrBusy", err)
+	}
 	release()
 	if _, err := svc.ListEvents(ctx, endpoints.EventsQuery{OrgID: org, Outcome: endpoints.OutcomeDropped, Limit: 10}); err != nil {
 		t.Fatalf("search with the turn back: %v", err)

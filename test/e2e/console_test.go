@@ -282,7 +282,7 @@ func (h *harness) checkDeliveryLog(ctx context.Context, ep models.Endpoint, rows
 			h.t.Errorf("attempt %d took %q, want %q", i+1, got, want)
 		}
 	}
-	if got := cell(failed, "next"); rows[0].NextAttemptAt == nil || got != rows[0].NextAttemptAt.UTC().Format("2006-01-02 15:04:05") {
+	if got := cell(failed, "next"); rows[0].NextAttemptAt == nil || got != rows[0].NextAttemptAt.UTC().Format("2006-01-02 15:04:05")+" UTC" {
 		h.t.Errorf("the failed attempt's next attempt reads %q, logged %v", got, rows[0].NextAttemptAt)
 	}
 	if got := cell("#delivery-"+rows[1].ID.String(), "next"); got != "" {
