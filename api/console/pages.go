@@ -444,6 +444,9 @@ func (c *Console) endpointPage(g *gin.Context, code int, v view) {
 				data["PageSize"], data["Paged"] = deliveryPageSize, q.Cursor != nil
 				data["First"] = g.Request.URL.Path + "?" + url.Values{"status": {g.Query("status")}, "event_type": {g.Query("event_type")}}.Encode() + "#log"
 				v.Data = data
+				if _, bad := data["RecoverError"]; bad && code == http.StatusOK {
+					code = http.StatusUnprocessableEntity // the since typed, shown beside its field
+				}
 				c.render(g, code, "endpoint", s, v)
 				return
 			}
