@@ -53,6 +53,7 @@ func (c *Console) registerPages(p *gin.RouterGroup) {
 	p.GET("/webhooks/:id", c.endpoint)
 	p.GET("/webhooks/:id/:action", c.confirmAction)
 	p.POST("/webhooks/:id/:action", c.endpointAction)
+	p.GET("/deliveries/:id", c.delivery)
 	p.POST("/deliveries/:id/refire", c.refire)
 	p.GET("/audit", c.audit)
 	c.registerWorkspacePages(p)
