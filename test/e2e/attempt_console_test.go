@@ -27,6 +27,23 @@ func sentHeader(ctx context.Context, t *testing.T, sel, name string) string {
 	return strings.TrimSpace(v)
 }
 
+// spills names what sticks out of main's column on the current page, and how far the page is wider
+// than the window (as the screenshots test measures it), with every <details> open.
+func spills(ctx context.Context, t *testing.T) []string {
+	t.Helper()
+	var out []string
+	err := chromedp.Run(ctx, chromedp.Evaluate(`(() => { document.querySelectorAll("details").forEach(d => d.open = true);
+		const edge = document.querySelector("main").getBoundingClientRect().right + 1;
+		const out = [...document.querySelectorAll("main *")].filter(e => e.getBoundingClientRect().right > edge)
+			.slice(0, 5).map(e => e.tagName + "." + e.className + " " + Math.round(e.getBoundingClientRect().right - edge) + " px out");
+		if (document.documentElement.scrollWidth > window.innerWidth) out.push("the page is " + document.documentElement.scrollWidth + " px wide");
+		return out })()`, &out))
+	if err != nil {
+		t.Fatalf("measure the page: %v", err)
+	}
+	return out
+}
+
 // What each attempt sent and got back, in a real browser over a real delivery: the event page and
 // the delivery's own page show the delivery id the customer quotes (copied by its button), the
 // headers as the receiver got them (the signature the receiver checked, the custom header's value to
@@ -76,6 +93,9 @@ func TestAnAttemptShowsWhatItSentAndGotBack(t *testing.T) {
 	if clip != id {
 		t.Errorf("Copy put %q on the clipboard, want the delivery id %s", clip, id)
 	}
+	if out := spills(ctx, t); len(out) > 0 {
+		t.Errorf("the event page does not fit 1280 px: %v", out)
+	}
 	sent := row + `/following-sibling::tr[1]`
 	for name, want := range map[string]string{"X-Pc-Delivery-Id": id, "Webhook-Signature": got.header.Get("Webhook-Signature"),
 		"X-Pc-Signature": got.header.Get("X-PC-Signature"), "Webhook-Timestamp": got.header.Get("Webhook-Timestamp"), "X-Tenant": "acme-secret"} {
@@ -98,6 +118,9 @@ func TestAnAttemptShowsWhatItSentAndGotBack(t *testing.T) {
 	if shownID != id || answer != "500 Internal Server Error" || excerpt != "boom: database down" || reason != "HTTP 500" ||
 		next != first.NextAttemptAt.UTC().Format("2006-01-02 15:04:05") {
 		t.Errorf("the delivery page: id %q, answer %q, excerpt %q, error %q, next %q", shownID, answer, excerpt, reason, next)
+	}
+	if out := spills(ctx, t); len(out) > 0 {
+		t.Errorf("the delivery page does not fit 1280 px: %v", out)
 	}
 	if v := sentHeader(ctx, t, `//main`, "X-Tenant"); v != "acme-secret" {
 		t.Errorf("the owner reads X-Tenant as %q", v)
