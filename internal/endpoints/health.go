@@ -55,11 +55,15 @@ SELECT id FROM ins`
 // number, keeping the endpoint's health with it, and reports whether it wrote.
 func RecordAttempt(ctx context.Context, db *gorm.DB, d *models.Delivery) (bool, error) {
 	var inserted []uuid.UUID
-	err := db.WithContext(ctx).Raw(recordAttemptSQL, map[string]any{
+	sent, err := sentColumn(d.Sent)
+	if err != nil {
+		return false, err
+	}
+	err = db.WithContext(ctx).Raw(recordAttemptSQL, map[string]any{
 		"id": d.ID, "org": d.OrgID, "event": d.EventID, "endpoint": d.EndpointID, "type": d.EventType,
 		"chain": d.ChainID, "workflow": d.WorkflowID, "attempt": d.Attempt, "status": d.Status,
 		"response_status": d.ResponseStatus, "excerpt": d.ResponseExcerpt, "error": d.Error,
-		"duration": d.DurationMS, "at": d.AttemptedAt, "next": d.NextAttemptAt, "sent": sentColumn(d.Sent),
+		"duration": d.DurationMS, "at": d.AttemptedAt, "next": d.NextAttemptAt, "sent": sent,
 		"succeeded": models.StatusSucceeded, "dropped": models.StatusDropped,
 		"refired": d.Attempt == 1 && contract.RefiredChain(d.WorkflowID),
 	}).Scan(&inserted).Error
@@ -70,12 +74,15 @@ func RecordAttempt(ctx context.Context, db *gorm.DB, d *models.Delivery) (bool, 
 }
 
 // sentColumn is the request_headers value of an attempt: its JSON, or null when it sent nothing.
-func sentColumn(r *models.RequestHeaders) any {
+func sentColumn(r *models.RequestHeaders) (any, error) {
 	if r == nil {
-		return nil
+		return nil, nil
 	}
-	v, _ := r.Value() // a struct of maps and bytes always encodes
-	return v
+	v, err := r.Value()
+	if err != nil {
+		return nil, fmt.Errorf("record delivery: %w", err)
+	}
+	return v, nil
 }
 
 // countDroppedSQL is the part of a statement that drops waiting chains (the CTE dropped, returning
