@@ -50,7 +50,7 @@ func (c *Console) supportData(g *gin.Context, ep *models.Endpoint, data map[stri
 	data["Recovery"] = rec
 	data["Presets"] = sincePresets(time.Now())
 	since := strings.TrimSpace(g.Query("recover_since"))
-	if since == "" {
+	if since == "" || !s.Manager() { // only owners and admins see the Recover form
 		return nil
 	}
 	data["RecoverSince"] = since
@@ -80,14 +80,16 @@ type sincePreset struct {
 	Since string
 }
 
-// sincePresets are the usual outage lengths, back from now, to the minute as the field takes them.
+// sincePresets are the usual outage lengths, back from now, to the minute as the field takes them:
+// rounded up, so that 7 d never reaches past a retention of 7 days.
 func sincePresets(now time.Time) []sincePreset {
 	out := make([]sincePreset, 0, 4)
 	for _, p := range []struct {
 		label string
 		ago   time.Duration
 	}{{"1 h", time.Hour}, {"6 h", 6 * time.Hour}, {"24 h", 24 * time.Hour}, {"7 d", 7 * 24 * time.Hour}} {
-		out = append(out, sincePreset{Label: p.label, Since: now.Add(-p.ago).UTC().Format("2006-01-02T15:04")})
+		since := now.Add(-p.ago).Add(time.Minute - time.Nanosecond).Truncate(time.Minute)
+		out = append(out, sincePreset{Label: p.label, Since: since.UTC().Format("2006-01-02T15:04")})
 	}
 	return out
 }
