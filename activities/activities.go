@@ -221,7 +221,7 @@ func (a *Activities) RecordFailedAttempt(ctx context.Context, f contract.FailedA
 		}
 		d := newRow(f.Attempt, ev, a.now())
 		d.Status, d.ResponseStatus, d.ResponseExcerpt, d.Error = sent.Status, sent.ResponseStatus, sent.ResponseExcerpt, sent.Error
-		d.DurationMS, d.AttemptedAt, d.NextAttemptAt = sent.DurationMS, sent.AttemptedAt, sent.NextAttemptAt
+		d.DurationMS, d.AttemptedAt, d.NextAttemptAt, d.Sent = sent.DurationMS, sent.AttemptedAt, sent.NextAttemptAt, sent.Headers
 		if res, err = a.write(ctx, d); err != nil {
 			return contract.AttemptResult{}, err
 		}

@@ -680,4 +680,8 @@ func TestAFailedLocalAttemptIsHandedOnAndRecordedOnce(t *testing.T) {
 		r.ResponseExcerpt != "down" || r.Error != "HTTP 500" || r.NextAttemptAt == nil {
 		t.Fatalf("row %+v", r)
 	}
+	// The headers sent travel with the handed-on outcome into the row.
+	if r := rows[0]; r.Sent == nil || r.Sent.Standard["Webhook-Signature"] != rc.Got()[1].Header.Get("Webhook-Signature") {
+		t.Fatalf("the handed-on row's headers %+v, the receiver got %v", r.Sent, rc.Got()[1].Header)
+	}
 }

@@ -270,7 +270,7 @@ type outcome = contract.Sent
 
 func outcomeOf(d *models.Delivery) outcome {
 	return outcome{Status: d.Status, ResponseStatus: d.ResponseStatus, ResponseExcerpt: d.ResponseExcerpt,
-		Error: d.Error, DurationMS: d.DurationMS, AttemptedAt: d.AttemptedAt, NextAttemptAt: d.NextAttemptAt}
+		Error: d.Error, DurationMS: d.DurationMS, AttemptedAt: d.AttemptedAt, NextAttemptAt: d.NextAttemptAt, Headers: d.Sent}
 }
 
 // sentEarlier fills d from the outcome an earlier run of this task sent and kept, as its heartbeat
@@ -283,7 +283,7 @@ func (a *Activities) sentEarlier(ctx context.Context, d *models.Delivery) bool {
 		return false
 	}
 	d.Status, d.ResponseStatus, d.ResponseExcerpt, d.Error = o.Status, o.ResponseStatus, o.ResponseExcerpt, o.Error
-	d.DurationMS, d.AttemptedAt, d.NextAttemptAt = o.DurationMS, o.AttemptedAt, o.NextAttemptAt
+	d.DurationMS, d.AttemptedAt, d.NextAttemptAt, d.Sent = o.DurationMS, o.AttemptedAt, o.NextAttemptAt, o.Headers
 	return true
 }
 
@@ -471,6 +471,7 @@ func (a *Activities) post(ctx context.Context, d *models.Delivery, url string, c
 		h.Set(webhook.HeaderWebhookTimestamp, strconv.FormatInt(ts, 10))
 		h.Set(webhook.HeaderWebhookSignature, sig)
 	}
+	d.Sent = a.sentHeaders(h, custom)
 	d.AttemptedAt = a.now()
 	resp, err := a.HTTP.Do(req)
 	if err != nil {
@@ -494,6 +495,27 @@ func (a *Activities) post(ctx context.Context, d *models.Delivery, url string, c
 	default:
 		d.Status, d.Error = failedOrDropped(in), "HTTP "+strconv.Itoa(resp.StatusCode)
 	}
+}
+
+// sentHeaders records the headers the request carries (models.SentHeaders) under the names the
+// wire carries them by. The HTTP client adds Host, Content-Length and Accept-Encoding itself. Sealing
+// fails only with a box that cannot seal, which has just opened the endpoint's secrets: the headers
+// then go unrecorded (the log says so) rather than the attempt failing for it.
+func (a *Activities) sentHeaders(h http.Header, custom models.Headers) *models.RequestHeaders {
+	sent := make(map[string]string, len(h))
+	for name, values := range h {
+		sent[name] = strings.Join(values, ", ")
+	}
+	own := make(models.Headers, len(custom))
+	for name, value := range custom {
+		own[http.CanonicalHeaderKey(name)] = value
+	}
+	r, err := models.SentHeaders(a.Box, sent, own)
+	if err != nil {
+		a.log().WithError(err).Warn("cannot record the attempt's request headers")
+		return nil
+	}
+	return r
 }
 
 // describe turns a transport error into a short reason without the URL (it may carry a token).

@@ -12,6 +12,7 @@ import (
 	"wds/internal/endpoints"
 	"wds/internal/platform/paging"
 	"wds/internal/platform/problem"
+	"wds/models"
 )
 
 // SupportDesk is the support desk's operations (endpoints.Service): find an org's events, show one
@@ -19,6 +20,7 @@ import (
 type SupportDesk interface {
 	ListEvents(ctx context.Context, q endpoints.EventsQuery) (*endpoints.EventsPage, error)
 	Event(ctx context.Context, id uuid.UUID, actorID *uuid.UUID) (*endpoints.EventDetail, error)
+	Delivery(ctx context.Context, id uuid.UUID, actorID *uuid.UUID) (*models.Delivery, error)
 	Resend(ctx context.Context, eventID, actorID uuid.UUID, endpointID *uuid.UUID) (*endpoints.Resent, error)
 	ResendOrder(ctx context.Context, order endpoints.OrderRef, endpointID, actorID uuid.UUID) (*endpoints.Resent, error)
 }
@@ -28,6 +30,7 @@ func (s *server) registerSupport(r *gin.Engine) {
 	g := s.operatorGroup(r)
 	g.GET("/orgs/:org_id/events", pathOrg, s.listEvents)
 	g.GET("/events/:id", s.showEvent)
+	g.GET("/deliveries/:id", s.showDelivery)
 	g.POST("/events/:id/resend", s.resendEvent)
 	g.POST("/orders/:id/resend", s.resendOrder)
 	if s.Recoveries != nil {
@@ -90,6 +93,23 @@ func (s *server) showEvent(c *gin.Context) {
 	}
 	actor := actorOf(c)
 	d, err := s.Support.Event(c.Request.Context(), id, &actor)
+	if err != nil {
+		fail(c, err)
+		return
+	}
+	c.JSON(http.StatusOK, d)
+}
+
+// showDelivery is GET /admin/v1/deliveries/{id}: one attempt with the headers it sent (custom
+// values to owners and admins only) and what came back.
+func (s *server) showDelivery(c *gin.Context) {
+	id, err := uuid.Parse(c.Param("id"))
+	if err != nil {
+		fail(c, problem.Fail(problem.NotFound, "delivery %q not found", c.Param("id")))
+		return
+	}
+	actor := actorOf(c)
+	d, err := s.Support.Delivery(c.Request.Context(), id, &actor)
 	if err != nil {
 		fail(c, err)
 		return

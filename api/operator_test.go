@@ -35,6 +35,7 @@ import (
 type opEnv struct {
 	t           testing.TB
 	db          *gorm.DB
+	box         *secrets.Box // seals the endpoints' secrets and headers
 	srv         *httptest.Server
 	org         *models.Org
 	owner       *models.User
@@ -72,6 +73,7 @@ func newOpEnvWith(t testing.TB, opts endpoints.Options) *opEnv {
 		t.Fatal(err)
 	}
 	box, _ := secrets.NewBox(secrets.GenerateKey())
+	e.box = box
 	log := logrus.New()
 	log.SetOutput(io.Discard)
 	if opts.Dispatcher == nil {

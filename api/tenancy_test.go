@@ -173,6 +173,8 @@ func tenancyCases() []tcase {
 		rpc("outbound_webhook_rotate_secret", "p_id", endpointID, nil),
 		rpc("outbound_webhook_disable", "p_id", endpointID, nil),
 		rpc("outbound_webhook_enable", "p_id", endpointID, nil),
+		{"GET /admin/v1/deliveries/:id", asOperator, delivery, nil},
+		{"GET /console/deliveries/:id", asConsole, delivery, nil},
 		{"POST /admin/v1/deliveries/:id/refire", asOperator, delivery, nil},
 		{"POST /console/deliveries/:id/refire", asConsole, delivery, func(_, x *tenant) any {
 			return url.Values{"endpoint": {x.endpointID.String()}}
@@ -240,7 +242,7 @@ func tenancyLists() []listCase {
 var tenancyExempt = map[string]bool{
 	"GET /v1/health": true, "GET /v1/openapi.json": true, "GET /api/openapi.yaml": true, "GET /v1/event-types": true,
 	"GET /v1/ready": true, "GET /integrations/v1/health": true, "GET /integrations/v1/openapi.json": true,
-	"GET /admin/v1/openapi.json": true, "GET /console": true, "GET /console/console.css": true,
+	"GET /admin/v1/openapi.json": true, "GET /console": true, "GET /console/console.css": true, "GET /console/console.js": true,
 	"GET /console/login": true,
 }
 

@@ -36,7 +36,7 @@ import (
 	"wds/models"
 )
 
-//go:embed templates/*.html templates/console.css
+//go:embed templates/*.html templates/console.css templates/console.js
 var files embed.FS
 
 // DispatchStarter starts a queued re-fire or test event at once; the relay would otherwise.
@@ -94,6 +94,10 @@ func (c *Console) Register(r *gin.Engine) {
 	open.GET("/console.css", func(g *gin.Context) {
 		b, _ := files.ReadFile("templates/console.css")
 		g.Data(http.StatusOK, "text/css; charset=utf-8", b)
+	})
+	open.GET("/console.js", func(g *gin.Context) {
+		b, _ := files.ReadFile("templates/console.js")
+		g.Data(http.StatusOK, "text/javascript; charset=utf-8", b)
 	})
 	open.GET("/login", c.loginForm)
 	open.POST("/login", c.login)
@@ -261,6 +265,11 @@ var funcs = template.FuncMap{
 	"ladder": ladder,
 	// attempt gives an event page's attempt the delivery log's wording (deliveryRow).
 	"attempt": func(d models.Delivery) deliveryRow { return deliveryRow{Delivery: d} },
+	// sentOf is what the "sent" template (attempt.html) takes: the attempt, and whether the reader
+	// reads custom header values.
+	"sentOf": func(row deliveryRow, manager bool) map[string]any {
+		return map[string]any{"Row": row, "Manager": manager}
+	},
 	// deref is an optional text, "" when absent.
 	"deref": func(s *string) string {
 		if s == nil {

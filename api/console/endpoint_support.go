@@ -5,17 +5,19 @@
 package console
 
 import (
+	"errors"
 	"html/template"
 	"sort"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/gin-gonic/gin"
 	"github.com/google/uuid"
 
 	"wds/internal/endpoints"
-	"wds/internal/platform/paging"
 	"wds/internal/platform/problem"
+	"wds/internal/recovery"
 	"wds/models"
 )
 
@@ -46,19 +48,50 @@ func (c *Console) supportData(g *gin.Context, ep *models.Endpoint, data map[stri
 		return err
 	}
 	data["Recovery"] = rec
-	if since := strings.TrimSpace(g.Query("recover_since")); since != "" {
-		data["RecoverSince"] = since
-		t, err := searchTime(since)
-		if err != nil {
-			return problem.Fail(paging.ErrInvalidParameter, "since must be a date and time such as 2026-11-26T09:00 (UTC) or an RFC 3339 time")
-		}
-		n, err := c.Recoveries.CountRecoverable(g.Request.Context(), ep.ID, &s.User.ID, t, nil)
-		if err != nil {
-			return err
-		}
-		data["Preview"] = &n
+	data["Presets"] = sincePresets(time.Now())
+	since := strings.TrimSpace(g.Query("recover_since"))
+	if since == "" || !s.Manager() { // only owners and admins see the Recover form
+		return nil
 	}
+	data["RecoverSince"] = since
+	t, err := searchTime(since)
+	if err != nil {
+		err = problem.Fail(endpoints.ErrInvalidParameter, "since must be a date and time such as 2026-11-26T09:00 (UTC) or an RFC 3339 time")
+	} else {
+		var n recovery.RecoveryCount
+		if n, err = c.Recoveries.CountRecoverable(g.Request.Context(), ep.ID, &s.User.ID, t, nil); err == nil {
+			data["Preview"] = &n
+			return nil
+		}
+	}
+	if !errors.Is(err, endpoints.ErrInvalidParameter) {
+		return err
+	}
+	// A since the count refuses (malformed, in the future, past the retention) is the field's
+	// error: it is shown beside the field and the rest of the page is as without it.
+	data["RecoverError"] = c.problem(err)
 	return nil
+}
+
+// sincePreset is a link beside Recover's since field that fills it (and counts) with a time that
+// long ago.
+type sincePreset struct {
+	Label string
+	Since string
+}
+
+// sincePresets are the usual outage lengths, back from now, to the minute as the field takes them:
+// rounded up, so that 7 d never reaches past a retention of 7 days.
+func sincePresets(now time.Time) []sincePreset {
+	out := make([]sincePreset, 0, 4)
+	for _, p := range []struct {
+		label string
+		ago   time.Duration
+	}{{"1 h", time.Hour}, {"6 h", 6 * time.Hour}, {"24 h", 24 * time.Hour}, {"7 d", 7 * 24 * time.Hour}} {
+		since := now.Add(-p.ago).Add(time.Minute - time.Nanosecond).Truncate(time.Minute)
+		out = append(out, sincePreset{Label: p.label, Since: since.UTC().Format("2006-01-02T15:04")})
+	}
+	return out
 }
 
 // headerText is a header set as the form's textarea shows it: "Name: value" lines, sorted.

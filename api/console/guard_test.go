@@ -116,7 +116,7 @@ func TestEveryConsoleAnswerCarriesTheSecurityHeaders(t *testing.T) {
 		method string
 		path   string
 	}{
-		{anon, "GET", "/console/login"}, {anon, "GET", "/console/"}, {anon, "GET", "/console/console.css"},
+		{anon, "GET", "/console/login"}, {anon, "GET", "/console/"}, {anon, "GET", "/console/console.css"}, {anon, "GET", "/console/console.js"},
 		{anon, "POST", "/console/keys"}, {b, "GET", "/console/webhooks"}, {b, "POST", "/console/keys"},
 	} {
 		res, _ := e.do(c.client, c.method, c.path, url.Values{})

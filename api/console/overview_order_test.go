@@ -10,6 +10,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"wds/internal/delivery"
 	"wds/internal/endpoints"
 	"wds/internal/events"
 	"wds/internal/platform/secrets"
@@ -43,7 +44,7 @@ func TestTheOverviewListsProblemsInTimeOrderAndMarksRecoveredChains(t *testing.T
 		if status == models.StatusSucceeded {
 			d.ResponseStatus, d.Error = nil, ""
 		}
-		if ok, err := endpoints.RecordAttempt(ctx, e.db, &d); !ok || err != nil {
+		if ok, err := delivery.RecordAttempt(ctx, e.db, &d); !ok || err != nil {
 			t.Fatalf("record: %v %v", ok, err)
 		}
 		return d.ID

@@ -53,6 +53,7 @@ func (c *Console) registerPages(p *gin.RouterGroup) {
 	p.GET("/webhooks/:id", c.endpoint)
 	p.GET("/webhooks/:id/:action", c.confirmAction)
 	p.POST("/webhooks/:id/:action", c.endpointAction)
+	p.GET("/deliveries/:id", c.delivery)
 	p.POST("/deliveries/:id/refire", c.refire)
 	p.GET("/audit", c.audit)
 	c.registerWorkspacePages(p)
@@ -464,6 +465,9 @@ func (c *Console) endpointPage(g *gin.Context, code int, v view) {
 				data["PageSize"], data["Paged"] = deliveryPageSize, q.Cursor != nil
 				data["First"] = g.Request.URL.Path + "?" + url.Values{"status": {g.Query("status")}, "event_type": {g.Query("event_type")}}.Encode() + "#log"
 				v.Data = data
+				if _, bad := data["RecoverError"]; bad && code == http.StatusOK {
+					code = http.StatusUnprocessableEntity // the since typed, shown beside its field
+				}
 				c.render(g, code, "endpoint", s, v)
 				return
 			}

@@ -26,9 +26,9 @@ import (
 
 func init() {
 	notices["resent"] = "Resent: a fresh chain starts at attempt 1."
-	for _, p := range []string{"events", "event"} {
-		pages[p] = template.Must(template.New("layout.html").Funcs(funcs).ParseFS(files, "templates/layout.html", "templates/"+p+".html"))
-	}
+	pages["events"] = template.Must(template.New("layout.html").Funcs(funcs).ParseFS(files, "templates/layout.html", "templates/events.html"))
+	pages["event"] = template.Must(template.New("layout.html").Funcs(funcs).ParseFS(files,
+		"templates/layout.html", "templates/attempt.html", "templates/event.html"))
 }
 
 func (c *Console) registerSupportPages(p *gin.RouterGroup) {

@@ -25,9 +25,9 @@ import (
 // endpoint row.
 const recordAttemptSQL = `WITH ins AS (
 	INSERT INTO webhook_deliveries (id, org_id, event_id, endpoint_id, event_type, chain_id, workflow_id, attempt,
-		status, response_status, response_excerpt, error, duration_ms, attempted_at, next_attempt_at)
+		status, response_status, response_excerpt, error, duration_ms, attempted_at, next_attempt_at, request_headers)
 	VALUES (@id, @org, @event, @endpoint, @type, @chain, @workflow, @attempt, @status, @response_status,
-		@excerpt, @error, @duration, @at, @next)
+		@excerpt, @error, @duration, @at, @next, CAST(@sent AS jsonb))
 	ON CONFLICT DO NOTHING RETURNING id, endpoint_id, status, attempted_at),
 kept AS (
 	UPDATE webhook_endpoints w SET
@@ -55,11 +55,15 @@ SELECT id FROM ins`
 // number, keeping the endpoint's health with it, and reports whether it wrote.
 func RecordAttempt(ctx context.Context, db *gorm.DB, d *models.Delivery) (bool, error) {
 	var inserted []uuid.UUID
-	err := db.WithContext(ctx).Raw(recordAttemptSQL, map[string]any{
+	sent, err := sentColumn(d.Sent)
+	if err != nil {
+		return false, err
+	}
+	err = db.WithContext(ctx).Raw(recordAttemptSQL, map[string]any{
 		"id": d.ID, "org": d.OrgID, "event": d.EventID, "endpoint": d.EndpointID, "type": d.EventType,
 		"chain": d.ChainID, "workflow": d.WorkflowID, "attempt": d.Attempt, "status": d.Status,
 		"response_status": d.ResponseStatus, "excerpt": d.ResponseExcerpt, "error": d.Error,
-		"duration": d.DurationMS, "at": d.AttemptedAt, "next": d.NextAttemptAt,
+		"duration": d.DurationMS, "at": d.AttemptedAt, "next": d.NextAttemptAt, "sent": sent,
 		"succeeded": models.StatusSucceeded, "dropped": models.StatusDropped,
 		"refired": d.Attempt == 1 && contract.RefiredChain(d.WorkflowID),
 	}).Scan(&inserted).Error
@@ -67,6 +71,18 @@ func RecordAttempt(ctx context.Context, db *gorm.DB, d *models.Delivery) (bool, 
 		return false, fmt.Errorf("record delivery: %w", err)
 	}
 	return len(inserted) == 1, nil
+}
+
+// sentColumn is the request_headers value of an attempt: its JSON, or null when it sent nothing.
+func sentColumn(r *models.RequestHeaders) (any, error) {
+	if r == nil {
+		return nil, nil
+	}
+	v, err := r.Value()
+	if err != nil {
+		return nil, fmt.Errorf("record delivery: %w", err)
+	}
+	return v, nil
 }
 
 // countDroppedSQL is the part of a statement that drops waiting chains (the CTE dropped, returning

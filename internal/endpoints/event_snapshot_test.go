@@ -7,6 +7,7 @@ import (
 	"github.com/google/uuid"
 	"gorm.io/gorm"
 
+	"wds/internal/delivery"
 	"wds/internal/endpoints"
 	"wds/internal/events"
 	"wds/models"
@@ -34,7 +35,7 @@ func TestAnEventsChainsAgreeWithTheirAttempts(t *testing.T) {
 		landed = true
 		d := models.Delivery{ID: uuid.New(), OrgID: f.Org, EventID: ev, EndpointID: ep.ID, EventType: events.OrderCreated,
 			ChainID: resent.ChainID, WorkflowID: resent.WorkflowID, Attempt: 1, Status: models.StatusSucceeded, AttemptedAt: time.Now()}
-		if ok, err := endpoints.RecordAttempt(f.Ctx, f.DB, &d); !ok || err != nil {
+		if ok, err := delivery.RecordAttempt(f.Ctx, f.DB, &d); !ok || err != nil {
 			t.Errorf("the attempt landing: %v %v", ok, err)
 		}
 	}

@@ -367,14 +367,16 @@ func (s *Service) event(ctx context.Context, id uuid.UUID, actorID *uuid.UUID) (
 	if len(rows) == 0 {
 		return nil, problem.Fail(problem.NotFound, "event %s not found", id)
 	}
-	if actorID != nil {
-		if err := workspace.RequireRowRole(ctx, s.DB, rows[0].OrgID, *actorID, "event", id, workspace.Anyone...); err != nil {
-			return nil, err
-		}
+	manager, err := s.readsHeaders(ctx, rows[0].OrgID, actorID, "event", id)
+	if err != nil {
+		return nil, err
 	}
 	d := &EventDetail{EventRow: rows[0].EventRow, OrgID: rows[0].OrgID, Payload: json.RawMessage(rows[0].Body)}
 	if d.Chains, err = s.chains(ctx, id); err != nil {
 		return nil, err
+	}
+	for i := range d.Chains {
+		s.showSent(manager, d.Chains[i].Attempts)
 	}
 	page := []EventRow{d.EventRow}
 	if err := s.withEndpointOutcomes(ctx, page); err != nil {

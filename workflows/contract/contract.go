@@ -247,6 +247,8 @@ type Sent struct {
 	DurationMS      int64
 	AttemptedAt     time.Time
 	NextAttemptAt   *time.Time
+	// Headers are the headers the POST carried (custom values sealed), for the row.
+	Headers *models.RequestHeaders `json:",omitempty"`
 }
 
 // FailedAttemptInput is RecordFailedAttempt's input: the attempt and the result its Deliver returned.
