@@ -293,7 +293,7 @@ func ids[R row](rows []R) []uuid.UUID {
 // by themselves.
 func release(ctx context.Context, db *gorm.DB, table string, ids []uuid.UUID) {
 	if len(ids) > 0 {
-		db.WithContext(ctx).Exec("UPDATE "+table+" SET relay_lease_until = NULL WHERE id IN ?", ids)
+		db.WithContext(ctx).Exec("UPDATE "+table+" SET relay_lease_until = NULL WHERE id IN ("+inIDOrder(table)+")", ids)
 	}
 }
 
@@ -351,11 +351,19 @@ func markStarted(db *gorm.DB, table string, ids []uuid.UUID) error {
 	if len(ids) == 0 {
 		return nil
 	}
-	err := db.Exec("UPDATE "+table+" SET dispatched_at = clock_timestamp() WHERE id IN ? AND dispatched_at IS NULL", ids).Error
+	err := db.Exec("UPDATE "+table+" SET dispatched_at = clock_timestamp() WHERE id IN ("+inIDOrder(table)+") AND dispatched_at IS NULL", ids).Error
 	if err != nil {
 		return fmt.Errorf("mark %s dispatched: %w", table, err)
 	}
 	return nil
+}
+
+// inIDOrder selects the rows of table whose ids are the statement's parameter and locks them in id
+// order. A request's mark and a relay's (or a release) may touch the same rows at once; an UPDATE
+// alone locks them in the order its plan visits them, which on a sequential scan differs between
+// statements and deadlocks them. Locking in one order cannot.
+func inIDOrder(table string) string {
+	return "SELECT id FROM " + table + " WHERE id IN ? ORDER BY id FOR UPDATE"
 }
 
 // startEvent starts the workflow of one event with its chains planned: their targets, chain ids and
