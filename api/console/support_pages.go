@@ -10,7 +10,6 @@ import (
 	"net/http"
 	"net/url"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
@@ -19,6 +18,7 @@ import (
 
 	"wds/internal/endpoints"
 	"wds/internal/events"
+	"wds/internal/order"
 	"wds/internal/platform/paging"
 	"wds/internal/platform/problem"
 	"wds/models"
@@ -76,14 +76,12 @@ func eventsQuery(g *gin.Context, form map[string]string) (endpoints.EventsQuery,
 	if q.Cursor, err = paging.ParseCursor(g.Query("cursor_at"), g.Query("cursor_id")); err != nil {
 		return q, err
 	}
-	if o := strings.TrimPrefix(form["order"], "#"); o != "" {
-		if id, perr := uuid.Parse(o); perr == nil {
-			q.OrderID = &id
-		} else if n, perr := strconv.ParseInt(o, 10, 64); perr == nil {
-			q.OrderNumber = &n
-		} else {
-			return q, problem.Fail(paging.ErrInvalidParameter, "order must be an order's id or its number, such as 1042")
+	if o := form["order"]; o != "" {
+		ref, err := order.ParseRef("order", o, paging.ErrInvalidParameter)
+		if err != nil {
+			return q, err
 		}
+		q.SetOrder(ref)
 	}
 	if e := form["endpoint"]; e != "" {
 		id, perr := uuid.Parse(e)

@@ -54,6 +54,15 @@ type EventsQuery struct {
 	Cursor       *paging.Cursor
 }
 
+// SetOrder narrows the search to the order the reference names: by id, or by number in the org.
+func (q *EventsQuery) SetOrder(r order.Ref) {
+	if r.ByNumber() {
+		q.OrderNumber = &r.Number
+		return
+	}
+	q.OrderID = &r.ID
+}
+
 // EventRow is an event as the support desk lists it.
 type EventRow struct {
 	ID        uuid.UUID  `json:"id"`
@@ -124,7 +133,7 @@ func (s *Service) ListEvents(ctx context.Context, q EventsQuery) (*EventsPage, e
 		q.Limit = paging.DefaultLimit
 	}
 	if q.OrderNumber != nil { // an unknown number finds nothing, as an unknown order id does
-		id, err := order.IDByNumber(ctx, s.DB, q.OrgID, *q.OrderNumber)
+		id, err := order.Ref{Number: *q.OrderNumber}.Resolve(ctx, s.DB, q.OrgID)
 		if errors.Is(err, problem.NotFound) {
 			return &EventsPage{Rows: []EventRow{}}, nil
 		}
