@@ -36,6 +36,7 @@ type OrgLists interface {
 	ListReadKeys(ctx context.Context, q operator.Query) (operator.Page[operator.ReadKey], error)
 	ListIntegrationKeys(ctx context.Context, q operator.Query) (operator.Page[operator.IntegrationKey], error)
 	ListAudit(ctx context.Context, q operator.Query) (operator.Page[operator.AuditEntry], error)
+	AuditNames(ctx context.Context, org uuid.UUID, ids map[uuid.UUID]bool) (map[uuid.UUID]string, error)
 	ListDeliveries(ctx context.Context, q operator.Query, f operator.DeliveryFilter) (operator.Page[models.Delivery], error)
 	DeliveryHistory(ctx context.Context, q operator.Query, since time.Time) ([]operator.HourCount, error)
 }

@@ -87,11 +87,13 @@ func pageSQL(q Query, sel, atCol string, where []string, args []any) (string, []
 	return sel + " WHERE " + strings.Join(where, " AND ") + " ORDER BY t." + atCol + " DESC, t.id DESC LIMIT ?", args
 }
 
-// AuditEntry is one audit row as the Operator API shows it. ActorID is nil for what the service
-// did by itself (an endpoint disabled for failing, docs/support.md#3-an-endpoint-the-service-disabled).
+// AuditEntry is one audit row as the Operator API shows it. Its actor is an operator (ActorID) or
+// an integration key acting through the Integration API (ActorKeyID); both are nil for what the
+// service did by itself (an endpoint disabled for failing, docs/support.md#3-an-endpoint-the-service-disabled).
 type AuditEntry struct {
 	ID         uuid.UUID      `json:"id"`
 	ActorID    *uuid.UUID     `json:"actor_id"`
+	ActorKeyID *uuid.UUID     `json:"actor_key_id"`
 	Action     string         `json:"action"`
 	TargetType string         `json:"target_type"`
 	TargetID   uuid.UUID      `json:"target_id"`
@@ -105,7 +107,7 @@ func (s *Service) ListAudit(ctx context.Context, q Query) (Page[AuditEntry], err
 	if err := workspace.RequireRole(ctx, s.db, q.OrgID, q.ActorID, workspace.Managers...); err != nil {
 		return Page[AuditEntry]{}, err
 	}
-	return list(ctx, s, q, `SELECT t.id, t.actor_id, t.action, t.target_type, t.target_id, t.details, t.created_at FROM audit_log t`,
+	return list(ctx, s, q, `SELECT t.id, t.actor_id, t.actor_key_id, t.action, t.target_type, t.target_id, t.details, t.created_at FROM audit_log t`,
 		"created_at", []string{"t.org_id = ?"}, []any{q.OrgID},
 		func(e AuditEntry) (time.Time, uuid.UUID) { return e.CreatedAt, e.ID })
 }
