@@ -255,7 +255,7 @@ var funcs = template.FuncMap{
 	"money":  money.Format,
 	"ladder": ladder,
 	// attempt gives an event page's attempt the delivery log's wording (deliveryRow).
-	"attempt": func(d models.Delivery) deliveryRow { return deliveryRow{Delivery: d} },
+	"attempt": func(d models.Delivery) deliveryRow { return deliveryRow{LogRow: endpoints.LogRow{Delivery: d}} },
 	// deref is an optional text, "" when absent.
 	"deref": func(s *string) string {
 		if s == nil {

@@ -37,7 +37,7 @@ type OrgLists interface {
 	ListIntegrationKeys(ctx context.Context, q operator.Query) (operator.Page[operator.IntegrationKey], error)
 	ListAudit(ctx context.Context, q operator.Query) (operator.Page[operator.AuditEntry], error)
 	AuditNames(ctx context.Context, org uuid.UUID, ids map[uuid.UUID]bool) (map[uuid.UUID]string, error)
-	ListDeliveries(ctx context.Context, q operator.Query, f operator.DeliveryFilter) (operator.Page[models.Delivery], error)
+	ListDeliveries(ctx context.Context, q operator.Query, f operator.DeliveryFilter) (operator.Page[endpoints.LogRow], error)
 	DeliveryHistory(ctx context.Context, q operator.Query, since time.Time) ([]operator.HourCount, error)
 }
 
@@ -168,7 +168,7 @@ func (c *Console) latestProblems(g *gin.Context, urls map[uuid.UUID]string, data
 			return err
 		}
 		for _, d := range page.Rows {
-			row := problemRow{deliveryRow: deliveryRow{Delivery: d}, URL: urls[d.EndpointID]}
+			row := problemRow{deliveryRow: deliveryRow{LogRow: d}, URL: urls[d.EndpointID]}
 			if d.RefiredWorkflowID != nil {
 				row.RefiredURL = c.workflowURL(*d.RefiredWorkflowID)
 				recovered = append(recovered, *d.RefiredWorkflowID)
@@ -432,11 +432,11 @@ func (c *Console) endpointPage(g *gin.Context, code int, v view) {
 		q := c.query(g, deliveryPageSize)
 		if q.Cursor, err = paging.ParseCursor(g.Query("cursor_at"), g.Query("cursor_id")); err == nil {
 			filter := operator.DeliveryFilter{EndpointID: &id, Status: models.Status(g.Query("status")), EventType: g.Query("event_type")}
-			var page operator.Page[models.Delivery]
+			var page operator.Page[endpoints.LogRow]
 			if page, err = c.Lists.ListDeliveries(ctx, q, filter); err == nil {
 				rows := make([]deliveryRow, len(page.Rows))
 				for i, d := range page.Rows {
-					rows[i] = deliveryRow{Delivery: d, WorkflowURL: c.workflowURL(d.WorkflowID)}
+					rows[i] = deliveryRow{LogRow: d, WorkflowURL: c.workflowURL(d.WorkflowID)}
 					if d.RefiredWorkflowID != nil {
 						rows[i].RefiredURL = c.workflowURL(*d.RefiredWorkflowID)
 					}
@@ -459,7 +459,7 @@ func (c *Console) endpointPage(g *gin.Context, code int, v view) {
 const deliveryPageSize = 20
 
 // next is the next page's URL, keeping the filters, or "" on the last page.
-func next(g *gin.Context, page operator.Page[models.Delivery]) string {
+func next(g *gin.Context, page operator.Page[endpoints.LogRow]) string {
 	if page.NextCursor == nil {
 		return ""
 	}
@@ -480,10 +480,10 @@ func (c *Console) refire(g *gin.Context) {
 	}, c.webhooksPage)
 }
 
-// deliveryRow is a delivery log row with the links to its workflow and, once it was re-fired, to the
-// workflow of its new chain.
+// deliveryRow is a delivery log row (with its order's number) with the links to its workflow and,
+// once it was re-fired, to the workflow of its new chain.
 type deliveryRow struct {
-	models.Delivery
+	endpoints.LogRow
 	WorkflowURL string
 	RefiredURL  string
 }

@@ -118,22 +118,22 @@ type DeliveryFilter = endpoints.LogFilter
 // ListDeliveries pages through every attempt of every endpoint of the org, newest first, filtered
 // (endpoints.LogPage: each filter reads an index of its own). Any member may read it, as they may
 // read an endpoint's log.
-func (s *Service) ListDeliveries(ctx context.Context, q Query, f DeliveryFilter) (Page[models.Delivery], error) {
+func (s *Service) ListDeliveries(ctx context.Context, q Query, f DeliveryFilter) (Page[endpoints.LogRow], error) {
 	if f.Status != "" && !slices.Contains(models.Recorded, f.Status) {
-		return Page[models.Delivery]{}, problem.Fail(paging.ErrInvalidParameter, "status must be succeeded, failed or dropped")
+		return Page[endpoints.LogRow]{}, problem.Fail(paging.ErrInvalidParameter, "status must be succeeded, failed or dropped")
 	}
 	if err := workspace.RequireRole(ctx, s.db, q.OrgID, q.ActorID, workspace.Anyone...); err != nil {
-		return Page[models.Delivery]{}, err
+		return Page[endpoints.LogRow]{}, err
 	}
 	done, err := s.turn(ctx, q.OrgID)
 	if err != nil {
-		return Page[models.Delivery]{}, err
+		return Page[endpoints.LogRow]{}, err
 	}
 	defer done()
 	f.OrgID = q.OrgID
 	rows, next, err := endpoints.LogPage(ctx, s.db, f, q.Limit, q.Cursor)
 	if err != nil {
-		return Page[models.Delivery]{}, err
+		return Page[endpoints.LogRow]{}, err
 	}
-	return Page[models.Delivery]{Rows: rows, NextCursor: next}, nil
+	return Page[endpoints.LogRow]{Rows: rows, NextCursor: next}, nil
 }
