@@ -29,6 +29,9 @@ type BrowseQuery struct {
 type BrowsePage struct {
 	Rows         []Order
 	Newer, Older *paging.Cursor
+	// Clients names the page's orders' clients: "Name <email>", the name or the email alone when the
+	// client has only one. A client deleted since is missing.
+	Clients map[uuid.UUID]string
 }
 
 // maxClientsByEmail bounds how many clients one email search reads orders of: an org has a client
@@ -62,7 +65,44 @@ func Browse(ctx context.Context, db *gorm.DB, q BrowseQuery) (BrowsePage, error)
 	if err != nil {
 		return BrowsePage{}, err
 	}
-	return browsePage(q, rows), nil
+	p := browsePage(q, rows)
+	p.Clients, err = ClientNames(ctx, db, q.OrgID, p.Rows)
+	return p, err
+}
+
+// ClientNames names the clients of a page's orders (BrowsePage.Clients), read by their keys.
+func ClientNames(ctx context.Context, db *gorm.DB, org uuid.UUID, rows []Order) (map[uuid.UUID]string, error) {
+	names := map[uuid.UUID]string{}
+	var ids []uuid.UUID
+	for _, o := range rows {
+		if o.ClientID != nil {
+			ids = append(ids, *o.ClientID)
+		}
+	}
+	if len(ids) == 0 {
+		return names, nil
+	}
+	var found []struct {
+		ID    uuid.UUID
+		Name  string
+		Email *string
+	}
+	err := db.WithContext(ctx).Raw(`SELECT id, coalesce(nullif(display_name, ''), trim(first_name || ' ' || last_name)) AS name, email
+		FROM clients WHERE org_id = ? AND id IN ?`, org, ids).Scan(&found).Error
+	if err != nil {
+		return nil, fmt.Errorf("the orders' clients: %w", err)
+	}
+	for _, f := range found {
+		switch {
+		case f.Email == nil || *f.Email == f.Name:
+			names[f.ID] = f.Name
+		case f.Name == "":
+			names[f.ID] = *f.Email
+		default:
+			names[f.ID] = f.Name + " <" + *f.Email + ">"
+		}
+	}
+	return names, nil
 }
 
 // browseSQL is the page's query: one lead (a predicate on orders aliased b, and its arguments) is an
