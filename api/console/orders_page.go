@@ -27,7 +27,11 @@ func (c *Console) orders(g *gin.Context) {
 	data := map[string]any{}
 	page, err := c.findOrders(g, search)
 	if err == nil {
-		data["Rows"], data["Clients"] = page.Rows, page.Clients
+		clients := make(map[string]string, len(page.Clients)) // by id as text: a template indexes with the row's *uuid.UUID printed
+		for id, name := range page.Clients {
+			clients[id.String()] = name
+		}
+		data["Rows"], data["Clients"] = page.Rows, clients
 		data["Newer"], data["Older"] = pageURL(g, search, page.Newer, true), ""
 		if page.Older != nil {
 			data["Older"] = pageURL(g, search, page.Older, false)
