@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"slices"
@@ -10,6 +11,7 @@ import (
 	"time"
 
 	"github.com/chromedp/chromedp"
+	"github.com/google/uuid"
 
 	"wds/internal/apikeys"
 	"wds/internal/dev/temporaldev"
@@ -95,7 +97,7 @@ func TestTheConsoleSaysWhichOrderAndWhoActed(t *testing.T) {
 	// Search by the client's email in any case, by number, and by neither.
 	for search, want := range map[string]string{"ADA@Example.test": second + "," + first, "#" + third: third} {
 		if err := chromedp.Run(ctx, chromedp.Navigate(h.api.URL+"/console/orders"), chromedp.SendKeys(`input[name=q]`, search),
-			chromedp.Click(`#order-search button`), chromedp.WaitVisible(`#orders`)); err != nil {
+			chromedp.Click(`#order-search button`), chromedp.WaitVisible(`//a[text()="All orders"]`)); err != nil { // only a search's answer has it
 			t.Fatal(err)
 		}
 		if got := strings.Join(texts(ctx, t, "#orders td:first-child"), ","); got != want {
@@ -148,9 +150,33 @@ func TestTheConsoleSaysWhichOrderAndWhoActed(t *testing.T) {
 		t.Errorf("the overview's latest drops name orders %s, want %s", got, want)
 	}
 
-	// Who cancelled the second order? The Shop key.
-	if err := chromedp.Run(ctx, chromedp.Navigate(h.api.URL+"/console/audit")); err != nil {
+	// Who cancelled the second order? The Shop key. The log fits the page even with a resend's
+	// chains, whose ids it cannot name.
+	chains := make([]map[string]any, 4)
+	for i := range chains {
+		id := uuid.NewString()
+		chains[i] = map[string]any{"chain_id": id, "endpoint_id": ep.id, "workflow_id": "webhook-resend/" + id + "/" + uuid.NewString() + "/1"}
+	}
+	details, _ := json.Marshal(map[string]any{"endpoint_id": ep.id, "chains": chains})
+	if err := h.db.Exec(`INSERT INTO audit_log (id, org_id, actor_id, action, target_type, target_id, details)
+		VALUES (?, ?, ?, 'order.resend', 'order', ?, ?::jsonb)`, uuid.New(), h.org, h.owner, orderID(t, h, first), string(details)).Error; err != nil {
 		t.Fatal(err)
+	}
+	var overflow bool
+	if err := chromedp.Run(ctx, chromedp.Navigate(h.api.URL+"/console/audit"),
+		chromedp.Evaluate(`document.documentElement.scrollWidth > document.documentElement.clientWidth`, &overflow)); err != nil {
+		t.Fatal(err)
+	}
+	if overflow {
+		t.Errorf("the audit log is wider than the 1280 px window")
+	}
+	resend := texts(ctx, t, `#audit tr:has(td.target a[href*="/orders/"]) td.details`)
+	if joined := strings.Join(resend, "|"); strings.Contains(joined, chains[0]["chain_id"].(string)) ||
+		!strings.Contains(joined, "chain_id: "+chains[0]["chain_id"].(string)[:8]+"…") || !strings.Contains(joined, "endpoint: "+rc.srv.URL) {
+		t.Errorf("the resend's details show whole ids or no endpoint URL: %q", resend)
+	}
+	if got := texts(ctx, t, `#audit tr:has(td.target a[href*="/orders/"]) td.target`); !slices.Contains(got, "order "+first) {
+		t.Errorf("the audit log's order targets %v, want order %s among them", got, first)
 	}
 	var cancel []string
 	if err := chromedp.Run(ctx, chromedp.Evaluate(`[...document.querySelectorAll("#audit tr")].filter(r => r.children[2] && r.children[2].textContent === "order.cancel").
