@@ -3,13 +3,13 @@ package api
 import (
 	"context"
 	"net/http"
-	"strconv"
 	"time"
 
 	"github.com/gin-gonic/gin"
 	"github.com/google/uuid"
 
 	"wds/internal/endpoints"
+	"wds/internal/order"
 	"wds/internal/platform/paging"
 	"wds/internal/platform/problem"
 	"wds/models"
@@ -22,7 +22,7 @@ type SupportDesk interface {
 	Event(ctx context.Context, id uuid.UUID, actorID *uuid.UUID) (*endpoints.EventDetail, error)
 	Delivery(ctx context.Context, id uuid.UUID, actorID *uuid.UUID) (*models.Delivery, error)
 	Resend(ctx context.Context, eventID, actorID uuid.UUID, endpointID *uuid.UUID) (*endpoints.Resent, error)
-	ResendOrder(ctx context.Context, order endpoints.OrderRef, endpointID, actorID uuid.UUID) (*endpoints.Resent, error)
+	ResendOrder(ctx context.Context, ref order.Ref, endpointID, actorID uuid.UUID) (*endpoints.Resent, error)
 }
 
 // registerSupport mounts the support desk's routes on the Operator API.
@@ -59,12 +59,12 @@ func (s *server) listEvents(c *gin.Context) {
 		}
 	}
 	if raw, ok := c.GetQuery("order_number"); ok {
-		n, err := strconv.ParseInt(raw, 10, 64)
+		ref, err := order.ParseRef("order_number", raw, paging.ErrInvalidParameter)
 		if err != nil {
-			fail(c, problem.Fail(paging.ErrInvalidParameter, "order_number must be an order's number, such as 1042"))
+			fail(c, err)
 			return
 		}
-		q.OrderNumber = &n
+		q.SetOrder(ref)
 	}
 	for name, dst := range map[string]**time.Time{"since": &q.Since, "until": &q.Until} {
 		if raw, ok := c.GetQuery(name); ok {
@@ -169,7 +169,12 @@ func (s *server) resendOrder(c *gin.Context) {
 		fail(c, problem.Fail(problem.Invalid, "endpoint_id must be a UUID"))
 		return
 	}
-	out, err := s.Support.ResendOrder(c.Request.Context(), endpoints.OrderRef(c.Param("id")), ep, actorOf(c))
+	ref, err := order.ParseRef("the order", c.Param("id"), endpoints.ErrInvalidParameter)
+	if err != nil {
+		fail(c, err)
+		return
+	}
+	out, err := s.Support.ResendOrder(c.Request.Context(), ref, ep, actorOf(c))
 	if err != nil {
 		fail(c, err)
 		return

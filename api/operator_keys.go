@@ -10,6 +10,7 @@ import (
 
 	"wds/api/openapi"
 	"wds/internal/apikeys"
+	"wds/internal/endpoints"
 	"wds/internal/ingest"
 	"wds/internal/operator"
 	"wds/internal/platform/paging"
@@ -33,7 +34,7 @@ type OrgLists interface {
 	ListReadKeys(ctx context.Context, q operator.Query) (operator.Page[operator.ReadKey], error)
 	ListIntegrationKeys(ctx context.Context, q operator.Query) (operator.Page[operator.IntegrationKey], error)
 	ListAudit(ctx context.Context, q operator.Query) (operator.Page[operator.AuditEntry], error)
-	ListDeliveries(ctx context.Context, q operator.Query, f operator.DeliveryFilter) (operator.Page[models.Delivery], error)
+	ListDeliveries(ctx context.Context, q operator.Query, f operator.DeliveryFilter) (operator.Page[endpoints.LogRow], error)
 }
 
 // registerOperatorKeys mounts the resource side of the Operator API beside the named webhook

@@ -59,9 +59,12 @@ type Membership struct {
 // AuditEntry records an operator action, as workspace.Audit writes it. Details never hold secrets.
 // The Operator API reads the log through its own view (operator.AuditEntry), whose actor may be null.
 type AuditEntry struct {
-	ID         uuid.UUID      `json:"id"`
-	OrgID      uuid.UUID      `json:"org_id"`
-	ActorID    uuid.UUID      `json:"actor_id"`
+	ID      uuid.UUID `json:"id"`
+	OrgID   uuid.UUID `json:"org_id"`
+	ActorID uuid.UUID `json:"actor_id"`
+	// ActorKeyID is the integration key that acted instead of an operator; workspace.AuditKey writes
+	// those rows (with no ActorID), so an operator's row leaves it nil.
+	ActorKeyID *uuid.UUID     `json:"actor_key_id"`
 	Action     string         `json:"action"`
 	TargetType string         `json:"target_type"`
 	TargetID   uuid.UUID      `json:"target_id"`

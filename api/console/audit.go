@@ -1,5 +1,5 @@
-// The audit log page: each row as a person reads it, with the people, stores and endpoints it
-// mentions by email, name and URL rather than by id.
+// The audit log page: each row as a person reads it, with the people, keys, stores, endpoints and
+// orders it mentions by email, name, URL and number rather than by id.
 
 package console
 
@@ -24,8 +24,12 @@ import (
 type auditRow struct {
 	When, Actor, Action string
 	Target              ref
-	Details             []string
+	Details             []detailLine
 }
+
+// detailLine is one "key: value" of an entry's details: as shown, ids that name nothing the page
+// knows cut to their first 8 characters so the line wraps within the page, and whole, on hover.
+type detailLine struct{ Text, Full string }
 
 // ref is a row the audit log mentions: its name for a person, its full id (shown on hover) and the
 // console page it links to, if any.
@@ -56,6 +60,9 @@ func (c *Console) audit(g *gin.Context) {
 		if e.ActorID != nil {
 			rows[i].Actor = nameOr(names, *e.ActorID)
 		}
+		if e.ActorKeyID != nil { // an integration key, through the Integration API
+			rows[i].Actor = nameOr(names, *e.ActorKeyID)
+		}
 	}
 	c.render(g, http.StatusOK, "audit", sessionOf(g), view{Data: map[string]any{"Rows": rows}})
 }
@@ -73,7 +80,7 @@ func target(e operator.AuditEntry, names map[uuid.UUID]string) ref {
 	if n, ok := names[e.TargetID]; ok {
 		r.Text = n
 	} else if ep, _ := e.Details["endpoint_id"].(string); e.TargetType == "webhook_recovery" && ep != "" {
-		r.Text = "recovery of " + detail(ep, names) // a recovery is known by its endpoint
+		r.Text = "recovery of " + detail(ep, names, false) // a recovery is known by its endpoint
 	}
 	if p, ok := targetPages[e.TargetType]; ok {
 		r.Href = p + e.TargetID.String()
@@ -82,41 +89,64 @@ func target(e operator.AuditEntry, names map[uuid.UUID]string) ref {
 }
 
 // details are an entry's details as "key: value" lines in key order, empty values left out; a
-// key naming a resolved id drops its "_id" (endpoint_id: <uuid> reads endpoint: <url>).
-func details(d map[string]any, names map[uuid.UUID]string) []string {
-	var out []string
+// key naming a resolved id drops its "_id" (endpoint_id: <uuid> reads endpoint: <url>), and drops
+// itself when the name already says what it is (order_id: <uuid> reads order 1017).
+func details(d map[string]any, names map[uuid.UUID]string) []detailLine {
+	var out []detailLine
 	for _, k := range slices.Sorted(maps.Keys(d)) {
-		v := detail(d[k], names)
-		if v == "" {
+		short := detail(d[k], names, true)
+		if short == "" {
 			continue
 		}
+		full := detail(d[k], names, false)
 		if id, err := uuid.Parse(fmt.Sprint(d[k])); err == nil && names[id] != "" {
 			k = strings.TrimSuffix(k, "_id")
+			if strings.HasPrefix(names[id], strings.ReplaceAll(k, "_", " ")+" ") {
+				out = append(out, detailLine{Text: short, Full: full})
+				continue
+			}
 		}
-		out = append(out, k+": "+v)
+		out = append(out, detailLine{Text: k + ": " + short, Full: k + ": " + full})
 	}
 	return out
 }
 
 // detail writes an audit detail's value (decoded JSON) as a person reads it, never in Go's map
 // syntax: a list as its items joined by commas, an object as its "key: value" pairs in key order
-// within parentheses, a time to the second, an id by its name when names has it, a number as
-// written.
-func detail(v any, names map[uuid.UUID]string) string {
+// within parentheses, a time to the second, an id by its name when names has it (else, when short,
+// its first 8 characters), a number as written.
+func detail(v any, names map[uuid.UUID]string, short bool) string {
 	switch x := v.(type) {
 	case nil:
 		return ""
 	case []any:
 		parts := make([]string, len(x))
 		for i, e := range x {
-			parts[i] = detail(e, names)
+			parts[i] = detail(e, names, short)
 		}
 		return strings.Join(parts, ", ")
 	case map[string]any:
-		return "(" + strings.Join(details(x, names), ", ") + ")"
+		lines := details(x, names)
+		parts := make([]string, len(lines))
+		for i, l := range lines {
+			parts[i] = l.Full
+			if short {
+				parts[i] = l.Text
+			}
+		}
+		return "(" + strings.Join(parts, ", ") + ")"
 	case string:
 		if id, err := uuid.Parse(x); err == nil {
-			return nameOr(names, id)
+			if n, ok := names[id]; ok {
+				return n
+			}
+			if short {
+				return x[:8] + "…"
+			}
+			return x
+		}
+		if short && len(x) > 40 && !strings.Contains(x, " ") { // a workflow id and the like: one token the row cannot wrap
+			return x[:24] + "…"
 		}
 		if t, err := time.Parse(time.RFC3339Nano, x); err == nil {
 			return stamp(t)
@@ -129,14 +159,17 @@ func detail(v any, names map[uuid.UUID]string) string {
 }
 
 // auditNames resolves every id a page of the audit log mentions (actors, targets, ids in details)
-// that is one of the org's members, stores or endpoints: members by email, stores by name
-// (workspace), endpoints by URL redacted as the audit log writes it (endpoints).
+// that is one of the org's members, stores, endpoints or records: members by email, stores by name
+// (workspace), endpoints by URL redacted as the audit log writes it (endpoints), orders by number,
+// keys by label and the rest as operator.AuditNames says; a query each, whatever the page holds.
 func (c *Console) auditNames(ctx context.Context, org uuid.UUID, rows []operator.AuditEntry) (map[uuid.UUID]string, error) {
 	ids := map[uuid.UUID]bool{}
 	for _, e := range rows {
 		ids[e.TargetID] = true
-		if e.ActorID != nil {
-			ids[*e.ActorID] = true
+		for _, a := range []*uuid.UUID{e.ActorID, e.ActorKeyID} {
+			if a != nil {
+				ids[*a] = true
+			}
 		}
 		collectIDs(e.Details, ids)
 	}
@@ -144,6 +177,11 @@ func (c *Console) auditNames(ctx context.Context, org uuid.UUID, rows []operator
 	if err != nil {
 		return nil, err
 	}
+	records, err := c.Lists.AuditNames(ctx, org, ids)
+	if err != nil {
+		return nil, err
+	}
+	maps.Copy(names, records)
 	urls, err := c.Webhooks.RedactedURLs(ctx, org, ids)
 	if err != nil {
 		return nil, err

@@ -32,7 +32,7 @@ func TestTheAuditLogShowsTheServicesOwnActionsAsAutomatic(t *testing.T) {
 	c, _ := e.signIn(e.ownerToken)
 	res, page := e.do(c, "GET", "/console/audit", nil)
 	if res.StatusCode != http.StatusOK || !strings.Contains(page, `<td class="actor">wds (automatic)</td><td>endpoint.lease_ended</td>`) ||
-		!strings.Contains(page, "url: https://receiver.example/hooks;") || strings.Contains(page, "lease-secret") {
+		!strings.Contains(page, ">url: https://receiver.example/hooks</li>") || strings.Contains(page, "lease-secret") {
 		t.Fatalf("audit page: %d\n%s", res.StatusCode, page)
 	}
 }

@@ -9,7 +9,8 @@ import (
 	"gorm.io/gorm"
 )
 
-// The audit log reads as key/value lists, never Go's map syntax, with times to the second.
+// The audit log reads as key/value lists, never Go's map syntax, with times to the second; an id it
+// cannot name is cut to 8 characters, whole on hover.
 func TestTheAuditLogShowsDetailsAsAPersonReadsThem(t *testing.T) {
 	e := newEnv(t)
 	chain := uuid.New()
@@ -23,7 +24,8 @@ func TestTheAuditLogShowsDetailsAsAPersonReadsThem(t *testing.T) {
 	if strings.Contains(page, "map[") {
 		t.Errorf("the audit log shows Go's map syntax:\n%s", page)
 	}
-	for _, want := range []string{"chains: (chain_id: " + chain.String() + ", endpoint_id: e1)", "since: 2026-11-26 10:15:30 UTC;", "started: 12;"} {
+	for _, want := range []string{`<li title="chains: (chain_id: ` + chain.String() + `, endpoint_id: e1)">chains: (chain_id: ` + chain.String()[:8] + `…, endpoint_id: e1)</li>`,
+		">since: 2026-11-26 10:15:30 UTC</li>", ">started: 12</li>"} {
 		if !strings.Contains(page, want) {
 			t.Errorf("the audit log lacks %q:\n%s", want, page)
 		}
@@ -75,13 +77,13 @@ func TestTheAuditLogNamesPeopleStoresAndEndpoints(t *testing.T) {
 		t.Errorf("the audit page ran %d queries over 1 row and %d over 21: names are resolved per row", one, many)
 	}
 	_, page := e.do(c, "GET", "/console/audit", nil)
-	for _, want := range []string{`<td class="actor">o@acme.test</td>`, "store: Main;", "endpoint: https://r", `.example/hooks;`,
+	for _, want := range []string{`<td class="actor">o@acme.test</td>`, ">store: Main</li>", ">endpoint: https://r", `.example/hooks</li>`,
 		`<td class="target"><a href="/console/webhooks/`} {
 		if !strings.Contains(page, want) {
 			t.Errorf("the audit log lacks %q:\n%s", want, page)
 		}
 	}
-	if strings.Contains(page, "s3cret") || strings.Contains(page, "store_id") || strings.Contains(page, store.String()+";") {
+	if strings.Contains(page, "s3cret") || strings.Contains(page, "store_id") || strings.Contains(page, store.String()) {
 		t.Errorf("the audit log shows a URL's token or a store's id:\n%s", page)
 	}
 }

@@ -264,7 +264,7 @@ var funcs = template.FuncMap{
 	"money":  money.Format,
 	"ladder": ladder,
 	// attempt gives an event page's attempt the delivery log's wording (deliveryRow).
-	"attempt": func(d models.Delivery) deliveryRow { return deliveryRow{Delivery: d} },
+	"attempt": func(d models.Delivery) deliveryRow { return deliveryRow{LogRow: endpoints.LogRow{Delivery: d}} },
 	// sentOf is what the "sent" template (attempt.html) takes: the attempt, and whether the reader
 	// reads custom header values.
 	"sentOf": func(row deliveryRow, manager bool) map[string]any {

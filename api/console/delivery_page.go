@@ -10,6 +10,7 @@ import (
 	"github.com/gin-gonic/gin"
 	"github.com/google/uuid"
 
+	"wds/internal/endpoints"
 	"wds/internal/platform/problem"
 )
 
@@ -32,7 +33,7 @@ func (c *Console) delivery(g *gin.Context) {
 		case d.OrgID != s.OrgID:
 			err = problem.Fail(problem.NotFound, "delivery %s not found", id) // another org of the operator's: switch to it first
 		default:
-			row = deliveryRow{Delivery: *d, WorkflowURL: c.workflowURL(d.WorkflowID)}
+			row = deliveryRow{LogRow: endpoints.LogRow{Delivery: *d}, WorkflowURL: c.workflowURL(d.WorkflowID)}
 			if d.RefiredWorkflowID != nil {
 				row.RefiredURL = c.workflowURL(*d.RefiredWorkflowID)
 			}

@@ -36,7 +36,8 @@ type OrgLists interface {
 	ListReadKeys(ctx context.Context, q operator.Query) (operator.Page[operator.ReadKey], error)
 	ListIntegrationKeys(ctx context.Context, q operator.Query) (operator.Page[operator.IntegrationKey], error)
 	ListAudit(ctx context.Context, q operator.Query) (operator.Page[operator.AuditEntry], error)
-	ListDeliveries(ctx context.Context, q operator.Query, f operator.DeliveryFilter) (operator.Page[models.Delivery], error)
+	AuditNames(ctx context.Context, org uuid.UUID, ids map[uuid.UUID]bool) (map[uuid.UUID]string, error)
+	ListDeliveries(ctx context.Context, q operator.Query, f operator.DeliveryFilter) (operator.Page[endpoints.LogRow], error)
 	DeliveryHistory(ctx context.Context, q operator.Query, since time.Time) ([]operator.HourCount, error)
 }
 
@@ -160,7 +161,7 @@ func (c *Console) endpointURLs(g *gin.Context) (map[uuid.UUID]string, error) {
 // latestProblems adds the five latest dropped and the five latest failed attempts, newest first,
 // with their endpoints' URLs and how their chains stand now, to data.
 func (c *Console) latestProblems(g *gin.Context, urls map[uuid.UUID]string, data map[string]any) error {
-	var attempts []models.Delivery
+	var attempts []endpoints.LogRow
 	for _, st := range []models.Status{models.StatusDropped, models.StatusFailed} {
 		page, err := c.Lists.ListDeliveries(g.Request.Context(), c.query(g, 5), operator.DeliveryFilter{Status: st})
 		if err != nil {
@@ -168,15 +169,15 @@ func (c *Console) latestProblems(g *gin.Context, urls map[uuid.UUID]string, data
 		}
 		attempts = append(attempts, page.Rows...)
 	}
-	slices.SortStableFunc(attempts, func(a, b models.Delivery) int { return b.AttemptedAt.Compare(a.AttemptedAt) })
-	fates, err := c.Webhooks.ChainFates(g.Request.Context(), sessionOf(g).OrgID, attempts)
+	slices.SortStableFunc(attempts, func(a, b endpoints.LogRow) int { return b.AttemptedAt.Compare(a.AttemptedAt) })
+	fates, err := c.Webhooks.ChainFates(g.Request.Context(), sessionOf(g).OrgID, deliveriesOf(attempts))
 	if err != nil {
 		return err
 	}
 	latest := make([]problemRow, len(attempts))
 	var recovered []string
 	for i, d := range attempts {
-		latest[i] = problemRow{deliveryRow: deliveryRow{Delivery: d}, URL: urls[d.EndpointID], Fate: fates[d.ChainID]}
+		latest[i] = problemRow{deliveryRow: deliveryRow{LogRow: d}, URL: urls[d.EndpointID], Fate: fates[d.ChainID]}
 		if f := latest[i].Fate; d.Status == models.StatusFailed && f.Status == models.StatusDropped {
 			// A failed attempt's chain that dropped since shows what became of the drop.
 			latest[i].RefiredChainID, latest[i].RefiredWorkflowID = f.RefiredChainID, f.RefiredWorkflowID
@@ -194,6 +195,15 @@ func (c *Console) latestProblems(g *gin.Context, urls map[uuid.UUID]string, data
 	}
 	data["Latest"] = latest
 	return err
+}
+
+// deliveriesOf are the log rows' attempts.
+func deliveriesOf(rows []endpoints.LogRow) []models.Delivery {
+	out := make([]models.Delivery, len(rows))
+	for i, r := range rows {
+		out[i] = r.Delivery
+	}
+	return out
 }
 
 // unrecovered adds the endpoints with unrecovered drops (models.UnrecoveredDrop), read from their
@@ -452,11 +462,11 @@ func (c *Console) endpointPage(g *gin.Context, code int, v view) {
 		q := c.query(g, deliveryPageSize)
 		if q.Cursor, err = paging.ParseCursor(g.Query("cursor_at"), g.Query("cursor_id")); err == nil {
 			filter := operator.DeliveryFilter{EndpointID: &id, Status: models.Status(g.Query("status")), EventType: g.Query("event_type")}
-			var page operator.Page[models.Delivery]
+			var page operator.Page[endpoints.LogRow]
 			if page, err = c.Lists.ListDeliveries(ctx, q, filter); err == nil {
 				rows := make([]deliveryRow, len(page.Rows))
 				for i, d := range page.Rows {
-					rows[i] = deliveryRow{Delivery: d, WorkflowURL: c.workflowURL(d.WorkflowID)}
+					rows[i] = deliveryRow{LogRow: d, WorkflowURL: c.workflowURL(d.WorkflowID)}
 					if d.RefiredWorkflowID != nil {
 						rows[i].RefiredURL = c.workflowURL(*d.RefiredWorkflowID)
 					}
@@ -482,7 +492,7 @@ func (c *Console) endpointPage(g *gin.Context, code int, v view) {
 const deliveryPageSize = 20
 
 // next is the next page's URL, keeping the filters, or "" on the last page.
-func next(g *gin.Context, page operator.Page[models.Delivery]) string {
+func next(g *gin.Context, page operator.Page[endpoints.LogRow]) string {
 	if page.NextCursor == nil {
 		return ""
 	}
@@ -503,10 +513,10 @@ func (c *Console) refire(g *gin.Context) {
 	}, c.webhooksPage)
 }
 
-// deliveryRow is a delivery log row with the links to its workflow and, once it was re-fired, to the
-// workflow of its new chain.
+// deliveryRow is a delivery log row (with its order's number) with the links to its workflow and,
+// once it was re-fired, to the workflow of its new chain.
 type deliveryRow struct {
-	models.Delivery
+	endpoints.LogRow
 	WorkflowURL string
 	RefiredURL  string
 }

@@ -10,7 +10,6 @@ import (
 	"net/http"
 	"net/url"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
@@ -19,6 +18,7 @@ import (
 
 	"wds/internal/endpoints"
 	"wds/internal/events"
+	"wds/internal/order"
 	"wds/internal/platform/paging"
 	"wds/internal/platform/problem"
 	"wds/models"
@@ -60,7 +60,10 @@ func (c *Console) events(g *gin.Context) {
 		q.OrgID, q.ActorID = s.OrgID, &s.User.ID
 		var page *endpoints.EventsPage
 		if page, err = c.Webhooks.ListEvents(g.Request.Context(), q); err == nil {
-			data["Rows"], data["Next"] = page.Rows, nextEvents(g, form, page.NextCursor)
+			data["Rows"], data["Next"], data["Newer"] = page.Rows, eventsURL(g, form, page.NextCursor, false), eventsURL(g, form, newerCursor(q, page), true)
+			if q.Cursor != nil {
+				data["First"] = g.Request.URL.Path + "?" + searchValues(form).Encode()
+			}
 			c.render(g, http.StatusOK, "events", s, view{Data: data, Form: form})
 			return
 		}
@@ -71,19 +74,17 @@ func (c *Console) events(g *gin.Context) {
 // eventsQuery reads the search form: the order as an id or a number, times as RFC 3339 or as a
 // browser's datetime-local value (UTC).
 func eventsQuery(g *gin.Context, form map[string]string) (endpoints.EventsQuery, error) {
-	q := endpoints.EventsQuery{Type: form["type"], Outcome: endpoints.Outcome(form["outcome"]), Limit: 50}
+	q := endpoints.EventsQuery{Type: form["type"], Outcome: endpoints.Outcome(form["outcome"]), Limit: 50, Newer: g.Query("dir") == "newer"}
 	var err error
 	if q.Cursor, err = paging.ParseCursor(g.Query("cursor_at"), g.Query("cursor_id")); err != nil {
 		return q, err
 	}
-	if o := strings.TrimPrefix(form["order"], "#"); o != "" {
-		if id, perr := uuid.Parse(o); perr == nil {
-			q.OrderID = &id
-		} else if n, perr := strconv.ParseInt(o, 10, 64); perr == nil {
-			q.OrderNumber = &n
-		} else {
-			return q, problem.Fail(paging.ErrInvalidParameter, "order must be an order's id or its number, such as 1042")
+	if o := form["order"]; o != "" {
+		ref, err := order.ParseRef("order", o, paging.ErrInvalidParameter)
+		if err != nil {
+			return q, err
 		}
+		q.SetOrder(ref)
 	}
 	if e := form["endpoint"]; e != "" {
 		id, perr := uuid.Parse(e)
@@ -118,18 +119,42 @@ func searchTime(v string) (time.Time, error) {
 	return time.Time{}, problem.Fail(paging.ErrInvalidParameter, "not a time")
 }
 
-// nextEvents is the next page's URL, keeping the search, or "" on the last page.
-func nextEvents(g *gin.Context, form map[string]string, cur *paging.Cursor) string {
+// newerCursor starts the page above this one: a Newer page's own, or, for a page reached from a
+// cursor, its first row; nil on the first page.
+func newerCursor(q endpoints.EventsQuery, page *endpoints.EventsPage) *paging.Cursor {
+	switch {
+	case q.Newer:
+		return page.NewerCursor
+	case q.Cursor != nil && len(page.Rows) > 0:
+		return &paging.Cursor{At: page.Rows[0].CreatedAt, ID: page.Rows[0].ID}
+	}
+	return nil
+}
+
+// eventsURL is the URL of the page from cur (newer: the one above it), keeping the search, or ""
+// when there is none (cur nil).
+func eventsURL(g *gin.Context, form map[string]string, cur *paging.Cursor, newer bool) string {
 	if cur == nil {
 		return ""
 	}
-	q := url.Values{"cursor_at": {cur.At.Format(time.RFC3339Nano)}, "cursor_id": {cur.ID.String()}}
+	q := searchValues(form)
+	q.Set("cursor_at", cur.At.Format(time.RFC3339Nano))
+	q.Set("cursor_id", cur.ID.String())
+	if newer {
+		q.Set("dir", "newer")
+	}
+	return g.Request.URL.Path + "?" + q.Encode()
+}
+
+// searchValues are the search's fields that were given, as a query string's values.
+func searchValues(form map[string]string) url.Values {
+	q := url.Values{}
 	for k, v := range form {
 		if v != "" {
 			q.Set(k, v)
 		}
 	}
-	return g.Request.URL.Path + "?" + q.Encode()
+	return q
 }
 
 // chainView is a chain with the link to its workflow.

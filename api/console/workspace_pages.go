@@ -65,15 +65,6 @@ func (c *Console) scope(g *gin.Context) paging.ListQuery {
 	return paging.ListQuery{Scope: paging.Scope{OrgID: sessionOf(g).OrgID}, Limit: 100}
 }
 
-func (c *Console) orders(g *gin.Context) {
-	page, err := order.List(g.Request.Context(), c.DB, c.scope(g))
-	v := view{Data: page.Rows}
-	if err != nil {
-		v.Error = c.problem(err)
-	}
-	c.render(g, http.StatusOK, "orders", sessionOf(g), v)
-}
-
 func (c *Console) order(g *gin.Context) { c.orderPage(g, http.StatusOK, view{Notice: notice(g)}) }
 
 func (c *Console) orderPage(g *gin.Context, code int, v view) {

@@ -3,8 +3,6 @@ package main
 import (
 	"context"
 	"flag"
-	"strconv"
-	"strings"
 
 	"github.com/google/uuid"
 
@@ -70,21 +68,25 @@ func eventList(fs *flag.FlagSet) runFunc {
 	}
 }
 
-// orderID reads a flag naming an order: its id, or its number (what a customer quotes, "#1042" too).
-// Numbers are per org, so a number needs the org; no such order in it is not_found.
+// orderRef reads a flag naming an order by its id or its number (order.ParseRef).
+func orderRef(flagName, v string) (order.Ref, error) {
+	return order.ParseRef("--"+flagName, v, paging.ErrInvalidParameter)
+}
+
+// orderID reads a flag naming an order and finds it: by id as given, or by number within --org
+// (numbers are per org); no such order in the org is not_found.
 func orderID(ctx context.Context, env *adminEnv, flagName, v string, org *uuid.UUID) (uuid.UUID, error) {
-	if id, err := uuid.Parse(v); err == nil {
-		return id, nil
-	}
-	n, err := strconv.ParseInt(strings.TrimPrefix(v, "#"), 10, 64)
-	if err != nil {
-		return uuid.Nil, problem.Fail(paging.ErrInvalidParameter, "--%s must be an order's id or its number, such as 1042", flagName)
-	}
-	if org == nil {
+	ref, err := orderRef(flagName, v)
+	switch {
+	case err != nil:
+		return uuid.Nil, err
+	case org != nil:
+		return ref.Resolve(ctx, env.db, *org)
+	case ref.ByNumber():
 		return uuid.Nil, problem.Fail(paging.ErrInvalidParameter,
-			"--%s %d is an order number: give --org too (numbers are per org), or the order's id", flagName, n)
+			"--%s %d is an order number: give --org too (numbers are per org), or the order's id", flagName, ref.Number)
 	}
-	return order.IDByNumber(ctx, env.db, *org, n)
+	return ref.ID, nil
 }
 
 func eventShow(fs *flag.FlagSet) runFunc {
@@ -119,7 +121,11 @@ func eventResend(fs *flag.FlagSet) runFunc {
 		case *order != "" && ep == nil:
 			return nil, problem.Fail(paging.ErrInvalidParameter, "--order needs --endpoint: the endpoint to send the order's events to")
 		case *order != "":
-			return svc.ResendOrder(ctx, endpoints.OrderRef(*order), *ep, *actor)
+			ref, err := orderRef("order", *order)
+			if err != nil {
+				return nil, err
+			}
+			return svc.ResendOrder(ctx, ref, *ep, *actor)
 		}
 		event, err := uuid.Parse(*id)
 		if err != nil {

@@ -29,8 +29,8 @@ type DeliveriesQuery struct {
 
 // DeliveriesPage is the list envelope.
 type DeliveriesPage struct {
-	Rows       []models.Delivery `json:"rows"`
-	NextCursor *paging.Cursor    `json:"next_cursor"`
+	Rows       []LogRow       `json:"rows"`
+	NextCursor *paging.Cursor `json:"next_cursor"`
 }
 
 // ListDeliveries pages through an endpoint's attempts by (attempted_at DESC, id DESC) (LogPage).

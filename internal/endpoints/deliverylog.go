@@ -35,8 +35,19 @@ func NewReadPacer(perSecond int) *ratelimit.Pacer {
 const ReadsPaced = "this org's reads of its lists, delivery log and charts"
 
 // logColumns read a page's rows as t, each with the re-fire r that started a fresh chain from it, if
-// any (a delivery is re-fired at most once).
-const logColumns = "t.*, r.chain_id AS refired_chain_id, r.workflow_id AS refired_workflow_id"
+// any (a delivery is re-fired at most once), and the number of the order its event is about: for
+// each of the page's rows, one event and one order read by their keys.
+const logColumns = `t.*, r.chain_id AS refired_chain_id, r.workflow_id AS refired_workflow_id,
+	(SELECT o.number FROM events e JOIN orders o ON o.id = e.order_id WHERE e.id = t.event_id) AS order_number`
+
+// LogRow is a row of the delivery log: the attempt, and the number of the order its event is about,
+// so two rows of one event type say which order each was for.
+type LogRow struct {
+	models.Delivery
+	// OrderNumber is nil for an event about no order (a vendor's, a client's, a test). It is
+	// answered as a string, as Order.number is.
+	OrderNumber *int64 `json:"order_number,string" gorm:"->"`
+}
 
 // LogFilter is what a page of the delivery log reads: an org's log or one endpoint's, narrowed by
 // event type, status and a time window. Zero values do not filter.
@@ -50,7 +61,7 @@ type LogFilter struct {
 }
 
 // LogPage is one page of the delivery log, newest attempt first, cut at paging.MaxPageBytes.
-func LogPage(ctx context.Context, db *gorm.DB, f LogFilter, limit int, cursor *paging.Cursor) (rows []models.Delivery, next *paging.Cursor, err error) {
+func LogPage(ctx context.Context, db *gorm.DB, f LogFilter, limit int, cursor *paging.Cursor) (rows []LogRow, next *paging.Cursor, err error) {
 	if limit == 0 {
 		limit = paging.DefaultLimit
 	}
@@ -64,11 +75,11 @@ func LogPage(ctx context.Context, db *gorm.DB, f LogFilter, limit int, cursor *p
 			return nil, nil, fmt.Errorf("look up the endpoint: %w", err)
 		}
 		if n == 0 {
-			return []models.Delivery{}, nil, nil
+			return []LogRow{}, nil, nil
 		}
 	}
 	sql, args := logPageSQL(f, limit, cursor)
-	rows = []models.Delivery{}
+	rows = []LogRow{}
 	if err := db.WithContext(ctx).Raw(sql, args...).Find(&rows).Error; err != nil {
 		return nil, nil, fmt.Errorf("list deliveries: %w", err)
 	}

@@ -8,27 +8,23 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"strconv"
 
 	"github.com/google/uuid"
 	"gorm.io/gorm"
 
 	"wds/internal/events"
+	"wds/internal/order"
 	"wds/internal/platform/problem"
 	"wds/internal/workspace"
 	"wds/models"
 )
 
-// OrderRef names an order by its id or, within the endpoint's org, its number (what a customer
-// quotes): "1005" or a UUID.
-type OrderRef string
-
 // ResendOrder resends every event about the order to the endpoint, each once, oldest first, as
 // Resend does one (a fresh chain, the same event id and body). Events of types the endpoint is not
-// subscribed to are left out. It refuses, changing nothing, when the endpoint is disabled or
-// deleted, when it is subscribed to none of the order's events, and when any of them still has a
-// chain in progress to it.
-func (s *Service) ResendOrder(ctx context.Context, order OrderRef, endpointID, actorID uuid.UUID) (*Resent, error) {
+// subscribed to are left out. The order is the endpoint's org's, named by its id or its number. It
+// refuses, changing nothing, when the endpoint is disabled or deleted, when it is subscribed to none
+// of the order's events, and when any of them still has a chain in progress to it.
+func (s *Service) ResendOrder(ctx context.Context, ref order.Ref, endpointID, actorID uuid.UUID) (*Resent, error) {
 	out := &Resent{Chains: []ResentChain{}}
 	var queued []uuid.UUID
 	err := s.DB.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
@@ -46,11 +42,11 @@ func (s *Service) ResendOrder(ctx context.Context, order OrderRef, endpointID, a
 		if ep.DeletedAt != nil || !ep.Enabled {
 			return problem.Fail(ErrEndpointDisabled, "endpoint %s is disabled; enable it first", ep.ID)
 		}
-		orderID, err := findOrder(ctx, tx, ep.OrgID, order)
+		orderID, err := ref.Resolve(ctx, tx, ep.OrgID)
 		if err != nil {
 			return err
 		}
-		evs, err := orderEvents(ctx, tx, ep, orderID, order)
+		evs, err := orderEvents(ctx, tx, ep, orderID, ref)
 		if err != nil {
 			return err
 		}
@@ -75,28 +71,8 @@ func (s *Service) ResendOrder(ctx context.Context, order OrderRef, endpointID, a
 	return out, nil
 }
 
-// findOrder is the org's order the reference names; to another org's order it is not found.
-func findOrder(ctx context.Context, tx *gorm.DB, orgID uuid.UUID, ref OrderRef) (uuid.UUID, error) {
-	q := tx.WithContext(ctx).Table("orders").Where("org_id = ?", orgID)
-	if id, err := uuid.Parse(string(ref)); err == nil {
-		q = q.Where("id = ?", id)
-	} else if n, err := strconv.ParseInt(string(ref), 10, 64); err == nil && n > 0 {
-		q = q.Where("number = ?", n)
-	} else {
-		return uuid.Nil, problem.Fail(ErrInvalidParameter, "the order must be named by its id or its number, such as 1005, not %q", string(ref))
-	}
-	var ids []uuid.UUID
-	if err := q.Limit(1).Pluck("id", &ids).Error; err != nil {
-		return uuid.Nil, fmt.Errorf("find order: %w", err)
-	}
-	if len(ids) == 0 {
-		return uuid.Nil, problem.Fail(problem.NotFound, "order %s not found", string(ref))
-	}
-	return ids[0], nil
-}
-
 // orderEvents are the order's events the endpoint is subscribed to, oldest first.
-func orderEvents(ctx context.Context, tx *gorm.DB, ep models.Endpoint, orderID uuid.UUID, ref OrderRef) ([]models.Event, error) {
+func orderEvents(ctx context.Context, tx *gorm.DB, ep models.Endpoint, orderID uuid.UUID, ref order.Ref) ([]models.Event, error) {
 	var all []models.Event
 	err := tx.WithContext(ctx).Select("id, org_id, store_id, type, created_at, dispatched_at").
 		Where("org_id = ? AND order_id = ? AND type <> ?", ep.OrgID, orderID, events.WebhookTest).
@@ -111,7 +87,7 @@ func orderEvents(ctx context.Context, tx *gorm.DB, ep models.Endpoint, orderID u
 		}
 	}
 	if len(subscribed) == 0 {
-		return nil, problem.Fail(ErrInvalidParameter, "endpoint %s is subscribed to none of order %s's %d events", ep.ID, string(ref), len(all))
+		return nil, problem.Fail(ErrInvalidParameter, "endpoint %s is subscribed to none of order %s's %d events", ep.ID, ref, len(all))
 	}
 	return subscribed, nil
 }

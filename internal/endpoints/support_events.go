@@ -54,6 +54,18 @@ type EventsQuery struct {
 	Since, Until *time.Time
 	Limit        int
 	Cursor       *paging.Cursor
+	// Newer reads the page just above Cursor (the newer events) instead of the one below it, for
+	// the console's Newer link; the rows still come newest first.
+	Newer bool
+}
+
+// SetOrder narrows the search to the order the reference names: by id, or by number in the org.
+func (q *EventsQuery) SetOrder(r order.Ref) {
+	if r.ByNumber() {
+		q.OrderNumber = &r.Number
+		return
+	}
+	q.OrderID = &r.ID
 }
 
 // EventRow is an event as the support desk lists it.
@@ -83,6 +95,8 @@ type EndpointOutcome struct {
 type EventsPage struct {
 	Rows       []EventRow     `json:"rows"`
 	NextCursor *paging.Cursor `json:"next_cursor"`
+	// NewerCursor starts the page above a Newer page's first row, when there is one (the console's).
+	NewerCursor *paging.Cursor `json:"-"`
 }
 
 // chainsSQL lists the chains of the event e: one row per chain with its endpoint, kind, start, the
@@ -126,7 +140,7 @@ func (s *Service) ListEvents(ctx context.Context, q EventsQuery) (*EventsPage, e
 		q.Limit = paging.DefaultLimit
 	}
 	if q.OrderNumber != nil { // an unknown number finds nothing, as an unknown order id does
-		id, err := order.IDByNumber(ctx, s.DB, q.OrgID, *q.OrderNumber)
+		id, err := order.Ref{Number: *q.OrderNumber}.Resolve(ctx, s.DB, q.OrgID)
 		if errors.Is(err, problem.NotFound) {
 			return &EventsPage{Rows: []EventRow{}}, nil
 		}
@@ -143,13 +157,31 @@ func (s *Service) ListEvents(ctx context.Context, q EventsQuery) (*EventsPage, e
 	if err := s.withEndpointOutcomes(ctx, rows); err != nil {
 		return nil, err
 	}
+	return eventsPage(q, rows), nil
+}
+
+// eventsPage trims rows, read from the cursor outwards, to the page, newest first, with the cursors
+// of the pages either side.
+func eventsPage(q EventsQuery, rows []EventRow) *EventsPage {
+	more := len(rows) > q.Limit
+	if more {
+		rows = rows[:q.Limit]
+	}
+	if q.Newer {
+		slices.Reverse(rows)
+	}
 	p := &EventsPage{Rows: rows}
-	if len(rows) > q.Limit {
-		p.Rows = rows[:q.Limit]
-		last := p.Rows[q.Limit-1]
+	if len(rows) == 0 {
+		return p
+	}
+	first, last := rows[0], rows[len(rows)-1]
+	if more || q.Newer { // a Newer page's cursor row, at least, is older
 		p.NextCursor = &paging.Cursor{At: last.CreatedAt, ID: last.ID}
 	}
-	return p, nil
+	if more && q.Newer {
+		p.NewerCursor = &paging.Cursor{At: first.CreatedAt, ID: first.ID}
+	}
+	return p
 }
 
 // eventsPageSQL is the page query of q and its arguments: the events it filters on, newest first,
@@ -196,12 +228,20 @@ func eventsPageSQL(q EventsQuery) (string, []any) {
 	case q.Outcome != "":
 		add("e.outcome = ?", q.Outcome)
 	}
-	below := func(at time.Time, id uuid.UUID) {
-		add(keyset+" < (?"+strings.Repeat(", ?", len(lead)+1)+")", slices.Concat(lead, []any{at, id})...)
+	bound := func(cmp string, at time.Time, id uuid.UUID) {
+		add(keyset+" "+cmp+" (?"+strings.Repeat(", ?", len(lead)+1)+")", slices.Concat(lead, []any{at, id})...)
 	}
+	below := func(at time.Time, id uuid.UUID) { bound("<", at, id) }
 	// One bound, the tighter, starts the walk: given two on the same columns, PostgreSQL starts at
-	// one and only filters by the other.
+	// one and only filters by the other. Newer walks up from the cursor, in the index's other
+	// direction, until bounding it from above.
 	switch {
+	case q.Newer && q.Cursor != nil:
+		bound(">", q.Cursor.At, q.Cursor.ID)
+		order = strings.ReplaceAll(order, " DESC", " ASC")
+		if q.Until != nil {
+			below(*q.Until, uuid.Nil)
+		}
 	case q.Cursor != nil && (q.Until == nil || q.Cursor.At.Before(*q.Until)):
 		below(q.Cursor.At, q.Cursor.ID)
 	case q.Until != nil:

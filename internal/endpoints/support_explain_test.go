@@ -43,6 +43,7 @@ func TestOrderSearchIsAnIndexWalk(t *testing.T) {
 	for _, q := range []endpoints.EventsQuery{
 		{OrgID: f.Org, OrderID: &order, Limit: 51},
 		{OrgID: f.Org, OrderID: &order, Limit: 51, Cursor: deep},
+		{OrgID: f.Org, OrderID: &order, Limit: 51, Cursor: deep, Newer: true},
 		{OrgID: f.Org, OrderID: &order, Limit: 51, Outcome: endpoints.OutcomeDropped},
 	} {
 		sql, args := endpoints.EventsPageSQL(q)

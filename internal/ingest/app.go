@@ -196,6 +196,17 @@ func (o *op) audit(actorID uuid.UUID, action, targetType string, targetID uuid.U
 		TargetType: targetType, TargetID: targetID, Details: details})
 }
 
+// auditKey writes the audit row of what the op's integration key changed, in the op's transaction,
+// with the key as the actor: "who cancelled order 1017?" has an answer. An op of no key (an
+// operator's, which writes its own row) writes none.
+func (o *op) auditKey(action, targetType string, targetID uuid.UUID, details map[string]any) error {
+	if o.key == nil {
+		return nil
+	}
+	return workspace.AuditKey(o.ctx, o.tx, workspace.KeyAction{OrgID: o.org, KeyID: o.key.ID, Action: action,
+		TargetType: targetType, TargetID: targetID, Details: details})
+}
+
 // requiredID parses a required UUID field of a body.
 func requiredID(field string, v *string) (uuid.UUID, error) {
 	if v == nil || *v == "" {

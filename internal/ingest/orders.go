@@ -252,5 +252,8 @@ func (o *op) cancel(orderID uuid.UUID) (*CancelResult, error) {
 	if err := o.emit(events.OrderCancelled, v); err != nil {
 		return nil, err
 	}
+	if err := o.auditKey("order.cancel", "order", orderID, map[string]any{}); err != nil {
+		return nil, err
+	}
 	return &CancelResult{ID: orderID, Status: v.Status}, nil
 }

@@ -228,6 +228,10 @@ func (o *op) refund(paymentID uuid.UUID, amount *int64) (*RefundResult, error) {
 		if err := o.emitPayment(events.PaymentRefunded, v, paymentID); err != nil {
 			return nil, err
 		}
+		details := map[string]any{"order_id": p.OrderID, "amount_cents": p.AmountCents}
+		if err := o.auditKey("payment.refund", "payment", paymentID, details); err != nil {
+			return nil, err
+		}
 	}
 	res.OrderStatus, res.AmountPaidCents = v.Status, v.AmountPaidCents
 	return res, nil

@@ -10,7 +10,6 @@ import (
 
 	"wds/internal/endpoints"
 	"wds/internal/platform/paging"
-	"wds/models"
 	"wds/test/pgtest"
 )
 
@@ -59,7 +58,7 @@ func TestOrgDeliveryPagesAreBoundedBySize(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	body, _ := json.Marshal(Page[models.Delivery]{Rows: rows, NextCursor: next})
+	body, _ := json.Marshal(Page[endpoints.LogRow]{Rows: rows, NextCursor: next})
 	if len(rows) == 0 || len(rows) >= 100 || len(body) > paging.MaxPageBytes || next == nil {
 		t.Fatalf("a page of %d rows, %d bytes, next %v: want fewer than 100 rows within %d bytes and a cursor",
 			len(rows), len(body), next, paging.MaxPageBytes)

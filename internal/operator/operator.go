@@ -86,11 +86,13 @@ func pageSQL(q Query, sel, atCol string, where []string, args []any) (string, []
 	return sel + " WHERE " + strings.Join(where, " AND ") + " ORDER BY t." + atCol + " DESC, t.id DESC LIMIT ?", args
 }
 
-// AuditEntry is one audit row as the Operator API shows it. ActorID is nil for what the service
-// did by itself (an endpoint disabled for failing, docs/support.md#3-an-endpoint-the-service-disabled).
+// AuditEntry is one audit row as the Operator API shows it. Its actor is an operator (ActorID) or
+// an integration key acting through the Integration API (ActorKeyID); both are nil for what the
+// service did by itself (an endpoint disabled for failing, docs/support.md#3-an-endpoint-the-service-disabled).
 type AuditEntry struct {
 	ID         uuid.UUID      `json:"id"`
 	ActorID    *uuid.UUID     `json:"actor_id"`
+	ActorKeyID *uuid.UUID     `json:"actor_key_id"`
 	Action     string         `json:"action"`
 	TargetType string         `json:"target_type"`
 	TargetID   uuid.UUID      `json:"target_id"`
@@ -104,7 +106,7 @@ func (s *Service) ListAudit(ctx context.Context, q Query) (Page[AuditEntry], err
 	if err := workspace.RequireRole(ctx, s.db, q.OrgID, q.ActorID, workspace.Managers...); err != nil {
 		return Page[AuditEntry]{}, err
 	}
-	return list(ctx, s, q, `SELECT t.id, t.actor_id, t.action, t.target_type, t.target_id, t.details, t.created_at FROM audit_log t`,
+	return list(ctx, s, q, `SELECT t.id, t.actor_id, t.actor_key_id, t.action, t.target_type, t.target_id, t.details, t.created_at FROM audit_log t`,
 		"created_at", []string{"t.org_id = ?"}, []any{q.OrgID},
 		func(e AuditEntry) (time.Time, uuid.UUID) { return e.CreatedAt, e.ID })
 }
@@ -115,22 +117,22 @@ type DeliveryFilter = endpoints.LogFilter
 // ListDeliveries pages through every attempt of every endpoint of the org, newest first, filtered
 // (endpoints.LogPage: each filter reads an index of its own). Any member may read it, as they may
 // read an endpoint's log.
-func (s *Service) ListDeliveries(ctx context.Context, q Query, f DeliveryFilter) (Page[models.Delivery], error) {
+func (s *Service) ListDeliveries(ctx context.Context, q Query, f DeliveryFilter) (Page[endpoints.LogRow], error) {
 	if f.Status != "" && !slices.Contains(models.Recorded, f.Status) {
-		return Page[models.Delivery]{}, problem.Fail(paging.ErrInvalidParameter, "status must be succeeded, failed or dropped")
+		return Page[endpoints.LogRow]{}, problem.Fail(paging.ErrInvalidParameter, "status must be succeeded, failed or dropped")
 	}
 	if err := workspace.RequireRole(ctx, s.db, q.OrgID, q.ActorID, workspace.Anyone...); err != nil {
-		return Page[models.Delivery]{}, err
+		return Page[endpoints.LogRow]{}, err
 	}
 	done, err := s.turn(ctx, q.OrgID)
 	if err != nil {
-		return Page[models.Delivery]{}, err
+		return Page[endpoints.LogRow]{}, err
 	}
 	defer done()
 	f.OrgID = q.OrgID
 	rows, next, err := endpoints.LogPage(ctx, s.db, f, q.Limit, q.Cursor)
 	if err != nil {
-		return Page[models.Delivery]{}, err
+		return Page[endpoints.LogRow]{}, err
 	}
-	return Page[models.Delivery]{Rows: rows, NextCursor: next}, nil
+	return Page[endpoints.LogRow]{Rows: rows, NextCursor: next}, nil
 }
