@@ -116,7 +116,7 @@ func TestAnAttemptShowsWhatItSentAndGotBack(t *testing.T) {
 		t.Fatalf("the delivery page: %v", err)
 	}
 	if shownID != id || answer != "500 Internal Server Error" || excerpt != "boom: database down" || reason != "HTTP 500" ||
-		next != first.NextAttemptAt.UTC().Format("2006-01-02 15:04:05") {
+		next != first.NextAttemptAt.UTC().Format("2006-01-02 15:04:05")+" UTC" {
 		t.Errorf("the delivery page: id %q, answer %q, excerpt %q, error %q, next %q", shownID, answer, excerpt, reason, next)
 	}
 	if out := spills(ctx, t); len(out) > 0 {
