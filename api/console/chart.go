@@ -80,6 +80,9 @@ func dayBins(hours []operator.HourCount, now time.Time) []bin {
 
 const chartW, chartH, chartPad, chartAxis = 540, 170, 28, 18
 
+// tickWidth is room enough for a tick's label ("06:00", "Wed 2") at the chart's font size.
+const tickWidth = 34
+
 // barChart draws bins as stacked bars (succeeded, failed, dropped) with a thin re-fired bar beside
 // each, a tooltip per period and a scale at the top left.
 func barChart(title string, bins []bin) template.HTML {
@@ -118,7 +121,13 @@ func barChart(title string, bins []bin) template.HTML {
 		// An empty period still answers a hover.
 		fmt.Fprintf(&s, `<rect x="%.1f" y="%d" width="%.1f" height="%.1f" fill="transparent"/></g>`, x, chartPad, slot, plotH)
 		if b.Tick != "" {
-			fmt.Fprintf(&s, `<text x="%.1f" y="%d" font-size="11" fill="#5b6577">%s</text>`, x, chartH-4, template.HTMLEscapeString(b.Tick))
+			// A tick starts at its bar, but one too near the right edge to fit (the current hour's
+			// "00:00") ends at its bar instead of being cut off.
+			tx, anchor := x, "start"
+			if x+tickWidth > chartW {
+				tx, anchor = x+slot, "end"
+			}
+			fmt.Fprintf(&s, `<text x="%.1f" y="%d" font-size="11" fill="#5b6577" text-anchor="%s">%s</text>`, tx, chartH-4, anchor, template.HTMLEscapeString(b.Tick))
 		}
 	}
 	s.WriteString(`</svg>`)

@@ -71,7 +71,7 @@ func TestTheWebhooksListShowsEachEndpointsHealth(t *testing.T) {
 		}
 	}
 	_, page = e.do(c, "GET", "/console/", nil)
-	if want := `https://127.0.0.1/sick</a> 1, oldest ` + dropped; !strings.Contains(page, want) {
+	if want := `https://127.0.0.1/sick</a>: 1, the oldest dropped ` + dropped; !strings.Contains(page, want) {
 		t.Errorf("the overview lacks %q:\n%s", want, page)
 	}
 }
