@@ -53,16 +53,9 @@ func (r *RequestHeaders) Shown(custom Headers) Headers {
 
 // Scan reads the jsonb column; null is nil (nothing recorded).
 func (r *RequestHeaders) Scan(src any) error {
-	var raw []byte
-	switch v := src.(type) {
-	case nil:
-		return nil
-	case string:
-		raw = []byte(v)
-	case []byte:
-		raw = v
-	default:
-		return fmt.Errorf("scan request headers: unexpected %T", src)
+	raw, err := columnBytes(src, "request headers")
+	if err != nil || raw == nil {
+		return err
 	}
 	if err := json.Unmarshal(raw, r); err != nil {
 		return fmt.Errorf("decode request headers: %w", err)

@@ -13,17 +13,10 @@ type TextArray []string
 
 // Scan reads a column value. NULL reads as a nil slice, an empty array as an empty one (JSON []).
 func (a *TextArray) Scan(src any) error {
-	var raw []byte
-	switch v := src.(type) {
-	case nil:
+	raw, err := columnBytes(src, "text array")
+	if err != nil || raw == nil {
 		*a = nil
-		return nil
-	case string:
-		raw = []byte(v)
-	case []byte:
-		raw = v
-	default:
-		return fmt.Errorf("scan text array: unexpected %T", src)
+		return err
 	}
 	var out []string
 	m := pgtype.NewMap()
@@ -48,4 +41,19 @@ func (a TextArray) Value() (driver.Value, error) {
 		return "{}", nil
 	}
 	return string(raw), nil
+}
+
+// columnBytes is a column value as the driver hands text and jsonb over: nil for NULL, the bytes
+// otherwise; what names the column's kind in the error for any other type.
+func columnBytes(src any, what string) ([]byte, error) {
+	switch v := src.(type) {
+	case nil:
+		return nil, nil
+	case string:
+		return []byte(v), nil
+	case []byte:
+		return v, nil
+	default:
+		return nil, fmt.Errorf("scan %s: unexpected %T", what, src)
+	}
 }

@@ -123,19 +123,15 @@ type Headers map[string]string
 
 // Scan reads the jsonb column.
 func (h *Headers) Scan(src any) error {
-	var raw []byte
-	switch v := src.(type) {
-	case nil:
-		*h = Headers{}
-		return nil
-	case string:
-		raw = []byte(v)
-	case []byte:
-		raw = v
-	default:
-		return fmt.Errorf("scan headers: unexpected %T", src)
+	raw, err := columnBytes(src, "headers")
+	if err != nil {
+		return err
 	}
 	out := Headers{}
+	if raw == nil {
+		*h = out
+		return nil
+	}
 	if err := json.Unmarshal(raw, &out); err != nil {
 		return fmt.Errorf("scan headers: %w", err)
 	}
