@@ -12,7 +12,6 @@ import (
 	"wds/internal/order"
 	"wds/internal/platform/paging"
 	"wds/internal/platform/problem"
-	"wds/models"
 )
 
 // SupportDesk is the support desk's operations (endpoints.Service): find an org's events, show one
@@ -20,7 +19,6 @@ import (
 type SupportDesk interface {
 	ListEvents(ctx context.Context, q endpoints.EventsQuery) (*endpoints.EventsPage, error)
 	Event(ctx context.Context, id uuid.UUID, actorID *uuid.UUID) (*endpoints.EventDetail, error)
-	Delivery(ctx context.Context, id uuid.UUID, actorID *uuid.UUID) (*models.Delivery, error)
 	Resend(ctx context.Context, eventID, actorID uuid.UUID, endpointID *uuid.UUID) (*endpoints.Resent, error)
 	ResendOrder(ctx context.Context, ref order.Ref, endpointID, actorID uuid.UUID) (*endpoints.Resent, error)
 }
@@ -109,7 +107,7 @@ func (s *server) showDelivery(c *gin.Context) {
 		return
 	}
 	actor := actorOf(c)
-	d, err := s.Support.Delivery(c.Request.Context(), id, &actor)
+	d, err := s.Deliveries.Delivery(c.Request.Context(), id, &actor)
 	if err != nil {
 		fail(c, err)
 		return

@@ -10,7 +10,7 @@ import (
 
 	"wds/api/openapi"
 	"wds/internal/apikeys"
-	"wds/internal/endpoints"
+	"wds/internal/deliverylog"
 	"wds/internal/ingest"
 	"wds/internal/operator"
 	"wds/internal/platform/paging"
@@ -34,7 +34,6 @@ type OrgLists interface {
 	ListReadKeys(ctx context.Context, q operator.Query) (operator.Page[operator.ReadKey], error)
 	ListIntegrationKeys(ctx context.Context, q operator.Query) (operator.Page[operator.IntegrationKey], error)
 	ListAudit(ctx context.Context, q operator.Query) (operator.Page[operator.AuditEntry], error)
-	ListDeliveries(ctx context.Context, q operator.Query, f operator.DeliveryFilter) (operator.Page[endpoints.LogRow], error)
 }
 
 // registerOperatorKeys mounts the resource side of the Operator API beside the named webhook
@@ -244,7 +243,7 @@ func (s *server) listOrgDeliveries(c *gin.Context) {
 		fail(c, err)
 		return
 	}
-	p, err := s.Lists.ListDeliveries(c.Request.Context(), q, f)
+	p, err := s.Deliveries.ListOrgDeliveries(c.Request.Context(), q, f)
 	if err != nil {
 		fail(c, err)
 		return
@@ -252,8 +251,8 @@ func (s *server) listOrgDeliveries(c *gin.Context) {
 	c.JSON(http.StatusOK, p)
 }
 
-func deliveryFilter(c *gin.Context) (operator.DeliveryFilter, error) {
-	f := operator.DeliveryFilter{EventType: c.Query("event_type"), Status: models.Status(c.Query("status"))}
+func deliveryFilter(c *gin.Context) (deliverylog.LogFilter, error) {
+	f := deliverylog.LogFilter{EventType: c.Query("event_type"), Status: models.Status(c.Query("status"))}
 	if raw, ok := c.GetQuery("endpoint_id"); ok {
 		id, err := uuid.Parse(raw)
 		if err != nil {

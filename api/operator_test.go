@@ -19,6 +19,7 @@ import (
 
 	"wds/api"
 	"wds/api/openapi/openapitest"
+	"wds/internal/deliverylog"
 	"wds/internal/endpoints"
 	"wds/internal/events"
 	"wds/internal/platform/secrets"
@@ -80,7 +81,9 @@ func newOpEnvWith(t testing.TB, opts endpoints.Options) *opEnv {
 		opts.Dispatcher = e.started
 	}
 	hooks := endpoints.NewService(db, box, opts)
-	r, err := api.NewRouter(api.Deps{Services: apitest.Services(db, nil, nil), Log: log, Webhooks: hooks, Support: hooks,
+	services := apitest.Services(db, nil, nil)
+	services.Deliveries = deliverylog.NewService(db, box, nil)
+	r, err := api.NewRouter(api.Deps{Services: services, Log: log, Webhooks: hooks, Support: hooks,
 		Recoveries: recovery.NewService(db, nil, 0), Dispatches: e.started})
 	if err != nil {
 		t.Fatal(err)

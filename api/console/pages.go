@@ -13,6 +13,7 @@ import (
 	"github.com/google/uuid"
 
 	"wds/internal/apikeys"
+	"wds/internal/deliverylog"
 	"wds/internal/endpoints"
 	"wds/internal/events"
 	"wds/internal/operator"
@@ -31,14 +32,21 @@ type KeyService interface {
 	CountLive(ctx context.Context, orgID uuid.UUID) (apikeys.LiveCounts, error)
 }
 
-// OrgLists are an org's keys, audit log and delivery log, role-checked (operator.Service).
+// OrgLists are an org's keys and audit log, role-checked (operator.Service).
 type OrgLists interface {
 	ListReadKeys(ctx context.Context, q operator.Query) (operator.Page[operator.ReadKey], error)
 	ListIntegrationKeys(ctx context.Context, q operator.Query) (operator.Page[operator.IntegrationKey], error)
 	ListAudit(ctx context.Context, q operator.Query) (operator.Page[operator.AuditEntry], error)
 	AuditNames(ctx context.Context, org uuid.UUID, ids map[uuid.UUID]bool) (map[uuid.UUID]string, error)
-	ListDeliveries(ctx context.Context, q operator.Query, f operator.DeliveryFilter) (operator.Page[endpoints.LogRow], error)
-	DeliveryHistory(ctx context.Context, q operator.Query, since time.Time) ([]operator.HourCount, error)
+}
+
+// DeliveryLog is the org's delivery log, one attempt of it, how chains stand and the hourly counts
+// of the charts, role-checked (deliverylog.Service).
+type DeliveryLog interface {
+	ListOrgDeliveries(ctx context.Context, q paging.OrgQuery, f deliverylog.LogFilter) (paging.Page[deliverylog.LogRow], error)
+	Delivery(ctx context.Context, id uuid.UUID, actorID *uuid.UUID) (*models.Delivery, error)
+	ChainFates(ctx context.Context, orgID uuid.UUID, attempts []models.Delivery) (map[uuid.UUID]deliverylog.ChainFate, error)
+	DeliveryHistory(ctx context.Context, q paging.OrgQuery, since time.Time) ([]deliverylog.HourCount, error)
 }
 
 func (c *Console) registerPages(p *gin.RouterGroup) {
@@ -114,7 +122,7 @@ func (c *Console) overviewCharts(g *gin.Context, urls map[uuid.UUID]string, data
 	ctx := g.Request.Context()
 	now := time.Now()
 	since := time.Date(now.UTC().Year(), now.UTC().Month(), now.UTC().Day(), 0, 0, 0, 0, time.UTC).AddDate(0, 0, -6)
-	hours, err := c.Lists.DeliveryHistory(ctx, c.query(g, 0), since)
+	hours, err := c.Deliveries.DeliveryHistory(ctx, c.query(g, 0), since)
 	if err != nil {
 		return err
 	}
@@ -161,16 +169,16 @@ func (c *Console) endpointURLs(g *gin.Context) (map[uuid.UUID]string, error) {
 // latestProblems adds the five latest dropped and the five latest failed attempts, newest first,
 // with their endpoints' URLs and how their chains stand now, to data.
 func (c *Console) latestProblems(g *gin.Context, urls map[uuid.UUID]string, data map[string]any) error {
-	var attempts []endpoints.LogRow
+	var attempts []deliverylog.LogRow
 	for _, st := range []models.Status{models.StatusDropped, models.StatusFailed} {
-		page, err := c.Lists.ListDeliveries(g.Request.Context(), c.query(g, 5), operator.DeliveryFilter{Status: st})
+		page, err := c.Deliveries.ListOrgDeliveries(g.Request.Context(), c.query(g, 5), deliverylog.LogFilter{Status: st})
 		if err != nil {
 			return err
 		}
 		attempts = append(attempts, page.Rows...)
 	}
-	slices.SortStableFunc(attempts, func(a, b endpoints.LogRow) int { return b.AttemptedAt.Compare(a.AttemptedAt) })
-	fates, err := c.Webhooks.ChainFates(g.Request.Context(), sessionOf(g).OrgID, deliveriesOf(attempts))
+	slices.SortStableFunc(attempts, func(a, b deliverylog.LogRow) int { return b.AttemptedAt.Compare(a.AttemptedAt) })
+	fates, err := c.Deliveries.ChainFates(g.Request.Context(), sessionOf(g).OrgID, deliveriesOf(attempts))
 	if err != nil {
 		return err
 	}
@@ -198,7 +206,7 @@ func (c *Console) latestProblems(g *gin.Context, urls map[uuid.UUID]string, data
 }
 
 // deliveriesOf are the log rows' attempts.
-func deliveriesOf(rows []endpoints.LogRow) []models.Delivery {
+func deliveriesOf(rows []deliverylog.LogRow) []models.Delivery {
 	out := make([]models.Delivery, len(rows))
 	for i, r := range rows {
 		out[i] = r.Delivery
@@ -230,7 +238,7 @@ type problemRow struct {
 	URL        string
 	RecoveryID uuid.UUID
 	// Fate is how the row's chain stands now.
-	Fate endpoints.ChainFate
+	Fate deliverylog.ChainFate
 }
 
 // Recovered reports whether a recovery, rather than a person's Re-fire, started the row's new chain.
@@ -461,9 +469,9 @@ func (c *Console) endpointPage(g *gin.Context, code int, v view) {
 	if err = c.supportData(g, ep, data); err == nil {
 		q := c.query(g, deliveryPageSize)
 		if q.Cursor, err = paging.ParseCursor(g.Query("cursor_at"), g.Query("cursor_id")); err == nil {
-			filter := operator.DeliveryFilter{EndpointID: &id, Status: models.Status(g.Query("status")), EventType: g.Query("event_type")}
-			var page operator.Page[endpoints.LogRow]
-			if page, err = c.Lists.ListDeliveries(ctx, q, filter); err == nil {
+			filter := deliverylog.LogFilter{EndpointID: &id, Status: models.Status(g.Query("status")), EventType: g.Query("event_type")}
+			var page paging.Page[deliverylog.LogRow]
+			if page, err = c.Deliveries.ListOrgDeliveries(ctx, q, filter); err == nil {
 				rows := make([]deliveryRow, len(page.Rows))
 				for i, d := range page.Rows {
 					rows[i] = deliveryRow{LogRow: d, WorkflowURL: c.workflowURL(d.WorkflowID)}
@@ -492,7 +500,7 @@ func (c *Console) endpointPage(g *gin.Context, code int, v view) {
 const deliveryPageSize = 20
 
 // next is the next page's URL, keeping the filters, or "" on the last page.
-func next(g *gin.Context, page operator.Page[endpoints.LogRow]) string {
+func next(g *gin.Context, page paging.Page[deliverylog.LogRow]) string {
 	if page.NextCursor == nil {
 		return ""
 	}
@@ -516,7 +524,7 @@ func (c *Console) refire(g *gin.Context) {
 // deliveryRow is a delivery log row (with its order's number) with the links to its workflow and,
 // once it was re-fired, to the workflow of its new chain.
 type deliveryRow struct {
-	endpoints.LogRow
+	deliverylog.LogRow
 	WorkflowURL string
 	RefiredURL  string
 }

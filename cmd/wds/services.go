@@ -9,6 +9,7 @@ import (
 	"wds/api/console"
 	"wds/internal/apikeys"
 	"wds/internal/catalog"
+	"wds/internal/deliverylog"
 	"wds/internal/dispatch"
 	"wds/internal/endpoints"
 	"wds/internal/feed"
@@ -16,6 +17,7 @@ import (
 	"wds/internal/ingest"
 	"wds/internal/operator"
 	"wds/internal/platform/config"
+	"wds/internal/platform/paging"
 	"wds/internal/platform/secrets"
 	"wds/internal/recovery"
 	"wds/internal/versions"
@@ -36,6 +38,7 @@ type services struct {
 	lists      *operator.Service
 	feed       *feed.Service
 	webhooks   *endpoints.Service
+	deliveries *deliverylog.Service
 	recoveries *recovery.Service
 	// starter is nil in a process without a Temporal client.
 	starter *dispatch.Starter
@@ -51,8 +54,8 @@ type services struct {
 // them at once.
 func newServices(cfg *config.Config, db *gorm.DB, box *secrets.Box, starter *dispatch.Starter, log logrus.FieldLogger) *services {
 	// One org's list reads take turns, whether through a list or an endpoint's delivery log.
-	reads := endpoints.NewReadPacer(cfg.OperatorReadRate)
-	hooks := endpoints.Options{AllowPrivate: cfg.WebhookAllowPrivate, Reads: reads,
+	reads := paging.NewReadPacer(cfg.OperatorReadRate)
+	hooks := endpoints.Options{AllowPrivate: cfg.WebhookAllowPrivate,
 		Searches: endpoints.NewSearchPacer(cfg.SupportSearchRate), Dispatcher: dispatch.DispatchNotifier{DB: db, Log: log}}
 	var events interface {
 		ingest.EventStarter
@@ -68,7 +71,7 @@ func newServices(cfg *config.Config, db *gorm.DB, box *secrets.Box, starter *dis
 		keys: apikeys.NewService(db, box), people: workspace.NewService(db), orders: ingest.NewService(db, events),
 		catalog: catalog.NewService(db, events), shipping: fulfillment.NewService(db, events),
 		lists: operator.NewService(db, reads), feed: feed.NewService(db, cfg.Retention),
-		webhooks: endpoints.NewService(db, box, hooks), recoveries: recovery.NewService(db, recoveries, cfg.Retention),
+		webhooks: endpoints.NewService(db, box, hooks), deliveries: deliverylog.NewService(db, box, reads), recoveries: recovery.NewService(db, recoveries, cfg.Retention),
 		starter: starter,
 	}
 }
@@ -76,7 +79,7 @@ func newServices(cfg *config.Config, db *gorm.DB, box *secrets.Box, starter *dis
 // apply hands the API its services.
 func (s *services) apply(db *gorm.DB, d *api.Deps) {
 	d.Services = api.NewServices(db, api.Domain{Keys: s.keys, People: s.people, Orders: s.orders,
-		Vendors: s.catalog, Shipping: s.shipping, Lists: s.lists, Feed: s.feed})
+		Vendors: s.catalog, Shipping: s.shipping, Lists: s.lists, Deliveries: s.deliveries, Feed: s.feed})
 	d.Webhooks = s.webhooks
 	d.Support = s.webhooks
 	d.Recoveries = s.recoveries
@@ -88,7 +91,7 @@ func (s *services) apply(db *gorm.DB, d *api.Deps) {
 // console is the operator console over the services, with cfg's settings.
 func (s *services) console(cfg *config.Config, db *gorm.DB, log logrus.FieldLogger) *console.Console {
 	c := &console.Console{DB: db, Log: log, Webhooks: s.webhooks, Recoveries: s.recoveries,
-		Members: s.people, Sessions: s.people, Keys: s.keys, Lists: s.lists, Shipping: s.shipping, Vendors: s.catalog, Clients: s.orders,
+		Members: s.people, Sessions: s.people, Keys: s.keys, Lists: s.lists, Deliveries: s.deliveries, Shipping: s.shipping, Vendors: s.catalog, Clients: s.orders,
 		TemporalUI: cfg.TemporalUIURL, Namespace: cfg.TemporalNamespace, RetrySchedule: cfg.WebhookRetrySchedule,
 		InsecureCookie: cfg.ConsoleInsecureCookie}
 	if s.starter != nil {

@@ -1,8 +1,8 @@
 // Package endpoints is the operator's side of webhooks, which the Operator API, the console and
-// `wds admin` all call: endpoint management (endpoints.go), the delivery log, re-fires and test
-// events (deliveries.go), resends (resend.go), the support desk's event search (support_events.go)
-// and `wds listen`'s leases (lease.go). Recoveries are package recovery's; the delivery engine's
-// writes are package delivery's.
+// `wds admin` all call: endpoint management (endpoints.go), re-fires and test events
+// (deliveries.go), resends (resend.go), the support desk's event search (support_events.go) and
+// `wds listen`'s leases (lease.go). The delivery log is package deliverylog's, recoveries are
+// package recovery's; the delivery engine's writes are package delivery's.
 package endpoints
 
 import (
@@ -62,9 +62,6 @@ type Options struct {
 	// Dispatcher starts the chains a resend queues, after commit; nil leaves them to the
 	// worker's relay.
 	Dispatcher DispatchStarter
-	// Reads paces each org's reads of endpoint delivery logs, in turns shared with the Operator API's
-	// lists (NewReadPacer, WDS_OPERATOR_READ_RATE); nil leaves them unpaced.
-	Reads *ratelimit.Pacer
 	// Searches paces each org's event searches (WDS_SUPPORT_SEARCH_RATE); nil leaves them unpaced.
 	Searches *ratelimit.Pacer
 }

@@ -17,6 +17,7 @@ import (
 	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/sdk/client"
 
+	"wds/internal/deliverylog"
 	"wds/internal/dispatch"
 	"wds/internal/endpoints"
 	"wds/internal/events"
@@ -210,7 +211,7 @@ func TestListDeliveriesPagesWithoutGapsOrRepeats(t *testing.T) {
 	var cur *paging.Cursor
 	pages := 0
 	for {
-		p, err := f.Svc.ListDeliveries(f.Ctx, endpoints.DeliveriesQuery{EndpointID: ep.ID, Limit: 3, Cursor: cur, ActorID: &f.Member})
+		p, err := f.Log.ListDeliveries(f.Ctx, deliverylog.DeliveriesQuery{EndpointID: ep.ID, Limit: 3, Cursor: cur, ActorID: &f.Member})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -16,6 +16,7 @@ import (
 	"github.com/google/uuid"
 	"gorm.io/gorm"
 
+	"wds/internal/deliverylog"
 	"wds/internal/events"
 	"wds/internal/order"
 	"wds/internal/platform/database"
@@ -407,7 +408,7 @@ func (s *Service) event(ctx context.Context, id uuid.UUID, actorID *uuid.UUID) (
 	if len(rows) == 0 {
 		return nil, problem.Fail(problem.NotFound, "event %s not found", id)
 	}
-	manager, err := s.readsHeaders(ctx, rows[0].OrgID, actorID, "event", id)
+	manager, err := deliverylog.ReadsHeaders(ctx, s.DB, rows[0].OrgID, actorID, "event", id)
 	if err != nil {
 		return nil, err
 	}
@@ -416,7 +417,7 @@ func (s *Service) event(ctx context.Context, id uuid.UUID, actorID *uuid.UUID) (
 		return nil, err
 	}
 	for i := range d.Chains {
-		s.showSent(manager, d.Chains[i].Attempts)
+		deliverylog.ShowSent(s.Box, manager, d.Chains[i].Attempts)
 	}
 	page := []EventRow{d.EventRow}
 	if err := s.withEndpointOutcomes(ctx, page); err != nil {

@@ -1,5 +1,5 @@
 // Package operator holds what the Operator API reads: an org's read and integration keys (never their
-// secrets), its audit log and its delivery log across every endpoint. Each list is role-checked and
+// secrets), and its audit log. Each list is role-checked and
 // keyset-paginated on an index, like the Read API's views. The lists are the methods of Service.
 // Minting and revoking keys stay in apikeys, the one place both the CLI and the HTTP API call.
 package operator
@@ -7,25 +7,21 @@ package operator
 import (
 	"context"
 	"fmt"
-	"slices"
 	"strings"
 	"time"
 
 	"github.com/google/uuid"
 	"gorm.io/gorm"
 
-	"wds/internal/endpoints"
 	"wds/internal/platform/paging"
-	"wds/internal/platform/problem"
 	"wds/internal/platform/ratelimit"
 	"wds/internal/workspace"
-	"wds/models"
 )
 
 // Service reads the Operator API's lists from the database.
 type Service struct {
 	db *gorm.DB
-	// reads paces each org's reads (endpoints.NewReadPacer, WDS_OPERATOR_READ_RATE); nil leaves
+	// reads paces each org's reads (paging.NewReadPacer, WDS_OPERATOR_READ_RATE); nil leaves
 	// them unpaced.
 	reads *ratelimit.Pacer
 }
@@ -35,19 +31,14 @@ func NewService(db *gorm.DB, reads *ratelimit.Pacer) *Service { return &Service{
 
 // turn waits for the org's turn at its reads and returns the function that ends it.
 func (s *Service) turn(ctx context.Context, org uuid.UUID) (func(), error) {
-	return s.reads.Take(ctx, org.String(), endpoints.ReadsPaced)
+	return s.reads.Take(ctx, org.String(), paging.ReadsPaced)
 }
 
 // Page is one page of a list: paging.Page, so every list of every API has the same envelope.
 type Page[T any] = paging.Page[T]
 
-// Query is what every list takes: whose org, who asks (their role is checked), and the page.
-type Query struct {
-	OrgID   uuid.UUID
-	ActorID uuid.UUID
-	Limit   int
-	Cursor  *paging.Cursor
-}
+// Query is what every list takes (paging.OrgQuery).
+type Query = paging.OrgQuery
 
 // list runs a keyset query over table t whose time column is atCol: predicates where (ANDed, with
 // args) plus the cursor, newest first, one row more than the page to learn whether another follows.
@@ -109,30 +100,4 @@ func (s *Service) ListAudit(ctx context.Context, q Query) (Page[AuditEntry], err
 	return list(ctx, s, q, `SELECT t.id, t.actor_id, t.actor_key_id, t.action, t.target_type, t.target_id, t.details, t.created_at FROM audit_log t`,
 		"created_at", []string{"t.org_id = ?"}, []any{q.OrgID},
 		func(e AuditEntry) (time.Time, uuid.UUID) { return e.CreatedAt, e.ID })
-}
-
-// DeliveryFilter narrows the org-wide delivery log; its OrgID is the query's.
-type DeliveryFilter = endpoints.LogFilter
-
-// ListDeliveries pages through every attempt of every endpoint of the org, newest first, filtered
-// (endpoints.LogPage: each filter reads an index of its own). Any member may read it, as they may
-// read an endpoint's log.
-func (s *Service) ListDeliveries(ctx context.Context, q Query, f DeliveryFilter) (Page[endpoints.LogRow], error) {
-	if f.Status != "" && !slices.Contains(models.Recorded, f.Status) {
-		return Page[endpoints.LogRow]{}, problem.Fail(paging.ErrInvalidParameter, "status must be succeeded, failed or dropped")
-	}
-	if err := workspace.RequireRole(ctx, s.db, q.OrgID, q.ActorID, workspace.Anyone...); err != nil {
-		return Page[endpoints.LogRow]{}, err
-	}
-	done, err := s.turn(ctx, q.OrgID)
-	if err != nil {
-		return Page[endpoints.LogRow]{}, err
-	}
-	defer done()
-	f.OrgID = q.OrgID
-	rows, next, err := endpoints.LogPage(ctx, s.db, f, q.Limit, q.Cursor)
-	if err != nil {
-		return Page[endpoints.LogRow]{}, err
-	}
-	return Page[endpoints.LogRow]{Rows: rows, NextCursor: next}, nil
 }

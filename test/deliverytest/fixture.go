@@ -18,6 +18,7 @@ import (
 
 	"wds/activities"
 	"wds/internal/delivery"
+	"wds/internal/deliverylog"
 	"wds/internal/endpoints"
 	"wds/internal/events"
 	"wds/internal/platform/egress"
@@ -36,6 +37,8 @@ type Fixture struct {
 	DB  *gorm.DB
 	Box *secrets.Box
 	Svc *endpoints.Service
+	// Log is the org's delivery log, unpaced.
+	Log *deliverylog.Service
 	// Recoveries are the org's recoveries, started by the relay.
 	Recoveries *recovery.Service
 	Org        uuid.UUID
@@ -63,7 +66,7 @@ func NewFixture(t testing.TB) *Fixture {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &Fixture{T: t, Ctx: ctx, DB: db, Box: box, Svc: endpoints.NewService(db, box, endpoints.Options{AllowPrivate: true}),
+	return &Fixture{T: t, Ctx: ctx, DB: db, Box: box, Svc: endpoints.NewService(db, box, endpoints.Options{AllowPrivate: true}), Log: deliverylog.NewService(db, box, nil),
 		Recoveries: recovery.NewService(db, nil, 0), Org: org.ID, Owner: owner.ID, Member: member.ID}
 }
 
