@@ -9,14 +9,13 @@ import (
 	"wds/internal/feed"
 	"wds/internal/fulfillment"
 	"wds/internal/ingest"
-	"wds/internal/operator"
 	"wds/internal/platform/ratelimit"
 	"wds/internal/workspace"
 )
 
 // Services are the operations the handlers call, each a small interface declared beside the
 // handlers that use it and satisfied by the domain services themselves (ingest, catalog,
-// fulfillment, workspace, apikeys, operator, deliverylog, ratelimit); only the Read API's reads and the readiness
+// fulfillment, workspace, apikeys, deliverylog, ratelimit); only the Read API's reads and the readiness
 // check are adapters of this package. NewServices wires them all; a handler test may set only those
 // its requests reach (a handler calling a nil one panics, which the router answers 500).
 type Services struct {
@@ -27,7 +26,8 @@ type Services struct {
 	Operators   OperatorAuth     // operator.go
 	Tokens      TokenStore       // operator_users.go
 	Keys        KeyStore         // operator_keys.go
-	Lists       OrgLists         // operator_keys.go
+	KeyLists    KeyLists         // operator_keys.go
+	Audit       AuditLog         // operator_keys.go
 	Deliveries  DeliveryLog      // operator.go
 	Vendors     VendorStore      // operator_vendors.go
 	Shipping    ShippingStore    // operator_fulfillment.go
@@ -46,7 +46,8 @@ type Domain struct {
 	Orders     *ingest.Service
 	Vendors    *catalog.Service
 	Shipping   *fulfillment.Service
-	Lists      *operator.Service
+	KeyLists   *apikeys.KeyLists
+	Audit      *workspace.AuditLog
 	Deliveries *deliverylog.Service
 	Feed       *feed.Service
 }
@@ -55,7 +56,7 @@ type Domain struct {
 // reads, the readiness check and the Integration API's rate limit to db.
 func NewServices(db *gorm.DB, d Domain) Services {
 	return Services{ReadKeys: d.Keys, Reads: admittedReads{db: db}, Feed: admittedFeed{db: db, feed: d.Feed}, Readiness: schemaReadiness{db: db},
-		Operators: d.People, Tokens: d.People, Keys: d.Keys, Lists: d.Lists, Deliveries: d.Deliveries,
+		Operators: d.People, Tokens: d.People, Keys: d.Keys, KeyLists: d.KeyLists, Audit: d.Audit, Deliveries: d.Deliveries,
 		Vendors: d.Vendors, Shipping: d.Shipping, AppOrders: d.Orders,
 		Gate: d.Keys, Limits: ratelimit.NewLeased(db), Ingest: d.Orders, Idempotency: d.Orders}
 }

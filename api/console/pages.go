@@ -16,10 +16,10 @@ import (
 	"wds/internal/deliverylog"
 	"wds/internal/endpoints"
 	"wds/internal/events"
-	"wds/internal/operator"
 	"wds/internal/platform/paging"
 	"wds/internal/platform/problem"
 	"wds/internal/platform/ratelimit"
+	"wds/internal/workspace"
 	"wds/models"
 )
 
@@ -32,11 +32,16 @@ type KeyService interface {
 	CountLive(ctx context.Context, orgID uuid.UUID) (apikeys.LiveCounts, error)
 }
 
-// OrgLists are an org's keys and audit log, role-checked (operator.Service).
-type OrgLists interface {
-	ListReadKeys(ctx context.Context, q operator.Query) (operator.Page[operator.ReadKey], error)
-	ListIntegrationKeys(ctx context.Context, q operator.Query) (operator.Page[operator.IntegrationKey], error)
-	ListAudit(ctx context.Context, q operator.Query) (operator.Page[operator.AuditEntry], error)
+// KeyLists are an org's keys of both kinds, which any member may list (apikeys.KeyLists).
+type KeyLists interface {
+	ListReadKeys(ctx context.Context, q paging.OrgQuery) (paging.Page[apikeys.ReadKey], error)
+	ListIntegrationKeys(ctx context.Context, q paging.OrgQuery) (paging.Page[apikeys.IntegrationKey], error)
+}
+
+// AuditLog is an org's audit log and the names of what its rows mention, for owners and admins
+// (workspace.AuditLog).
+type AuditLog interface {
+	ListAudit(ctx context.Context, q paging.OrgQuery) (paging.Page[workspace.AuditEntry], error)
 	AuditNames(ctx context.Context, org uuid.UUID, ids map[uuid.UUID]bool) (map[uuid.UUID]string, error)
 }
 
@@ -77,9 +82,9 @@ var notices = map[string]string{
 	"refired": "Re-fired: a fresh chain starts at attempt 1.", "shipment": "Shipment saved.", "saved": "Saved.",
 }
 
-func (c *Console) query(g *gin.Context, limit int) operator.Query {
+func (c *Console) query(g *gin.Context, limit int) paging.OrgQuery {
 	s := sessionOf(g)
-	return operator.Query{OrgID: s.OrgID, ActorID: s.User.ID, Limit: limit}
+	return paging.OrgQuery{OrgID: s.OrgID, ActorID: s.User.ID, Limit: limit}
 }
 
 func (c *Console) overview(g *gin.Context) {
@@ -256,7 +261,7 @@ func (r problemRow) DeliveredOn() int {
 func (c *Console) keys(g *gin.Context) { c.keysPage(g, http.StatusOK, view{Notice: notice(g)}) }
 
 func (c *Console) keysPage(g *gin.Context, code int, v view) {
-	page, err := c.Lists.ListReadKeys(g.Request.Context(), c.query(g, 100))
+	page, err := c.KeyLists.ListReadKeys(g.Request.Context(), c.query(g, 100))
 	if err != nil && v.Error == nil {
 		v.Error = c.problem(err)
 	}
@@ -294,7 +299,7 @@ func (c *Console) connectors(g *gin.Context) {
 
 func (c *Console) connectorsPage(g *gin.Context, code int, v view) {
 	ctx := g.Request.Context()
-	page, err := c.Lists.ListIntegrationKeys(ctx, c.query(g, 100))
+	page, err := c.KeyLists.ListIntegrationKeys(ctx, c.query(g, 100))
 	if err != nil && v.Error == nil {
 		v.Error = c.problem(err)
 	}

@@ -15,7 +15,6 @@ import (
 	"wds/internal/feed"
 	"wds/internal/fulfillment"
 	"wds/internal/ingest"
-	"wds/internal/operator"
 	"wds/internal/platform/config"
 	"wds/internal/platform/paging"
 	"wds/internal/platform/secrets"
@@ -35,7 +34,8 @@ type services struct {
 	orders     *ingest.Service
 	catalog    *catalog.Service
 	shipping   *fulfillment.Service
-	lists      *operator.Service
+	keyLists   *apikeys.KeyLists
+	audit      *workspace.AuditLog
 	feed       *feed.Service
 	webhooks   *endpoints.Service
 	deliveries *deliverylog.Service
@@ -70,7 +70,7 @@ func newServices(cfg *config.Config, db *gorm.DB, box *secrets.Box, starter *dis
 	return &services{
 		keys: apikeys.NewService(db, box), people: workspace.NewService(db), orders: ingest.NewService(db, events),
 		catalog: catalog.NewService(db, events), shipping: fulfillment.NewService(db, events),
-		lists: operator.NewService(db, reads), feed: feed.NewService(db, cfg.Retention),
+		keyLists: apikeys.NewKeyLists(db, reads), audit: workspace.NewAuditLog(db, reads), feed: feed.NewService(db, cfg.Retention),
 		webhooks: endpoints.NewService(db, box, hooks), deliveries: deliverylog.NewService(db, box, reads), recoveries: recovery.NewService(db, recoveries, cfg.Retention),
 		starter: starter,
 	}
@@ -79,7 +79,7 @@ func newServices(cfg *config.Config, db *gorm.DB, box *secrets.Box, starter *dis
 // apply hands the API its services.
 func (s *services) apply(db *gorm.DB, d *api.Deps) {
 	d.Services = api.NewServices(db, api.Domain{Keys: s.keys, People: s.people, Orders: s.orders,
-		Vendors: s.catalog, Shipping: s.shipping, Lists: s.lists, Deliveries: s.deliveries, Feed: s.feed})
+		Vendors: s.catalog, Shipping: s.shipping, KeyLists: s.keyLists, Audit: s.audit, Deliveries: s.deliveries, Feed: s.feed})
 	d.Webhooks = s.webhooks
 	d.Support = s.webhooks
 	d.Recoveries = s.recoveries
@@ -91,7 +91,7 @@ func (s *services) apply(db *gorm.DB, d *api.Deps) {
 // console is the operator console over the services, with cfg's settings.
 func (s *services) console(cfg *config.Config, db *gorm.DB, log logrus.FieldLogger) *console.Console {
 	c := &console.Console{DB: db, Log: log, Webhooks: s.webhooks, Recoveries: s.recoveries,
-		Members: s.people, Sessions: s.people, Keys: s.keys, Lists: s.lists, Deliveries: s.deliveries, Shipping: s.shipping, Vendors: s.catalog, Clients: s.orders,
+		Members: s.people, Sessions: s.people, Keys: s.keys, KeyLists: s.keyLists, Audit: s.audit, Deliveries: s.deliveries, Shipping: s.shipping, Vendors: s.catalog, Clients: s.orders,
 		TemporalUI: cfg.TemporalUIURL, Namespace: cfg.TemporalNamespace, RetrySchedule: cfg.WebhookRetrySchedule,
 		InsecureCookie: cfg.ConsoleInsecureCookie}
 	if s.starter != nil {

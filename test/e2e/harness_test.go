@@ -95,7 +95,7 @@ func newHarness(t *testing.T, tc client.Client, opts ...func(*console.Console)) 
 	if err != nil {
 		t.Fatal(err)
 	}
-	con := &console.Console{DB: h.db, Log: log, Members: d.People, Sessions: d.People, Keys: d.Keys, Lists: d.Lists, Deliveries: d.Deliveries,
+	con := &console.Console{DB: h.db, Log: log, Members: d.People, Sessions: d.People, Keys: d.Keys, KeyLists: d.KeyLists, Audit: d.Audit, Deliveries: d.Deliveries,
 		Shipping: d.Shipping, Vendors: d.Vendors, Clients: d.Orders,
 		Webhooks: hooks, Recoveries: recoveries, Dispatches: h.starter,
 		TemporalUI: "http://localhost:8233", Namespace: "default", RetrySchedule: schedule, InsecureCookie: true}
