@@ -27,6 +27,7 @@ import (
 	"wds/api/openapi/openapitest"
 	"wds/internal/apikeys"
 	"wds/internal/endpoints"
+	"wds/internal/eventsearch"
 	"wds/internal/platform/secrets"
 	"wds/internal/recovery"
 	"wds/internal/workspace"
@@ -72,7 +73,7 @@ func newHostileEnv(t *testing.T) *hostileEnv {
 	if err != nil {
 		t.Fatal(err)
 	}
-	(&console.Console{DB: db, Log: log, Members: d.People, Sessions: d.People, Keys: d.Keys, KeyLists: d.KeyLists, Audit: d.Audit, Deliveries: d.Deliveries,
+	(&console.Console{DB: db, Log: log, Members: d.People, Sessions: d.People, Keys: d.Keys, KeyLists: d.KeyLists, Audit: d.Audit, Deliveries: d.Deliveries, Events: eventsearch.NewService(db, box, nil),
 		Shipping: d.Shipping, Vendors: d.Vendors, Clients: d.Orders,
 		Webhooks: hooks, Recoveries: recovery.NewService(db, nil, 0), InsecureCookie: true}).Register(r)
 	e := &hostileEnv{t: t, db: db, srv: httptest.NewServer(r), token: token, ids: map[string]string{"orgs": org.ID.String()}}

@@ -9,16 +9,21 @@ import (
 	"github.com/google/uuid"
 
 	"wds/internal/endpoints"
+	"wds/internal/eventsearch"
 	"wds/internal/order"
 	"wds/internal/platform/paging"
 	"wds/internal/platform/problem"
 )
 
-// SupportDesk is the support desk's operations (endpoints.Service): find an org's events, show one
-// with its chains, resend it (docs/support.md).
+// EventSearch is the support desk's events (eventsearch.Service): find an org's events, show one
+// with its chains (docs/support.md).
+type EventSearch interface {
+	ListEvents(ctx context.Context, q eventsearch.EventsQuery) (*eventsearch.EventsPage, error)
+	Event(ctx context.Context, id uuid.UUID, actorID *uuid.UUID) (*eventsearch.EventDetail, error)
+}
+
+// SupportDesk is the support desk's resends (endpoints.Service): an event's, an order's.
 type SupportDesk interface {
-	ListEvents(ctx context.Context, q endpoints.EventsQuery) (*endpoints.EventsPage, error)
-	Event(ctx context.Context, id uuid.UUID, actorID *uuid.UUID) (*endpoints.EventDetail, error)
 	Resend(ctx context.Context, eventID, actorID uuid.UUID, endpointID *uuid.UUID) (*endpoints.Resent, error)
 	ResendOrder(ctx context.Context, ref order.Ref, endpointID, actorID uuid.UUID) (*endpoints.Resent, error)
 }
@@ -44,8 +49,8 @@ func (s *server) listEvents(c *gin.Context) {
 		return
 	}
 	actor := actorOf(c)
-	q := endpoints.EventsQuery{OrgID: lq.OrgID, ActorID: &actor, StoreID: lq.StoreID, Limit: lq.Limit, Cursor: lq.Cursor,
-		Type: c.Query("type"), Outcome: endpoints.Outcome(c.Query("outcome"))}
+	q := eventsearch.EventsQuery{OrgID: lq.OrgID, ActorID: &actor, StoreID: lq.StoreID, Limit: lq.Limit, Cursor: lq.Cursor,
+		Type: c.Query("type"), Outcome: eventsearch.Outcome(c.Query("outcome"))}
 	for name, dst := range map[string]**uuid.UUID{"order_id": &q.OrderID, "resource_id": &q.ResourceID, "endpoint_id": &q.EndpointID} {
 		if raw, ok := c.GetQuery(name); ok {
 			id, err := uuid.Parse(raw)
@@ -74,7 +79,7 @@ func (s *server) listEvents(c *gin.Context) {
 			*dst = &t
 		}
 	}
-	p, err := s.Support.ListEvents(c.Request.Context(), q)
+	p, err := s.Events.ListEvents(c.Request.Context(), q)
 	if err != nil {
 		fail(c, err)
 		return
@@ -90,7 +95,7 @@ func (s *server) showEvent(c *gin.Context) {
 		return
 	}
 	actor := actorOf(c)
-	d, err := s.Support.Event(c.Request.Context(), id, &actor)
+	d, err := s.Events.Event(c.Request.Context(), id, &actor)
 	if err != nil {
 		fail(c, err)
 		return

@@ -22,6 +22,7 @@ import (
 	"wds/internal/deliverylog"
 	"wds/internal/endpoints"
 	"wds/internal/events"
+	"wds/internal/eventsearch"
 	"wds/internal/platform/secrets"
 	"wds/internal/recovery"
 	"wds/internal/workspace"
@@ -83,7 +84,7 @@ func newOpEnvWith(t testing.TB, opts endpoints.Options) *opEnv {
 	hooks := endpoints.NewService(db, box, opts)
 	services := apitest.Services(db, nil, nil)
 	services.Deliveries = deliverylog.NewService(db, box, nil)
-	r, err := api.NewRouter(api.Deps{Services: services, Log: log, Webhooks: hooks, Support: hooks,
+	r, err := api.NewRouter(api.Deps{Services: services, Log: log, Webhooks: hooks, Events: eventsearch.NewService(db, box, nil), Support: hooks,
 		Recoveries: recovery.NewService(db, nil, 0), Dispatches: e.started})
 	if err != nil {
 		t.Fatal(err)

@@ -45,7 +45,9 @@ type Deps struct {
 	Webhooks WebhookService
 	// Dispatches starts queued re-fires and test events at once; nil leaves them to the relay.
 	Dispatches DispatchStarter
-	// Support runs the support desk (events, resends); nil leaves its routes unmounted.
+	// Events runs the support desk's event search; nil leaves the support desk's routes unmounted.
+	Events EventSearch
+	// Support runs the support desk's resends.
 	Support SupportDesk
 	// Recoveries runs the support desk's recoveries; nil leaves their routes unmounted.
 	Recoveries Recoveries
@@ -97,7 +99,7 @@ func NewRouter(d Deps) (*gin.Engine, error) {
 		s.registerOperator(r)
 		s.registerWebhookTest(r)
 	}
-	if d.Support != nil {
+	if d.Events != nil {
 		s.registerSupport(r)
 	}
 	s.registerIntegration(r)

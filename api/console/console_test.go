@@ -20,6 +20,7 @@ import (
 	"wds/api/console"
 	"wds/internal/endpoints"
 	"wds/internal/events/eventstest"
+	"wds/internal/eventsearch"
 	"wds/internal/ingest"
 	"wds/internal/platform/secrets"
 	"wds/internal/recovery"
@@ -60,7 +61,7 @@ func newEnv(t *testing.T, opts ...func(*console.Console)) *env {
 	if err != nil {
 		t.Fatal(err)
 	}
-	con := &console.Console{DB: db, Log: log, Members: d.People, Sessions: d.People, Keys: d.Keys, KeyLists: d.KeyLists, Audit: d.Audit, Deliveries: d.Deliveries,
+	con := &console.Console{DB: db, Log: log, Members: d.People, Sessions: d.People, Keys: d.Keys, KeyLists: d.KeyLists, Audit: d.Audit, Deliveries: d.Deliveries, Events: eventsearch.NewService(db, box, nil),
 		Shipping: d.Shipping, Vendors: d.Vendors, Clients: d.Orders,
 		Webhooks: svc, Recoveries: recovery.NewService(db, nil, 0), TemporalUI: "http://localhost:8233", Namespace: "default",
 		// The limits count per minute: a test's burst that crossed a minute would get budget back.

@@ -6,7 +6,7 @@ import (
 
 	"github.com/google/uuid"
 
-	"wds/internal/endpoints"
+	"wds/internal/eventsearch"
 	"wds/internal/order"
 	"wds/internal/platform/paging"
 	"wds/internal/platform/problem"
@@ -16,6 +16,12 @@ func init() {
 	registerAdmin("event list", "search an org's events by order, type, outcome, resource or time", eventList)
 	registerAdmin("event show", "one event with its chains and every attempt", eventShow)
 	registerAdmin("event resend", "send an event again, to every endpoint or one; or an order's events, to one endpoint", eventResend)
+}
+
+// eventOps is the support desk's event search the event commands read (eventsearch.Service).
+type eventOps interface {
+	ListEvents(ctx context.Context, q eventsearch.EventsQuery) (*eventsearch.EventsPage, error)
+	Event(ctx context.Context, id uuid.UUID, actorID *uuid.UUID) (*eventsearch.EventDetail, error)
 }
 
 // eventList finds an org's events, newest first; --order takes the order's id or its number.
@@ -28,7 +34,7 @@ func eventList(fs *flag.FlagSet) runFunc {
 	limit := fs.Int("limit", paging.DefaultLimit, "1..100")
 	cursorAt, cursorID := fs.String("cursor-at", "", "next_cursor.at"), fs.String("cursor-id", "", "next_cursor.id")
 	return func(ctx context.Context, env *adminEnv) (any, error) {
-		q := endpoints.EventsQuery{OrgID: *org, Type: *typ, Outcome: endpoints.Outcome(*outcome)}
+		q := eventsearch.EventsQuery{OrgID: *org, Type: *typ, Outcome: eventsearch.Outcome(*outcome)}
 		var err error
 		if q.Limit, err = paging.ClampLimit(*limit, true); err != nil {
 			return nil, err
@@ -63,8 +69,7 @@ func eventList(fs *flag.FlagSet) runFunc {
 		if q.Until, err = optionalTime("until", *until); err != nil {
 			return nil, err
 		}
-		svc, _ := webhookService(env, false)
-		return svc.ListEvents(ctx, q)
+		return env.events.ListEvents(ctx, q)
 	}
 }
 
@@ -92,8 +97,7 @@ func orderID(ctx context.Context, env *adminEnv, flagName, v string, org *uuid.U
 func eventShow(fs *flag.FlagSet) runFunc {
 	id := uuidFlag(fs, "id", "event id")
 	return func(ctx context.Context, env *adminEnv) (any, error) {
-		svc, _ := webhookService(env, false)
-		return svc.Event(ctx, *id, nil)
+		return env.events.Event(ctx, *id, nil)
 	}
 }
 

@@ -12,6 +12,7 @@ import (
 	"wds/internal/deliverylog"
 	"wds/internal/dispatch"
 	"wds/internal/endpoints"
+	"wds/internal/eventsearch"
 	"wds/internal/feed"
 	"wds/internal/fulfillment"
 	"wds/internal/ingest"
@@ -39,6 +40,7 @@ type services struct {
 	feed       *feed.Service
 	webhooks   *endpoints.Service
 	deliveries *deliverylog.Service
+	events     *eventsearch.Service
 	recoveries *recovery.Service
 	// starter is nil in a process without a Temporal client.
 	starter *dispatch.Starter
@@ -55,8 +57,7 @@ type services struct {
 func newServices(cfg *config.Config, db *gorm.DB, box *secrets.Box, starter *dispatch.Starter, log logrus.FieldLogger) *services {
 	// One org's list reads take turns, whether through a list or an endpoint's delivery log.
 	reads := paging.NewReadPacer(cfg.OperatorReadRate)
-	hooks := endpoints.Options{AllowPrivate: cfg.WebhookAllowPrivate,
-		Searches: endpoints.NewSearchPacer(cfg.SupportSearchRate), Dispatcher: dispatch.DispatchNotifier{DB: db, Log: log}}
+	hooks := endpoints.Options{AllowPrivate: cfg.WebhookAllowPrivate, Dispatcher: dispatch.DispatchNotifier{DB: db, Log: log}}
 	var events interface {
 		ingest.EventStarter
 		catalog.EventStarter
@@ -71,7 +72,8 @@ func newServices(cfg *config.Config, db *gorm.DB, box *secrets.Box, starter *dis
 		keys: apikeys.NewService(db, box), people: workspace.NewService(db), orders: ingest.NewService(db, events),
 		catalog: catalog.NewService(db, events), shipping: fulfillment.NewService(db, events),
 		keyLists: apikeys.NewKeyLists(db, reads), audit: workspace.NewAuditLog(db, reads), feed: feed.NewService(db, cfg.Retention),
-		webhooks: endpoints.NewService(db, box, hooks), deliveries: deliverylog.NewService(db, box, reads), recoveries: recovery.NewService(db, recoveries, cfg.Retention),
+		webhooks: endpoints.NewService(db, box, hooks), deliveries: deliverylog.NewService(db, box, reads),
+		events: eventsearch.NewService(db, box, eventsearch.NewSearchPacer(cfg.SupportSearchRate)), recoveries: recovery.NewService(db, recoveries, cfg.Retention),
 		starter: starter,
 	}
 }
@@ -81,6 +83,7 @@ func (s *services) apply(db *gorm.DB, d *api.Deps) {
 	d.Services = api.NewServices(db, api.Domain{Keys: s.keys, People: s.people, Orders: s.orders,
 		Vendors: s.catalog, Shipping: s.shipping, KeyLists: s.keyLists, Audit: s.audit, Deliveries: s.deliveries, Feed: s.feed})
 	d.Webhooks = s.webhooks
+	d.Events = s.events
 	d.Support = s.webhooks
 	d.Recoveries = s.recoveries
 	if s.starter != nil {
@@ -91,7 +94,7 @@ func (s *services) apply(db *gorm.DB, d *api.Deps) {
 // console is the operator console over the services, with cfg's settings.
 func (s *services) console(cfg *config.Config, db *gorm.DB, log logrus.FieldLogger) *console.Console {
 	c := &console.Console{DB: db, Log: log, Webhooks: s.webhooks, Recoveries: s.recoveries,
-		Members: s.people, Sessions: s.people, Keys: s.keys, KeyLists: s.keyLists, Audit: s.audit, Deliveries: s.deliveries, Shipping: s.shipping, Vendors: s.catalog, Clients: s.orders,
+		Members: s.people, Sessions: s.people, Keys: s.keys, KeyLists: s.keyLists, Audit: s.audit, Deliveries: s.deliveries, Events: s.events, Shipping: s.shipping, Vendors: s.catalog, Clients: s.orders,
 		TemporalUI: cfg.TemporalUIURL, Namespace: cfg.TemporalNamespace, RetrySchedule: cfg.WebhookRetrySchedule,
 		InsecureCookie: cfg.ConsoleInsecureCookie}
 	if s.starter != nil {

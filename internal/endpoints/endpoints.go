@@ -1,8 +1,8 @@
 // Package endpoints is the operator's side of webhooks, which the Operator API, the console and
 // `wds admin` all call: endpoint management (endpoints.go), re-fires and test events
-// (deliveries.go), resends (resend.go), the support desk's event search (support_events.go) and
-// `wds listen`'s leases (lease.go). The delivery log is package deliverylog's, recoveries are
-// package recovery's; the delivery engine's writes are package delivery's.
+// (deliveries.go), resends (resend.go) and `wds listen`'s leases (lease.go). The delivery log is
+// package deliverylog's, the event search package eventsearch's, recoveries are package
+// recovery's; the delivery engine's writes are package delivery's.
 package endpoints
 
 import (
@@ -26,7 +26,6 @@ import (
 	"wds/internal/platform/durations"
 	"wds/internal/platform/egress"
 	"wds/internal/platform/problem"
-	"wds/internal/platform/ratelimit"
 	"wds/internal/platform/secrets"
 	"wds/internal/workspace"
 	"wds/models"
@@ -62,8 +61,6 @@ type Options struct {
 	// Dispatcher starts the chains a resend queues, after commit; nil leaves them to the
 	// worker's relay.
 	Dispatcher DispatchStarter
-	// Searches paces each org's event searches (WDS_SUPPORT_SEARCH_RATE); nil leaves them unpaced.
-	Searches *ratelimit.Pacer
 }
 
 // NewService is the operations over db, sealing with box.

@@ -10,6 +10,7 @@ import (
 	"gorm.io/gorm"
 
 	"wds/internal/events"
+	"wds/internal/eventsearch"
 	"wds/internal/platform/problem"
 	"wds/internal/workspace"
 	"wds/models"
@@ -139,7 +140,7 @@ func noChainInProgress(ctx context.Context, tx *gorm.DB, ev *models.Event, endpo
 		return fmt.Errorf("lock chains: %w", err)
 	}
 	var busy bool
-	err = tx.WithContext(ctx).Raw(`SELECT e.dispatched_at IS NULL OR EXISTS (SELECT 1 FROM (`+chainsSQL+`) ch
+	err = tx.WithContext(ctx).Raw(`SELECT e.dispatched_at IS NULL OR EXISTS (SELECT 1 FROM (`+eventsearch.ChainsSQL+`) ch
 			WHERE ch.endpoint_id = ? AND ch.state = `+sqlInProgress+`)
 		FROM events e WHERE e.id = ?`, endpointID, ev.ID).Row().Scan(&busy)
 	if err != nil {
@@ -150,6 +151,9 @@ func noChainInProgress(ctx context.Context, tx *gorm.DB, ev *models.Event, endpo
 	}
 	return nil
 }
+
+// sqlInProgress is a chain's state while it has attempts to come, as an SQL literal.
+const sqlInProgress = "'" + string(eventsearch.OutcomeInProgress) + "'"
 
 // queueChain queues a fresh chain of the event to the endpoint, numbered by the pair's counter, which
 // re-fires share.

@@ -21,6 +21,7 @@ import (
 	"wds/internal/deliverylog"
 	"wds/internal/endpoints"
 	"wds/internal/events"
+	"wds/internal/eventsearch"
 	"wds/internal/platform/egress"
 	"wds/internal/platform/secrets"
 	"wds/internal/recovery"
@@ -39,6 +40,8 @@ type Fixture struct {
 	Svc *endpoints.Service
 	// Log is the org's delivery log, unpaced.
 	Log *deliverylog.Service
+	// Events is the support desk's event search, unpaced.
+	Events *eventsearch.Service
 	// Recoveries are the org's recoveries, started by the relay.
 	Recoveries *recovery.Service
 	Org        uuid.UUID
@@ -67,6 +70,7 @@ func NewFixture(t testing.TB) *Fixture {
 		t.Fatal(err)
 	}
 	return &Fixture{T: t, Ctx: ctx, DB: db, Box: box, Svc: endpoints.NewService(db, box, endpoints.Options{AllowPrivate: true}), Log: deliverylog.NewService(db, box, nil),
+		Events:     eventsearch.NewService(db, box, nil),
 		Recoveries: recovery.NewService(db, nil, 0), Org: org.ID, Owner: owner.ID, Member: member.ID}
 }
 

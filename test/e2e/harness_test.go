@@ -31,6 +31,7 @@ import (
 	"wds/internal/dev/temporaldev"
 	"wds/internal/dispatch"
 	"wds/internal/endpoints"
+	"wds/internal/eventsearch"
 	"wds/internal/platform/config"
 	"wds/internal/platform/egress"
 	"wds/internal/platform/secrets"
@@ -91,11 +92,11 @@ func newHarness(t *testing.T, tc client.Client, opts ...func(*console.Console)) 
 	recoveries := recovery.NewService(h.db, h.starter, 0)
 	d := apitest.Domain(h.db, h.box, h.starter)
 	router, err := api.NewRouter(api.Deps{Services: api.NewServices(h.db, d), Log: log, Dispatches: h.starter,
-		Webhooks: hooks, Support: hooks, Recoveries: recoveries})
+		Webhooks: hooks, Events: eventsearch.NewService(h.db, h.box, nil), Support: hooks, Recoveries: recoveries})
 	if err != nil {
 		t.Fatal(err)
 	}
-	con := &console.Console{DB: h.db, Log: log, Members: d.People, Sessions: d.People, Keys: d.Keys, KeyLists: d.KeyLists, Audit: d.Audit, Deliveries: d.Deliveries,
+	con := &console.Console{DB: h.db, Log: log, Members: d.People, Sessions: d.People, Keys: d.Keys, KeyLists: d.KeyLists, Audit: d.Audit, Deliveries: d.Deliveries, Events: eventsearch.NewService(h.db, h.box, nil),
 		Shipping: d.Shipping, Vendors: d.Vendors, Clients: d.Orders,
 		Webhooks: hooks, Recoveries: recoveries, Dispatches: h.starter,
 		TemporalUI: "http://localhost:8233", Namespace: "default", RetrySchedule: schedule, InsecureCookie: true}

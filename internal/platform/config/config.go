@@ -61,7 +61,7 @@ type Config struct {
 	// (docs/support.md); 0 is delivery.DefaultOrgRecoveryRate.
 	RecoveryRate int `env:"WDS_RECOVERY_RATE" envDefault:"0"`
 	// SupportSearchRate paces each org's event searches, per instance (docs/support.md); 0 is
-	// endpoints.DefaultSearchRate.
+	// eventsearch.DefaultSearchRate.
 	SupportSearchRate int `env:"WDS_SUPPORT_SEARCH_RATE" envDefault:"0"`
 	// OperatorReadRate paces each org's list reads (the Operator API's lists and delivery logs, the
 	// console's pages of them and its overview), per instance; 0 is paging.DefaultReadRate.

@@ -1,4 +1,4 @@
-package endpoints_test
+package eventsearch_test
 
 import (
 	"testing"
@@ -6,7 +6,7 @@ import (
 
 	"github.com/google/uuid"
 
-	"wds/internal/endpoints"
+	"wds/internal/eventsearch"
 	"wds/internal/platform/ratelimit"
 	"wds/test/deliverytest"
 )
@@ -17,9 +17,9 @@ import (
 // answers without waiting behind them.
 func TestAnOrgsEventSearchesArePacedApartFromOtherOrgs(t *testing.T) {
 	f := newFixture(t)
-	f.Svc.Searches = ratelimit.NewPacer(10, 500*time.Millisecond, nil)
+	events := eventsearch.NewService(f.DB, f.Box, ratelimit.NewPacer(10, 500*time.Millisecond, nil))
 	search := func(org uuid.UUID) error {
-		_, err := f.Svc.ListEvents(f.Ctx, endpoints.EventsQuery{OrgID: org, Outcome: endpoints.OutcomeDropped, Limit: 50})
+		_, err := events.ListEvents(f.Ctx, eventsearch.EventsQuery{OrgID: org, Outcome: eventsearch.OutcomeDropped, Limit: 50})
 		return err
 	}
 	deliverytest.CheckPacedApart(t, true, func(int) error { return search(f.Org) }, func() error { return search(uuid.New()) })
