@@ -41,17 +41,14 @@ type OperatorAuth interface {
 	OnlyOrg(ctx context.Context, actorID uuid.UUID) (uuid.UUID, error)
 }
 
-// WebhookService is the endpoint and delivery operations (endpoints.Service) behind the named
-// operations, the re-fire and the test event.
+// WebhookService is the endpoint operations (endpoints.Service) behind the named operations.
 type WebhookService interface {
-	TestSender
 	Create(ctx context.Context, in endpoints.CreateInput) (*endpoints.Created, error)
 	List(ctx context.Context, orgID uuid.UUID, actorID *uuid.UUID) ([]models.Endpoint, error)
 	Disable(ctx context.Context, id, actorID uuid.UUID) (*models.Endpoint, error)
 	Enable(ctx context.Context, id, actorID uuid.UUID) (*models.Endpoint, error)
 	Delete(ctx context.Context, id, actorID uuid.UUID) (*models.Endpoint, error)
 	RotateSecret(ctx context.Context, id, actorID uuid.UUID, grace time.Duration) (*endpoints.Rotated, error)
-	Refire(ctx context.Context, deliveryID, actorID uuid.UUID) (*endpoints.Refired, error)
 	Update(ctx context.Context, in endpoints.UpdateInput) (*models.Endpoint, error)
 }
 
@@ -344,7 +341,7 @@ func (s *server) refire(c *gin.Context) {
 		fail(c, problem.Fail(problem.NotFound, "delivery not found"))
 		return
 	}
-	out, err := s.Webhooks.Refire(c.Request.Context(), id, c.MustGet(ctxOperator).(uuid.UUID))
+	out, err := s.Resends.Refire(c.Request.Context(), id, c.MustGet(ctxOperator).(uuid.UUID))
 	if err != nil {
 		fail(c, err)
 		return

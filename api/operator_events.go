@@ -13,6 +13,7 @@ import (
 	"wds/internal/order"
 	"wds/internal/platform/paging"
 	"wds/internal/platform/problem"
+	"wds/internal/resend"
 )
 
 // EventSearch is the support desk's events (eventsearch.Service): find an org's events, show one
@@ -22,10 +23,13 @@ type EventSearch interface {
 	Event(ctx context.Context, id uuid.UUID, actorID *uuid.UUID) (*eventsearch.EventDetail, error)
 }
 
-// SupportDesk is the support desk's resends (endpoints.Service): an event's, an order's.
-type SupportDesk interface {
-	Resend(ctx context.Context, eventID, actorID uuid.UUID, endpointID *uuid.UUID) (*endpoints.Resent, error)
-	ResendOrder(ctx context.Context, ref order.Ref, endpointID, actorID uuid.UUID) (*endpoints.Resent, error)
+// Resends are the support desk's manual starts (resend.Service): a dropped delivery's re-fire, an
+// event's resend, an order's, and a test event.
+type Resends interface {
+	TestSender
+	Refire(ctx context.Context, deliveryID, actorID uuid.UUID) (*resend.Refired, error)
+	Resend(ctx context.Context, eventID, actorID uuid.UUID, endpointID *uuid.UUID) (*resend.Resent, error)
+	ResendOrder(ctx context.Context, ref order.Ref, endpointID, actorID uuid.UUID) (*resend.Resent, error)
 }
 
 // registerSupport mounts the support desk's routes on the Operator API.
@@ -144,7 +148,7 @@ func (s *server) resendEvent(c *gin.Context) {
 		}
 		endpoint = &ep
 	}
-	out, err := s.Support.Resend(c.Request.Context(), id, actorOf(c), endpoint)
+	out, err := s.Resends.Resend(c.Request.Context(), id, actorOf(c), endpoint)
 	if err != nil {
 		fail(c, err)
 		return
@@ -177,7 +181,7 @@ func (s *server) resendOrder(c *gin.Context) {
 		fail(c, err)
 		return
 	}
-	out, err := s.Support.ResendOrder(c.Request.Context(), ref, ep, actorOf(c))
+	out, err := s.Resends.ResendOrder(c.Request.Context(), ref, ep, actorOf(c))
 	if err != nil {
 		fail(c, err)
 		return

@@ -25,6 +25,7 @@ import (
 	"wds/internal/eventsearch"
 	"wds/internal/platform/secrets"
 	"wds/internal/recovery"
+	"wds/internal/resend"
 	"wds/internal/workspace"
 	"wds/models"
 	"wds/test/apitest"
@@ -62,7 +63,7 @@ func newOpEnv(t testing.TB, allowPrivate bool) *opEnv {
 	return newOpEnvWith(t, endpoints.Options{AllowPrivate: allowPrivate})
 }
 
-// newOpEnvWith serves the Operator API with a webhook service of opts (the dispatcher, unless set, the env's).
+// newOpEnvWith serves the Operator API with a webhook service of opts, its resends started by the env.
 func newOpEnvWith(t testing.TB, opts endpoints.Options) *opEnv {
 	t.Helper()
 	db := pgtest.New(t)
@@ -78,13 +79,10 @@ func newOpEnvWith(t testing.TB, opts endpoints.Options) *opEnv {
 	e.box = box
 	log := logrus.New()
 	log.SetOutput(io.Discard)
-	if opts.Dispatcher == nil {
-		opts.Dispatcher = e.started
-	}
 	hooks := endpoints.NewService(db, box, opts)
 	services := apitest.Services(db, nil, nil)
 	services.Deliveries = deliverylog.NewService(db, box, nil)
-	r, err := api.NewRouter(api.Deps{Services: services, Log: log, Webhooks: hooks, Events: eventsearch.NewService(db, box, nil), Support: hooks,
+	r, err := api.NewRouter(api.Deps{Services: services, Log: log, Webhooks: hooks, Events: eventsearch.NewService(db, box, nil), Resends: resend.NewService(db, e.started),
 		Recoveries: recovery.NewService(db, nil, 0), Dispatches: e.started})
 	if err != nil {
 		t.Fatal(err)

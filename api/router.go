@@ -47,8 +47,9 @@ type Deps struct {
 	Dispatches DispatchStarter
 	// Events runs the support desk's event search; nil leaves the support desk's routes unmounted.
 	Events EventSearch
-	// Support runs the support desk's resends.
-	Support SupportDesk
+	// Resends re-fires deliveries, resends events and sends test events; it is set with Webhooks
+	// (the re-fire and the test event) and Events (the resends).
+	Resends Resends
 	// Recoveries runs the support desk's recoveries; nil leaves their routes unmounted.
 	Recoveries Recoveries
 	// RequestTimeout is the deadline on each request's context; 0 is config.RequestTimeout.

@@ -61,6 +61,7 @@ type Console struct {
 	Audit      AuditLog        // workspace.AuditLog (pages.go)
 	Deliveries DeliveryLog     // deliverylog.Service (pages.go)
 	Events     EventSearch     // eventsearch.Service (support_pages.go)
+	Resends    Resends         // resend.Service (support_pages.go)
 	Shipping   ShippingService // fulfillment.Service (workspace_pages.go)
 	Vendors    VendorService   // catalog.Service (workspace_pages.go)
 	Clients    ClientService   // ingest.Service (workspace_pages.go)

@@ -19,6 +19,7 @@ import (
 	"wds/internal/platform/paging"
 	"wds/internal/platform/problem"
 	"wds/internal/platform/ratelimit"
+	"wds/internal/resend"
 	"wds/internal/workspace"
 	"wds/models"
 )
@@ -399,7 +400,7 @@ func (c *Console) endpointAction(g *gin.Context) {
 		"disable": func(id uuid.UUID) error { _, err := c.Webhooks.Disable(ctx, id, s.User.ID); return err },
 		"delete":  func(id uuid.UUID) error { _, err := c.Webhooks.Delete(ctx, id, s.User.ID); return err },
 		"test": func(id uuid.UUID) error {
-			q, err := c.Webhooks.SendTestAs(ctx, s.OrgID, id, s.User.ID, func() error {
+			q, err := c.Resends.SendTestAs(ctx, s.OrgID, id, s.User.ID, func() error {
 				if !c.tests.Allow(id.String(), testsPerMinute) {
 					g.Header("Retry-After", "60")
 					return problem.Fail(ratelimit.ErrExceeded, "at most %d test events a minute to one endpoint; retry after 60 seconds", testsPerMinute)
@@ -518,7 +519,7 @@ func (c *Console) refire(g *gin.Context) {
 	s := sessionOf(g)
 	back := "/console/webhooks/" + url.PathEscape(g.PostForm("endpoint"))
 	c.act(g, back, "refired", func(id uuid.UUID) error {
-		out, err := c.Webhooks.Refire(g.Request.Context(), id, s.User.ID)
+		out, err := c.Resends.Refire(g.Request.Context(), id, s.User.ID)
 		if err == nil && c.Dispatches != nil {
 			c.Dispatches.StartDispatches(g.Request.Context(), out.DispatchID)
 		}
@@ -534,8 +535,8 @@ type deliveryRow struct {
 	RefiredURL  string
 }
 
-// Refirable reports whether a manager may re-fire the row (endpoints.Refirable).
-func (r deliveryRow) Refirable() bool { return endpoints.Refirable(r.Delivery) }
+// Refirable reports whether a manager may re-fire the row (resend.Refirable).
+func (r deliveryRow) Refirable() bool { return resend.Refirable(r.Delivery) }
 
 // Answer is the receiver's response status with its name, once: "401 Unauthorized".
 func (r deliveryRow) Answer() string {

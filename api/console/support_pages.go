@@ -22,6 +22,7 @@ import (
 	"wds/internal/order"
 	"wds/internal/platform/paging"
 	"wds/internal/platform/problem"
+	"wds/internal/resend"
 	"wds/models"
 )
 
@@ -43,6 +44,15 @@ func (c *Console) registerSupportPages(p *gin.RouterGroup) {
 type EventSearch interface {
 	ListEvents(ctx context.Context, q eventsearch.EventsQuery) (*eventsearch.EventsPage, error)
 	Event(ctx context.Context, id uuid.UUID, actorID *uuid.UUID) (*eventsearch.EventDetail, error)
+}
+
+// Resends re-fire a dropped delivery, resend an event or an order's events and send a test event
+// (resend.Service).
+type Resends interface {
+	SendTestAs(ctx context.Context, orgID, endpointID, actorID uuid.UUID, budget func() error) (*resend.TestQueued, error)
+	Refire(ctx context.Context, deliveryID, actorID uuid.UUID) (*resend.Refired, error)
+	Resend(ctx context.Context, eventID, actorID uuid.UUID, endpointID *uuid.UUID) (*resend.Resent, error)
+	ResendOrder(ctx context.Context, ref order.Ref, endpointID, actorID uuid.UUID) (*resend.Resent, error)
 }
 
 // eventFilters are the search form's fields, as typed.
@@ -185,7 +195,7 @@ func (c *Console) resend(g *gin.Context) {
 		}
 	}
 	if err == nil {
-		_, err = c.Webhooks.Resend(g.Request.Context(), id, s.User.ID, &endpoint)
+		_, err = c.Resends.Resend(g.Request.Context(), id, s.User.ID, &endpoint)
 	}
 	if err != nil {
 		c.eventPage(g, status(err), view{Error: c.problem(err)})

@@ -125,10 +125,9 @@ func endpointDeliveries(fs *flag.FlagSet) runFunc {
 func deliveryRefire(fs *flag.FlagSet) runFunc {
 	id, actor := uuidFlag(fs, "id", "delivery id"), uuidFlag(fs, "actor", "acting user id")
 	return func(ctx context.Context, env *adminEnv) (any, error) {
-		svc, _ := webhookService(env, false)
-		out, err := svc.Refire(ctx, *id, *actor)
+		out, err := env.resends.Refire(ctx, *id, *actor)
 		if err == nil {
-			svc.Dispatcher.StartDispatches(ctx, out.DispatchID)
+			env.resends.StartDispatches(ctx, out.DispatchID)
 		}
 		return out, err
 	}

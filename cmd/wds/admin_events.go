@@ -10,6 +10,7 @@ import (
 	"wds/internal/order"
 	"wds/internal/platform/paging"
 	"wds/internal/platform/problem"
+	"wds/internal/resend"
 )
 
 func init() {
@@ -22,6 +23,15 @@ func init() {
 type eventOps interface {
 	ListEvents(ctx context.Context, q eventsearch.EventsQuery) (*eventsearch.EventsPage, error)
 	Event(ctx context.Context, id uuid.UUID, actorID *uuid.UUID) (*eventsearch.EventDetail, error)
+}
+
+// resendOps is the support desk's manual starts the resend and re-fire commands queue
+// (resend.Service); the queued chains are announced to the workers, which start them at once.
+type resendOps interface {
+	Refire(ctx context.Context, deliveryID, actorID uuid.UUID) (*resend.Refired, error)
+	Resend(ctx context.Context, eventID, actorID uuid.UUID, endpointID *uuid.UUID) (*resend.Resent, error)
+	ResendOrder(ctx context.Context, ref order.Ref, endpointID, actorID uuid.UUID) (*resend.Resent, error)
+	StartDispatches(ctx context.Context, ids ...uuid.UUID)
 }
 
 // eventList finds an org's events, newest first; --order takes the order's id or its number.
@@ -118,7 +128,6 @@ func eventResend(fs *flag.FlagSet) runFunc {
 			}
 			ep = &parsed
 		}
-		svc, _ := webhookService(env, false)
 		switch {
 		case (*id == "") == (*order == ""):
 			return nil, problem.Fail(paging.ErrInvalidParameter, "give --id EVENT, or --order N with --endpoint ID")
@@ -129,12 +138,12 @@ func eventResend(fs *flag.FlagSet) runFunc {
 			if err != nil {
 				return nil, err
 			}
-			return svc.ResendOrder(ctx, ref, *ep, *actor)
+			return env.resends.ResendOrder(ctx, ref, *ep, *actor)
 		}
 		event, err := uuid.Parse(*id)
 		if err != nil {
 			return nil, problem.Fail(paging.ErrInvalidParameter, "--id must be a UUID")
 		}
-		return svc.Resend(ctx, event, *actor, ep)
+		return env.resends.Resend(ctx, event, *actor, ep)
 	}
 }

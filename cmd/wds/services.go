@@ -20,6 +20,7 @@ import (
 	"wds/internal/platform/paging"
 	"wds/internal/platform/secrets"
 	"wds/internal/recovery"
+	"wds/internal/resend"
 	"wds/internal/versions"
 	"wds/internal/workspace"
 )
@@ -41,6 +42,7 @@ type services struct {
 	webhooks   *endpoints.Service
 	deliveries *deliverylog.Service
 	events     *eventsearch.Service
+	resends    *resend.Service
 	recoveries *recovery.Service
 	// starter is nil in a process without a Temporal client.
 	starter *dispatch.Starter
@@ -57,7 +59,8 @@ type services struct {
 func newServices(cfg *config.Config, db *gorm.DB, box *secrets.Box, starter *dispatch.Starter, log logrus.FieldLogger) *services {
 	// One org's list reads take turns, whether through a list or an endpoint's delivery log.
 	reads := paging.NewReadPacer(cfg.OperatorReadRate)
-	hooks := endpoints.Options{AllowPrivate: cfg.WebhookAllowPrivate, Dispatcher: dispatch.DispatchNotifier{DB: db, Log: log}}
+	hooks := endpoints.Options{AllowPrivate: cfg.WebhookAllowPrivate}
+	var dispatches resend.DispatchStarter = dispatch.DispatchNotifier{DB: db, Log: log}
 	var events interface {
 		ingest.EventStarter
 		catalog.EventStarter
@@ -66,14 +69,14 @@ func newServices(cfg *config.Config, db *gorm.DB, box *secrets.Box, starter *dis
 	var recoveries recovery.Starter
 	if starter != nil {
 		events = starter
-		hooks.Stopper, hooks.Dispatcher, recoveries = starter, starter, starter
+		hooks.Stopper, dispatches, recoveries = starter, starter, starter
 	}
 	return &services{
 		keys: apikeys.NewService(db, box), people: workspace.NewService(db), orders: ingest.NewService(db, events),
 		catalog: catalog.NewService(db, events), shipping: fulfillment.NewService(db, events),
 		keyLists: apikeys.NewKeyLists(db, reads), audit: workspace.NewAuditLog(db, reads), feed: feed.NewService(db, cfg.Retention),
 		webhooks: endpoints.NewService(db, box, hooks), deliveries: deliverylog.NewService(db, box, reads),
-		events: eventsearch.NewService(db, box, eventsearch.NewSearchPacer(cfg.SupportSearchRate)), recoveries: recovery.NewService(db, recoveries, cfg.Retention),
+		events: eventsearch.NewService(db, box, eventsearch.NewSearchPacer(cfg.SupportSearchRate)), resends: resend.NewService(db, dispatches), recoveries: recovery.NewService(db, recoveries, cfg.Retention),
 		starter: starter,
 	}
 }
@@ -84,7 +87,7 @@ func (s *services) apply(db *gorm.DB, d *api.Deps) {
 		Vendors: s.catalog, Shipping: s.shipping, KeyLists: s.keyLists, Audit: s.audit, Deliveries: s.deliveries, Feed: s.feed})
 	d.Webhooks = s.webhooks
 	d.Events = s.events
-	d.Support = s.webhooks
+	d.Resends = s.resends
 	d.Recoveries = s.recoveries
 	if s.starter != nil {
 		d.Dispatches = s.starter
@@ -94,7 +97,7 @@ func (s *services) apply(db *gorm.DB, d *api.Deps) {
 // console is the operator console over the services, with cfg's settings.
 func (s *services) console(cfg *config.Config, db *gorm.DB, log logrus.FieldLogger) *console.Console {
 	c := &console.Console{DB: db, Log: log, Webhooks: s.webhooks, Recoveries: s.recoveries,
-		Members: s.people, Sessions: s.people, Keys: s.keys, KeyLists: s.keyLists, Audit: s.audit, Deliveries: s.deliveries, Events: s.events, Shipping: s.shipping, Vendors: s.catalog, Clients: s.orders,
+		Members: s.people, Sessions: s.people, Keys: s.keys, KeyLists: s.keyLists, Audit: s.audit, Deliveries: s.deliveries, Events: s.events, Resends: s.resends, Shipping: s.shipping, Vendors: s.catalog, Clients: s.orders,
 		TemporalUI: cfg.TemporalUIURL, Namespace: cfg.TemporalNamespace, RetrySchedule: cfg.WebhookRetrySchedule,
 		InsecureCookie: cfg.ConsoleInsecureCookie}
 	if s.starter != nil {

@@ -1,8 +1,8 @@
 // Package endpoints is the operator's side of webhooks, which the Operator API, the console and
-// `wds admin` all call: endpoint management (endpoints.go), re-fires and test events
-// (deliveries.go), resends (resend.go) and `wds listen`'s leases (lease.go). The delivery log is
-// package deliverylog's, the event search package eventsearch's, recoveries are package
-// recovery's; the delivery engine's writes are package delivery's.
+// `wds admin` all call: endpoint management (endpoints.go) and `wds listen`'s leases (lease.go).
+// The support desk's other rooms are their own packages: the delivery log (deliverylog), the event
+// search (eventsearch), re-fires, resends and test events (resend) and recoveries (recovery); the
+// delivery engine's writes are package delivery's.
 package endpoints
 
 import (
@@ -46,9 +46,8 @@ type Service struct {
 	Options
 }
 
-// Options are the rest of a Service's settings and the starters it hands what it commits to. The
-// zero Options are the strict rule with no starters: the database-only CLI's, whose queued work the
-// worker's relay starts.
+// Options are the rest of a Service's settings and the stopper it hands what it commits to. The
+// zero Options are the strict rule with no stopper: the database-only CLI's.
 type Options struct {
 	// AllowPrivate accepts endpoint URLs that resolve to non-public addresses (WDS_WEBHOOK_ALLOW_PRIVATE).
 	AllowPrivate bool
@@ -58,9 +57,6 @@ type Options struct {
 	// Stopper tells running chains of a disabled or deleted endpoint to stop now; nil leaves them to
 	// stop at their next due time (the database-only CLI).
 	Stopper ChainStopper
-	// Dispatcher starts the chains a resend queues, after commit; nil leaves them to the
-	// worker's relay.
-	Dispatcher DispatchStarter
 }
 
 // NewService is the operations over db, sealing with box.

@@ -22,7 +22,7 @@ func TestAnEventsChainsAgreeWithTheirAttempts(t *testing.T) {
 	// The event before the endpoint: its one chain is the resend's.
 	ev := f.Event(events.OrderCreated, map[string]any{"id": "snapshot"})
 	ep := f.Endpoint("https://127.0.0.1/hook")
-	out, err := f.Svc.Resend(f.Ctx, ev, f.Owner, &ep.ID)
+	out, err := f.Resends.Resend(f.Ctx, ev, f.Owner, &ep.ID)
 	if err != nil {
 		t.Fatal(err)
 	}

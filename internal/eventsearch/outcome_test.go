@@ -53,7 +53,7 @@ func TestEventOutcomeIsKeptByEachWrite(t *testing.T) {
 	if _, err := f.Svc.Enable(f.Ctx, ep.ID, f.Owner); err != nil {
 		t.Fatal(err)
 	}
-	resent, err := f.Svc.Resend(f.Ctx, ev, f.Owner, &ep.ID)
+	resent, err := f.Resends.Resend(f.Ctx, ev, f.Owner, &ep.ID)
 	if err != nil {
 		t.Fatal(err)
 	}

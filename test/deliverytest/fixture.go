@@ -25,6 +25,7 @@ import (
 	"wds/internal/platform/egress"
 	"wds/internal/platform/secrets"
 	"wds/internal/recovery"
+	"wds/internal/resend"
 	"wds/internal/workspace"
 	"wds/models"
 	"wds/test/pgtest"
@@ -42,6 +43,8 @@ type Fixture struct {
 	Log *deliverylog.Service
 	// Events is the support desk's event search, unpaced.
 	Events *eventsearch.Service
+	// Resends are the org's re-fires and resends, started by the relay.
+	Resends *resend.Service
 	// Recoveries are the org's recoveries, started by the relay.
 	Recoveries *recovery.Service
 	Org        uuid.UUID
@@ -69,8 +72,8 @@ func NewFixture(t testing.TB) *Fixture {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &Fixture{T: t, Ctx: ctx, DB: db, Box: box, Svc: endpoints.NewService(db, box, endpoints.Options{AllowPrivate: true}), Log: deliverylog.NewService(db, box, nil),
-		Events:     eventsearch.NewService(db, box, nil),
+	return &Fixture{T: t, Ctx: ctx, DB: db, Box: box, Svc: endpoints.NewService(db, box, endpoints.Options{AllowPrivate: true}),
+		Log: deliverylog.NewService(db, box, nil), Events: eventsearch.NewService(db, box, nil), Resends: resend.NewService(db, nil),
 		Recoveries: recovery.NewService(db, nil, 0), Org: org.ID, Owner: owner.ID, Member: member.ID}
 }
 
