@@ -1,4 +1,4 @@
-// Package deliverytest helps the webhook packages' tests: an org with its endpoint service over a
+// Package deliverytest helps the webhook packages' tests: an org with its webhook services over a
 // fresh database (Fixture), a real TLS receiver (Receiver), and events put in the outbox without a
 // business operation (Emit).
 package deliverytest
@@ -32,7 +32,7 @@ import (
 	"wds/workflows/contract"
 )
 
-// Fixture is an org with an owner and a member, and the endpoint service over a fresh database.
+// Fixture is an org with an owner and a member, and the webhook services over a fresh database.
 type Fixture struct {
 	T   testing.TB
 	Ctx context.Context
