@@ -83,7 +83,7 @@ func TestTestEventCarriesTheLiteralNullEventID(t *testing.T) {
 	f := newFixture(t)
 	rc := deliverytest.NewReceiver(t, nil)
 	ep := f.Endpoint(rc.Srv.URL)
-	q, err := f.Svc.SendTest(f.Ctx, f.Org, ep.ID)
+	q, err := f.Resends.SendTest(f.Ctx, f.Org, ep.ID)
 	if err != nil {
 		t.Fatal(err)
 	}

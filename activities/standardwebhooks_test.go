@@ -113,7 +113,7 @@ func receivedBy(t *testing.T, lr *libraryReceiver, mismatch, stale error) {
 	}
 
 	f.DB.Exec(`UPDATE events SET dispatched_at = now() WHERE id = ?`, ev) // its fan-out is over
-	resent, err := f.Svc.Resend(f.Ctx, ev, f.Owner, &ep.ID)
+	resent, err := f.Resends.Resend(f.Ctx, ev, f.Owner, &ep.ID)
 	if err != nil || len(resent.Chains) != 1 {
 		t.Fatalf("resend: %+v %v", resent, err)
 	}
@@ -123,7 +123,7 @@ func receivedBy(t *testing.T, lr *libraryReceiver, mismatch, stale error) {
 		t.Fatalf("a resend's webhook-id %q", h.Get(webhook.HeaderWebhookID))
 	}
 
-	q, err := f.Svc.SendTest(f.Ctx, f.Org, ep.ID)
+	q, err := f.Resends.SendTest(f.Ctx, f.Org, ep.ID)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -22,6 +22,7 @@ import (
 	"wds/internal/platform/problem"
 	"wds/internal/platform/ratelimit"
 	"wds/internal/recovery"
+	"wds/internal/resend"
 	"wds/internal/versions"
 	"wds/internal/workspace"
 )
@@ -63,8 +64,8 @@ var errorPins = []struct {
 	{catalog.ErrVendorAlreadyClaimed, "the vendor profile is already claimed", 409, "vendor_already_claimed"},
 	{endpoints.ErrEndpointLimit, "an org has at most 10 enabled webhook endpoints", 409, "endpoint_limit_reached"},
 	{endpoints.ErrEndpointDisabled, "webhook endpoint is disabled", 409, "endpoint_disabled"},
-	{endpoints.ErrDeliveryNotDropped, "only a dropped delivery can be re-fired", 409, "delivery_not_dropped"},
-	{endpoints.ErrDeliveryInProgress, "a chain of this event to this endpoint is still in progress", 409, "delivery_in_progress"},
+	{resend.ErrDeliveryNotDropped, "only a dropped delivery can be re-fired", 409, "delivery_not_dropped"},
+	{resend.ErrDeliveryInProgress, "a chain of this event to this endpoint is still in progress", 409, "delivery_in_progress"},
 	{recovery.ErrRecoveryInProgress, "a recovery of this endpoint is still running", 409, "recovery_in_progress"},
 	{answer.ErrPayloadTooLarge, "body exceeds 1 MiB", 413, "payload_too_large"},
 	{problem.Invalid, "a field is invalid", 422, "validation_failed"},

@@ -15,10 +15,10 @@ import (
 	"wds/api"
 	"wds/api/openapi/openapitest"
 	"wds/internal/apikeys"
-	"wds/internal/endpoints"
 	"wds/internal/events"
 	"wds/internal/ingest"
 	"wds/internal/platform/paging"
+	"wds/internal/resend"
 	"wds/internal/workspace"
 	"wds/models"
 )
@@ -120,16 +120,17 @@ func (f *fakeKeys) CreateReadKey(_ context.Context, in apikeys.NewReadKey) (*mod
 	return &models.ReadKey{ID: uuid.New(), OrgID: in.OrgID, Name: in.Name, Scope: in.Scope}, "pck_live_fake", nil
 }
 
-// fakeWebhooks counts the test events it queues, answering as endpoints.Service does; any other
+// fakeWebhooks counts the test events it queues, answering as resend.Service does; any other
 // operation panics.
 type fakeWebhooks struct {
 	api.WebhookService
+	api.Resends
 	tests int
 }
 
-func (f *fakeWebhooks) SendTest(_ context.Context, _, endpointID uuid.UUID) (*endpoints.TestQueued, error) {
+func (f *fakeWebhooks) SendTest(_ context.Context, _, endpointID uuid.UUID) (*resend.TestQueued, error) {
 	f.tests++
-	return &endpoints.TestQueued{DeliveryID: uuid.New(), EndpointID: endpointID, EventType: events.WebhookTest, Status: models.StatusEnqueued}, nil
+	return &resend.TestQueued{DeliveryID: uuid.New(), EndpointID: endpointID, EventType: events.WebhookTest, Status: models.StatusEnqueued}, nil
 }
 
 // fakeGate knows one integration key, by the token "int", and answers every rate-limit question

@@ -27,8 +27,10 @@ import (
 	"wds/api/openapi/openapitest"
 	"wds/internal/apikeys"
 	"wds/internal/endpoints"
+	"wds/internal/eventsearch"
 	"wds/internal/platform/secrets"
 	"wds/internal/recovery"
+	"wds/internal/resend"
 	"wds/internal/workspace"
 	"wds/models"
 	"wds/test/apitest"
@@ -68,11 +70,11 @@ func newHostileEnv(t *testing.T) *hostileEnv {
 	log.SetOutput(io.Discard)
 	hooks := endpoints.NewService(db, box, endpoints.Options{AllowPrivate: true})
 	d := apitest.Domain(db, box, nil)
-	r, err := api.NewRouter(api.Deps{Services: api.NewServices(db, d), Log: log, Webhooks: hooks, Dispatches: &startedDispatches{}})
+	r, err := api.NewRouter(api.Deps{Services: api.NewServices(db, d), Log: log, Webhooks: hooks, Resends: resend.NewService(db, nil), Dispatches: &startedDispatches{}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	(&console.Console{DB: db, Log: log, Members: d.People, Sessions: d.People, Keys: d.Keys, Lists: d.Lists,
+	(&console.Console{DB: db, Log: log, Members: d.People, Sessions: d.People, Keys: d.Keys, KeyLists: d.KeyLists, Audit: d.Audit, Deliveries: d.Deliveries, Events: eventsearch.NewService(db, box, nil), Resends: resend.NewService(db, nil),
 		Shipping: d.Shipping, Vendors: d.Vendors, Clients: d.Orders,
 		Webhooks: hooks, Recoveries: recovery.NewService(db, nil, 0), InsecureCookie: true}).Register(r)
 	e := &hostileEnv{t: t, db: db, srv: httptest.NewServer(r), token: token, ids: map[string]string{"orgs": org.ID.String()}}

@@ -16,6 +16,7 @@ import (
 	"github.com/google/uuid"
 
 	"wds/api/openapi"
+	"wds/internal/deliverylog"
 	"wds/internal/endpoints"
 	"wds/internal/platform/answer"
 	"wds/internal/platform/paging"
@@ -40,19 +41,22 @@ type OperatorAuth interface {
 	OnlyOrg(ctx context.Context, actorID uuid.UUID) (uuid.UUID, error)
 }
 
-// WebhookService is the endpoint and delivery operations (endpoints.Service) behind the named
-// operations, the re-fire and the test event.
+// WebhookService is the endpoint operations (endpoints.Service) behind the named operations.
 type WebhookService interface {
-	TestSender
 	Create(ctx context.Context, in endpoints.CreateInput) (*endpoints.Created, error)
 	List(ctx context.Context, orgID uuid.UUID, actorID *uuid.UUID) ([]models.Endpoint, error)
 	Disable(ctx context.Context, id, actorID uuid.UUID) (*models.Endpoint, error)
 	Enable(ctx context.Context, id, actorID uuid.UUID) (*models.Endpoint, error)
 	Delete(ctx context.Context, id, actorID uuid.UUID) (*models.Endpoint, error)
 	RotateSecret(ctx context.Context, id, actorID uuid.UUID, grace time.Duration) (*endpoints.Rotated, error)
-	ListDeliveries(ctx context.Context, q endpoints.DeliveriesQuery) (*endpoints.DeliveriesPage, error)
-	Refire(ctx context.Context, deliveryID, actorID uuid.UUID) (*endpoints.Refired, error)
 	Update(ctx context.Context, in endpoints.UpdateInput) (*models.Endpoint, error)
+}
+
+// DeliveryLog is the delivery log (deliverylog.Service): an endpoint's, the org's and one attempt.
+type DeliveryLog interface {
+	ListDeliveries(ctx context.Context, q deliverylog.DeliveriesQuery) (*deliverylog.DeliveriesPage, error)
+	ListOrgDeliveries(ctx context.Context, q paging.OrgQuery, f deliverylog.LogFilter) (paging.Page[deliverylog.LogRow], error)
+	Delivery(ctx context.Context, id uuid.UUID, actorID *uuid.UUID) (*models.Delivery, error)
 }
 
 const ctxOperator = "wds.operator"
@@ -323,7 +327,7 @@ func (s *server) rpcDeliveries(ctx context.Context, actor uuid.UUID, p rpcParams
 	if err != nil {
 		return 0, nil, err
 	}
-	page, err := s.Webhooks.ListDeliveries(ctx, endpoints.DeliveriesQuery{EndpointID: id, ActorID: &actor, Limit: limit, Cursor: cur})
+	page, err := s.Deliveries.ListDeliveries(ctx, deliverylog.DeliveriesQuery{EndpointID: id, ActorID: &actor, Limit: limit, Cursor: cur})
 	if err != nil {
 		return 0, nil, err
 	}
@@ -337,7 +341,7 @@ func (s *server) refire(c *gin.Context) {
 		fail(c, problem.Fail(problem.NotFound, "delivery not found"))
 		return
 	}
-	out, err := s.Webhooks.Refire(c.Request.Context(), id, c.MustGet(ctxOperator).(uuid.UUID))
+	out, err := s.Resends.Refire(c.Request.Context(), id, c.MustGet(ctxOperator).(uuid.UUID))
 	if err != nil {
 		fail(c, err)
 		return

@@ -9,20 +9,27 @@ import (
 	"github.com/google/uuid"
 
 	"wds/internal/endpoints"
+	"wds/internal/eventsearch"
 	"wds/internal/order"
 	"wds/internal/platform/paging"
 	"wds/internal/platform/problem"
-	"wds/models"
+	"wds/internal/resend"
 )
 
-// SupportDesk is the support desk's operations (endpoints.Service): find an org's events, show one
-// with its chains, resend it (docs/support.md).
-type SupportDesk interface {
-	ListEvents(ctx context.Context, q endpoints.EventsQuery) (*endpoints.EventsPage, error)
-	Event(ctx context.Context, id uuid.UUID, actorID *uuid.UUID) (*endpoints.EventDetail, error)
-	Delivery(ctx context.Context, id uuid.UUID, actorID *uuid.UUID) (*models.Delivery, error)
-	Resend(ctx context.Context, eventID, actorID uuid.UUID, endpointID *uuid.UUID) (*endpoints.Resent, error)
-	ResendOrder(ctx context.Context, ref order.Ref, endpointID, actorID uuid.UUID) (*endpoints.Resent, error)
+// EventSearch is the support desk's events (eventsearch.Service): find an org's events, show one
+// with its chains (docs/support.md).
+type EventSearch interface {
+	ListEvents(ctx context.Context, q eventsearch.EventsQuery) (*eventsearch.EventsPage, error)
+	Event(ctx context.Context, id uuid.UUID, actorID *uuid.UUID) (*eventsearch.EventDetail, error)
+}
+
+// Resends are the support desk's manual starts (resend.Service): a dropped delivery's re-fire, an
+// event's resend, an order's, and a test event.
+type Resends interface {
+	TestSender
+	Refire(ctx context.Context, deliveryID, actorID uuid.UUID) (*resend.Refired, error)
+	Resend(ctx context.Context, eventID, actorID uuid.UUID, endpointID *uuid.UUID) (*resend.Resent, error)
+	ResendOrder(ctx context.Context, ref order.Ref, endpointID, actorID uuid.UUID) (*resend.Resent, error)
 }
 
 // registerSupport mounts the support desk's routes on the Operator API.
@@ -46,8 +53,8 @@ func (s *server) listEvents(c *gin.Context) {
 		return
 	}
 	actor := actorOf(c)
-	q := endpoints.EventsQuery{OrgID: lq.OrgID, ActorID: &actor, StoreID: lq.StoreID, Limit: lq.Limit, Cursor: lq.Cursor,
-		Type: c.Query("type"), Outcome: endpoints.Outcome(c.Query("outcome"))}
+	q := eventsearch.EventsQuery{OrgID: lq.OrgID, ActorID: &actor, StoreID: lq.StoreID, Limit: lq.Limit, Cursor: lq.Cursor,
+		Type: c.Query("type"), Outcome: eventsearch.Outcome(c.Query("outcome"))}
 	for name, dst := range map[string]**uuid.UUID{"order_id": &q.OrderID, "resource_id": &q.ResourceID, "endpoint_id": &q.EndpointID} {
 		if raw, ok := c.GetQuery(name); ok {
 			id, err := uuid.Parse(raw)
@@ -76,7 +83,7 @@ func (s *server) listEvents(c *gin.Context) {
 			*dst = &t
 		}
 	}
-	p, err := s.Support.ListEvents(c.Request.Context(), q)
+	p, err := s.Events.ListEvents(c.Request.Context(), q)
 	if err != nil {
 		fail(c, err)
 		return
@@ -92,7 +99,7 @@ func (s *server) showEvent(c *gin.Context) {
 		return
 	}
 	actor := actorOf(c)
-	d, err := s.Support.Event(c.Request.Context(), id, &actor)
+	d, err := s.Events.Event(c.Request.Context(), id, &actor)
 	if err != nil {
 		fail(c, err)
 		return
@@ -109,7 +116,7 @@ func (s *server) showDelivery(c *gin.Context) {
 		return
 	}
 	actor := actorOf(c)
-	d, err := s.Support.Delivery(c.Request.Context(), id, &actor)
+	d, err := s.Deliveries.Delivery(c.Request.Context(), id, &actor)
 	if err != nil {
 		fail(c, err)
 		return
@@ -141,7 +148,7 @@ func (s *server) resendEvent(c *gin.Context) {
 		}
 		endpoint = &ep
 	}
-	out, err := s.Support.Resend(c.Request.Context(), id, actorOf(c), endpoint)
+	out, err := s.Resends.Resend(c.Request.Context(), id, actorOf(c), endpoint)
 	if err != nil {
 		fail(c, err)
 		return
@@ -174,7 +181,7 @@ func (s *server) resendOrder(c *gin.Context) {
 		fail(c, err)
 		return
 	}
-	out, err := s.Support.ResendOrder(c.Request.Context(), ref, ep, actorOf(c))
+	out, err := s.Resends.ResendOrder(c.Request.Context(), ref, ep, actorOf(c))
 	if err != nil {
 		fail(c, err)
 		return

@@ -10,9 +10,8 @@ import (
 
 	"wds/api/openapi"
 	"wds/internal/apikeys"
-	"wds/internal/endpoints"
+	"wds/internal/deliverylog"
 	"wds/internal/ingest"
-	"wds/internal/operator"
 	"wds/internal/platform/paging"
 	"wds/internal/platform/problem"
 	"wds/internal/workspace"
@@ -28,28 +27,32 @@ type KeyStore interface {
 	RevokeIntegrationKey(ctx context.Context, id, actorID uuid.UUID) (*models.IntegrationKey, error)
 }
 
-// OrgLists are the Operator API's pages of an org: its keys, audit log and delivery log (operator).
-// Each checks that the actor may read them.
-type OrgLists interface {
-	ListReadKeys(ctx context.Context, q operator.Query) (operator.Page[operator.ReadKey], error)
-	ListIntegrationKeys(ctx context.Context, q operator.Query) (operator.Page[operator.IntegrationKey], error)
-	ListAudit(ctx context.Context, q operator.Query) (operator.Page[operator.AuditEntry], error)
-	ListDeliveries(ctx context.Context, q operator.Query, f operator.DeliveryFilter) (operator.Page[endpoints.LogRow], error)
+// KeyLists are the Operator API's pages of an org's keys (apikeys.KeyLists), which any member may
+// read.
+type KeyLists interface {
+	ListReadKeys(ctx context.Context, q paging.OrgQuery) (paging.Page[apikeys.ReadKey], error)
+	ListIntegrationKeys(ctx context.Context, q paging.OrgQuery) (paging.Page[apikeys.IntegrationKey], error)
+}
+
+// AuditLog is the Operator API's page of an org's audit log (workspace.AuditLog), which owners and
+// admins read.
+type AuditLog interface {
+	ListAudit(ctx context.Context, q paging.OrgQuery) (paging.Page[workspace.AuditEntry], error)
 }
 
 // registerOperatorKeys mounts the resource side of the Operator API beside the named webhook
 // operations: keys of both kinds, the audit log and the org-wide delivery log. Role rules live in the
-// operations (apikeys, operator): owners and admins mint, revoke and read the audit log; any member
+// operations (apikeys, workspace): owners and admins mint, revoke and read the audit log; any member
 // lists keys and deliveries.
 func (s *server) registerOperatorKeys(r *gin.Engine) {
 	r.GET("/admin/v1/openapi.json", serveDoc(openapi.OperatorJSON, "application/json"))
 	g := s.operatorGroup(r)
 	org := g.Group("/orgs/:org_id", pathOrg)
 	org.POST("/read-keys", s.orgRole(workspace.Managers), s.createReadKey)
-	org.GET("/read-keys", operatorList(s, OrgLists.ListReadKeys))
+	org.GET("/read-keys", operatorList(s.KeyLists, KeyLists.ListReadKeys))
 	org.POST("/integration-keys", s.orgRole(workspace.Managers), s.createIntegrationKey)
-	org.GET("/integration-keys", operatorList(s, OrgLists.ListIntegrationKeys))
-	org.GET("/audit-log", operatorList(s, OrgLists.ListAudit))
+	org.GET("/integration-keys", operatorList(s.KeyLists, KeyLists.ListIntegrationKeys))
+	org.GET("/audit-log", operatorList(s.Audit, AuditLog.ListAudit))
 	org.GET("/deliveries", s.listOrgDeliveries)
 	g.POST("/read-keys/:id/revoke", s.revokeReadKey)
 	g.POST("/integration-keys/:id/revoke", s.revokeIntegrationKey)
@@ -82,22 +85,23 @@ func (s *server) orgRole(roles []models.Role) gin.HandlerFunc {
 func actorOf(c *gin.Context) uuid.UUID { return c.MustGet(ctxOperator).(uuid.UUID) }
 
 // operatorQuery is the org, the actor and the page parameters, read exactly as the Read API reads them.
-func operatorQuery(c *gin.Context) (operator.Query, error) {
+func operatorQuery(c *gin.Context) (paging.OrgQuery, error) {
 	lq, err := listQuery(c)
 	if err != nil {
-		return operator.Query{}, err
+		return paging.OrgQuery{}, err
 	}
-	return operator.Query{OrgID: lq.OrgID, ActorID: actorOf(c), Limit: lq.Limit, Cursor: lq.Cursor}, nil
+	return paging.OrgQuery{OrgID: lq.OrgID, ActorID: actorOf(c), Limit: lq.Limit, Cursor: lq.Cursor}, nil
 }
 
-func operatorList[T any](s *server, list func(OrgLists, context.Context, operator.Query) (operator.Page[T], error)) gin.HandlerFunc {
+// operatorList serves one list of lists (a KeyLists or an AuditLog) as an Operator API page.
+func operatorList[L, T any](lists L, list func(L, context.Context, paging.OrgQuery) (paging.Page[T], error)) gin.HandlerFunc {
 	return func(c *gin.Context) {
 		q, err := operatorQuery(c)
 		if err != nil {
 			fail(c, err)
 			return
 		}
-		p, err := list(s.Lists, c.Request.Context(), q)
+		p, err := list(lists, c.Request.Context(), q)
 		if err != nil {
 			fail(c, err)
 			return
@@ -115,7 +119,7 @@ type createReadKeyBody struct {
 
 // createdReadKey shows the key once; it is never readable again.
 type createdReadKey struct {
-	operator.ReadKey
+	apikeys.ReadKey
 	Key string `json:"key"`
 }
 
@@ -136,8 +140,8 @@ func (s *server) createReadKey(c *gin.Context) {
 		fail(c, err)
 		return
 	}
-	c.JSON(http.StatusCreated, createdReadKey{Key: plain, ReadKey: operator.ReadKey{ID: k.ID, Name: k.Name, Hint: k.KeyHint,
-		Scope: k.Scope, Status: operator.KeyActive, CreatedBy: k.CreatedBy, CreatedAt: k.CreatedAt, ExpiresAt: k.ExpiresAt}})
+	c.JSON(http.StatusCreated, createdReadKey{Key: plain, ReadKey: apikeys.ReadKey{ID: k.ID, Name: k.Name, Hint: k.KeyHint,
+		Scope: k.Scope, Status: apikeys.KeyActive, CreatedBy: k.CreatedBy, CreatedAt: k.CreatedAt, ExpiresAt: k.ExpiresAt}})
 }
 
 // createIntegrationKeyBody is POST /admin/v1/orgs/{org_id}/integration-keys (the fields of
@@ -155,7 +159,7 @@ type createIntegrationKeyBody struct {
 
 // createdIntegrationKey shows the key, and the signing secret when there is one, once.
 type createdIntegrationKey struct {
-	operator.IntegrationKey
+	apikeys.IntegrationKey
 	Key           string `json:"key"`
 	SigningSecret string `json:"signing_secret,omitempty"`
 }
@@ -186,9 +190,9 @@ func (s *server) createIntegrationKey(c *gin.Context) {
 	}
 	k := out.Key
 	c.JSON(http.StatusCreated, createdIntegrationKey{Key: out.Plaintext, SigningSecret: out.SigningSecret,
-		IntegrationKey: operator.IntegrationKey{ID: k.ID, StoreID: k.StoreID, Label: k.Label, Hint: k.KeyHint,
+		IntegrationKey: apikeys.IntegrationKey{ID: k.ID, StoreID: k.StoreID, Label: k.Label, Hint: k.KeyHint,
 			PayloadFormat: k.PayloadFormat, Scopes: k.Scopes, IPAllowlist: k.IPAllowlist, RequireSignature: k.RequireSignature,
-			RateLimit: k.RateLimit, Status: operator.KeyActive, CreatedBy: k.CreatedBy, CreatedAt: k.CreatedAt, ExpiresAt: k.ExpiresAt}})
+			RateLimit: k.RateLimit, Status: apikeys.KeyActive, CreatedBy: k.CreatedBy, CreatedAt: k.CreatedAt, ExpiresAt: k.ExpiresAt}})
 }
 
 // revoked is the answer of both revokes, as `wds admin ... revoke` prints it.
@@ -244,7 +248,7 @@ func (s *server) listOrgDeliveries(c *gin.Context) {
 		fail(c, err)
 		return
 	}
-	p, err := s.Lists.ListDeliveries(c.Request.Context(), q, f)
+	p, err := s.Deliveries.ListOrgDeliveries(c.Request.Context(), q, f)
 	if err != nil {
 		fail(c, err)
 		return
@@ -252,8 +256,8 @@ func (s *server) listOrgDeliveries(c *gin.Context) {
 	c.JSON(http.StatusOK, p)
 }
 
-func deliveryFilter(c *gin.Context) (operator.DeliveryFilter, error) {
-	f := operator.DeliveryFilter{EventType: c.Query("event_type"), Status: models.Status(c.Query("status"))}
+func deliveryFilter(c *gin.Context) (deliverylog.LogFilter, error) {
+	f := deliverylog.LogFilter{EventType: c.Query("event_type"), Status: models.Status(c.Query("status"))}
 	if raw, ok := c.GetQuery("endpoint_id"); ok {
 		id, err := uuid.Parse(raw)
 		if err != nil {

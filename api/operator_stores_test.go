@@ -24,7 +24,7 @@ type opFakes struct {
 func newOpFakes(t *testing.T, roleErr error) *opFakes {
 	f := &opFakes{org: uuid.New(), actor: uuid.New(), keys: &fakeKeys{}}
 	f.ops = &fakeOperators{users: map[string]uuid.UUID{"op": f.actor}, roleErr: roleErr}
-	f.h = fakeRouter(t, api.Deps{Services: api.Services{Operators: f.ops, Keys: f.keys}, Webhooks: &fakeWebhooks{}})
+	f.h = fakeRouter(t, api.Deps{Services: api.Services{Operators: f.ops, Keys: f.keys}, Webhooks: &fakeWebhooks{}, Resends: &fakeWebhooks{}})
 	return f
 }
 

@@ -19,10 +19,13 @@ import (
 
 	"wds/api"
 	"wds/api/openapi/openapitest"
+	"wds/internal/deliverylog"
 	"wds/internal/endpoints"
 	"wds/internal/events"
+	"wds/internal/eventsearch"
 	"wds/internal/platform/secrets"
 	"wds/internal/recovery"
+	"wds/internal/resend"
 	"wds/internal/workspace"
 	"wds/models"
 	"wds/test/apitest"
@@ -60,7 +63,7 @@ func newOpEnv(t testing.TB, allowPrivate bool) *opEnv {
 	return newOpEnvWith(t, endpoints.Options{AllowPrivate: allowPrivate})
 }
 
-// newOpEnvWith serves the Operator API with a webhook service of opts (the dispatcher, unless set, the env's).
+// newOpEnvWith serves the Operator API with a webhook service of opts, its resends started by the env.
 func newOpEnvWith(t testing.TB, opts endpoints.Options) *opEnv {
 	t.Helper()
 	db := pgtest.New(t)
@@ -76,11 +79,10 @@ func newOpEnvWith(t testing.TB, opts endpoints.Options) *opEnv {
 	e.box = box
 	log := logrus.New()
 	log.SetOutput(io.Discard)
-	if opts.Dispatcher == nil {
-		opts.Dispatcher = e.started
-	}
 	hooks := endpoints.NewService(db, box, opts)
-	r, err := api.NewRouter(api.Deps{Services: apitest.Services(db, nil, nil), Log: log, Webhooks: hooks, Support: hooks,
+	services := apitest.Services(db, nil, nil)
+	services.Deliveries = deliverylog.NewService(db, box, nil)
+	r, err := api.NewRouter(api.Deps{Services: services, Log: log, Webhooks: hooks, Events: eventsearch.NewService(db, box, nil), Resends: resend.NewService(db, e.started),
 		Recoveries: recovery.NewService(db, nil, 0), Dispatches: e.started})
 	if err != nil {
 		t.Fatal(err)

@@ -31,7 +31,7 @@ func newReadFakes(t *testing.T) *readFakes {
 		"ro": {ID: uuid.New(), OrgID: f.org, Scope: models.ScopeReadOnly},
 		"rw": {ID: uuid.New(), OrgID: f.org, Scope: models.ScopeReadWrite},
 	}
-	f.h = fakeRouter(t, api.Deps{Services: api.Services{ReadKeys: keys, Reads: f.reads}, Webhooks: f.hooks})
+	f.h = fakeRouter(t, api.Deps{Services: api.Services{ReadKeys: keys, Reads: f.reads}, Webhooks: f.hooks, Resends: f.hooks})
 	return f
 }
 

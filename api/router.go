@@ -45,8 +45,11 @@ type Deps struct {
 	Webhooks WebhookService
 	// Dispatches starts queued re-fires and test events at once; nil leaves them to the relay.
 	Dispatches DispatchStarter
-	// Support runs the support desk (events, resends); nil leaves its routes unmounted.
-	Support SupportDesk
+	// Events runs the support desk's event search; nil leaves the support desk's routes unmounted.
+	Events EventSearch
+	// Resends re-fires deliveries, resends events and sends test events; it is set with Webhooks
+	// (the re-fire and the test event) and Events (the resends).
+	Resends Resends
 	// Recoveries runs the support desk's recoveries; nil leaves their routes unmounted.
 	Recoveries Recoveries
 	// RequestTimeout is the deadline on each request's context; 0 is config.RequestTimeout.
@@ -97,7 +100,7 @@ func NewRouter(d Deps) (*gin.Engine, error) {
 		s.registerOperator(r)
 		s.registerWebhookTest(r)
 	}
-	if d.Support != nil {
+	if d.Events != nil {
 		s.registerSupport(r)
 	}
 	s.registerIntegration(r)

@@ -24,8 +24,10 @@ import (
 	"wds/internal/apikeys"
 	"wds/internal/catalog"
 	"wds/internal/endpoints"
+	"wds/internal/eventsearch"
 	"wds/internal/platform/secrets"
 	"wds/internal/recovery"
+	"wds/internal/resend"
 	"wds/internal/workspace"
 	"wds/models"
 	"wds/test/apitest"
@@ -62,11 +64,11 @@ func newSweepEnv(t *testing.T, db *gorm.DB, log logrus.FieldLogger) *sweepEnv {
 	recoveries := recovery.NewService(db, nil, 0)
 	d := apitest.Domain(db, box, nopStarter{})
 	e.router, err = api.NewRouter(api.Deps{Services: api.NewServices(db, d), Log: log, Webhooks: svc, LastUsed: e.lastUsed,
-		Dispatches: nopStarter{}, Support: svc, Recoveries: recoveries})
+		Dispatches: nopStarter{}, Events: eventsearch.NewService(db, box, nil), Resends: resend.NewService(db, nopStarter{}), Recoveries: recoveries})
 	if err != nil {
 		t.Fatal(err)
 	}
-	(&console.Console{DB: db, Log: log, Members: d.People, Sessions: d.People, Keys: d.Keys, Lists: d.Lists,
+	(&console.Console{DB: db, Log: log, Members: d.People, Sessions: d.People, Keys: d.Keys, KeyLists: d.KeyLists, Audit: d.Audit, Deliveries: d.Deliveries, Events: eventsearch.NewService(db, box, nil), Resends: resend.NewService(db, nopStarter{}),
 		Shipping: d.Shipping, Vendors: d.Vendors, Clients: d.Orders,
 		Webhooks: svc, Recoveries: recoveries, Dispatches: nopStarter{},
 		TemporalUI: "http://localhost:8233", Namespace: "default", InsecureCookie: true}).Register(e.router)

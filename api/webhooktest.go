@@ -7,14 +7,14 @@ import (
 	"github.com/gin-gonic/gin"
 	"github.com/google/uuid"
 
-	"wds/internal/endpoints"
 	"wds/internal/platform/problem"
+	"wds/internal/resend"
 	"wds/models"
 )
 
-// TestSender queues a test event to one of an org's endpoints (endpoints.Service).
+// TestSender queues a test event to one of an org's endpoints (resend.Service).
 type TestSender interface {
-	SendTest(ctx context.Context, orgID, endpointID uuid.UUID) (*endpoints.TestQueued, error)
+	SendTest(ctx context.Context, orgID, endpointID uuid.UUID) (*resend.TestQueued, error)
 }
 
 // registerWebhookTest mounts POST /v1/webhooks/test/{endpoint_id}, the one write a read_write read
@@ -29,7 +29,7 @@ func (s *server) webhookTest(c *gin.Context) {
 		fail(c, problem.Fail(problem.NotFound, "endpoint not found"))
 		return
 	}
-	out, err := s.Webhooks.SendTest(c.Request.Context(), c.MustGet(ctxOrgID).(uuid.UUID), id)
+	out, err := s.Resends.SendTest(c.Request.Context(), c.MustGet(ctxOrgID).(uuid.UUID), id)
 	if err != nil {
 		fail(c, err)
 		return

@@ -51,7 +51,7 @@ var tableModels = map[string]any{
 
 // notColumns are fields a model reads from another table (a join), by table: GORM never writes them.
 var notColumns = map[string][]string{
-	// The re-fire that answered a dropped row, read from its dispatch (endpoints.LogPage).
+	// The re-fire that answered a dropped row, read from its dispatch (deliverylog.LogPage).
 	"webhook_deliveries": {"refired_chain_id", "refired_workflow_id"},
 }
 

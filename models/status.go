@@ -1,6 +1,6 @@
 // The delivery's statuses: an attempt's Status (its row, the Deliver activity's outcome, the
 // metrics' outcome label), which a workflow's contract.WorkflowStatus (WdsDeliveryStatus) and an
-// event's endpoints.Outcome on the support desk reuse where they mean the same. Each is a string
+// event's eventsearch.Outcome on the support desk reuse where they mean the same. Each is a string
 // type: these values are in the database, in workflow histories and in every API answer, so their
 // spelling never changes (docs/webhooks.md, docs/support.md).
 

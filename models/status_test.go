@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"wds/api/openapi"
-	"wds/internal/endpoints"
+	"wds/internal/eventsearch"
 	"wds/models"
 )
 
@@ -42,9 +42,9 @@ func TestOpenAPISpellsTheStatuses(t *testing.T) {
 	for what, c := range map[string]struct{ got, want []string }{
 		"the deliveries' status filter": {filter, words(models.Recorded)},
 		"Delivery.status":               {texts(schemas["Delivery"].Properties["status"].Enum), words(models.Recorded)},
-		"EventOutcome":                  {texts(schemas["EventOutcome"].Enum), words(endpoints.Outcomes)},
+		"EventOutcome":                  {texts(schemas["EventOutcome"].Enum), words(eventsearch.Outcomes)},
 		"Chain.outcome": {texts(schemas["Chain"].Properties["outcome"].Enum),
-			words([]endpoints.Outcome{endpoints.OutcomeSucceeded, endpoints.OutcomeDropped, endpoints.OutcomeInProgress})},
+			words([]eventsearch.Outcome{eventsearch.OutcomeSucceeded, eventsearch.OutcomeDropped, eventsearch.OutcomeInProgress})},
 	} {
 		if !slices.Equal(slices.Sorted(slices.Values(c.got)), slices.Sorted(slices.Values(c.want))) {
 			t.Errorf("%s: the document says %v, the code %v", what, c.got, c.want)

@@ -178,11 +178,11 @@ type Delivery struct {
 	NextAttemptAt   *time.Time `json:"next_attempt_at"`
 	// Sent is the headers the attempt's POST carried, as recorded (nil: it sent nothing, or it was
 	// recorded before they were); RequestHeaders is them as the reader may see them, filled in by
-	// the reads of one attempt (endpoints.Service.Delivery and Event) and left out of lists.
+	// the reads of one attempt (deliverylog.Service.Delivery and eventsearch.Service.Event) and left out of lists.
 	Sent           *RequestHeaders `json:"-" gorm:"column:request_headers"`
 	RequestHeaders Headers         `json:"request_headers,omitempty" gorm:"-"`
 	// RefiredChainID and RefiredWorkflowID name the fresh chain a dropped row was re-fired into
-	// (omitted until it is). They are read from the re-fire's dispatch (endpoints.LogPage), never written.
+	// (omitted until it is). They are read from the re-fire's dispatch (deliverylog.LogPage), never written.
 	RefiredChainID    *uuid.UUID `json:"refired_chain_id,omitempty" gorm:"->"`
 	RefiredWorkflowID *string    `json:"refired_workflow_id,omitempty" gorm:"->"`
 }

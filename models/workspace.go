@@ -57,7 +57,7 @@ type Membership struct {
 }
 
 // AuditEntry records an operator action, as workspace.Audit writes it. Details never hold secrets.
-// The Operator API reads the log through its own view (operator.AuditEntry), whose actor may be null.
+// The Operator API reads the log through its own view (workspace.AuditEntry), whose actor may be null.
 type AuditEntry struct {
 	ID      uuid.UUID `json:"id"`
 	OrgID   uuid.UUID `json:"org_id"`

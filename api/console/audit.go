@@ -16,7 +16,7 @@ import (
 	"github.com/gin-gonic/gin"
 	"github.com/google/uuid"
 
-	"wds/internal/operator"
+	"wds/internal/workspace"
 )
 
 // auditRow is an audit entry written out: its actor, target and details in words, and where the
@@ -44,7 +44,7 @@ var targetPages = map[string]string{
 // audit is the org's audit log, newest first; an operator who has left the org keeps their id.
 func (c *Console) audit(g *gin.Context) {
 	ctx := g.Request.Context()
-	page, err := c.Lists.ListAudit(ctx, c.query(g, 100))
+	page, err := c.Audit.ListAudit(ctx, c.query(g, 100))
 	var names map[uuid.UUID]string
 	if err == nil {
 		names, err = c.auditNames(ctx, sessionOf(g).OrgID, page.Rows)
@@ -75,7 +75,7 @@ func nameOr(names map[uuid.UUID]string, id uuid.UUID) string {
 }
 
 // target is the entry's target: its name when the page knows one, else its type, linked to its page.
-func target(e operator.AuditEntry, names map[uuid.UUID]string) ref {
+func target(e workspace.AuditEntry, names map[uuid.UUID]string) ref {
 	r := ref{Text: strings.ReplaceAll(e.TargetType, "_", " "), ID: e.TargetID.String()}
 	if n, ok := names[e.TargetID]; ok {
 		r.Text = n
@@ -161,8 +161,8 @@ func detail(v any, names map[uuid.UUID]string, short bool) string {
 // auditNames resolves every id a page of the audit log mentions (actors, targets, ids in details)
 // that is one of the org's members, stores, endpoints or records: members by email, stores by name
 // (workspace), endpoints by URL redacted as the audit log writes it (endpoints), orders by number,
-// keys by label and the rest as operator.AuditNames says; a query each, whatever the page holds.
-func (c *Console) auditNames(ctx context.Context, org uuid.UUID, rows []operator.AuditEntry) (map[uuid.UUID]string, error) {
+// keys by label and the rest as workspace.AuditLog.AuditNames says; a query each, whatever the page holds.
+func (c *Console) auditNames(ctx context.Context, org uuid.UUID, rows []workspace.AuditEntry) (map[uuid.UUID]string, error) {
 	ids := map[uuid.UUID]bool{}
 	for _, e := range rows {
 		ids[e.TargetID] = true
@@ -177,7 +177,7 @@ func (c *Console) auditNames(ctx context.Context, org uuid.UUID, rows []operator
 	if err != nil {
 		return nil, err
 	}
-	records, err := c.Lists.AuditNames(ctx, org, ids)
+	records, err := c.Audit.AuditNames(ctx, org, ids)
 	if err != nil {
 		return nil, err
 	}

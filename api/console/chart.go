@@ -12,7 +12,7 @@ import (
 
 	"github.com/google/uuid"
 
-	"wds/internal/operator"
+	"wds/internal/deliverylog"
 )
 
 // bin is one bar of a delivery chart: a period's attempts by status and the re-fired chains
@@ -24,7 +24,7 @@ type bin struct {
 	DroppedRefired                      int64 // drops since re-fired or recovered
 }
 
-func (b *bin) add(h operator.HourCount) {
+func (b *bin) add(h deliverylog.HourCount) {
 	b.Succeeded, b.Failed, b.Dropped, b.Refired = b.Succeeded+h.Succeeded, b.Failed+h.Failed, b.Dropped+h.Dropped, b.Refired+h.Refired
 	b.DroppedRefired += h.DroppedRefired
 }
@@ -33,7 +33,7 @@ func (b *bin) add(h operator.HourCount) {
 func total(bins []bin) bin {
 	var t bin
 	for _, b := range bins {
-		t.add(operator.HourCount{Succeeded: b.Succeeded, Failed: b.Failed, Dropped: b.Dropped, Refired: b.Refired, DroppedRefired: b.DroppedRefired})
+		t.add(deliverylog.HourCount{Succeeded: b.Succeeded, Failed: b.Failed, Dropped: b.Dropped, Refired: b.Refired, DroppedRefired: b.DroppedRefired})
 	}
 	return t
 }
@@ -44,7 +44,7 @@ var (
 )
 
 // hourBins are the last 24 hours (UTC), oldest first, the current hour last.
-func hourBins(hours []operator.HourCount, now time.Time) []bin {
+func hourBins(hours []deliverylog.HourCount, now time.Time) []bin {
 	end := now.UTC().Truncate(time.Hour)
 	bins := make([]bin, 24)
 	for i := range bins {
@@ -63,7 +63,7 @@ func hourBins(hours []operator.HourCount, now time.Time) []bin {
 }
 
 // dayBins are the last 7 days (UTC), oldest first, today last.
-func dayBins(hours []operator.HourCount, now time.Time) []bin {
+func dayBins(hours []deliverylog.HourCount, now time.Time) []bin {
 	today := time.Date(now.UTC().Year(), now.UTC().Month(), now.UTC().Day(), 0, 0, 0, 0, time.UTC)
 	bins := make([]bin, 7)
 	for i := range bins {

@@ -26,6 +26,7 @@ import (
 	"github.com/sirupsen/logrus"
 	"gorm.io/gorm"
 
+	"wds/internal/deliverylog"
 	"wds/internal/endpoints"
 	"wds/internal/money"
 	"wds/internal/platform/answer"
@@ -56,7 +57,11 @@ type Console struct {
 	Members    Members         // workspace.Service (session.go)
 	Sessions   Sessions        // workspace.Service (session.go)
 	Keys       KeyService      // apikeys.Service (pages.go)
-	Lists      OrgLists        // operator.Service (pages.go)
+	KeyLists   KeyLists        // apikeys.KeyLists (pages.go)
+	Audit      AuditLog        // workspace.AuditLog (pages.go)
+	Deliveries DeliveryLog     // deliverylog.Service (pages.go)
+	Events     EventSearch     // eventsearch.Service (support_pages.go)
+	Resends    Resends         // resend.Service (support_pages.go)
 	Shipping   ShippingService // fulfillment.Service (workspace_pages.go)
 	Vendors    VendorService   // catalog.Service (workspace_pages.go)
 	Clients    ClientService   // ingest.Service (workspace_pages.go)
@@ -264,7 +269,7 @@ var funcs = template.FuncMap{
 	"money":  money.Format,
 	"ladder": ladder,
 	// attempt gives an event page's attempt the delivery log's wording (deliveryRow).
-	"attempt": func(d models.Delivery) deliveryRow { return deliveryRow{LogRow: endpoints.LogRow{Delivery: d}} },
+	"attempt": func(d models.Delivery) deliveryRow { return deliveryRow{LogRow: deliverylog.LogRow{Delivery: d}} },
 	// sentOf is what the "sent" template (attempt.html) takes: the attempt, and whether the reader
 	// reads custom header values.
 	"sentOf": func(row deliveryRow, manager bool) map[string]any {

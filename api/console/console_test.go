@@ -20,9 +20,11 @@ import (
 	"wds/api/console"
 	"wds/internal/endpoints"
 	"wds/internal/events/eventstest"
+	"wds/internal/eventsearch"
 	"wds/internal/ingest"
 	"wds/internal/platform/secrets"
 	"wds/internal/recovery"
+	"wds/internal/resend"
 	"wds/internal/workspace"
 	"wds/models"
 	"wds/test/apitest"
@@ -56,11 +58,12 @@ func newEnv(t *testing.T, opts ...func(*console.Console)) *env {
 	box, _ := secrets.NewBox(secrets.GenerateKey())
 	svc := endpoints.NewService(db, box, endpoints.Options{AllowPrivate: true})
 	d := apitest.Domain(db, box, nil)
-	r, err := api.NewRouter(api.Deps{Services: api.NewServices(db, d), Log: log, Webhooks: svc})
+	resends := resend.NewService(db, nil)
+	r, err := api.NewRouter(api.Deps{Services: api.NewServices(db, d), Log: log, Webhooks: svc, Resends: resends})
 	if err != nil {
 		t.Fatal(err)
 	}
-	con := &console.Console{DB: db, Log: log, Members: d.People, Sessions: d.People, Keys: d.Keys, Lists: d.Lists,
+	con := &console.Console{DB: db, Log: log, Members: d.People, Sessions: d.People, Keys: d.Keys, KeyLists: d.KeyLists, Audit: d.Audit, Deliveries: d.Deliveries, Events: eventsearch.NewService(db, box, nil), Resends: resends,
 		Shipping: d.Shipping, Vendors: d.Vendors, Clients: d.Orders,
 		Webhooks: svc, Recoveries: recovery.NewService(db, nil, 0), TemporalUI: "http://localhost:8233", Namespace: "default",
 		// The limits count per minute: a test's burst that crossed a minute would get budget back.

@@ -10,7 +10,7 @@ import (
 	"github.com/gin-gonic/gin"
 	"github.com/google/uuid"
 
-	"wds/internal/endpoints"
+	"wds/internal/deliverylog"
 	"wds/internal/platform/problem"
 )
 
@@ -20,20 +20,20 @@ func init() {
 }
 
 // delivery is one attempt: its ids, outcome, headers as sent (custom values to owners and admins
-// only, endpoints.Service.Delivery), the receiver's answer, the next attempt and its workflow.
+// only, deliverylog.Service.Delivery), the receiver's answer, the next attempt and its workflow.
 func (c *Console) delivery(g *gin.Context) {
 	s := sessionOf(g)
 	id, err := pathID(g)
 	var row deliveryRow
 	if err == nil {
-		d, derr := c.Webhooks.Delivery(g.Request.Context(), id, &s.User.ID)
+		d, derr := c.Deliveries.Delivery(g.Request.Context(), id, &s.User.ID)
 		switch {
 		case derr != nil:
 			err = derr
 		case d.OrgID != s.OrgID:
 			err = problem.Fail(problem.NotFound, "delivery %s not found", id) // another org of the operator's: switch to it first
 		default:
-			row = deliveryRow{LogRow: endpoints.LogRow{Delivery: *d}, WorkflowURL: c.workflowURL(d.WorkflowID)}
+			row = deliveryRow{LogRow: deliverylog.LogRow{Delivery: *d}, WorkflowURL: c.workflowURL(d.WorkflowID)}
 			if d.RefiredWorkflowID != nil {
 				row.RefiredURL = c.workflowURL(*d.RefiredWorkflowID)
 			}

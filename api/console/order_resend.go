@@ -42,7 +42,7 @@ func (c *Console) resendOrder(g *gin.Context) {
 		}
 	}
 	if err == nil {
-		_, err = c.Webhooks.ResendOrder(g.Request.Context(), order.Ref{ID: id}, endpoint, s.User.ID)
+		_, err = c.Resends.ResendOrder(g.Request.Context(), order.Ref{ID: id}, endpoint, s.User.ID)
 	}
 	if err != nil {
 		c.orderPage(g, status(err), view{Error: c.problem(err)})

@@ -13,12 +13,14 @@ import (
 	"github.com/google/uuid"
 
 	"wds/internal/apikeys"
+	"wds/internal/deliverylog"
 	"wds/internal/endpoints"
 	"wds/internal/events"
-	"wds/internal/operator"
 	"wds/internal/platform/paging"
 	"wds/internal/platform/problem"
 	"wds/internal/platform/ratelimit"
+	"wds/internal/resend"
+	"wds/internal/workspace"
 	"wds/models"
 )
 
@@ -31,14 +33,26 @@ type KeyService interface {
 	CountLive(ctx context.Context, orgID uuid.UUID) (apikeys.LiveCounts, error)
 }
 
-// OrgLists are an org's keys, audit log and delivery log, role-checked (operator.Service).
-type OrgLists interface {
-	ListReadKeys(ctx context.Context, q operator.Query) (operator.Page[operator.ReadKey], error)
-	ListIntegrationKeys(ctx context.Context, q operator.Query) (operator.Page[operator.IntegrationKey], error)
-	ListAudit(ctx context.Context, q operator.Query) (operator.Page[operator.AuditEntry], error)
+// KeyLists are an org's keys of both kinds, which any member may list (apikeys.KeyLists).
+type KeyLists interface {
+	ListReadKeys(ctx context.Context, q paging.OrgQuery) (paging.Page[apikeys.ReadKey], error)
+	ListIntegrationKeys(ctx context.Context, q paging.OrgQuery) (paging.Page[apikeys.IntegrationKey], error)
+}
+
+// AuditLog is an org's audit log and the names of what its rows mention, for owners and admins
+// (workspace.AuditLog).
+type AuditLog interface {
+	ListAudit(ctx context.Context, q paging.OrgQuery) (paging.Page[workspace.AuditEntry], error)
 	AuditNames(ctx context.Context, org uuid.UUID, ids map[uuid.UUID]bool) (map[uuid.UUID]string, error)
-	ListDeliveries(ctx context.Context, q operator.Query, f operator.DeliveryFilter) (operator.Page[endpoints.LogRow], error)
-	DeliveryHistory(ctx context.Context, q operator.Query, since time.Time) ([]operator.HourCount, error)
+}
+
+// DeliveryLog is the org's delivery log, one attempt of it, how chains stand and the hourly counts
+// of the charts, role-checked (deliverylog.Service).
+type DeliveryLog interface {
+	ListOrgDeliveries(ctx context.Context, q paging.OrgQuery, f deliverylog.LogFilter) (paging.Page[deliverylog.LogRow], error)
+	Delivery(ctx context.Context, id uuid.UUID, actorID *uuid.UUID) (*models.Delivery, error)
+	ChainFates(ctx context.Context, orgID uuid.UUID, attempts []models.Delivery) (map[uuid.UUID]deliverylog.ChainFate, error)
+	DeliveryHistory(ctx context.Context, q paging.OrgQuery, since time.Time) ([]deliverylog.HourCount, error)
 }
 
 func (c *Console) registerPages(p *gin.RouterGroup) {
@@ -69,9 +83,9 @@ var notices = map[string]string{
 	"refired": "Re-fired: a fresh chain starts at attempt 1.", "shipment": "Shipment saved.", "saved": "Saved.",
 }
 
-func (c *Console) query(g *gin.Context, limit int) operator.Query {
+func (c *Console) query(g *gin.Context, limit int) paging.OrgQuery {
 	s := sessionOf(g)
-	return operator.Query{OrgID: s.OrgID, ActorID: s.User.ID, Limit: limit}
+	return paging.OrgQuery{OrgID: s.OrgID, ActorID: s.User.ID, Limit: limit}
 }
 
 func (c *Console) overview(g *gin.Context) {
@@ -114,7 +128,7 @@ func (c *Console) overviewCharts(g *gin.Context, urls map[uuid.UUID]string, data
 	ctx := g.Request.Context()
 	now := time.Now()
 	since := time.Date(now.UTC().Year(), now.UTC().Month(), now.UTC().Day(), 0, 0, 0, 0, time.UTC).AddDate(0, 0, -6)
-	hours, err := c.Lists.DeliveryHistory(ctx, c.query(g, 0), since)
+	hours, err := c.Deliveries.DeliveryHistory(ctx, c.query(g, 0), since)
 	if err != nil {
 		return err
 	}
@@ -161,16 +175,16 @@ func (c *Console) endpointURLs(g *gin.Context) (map[uuid.UUID]string, error) {
 // latestProblems adds the five latest dropped and the five latest failed attempts, newest first,
 // with their endpoints' URLs and how their chains stand now, to data.
 func (c *Console) latestProblems(g *gin.Context, urls map[uuid.UUID]string, data map[string]any) error {
-	var attempts []endpoints.LogRow
+	var attempts []deliverylog.LogRow
 	for _, st := range []models.Status{models.StatusDropped, models.StatusFailed} {
-		page, err := c.Lists.ListDeliveries(g.Request.Context(), c.query(g, 5), operator.DeliveryFilter{Status: st})
+		page, err := c.Deliveries.ListOrgDeliveries(g.Request.Context(), c.query(g, 5), deliverylog.LogFilter{Status: st})
 		if err != nil {
 			return err
 		}
 		attempts = append(attempts, page.Rows...)
 	}
-	slices.SortStableFunc(attempts, func(a, b endpoints.LogRow) int { return b.AttemptedAt.Compare(a.AttemptedAt) })
-	fates, err := c.Webhooks.ChainFates(g.Request.Context(), sessionOf(g).OrgID, deliveriesOf(attempts))
+	slices.SortStableFunc(attempts, func(a, b deliverylog.LogRow) int { return b.AttemptedAt.Compare(a.AttemptedAt) })
+	fates, err := c.Deliveries.ChainFates(g.Request.Context(), sessionOf(g).OrgID, deliveriesOf(attempts))
 	if err != nil {
 		return err
 	}
@@ -198,7 +212,7 @@ func (c *Console) latestProblems(g *gin.Context, urls map[uuid.UUID]string, data
 }
 
 // deliveriesOf are the log rows' attempts.
-func deliveriesOf(rows []endpoints.LogRow) []models.Delivery {
+func deliveriesOf(rows []deliverylog.LogRow) []models.Delivery {
 	out := make([]models.Delivery, len(rows))
 	for i, r := range rows {
 		out[i] = r.Delivery
@@ -230,7 +244,7 @@ type problemRow struct {
 	URL        string
 	RecoveryID uuid.UUID
 	// Fate is how the row's chain stands now.
-	Fate endpoints.ChainFate
+	Fate deliverylog.ChainFate
 }
 
 // Recovered reports whether a recovery, rather than a person's Re-fire, started the row's new chain.
@@ -248,7 +262,7 @@ func (r problemRow) DeliveredOn() int {
 func (c *Console) keys(g *gin.Context) { c.keysPage(g, http.StatusOK, view{Notice: notice(g)}) }
 
 func (c *Console) keysPage(g *gin.Context, code int, v view) {
-	page, err := c.Lists.ListReadKeys(g.Request.Context(), c.query(g, 100))
+	page, err := c.KeyLists.ListReadKeys(g.Request.Context(), c.query(g, 100))
 	if err != nil && v.Error == nil {
 		v.Error = c.problem(err)
 	}
@@ -286,7 +300,7 @@ func (c *Console) connectors(g *gin.Context) {
 
 func (c *Console) connectorsPage(g *gin.Context, code int, v view) {
 	ctx := g.Request.Context()
-	page, err := c.Lists.ListIntegrationKeys(ctx, c.query(g, 100))
+	page, err := c.KeyLists.ListIntegrationKeys(ctx, c.query(g, 100))
 	if err != nil && v.Error == nil {
 		v.Error = c.problem(err)
 	}
@@ -386,7 +400,7 @@ func (c *Console) endpointAction(g *gin.Context) {
 		"disable": func(id uuid.UUID) error { _, err := c.Webhooks.Disable(ctx, id, s.User.ID); return err },
 		"delete":  func(id uuid.UUID) error { _, err := c.Webhooks.Delete(ctx, id, s.User.ID); return err },
 		"test": func(id uuid.UUID) error {
-			q, err := c.Webhooks.SendTestAs(ctx, s.OrgID, id, s.User.ID, func() error {
+			q, err := c.Resends.SendTestAs(ctx, s.OrgID, id, s.User.ID, func() error {
 				if !c.tests.Allow(id.String(), testsPerMinute) {
 					g.Header("Retry-After", "60")
 					return problem.Fail(ratelimit.ErrExceeded, "at most %d test events a minute to one endpoint; retry after 60 seconds", testsPerMinute)
@@ -461,9 +475,9 @@ func (c *Console) endpointPage(g *gin.Context, code int, v view) {
 	if err = c.supportData(g, ep, data); err == nil {
 		q := c.query(g, deliveryPageSize)
 		if q.Cursor, err = paging.ParseCursor(g.Query("cursor_at"), g.Query("cursor_id")); err == nil {
-			filter := operator.DeliveryFilter{EndpointID: &id, Status: models.Status(g.Query("status")), EventType: g.Query("event_type")}
-			var page operator.Page[endpoints.LogRow]
-			if page, err = c.Lists.ListDeliveries(ctx, q, filter); err == nil {
+			filter := deliverylog.LogFilter{EndpointID: &id, Status: models.Status(g.Query("status")), EventType: g.Query("event_type")}
+			var page paging.Page[deliverylog.LogRow]
+			if page, err = c.Deliveries.ListOrgDeliveries(ctx, q, filter); err == nil {
 				rows := make([]deliveryRow, len(page.Rows))
 				for i, d := range page.Rows {
 					rows[i] = deliveryRow{LogRow: d, WorkflowURL: c.workflowURL(d.WorkflowID)}
@@ -492,7 +506,7 @@ func (c *Console) endpointPage(g *gin.Context, code int, v view) {
 const deliveryPageSize = 20
 
 // next is the next page's URL, keeping the filters, or "" on the last page.
-func next(g *gin.Context, page operator.Page[endpoints.LogRow]) string {
+func next(g *gin.Context, page paging.Page[deliverylog.LogRow]) string {
 	if page.NextCursor == nil {
 		return ""
 	}
@@ -505,7 +519,7 @@ func (c *Console) refire(g *gin.Context) {
 	s := sessionOf(g)
 	back := "/console/webhooks/" + url.PathEscape(g.PostForm("endpoint"))
 	c.act(g, back, "refired", func(id uuid.UUID) error {
-		out, err := c.Webhooks.Refire(g.Request.Context(), id, s.User.ID)
+		out, err := c.Resends.Refire(g.Request.Context(), id, s.User.ID)
 		if err == nil && c.Dispatches != nil {
 			c.Dispatches.StartDispatches(g.Request.Context(), out.DispatchID)
 		}
@@ -516,13 +530,13 @@ func (c *Console) refire(g *gin.Context) {
 // deliveryRow is a delivery log row (with its order's number) with the links to its workflow and,
 // once it was re-fired, to the workflow of its new chain.
 type deliveryRow struct {
-	endpoints.LogRow
+	deliverylog.LogRow
 	WorkflowURL string
 	RefiredURL  string
 }
 
-// Refirable reports whether a manager may re-fire the row (endpoints.Refirable).
-func (r deliveryRow) Refirable() bool { return endpoints.Refirable(r.Delivery) }
+// Refirable reports whether a manager may re-fire the row (resend.Refirable).
+func (r deliveryRow) Refirable() bool { return resend.Refirable(r.Delivery) }
 
 // Answer is the receiver's response status with its name, once: "401 Unauthorized".
 func (r deliveryRow) Answer() string {

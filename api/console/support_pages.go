@@ -5,6 +5,7 @@ package console
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"html/template"
 	"net/http"
@@ -16,11 +17,12 @@ import (
 	"github.com/gin-gonic/gin"
 	"github.com/google/uuid"
 
-	"wds/internal/endpoints"
 	"wds/internal/events"
+	"wds/internal/eventsearch"
 	"wds/internal/order"
 	"wds/internal/platform/paging"
 	"wds/internal/platform/problem"
+	"wds/internal/resend"
 	"wds/models"
 )
 
@@ -38,6 +40,21 @@ func (c *Console) registerSupportPages(p *gin.RouterGroup) {
 	c.registerEndpointSupport(p)
 }
 
+// EventSearch is the org's events and one event with its chains (eventsearch.Service).
+type EventSearch interface {
+	ListEvents(ctx context.Context, q eventsearch.EventsQuery) (*eventsearch.EventsPage, error)
+	Event(ctx context.Context, id uuid.UUID, actorID *uuid.UUID) (*eventsearch.EventDetail, error)
+}
+
+// Resends re-fire a dropped delivery, resend an event or an order's events and send a test event
+// (resend.Service).
+type Resends interface {
+	SendTestAs(ctx context.Context, orgID, endpointID, actorID uuid.UUID, budget func() error) (*resend.TestQueued, error)
+	Refire(ctx context.Context, deliveryID, actorID uuid.UUID) (*resend.Refired, error)
+	Resend(ctx context.Context, eventID, actorID uuid.UUID, endpointID *uuid.UUID) (*resend.Resent, error)
+	ResendOrder(ctx context.Context, ref order.Ref, endpointID, actorID uuid.UUID) (*resend.Resent, error)
+}
+
 // eventFilters are the search form's fields, as typed.
 var eventFilters = []string{"order", "endpoint", "type", "outcome", "since", "until"}
 
@@ -49,17 +66,17 @@ func (c *Console) events(g *gin.Context) {
 	for _, f := range eventFilters {
 		form[f] = strings.TrimSpace(g.Query(f))
 	}
-	data := map[string]any{"Types": events.Types(), "Outcomes": endpoints.Outcomes}
+	data := map[string]any{"Types": events.Types(), "Outcomes": eventsearch.Outcomes}
 	urls, err := c.endpointURLs(g)
 	data["URLs"] = urls
-	var q endpoints.EventsQuery
+	var q eventsearch.EventsQuery
 	if err == nil {
 		q, err = eventsQuery(g, form)
 	}
 	if err == nil {
 		q.OrgID, q.ActorID = s.OrgID, &s.User.ID
-		var page *endpoints.EventsPage
-		if page, err = c.Webhooks.ListEvents(g.Request.Context(), q); err == nil {
+		var page *eventsearch.EventsPage
+		if page, err = c.Events.ListEvents(g.Request.Context(), q); err == nil {
 			data["Rows"], data["Next"], data["Newer"] = page.Rows, eventsURL(g, form, page.NextCursor, false), eventsURL(g, form, newerCursor(q, page), true)
 			if q.Cursor != nil {
 				data["First"] = g.Request.URL.Path + "?" + searchValues(form).Encode()
@@ -73,8 +90,8 @@ func (c *Console) events(g *gin.Context) {
 
 // eventsQuery reads the search form: the order as an id or a number, times as RFC 3339 or as a
 // browser's datetime-local value (UTC).
-func eventsQuery(g *gin.Context, form map[string]string) (endpoints.EventsQuery, error) {
-	q := endpoints.EventsQuery{Type: form["type"], Outcome: endpoints.Outcome(form["outcome"]), Limit: 50, Newer: g.Query("dir") == "newer"}
+func eventsQuery(g *gin.Context, form map[string]string) (eventsearch.EventsQuery, error) {
+	q := eventsearch.EventsQuery{Type: form["type"], Outcome: eventsearch.Outcome(form["outcome"]), Limit: 50, Newer: g.Query("dir") == "newer"}
 	var err error
 	if q.Cursor, err = paging.ParseCursor(g.Query("cursor_at"), g.Query("cursor_id")); err != nil {
 		return q, err
@@ -121,7 +138,7 @@ func searchTime(v string) (time.Time, error) {
 
 // newerCursor starts the page above this one: a Newer page's own, or, for a page reached from a
 // cursor, its first row; nil on the first page.
-func newerCursor(q endpoints.EventsQuery, page *endpoints.EventsPage) *paging.Cursor {
+func newerCursor(q eventsearch.EventsQuery, page *eventsearch.EventsPage) *paging.Cursor {
 	switch {
 	case q.Newer:
 		return page.NewerCursor
@@ -159,7 +176,7 @@ func searchValues(form map[string]string) url.Values {
 
 // chainView is a chain with the link to its workflow.
 type chainView struct {
-	endpoints.Chain
+	eventsearch.Chain
 	WorkflowURL string
 }
 
@@ -178,7 +195,7 @@ func (c *Console) resend(g *gin.Context) {
 		}
 	}
 	if err == nil {
-		_, err = c.Webhooks.Resend(g.Request.Context(), id, s.User.ID, &endpoint)
+		_, err = c.Resends.Resend(g.Request.Context(), id, s.User.ID, &endpoint)
 	}
 	if err != nil {
 		c.eventPage(g, status(err), view{Error: c.problem(err)})
@@ -191,9 +208,9 @@ func (c *Console) resend(g *gin.Context) {
 func (c *Console) eventPage(g *gin.Context, code int, v view) {
 	s := sessionOf(g)
 	id, err := pathID(g)
-	var ev *endpoints.EventDetail
+	var ev *eventsearch.EventDetail
 	if err == nil {
-		ev, err = c.Webhooks.Event(g.Request.Context(), id, &s.User.ID)
+		ev, err = c.Events.Event(g.Request.Context(), id, &s.User.ID)
 	}
 	if err == nil && ev.OrgID != s.OrgID {
 		err = problem.Fail(problem.NotFound, "event %s not found", id) // another org of the operator's: switch to it first
@@ -214,7 +231,7 @@ func (c *Console) eventPage(g *gin.Context, code int, v view) {
 	// Chains come oldest first: the last one of an endpoint is its latest.
 	inProgress := map[uuid.UUID]bool{}
 	for _, ch := range ev.Chains {
-		inProgress[ch.EndpointID] = ch.Outcome == endpoints.OutcomeInProgress
+		inProgress[ch.EndpointID] = ch.Outcome == eventsearch.OutcomeInProgress
 	}
 	var targets []resendTarget // where Resend can send it: enabled endpoints subscribed to its type
 	for _, ep := range eps {

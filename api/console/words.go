@@ -9,7 +9,7 @@ import (
 	"strings"
 	"time"
 
-	"wds/internal/endpoints"
+	"wds/internal/eventsearch"
 	"wds/models"
 )
 
@@ -19,20 +19,20 @@ func stamp(t time.Time) string { return t.UTC().Format("2006-01-02 15:04:05") + 
 // enumWords are the words for each code a page shows: an attempt's status, an event's or chain's
 // outcome, a chain's kind, a recovery's status, why an endpoint is disabled.
 var enumWords = map[string]string{
-	string(models.StatusSucceeded):       "succeeded",
-	string(models.StatusFailed):          "failed",
-	string(models.StatusDropped):         "dropped",
-	string(endpoints.OutcomeInProgress):  "in progress",
-	string(endpoints.OutcomeNoEndpoints): "no endpoint subscribed",
-	"original":                           "original",
-	models.DispatchRefire:                "re-fire",
-	models.DispatchResend:                "resend",
-	models.DispatchRecovery:              "recovery",
-	models.RecoveryRunning:               "running",
-	models.RecoveryCompleted:             "completed",
-	models.RecoveryCancelled:             "cancelled",
-	models.DisabledManual:                "disabled by an operator",
-	models.DisabledFailing:               "disabled for failing",
+	string(models.StatusSucceeded):         "succeeded",
+	string(models.StatusFailed):            "failed",
+	string(models.StatusDropped):           "dropped",
+	string(eventsearch.OutcomeInProgress):  "in progress",
+	string(eventsearch.OutcomeNoEndpoints): "no endpoint subscribed",
+	"original":                             "original",
+	models.DispatchRefire:                  "re-fire",
+	models.DispatchResend:                  "resend",
+	models.DispatchRecovery:                "recovery",
+	models.RecoveryRunning:                 "running",
+	models.RecoveryCompleted:               "completed",
+	models.RecoveryCancelled:               "cancelled",
+	models.DisabledManual:                  "disabled by an operator",
+	models.DisabledFailing:                 "disabled for failing",
 }
 
 // words is a code as a person reads it. A code without words of its own (a new one) reads with

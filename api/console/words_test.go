@@ -5,20 +5,20 @@ import (
 	"testing"
 	"time"
 
-	"wds/internal/endpoints"
+	"wds/internal/eventsearch"
 	"wds/models"
 )
 
 // Every code a page shows has its words in enumWords, and none reads as a code: no underscores.
 func TestEveryCodeAPageShowsHasWords(t *testing.T) {
 	var codes []string
-	for _, o := range endpoints.Outcomes {
+	for _, o := range eventsearch.Outcomes {
 		codes = append(codes, string(o))
 	}
 	for _, s := range models.Recorded {
 		codes = append(codes, string(s))
 	}
-	codes = append(codes, endpoints.ChainOriginal, endpoints.ChainRefire, endpoints.ChainResend, endpoints.ChainRecovery,
+	codes = append(codes, eventsearch.ChainOriginal, eventsearch.ChainRefire, eventsearch.ChainResend, eventsearch.ChainRecovery,
 		models.RecoveryRunning, models.RecoveryCompleted, models.RecoveryCancelled, models.DisabledManual, models.DisabledFailing)
 	for _, c := range codes {
 		w, ok := enumWords[c]

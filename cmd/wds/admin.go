@@ -41,6 +41,9 @@ type adminEnv struct {
 	catalog         catalogOps        // catalog.Service
 	orders          orderOps          // ingest.Service
 	shipping        shippingOps       // fulfillment.Service
+	deliveries      deliveryLogOps    // deliverylog.Service
+	events          eventOps          // eventsearch.Service
+	resends         resendOps         // resend.Service
 	// versions is set instead of the database for the version commands, which run on Temporal.
 	versions versionOps // versions.Deployments
 }
@@ -50,7 +53,7 @@ func newAdminEnv(cfg *config.Config, db *gorm.DB, log logrus.FieldLogger) *admin
 	svc := newServices(cfg, db, nil, nil, log)
 	return &adminEnv{cfg: cfg, db: db, log: log, devDB: cfg.DatabaseURL == "",
 		workspace: svc.people, readKeys: svc.keys, integrationKeys: svc.keys,
-		catalog: svc.catalog, orders: svc.orders, shipping: svc.shipping}
+		catalog: svc.catalog, orders: svc.orders, shipping: svc.shipping, deliveries: svc.deliveries, events: svc.events, resends: svc.resends}
 }
 
 // services builds the services as the command's settings now are, with the encryption key open

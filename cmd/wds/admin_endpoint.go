@@ -8,6 +8,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"wds/internal/deliverylog"
 	"wds/internal/endpoints"
 	"wds/internal/platform/paging"
 	"wds/models"
@@ -99,6 +100,11 @@ func endpointRotate(fs *flag.FlagSet) runFunc {
 	}
 }
 
+// deliveryLogOps is the delivery log the endpoint deliveries command reads (deliverylog.Service).
+type deliveryLogOps interface {
+	ListDeliveries(ctx context.Context, q deliverylog.DeliveriesQuery) (*deliverylog.DeliveriesPage, error)
+}
+
 func endpointDeliveries(fs *flag.FlagSet) runFunc {
 	id, limit := uuidFlag(fs, "id", "endpoint id"), fs.Int("limit", paging.DefaultLimit, "1..100")
 	cursorAt, cursorID := fs.String("cursor-at", "", "next_cursor.at"), fs.String("cursor-id", "", "next_cursor.id")
@@ -111,8 +117,7 @@ func endpointDeliveries(fs *flag.FlagSet) runFunc {
 		if err != nil {
 			return nil, err
 		}
-		svc, _ := webhookService(env, false)
-		return svc.ListDeliveries(ctx, endpoints.DeliveriesQuery{EndpointID: *id, Limit: n, Cursor: cur})
+		return env.deliveries.ListDeliveries(ctx, deliverylog.DeliveriesQuery{EndpointID: *id, Limit: n, Cursor: cur})
 	}
 }
 
@@ -120,10 +125,9 @@ func endpointDeliveries(fs *flag.FlagSet) runFunc {
 func deliveryRefire(fs *flag.FlagSet) runFunc {
 	id, actor := uuidFlag(fs, "id", "delivery id"), uuidFlag(fs, "actor", "acting user id")
 	return func(ctx context.Context, env *adminEnv) (any, error) {
-		svc, _ := webhookService(env, false)
-		out, err := svc.Refire(ctx, *id, *actor)
+		out, err := env.resends.Refire(ctx, *id, *actor)
 		if err == nil {
-			svc.Dispatcher.StartDispatches(ctx, out.DispatchID)
+			env.resends.StartDispatches(ctx, out.DispatchID)
 		}
 		return out, err
 	}

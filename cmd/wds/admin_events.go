@@ -6,16 +6,32 @@ import (
 
 	"github.com/google/uuid"
 
-	"wds/internal/endpoints"
+	"wds/internal/eventsearch"
 	"wds/internal/order"
 	"wds/internal/platform/paging"
 	"wds/internal/platform/problem"
+	"wds/internal/resend"
 )
 
 func init() {
 	registerAdmin("event list", "search an org's events by order, type, outcome, resource or time", eventList)
 	registerAdmin("event show", "one event with its chains and every attempt", eventShow)
 	registerAdmin("event resend", "send an event again, to every endpoint or one; or an order's events, to one endpoint", eventResend)
+}
+
+// eventOps is the support desk's event search the event commands read (eventsearch.Service).
+type eventOps interface {
+	ListEvents(ctx context.Context, q eventsearch.EventsQuery) (*eventsearch.EventsPage, error)
+	Event(ctx context.Context, id uuid.UUID, actorID *uuid.UUID) (*eventsearch.EventDetail, error)
+}
+
+// resendOps is the support desk's manual starts the resend and re-fire commands queue
+// (resend.Service); the queued chains are announced to the workers, which start them at once.
+type resendOps interface {
+	Refire(ctx context.Context, deliveryID, actorID uuid.UUID) (*resend.Refired, error)
+	Resend(ctx context.Context, eventID, actorID uuid.UUID, endpointID *uuid.UUID) (*resend.Resent, error)
+	ResendOrder(ctx context.Context, ref order.Ref, endpointID, actorID uuid.UUID) (*resend.Resent, error)
+	StartDispatches(ctx context.Context, ids ...uuid.UUID)
 }
 
 // eventList finds an org's events, newest first; --order takes the order's id or its number.
@@ -28,7 +44,7 @@ func eventList(fs *flag.FlagSet) runFunc {
 	limit := fs.Int("limit", paging.DefaultLimit, "1..100")
 	cursorAt, cursorID := fs.String("cursor-at", "", "next_cursor.at"), fs.String("cursor-id", "", "next_cursor.id")
 	return func(ctx context.Context, env *adminEnv) (any, error) {
-		q := endpoints.EventsQuery{OrgID: *org, Type: *typ, Outcome: endpoints.Outcome(*outcome)}
+		q := eventsearch.EventsQuery{OrgID: *org, Type: *typ, Outcome: eventsearch.Outcome(*outcome)}
 		var err error
 		if q.Limit, err = paging.ClampLimit(*limit, true); err != nil {
 			return nil, err
@@ -63,8 +79,7 @@ func eventList(fs *flag.FlagSet) runFunc {
 		if q.Until, err = optionalTime("until", *until); err != nil {
 			return nil, err
 		}
-		svc, _ := webhookService(env, false)
-		return svc.ListEvents(ctx, q)
+		return env.events.ListEvents(ctx, q)
 	}
 }
 
@@ -92,8 +107,7 @@ func orderID(ctx context.Context, env *adminEnv, flagName, v string, org *uuid.U
 func eventShow(fs *flag.FlagSet) runFunc {
 	id := uuidFlag(fs, "id", "event id")
 	return func(ctx context.Context, env *adminEnv) (any, error) {
-		svc, _ := webhookService(env, false)
-		return svc.Event(ctx, *id, nil)
+		return env.events.Event(ctx, *id, nil)
 	}
 }
 
@@ -114,7 +128,6 @@ func eventResend(fs *flag.FlagSet) runFunc {
 			}
 			ep = &parsed
 		}
-		svc, _ := webhookService(env, false)
 		switch {
 		case (*id == "") == (*order == ""):
 			return nil, problem.Fail(paging.ErrInvalidParameter, "give --id EVENT, or --order N with --endpoint ID")
@@ -125,12 +138,12 @@ func eventResend(fs *flag.FlagSet) runFunc {
 			if err != nil {
 				return nil, err
 			}
-			return svc.ResendOrder(ctx, ref, *ep, *actor)
+			return env.resends.ResendOrder(ctx, ref, *ep, *actor)
 		}
 		event, err := uuid.Parse(*id)
 		if err != nil {
 			return nil, problem.Fail(paging.ErrInvalidParameter, "--id must be a UUID")
 		}
-		return svc.Resend(ctx, event, *actor, ep)
+		return env.resends.Resend(ctx, event, *actor, ep)
 	}
 }

@@ -9,15 +9,18 @@ import (
 	"wds/api/console"
 	"wds/internal/apikeys"
 	"wds/internal/catalog"
+	"wds/internal/deliverylog"
 	"wds/internal/dispatch"
 	"wds/internal/endpoints"
+	"wds/internal/eventsearch"
 	"wds/internal/feed"
 	"wds/internal/fulfillment"
 	"wds/internal/ingest"
-	"wds/internal/operator"
 	"wds/internal/platform/config"
+	"wds/internal/platform/paging"
 	"wds/internal/platform/secrets"
 	"wds/internal/recovery"
+	"wds/internal/resend"
 	"wds/internal/versions"
 	"wds/internal/workspace"
 )
@@ -33,9 +36,13 @@ type services struct {
 	orders     *ingest.Service
 	catalog    *catalog.Service
 	shipping   *fulfillment.Service
-	lists      *operator.Service
+	keyLists   *apikeys.KeyLists
+	audit      *workspace.AuditLog
 	feed       *feed.Service
 	webhooks   *endpoints.Service
+	deliveries *deliverylog.Service
+	events     *eventsearch.Service
+	resends    *resend.Service
 	recoveries *recovery.Service
 	// starter is nil in a process without a Temporal client.
 	starter *dispatch.Starter
@@ -51,9 +58,9 @@ type services struct {
 // them at once.
 func newServices(cfg *config.Config, db *gorm.DB, box *secrets.Box, starter *dispatch.Starter, log logrus.FieldLogger) *services {
 	// One org's list reads take turns, whether through a list or an endpoint's delivery log.
-	reads := endpoints.NewReadPacer(cfg.OperatorReadRate)
-	hooks := endpoints.Options{AllowPrivate: cfg.WebhookAllowPrivate, Reads: reads,
-		Searches: endpoints.NewSearchPacer(cfg.SupportSearchRate), Dispatcher: dispatch.DispatchNotifier{DB: db, Log: log}}
+	reads := paging.NewReadPacer(cfg.OperatorReadRate)
+	hooks := endpoints.Options{AllowPrivate: cfg.WebhookAllowPrivate}
+	var dispatches resend.DispatchStarter = dispatch.DispatchNotifier{DB: db, Log: log}
 	var events interface {
 		ingest.EventStarter
 		catalog.EventStarter
@@ -62,13 +69,14 @@ func newServices(cfg *config.Config, db *gorm.DB, box *secrets.Box, starter *dis
 	var recoveries recovery.Starter
 	if starter != nil {
 		events = starter
-		hooks.Stopper, hooks.Dispatcher, recoveries = starter, starter, starter
+		hooks.Stopper, dispatches, recoveries = starter, starter, starter
 	}
 	return &services{
 		keys: apikeys.NewService(db, box), people: workspace.NewService(db), orders: ingest.NewService(db, events),
 		catalog: catalog.NewService(db, events), shipping: fulfillment.NewService(db, events),
-		lists: operator.NewService(db, reads), feed: feed.NewService(db, cfg.Retention),
-		webhooks: endpoints.NewService(db, box, hooks), recoveries: recovery.NewService(db, recoveries, cfg.Retention),
+		keyLists: apikeys.NewKeyLists(db, reads), audit: workspace.NewAuditLog(db, reads), feed: feed.NewService(db, cfg.Retention),
+		webhooks: endpoints.NewService(db, box, hooks), deliveries: deliverylog.NewService(db, box, reads),
+		events: eventsearch.NewService(db, box, eventsearch.NewSearchPacer(cfg.SupportSearchRate)), resends: resend.NewService(db, dispatches), recoveries: recovery.NewService(db, recoveries, cfg.Retention),
 		starter: starter,
 	}
 }
@@ -76,9 +84,10 @@ func newServices(cfg *config.Config, db *gorm.DB, box *secrets.Box, starter *dis
 // apply hands the API its services.
 func (s *services) apply(db *gorm.DB, d *api.Deps) {
 	d.Services = api.NewServices(db, api.Domain{Keys: s.keys, People: s.people, Orders: s.orders,
-		Vendors: s.catalog, Shipping: s.shipping, Lists: s.lists, Feed: s.feed})
+		Vendors: s.catalog, Shipping: s.shipping, KeyLists: s.keyLists, Audit: s.audit, Deliveries: s.deliveries, Feed: s.feed})
 	d.Webhooks = s.webhooks
-	d.Support = s.webhooks
+	d.Events = s.events
+	d.Resends = s.resends
 	d.Recoveries = s.recoveries
 	if s.starter != nil {
 		d.Dispatches = s.starter
@@ -88,7 +97,7 @@ func (s *services) apply(db *gorm.DB, d *api.Deps) {
 // console is the operator console over the services, with cfg's settings.
 func (s *services) console(cfg *config.Config, db *gorm.DB, log logrus.FieldLogger) *console.Console {
 	c := &console.Console{DB: db, Log: log, Webhooks: s.webhooks, Recoveries: s.recoveries,
-		Members: s.people, Sessions: s.people, Keys: s.keys, Lists: s.lists, Shipping: s.shipping, Vendors: s.catalog, Clients: s.orders,
+		Members: s.people, Sessions: s.people, Keys: s.keys, KeyLists: s.keyLists, Audit: s.audit, Deliveries: s.deliveries, Events: s.events, Resends: s.resends, Shipping: s.shipping, Vendors: s.catalog, Clients: s.orders,
 		TemporalUI: cfg.TemporalUIURL, Namespace: cfg.TemporalNamespace, RetrySchedule: cfg.WebhookRetrySchedule,
 		InsecureCookie: cfg.ConsoleInsecureCookie}
 	if s.starter != nil {

@@ -52,7 +52,7 @@ func TestMinutesCountWhatTheLogHolds(t *testing.T) {
 		t.Fatal(err)
 	}
 	dropped := record(original, 5, models.StatusDropped, ago(3*time.Hour), nil)
-	if _, err := f.Svc.Refire(f.Ctx, dropped.ID, f.Owner); err != nil {
+	if _, err := f.Resends.Refire(f.Ctx, dropped.ID, f.Owner); err != nil {
 		t.Fatal(err)
 	}
 	record(refire, 1, models.StatusSucceeded, ago(time.Hour), nil)

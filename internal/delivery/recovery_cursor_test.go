@@ -69,7 +69,7 @@ func TestRecoveryBatchesContinueAfterTheLastChainTaken(t *testing.T) {
 	f := newFixture(t)
 	ep := f.LimitedEndpoint(100)
 	drops := f.DropChains(ep.ID, 250)
-	if _, err := f.Svc.Refire(f.Ctx, drops[120], f.Owner); err != nil {
+	if _, err := f.Resends.Refire(f.Ctx, drops[120], f.Owner); err != nil {
 		t.Fatal(err)
 	}
 	rec, err := f.Recoveries.Recover(f.Ctx, ep.ID, f.Owner, time.Now().Add(-time.Hour), nil)

@@ -1,8 +1,8 @@
 // Package endpoints is the operator's side of webhooks, which the Operator API, the console and
-// `wds admin` all call: endpoint management (endpoints.go), the delivery log, re-fires and test
-// events (deliveries.go), resends (resend.go), the support desk's event search (support_events.go)
-// and `wds listen`'s leases (lease.go). Recoveries are package recovery's; the delivery engine's
-// writes are package delivery's.
+// `wds admin` all call: endpoint management (endpoints.go) and `wds listen`'s leases (lease.go).
+// The support desk's other rooms are their own packages: the delivery log (deliverylog), the event
+// search (eventsearch), re-fires, resends and test events (resend) and recoveries (recovery); the
+// delivery engine's writes are package delivery's.
 package endpoints
 
 import (
@@ -26,7 +26,6 @@ import (
 	"wds/internal/platform/durations"
 	"wds/internal/platform/egress"
 	"wds/internal/platform/problem"
-	"wds/internal/platform/ratelimit"
 	"wds/internal/platform/secrets"
 	"wds/internal/workspace"
 	"wds/models"
@@ -47,9 +46,8 @@ type Service struct {
 	Options
 }
 
-// Options are the rest of a Service's settings and the starters it hands what it commits to. The
-// zero Options are the strict rule with no starters: the database-only CLI's, whose queued work the
-// worker's relay starts.
+// Options are the rest of a Service's settings and the stopper it hands what it commits to. The
+// zero Options are the strict rule with no stopper: the database-only CLI's.
 type Options struct {
 	// AllowPrivate accepts endpoint URLs that resolve to non-public addresses (WDS_WEBHOOK_ALLOW_PRIVATE).
 	AllowPrivate bool
@@ -59,14 +57,6 @@ type Options struct {
 	// Stopper tells running chains of a disabled or deleted endpoint to stop now; nil leaves them to
 	// stop at their next due time (the database-only CLI).
 	Stopper ChainStopper
-	// Dispatcher starts the chains a resend queues, after commit; nil leaves them to the
-	// worker's relay.
-	Dispatcher DispatchStarter
-	// Reads paces each org's reads of endpoint delivery logs, in turns shared with the Operator API's
-	// lists (NewReadPacer, WDS_OPERATOR_READ_RATE); nil leaves them unpaced.
-	Reads *ratelimit.Pacer
-	// Searches paces each org's event searches (WDS_SUPPORT_SEARCH_RATE); nil leaves them unpaced.
-	Searches *ratelimit.Pacer
 }
 
 // NewService is the operations over db, sealing with box.

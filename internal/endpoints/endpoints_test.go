@@ -17,6 +17,7 @@ import (
 	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/sdk/client"
 
+	"wds/internal/deliverylog"
 	"wds/internal/dispatch"
 	"wds/internal/endpoints"
 	"wds/internal/events"
@@ -25,6 +26,7 @@ import (
 	"wds/internal/platform/egress/egresstest"
 	"wds/internal/platform/paging"
 	"wds/internal/platform/problem"
+	"wds/internal/resend"
 	"wds/internal/workspace"
 	"wds/models"
 	"wds/test/deliverytest"
@@ -210,7 +212,7 @@ func TestListDeliveriesPagesWithoutGapsOrRepeats(t *testing.T) {
 	var cur *paging.Cursor
 	pages := 0
 	for {
-		p, err := f.Svc.ListDeliveries(f.Ctx, endpoints.DeliveriesQuery{EndpointID: ep.ID, Limit: 3, Cursor: cur, ActorID: &f.Member})
+		p, err := f.Log.ListDeliveries(f.Ctx, deliverylog.DeliveriesQuery{EndpointID: ep.ID, Limit: 3, Cursor: cur, ActorID: &f.Member})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -237,16 +239,16 @@ func TestRefireQueuesAFreshChainOnlyForDroppedDeliveries(t *testing.T) {
 	ev, _ := deliverytest.Emit(f.Ctx, f.DB, f.Org, nil, events.OrderCreated, nil)
 	failed := f.Delivery(ev, ep.ID, 1, "failed", time.Now())
 	dropped := f.Delivery(ev, ep.ID, 5, "dropped", time.Now())
-	if _, err := f.Svc.Refire(f.Ctx, failed.ID, f.Owner); !errors.Is(err, endpoints.ErrDeliveryNotDropped) {
+	if _, err := f.Resends.Refire(f.Ctx, failed.ID, f.Owner); !errors.Is(err, resend.ErrDeliveryNotDropped) {
 		t.Fatalf("re-fire of a failed delivery: %v", err)
 	}
-	if _, err := f.Svc.Refire(f.Ctx, dropped.ID, f.Member); !errors.Is(err, workspace.ErrForbidden) {
+	if _, err := f.Resends.Refire(f.Ctx, dropped.ID, f.Member); !errors.Is(err, workspace.ErrForbidden) {
 		t.Fatalf("member re-fire: %v", err)
 	}
-	if _, err := f.Svc.Refire(f.Ctx, uuid.New(), f.Owner); !errors.Is(err, problem.NotFound) {
+	if _, err := f.Resends.Refire(f.Ctx, uuid.New(), f.Owner); !errors.Is(err, problem.NotFound) {
 		t.Fatalf("unknown delivery: %v", err)
 	}
-	first, err := f.Svc.Refire(f.Ctx, dropped.ID, f.Owner)
+	first, err := f.Resends.Refire(f.Ctx, dropped.ID, f.Owner)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -254,19 +256,19 @@ func TestRefireQueuesAFreshChainOnlyForDroppedDeliveries(t *testing.T) {
 		t.Fatalf("re-fire: %+v", first)
 	}
 	// A double click answers the same chain; the re-fired chain's own dropped row is the next one.
-	again, err := f.Svc.Refire(f.Ctx, dropped.ID, f.Owner)
+	again, err := f.Resends.Refire(f.Ctx, dropped.ID, f.Owner)
 	if err != nil || *again != *first {
 		t.Fatalf("second re-fire of one delivery: %+v %v, want %+v", again, err, first)
 	}
 	droppedAgain := f.Delivery(ev, ep.ID, 5, "dropped", time.Now())
-	next, err := f.Svc.Refire(f.Ctx, droppedAgain.ID, f.Owner)
+	next, err := f.Resends.Refire(f.Ctx, droppedAgain.ID, f.Owner)
 	if err != nil || next.WorkflowID != contract.RefireWorkflowID(ev, ep.ID, 2) {
 		t.Fatalf("re-fire of the re-fired chain's drop: %+v %v", next, err)
 	}
 	if _, err := f.Svc.Disable(f.Ctx, ep.ID, f.Owner); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := f.Svc.Refire(f.Ctx, dropped.ID, f.Owner); !errors.Is(err, endpoints.ErrEndpointDisabled) {
+	if _, err := f.Resends.Refire(f.Ctx, dropped.ID, f.Owner); !errors.Is(err, endpoints.ErrEndpointDisabled) {
 		t.Fatalf("re-fire to a disabled endpoint: %v", err)
 	}
 }
@@ -274,15 +276,15 @@ func TestRefireQueuesAFreshChainOnlyForDroppedDeliveries(t *testing.T) {
 func TestSendTestNeedsAnEnabledEndpointOfTheOrg(t *testing.T) {
 	f := newFixture(t)
 	ep, _ := f.Create("https://127.0.0.1/hook")
-	if _, err := f.Svc.SendTest(f.Ctx, uuid.New(), ep.ID); !errors.Is(err, problem.NotFound) {
+	if _, err := f.Resends.SendTest(f.Ctx, uuid.New(), ep.ID); !errors.Is(err, problem.NotFound) {
 		t.Fatalf("other org: %v", err)
 	}
-	q, err := f.Svc.SendTest(f.Ctx, f.Org, ep.ID)
+	q, err := f.Resends.SendTest(f.Ctx, f.Org, ep.ID)
 	if err != nil || q.Status != "enqueued" || q.EventType != "webhook.test" {
 		t.Fatalf("%+v %v", q, err)
 	}
 	f.Svc.Disable(f.Ctx, ep.ID, f.Owner)
-	if _, err := f.Svc.SendTest(f.Ctx, f.Org, ep.ID); !errors.Is(err, endpoints.ErrEndpointDisabled) {
+	if _, err := f.Resends.SendTest(f.Ctx, f.Org, ep.ID); !errors.Is(err, endpoints.ErrEndpointDisabled) {
 		t.Fatalf("disabled: %v", err)
 	}
 }
@@ -297,7 +299,7 @@ func TestSendTestWritesItsEventThroughTheOutbox(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := f.Svc.SendTest(f.Ctx, f.Org, ep.ID); err != nil {
+	if _, err := f.Resends.SendTest(f.Ctx, f.Org, ep.ID); err != nil {
 		t.Fatal(err)
 	}
 	var rows []models.Event
@@ -533,13 +535,13 @@ func TestAnAlreadyStartedWorkflowCountsAsDispatched(t *testing.T) {
 }
 
 // queueBoth queues a test event and a re-fire of a dropped delivery of a new event.
-func queueBoth(t *testing.T, f *fixture) (*endpoints.TestQueued, *endpoints.Refired, uuid.UUID) {
+func queueBoth(t *testing.T, f *fixture) (*resend.TestQueued, *resend.Refired, uuid.UUID) {
 	t.Helper()
 	ep, _ := f.Create("https://127.0.0.1/hook")
-	q, _ := f.Svc.SendTest(f.Ctx, f.Org, ep.ID)
+	q, _ := f.Resends.SendTest(f.Ctx, f.Org, ep.ID)
 	ev, _ := deliverytest.Emit(f.Ctx, f.DB, f.Org, nil, events.OrderCreated, nil)
 	d := f.Delivery(ev, ep.ID, 5, "dropped", time.Now())
-	r, err := f.Svc.Refire(f.Ctx, d.ID, f.Owner)
+	r, err := f.Resends.Refire(f.Ctx, d.ID, f.Owner)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -730,7 +732,7 @@ func TestConcurrentRefiresOfOneDeliveryQueueOneChain(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			r, err := f.Svc.Refire(f.Ctx, dropped.ID, f.Owner)
+			r, err := f.Resends.Refire(f.Ctx, dropped.ID, f.Owner)
 			if err != nil {
 				t.Error(err)
 				return

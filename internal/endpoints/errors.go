@@ -9,10 +9,8 @@ var (
 	ErrHTTPSRequired = problem.New(problem.Invalid, "https_required", "webhook endpoint URLs must use https://")
 	ErrURLNotAllowed = problem.New(problem.Invalid, "url_not_allowed", "webhook endpoint URL resolves to a non-public address")
 
-	ErrEndpointLimit      = problem.New(problem.Conflict, "endpoint_limit_reached", "an org has at most 10 enabled webhook endpoints")
-	ErrEndpointDisabled   = problem.New(problem.Conflict, "endpoint_disabled", "webhook endpoint is disabled")
-	ErrDeliveryNotDropped = problem.New(problem.Conflict, "delivery_not_dropped", "only a dropped delivery can be re-fired")
-	ErrDeliveryInProgress = problem.New(problem.Conflict, "delivery_in_progress", "a chain of this event to this endpoint is still in progress")
+	ErrEndpointLimit    = problem.New(problem.Conflict, "endpoint_limit_reached", "an org has at most 10 enabled webhook endpoints")
+	ErrEndpointDisabled = problem.New(problem.Conflict, "endpoint_disabled", "webhook endpoint is disabled")
 
 	// ErrInvalidParameter is a support-desk parameter that is well formed but not acceptable: a
 	// custom header the service sets itself, a time window out of order, an endpoint not subscribed.

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"wds/internal/deliverylog"
 	"wds/internal/platform/problem"
 	"wds/models"
 )
@@ -101,18 +102,6 @@ func validRateLimit(n *int) error {
 // listed and manageable while its deliveries fail, as they do when its signing secret does not open.
 func (s *Service) showHeaders(manager bool, eps ...*models.Endpoint) {
 	for _, ep := range eps {
-		ep.Headers = s.visibleHeaders(manager, ep.Headers, ep.HeadersSealed)
+		ep.Headers = deliverylog.VisibleHeaders(s.Box, manager, ep.Headers, ep.HeadersSealed)
 	}
-}
-
-// visibleHeaders is a kept custom header set (models.SealHeaders) as the reader may see it: the
-// values for an owner or admin, when this service's key opens them; the names alone otherwise. It
-// is the one rule for an endpoint's headers and for the headers an attempt sent (showSent).
-func (s *Service) visibleHeaders(manager bool, stored models.Headers, sealed []byte) models.Headers {
-	if manager && s.Box != nil {
-		if h, err := models.OpenHeaders(s.Box, stored, sealed); err == nil {
-			return h
-		}
-	}
-	return stored.Masked()
 }

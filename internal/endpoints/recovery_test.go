@@ -11,7 +11,7 @@ import (
 
 	"wds/activities"
 	"wds/internal/dispatch"
-	"wds/internal/endpoints"
+	"wds/internal/resend"
 	"wds/models"
 	"wds/workflows/contract"
 )
@@ -47,14 +47,14 @@ func TestHandReFiresRacingARecoveryReFireEachDeliveryOnce(t *testing.T) {
 	}()
 	// Two operators work from the newest drop back while the recovery works from the oldest on:
 	// they meet in the middle, where both want the same rows.
-	answers := make([]*endpoints.Refired, n)
+	answers := make([]*resend.Refired, n)
 	var mu sync.Mutex
 	for range 2 {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			for i := n - 1; i >= 0; i-- {
-				out, err := f.Svc.Refire(f.Ctx, drops[i], f.Owner)
+				out, err := f.Resends.Refire(f.Ctx, drops[i], f.Owner)
 				if err != nil {
 					t.Errorf("hand re-fire of %s: %v", drops[i], err)
 					return

@@ -64,14 +64,14 @@ func TestUnrecoveredDropsStayUntilALaterChainOfTheirEvent(t *testing.T) {
 	if h := f.health(ep.ID); h.ConsecutiveDropped != 0 || h.UnrecoveredDropped != 2 {
 		t.Fatalf("a success ended the drops: %+v", h)
 	}
-	if _, err := f.Svc.Resend(f.Ctx, first, f.Owner, &ep.ID); err != nil {
+	if _, err := f.Resends.Resend(f.Ctx, first, f.Owner, &ep.ID); err != nil {
 		t.Fatal(err)
 	}
 	at = base.Add(time.Minute)
 	check("the first event resent", 1, &at)
 	var secondDrop models.Delivery
 	f.DB.Where("event_id = ? AND status = 'dropped'", second).Take(&secondDrop)
-	if _, err := f.Svc.Refire(f.Ctx, secondDrop.ID, f.Owner); err != nil {
+	if _, err := f.Resends.Refire(f.Ctx, secondDrop.ID, f.Owner); err != nil {
 		t.Fatal(err)
 	}
 	check("the second re-fired", 0, nil)
@@ -121,10 +121,10 @@ func TestARecoverySkipsChainsWhoseEventWentAgain(t *testing.T) {
 	drops := f.DropChains(ep.ID, 5)
 	var resent models.Delivery
 	f.DB.Where("id = ?", drops[1]).Take(&resent)
-	if _, err := f.Svc.Resend(f.Ctx, resent.EventID, f.Owner, &ep.ID); err != nil {
+	if _, err := f.Resends.Resend(f.Ctx, resent.EventID, f.Owner, &ep.ID); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := f.Svc.Refire(f.Ctx, drops[3], f.Owner); err != nil {
+	if _, err := f.Resends.Refire(f.Ctx, drops[3], f.Owner); err != nil {
 		t.Fatal(err)
 	}
 	since := time.Now().Add(-time.Hour)

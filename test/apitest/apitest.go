@@ -12,10 +12,10 @@ import (
 	"wds/api"
 	"wds/internal/apikeys"
 	"wds/internal/catalog"
+	"wds/internal/deliverylog"
 	"wds/internal/feed"
 	"wds/internal/fulfillment"
 	"wds/internal/ingest"
-	"wds/internal/operator"
 	"wds/internal/platform/secrets"
 	"wds/internal/workspace"
 )
@@ -29,7 +29,8 @@ type EventStarter interface {
 func Domain(db *gorm.DB, box *secrets.Box, events EventStarter) api.Domain {
 	return api.Domain{Keys: apikeys.NewService(db, box), People: workspace.NewService(db),
 		Orders: ingest.NewService(db, events), Vendors: catalog.NewService(db, events),
-		Shipping: fulfillment.NewService(db, events), Lists: operator.NewService(db, nil), Feed: feed.NewService(db, 0)}
+		Shipping: fulfillment.NewService(db, events), KeyLists: apikeys.NewKeyLists(db, nil), Audit: workspace.NewAuditLog(db, nil),
+		Deliveries: deliverylog.NewService(db, box, nil), Feed: feed.NewService(db, 0)}
 }
 
 // Services is what the handlers call, over Domain's services.

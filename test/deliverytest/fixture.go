@@ -1,4 +1,4 @@
-// Package deliverytest helps the webhook packages' tests: an org with its endpoint service over a
+// Package deliverytest helps the webhook packages' tests: an org with its webhook services over a
 // fresh database (Fixture), a real TLS receiver (Receiver), and events put in the outbox without a
 // business operation (Emit).
 package deliverytest
@@ -18,24 +18,33 @@ import (
 
 	"wds/activities"
 	"wds/internal/delivery"
+	"wds/internal/deliverylog"
 	"wds/internal/endpoints"
 	"wds/internal/events"
+	"wds/internal/eventsearch"
 	"wds/internal/platform/egress"
 	"wds/internal/platform/secrets"
 	"wds/internal/recovery"
+	"wds/internal/resend"
 	"wds/internal/workspace"
 	"wds/models"
 	"wds/test/pgtest"
 	"wds/workflows/contract"
 )
 
-// Fixture is an org with an owner and a member, and the endpoint service over a fresh database.
+// Fixture is an org with an owner and a member, and the webhook services over a fresh database.
 type Fixture struct {
 	T   testing.TB
 	Ctx context.Context
 	DB  *gorm.DB
 	Box *secrets.Box
 	Svc *endpoints.Service
+	// Log is the org's delivery log, unpaced.
+	Log *deliverylog.Service
+	// Events is the support desk's event search, unpaced.
+	Events *eventsearch.Service
+	// Resends are the org's re-fires and resends, started by the relay.
+	Resends *resend.Service
 	// Recoveries are the org's recoveries, started by the relay.
 	Recoveries *recovery.Service
 	Org        uuid.UUID
@@ -64,6 +73,7 @@ func NewFixture(t testing.TB) *Fixture {
 		t.Fatal(err)
 	}
 	return &Fixture{T: t, Ctx: ctx, DB: db, Box: box, Svc: endpoints.NewService(db, box, endpoints.Options{AllowPrivate: true}),
+		Log: deliverylog.NewService(db, box, nil), Events: eventsearch.NewService(db, box, nil), Resends: resend.NewService(db, nil),
 		Recoveries: recovery.NewService(db, nil, 0), Org: org.ID, Owner: owner.ID, Member: member.ID}
 }
 

@@ -31,10 +31,12 @@ import (
 	"wds/internal/dev/temporaldev"
 	"wds/internal/dispatch"
 	"wds/internal/endpoints"
+	"wds/internal/eventsearch"
 	"wds/internal/platform/config"
 	"wds/internal/platform/egress"
 	"wds/internal/platform/secrets"
 	"wds/internal/recovery"
+	"wds/internal/resend"
 	"wds/internal/workspace"
 	"wds/models"
 	"wds/test/apitest"
@@ -87,15 +89,15 @@ func newHarness(t *testing.T, tc client.Client, opts ...func(*console.Console)) 
 	h := &harness{t: t, ctx: ctx, db: pgtest.New(t), temporal: tc, log: log, caFile: receiverCAFile(t)}
 	h.box, _ = secrets.NewBox(secrets.GenerateKey())
 	h.starter = &dispatch.Starter{DB: h.db, Temporal: tc, Schedule: schedule, Log: log}
-	hooks := endpoints.NewService(h.db, h.box, endpoints.Options{AllowPrivate: true, Stopper: h.starter, Dispatcher: h.starter})
+	hooks := endpoints.NewService(h.db, h.box, endpoints.Options{AllowPrivate: true, Stopper: h.starter})
 	recoveries := recovery.NewService(h.db, h.starter, 0)
 	d := apitest.Domain(h.db, h.box, h.starter)
 	router, err := api.NewRouter(api.Deps{Services: api.NewServices(h.db, d), Log: log, Dispatches: h.starter,
-		Webhooks: hooks, Support: hooks, Recoveries: recoveries})
+		Webhooks: hooks, Events: eventsearch.NewService(h.db, h.box, nil), Resends: resend.NewService(h.db, h.starter), Recoveries: recoveries})
 	if err != nil {
 		t.Fatal(err)
 	}
-	con := &console.Console{DB: h.db, Log: log, Members: d.People, Sessions: d.People, Keys: d.Keys, Lists: d.Lists,
+	con := &console.Console{DB: h.db, Log: log, Members: d.People, Sessions: d.People, Keys: d.Keys, KeyLists: d.KeyLists, Audit: d.Audit, Deliveries: d.Deliveries, Events: eventsearch.NewService(h.db, h.box, nil), Resends: resend.NewService(h.db, h.starter),
 		Shipping: d.Shipping, Vendors: d.Vendors, Clients: d.Orders,
 		Webhooks: hooks, Recoveries: recoveries, Dispatches: h.starter,
 		TemporalUI: "http://localhost:8233", Namespace: "default", RetrySchedule: schedule, InsecureCookie: true}

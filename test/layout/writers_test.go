@@ -274,9 +274,9 @@ var shared = map[string]struct {
 	"events": {[]string{"internal/outbox", "worker"}, "every insert is the outbox's; the worker's pruning deletes aged events"},
 	"webhook_deliveries": {[]string{"internal/delivery", "worker"},
 		"every attempt row is the delivery engine's; the worker's pruning deletes aged ones"},
-	"webhook_dispatches": {[]string{"internal/delivery", "internal/endpoints", "worker"},
+	"webhook_dispatches": {[]string{"internal/delivery", "internal/resend", "worker"},
 		"the support desk queues chains by hand (re-fire, resend, test event), the delivery engine a recovery's; the worker prunes"},
-	"webhook_refire_counters": {[]string{"internal/delivery", "internal/endpoints", "worker"},
+	"webhook_refire_counters": {[]string{"internal/delivery", "internal/resend", "worker"},
 		"counted with each chain queued by hand or by a recovery (as webhook_dispatches); the worker prunes"},
 	"webhook_endpoints": {[]string{"internal/delivery", "internal/endpoints", "internal/platform/secrets/reencrypt", "worker"},
 		"endpoints manages them; the delivery engine keeps their health and auto-disables; wds admin secrets reencrypt " +

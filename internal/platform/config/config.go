@@ -61,10 +61,10 @@ type Config struct {
 	// (docs/support.md); 0 is delivery.DefaultOrgRecoveryRate.
 	RecoveryRate int `env:"WDS_RECOVERY_RATE" envDefault:"0"`
 	// SupportSearchRate paces each org's event searches, per instance (docs/support.md); 0 is
-	// endpoints.DefaultSearchRate.
+	// eventsearch.DefaultSearchRate.
 	SupportSearchRate int `env:"WDS_SUPPORT_SEARCH_RATE" envDefault:"0"`
 	// OperatorReadRate paces each org's list reads (the Operator API's lists and delivery logs, the
-	// console's pages of them and its overview), per instance; 0 is endpoints.DefaultReadRate.
+	// console's pages of them and its overview), per instance; 0 is paging.DefaultReadRate.
 	OperatorReadRate int `env:"WDS_OPERATOR_READ_RATE" envDefault:"0"`
 	// DeploymentName and BuildID are the worker's Temporal Worker Deployment Version
 	// (docs/production.md, Deploys); an empty BuildID is the binary's version.

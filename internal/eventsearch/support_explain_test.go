@@ -1,4 +1,4 @@
-package endpoints_test
+package eventsearch_test
 
 import (
 	"strings"
@@ -7,7 +7,7 @@ import (
 
 	"github.com/google/uuid"
 
-	"wds/internal/endpoints"
+	"wds/internal/eventsearch"
 	"wds/internal/platform/paging"
 	"wds/test/pgtest"
 )
@@ -40,13 +40,13 @@ func TestOrderSearchIsAnIndexWalk(t *testing.T) {
 		t.Fatal(err)
 	}
 	deep := &paging.Cursor{At: time.Now().Add(-50000 * time.Second), ID: uuid.New()}
-	for _, q := range []endpoints.EventsQuery{
+	for _, q := range []eventsearch.EventsQuery{
 		{OrgID: f.Org, OrderID: &order, Limit: 51},
 		{OrgID: f.Org, OrderID: &order, Limit: 51, Cursor: deep},
 		{OrgID: f.Org, OrderID: &order, Limit: 51, Cursor: deep, Newer: true},
-		{OrgID: f.Org, OrderID: &order, Limit: 51, Outcome: endpoints.OutcomeDropped},
+		{OrgID: f.Org, OrderID: &order, Limit: 51, Outcome: eventsearch.OutcomeDropped},
 	} {
-		sql, args := endpoints.EventsPageSQL(q)
+		sql, args := eventsearch.EventsPageSQL(q)
 		root, p := pgtest.Explain(t, f.DB, sql, args...)
 		usedIndex := false
 		root.Walk(func(n pgtest.PlanNode) {
@@ -62,8 +62,8 @@ func TestOrderSearchIsAnIndexWalk(t *testing.T) {
 			t.Errorf("plan does not walk events_org_order (%v) or reads chains:\n%s", usedIndex, p)
 		}
 	}
-	page, err := f.Svc.ListEvents(f.Ctx, endpoints.EventsQuery{OrgID: f.Org, OrderID: &order, Limit: 50})
-	if err != nil || len(page.Rows) != 10 || page.Rows[0].Outcome != endpoints.OutcomeSucceeded || *page.Rows[0].OrderID != order {
+	page, err := f.Events.ListEvents(f.Ctx, eventsearch.EventsQuery{OrgID: f.Org, OrderID: &order, Limit: 50})
+	if err != nil || len(page.Rows) != 10 || page.Rows[0].Outcome != eventsearch.OutcomeSucceeded || *page.Rows[0].OrderID != order {
 		t.Fatalf("%+v %v", page, err)
 	}
 }

@@ -1,4 +1,4 @@
-package operator
+package deliverylog
 
 import (
 	"context"
@@ -8,7 +8,6 @@ import (
 	"github.com/google/uuid"
 	"gorm.io/gorm"
 
-	"wds/internal/endpoints"
 	"wds/internal/platform/paging"
 	"wds/test/pgtest"
 )
@@ -54,11 +53,11 @@ func TestOrgDeliveryPagesAreBoundedBySize(t *testing.T) {
 	if err := db.Exec(`UPDATE webhook_deliveries SET response_excerpt = repeat('x', 65536)`).Error; err != nil {
 		t.Fatal(err)
 	}
-	rows, next, err := endpoints.LogPage(context.Background(), db, DeliveryFilter{OrgID: orgs[0]}, 100, nil)
+	rows, next, err := LogPage(context.Background(), db, LogFilter{OrgID: orgs[0]}, 100, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	body, _ := json.Marshal(Page[endpoints.LogRow]{Rows: rows, NextCursor: next})
+	body, _ := json.Marshal(paging.Page[LogRow]{Rows: rows, NextCursor: next})
 	if len(rows) == 0 || len(rows) >= 100 || len(body) > paging.MaxPageBytes || next == nil {
 		t.Fatalf("a page of %d rows, %d bytes, next %v: want fewer than 100 rows within %d bytes and a cursor",
 			len(rows), len(body), next, paging.MaxPageBytes)

@@ -1,7 +1,7 @@
 // The support desk's view of events: find an org's events by the order or resource they concern,
 // with each event's outcome across its endpoints, and one event with its payload and every chain.
 
-package endpoints
+package eventsearch
 
 import (
 	"context"
@@ -16,6 +16,7 @@ import (
 	"github.com/google/uuid"
 	"gorm.io/gorm"
 
+	"wds/internal/deliverylog"
 	"wds/internal/events"
 	"wds/internal/order"
 	"wds/internal/platform/database"
@@ -99,14 +100,11 @@ type EventsPage struct {
 	NewerCursor *paging.Cursor `json:"-"`
 }
 
-// chainsSQL lists the chains of the event e: one row per chain with its endpoint, kind, start, the
+// ChainsSQL lists the chains of the event e: one row per chain with its endpoint, kind, start, the
 // workflow running it and its state (succeeded, dropped or in_progress). The rule is the database's
 // (wds_event_chains, migrations/00026_event_outcome.sql), where the triggers that keep each event's
 // outcome use it too.
-const chainsSQL = `SELECT chain_id, endpoint_id, kind, workflow_id, started_at, state FROM wds_event_chains(ARRAY[e.id])`
-
-// sqlInProgress is a chain's state while it has attempts to come, as an SQL literal.
-const sqlInProgress = "'" + string(OutcomeInProgress) + "'"
+const ChainsSQL = `SELECT chain_id, endpoint_id, kind, workflow_id, started_at, state FROM wds_event_chains(ARRAY[e.id])`
 
 // eventRowSQL reads events as the support desk lists them. The outcome and the chain count are kept
 // on the event's row by the writes that change them (the database's wds_event_outcome, over each
@@ -131,7 +129,7 @@ func (s *Service) ListEvents(ctx context.Context, q EventsQuery) (*EventsPage, e
 		return nil, err
 	}
 	defer done()
-	release, err := database.Admit(ctx, s.DB)
+	release, err := database.Admit(ctx, s.db)
 	if err != nil {
 		return nil, err
 	}
@@ -140,7 +138,7 @@ func (s *Service) ListEvents(ctx context.Context, q EventsQuery) (*EventsPage, e
 		q.Limit = paging.DefaultLimit
 	}
 	if q.OrderNumber != nil { // an unknown number finds nothing, as an unknown order id does
-		id, err := order.Ref{Number: *q.OrderNumber}.Resolve(ctx, s.DB, q.OrgID)
+		id, err := order.Ref{Number: *q.OrderNumber}.Resolve(ctx, s.db, q.OrgID)
 		if errors.Is(err, problem.NotFound) {
 			return &EventsPage{Rows: []EventRow{}}, nil
 		}
@@ -151,7 +149,7 @@ func (s *Service) ListEvents(ctx context.Context, q EventsQuery) (*EventsPage, e
 	}
 	sql, args := eventsPageSQL(q)
 	rows := []EventRow{}
-	if err := s.DB.WithContext(ctx).Raw(sql, args...).Scan(&rows).Error; err != nil {
+	if err := s.db.WithContext(ctx).Raw(sql, args...).Scan(&rows).Error; err != nil {
 		return nil, fmt.Errorf("list events: %w", err)
 	}
 	if err := s.withEndpointOutcomes(ctx, rows); err != nil {
@@ -279,7 +277,7 @@ func (s *Service) withEndpointOutcomes(ctx context.Context, rows []EventRow) err
 		EventID uuid.UUID
 		EndpointOutcome
 	}
-	err := s.DB.WithContext(ctx).Raw(endpointOutcomesSQL, map[string]any{"ids": "{" + strings.Join(ids, ",") + "}"}).Scan(&found).Error
+	err := s.db.WithContext(ctx).Raw(endpointOutcomesSQL, map[string]any{"ids": "{" + strings.Join(ids, ",") + "}"}).Scan(&found).Error
 	if err != nil {
 		return fmt.Errorf("read the events' outcomes by endpoint: %w", err)
 	}
@@ -315,7 +313,7 @@ const searchQueue = 5 * time.Second
 const DefaultSearchRate = 20
 
 // NewSearchPacer paces each org's event searches to perSecond (0: DefaultSearchRate), for
-// Service.Searches.
+// NewService.
 func NewSearchPacer(perSecond int) *ratelimit.Pacer {
 	if perSecond <= 0 {
 		perSecond = DefaultSearchRate
@@ -328,7 +326,7 @@ func NewSearchPacer(perSecond int) *ratelimit.Pacer {
 // their own turns, one search at a time, never the database turns and CPU another org's requests
 // need (docs/support.md).
 func (s *Service) paceSearch(ctx context.Context, orgID uuid.UUID) (done func(), err error) {
-	return s.Searches.Take(ctx, orgID.String(), "this org's event searches")
+	return s.searches.Take(ctx, orgID.String(), "this org's event searches")
 }
 
 func validEventsQuery(q EventsQuery) error {
@@ -353,7 +351,7 @@ func (s *Service) requireMember(ctx context.Context, orgID uuid.UUID, actorID *u
 	if actorID == nil {
 		return nil
 	}
-	return workspace.RequireRole(ctx, s.DB, orgID, *actorID, workspace.Anyone...)
+	return workspace.RequireRole(ctx, s.db, orgID, *actorID, workspace.Anyone...)
 }
 
 // Chain is one retry ladder of an event to one endpoint, with its attempts oldest first.
@@ -382,9 +380,9 @@ type EventDetail struct {
 // agrees with the attempts listed under it, even while an attempt lands between two of the reads.
 func (s *Service) Event(ctx context.Context, id uuid.UUID, actorID *uuid.UUID) (*EventDetail, error) {
 	var d *EventDetail
-	err := s.DB.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		snap := *s
-		snap.DB = tx
+		snap.db = tx
 		var err error
 		d, err = snap.event(ctx, id, actorID)
 		return err
@@ -392,14 +390,14 @@ func (s *Service) Event(ctx context.Context, id uuid.UUID, actorID *uuid.UUID) (
 	return d, err
 }
 
-// event reads Event's detail on s.DB.
+// event reads Event's detail on s.db.
 func (s *Service) event(ctx context.Context, id uuid.UUID, actorID *uuid.UUID) (*EventDetail, error) {
 	var rows []struct {
 		EventRow
 		OrgID uuid.UUID
 		Body  string
 	}
-	err := s.DB.WithContext(ctx).Raw(`SELECT x.*, e.org_id, e.body::text AS body FROM (`+eventRowSQL+` WHERE e.id = ? AND e.type <> ?) x
+	err := s.db.WithContext(ctx).Raw(`SELECT x.*, e.org_id, e.body::text AS body FROM (`+eventRowSQL+` WHERE e.id = ? AND e.type <> ?) x
 		JOIN events e ON e.id = x.id`, id, events.WebhookTest).Scan(&rows).Error
 	if err != nil {
 		return nil, fmt.Errorf("load event: %w", err)
@@ -407,7 +405,7 @@ func (s *Service) event(ctx context.Context, id uuid.UUID, actorID *uuid.UUID) (
 	if len(rows) == 0 {
 		return nil, problem.Fail(problem.NotFound, "event %s not found", id)
 	}
-	manager, err := s.readsHeaders(ctx, rows[0].OrgID, actorID, "event", id)
+	manager, err := deliverylog.ReadsHeaders(ctx, s.db, rows[0].OrgID, actorID, "event", id)
 	if err != nil {
 		return nil, err
 	}
@@ -416,7 +414,7 @@ func (s *Service) event(ctx context.Context, id uuid.UUID, actorID *uuid.UUID) (
 		return nil, err
 	}
 	for i := range d.Chains {
-		s.showSent(manager, d.Chains[i].Attempts)
+		deliverylog.ShowSent(s.box, manager, d.Chains[i].Attempts)
 	}
 	page := []EventRow{d.EventRow}
 	if err := s.withEndpointOutcomes(ctx, page); err != nil {
@@ -429,15 +427,15 @@ func (s *Service) event(ctx context.Context, id uuid.UUID, actorID *uuid.UUID) (
 // chains reads an event's chains, oldest first, each with its attempts.
 func (s *Service) chains(ctx context.Context, eventID uuid.UUID) ([]Chain, error) {
 	chains := []Chain{}
-	err := s.DB.WithContext(ctx).Raw(`SELECT ch.chain_id, ch.endpoint_id, w.url AS endpoint_url, ch.kind, ch.state AS outcome,
+	err := s.db.WithContext(ctx).Raw(`SELECT ch.chain_id, ch.endpoint_id, w.url AS endpoint_url, ch.kind, ch.state AS outcome,
 			ch.workflow_id, ch.started_at
-		FROM events e CROSS JOIN LATERAL (`+chainsSQL+`) ch JOIN webhook_endpoints w ON w.id = ch.endpoint_id
+		FROM events e CROSS JOIN LATERAL (`+ChainsSQL+`) ch JOIN webhook_endpoints w ON w.id = ch.endpoint_id
 		WHERE e.id = ? ORDER BY ch.started_at, ch.chain_id`, eventID).Scan(&chains).Error
 	if err != nil {
 		return nil, fmt.Errorf("load chains: %w", err)
 	}
 	var attempts []models.Delivery
-	if err := s.DB.WithContext(ctx).Where("event_id = ?", eventID).Order("attempted_at, attempt, id").Find(&attempts).Error; err != nil {
+	if err := s.db.WithContext(ctx).Where("event_id = ?", eventID).Order("attempted_at, attempt, id").Find(&attempts).Error; err != nil {
 		return nil, fmt.Errorf("load attempts: %w", err)
 	}
 	for i := range chains {

@@ -1,4 +1,4 @@
-package endpoints_test
+package eventsearch_test
 
 import (
 	"testing"
@@ -8,8 +8,8 @@ import (
 	"gorm.io/gorm"
 
 	"wds/internal/delivery"
-	"wds/internal/endpoints"
 	"wds/internal/events"
+	"wds/internal/eventsearch"
 	"wds/models"
 )
 
@@ -22,7 +22,7 @@ func TestAnEventsChainsAgreeWithTheirAttempts(t *testing.T) {
 	// The event before the endpoint: its one chain is the resend's.
 	ev := f.Event(events.OrderCreated, map[string]any{"id": "snapshot"})
 	ep := f.Endpoint("https://127.0.0.1/hook")
-	out, err := f.Svc.Resend(f.Ctx, ev, f.Owner, &ep.ID)
+	out, err := f.Resends.Resend(f.Ctx, ev, f.Owner, &ep.ID)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -42,7 +42,7 @@ func TestAnEventsChainsAgreeWithTheirAttempts(t *testing.T) {
 	if err := f.DB.Callback().Query().Before("gorm:query").Register("test:attempt_lands", land); err != nil {
 		t.Fatal(err)
 	}
-	detail, err := f.Svc.Event(f.Ctx, ev, &f.Owner)
+	detail, err := f.Events.Event(f.Ctx, ev, &f.Owner)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -53,9 +53,9 @@ func TestAnEventsChainsAgreeWithTheirAttempts(t *testing.T) {
 		if ch.ChainID != resent.ChainID {
 			continue
 		}
-		last := endpoints.OutcomeInProgress
+		last := eventsearch.OutcomeInProgress
 		if n := len(ch.Attempts); n > 0 {
-			last = endpoints.Outcome(ch.Attempts[n-1].Status)
+			last = eventsearch.Outcome(ch.Attempts[n-1].Status)
 		}
 		if ch.Outcome != last {
 			t.Fatalf("the resent chain reads %s over %d attempts ending %s", ch.Outcome, len(ch.Attempts), last)

@@ -1,4 +1,4 @@
-package endpoints_test
+package eventsearch_test
 
 import (
 	"context"
@@ -8,7 +8,7 @@ import (
 
 	"github.com/google/uuid"
 
-	"wds/internal/endpoints"
+	"wds/internal/eventsearch"
 	"wds/internal/platform/database"
 	"wds/test/pgtest"
 )
@@ -23,19 +23,19 @@ func TestEventSearchWaitsItsTurnAtTheDatabase(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = database.Close(db) })
-	svc := endpoints.NewService(db, nil, endpoints.Options{})
+	svc := eventsearch.NewService(db, nil, nil)
 	release, err := database.Admit(ctx, db)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := svc.ListEvents(ctx, endpoints.EventsQuery{OrgID: org, Outcome: endpoints.OutcomeDropped, Limit: 10}); !errors.Is(err, database.ErrBusy) {
+	if _, err := svc.ListEvents(ctx, eventsearch.EventsQuery{OrgID: org, Outcome: eventsearch.OutcomeDropped, Limit: 10}); !errors.Is(err, database.ErrBusy) {
 		t.Fatalf("search with no turn free: %v, want ErrBusy", err)
 	}
 	if _, err := svc.Event(ctx, uuid.New(), nil); !errors.Is(err, database.ErrBusy) {
 		t.Fatalf("an event's detail with no turn free: %v, want ErrBusy", err)
 	}
 	release()
-	if _, err := svc.ListEvents(ctx, endpoints.EventsQuery{OrgID: org, Outcome: endpoints.OutcomeDropped, Limit: 10}); err != nil {
+	if _, err := svc.ListEvents(ctx, eventsearch.EventsQuery{OrgID: org, Outcome: eventsearch.OutcomeDropped, Limit: 10}); err != nil {
 		t.Fatalf("search with the turn back: %v", err)
 	}
 }

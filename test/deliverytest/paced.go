@@ -1,4 +1,4 @@
-package endpoints_test
+package deliverytest
 
 import (
 	"errors"
@@ -6,35 +6,17 @@ import (
 	"testing"
 	"time"
 
-	"github.com/google/uuid"
-
-	"wds/internal/endpoints"
 	"wds/internal/platform/problem"
-	"wds/internal/platform/ratelimit"
 )
 
-// An org searching its events in a loop takes its own turns, one search at a time: twenty searches
-// at once against a pace of ten a second with half a second of queue get ten turns at once, five
-// after waiting theirs and five refused as rate_limited, while another org's search, asked meanwhile,
-// answers without waiting behind them.
-func TestAnOrgsEventSearchesArePacedApartFromOtherOrgs(t *testing.T) {
-	f := newFixture(t)
-	f.Svc.Searches = ratelimit.NewPacer(10, 500*time.Millisecond, nil)
-	search := func(org uuid.UUID) error {
-		_, err := f.Svc.ListEvents(f.Ctx, endpoints.EventsQuery{OrgID: org, Outcome: endpoints.OutcomeDropped, Limit: 50})
-		return err
-	}
-	checkPacedApart(t, true, func(int) error { return search(f.Org) }, func() error { return search(uuid.New()) })
-}
-
-// checkPacedApart runs twenty of an org's calls at once against a pacer of ten a second with half a
+// CheckPacedApart runs twenty of an org's calls at once against a pacer of ten a second with half a
 // second of queue, then, 50 ms in, another org's call: fifteen of the org's answer (the last after
 // its turn at 500 ms), five are refused as rate_limited, and the other org's answers at once. Calls
 // that check the caller's role in the database before they ask for a turn (the reads) reach the pacer
 // a little apart, and on a slow run far enough apart that the pace lets more through (together is
 // false): for them what holds is the pace itself, no more than ten answers at once and ten a second
 // after that, and another org's answer at once.
-func checkPacedApart(t *testing.T, together bool, call func(i int) error, otherOrg func() error) {
+func CheckPacedApart(t *testing.T, together bool, call func(i int) error, otherOrg func() error) {
 	t.Helper()
 	start := time.Now()
 	var mu sync.Mutex

@@ -1,4 +1,4 @@
-package operator
+package workspace
 
 import (
 	"context"
@@ -31,7 +31,7 @@ const auditNamesSQL = `
 // AuditNames names, in one query, the ids of an audit page that are the org's orders, payments,
 // shipments, events, keys, vendors or clients, so the console's audit log reads "order 1017" and
 // "connector key Shop (pck_int_Xy9Z…)" instead of ids. Other ids (another org's too) are left out.
-func (s *Service) AuditNames(ctx context.Context, org uuid.UUID, ids map[uuid.UUID]bool) (map[uuid.UUID]string, error) {
+func (s *AuditLog) AuditNames(ctx context.Context, org uuid.UUID, ids map[uuid.UUID]bool) (map[uuid.UUID]string, error) {
 	names := map[uuid.UUID]string{}
 	if len(ids) == 0 {
 		return names, nil

@@ -1,4 +1,4 @@
-package endpoints_test
+package eventsearch_test
 
 import (
 	"fmt"
@@ -6,8 +6,8 @@ import (
 
 	"github.com/google/uuid"
 
-	"wds/internal/endpoints"
 	"wds/internal/events"
+	"wds/internal/eventsearch"
 	"wds/internal/platform/paging"
 )
 
@@ -19,17 +19,17 @@ func TestEventSearchPagesNewerAsWellAsOlder(t *testing.T) {
 	for i := range 8 {
 		f.Event(events.VendorCreated, map[string]any{"id": uuid.New(), "n": i})
 	}
-	ids := func(p *endpoints.EventsPage) string {
+	ids := func(p *eventsearch.EventsPage) string {
 		var out []uuid.UUID
 		for _, r := range p.Rows {
 			out = append(out, r.ID)
 		}
 		return fmt.Sprint(out)
 	}
-	q := endpoints.EventsQuery{OrgID: f.Org, Limit: 3}
-	var pages []*endpoints.EventsPage
+	q := eventsearch.EventsQuery{OrgID: f.Org, Limit: 3}
+	var pages []*eventsearch.EventsPage
 	for {
-		p, err := f.Svc.ListEvents(f.Ctx, q)
+		p, err := f.Events.ListEvents(f.Ctx, q)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -46,7 +46,7 @@ func TestEventSearchPagesNewerAsWellAsOlder(t *testing.T) {
 	for i := len(pages) - 2; i >= 0; i-- {
 		top := p.Rows[0]
 		var err error
-		p, err = f.Svc.ListEvents(f.Ctx, endpoints.EventsQuery{OrgID: f.Org, Limit: 3, Newer: true,
+		p, err = f.Events.ListEvents(f.Ctx, eventsearch.EventsQuery{OrgID: f.Org, Limit: 3, Newer: true,
 			Cursor: &paging.Cursor{At: top.CreatedAt, ID: top.ID}})
 		if err != nil {
 			t.Fatal(err)

@@ -1,4 +1,4 @@
-package operator
+package deliverylog
 
 import (
 	"context"
@@ -7,6 +7,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"wds/internal/platform/paging"
 	"wds/internal/workspace"
 )
 
@@ -24,11 +25,11 @@ type HourCount struct {
 // console's charts. Any member may read it, as they may read the delivery log. It sums the minutes
 // each attempt's write counted (models.EndpointMinute, kept 8 days): a cost of the window's minutes
 // with attempts, never of how many attempts they hold, nor of other orgs' windows.
-func (s *Service) DeliveryHistory(ctx context.Context, q Query, since time.Time) ([]HourCount, error) {
+func (s *Service) DeliveryHistory(ctx context.Context, q paging.OrgQuery, since time.Time) ([]HourCount, error) {
 	if err := workspace.RequireRole(ctx, s.db, q.OrgID, q.ActorID, workspace.Anyone...); err != nil {
 		return nil, err
 	}
-	done, err := s.turn(ctx, q.OrgID)
+	done, err := s.reads.Take(ctx, q.OrgID.String(), paging.ReadsPaced)
 	if err != nil {
 		return nil, err
 	}

@@ -1,4 +1,4 @@
-package endpoints_test
+package deliverylog_test
 
 import (
 	"strings"
@@ -8,7 +8,7 @@ import (
 	"github.com/google/uuid"
 	"gorm.io/gorm"
 
-	"wds/internal/endpoints"
+	"wds/internal/deliverylog"
 	"wds/internal/platform/paging"
 	"wds/models"
 	"wds/test/pgtest"
@@ -89,32 +89,32 @@ func TestEveryDeliveryLogFilterReadsOnlyItsPage(t *testing.T) {
 	busy, rare := s.busy[1], s.rareEndpoint
 	for _, c := range []struct {
 		name  string
-		f     endpoints.LogFilter
+		f     deliverylog.LogFilter
 		index string
 	}{
-		{"the org's log", endpoints.LogFilter{}, "webhook_deliveries_org_status"},
-		{"dropped", endpoints.LogFilter{Status: models.StatusDropped}, "webhook_deliveries_org_status"},
-		{"failed", endpoints.LogFilter{Status: models.StatusFailed}, "webhook_deliveries_org_status"},
-		{"succeeded", endpoints.LogFilter{Status: models.StatusSucceeded}, "webhook_deliveries_org_status"},
-		{"a window", endpoints.LogFilter{Since: &since, Until: &until}, "webhook_deliveries_org_status"},
-		{"a rare type", endpoints.LogFilter{EventType: rareType}, "webhook_deliveries_org_type"},
-		{"a common type", endpoints.LogFilter{EventType: "order.shipped"}, "webhook_deliveries_org_type"},
-		{"a type's drops", endpoints.LogFilter{EventType: "payment.recorded", Status: models.StatusDropped}, "webhook_deliveries_org_type"},
-		{"a busy endpoint", endpoints.LogFilter{EndpointID: &busy}, "webhook_deliveries_endpoint_status"},
-		{"a rare endpoint", endpoints.LogFilter{EndpointID: &rare}, "webhook_deliveries_endpoint_status"},
-		{"an endpoint's drops", endpoints.LogFilter{EndpointID: &busy, Status: models.StatusDropped}, "webhook_deliveries_endpoint_status"},
-		{"an endpoint's failures in a window", endpoints.LogFilter{EndpointID: &busy, Status: models.StatusFailed, Since: &since, Until: &until}, "webhook_deliveries_endpoint_status"},
+		{"the org's log", deliverylog.LogFilter{}, "webhook_deliveries_org_status"},
+		{"dropped", deliverylog.LogFilter{Status: models.StatusDropped}, "webhook_deliveries_org_status"},
+		{"failed", deliverylog.LogFilter{Status: models.StatusFailed}, "webhook_deliveries_org_status"},
+		{"succeeded", deliverylog.LogFilter{Status: models.StatusSucceeded}, "webhook_deliveries_org_status"},
+		{"a window", deliverylog.LogFilter{Since: &since, Until: &until}, "webhook_deliveries_org_status"},
+		{"a rare type", deliverylog.LogFilter{EventType: rareType}, "webhook_deliveries_org_type"},
+		{"a common type", deliverylog.LogFilter{EventType: "order.shipped"}, "webhook_deliveries_org_type"},
+		{"a type's drops", deliverylog.LogFilter{EventType: "payment.recorded", Status: models.StatusDropped}, "webhook_deliveries_org_type"},
+		{"a busy endpoint", deliverylog.LogFilter{EndpointID: &busy}, "webhook_deliveries_endpoint_status"},
+		{"a rare endpoint", deliverylog.LogFilter{EndpointID: &rare}, "webhook_deliveries_endpoint_status"},
+		{"an endpoint's drops", deliverylog.LogFilter{EndpointID: &busy, Status: models.StatusDropped}, "webhook_deliveries_endpoint_status"},
+		{"an endpoint's failures in a window", deliverylog.LogFilter{EndpointID: &busy, Status: models.StatusFailed, Since: &since, Until: &until}, "webhook_deliveries_endpoint_status"},
 	} {
 		for _, cursor := range []*paging.Cursor{nil, s.deep} {
 			c.f.OrgID = s.org
 			what := c.name + map[bool]string{true: " at the start", false: " deep"}[cursor == nil]
-			sql, args := endpoints.LogPageSQL(c.f, 50, cursor)
+			sql, args := deliverylog.LogPageSQL(c.f, 50, cursor)
 			checkLogPageReadsItsRows(t, db, what, c.index, c.f, 50, sql, args)
 		}
 	}
 }
 
-func checkLogPageReadsItsRows(t *testing.T, db *gorm.DB, what, index string, f endpoints.LogFilter, limit int, sql string, args []any) {
+func checkLogPageReadsItsRows(t *testing.T, db *gorm.DB, what, index string, f deliverylog.LogFilter, limit int, sql string, args []any) {
 	t.Helper()
 	plan, text := pgtest.ExplainAnalyze(t, db, sql, args...)
 	branches := int64(len(models.Recorded))

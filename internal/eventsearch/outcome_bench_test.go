@@ -1,11 +1,11 @@
-package endpoints_test
+package eventsearch_test
 
 import (
 	"slices"
 	"testing"
 	"time"
 
-	"wds/internal/endpoints"
+	"wds/internal/eventsearch"
 )
 
 // BenchmarkOutcomeSearch measures the support desk's search by outcome on an org of 200,000 events,
@@ -25,12 +25,12 @@ func BenchmarkOutcomeSearch(b *testing.B) {
 	}
 	seedDeliveries(b, f, ep.ID, "succeeded")
 	f.DB.Exec("ANALYZE")
-	for _, o := range []endpoints.Outcome{endpoints.OutcomeDropped, endpoints.OutcomeSucceeded} {
+	for _, o := range []eventsearch.Outcome{eventsearch.OutcomeDropped, eventsearch.OutcomeSucceeded} {
 		b.Run(string(o), func(b *testing.B) {
 			took := make([]time.Duration, 0, b.N)
 			for range b.N {
 				start := time.Now()
-				if _, err := f.Svc.ListEvents(f.Ctx, endpoints.EventsQuery{OrgID: f.Org, Outcome: o, Limit: 50}); err != nil {
+				if _, err := f.Events.ListEvents(f.Ctx, eventsearch.EventsQuery{OrgID: f.Org, Outcome: o, Limit: 50}); err != nil {
 					b.Fatal(err)
 				}
 				took = append(took, time.Since(start))

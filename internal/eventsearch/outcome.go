@@ -1,4 +1,4 @@
-package endpoints
+package eventsearch
 
 import "wds/models"
 

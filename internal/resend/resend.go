@@ -1,4 +1,4 @@
-package endpoints
+package resend
 
 import (
 	"context"
@@ -9,7 +9,9 @@ import (
 	"github.com/google/uuid"
 	"gorm.io/gorm"
 
+	"wds/internal/endpoints"
 	"wds/internal/events"
+	"wds/internal/eventsearch"
 	"wds/internal/platform/problem"
 	"wds/internal/workspace"
 	"wds/models"
@@ -42,7 +44,7 @@ type Resent struct {
 func (s *Service) Resend(ctx context.Context, eventID, actorID uuid.UUID, endpointID *uuid.UUID) (*Resent, error) {
 	out := &Resent{Chains: []ResentChain{}}
 	var queued []uuid.UUID
-	err := s.DB.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		ev, err := loadEvent(ctx, tx, eventID)
 		if err != nil {
 			return err
@@ -68,14 +70,15 @@ func (s *Service) Resend(ctx context.Context, eventID, actorID uuid.UUID, endpoi
 	if err != nil {
 		return nil, err
 	}
-	s.startDispatches(ctx, queued...)
+	s.StartDispatches(ctx, queued...)
 	return out, nil
 }
 
-// startDispatches starts committed chains at once when the service has a starter.
-func (s *Service) startDispatches(ctx context.Context, ids ...uuid.UUID) {
-	if s.Dispatcher != nil && len(ids) > 0 {
-		s.Dispatcher.StartDispatches(ctx, ids...)
+// StartDispatches starts committed chains at once when the service has a starter (a re-fire's
+// caller starts its own).
+func (s *Service) StartDispatches(ctx context.Context, ids ...uuid.UUID) {
+	if s.dispatcher != nil && len(ids) > 0 {
+		s.dispatcher.StartDispatches(ctx, ids...)
 	}
 }
 
@@ -111,15 +114,15 @@ func resendTargets(ctx context.Context, tx *gorm.DB, ev *models.Event, endpointI
 	case endpointID != nil && len(eps) == 0:
 		return nil, problem.Fail(problem.NotFound, "endpoint %s not found", *endpointID)
 	case len(eps) == 0:
-		return nil, problem.Fail(ErrInvalidParameter, "no enabled endpoint is subscribed to %s", ev.Type)
+		return nil, problem.Fail(endpoints.ErrInvalidParameter, "no enabled endpoint is subscribed to %s", ev.Type)
 	}
 	ids := make([]uuid.UUID, len(eps))
 	for i, ep := range eps {
 		switch {
 		case ep.DeletedAt != nil || !ep.Enabled:
-			return nil, problem.Fail(ErrEndpointDisabled, "endpoint %s is disabled; enable it first", ep.ID)
+			return nil, problem.Fail(endpoints.ErrEndpointDisabled, "endpoint %s is disabled; enable it first", ep.ID)
 		case !slices.Contains(ep.EventTypes, ev.Type):
-			return nil, problem.Fail(ErrInvalidParameter, "endpoint %s is not subscribed to %s", ep.ID, ev.Type)
+			return nil, problem.Fail(endpoints.ErrInvalidParameter, "endpoint %s is not subscribed to %s", ep.ID, ev.Type)
 		}
 		if err := noChainInProgress(ctx, tx, ev, ep.ID); err != nil {
 			return nil, err
@@ -139,7 +142,7 @@ func noChainInProgress(ctx context.Context, tx *gorm.DB, ev *models.Event, endpo
 		return fmt.Errorf("lock chains: %w", err)
 	}
 	var busy bool
-	err = tx.WithContext(ctx).Raw(`SELECT e.dispatched_at IS NULL OR EXISTS (SELECT 1 FROM (`+chainsSQL+`) ch
+	err = tx.WithContext(ctx).Raw(`SELECT e.dispatched_at IS NULL OR EXISTS (SELECT 1 FROM (`+eventsearch.ChainsSQL+`) ch
 			WHERE ch.endpoint_id = ? AND ch.state = `+sqlInProgress+`)
 		FROM events e WHERE e.id = ?`, endpointID, ev.ID).Row().Scan(&busy)
 	if err != nil {
@@ -150,6 +153,9 @@ func noChainInProgress(ctx context.Context, tx *gorm.DB, ev *models.Event, endpo
 	}
 	return nil
 }
+
+// sqlInProgress is a chain's state while it has attempts to come, as an SQL literal.
+const sqlInProgress = "'" + string(eventsearch.OutcomeInProgress) + "'"
 
 // queueChain queues a fresh chain of the event to the endpoint, numbered by the pair's counter, which
 // re-fires share.

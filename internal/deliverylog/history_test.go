@@ -1,4 +1,4 @@
-package operator
+package deliverylog
 
 import (
 	"context"
@@ -8,6 +8,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"wds/internal/platform/paging"
 	"wds/test/pgtest"
 )
 
@@ -65,7 +66,7 @@ func TestDeliveryHistoryReadsOnlyTheWindow(t *testing.T) {
 	}
 	t.Logf("minutes read for the org's window of %d: %d", window, read)
 
-	got, err := NewService(db, nil).DeliveryHistory(context.Background(), Query{OrgID: org, ActorID: user}, since)
+	got, err := NewService(db, nil, nil).DeliveryHistory(context.Background(), paging.OrgQuery{OrgID: org, ActorID: user}, since)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,15 +1,16 @@
-package endpoints_test
+package deliverylog_test
 
 import (
 	"testing"
 	"time"
 
-	"wds/internal/endpoints"
+	"wds/internal/deliverylog"
 	"wds/internal/events"
-	"wds/internal/operator"
+	"wds/internal/platform/paging"
 	"wds/internal/platform/ratelimit"
 	"wds/internal/workspace"
 	"wds/models"
+	"wds/test/deliverytest"
 )
 
 // An org reading its delivery logs and charts in a loop takes its own turns, one read at a time,
@@ -23,16 +24,15 @@ func TestAnOrgsReadsArePacedApartFromOtherOrgs(t *testing.T) {
 	ep := f.Endpoint("https://127.0.0.1/hook")
 	f.Delivery(f.Event(events.OrderCreated, nil), ep.ID, 1, models.StatusSucceeded, time.Now())
 	reads := ratelimit.NewPacer(10, 500*time.Millisecond, nil)
-	f.Svc.Reads = reads
-	lists := operator.NewService(f.DB, reads)
-	q := operator.Query{OrgID: f.Org, ActorID: f.Owner, Limit: 50}
+	lists := deliverylog.NewService(f.DB, f.Box, reads)
+	q := paging.OrgQuery{OrgID: f.Org, ActorID: f.Owner, Limit: 50}
 	read := []func() error{
 		func() error {
-			_, err := lists.ListDeliveries(f.Ctx, q, operator.DeliveryFilter{Status: models.StatusDropped})
+			_, err := lists.ListOrgDeliveries(f.Ctx, q, deliverylog.LogFilter{Status: models.StatusDropped})
 			return err
 		},
 		func() error {
-			_, err := f.Svc.ListDeliveries(f.Ctx, endpoints.DeliveriesQuery{EndpointID: ep.ID, ActorID: &f.Owner})
+			_, err := lists.ListDeliveries(f.Ctx, deliverylog.DeliveriesQuery{EndpointID: ep.ID, ActorID: &f.Owner})
 			return err
 		},
 		func() error { _, err := lists.DeliveryHistory(f.Ctx, q, time.Now().Add(-7*24*time.Hour)); return err },
@@ -41,8 +41,8 @@ func TestAnOrgsReadsArePacedApartFromOtherOrgs(t *testing.T) {
 	other, _ := people.CreateOrg(f.Ctx, "Other")
 	otherOwner, _, _ := people.CreateUser(f.Ctx, other.ID, "owner@other.test", models.RoleOwner)
 
-	checkPacedApart(t, false, func(i int) error { return read[i%len(read)]() }, func() error {
-		_, err := lists.ListDeliveries(f.Ctx, operator.Query{OrgID: other.ID, ActorID: otherOwner.ID}, operator.DeliveryFilter{})
+	deliverytest.CheckPacedApart(t, false, func(i int) error { return read[i%len(read)]() }, func() error {
+		_, err := lists.ListOrgDeliveries(f.Ctx, paging.OrgQuery{OrgID: other.ID, ActorID: otherOwner.ID}, deliverylog.LogFilter{})
 		return err
 	})
 }

@@ -1,7 +1,7 @@
 // Resending an order's events: "order 1005 never arrived" as one action. Every event about the
 // order (its own, its payments', its shipments') goes once more to one endpoint, oldest first.
 
-package endpoints
+package resend
 
 import (
 	"context"
@@ -12,6 +12,7 @@ import (
 	"github.com/google/uuid"
 	"gorm.io/gorm"
 
+	"wds/internal/endpoints"
 	"wds/internal/events"
 	"wds/internal/order"
 	"wds/internal/platform/problem"
@@ -27,7 +28,7 @@ import (
 func (s *Service) ResendOrder(ctx context.Context, ref order.Ref, endpointID, actorID uuid.UUID) (*Resent, error) {
 	out := &Resent{Chains: []ResentChain{}}
 	var queued []uuid.UUID
-	err := s.DB.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		var ep models.Endpoint
 		err := tx.Where("id = ?", endpointID).Take(&ep).Error
 		if errors.Is(err, gorm.ErrRecordNotFound) {
@@ -40,7 +41,7 @@ func (s *Service) ResendOrder(ctx context.Context, ref order.Ref, endpointID, ac
 			return err
 		}
 		if ep.DeletedAt != nil || !ep.Enabled {
-			return problem.Fail(ErrEndpointDisabled, "endpoint %s is disabled; enable it first", ep.ID)
+			return problem.Fail(endpoints.ErrEndpointDisabled, "endpoint %s is disabled; enable it first", ep.ID)
 		}
 		orderID, err := ref.Resolve(ctx, tx, ep.OrgID)
 		if err != nil {
@@ -67,7 +68,7 @@ func (s *Service) ResendOrder(ctx context.Context, ref order.Ref, endpointID, ac
 	if err != nil {
 		return nil, err
 	}
-	s.startDispatches(ctx, queued...)
+	s.StartDispatches(ctx, queued...)
 	return out, nil
 }
 
@@ -87,7 +88,7 @@ func orderEvents(ctx context.Context, tx *gorm.DB, ep models.Endpoint, orderID u
 		}
 	}
 	if len(subscribed) == 0 {
-		return nil, problem.Fail(ErrInvalidParameter, "endpoint %s is subscribed to none of order %s's %d events", ep.ID, ref, len(all))
+		return nil, problem.Fail(endpoints.ErrInvalidParameter, "endpoint %s is subscribed to none of order %s's %d events", ep.ID, ref, len(all))
 	}
 	return subscribed, nil
 }

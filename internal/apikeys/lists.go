@@ -1,14 +1,31 @@
-package operator
+package apikeys
 
 import (
 	"context"
 	"time"
 
 	"github.com/google/uuid"
+	"gorm.io/gorm"
 
+	"wds/internal/platform/paging"
+	"wds/internal/platform/ratelimit"
 	"wds/internal/workspace"
 	"wds/models"
 )
+
+// KeyLists pages through an org's keys of both kinds, never their secrets, for the Operator API and
+// the console; minting and revoking them are Service's.
+type KeyLists struct {
+	db *gorm.DB
+	// reads paces each org's reads (paging.NewReadPacer, WDS_OPERATOR_READ_RATE); nil leaves them
+	// unpaced.
+	reads *ratelimit.Pacer
+}
+
+// NewKeyLists is the key lists over db, each org's reads paced by reads (nil: unpaced).
+func NewKeyLists(db *gorm.DB, reads *ratelimit.Pacer) *KeyLists {
+	return &KeyLists{db: db, reads: reads}
+}
 
 // Key states as a list shows them (active, revoked, expired).
 const (
@@ -36,11 +53,11 @@ type ReadKey struct {
 }
 
 // ListReadKeys pages through the org's read keys, newest first. Any member may list them.
-func (s *Service) ListReadKeys(ctx context.Context, q Query) (Page[ReadKey], error) {
+func (s *KeyLists) ListReadKeys(ctx context.Context, q paging.OrgQuery) (paging.Page[ReadKey], error) {
 	if err := workspace.RequireRole(ctx, s.db, q.OrgID, q.ActorID, workspace.Anyone...); err != nil {
-		return Page[ReadKey]{}, err
+		return paging.Page[ReadKey]{}, err
 	}
-	return list(ctx, s, q, `SELECT t.id, t.name, t.key_hint AS hint, t.scope, t.created_by, t.created_at, t.expires_at,
+	return paging.List(ctx, s.db, s.reads, q, `SELECT t.id, t.name, t.key_hint AS hint, t.scope, t.created_by, t.created_at, t.expires_at,
 		t.revoked_at, t.last_used_at, `+keyStatus+` FROM read_keys t`,
 		"created_at", []string{"t.org_id = ?"}, []any{q.OrgID},
 		func(k ReadKey) (time.Time, uuid.UUID) { return k.CreatedAt, k.ID })
@@ -66,11 +83,11 @@ type IntegrationKey struct {
 }
 
 // ListIntegrationKeys pages through the org's integration keys, newest first. Any member may list them.
-func (s *Service) ListIntegrationKeys(ctx context.Context, q Query) (Page[IntegrationKey], error) {
+func (s *KeyLists) ListIntegrationKeys(ctx context.Context, q paging.OrgQuery) (paging.Page[IntegrationKey], error) {
 	if err := workspace.RequireRole(ctx, s.db, q.OrgID, q.ActorID, workspace.Anyone...); err != nil {
-		return Page[IntegrationKey]{}, err
+		return paging.Page[IntegrationKey]{}, err
 	}
-	return list(ctx, s, q, `SELECT t.id, t.store_id, t.label, t.key_hint AS hint, t.payload_format, t.scopes,
+	return paging.List(ctx, s.db, s.reads, q, `SELECT t.id, t.store_id, t.label, t.key_hint AS hint, t.payload_format, t.scopes,
 		t.ip_allowlist::text[] AS ip_allowlist, t.require_signature, t.rate_limit, t.created_by, t.created_at,
 		t.expires_at, t.revoked_at, t.last_used_at, `+keyStatus+` FROM integration_keys t`,
 		"created_at", []string{"t.org_id = ?"}, []any{q.OrgID},

@@ -1,4 +1,4 @@
-package endpoints_test
+package eventsearch_test
 
 import (
 	"testing"
@@ -7,8 +7,8 @@ import (
 	"github.com/google/uuid"
 
 	"wds/internal/delivery"
-	"wds/internal/endpoints"
 	"wds/internal/events"
+	"wds/internal/eventsearch"
 	"wds/internal/platform/paging"
 	"wds/models"
 	"wds/test/pgtest"
@@ -22,10 +22,10 @@ func TestEventOutcomeIsKeptByEachWrite(t *testing.T) {
 	f := newFixture(t)
 	ep := f.Endpoint("https://127.0.0.1/hook")
 	ev := f.Event(events.OrderCreated, nil)
-	expect := func(step string, want endpoints.Outcome, chains int) {
+	expect := func(step string, want eventsearch.Outcome, chains int) {
 		t.Helper()
-		for _, o := range endpoints.Outcomes {
-			page, err := f.Svc.ListEvents(f.Ctx, endpoints.EventsQuery{OrgID: f.Org, Outcome: o, Limit: 10})
+		for _, o := range eventsearch.Outcomes {
+			page, err := f.Events.ListEvents(f.Ctx, eventsearch.EventsQuery{OrgID: f.Org, Outcome: o, Limit: 10})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -35,9 +35,9 @@ func TestEventOutcomeIsKeptByEachWrite(t *testing.T) {
 			}
 		}
 	}
-	expect("written", endpoints.OutcomeInProgress, 0)
+	expect("written", eventsearch.OutcomeInProgress, 0)
 	f.DB.Exec("UPDATE events SET dispatched_at = clock_timestamp() WHERE id = ?", ev)
-	expect("dispatched, no chain yet", endpoints.OutcomeNoEndpoints, 0)
+	expect("dispatched, no chain yet", eventsearch.OutcomeNoEndpoints, 0)
 	later := time.Now().Add(time.Hour)
 	first := models.Delivery{ID: uuid.New(), OrgID: f.Org, EventID: ev, EndpointID: ep.ID, EventType: events.OrderCreated,
 		ChainID: uuid.New(), WorkflowID: contract.EventWorkflowID(ev), Attempt: 1, Status: models.StatusFailed,
@@ -45,30 +45,30 @@ func TestEventOutcomeIsKeptByEachWrite(t *testing.T) {
 	if _, err := delivery.RecordAttempt(f.Ctx, f.DB, &first); err != nil {
 		t.Fatal(err)
 	}
-	expect("failed, a retry to come", endpoints.OutcomeInProgress, 1)
+	expect("failed, a retry to come", eventsearch.OutcomeInProgress, 1)
 	if _, err := f.Svc.Disable(f.Ctx, ep.ID, f.Owner); err != nil {
 		t.Fatal(err)
 	}
-	expect("dropped by the disable", endpoints.OutcomeDropped, 1)
+	expect("dropped by the disable", eventsearch.OutcomeDropped, 1)
 	if _, err := f.Svc.Enable(f.Ctx, ep.ID, f.Owner); err != nil {
 		t.Fatal(err)
 	}
-	resent, err := f.Svc.Resend(f.Ctx, ev, f.Owner, &ep.ID)
+	resent, err := f.Resends.Resend(f.Ctx, ev, f.Owner, &ep.ID)
 	if err != nil {
 		t.Fatal(err)
 	}
-	expect("resend queued", endpoints.OutcomeInProgress, 2)
+	expect("resend queued", eventsearch.OutcomeInProgress, 2)
 	chain := resent.Chains[0]
 	ok := models.Delivery{ID: uuid.New(), OrgID: f.Org, EventID: ev, EndpointID: ep.ID, EventType: events.OrderCreated,
 		ChainID: chain.ChainID, WorkflowID: chain.WorkflowID, Attempt: 1, Status: models.StatusSucceeded, AttemptedAt: time.Now()}
 	if _, err := delivery.RecordAttempt(f.Ctx, f.DB, &ok); err != nil {
 		t.Fatal(err)
 	}
-	expect("the resend succeeded", endpoints.OutcomeSucceeded, 2)
+	expect("the resend succeeded", eventsearch.OutcomeSucceeded, 2)
 
 	// An event nothing is subscribed to is written dispatched: it has no endpoints from the start.
 	unheard := f.Event(events.VendorCreated, map[string]any{"id": uuid.New()})
-	page, err := f.Svc.ListEvents(f.Ctx, endpoints.EventsQuery{OrgID: f.Org, Outcome: endpoints.OutcomeNoEndpoints, Limit: 10})
+	page, err := f.Events.ListEvents(f.Ctx, eventsearch.EventsQuery{OrgID: f.Org, Outcome: eventsearch.OutcomeNoEndpoints, Limit: 10})
 	if err != nil || len(page.Rows) != 1 || page.Rows[0].ID != unheard {
 		t.Fatalf("no_endpoints: %+v %v", page, err)
 	}
@@ -92,12 +92,12 @@ func TestOutcomeSearchIsAnIndexWalk(t *testing.T) {
 	}
 	seedDeliveries(t, f, ep.ID, "succeeded")
 	f.DB.Exec("ANALYZE")
-	for _, q := range []endpoints.EventsQuery{
-		{OrgID: f.Org, Outcome: endpoints.OutcomeDropped, Limit: 51},
-		{OrgID: f.Org, Outcome: endpoints.OutcomeInProgress, Limit: 51},
-		{OrgID: f.Org, Outcome: endpoints.OutcomeDropped, Limit: 51, Cursor: &paging.Cursor{At: time.Now().Add(-20000 * time.Second), ID: uuid.New()}},
+	for _, q := range []eventsearch.EventsQuery{
+		{OrgID: f.Org, Outcome: eventsearch.OutcomeDropped, Limit: 51},
+		{OrgID: f.Org, Outcome: eventsearch.OutcomeInProgress, Limit: 51},
+		{OrgID: f.Org, Outcome: eventsearch.OutcomeDropped, Limit: 51, Cursor: &paging.Cursor{At: time.Now().Add(-20000 * time.Second), ID: uuid.New()}},
 	} {
-		sql, args := endpoints.EventsPageSQL(q)
+		sql, args := eventsearch.EventsPageSQL(q)
 		root, plan := pgtest.Explain(t, f.DB, sql, args...)
 		used := false
 		root.Walk(func(n pgtest.PlanNode) {
@@ -141,18 +141,18 @@ func TestACommonOutcomeUnderNewerDropsIsAnIndexWalk(t *testing.T) {
 	if err := f.DB.Exec("VACUUM ANALYZE events").Error; err != nil {
 		t.Fatal(err)
 	}
-	sql, args := endpoints.EventsPageSQL(endpoints.EventsQuery{OrgID: f.Org, Outcome: endpoints.OutcomeSucceeded, Limit: 51})
+	sql, args := eventsearch.EventsPageSQL(eventsearch.EventsQuery{OrgID: f.Org, Outcome: eventsearch.OutcomeSucceeded, Limit: 51})
 	pgtest.CheckKeysetScan(t, f.DB, "succeeded under newer drops", "events", "events_org_outcome", sql, args...)
 	// A deep page, a search until a time, and both: each reads about a page of blocks, starting the
 	// walk at its bound, never walking from the newest of the outcome's 160,000 events.
 	now := time.Now()
 	deep, until := &paging.Cursor{At: now.Add(-1900 * time.Second), ID: uuid.New()}, now.Add(-500*time.Second)
-	for what, q := range map[string]endpoints.EventsQuery{
-		"deep page":           {OrgID: f.Org, Outcome: endpoints.OutcomeSucceeded, Limit: 51, Cursor: deep},
-		"until":               {OrgID: f.Org, Outcome: endpoints.OutcomeSucceeded, Limit: 51, Until: &until},
-		"until and deep page": {OrgID: f.Org, Outcome: endpoints.OutcomeSucceeded, Limit: 51, Until: &until, Cursor: deep},
+	for what, q := range map[string]eventsearch.EventsQuery{
+		"deep page":           {OrgID: f.Org, Outcome: eventsearch.OutcomeSucceeded, Limit: 51, Cursor: deep},
+		"until":               {OrgID: f.Org, Outcome: eventsearch.OutcomeSucceeded, Limit: 51, Until: &until},
+		"until and deep page": {OrgID: f.Org, Outcome: eventsearch.OutcomeSucceeded, Limit: 51, Until: &until, Cursor: deep},
 	} {
-		sql, args := endpoints.EventsPageSQL(q)
+		sql, args := eventsearch.EventsPageSQL(q)
 		if blocks := pgtest.BlocksRead(t, f.DB, sql, args...); blocks > 200 {
 			t.Errorf("%s: the page read %d blocks, want about a page's", what, blocks)
 		}

@@ -1,4 +1,4 @@
-package endpoints
+package deliverylog
 
 import (
 	"context"
@@ -10,29 +10,8 @@ import (
 	"gorm.io/gorm"
 
 	"wds/internal/platform/paging"
-	"wds/internal/platform/ratelimit"
 	"wds/models"
 )
-
-// DefaultReadRate is WDS_OPERATOR_READ_RATE's default: an org's list reads a second, per instance,
-// a burst of as many at once. A console page makes up to five; a person never comes near it.
-const DefaultReadRate = 20
-
-// readQueue is the longest an org's read waits for its turn before it is refused.
-const readQueue = 5 * time.Second
-
-// NewReadPacer paces each org's list reads to perSecond (0: DefaultReadRate), one at a time, for
-// Service.Reads and the Operator API's lists (operator.Service.Reads): one org's members or
-// scripts reading in a loop hold one database turn, never the turns another org's requests need.
-func NewReadPacer(perSecond int) *ratelimit.Pacer {
-	if perSecond <= 0 {
-		perSecond = DefaultReadRate
-	}
-	return ratelimit.NewPacer(perSecond, readQueue, nil)
-}
-
-// ReadsPaced is what waits for an org's turn at its reads, as the 429 names it.
-const ReadsPaced = "this org's reads of its lists, delivery log and charts"
 
 // logColumns read a page's rows as t, each with the re-fire r that started a fresh chain from it, if
 // any (a delivery is re-fired at most once), and the number of the order its event is about: for

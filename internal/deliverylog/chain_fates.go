@@ -1,4 +1,4 @@
-package endpoints
+package deliverylog
 
 import (
 	"context"
@@ -31,7 +31,7 @@ func (s *Service) ChainFates(ctx context.Context, orgID uuid.UUID, attempts []mo
 		eventIDs, chainIDs = append(eventIDs, a.EventID), append(chainIDs, a.ChainID)
 	}
 	var fates []ChainFate
-	err := s.DB.WithContext(ctx).Raw(`SELECT d.chain_id, (array_agg(d.status ORDER BY d.attempt DESC))[1] AS status,
+	err := s.db.WithContext(ctx).Raw(`SELECT d.chain_id, (array_agg(d.status ORDER BY d.attempt DESC))[1] AS status,
 			max(d.attempt) AS attempt,
 			(array_agg(r.chain_id ORDER BY d.attempt DESC) FILTER (WHERE r.id IS NOT NULL))[1] AS refired_chain_id,
 			(array_agg(r.workflow_id ORDER BY d.attempt DESC) FILTER (WHERE r.id IS NOT NULL))[1] AS refired_workflow_id
