@@ -97,20 +97,9 @@ var apiWiring = map[string]bool{"serve.go": true, "services.go": true}
 // cmd/wds is one package, so the import rule above cannot tell its files apart: this reads each
 // file's imports.
 func TestOnlyTheServersWiringImportsAPI(t *testing.T) {
-	files, err := filepath.Glob("../../cmd/wds/*.go")
-	if err != nil || len(files) == 0 {
-		t.Fatalf("cmd/wds: %v, %d files", err, len(files))
-	}
 	wired := map[string]bool{}
-	for _, f := range files {
+	for f, file := range sources(t, "../../cmd/wds", parser.ImportsOnly) {
 		name := filepath.Base(f)
-		if strings.HasSuffix(name, "_test.go") {
-			continue
-		}
-		file, err := parser.ParseFile(token.NewFileSet(), f, nil, parser.ImportsOnly)
-		if err != nil {
-			t.Fatal(err)
-		}
 		for _, imp := range file.Imports {
 			path, _ := strconv.Unquote(imp.Path.Value)
 			if !under(path, "wds/api") {
@@ -136,28 +125,12 @@ var sqlCalls = map[string]bool{"Raw": true, "Exec": true, "Where": true, "Table"
 func TestHandlersAndPagesHoldNoSQL(t *testing.T) {
 	calls := 0
 	for _, dir := range []string{"../../api", "../../api/console"} {
-		files, err := filepath.Glob(dir + "/*.go")
-		if err != nil || len(files) == 0 {
-			t.Fatalf("%s: %v, %d files", dir, err, len(files))
-		}
-		for _, f := range files {
-			if strings.HasSuffix(f, "_test.go") {
-				continue
-			}
-			file, err := parser.ParseFile(token.NewFileSet(), f, nil, 0)
-			if err != nil {
-				t.Fatal(err)
-			}
-			ast.Inspect(file, func(n ast.Node) bool {
-				sel, ok := n.(*ast.SelectorExpr)
-				if !ok {
-					return true
-				}
+		for f, file := range sources(t, dir, 0) {
+			eachSelector(file, func(sel *ast.SelectorExpr) {
 				calls++
 				if sqlCalls[sel.Sel.Name] {
 					t.Errorf("%s calls %s: handlers and pages hold no SQL", strings.TrimPrefix(f, "../../"), sel.Sel.Name)
 				}
-				return true
 			})
 		}
 	}
@@ -172,34 +145,50 @@ func TestHandlersAndPagesHoldNoSQL(t *testing.T) {
 // are taken on a nil *activities.Activities, so no activity code, nor anything it imports, runs in a
 // workflow; the test holds every use of the package to that type.
 func TestWorkflowsUseActivitiesOnlyForTypedReferences(t *testing.T) {
-	files, err := filepath.Glob("../../workflows/*.go")
-	if err != nil || len(files) == 0 {
-		t.Fatalf("workflows: %v, %d files", err, len(files))
-	}
 	uses := 0
-	for _, f := range files {
-		if strings.HasSuffix(f, "_test.go") {
-			continue
-		}
-		file, err := parser.ParseFile(token.NewFileSet(), f, nil, 0)
-		if err != nil {
-			t.Fatal(err)
-		}
-		ast.Inspect(file, func(n ast.Node) bool {
-			sel, ok := n.(*ast.SelectorExpr)
-			if !ok {
-				return true
-			}
+	for f, file := range sources(t, "../../workflows", 0) {
+		eachSelector(file, func(sel *ast.SelectorExpr) {
 			if x, ok := sel.X.(*ast.Ident); ok && x.Name == "activities" {
 				uses++
 				if sel.Sel.Name != "Activities" {
 					t.Errorf("%s uses activities.%s: workflows take only the activities' type, for typed references", filepath.Base(f), sel.Sel.Name)
 				}
 			}
-			return true
 		})
 	}
 	if uses == 0 {
 		t.Fatal("workflows use no activities.Activities: the test reads nothing")
 	}
+}
+
+// sources parses dir's Go files, tests aside, by path; a directory with none fails the test, which
+// would otherwise read nothing.
+func sources(t *testing.T, dir string, mode parser.Mode) map[string]*ast.File {
+	t.Helper()
+	files, err := filepath.Glob(dir + "/*.go")
+	out := map[string]*ast.File{}
+	for _, f := range files {
+		if strings.HasSuffix(f, "_test.go") {
+			continue
+		}
+		file, perr := parser.ParseFile(token.NewFileSet(), f, nil, mode)
+		if perr != nil {
+			t.Fatal(perr)
+		}
+		out[f] = file
+	}
+	if err != nil || len(out) == 0 {
+		t.Fatalf("%s: %v, %d files", dir, err, len(out))
+	}
+	return out
+}
+
+// eachSelector calls fn with every selector expression (x.Name) in file.
+func eachSelector(file *ast.File, fn func(*ast.SelectorExpr)) {
+	ast.Inspect(file, func(n ast.Node) bool {
+		if sel, ok := n.(*ast.SelectorExpr); ok {
+			fn(sel)
+		}
+		return true
+	})
 }
