@@ -20,6 +20,7 @@ import (
 	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/client"
 
+	"wds/internal/platform/freeport"
 	"wds/internal/platform/temporalclient"
 	"wds/workflows/contract"
 )
@@ -182,10 +183,9 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 
 func freeAddr(t *testing.T) string {
 	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
+	a, err := freeport.Addr()
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer l.Close()
-	return l.Addr().String()
+	return a
 }

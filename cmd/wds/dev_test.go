@@ -4,12 +4,13 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"net"
 	"net/http"
 	"os"
 	"path/filepath"
 	"testing"
 	"time"
+
+	"wds/internal/platform/freeport"
 )
 
 // startDev runs `wds dev` in-process against a fresh data directory and waits until it answers.
@@ -59,12 +60,11 @@ func startDev(t *testing.T, dir, addr string) (stop func() error) {
 
 func freeAddr(t *testing.T) string {
 	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
+	a, err := freeport.Addr()
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer l.Close()
-	return l.Addr().String()
+	return a
 }
 
 func readDemo(t *testing.T, dir string) demoData {

@@ -25,6 +25,7 @@ import (
 
 	"wds/internal/dev/temporaldev"
 	"wds/internal/platform/database"
+	"wds/internal/platform/freeport"
 	"wds/internal/platform/secrets"
 	"wds/models"
 )
@@ -305,10 +306,10 @@ func (e *env) startStack(ctx context.Context, o Options) (*stack, error) {
 	if s.serve, s.base, serveMetrics, err = e.startServe(ctx, "serve", s.environ); err != nil {
 		return nil, err
 	}
-	if s.workerMetrics, err = freeAddr(); err != nil {
+	if s.workerMetrics, err = freeport.Addr(); err != nil {
 		return nil, err
 	}
-	if s.workerPprof, err = freeAddr(); err != nil {
+	if s.workerPprof, err = freeport.Addr(); err != nil {
 		return nil, err
 	}
 	workerEnv := slices.Concat(s.environ, []string{"WDS_METRICS_ADDR=" + s.workerMetrics, "WDS_PPROF_ADDR=" + s.workerPprof})
@@ -459,11 +460,11 @@ func (e *env) prepareRead(ctx context.Context, o Options, s *stack, res *Results
 // startServe runs `wds serve` on a free loopback port and waits until it answers; name names its
 // log. It returns the API's base URL and the address of its Prometheus endpoint.
 func (e *env) startServe(ctx context.Context, name string, environ []string) (p *proc, base, metrics string, err error) {
-	addr, err := freeAddr()
+	addr, err := freeport.Addr()
 	if err != nil {
 		return nil, "", "", err
 	}
-	if metrics, err = freeAddr(); err != nil {
+	if metrics, err = freeport.Addr(); err != nil {
 		return nil, "", "", err
 	}
 	if p, err = e.start(name, append(environ, "WDS_HTTP_ADDR="+addr, "WDS_METRICS_ADDR="+metrics), e.wdsBin, "serve"); err != nil {

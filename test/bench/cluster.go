@@ -12,6 +12,7 @@ import (
 	"go.temporal.io/sdk/client"
 
 	"wds/internal/dev/temporalcluster"
+	"wds/internal/platform/freeport"
 )
 
 // The Temporal servers the delivery-only line runs on (-temporal).
@@ -63,7 +64,7 @@ func (e *env) clusterDelivery(ctx context.Context, o Options, s *stack, shards i
 			e.logf("bench: %v", err)
 		}
 	}()
-	metrics, err := freeAddr()
+	metrics, err := freeport.Addr()
 	if err != nil {
 		return DeliveryOnly{}, err
 	}

@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -260,16 +259,6 @@ func waitHTTP(ctx context.Context, p *proc, url string) error {
 		case <-time.After(100 * time.Millisecond):
 		}
 	}
-}
-
-// freeAddr is a loopback address with a port free right now.
-func freeAddr() (string, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return "", fmt.Errorf("bench: find a free port: %w", err)
-	}
-	defer l.Close()
-	return l.Addr().String(), nil
 }
 
 // close stops every process and the cluster and removes the run's directory unless asked to keep it.

@@ -12,6 +12,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"wds/internal/platform/freeport"
 	"wds/models"
 	"wds/workflows/contract"
 )
@@ -28,7 +29,7 @@ const recoveryRateLimit = 1000
 // recoveryWorker replaces the stack's worker with one whose org budget is recoveryRateLimit, so the
 // recovery line measures how fast wds recovers rather than the budget's pace.
 func (e *env) recoveryWorker(ctx context.Context, s *stack) error {
-	metrics, err := freeAddr()
+	metrics, err := freeport.Addr()
 	if err != nil {
 		return err
 	}

@@ -12,6 +12,7 @@ import (
 	"go.temporal.io/sdk/client"
 
 	"wds/internal/dev/temporaldev"
+	"wds/internal/platform/freeport"
 	"wds/models"
 	"wds/workflows/contract"
 )
@@ -393,7 +394,7 @@ func (e *env) startSide(ctx context.Context, s *stack, name string, extra ...str
 		return nil, err
 	}
 	e.closers = append(e.closers, func() { _ = tsrv.Stop() })
-	metrics, err := freeAddr()
+	metrics, err := freeport.Addr()
 	if err != nil {
 		return nil, err
 	}

@@ -26,6 +26,7 @@ import (
 	"wds/internal/dev/pgcluster"
 	"wds/internal/dev/temporaldev"
 	"wds/internal/platform/database"
+	"wds/internal/platform/freeport"
 	"wds/internal/platform/secrets"
 )
 
@@ -267,12 +268,11 @@ func (s *system) wds(args ...string) map[string]string {
 
 func freePort(t *testing.T) int {
 	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
+	p, err := freeport.Port()
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
+	return p
 }
 
 func quietLog() logrus.FieldLogger {

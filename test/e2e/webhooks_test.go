@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net"
 	"net/http"
 	"path/filepath"
 	"slices"
@@ -30,6 +29,7 @@ import (
 	"wds/internal/dev/temporalcluster"
 	"wds/internal/dev/temporaldev"
 	"wds/internal/dispatch"
+	"wds/internal/platform/freeport"
 	"wds/internal/platform/temporalclient"
 	"wds/models"
 	"wds/test/deliverytest"
@@ -465,12 +465,11 @@ func (c *countingTemporal) ExecuteWorkflow(ctx context.Context, o client.StartWo
 
 func freePort(t *testing.T) int {
 	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
+	p, err := freeport.Port()
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
+	return p
 }
 
 func TestTemporalOutageLosesNothingAndStartsNothingTwice(t *testing.T) {

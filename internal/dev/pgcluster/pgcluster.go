@@ -14,6 +14,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"wds/internal/platform/freeport"
 )
 
 // ErrNoServer means no PostgreSQL server programs were found.
@@ -106,12 +108,10 @@ func (c *Cluster) choosePort(dir string) (int, error) {
 			return p, nil
 		}
 	}
-	l, err := net.Listen("tcp", "127.0.0.1:0")
+	p, err := freeport.Port()
 	if err != nil {
-		return 0, fmt.Errorf("pgcluster: find a free port: %w", err)
+		return 0, fmt.Errorf("pgcluster: %w", err)
 	}
-	p := l.Addr().(*net.TCPAddr).Port
-	_ = l.Close()
 	if err := os.WriteFile(file, []byte(strconv.Itoa(p)), 0o644); err != nil {
 		return 0, fmt.Errorf("pgcluster: %w", err)
 	}

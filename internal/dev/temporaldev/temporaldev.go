@@ -19,6 +19,7 @@ import (
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/temporal"
 
+	"wds/internal/platform/freeport"
 	"wds/internal/platform/temporalclient"
 	"wds/workflows/contract"
 )
@@ -86,7 +87,7 @@ func start(ctx context.Context, o Options) (*Server, error) {
 	}
 	if o.Port == 0 {
 		var err error
-		if o.Port, err = freePort(); err != nil {
+		if o.Port, err = freeport.Port(); err != nil {
 			return nil, err
 		}
 	}
@@ -269,13 +270,4 @@ func FindProgram(name, envVar string, missing error) (string, error) {
 func isExecutable(p string) bool {
 	st, err := os.Stat(p)
 	return err == nil && st.Mode().IsRegular() && st.Mode()&0o111 != 0
-}
-
-func freePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, fmt.Errorf("find a free port: %w", err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
 }
