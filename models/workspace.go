@@ -62,7 +62,7 @@ type AuditEntry struct {
 	ID      uuid.UUID `json:"id"`
 	OrgID   uuid.UUID `json:"org_id"`
 	ActorID uuid.UUID `json:"actor_id"`
-	// ActorKeyID is the integration key that acted instead of an operator; workspace.AuditKey writes
+	// ActorKeyID is the integration key that acted instead of an operator; workspace.AuditAct writes
 	// those rows (with no ActorID), so an operator's row leaves it nil.
 	ActorKeyID *uuid.UUID     `json:"actor_key_id"`
 	Action     string         `json:"action"`

@@ -2,7 +2,6 @@ package delivery
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
@@ -14,6 +13,7 @@ import (
 	"wds/internal/events"
 	"wds/internal/outbox"
 	"wds/internal/platform/egress"
+	"wds/internal/workspace"
 	"wds/models"
 )
 
@@ -54,8 +54,9 @@ func DisableIfFailing(ctx context.Context, db *gorm.DB, endpointID uuid.UUID, af
 		if _, err := DropPendingChains(ctx, tx, ep.ID, models.ReasonEndpointDisabled); err != nil {
 			return err
 		}
-		err = AuditAutomatic(ctx, tx, ep.OrgID, "endpoint.auto_disabled", "webhook_endpoint", ep.ID,
-			map[string]any{"failing_since": since, "disable_after": after.String()})
+		err = workspace.AuditAct(ctx, tx, workspace.Act{OrgID: ep.OrgID, Action: "endpoint.auto_disabled",
+			TargetType: "webhook_endpoint", TargetID: ep.ID,
+			Details: map[string]any{"failing_since": since, "disable_after": after.String()}})
 		if err != nil {
 			return err
 		}
@@ -73,22 +74,6 @@ func DisableIfFailing(ctx context.Context, db *gorm.DB, endpointID uuid.UUID, af
 		return nil, fmt.Errorf("auto-disable endpoint %s: %w", endpointID, err)
 	}
 	return targeted, nil
-}
-
-// AuditAutomatic writes an audit row of no actor: the service acted by itself (auto-disable, an ended
-// lease, a recovery whose endpoint went away). The Operator API shows its actor_id as null, the
-// console as "wds (automatic)".
-func AuditAutomatic(ctx context.Context, tx *gorm.DB, orgID uuid.UUID, action, targetType string, targetID uuid.UUID, details map[string]any) error {
-	raw, err := json.Marshal(details)
-	if err != nil {
-		return fmt.Errorf("write audit log: %w", err)
-	}
-	err = tx.WithContext(ctx).Exec(`INSERT INTO audit_log (id, org_id, actor_id, action, target_type, target_id, details)
-		VALUES (?, ?, NULL, ?, ?, ?, ?::jsonb)`, uuid.New(), orgID, action, targetType, targetID, string(raw)).Error
-	if err != nil {
-		return fmt.Errorf("write audit log: %w", err)
-	}
-	return nil
 }
 
 func ptr[T any](v T) *T { return &v }

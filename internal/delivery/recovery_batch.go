@@ -14,6 +14,7 @@ import (
 
 	"wds/internal/events"
 	"wds/internal/platform/egress"
+	"wds/internal/workspace"
 	"wds/models"
 	"wds/workflows/contract"
 )
@@ -91,8 +92,9 @@ func NextRecoveryBatch(ctx context.Context, db *gorm.DB, p contract.RecoveryPara
 			if ep.DeletedAt != nil {
 				reason = models.ReasonEndpointDeleted
 			}
-			return AuditAutomatic(ctx, tx, rec.OrgID, "recovery.auto_cancelled", "webhook_recovery", rec.ID,
-				map[string]any{"endpoint_id": rec.EndpointID, "reason": reason, "started": rec.Started, "total": rec.Total})
+			return workspace.AuditAct(ctx, tx, workspace.Act{OrgID: rec.OrgID, Action: "recovery.auto_cancelled",
+				TargetType: "webhook_recovery", TargetID: rec.ID,
+				Details: map[string]any{"endpoint_id": rec.EndpointID, "reason": reason, "started": rec.Started, "total": rec.Total}})
 		}
 		rate, err := recoveryRate(ctx, tx, &rec, &ep, orgRate)
 		if err != nil {

@@ -8,9 +8,9 @@ import (
 	"github.com/google/uuid"
 	"gorm.io/gorm"
 
-	"wds/internal/delivery"
 	"wds/internal/platform/egress"
 	"wds/internal/platform/problem"
+	"wds/internal/workspace"
 )
 
 // LeaseTTL is how long an endpoint on a lease (one `wds listen` registered) lives after its last
@@ -66,8 +66,9 @@ func expireLeases(ctx context.Context, tx *gorm.DB, org uuid.UUID) ([]uuid.UUID,
 	ids := make([]uuid.UUID, len(ended))
 	for i, e := range ended {
 		ids[i] = e.ID
-		err := delivery.AuditAutomatic(ctx, tx, e.OrgID, "endpoint.lease_ended", "webhook_endpoint", e.ID,
-			map[string]any{"url": egress.RedactURL(e.URL), "lease_until": e.LeaseUntil})
+		err := workspace.AuditAct(ctx, tx, workspace.Act{OrgID: e.OrgID, Action: "endpoint.lease_ended",
+			TargetType: "webhook_endpoint", TargetID: e.ID,
+			Details: map[string]any{"url": egress.RedactURL(e.URL), "lease_until": e.LeaseUntil}})
 		if err != nil {
 			return nil, err
 		}

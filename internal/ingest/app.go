@@ -203,7 +203,7 @@ func (o *op) auditKey(action, targetType string, targetID uuid.UUID, details map
 	if o.key == nil {
 		return nil
 	}
-	return workspace.AuditKey(o.ctx, o.tx, workspace.KeyAction{OrgID: o.org, KeyID: o.key.ID, Action: action,
+	return workspace.AuditAct(o.ctx, o.tx, workspace.Act{OrgID: o.org, KeyID: &o.key.ID, Action: action,
 		TargetType: targetType, TargetID: targetID, Details: details})
 }
 

@@ -268,9 +268,6 @@ var shared = map[string]struct {
 	writers []string
 	why     string
 }{
-	"audit_log": {[]string{"internal/delivery", "internal/workspace"},
-		"the service's own acts (auto-disable, an ended lease, a recovery cancelled by its endpoint's disable) have no actor, " +
-			"which models.AuditEntry cannot say: delivery.AuditAutomatic writes their NULL actor_id itself"},
 	"events": {[]string{"internal/outbox", "worker"}, "every insert is the outbox's; the worker's pruning deletes aged events"},
 	"webhook_deliveries": {[]string{"internal/delivery", "worker"},
 		"every attempt row is the delivery engine's; the worker's pruning deletes aged ones"},
