@@ -258,6 +258,15 @@ const (
 	IntegrationKeysTable = "integration_keys"
 )
 
+// touchSQL opens each table's batched write of last uses, which ends with touchedRows; each table is
+// named in its statement.
+var touchSQL = map[string]string{
+	ReadKeysTable:        `UPDATE read_keys k SET last_used_at = u.at FROM (VALUES `,
+	IntegrationKeysTable: `UPDATE integration_keys k SET last_used_at = u.at FROM (VALUES `,
+}
+
+const touchedRows = `) AS u(id, at) WHERE k.id = u.id AND (k.last_used_at IS NULL OR k.last_used_at < u.at)`
+
 // Touch records a use of key id in table.
 func (l *LastUsed) Touch(table string, id uuid.UUID, at time.Time) {
 	l.mu.Lock()
@@ -298,10 +307,7 @@ func (l *LastUsed) Flush(ctx context.Context) {
 			values = append(values, "(?::uuid, ?::timestamptz)")
 			args = append(args, id, at)
 		}
-		// table is one of two constants above, never outside input.
-		err := l.db.WithContext(ctx).Exec(`UPDATE `+table+` k SET last_used_at = u.at
-			FROM (VALUES `+strings.Join(values, ", ")+`) AS u(id, at)
-			WHERE k.id = u.id AND (k.last_used_at IS NULL OR k.last_used_at < u.at)`, args...).Error
+		err := l.db.WithContext(ctx).Exec(touchSQL[table]+strings.Join(values, ", ")+touchedRows, args...).Error
 		if err != nil {
 			l.log.WithError(err).Warn("could not record key last_used_at")
 		}

@@ -12,6 +12,7 @@ import (
 	"gorm.io/gorm"
 	"gorm.io/gorm/clause"
 
+	"wds/internal/dispatch"
 	"wds/internal/events"
 	"wds/internal/platform/egress"
 	"wds/internal/workspace"
@@ -184,24 +185,21 @@ func queueRecovered(ctx context.Context, tx *gorm.DB, rec *models.Recovery, n in
 		}
 	}
 	for _, r := range rows {
-		var num int
-		err := tx.WithContext(ctx).Raw(`INSERT INTO webhook_refire_counters (event_id, endpoint_id, n) VALUES (?, ?, 1)
-			ON CONFLICT (event_id, endpoint_id) DO UPDATE SET n = webhook_refire_counters.n + 1 RETURNING n`,
-			r.EventID, rec.EndpointID).Row().Scan(&num)
+		num, err := dispatch.Number(ctx, tx, r.EventID, rec.EndpointID)
 		if err != nil {
-			return nil, 0, fmt.Errorf("count manual starts: %w", err)
+			return nil, 0, err
 		}
-		var ids []uuid.UUID
-		err = tx.WithContext(ctx).Raw(`INSERT INTO webhook_dispatches (id, org_id, kind, workflow_id, event_id, endpoint_id, chain_id,
-				refired_delivery_id, recovery_id, created_by)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-			ON CONFLICT (refired_delivery_id) WHERE refired_delivery_id IS NOT NULL DO NOTHING RETURNING id`,
-			uuid.New(), rec.OrgID, models.DispatchRecovery, contract.ManualWorkflowID(models.DispatchRecovery, r.EventID, rec.EndpointID, num),
-			r.EventID, rec.EndpointID, uuid.New(), r.ID, rec.ID, rec.CreatedBy).Scan(&ids).Error
+		d := models.Dispatch{ID: uuid.New(), OrgID: rec.OrgID, Kind: models.DispatchRecovery,
+			WorkflowID: contract.ManualWorkflowID(models.DispatchRecovery, r.EventID, rec.EndpointID, num),
+			EventID:    r.EventID, EndpointID: rec.EndpointID, ChainID: uuid.New(), RefiredDeliveryID: &r.ID,
+			RecoveryID: &rec.ID, CreatedBy: rec.CreatedBy}
+		ok, err := dispatch.Queue(ctx, tx, &d)
 		if err != nil {
-			return nil, 0, fmt.Errorf("queue recovered chain: %w", err)
+			return nil, 0, err
 		}
-		queued = append(queued, ids...)
+		if ok {
+			queued = append(queued, d.ID)
+		}
 	}
 	return queued, len(rows), nil
 }

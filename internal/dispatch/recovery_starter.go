@@ -13,6 +13,7 @@ import (
 	"gorm.io/gorm"
 	"gorm.io/gorm/clause"
 
+	"wds/internal/outbox"
 	"wds/internal/platform/egress"
 	"wds/models"
 	"wds/workflows/contract"
@@ -28,6 +29,14 @@ type recoveryRow struct {
 }
 
 func (r recoveryRow) rowID() uuid.UUID { return r.ID }
+
+// recoveries is webhook_recoveries as the relay's queue: only marked, since a recovery has no lease
+// (claimRecoveries says why).
+var recoveries = outbox.Queue{
+	Table: "webhook_recoveries",
+	Mark: `UPDATE webhook_recoveries SET dispatched_at = clock_timestamp()
+		WHERE id IN (SELECT id FROM webhook_recoveries WHERE id IN ? ORDER BY id FOR UPDATE) AND dispatched_at IS NULL`,
+}
 
 // unstartedRecoveries selects running recoveries whose workflow is not started yet, oldest first.
 func unstartedRecoveries(db *gorm.DB) *gorm.DB {
@@ -46,7 +55,7 @@ func (s *Starter) StartRecoveries(ctx context.Context, ids ...uuid.UUID) {
 		return unstartedRecoveries(db).Where("r.id IN ?", ids).Find(rows).Error
 	}
 	s.immediately(ctx, func(ctx context.Context) error {
-		return startNow(ctx, s.DB, "webhook_recoveries", read, s.startRecoveryRows)
+		return startNow(ctx, s.DB, recoveries, read, s.startRecoveryRows)
 	})
 }
 
@@ -63,7 +72,7 @@ func (s *Starter) claimRecoveries(ctx context.Context, limit int) (int, error) {
 		return 0, fmt.Errorf("claim recoveries: %w", err)
 	}
 	started, startErr := s.startRecoveryRows(ctx, rows)
-	if err := markStarted(s.DB.WithContext(ctx), "webhook_recoveries", started); err != nil {
+	if err := markStarted(s.DB.WithContext(ctx), recoveries, started); err != nil {
 		return 0, err
 	}
 	return len(started), startErr

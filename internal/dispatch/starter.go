@@ -89,7 +89,7 @@ func (s *Starter) StartEvents(ctx context.Context, eventIDs []uuid.UUID) {
 	read := func(db *gorm.DB, rows *[]eventRow) error {
 		return undispatchedEvents(db).Where("id IN ?", eventIDs).Find(rows).Error
 	}
-	s.immediately(ctx, func(ctx context.Context) error { return startNow(ctx, s.DB, "events", read, s.startRows) })
+	s.immediately(ctx, func(ctx context.Context) error { return startNow(ctx, s.DB, outbox.Events, read, s.startRows) })
 }
 
 // StartDispatches tries to start the given queued re-fires and tests at once.
@@ -98,7 +98,7 @@ func (s *Starter) StartDispatches(ctx context.Context, dispatchIDs ...uuid.UUID)
 		return
 	}
 	s.immediately(ctx, func(ctx context.Context) error {
-		return startNow(ctx, s.DB, "webhook_dispatches", queuedByID(dispatchIDs), s.startDispatchRows)
+		return startNow(ctx, s.DB, queued, queuedByID(dispatchIDs), s.startDispatchRows)
 	})
 }
 
@@ -129,7 +129,7 @@ func (s *Starter) StartBatch(ctx context.Context, dispatchIDs []uuid.UUID, sprea
 			return s.startDispatch(ctx, r)
 		})
 	}
-	if err := startNow(ctx, s.DB, "webhook_dispatches", queuedByID(dispatchIDs), start); err != nil {
+	if err := startNow(ctx, s.DB, queued, queuedByID(dispatchIDs), start); err != nil {
 		s.Log.WithError(err).Warn("recovery chains left to the relay")
 	}
 	_ = sleepUntil(ctx, begin.Add(spread)) // cut short only when the activity is
@@ -233,7 +233,7 @@ func undispatchedEvents(db *gorm.DB) *gorm.DB {
 // the grace, starts them and marks them.
 func (s *Starter) claimEvents(ctx context.Context, limit int) (int, error) {
 	var rows []eventRow
-	err := lease(ctx, s.DB, "events", &rows, func(tx *gorm.DB) *gorm.DB {
+	err := lease(ctx, s.DB, outbox.Events, &rows, func(tx *gorm.DB) *gorm.DB {
 		return s.pastGrace(undispatchedEvents(tx), "created_at").Where(unleased("events")).Limit(limit).
 			Clauses(clause.Locking{Strength: "UPDATE", Table: clause.Table{Name: "events"}, Options: "SKIP LOCKED"})
 	})
@@ -241,12 +241,12 @@ func (s *Starter) claimEvents(ctx context.Context, limit int) (int, error) {
 		return 0, err
 	}
 	started, startErr := s.startRows(ctx, rows)
-	if err := markStarted(s.DB.WithContext(ctx), "events", started); err != nil {
+	if err := markStarted(s.DB.WithContext(ctx), outbox.Events, started); err != nil {
 		return 0, err
 	}
 	if startErr != nil {
 		// Starts stop at the first failure; the rest go back to the next pass, of any relay.
-		release(ctx, s.DB, "events", ids(rows[len(started):]))
+		release(ctx, s.DB, outbox.Events, ids(rows[len(started):]))
 	}
 	return len(started), startErr
 }
@@ -258,18 +258,16 @@ const relayLease = time.Minute
 // lease claims rows in a short transaction of its own: SKIP LOCKED keeps concurrent relays apart
 // while it runs, and the lease it sets keeps them apart afterwards, so no lock or transaction is held
 // while Temporal answers the starts.
-func lease[R row](ctx context.Context, db *gorm.DB, table string, rows *[]R, claim func(*gorm.DB) *gorm.DB) error {
+func lease[R row](ctx context.Context, db *gorm.DB, q outbox.Queue, rows *[]R, claim func(*gorm.DB) *gorm.DB) error {
 	return db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		if err := claim(tx).Find(rows).Error; err != nil {
-			return fmt.Errorf("claim %s: %w", table, err)
+			return fmt.Errorf("claim %s: %w", q.Table, err)
 		}
 		if len(*rows) == 0 {
 			return nil
 		}
-		err := tx.Exec("UPDATE "+table+" SET relay_lease_until = clock_timestamp() + ? * interval '1 second' WHERE id IN ?",
-			relayLease.Seconds(), ids(*rows)).Error
-		if err != nil {
-			return fmt.Errorf("lease %s: %w", table, err)
+		if err := tx.Exec(q.Lease, relayLease.Seconds(), ids(*rows)).Error; err != nil {
+			return fmt.Errorf("lease %s: %w", q.Table, err)
 		}
 		return nil
 	})
@@ -291,9 +289,9 @@ func ids[R row](rows []R) []uuid.UUID {
 
 // release ends the leases of rows a relay claimed but did not start. Should it fail, the leases end
 // by themselves.
-func release(ctx context.Context, db *gorm.DB, table string, ids []uuid.UUID) {
+func release(ctx context.Context, db *gorm.DB, q outbox.Queue, ids []uuid.UUID) {
 	if len(ids) > 0 {
-		db.WithContext(ctx).Exec("UPDATE "+table+" SET relay_lease_until = NULL WHERE id IN ("+inIDOrder(table)+")", ids)
+		db.WithContext(ctx).Exec(q.Release, ids)
 	}
 }
 
@@ -307,15 +305,15 @@ func unleased(table string) string {
 // the request's peers' database work: it reads the rows, starts them and marks those it dealt with in
 // one statement. The relay leaves rows younger than its grace alone meanwhile, and a crash before the
 // mark leaves them to it.
-func startNow[R any](ctx context.Context, db *gorm.DB, table string, read func(*gorm.DB, *[]R) error,
+func startNow[R any](ctx context.Context, db *gorm.DB, q outbox.Queue, read func(*gorm.DB, *[]R) error,
 	start func(context.Context, []R) ([]uuid.UUID, error)) error {
 	var rows []R
 	if err := read(db.WithContext(ctx), &rows); err != nil {
-		return fmt.Errorf("read %s to start: %w", table, err)
+		return fmt.Errorf("read %s to start: %w", q.Table, err)
 	}
 	started, startErr := start(ctx, rows)
 	// Marked even when ctx ended meanwhile: the relay would start them again, in one burst.
-	if err := markStarted(db.WithContext(context.WithoutCancel(ctx)), table, started); err != nil {
+	if err := markStarted(db.WithContext(context.WithoutCancel(ctx)), q, started); err != nil {
 		return err
 	}
 	return startErr
@@ -345,25 +343,16 @@ func (s *Starter) pastGrace(q *gorm.DB, col string) *gorm.DB {
 	return q.Where(col+" < clock_timestamp() - make_interval(secs => ?)", s.Grace.Seconds())
 }
 
-// markStarted records that rows of table (events or webhook_dispatches) were dealt with; a row
-// already marked by someone else stays as it was.
-func markStarted(db *gorm.DB, table string, ids []uuid.UUID) error {
+// markStarted records that rows of the queue were dealt with; a row already marked by someone else
+// stays as it was.
+func markStarted(db *gorm.DB, q outbox.Queue, ids []uuid.UUID) error {
 	if len(ids) == 0 {
 		return nil
 	}
-	err := db.Exec("UPDATE "+table+" SET dispatched_at = clock_timestamp() WHERE id IN ("+inIDOrder(table)+") AND dispatched_at IS NULL", ids).Error
-	if err != nil {
-		return fmt.Errorf("mark %s dispatched: %w", table, err)
+	if err := db.Exec(q.Mark, ids).Error; err != nil {
+		return fmt.Errorf("mark %s dispatched: %w", q.Table, err)
 	}
 	return nil
-}
-
-// inIDOrder selects the rows of table whose ids are the statement's parameter and locks them in id
-// order. A request's mark and a relay's (or a release) may touch the same rows at once; an UPDATE
-// alone locks them in the order its plan visits them, which on a sequential scan differs between
-// statements and deadlocks them. Locking in one order cannot.
-func inIDOrder(table string) string {
-	return "SELECT id FROM " + table + " WHERE id IN ? ORDER BY id FOR UPDATE"
 }
 
 // startEvent starts the workflow of one event with its chains planned: their targets, chain ids and
@@ -415,7 +404,7 @@ func queuedStarts(db *gorm.DB) *gorm.DB {
 // claimDispatches is the relay's pass over queued re-fires and tests, as claimEvents is over events.
 func (s *Starter) claimDispatches(ctx context.Context, limit int) (int, error) {
 	var rows []dispatchRow
-	err := lease(ctx, s.DB, "webhook_dispatches", &rows, func(tx *gorm.DB) *gorm.DB {
+	err := lease(ctx, s.DB, queued, &rows, func(tx *gorm.DB) *gorm.DB {
 		return s.pastGrace(queuedStarts(tx), "d.created_at").Where(unleased("d")).Limit(limit).
 			Clauses(clause.Locking{Strength: "UPDATE", Table: clause.Table{Name: "d"}, Options: "SKIP LOCKED"})
 	})
@@ -423,12 +412,12 @@ func (s *Starter) claimDispatches(ctx context.Context, limit int) (int, error) {
 		return 0, err
 	}
 	started, startErr := s.startDispatchRows(ctx, rows)
-	if err := markStarted(s.DB.WithContext(ctx), "webhook_dispatches", started); err != nil {
+	if err := markStarted(s.DB.WithContext(ctx), queued, started); err != nil {
 		return 0, err
 	}
 	if startErr != nil {
 		// Starts stop at the first failure; the rest go back to the next pass, of any relay.
-		release(ctx, s.DB, "webhook_dispatches", ids(rows[len(started):]))
+		release(ctx, s.DB, queued, ids(rows[len(started):]))
 	}
 	return len(started), startErr
 }

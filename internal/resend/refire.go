@@ -12,6 +12,7 @@ import (
 	"gorm.io/gorm"
 	"gorm.io/gorm/clause"
 
+	"wds/internal/dispatch"
 	"wds/internal/events"
 	"wds/internal/platform/problem"
 	"wds/internal/workspace"
@@ -63,26 +64,23 @@ func (s *Service) Refire(ctx context.Context, deliveryID, actorID uuid.UUID) (*R
 		if err := liveEnabled(ctx, tx, d.EndpointID, d.OrgID); err != nil {
 			return err
 		}
-		var earlier []models.Dispatch
-		if err := tx.Where("refired_delivery_id = ?", d.ID).Limit(1).Find(&earlier).Error; err != nil {
-			return fmt.Errorf("look up earlier re-fire: %w", err)
+		if found, err := earlierRefire(tx, d.ID, &out); found || err != nil {
+			return err
 		}
-		if len(earlier) == 1 {
-			out = Refired{ChainID: earlier[0].ChainID, WorkflowID: earlier[0].WorkflowID, DispatchID: earlier[0].ID}
-			return nil
-		}
-		var n int
-		err = tx.Raw(`INSERT INTO webhook_refire_counters (event_id, endpoint_id, n) VALUES (?, ?, 1)
-			ON CONFLICT (event_id, endpoint_id) DO UPDATE SET n = webhook_refire_counters.n + 1 RETURNING n`,
-			d.EventID, d.EndpointID).Find(&n).Error
+		n, err := dispatch.Number(ctx, tx, d.EventID, d.EndpointID)
 		if err != nil {
-			return fmt.Errorf("count re-fires: %w", err)
+			return err
 		}
 		disp := models.Dispatch{ID: uuid.New(), OrgID: d.OrgID, Kind: models.DispatchRefire,
 			WorkflowID: contract.RefireWorkflowID(d.EventID, d.EndpointID, n), EventID: d.EventID,
 			EndpointID: d.EndpointID, ChainID: uuid.New(), RefiredDeliveryID: &d.ID, CreatedBy: &actorID}
-		if err := tx.Create(&disp).Error; err != nil {
-			return fmt.Errorf("queue re-fire: %w", err)
+		queued, err := dispatch.Queue(ctx, tx, &disp)
+		if err != nil {
+			return err
+		}
+		if !queued { // a recovery queued it since the look above (a recovery takes no row lock)
+			_, err := earlierRefire(tx, d.ID, &out)
+			return err
 		}
 		out = Refired{ChainID: disp.ChainID, WorkflowID: disp.WorkflowID, DispatchID: disp.ID}
 		return workspace.Audit(ctx, tx, models.AuditEntry{OrgID: d.OrgID, ActorID: actorID,
@@ -93,4 +91,17 @@ func (s *Service) Refire(ctx context.Context, deliveryID, actorID uuid.UUID) (*R
 		return nil, err
 	}
 	return &out, nil
+}
+
+// earlierRefire finds the chain already re-firing the delivery, if any, and answers with it.
+func earlierRefire(tx *gorm.DB, deliveryID uuid.UUID, out *Refired) (bool, error) {
+	var earlier []models.Dispatch
+	if err := tx.Where("refired_delivery_id = ?", deliveryID).Limit(1).Find(&earlier).Error; err != nil {
+		return false, fmt.Errorf("look up earlier re-fire: %w", err)
+	}
+	if len(earlier) == 0 {
+		return false, nil
+	}
+	*out = Refired{ChainID: earlier[0].ChainID, WorkflowID: earlier[0].WorkflowID, DispatchID: earlier[0].ID}
+	return true, nil
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/google/uuid"
 	"gorm.io/gorm"
 
+	"wds/internal/dispatch"
 	"wds/internal/endpoints"
 	"wds/internal/events"
 	"wds/internal/eventsearch"
@@ -160,17 +161,14 @@ const sqlInProgress = "'" + string(eventsearch.OutcomeInProgress) + "'"
 // queueChain queues a fresh chain of the event to the endpoint, numbered by the pair's counter, which
 // re-fires share.
 func queueChain(ctx context.Context, tx *gorm.DB, ev *models.Event, endpointID uuid.UUID, kind string, actor *uuid.UUID) (*models.Dispatch, error) {
-	var n int
-	err := tx.WithContext(ctx).Raw(`INSERT INTO webhook_refire_counters (event_id, endpoint_id, n) VALUES (?, ?, 1)
-		ON CONFLICT (event_id, endpoint_id) DO UPDATE SET n = webhook_refire_counters.n + 1 RETURNING n`,
-		ev.ID, endpointID).Row().Scan(&n)
+	n, err := dispatch.Number(ctx, tx, ev.ID, endpointID)
 	if err != nil {
-		return nil, fmt.Errorf("count manual starts: %w", err)
+		return nil, err
 	}
 	disp := models.Dispatch{ID: uuid.New(), OrgID: ev.OrgID, Kind: kind, WorkflowID: contract.ResendWorkflowID(ev.ID, endpointID, n),
 		EventID: ev.ID, EndpointID: endpointID, ChainID: uuid.New(), CreatedBy: actor}
-	if err := tx.WithContext(ctx).Create(&disp).Error; err != nil {
-		return nil, fmt.Errorf("queue %s: %w", kind, err)
+	if _, err := dispatch.Queue(ctx, tx, &disp); err != nil {
+		return nil, err
 	}
 	return &disp, nil
 }

@@ -11,6 +11,7 @@ import (
 	"gorm.io/gorm"
 	"gorm.io/gorm/clause"
 
+	"wds/internal/dispatch"
 	"wds/internal/endpoints"
 	"wds/internal/events"
 	"wds/internal/outbox"
@@ -101,8 +102,8 @@ func (s *Service) sendTest(ctx context.Context, orgID, endpointID uuid.UUID, aud
 		disp := models.Dispatch{ID: uuid.New(), OrgID: orgID, Kind: models.DispatchTest,
 			WorkflowID: contract.TestWorkflowID(out.DeliveryID), EventID: ev.ID, EndpointID: endpointID,
 			ChainID: uuid.New(), DeliveryID: &out.DeliveryID}
-		if err := tx.Create(&disp).Error; err != nil {
-			return fmt.Errorf("queue test event: %w", err)
+		if _, err := dispatch.Queue(ctx, tx, &disp); err != nil {
+			return err
 		}
 		out.DispatchID = disp.ID
 		return nil
