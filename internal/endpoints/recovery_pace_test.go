@@ -13,7 +13,7 @@ import (
 
 // A batch's chains are started spread over the second they stand for, not in a burst at its start,
 // and the batch takes that whole second itself: twenty chains at twenty a second start about 50 ms
-// apart, the last about 950 ms in, and the next batch is due as the batch returns.
+// apart, the last about 950 ms after the first, and the next batch is due as the batch returns.
 func TestARecoveryBatchSpreadsItsStartsOverItsSecond(t *testing.T) {
 	f := newFixture(t)
 	ep := f.LimitedEndpoint(1000)
@@ -40,8 +40,10 @@ func TestARecoveryBatchSpreadsItsStartsOverItsSecond(t *testing.T) {
 		t.Fatalf("%d starts, want 20", len(at))
 	}
 	slices.SortFunc(at, func(a, b time.Time) int { return a.Compare(b) })
-	if first, last := at[0].Sub(begin), at[19].Sub(begin); first > 300*time.Millisecond || last < 900*time.Millisecond {
-		t.Fatalf("starts from %s to %s after the batch began, want spread over its second", first, last)
+	// Measured from the first start, not the batch's beginning: the batch reads and queues its chains
+	// first, which a loaded machine slows by hundreds of milliseconds.
+	if spread := at[19].Sub(at[0]); spread < 850*time.Millisecond {
+		t.Fatalf("starts spread over %s, want over the batch's second (19 gaps of about 50 ms)", spread)
 	}
 	for i := 2; i < len(at); i++ {
 		if at[i].Sub(at[i-2]) < 60*time.Millisecond {

@@ -119,8 +119,8 @@ func orderOf(ctx context.Context, db *gorm.DB, shipmentID uuid.UUID) (uuid.UUID,
 // setFulfillment writes the order's status; writing it even unchanged advances the order's
 // updated_at, as every change to an order's shipments must.
 func (c *change) setFulfillment(status string) error {
-	if err := c.tx.Exec(`UPDATE orders SET fulfillment_status = ? WHERE id = ?`, status, c.order.ID).Error; err != nil {
-		return fmt.Errorf("update order: %w", err)
+	if err := order.SetFulfillment(c.ctx, c.tx, c.order.ID, status); err != nil {
+		return err
 	}
 	c.order.FulfillmentStatus = status
 	return nil

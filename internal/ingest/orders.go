@@ -234,10 +234,9 @@ func (s *Service) CancelOrder(ctx context.Context, key *models.IntegrationKey, o
 }
 
 func (o *op) cancel(orderID uuid.UUID) (*CancelResult, error) {
-	r := o.tx.Exec(`UPDATE orders SET status = 'cancelled', cancelled_at = clock_timestamp()
-		WHERE id = ? AND org_id = ? AND store_id = ? AND status <> 'cancelled'`, orderID, o.org, o.store)
-	if r.Error != nil {
-		return nil, fmt.Errorf("update order: %w", r.Error)
+	cancelled, err := order.Cancel(o.ctx, o.tx, orderID, o.org, o.store)
+	if err != nil {
+		return nil, err
 	}
 	v, err := o.order(orderID)
 	if isNotFound(err) {
@@ -246,7 +245,7 @@ func (o *op) cancel(orderID uuid.UUID) (*CancelResult, error) {
 	if err != nil {
 		return nil, err
 	}
-	if r.RowsAffected == 0 {
+	if !cancelled {
 		return &CancelResult{ID: orderID, Status: v.Status, AlreadyCancelled: true}, nil
 	}
 	if err := o.emit(events.OrderCancelled, v); err != nil {

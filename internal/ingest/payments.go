@@ -127,13 +127,10 @@ func (o *op) recordPayment(orderID uuid.UUID, in Payment) (*PaymentResult, error
 	if err != nil {
 		return nil, err
 	}
-	if err := o.insertClaimedPayment(id, orderID, in); err != nil {
+	p := order.NewPayment{ID: id, ExternalID: in.ExternalID, AmountCents: in.AmountCents,
+		Method: in.Method, Provider: in.Provider, ProviderPaymentID: in.ProviderPaymentID, PaidAt: paidAt(in)}
+	if err := order.AddPayment(o.ctx, o.tx, orderID, p, status); err != nil {
 		return nil, err
-	}
-	err = o.tx.Exec(`UPDATE orders SET amount_paid_cents = amount_paid_cents + ?, status = ? WHERE id = ?`,
-		in.AmountCents, status, orderID).Error
-	if err != nil {
-		return nil, fmt.Errorf("update order: %w", err)
 	}
 	v, err := o.order(orderID)
 	if err != nil {
@@ -144,17 +141,6 @@ func (o *op) recordPayment(orderID uuid.UUID, in Payment) (*PaymentResult, error
 	}
 	return &PaymentResult{ID: id, OrderID: orderID, ExternalID: in.ExternalID, AmountCents: in.AmountCents,
 		OrderStatus: v.Status, AmountPaidCents: v.AmountPaidCents}, nil
-}
-
-// insertClaimedPayment writes a payment whose external_id (if any) this transaction already claimed.
-func (o *op) insertClaimedPayment(id, orderID uuid.UUID, p Payment) error {
-	err := o.tx.Exec(`INSERT INTO payments (id, order_id, external_id, amount_cents, method, provider,
-		provider_payment_id, paid_at) VALUES (?, ?, nullif(?, ''), ?, ?, ?, ?, coalesce(?, clock_timestamp()))`,
-		id, orderID, p.ExternalID, p.AmountCents, p.Method, p.Provider, p.ProviderPaymentID, paidAt(p)).Error
-	if err != nil {
-		return fmt.Errorf("insert payment: %w", err)
-	}
-	return nil
 }
 
 // existingPayment answers a repeated payment external_id with the original payment.
@@ -216,7 +202,7 @@ func (o *op) refund(paymentID uuid.UUID, amount *int64) (*RefundResult, error) {
 	}
 	res := &RefundResult{ID: paymentID, OrderID: p.OrderID, Refunded: true, AlreadyRefunded: p.Refunded}
 	if !p.Refunded {
-		if err := o.markRefunded(paymentID, p.OrderID, p.AmountCents); err != nil {
+		if err := order.Refund(o.ctx, o.tx, paymentID, p.OrderID, p.AmountCents); err != nil {
 			return nil, err
 		}
 	}
@@ -235,20 +221,4 @@ func (o *op) refund(paymentID uuid.UUID, amount *int64) (*RefundResult, error) {
 	}
 	res.OrderStatus, res.AmountPaidCents = v.Status, v.AmountPaidCents
 	return res, nil
-}
-
-// markRefunded flags the payment and re-derives the order from its unrefunded payments: a cancelled
-// order stays cancelled, nothing left paid is refunded, something left is partially_paid.
-func (o *op) markRefunded(paymentID, orderID uuid.UUID, amount int64) error {
-	if err := o.tx.Exec(`UPDATE payments SET refunded_at = clock_timestamp() WHERE id = ?`, paymentID).Error; err != nil {
-		return fmt.Errorf("mark payment refunded: %w", err)
-	}
-	err := o.tx.Exec(`UPDATE orders SET amount_paid_cents = amount_paid_cents - ?,
-		status = CASE WHEN status = 'cancelled' THEN status
-			WHEN amount_paid_cents - ? = 0 THEN 'refunded' ELSE 'partially_paid' END
-		WHERE id = ?`, amount, amount, orderID).Error
-	if err != nil {
-		return fmt.Errorf("update order: %w", err)
-	}
-	return nil
 }

@@ -289,7 +289,8 @@ type NewLine struct {
 	Metadata                 string
 }
 
-// NewPayment is a new order's inline payment; its amount is the order's amount paid.
+// NewPayment is a payment: a new order's inline one, whose amount is the order's amount paid, or one
+// AddPayment records later.
 type NewPayment struct {
 	ID                                  uuid.UUID
 	ExternalID                          string

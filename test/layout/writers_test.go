@@ -295,11 +295,6 @@ var shared = map[string]struct {
 	"webhook_recoveries": {[]string{"internal/delivery", "internal/dispatch", "internal/recovery"},
 		"the support desk starts and cancels a recovery; the delivery engine's batches move its cursor and finish it; " +
 			"the relay marks its workflow started"},
-	"orders": {[]string{"internal/fulfillment", "internal/ingest", "internal/order"},
-		"order holds the one statement that inserts an order with its lines and payment; ingest moves its status and totals " +
-			"as payments, cancels and refunds land, fulfillment as shipments do"},
-	"payments": {[]string{"internal/ingest", "internal/order"},
-		"the order's insert writes its inline payment; ingest records later payments and refunds"},
 }
 
 // Each table is written by one package, bar the few listed in shared with the reason: migrations and
