@@ -294,6 +294,19 @@ func TestAnOldIteratorHasExpired(t *testing.T) {
 	}
 }
 
+// An iterator past this database's transactions (handed out by another database, or by this one
+// before it was restored from a dump) has expired too: following it would skip every event written
+// until the transaction numbers caught up with it.
+func TestAnIteratorAheadOfTheDatabaseHasExpired(t *testing.T) {
+	e := newEnv(t)
+	e.write(e.db, e.org, spec{events.OrderCreated, nil})
+	ahead := feed.Iterator(1<<40, time.Now(), uuid.New())
+	_, err := e.feed.Read(e.ctx, feed.Query{OrgID: e.org, After: ahead, Limit: 10})
+	if !errors.Is(err, feed.ErrIteratorExpired) || !strings.Contains(err.Error(), "since") {
+		t.Fatalf("an iterator ahead of the database: %v, want iterator_expired saying to start again with since", err)
+	}
+}
+
 func TestAMalformedIteratorIsInvalidCursor(t *testing.T) {
 	e := newEnv(t)
 	for _, after := range []string{"x", "eyJ2IjoyfQ", strings.Repeat("a", 600), "eyJ2IjoxLCJ4IjoiLTEiLCJ0IjowfQ"} {
