@@ -20,6 +20,13 @@ func FuzzReadAPIInput(f *testing.F) {
 		{"/v1/products/%00", "store_id=%zz"},
 		{"/v1/orders/00000000-0000-0000-0000-000000000000", "limit=1e9"},
 		{"/v1/vendors", "cursor_at=0001-01-01T00:00:00Z&cursor_id=ffffffff-ffff-ffff-ffff-ffffffffffff"},
+		// The event feed: an iterator at the last transaction number, one at the first time and the
+		// last id, since at both ends of the times it takes, an empty types.
+		{"/v1/events", "after=eyJ2IjoxLCJ4IjoiMTg0NDY3NDQwNzM3MDk1NTE2MTUiLCJ0IjowfQ&types=order.created,webhook.test"},
+		{"/v1/events", "after=eyJ2IjoxLCJ4IjoiMyIsImEiOiIwMDAxLTAxLTAxVDAwOjAwOjAwWiIsImkiOiJmZmZmZmZmZi1mZmZmLWZmZmYtZmZmZi1mZmZmZmZmZmZmZmYiLCJ0IjotNjIxMzU1OTY4MDB9"},
+		{"/v1/events", "since=9999-12-31T23:59:59-14:00&store_id=00000000-0000-0000-0000-000000000000"},
+		{"/v1/events", "since=0001-01-01T00:00:00Z&limit=1e9"},
+		{"/v1/events/%00", "types="},
 	} {
 		f.Add(seed[0], seed[1])
 	}

@@ -26,3 +26,6 @@ func PageSQL(q Query, after string) (string, []any, error) {
 func Iterator(xact uint64, at time.Time, id uuid.UUID) string {
 	return position{Xact: xact, At: at, ID: id, Time: at}.encode()
 }
+
+// SinceSQL finds a start from a time: its arguments are the org and the time less TransactionSkew.
+const SinceSQL = sinceSQL

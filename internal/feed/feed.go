@@ -167,9 +167,7 @@ func (s *Service) from(ctx context.Context, q Query) (position, error) {
 		CreatedAt time.Time
 		ID        uuid.UUID
 	}
-	err := s.db.WithContext(ctx).Raw(`SELECT xact_id::text AS xact, created_at, id FROM events
-		WHERE org_id = ? AND created_at < ? ORDER BY created_at DESC, id DESC LIMIT 1`,
-		q.OrgID, q.Since.Add(-TransactionSkew)).Scan(&found).Error
+	err := s.db.WithContext(ctx).Raw(sinceSQL, q.OrgID, q.Since.Add(-TransactionSkew)).Scan(&found).Error
 	if err != nil {
 		return start, fmt.Errorf("find the feed's start: %w", err)
 	}
@@ -182,6 +180,11 @@ func (s *Service) from(ctx context.Context, q Query) (position, error) {
 	}
 	return position{Xact: x, At: found[0].CreatedAt, ID: found[0].ID, Time: *q.Since}, nil
 }
+
+// sinceSQL finds a start from a time: the org's last event created before it, one row of the index
+// events_org (org_id, created_at DESC, id DESC), at any depth.
+const sinceSQL = `SELECT xact_id::text AS xact, created_at, id FROM events
+	WHERE org_id = ? AND created_at < ? ORDER BY created_at DESC, id DESC LIMIT 1`
 
 // after reports whether p is later in the feed than o.
 func (p position) after(o position) bool {

@@ -294,6 +294,39 @@ func TestAnOldIteratorHasExpired(t *testing.T) {
 	}
 }
 
+// A page that reached the end hands out a next as recent as the read, however old its last event:
+// a consumer polling a quiet feed never falls behind the retention window.
+func TestPollingAQuietFeedKeepsTheIteratorFresh(t *testing.T) {
+	e := newEnv(t)
+	e.write(e.db, e.org, spec{events.OrderCreated, nil})
+	if err := e.db.Exec(`UPDATE events SET created_at = created_at - interval '2 hours'`).Error; err != nil {
+		t.Fatal(err)
+	}
+	kept := feed.NewService(e.db, time.Hour)
+	p, err := kept.Read(e.ctx, feed.Query{OrgID: e.org, Limit: 10})
+	if err != nil || len(p.Rows) != 1 || !p.Done {
+		t.Fatalf("the first page: %d rows done=%v %v, want the old event and the end", len(p.Rows), p.Done, err)
+	}
+	for range 2 { // the end's next, and the next of a page after it that held nothing
+		if p, err = kept.Read(e.ctx, feed.Query{OrgID: e.org, After: p.Next, Limit: 10}); err != nil || len(p.Rows) != 0 || !p.Done {
+			t.Fatalf("polling at the end: %d rows done=%v %v, want an empty page and no expiry", len(p.Rows), p.Done, err)
+		}
+	}
+}
+
+// An iterator past this database's transactions (handed out by another database, or by this one
+// before it was restored from a dump) has expired too: following it would skip every event written
+// until the transaction numbers caught up with it.
+func TestAnIteratorAheadOfTheDatabaseHasExpired(t *testing.T) {
+	e := newEnv(t)
+	e.write(e.db, e.org, spec{events.OrderCreated, nil})
+	ahead := feed.Iterator(1<<40, time.Now(), uuid.New())
+	_, err := e.feed.Read(e.ctx, feed.Query{OrgID: e.org, After: ahead, Limit: 10})
+	if !errors.Is(err, feed.ErrIteratorExpired) || !strings.Contains(err.Error(), "since") {
+		t.Fatalf("an iterator ahead of the database: %v, want iterator_expired saying to start again with since", err)
+	}
+}
+
 func TestAMalformedIteratorIsInvalidCursor(t *testing.T) {
 	e := newEnv(t)
 	for _, after := range []string{"x", "eyJ2IjoyfQ", strings.Repeat("a", 600), "eyJ2IjoxLCJ4IjoiLTEiLCJ0IjowfQ"} {

@@ -1,10 +1,13 @@
 package feed
 
 import (
+	"encoding/json"
 	"testing"
 	"time"
 
 	"github.com/google/uuid"
+
+	"wds/api/openapi"
 )
 
 // FuzzParseIterator: no input makes the parser panic, and whatever it accepts encodes to an iterator
@@ -39,5 +42,27 @@ func TestIteratorRoundTrips(t *testing.T) {
 		if err != nil || got.Xact != p.Xact || !got.At.Equal(p.At) || got.ID != p.ID || got.Time.Unix() != p.Time.Unix() { // the expiry time is kept to the second
 			t.Errorf("%+v: parsed back %+v %v", p, got, err)
 		}
+	}
+}
+
+// The OpenAPI document's example page hands out an iterator of this feed, so a client generated or
+// tried from the document is not given a next the API refuses.
+func TestTheDocumentsExampleNextIsAnIterator(t *testing.T) {
+	var doc struct {
+		Components struct {
+			Schemas struct {
+				EventPage struct {
+					Example struct {
+						Next string `json:"next"`
+					} `json:"example"`
+				} `json:"EventPage"`
+			} `json:"schemas"`
+		} `json:"components"`
+	}
+	if err := json.Unmarshal(openapi.ReadJSON(), &doc); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := parseIterator(doc.Components.Schemas.EventPage.Example.Next); err != nil {
+		t.Fatalf("EventPage's example next %q: %v", doc.Components.Schemas.EventPage.Example.Next, err)
 	}
 }

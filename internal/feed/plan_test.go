@@ -64,6 +64,21 @@ func TestAPageReadsOnlyItsRows(t *testing.T) {
 			checkPageReadsItsRows(t, e.db, c.name+map[bool]string{true: " at the start", false: " deep"}[after == ""], c.index, c.q, sql, args)
 		}
 	}
+	// A start from since finds its position in one row of the org's index, deep in its history.
+	plan, text := pgtest.ExplainAnalyze(t, e.db, feed.SinceSQL, e.org, deep.CreatedAt)
+	var read int64
+	plan.Walk(func(n pgtest.PlanNode) {
+		if n.Relation != "events" {
+			return
+		}
+		if !n.ReadsByOnly("events_org") {
+			t.Errorf("since: reads events by %s %q, removing %d rows by filter; want events_org and no filter:\n%s", n.NodeType, n.Index, n.RemovedByFilter, text)
+		}
+		read += n.ActualRows * max(n.ActualLoops, 1)
+	})
+	if read != 1 {
+		t.Errorf("since: read %d events, want 1:\n%s", read, text)
+	}
 }
 
 func checkPageReadsItsRows(t *testing.T, db *gorm.DB, what, index string, q feed.Query, sql string, args []any) {
