@@ -72,3 +72,26 @@ func checkPagesBoundedBySize(t *testing.T, e *feedEnv, path string, first, all i
 		t.Fatalf("the pages of %s held %d rows, want all %d", path, seen, all)
 	}
 }
+
+// Orders stored before the 500-line limit (written when lines were unbounded) still read, whole on
+// their own path and a page at a time in the list: two orders of 30,000 lines each take about 2.7 MB
+// of JSON, so each has a page of its own.
+func TestOrdersStoredBeyondTheLineLimitStillRead(t *testing.T) {
+	e := newFeedEnv(t)
+	k := e.mint(apikeys.NewIntegrationKey{})
+	var ids []string
+	for i := range 2 {
+		body := fmt.Sprintf(`{"external_id":"old-%d","lines":[{"quantity":1,"unit_price_cents":1}]}`, i)
+		ids = append(ids, e.post("/integrations/v1/orders", k, body).want(t, http.StatusCreated, "")["id"].(string))
+	}
+	if err := e.db.Exec(`INSERT INTO order_lines (order_id, position, description, quantity, unit_price_cents)
+		SELECT o, p, 'Mug', 1, 1 FROM unnest(CAST(? AS uuid[])) o, generate_series(1, 29999) p`,
+		"{"+strings.Join(ids, ",")+"}").Error; err != nil {
+		t.Fatal(err)
+	}
+	checkPagesBoundedBySize(t, e, "/v1/orders", 1, 2)
+	o := e.get("/v1/orders/"+ids[0], e.read).want(t, http.StatusOK, "")
+	if n := len(o["lines"].([]any)); n != 30_000 {
+		t.Fatalf("the order reads %d lines, want all 30000", n)
+	}
+}
