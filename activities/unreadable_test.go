@@ -7,6 +7,7 @@ import (
 	"github.com/sirupsen/logrus"
 	"github.com/sirupsen/logrus/hooks/test"
 
+	"wds/internal/endpoints"
 	"wds/internal/events"
 	"wds/internal/platform/metrics"
 	"wds/internal/platform/secrets"
@@ -80,4 +81,41 @@ func unreadableCount(t *testing.T) float64 {
 	}
 	t.Fatal("no wds_webhook_secret_unreadable_total")
 	return 0
+}
+
+// A header set the worker's keys do not open while the signing secret opens (sealed under another
+// key than the secret, as a half-done rotation leaves it) fails the attempt the same way: nothing is
+// sent without the endpoint's headers.
+func TestAHeaderSetNoKeyOpensFailsTheAttemptToo(t *testing.T) {
+	f := newFixture(t)
+	rc := deliverytest.NewReceiver(t, nil)
+	ep, err := f.Svc.Create(f.Ctx, endpoints.CreateInput{OrgID: f.Org, ActorID: f.Owner, URL: rc.Srv.URL + "/hook",
+		EventTypes: []string{events.OrderCreated}, Headers: map[string]string{"Authorization": "Bearer SUPERSECRET-42"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	other, err := secrets.NewBox(secrets.GenerateKey())
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, sealed, err := models.SealHeaders(other, models.Headers{"Authorization": "Bearer SUPERSECRET-42"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := f.DB.Exec(`UPDATE webhook_endpoints SET headers_sealed = ? WHERE id = ?`, sealed, ep.ID).Error; err != nil {
+		t.Fatal(err)
+	}
+	before := unreadableCount(t)
+	in := deliverytest.Attempt(f.Event(events.OrderCreated, nil), ep.ID, 1, deliverytest.Later())
+	in.ReportFailure = true
+	res, _ := f.Acts(rc, true).Deliver(f.Ctx, in)
+	if res.Outcome != models.StatusFailed || res.Error != models.ReasonSecretUnreadable {
+		t.Fatalf("result %+v, want failed with %s", res, models.ReasonSecretUnreadable)
+	}
+	if len(rc.Got()) != 0 {
+		t.Fatal("a request was sent without its headers")
+	}
+	if got := unreadableCount(t); got != before+1 {
+		t.Fatalf("wds_webhook_secret_unreadable_total went from %v to %v", before, got)
+	}
 }

@@ -57,5 +57,5 @@ func ListProducts(ctx context.Context, db *gorm.DB, q paging.ListQuery) (paging.
 	for i := range rows {
 		rows[i] = rows[i].inUTC()
 	}
-	return paging.NewPage(rows, q.Limit, func(p Product) (time.Time, uuid.UUID) { return p.UpdatedAt, p.ID }), nil
+	return paging.FitPage(rows, q.Limit, func(p Product) (time.Time, uuid.UUID) { return p.UpdatedAt, p.ID }), nil
 }

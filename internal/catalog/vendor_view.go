@@ -71,7 +71,7 @@ func ListVendors(ctx context.Context, db *gorm.DB, q paging.ListQuery) (paging.P
 	for i := range rows {
 		rows[i] = rows[i].inUTC()
 	}
-	return paging.NewPage(rows, q.Limit, func(v Vendor) (time.Time, uuid.UUID) { return v.UpdatedAt, v.ID }), nil
+	return paging.FitPage(rows, q.Limit, func(v Vendor) (time.Time, uuid.UUID) { return v.UpdatedAt, v.ID }), nil
 }
 
 // utc and utcPtr give a view's times in UTC, as every API shows them.

@@ -519,5 +519,5 @@ func ListClients(ctx context.Context, db *gorm.DB, q paging.ListQuery) (paging.P
 	for i, r := range rows {
 		out[i] = clientView(r)
 	}
-	return paging.NewPage(out, q.Limit, func(c ClientView) (time.Time, uuid.UUID) { return c.UpdatedAt, c.ID }), nil
+	return paging.FitPage(out, q.Limit, func(c ClientView) (time.Time, uuid.UUID) { return c.UpdatedAt, c.ID }), nil
 }

@@ -72,6 +72,17 @@ func NewPage[T any](rows []T, limit int, key func(T) (time.Time, uuid.UUID)) Pag
 	return p
 }
 
+// FitPage is NewPage for rows not already measured: the page also ends before the row that would take
+// its JSON past MaxPageBytes (Fit), with the cursor of its last row. Clients written through the
+// Integration API hold text of any length, so a page of them is bounded as a page of orders is.
+func FitPage[T any](rows []T, limit int, key func(T) (time.Time, uuid.UUID)) Page[T] {
+	n, more := Fit(rows, limit)
+	if more {
+		return CutPage(rows[:n], key)
+	}
+	return NewPage(rows, limit, key) // all of them: no cursor
+}
+
 // CutPage is a page whose rows ended before its limit because the next row would have taken it past
 // MaxPageBytes: more rows follow, from the cursor of its last row.
 func CutPage[T any](rows []T, key func(T) (time.Time, uuid.UUID)) Page[T] {
