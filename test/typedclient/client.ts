@@ -96,7 +96,7 @@ const feed = await read.GET("/v1/events", {
 const feedTypes = (feed.data?.rows ?? []).filter((e) => e.data !== null && "id" in e.data && e.data.id === order.id).map((e) => e.type);
 check(feedTypes.includes("order.created") && feedTypes.includes("order.cancelled"), `feed: ${JSON.stringify(feed.data ?? feed.error)}`);
 const search = await operator.GET("/admin/v1/orgs/{org_id}/events", {
-  params: { path: { org_id: orgId }, query: { order_number: Number(order.number), type: "order.created" } },
+  params: { path: { org_id: orgId }, query: { order_number: order.number, type: "order.created" } },
 });
 const row: O["schemas"]["EventRow"] | undefined = must(search, "search").rows[0];
 if (row === undefined) throw new Error("the search found no order.created of the order");
