@@ -10,6 +10,7 @@ import type { components as O, paths as OperatorPaths } from "./operator.js";
 type Order = R["schemas"]["Order"];
 type OrdersQuery = NonNullable<ReadPaths["/v1/orders"]["get"]["parameters"]["query"]>;
 type EventType = R["schemas"]["EventType"];
+type FeedQuery = NonNullable<ReadPaths["/v1/events"]["get"]["parameters"]["query"]>;
 
 function env(name: string): string {
   const v = process.env[name];
@@ -50,6 +51,19 @@ const created = await integration.POST("/integrations/v1/orders", { body: create
 const order = must(created, "create");
 check(created.response.status === 201 && order.status === "partially_paid" && order.total_cents === 1000 && !order.duplicate, `create answered ${JSON.stringify(order)}`);
 
+// What the server refuses does not compile: each line below is an error the compiler must report,
+// or the build fails on its unused @ts-expect-error.
+// @ts-expect-error a line without its quantity is 422 validation_failed
+export const noQuantity: I["schemas"]["LineInput"] = { description: "Tea" };
+// @ts-expect-error an inline payment without its amount is 422 validation_failed
+export const noAmount: I["schemas"]["PaymentInput"] = { method: "card" };
+// @ts-expect-error a recorded payment without its external_id is 422 external_id_required
+export const noPaymentId: I["schemas"]["PaymentCreate"] = { amount_cents: 500 };
+// @ts-expect-error a client upsert without its external_id is 422 external_id_required
+export const noClientId: I["schemas"]["ClientUpsert"] = { email: "ann@example.com" };
+// @ts-expect-error a misspelt event type is no event type
+export const misspelt: EventType = "order.creatd";
+
 // Record the rest of the payment, then read the order's lines and payments over the Read API.
 const payment: I["schemas"]["PaymentCreate"] = { external_id: `payment-${run}`, amount_cents: 500, method: "bank_transfer" };
 const paid = await integration.POST("/integrations/v1/orders/{id}/payments", { params: { path: { id: order.id } }, body: payment });
@@ -88,15 +102,21 @@ const code: R["schemas"]["ErrorCode"] | undefined = missing.error?.error;
 check(missing.response.status === 404 && code === "not_found", `missing order: ${missing.response.status} ${code}`);
 
 // The feed has the order's events; the Operator API's search finds them by the order and resends one.
+// The feed shows an event once every transaction older than it has ended (a worker's write may still
+// run), so a consumer polls with next until the cancellation arrives.
 const wanted: EventType[] = ["order.created", "payment.recorded", "order.cancelled"];
-const feed = await read.GET("/v1/events", {
-  params: { query: { types: wanted, limit: 100 } },
-  querySerializer: { array: { style: "form", explode: false } },
-});
-const feedTypes = (feed.data?.rows ?? []).filter((e) => e.data !== null && "id" in e.data && e.data.id === order.id).map((e) => e.type);
-check(feedTypes.includes("order.created") && feedTypes.includes("order.cancelled"), `feed: ${JSON.stringify(feed.data ?? feed.error)}`);
+const feedTypes: EventType[] = [];
+let after: string | undefined;
+for (let polls = 0; !feedTypes.includes("order.cancelled") && polls < 100; polls++) {
+  const query: FeedQuery = after === undefined ? { types: wanted, limit: 100 } : { types: wanted, limit: 100, after };
+  const page = must(await read.GET("/v1/events", { params: { query }, querySerializer: { array: { style: "form", explode: false } } }), "feed");
+  for (const e of page.rows) if (e.data !== null && "id" in e.data && e.data.id === order.id) feedTypes.push(e.type);
+  after = page.next;
+  if (page.done) await new Promise((resolve) => setTimeout(resolve, 100));
+}
+check(feedTypes.includes("order.created") && feedTypes.includes("order.cancelled"), `feed: ${feedTypes.join(",")}`);
 const search = await operator.GET("/admin/v1/orgs/{org_id}/events", {
-  params: { path: { org_id: orgId }, query: { order_number: Number(order.number), type: "order.created" } },
+  params: { path: { org_id: orgId }, query: { order_number: order.number, type: "order.created" } },
 });
 const row: O["schemas"]["EventRow"] | undefined = must(search, "search").rows[0];
 if (row === undefined) throw new Error("the search found no order.created of the order");

@@ -22,8 +22,15 @@ import (
 // accepts too. One process serves every test of the test binary.
 type ajv struct {
 	mu  sync.Mutex
-	in  io.Writer
+	cmd *exec.Cmd
+	in  io.WriteCloser
 	out *bufio.Scanner
+}
+
+// stop ends the process: it exits when its input does.
+func (a *ajv) stop() error {
+	a.in.Close()
+	return a.cmd.Wait()
 }
 
 var (
@@ -32,53 +39,58 @@ var (
 	ajvErr  error
 )
 
-// startAjv installs the pinned packages (once per machine), writes the script and the served
-// documents to a directory of the test process's own, and starts it there.
+// startAjv starts the one process that checks answers against the served documents.
 func startAjv(t testing.TB) (*ajv, error) {
 	ajvOnce.Do(func() {
-		project := filepath.Join(repoRoot(), "test", "typedclient")
-		modules := filepath.Join(npmtest.InstallLocked(t, project), "node_modules")
-		node := npmtest.LookPath(t, "node", "Node.js (Debian: apt-get install nodejs)")
-		dir, err := os.MkdirTemp("", "wds-ajv-")
-		if err != nil {
-			ajvErr = err
-			return
-		}
-		// ES modules find packages beside the script, not on NODE_PATH: the script runs from a
-		// directory of its own that links the installed packages.
-		script, err := os.ReadFile(filepath.Join(project, "ajv-check.mjs"))
-		if err == nil {
-			err = os.WriteFile(filepath.Join(dir, "ajv-check.mjs"), script, 0o644)
-		}
-		if err == nil {
-			err = os.Symlink(modules, filepath.Join(dir, "node_modules"))
-		}
-		if err != nil {
-			ajvErr = err
-			return
-		}
-		args := []string{filepath.Join(dir, "ajv-check.mjs")}
+		docs := map[string][]byte{}
 		for _, d := range documents {
-			path := filepath.Join(dir, d.key+".json")
-			if err := os.WriteFile(path, d.json(), 0o644); err != nil {
-				ajvErr = err
-				return
-			}
-			args = append(args, d.key+"="+path)
+			docs[d.key] = d.json()
 		}
-		cmd := exec.Command(node, args...)
-		cmd.Stderr = os.Stderr
-		in, _ := cmd.StdinPipe()
-		out, _ := cmd.StdoutPipe()
-		if err := cmd.Start(); err != nil {
-			ajvErr = fmt.Errorf("start Ajv: %w", err)
-			return
-		}
-		sc := bufio.NewScanner(out)
-		sc.Buffer(make([]byte, 64<<10), 16<<20)
-		ajvProc = &ajv{in: in, out: sc}
+		ajvProc, ajvErr = spawnAjv(t, docs)
 	})
 	return ajvProc, ajvErr
+}
+
+// spawnAjv installs the pinned packages (once per machine), writes the script and the documents
+// (by name) to a directory of the test process's own, and starts it there.
+func spawnAjv(t testing.TB, docs map[string][]byte) (*ajv, error) {
+	project := filepath.Join(repoRoot(), "test", "typedclient")
+	modules := filepath.Join(npmtest.InstallLocked(t, project), "node_modules")
+	node := npmtest.LookPath(t, "node", "Node.js (Debian: apt-get install nodejs)")
+	dir, err := os.MkdirTemp("", "wds-ajv-")
+	if err != nil {
+		return nil, err
+	}
+	// ES modules find packages beside the script, not on NODE_PATH: the script runs from a
+	// directory of its own that links the installed packages.
+	script, err := os.ReadFile(filepath.Join(project, "ajv-check.mjs"))
+	if err == nil {
+		err = os.WriteFile(filepath.Join(dir, "ajv-check.mjs"), script, 0o644)
+	}
+	if err == nil {
+		err = os.Symlink(modules, filepath.Join(dir, "node_modules"))
+	}
+	if err != nil {
+		return nil, err
+	}
+	args := []string{filepath.Join(dir, "ajv-check.mjs")}
+	for name, doc := range docs {
+		path := filepath.Join(dir, name+".json")
+		if err := os.WriteFile(path, doc, 0o644); err != nil {
+			return nil, err
+		}
+		args = append(args, name+"="+path)
+	}
+	cmd := exec.Command(node, args...)
+	cmd.Stderr = os.Stderr
+	in, _ := cmd.StdinPipe()
+	out, _ := cmd.StdoutPipe()
+	if err := cmd.Start(); err != nil {
+		return nil, fmt.Errorf("start Ajv: %w", err)
+	}
+	sc := bufio.NewScanner(out)
+	sc.Buffer(make([]byte, 64<<10), 16<<20)
+	return &ajv{cmd: cmd, in: in, out: sc}, nil
 }
 
 // validate holds a JSON answer to the schema the document gives its operation and status.
