@@ -151,7 +151,8 @@ const VersionFailWhenDropped = "fail-when-dropped"
 
 // VersionHeldReservation marks the held wait that asks again in the place the activity reserved
 // (AttemptInput.SlotAt). Before it a held attempt asked afresh after each wait, polling the limit;
-// a workflow held then replays without the place, as it ran.
+// a workflow held then replays without the place, as it ran
+// (testdata/webhook-event-held-unreserved.json).
 const VersionHeldReservation = "held-reservation"
 
 // droppedError fails a workflow that did not reach every endpoint, so the Temporal UI's workflow list
