@@ -3,6 +3,7 @@ package workflows
 import (
 	"context"
 	"errors"
+	"reflect"
 	"slices"
 	"testing"
 	"time"
@@ -88,29 +89,28 @@ func TestARecoveryPacesItsBatchesAndEndsWhenOneIsDone(t *testing.T) {
 }
 
 // A held attempt waits once, until the place the activity reserved, and is asked again with that
-// place (a reservation, not a poll); a workflow held before VersionHeldReservation asks afresh.
+// place (a reservation, not a poll). A held result without a place, as every one recorded before
+// 72f7b51 is, is asked again without one, so the activity takes a new place: one path serves both.
 func TestAHeldAttemptIsAskedAgainInItsOwnPlace(t *testing.T) {
-	for _, version := range []workflow.Version{1, workflow.DefaultVersion} {
-		place := time.Date(2026, 11, 27, 12, 0, 30, 0, time.UTC)
+	reserved := time.Date(2026, 11, 27, 12, 0, 30, 0, time.UTC)
+	for _, place := range []*time.Time{&reserved, nil} {
 		r := &receiver{targets: []contract.Target{target(1)}}
 		r.decide = func(in contract.AttemptInput) contract.AttemptResult {
-			if in.SlotAt == nil && len(r.attempts) == 1 {
-				return contract.AttemptResult{Outcome: models.StatusHeld, Wait: 30 * time.Second, SlotAt: &place}
+			if len(r.attempts) == 1 {
+				return contract.AttemptResult{Outcome: models.StatusHeld, Wait: 30 * time.Second, SlotAt: place}
 			}
 			return contract.AttemptResult{Outcome: models.StatusSucceeded}
 		}
-		env := newEnv(t, r)
-		if version == workflow.DefaultVersion {
-			env.OnGetVersion(VersionHeldReservation, workflow.DefaultVersion, 1).Return(workflow.DefaultVersion)
+		start := runEvent(t, r, defaultSchedule)
+		if len(r.attempts) != 2 {
+			t.Fatalf("held with place %v: %d calls, want the held one and one more", place, len(r.attempts))
 		}
-		start := env.Now()
-		env.ExecuteWorkflow(contract.EventWorkflowName, contract.EventParams{EventID: uuid.New(), OrgID: uuid.New(), EventType: "order.created", Schedule: defaultSchedule})
-		if !env.IsWorkflowCompleted() || env.GetWorkflowError() != nil || len(r.attempts) != 2 {
-			t.Fatalf("version %d: completed=%v err=%v, %d calls", version, env.IsWorkflowCompleted(), env.GetWorkflowError(), len(r.attempts))
+		first, again := r.attempts[0], r.attempts[1]
+		if first.in.SlotAt != nil || again.in.DeliveryID != first.in.DeliveryID || again.in.Attempt != 1 {
+			t.Errorf("held with place %v: asked first %+v, then %+v; want the same attempt again", place, first.in, again.in)
 		}
-		again := r.attempts[1]
-		if again.at.Sub(start) != 30*time.Second || (version == 1) != (again.in.SlotAt != nil && again.in.SlotAt.Equal(place)) {
-			t.Fatalf("version %d: asked again at +%v with place %v", version, again.at.Sub(start), again.in.SlotAt)
+		if again.at.Sub(start) != 30*time.Second || !reflect.DeepEqual(again.in.SlotAt, place) {
+			t.Errorf("held with place %v: asked again at +%v with place %v, want +30s and the held place", place, again.at.Sub(start), again.in.SlotAt)
 		}
 	}
 }
