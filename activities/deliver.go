@@ -486,7 +486,7 @@ func (a *Activities) post(ctx context.Context, d *models.Delivery, url string, c
 	}
 	d.DurationMS = time.Since(start).Milliseconds()
 	d.ResponseStatus = &resp.StatusCode
-	d.ResponseExcerpt = redact(printable(excerpt), custom, keys)
+	d.ResponseExcerpt = delivery.Redact(printable(excerpt), custom, keys)
 	switch {
 	case readErr != nil:
 		d.Status, d.Error = failedOrDropped(in), "reading response: "+describe(readErr)

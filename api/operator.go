@@ -56,7 +56,7 @@ type WebhookService interface {
 type DeliveryLog interface {
 	ListDeliveries(ctx context.Context, q deliverylog.DeliveriesQuery) (*deliverylog.DeliveriesPage, error)
 	ListOrgDeliveries(ctx context.Context, q paging.OrgQuery, f deliverylog.LogFilter) (paging.Page[deliverylog.LogRow], error)
-	Delivery(ctx context.Context, id uuid.UUID, actorID *uuid.UUID) (*models.Delivery, error)
+	Delivery(ctx context.Context, id uuid.UUID, actorID *uuid.UUID) (*deliverylog.LogRow, error)
 }
 
 const ctxOperator = "wds.operator"

@@ -9,8 +9,8 @@ import (
 	"wds/models"
 )
 
-// One attempt over the Operator API: its id (the X-PC-Delivery-Id the receiver got), the headers its
-// POST carried and what came back. A custom header's value is read by owners and admins only; a
+// One attempt over the Operator API: its id (the X-PC-Delivery-Id the receiver got), the order its
+// event is about (the number a customer quotes), the headers its POST carried and what came back. A custom header's value is read by owners and admins only; a
 // member gets its name with an empty value, and wds's own headers with theirs. The event's attempts
 // carry the same; lists leave the headers out; another org's attempt, or an unknown one, is 404.
 func TestADeliveryShowsTheHeadersItSentByRole(t *testing.T) {
@@ -33,7 +33,7 @@ func TestADeliveryShowsTheHeadersItSentByRole(t *testing.T) {
 		h, _ := got["request_headers"].(map[string]any)
 		if status != http.StatusOK || got["id"] != d.ID.String() || got["response_status"] != 500.0 || got["response_excerpt"] != "boom" ||
 			got["error"] != "HTTP 500" || h["X-Pc-Delivery-Id"] != d.ID.String() || h["Webhook-Signature"] != "v1,c2lnbmF0dXJl" ||
-			h["X-Tenant"] != c.tenant || len(h) != 4 {
+			h["X-Tenant"] != c.tenant || len(h) != 4 || got["order_number"] != "1042" {
 			t.Fatalf("%s: %d %v", c.who, status, got)
 		}
 		_, ev := e.call(http.MethodGet, "/admin/v1/events/"+e.created.String(), c.token, nil)

@@ -10,7 +10,6 @@ import (
 	"github.com/gin-gonic/gin"
 	"github.com/google/uuid"
 
-	"wds/internal/deliverylog"
 	"wds/internal/platform/problem"
 )
 
@@ -33,7 +32,7 @@ func (c *Console) delivery(g *gin.Context) {
 		case d.OrgID != s.OrgID:
 			err = problem.Fail(problem.NotFound, "delivery %s not found", id) // another org of the operator's: switch to it first
 		default:
-			row = deliveryRow{LogRow: deliverylog.LogRow{Delivery: *d}, WorkflowURL: c.workflowURL(d.WorkflowID)}
+			row = deliveryRow{LogRow: *d, WorkflowURL: c.workflowURL(d.WorkflowID)}
 			if d.RefiredWorkflowID != nil {
 				row.RefiredURL = c.workflowURL(*d.RefiredWorkflowID)
 			}

@@ -50,7 +50,7 @@ type AuditLog interface {
 // of the charts, role-checked (deliverylog.Service).
 type DeliveryLog interface {
 	ListOrgDeliveries(ctx context.Context, q paging.OrgQuery, f deliverylog.LogFilter) (paging.Page[deliverylog.LogRow], error)
-	Delivery(ctx context.Context, id uuid.UUID, actorID *uuid.UUID) (*models.Delivery, error)
+	Delivery(ctx context.Context, id uuid.UUID, actorID *uuid.UUID) (*deliverylog.LogRow, error)
 	ChainFates(ctx context.Context, orgID uuid.UUID, attempts []models.Delivery) (map[uuid.UUID]deliverylog.ChainFate, error)
 	DeliveryHistory(ctx context.Context, q paging.OrgQuery, since time.Time) ([]deliverylog.HourCount, error)
 }

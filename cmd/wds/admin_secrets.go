@@ -4,6 +4,7 @@ import (
 	"context"
 	"flag"
 
+	"wds/internal/delivery"
 	"wds/internal/platform/secrets/reencrypt"
 )
 
@@ -22,6 +23,20 @@ func init() {
 				return nil, err
 			}
 			return map[string]any{"columns": results}, nil
+		}
+	})
+}
+
+func init() {
+	// wds admin secrets redact: once, after upgrading from a release that stored receivers' answers
+	// unredacted (docs/production.md). Like reencrypt, it acts on the whole database.
+	registerAdmin("secrets redact", "redact sealed values from receivers' answers stored before redaction", func(fs *flag.FlagSet) func(ctx context.Context, env *adminEnv) (any, error) {
+		return func(ctx context.Context, env *adminEnv) (any, error) {
+			box, err := encryptionBox(env.cfg)
+			if err != nil {
+				return nil, err
+			}
+			return delivery.RedactStored(ctx, env.db, box, 500)
 		}
 	})
 }

@@ -18,16 +18,17 @@ import (
 	"wds/models"
 )
 
-// Delivery is one attempt of the delivery log, with its re-fire if it has one and the headers it
-// sent as the actor may read them (ShowSent). A nil actor is the database's own operator, who gets
+// Delivery is one attempt of the delivery log, as a row of the log (with the number of the order
+// its event is about, and its re-fire if it has one) and with the headers it sent as the actor may
+// read them (ShowSent). A nil actor is the database's own operator, who gets
 // the custom header names alone, as with List. Another org's attempt is not found.
-func (s *Service) Delivery(ctx context.Context, id uuid.UUID, actorID *uuid.UUID) (*models.Delivery, error) {
+func (s *Service) Delivery(ctx context.Context, id uuid.UUID, actorID *uuid.UUID) (*LogRow, error) {
 	release, err := database.Admit(ctx, s.db)
 	if err != nil {
 		return nil, err
 	}
 	defer release()
-	var rows []models.Delivery
+	var rows []LogRow
 	err = s.db.WithContext(ctx).Raw(`SELECT `+logColumns+` FROM webhook_deliveries t
 		LEFT JOIN webhook_dispatches r ON r.refired_delivery_id = t.id WHERE t.id = ?`, id).Scan(&rows).Error
 	if err != nil {
@@ -40,7 +41,7 @@ func (s *Service) Delivery(ctx context.Context, id uuid.UUID, actorID *uuid.UUID
 	if err != nil {
 		return nil, err
 	}
-	ShowSent(s.box, manager, rows)
+	ShowSent(s.box, manager, &rows[0].Delivery)
 	return &rows[0], nil
 }
 
@@ -58,14 +59,12 @@ func ReadsHeaders(ctx context.Context, db *gorm.DB, orgID uuid.UUID, actorID *uu
 	return slices.Contains(workspace.Managers, role), err
 }
 
-// ShowSent fills in each attempt's RequestHeaders from what it recorded: wds's own headers with their
+// ShowSent fills in the attempt's RequestHeaders from what it recorded: wds's own headers with their
 // values and the custom ones as VisibleHeaders shows them to the reader, opened with box. An attempt
 // that recorded none (it sent nothing, or it was made before attempts recorded them) is left without.
-func ShowSent(box *secrets.Box, manager bool, ds []models.Delivery) {
-	for i := range ds {
-		if sent := ds[i].Sent; sent != nil {
-			ds[i].RequestHeaders = sent.Shown(VisibleHeaders(box, manager, sent.Custom, sent.Sealed))
-		}
+func ShowSent(box *secrets.Box, manager bool, d *models.Delivery) {
+	if sent := d.Sent; sent != nil {
+		d.RequestHeaders = sent.Shown(VisibleHeaders(box, manager, sent.Custom, sent.Sealed))
 	}
 }
 

@@ -414,7 +414,9 @@ func (s *Service) event(ctx context.Context, id uuid.UUID, actorID *uuid.UUID) (
 		return nil, err
 	}
 	for i := range d.Chains {
-		deliverylog.ShowSent(s.box, manager, d.Chains[i].Attempts)
+		for j := range d.Chains[i].Attempts {
+			deliverylog.ShowSent(s.box, manager, &d.Chains[i].Attempts[j])
+		}
 	}
 	page := []EventRow{d.EventRow}
 	if err := s.withEndpointOutcomes(ctx, page); err != nil {

@@ -4,14 +4,11 @@ import (
 	"context"
 	"fmt"
 	"math"
-	"net/http"
 	"sort"
 	"strings"
 	"time"
 
 	dto "github.com/prometheus/client_model/go"
-	"github.com/prometheus/common/expfmt"
-	"github.com/prometheus/common/model"
 
 	"wds/internal/platform/metrics"
 )
@@ -51,19 +48,9 @@ func requestCounts(families map[string]*dto.MetricFamily) map[string]float64 {
 
 // scrapeRequests reads the request counters from a process's Prometheus endpoint.
 func scrapeRequests(ctx context.Context, addr string) (map[string]float64, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+addr+"/metrics", nil)
+	families, err := scrapeFamilies(ctx, addr)
 	if err != nil {
-		return nil, fmt.Errorf("bench: metrics of %s: %w", addr, err)
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return nil, fmt.Errorf("bench: metrics of %s: %w", addr, err)
-	}
-	defer resp.Body.Close()
-	parser := expfmt.NewTextParser(model.UTF8Validation)
-	families, err := parser.TextToMetricFamilies(resp.Body)
-	if err != nil {
-		return nil, fmt.Errorf("bench: metrics of %s: %w", addr, err)
+		return nil, err
 	}
 	return requestCounts(families), nil
 }

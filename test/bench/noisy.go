@@ -64,8 +64,9 @@ type NoisySide struct {
 	Creates RatePoint `json:"creates"`
 	Pages   Measure   `json:"pages"`
 	// CPUSeconds is what each process of the stack spent during the window, so the noisy window's
-	// extra cost shows where it went.
+	// extra cost shows where it went, and Waits what was waited on.
 	CPUSeconds map[string]float64 `json:"cpu_seconds"`
+	Waits      NoisyWaits         `json:"waits"`
 }
 
 // NoisyRecovery is A's recovery checked chain by chain: every one of the newest Chains dropped chains
@@ -134,7 +135,9 @@ func (e *env) noisyPhase(ctx context.Context, o Options, s *stack) (*NoisyResult
 		return nil, err
 	}
 	e.logf("noisy neighbour: org B alone for %s", n.Duration)
-	res.Quiet = b.window(ctx, n)
+	if res.Quiet, err = b.window(ctx, n); err != nil {
+		return nil, err
+	}
 	e.logf("noisy neighbour: org B beside A's recovery of %d chains, %d held events, %d searches and %d members reading, %s",
 		n.Recover, n.Held, n.Searches, n.Members, n.Duration)
 	if _, err := commitEvents(ctx, s, a, n.Held); err != nil {
@@ -159,8 +162,11 @@ func (e *env) noisyPhase(ctx context.Context, o Options, s *stack) (*NoisyResult
 		return nil, ctx.Err()
 	case <-time.After(noisyLead):
 	}
-	res.Noisy = b.window(ctx, n)
+	res.Noisy, err = b.window(ctx, n)
 	res.Search, res.Member = (<-searches).measure(), (<-members).measure()
+	if err != nil {
+		return nil, err
+	}
 	res.MemberPaced = member.paced.Load()
 	if res.Recovery, err = checkRecovery(ctx, s, recID, n.Recover, since, start); err != nil {
 		return nil, err
@@ -173,7 +179,9 @@ func (e *env) noisyPhase(ctx context.Context, o Options, s *stack) (*NoisyResult
 		return nil, err
 	}
 	e.logf("noisy neighbour: org B alone again for %s", n.Duration)
-	res.QuietAfter = b.window(ctx, n)
+	if res.QuietAfter, err = b.window(ctx, n); err != nil {
+		return nil, err
+	}
 	q, qa, nz := res.Quiet, res.QuietAfter, res.Noisy
 	res.CreateRatio = ratio(nz.Creates.AckP99Ms, (q.Creates.AckP99Ms+qa.Creates.AckP99Ms)/2)
 	res.PageRatio = ratio(nz.Pages.P99Ms, (q.Pages.P99Ms+qa.Pages.P99Ms)/2)
@@ -278,6 +286,7 @@ func writeHistory(ctx context.Context, s *stack, t *tenant, ep uuid.UUID, n, off
 // noisyB is org B's load: paced creates whose order.created its receiver times, and paced pages.
 type noisyB struct {
 	cpu    *cpuMeter
+	waits  *waitMeter
 	rcv    *receiver
 	create *ingester
 	read   *reader
@@ -298,20 +307,25 @@ func (e *env) newNoisyB(ctx context.Context, o Options, s *stack) (*noisyB, erro
 		return nil, err
 	}
 	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 64}, Timeout: 30 * time.Second}
-	return &noisyB{cpu: s.cpu, rcv: s.rcv, create: g, read: &reader{base: s.base, client: client, keys: keys}}, nil
+	waits := &waitMeter{db: s.db, metrics: map[string]string{"serve": s.metrics[0], "worker": s.metrics[1]}}
+	return &noisyB{cpu: s.cpu, waits: waits, rcv: s.rcv, create: g, read: &reader{base: s.base, client: client, keys: keys}}, nil
 }
 
 // window runs B's creates and pages side by side for the window and waits for the orders' events.
-func (b *noisyB) window(ctx context.Context, n NoisyOptions) NoisySide {
+func (b *noisyB) window(ctx context.Context, n NoisyOptions) (NoisySide, error) {
 	before := b.cpu.snapshot()
-	pages := make(chan sample, 1)
-	go func() { pages <- pacedSample(ctx, n.ReadRate, n.Duration, b.firstPage) }()
-	creates := paced(ctx, n.CreateRate, n.Duration, b.rcv, b.create.create)
-	side := NoisySide{Creates: creates, Pages: (<-pages).measure(), CPUSeconds: map[string]float64{}}
+	side := NoisySide{CPUSeconds: map[string]float64{}}
+	var err error
+	side.Waits, err = b.waits.measure(ctx, func() {
+		pages := make(chan sample, 1)
+		go func() { pages <- pacedSample(ctx, n.ReadRate, n.Duration, b.firstPage) }()
+		side.Creates = paced(ctx, n.CreateRate, n.Duration, b.rcv, b.create.create)
+		side.Pages = (<-pages).measure()
+	})
 	for name, ms := range b.cpu.snapshot() {
 		side.CPUSeconds[name] = round1((ms - before[name]) / 1000)
 	}
-	return side
+	return side, err
 }
 
 // firstPage reads B's newest orders, the page a member opens first.

@@ -32,6 +32,11 @@ func TestNoisySmoke(t *testing.T) {
 		if c.Sent == 0 || c.Errors != 0 || c.Delivered != c.Sent || c.P99Ms <= 0 || p.Ops == 0 || p.Errors != 0 || p.P99Ms <= 0 {
 			t.Errorf("B %s: creates %+v, pages %+v", name, c, p)
 		}
+		// Every create and page took turns at serve's gate, and the sampler saw the database.
+		w := side.Waits
+		if g := w.Gate["serve"]; g.Turns < float64(c.Sent+p.Ops) || g.MeanWaitMs < 0 || w.Samples == 0 {
+			t.Errorf("B %s: waits %+v", name, w)
+		}
 	}
 	if n.CreateRatio <= 0 || n.PageRatio <= 0 || n.ReceiptRatio <= 0 {
 		t.Errorf("ratios: create %v, page %v, order to receipt %v", n.CreateRatio, n.PageRatio, n.ReceiptRatio)
@@ -55,7 +60,7 @@ func TestNoisySmoke(t *testing.T) {
 		t.Fatal(err)
 	}
 	if md := resultsMarkdown(loaded, ""); !strings.Contains(md, "The noisy-neighbour lines: run of") ||
-		!strings.Contains(md, "org A's recovered chains") {
+		!strings.Contains(md, "org A's recovered chains") || !strings.Contains(md, "serve ") {
 		t.Errorf("rendered results lack the noisy-neighbour lines:\n%s", md)
 	}
 }

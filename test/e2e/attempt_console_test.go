@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"strings"
 	"testing"
@@ -58,8 +59,9 @@ func TestAnAttemptShowsWhatItSentAndGotBack(t *testing.T) {
 		map[string]any{"p_id": ep.id, "p_headers": map[string]string{"X-Tenant": "acme-secret"}}); status != http.StatusOK {
 		t.Fatalf("headers: %d %v", status, out)
 	}
-	if status, out := h.order("sent-1"); status != http.StatusCreated {
-		t.Fatalf("order: %d %v", status, out)
+	status, created := h.order("sent-1")
+	if status != http.StatusCreated {
+		t.Fatalf("order: %d %v", status, created)
 	}
 	waitFor(t, 30*time.Second, "the chain to drop", func() bool {
 		rows := h.deliveries(ep.id)
@@ -105,15 +107,18 @@ func TestAnAttemptShowsWhatItSentAndGotBack(t *testing.T) {
 	}
 
 	// The delivery's own page, from the endpoint's delivery log.
-	var answer, excerpt, reason, next, shownID string
+	var answer, excerpt, reason, next, shownID, order string
 	err = chromedp.Run(ctx, chromedp.Navigate(h.api.URL+"/console/webhooks/"+ep.id.String()),
 		chromedp.Click(`//table[@id="deliveries"]//a[@class="delivery"][@title[starts-with(., "`+id+`")]]`, chromedp.BySearch),
 		chromedp.WaitVisible(`#attempt`, chromedp.ByQuery),
 		chromedp.Text(`#delivery-id code`, &shownID, chromedp.ByQuery), chromedp.Text(`#attempt-answer`, &answer, chromedp.ByQuery),
 		chromedp.Text(`#attempt-excerpt`, &excerpt, chromedp.ByQuery), chromedp.Text(`#attempt-error`, &reason, chromedp.ByQuery),
-		chromedp.Text(`#attempt-next`, &next, chromedp.ByQuery))
+		chromedp.Text(`#attempt-next`, &next, chromedp.ByQuery), chromedp.Text(`#attempt-order`, &order, chromedp.ByQuery))
 	if err != nil {
 		t.Fatalf("the delivery page: %v", err)
+	}
+	if want := fmt.Sprintf("order %v", created["number"]); order != want {
+		t.Errorf("the delivery page names %q, want %q", order, want)
 	}
 	if shownID != id || answer != "500 Internal Server Error" || excerpt != "boom: database down" || reason != "HTTP 500" ||
 		next != first.NextAttemptAt.UTC().Format("2006-01-02 15:04:05")+" UTC" {

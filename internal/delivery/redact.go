@@ -1,4 +1,4 @@
-package activities
+package delivery
 
 import (
 	"encoding/json"
@@ -7,20 +7,20 @@ import (
 	"strings"
 )
 
-// redacted stands where a sealed value was in a receiver's answer.
-const redacted = "[redacted]"
+// Redacted stands where a sealed value was in a receiver's answer.
+const Redacted = "[redacted]"
 
-// minPartial is the shortest tail of an excerpt that redact takes for the start of a secret cut off
+// minPartial is the shortest tail of an excerpt that Redact takes for the start of a secret cut off
 // by the excerpt's cap: shorter tails are too likely to be ordinary text.
 const minPartial = 8
 
-// redact replaces, in a receiver's answer, every value the attempt sent that members may not read:
+// Redact replaces, in a receiver's answer, every value the attempt sent that members may not read:
 // the endpoint's custom header values and its signing secrets (whole, and their key without the
 // whsec_ prefix), as sent and as an echo would escape them (JSON, URL). A receiver or gateway whose
 // error page echoes the request's headers would otherwise hand the sealed values to anyone who reads
 // the delivery log, and to Temporal's history on a failed attempt. A secret the excerpt's cap cut in
 // two is redacted too: the excerpt's tail that starts one.
-func redact(excerpt string, custom map[string]string, keys []string) string {
+func Redact(excerpt string, custom map[string]string, keys []string) string {
 	if excerpt == "" {
 		return ""
 	}
@@ -48,12 +48,12 @@ func redact(excerpt string, custom map[string]string, keys []string) string {
 	slices.SortFunc(forms, func(a, b string) int { return len(b) - len(a) })
 	forms = slices.Compact(forms)
 	for _, f := range forms {
-		excerpt = strings.ReplaceAll(excerpt, f, redacted)
+		excerpt = strings.ReplaceAll(excerpt, f, Redacted)
 	}
 	for _, f := range forms {
 		for n := min(len(f)-1, len(excerpt)); n >= minPartial; n-- {
 			if strings.HasSuffix(excerpt, f[:n]) {
-				return excerpt[:len(excerpt)-n] + redacted
+				return excerpt[:len(excerpt)-n] + Redacted
 			}
 		}
 	}

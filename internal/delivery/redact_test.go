@@ -1,4 +1,4 @@
-package activities
+package delivery
 
 import (
 	"strings"
@@ -18,8 +18,8 @@ func TestRedactReplacesEverySealedValue(t *testing.T) {
 		{"cut by the cap: Bearer s3cr3t/to", "cut by the cap: [redacted]"},
 		{"nothing sealed here", "nothing sealed here"},
 	} {
-		if got := redact(c.in, custom, keys); got != c.want {
-			t.Errorf("redact(%q) = %q, want %q", c.in, got, c.want)
+		if got := Redact(c.in, custom, keys); got != c.want {
+			t.Errorf("Redact(%q) = %q, want %q", c.in, got, c.want)
 		}
 	}
 }
@@ -27,7 +27,7 @@ func TestRedactReplacesEverySealedValue(t *testing.T) {
 func TestRedactLeavesNoSealedValue(t *testing.T) {
 	custom := map[string]string{"X-Api-Key": "k-1234567890"}
 	echo := strings.Repeat("X-Api-Key: k-1234567890\n", 1000)
-	if got := redact(echo, custom, nil); strings.Contains(got, "1234567890") {
+	if got := Redact(echo, custom, nil); strings.Contains(got, "1234567890") {
 		t.Fatalf("a value is left: %.200s", got)
 	}
 }
