@@ -66,7 +66,7 @@ func newEnv(ctx context.Context, o Options) (*env, error) {
 	}
 	// Non-durable: the figures are ratios against pgbench on this same cluster, and fsync on a shared
 	// disk would add noise that belongs to neither side.
-	if e.cluster, err = pgcluster.Start(ctx, pgcluster.Options{Dir: filepath.Join(dir, "pg")}); err != nil {
+	if e.cluster, err = pgcluster.Start(ctx, pgcluster.Options{Dir: filepath.Join(dir, "pg"), Settings: statementSettings}); err != nil {
 		e.close()
 		return nil, err
 	}
