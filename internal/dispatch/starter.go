@@ -358,12 +358,15 @@ func markStarted(db *gorm.DB, table string, ids []uuid.UUID) error {
 	return nil
 }
 
-// inIDOrder selects the rows of table whose ids are the statement's parameter and locks them in id
-// order. A request's mark and a relay's (or a release) may touch the same rows at once; an UPDATE
-// alone locks them in the order its plan visits them, which on a sequential scan differs between
-// statements and deadlocks them. Locking in one order cannot.
+// inIDOrder selects the rows of table whose ids are the statement's parameter and are not marked
+// dispatched, and locks them in id order. A request's mark and a relay's (or a release) may touch
+// the same rows at once; an UPDATE alone locks them in the order its plan visits them, which on a
+// sequential scan differs between statements and deadlocks them. Locking in one order cannot. A row
+// already marked (an event's first attempt marks it, migration 00046) is neither locked nor written,
+// and the lock is the one an UPDATE takes, which an attempt's foreign-key check of its event does
+// not wait for.
 func inIDOrder(table string) string {
-	return "SELECT id FROM " + table + " WHERE id IN ? ORDER BY id FOR UPDATE"
+	return "SELECT id FROM " + table + " WHERE id IN ? AND dispatched_at IS NULL ORDER BY id FOR NO KEY UPDATE"
 }
 
 // startEvent starts the workflow of one event with its chains planned: their targets, chain ids and
