@@ -72,7 +72,7 @@ func RecordAttempt(ctx context.Context, db *gorm.DB, d *models.Delivery) (bool, 
 		"duration": d.DurationMS, "at": d.AttemptedAt, "next": d.NextAttemptAt, "sent": sent,
 		"succeeded": models.StatusSucceeded, "dropped": models.StatusDropped,
 		"refired": d.Attempt == 1 && contract.RefiredChain(d.WorkflowID), "skew": successSkew.Microseconds(),
-	}).Scan(&inserted).Error
+	}).Find(&inserted).Error
 	if err != nil {
 		return false, fmt.Errorf("record delivery: %w", err)
 	}
