@@ -233,11 +233,14 @@ func (a *Activities) keep(id uuid.UUID, o outcome) {
 // loudly (unreadable), and the ladder goes on, so the attempt after the keys are put right delivers.
 func (a *Activities) send(ctx context.Context, d *models.Delivery, at *attemptState, in contract.AttemptInput) error {
 	keys, err := a.openSecrets(at)
-	var headers map[string]string
+	var custom sentCustom
 	if err == nil {
 		// Opened like the signing secret: a set that does not open fails the attempt, never sends without it.
-		if headers, err = models.OpenHeaders(a.Box, at.Headers, at.HeadersSealed); err != nil {
+		var plaintext bool
+		if custom.headers, plaintext, err = models.HeadersFromPlaintext(a.Box, at.Headers, at.HeadersSealed); err != nil {
 			err = fmt.Errorf("open endpoint headers: %w", err)
+		} else if !plaintext {
+			custom.sealed = at.HeadersSealed
 		}
 	}
 	if err != nil {
@@ -249,8 +252,15 @@ func (a *Activities) send(ctx context.Context, d *models.Delivery, at *attemptSt
 		return err
 	}
 	defer release()
-	tracePost(ctx, d, in, func(ctx context.Context) { a.post(ctx, d, at.URL, headers, in, keys, body) })
+	tracePost(ctx, d, in, func(ctx context.Context) { a.post(ctx, d, at.URL, custom, in, keys, body) })
 	return nil
+}
+
+// sentCustom is an endpoint's custom headers as an attempt sends them, and the endpoint's sealed set
+// of them (nil when the endpoint keeps them in the clear), which the attempt records as is.
+type sentCustom struct {
+	headers models.Headers
+	sealed  []byte
 }
 
 // unreadable records in d an attempt whose endpoint's sealed values the worker cannot open, and says
@@ -434,7 +444,7 @@ func (a *Activities) summary(ctx context.Context, ev *eventMeta) ([]byte, error)
 
 // post sends the request and fills the row's outcome. Success is a 2xx within egress.Timeout;
 // anything else (3xx included: redirects are not followed) is a failure.
-func (a *Activities) post(ctx context.Context, d *models.Delivery, url string, custom models.Headers, in contract.AttemptInput, keys []string, body []byte) {
+func (a *Activities) post(ctx context.Context, d *models.Delivery, url string, custom sentCustom, in contract.AttemptInput, keys []string, body []byte) {
 	start := time.Now()
 	ts := a.now().Unix()
 	eventID, webhookID := in.EventID.String(), in.EventID.String()
@@ -454,7 +464,7 @@ func (a *Activities) post(ctx context.Context, d *models.Delivery, url string, c
 	h := req.Header
 	// The endpoint's own headers first: the service's below cannot be overridden (and the names are
 	// refused when the headers are set).
-	for name, value := range custom {
+	for name, value := range custom.headers {
 		h.Set(name, value)
 	}
 	h.Set("Content-Type", "application/json")
@@ -486,7 +496,7 @@ func (a *Activities) post(ctx context.Context, d *models.Delivery, url string, c
 	}
 	d.DurationMS = time.Since(start).Milliseconds()
 	d.ResponseStatus = &resp.StatusCode
-	d.ResponseExcerpt = delivery.Redact(printable(excerpt), custom, keys)
+	d.ResponseExcerpt = delivery.Redact(printable(excerpt), custom.headers, keys)
 	switch {
 	case readErr != nil:
 		d.Status, d.Error = failedOrDropped(in), "reading response: "+describe(readErr)
@@ -498,19 +508,16 @@ func (a *Activities) post(ctx context.Context, d *models.Delivery, url string, c
 }
 
 // sentHeaders records the headers the request carries (models.SentHeaders) under the names the
-// wire carries them by. The HTTP client adds Host, Content-Length and Accept-Encoding itself. Sealing
+// wire carries them by, the custom set as the endpoint keeps it sealed. The HTTP client adds Host,
+// Content-Length and Accept-Encoding itself. Sealing (only a set the endpoint keeps in the clear)
 // fails only with a box that cannot seal, which has just opened the endpoint's secrets: the headers
 // then go unrecorded (the log says so) rather than the attempt failing for it.
-func (a *Activities) sentHeaders(h http.Header, custom models.Headers) *models.RequestHeaders {
+func (a *Activities) sentHeaders(h http.Header, custom sentCustom) *models.RequestHeaders {
 	sent := make(map[string]string, len(h))
 	for name, values := range h {
 		sent[name] = strings.Join(values, ", ")
 	}
-	own := make(models.Headers, len(custom))
-	for name, value := range custom {
-		own[http.CanonicalHeaderKey(name)] = value
-	}
-	r, err := models.SentHeaders(a.Box, sent, own)
+	r, err := models.SentHeaders(a.Box, sent, custom.headers, custom.sealed)
 	if err != nil {
 		a.log().WithError(err).Warn("cannot record the attempt's request headers")
 		return nil

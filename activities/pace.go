@@ -50,7 +50,7 @@ func pace(ctx context.Context, db *gorm.DB, endpointID uuid.UUID, rate int) (tim
 			gone AS (DELETE FROM webhook_endpoint_sends WHERE endpoint_id = @ep AND sent_at <= clock_timestamp() - make_interval(secs => @window))
 			INSERT INTO webhook_endpoint_sends (endpoint_id, sent_at) SELECT @ep, at FROM slot
 			RETURNING sent_at AS slot_at, (extract(epoch FROM sent_at - clock_timestamp()) * 1e6)::bigint AS wait_us`,
-			map[string]any{"ep": endpointID, "window": paceWindow.Seconds(), "rate": rate}).Scan(&r).Error
+			map[string]any{"ep": endpointID, "window": paceWindow.Seconds(), "rate": rate}).Find(&r).Error
 		if err != nil {
 			return fmt.Errorf("reserve a place: %w", err)
 		}

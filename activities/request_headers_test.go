@@ -1,6 +1,7 @@
 package activities_test
 
 import (
+	"bytes"
 	"encoding/hex"
 	"strings"
 	"testing"
@@ -13,7 +14,8 @@ import (
 
 // An attempt records the headers its POST carried, as the receiver got them: wds's own with their
 // values (the signature and timestamp are that attempt's), the custom ones by name with their
-// values sealed, never in the clear in the row. Only what the HTTP client adds itself is left out.
+// values sealed, never in the clear in the row: the endpoint's own sealed set, not sealed again.
+// They are shown under the names the wire carried. Only what the HTTP client adds itself is left out.
 func TestAnAttemptRecordsTheHeadersItSent(t *testing.T) {
 	f := newFixture(t)
 	rc := deliverytest.NewReceiver(t, nil)
@@ -31,17 +33,25 @@ func TestAnAttemptRecordsTheHeadersItSent(t *testing.T) {
 		t.Fatalf("rows %+v", rows)
 	}
 	sent, got := rows[0].Sent, rc.Got()[0].Header
-	for name, value := range sent.Standard {
+	custom, err := models.OpenHeaders(f.Box, sent.Custom, sent.Sealed)
+	if err != nil || len(custom) != 2 {
+		t.Fatalf("the sealed custom headers open to %v (%v)", custom, err)
+	}
+	shown := sent.Shown(custom)
+	for name, value := range shown {
 		if got.Get(name) != value {
 			t.Errorf("recorded %s: %q, the receiver got %q", name, value, got.Get(name))
 		}
 	}
 	for name := range got {
-		_, own := sent.Standard[name]
-		_, custom := sent.Custom[name]
-		if !own && !custom && name != "Content-Length" && name != "Accept-Encoding" {
+		if _, ok := shown[name]; !ok && name != "Content-Length" && name != "Accept-Encoding" {
 			t.Errorf("the receiver got %s: %q, which the attempt did not record", name, got.Get(name))
 		}
+	}
+	var endpointSealed []byte
+	f.DB.Raw(`SELECT headers_sealed FROM webhook_endpoints WHERE id = ?`, ep.ID).Row().Scan(&endpointSealed)
+	if !bytes.Equal(sent.Sealed, endpointSealed) {
+		t.Errorf("the attempt sealed its custom headers again instead of recording the endpoint's sealed set")
 	}
 	if sent.Standard["X-Pc-Delivery-Id"] != in.DeliveryID.String() || sent.Standard["Webhook-Signature"] == "" {
 		t.Errorf("recorded %v", sent.Standard)
@@ -55,9 +65,8 @@ func TestAnAttemptRecordsTheHeadersItSent(t *testing.T) {
 			t.Fatalf("the delivery row holds the header value %q: %s", value, row)
 		}
 	}
-	custom, err := models.OpenHeaders(f.Box, sent.Custom, sent.Sealed)
-	if err != nil || custom["Authorization"] != "Bearer SUPERSECRET" || custom["X-Tenant"] != "acme-tenant" || len(custom) != 2 {
-		t.Fatalf("the sealed custom headers open to %v (%v)", custom, err)
+	if shown["Authorization"] != "Bearer SUPERSECRET" || shown["X-Tenant"] != "acme-tenant" {
+		t.Fatalf("the custom headers are shown as %v", shown)
 	}
 }
 

@@ -18,7 +18,7 @@ func TestADeliveryShowsTheHeadersItSentByRole(t *testing.T) {
 	d := e.attempt(e.created, e.a, uuid.New(), 1, models.StatusFailed, nil)
 	code := 500
 	sent, err := models.SentHeaders(e.box, map[string]string{"Content-Type": "application/json", "X-Pc-Delivery-Id": d.ID.String(),
-		"Webhook-Signature": "v1,c2lnbmF0dXJl", "X-Tenant": "acme-secret"}, models.Headers{"X-Tenant": "acme-secret"})
+		"Webhook-Signature": "v1,c2lnbmF0dXJl", "X-Tenant": "acme-secret"}, models.Headers{"X-Tenant": "acme-secret"}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,7 +1,8 @@
 // What an attempt's POST carried, kept with the attempt (the delivery log's request_headers): wds's
 // own headers with their values, which are not secrets (the signature proves the body, it grants
 // nothing), and the endpoint's custom headers as the endpoint keeps them (SealHeaders): the names
-// with blank values, the values sealed, since they may be credentials.
+// with blank values, the values sealed, since they may be credentials. The custom names are kept as
+// the endpoint spells them and shown as the wire carries them (Shown).
 
 package models
 
@@ -10,6 +11,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
+	"net/textproto"
 )
 
 // RequestHeaders are the headers one attempt sent (the request_headers column).
@@ -19,17 +21,27 @@ type RequestHeaders struct {
 	Sealed   []byte  `json:"sealed,omitempty"` // the custom set as sent, sealed
 }
 
-// SentHeaders is what an attempt records of the headers it set: custom, the endpoint's headers
-// (sealed with box, as SealHeaders keeps an endpoint's), and every other header of sent, which are
-// wds's own. An empty custom set seals nothing, so an attempt without custom headers costs no seal.
-func SentHeaders(box Sealer, sent map[string]string, custom Headers) (*RequestHeaders, error) {
+// SentHeaders is what an attempt records of the headers it set: custom, the endpoint's headers, and
+// every other header of sent (named as the wire carries them), which are wds's own. sealed is the
+// endpoint's own sealed set of custom (SealHeaders), recorded as is: the attempt seals nothing. Only
+// an endpoint that keeps none (a row from before values were sealed) has custom sealed with box here.
+// An empty custom set seals nothing.
+func SentHeaders(box Sealer, sent map[string]string, custom Headers, sealed []byte) (*RequestHeaders, error) {
+	own := make(map[string]bool, len(custom))
+	for name := range custom {
+		own[textproto.CanonicalMIMEHeaderKey(name)] = true
+	}
 	out := &RequestHeaders{Standard: Headers{}}
 	for name, value := range sent {
-		if _, own := custom[name]; !own {
+		if !own[name] {
 			out.Standard[name] = value
 		}
 	}
 	if len(custom) == 0 {
+		return out, nil
+	}
+	if sealed != nil {
+		out.Custom, out.Sealed = custom.Masked(), sealed
 		return out, nil
 	}
 	masked, sealed, err := SealHeaders(box, custom)
@@ -41,13 +53,15 @@ func SentHeaders(box Sealer, sent map[string]string, custom Headers) (*RequestHe
 }
 
 // Shown is every header sent, the custom ones as custom gives them (blank values, or the values
-// for a reader who may read them).
+// for a reader who may read them), each named as the wire carried it.
 func (r *RequestHeaders) Shown(custom Headers) Headers {
 	out := maps.Clone(r.Standard)
 	if out == nil {
 		out = Headers{}
 	}
-	maps.Copy(out, custom)
+	for name, value := range custom {
+		out[textproto.CanonicalMIMEHeaderKey(name)] = value
+	}
 	return out
 }
 

@@ -47,6 +47,7 @@ var tableModels = map[string]any{
 	"webhook_endpoint_sends":    models.EndpointSend{},
 	"webhook_endpoint_minutes":  models.EndpointMinute{},
 	"webhook_unrecovered_drops": models.UnrecoveredDrop{},
+	"relay_claims":              models.RelayClaim{},
 }
 
 // notColumns are fields a model reads from another table (a join), by table: GORM never writes them.

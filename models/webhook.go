@@ -222,6 +222,16 @@ type Dispatch struct {
 // TableName is the manual-start queue.
 func (Dispatch) TableName() string { return "webhook_dispatches" }
 
+// RelayClaim is a relay's claim of the rows it is starting, one row a batch: other relays leave the
+// rows named in RowIDs (of the table Source: events or webhook_dispatches) alone until the relay's
+// mark deletes the claim, or until Until, should the relay die first.
+type RelayClaim struct {
+	ID     uuid.UUID
+	Source string
+	RowIDs TextArray
+	Until  time.Time
+}
+
 // Event is an outbox row: written with the business rows, delivered by the webhook engine.
 type Event struct {
 	ID           uuid.UUID

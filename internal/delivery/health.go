@@ -22,7 +22,9 @@ import (
 // streak if none is running, and a drop counts one more dropped chain. Rows may be recorded out of
 // time order (attempts run concurrently), so each change compares times rather than assuming the
 // newest; an attempt that changes nothing (a retry's failure within a running streak) writes no
-// endpoint row.
+// endpoint row. Nor does a success within successSkew of the last one recorded while no streak runs:
+// last_success_at is kept to that, so a busy endpoint's row is written about once a second rather
+// than on every attempt, each write a lock every attempt to it queued behind.
 const recordAttemptSQL = `WITH ins AS (
 	INSERT INTO webhook_deliveries (id, org_id, event_id, endpoint_id, event_type, chain_id, workflow_id, attempt,
 		status, response_status, response_excerpt, error, duration_ms, attempted_at, next_attempt_at, request_headers)
@@ -38,7 +40,8 @@ kept AS (
 			WHEN i.status <> @succeeded OR w.failing_since > i.attempted_at THEN w.consecutive_dropped ELSE 0 END
 	FROM ins i
 	WHERE w.id = i.endpoint_id AND CASE WHEN i.status = @succeeded
-		THEN w.last_success_at IS NULL OR w.last_success_at < i.attempted_at OR w.failing_since <= i.attempted_at
+		THEN w.last_success_at IS NULL OR w.last_success_at < i.attempted_at - @skew * interval '1 microsecond'
+			OR w.failing_since <= i.attempted_at
 		ELSE i.attempted_at > greatest(w.last_success_at, w.health_reset_at, '-infinity')
 			AND (i.status = @dropped OR w.failing_since IS NULL OR w.failing_since > i.attempted_at) END
 	RETURNING w.id),
@@ -50,6 +53,9 @@ counted AS (
 		dropped = m.dropped + excluded.dropped, refired = m.refired + excluded.refired
 	RETURNING 1)
 SELECT id FROM ins`
+
+// successSkew is how far behind an endpoint's last success last_success_at may be (recordAttemptSQL).
+const successSkew = time.Second
 
 // RecordAttempt writes an attempt's row unless the log already holds its id or its chain's attempt
 // number, keeping the endpoint's health with it, and reports whether it wrote.
@@ -65,8 +71,8 @@ func RecordAttempt(ctx context.Context, db *gorm.DB, d *models.Delivery) (bool, 
 		"response_status": d.ResponseStatus, "excerpt": d.ResponseExcerpt, "error": d.Error,
 		"duration": d.DurationMS, "at": d.AttemptedAt, "next": d.NextAttemptAt, "sent": sent,
 		"succeeded": models.StatusSucceeded, "dropped": models.StatusDropped,
-		"refired": d.Attempt == 1 && contract.RefiredChain(d.WorkflowID),
-	}).Scan(&inserted).Error
+		"refired": d.Attempt == 1 && contract.RefiredChain(d.WorkflowID), "skew": successSkew.Microseconds(),
+	}).Find(&inserted).Error
 	if err != nil {
 		return false, fmt.Errorf("record delivery: %w", err)
 	}

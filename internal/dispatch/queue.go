@@ -42,13 +42,11 @@ func Queue(ctx context.Context, tx *gorm.DB, d *models.Dispatch) (bool, error) {
 	return len(ids) == 1, nil
 }
 
-// queued is webhook_dispatches as the relay's queue (outbox.Queue says why its statements lock in
-// id order).
+// queued is webhook_dispatches as the relay's queue (outbox.Queue says why its mark locks in id
+// order).
 var queued = outbox.Queue{
 	Table: "webhook_dispatches",
-	Lease: `UPDATE webhook_dispatches SET relay_lease_until = clock_timestamp() + ? * interval '1 second' WHERE id IN ?`,
-	Release: `UPDATE webhook_dispatches SET relay_lease_until = NULL
-		WHERE id IN (SELECT id FROM webhook_dispatches WHERE id IN ? ORDER BY id FOR UPDATE)`,
-	Mark: `UPDATE webhook_dispatches SET dispatched_at = clock_timestamp()
-		WHERE id IN (SELECT id FROM webhook_dispatches WHERE id IN ? ORDER BY id FOR UPDATE) AND dispatched_at IS NULL`,
+	Mark: `UPDATE webhook_dispatches SET dispatched_at = clock_timestamp() WHERE id IN (
+		SELECT id FROM webhook_dispatches WHERE id IN ? AND dispatched_at IS NULL ORDER BY id FOR NO KEY UPDATE)
+		AND dispatched_at IS NULL`,
 }

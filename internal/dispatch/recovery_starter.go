@@ -34,8 +34,9 @@ func (r recoveryRow) rowID() uuid.UUID { return r.ID }
 // (claimRecoveries says why).
 var recoveries = outbox.Queue{
 	Table: "webhook_recoveries",
-	Mark: `UPDATE webhook_recoveries SET dispatched_at = clock_timestamp()
-		WHERE id IN (SELECT id FROM webhook_recoveries WHERE id IN ? ORDER BY id FOR UPDATE) AND dispatched_at IS NULL`,
+	Mark: `UPDATE webhook_recoveries SET dispatched_at = clock_timestamp() WHERE id IN (
+		SELECT id FROM webhook_recoveries WHERE id IN ? AND dispatched_at IS NULL ORDER BY id FOR NO KEY UPDATE)
+		AND dispatched_at IS NULL`,
 }
 
 // unstartedRecoveries selects running recoveries whose workflow is not started yet, oldest first.
@@ -60,14 +61,13 @@ func (s *Starter) StartRecoveries(ctx context.Context, ids ...uuid.UUID) {
 }
 
 // claimRecoveries is the relay's pass over recoveries whose workflow a crash or a Temporal outage
-// left unstarted. Recoveries have no lease column: one relay at a time takes them under SKIP LOCKED,
-// and a double start is rejected by the workflow id.
+// left unstarted. Recoveries have no lease: relays reading at once take them apart under SKIP
+// LOCKED, in one statement (its lock ends with it, as the transaction around it did before the
+// starts), and a double start is rejected by the workflow id.
 func (s *Starter) claimRecoveries(ctx context.Context, limit int) (int, error) {
 	var rows []recoveryRow
-	err := s.DB.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
-		return s.pastGrace(unstartedRecoveries(tx), "r.created_at").Limit(limit).
-			Clauses(clause.Locking{Strength: "UPDATE", Table: clause.Table{Name: "r"}, Options: "SKIP LOCKED"}).Find(&rows).Error
-	})
+	err := s.pastGrace(unstartedRecoveries(s.DB.WithContext(ctx)), "r.created_at").Limit(limit).
+		Clauses(clause.Locking{Strength: "UPDATE", Table: clause.Table{Name: "r"}, Options: "SKIP LOCKED"}).Find(&rows).Error
 	if err != nil {
 		return 0, fmt.Errorf("claim recoveries: %w", err)
 	}

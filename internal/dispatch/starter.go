@@ -229,24 +229,22 @@ func undispatchedEvents(db *gorm.DB) *gorm.DB {
 	return db.Model(&models.Event{}).Select(claimColumns).Where("dispatched_at IS NULL").Order("created_at, id")
 }
 
-// claimEvents is the relay's pass over events: it leases up to limit undispatched events older than
+// claimEvents is the relay's pass over events: it claims up to limit undispatched events older than
 // the grace, starts them and marks them.
 func (s *Starter) claimEvents(ctx context.Context, limit int) (int, error) {
 	var rows []eventRow
-	err := lease(ctx, s.DB, outbox.Events, &rows, func(tx *gorm.DB) *gorm.DB {
-		return s.pastGrace(undispatchedEvents(tx), "created_at").Where(unleased("events")).Limit(limit).
-			Clauses(clause.Locking{Strength: "UPDATE", Table: clause.Table{Name: "events"}, Options: "SKIP LOCKED"})
+	claim, err := lease(ctx, s.DB, outbox.Events, &rows, func(tx *gorm.DB) *gorm.DB {
+		return s.pastGrace(undispatchedEvents(tx), "created_at").Where(unleased("events", "events")).Limit(limit).
+			Clauses(clause.Locking{Strength: "NO KEY UPDATE", Table: clause.Table{Name: "events"}, Options: "SKIP LOCKED"})
 	})
-	if err != nil {
+	if err != nil || len(rows) == 0 {
 		return 0, err
 	}
+	// Starts stop at the first failure; the rest go back to the next pass, of any relay, as the mark
+	// ends the claim.
 	started, startErr := s.startRows(ctx, rows)
-	if err := markStarted(s.DB.WithContext(ctx), outbox.Events, started); err != nil {
+	if err := markClaimed(s.DB.WithContext(ctx), outbox.Events, claim, started); err != nil {
 		return 0, err
-	}
-	if startErr != nil {
-		// Starts stop at the first failure; the rest go back to the next pass, of any relay.
-		release(ctx, s.DB, outbox.Events, ids(rows[len(started):]))
 	}
 	return len(started), startErr
 }
@@ -255,22 +253,23 @@ func (s *Starter) claimEvents(ctx context.Context, limit int) (int, error) {
 // starts takes, and the time a relay that died mid-batch delays its rows.
 const relayLease = time.Minute
 
-// lease claims rows in a short transaction of its own: SKIP LOCKED keeps concurrent relays apart
-// while it runs, and the lease it sets keeps them apart afterwards, so no lock or transaction is held
-// while Temporal answers the starts.
-func lease[R row](ctx context.Context, db *gorm.DB, q outbox.Queue, rows *[]R, claim func(*gorm.DB) *gorm.DB) error {
-	return db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
-		if err := claim(tx).Find(rows).Error; err != nil {
-			return fmt.Errorf("claim %s: %w", q.Table, err)
-		}
-		if len(*rows) == 0 {
-			return nil
-		}
-		if err := tx.Exec(q.Lease, relayLease.Seconds(), ids(*rows)).Error; err != nil {
-			return fmt.Errorf("lease %s: %w", q.Table, err)
-		}
-		return nil
-	})
+// lease claims rows in one statement, which also writes the claim (relay_claims) naming them and
+// deletes claims that ran out: SKIP LOCKED keeps concurrent relays apart while it runs, and the claim
+// keeps them apart afterwards, so no lock or transaction is held while Temporal answers the starts.
+// A row is taken only if, once locked, no claim committed meanwhile names it (wds_relay_claimed,
+// which reads after the lock what the statement's own snapshot, older, may not show).
+func lease[R row](ctx context.Context, db *gorm.DB, q outbox.Queue, rows *[]R, claim func(*gorm.DB) *gorm.DB) (uuid.UUID, error) {
+	id := uuid.New()
+	err := db.WithContext(ctx).Raw(`WITH expired AS (DELETE FROM relay_claims WHERE until < clock_timestamp()),
+		locked AS MATERIALIZED (?),
+		claimed AS (SELECT * FROM locked WHERE NOT wds_relay_claimed(?, locked.id)),
+		claim AS (INSERT INTO relay_claims (id, source, row_ids, until)
+			SELECT ?, ?, array_agg(id), clock_timestamp() + ? * interval '1 second' FROM claimed HAVING count(*) > 0)
+		SELECT * FROM claimed`, claim(db.WithContext(ctx)), q.Table, id, q.Table, relayLease.Seconds()).Find(rows).Error
+	if err != nil {
+		return id, fmt.Errorf("claim %s: %w", q.Table, err)
+	}
+	return id, nil
 }
 
 // row is a relay's claimed row: an event or a queued start.
@@ -287,17 +286,25 @@ func ids[R row](rows []R) []uuid.UUID {
 	return out
 }
 
-// release ends the leases of rows a relay claimed but did not start. Should it fail, the leases end
-// by themselves.
-func release(ctx context.Context, db *gorm.DB, q outbox.Queue, ids []uuid.UUID) {
-	if len(ids) > 0 {
-		db.WithContext(ctx).Exec(q.Release, ids)
-	}
+// unleased is the condition on table (alias a) for rows no relay holds: none named in an unexpired
+// claim, none under a lease a previous release's relay wrote on the row itself.
+func unleased(table, a string) string {
+	return "(" + a + ".relay_lease_until IS NULL OR " + a + ".relay_lease_until < clock_timestamp()) AND NOT EXISTS (" +
+		"SELECT 1 FROM relay_claims c WHERE c.source = '" + table + "' AND c.until >= clock_timestamp() AND " + a + ".id = ANY (c.row_ids))"
 }
 
-// unleased is the condition on table (or its alias) for rows no relay holds a lease on.
-func unleased(table string) string {
-	return "(" + table + ".relay_lease_until IS NULL OR " + table + ".relay_lease_until < clock_timestamp())"
+// markClaimed marks the rows of a relay's claim that were dealt with, as markStarted does, and ends
+// the claim in the same statement: the rows not dealt with are free for the next pass. Should it
+// fail, the claim runs out by itself.
+func markClaimed(db *gorm.DB, q outbox.Queue, claim uuid.UUID, ids []uuid.UUID) error {
+	if len(ids) == 0 {
+		ids = []uuid.UUID{uuid.Nil} // IN () is not SQL; no row has the nil id
+	}
+	err := db.Exec("WITH ended AS (DELETE FROM relay_claims WHERE id = ?) "+q.Mark, claim, ids).Error
+	if err != nil {
+		return fmt.Errorf("mark %s dispatched: %w", q.Table, err)
+	}
+	return nil
 }
 
 // startNow starts rows a request has just committed (events, or queued re-fires and tests). It holds
@@ -404,20 +411,16 @@ func queuedStarts(db *gorm.DB) *gorm.DB {
 // claimDispatches is the relay's pass over queued re-fires and tests, as claimEvents is over events.
 func (s *Starter) claimDispatches(ctx context.Context, limit int) (int, error) {
 	var rows []dispatchRow
-	err := lease(ctx, s.DB, queued, &rows, func(tx *gorm.DB) *gorm.DB {
-		return s.pastGrace(queuedStarts(tx), "d.created_at").Where(unleased("d")).Limit(limit).
-			Clauses(clause.Locking{Strength: "UPDATE", Table: clause.Table{Name: "d"}, Options: "SKIP LOCKED"})
+	claim, err := lease(ctx, s.DB, queued, &rows, func(tx *gorm.DB) *gorm.DB {
+		return s.pastGrace(queuedStarts(tx), "d.created_at").Where(unleased("webhook_dispatches", "d")).Limit(limit).
+			Clauses(clause.Locking{Strength: "NO KEY UPDATE", Table: clause.Table{Name: "d"}, Options: "SKIP LOCKED"})
 	})
-	if err != nil {
+	if err != nil || len(rows) == 0 {
 		return 0, err
 	}
 	started, startErr := s.startDispatchRows(ctx, rows)
-	if err := markStarted(s.DB.WithContext(ctx), queued, started); err != nil {
+	if err := markClaimed(s.DB.WithContext(ctx), queued, claim, started); err != nil {
 		return 0, err
-	}
-	if startErr != nil {
-		// Starts stop at the first failure; the rest go back to the next pass, of any relay.
-		release(ctx, s.DB, queued, ids(rows[len(started):]))
 	}
 	return len(started), startErr
 }

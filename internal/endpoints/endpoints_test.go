@@ -535,7 +535,7 @@ func TestAnAlreadyStartedWorkflowCountsAsDispatched(t *testing.T) {
 }
 
 // queueBoth queues a test event and a re-fire of a dropped delivery of a new event.
-func queueBoth(t *testing.T, f *fixture) (*resend.TestQueued, *resend.Refired, uuid.UUID) {
+func queueBoth(t *testing.T, f *fixture) (*resend.TestQueued, *resend.Refired) {
 	t.Helper()
 	ep, _ := f.Create("https://127.0.0.1/hook")
 	q, _ := f.Resends.SendTest(f.Ctx, f.Org, ep.ID)
@@ -545,12 +545,14 @@ func queueBoth(t *testing.T, f *fixture) (*resend.TestQueued, *resend.Refired, u
 	if err != nil {
 		t.Fatal(err)
 	}
-	return q, r, ev
+	return q, r
 }
 
 func TestQueuedRefiresAndTestsAreStartedByTheRelay(t *testing.T) {
 	f := newFixture(t)
-	q, r, ev := queueBoth(t, f)
+	q, r := queueBoth(t, f)
+	// The re-fired event's attempt marked it dispatched; a fresh event is the relay's to start.
+	ev, _ := deliverytest.Emit(f.Ctx, f.DB, f.Org, nil, events.OrderCreated, nil)
 	tc := &fakeTemporal{starts: map[string]int{}}
 	st := &dispatch.Starter{DB: f.DB, Temporal: tc, Schedule: []time.Duration{time.Second}, Log: quiet()}
 	if n, err := st.RelayOnce(f.Ctx, 10); err != nil || n != 3 {
@@ -568,7 +570,7 @@ func TestQueuedRefiresAndTestsAreStartedByTheRelay(t *testing.T) {
 
 func TestAnOperatorsQueuedStartsAreStartedAfterCommitAndLeftAloneByTheRelay(t *testing.T) {
 	f := newFixture(t)
-	q, r, _ := queueBoth(t, f)
+	q, r := queueBoth(t, f)
 	tc := &fakeTemporal{starts: map[string]int{}}
 	st := &dispatch.Starter{DB: f.DB, Temporal: tc, Schedule: []time.Duration{time.Second}, Log: quiet(), Grace: time.Hour}
 	if n, err := st.RelayOnce(f.Ctx, 10); err != nil || n != 0 {

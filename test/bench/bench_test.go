@@ -137,6 +137,28 @@ func checkDelivery(t *testing.T, d DeliveryOnly, server string, shards int) {
 	if d.WDSHistory.Events == 0 || d.BareHistory.Events == 0 {
 		t.Errorf("delivery only on %s: histories %+v / %+v", d.Temporal, d.WDSHistory, d.BareHistory)
 	}
+	checkDatabaseCost(t, d)
+}
+
+// checkDatabaseCost checks that the wds side's statements were counted: every delivery writes its
+// attempt's row, in a statement of its own, and the benchmark's own statements are left out.
+func checkDatabaseCost(t *testing.T, d DeliveryOnly) {
+	t.Helper()
+	if d.WDSDatabase == nil || d.WDSDatabase.Transactions < 1 {
+		t.Fatalf("delivery only on %s: no statements counted: %+v", d.Temporal, d.WDSDatabase)
+	}
+	var attempts float64
+	for _, s := range d.WDSDatabase.Statements {
+		if strings.Contains(s.Query, benchSQL) {
+			t.Errorf("the benchmark's own statement counted: %s", s.Query)
+		}
+		if s.TopLevel && strings.Contains(s.Query, "INSERT INTO webhook_deliveries") {
+			attempts += s.Calls
+		}
+	}
+	if attempts < 1 {
+		t.Errorf("delivery only on %s: %.2f attempts' writes an event, want at least 1", d.Temporal, attempts)
+	}
 }
 
 // TestScaleNeedsDevServer: the scale part's other lines run on the dev server, so leaving it out of

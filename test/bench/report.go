@@ -561,4 +561,7 @@ func printDeliveryLine(w io.Writer, d DeliveryOnly) {
 		fmt.Fprintf(w, "; history %d events (workflow tasks %d, activities %d, markers %d, upserts %d); Temporal requests %s\n",
 			side.h.Events, side.h.WorkflowTasks, side.h.Activities, side.h.Markers, side.h.Upserts, asksText(side.asks))
 	}
+	if d.WDSDatabase != nil {
+		d.WDSDatabase.print(w)
+	}
 }

@@ -62,6 +62,9 @@ type DeliveryOnly struct {
 	// The history of the last round's first event, and of its bare workflow.
 	WDSHistory  History `json:"wds_history"`
 	BareHistory History `json:"bare_history"`
+	// WDSDatabase is what the wds side's rounds asked of wds's database, statement by statement
+	// (pg_stat_statements); nil in results of runs before it was counted.
+	WDSDatabase *DatabaseCost `json:"wds_database,omitempty"`
 }
 
 // Drained is one batch delivered: how many, how long from the commit (or the first start) to the
@@ -189,7 +192,7 @@ func (e *env) hookTenant(ctx context.Context, s *stack, name, path string, extra
 // the receiver will see.
 func commitEvents(ctx context.Context, s *stack, t *tenant, n int) ([]string, error) {
 	var ids []string
-	err := s.db.WithContext(ctx).Raw(`WITH e AS (
+	err := s.db.WithContext(ctx).Raw(benchSQL+`WITH e AS (
 			SELECT gen_random_uuid() AS id, gen_random_uuid() AS order_id,
 				clock_timestamp() - interval '1 minute' + i * interval '1 microsecond' AS at
 			FROM generate_series(1, ?) AS i)
@@ -236,8 +239,15 @@ func (e *env) deliveryOnly(ctx context.Context, o Options, s *stack, label strin
 	if err := e.warmUp(ctx, s, t, bc, slug); err != nil {
 		return res, fmt.Errorf("bench: delivery-only warm-up on the %s: %w", label, err)
 	}
+	meter, err := newDBMeter(ctx, s.db)
+	if err != nil {
+		return res, err
+	}
 	for round := range o.ScaleRounds {
 		if err := e.waitIdle(ctx, s); err != nil {
+			return res, err
+		}
+		if err := meter.start(ctx); err != nil {
 			return res, err
 		}
 		var d Drained
@@ -254,6 +264,10 @@ func (e *env) deliveryOnly(ctx context.Context, o Options, s *stack, label strin
 		}
 		res.WDS = append(res.WDS, d)
 		if err := e.waitIdle(ctx, s); err != nil {
+			return res, err
+		}
+		// Counted until the worker is idle: the last attempts' rows are written after their POSTs arrive.
+		if err := meter.stop(ctx); err != nil {
 			return res, err
 		}
 		err = counted(ctx, bareRequestCounts, bareAsks, s.cpu.metered(bareCPU, func() (sample, error) {
@@ -278,6 +292,7 @@ func (e *env) deliveryOnly(ctx context.Context, o Options, s *stack, label strin
 	res.WDSCPU, res.BareCPU = perOp(wdsCPU, n), perOp(bareCPU, n)
 	res.WDSTemporalCPU, res.BareTemporalCPU = temporalCPU(res.WDSCPU), temporalCPU(res.BareCPU)
 	res.WDSAsks, res.BareAsks = asksOf(wdsAsks, n, res.WDSRate), asksOf(bareAsks, n, res.BareRate)
+	res.WDSDatabase = meter.cost(n)
 	return res, e.waitIdle(ctx, s)
 }
 

@@ -28,6 +28,9 @@ type Options struct {
 	Dir string
 	// Durable false turns off fsync: right for tests, never for data anyone keeps.
 	Durable bool
+	// Settings are server settings (name=value) given at start, such as the benchmark's
+	// shared_preload_libraries=pg_stat_statements.
+	Settings []string
 }
 
 // Cluster is a running private PostgreSQL server.
@@ -92,6 +95,9 @@ func Start(ctx context.Context, o Options) (*Cluster, error) {
 	opts := fmt.Sprintf("-p %d -k '' -c listen_addresses=127.0.0.1 -c max_connections=200", c.port)
 	if !o.Durable {
 		opts += " -c fsync=off -c synchronous_commit=off -c full_page_writes=off"
+	}
+	for _, setting := range o.Settings {
+		opts += " -c " + setting
 	}
 	if err := c.run(ctx, "pg_ctl", "-D", c.dataDir, "-l", c.logFile, "-o", opts, "-w", "-t", "60", "start"); err != nil {
 		return nil, err
