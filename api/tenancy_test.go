@@ -334,8 +334,9 @@ var scopedTables = map[string]string{
 }
 
 // unscopedTables belong to no org. rate_limit_hits is counted per request of any key, so it is left
-// out of the whole-database row counts (the caller's own key spends its budget).
-var unscopedTables = map[string]bool{"goose_db_version": true}
+// out of the whole-database row counts (the caller's own key spends its budget). relay_claims are
+// the relay's claims of a batch of rows, of any org, which no request writes (internal/dispatch).
+var unscopedTables = map[string]bool{"goose_db_version": true, "relay_claims": true}
 
 // tables lists the database's tables and how to pick one org's rows from each.
 func (e *sweepEnv) tables() map[string]string {
