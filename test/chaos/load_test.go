@@ -63,6 +63,11 @@ func (l *load) create() {
 	req, _ := http.NewRequest(http.MethodPost, l.target()+"/integrations/v1/orders", bytes.NewReader(body))
 	req.Header.Set("Authorization", "Bearer "+l.key)
 	req.Header.Set("Content-Type", "application/json")
+	// As an integrator sends it. It also lets the HTTP client send the create again on a kept-alive
+	// connection a replaced serve closed just as the request went out (net/http retries a request
+	// with an Idempotency-Key there), instead of reporting "connection reset by peer"; the server
+	// answers a repeat with the first answer.
+	req.Header.Set("Idempotency-Key", id)
 	began := time.Now()
 	resp, err := l.client.Do(req)
 	took := time.Since(began)
