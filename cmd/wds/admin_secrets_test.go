@@ -74,7 +74,7 @@ func TestAdminSecretsReencryptCompletesARotation(t *testing.T) {
 
 // An attempt stored by a release before redaction keeps the receiver's echo of a header value and
 // the signing secret; `wds admin secrets redact` replaces them as the attempt would now, leaves other
-// answers as they were, and finds nothing more on a second run.
+// answers as they were, skips an endpoint no key opens, and finds nothing more on a second run.
 func TestAdminSecretsRedactRedactsAnswersStoredBefore(t *testing.T) {
 	url := pgtest.URL(t)
 	key := secrets.GenerateKey()
@@ -91,6 +91,12 @@ func TestAdminSecretsRedactRedactsAnswersStoredBefore(t *testing.T) {
 		endpoints.CreateInput{OrgID: org.ID, ActorID: owner.ID, URL: "https://127.0.0.1/hook", EventTypes: []string{"order.created"},
 			Headers: map[string]string{"Authorization": "Bearer echoed-token-42"}})
 	if err != nil {
+		t.Fatal(err)
+	}
+	// An endpoint sealed under a key the command is not given is counted and skipped, not a stop.
+	otherBox, _ := secrets.NewBox(secrets.GenerateKey())
+	if _, err := endpoints.NewService(db, otherBox, endpoints.Options{AllowPrivate: true}).Create(ctx,
+		endpoints.CreateInput{OrgID: org.ID, ActorID: owner.ID, URL: "https://127.0.0.1/other", EventTypes: []string{"order.created"}}); err != nil {
 		t.Fatal(err)
 	}
 	answers := map[string]string{
@@ -115,7 +121,8 @@ func TestAdminSecretsRedactRedactsAnswersStoredBefore(t *testing.T) {
 	t.Setenv("DATABASE_URL", url)
 	t.Setenv("WDS_ENCRYPTION_KEY", key)
 	out := mustAdmin(t, "secrets", "redact")
-	if out["answers_read"] != float64(2) || out["answers_redacted"] != float64(1) {
+	if out["answers_read"] != float64(2) || out["answers_redacted"] != float64(1) || out["endpoints"] != float64(2) ||
+		out["endpoints_unreadable"] != float64(1) {
 		t.Fatalf("redact printed %v", out)
 	}
 	read := func(name string) string {

@@ -14,8 +14,11 @@ import (
 // StoredRedaction counts what RedactStored read and changed.
 type StoredRedaction struct {
 	Endpoints int64 `json:"endpoints"`
-	Read      int64 `json:"answers_read"`
-	Redacted  int64 `json:"answers_redacted"`
+	// Unreadable counts endpoints whose secret or headers no configured key opens (their answers are
+	// left as they are): run wds admin secrets reencrypt with the previous key, then this again.
+	Unreadable int64 `json:"endpoints_unreadable"`
+	Read       int64 `json:"answers_read"`
+	Redacted   int64 `json:"answers_redacted"`
 }
 
 // RedactStored applies Redact to every receiver's answer already stored, endpoint by endpoint, with
@@ -24,7 +27,7 @@ type StoredRedaction struct {
 // read; this is what an operator runs once after upgrading from such a release. A value changed
 // since the attempt is not known any more and stays. Each endpoint's rows are read batch rows at a
 // time in the order of its log's index and a row is written only when its excerpt changes, so a
-// second run reads and writes nothing new.
+// second run writes nothing.
 func RedactStored(ctx context.Context, db *gorm.DB, box models.Sealer, batch int) (StoredRedaction, error) {
 	var out StoredRedaction
 	var after uuid.UUID
@@ -34,11 +37,12 @@ func RedactStored(ctx context.Context, db *gorm.DB, box models.Sealer, batch int
 			return out, fmt.Errorf("redact stored answers: list endpoints: %w", err)
 		}
 		for i := range eps {
+			out.Endpoints++
 			custom, keys, err := sealedValues(box, &eps[i])
 			if err != nil {
-				return out, fmt.Errorf("redact stored answers of endpoint %s: %w", eps[i].ID, err)
+				out.Unreadable++ // one endpoint sealed under a key not given must not stop the others
+				continue
 			}
-			out.Endpoints++
 			if len(custom) == 0 && len(keys) == 0 {
 				continue
 			}

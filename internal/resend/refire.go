@@ -78,9 +78,14 @@ func (s *Service) Refire(ctx context.Context, deliveryID, actorID uuid.UUID) (*R
 		if err != nil {
 			return err
 		}
-		if !queued { // a recovery queued it since the look above (a recovery takes no row lock)
-			_, err := earlierRefire(tx, d.ID, &out)
-			return err
+		if !queued {
+			// Another chain re-fires it already. A recovery's batch locks the attempt's row as this
+			// does, so it cannot queue one between the look above and this insert; should the unique
+			// index still refuse, answer that chain, never an empty one.
+			if found, err := earlierRefire(tx, d.ID, &out); found || err != nil {
+				return err
+			}
+			return fmt.Errorf("re-fire delivery %s: refused as re-fired, but no chain re-fires it", d.ID)
 		}
 		out = Refired{ChainID: disp.ChainID, WorkflowID: disp.WorkflowID, DispatchID: disp.ID}
 		return workspace.Audit(ctx, tx, models.AuditEntry{OrgID: d.OrgID, ActorID: actorID,
