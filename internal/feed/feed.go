@@ -251,25 +251,32 @@ func readTypes(q Query) []string {
 // Each type's events are one index range (events_feed, or events_feed_store with a store), read in
 // feed order and merged, so the page reads its own rows and no others at any depth. A row that
 // would take the page past MaxPage is marked as not fitting and sent without its body.
+//
+// The org, the store and the types reach the branches through the horizon's row, values the
+// planner cannot see when it plans, so every page has the plan of an average org and type. Given
+// them, the planner estimates an org or a type the statistics do not know yet (created, or grown,
+// since the table was last analyzed) at one row, and then prefers events_org and a sort, which
+// reads the org's whole history for every page.
 func pageSQL(q Query, from position) (string, []any) {
 	var branches []string
-	args := []any{outbox.MaxBody, outbox.MaxBody, outbox.MaxBody, MaxPage, outbox.MaxBody, summarySize}
-	for _, t := range readTypes(q) {
-		store := ""
-		args = append(args, q.OrgID, t)
-		if q.StoreID != nil {
-			store = " AND e.store_id = ? AND e.store_id IS NOT NULL"
-			args = append(args, *q.StoreID)
-		}
+	types, store, inStore := readTypes(q), "NULL", ""
+	args := []any{q.OrgID}
+	if q.StoreID != nil {
+		store, inStore = "?", " AND e.store_id = h.store AND e.store_id IS NOT NULL"
+		args = append(args, *q.StoreID)
+	}
+	args = append(args, textArray(types), outbox.MaxBody, outbox.MaxBody, outbox.MaxBody, MaxPage, outbox.MaxBody, summarySize)
+	for i := range types {
 		branches = append(branches, `(SELECT e.id, e.xact_id, e.created_at, e.body FROM events e
-			WHERE e.org_id = ? AND e.type = ? AND e.type <> '`+events.WebhookTest+`'`+store+`
+			WHERE e.org_id = h.org AND e.type = h.types[`+strconv.Itoa(i+1)+`] AND e.type <> '`+events.WebhookTest+`'`+inStore+`
 				AND (e.xact_id, e.created_at, e.id) > (?::text::xid8, ?::timestamptz, ?::uuid) AND e.xact_id < h.below
 			ORDER BY e.xact_id, e.created_at, e.id LIMIT ?)`)
 		args = append(args, strconv.FormatUint(from.Xact, 10), from.At, from.ID, q.Limit+1)
 	}
 	args = append(args, q.Limit+1)
 	return `WITH horizon AS MATERIALIZED (
-			SELECT pg_snapshot_xmin(s) AS below, pg_snapshot_xmax(s) AS next, clock_timestamp() AS read_at
+			SELECT pg_snapshot_xmin(s) AS below, pg_snapshot_xmax(s) AS next, clock_timestamp() AS read_at,
+				?::uuid AS org, ` + store + `::uuid AS store, ?::text[] AS types
 			FROM pg_current_snapshot() AS s)
 		SELECT h.below::text, h.next::text, h.read_at, p.id::text, p.xact_id::text, p.created_at, p.size,
 			CASE WHEN p.fits AND p.size <= ? THEN p.body::text END,
@@ -284,6 +291,12 @@ func pageSQL(q Query, from position) (string, []any) {
 				ORDER BY u.xact_id, u.created_at, u.id LIMIT ?) s
 			WINDOW w AS (ORDER BY s.xact_id, s.created_at, s.id)) p ON true
 		ORDER BY p.xact_id, p.created_at, p.id`, args
+}
+
+// textArray is names as a text[] literal. Each is an event type of the catalog (dots, letters and
+// underscores), so none needs escaping beyond its quotes.
+func textArray(names []string) string {
+	return `{"` + strings.Join(names, `","`) + `"}`
 }
 
 // Event is one event of the org's feed, as its deliveries send it.

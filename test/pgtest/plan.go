@@ -15,6 +15,7 @@ type PlanNode struct {
 	Relation         string     `json:"Relation Name"`
 	Index            string     `json:"Index Name"`
 	IndexCond        string     `json:"Index Cond"`
+	PlanRows         float64    `json:"Plan Rows"`
 	ActualRows       int64      `json:"Actual Rows"`
 	ActualLoops      int64      `json:"Actual Loops"`
 	RemovedByFilter  int64      `json:"Rows Removed by Filter"`
