@@ -244,7 +244,7 @@ func noisyRows(r *NoisyResult) []row {
 		return nil
 	}
 	q, qa, n, rc := r.Quiet, r.QuietAfter, r.Noisy, r.Recovery
-	return []row{
+	rows := []row{
 		{fmt.Sprintf("Noisy neighbour: org B's p99 beside org A's recovery of %d of %d dropped chains (%d delivery rows), "+
 			"%d events held at 1/s, %d outcome searches and %d members reading the log and the overview (%.0f s windows)",
 			rc.Chains, r.Dropped, r.Rows, r.HeldEvents, r.Search.Clients, r.Member.Clients, r.Seconds),
@@ -259,11 +259,14 @@ func noisyRows(r *NoisyResult) []row {
 			rc.Duplicates, rc.Seconds, r.Search.P99Ms, r.Search.Ops, r.Search.Errors, r.Member.P99Ms, r.Member.Ops,
 			r.MemberPaced, r.Member.Errors),
 			"", "", "each exactly once", met(rc.ExactlyOnce)},
-		{"Noisy neighbour: what the stack waited on during B's windows (turns at the database and the database's active sessions)",
-			"beside A: " + n.Waits.String(), "B alone before: " + q.Waits.String() + "; after: " + qa.Waits.String(),
-			"", "found, to explain the p99s", ""},
 		{fmt.Sprintf("Noisy neighbour: org A's recovery, last batch / first (%d batches)", len(r.Batches)),
 			fmt.Sprintf("%.1f / %.1f ms", r.Batch.LastMs, r.Batch.FirstMs), "", fmt.Sprintf("%.2f", r.Batch.Ratio), "<= 1.5",
 			met(r.Batch.Ratio > 0 && r.Batch.Ratio <= 1.5)},
 	}
+	if n.Waits.String() == "" { // results of runs before the waits were recorded
+		return rows
+	}
+	return slices.Insert(rows, 2, row{"Noisy neighbour: what the stack waited on during B's windows (turns at the database and the database's active sessions)",
+		"beside A: " + n.Waits.String(), "B alone before: " + q.Waits.String() + "; after: " + qa.Waits.String(),
+		"", "found, to explain the p99s", ""})
 }

@@ -31,18 +31,8 @@ var (
 
 // readStatements reads the statements logged in path from byte offset on, with their parameters.
 func readStatements(path string, offset int64) ([]loggedStatement, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, fmt.Errorf("bench: %w", err)
-	}
-	defer f.Close()
-	if _, err := f.Seek(offset, io.SeekStart); err != nil {
-		return nil, fmt.Errorf("bench: %w", err)
-	}
 	var out []loggedStatement
-	var pid int
-	var kind, text string
-	flush := func() error {
+	err := readLog(path, offset, func(pid int, kind, text string) error {
 		switch {
 		case kind == "LOG":
 			if m := statementRE.FindStringSubmatch(text); m != nil {
@@ -56,7 +46,23 @@ func readStatements(path string, offset int64) ([]loggedStatement, error) {
 			out[len(out)-1].params = params
 		}
 		return nil
+	})
+	return out, err
+}
+
+// readLog calls each with every entry logged in path from byte offset on: the backend's pid, the
+// entry's kind (LOG, DETAIL, CONTEXT, STATEMENT, ...) and its text, continuation lines included.
+func readLog(path string, offset int64, each func(pid int, kind, text string) error) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return fmt.Errorf("bench: %w", err)
 	}
+	defer f.Close()
+	if _, err := f.Seek(offset, io.SeekStart); err != nil {
+		return fmt.Errorf("bench: %w", err)
+	}
+	var pid int
+	var kind, text string
 	sc := bufio.NewScanner(f)
 	sc.Buffer(make([]byte, 1<<20), 64<<20)
 	for sc.Scan() {
@@ -65,19 +71,21 @@ func readStatements(path string, offset int64) ([]loggedStatement, error) {
 			text += "\n" + sc.Text()
 			continue
 		}
-		if err := flush(); err != nil {
-			return nil, err
+		if kind != "" {
+			if err := each(pid, kind, text); err != nil {
+				return err
+			}
 		}
 		pid, _ = strconv.Atoi(m[1])
 		kind, text = m[2], m[3]
 	}
 	if err := sc.Err(); err != nil {
-		return nil, fmt.Errorf("bench: read %s: %w", path, err)
+		return fmt.Errorf("bench: read %s: %w", path, err)
 	}
-	if err := flush(); err != nil {
-		return nil, err
+	if kind == "" {
+		return nil
 	}
-	return out, nil
+	return each(pid, kind, text)
 }
 
 // parseParams reads PostgreSQL's "$1 = 'a', $2 = NULL" (a quote inside a value doubled) into values
