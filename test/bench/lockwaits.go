@@ -3,6 +3,7 @@ package bench
 import (
 	"context"
 	"fmt"
+	"maps"
 	"os"
 	"regexp"
 	"slices"
@@ -39,12 +40,17 @@ var (
 	waitContextRE = regexp.MustCompile(`tuple \(\d+,\d+\) (?:of|in) relation "([^"]+)"`)
 )
 
-// lockWatch logs wds's database's lock waits over lockWaitFloor while it runs.
+// lockWatch logs the lock waits over lockWaitFloor while it runs, each entry naming its database:
+// on the cluster, Temporal's databases share the server.
 type lockWatch struct {
-	db     *gorm.DB
-	log    string
-	offset int64
+	db       *gorm.DB
+	database string
+	log      string
+	offset   int64
 }
+
+// watchedPrefix is the log_line_prefix while a lockWatch runs (logEntryRE reads it).
+const watchedPrefix = "%m [%p] db=%d "
 
 // watchLocks turns the logging of lock waits on and notes where the log stands.
 func watchLocks(ctx context.Context, db *gorm.DB, logPath string) (*lockWatch, error) {
@@ -53,15 +59,24 @@ func watchLocks(ctx context.Context, db *gorm.DB, logPath string) (*lockWatch, e
 		return nil, fmt.Errorf("bench: %w", err)
 	}
 	w := &lockWatch{db: db, log: logPath, offset: fi.Size()}
+	if err := db.WithContext(ctx).Raw(benchSQL + "SELECT current_database()").Scan(&w.database).Error; err != nil {
+		return nil, fmt.Errorf("bench: %w", err)
+	}
 	return w, w.set(ctx, fmt.Sprintf("ALTER SYSTEM SET deadlock_timeout = '%dms'", lockWaitFloor.Milliseconds()),
-		"ALTER SYSTEM SET log_lock_waits = on")
+		"ALTER SYSTEM SET log_lock_waits = on", "ALTER SYSTEM SET log_line_prefix = '"+watchedPrefix+"'")
 }
 
 // stop turns the logging off again and reads the waits logged since watchLocks, of attempts.
 func (w *lockWatch) stop(ctx context.Context, attempts int) (*LockWaits, error) {
-	if err := w.set(ctx, "ALTER SYSTEM RESET deadlock_timeout", "ALTER SYSTEM RESET log_lock_waits"); err != nil {
+	if err := w.set(ctx, "ALTER SYSTEM RESET deadlock_timeout", "ALTER SYSTEM RESET log_lock_waits",
+		"ALTER SYSTEM RESET log_line_prefix"); err != nil {
 		return nil, err
 	}
+	return readLockWaits(w.log, w.offset, w.database, attempts)
+}
+
+// readLockWaits reads the lock waits in database logged in path from byte offset on, of attempts.
+func readLockWaits(path string, offset int64, database string, attempts int) (*LockWaits, error) {
 	res := &LockWaits{Attempts: attempts, FloorMs: ms(lockWaitFloor), ByRelation: map[string]int{}}
 	var waits []float64
 	waiter, relation := -1, ""
@@ -71,23 +86,23 @@ func (w *lockWatch) stop(ctx context.Context, attempts int) (*LockWaits, error) 
 		}
 		waiter, relation = -1, ""
 	}
-	err := readLog(w.log, w.offset, func(pid int, kind, text string) error {
-		if kind == "CONTEXT" && pid == waiter {
-			if m := waitContextRE.FindStringSubmatch(text); m != nil {
+	err := readLog(path, offset, func(e logEntry) error {
+		if e.kind == "CONTEXT" && e.pid == waiter {
+			if m := waitContextRE.FindStringSubmatch(e.text); m != nil {
 				relation = m[1]
 			}
 			return nil
 		}
-		if kind != "LOG" {
+		if e.kind != "LOG" {
 			return nil
 		}
 		count() // an entry's context follows it in the same write, before any other entry
-		if m := acquiredRE.FindStringSubmatch(text); m != nil {
+		if m := acquiredRE.FindStringSubmatch(e.text); m != nil && e.db == database {
 			d, err := strconv.ParseFloat(m[1], 64)
 			if err != nil {
-				return fmt.Errorf("bench: a lock wait %q: %w", text, err)
+				return fmt.Errorf("bench: a lock wait %q: %w", e.text, err)
 			}
-			waits, waiter = append(waits, d), pid
+			waits, waiter = append(waits, d), e.pid
 		}
 		return nil
 	})
@@ -115,4 +130,21 @@ func (w *lockWatch) set(ctx context.Context, statements ...string) error {
 		}
 	}
 	return nil
+}
+
+// String is the waits as the results table gives them.
+func (lw *LockWaits) String() string {
+	p99 := fmt.Sprintf("p99 %.2f ms", lw.P99Ms)
+	if lw.P99Ms <= lw.FloorMs {
+		p99 = fmt.Sprintf("p99 under %.0f ms", lw.FloorMs)
+	}
+	s := fmt.Sprintf("%d of %d attempts waited over %.0f ms (%s, max %.2f ms)", lw.Over, lw.Attempts, lw.FloorMs, p99, lw.MaxMs)
+	for _, rel := range slices.Sorted(maps.Keys(lw.ByRelation)) {
+		name := rel
+		if name == "" {
+			name = "no relation named"
+		}
+		s += fmt.Sprintf("; %s %d", name, lw.ByRelation[rel])
+	}
+	return s
 }

@@ -22,9 +22,10 @@ type loggedStatement struct {
 }
 
 var (
-	// logEntryRE is the start of an entry under the default log_line_prefix ('%m [%p] '); lines that
+	// logEntryRE is the start of an entry under the default log_line_prefix ('%m [%p] '), or under
+	// lockWatch's ('%m [%p] db=%d '); lines that
 	// do not match continue the entry before (a statement's text keeps its own line breaks).
-	logEntryRE = regexp.MustCompile(`^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d(?:\.\d+)? \S+ \[(\d+)\] ([A-Z]+):  (.*)$`)
+	logEntryRE = regexp.MustCompile(`^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d(?:\.\d+)? \S+ \[(\d+)\] (?:db=(\S*) )?([A-Z]+):  (.*)$`)
 	// statementRE is a logged statement: "statement: SQL" (simple protocol) or "execute NAME: SQL".
 	statementRE = regexp.MustCompile(`(?s)^(?:statement|execute [^:]+): (.*)$`)
 )
@@ -32,14 +33,14 @@ var (
 // readStatements reads the statements logged in path from byte offset on, with their parameters.
 func readStatements(path string, offset int64) ([]loggedStatement, error) {
 	var out []loggedStatement
-	err := readLog(path, offset, func(pid int, kind, text string) error {
+	err := readLog(path, offset, func(e logEntry) error {
 		switch {
-		case kind == "LOG":
-			if m := statementRE.FindStringSubmatch(text); m != nil {
-				out = append(out, loggedStatement{pid: pid, sql: m[1]})
+		case e.kind == "LOG":
+			if m := statementRE.FindStringSubmatch(e.text); m != nil {
+				out = append(out, loggedStatement{pid: e.pid, sql: m[1]})
 			}
-		case kind == "DETAIL" && strings.HasPrefix(text, "parameters: ") && len(out) > 0 && out[len(out)-1].pid == pid:
-			params, err := parseParams(strings.TrimPrefix(text, "parameters: "))
+		case e.kind == "DETAIL" && strings.HasPrefix(e.text, "parameters: ") && len(out) > 0 && out[len(out)-1].pid == e.pid:
+			params, err := parseParams(strings.TrimPrefix(e.text, "parameters: "))
 			if err != nil {
 				return err
 			}
@@ -50,9 +51,16 @@ func readStatements(path string, offset int64) ([]loggedStatement, error) {
 	return out, err
 }
 
-// readLog calls each with every entry logged in path from byte offset on: the backend's pid, the
-// entry's kind (LOG, DETAIL, CONTEXT, STATEMENT, ...) and its text, continuation lines included.
-func readLog(path string, offset int64, each func(pid int, kind, text string) error) error {
+// logEntry is one entry of PostgreSQL's log: the backend's pid, its database when the prefix names
+// it, the entry's kind (LOG, DETAIL, CONTEXT, STATEMENT, ...) and its text, continuation lines
+// included.
+type logEntry struct {
+	pid            int
+	db, kind, text string
+}
+
+// readLog calls each with every entry logged in path from byte offset on.
+func readLog(path string, offset int64, each func(logEntry) error) error {
 	f, err := os.Open(path)
 	if err != nil {
 		return fmt.Errorf("bench: %w", err)
@@ -61,31 +69,30 @@ func readLog(path string, offset int64, each func(pid int, kind, text string) er
 	if _, err := f.Seek(offset, io.SeekStart); err != nil {
 		return fmt.Errorf("bench: %w", err)
 	}
-	var pid int
-	var kind, text string
+	var e logEntry
 	sc := bufio.NewScanner(f)
 	sc.Buffer(make([]byte, 1<<20), 64<<20)
 	for sc.Scan() {
 		m := logEntryRE.FindStringSubmatch(sc.Text())
 		if m == nil {
-			text += "\n" + sc.Text()
+			e.text += "\n" + sc.Text()
 			continue
 		}
-		if kind != "" {
-			if err := each(pid, kind, text); err != nil {
+		if e.kind != "" {
+			if err := each(e); err != nil {
 				return err
 			}
 		}
-		pid, _ = strconv.Atoi(m[1])
-		kind, text = m[2], m[3]
+		pid, _ := strconv.Atoi(m[1])
+		e = logEntry{pid: pid, db: m[2], kind: m[3], text: m[4]}
 	}
 	if err := sc.Err(); err != nil {
 		return fmt.Errorf("bench: read %s: %w", path, err)
 	}
-	if kind == "" {
+	if e.kind == "" {
 		return nil
 	}
-	return each(pid, kind, text)
+	return each(e)
 }
 
 // parseParams reads PostgreSQL's "$1 = 'a', $2 = NULL" (a quote inside a value doubled) into values

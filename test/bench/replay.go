@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"net/url"
 	"os"
-	"path/filepath"
 	"regexp"
 	"sort"
 	"strconv"
@@ -48,7 +47,7 @@ func (e *env) captureCreates(ctx context.Context, s *stack, g *ingester, n int) 
 	}
 	defer p.stop()
 	g.base = base
-	logPath := filepath.Join(e.dir, "pg", "postgres.log")
+	logPath := e.cluster.LogFile()
 	var out []captured
 	var mark map[int]int
 	for i := 0; i <= n; i++ {

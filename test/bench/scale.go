@@ -65,6 +65,9 @@ type DeliveryOnly struct {
 	// WDSDatabase is what the wds side's rounds asked of wds's database, statement by statement
 	// (pg_stat_statements); nil in results of runs before it was counted.
 	WDSDatabase *DatabaseCost `json:"wds_database,omitempty"`
+	// LockWaits are the waits for a lock in wds's database during the rounds; nil in results of runs
+	// before they were counted.
+	LockWaits *LockWaits `json:"lock_waits,omitempty"`
 }
 
 // Drained is one batch delivered: how many, how long from the commit (or the first start) to the
@@ -243,6 +246,10 @@ func (e *env) deliveryOnly(ctx context.Context, o Options, s *stack, label strin
 	if err != nil {
 		return res, err
 	}
+	locks, err := watchLocks(ctx, s.db, e.cluster.LogFile())
+	if err != nil {
+		return res, err
+	}
 	for round := range o.ScaleRounds {
 		if err := e.waitIdle(ctx, s); err != nil {
 			return res, err
@@ -287,6 +294,9 @@ func (e *env) deliveryOnly(ctx context.Context, o Options, s *stack, label strin
 		return res, err
 	}
 	n := o.ScaleEvents * o.ScaleRounds
+	if res.LockWaits, err = locks.stop(ctx, n); err != nil {
+		return res, err
+	}
 	res.WDSRate, res.BareRate = pooledRate(res.WDS), pooledRate(res.Bare)
 	res.Ratio = ratio(res.WDSRate, res.BareRate)
 	res.WDSCPU, res.BareCPU = perOp(wdsCPU, n), perOp(bareCPU, n)

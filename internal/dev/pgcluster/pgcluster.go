@@ -138,6 +138,9 @@ func (c *Cluster) URL(database string) string {
 	return fmt.Sprintf("postgres://postgres@127.0.0.1:%d/%s?sslmode=disable", c.port, database)
 }
 
+// LogFile is the file the server logs to.
+func (c *Cluster) LogFile() string { return c.logFile }
+
 // Port is the TCP port the server listens on (loopback only).
 func (c *Cluster) Port() int { return c.port }
 

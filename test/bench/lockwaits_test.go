@@ -1,0 +1,85 @@
+package bench
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"wds/internal/dev/pgcluster"
+	"wds/internal/platform/database"
+)
+
+// TestLockWatchSeesARowLockWait: on a real PostgreSQL, an update that waits 100 ms for another
+// transaction's update of the same row is logged once, with its relation, and sets the p99 of one
+// attempt; among 200 attempts the one wait leaves the p99 under the floor. A statement that waits
+// for no one is not counted, nor are the waits of another database.
+func TestLockWatchSeesARowLockWait(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	// PostgreSQL runs as the postgres user when we are root: it must be able to enter the directory.
+	if err := os.Chmod(filepath.Dir(dir), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	c, err := pgcluster.Start(ctx, pgcluster.Options{Dir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = c.Stop(context.Background()) })
+	db, err := database.Open(ctx, c.URL("postgres"), quietLog())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer database.Close(db)
+	if err := db.Exec("CREATE TABLE counted (id int PRIMARY KEY, n int); INSERT INTO counted VALUES (1, 0)").Error; err != nil {
+		t.Fatal(err)
+	}
+	w, err := watchLocks(ctx, db, c.LogFile())
+	if err != nil {
+		t.Fatal(err)
+	}
+	holder := db.Begin()
+	if err := holder.Exec("UPDATE counted SET n = n + 1 WHERE id = 1").Error; err != nil {
+		t.Fatal(err)
+	}
+	waited := make(chan error, 1)
+	go func() { waited <- db.Exec("UPDATE counted SET n = n + 1 WHERE id = 1").Error }()
+	time.Sleep(100 * time.Millisecond)
+	if err := holder.Commit().Error; err != nil {
+		t.Fatal(err)
+	}
+	if err := <-waited; err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Exec("UPDATE counted SET n = n + 1 WHERE id = 1").Error; err != nil {
+		t.Fatal(err)
+	}
+	one, err := w.stop(ctx, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if one.Over != 1 || one.ByRelation["counted"] != 1 || one.P99Ms < 50 || one.MaxMs != one.P99Ms {
+		t.Fatalf("one attempt that waited 100 ms: %+v", one)
+	}
+	many, err := readLockWaits(c.LogFile(), w.offset, "postgres", 200)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if many.Over != 1 || many.P99Ms != many.FloorMs || many.MaxMs != one.MaxMs {
+		t.Fatalf("one wait among 200 attempts: %+v", many)
+	}
+	if other, err := readLockWaits(c.LogFile(), w.offset, "wds", 1); err != nil || other.Over != 0 {
+		t.Fatalf("another database's waits: %+v, %v; want none", other, err)
+	}
+	// Each backend reads the reloaded settings when it next goes idle.
+	var timeout string
+	for end := time.Now().Add(5 * time.Second); timeout != "1s" && time.Now().Before(end); time.Sleep(50 * time.Millisecond) {
+		if err := db.Raw("SHOW deadlock_timeout").Scan(&timeout).Error; err != nil {
+			t.Fatal(err)
+		}
+	}
+	if timeout != "1s" {
+		t.Fatalf("deadlock_timeout after the watch: %q; want the default back", timeout)
+	}
+}
