@@ -25,6 +25,13 @@ import (
 // endpoint row. Nor does a success within successSkew of the last one recorded while no streak runs:
 // last_success_at is kept to that, so a busy endpoint's row is written about once a second rather
 // than on every attempt, each write a lock every attempt to it queued behind.
+//
+// For the same reason an attempt adds to any row of its minute that no other attempt holds locked
+// (free), and only when every row of the minute is held does it start another, keyed a random number
+// of microseconds into the minute: a busy endpoint's minute is a few rows, one for each attempt that
+// ran at once, rather than one row every attempt waits its turn for. The minute's first row is its
+// own start, the key a drop or a re-fire counts into (countDroppedSQL, wds_count_refired_drops),
+// and every reader sums the minute's rows over a range of time.
 const recordAttemptSQL = `WITH ins AS (
 	INSERT INTO webhook_deliveries (id, org_id, event_id, endpoint_id, event_type, chain_id, workflow_id, attempt,
 		status, response_status, response_excerpt, error, duration_ms, attempted_at, next_attempt_at, request_headers)
@@ -45,10 +52,18 @@ kept AS (
 		ELSE i.attempted_at > greatest(w.last_success_at, w.health_reset_at, '-infinity')
 			AND (i.status = @dropped OR w.failing_since IS NULL OR w.failing_since > i.attempted_at) END
 	RETURNING w.id),
+free AS MATERIALIZED (
+	SELECT m.minute FROM webhook_endpoint_minutes m JOIN ins i ON m.endpoint_id = i.endpoint_id
+	WHERE m.minute >= date_trunc('minute', i.attempted_at) AND m.minute < date_trunc('minute', i.attempted_at) + interval '1 minute'
+	ORDER BY m.minute LIMIT 1 FOR UPDATE OF m SKIP LOCKED),
 counted AS (
 	INSERT INTO webhook_endpoint_minutes AS m (endpoint_id, org_id, minute, succeeded, failed, dropped, refired)
-	SELECT endpoint_id, @org, date_trunc('minute', attempted_at), (status = @succeeded)::int, (status <> @succeeded)::int,
-		(status = @dropped)::int, CAST(CAST(@refired AS boolean) AS int) FROM ins
+	SELECT endpoint_id, @org, coalesce((SELECT minute FROM free), CASE WHEN EXISTS (
+			SELECT 1 FROM webhook_endpoint_minutes x WHERE x.endpoint_id = ins.endpoint_id
+				AND x.minute >= date_trunc('minute', attempted_at) AND x.minute < date_trunc('minute', attempted_at) + interval '1 minute')
+		THEN date_trunc('minute', attempted_at) + (1 + floor(random() * 59999999)) * interval '1 microsecond'
+		ELSE date_trunc('minute', attempted_at) END),
+		(status = @succeeded)::int, (status <> @succeeded)::int, (status = @dropped)::int, CAST(CAST(@refired AS boolean) AS int) FROM ins
 	ON CONFLICT (endpoint_id, minute) DO UPDATE SET succeeded = m.succeeded + excluded.succeeded, failed = m.failed + excluded.failed,
 		dropped = m.dropped + excluded.dropped, refired = m.refired + excluded.refired
 	RETURNING 1)

@@ -1,6 +1,7 @@
 package delivery_test
 
 import (
+	"context"
 	"testing"
 	"time"
 
@@ -92,5 +93,74 @@ func TestMinutesCountWhatTheLogHolds(t *testing.T) {
 	f.DB.Model(&models.EndpointMinute{}).Count(&left)
 	if left != int64(len(want)-1) {
 		t.Errorf("%d minutes left after the prune, want the %d of the last 8 days", left, len(want)-1)
+	}
+}
+
+// An attempt never waits for another attempt's count of the same minute: while one transaction holds
+// the minute's row, an attempt counts in a row of its own within the minute, and the next attempt,
+// the row free again, in the minute's first. A waiting chain's drop counts into that first row
+// whichever row its attempt was counted in. Summed by minute, the rows hold what the log holds.
+func TestAnAttemptCountsInARowNoOtherAttemptHolds(t *testing.T) {
+	f := newFixture(t)
+	ep := f.Endpoint("https://127.0.0.1/hook")
+	at := time.Now().UTC().Truncate(time.Minute).Add(-time.Hour)
+	record := func(status models.Status, next *time.Time) models.Delivery {
+		t.Helper()
+		ev := f.Event(events.OrderCreated, map[string]any{"id": uuid.New()})
+		d := models.Delivery{ID: uuid.New(), OrgID: f.Org, EventID: ev, EndpointID: ep.ID, EventType: events.OrderCreated,
+			ChainID: uuid.New(), WorkflowID: contract.EventWorkflowID(ev), Attempt: 1, Status: status,
+			AttemptedAt: at.Add(time.Second), NextAttemptAt: next}
+		ctx, cancel := context.WithTimeout(f.Ctx, 5*time.Second)
+		defer cancel()
+		if ok, err := delivery.RecordAttempt(ctx, f.DB, &d); !ok || err != nil {
+			t.Fatalf("record: %v %v", ok, err)
+		}
+		return d
+	}
+	record(models.StatusSucceeded, nil)
+	holder := f.DB.Begin()
+	defer holder.Rollback()
+	if err := holder.Exec(`SELECT 1 FROM webhook_endpoint_minutes WHERE endpoint_id = ? AND minute = ? FOR UPDATE`, ep.ID, at).Error; err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	next := time.Now().Add(time.Hour)
+	waiting := record(models.StatusFailed, &next)
+	if took := time.Since(start); took > time.Second {
+		t.Errorf("the attempt took %s beside a held row of its minute", took)
+	}
+	if err := holder.Commit().Error; err != nil {
+		t.Fatal(err)
+	}
+	record(models.StatusSucceeded, nil)
+	if err := delivery.DropChain(f.Ctx, f.DB, waiting.ChainID, "endpoint disabled"); err != nil {
+		t.Fatal(err)
+	}
+	var rows []models.EndpointMinute
+	if err := f.DB.Raw(`SELECT * FROM webhook_endpoint_minutes ORDER BY minute`).Scan(&rows).Error; err != nil {
+		t.Fatal(err)
+	}
+	if len(rows) != 2 || !rows[0].Minute.Equal(at) || !rows[1].Minute.Truncate(time.Minute).Equal(at) || rows[1].Minute.Equal(at) {
+		t.Fatalf("rows of the minute: %+v; want its first and one more within it", rows)
+	}
+	if rows[0].Succeeded != 2 || rows[0].Dropped != 1 || rows[1].Failed != 1 || rows[1].Succeeded != 0 {
+		t.Errorf("the minute's first row %+v, the held attempt's %+v; want 2 succeeded and the drop first, the failure in its own", rows[0], rows[1])
+	}
+	var want, summed []models.EndpointMinute
+	if err := f.DB.Raw(minutesFromLogSQL).Scan(&want).Error; err != nil {
+		t.Fatal(err)
+	}
+	err := f.DB.Raw(`SELECT endpoint_id, org_id, date_trunc('minute', minute) AS minute, sum(succeeded) AS succeeded,
+		sum(failed) AS failed, sum(dropped) AS dropped, sum(refired) AS refired, sum(dropped_refired) AS dropped_refired
+		FROM webhook_endpoint_minutes GROUP BY 1, 2, 3`).Scan(&summed).Error
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(summed) != 1 || len(want) != 1 || !summed[0].Minute.Equal(want[0].Minute) {
+		t.Fatalf("summed %+v, the log has %+v", summed, want)
+	}
+	summed[0].Minute = want[0].Minute
+	if summed[0] != want[0] {
+		t.Errorf("summed %+v, the log has %+v", summed[0], want[0])
 	}
 }
