@@ -138,6 +138,8 @@ func round1(f float64) float64 { return math.Round(f*10) / 10 }
 
 func round2(f float64) float64 { return math.Round(f*100) / 100 }
 
+func round3(f float64) float64 { return math.Round(f*1000) / 1000 }
+
 // ratio is a/b rounded for reports, 0 when b is 0.
 func ratio(a, b float64) float64 {
 	if b == 0 {

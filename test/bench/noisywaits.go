@@ -3,9 +3,10 @@ package bench
 import (
 	"context"
 	"fmt"
+	"maps"
 	"math"
 	"net/http"
-	"sort"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -158,12 +159,12 @@ func scrapeFamilies(ctx context.Context, addr string) (map[string]*dto.MetricFam
 // String is the window's waits in a line of the results table.
 func (w NoisyWaits) String() string {
 	var parts []string
-	for _, name := range sortedKeys(w.Gate) {
+	for _, name := range slices.Sorted(maps.Keys(w.Gate)) {
 		g := w.Gate[name]
 		parts = append(parts, fmt.Sprintf("%s %.0f turns, mean wait %.2f ms, %.0f refused", name, g.Turns, g.MeanWaitMs, g.Refused))
 	}
 	var act []string
-	for _, k := range sortedKeys(w.Active) {
+	for _, k := range slices.Sorted(maps.Keys(w.Active)) {
 		act = append(act, fmt.Sprintf("%s %.2f", k, w.Active[k]))
 	}
 	if len(act) > 0 {
@@ -171,14 +172,3 @@ func (w NoisyWaits) String() string {
 	}
 	return strings.Join(parts, "; ")
 }
-
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
-}
-
-func round3(v float64) float64 { return math.Round(v*1000) / 1000 }
