@@ -138,6 +138,9 @@ func checkDelivery(t *testing.T, d DeliveryOnly, server string, shards int) {
 		t.Errorf("delivery only on %s: histories %+v / %+v", d.Temporal, d.WDSHistory, d.BareHistory)
 	}
 	checkDatabaseCost(t, d)
+	if d.CommitPostgres < 0 || d.DeliveryPostgres() <= 0 {
+		t.Errorf("delivery only on %s: PostgreSQL CPU %v ms an event, %v of it the commit", d.Temporal, d.WDSCPU["postgres"], d.CommitPostgres)
+	}
 	if lw := d.LockWaits; lw == nil || lw.Attempts != d.EventsPerRound*len(d.WDS) || lw.P99Ms < lw.FloorMs {
 		t.Errorf("delivery only on %s: lock waits %+v", d.Temporal, lw)
 	}

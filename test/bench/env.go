@@ -40,7 +40,7 @@ type env struct {
 
 // clusterSettings is how the cluster runs; every baseline and every measurement uses the same one.
 const clusterSettings = "pgcluster non-durable mode (fsync=off, synchronous_commit=off, " +
-	"full_page_writes=off), pg_stat_statements loaded (track=all), otherwise PostgreSQL defaults (shared_buffers 128MB), max_connections=200"
+	"full_page_writes=off), pg_stat_statements loaded (track=all), lock waits over 1 ms logged (log_lock_waits, deadlock_timeout=1ms), otherwise PostgreSQL defaults (shared_buffers 128MB), max_connections=200"
 
 func newEnv(ctx context.Context, o Options) (*env, error) {
 	dir, err := os.MkdirTemp("", "wdsbench-")
@@ -66,7 +66,7 @@ func newEnv(ctx context.Context, o Options) (*env, error) {
 	}
 	// Non-durable: the figures are ratios against pgbench on this same cluster, and fsync on a shared
 	// disk would add noise that belongs to neither side.
-	if e.cluster, err = pgcluster.Start(ctx, pgcluster.Options{Dir: filepath.Join(dir, "pg"), Settings: statementSettings}); err != nil {
+	if e.cluster, err = pgcluster.Start(ctx, pgcluster.Options{Dir: filepath.Join(dir, "pg"), Settings: append(statementSettings, lockSettings...)}); err != nil {
 		e.close()
 		return nil, err
 	}

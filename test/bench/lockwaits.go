@@ -15,9 +15,9 @@ import (
 
 // LockWaits are the waits for a lock that lasted over FloorMs in wds's database during the wds
 // side's rounds of the delivery-only line, where every attempt goes to one endpoint from many
-// workflows at once. PostgreSQL logs such a wait when the lock is granted (log_lock_waits, with
-// deadlock_timeout at the floor), so waits under the floor are not seen one by one: the 99th
-// percentile of the attempts' waits is under the floor when at most 1% of attempts waited past it.
+// workflows at once. PostgreSQL logs such a wait when the lock is granted (lockSettings), so waits
+// under the floor are not seen one by one: the 99th percentile of the attempts' waits is under the
+// floor when at most 1% of attempts waited past it.
 type LockWaits struct {
 	Attempts int     `json:"attempts"`
 	FloorMs  float64 `json:"floor_ms"`
@@ -25,8 +25,8 @@ type LockWaits struct {
 	// P99Ms is the attempts' 99th percentile wait when it is over the floor; else the floor, as a bound.
 	P99Ms float64 `json:"p99_ms"`
 	MaxMs float64 `json:"max_ms"`
-	// ByRelation counts the waits by the relation whose row or tuple was waited for ("" when the log
-	// named none).
+	// ByRelation counts the waits by the relation whose row was waited for, or else by the kind of
+	// lock ("ExclusiveLock on extension of relation of database").
 	ByRelation map[string]int `json:"by_relation"`
 }
 
@@ -35,43 +35,46 @@ const lockWaitFloor = time.Millisecond
 
 var (
 	// acquiredRE is PostgreSQL's entry for a wait granted after deadlock_timeout.
-	acquiredRE = regexp.MustCompile(`^process \d+ acquired \S+ on .+ after ([\d.]+) ms$`)
+	acquiredRE = regexp.MustCompile(`^process \d+ acquired (\S+) on (.+) after ([\d.]+) ms$`)
+	// lockObjectRE is what names one object of a kind in a lock's description, left out of its kind.
+	lockObjectRE = regexp.MustCompile(` \d+| \(\d+,\d+\)`)
 	// waitContextRE is the context that follows it for a row: the relation the tuple is in.
 	waitContextRE = regexp.MustCompile(`tuple \(\d+,\d+\) (?:of|in) relation "([^"]+)"`)
 )
 
-// lockWatch logs the lock waits over lockWaitFloor while it runs, each entry naming its database:
-// on the cluster, Temporal's databases share the server.
+// lockSettings have the run's cluster log every wait for a lock that lasts past lockWaitFloor, when
+// it is granted, each entry naming its database (on the cluster, Temporal's databases share the
+// server). They are the cluster's from its start: a setting reloaded later reaches a pooled
+// connection only after its next statement. A wait past the floor also runs the deadlock check
+// then rather than after a second, a cost only waits pay.
+var lockSettings = []string{"log_lock_waits=on", fmt.Sprintf("deadlock_timeout=%dms", lockWaitFloor.Milliseconds()),
+	"log_line_prefix='" + watchedPrefix + "'"}
+
+// watchedPrefix is the cluster's log_line_prefix (logEntryRE reads it).
+const watchedPrefix = "%m [%p] db=%d "
+
+// lockWatch reads the lock waits of one database logged since it began.
 type lockWatch struct {
-	db       *gorm.DB
 	database string
 	log      string
 	offset   int64
 }
 
-// watchedPrefix is the log_line_prefix while a lockWatch runs (logEntryRE reads it).
-const watchedPrefix = "%m [%p] db=%d "
-
-// watchLocks turns the logging of lock waits on and notes where the log stands.
+// watchLocks notes where the log stands and which database db is.
 func watchLocks(ctx context.Context, db *gorm.DB, logPath string) (*lockWatch, error) {
 	fi, err := os.Stat(logPath)
 	if err != nil {
 		return nil, fmt.Errorf("bench: %w", err)
 	}
-	w := &lockWatch{db: db, log: logPath, offset: fi.Size()}
+	w := &lockWatch{log: logPath, offset: fi.Size()}
 	if err := db.WithContext(ctx).Raw(benchSQL + "SELECT current_database()").Scan(&w.database).Error; err != nil {
 		return nil, fmt.Errorf("bench: %w", err)
 	}
-	return w, w.set(ctx, fmt.Sprintf("ALTER SYSTEM SET deadlock_timeout = '%dms'", lockWaitFloor.Milliseconds()),
-		"ALTER SYSTEM SET log_lock_waits = on", "ALTER SYSTEM SET log_line_prefix = '"+watchedPrefix+"'")
+	return w, nil
 }
 
-// stop turns the logging off again and reads the waits logged since watchLocks, of attempts.
-func (w *lockWatch) stop(ctx context.Context, attempts int) (*LockWaits, error) {
-	if err := w.set(ctx, "ALTER SYSTEM RESET deadlock_timeout", "ALTER SYSTEM RESET log_lock_waits",
-		"ALTER SYSTEM RESET log_line_prefix"); err != nil {
-		return nil, err
-	}
+// read reads the waits logged since watchLocks, of attempts.
+func (w *lockWatch) read(attempts int) (*LockWaits, error) {
 	return readLockWaits(w.log, w.offset, w.database, attempts)
 }
 
@@ -98,11 +101,12 @@ func readLockWaits(path string, offset int64, database string, attempts int) (*L
 		}
 		count() // an entry's context follows it in the same write, before any other entry
 		if m := acquiredRE.FindStringSubmatch(e.text); m != nil && e.db == database {
-			d, err := strconv.ParseFloat(m[1], 64)
+			d, err := strconv.ParseFloat(m[3], 64)
 			if err != nil {
 				return fmt.Errorf("bench: a lock wait %q: %w", e.text, err)
 			}
 			waits, waiter = append(waits, d), e.pid
+			relation = m[1] + " on " + lockObjectRE.ReplaceAllString(m[2], "")
 		}
 		return nil
 	})
@@ -123,15 +127,6 @@ func readLockWaits(path string, offset int64, database string, attempts int) (*L
 	return res, nil
 }
 
-func (w *lockWatch) set(ctx context.Context, statements ...string) error {
-	for _, s := range append(statements, "SELECT pg_reload_conf()") {
-		if err := w.db.WithContext(ctx).Exec(benchSQL + s).Error; err != nil {
-			return fmt.Errorf("bench: %s: %w", s, err)
-		}
-	}
-	return nil
-}
-
 // String is the waits as the results table gives them.
 func (lw *LockWaits) String() string {
 	p99 := fmt.Sprintf("p99 %.2f ms", lw.P99Ms)
@@ -140,11 +135,7 @@ func (lw *LockWaits) String() string {
 	}
 	s := fmt.Sprintf("%d of %d attempts waited over %.0f ms (%s, max %.2f ms)", lw.Over, lw.Attempts, lw.FloorMs, p99, lw.MaxMs)
 	for _, rel := range slices.Sorted(maps.Keys(lw.ByRelation)) {
-		name := rel
-		if name == "" {
-			name = "no relation named"
-		}
-		s += fmt.Sprintf("; %s %d", name, lw.ByRelation[rel])
+		s += fmt.Sprintf("; %s %d", rel, lw.ByRelation[rel])
 	}
 	return s
 }

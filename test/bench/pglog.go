@@ -23,7 +23,7 @@ type loggedStatement struct {
 
 var (
 	// logEntryRE is the start of an entry under the default log_line_prefix ('%m [%p] '), or under
-	// lockWatch's ('%m [%p] db=%d '); lines that
+	// the run's (watchedPrefix, '%m [%p] db=%d '); lines that
 	// do not match continue the entry before (a statement's text keeps its own line breaks).
 	logEntryRE = regexp.MustCompile(`^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d(?:\.\d+)? \S+ \[(\d+)\] (?:db=(\S*) )?([A-Z]+):  (.*)$`)
 	// statementRE is a logged statement: "statement: SQL" (simple protocol) or "execute NAME: SQL".

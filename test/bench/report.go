@@ -155,9 +155,10 @@ func deliveryRows(d DeliveryOnly) []row {
 // postgresRow is wds's PostgreSQL CPU per delivered event of a delivery-only line, the target of
 // performance round 5.
 func postgresRow(line string, d DeliveryOnly) row {
-	return row{line + ": wds's PostgreSQL CPU per delivered event", fmt.Sprintf("%.2f ms", d.WDSCPU["postgres"]),
+	return row{line + ": wds's PostgreSQL CPU per delivered event, less the benchmark's commit of the events",
+		fmt.Sprintf("%.2f ms (%.2f ms with the commit)", d.DeliveryPostgres(), d.WDSCPU["postgres"]),
 		fmt.Sprintf("%.2f ms (%s)", d.BareCPU["postgres"], "bare workflow + POST, same run"), "",
-		"<= 1.5 ms", met(d.WDSCPU["postgres"] > 0 && d.WDSCPU["postgres"] <= 1.5)}
+		"<= 1.5 ms", met(d.DeliveryPostgres() > 0 && d.DeliveryPostgres() <= 1.5)}
 }
 
 // historyText is a history's size and what it holds.
@@ -576,6 +577,8 @@ func printDeliveryLine(w io.Writer, d DeliveryOnly) {
 		fmt.Fprintf(w, "; history %d events (workflow tasks %d, activities %d, markers %d, upserts %d); Temporal requests %s\n",
 			side.h.Events, side.h.WorkflowTasks, side.h.Activities, side.h.Markers, side.h.Upserts, asksText(side.asks))
 	}
+	fmt.Fprintf(w, "  wds's PostgreSQL per delivered event: %.2f ms of CPU, %.2f ms of it the benchmark's commit of the events\n",
+		d.WDSCPU["postgres"], d.CommitPostgres)
 	if d.LockWaits != nil {
 		fmt.Fprintf(w, "  lock waits: %s\n", d.LockWaits)
 	}

@@ -52,10 +52,14 @@ type DeliveryOnly struct {
 	HistoryShards int    `json:"history_shards"`
 	// CPU milliseconds per event, by process, over every round of the side; Temporal's is the server's
 	// and, on the cluster, its PostgreSQL backends' ("temporal postgres").
-	WDSCPU          map[string]float64 `json:"wds_cpu_ms_per_event"`
-	BareCPU         map[string]float64 `json:"bare_cpu_ms_per_event"`
-	WDSTemporalCPU  float64            `json:"wds_temporal_cpu_ms_per_event"`
-	BareTemporalCPU float64            `json:"bare_temporal_cpu_ms_per_event"`
+	WDSCPU         map[string]float64 `json:"wds_cpu_ms_per_event"`
+	BareCPU        map[string]float64 `json:"bare_cpu_ms_per_event"`
+	WDSTemporalCPU float64            `json:"wds_temporal_cpu_ms_per_event"`
+	// CommitPostgres is the part of WDSCPU's "postgres" that the benchmark's own commits of the
+	// rounds' events took (an order's create writes its events, not its delivery): DeliveryPostgres
+	// is the rest. 0 in results of runs before it was measured.
+	CommitPostgres  float64 `json:"bench_commit_postgres_ms_per_event"`
+	BareTemporalCPU float64 `json:"bare_temporal_cpu_ms_per_event"`
 	// The requests to Temporal per event during the side's rounds: wds worker's and the bare worker's.
 	WDSAsks  Asks `json:"wds_requests"`
 	BareAsks Asks `json:"bare_requests"`
@@ -68,6 +72,11 @@ type DeliveryOnly struct {
 	// LockWaits are the waits for a lock in wds's database during the rounds; nil in results of runs
 	// before they were counted.
 	LockWaits *LockWaits `json:"lock_waits,omitempty"`
+}
+
+// DeliveryPostgres is wds's PostgreSQL CPU per delivered event less the benchmark's commit of it.
+func (d DeliveryOnly) DeliveryPostgres() float64 {
+	return round2(d.WDSCPU["postgres"] - d.CommitPostgres)
 }
 
 // Drained is one batch delivered: how many, how long from the commit (or the first start) to the
@@ -237,6 +246,7 @@ func (e *env) deliveryOnly(ctx context.Context, o Options, s *stack, label strin
 	// The receiver keeps every arrival of the run: each server's bare workflows need ids of their own.
 	slug := strings.ReplaceAll(label, " ", "-")
 	wdsCPU, bareCPU := map[string]float64{}, map[string]float64{}
+	var commitPostgres float64
 	wdsAsks, bareAsks := map[string]float64{}, map[string]float64{}
 	workerCounts := func(ctx context.Context) (map[string]float64, error) { return scrapeRequests(ctx, s.workerMetrics) }
 	if err := e.warmUp(ctx, s, t, bc, slug); err != nil {
@@ -259,8 +269,10 @@ func (e *env) deliveryOnly(ctx context.Context, o Options, s *stack, label strin
 		}
 		var d Drained
 		err := counted(ctx, workerCounts, wdsAsks, s.cpu.metered(wdsCPU, func() (sample, error) {
-			start := time.Now()
+			start, before := time.Now(), s.cpu.snapshot()["postgres"]
 			ids, err := commitEvents(ctx, s, t, o.ScaleEvents)
+			// Nothing is delivered before the commit: what PostgreSQL spent until it is the insert's.
+			commitPostgres += s.cpu.snapshot()["postgres"] - before
 			if err == nil {
 				d, err = drained(ctx, s.rcv, ids, start, drainLimit(o.ScaleEvents))
 			}
@@ -294,12 +306,13 @@ func (e *env) deliveryOnly(ctx context.Context, o Options, s *stack, label strin
 		return res, err
 	}
 	n := o.ScaleEvents * o.ScaleRounds
-	if res.LockWaits, err = locks.stop(ctx, n); err != nil {
+	if res.LockWaits, err = locks.read(n); err != nil {
 		return res, err
 	}
 	res.WDSRate, res.BareRate = pooledRate(res.WDS), pooledRate(res.Bare)
 	res.Ratio = ratio(res.WDSRate, res.BareRate)
 	res.WDSCPU, res.BareCPU = perOp(wdsCPU, n), perOp(bareCPU, n)
+	res.CommitPostgres = round2(commitPostgres / float64(n))
 	res.WDSTemporalCPU, res.BareTemporalCPU = temporalCPU(res.WDSCPU), temporalCPU(res.BareCPU)
 	res.WDSAsks, res.BareAsks = asksOf(wdsAsks, n, res.WDSRate), asksOf(bareAsks, n, res.BareRate)
 	res.WDSDatabase = meter.cost(n)

@@ -29,7 +29,8 @@ type Options struct {
 	// Durable false turns off fsync: right for tests, never for data anyone keeps.
 	Durable bool
 	// Settings are server settings (name=value) given at start, such as the benchmark's
-	// shared_preload_libraries=pg_stat_statements.
+	// shared_preload_libraries=pg_stat_statements; a value with spaces in single quotes, as pg_ctl hands
+	// them to the server through a shell.
 	Settings []string
 }
 
