@@ -8,6 +8,7 @@ import (
 	"regexp"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"gorm.io/gorm"
@@ -17,17 +18,22 @@ import (
 // side's rounds of the delivery-only line, where every attempt goes to one endpoint from many
 // workflows at once. PostgreSQL logs such a wait when the lock is granted (lockSettings), so waits
 // under the floor are not seen one by one: the 99th percentile of the attempts' waits is under the
-// floor when at most 1% of attempts waited past it.
+// floor when at most 1% of attempts waited past it. An attempt's waits are those of its own two
+// statements, the only ones of a round that name webhook_deliveries (its read and its write); the
+// relay's and the rest are counted apart.
 type LockWaits struct {
 	Attempts int     `json:"attempts"`
 	FloorMs  float64 `json:"floor_ms"`
-	Over     int     `json:"waits_over_floor"`
+	// Over is how many of the attempts' statements waited past the floor.
+	Over int `json:"waits_over_floor"`
 	// P99Ms is the attempts' 99th percentile wait when it is over the floor; else the floor, as a bound.
 	P99Ms float64 `json:"p99_ms"`
 	MaxMs float64 `json:"max_ms"`
-	// ByRelation counts the waits by the relation whose row was waited for, or else by the kind of
-	// lock ("ExclusiveLock on extension of relation of database").
+	// ByRelation counts the attempts' waits by the relation whose row was waited for, or else by the
+	// kind of lock ("ExclusiveLock on extension of relation of database").
 	ByRelation map[string]int `json:"by_relation"`
+	// Others counts the other statements' waits past the floor by what waited, the start of its text.
+	Others map[string]int `json:"other_waits"`
 }
 
 // lockWaitFloor is the shortest wait logged: the issue's bound for an attempt's wait at the p99.
@@ -78,53 +84,72 @@ func (w *lockWatch) read(attempts int) (*LockWaits, error) {
 	return readLockWaits(w.log, w.offset, w.database, attempts)
 }
 
+// loggedWait is one wait PostgreSQL logged: how long, for what, and the statement that waited.
+type loggedWait struct {
+	ms              float64
+	lock, statement string
+}
+
 // readLockWaits reads the lock waits in database logged in path from byte offset on, of attempts.
 func readLockWaits(path string, offset int64, database string, attempts int) (*LockWaits, error) {
-	res := &LockWaits{Attempts: attempts, FloorMs: ms(lockWaitFloor), ByRelation: map[string]int{}}
-	var waits []float64
-	waiter, relation := -1, ""
-	count := func() {
-		if waiter >= 0 {
-			res.ByRelation[relation]++
-		}
-		waiter, relation = -1, ""
-	}
-	err := readLog(path, offset, func(e logEntry) error {
-		if e.kind == "CONTEXT" && e.pid == waiter {
-			if m := waitContextRE.FindStringSubmatch(e.text); m != nil {
-				relation = m[1]
-			}
-			return nil
-		}
-		if e.kind != "LOG" {
-			return nil
-		}
-		count() // an entry's context follows it in the same write, before any other entry
-		if m := acquiredRE.FindStringSubmatch(e.text); m != nil && e.db == database {
-			d, err := strconv.ParseFloat(m[3], 64)
-			if err != nil {
-				return fmt.Errorf("bench: a lock wait %q: %w", e.text, err)
-			}
-			waits, waiter = append(waits, d), e.pid
-			relation = m[1] + " on " + lockObjectRE.ReplaceAllString(m[2], "")
-		}
-		return nil
-	})
-	count()
+	waits, err := readWaits(path, offset, database)
 	if err != nil {
 		return nil, err
 	}
-	res.Over, res.P99Ms = len(waits), res.FloorMs
-	slices.Sort(waits)
-	if n := len(waits); n > 0 {
-		res.MaxMs = round2(waits[n-1])
+	res := &LockWaits{Attempts: attempts, FloorMs: ms(lockWaitFloor), ByRelation: map[string]int{}, Others: map[string]int{}}
+	var own []float64
+	for _, w := range waits {
+		if !strings.Contains(w.statement, "webhook_deliveries") {
+			res.Others[truncateQuery(w.statement, 60)]++
+			continue
+		}
+		own = append(own, w.ms)
+		res.ByRelation[w.lock]++
+	}
+	res.Over, res.P99Ms = len(own), res.FloorMs
+	slices.Sort(own)
+	if n := len(own); n > 0 {
+		res.MaxMs = round2(own[n-1])
 		// The p99's rank among the attempts' waits, from 1; the lowest attempts-n waited under the floor.
 		rank := (99*attempts + 99) / 100
 		if k := rank - (attempts - n) - 1; k >= 0 {
-			res.P99Ms = round2(waits[k])
+			res.P99Ms = round2(own[k])
 		}
 	}
 	return res, nil
+}
+
+// readWaits reads the waits database's statements logged: each wait's entry, then in the same write
+// its context (the tuple's relation, for a row) and the statement.
+func readWaits(path string, offset int64, database string) ([]loggedWait, error) {
+	var waits []loggedWait
+	waiter := -1
+	err := readLog(path, offset, func(e logEntry) error {
+		switch {
+		case e.pid == waiter && e.kind == "CONTEXT":
+			if m := waitContextRE.FindStringSubmatch(e.text); m != nil {
+				waits[len(waits)-1].lock = m[1]
+			}
+			return nil
+		case e.pid == waiter && e.kind == "STATEMENT":
+			waits[len(waits)-1].statement = strings.Join(strings.Fields(e.text), " ")
+			return nil
+		case e.kind != "LOG":
+			return nil
+		}
+		waiter = -1
+		m := acquiredRE.FindStringSubmatch(e.text)
+		if m == nil || e.db != database {
+			return nil
+		}
+		d, err := strconv.ParseFloat(m[3], 64)
+		if err != nil {
+			return fmt.Errorf("bench: a lock wait %q: %w", e.text, err)
+		}
+		waits, waiter = append(waits, loggedWait{ms: d, lock: m[1] + " on " + lockObjectRE.ReplaceAllString(m[2], "")}), e.pid
+		return nil
+	})
+	return waits, err
 }
 
 // String is the waits as the results table gives them.
@@ -136,6 +161,9 @@ func (lw *LockWaits) String() string {
 	s := fmt.Sprintf("%d of %d attempts waited over %.0f ms (%s, max %.2f ms)", lw.Over, lw.Attempts, lw.FloorMs, p99, lw.MaxMs)
 	for _, rel := range slices.Sorted(maps.Keys(lw.ByRelation)) {
 		s += fmt.Sprintf("; %s %d", rel, lw.ByRelation[rel])
+	}
+	for _, st := range slices.Sorted(maps.Keys(lw.Others)) {
+		s += fmt.Sprintf("; other statements' waits: %q %d", st, lw.Others[st])
 	}
 	return s
 }
