@@ -16,3 +16,6 @@ func BatchSQL(rec *models.Recovery, n int) (string, map[string]any) {
 // RedactBatchSQL reads a batch of an endpoint's stored answers of one type and status, for the plan
 // test.
 const RedactBatchSQL = redactBatchSQL
+
+// DropPendingSQL drops an endpoint's waiting chains, for the plan test.
+var DropPendingSQL = dropWaitingSQL("endpoint_id")
