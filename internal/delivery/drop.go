@@ -30,13 +30,18 @@ func DropChain(ctx context.Context, tx *gorm.DB, chainID uuid.UUID, reason strin
 // the workflows running them.
 func dropWaiting(ctx context.Context, tx *gorm.DB, column string, id uuid.UUID, reason string) ([]string, error) {
 	var workflowIDs []string
-	err := tx.WithContext(ctx).Raw(`WITH dropped AS (UPDATE webhook_deliveries SET status = ?, error = ?, next_attempt_at = NULL
-		WHERE `+column+` = ? AND next_attempt_at IS NOT NULL AND status = ? RETURNING workflow_id, endpoint_id, attempted_at),
-		`+countDroppedSQL+`
-		SELECT workflow_id FROM dropped`,
-		models.StatusDropped, reason, id, models.StatusFailed).Find(&workflowIDs).Error
+	err := tx.WithContext(ctx).Raw(dropWaitingSQL(column), models.StatusDropped, reason, id, models.StatusFailed).Find(&workflowIDs).Error
 	if err != nil {
 		return nil, fmt.Errorf("drop waiting deliveries: %w", err)
 	}
 	return workflowIDs, nil
+}
+
+// dropWaitingSQL drops the waiting chains whose column is the id bound: it reads only the rows that
+// wait for a next attempt, through webhook_deliveries_pending for an endpoint's, or the chain's key.
+func dropWaitingSQL(column string) string {
+	return `WITH dropped AS (UPDATE webhook_deliveries SET status = ?, error = ?, next_attempt_at = NULL
+		WHERE ` + column + ` = ? AND next_attempt_at IS NOT NULL AND status = ? RETURNING workflow_id, endpoint_id, attempted_at),
+		` + countDroppedSQL + `
+		SELECT workflow_id FROM dropped`
 }

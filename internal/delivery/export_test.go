@@ -12,3 +12,10 @@ const OrgRecoveriesSQL = orgRecoveriesSQL
 func BatchSQL(rec *models.Recovery, n int) (string, map[string]any) {
 	return batchSQL, batchArgs(rec, n)
 }
+
+// RedactBatchSQL reads a batch of an endpoint's stored answers of one type and status, for the plan
+// test.
+const RedactBatchSQL = redactBatchSQL
+
+// DropPendingSQL drops an endpoint's waiting chains, for the plan test.
+var DropPendingSQL = dropWaitingSQL("endpoint_id")

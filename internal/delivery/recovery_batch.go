@@ -13,7 +13,6 @@ import (
 	"gorm.io/gorm/clause"
 
 	"wds/internal/dispatch"
-	"wds/internal/events"
 	"wds/internal/platform/egress"
 	"wds/internal/workspace"
 	"wds/models"
@@ -42,7 +41,7 @@ const RecoverableSQL = `FROM webhook_unrecovered_drops u
 // RecoverableArgs are RecoverableSQL's parameters, and those of the support desk's count of the
 // window's other drops.
 func RecoverableArgs(endpointID uuid.UUID, since, until time.Time) map[string]any {
-	return map[string]any{"ep": endpointID, "since": since, "until": until, "dropped": models.StatusDropped, "test": events.WebhookTest}
+	return map[string]any{"ep": endpointID, "since": since, "until": until, "dropped": models.StatusDropped}
 }
 
 // FinishRecovery ends a running recovery with status.

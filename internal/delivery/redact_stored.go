@@ -8,6 +8,7 @@ import (
 	"github.com/google/uuid"
 	"gorm.io/gorm"
 
+	"wds/internal/deliverylog"
 	"wds/models"
 )
 
@@ -80,39 +81,58 @@ func sealedValues(box models.Sealer, ep *models.Endpoint) (map[string]string, []
 // endOfTime is after every attempt, where a walk of the log newest first starts.
 var endOfTime = time.Date(9999, 12, 31, 0, 0, 0, 0, time.UTC)
 
-// redactEndpoint walks one endpoint's attempts of each status newest first (the log's index,
-// webhook_deliveries_endpoint_status) and rewrites the excerpts Redact changes.
+// redactBatchSQL reads an endpoint's next batch of stored answers of one event type and status,
+// newest first: one range of the log's index, webhook_deliveries_endpoint_type.
+const redactBatchSQL = `SELECT id, attempted_at, response_excerpt FROM webhook_deliveries
+	WHERE endpoint_id = ? AND event_type = ? AND status = ? AND (attempted_at, id) < (?, ?) AND response_excerpt <> ''
+	ORDER BY attempted_at DESC, id DESC LIMIT ?`
+
+// redactEndpoint walks one endpoint's attempts of each event type its log holds and each status,
+// newest first, and rewrites the excerpts Redact changes.
 func redactEndpoint(ctx context.Context, db *gorm.DB, endpointID uuid.UUID, custom map[string]string, keys []string,
 	batch int, out *StoredRedaction) error {
-	for _, status := range models.Recorded {
-		at, id := endOfTime, uuid.Max
-		for {
-			var rows []struct {
-				ID              uuid.UUID
-				AttemptedAt     time.Time
-				ResponseExcerpt string
+	types, err := deliverylog.EndpointTypes(ctx, db, endpointID)
+	if err != nil {
+		return err
+	}
+	for _, typ := range types {
+		for _, status := range models.Recorded {
+			if err := redactRange(ctx, db, endpointID, typ, status, custom, keys, batch, out); err != nil {
+				return err
 			}
-			err := db.WithContext(ctx).Raw(`SELECT id, attempted_at, response_excerpt FROM webhook_deliveries
-				WHERE endpoint_id = ? AND status = ? AND (attempted_at, id) < (?, ?) AND response_excerpt <> ''
-				ORDER BY attempted_at DESC, id DESC LIMIT ?`, endpointID, status, at, id, batch).Scan(&rows).Error
-			if err != nil {
-				return fmt.Errorf("read attempts: %w", err)
-			}
-			for _, r := range rows {
-				out.Read++
-				if red := Redact(r.ResponseExcerpt, custom, keys); red != r.ResponseExcerpt {
-					err := db.WithContext(ctx).Exec(`UPDATE webhook_deliveries SET response_excerpt = ? WHERE id = ?`, red, r.ID).Error
-					if err != nil {
-						return fmt.Errorf("rewrite attempt %s: %w", r.ID, err)
-					}
-					out.Redacted++
-				}
-			}
-			if len(rows) < batch {
-				break
-			}
-			at, id = rows[len(rows)-1].AttemptedAt, rows[len(rows)-1].ID
 		}
 	}
 	return nil
+}
+
+// redactRange rewrites the excerpts Redact changes among the endpoint's attempts of one type and
+// status, batch rows at a time.
+func redactRange(ctx context.Context, db *gorm.DB, endpointID uuid.UUID, typ string, status models.Status,
+	custom map[string]string, keys []string, batch int, out *StoredRedaction) error {
+	at, id := endOfTime, uuid.Max
+	for {
+		var rows []struct {
+			ID              uuid.UUID
+			AttemptedAt     time.Time
+			ResponseExcerpt string
+		}
+		err := db.WithContext(ctx).Raw(redactBatchSQL, endpointID, typ, status, at, id, batch).Scan(&rows).Error
+		if err != nil {
+			return fmt.Errorf("read attempts: %w", err)
+		}
+		for _, r := range rows {
+			out.Read++
+			if red := Redact(r.ResponseExcerpt, custom, keys); red != r.ResponseExcerpt {
+				err := db.WithContext(ctx).Exec(`UPDATE webhook_deliveries SET response_excerpt = ? WHERE id = ?`, red, r.ID).Error
+				if err != nil {
+					return fmt.Errorf("rewrite attempt %s: %w", r.ID, err)
+				}
+				out.Redacted++
+			}
+		}
+		if len(rows) < batch {
+			return nil
+		}
+		at, id = rows[len(rows)-1].AttemptedAt, rows[len(rows)-1].ID
+	}
 }

@@ -3,6 +3,7 @@ package deliverylog
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -57,7 +58,16 @@ func LogPage(ctx context.Context, db *gorm.DB, f LogFilter, limit int, cursor *p
 			return []LogRow{}, nil, nil
 		}
 	}
-	sql, args := logPageSQL(f, limit, cursor)
+	var types []string
+	if f.EndpointID != nil && f.EventType == "" {
+		if types, err = EndpointTypes(ctx, db, *f.EndpointID); err != nil {
+			return nil, nil, err
+		}
+		if len(types) == 0 {
+			return []LogRow{}, nil, nil
+		}
+	}
+	sql, args := logPageSQL(f, types, limit, cursor)
 	rows = []LogRow{}
 	if err := db.WithContext(ctx).Raw(sql, args...).Find(&rows).Error; err != nil {
 		return nil, nil, fmt.Errorf("list deliveries: %w", err)
@@ -69,15 +79,15 @@ func LogPage(ctx context.Context, db *gorm.DB, f LogFilter, limit int, cursor *p
 	return rows[:n], next, nil
 }
 
-// logPageSQL reads a page from the index that leads with what the filter fixes, whose next column
-// is the status (migration 00033): the endpoint's (webhook_deliveries_endpoint_status), else the
-// event type's (webhook_deliveries_org_type), else the org's (webhook_deliveries_org_status). Each
-// status is one range of that index, already in time order: a branch reads at most the page's
-// rows and one more from each, and the branches are merged, so a page reads its rows (three times
-// over at most) at any depth and however rare the filter. An endpoint and a type together read the
-// endpoint's ranges and filter by type. Only the page's rows themselves, and their re-fires, are
+// logPageSQL reads a page from the index that leads with what the filter fixes, then (for an
+// endpoint) the event type, then the status: the endpoint's (webhook_deliveries_endpoint_type,
+// migration 00048), else the org's by type (webhook_deliveries_org_type), else the org's
+// (webhook_deliveries_org_status, both migration 00033). Each (type, status) the page may show is one range of that index, already in time order:
+// the ranges are merged, so a page reads its rows and one more from each range at any depth and
+// however rare the filter. An endpoint alone reads one range per status of each of types, the
+// types its log holds (EndpointTypes). Only the page's rows themselves, and their re-fires, are
 // then read.
-func logPageSQL(f LogFilter, limit int, cursor *paging.Cursor) (string, []any) {
+func logPageSQL(f LogFilter, types []string, limit int, cursor *paging.Cursor) (string, []any) {
 	var lead []string
 	var args []any
 	add := func(pred string, v any) { lead, args = append(lead, pred), append(args, v) }
@@ -85,13 +95,15 @@ func logPageSQL(f LogFilter, limit int, cursor *paging.Cursor) (string, []any) {
 	case f.EndpointID != nil: // of the org (LogPage checked)
 		add("b.endpoint_id = ?", *f.EndpointID)
 		if f.EventType != "" {
-			add("b.event_type = ?", f.EventType)
+			types = []string{f.EventType}
 		}
 	case f.EventType != "":
 		add("b.org_id = ?", f.OrgID)
 		add("b.event_type = ?", f.EventType)
+		types = []string{""} // in the lead
 	default:
 		add("b.org_id = ?", f.OrgID)
+		types = []string{""} // not in the org's index
 	}
 	if f.Since != nil {
 		add("b.attempted_at >= ?", *f.Since)
@@ -102,20 +114,41 @@ func logPageSQL(f LogFilter, limit int, cursor *paging.Cursor) (string, []any) {
 	if cursor != nil {
 		lead, args = append(lead, "(b.attempted_at, b.id) < (?, ?)"), append(args, cursor.At, cursor.ID)
 	}
-	statuses := models.Recorded
-	if f.Status != "" {
-		statuses = []models.Status{f.Status}
-	}
-	where := strings.Join(lead, " AND ")
-	branches := make([]string, len(statuses))
+	var branches []string
 	var all []any
-	for i, st := range statuses {
-		branches[i] = `(SELECT b.id, b.attempted_at FROM webhook_deliveries b WHERE ` + where +
-			` AND b.status = ? ORDER BY b.attempted_at DESC, b.id DESC LIMIT ?)`
-		all = append(append(all, args...), st, limit+1)
+	for _, r := range logRanges(types, f.Status) {
+		branches = append(branches, `(SELECT b.id, b.attempted_at FROM webhook_deliveries b WHERE `+
+			strings.Join(append(slices.Clone(lead), r.preds...), " AND ")+` ORDER BY b.attempted_at DESC, b.id DESC LIMIT ?)`)
+		all = append(append(append(all, args...), r.args...), limit+1)
 	}
 	return `SELECT ` + logColumns + ` FROM (SELECT u.id, u.attempted_at FROM (` + strings.Join(branches, " UNION ALL ") + `) u
 			ORDER BY u.attempted_at DESC, u.id DESC LIMIT ?) p
 		JOIN webhook_deliveries t ON t.id = p.id LEFT JOIN webhook_dispatches r ON r.refired_delivery_id = t.id
 		ORDER BY p.attempted_at DESC, p.id DESC`, append(all, limit+1)
+}
+
+// logRange is one range of a page's index: the type (where it is not in the lead) and the status.
+type logRange struct {
+	preds []string
+	args  []any
+}
+
+// logRanges are the ranges a page merges: each of types ("" for none) with each recorded status,
+// or the one status the filter fixes.
+func logRanges(types []string, status models.Status) []logRange {
+	statuses := models.Recorded
+	if status != "" {
+		statuses = []models.Status{status}
+	}
+	var out []logRange
+	for _, typ := range types {
+		for _, st := range statuses {
+			r := logRange{preds: []string{"b.status = ?"}, args: []any{st}}
+			if typ != "" {
+				r = logRange{preds: []string{"b.event_type = ?", "b.status = ?"}, args: []any{typ, st}}
+			}
+			out = append(out, r)
+		}
+	}
+	return out
 }

@@ -1,6 +1,7 @@
 package deliverylog_test
 
 import (
+	"context"
 	"strings"
 	"testing"
 	"time"
@@ -79,14 +80,17 @@ func uuidStrings(ids []uuid.UUID) []string {
 }
 
 // Every filter the delivery log offers reads its page through an index of its own, at the start and
-// 900,000 rows deep in a million-row log: each status's range gives at most the page and one row
-// more, nothing is read to be thrown away by a filter, and only the page's rows are fetched. Before
-// these indexes a rare status or type walked the org's history to the statement timeout.
+// 900,000 rows deep in a million-row log: the page's ranges (one per status, and for an endpoint
+// alone one per status of each event type its log holds) give at most the page and one row more each, nothing is
+// read to be thrown away by a filter, and only the page's rows are fetched. Before these indexes a
+// rare status or type walked the org's history to the statement timeout, and a rare type on a busy
+// endpoint walked the endpoint's.
 func TestEveryDeliveryLogFilterReadsOnlyItsPage(t *testing.T) {
 	db := pgtest.New(t)
 	s := seedLog(t, db)
 	since, until := time.Now().Add(-100*time.Hour), time.Now().Add(-50*time.Hour)
 	busy, rare := s.busy[1], s.rareEndpoint
+	const byEndpoint = "webhook_deliveries_endpoint_type"
 	for _, c := range []struct {
 		name  string
 		f     deliverylog.LogFilter
@@ -100,26 +104,63 @@ func TestEveryDeliveryLogFilterReadsOnlyItsPage(t *testing.T) {
 		{"a rare type", deliverylog.LogFilter{EventType: rareType}, "webhook_deliveries_org_type"},
 		{"a common type", deliverylog.LogFilter{EventType: "order.shipped"}, "webhook_deliveries_org_type"},
 		{"a type's drops", deliverylog.LogFilter{EventType: "payment.recorded", Status: models.StatusDropped}, "webhook_deliveries_org_type"},
-		{"a busy endpoint", deliverylog.LogFilter{EndpointID: &busy}, "webhook_deliveries_endpoint_status"},
-		{"a rare endpoint", deliverylog.LogFilter{EndpointID: &rare}, "webhook_deliveries_endpoint_status"},
-		{"an endpoint's drops", deliverylog.LogFilter{EndpointID: &busy, Status: models.StatusDropped}, "webhook_deliveries_endpoint_status"},
-		{"an endpoint's failures in a window", deliverylog.LogFilter{EndpointID: &busy, Status: models.StatusFailed, Since: &since, Until: &until}, "webhook_deliveries_endpoint_status"},
+		{"a busy endpoint", deliverylog.LogFilter{EndpointID: &busy}, byEndpoint},
+		{"a rare endpoint", deliverylog.LogFilter{EndpointID: &rare}, byEndpoint},
+		{"an endpoint's drops", deliverylog.LogFilter{EndpointID: &busy, Status: models.StatusDropped}, byEndpoint},
+		{"an endpoint's failures in a window", deliverylog.LogFilter{EndpointID: &busy, Status: models.StatusFailed, Since: &since, Until: &until}, byEndpoint},
+		{"a rare type on a busy endpoint", deliverylog.LogFilter{EndpointID: &s.busy[3], EventType: rareType}, byEndpoint},
+		{"a type an endpoint never got", deliverylog.LogFilter{EndpointID: &busy, EventType: rareType}, byEndpoint},
+		{"a common type on a busy endpoint", deliverylog.LogFilter{EndpointID: &busy, EventType: "order.shipped"}, byEndpoint},
+		{"a type's drops on a busy endpoint", deliverylog.LogFilter{EndpointID: &busy, EventType: "client.updated", Status: models.StatusDropped}, byEndpoint},
+		{"a type on a rare endpoint", deliverylog.LogFilter{EndpointID: &rare, EventType: "order.created"}, byEndpoint},
 	} {
 		for _, cursor := range []*paging.Cursor{nil, s.deep} {
 			c.f.OrgID = s.org
 			what := c.name + map[bool]string{true: " at the start", false: " deep"}[cursor == nil]
-			sql, args := deliverylog.LogPageSQL(c.f, 50, cursor)
-			checkLogPageReadsItsRows(t, db, what, c.index, c.f, 50, sql, args)
+			types := endpointTypes(t, db, what, c.f)
+			sql, args := deliverylog.LogPageSQL(c.f, types, 50, cursor)
+			checkLogPageReadsItsRows(t, db, what, c.index, c.f, len(types), 50, sql, args)
 		}
 	}
 }
 
-func checkLogPageReadsItsRows(t *testing.T, db *gorm.DB, what, index string, f deliverylog.LogFilter, limit int, sql string, args []any) {
+// endpointTypes reads the event types of the endpoint of a filter of an endpoint alone, whose page
+// reads one range per type and status, and checks that they cost a descent of the endpoint's index
+// each.
+func endpointTypes(t *testing.T, db *gorm.DB, what string, f deliverylog.LogFilter) []string {
+	t.Helper()
+	if f.EndpointID == nil || f.EventType != "" {
+		return nil
+	}
+	types, err := deliverylog.EndpointTypes(context.Background(), db, *f.EndpointID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	plan, text := pgtest.ExplainAnalyze(t, db, deliverylog.EndpointTypesSQL, map[string]any{"ep": *f.EndpointID})
+	var read int64
+	plan.Walk(func(n pgtest.PlanNode) {
+		if n.Relation == "webhook_deliveries" {
+			if !n.ReadsByOnly("webhook_deliveries_endpoint_type") {
+				t.Errorf("%s: the endpoint's types read webhook_deliveries by %s %q:\n%s", what, n.NodeType, n.Index, text)
+			}
+			read += n.ActualRows * max(n.ActualLoops, 1)
+		}
+	})
+	if read > int64(len(types)+1) {
+		t.Errorf("%s: the endpoint's %d types read %d index entries, want one a type and one more:\n%s", what, len(types), read, text)
+	}
+	return types
+}
+
+func checkLogPageReadsItsRows(t *testing.T, db *gorm.DB, what, index string, f deliverylog.LogFilter, types, limit int, sql string, args []any) {
 	t.Helper()
 	plan, text := pgtest.ExplainAnalyze(t, db, sql, args...)
-	branches := int64(len(models.Recorded))
+	ranges := int64(len(models.Recorded))
 	if f.Status != "" {
-		branches = 1
+		ranges = 1
+	}
+	if f.EndpointID != nil && f.EventType == "" {
+		ranges *= int64(types)
 	}
 	var ranged, fetched int64
 	plan.Walk(func(n pgtest.PlanNode) {
@@ -138,8 +179,8 @@ func checkLogPageReadsItsRows(t *testing.T, db *gorm.DB, what, index string, f d
 		}
 	})
 	t.Logf("%s: %d index entries read, %d rows fetched", what, ranged, fetched)
-	if ranged > branches*int64(limit+1) || fetched > int64(limit+1) {
+	if ranged > int64(limit+1)+ranges || fetched > int64(limit+1) {
 		t.Errorf("%s: read %d index entries and fetched %d rows, want at most %d and %d:\n%s",
-			what, ranged, fetched, branches*int64(limit+1), limit+1, text)
+			what, ranged, fetched, int64(limit+1)+ranges, limit+1, text)
 	}
 }

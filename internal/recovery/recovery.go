@@ -7,6 +7,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/google/uuid"
@@ -15,7 +16,9 @@ import (
 	"gorm.io/gorm/clause"
 
 	"wds/internal/delivery"
+	"wds/internal/deliverylog"
 	"wds/internal/endpoints"
+	"wds/internal/events"
 	"wds/internal/platform/durations"
 	"wds/internal/platform/problem"
 	"wds/internal/workspace"
@@ -34,9 +37,11 @@ type Starter interface {
 }
 
 // skippedSQL counts the window's other drops: the dropped chains of real events that a later chain
-// of their event to the endpoint already followed.
+// of their event to the endpoint already followed. It reads the window's drops of each of @types,
+// one range each of the endpoint's log index (webhook_deliveries_endpoint_type); its callers bind
+// countArgs.
 const skippedSQL = `SELECT count(*) FROM webhook_deliveries d
-	WHERE d.endpoint_id = @ep AND d.status = @dropped AND d.event_type <> @test
+	WHERE d.endpoint_id = @ep AND d.event_type IN @types AND d.status = @dropped
 		AND d.attempted_at >= @since AND d.attempted_at < @until
 		AND NOT EXISTS (SELECT 1 FROM webhook_unrecovered_drops u WHERE u.delivery_id = d.id)`
 
@@ -64,7 +69,10 @@ func (s *Service) CountRecoverable(ctx context.Context, endpointID uuid.UUID, ac
 
 func countRecoverable(ctx context.Context, db *gorm.DB, endpointID uuid.UUID, since, until time.Time) (RecoveryCount, error) {
 	var out RecoveryCount
-	args := delivery.RecoverableArgs(endpointID, since, until)
+	args, err := countArgs(ctx, db, endpointID, since, until)
+	if err != nil {
+		return RecoveryCount{}, err
+	}
 	if err := db.WithContext(ctx).Raw("SELECT count(*) "+delivery.RecoverableSQL, args).Row().Scan(&out.Recoverable); err != nil {
 		return RecoveryCount{}, fmt.Errorf("count dropped chains: %w", err)
 	}
@@ -72,6 +80,18 @@ func countRecoverable(ctx context.Context, db *gorm.DB, endpointID uuid.UUID, si
 		return RecoveryCount{}, fmt.Errorf("count skipped chains: %w", err)
 	}
 	return out, nil
+}
+
+// countArgs are the parameters of RecoverableSQL's count and skippedSQL: the window, and the types
+// of real events the endpoint's log holds (a test event's drop is never recovered nor skipped).
+func countArgs(ctx context.Context, db *gorm.DB, endpointID uuid.UUID, since, until time.Time) (map[string]any, error) {
+	types, err := deliverylog.EndpointTypes(ctx, db, endpointID)
+	if err != nil {
+		return nil, err
+	}
+	args := delivery.RecoverableArgs(endpointID, since, until)
+	args["types"] = slices.DeleteFunc(types, func(t string) bool { return t == events.WebhookTest })
+	return args, nil
 }
 
 // Recover starts a recovery of the endpoint's dropped chains over [since, until) (until nil: now).
