@@ -43,12 +43,15 @@ func TestLockWatchSeesARowLockWait(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	if err := w.begin(); err != nil {
+		t.Fatal(err)
+	}
 	waitBehind(t, db, "webhook_deliveries")
 	waitBehind(t, db, "events") // what the relay's mark waits on, say: not an attempt's statement
 	if err := db.Exec("UPDATE webhook_deliveries SET n = n + 1 WHERE id = 1").Error; err != nil {
 		t.Fatal(err)
 	}
-	one, err := w.read(1)
+	one, err := w.stop(ctx, 1)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -78,7 +81,15 @@ func waitBehind(t *testing.T, db *gorm.DB, table string) {
 		t.Fatal(err)
 	}
 	waited := make(chan error, 1)
-	go func() { waited <- db.Exec(update).Error }()
+	go func() {
+		// On a connection of its own, which reads the lowered deadlock_timeout after its first statement.
+		waited <- db.Connection(func(c *gorm.DB) error {
+			if err := c.Exec("SELECT 1").Error; err != nil {
+				return err
+			}
+			return c.Exec(update).Error
+		})
+	}()
 	for waiting := 0; waiting == 0; time.Sleep(10 * time.Millisecond) {
 		if err := db.Raw("SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock'").Scan(&waiting).Error; err != nil {
 			t.Fatal(err)

@@ -249,14 +249,17 @@ func (e *env) deliveryOnly(ctx context.Context, o Options, s *stack, label strin
 	var commitPostgres float64
 	wdsAsks, bareAsks := map[string]float64{}, map[string]float64{}
 	workerCounts := func(ctx context.Context) (map[string]float64, error) { return scrapeRequests(ctx, s.workerMetrics) }
-	if err := e.warmUp(ctx, s, t, bc, slug); err != nil {
-		return res, fmt.Errorf("bench: delivery-only warm-up on the %s: %w", label, err)
-	}
-	meter, err := newDBMeter(ctx, s.db)
+	locks, err := watchLocks(ctx, s.db, e.cluster.LogFile())
 	if err != nil {
 		return res, err
 	}
-	locks, err := watchLocks(ctx, s.db, e.cluster.LogFile())
+	if err := e.warmUp(ctx, s, t, bc, slug); err != nil {
+		return res, fmt.Errorf("bench: delivery-only warm-up on the %s: %w", label, err)
+	}
+	if err := locks.begin(); err != nil {
+		return res, err
+	}
+	meter, err := newDBMeter(ctx, s.db)
 	if err != nil {
 		return res, err
 	}
@@ -306,7 +309,7 @@ func (e *env) deliveryOnly(ctx context.Context, o Options, s *stack, label strin
 		return res, err
 	}
 	n := o.ScaleEvents * o.ScaleRounds
-	if res.LockWaits, err = locks.read(n); err != nil {
+	if res.LockWaits, err = locks.stop(ctx, n); err != nil {
 		return res, err
 	}
 	res.WDSRate, res.BareRate = pooledRate(res.WDS), pooledRate(res.Bare)
