@@ -28,6 +28,7 @@ import (
 	"wds/internal/platform/database"
 	"wds/internal/platform/paging"
 	"wds/internal/platform/problem"
+	"wds/models"
 )
 
 // MaxPage bounds a page's rows by size, as every list's (paging.MaxPageBytes): a page ends before the
@@ -265,7 +266,7 @@ func pageSQL(q Query, from position) (string, []any) {
 		store, inStore = "?", " AND e.store_id = h.store AND e.store_id IS NOT NULL"
 		args = append(args, *q.StoreID)
 	}
-	args = append(args, textArray(types), outbox.MaxBody, outbox.MaxBody, outbox.MaxBody, MaxPage, outbox.MaxBody, summarySize)
+	args = append(args, models.TextArray(types), outbox.MaxBody, outbox.MaxBody, outbox.MaxBody, MaxPage, outbox.MaxBody, summarySize)
 	for i := range types {
 		branches = append(branches, `(SELECT e.id, e.xact_id, e.created_at, e.body FROM events e
 			WHERE e.org_id = h.org AND e.type = h.types[`+strconv.Itoa(i+1)+`] AND e.type <> '`+events.WebhookTest+`'`+inStore+`
@@ -291,12 +292,6 @@ func pageSQL(q Query, from position) (string, []any) {
 				ORDER BY u.xact_id, u.created_at, u.id LIMIT ?) s
 			WINDOW w AS (ORDER BY s.xact_id, s.created_at, s.id)) p ON true
 		ORDER BY p.xact_id, p.created_at, p.id`, args
-}
-
-// textArray is names as a text[] literal. Each is an event type of the catalog (dots, letters and
-// underscores), so none needs escaping beyond its quotes.
-func textArray(names []string) string {
-	return `{"` + strings.Join(names, `","`) + `"}`
 }
 
 // Event is one event of the org's feed, as its deliveries send it.
