@@ -1,10 +1,16 @@
 package chaos
 
 import (
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
 	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
 	"encoding/json"
 	"encoding/pem"
 	"io"
+	"math/big"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -69,7 +75,12 @@ type inbox struct {
 func newReceiver(t *testing.T, dir string, slow time.Duration) *receiver {
 	t.Helper()
 	rc := &receiver{slow: slow, paths: map[string]*inbox{}}
-	rc.srv = httptest.NewTLSServer(http.HandlerFunc(rc.serve))
+	rc.srv = httptest.NewUnstartedServer(http.HandlerFunc(rc.serve))
+	// An ECDSA key and plain X25519: a handshake costs the receiver a fraction of httptest's RSA key
+	// and the default hybrid post-quantum exchange, so the hundreds of connections a hostile scenario
+	// opens at once do not starve this (race-instrumented) process.
+	rc.srv.TLS = &tls.Config{Certificates: []tls.Certificate{loopbackCert(t)}, CurvePreferences: []tls.CurveID{tls.X25519}}
+	rc.srv.StartTLS()
 	t.Cleanup(rc.srv.Close)
 	rc.caFile = filepath.Join(dir, "receiver-ca.pem")
 	cert := pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: rc.srv.Certificate().Raw})
@@ -77,6 +88,24 @@ func newReceiver(t *testing.T, dir string, slow time.Duration) *receiver {
 		t.Fatal(err)
 	}
 	return rc
+}
+
+// loopbackCert is a self-signed ECDSA P-256 certificate for 127.0.0.1.
+func loopbackCert(t *testing.T) tls.Certificate {
+	t.Helper()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "chaos receiver"},
+		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(24 * time.Hour),
+		IPAddresses: []net.IP{net.IPv4(127, 0, 0, 1), net.IPv6loopback}, IsCA: true, BasicConstraintsValid: true,
+		KeyUsage: x509.KeyUsageDigitalSignature | x509.KeyUsageCertSign, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tls.Certificate{Certificate: [][]byte{der}, PrivateKey: key}
 }
 
 // add makes an endpoint path; its secret is set once wds has created the endpoint.
