@@ -104,7 +104,7 @@ func (s *services) console(cfg *config.Config, db *gorm.DB, log logrus.FieldLogg
 		c.Dispatches = s.starter
 	}
 	if s.temporal != nil {
-		c.Versions = versions.Deployments{Temporal: s.temporal, Name: cfg.DeploymentName}
+		c.Versions = &versions.Shared{Source: versions.Deployments{Temporal: s.temporal, Name: cfg.DeploymentName}}
 	}
 	return c
 }
