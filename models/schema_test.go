@@ -39,6 +39,7 @@ var tableModels = map[string]any{
 	"payments":                  models.Payment{},
 	"shipments":                 models.Shipment{},
 	"events":                    models.Event{},
+	"event_states":              models.EventState{},
 	"webhook_endpoints":         models.Endpoint{},
 	"webhook_deliveries":        models.Delivery{},
 	"webhook_dispatches":        models.Dispatch{},

@@ -256,6 +256,20 @@ type Event struct {
 	XactID string `gorm:"->"`
 }
 
+// EventState is what changes about an event after it is written, in a narrow row of its own so
+// that a delivery does not rewrite the event's (migrations/00049_event_states.sql): the support
+// desk's outcome and chain count, and when the relay dispatched it. Triggers write it: never
+// written here.
+type EventState struct {
+	EventID      uuid.UUID  `gorm:"primaryKey;->"`
+	OrgID        uuid.UUID  `gorm:"->"`
+	CreatedAt    time.Time  `gorm:"->"`
+	Listed       bool       `gorm:"->"`
+	Outcome      string     `gorm:"->"`
+	ChainsTotal  int        `gorm:"->"`
+	DispatchedAt *time.Time `gorm:"->"`
+}
+
 // Recovery statuses.
 const (
 	RecoveryRunning   = "running"
