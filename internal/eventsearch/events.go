@@ -107,16 +107,17 @@ type EventsPage struct {
 const ChainsSQL = `SELECT chain_id, endpoint_id, kind, workflow_id, started_at, state FROM wds_event_chains(ARRAY[e.id])`
 
 // eventRowSQL reads events as the support desk lists them. The outcome and the chain count are kept
-// on the event's row by the writes that change them (the database's wds_event_outcome, over each
-// endpoint's latest chain), so a page reads no chains and a search by outcome walks an index.
+// in the event's state row (event_states) by the writes that change them (the database's
+// wds_event_outcomes, over each endpoint's latest chain), so a page reads no chains and a search by
+// outcome walks an index.
 const eventRowSQL = `SELECT e.id, e.type, e.created_at, e.order_id,
-		(SELECT r.number FROM orders r WHERE r.id = e.order_id) AS order_number, e.resource_id, e.outcome, e.chains_total
-	FROM events e`
+		(SELECT r.number FROM orders r WHERE r.id = e.order_id) AS order_number, e.resource_id, s.outcome, s.chains_total
+	FROM events e JOIN event_states s ON s.event_id = e.id`
 
 // ListEvents pages through an org's events by (created_at DESC, id DESC): the events_org index, or
 // with an order, resource or type filter the index that leads with it, so an order's events are
-// found at once among millions; with an outcome, events_org_outcome. Test events are left out unless
-// the type asks for them. The page is read in a turn at the database, as the Read API's are.
+// found at once among millions; with an outcome, event_states_org_outcome. Test events are left out
+// unless the type asks for them. The page is read in a turn at the database, as the Read API's are.
 func (s *Service) ListEvents(ctx context.Context, q EventsQuery) (*EventsPage, error) {
 	if err := validEventsQuery(q); err != nil {
 		return nil, err
@@ -185,13 +186,22 @@ func eventsPage(q EventsQuery, rows []EventRow) *EventsPage {
 // eventsPageSQL is the page query of q and its arguments: the events it filters on, newest first,
 // walked in an index's order so that a page costs the same at any depth.
 func eventsPageSQL(q EventsQuery) (string, []any) {
+	walk := walksOutcome(q)
+	// The walk's own columns: an outcome's walk is of the state rows' index, the others of an index
+	// of events.
+	atCol, idCol := "e.created_at", "e.id"
+	if walk {
+		atCol, idCol = "s.created_at", "s.event_id"
+	}
 	where, args := "e.org_id = ?", []any{q.OrgID}
 	add := func(cond string, v ...any) { where += " AND " + cond; args = append(args, v...) }
 	switch {
 	case q.Type != "":
 		add("e.type = ?", q.Type)
+	case walk:
+		add("s.org_id = ? AND s.listed", q.OrgID) // event_states_org_outcome holds listed events alone
 	default:
-		add("e.type <> " + sqlWebhookTest) // a constant, so a generic plan still proves events_org_outcome's predicate
+		add("e.type <> " + sqlWebhookTest)
 	}
 	if q.StoreID != nil {
 		add("e.store_id = ?", *q.StoreID)
@@ -213,18 +223,18 @@ func eventsPageSQL(q EventsQuery) (string, []any) {
 		// With an outcome walked as a range, this does not end the walk (PostgreSQL 15 ends one only
 		// on a bound of the outcome's column): a page left unfilled reads the outcome's older index
 		// entries, but no table rows for them. The planner's other choices read rows.
-		add("e.created_at >= ?", *q.Since)
+		add(atCol+" >= ?", *q.Since)
 	}
 	// The keyset: a row's place in the walk, which the cursor and until bound.
-	keyset, order, lead := "(e.created_at, e.id)", "e.created_at DESC, e.id DESC", []any{}
+	keyset, order, lead := "("+atCol+", "+idCol+")", atCol+" DESC, "+idCol+" DESC", []any{}
 	switch {
-	case walksOutcome(q):
-		add("e.outcome >= ? AND e.outcome <= ?", q.Outcome, q.Outcome)
-		keyset, order, lead = "(e.outcome, e.created_at, e.id)", "e.outcome DESC, "+order, []any{q.Outcome}
+	case walk:
+		add("s.outcome >= ? AND s.outcome <= ?", q.Outcome, q.Outcome)
+		keyset, order, lead = "(s.outcome, "+atCol+", "+idCol+")", "s.outcome DESC, "+order, []any{q.Outcome}
 	case q.Outcome != "" && q.EndpointID != nil:
 		add("("+endpointOutcomeSQL+") = ?", *q.EndpointID, q.Outcome)
 	case q.Outcome != "":
-		add("e.outcome = ?", q.Outcome)
+		add("s.outcome = ?", q.Outcome)
 	}
 	bound := func(cmp string, at time.Time, id uuid.UUID) {
 		add(keyset+" "+cmp+" (?"+strings.Repeat(", ?", len(lead)+1)+")", slices.Concat(lead, []any{at, id})...)
@@ -247,7 +257,7 @@ func eventsPageSQL(q EventsQuery) (string, []any) {
 	}
 	rowSQL := eventRowSQL
 	if q.EndpointID != nil {
-		rowSQL = strings.Replace(rowSQL, "e.outcome,", "("+endpointOutcomeSQL+") AS outcome,", 1)
+		rowSQL = strings.Replace(rowSQL, "s.outcome,", "("+endpointOutcomeSQL+") AS outcome,", 1)
 		args = append([]any{*q.EndpointID}, args...)
 	}
 	return rowSQL + " WHERE " + where + " ORDER BY " + order + " LIMIT ?", append(args, q.Limit+1)
@@ -291,18 +301,18 @@ func (s *Service) withEndpointOutcomes(ctx context.Context, rows []EventRow) err
 	return nil
 }
 
-// walksOutcome reports whether q's page is read from events_org_outcome, in the order of that index
-// alone: an outcome searched for with no order, resource or type, whose own indexes narrow further.
-// Asked for e.outcome = X, newest first, the planner may instead walk the org's newest events
-// (events_org, or every org's by time, events_created) and filter them, supposing an outcome is
+// walksOutcome reports whether q's page is read from event_states_org_outcome, in the order of that
+// index alone: an outcome searched for with no order, resource or type, whose own indexes narrow
+// further. Asked for s.outcome = X, newest first, the planner may instead walk the org's newest
+// events (events_org, or every org's by time, events_created) and filter them, supposing an outcome is
 // spread evenly over time; a search for an org's succeeded events under 200,000 newer drops read all
 // of them, 1.3 s for 51 rows. Stated as a range, the outcome is not a constant the planner drops from
-// the ORDER BY, and only events_org_outcome gives that order without sorting the org's events.
+// the ORDER BY, and only event_states_org_outcome gives that order without sorting the org's events.
 func walksOutcome(q EventsQuery) bool {
 	return q.Outcome != "" && q.OrderID == nil && q.ResourceID == nil && q.Type == "" && q.EndpointID == nil
 }
 
-// sqlWebhookTest is the test event's type as an SQL literal: events_org_outcome leaves test events out.
+// sqlWebhookTest is the test event's type as an SQL literal.
 const sqlWebhookTest = "'" + events.WebhookTest + "'"
 
 // searchQueue is the longest an org's event search waits for its turn before it is refused.

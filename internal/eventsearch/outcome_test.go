@@ -75,8 +75,8 @@ func TestEventOutcomeIsKeptByEachWrite(t *testing.T) {
 }
 
 // A search for a rare outcome among many events (here none matches, the case that read every event
-// of the org) walks events_org_outcome within the org, in the page's order: no sort, no other org's
-// rows, no chains read.
+// of the org) walks event_states_org_outcome within the org, in the page's order: no sort, no other
+// org's rows, no chains read.
 func TestOutcomeSearchIsAnIndexWalk(t *testing.T) {
 	f := newFixture(t)
 	ep := f.Endpoint("https://127.0.0.1/hook")
@@ -104,19 +104,19 @@ func TestOutcomeSearchIsAnIndexWalk(t *testing.T) {
 			if n.NodeType == "Sort" || n.NodeType == "Incremental Sort" {
 				t.Errorf("%s: plan sorts:\n%s", q.Outcome, plan)
 			}
-			if n.Relation == "events" && n.NodeType != "Index Scan" && n.NodeType != "Index Only Scan" {
-				t.Errorf("%s: events read by %s:\n%s", q.Outcome, n.NodeType, plan)
+			if (n.Relation == "events" || n.Relation == "event_states") && n.NodeType != "Index Scan" && n.NodeType != "Index Only Scan" {
+				t.Errorf("%s: %s read by %s:\n%s", q.Outcome, n.Relation, n.NodeType, plan)
 			}
-			used = used || n.Index == "events_org_outcome"
+			used = used || n.Index == "event_states_org_outcome"
 		})
 		if !used || root.Reads("webhook_deliveries") {
-			t.Errorf("%s: want a walk of events_org_outcome and no chains read:\n%s", q.Outcome, plan)
+			t.Errorf("%s: want a walk of event_states_org_outcome and no chains read:\n%s", q.Outcome, plan)
 		}
 	}
 }
 
 // A search for an outcome most of the org's events have, when the newest have another (an outage's
-// drops after months of successes), still walks events_org_outcome. The planner supposes an outcome
+// drops after months of successes), still walks event_states_org_outcome. The planner supposes an outcome
 // is spread evenly over time, so walking the org's newest events (events_org) and filtering looked as
 // cheap, and in the noisy-neighbour line at a million rows it walked 200,000 newer drops for 51
 // rows (1.3 s). The data is shaped as there: events written in time order, their outcome set after
@@ -132,19 +132,20 @@ func TestACommonOutcomeUnderNewerDropsIsAnIndexWalk(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		err = f.DB.Exec(`UPDATE events SET outcome = CASE WHEN created_at > now() - ? * interval '2 milliseconds'
+		err = f.DB.Exec(`UPDATE event_states SET outcome = CASE WHEN created_at > now() - ? * interval '2 milliseconds'
 				THEN 'dropped' ELSE 'succeeded' END WHERE org_id = ?`, n, org).Error
 		if err != nil {
 			t.Fatal(err)
 		}
 	}
-	if err := f.DB.Exec("VACUUM ANALYZE events").Error; err != nil {
+	if err := f.DB.Exec("VACUUM ANALYZE events, event_states").Error; err != nil {
 		t.Fatal(err)
 	}
 	sql, args := eventsearch.EventsPageSQL(eventsearch.EventsQuery{OrgID: f.Org, Outcome: eventsearch.OutcomeSucceeded, Limit: 51})
-	pgtest.CheckKeysetScan(t, f.DB, "succeeded under newer drops", "events", "events_org_outcome", sql, args...)
+	pgtest.CheckKeysetScan(t, f.DB, "succeeded under newer drops", "event_states", "event_states_org_outcome", sql, args...)
 	// A deep page, a search until a time, and both: each reads about a page of blocks, starting the
-	// walk at its bound, never walking from the newest of the outcome's 160,000 events.
+	// walk at its bound, never walking from the newest of the outcome's 160,000 events (thousands of
+	// blocks). A row of the page is four or so: its state row, and its event found by primary key.
 	now := time.Now()
 	deep, until := &paging.Cursor{At: now.Add(-1900 * time.Second), ID: uuid.New()}, now.Add(-500*time.Second)
 	for what, q := range map[string]eventsearch.EventsQuery{
@@ -153,7 +154,7 @@ func TestACommonOutcomeUnderNewerDropsIsAnIndexWalk(t *testing.T) {
 		"until and deep page": {OrgID: f.Org, Outcome: eventsearch.OutcomeSucceeded, Limit: 51, Until: &until, Cursor: deep},
 	} {
 		sql, args := eventsearch.EventsPageSQL(q)
-		if blocks := pgtest.BlocksRead(t, f.DB, sql, args...); blocks > 200 {
+		if blocks := pgtest.BlocksRead(t, f.DB, sql, args...); blocks > 300 {
 			t.Errorf("%s: the page read %d blocks, want about a page's", what, blocks)
 		}
 	}

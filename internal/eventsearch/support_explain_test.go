@@ -15,7 +15,7 @@ import (
 // TestOrderSearchIsAnIndexWalk seeds 120,000 events (ten per order) with a delivery each in two
 // orgs, so that a sequential scan and sort is a real choice for the planner, and checks that finding
 // an order's events (first page and deep) walks events_org_order in order (or, with an outcome,
-// events_org_outcome) and reads no chains (each event's outcome is kept on its row): the page costs
+// event_states_org_outcome) and reads no chains (each event's outcome is kept in its state row): the page costs
 // the same at ten million events.
 func TestOrderSearchIsAnIndexWalk(t *testing.T) {
 	f := newFixture(t)
@@ -56,7 +56,7 @@ func TestOrderSearchIsAnIndexWalk(t *testing.T) {
 			if n.Relation == "events" && !strings.HasPrefix(n.NodeType, "Index") && !strings.HasPrefix(n.NodeType, "Bitmap") {
 				t.Errorf("%s is read by %s, want an index:\n%s", n.Relation, n.NodeType, p)
 			}
-			usedIndex = usedIndex || n.Index == "events_org_order" || (q.Outcome != "" && n.Index == "events_org_outcome")
+			usedIndex = usedIndex || n.Index == "events_org_order" || (q.Outcome != "" && n.Index == "event_states_org_outcome")
 		})
 		if !usedIndex || root.Reads("webhook_deliveries") {
 			t.Errorf("plan does not walk events_org_order (%v) or reads chains:\n%s", usedIndex, p)
