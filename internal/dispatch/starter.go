@@ -87,7 +87,7 @@ func (s *Starter) StartEvents(ctx context.Context, eventIDs []uuid.UUID) {
 		return
 	}
 	read := func(db *gorm.DB, rows *[]eventRow) error {
-		return undispatchedEvents(db).Where("id IN ?", eventIDs).Find(rows).Error
+		return undispatchedEvents(db).Where("events.id IN ?", eventIDs).Find(rows).Error
 	}
 	s.immediately(ctx, func(ctx context.Context) error { return startNow(ctx, s.DB, outbox.Events, read, s.startRows) })
 }
@@ -218,25 +218,24 @@ func orderColumns(e string) string {
 }
 
 // claimColumns read an event row and decide its targets in the claim itself, so the workflow need not.
-var claimColumns = "id, org_id, type, " + orderColumns("events") + ", EXISTS (SELECT 1 FROM webhook_endpoints w WHERE " +
+var claimColumns = "events.id, events.org_id, events.type, " + orderColumns("events") + ", EXISTS (SELECT 1 FROM webhook_endpoints w WHERE " +
 	outbox.SubscribedAtEventTime("events.org_id", "events.type", "events.created_at") + ") AS targeted, " +
 	"(SELECT json_agg(json_build_object('EndpointID', w.id, 'URL', w.url, 'MaxAttempts', w.max_attempts) ORDER BY " +
 	outbox.TargetOrder + ") FROM webhook_endpoints w WHERE " +
 	outbox.DeliversAtEventTime("events.org_id", "events.type", "events.created_at") + ") AS targets"
 
-// undispatchedEvents selects events not yet started, oldest first, with their targets.
+// undispatchedEvents selects events not yet started, oldest first, with their targets: a walk of
+// their state rows' queue (event_states_undispatched), each joined to its event.
 func undispatchedEvents(db *gorm.DB) *gorm.DB {
-	return db.Model(&models.Event{}).Select(claimColumns).Where("dispatched_at IS NULL").Order("created_at, id")
+	return db.Model(&models.Event{}).Select(claimColumns).Joins("JOIN event_states s ON s.event_id = events.id").
+		Where("s.dispatched_at IS NULL").Order("s.created_at, s.event_id")
 }
 
 // claimEvents is the relay's pass over events: it claims up to limit undispatched events older than
 // the grace, starts them and marks them.
 func (s *Starter) claimEvents(ctx context.Context, limit int) (int, error) {
 	var rows []eventRow
-	claim, err := lease(ctx, s.DB, outbox.Events, &rows, func(tx *gorm.DB) *gorm.DB {
-		return s.pastGrace(undispatchedEvents(tx), "created_at").Where(unleased("events", "events")).Limit(limit).
-			Clauses(clause.Locking{Strength: "NO KEY UPDATE", Table: clause.Table{Name: "events"}, Options: "SKIP LOCKED"})
-	})
+	claim, err := lease(ctx, s.DB, outbox.Events, &rows, func(tx *gorm.DB) *gorm.DB { return s.eventClaim(tx, limit) })
 	if err != nil || len(rows) == 0 {
 		return 0, err
 	}
@@ -247,6 +246,16 @@ func (s *Starter) claimEvents(ctx context.Context, limit int) (int, error) {
 		return 0, err
 	}
 	return len(started), startErr
+}
+
+// eventClaim selects and locks up to limit undispatched events past the grace that no relay holds,
+// oldest first. It locks the event's row, as a previous release's relay does, so that two relays of
+// different releases never hold the same event, and its state row: a row marked dispatched since
+// the statement's snapshot is then read again once locked, and left, where an unlocked state row
+// would still be read as the snapshot saw it and the event started twice.
+func (s *Starter) eventClaim(tx *gorm.DB, limit int) *gorm.DB {
+	return s.pastGrace(undispatchedEvents(tx), "s.created_at").Where(unleased("events", "events")).Limit(limit).
+		Clauses(clause.Locking{Strength: "NO KEY UPDATE", Table: clause.Table{Name: "events, s", Raw: true}, Options: "SKIP LOCKED"})
 }
 
 // relayLease is how long a relay's claim keeps other relays off its rows: far longer than a batch of

@@ -86,7 +86,7 @@ func (s *Service) StartDispatches(ctx context.Context, ids ...uuid.UUID) {
 // loadEvent reads an event's row; test events are not the support desk's.
 func loadEvent(ctx context.Context, tx *gorm.DB, id uuid.UUID) (*models.Event, error) {
 	var ev models.Event
-	err := tx.WithContext(ctx).Select("id, org_id, store_id, type, created_at, dispatched_at").
+	err := tx.WithContext(ctx).Select("id, org_id, store_id, type, created_at").
 		Where("id = ? AND type <> ?", id, events.WebhookTest).Take(&ev).Error
 	if errors.Is(err, gorm.ErrRecordNotFound) {
 		return nil, problem.Fail(problem.NotFound, "event %s not found", id)
@@ -143,9 +143,9 @@ func noChainInProgress(ctx context.Context, tx *gorm.DB, ev *models.Event, endpo
 		return fmt.Errorf("lock chains: %w", err)
 	}
 	var busy bool
-	err = tx.WithContext(ctx).Raw(`SELECT e.dispatched_at IS NULL OR EXISTS (SELECT 1 FROM (`+eventsearch.ChainsSQL+`) ch
+	err = tx.WithContext(ctx).Raw(`SELECT s.dispatched_at IS NULL OR EXISTS (SELECT 1 FROM (`+eventsearch.ChainsSQL+`) ch
 			WHERE ch.endpoint_id = ? AND ch.state = `+sqlInProgress+`)
-		FROM events e WHERE e.id = ?`, endpointID, ev.ID).Row().Scan(&busy)
+		FROM events e JOIN event_states s ON s.event_id = e.id WHERE e.id = ?`, endpointID, ev.ID).Row().Scan(&busy)
 	if err != nil {
 		return fmt.Errorf("look for chains in progress: %w", err)
 	}

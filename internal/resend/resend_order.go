@@ -75,7 +75,7 @@ func (s *Service) ResendOrder(ctx context.Context, ref order.Ref, endpointID, ac
 // orderEvents are the order's events the endpoint is subscribed to, oldest first.
 func orderEvents(ctx context.Context, tx *gorm.DB, ep models.Endpoint, orderID uuid.UUID, ref order.Ref) ([]models.Event, error) {
 	var all []models.Event
-	err := tx.WithContext(ctx).Select("id, org_id, store_id, type, created_at, dispatched_at").
+	err := tx.WithContext(ctx).Select("id, org_id, store_id, type, created_at").
 		Where("org_id = ? AND order_id = ? AND type <> ?", ep.OrgID, orderID, events.WebhookTest).
 		Order("created_at, id").Find(&all).Error
 	if err != nil {

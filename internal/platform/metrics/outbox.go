@@ -10,10 +10,14 @@ import (
 	"gorm.io/gorm"
 )
 
-// outboxQueues are the tables whose undispatched rows wait for the relay: events (the outbox proper)
-// and webhook_dispatches (re-fires and tests). Each has a partial index on dispatched_at IS NULL,
+// outboxQueue is a queue whose undispatched rows wait for the relay, by its label, and the table
+// that holds each row's dispatch.
+type outboxQueue struct{ label, table string }
+
+// outboxQueues are events (the outbox proper, whose dispatch is in each event's state row) and
+// webhook_dispatches (re-fires and tests). Each table has a partial index on dispatched_at IS NULL,
 // so the scrape reads only the backlog, however large the tables grow.
-var outboxQueues = []string{"events", "webhook_dispatches"}
+var outboxQueues = []outboxQueue{{"events", "event_states"}, {"webhook_dispatches", "webhook_dispatches"}}
 
 // outboxScrapeTimeout bounds the query a scrape makes; a slow database must not hang Prometheus.
 const outboxScrapeTimeout = 3 * time.Second
@@ -60,21 +64,21 @@ func (o *OutboxCollector) Collect(ch chan<- prometheus.Metric) {
 		if oldest.Valid {
 			age = max(o.now().Sub(oldest.Time).Seconds(), 0)
 		}
-		ch <- prometheus.MustNewConstMetric(backlogDesc, prometheus.GaugeValue, float64(n), q)
-		ch <- prometheus.MustNewConstMetric(oldestDesc, prometheus.GaugeValue, age, q)
+		ch <- prometheus.MustNewConstMetric(backlogDesc, prometheus.GaugeValue, float64(n), q.label)
+		ch <- prometheus.MustNewConstMetric(oldestDesc, prometheus.GaugeValue, age, q.label)
 	}
 }
 
-func (o *OutboxCollector) backlog(ctx context.Context, table string) (int64, sql.NullTime, error) {
+func (o *OutboxCollector) backlog(ctx context.Context, q outboxQueue) (int64, sql.NullTime, error) {
 	var row struct {
 		N      int64
 		Oldest sql.NullTime
 	}
-	// table comes from outboxQueues, never from input.
-	err := o.db.WithContext(ctx).Raw("SELECT count(*) AS n, min(created_at) AS oldest FROM " + table +
+	// The table comes from outboxQueues, never from input.
+	err := o.db.WithContext(ctx).Raw("SELECT count(*) AS n, min(created_at) AS oldest FROM " + q.table +
 		" WHERE dispatched_at IS NULL").Find(&row).Error
 	if err != nil {
-		return 0, row.Oldest, fmt.Errorf("outbox backlog of %s: %w", table, err)
+		return 0, row.Oldest, fmt.Errorf("outbox backlog of %s: %w", q.label, err)
 	}
 	return row.N, row.Oldest, nil
 }
