@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -40,7 +41,14 @@ type env struct {
 
 // clusterSettings is how the cluster runs; every baseline and every measurement uses the same one.
 const clusterSettings = "pgcluster non-durable mode (fsync=off, synchronous_commit=off, " +
-	"full_page_writes=off), pg_stat_statements loaded (track=all), lock waits logged (log_lock_waits; deadlock_timeout 1 ms during the delivery-only rounds only), otherwise PostgreSQL defaults (shared_buffers 128MB), max_connections=200"
+	"full_page_writes=off), pg_stat_statements loaded (track=all), lock waits logged (log_lock_waits; deadlock_timeout 1 ms during the delivery-only rounds only), " +
+	"autovacuum runs logged, otherwise PostgreSQL defaults (shared_buffers 128MB), max_connections=200"
+
+// vacuumSettings have the run's cluster log every autovacuum and autoanalyze with its length and
+// what it read and wrote, so that a window's slow requests can be set beside the vacuums that ran
+// then (the noisy-neighbour line's first quiet window follows a load of a million rows). -keep
+// keeps the log (pg/postgres.log in the run's directory).
+var vacuumSettings = []string{"log_autovacuum_min_duration=0"}
 
 func newEnv(ctx context.Context, o Options) (*env, error) {
 	dir, err := os.MkdirTemp("", "wdsbench-")
@@ -66,7 +74,7 @@ func newEnv(ctx context.Context, o Options) (*env, error) {
 	}
 	// Non-durable: the figures are ratios against pgbench on this same cluster, and fsync on a shared
 	// disk would add noise that belongs to neither side.
-	if e.cluster, err = pgcluster.Start(ctx, pgcluster.Options{Dir: filepath.Join(dir, "pg"), Settings: append(statementSettings, lockSettings...)}); err != nil {
+	if e.cluster, err = pgcluster.Start(ctx, pgcluster.Options{Dir: filepath.Join(dir, "pg"), Settings: slices.Concat(statementSettings, lockSettings, vacuumSettings)}); err != nil {
 		e.close()
 		return nil, err
 	}
