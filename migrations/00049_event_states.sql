@@ -9,8 +9,8 @@
 -- events.dispatched_at beside this one and after a rollback. This one keeps both in step (the event's
 -- row is still written, and copied here in the same statement) and reads only this table; the next
 -- stops writing the event's columns; the one after drops the copy, once no release that marks the
--- event's row runs. Until the next, the copy is the only writer of event_states, so it cannot
--- disagree with the event's row.
+-- event's row runs. Until the next, the copy is the only writer of event_states, so it agrees with
+-- the event's row (but for a dispatch time moved once set, which wds never does).
 CREATE TABLE event_states (
     event_id      uuid PRIMARY KEY,
     org_id        uuid NOT NULL,
