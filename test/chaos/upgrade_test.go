@@ -12,6 +12,8 @@ import (
 	"time"
 
 	enumspb "go.temporal.io/api/enums/v1"
+	historypb "go.temporal.io/api/history/v1"
+	"go.temporal.io/api/temporalproto"
 	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/client"
 
@@ -188,21 +190,73 @@ func (s *system) noTaskFailed(t *testing.T) map[string]time.Time {
 		}
 		for _, w := range page.Executions {
 			started[w.Execution.WorkflowId] = w.StartTime.AsTime()
-			it := c.GetWorkflowHistory(ctx, w.Execution.WorkflowId, w.Execution.RunId, false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
-			for it.HasNext() {
-				e, err := it.Next()
-				if err != nil {
-					t.Fatal(err)
-				}
-				if e.EventType == enumspb.EVENT_TYPE_WORKFLOW_TASK_FAILED {
-					t.Errorf("%s: workflow task failed: %v", w.Execution.WorkflowId, e.GetWorkflowTaskFailedEventAttributes().GetFailure().GetMessage())
-				}
-			}
+			s.checkHistory(t, w.Execution.WorkflowId, w.Execution.RunId)
 		}
 		if token = page.NextPageToken; len(token) == 0 {
 			return started
 		}
 	}
+}
+
+// checkHistory fails the test if a workflow task of the workflow failed, and then keeps the whole
+// history as JSON in the system's directory and prints it a line an event, so that a failure on a
+// machine whose files are gone still says which worker wrote what, in which order.
+func (s *system) checkHistory(t *testing.T, workflowID, runID string) {
+	t.Helper()
+	it := s.temporal.client().GetWorkflowHistory(context.Background(), workflowID, runID, false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
+	h := &historypb.History{}
+	failed := false
+	for it.HasNext() {
+		e, err := it.Next()
+		if err != nil {
+			t.Fatal(err)
+		}
+		h.Events = append(h.Events, e)
+		if e.EventType == enumspb.EVENT_TYPE_WORKFLOW_TASK_FAILED {
+			failed = true
+			t.Errorf("%s: workflow task failed: %v", workflowID, e.GetWorkflowTaskFailedEventAttributes().GetFailure().GetMessage())
+		}
+	}
+	if !failed {
+		return
+	}
+	opts := temporalproto.CustomJSONMarshalOptions{Indent: "  "}
+	if b, err := opts.Marshal(h); err == nil {
+		_ = os.WriteFile(filepath.Join(s.dir, strings.ReplaceAll(workflowID, "/", "_")+".json"), b, 0o644)
+	}
+	for _, e := range h.Events {
+		t.Logf("%s %3d %s %s", workflowID, e.EventId, e.EventTime.AsTime().Format("15:04:05.000"), eventLine(e))
+	}
+}
+
+// eventLine names what an event says about the run's order: the worker of a task, a marker's name,
+// an activity's id and type.
+func eventLine(e *historypb.HistoryEvent) string {
+	kind := strings.TrimPrefix(e.EventType.String(), "EVENT_TYPE_")
+	switch a := e.Attributes.(type) {
+	case *historypb.HistoryEvent_WorkflowTaskStartedEventAttributes:
+		return kind + " by " + a.WorkflowTaskStartedEventAttributes.Identity
+	case *historypb.HistoryEvent_WorkflowTaskCompletedEventAttributes:
+		at := a.WorkflowTaskCompletedEventAttributes
+		return fmt.Sprintf("%s by %s (build %q, %v)", kind, at.Identity, at.GetDeploymentVersion().GetBuildId(), at.VersioningBehavior)
+	case *historypb.HistoryEvent_WorkflowTaskFailedEventAttributes:
+		return kind + " by " + a.WorkflowTaskFailedEventAttributes.Identity + ": " + a.WorkflowTaskFailedEventAttributes.GetCause().String()
+	case *historypb.HistoryEvent_WorkflowTaskTimedOutEventAttributes:
+		return kind + " " + a.WorkflowTaskTimedOutEventAttributes.TimeoutType.String()
+	case *historypb.HistoryEvent_MarkerRecordedEventAttributes:
+		at := a.MarkerRecordedEventAttributes
+		line := kind + " " + at.MarkerName
+		if data := at.Details["data"].GetPayloads(); len(data) > 0 {
+			line += " " + string(data[0].Data) // a local activity's id, type, attempt and time
+		}
+		if f := at.GetFailure(); f != nil {
+			line += " failed: " + f.Message
+		}
+		return line
+	case *historypb.HistoryEvent_ActivityTaskScheduledEventAttributes:
+		return fmt.Sprintf("%s %s id %s", kind, a.ActivityTaskScheduledEventAttributes.ActivityType.GetName(), a.ActivityTaskScheduledEventAttributes.ActivityId)
+	}
+	return kind
 }
 
 // switchDelay bounds how late a chain's next attempt may come across the switch to another version's
