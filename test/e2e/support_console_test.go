@@ -55,8 +55,12 @@ func TestTheSupportDeskInABrowser(t *testing.T) {
 	h.signIn(ctx, h.ownerToken)
 	// Find the order's event by its number, open it, see the failed attempt, resend it.
 	var eventPage string
+	// The unfiltered list already shows dropped rows: wait for the search's own page (its form keeps
+	// the number as the input's value) before reading one, or the click may land on a row of the page
+	// being replaced.
 	err := chromedp.Run(ctx, chromedp.Navigate(h.api.URL+"/console/events"),
 		chromedp.SendKeys(`input[name=order]`, number), chromedp.Click(`//button[text()="Search"]`),
+		chromedp.WaitVisible(`input[name=order][value="`+number+`"]`),
 		chromedp.WaitVisible(`//td[@class="st-dropped"]`), chromedp.Click(`//tr[td[@class="st-dropped"]]//a[text()="Open"]`),
 		chromedp.WaitVisible(`//h2[text()="Payload"]`), chromedp.OuterHTML("main", &eventPage))
 	if err != nil {
