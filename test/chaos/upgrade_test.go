@@ -379,7 +379,8 @@ func TestUpgradeServeFirstThenWorkers(t *testing.T) {
 // TestRollbackToThePreviousRelease deploys this tree over the previous release, workers first, then
 // goes back to it while chains of both versions wait on ladder timers: routing back to the previous
 // version, whose workers still run, and its serve started; this tree's workers kept until their
-// pinned chains ended, then stopped. The schema stays migrated: the previous release runs on it.
+// pinned chains ended, then stopped. The schema stays migrated: the previous release runs on it. A
+// worker of this tree started again afterwards leaves the routing alone.
 func TestRollbackToThePreviousRelease(t *testing.T) {
 	for _, kind := range upgradeKinds(false) {
 		t.Run(kind.label(), func(t *testing.T) { rollbackAfterUpgrade(t, kind) })
@@ -413,6 +414,13 @@ func rollbackAfterUpgrade(t *testing.T, kind temporalKind) {
 		drained.Round(time.Second))), fmt.Sprintf("%d creates/s for %v", upgradeRate, time.Since(began).Round(time.Second)), paths...)
 	s.upgradeChecks(t, previousBuild)
 	s.ranOn(t, previousBuild, buildID)
+
+	s.bin = wdsBin
+	s.startWorker()
+	time.Sleep(3 * time.Second)
+	if current, err := s.currentBuild(); err != nil || current != previousBuild {
+		t.Errorf("a worker of this tree started after the rollback made the current version %q (%v); it must leave the operator's choice", current, err)
+	}
 }
 
 // ranOn fails the test unless workflows ran on each of the versions builds: a scenario that never
@@ -444,7 +452,8 @@ func (s *system) openChainsOf(t *testing.T, build string) int64 {
 func (s *system) setCurrent(t *testing.T, build string) {
 	t.Helper()
 	h := s.temporal.client().WorkerDeploymentClient().GetHandle("wds")
-	deadline := time.Now().Add(30 * time.Second)
+	// A minute, as awaitCurrent: on a loaded machine a new worker's first polls come late.
+	deadline := time.Now().Add(time.Minute)
 	for {
 		// Refused until the server has seen the version's workers poll every task queue.
 		_, err := h.SetCurrentVersion(context.Background(), client.WorkerDeploymentSetCurrentVersionOptions{BuildID: build})
