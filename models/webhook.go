@@ -234,23 +234,24 @@ type RelayClaim struct {
 
 // Event is an outbox row: written with the business rows, delivered by the webhook engine.
 type Event struct {
-	ID           uuid.UUID
-	OrgID        uuid.UUID
-	StoreID      *uuid.UUID
-	Type         string
-	Body         []byte    `gorm:"type:json"`
-	CreatedAt    time.Time `gorm:"default:clock_timestamp()"`
+	ID        uuid.UUID
+	OrgID     uuid.UUID
+	StoreID   *uuid.UUID
+	Type      string
+	Body      []byte    `gorm:"type:json"`
+	CreatedAt time.Time `gorm:"default:clock_timestamp()"`
+	// DispatchedAt, Outcome and ChainsTotal are written with the event and no longer kept after it
+	// (migrations/00050_event_states_written.sql): an event's state is read from EventState. The next
+	// release drops them.
 	DispatchedAt *time.Time
 	// RelayLeaseUntil is set while a relay is starting the event's workflow (worker's lease).
 	RelayLeaseUntil *time.Time
 	// OrderID and ResourceID are the order and the resource the event is about, which PostgreSQL
 	// reads from the body (generated columns): never written.
-	OrderID    *uuid.UUID `gorm:"->"`
-	ResourceID *uuid.UUID `gorm:"->"`
-	// Outcome and ChainsTotal are the support desk's view of its chains, kept by triggers on the
-	// delivery log and the dispatches (migrations/00026_event_outcome.sql): never written here.
-	Outcome     string `gorm:"->"`
-	ChainsTotal int    `gorm:"->"`
+	OrderID     *uuid.UUID `gorm:"->"`
+	ResourceID  *uuid.UUID `gorm:"->"`
+	Outcome     string     `gorm:"->"`
+	ChainsTotal int        `gorm:"->"`
 	// XactID is the transaction that wrote the event, the event feed's order (internal/feed): the
 	// column's default fills it, and it is never written here.
 	XactID string `gorm:"->"`
@@ -258,8 +259,8 @@ type Event struct {
 
 // EventState is what changes about an event after it is written, in a narrow row of its own so
 // that a delivery does not rewrite the event's (migrations/00049_event_states.sql): the support
-// desk's outcome and chain count, and when the relay dispatched it. Triggers write it: never
-// written here.
+// desk's outcome and chain count, kept by triggers on the delivery log and the dispatches, and when
+// the relay dispatched it (outbox.Events.Mark). Never written here.
 type EventState struct {
 	EventID      uuid.UUID  `gorm:"primaryKey;->"`
 	OrgID        uuid.UUID  `gorm:"->"`

@@ -72,7 +72,7 @@ func TestACLIResendAndRefireArriveAsFastAsTheAPIs(t *testing.T) {
 	// The receipt comes before the attempt's row: a resend before it finds the chain in progress.
 	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
 		var outcome string
-		if err := db.Raw("SELECT outcome FROM events WHERE id = ?", ev).Scan(&outcome).Error; err != nil {
+		if err := db.Raw("SELECT outcome FROM event_states WHERE event_id = ?", ev).Scan(&outcome).Error; err != nil {
 			t.Fatal(err)
 		}
 		if outcome == "succeeded" {

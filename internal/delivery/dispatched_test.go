@@ -23,7 +23,7 @@ func TestAnEventsFirstAttemptMarksItDispatched(t *testing.T) {
 			DispatchedAt *time.Time
 			Outcome      string
 		}
-		if err := f.DB.Raw(`SELECT dispatched_at, outcome FROM events WHERE id = ?`, ev).Scan(&row).Error; err != nil {
+		if err := f.DB.Raw(`SELECT dispatched_at, outcome FROM event_states WHERE event_id = ?`, ev).Scan(&row).Error; err != nil {
 			t.Fatal(err)
 		}
 		return row.DispatchedAt, row.Outcome

@@ -452,9 +452,10 @@ func relays(t *testing.T, f *fixture, st *dispatch.Starter, n int) {
 	wg.Wait()
 }
 
+// undispatched counts the events whose state row is not marked dispatched (models.EventState).
 func (f *fixture) undispatched() int64 {
 	var n int64
-	f.DB.Model(&models.Event{}).Where("dispatched_at IS NULL").Count(&n)
+	f.DB.Model(&models.EventState{}).Where("dispatched_at IS NULL").Count(&n)
 	return n
 }
 
@@ -527,8 +528,8 @@ func TestAnAlreadyStartedWorkflowCountsAsDispatched(t *testing.T) {
 	if n, err := st.RelayOnce(f.Ctx, 10); err != nil || n != 1 {
 		t.Fatalf("%d %v", n, err)
 	}
-	var e models.Event
-	f.DB.Where("id = ?", ev).Take(&e)
+	var e models.EventState
+	f.DB.Where("event_id = ?", ev).Take(&e)
 	if e.DispatchedAt == nil {
 		t.Fatal("event crashed between start and mark stays undispatched forever")
 	}
@@ -712,9 +713,7 @@ func TestEventsWhoseReceiverWentAwayStartNoWorkflow(t *testing.T) {
 	tc := &fakeTemporal{starts: map[string]int{}}
 	st := &dispatch.Starter{DB: f.DB, Temporal: tc, Schedule: []time.Duration{time.Second}, Log: quiet()}
 	st.StartEvents(f.Ctx, []uuid.UUID{orphan, wanted})
-	var undispatched int64
-	f.DB.Model(&models.Event{}).Where("dispatched_at IS NULL").Count(&undispatched)
-	if undispatched != 0 {
+	if undispatched := f.undispatched(); undispatched != 0 {
 		t.Fatalf("%d events left undispatched", undispatched)
 	}
 	if len(tc.starts) != 1 || tc.starts[contract.EventWorkflowID(wanted)] != 1 {

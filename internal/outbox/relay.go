@@ -15,9 +15,12 @@ type Queue struct {
 	Mark  string
 }
 
-// Events is the outbox as the relay's queue.
+// Events is the outbox as the relay's queue. Its mark writes the events' state rows (event_states,
+// migration 00050), where an event's dispatch time lives; the claims still name the queue "events",
+// as the previous release's relays name it, so that relays of both releases keep apart.
 var Events = Queue{
 	Table: "events",
-	Mark: `UPDATE events SET dispatched_at = clock_timestamp() WHERE id IN (
-		SELECT id FROM events WHERE id IN ? AND dispatched_at IS NULL ORDER BY id FOR NO KEY UPDATE) AND dispatched_at IS NULL`,
+	Mark: `UPDATE event_states SET dispatched_at = clock_timestamp() WHERE event_id IN (
+		SELECT event_id FROM event_states WHERE event_id IN ? AND dispatched_at IS NULL ORDER BY event_id FOR NO KEY UPDATE)
+		AND dispatched_at IS NULL`,
 }

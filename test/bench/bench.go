@@ -363,7 +363,7 @@ func (e *env) waitIdle(ctx context.Context, s *stack) error {
 	start := time.Now()
 	for deadline := start.Add(5 * time.Minute); ; {
 		var undispatched int64
-		if err := s.db.WithContext(ctx).Raw(benchSQL + "SELECT count(*) FROM events WHERE dispatched_at IS NULL").Scan(&undispatched).Error; err != nil {
+		if err := s.db.WithContext(ctx).Raw(benchSQL + "SELECT count(*) FROM event_states WHERE dispatched_at IS NULL").Scan(&undispatched).Error; err != nil {
 			return fmt.Errorf("bench: %w", err)
 		}
 		running, err := s.temporal.Client().CountWorkflow(ctx, &workflowservice.CountWorkflowExecutionsRequest{

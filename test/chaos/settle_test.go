@@ -50,7 +50,7 @@ func (s *system) settle(t *testing.T, l *load, scenario, loadDesc string, paths 
 // idle reports that the relay has nothing left to start and no delivery workflow runs.
 func (s *system) idle(t *testing.T) bool {
 	var undispatched int64
-	if err := s.db.Raw("SELECT count(*) FROM events WHERE dispatched_at IS NULL").Scan(&undispatched).Error; err != nil {
+	if err := s.db.Raw("SELECT count(*) FROM event_states WHERE dispatched_at IS NULL").Scan(&undispatched).Error; err != nil {
 		return false
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
@@ -85,7 +85,7 @@ func (s *system) audit(t *testing.T, l *load) {
 		) c ON c.order_id = o.id::text WHERE coalesce(c.n, 0) <> 1`,
 		"external ids naming no order": `SELECT count(*) FROM external_refs r WHERE r.entity_type = 'order'
 			AND NOT EXISTS (SELECT 1 FROM orders o WHERE o.id = r.internal_id)`,
-		"events never started": `SELECT count(*) FROM events WHERE dispatched_at IS NULL`,
+		"events never started": `SELECT count(*) FROM event_states WHERE dispatched_at IS NULL`,
 	} {
 		var n int64
 		if err := s.db.Raw(q).Scan(&n).Error; err != nil {

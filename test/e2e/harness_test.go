@@ -229,7 +229,7 @@ func (h *harness) settled() {
 	h.t.Helper()
 	waitFor(h.t, 60*time.Second, "every delivery workflow of the org to close", func() bool {
 		var pending int64
-		h.db.Raw(`SELECT (SELECT count(*) FROM events WHERE org_id = ? AND dispatched_at IS NULL) +
+		h.db.Raw(`SELECT (SELECT count(*) FROM event_states WHERE org_id = ? AND dispatched_at IS NULL) +
 			(SELECT count(*) FROM webhook_dispatches WHERE org_id = ? AND dispatched_at IS NULL)`, h.org, h.org).Scan(&pending)
 		if pending > 0 {
 			return false

@@ -491,7 +491,7 @@ func TestTemporalOutageLosesNothingAndStartsNothingTwice(t *testing.T) {
 		}
 	}
 	var undispatched int64
-	h.db.Model(&models.Event{}).Where("dispatched_at IS NULL").Count(&undispatched)
+	h.db.Model(&models.EventState{}).Where("dispatched_at IS NULL").Count(&undispatched)
 	if undispatched != 10 {
 		t.Fatalf("%d undispatched events during the outage, want 10", undispatched)
 	}
