@@ -21,10 +21,10 @@ import (
 )
 
 // previousRelease is the release a deploy of this tree replaces, and the one a rollback goes back
-// to: the last release that landed (b33d718), before this tree's schema change (migration 00049,
-// the first release of the event-state move), whose processes must run on it. Its wds is built from
-// git history, and its workers are the version of its short commit (previousBuild).
-const previousRelease = "b33d7187948e9f511797d97f7b7002d624c7fd0b"
+// to: the first release of the event-state move (migration 00049), before this tree's second
+// (00050), whose processes must run on it. Its wds is built from git history, and its workers are
+// the version of its short commit (previousBuild).
+const previousRelease = "8d48896691990f5f7191b5ec08ed46b404affa53"
 
 // previousBuild is the previous release's build id: buildRelease stamps the short commit as its
 // version, and WDS_BUILD_ID is unset.
