@@ -24,7 +24,7 @@ import (
 // to: the first release of the event-state move (migration 00049), before this tree's second
 // (00050), whose processes must run on it. Its wds is built from git history, and its workers are
 // the version of its short commit (previousBuild).
-const previousRelease = "8d48896691990f5f7191b5ec08ed46b404affa53"
+const previousRelease = "e33d7e9a73f2e15a5d47cb289a68947f16f1b3b8"
 
 // previousBuild is the previous release's build id: buildRelease stamps the short commit as its
 // version, and WDS_BUILD_ID is unset.
