@@ -124,13 +124,15 @@ minutes AS (
 const ResetHealthSQL = `failing_since = NULL, consecutive_dropped = 0, health_reset_at = clock_timestamp()`
 
 // healthSQL reads each endpoint's kept health and sums its minutes of the last 24 hours (counted to
-// the minute: the oldest minute counted is the one 24 hours ago began in).
+// the minute: the oldest minute counted is the one 24 hours ago began in). The bound is now(), not
+// clock_timestamp(): a stable bound is a range of the (endpoint_id, minute) key, where a volatile one
+// could only filter every minute kept for the overview's 7 days, eight times the day's.
 const healthSQL = `SELECT w.id, w.last_success_at, w.failing_since, w.consecutive_dropped, w.unrecovered_dropped, w.oldest_unrecovered_at,
 		coalesce(c.succeeded_24h, 0) AS succeeded_24h, coalesce(c.failed_24h, 0) AS failed_24h
 	FROM webhook_endpoints w
 	LEFT JOIN LATERAL (SELECT sum(m.succeeded) AS succeeded_24h, sum(m.failed) AS failed_24h
 		FROM webhook_endpoint_minutes m
-		WHERE m.endpoint_id = w.id AND m.minute >= date_trunc('minute', clock_timestamp() - interval '24 hours')) c ON true
+		WHERE m.endpoint_id = w.id AND m.minute >= date_trunc('minute', now() - interval '24 hours')) c ON true
 	WHERE w.id IN @ids`
 
 // FillHealth fills the health of each endpoint.

@@ -96,19 +96,47 @@ func TestKeptHealthIsWhatTheLogSays(t *testing.T) {
 	check("a success ends the streak")
 }
 
-// The endpoint list's health reads the endpoints' rows and their minutes, never the delivery log.
-func TestEndpointHealthReadsNoDeliveryRows(t *testing.T) {
+// The endpoint list's health reads the endpoints' rows and the last 24 hours of their minutes, one
+// range of each endpoint's (endpoint_id, minute), never the delivery log nor the 7 days before that
+// the minutes keep for the overview: with every minute of the 8 days kept counted, each endpoint's
+// read is its last day's minutes (and the one the day began in), none removed by a filter.
+func TestEndpointHealthReadsOnlyTheLastDay(t *testing.T) {
 	f := newFixture(t)
-	ep := f.Endpoint("https://127.0.0.1/hook")
-	root, plan := pgtest.Explain(t, f.DB, delivery.HealthSQL, map[string]any{"ids": []uuid.UUID{ep.ID}})
+	eps := []uuid.UUID{f.Endpoint("https://127.0.0.1/one").ID, f.Endpoint("https://127.0.0.1/two").ID}
+	if err := f.DB.Exec(`INSERT INTO webhook_endpoint_minutes (endpoint_id, minute, succeeded, failed)
+		SELECT e.id, date_trunc('minute', now()) - g * interval '1 minute', 2, 1
+		FROM webhook_endpoints e, generate_series(0, 8 * 24 * 60 - 1) g WHERE e.id IN ?`, eps).Error; err != nil {
+		t.Fatal(err)
+	}
+	f.DB.Exec("ANALYZE webhook_endpoint_minutes")
+	root, plan := pgtest.ExplainAnalyze(t, f.DB, delivery.HealthSQL, map[string]any{"ids": eps})
 	if root.Reads("webhook_deliveries") {
 		t.Fatalf("the health reads the delivery log:\n%s", plan)
 	}
+	day := int64(len(eps) * (24*60 + 1))
+	var read int64
 	root.Walk(func(n pgtest.PlanNode) {
-		if n.Relation == "webhook_endpoint_minutes" && n.NodeType != "Index Scan" && n.NodeType != "Bitmap Heap Scan" {
-			t.Errorf("minutes read by %s:\n%s", n.NodeType, plan)
+		if n.Relation != "webhook_endpoint_minutes" {
+			return
 		}
+		if n.NodeType != "Index Scan" && n.NodeType != "Index Only Scan" && n.NodeType != "Bitmap Heap Scan" ||
+			n.RemovedByFilter+n.RemovedByRecheck > 0 {
+			t.Errorf("minutes read by %s, %d removed:\n%s", n.NodeType, n.RemovedByFilter+n.RemovedByRecheck, plan)
+		}
+		read += n.ActualRows * max(n.ActualLoops, 1)
 	})
+	if read > day {
+		t.Errorf("the health read %d minutes for the last day's %d:\n%s", read, day, plan)
+	}
+	list, err := f.Svc.List(f.Ctx, f.Org, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, ep := range list {
+		if h := ep.Health; h.Succeeded24h != 2*(24*60+1) && h.Succeeded24h != 2*24*60 {
+			t.Errorf("endpoint %s counts %d successes in 24 hours of 2 a minute", ep.ID, h.Succeeded24h)
+		}
+	}
 }
 
 // PruneMinutes deletes the minutes neither the 24-hour counts nor the overview's 7 days read, and
