@@ -101,10 +101,13 @@ func (c *Console) overview(g *gin.Context) {
 		counts.Endpoints, err = c.Webhooks.CountEnabled(ctx, s.OrgID)
 	}
 	data := map[string]any{"Counts": counts}
-	var urls map[uuid.UUID]string
+	var eps []models.Endpoint
 	if err == nil {
-		urls, err = c.endpointURLs(g)
+		// One read of the endpoints, with their health, serves the charts, the problems and the
+		// drops still owed.
+		eps, err = c.Webhooks.List(ctx, s.OrgID, &s.User.ID)
 	}
+	urls := urlsOf(eps)
 	if err == nil {
 		err = c.overviewCharts(g, urls, data)
 	}
@@ -112,7 +115,7 @@ func (c *Console) overview(g *gin.Context) {
 		err = c.latestProblems(g, urls, data)
 	}
 	if err == nil {
-		err = c.unrecovered(g, data)
+		unrecovered(eps, data)
 	}
 	if err != nil {
 		c.render(g, status(err), "overview", s, view{Error: c.problem(err)})
@@ -162,6 +165,11 @@ func (c *Console) overviewCharts(g *gin.Context, urls map[uuid.UUID]string, data
 func (c *Console) endpointURLs(g *gin.Context) (map[uuid.UUID]string, error) {
 	s := sessionOf(g)
 	eps, err := c.Webhooks.List(g.Request.Context(), s.OrgID, &s.User.ID)
+	return urlsOf(eps), err
+}
+
+// urlsOf is endpointURLs of endpoints already read.
+func urlsOf(eps []models.Endpoint) map[uuid.UUID]string {
 	urls := make(map[uuid.UUID]string, len(eps))
 	for _, ep := range eps {
 		urls[ep.ID] = ep.URL
@@ -169,7 +177,7 @@ func (c *Console) endpointURLs(g *gin.Context) (map[uuid.UUID]string, error) {
 			urls[ep.ID] += " · " + *ep.Description
 		}
 	}
-	return urls, err
+	return urls
 }
 
 // latestProblems adds the five latest dropped and the five latest failed attempts, newest first,
@@ -222,9 +230,7 @@ func deliveriesOf(rows []deliverylog.LogRow) []models.Delivery {
 
 // unrecovered adds the endpoints with unrecovered drops (models.UnrecoveredDrop), read from their
 // kept health, and how many there are in all, to data.
-func (c *Console) unrecovered(g *gin.Context, data map[string]any) error {
-	s := sessionOf(g)
-	eps, err := c.Webhooks.List(g.Request.Context(), s.OrgID, &s.User.ID)
+func unrecovered(eps []models.Endpoint, data map[string]any) {
 	var owing []models.Endpoint
 	var n int64
 	for _, ep := range eps {
@@ -234,7 +240,6 @@ func (c *Console) unrecovered(g *gin.Context, data map[string]any) error {
 		}
 	}
 	data["Unrecovered"], data["UnrecoveredTotal"] = owing, n
-	return err
 }
 
 // problemRow is a dropped or failed attempt on the overview, with its endpoint's URL and, when a
