@@ -32,7 +32,8 @@ type Pruned struct {
 // before it, and events created before it that nothing refers to any more (no delivery row, no
 // dispatch): the log and the outbox would otherwise grow forever. It also clears previous signing
 // secrets whose rotation's grace has ended, deletes endpoints whose lease has ended and the
-// endpoints' attempt counts of minutes older than a day, whatever the cutoff. Each table's owner
+// endpoints' attempt counts of minutes older than the 8 days the overview reads, whatever the cutoff,
+// and folds those older than the health's day into hours. Each table's owner
 // writes its own statement; the order matters, since attempts and queued chains hold their events.
 func Prune(ctx context.Context, db *gorm.DB, cutoff time.Time, batch int) (Pruned, error) {
 	var p Pruned
@@ -50,6 +51,9 @@ func Prune(ctx context.Context, db *gorm.DB, cutoff time.Time, batch int) (Prune
 		return p, fmt.Errorf("prune: %w", err)
 	}
 	if _, err = delivery.PruneMinutes(ctx, db); err != nil {
+		return p, fmt.Errorf("prune: %w", err)
+	}
+	if _, err = delivery.FoldMinutes(ctx, db); err != nil {
 		return p, fmt.Errorf("prune: %w", err)
 	}
 	if p.Expired, err = endpoints.ExpireLeases(ctx, db); err != nil {

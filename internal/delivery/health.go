@@ -31,7 +31,8 @@ import (
 // of microseconds into the minute: a busy endpoint's minute is a few rows, one for each attempt that
 // ran at once, rather than one row every attempt waits its turn for. The minute's first row is its
 // own start, the key a drop or a re-fire counts into (countDroppedSQL, wds_count_refired_drops),
-// and every reader sums the minute's rows over a range of time.
+// and every reader sums the minute's rows over a range of time. Once the health no longer reads a
+// minute, FoldMinutes adds its hour's rows into one.
 const recordAttemptSQL = `WITH ins AS (
 	INSERT INTO webhook_deliveries (id, org_id, event_id, endpoint_id, event_type, chain_id, workflow_id, attempt,
 		status, response_status, response_excerpt, error, duration_ms, attempted_at, next_attempt_at, request_headers)
@@ -109,16 +110,18 @@ func sentColumn(r *models.RequestHeaders) (any, error) {
 // countDroppedSQL is the part of a statement that drops waiting chains (the CTE dropped, returning
 // endpoint_id and attempted_at of each dropped row) which counts them into their endpoints' health:
 // a chain whose failed attempt followed the last success and the last enable is one more in the
-// streak. Each row, already counted as failed in its minute, is counted as dropped there too.
+// streak. Each row, already counted as failed in its minute, is counted as dropped there too: in the
+// minute's first row, or, when FoldMinutes has folded that row into its hour's, in a new one of the
+// minute, which every reader sums with the hour's.
 const countDroppedSQL = `kept AS (
 	UPDATE webhook_endpoints w SET consecutive_dropped = w.consecutive_dropped + c.n
 	FROM (SELECT d.endpoint_id, count(*) AS n FROM dropped d JOIN webhook_endpoints e ON e.id = d.endpoint_id
 		WHERE d.attempted_at > greatest(e.last_success_at, e.health_reset_at, '-infinity') GROUP BY d.endpoint_id) c
 	WHERE w.id = c.endpoint_id RETURNING 1),
 minutes AS (
-	UPDATE webhook_endpoint_minutes m SET dropped = m.dropped + c.n
-	FROM (SELECT endpoint_id, date_trunc('minute', attempted_at) AS minute, count(*) AS n FROM dropped GROUP BY 1, 2) c
-	WHERE m.endpoint_id = c.endpoint_id AND m.minute = c.minute RETURNING 1)`
+	INSERT INTO webhook_endpoint_minutes AS m (endpoint_id, minute, dropped)
+	SELECT endpoint_id, date_trunc('minute', attempted_at), count(*) FROM dropped GROUP BY 1, 2
+	ON CONFLICT (endpoint_id, minute) DO UPDATE SET dropped = m.dropped + excluded.dropped RETURNING 1)`
 
 // ResetHealthSQL is what enabling sets: the failures before it no longer count.
 const ResetHealthSQL = `failing_since = NULL, consecutive_dropped = 0, health_reset_at = clock_timestamp()`
@@ -171,6 +174,34 @@ func PruneMinutes(ctx context.Context, db *gorm.DB) (int64, error) {
 	r := db.WithContext(ctx).Exec(`DELETE FROM webhook_endpoint_minutes WHERE minute < ?`, time.Now().Add(-MinuteCounts))
 	if r.Error != nil {
 		return 0, fmt.Errorf("prune endpoint minutes: %w", r.Error)
+	}
+	return r.RowsAffected, nil
+}
+
+// foldMinutesSQL moves the counts of every row of an hour older than the health's 24 hours (and an
+// hour more, for attempts written late) into the row of the hour's start, and deletes the others. An
+// hour folded is one row an endpoint instead of sixty or more. Concurrent writers lose nothing: a
+// row changed while the fold waits for it is deleted as changed, with its new counts; a count made
+// after the fold deleted its minute's row (a re-fire of an old drop, an upsert) starts a new row of
+// the minute, which the hour's sums add; two folds at once each move only the rows they deleted.
+const foldMinutesSQL = `WITH gone AS (
+	DELETE FROM webhook_endpoint_minutes m
+	WHERE m.minute < date_trunc('hour', now() - interval '25 hours', 'UTC') AND m.minute <> date_trunc('hour', m.minute, 'UTC')
+	RETURNING m.endpoint_id, m.org_id, date_trunc('hour', m.minute, 'UTC') AS hour,
+		m.succeeded, m.failed, m.dropped, m.refired, m.dropped_refired)
+INSERT INTO webhook_endpoint_minutes AS m (endpoint_id, org_id, minute, succeeded, failed, dropped, refired, dropped_refired)
+SELECT endpoint_id, org_id, hour, sum(succeeded), sum(failed), sum(dropped), sum(refired), sum(dropped_refired)
+FROM gone GROUP BY endpoint_id, org_id, hour
+ON CONFLICT (endpoint_id, minute) DO UPDATE SET succeeded = m.succeeded + excluded.succeeded, failed = m.failed + excluded.failed,
+	dropped = m.dropped + excluded.dropped, refired = m.refired + excluded.refired, dropped_refired = m.dropped_refired + excluded.dropped_refired`
+
+// FoldMinutes folds the minutes only the overview's hourly charts still read into one row an hour
+// and an endpoint (foldMinutesSQL), so that a chart of 7 days reads about 1,700 rows an endpoint
+// rather than 10,000, and returns how many hours it folded. The retention job runs it hourly.
+func FoldMinutes(ctx context.Context, db *gorm.DB) (int64, error) {
+	r := db.WithContext(ctx).Exec(foldMinutesSQL)
+	if r.Error != nil {
+		return 0, fmt.Errorf("fold endpoint minutes into hours: %w", r.Error)
 	}
 	return r.RowsAffected, nil
 }

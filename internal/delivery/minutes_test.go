@@ -2,13 +2,16 @@ package delivery_test
 
 import (
 	"context"
+	"slices"
 	"testing"
 	"time"
 
 	"github.com/google/uuid"
 
 	"wds/internal/delivery"
+	"wds/internal/deliverylog"
 	"wds/internal/events"
+	"wds/internal/platform/paging"
 	"wds/models"
 	"wds/workflows/contract"
 )
@@ -162,5 +165,136 @@ func TestAnAttemptCountsInARowNoOtherAttemptHolds(t *testing.T) {
 	summed[0].Minute = want[0].Minute
 	if summed[0] != want[0] {
 		t.Errorf("summed %+v, the log has %+v", summed[0], want[0])
+	}
+}
+
+// Folded, an endpoint's hours older than the health's day are one row each, and the overview's
+// charts read the same counts from them: from 8 days of minutes on two endpoints, some minutes in
+// two rows, the 7 days' hourly history is what it was, the health's 24 hours too, and the window
+// holds about 1,700 rows an endpoint instead of 10,000. What arrives after the fold still counts:
+// a drop of a chain whose failed attempt's minute was folded, and a re-fire of a dropped attempt
+// whose minute was; and a count that held a row while the fold waited for it is folded with it.
+func TestFoldedHoursKeepWhatTheChartsAndTheHealthCount(t *testing.T) {
+	f := newFixture(t)
+	eps := []uuid.UUID{f.Endpoint("https://127.0.0.1/one").ID, f.Endpoint("https://127.0.0.1/two").ID}
+	if err := f.DB.Exec(`INSERT INTO webhook_endpoint_minutes (endpoint_id, minute, succeeded, failed, dropped, refired, dropped_refired)
+		SELECT e.id, date_trunc('minute', now()) - g * interval '1 minute' + s * interval '17 microseconds', 10, 3, 1, 2, 1
+		FROM webhook_endpoints e, generate_series(0, 8 * 24 * 60 - 1) g, generate_series(0, (g % 7 = 0)::int) s
+		WHERE e.id IN ?`, eps).Error; err != nil {
+		t.Fatal(err)
+	}
+	since := time.Now().UTC().Truncate(24*time.Hour).AddDate(0, 0, -6) // the overview's, a day's start
+	history := func() []deliverylog.HourCount {
+		t.Helper()
+		h, err := f.Log.DeliveryHistory(f.Ctx, paging.OrgQuery{OrgID: f.Org, ActorID: f.Owner}, since)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return h
+	}
+	health := func() []int64 {
+		t.Helper()
+		list, err := f.Svc.List(f.Ctx, f.Org, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var counts []int64
+		for _, ep := range list {
+			counts = append(counts, ep.Health.Succeeded24h, ep.Health.Failed24h)
+		}
+		return counts
+	}
+	rows := func(since time.Time) (n int64) {
+		f.DB.Raw(`SELECT count(*) FROM webhook_endpoint_minutes WHERE org_id = ? AND minute >= ?`, f.Org, since).Scan(&n)
+		return n
+	}
+	// After the fold the window holds the last 26 hours' rows as they were, and a row an hour before.
+	limit := rows(time.Now().Add(-26*time.Hour)) + int64(len(eps)*7*24)
+	wantHistory, wantHealth, before := history(), health(), rows(since)
+
+	// A row of a minute to be folded, held by a count that has not committed yet.
+	held := time.Now().UTC().Truncate(time.Hour).Add(-50*time.Hour + 7*time.Minute)
+	holder := f.DB.Begin()
+	defer holder.Rollback()
+	if err := holder.Exec(`UPDATE webhook_endpoint_minutes SET dropped_refired = dropped_refired + 1 WHERE endpoint_id = ? AND minute = ?`,
+		eps[0], held).Error; err != nil {
+		t.Fatal(err)
+	}
+	folded := make(chan error, 1)
+	go func() { _, err := delivery.FoldMinutes(f.Ctx, f.DB); folded <- err }()
+	time.Sleep(300 * time.Millisecond)
+	if err := holder.Commit().Error; err != nil {
+		t.Fatal(err)
+	}
+	if err := <-folded; err != nil {
+		t.Fatal(err)
+	}
+	for i := range wantHistory {
+		if wantHistory[i].Hour.Equal(held.Truncate(time.Hour)) && wantHistory[i].EndpointID == eps[0] {
+			wantHistory[i].DroppedRefired++
+		}
+	}
+	if after := rows(since); after > limit {
+		t.Errorf("the 7 days hold %d rows after the fold (%d before), want at most %d", after, before, limit)
+	}
+	t.Logf("rows of the overview's 7 days: %d before the fold, %d after", before, rows(since))
+	sameHistory(t, "after the fold", history(), wantHistory)
+	if got := health(); !slices.Equal(got, wantHealth) {
+		t.Errorf("the health after the fold is %v, was %v", got, wantHealth)
+	}
+	if n, err := delivery.FoldMinutes(f.Ctx, f.DB); n != 0 || err != nil {
+		t.Errorf("a second fold folded %d hours (%v)", n, err)
+	}
+
+	// Attempts written late into folded hours, folded in turn; then the waiting one's chain dropped
+	// and the dropped one re-fired, each counted in a row its minute no longer had.
+	// Half past an hour: a minute folded away, not the hour's own row.
+	hour := time.Now().UTC().Truncate(time.Hour).Add(30 * time.Minute)
+	record := func(status models.Status, ago time.Duration, next *time.Time) models.Delivery {
+		t.Helper()
+		ev := f.Event(events.OrderCreated, map[string]any{"id": uuid.New()})
+		d := models.Delivery{ID: uuid.New(), OrgID: f.Org, EventID: ev, EndpointID: eps[0], EventType: events.OrderCreated,
+			ChainID: uuid.New(), WorkflowID: contract.EventWorkflowID(ev), Attempt: 1, Status: status,
+			AttemptedAt: hour.Add(-ago), NextAttemptAt: next}
+		if ok, err := delivery.RecordAttempt(f.Ctx, f.DB, &d); !ok || err != nil {
+			t.Fatalf("record: %v %v", ok, err)
+		}
+		return d
+	}
+	next := time.Now().Add(time.Hour)
+	waiting, dropped := record(models.StatusFailed, 40*time.Hour, &next), record(models.StatusDropped, 45*time.Hour, nil)
+	if n, err := delivery.FoldMinutes(f.Ctx, f.DB); n != 2 || err != nil {
+		t.Fatalf("folded %d hours of the late attempts, want 2 (%v)", n, err)
+	}
+	if err := delivery.DropChain(f.Ctx, f.DB, waiting.ChainID, "endpoint disabled"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.Resends.Refire(f.Ctx, dropped.ID, f.Owner); err != nil {
+		t.Fatal(err)
+	}
+	for i, h := range wantHistory {
+		if h.EndpointID != eps[0] {
+			continue
+		}
+		switch {
+		case h.Hour.Equal(waiting.AttemptedAt.Truncate(time.Hour)): // failed, then dropped: a drop
+			wantHistory[i].Dropped++
+		case h.Hour.Equal(dropped.AttemptedAt.Truncate(time.Hour)): // a drop, re-fired
+			wantHistory[i].Dropped++
+			wantHistory[i].DroppedRefired++
+		}
+	}
+	sameHistory(t, "with the late counts", history(), wantHistory)
+}
+
+// sameHistory fails the test unless got and want count the same hours of the same endpoints alike.
+func sameHistory(t *testing.T, when string, got, want []deliverylog.HourCount) {
+	t.Helper()
+	same := slices.EqualFunc(got, want, func(a, b deliverylog.HourCount) bool {
+		a.Hour, b.Hour = a.Hour.UTC(), b.Hour.UTC()
+		return a == b
+	})
+	if !same {
+		t.Errorf("the history %s differs:\n got %+v\nwant %+v", when, got, want)
 	}
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"wds/internal/delivery"
 	"wds/workflows/contract"
 )
 
@@ -232,8 +233,9 @@ func writeOutage(ctx context.Context, s *stack, t *tenant, ep uuid.UUID, n Noisy
 }
 
 // writeWeek counts attempts in every minute of the last 8 days on each of the tenant's endpoints, as
-// an org busy all week has them: the overview reads that many minutes whatever its log holds. The
-// history writeHistory wrote is counted from the log itself.
+// an org busy all week has them, and folds those older than the health's day into hours, as the
+// worker's hourly retention job keeps them: the overview reads that many rows whatever its log
+// holds. The history writeHistory wrote is counted from the log itself.
 func writeWeek(ctx context.Context, s *stack, t *tenant) error {
 	err := s.db.WithContext(ctx).Exec(`INSERT INTO webhook_endpoint_minutes AS m (endpoint_id, org_id, minute, succeeded, failed, dropped)
 		SELECT d.endpoint_id, d.org_id, date_trunc('minute', d.attempted_at), count(*) FILTER (WHERE d.status = 'succeeded'),
@@ -246,6 +248,9 @@ func writeWeek(ctx context.Context, s *stack, t *tenant) error {
 			SELECT e.id, e.org_id, m, 60, 1 FROM webhook_endpoints e,
 				generate_series(date_trunc('minute', now() - interval '8 days'), now(), interval '1 minute') m
 			WHERE e.org_id = ? ON CONFLICT DO NOTHING`, t.orgID).Error
+	}
+	if err == nil {
+		_, err = delivery.FoldMinutes(ctx, s.db)
 	}
 	if err != nil {
 		return fmt.Errorf("bench: write the week's minutes: %w", err)
