@@ -100,7 +100,8 @@ func (UnrecoveredDrop) TableName() string { return "webhook_unrecovered_drops" }
 // EndpointMinute counts an endpoint's attempts of one minute, for the health's 24-hour counts and
 // the console's 7-day charts. Kept by each attempt's write (a drop of a waiting chain and a drop's
 // re-fire count in the minute of the dropped attempt); the retention job deletes minutes older than
-// 8 days.
+// 8 days, and folds those older than the health's day into one row an hour, at the hour's start
+// (delivery.FoldMinutes): a row's Minute is where its counts begin, and readers sum over ranges.
 type EndpointMinute struct {
 	EndpointID uuid.UUID
 	OrgID      uuid.UUID
