@@ -41,7 +41,7 @@ type env struct {
 
 // clusterSettings is how the cluster runs; every baseline and every measurement uses the same one.
 const clusterSettings = "pgcluster non-durable mode (fsync=off, synchronous_commit=off, " +
-	"full_page_writes=off), pg_stat_statements loaded (track=all), lock waits logged (log_lock_waits; deadlock_timeout 1 ms during the delivery-only rounds only), " +
+	"full_page_writes=off), pg_stat_statements loaded (track=all, track_planning=on), lock waits logged (log_lock_waits; deadlock_timeout 1 ms during the delivery-only rounds only), " +
 	"autovacuum runs logged, otherwise PostgreSQL defaults (shared_buffers 128MB), max_connections=200"
 
 // vacuumSettings have the run's cluster log every autovacuum and autoanalyze with its length and

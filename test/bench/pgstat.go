@@ -12,10 +12,12 @@ import (
 )
 
 // statementSettings load pg_stat_statements into the run's cluster and have it count the statements
-// triggers and functions run too (top_level false), so the delivery-only line can say what each
-// statement of a delivery costs wds's PostgreSQL. Both sides of every line run on this cluster.
+// triggers and functions run too (top_level false), and the time spent planning each, so the
+// delivery-only line can say what each statement of a delivery costs wds's PostgreSQL: a statement
+// planned again at each execution costs its planning as well as its run. Both sides of every line
+// run on this cluster.
 var statementSettings = []string{"shared_preload_libraries=pg_stat_statements", "pg_stat_statements.track=all",
-	"pg_stat_statements.max=2000"}
+	"pg_stat_statements.max=2000", "pg_stat_statements.track_planning=on"}
 
 // benchSQL marks the benchmark's own statements on wds's database (the events it commits, its idle
 // checks, these readings), which the statement counts leave out: pg_stat_statements keeps a
@@ -28,10 +30,12 @@ type StatementCost struct {
 	Query string `json:"query"`
 	// TopLevel is false for a statement a trigger or function ran inside another, whose figures are
 	// also in the one that called it.
-	TopLevel      bool    `json:"top_level"`
-	Calls         float64 `json:"calls"`
-	Rows          float64 `json:"rows"`
-	TotalMS       float64 `json:"total_ms"`
+	TopLevel bool    `json:"top_level"`
+	Calls    float64 `json:"calls"`
+	Rows     float64 `json:"rows"`
+	TotalMS  float64 `json:"total_ms"`
+	// PlanMS is the time spent planning it (a prepared statement's generic plan is planned once).
+	PlanMS        float64 `json:"plan_ms"`
 	BlocksHit     float64 `json:"shared_blks_hit"`
 	BlocksDirtied float64 `json:"shared_blks_dirtied"`
 	BlocksWritten float64 `json:"shared_blks_written"`
@@ -102,6 +106,7 @@ func (m *dbMeter) stop(ctx context.Context) error {
 		acc.Calls += a.Calls - b.Calls
 		acc.Rows += a.Rows - b.Rows
 		acc.TotalMS += a.TotalMS - b.TotalMS
+		acc.PlanMS += a.PlanMS - b.PlanMS
 		acc.BlocksHit += a.BlocksHit - b.BlocksHit
 		acc.BlocksDirtied += a.BlocksDirtied - b.BlocksDirtied
 		acc.BlocksWritten += a.BlocksWritten - b.BlocksWritten
@@ -132,7 +137,7 @@ func (m *dbMeter) snapshot(ctx context.Context) (*statSnapshot, error) {
 		StatementCost
 	}
 	err := m.db.WithContext(ctx).Raw(benchSQL + `SELECT queryid::text || '/' || toplevel::text AS key, query, toplevel AS top_level,
-			calls, rows, total_exec_time AS total_ms, shared_blks_hit AS blocks_hit, shared_blks_dirtied AS blocks_dirtied,
+			calls, rows, total_exec_time AS total_ms, total_plan_time AS plan_ms, shared_blks_hit AS blocks_hit, shared_blks_dirtied AS blocks_dirtied,
 			shared_blks_written AS blocks_written, wal_records, wal_bytes
 		FROM pg_stat_statements WHERE dbid = (SELECT oid FROM pg_database WHERE datname = current_database())
 			AND query NOT LIKE '/* wdsbench */%'`).Find(&stmts).Error
@@ -166,7 +171,7 @@ func (m *dbMeter) cost(n int) *DatabaseCost {
 	per := float64(n)
 	c := &DatabaseCost{Transactions: round2(m.commits / per)}
 	for _, s := range m.statements {
-		s.Calls, s.Rows, s.TotalMS = s.Calls/per, s.Rows/per, s.TotalMS/per
+		s.Calls, s.Rows, s.TotalMS, s.PlanMS = s.Calls/per, s.Rows/per, s.TotalMS/per, s.PlanMS/per
 		s.BlocksHit, s.BlocksDirtied, s.BlocksWritten = s.BlocksHit/per, s.BlocksDirtied/per, s.BlocksWritten/per
 		s.WALRecords, s.WALBytes = s.WALRecords/per, s.WALBytes/per
 		s.Query = strings.Join(strings.Fields(s.Query), " ")
@@ -187,8 +192,8 @@ func (m *dbMeter) cost(n int) *DatabaseCost {
 // print writes the figures as the tables docs/benchmarks.md shows them.
 func (c *DatabaseCost) print(w io.Writer) {
 	fmt.Fprintf(w, "wds's PostgreSQL per delivered event: %.2f transactions\n", c.Transactions)
-	fmt.Fprintln(w, "| level | calls | rows | ms | blks hit | dirtied | written | WAL records | WAL bytes | statement |")
-	fmt.Fprintln(w, "|---|---|---|---|---|---|---|---|---|---|")
+	fmt.Fprintln(w, "| level | calls | rows | ms | planning ms | blks hit | dirtied | written | WAL records | WAL bytes | statement |")
+	fmt.Fprintln(w, "|---|---|---|---|---|---|---|---|---|---|---|")
 	for _, s := range c.Statements {
 		if s.Calls < 0.005 {
 			continue
@@ -197,7 +202,7 @@ func (c *DatabaseCost) print(w io.Writer) {
 		if !s.TopLevel {
 			level = "nested"
 		}
-		fmt.Fprintf(w, "| %s | %.2f | %.2f | %.3f | %.1f | %.2f | %.2f | %.2f | %.0f | %s |\n", level, s.Calls, s.Rows, s.TotalMS,
+		fmt.Fprintf(w, "| %s | %.2f | %.2f | %.3f | %.3f | %.1f | %.2f | %.2f | %.2f | %.0f | %s |\n", level, s.Calls, s.Rows, s.TotalMS, s.PlanMS,
 			s.BlocksHit, s.BlocksDirtied, s.BlocksWritten, s.WALRecords, s.WALBytes, truncateQuery(s.Query, 160))
 	}
 	fmt.Fprintln(w, "| table | inserts | updates | of them HOT | deletes | indexes |")
